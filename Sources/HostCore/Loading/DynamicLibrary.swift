@@ -1,0 +1,33 @@
+import Glibc
+
+/// A shared library opened with `dlopen(RTLD_NOW | RTLD_LOCAL)`, deliberately never closed.
+///
+/// Why never `dlclose`: a library holding Swift code registers type metadata, protocol
+/// conformances and strings with the Swift runtime, which keeps pointers into the
+/// library's memory for the rest of the process; unloading it would leave those dangling.
+/// C plugins are kept loaded too, so every plugin has one rule.
+struct DynamicLibrary {
+    let path: String
+    private let handle: UnsafeMutableRawPointer
+
+    /// Opens `path`; the error is `dlerror()`'s text.
+    init(path: String) throws(LoadFailure.Reason) {
+        _ = dlerror()  // clear a stale error
+        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+            throw .dlopen(Self.lastError() ?? "unknown error")
+        }
+        self.path = path
+        self.handle = handle
+    }
+
+    /// The address of `name`, or the `dlerror()` text.
+    func symbol(_ name: String) throws(LoadFailure.Reason) -> UnsafeMutableRawPointer {
+        _ = dlerror()
+        guard let address = dlsym(handle, name) else {
+            throw .entry("dlsym(\(name)) failed: \(Self.lastError() ?? "symbol is NULL")")
+        }
+        return address
+    }
+
+    private static func lastError() -> String? { dlerror().map { String(cString: $0) } }
+}

@@ -1,0 +1,83 @@
+import Glibc
+
+/// Lists the plugin files of plugin directories: every `*.so`, in name order, with the
+/// files that must be skipped (not regular, insecure) already turned into failures.
+public enum PluginScanner {
+    /// One directory entry named `*.so`: a file to inspect, or why it is skipped.
+    public typealias Entry = Result<String, LoadFailure>
+
+    /// An unusable plugin directory: missing, not a directory, unreadable.
+    public struct DirectoryError: Error, CustomStringConvertible {
+        /// The directory as given.
+        public let path: String
+        /// Why it cannot be used.
+        public let reason: String
+        public var description: String { "plugin directory \(path): \(reason)" }
+    }
+
+    /// The `*.so` entries of `directory` in byte order of their names.
+    ///
+    /// An insecure directory turns every entry into a failure (its files could be swapped);
+    /// `allowInsecure` lifts both the directory and the file checks.
+    public static func scan(directory: String, allowInsecure: Bool) throws(DirectoryError) -> [Entry] {
+        var dirStatus = stat()
+        guard stat(directory, &dirStatus) == 0 else {
+            throw DirectoryError(path: directory, reason: SystemError.current("stat", directory).reason)
+        }
+        guard dirStatus.st_mode & S_IFMT == S_IFDIR else {
+            throw DirectoryError(path: directory, reason: "not a directory")
+        }
+        let names: [String]
+        do { names = try entryNames(directory) } catch {
+            throw DirectoryError(path: directory, reason: error.reason)
+        }
+        let directoryProblem = allowInsecure ? nil : FileSecurity.problem(path: directory, status: dirStatus, what: "directory")
+        let base = directory.hasSuffix("/") ? directory : directory + "/"
+        return names.filter { $0.hasSuffix(".so") }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { name in
+            let path = base + name
+            if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
+            return check(path: path, allowInsecure: allowInsecure)
+        }
+    }
+
+    /// Checks one named file: it must be a regular file (after symlinks) with safe permissions.
+    /// Nothing is opened, so a FIFO cannot block.
+    public static func check(path: String, allowInsecure: Bool) -> Entry {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            return .failure(LoadFailure(path: path, reason: .system(.current("stat", path))))
+        }
+        if let kind = nonRegularKind(status.st_mode) {
+            return .failure(LoadFailure(path: path, reason: .notRegularFile(kind: kind)))
+        }
+        if !allowInsecure, let problem = FileSecurity.problem(path: path, status: status, what: "file") {
+            return .failure(LoadFailure(path: path, reason: .insecure(problem)))
+        }
+        return .success(path)
+    }
+
+    static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "directory"
+        case S_IFIFO: "FIFO"
+        case S_IFSOCK: "socket"
+        case S_IFCHR: "character device"
+        case S_IFBLK: "block device"
+        default: "special file"
+        }
+    }
+
+    private static func entryNames(_ directory: String) throws(SystemError) -> [String] {
+        guard let stream = opendir(directory) else { throw .current("opendir", directory) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

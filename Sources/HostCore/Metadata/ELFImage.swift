@@ -1,0 +1,193 @@
+/// The parts of an ELF shared object the host reads before running anything in it:
+/// the header, the section table, one named section and the dynamic symbol table.
+///
+/// Only 64-bit little-endian objects for the host's own machine are accepted; anything
+/// else is refused with what the file actually is.
+struct ELFImage {
+    struct Section {
+        let name: String
+        let type: UInt32
+        let offset: Int
+        let size: Int
+        let link: Int
+        let entrySize: Int
+    }
+
+    let file: ReadOnlyFile
+    let sections: [Section]
+
+    private static let dynamicSymbolTable: UInt32 = 11  // SHT_DYNSYM
+    private static let noBits: UInt32 = 8  // SHT_NOBITS
+
+    init(file: ReadOnlyFile) throws(LoadFailure.Reason) {
+        self.file = file
+        let header = try Self.read(file, at: 0, count: 64)
+        try Self.checkIdentity(header, fileSize: file.size)
+
+        let sectionTableOffset = Int(header.u64(40))
+        let entrySize = Int(header.u16(58))
+        let count = Int(header.u16(60))
+        let namesIndex = Int(header.u16(62))
+        guard count > 0, entrySize >= 64, namesIndex < count,
+              sectionTableOffset > 0, sectionTableOffset <= file.size,
+              count * entrySize <= file.size - sectionTableOffset
+        else { throw .corrupt("the section table lies outside the file") }
+
+        let table = try Self.read(file, at: sectionTableOffset, count: count * entrySize)
+        var raw: [(nameOffset: Int, section: Section)] = []
+        raw.reserveCapacity(count)
+        for index in 0..<count {
+            let base = index * entrySize
+            let section = Section(
+                name: "", type: table.u32(base + 4), offset: Int(table.u64(base + 24)),
+                size: Int(table.u64(base + 32)), link: Int(table.u32(base + 40)),
+                entrySize: Int(table.u64(base + 56)))
+            if section.type != Self.noBits, section.offset > file.size || section.size > file.size - section.offset {
+                throw .corrupt("section \(index) lies outside the file")
+            }
+            raw.append((Int(table.u32(base)), section))
+        }
+        let names = try Self.read(file, at: raw[namesIndex].section.offset, count: raw[namesIndex].section.size)
+        sections = raw.map { entry in
+            let s = entry.section
+            return Section(name: names.cString(at: entry.nameOffset), type: s.type, offset: s.offset,
+                           size: s.size, link: s.link, entrySize: s.entrySize)
+        }
+    }
+
+    /// The bytes of the first section called `name`, or nil when there is none.
+    func sectionBytes(named name: String) throws(LoadFailure.Reason) -> [UInt8]? {
+        guard let section = sections.first(where: { $0.name == name }), section.type != Self.noBits else { return nil }
+        return try Self.read(file, at: section.offset, count: section.size)
+    }
+
+    /// Whether the dynamic symbol table defines a global or weak symbol called `name`.
+    func definesDynamicSymbol(_ name: String) throws(LoadFailure.Reason) -> Bool {
+        guard let symbols = sections.first(where: { $0.type == Self.dynamicSymbolTable }) else { return false }
+        guard symbols.link < sections.count, symbols.entrySize >= 24 else {
+            throw .corrupt("the dynamic symbol table has no string table")
+        }
+        let strings = try Self.read(file, at: sections[symbols.link].offset, count: sections[symbols.link].size)
+        let table = try Self.read(file, at: symbols.offset, count: symbols.size)
+        let wanted = Array(name.utf8)
+        for base in stride(from: 0, to: table.count - symbols.entrySize + 1, by: symbols.entrySize) {
+            let binding = table[base + 4] >> 4  // STB_GLOBAL 1, STB_WEAK 2
+            let sectionIndex = table.u16(base + 6)  // SHN_UNDEF 0: an import, not a definition
+            guard binding == 1 || binding == 2, sectionIndex != 0 else { continue }
+            if strings.matchesCString(wanted, at: Int(table.u32(base))) { return true }
+        }
+        return false
+    }
+
+    private static func read(_ file: ReadOnlyFile, at offset: Int, count: Int) throws(LoadFailure.Reason) -> [UInt8] {
+        do {
+            return try file.read(at: offset, count: count)
+        } catch {
+            throw .system(error)
+        }
+    }
+
+    private static func checkIdentity(_ header: [UInt8], fileSize: Int) throws(LoadFailure.Reason) {
+        if fileSize == 0 { throw .notELF(detail: "the file is empty") }
+        guard header.count >= 4, header[0] == 0x7F, header[1] == 0x45, header[2] == 0x4C, header[3] == 0x46 else {
+            throw .notELF(detail: describeStart(header))
+        }
+        guard header.count >= 64 else { throw .corrupt("the ELF header is cut short at \(header.count) bytes") }
+        let wordSize = header[4] == 2 ? 64 : 32
+        let endian = header[5] == 1 ? "little-endian" : "big-endian"
+        let machine = header.u16(18, bigEndian: header[5] == 2)
+        if header[4] != 2 || header[5] != 1 || machine != hostMachine.number {
+            throw .wrongArchitecture(
+                found: "\(machineName(machine)) (\(wordSize)-bit \(endian))",
+                host: "\(hostMachine.name) (64-bit little-endian)")
+        }
+        switch header.u16(16) {
+        case 3: return  // ET_DYN
+        case 1: throw .notSharedObject(type: "relocatable object (.o)")
+        case 2: throw .notSharedObject(type: "executable")
+        case 4: throw .notSharedObject(type: "core dump")
+        case let other: throw .notSharedObject(type: "file of type \(other)")
+        }
+    }
+
+    private static func describeStart(_ bytes: [UInt8]) -> String {
+        let start = bytes.prefix(16)
+        if start.allSatisfy({ $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || (0x20..<0x7F).contains($0) }) {
+            let text = String(decoding: start, as: UTF8.self)
+                .replacingAll("\n", with: "\\n").replacingAll("\t", with: "\\t").replacingAll("\r", with: "\\r")
+            return "it is text, starting \"\(text)\""
+        }
+        return "it starts with bytes " + start.prefix(8).map { byte in
+            let hex = String(byte, radix: 16)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined(separator: " ")
+    }
+
+    static let hostMachine: (number: UInt16, name: String) = {
+        #if arch(x86_64)
+        (62, "x86_64")
+        #elseif arch(arm64)
+        (183, "aarch64")
+        #elseif arch(riscv64)
+        (243, "riscv64")
+        #else
+        (0, "unknown")
+        #endif
+    }()
+
+    static func machineName(_ number: UInt16) -> String {
+        switch number {
+        case 3: "i386"
+        case 8: "mips"
+        case 20: "powerpc"
+        case 21: "ppc64"
+        case 22: "s390x"
+        case 40: "arm"
+        case 62: "x86_64"
+        case 183: "aarch64"
+        case 243: "riscv"
+        default: "ELF machine \(number)"
+        }
+    }
+}
+
+extension [UInt8] {
+    func u16(_ offset: Int, bigEndian: Bool = false) -> UInt16 {
+        guard offset + 2 <= count else { return 0 }
+        return bigEndian ? UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
+            : UInt16(self[offset]) | UInt16(self[offset + 1]) << 8
+    }
+
+    func u32(_ offset: Int) -> UInt32 {
+        guard offset + 4 <= count else { return 0 }
+        return (0..<4).reduce(0) { $0 | UInt32(self[offset + $1]) << (8 * UInt32($1)) }
+    }
+
+    func u64(_ offset: Int) -> UInt64 {
+        guard offset + 8 <= count else { return 0 }
+        return (0..<8).reduce(0) { $0 | UInt64(self[offset + $1]) << (8 * UInt64($1)) }
+    }
+
+    /// The NUL-terminated string at `offset` (to the end when unterminated), decoded as UTF-8.
+    func cString(at offset: Int, limit: Int? = nil) -> String {
+        guard offset >= 0, offset < count else { return "" }
+        let end = Swift.min(count, offset + (limit ?? count))
+        let stop = self[offset..<end].firstIndex(of: 0) ?? end
+        return String(decoding: self[offset..<stop], as: UTF8.self)
+    }
+
+    /// Whether the NUL-terminated string at `offset` equals `wanted`, without making a String.
+    func matchesCString(_ wanted: [UInt8], at offset: Int) -> Bool {
+        guard offset >= 0, offset + wanted.count < count else { return false }
+        for (i, byte) in wanted.enumerated() where self[offset + i] != byte { return false }
+        return self[offset + wanted.count] == 0
+    }
+}
+
+extension String {
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var result = ""
+        for character in self { if character == target { result += replacement } else { result.append(character) } }
+        return result
+    }
+}

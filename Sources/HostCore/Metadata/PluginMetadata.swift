@@ -1,0 +1,145 @@
+import ServiceABI
+
+/// What a plugin file says about itself in its `servicehost_meta` section.
+public struct PluginMetadata: Sendable, Equatable {
+    /// The newest ABI version the plugin speaks.
+    public var abiVersion: UInt32
+    /// The oldest ABI version the plugin speaks.
+    public var abiMin: UInt32
+    /// What compiled it: "swift 6.3.1", "c".
+    public var toolchain: String
+    /// The ServiceKit version a Swift plugin carries; empty for C.
+    public var sdkVersion: String
+    /// The services the library holds, in record order.
+    public var services: [ServiceMetadata]
+}
+
+/// One service's static description.
+public struct ServiceMetadata: Sendable, Equatable {
+    /// Reverse-DNS id: "dev.servicehost.logger".
+    public var id: String
+    /// Display name: "Logger".
+    public var name: String
+    /// The service's version: "1.0.0".
+    public var version: String
+    /// The events it handles; it is never called for others.
+    public var events: EventMask
+    /// Higher runs earlier; equal priorities keep load order.
+    public var priority: Int32
+}
+
+extension PluginMetadata {
+    static let pluginRecordSize = MemoryLayout<sh_meta_plugin>.size
+    static let serviceRecordSize = MemoryLayout<sh_meta_service>.size
+
+    /// Decodes the records of a `servicehost_meta` section.
+    ///
+    /// Bytes that do not start a record (linker padding) are skipped; record kinds this
+    /// host does not know are skipped by their size.
+    public static func decode(_ bytes: [UInt8]) throws(LoadFailure.Reason) -> PluginMetadata {
+        var plugin: PluginMetadata?
+        var services: [ServiceMetadata] = []
+        var offset = 0
+        while offset + 16 <= bytes.count {
+            guard bytes.u32(offset + 8) == SH_META_MAGIC else {
+                offset += 1
+                continue
+            }
+            let size = Int(bytes.u32(offset))
+            let kind = bytes.u32(offset + 12)
+            guard size >= 16, size <= bytes.count - offset else {
+                throw .invalidMetadata("a record at byte \(offset) claims \(size) bytes; the section has \(bytes.count - offset) left")
+            }
+            let record = Array(bytes[offset..<offset + size])
+            switch kind {
+            case UInt32(SH_META_KIND_PLUGIN):
+                guard plugin == nil else { throw .invalidMetadata("more than one plugin record") }
+                plugin = try decodePlugin(record)
+            case UInt32(SH_META_KIND_SERVICE):
+                services.append(try decodeService(record, index: services.count))
+            default:
+                break  // a kind from a newer SDK
+            }
+            offset += size
+        }
+        guard var result = plugin else {
+            throw .invalidMetadata("no plugin record (C: add SH_PLUGIN_METADATA)")
+        }
+        guard !services.isEmpty else { throw .invalidMetadata("no service records") }
+        var seen = Set<String>()
+        for service in services where !seen.insert(service.id).inserted {
+            throw .invalidMetadata("service id \(service.id) is declared twice")
+        }
+        result.services = services
+        return result
+    }
+
+    private static func decodePlugin(_ record: [UInt8]) throws(LoadFailure.Reason) -> PluginMetadata {
+        guard record.count >= pluginRecordSize else {
+            throw .invalidMetadata("the plugin record has \(record.count) bytes, expected \(pluginRecordSize)")
+        }
+        let toolchainOffset = MemoryLayout<sh_meta_plugin>.offset(of: \.toolchain)!
+        let sdkOffset = MemoryLayout<sh_meta_plugin>.offset(of: \.sdk_version)!
+        return PluginMetadata(
+            abiVersion: record.u32(MemoryLayout<sh_meta_plugin>.offset(of: \.abi_version)!),
+            abiMin: record.u32(MemoryLayout<sh_meta_plugin>.offset(of: \.abi_min)!),
+            toolchain: try field(record, toolchainOffset, Int(SH_META_TOOLCHAIN_MAX), "plugin record", "toolchain"),
+            sdkVersion: try field(record, sdkOffset, Int(SH_META_SDK_MAX), "plugin record", "sdk_version"),
+            services: [])
+    }
+
+    private static func decodeService(_ record: [UInt8], index: Int) throws(LoadFailure.Reason) -> ServiceMetadata {
+        let what = "service record \(index + 1)"
+        guard record.count >= serviceRecordSize else {
+            throw .invalidMetadata("\(what) has \(record.count) bytes, expected \(serviceRecordSize)")
+        }
+        let layout = MemoryLayout<sh_meta_service>.self
+        let eventsOffset = layout.offset(of: \.events)!
+        let service = ServiceMetadata(
+            id: try field(record, layout.offset(of: \.id)!, Int(SH_META_ID_MAX), what, "id"),
+            name: try field(record, layout.offset(of: \.name)!, Int(SH_META_NAME_MAX), what, "name"),
+            version: try field(record, layout.offset(of: \.version)!, Int(SH_META_VERSION_MAX), what, "version"),
+            events: EventMask(record.u64(eventsOffset), record.u64(eventsOffset + 8)),
+            priority: Int32(bitPattern: record.u32(layout.offset(of: \.priority)!)))
+        if let problem = ServiceID.problem(with: service.id) {
+            throw .invalidMetadata("\(what): service id \"\(service.id)\" \(problem)")
+        }
+        return service
+    }
+
+    /// A NUL-terminated UTF-8 string field of fixed capacity.
+    private static func field(
+        _ record: [UInt8], _ offset: Int, _ capacity: Int, _ what: String, _ name: String
+    ) throws(LoadFailure.Reason) -> String {
+        let bytes = record[offset..<offset + capacity]
+        guard let end = bytes.firstIndex(of: 0) else {
+            throw .invalidMetadata("\(what): \(name) is not NUL-terminated within its \(capacity) bytes")
+        }
+        guard let text = String(validating: bytes[offset..<end], as: UTF8.self) else {
+            throw .invalidMetadata("\(what): \(name) is not valid UTF-8")
+        }
+        return text
+    }
+}
+
+/// The rules for service ids.
+public enum ServiceID {
+    /// Why `id` is not a valid reverse-DNS service id, or nil when it is.
+    ///
+    /// Valid: at least two dot-separated labels of ASCII letters, digits, `-` and `_`,
+    /// at most 127 bytes. These rules also keep an id safe as a file name.
+    public static func problem(with id: String) -> String? {
+        if id.isEmpty { return "is empty" }
+        if id.utf8.count >= Int(SH_META_ID_MAX) { return "is longer than \(SH_META_ID_MAX - 1) bytes" }
+        let labels = id.split(separator: ".", omittingEmptySubsequences: false)
+        if labels.count < 2 { return "is not reverse-DNS (expected at least two labels, like com.example.name)" }
+        if labels.contains(where: \.isEmpty) { return "has an empty label" }
+        let allowed = { (c: UInt8) in
+            (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x2D || c == 0x5F
+        }
+        if !id.utf8.allSatisfy({ $0 == 0x2E || allowed($0) }) {
+            return "may hold only ASCII letters, digits, '-', '_' and '.'"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,7 @@
+// ServiceABI is a header-only contract; SwiftPM needs one source file per C target.
+// The assertions below pin the layouts the static metadata reader depends on.
+#include "servicehost.h"
+
+_Static_assert(sizeof(sh_meta_header) == 16, "sh_meta_header layout");
+_Static_assert(sizeof(sh_meta_plugin) == 72, "sh_meta_plugin layout");
+_Static_assert(sizeof(sh_meta_service) == 264, "sh_meta_service layout");

@@ -1,0 +1,176 @@
+/*
+ * servicehost/events.h — what the host tells a service, and how a service answers.
+ *
+ * Every event reaches a service through one function, sh_service.handle_event,
+ * as a tagged sh_event. New kinds get new numbers and, where they carry data,
+ * new payload structs; existing layouts never change.
+ */
+#ifndef SERVICEHOST_EVENTS_H
+#define SERVICEHOST_EVENTS_H
+
+#include "version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Event kinds. The numbers are part of the ABI: never reuse or renumber one.
+ * The names in comments are the names used in traces, logs and docs. */
+typedef enum sh_event_kind {
+    /* "willFinishLaunching": data is const sh_launch_options *. Answer with
+     * SH_OK or SH_FALSE. */
+    SH_EVENT_WILL_FINISH_LAUNCHING = 1,
+    /* "didFinishLaunching": data is const sh_launch_options *. Answer with
+     * SH_OK or SH_FALSE. */
+    SH_EVENT_DID_FINISH_LAUNCHING = 2,
+    /* "didBecomeActive": data is NULL. */
+    SH_EVENT_DID_BECOME_ACTIVE = 3,
+    /* "willResignActive": data is NULL. */
+    SH_EVENT_WILL_RESIGN_ACTIVE = 4,
+    /* "didEnterBackground": data is NULL. */
+    SH_EVENT_DID_ENTER_BACKGROUND = 5,
+    /* "willEnterForeground": data is NULL. */
+    SH_EVENT_WILL_ENTER_FOREGROUND = 6,
+    /* "willTerminate": data is NULL. The last event a service receives. */
+    SH_EVENT_WILL_TERMINATE = 7,
+    /* "notification": a service-to-service notification posted with
+     * sh_host.post; data is const sh_notification *. */
+    SH_EVENT_NOTIFICATION = 8,
+} sh_event_kind;
+
+/* The largest kind number a mask can hold (sh_meta_service.events has two
+ * 64-bit words). */
+#define SH_EVENT_KIND_LIMIT 128u
+
+/* The bit for one kind in word (kind / 64) of an event mask. */
+#define SH_EVENT_BIT(kind) (UINT64_C(1) << ((unsigned)(kind) % 64u))
+
+/* Every lifecycle event, as word 0 of a mask. */
+#define SH_EVENTS_LIFECYCLE                                                     \
+    (SH_EVENT_BIT(SH_EVENT_WILL_FINISH_LAUNCHING) |                             \
+     SH_EVENT_BIT(SH_EVENT_DID_FINISH_LAUNCHING) |                              \
+     SH_EVENT_BIT(SH_EVENT_DID_BECOME_ACTIVE) |                                 \
+     SH_EVENT_BIT(SH_EVENT_WILL_RESIGN_ACTIVE) |                                \
+     SH_EVENT_BIT(SH_EVENT_DID_ENTER_BACKGROUND) |                              \
+     SH_EVENT_BIT(SH_EVENT_WILL_ENTER_FOREGROUND) |                             \
+     SH_EVENT_BIT(SH_EVENT_WILL_TERMINATE))
+
+/* The application's state, as UIApplication.State plus the states around it. */
+typedef enum sh_app_state {
+    /* Not launched yet, or terminated. */
+    SH_APP_NOT_RUNNING = 0,
+    /* Running in the foreground, not receiving events (launching, resigning). */
+    SH_APP_INACTIVE = 1,
+    /* Running in the foreground and receiving events. */
+    SH_APP_ACTIVE = 2,
+    /* Running in the background. */
+    SH_APP_BACKGROUND = 3,
+} sh_app_state;
+
+/* Flags of sh_launch_options.flags. */
+enum {
+    /* This is the first launch of the host with this state directory. */
+    SH_LAUNCH_FIRST_HOST_LAUNCH = 1u << 0,
+    /* This is the first launch of this service (its id was never seen). */
+    SH_LAUNCH_FIRST_SERVICE_LAUNCH = 1u << 1,
+    /* The service was restarted (after a crash or a reload), not launched
+     * with the host. */
+    SH_LAUNCH_RESTART = 1u << 2,
+};
+
+#define SH_LAUNCH_OPTIONS_VERSION 1u
+
+/* The data of willFinishLaunching and didFinishLaunching, like UIKit's
+ * launchOptions dictionary.
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
+typedef struct sh_launch_options {
+    /* sizeof(sh_launch_options) as the host compiled it. Read a member only if
+     * its offset is below size. */
+    uint32_t size;
+    /* SH_LAUNCH_OPTIONS_VERSION as the host compiled it. */
+    uint32_t version;
+    /* SH_LAUNCH_* flags. */
+    uint32_t flags;
+    /* Reserved, zero. */
+    uint32_t reserved;
+    /* The service's settings as a JSON object (UTF-8), or NULL when it has
+     * none. Not NUL-terminated: use settings_len. */
+    const char *settings_json;
+    /* Length of settings_json in bytes. */
+    size_t settings_len;
+} sh_launch_options;
+
+#define SH_NOTIFICATION_VERSION 1u
+
+/* The data of SH_EVENT_NOTIFICATION.
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
+typedef struct sh_notification {
+    /* sizeof(sh_notification) as the host compiled it. */
+    uint32_t size;
+    /* SH_NOTIFICATION_VERSION as the host compiled it. */
+    uint32_t version;
+    /* The notification's name, NUL-terminated UTF-8. */
+    const char *name;
+    /* The id of the service that posted it, NUL-terminated; "host" when the
+     * host itself (or a control client) posted it. */
+    const char *sender;
+    /* The payload as JSON (UTF-8), or NULL. Not NUL-terminated. */
+    const char *json;
+    /* Length of json in bytes. */
+    size_t json_len;
+} sh_notification;
+
+#define SH_COMPLETION_VERSION 1u
+
+/* A completion: how a service answers an event whose answer may come later
+ * (a background fetch, a presentation choice). Events that need one carry it
+ * in sh_event.completion; all others have NULL there.
+ * Owner: the host. Valid: from the event's delivery until complete() is
+ * called, on any thread. Call complete() exactly once: the host ignores and
+ * logs a second call, and answers for the service when its deadline passes. */
+typedef struct sh_completion {
+    /* sizeof(sh_completion) as the host compiled it. */
+    uint32_t size;
+    /* SH_COMPLETION_VERSION as the host compiled it. */
+    uint32_t version;
+    /* Host-owned; do not touch. */
+    void *host_data;
+    /* [thread-safe] Deliver the answer: result is one of SH_OK, SH_FALSE,
+     * SH_ERROR or an event-specific code; json (may be NULL) is an
+     * event-specific answer the host copies before returning. */
+    void (*complete)(const struct sh_completion *completion, int32_t result,
+                     const char *json, size_t json_len);
+} sh_completion;
+
+#define SH_EVENT_VERSION 1u
+
+/* One event for one service.
+ * Owner: the host. Valid: until handle_event returns (except completion, see
+ * above). Thread: the host's main thread. */
+typedef struct sh_event {
+    /* sizeof(sh_event) as the host compiled it. */
+    uint32_t size;
+    /* SH_EVENT_VERSION as the host compiled it. */
+    uint32_t version;
+    /* An sh_event_kind. A service must answer SH_UNSUPPORTED to a kind it
+     * does not know (the host only sends kinds the service asked for, but a
+     * newer host may grow a kind's meaning). */
+    uint32_t kind;
+    /* The app's sh_app_state at delivery (before the event's transition
+     * completes: willResignActive arrives while still SH_APP_ACTIVE). */
+    int32_t app_state;
+    /* A host-wide counter, increasing by one per delivery; matches the trace. */
+    uint64_t seq;
+    /* Kind-specific data (see sh_event_kind), or NULL. */
+    const void *data;
+    /* The completion for events that need a later answer, or NULL. */
+    const sh_completion *completion;
+} sh_event;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SERVICEHOST_EVENTS_H */

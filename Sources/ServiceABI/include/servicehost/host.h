@@ -1,0 +1,90 @@
+/*
+ * servicehost/host.h — the table of functions the host gives each service.
+ *
+ * Rationale: the table is append-only (as SQLite's sqlite3_api_routines and
+ * CLAP's clap_host). A member is only ever added at the end, together with a
+ * new SH_HOST_VERSION; a service that needs a newer member checks `size`
+ * before calling it. Growth that is not for everyone goes through
+ * get_extension instead.
+ */
+#ifndef SERVICEHOST_HOST_H
+#define SERVICEHOST_HOST_H
+
+#include "version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SH_HOST_VERSION 1u
+
+/* Called by store_keys once per key, on the calling thread, in byte order.
+ * key is NUL-terminated and valid only during the call. */
+typedef void (*sh_store_key_fn)(void *context, const char *key);
+
+/* The host's functions, one table per service: the host knows which service
+ * calls from the table it uses.
+ * Owner: the host. Valid: from sh_service.attach until the process exits (the
+ * host never frees it, so a service may keep the pointer in a global).
+ * Thread: each member says. */
+typedef struct sh_host {
+    /* sizeof(sh_host) as the host compiled it. Check it before using a member
+     * added after version 1. */
+    uint32_t size;
+    /* SH_HOST_VERSION as the host compiled it. */
+    uint32_t version;
+    /* Host-owned; identifies the service to the host. Do not touch. */
+    void *host_data;
+    /* The host's name and version, NUL-terminated, e.g. "servicehost 0.1.0".
+     * Static: valid for the process lifetime. */
+    const char *host_version;
+
+    /* [thread-safe] Log one line at an SH_LOG_* level. The host prefixes the
+     * level and the service id and copies message (NUL-terminated UTF-8)
+     * before returning. */
+    void (*log)(const struct sh_host *host, int32_t level, const char *message);
+
+    /* [thread-safe] Post a notification to the services that handle
+     * SH_EVENT_NOTIFICATION. Delivery happens later on the main thread, after
+     * the event being handled now (never re-entrantly), in service order; the
+     * poster does not receive its own notification. name is NUL-terminated;
+     * json (may be NULL) is a JSON payload of json_len bytes. Both are copied
+     * before returning. Returns SH_OK, or SH_INVALID for an empty name. */
+    int32_t (*post)(const struct sh_host *host, const char *name,
+                    const char *json, size_t json_len);
+
+    /* [thread-safe] The app's current sh_app_state. */
+    int32_t (*app_state)(const struct sh_host *host);
+
+    /* [main-thread] Read the value of key from this service's persistent
+     * store into buffer (capacity bytes) and write its length to *length.
+     * Returns SH_OK, SH_NOT_FOUND, SH_TOO_SMALL (with *length set to the
+     * size needed) or SH_UNSUPPORTED when the host has no store. */
+    int32_t (*store_get)(const struct sh_host *host, const char *key,
+                         void *buffer, size_t capacity, size_t *length);
+
+    /* [main-thread] Set key to length bytes of value, atomically and
+     * durably. Returns SH_OK, SH_INVALID or SH_UNSUPPORTED. */
+    int32_t (*store_set)(const struct sh_host *host, const char *key,
+                         const void *value, size_t length);
+
+    /* [main-thread] Remove key. Returns SH_OK, SH_NOT_FOUND or
+     * SH_UNSUPPORTED. */
+    int32_t (*store_remove)(const struct sh_host *host, const char *key);
+
+    /* [main-thread] Call each(context, key) for every key of this service's
+     * store. Returns SH_OK or SH_UNSUPPORTED. */
+    int32_t (*store_keys)(const struct sh_host *host, sh_store_key_fn each,
+                          void *context);
+
+    /* [thread-safe] An extension by its versioned id ("vendor.name/1"), or
+     * NULL when this host does not offer it. The pointer is host-owned and
+     * valid for the process lifetime. */
+    const void *(*get_extension)(const struct sh_host *host, const char *id);
+} sh_host;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SERVICEHOST_HOST_H */

@@ -1,0 +1,58 @@
+/*
+ * servicehost/version.h — ABI versions and the result codes every call shares.
+ *
+ * Rationale: the ABI version is one integer that grows by one whenever a new
+ * struct version or a new table member appears. Old members never move and
+ * never change meaning, so a host that speaks versions [min, max] can run any
+ * plugin whose range overlaps it.
+ */
+#ifndef SERVICEHOST_VERSION_H
+#define SERVICEHOST_VERSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The newest ABI version this header describes. A plugin built against this
+ * header declares it in its static metadata and answers it in sh_plugin. */
+#define SH_ABI_VERSION 1u
+
+/* The oldest ABI version this header can still speak. */
+#define SH_ABI_VERSION_MIN 1u
+
+/* Result codes. Zero is success; negative values are failures; positive values
+ * are successful answers with a meaning (SH_FALSE: "I declined"). */
+enum {
+    /* The call did what was asked. */
+    SH_OK = 0,
+    /* The call succeeded and its answer is "no" (e.g. didFinishLaunching
+     * returning false, as UIApplicationDelegate's launch methods can). */
+    SH_FALSE = 1,
+    /* The call failed; the service should log why through sh_host.log. */
+    SH_ERROR = -1,
+    /* The host or service does not implement this call yet. */
+    SH_UNSUPPORTED = -2,
+    /* An argument was invalid (NULL where not allowed, too long, bad UTF-8). */
+    SH_INVALID = -3,
+    /* The value asked for does not exist (e.g. a store key). */
+    SH_NOT_FOUND = -4,
+    /* The buffer given was too small; the needed size was written back. */
+    SH_TOO_SMALL = -5,
+};
+
+/* Log levels for sh_host.log, from most to least severe. */
+enum {
+    SH_LOG_ERROR = 0,
+    SH_LOG_WARN = 1,
+    SH_LOG_INFO = 2,
+    SH_LOG_DEBUG = 3,
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SERVICEHOST_VERSION_H */
