@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The built `host` binary with real plugins, as a user runs it.
+@Suite struct HostRunTests {
+    @Test func launchesEveryServiceInOrder_reportsBadFiles_andShutsDownInReverse() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        for plugin in try Plugins.bundled() + [try Plugins.greeter.get()] {
+            try scratch.copy(plugin, to: "lib/" + URL(fileURLWithPath: plugin).lastPathComponent)
+        }
+        try Plugins.helloC(into: lib)
+        try scratch.write("lib/empty.so", [])
+        try scratch.write("lib/notes.so", Array("just some text\n".utf8))
+        try scratch.write("lib/random.so", (0..<256).map { UInt8(truncatingIfNeeded: $0 * 31 + 1) })
+        let trace = scratch.file("trace.jsonl")
+
+        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--trace", trace])
+        // File name order: libGreeter, libHelloC, libLogger, libUptime (all priority 0).
+        let services = ["com.example.greeter", "com.example.hello-c", "dev.servicehost.logger", "dev.servicehost.uptime"]
+        let launch = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"].flatMap { event in
+            services.map { "\(event) \($0)" }
+        }
+        let active = eventually { traceEvents(trace).count >= launch.count }
+        host.send(SIGTERM)
+        let result = host.wait()
+        #expect(active, "the host never became active; stderr:\n\(result.stderr)")
+        #expect(result.status == 0, "stderr:\n\(result.stderr)")
+
+        let shutdown = ["willResignActive", "didEnterBackground", "willTerminate"].flatMap { event in
+            services.reversed().map { "\(event) \($0)" }
+        }
+        #expect(traceEvents(trace) == launch + shutdown)
+        for bad in ["empty.so: not an ELF shared object (the file is empty)",
+                    "notes.so: not an ELF shared object (it is text, starting \"just some text\\n\")",
+                    "random.so: not an ELF shared object (it starts with bytes 01 20 3f 5e 7d 9c bb da)"] {
+            #expect(result.stderr.contains("error [loader] \(lib)/\(bad)"), "missing: \(bad)\n\(result.stderr)")
+        }
+        // Each service's own log line, prefixed with its id.
+        #expect(result.stderr.contains("info [com.example.greeter] greeter: didBecomeActive"))
+        #expect(result.stderr.contains("info [dev.servicehost.uptime] up "))
+        #expect(result.stderr.contains("info [dev.servicehost.logger]"))
+    }
+
+    @Test func strict_exitsTwoBeforeLaunchingAnything() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        try Plugins.helloC(into: lib)
+        try scratch.write("lib/empty.so", [])
+        let trace = scratch.file("trace.jsonl")
+        let result = try Command.run(try Repository.product("host"), ["--plugins", lib, "--strict", "--trace", trace])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("--strict: 1 plugin file(s) failed to load; exiting before launch"))
+        #expect(traceEvents(trace).isEmpty)
+        #expect(!result.stderr.contains("hello-c: event"))
+    }
+
+    @Test func shutdownTimeout_exitsNamingTheServiceThatDidNotReturn() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        try Plugins.probe(lib + "/hang.so", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_WILL_TERMINATE"])
+        let trace = scratch.file("trace.jsonl")
+        let host = try Command.start(try Repository.product("host"),
+                                     ["--plugins", lib, "--trace", trace, "--shutdown-timeout", "0.5"])
+        #expect(eventually { traceEvents(trace).count == 3 })
+        host.send(SIGTERM)
+        let result = host.wait()
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(
+            "forced exit: shutdown took longer than 0.5 s; service test.hang has not returned from willTerminate"),
+            "\(result.stderr)")
+    }
+
+    @Test func secondSignal_exitsAtOnce() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        try Plugins.probe(lib + "/hang.so", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_ENTER_BACKGROUND"])
+        let trace = scratch.file("trace.jsonl")
+        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--trace", trace])
+        #expect(eventually { traceEvents(trace).count == 3 })
+        host.send(SIGTERM)
+        // The hang begins inside didEnterBackground, which is only traced once it returns:
+        // wait for willResignActive, then give the main thread a moment to enter the service.
+        #expect(eventually { traceEvents(trace).count == 4 })
+        usleep(200_000)
+        host.send(SIGINT)
+        let result = host.wait()
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(
+            "forced exit: second signal (SIGINT) during shutdown; service test.hang has not returned from didEnterBackground"),
+            "\(result.stderr)")
+    }
+
+    @Test func helpVersionAndUsageErrors() throws {
+        let host = try Repository.product("host")
+        let help = try Command.run(host, ["--help"])
+        #expect(help.status == 0 && help.stdout.contains("host --plugins DIR"))
+        let version = try Command.run(host, ["--version"])
+        #expect(version.status == 0 && version.stdout.hasPrefix("servicehost "))
+        for (arguments, message) in [
+            ([], "host: no plugin directory: pass --plugins DIR"),
+            (["--plugins"], "host: --plugins needs a value"),
+            (["--plugins", "/tmp", "--log-level", "loud"], "host: --log-level: unknown level 'loud' (use error, warn, info or debug)"),
+            (["--frobnicate"], "host: unknown option --frobnicate"),
+            (["--plugins", "/tmp", "--shutdown-timeout=-1"], "host: --shutdown-timeout: '-1' is not a positive number of seconds"),
+        ] {
+            let result = try Command.run(host, arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
+        }
+        let missing = try Command.run(host, ["--plugins", "/nonexistent/servicehost"])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("plugin directory /nonexistent/servicehost: No such file or directory"))
+    }
+}

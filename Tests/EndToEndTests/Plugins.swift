@@ -1,0 +1,42 @@
+import Foundation
+import TestSupport
+
+/// The real plugins the end-to-end tests load: the bundled ones from the build, and the
+/// out-of-tree ones built here exactly as the README tells a third party to.
+enum Plugins {
+    /// `libLogger.so` and `libUptime.so` from `swift build`.
+    static func bundled() throws -> [String] {
+        try ["libLogger.so", "libUptime.so"].map(Repository.product)
+    }
+
+    /// The out-of-tree Swift service package, built once per test run with its own scratch path.
+    static let greeter: Result<String, TestFailure> = Result {
+        let package = Repository.fixture("ThirdPartyService")
+        let scratch = Repository.root.appendingPathComponent(".build-fixtures/third-party").path
+        let build = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch])
+        guard build.status == 0 else { throw TestFailure("building \(package) failed:\n\(build.stdout)\n\(build.stderr)") }
+        let bin = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch, "--show-bin-path"])
+        return bin.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/libGreeter.so"
+    }.mapError { $0 as? TestFailure ?? TestFailure("\($0)") }
+
+    /// The out-of-tree C service, compiled into `directory`.
+    static func helloC(into directory: String) throws -> String {
+        try Command.compileC(Repository.fixture("HelloC/hello.c"), to: directory + "/libHelloC.so")
+    }
+
+    /// The configurable C probe, compiled into `path`.
+    @discardableResult
+    static func probe(_ path: String, _ defines: [String]) throws -> String {
+        try Command.compileC(Repository.fixture("CPlugins/probe.c"), to: path, defines: defines)
+    }
+}
+
+/// The events of a `--trace` file, as "event service" strings.
+func traceEvents(_ path: String) -> [String] {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+    return text.split(separator: "\n").compactMap { line in
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let event = object["event"] as? String, let service = object["service"] as? String else { return nil }
+        return "\(event) \(service)"
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import HostCore
+import ServiceABI
+import Testing
+import TestSupport
+
+/// Delivery order and failure handling, through the real dispatcher with real C plugins.
+@MainActor
+@Suite struct HostDispatchTests {
+    let scratch: Scratch
+    let lib: String
+
+    init() throws {
+        scratch = try Scratch()
+        lib = try scratch.folder("lib")
+    }
+
+    private func probe(_ name: String, _ defines: [String]) throws {
+        try Command.compileC(Repository.fixture("CPlugins/probe.c"), to: lib + "/" + name, defines: defines)
+    }
+
+    /// (event, service) pairs from a trace file.
+    private func trace(_ path: String) throws -> [(event: String, service: String, result: String)] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            return (object["event"] as! String, object["service"] as! String, object["result"] as! String)
+        }
+    }
+
+    @Test func priorityOrder_reverseTearDown_andFailuresNeverSkipTheNext() throws {
+        try probe("a.so", ["PROBE_ID=\"test.a\""])
+        try probe("b.so", ["PROBE_ID=\"test.b\"", "PROBE_PRIORITY=10",
+                           "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=SH_ERROR"])
+        try probe("c.so", ["PROBE_ID=\"test.c\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=SH_FALSE"])
+        // Asks only for didBecomeActive: it must never be called for anything else.
+        try probe("d.so", ["PROBE_ID=\"test.d\"", "PROBE_EVENTS=SH_EVENT_BIT(SH_EVENT_DID_BECOME_ACTIVE)"])
+
+        let tracePath = scratch.file("trace.jsonl")
+        let host = Host(log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), trace: try TraceWriter(path: tracePath))
+        #expect(try host.load(directories: [lib], allowInsecure: false).isEmpty)
+        #expect(host.services.map(\.id) == ["test.b", "test.a", "test.c", "test.d"])
+        try host.launch()
+        #expect(host.state == .active)
+        try host.transition(to: .background)
+        try host.transition(to: .active)
+        try host.terminate()
+        #expect(host.state == .notRunning)
+
+        let order = ["test.b", "test.a", "test.c"]
+        let reversed = Array(order.reversed())
+        func pairs(_ event: String, _ services: [String]) -> [String] { services.map { "\(event) \($0)" } }
+        let expected = pairs("willFinishLaunching", order) + pairs("didFinishLaunching", order)
+            + pairs("didBecomeActive", order + ["test.d"])
+            + pairs("willResignActive", reversed) + pairs("didEnterBackground", reversed)
+            + pairs("willEnterForeground", order) + pairs("didBecomeActive", order + ["test.d"])
+            + pairs("willResignActive", reversed) + pairs("didEnterBackground", reversed) + pairs("willTerminate", reversed)
+        let lines = try trace(tracePath)
+        #expect(lines.map { "\($0.event) \($0.service)" } == expected)
+        #expect(lines.first { $0.service == "test.b" }?.result == "error")
+        #expect(lines.first { $0.service == "test.c" && $0.event == "didFinishLaunching" }?.result == "false")
+        #expect(host.services.first { $0.id == "test.b" }?.lastError == "willFinishLaunching failed (error)")
+        #expect(throws: TransitionError.self) { try host.launch() }
+    }
+
+    @Test func traceStateIsTheStateAfterEachEvent() throws {
+        try probe("a.so", ["PROBE_ID=\"test.a\""])
+        let tracePath = scratch.file("trace.jsonl")
+        let host = Host(log: Log(level: .error), trace: try TraceWriter(path: tracePath))
+        try host.load(directories: [lib], allowInsecure: false)
+        try host.launch()
+        try host.terminate()
+        let states = try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n").map { line in
+            (try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any])["state"] as! String
+        }
+        #expect(states == ["inactive", "inactive", "active", "inactive", "background", "notRunning"])
+    }
+}

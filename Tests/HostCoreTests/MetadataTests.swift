@@ -1,0 +1,88 @@
+@testable import HostCore
+import ServiceABI
+import Testing
+
+@Suite struct MetadataTests {
+    private func header(size: Int, kind: Int32) -> [UInt8] {
+        le32(UInt32(size)) + le32(1) + le32(SH_META_MAGIC) + le32(UInt32(kind))
+    }
+
+    private func le32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+    private func le64(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+    private func field(_ text: String, _ size: Int) -> [UInt8] {
+        Array(text.utf8) + [UInt8](repeating: 0, count: size - text.utf8.count)
+    }
+
+    private func pluginRecord(abi: UInt32 = 1, min: UInt32 = 1) -> [UInt8] {
+        header(size: 72, kind: SH_META_KIND_PLUGIN) + le32(abi) + le32(min) + field("c", 32) + field("", 16)
+    }
+
+    private func serviceRecord(id: String, events: UInt64 = 0b110, priority: Int32 = 0) -> [UInt8] {
+        header(size: 264, kind: SH_META_KIND_SERVICE) + field(id, 128) + field("Name", 64) + field("1.0", 32)
+            + le64(events) + le64(0) + le32(UInt32(bitPattern: priority)) + le32(0)
+    }
+
+    @Test func decodes_recordsSeparatedByPaddingAndUnknownKinds() throws {
+        let unknown = header(size: 24, kind: 99) + [UInt8](repeating: 7, count: 8)
+        let bytes = [0, 0, 0] + serviceRecord(id: "a.b", priority: -3) + [0, 0, 0, 0, 0] + unknown
+            + pluginRecord() + serviceRecord(id: "c.d")
+        let metadata = try PluginMetadata.decode(bytes)
+        #expect(metadata.abiVersion == 1)
+        #expect(metadata.toolchain == "c")
+        #expect(metadata.services.map(\.id) == ["a.b", "c.d"])
+        #expect(metadata.services[0].priority == -3)
+        #expect(metadata.services[0].events.knownKinds == [.willFinishLaunching, .didFinishLaunching])
+    }
+
+    @Test func missingPluginRecord_isNamed() {
+        #expect(throws: LoadFailure.Reason.invalidMetadata("no plugin record (C: add SH_PLUGIN_METADATA)")) {
+            try PluginMetadata.decode(serviceRecord(id: "a.b"))
+        }
+    }
+
+    @Test func noServices_isRefused() {
+        #expect(throws: LoadFailure.Reason.invalidMetadata("no service records")) {
+            try PluginMetadata.decode(pluginRecord())
+        }
+    }
+
+    @Test func duplicateIDsInOneFile_areRefused() {
+        #expect(throws: LoadFailure.Reason.invalidMetadata("service id a.b is declared twice")) {
+            try PluginMetadata.decode(pluginRecord() + serviceRecord(id: "a.b") + serviceRecord(id: "a.b"))
+        }
+    }
+
+    @Test func recordRunningPastTheSection_isRefused() {
+        let truncated = Array((pluginRecord() + serviceRecord(id: "a.b")).dropLast(10))
+        #expect(throws: LoadFailure.Reason.self) { try PluginMetadata.decode(truncated) }
+    }
+
+    @Test func unterminatedString_isRefused() {
+        var record = serviceRecord(id: "a.b")
+        for i in 16..<(16 + 128) { record[i] = 0x61 }  // the id field, all 'a', no NUL
+        #expect(throws: LoadFailure.Reason.invalidMetadata("service record 1: id is not NUL-terminated within its 128 bytes")) {
+            try PluginMetadata.decode(pluginRecord() + record)
+        }
+    }
+
+    @Test(arguments: [
+        ("", "is empty"), ("logger", "is not reverse-DNS (expected at least two labels, like com.example.name)"),
+        ("a..b", "has an empty label"), ("com.example/../x", "may hold only ASCII letters, digits, '-', '_' and '.'"),
+    ])
+    func invalidServiceIDs_sayWhy(id: String, problem: String) {
+        #expect(ServiceID.problem(with: id) == problem)
+    }
+
+    @Test func validServiceIDs() {
+        for id in ["dev.servicehost.logger", "com.example.hello-c", "a.b_c.D9"] { #expect(ServiceID.problem(with: id) == nil) }
+        #expect(ServiceID.problem(with: String(repeating: "a.", count: 64) + "b") != nil)
+    }
+
+    @Test func eventMask_readsBothWords() {
+        let mask = EventMask(1 << 3, 1 << 2)
+        #expect(mask.contains(.didBecomeActive))
+        #expect(mask.contains(rawKind: 66))
+        #expect(mask.unknownRawKinds == [66])
+        #expect(!mask.contains(rawKind: 500))
+    }
+}
