@@ -14,6 +14,7 @@ import TestSupport
         lib = try scratch.folder("lib")
     }
 
+    @discardableResult
     private func probe(_ name: String, _ defines: [String] = []) throws -> String {
         try Command.compileC(Repository.fixture("CPlugins/probe.c"), to: lib + "/" + name, defines: defines)
     }

@@ -3,7 +3,7 @@ import ServiceABI
 import Testing
 
 @Suite struct MetadataTests {
-    private func header(size: Int, kind: Int32) -> [UInt8] {
+    private func header(size: Int, kind: Int) -> [UInt8] {
         le32(UInt32(size)) + le32(1) + le32(SH_META_MAGIC) + le32(UInt32(kind))
     }
 
@@ -67,7 +67,7 @@ import Testing
 
     @Test(arguments: [
         ("", "is empty"), ("logger", "is not reverse-DNS (expected at least two labels, like com.example.name)"),
-        ("a..b", "has an empty label"), ("com.example/../x", "may hold only ASCII letters, digits, '-', '_' and '.'"),
+        ("a..b", "has an empty label"), ("com.example/x", "may hold only ASCII letters, digits, '-', '_' and '.'"),
     ])
     func invalidServiceIDs_sayWhy(id: String, problem: String) {
         #expect(ServiceID.problem(with: id) == problem)

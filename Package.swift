@@ -1,0 +1,55 @@
+// swift-tools-version: 6.2
+// ServiceHost: a plugin host for Swift services on Linux. No package dependencies:
+// everything here builds with the Swift toolchain alone.
+import PackageDescription
+
+let package = Package(
+    name: "ServiceHost",
+    products: [
+        // The host executable: `host --plugins DIR`.
+        .executable(name: "host", targets: ["host"]),
+        // The SDK a Swift service links (each plugin carries its own copy).
+        .library(name: "ServiceKit", targets: ["ServiceKit"]),
+        // The build plugin that embeds a Swift plugin's static metadata and entry.
+        .plugin(name: "ServiceMetadata", targets: ["ServiceMetadata"]),
+        // The C contract, for C services built with SwiftPM.
+        .library(name: "ServiceABI", targets: ["ServiceABI"]),
+        // Bundled services, each its own shared library.
+        .library(name: "Logger", type: .dynamic, targets: ["Logger"]),
+        .library(name: "Uptime", type: .dynamic, targets: ["Uptime"]),
+    ],
+    targets: [
+        // The contract: C headers only.
+        .target(name: "ServiceABI"),
+
+        // The host side. HostCore never links ServiceKit: only C types cross.
+        .target(name: "HostCore", dependencies: ["ServiceABI"]),
+        .executableTarget(name: "host", dependencies: ["HostCore"]),
+
+        // The service side.
+        .target(name: "ServiceKit", dependencies: ["ServiceABI"]),
+        // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion (one source).
+        .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit"]),
+        .plugin(
+            name: "ServiceMetadata",
+            capability: .buildTool(),
+            dependencies: ["servicehost-metagen"],
+            path: "Sources/ServiceMetadata"
+        ),
+
+        // Bundled services.
+        .target(
+            name: "Logger",
+            dependencies: ["ServiceKit"],
+            path: "Plugins/Logger",
+            exclude: ["servicehost.json"],
+            plugins: ["ServiceMetadata"]
+        ),
+        .target(name: "Uptime", dependencies: ["ServiceABI"], path: "Plugins/Uptime", publicHeadersPath: "."),
+
+        // Tests. TestSupport finds built products and compiles C fixtures.
+        .target(name: "TestSupport", path: "Tests/Support"),
+        .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+    ]
+)

@@ -1,0 +1,226 @@
+import ServiceABI
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Why a call to the host failed.
+public enum HostError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The service is not attached to a host yet (the call came before
+    /// `willFinishLaunching`, e.g. from `init`).
+    case notAttached
+    /// The host does not implement this call (`SH_UNSUPPORTED`), e.g. it has no store.
+    case unsupported
+    /// An argument was invalid (`SH_INVALID`): an empty name, a key with a NUL byte.
+    case invalid
+    /// The host answered another failure code.
+    case failed(code: Int32)
+
+    /// Maps an `SH_*` failure code.
+    init(code: Int32) {
+        switch Int(code) {
+        case SH_UNSUPPORTED: self = .unsupported
+        case SH_INVALID: self = .invalid
+        default: self = .failed(code: code)
+        }
+    }
+
+    /// "not attached", "unsupported", "invalid" or "failed (code N)".
+    public var description: String {
+        switch self {
+        case .notAttached: "not attached"
+        case .unsupported: "unsupported"
+        case .invalid: "invalid"
+        case .failed(let code): "failed (code \(code))"
+        }
+    }
+}
+
+/// The host as one service sees it: logging, notifications, the app state, a
+/// persistent key-value store and host extensions.
+///
+/// Reach it as `host` from any ``ApplicationService``. It is attached before
+/// `willFinishLaunching` and stays valid for the process lifetime; before
+/// that (in `init`), ``log(_:_:)`` writes to standard error and the other
+/// calls throw ``HostError/notAttached`` or answer a neutral value.
+///
+/// Threads: ``log(_:_:)``, ``post(_:payload:)``, ``appState`` and
+/// ``extension(id:)`` may be called from any thread; ``store`` only on the
+/// thread that delivers events (the host's main thread).
+public struct HostContext: @unchecked Sendable {
+    // @unchecked: the sh_host table is immutable and host-owned for the process
+    // lifetime; the members used from other threads are [thread-safe] in host.h.
+    let raw: UnsafePointer<sh_host>?
+    /// The service id, for the stderr fallback before attach.
+    let serviceID: String
+
+    init(raw: UnsafePointer<sh_host>?, serviceID: String) {
+        self.raw = raw
+        self.serviceID = serviceID
+    }
+
+    /// Whether the service is attached to a host.
+    public var isAttached: Bool { raw != nil }
+
+    /// The host's name and version, e.g. "servicehost 0.1.0", or "" before attach.
+    public var hostVersion: String {
+        guard let version = raw?.pointee.host_version else { return "" }
+        return String(cString: version)
+    }
+
+    /// Logs one line; the host prefixes the level and the service id.
+    public func log(_ level: LogLevel, _ message: String) {
+        guard let raw, let log = raw.pointee.log else {
+            writeStandardError("[\(level)] \(serviceID): \(message)\n")
+            return
+        }
+        log(raw, level.rawValue, message)
+    }
+
+    /// Posts a notification to the services that handle notifications.
+    ///
+    /// Delivery happens later on the host's main thread, after the current
+    /// event; the poster does not receive its own notification.
+    /// - Throws: ``HostError/invalid`` for an empty name, or another ``HostError``.
+    public func post(_ name: String, payload: JSONValue? = nil) throws(HostError) {
+        guard let raw, let post = raw.pointee.post else { throw .notAttached }
+        guard !name.utf8.contains(0) else { throw .invalid }
+        let code: Int32
+        if var json = payload?.serialized {
+            code = json.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    post(raw, name, chars.baseAddress, chars.count)
+                }
+            }
+        } else {
+            code = post(raw, name, nil, 0)
+        }
+        if code != SH_OK { throw HostError(code: code) }
+    }
+
+    /// The app's current state (`.notRunning` before attach).
+    public var appState: AppState {
+        guard let raw, let appState = raw.pointee.app_state else { return .notRunning }
+        return AppState(host: appState(raw))
+    }
+
+    /// A host extension by its versioned id ("vendor.name/1"), or `nil` when
+    /// the host does not offer it. The pointer is valid for the process lifetime.
+    public func `extension`(id: String) -> UnsafeRawPointer? {
+        guard let raw, let getExtension = raw.pointee.get_extension else { return nil }
+        return getExtension(raw, id)
+    }
+
+    /// This service's persistent key-value store. Main thread only.
+    public var store: Store { Store(host: self) }
+
+    /// A service's persistent key-value store: byte values under string keys.
+    ///
+    /// Every call throws ``HostError/unsupported`` when the host has no store.
+    /// Call it only on the thread that delivers events.
+    public struct Store {
+        let host: HostContext
+
+        /// The value of `key`, or `nil` when it is not set.
+        public func get(_ key: String) throws(HostError) -> [UInt8]? {
+            let raw = try host.attached()
+            guard let storeGet = raw.pointee.store_get else { throw .unsupported }
+            try Self.check(key)
+            var capacity = 256
+            while true {
+                var length = 0
+                var value = [UInt8](repeating: 0, count: capacity)
+                let code = value.withUnsafeMutableBytes { buffer in
+                    storeGet(raw, key, buffer.baseAddress, buffer.count, &length)
+                }
+                switch Int(code) {
+                case SH_OK:
+                    guard length <= capacity else { throw .failed(code: code) }
+                    value.removeSubrange(length...)
+                    return value
+                case SH_NOT_FOUND:
+                    return nil
+                case SH_TOO_SMALL where length > capacity:
+                    capacity = length
+                default:
+                    throw HostError(code: code)
+                }
+            }
+        }
+
+        /// The value of `key` decoded as UTF-8, or `nil` when it is not set.
+        public func string(_ key: String) throws(HostError) -> String? {
+            guard let bytes = try get(key) else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+
+        /// Sets `key` to `value`, atomically and durably.
+        public func set(_ key: String, _ value: [UInt8]) throws(HostError) {
+            let raw = try host.attached()
+            guard let storeSet = raw.pointee.store_set else { throw .unsupported }
+            try Self.check(key)
+            let code = value.withUnsafeBytes { buffer in
+                storeSet(raw, key, buffer.baseAddress, buffer.count)
+            }
+            if code != SH_OK { throw HostError(code: code) }
+        }
+
+        /// Sets `key` to the UTF-8 bytes of `value`, atomically and durably.
+        public func set(_ key: String, _ value: String) throws(HostError) {
+            try set(key, Array(value.utf8))
+        }
+
+        /// Removes `key`; returns `false` when it was not set.
+        @discardableResult
+        public func remove(_ key: String) throws(HostError) -> Bool {
+            let raw = try host.attached()
+            guard let storeRemove = raw.pointee.store_remove else { throw .unsupported }
+            try Self.check(key)
+            let code = storeRemove(raw, key)
+            switch Int(code) {
+            case SH_OK: return true
+            case SH_NOT_FOUND: return false
+            default: throw HostError(code: code)
+            }
+        }
+
+        /// Every key of this service's store, in byte order.
+        public func keys() throws(HostError) -> [String] {
+            let raw = try host.attached()
+            guard let storeKeys = raw.pointee.store_keys else { throw .unsupported }
+            var keys: [String] = []
+            let code = withUnsafeMutablePointer(to: &keys) { keysPointer in
+                storeKeys(raw, { context, key in
+                    guard let context, let key else { return }
+                    context.assumingMemoryBound(to: [String].self).pointee.append(String(cString: key))
+                }, keysPointer)
+            }
+            if code != SH_OK { throw HostError(code: code) }
+            return keys
+        }
+
+        static func check(_ key: String) throws(HostError) {
+            if key.utf8.contains(0) { throw .invalid }
+        }
+    }
+
+    func attached() throws(HostError) -> UnsafePointer<sh_host> {
+        guard let raw else { throw .notAttached }
+        return raw
+    }
+}
+
+/// Writes `text` to standard error (fd 2) without touching C's `stderr` global.
+func writeStandardError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in
+        var rest = UnsafeRawBufferPointer(bytes)
+        while !rest.isEmpty {
+            let written = write(2, rest.baseAddress, rest.count)
+            if written <= 0 { return }
+            rest = UnsafeRawBufferPointer(rebasing: rest[written...])
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import ServiceABI
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The plugin side of the ServiceHost C ABI: turns `ApplicationService`
+/// classes into the `sh_plugin` / `sh_service` tables the host calls.
+///
+/// You do not call this yourself. Apply the `ServiceMetadata` build plugin to
+/// a target and put a `servicehost.json` manifest next to its sources (list
+/// it under `exclude:`); the plugin generates the target's static metadata
+/// records (ELF section `servicehost_meta`) and its exported entry,
+/// `servicehost_entry`, which calls ``entry(_:services:)``.
+///
+/// Manifest format (`servicehost.json`, strict JSON; unknown keys are errors):
+/// ```json
+/// {
+///   "services": [
+///     { "id": "dev.servicehost.logger", "type": "LoggerService",
+///       "name": "Logger", "version": "1.0.0",
+///       "events": ["lifecycle", "notification"], "priority": 0 }
+///   ]
+/// }
+/// ```
+/// - `services` (required, non-empty): one entry per service in the library.
+/// - `id` (required): reverse-DNS, letters, digits, `-` and `_` in at least
+///   two dot-separated labels, at most 127 bytes; unique.
+/// - `type` (required): the Swift class conforming to ``ApplicationService``,
+///   created with `init()`.
+/// - `name` (default: `type`): human-readable, at most 63 bytes.
+/// - `version` (default `"0.0.0"`): the service's version, at most 31 bytes.
+/// - `events` (default `[]`): any of `willFinishLaunching`,
+///   `didFinishLaunching`, `didBecomeActive`, `willResignActive`,
+///   `didEnterBackground`, `willEnterForeground`, `willTerminate`,
+///   `notification`, and `lifecycle` for the first seven. The host sends
+///   only these.
+/// - `priority` (default 0): an integer in Int32; higher runs earlier.
+public enum ServicePlugin {
+    /// The ServiceKit version, written into every plugin's metadata record
+    /// (`sdk_version`, at most 15 bytes). servicehost-metagen reads this
+    /// constant, so it is the single source of the SDK version.
+    public static let sdkVersion = "0.1.0"
+
+    /// One service of a plugin: its id and how to create it.
+    public struct Service {
+        /// The service's reverse-DNS id; equals the id in its metadata record.
+        public let id: String
+        /// Creates the service instance, once, when the host attaches it.
+        public let make: () -> any ApplicationService
+
+        /// Creates a service entry for `id`, created by `make`.
+        public init(id: String, make: @escaping () -> any ApplicationService) {
+            self.id = id
+            self.make = make
+        }
+    }
+
+    /// Answers the host's `servicehost_entry` call: negotiates the ABI
+    /// version and returns the plugin's `sh_plugin`.
+    ///
+    /// Picks the highest ABI version both sides speak; when none fits,
+    /// answers `SH_ABI_VERSION` with no services and an error string. The
+    /// answer lives for the process lifetime; a second call returns the
+    /// first answer.
+    /// - Parameters:
+    ///   - offer: the host's `const sh_host_offer *`.
+    ///   - services: the plugin's services, in manifest order.
+    /// - Returns: the `const sh_plugin *` for the host.
+    public static func entry(_ offer: UnsafeRawPointer?, services: [Service]) -> UnsafeRawPointer? {
+        if let answer = Registry.answer { return UnsafeRawPointer(answer) }
+        let plugin = UnsafeMutablePointer<sh_plugin>.allocate(capacity: 1)
+        plugin.initialize(
+            to: sh_plugin(
+                size: UInt32(MemoryLayout<sh_plugin>.size), version: SH_PLUGIN_VERSION,
+                abi_version: SH_ABI_VERSION, service_count: 0, services: nil, error: nil))
+        Registry.answer = UnsafePointer(plugin)
+
+        switch negotiate(offer) {
+        case .failure(let failure):
+            plugin.pointee.error = UnsafePointer(strdup(failure.message))
+        case .success(let version):
+            plugin.pointee.abi_version = version
+            let table = UnsafeMutablePointer<UnsafePointer<sh_service>?>.allocate(capacity: max(services.count, 1))
+            for (index, service) in services.enumerated() {
+                let slot = ServiceSlot(id: service.id, make: service.make)
+                Registry.slots.append(slot)
+                table[index] = UnsafePointer(makeService(for: slot))
+            }
+            plugin.pointee.services = UnsafePointer(table)
+            plugin.pointee.service_count = UInt32(services.count)
+        }
+        return UnsafeRawPointer(plugin)
+    }
+
+    /// The ABI version to speak with the host, or why there is none.
+    static func negotiate(_ offer: UnsafeRawPointer?) -> Result<UInt32, NegotiationError> {
+        guard let offer else {
+            return .failure(NegotiationError("ServiceKit \(sdkVersion): servicehost_entry called without an offer"))
+        }
+        let size = Int(offer.load(fromByteOffset: 0, as: UInt32.self))
+        let maxOffset = MemoryLayout<sh_host_offer>.offset(of: \.abi_max)!
+        guard size >= maxOffset + 4 else {
+            return .failure(NegotiationError("ServiceKit \(sdkVersion): the host's offer is too small (\(size) bytes)"))
+        }
+        let hostMin = offer.load(fromByteOffset: MemoryLayout<sh_host_offer>.offset(of: \.abi_min)!, as: UInt32.self)
+        let hostMax = offer.load(fromByteOffset: maxOffset, as: UInt32.self)
+        let low = max(SH_ABI_VERSION_MIN, hostMin)
+        let high = min(SH_ABI_VERSION, hostMax)
+        guard low <= high else {
+            return .failure(NegotiationError(
+                "ServiceKit \(sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
+                    + "the host offers \(hostMin)...\(hostMax)"))
+        }
+        return .success(high)
+    }
+
+    /// A failed negotiation's message.
+    struct NegotiationError: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// Builds the never-freed `sh_service` for one slot.
+    static func makeService(for slot: ServiceSlot) -> UnsafeMutablePointer<sh_service> {
+        let service = UnsafeMutablePointer<sh_service>.allocate(capacity: 1)
+        service.initialize(
+            to: sh_service(
+                size: UInt32(MemoryLayout<sh_service>.size),
+                version: SH_SERVICE_VERSION,
+                id: UnsafePointer(strdup(slot.id)),
+                // Retained for the process lifetime: the plugin is never unloaded.
+                context: Unmanaged.passRetained(slot).toOpaque(),
+                attach: { service, host in
+                    guard let context = service?.pointee.context else { return Int32(SH_INVALID) }
+                    return Unmanaged<ServiceSlot>.fromOpaque(context).takeUnretainedValue().attach(host)
+                },
+                handle_event: { service, event in
+                    guard let context = service?.pointee.context, let event else { return Int32(SH_INVALID) }
+                    let slot = Unmanaged<ServiceSlot>.fromOpaque(context).takeUnretainedValue()
+                    guard let instance = slot.instance else { return Int32(SH_ERROR) }
+                    return ServicePlugin.dispatch(event, to: instance)
+                }))
+        return service
+    }
+
+    /// Calls the method for `event` on `instance`; allocates nothing for
+    /// events without data.
+    static func dispatch(_ event: UnsafePointer<sh_event>, to instance: any ApplicationService) -> Int32 {
+        let hasData = Int(event.pointee.size) >= MemoryLayout<sh_event>.offset(of: \.data)! + MemoryLayout<Int>.size
+        let data = hasData ? event.pointee.data : nil
+        switch sh_event_kind(rawValue: event.pointee.kind) {
+        case SH_EVENT_WILL_FINISH_LAUNCHING:
+            let options = LaunchOptions(data?.assumingMemoryBound(to: sh_launch_options.self))
+            return Int32(instance.willFinishLaunching(options) ? SH_OK : SH_FALSE)
+        case SH_EVENT_DID_FINISH_LAUNCHING:
+            let options = LaunchOptions(data?.assumingMemoryBound(to: sh_launch_options.self))
+            return Int32(instance.didFinishLaunching(options) ? SH_OK : SH_FALSE)
+        case SH_EVENT_DID_BECOME_ACTIVE:
+            instance.didBecomeActive()
+        case SH_EVENT_WILL_RESIGN_ACTIVE:
+            instance.willResignActive()
+        case SH_EVENT_DID_ENTER_BACKGROUND:
+            instance.didEnterBackground()
+        case SH_EVENT_WILL_ENTER_FOREGROUND:
+            instance.willEnterForeground()
+        case SH_EVENT_WILL_TERMINATE:
+            instance.willTerminate()
+        case SH_EVENT_NOTIFICATION:
+            instance.didReceive(ServiceNotification(data?.assumingMemoryBound(to: sh_notification.self)))
+        default:
+            return Int32(SH_UNSUPPORTED)
+        }
+        return Int32(SH_OK)
+    }
+
+    /// The host context of `service`, or a detached one before attach.
+    static func host(for service: some ApplicationService) -> HostContext {
+        for slot in Registry.slots where slot.instance === service {
+            return slot.host
+        }
+        return HostContext(raw: nil, serviceID: String(describing: type(of: service)))
+    }
+}
+
+/// One service's state: its id, factory, host table and instance.
+final class ServiceSlot {
+    let id: String
+    let make: () -> any ApplicationService
+    var host: HostContext
+    var instance: (any ApplicationService)?
+
+    init(id: String, make: @escaping () -> any ApplicationService) {
+        self.id = id
+        self.make = make
+        self.host = HostContext(raw: nil, serviceID: id)
+    }
+
+    /// `sh_service.attach`: keeps the host table and creates the instance, once.
+    func attach(_ raw: UnsafePointer<sh_host>?) -> Int32 {
+        guard let raw else { return Int32(SH_INVALID) }
+        if instance != nil { return Int32(SH_OK) }
+        // Every member this SDK calls is in version 1 of the table.
+        guard Int(raw.pointee.size) >= MemoryLayout<sh_host>.size else {
+            writeStandardError("\(id): the host's sh_host table is too small (\(raw.pointee.size) bytes)\n")
+            return Int32(SH_ERROR)
+        }
+        host = HostContext(raw: raw, serviceID: id)
+        instance = make()
+        return Int32(SH_OK)
+    }
+}
+
+/// The plugin's process-wide state.
+enum Registry {
+    /// The plugin's answer. Guarded by the host's threading contract: written
+    /// once in servicehost_entry on the host's main thread before any other
+    /// call; the host calls services only from its main thread.
+    nonisolated(unsafe) static var answer: UnsafePointer<sh_plugin>?
+    /// Every service's slot, in manifest order. Guarded as ``answer``:
+    /// appended to only in servicehost_entry; a slot's instance and host are
+    /// written only in attach, on the host's main thread, before the instance
+    /// exists (so before any thread it starts can read them).
+    nonisolated(unsafe) static var slots: [ServiceSlot] = []
+}

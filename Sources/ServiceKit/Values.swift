@@ -1,0 +1,132 @@
+import ServiceABI
+
+/// The application's state, mirroring `sh_app_state` (UIApplication.State plus
+/// the states around it).
+public enum AppState: Int32, Sendable, CaseIterable, CustomStringConvertible {
+    /// Not launched yet, or terminated (`SH_APP_NOT_RUNNING`).
+    case notRunning = 0
+    /// In the foreground, not receiving events: launching or resigning (`SH_APP_INACTIVE`).
+    case inactive = 1
+    /// In the foreground and receiving events (`SH_APP_ACTIVE`).
+    case active = 2
+    /// In the background (`SH_APP_BACKGROUND`).
+    case background = 3
+
+    /// "notRunning", "inactive", "active" or "background".
+    public var description: String {
+        switch self {
+        case .notRunning: "notRunning"
+        case .inactive: "inactive"
+        case .active: "active"
+        case .background: "background"
+        }
+    }
+
+    /// The state for a raw `sh_app_state`; a value this SDK does not know
+    /// (from a newer host) reads as `.inactive`.
+    init(host rawValue: Int32) {
+        self = AppState(rawValue: rawValue) ?? .inactive
+    }
+}
+
+/// The severity of a log line, mirroring `SH_LOG_*`.
+public enum LogLevel: Int32, Sendable, CaseIterable {
+    /// Something failed (`SH_LOG_ERROR`).
+    case error = 0
+    /// Something looks wrong (`SH_LOG_WARN`).
+    case warn = 1
+    /// Normal operation (`SH_LOG_INFO`).
+    case info = 2
+    /// Details for debugging (`SH_LOG_DEBUG`).
+    case debug = 3
+}
+
+/// What `willFinishLaunching` and `didFinishLaunching` receive, like UIKit's
+/// launch options (a copy of `sh_launch_options`).
+public struct LaunchOptions: Sendable, Equatable {
+    /// This is the first launch of the host with its state directory.
+    public var isFirstHostLaunch: Bool
+    /// This is the first launch of this service (its id was never seen).
+    public var isFirstServiceLaunch: Bool
+    /// The service was restarted (after a crash or a reload), not launched with the host.
+    public var isRestart: Bool
+    /// The service's settings object, or `nil` when it has none (or the host
+    /// sent settings that are not valid JSON; see ``settingsError``).
+    public var settings: JSONValue?
+    /// Why the host's settings text could not be parsed, or `nil`.
+    public var settingsError: JSONParseError?
+
+    /// Creates launch options; for tests and previews.
+    public init(
+        isFirstHostLaunch: Bool = false, isFirstServiceLaunch: Bool = false,
+        isRestart: Bool = false, settings: JSONValue? = nil
+    ) {
+        self.isFirstHostLaunch = isFirstHostLaunch
+        self.isFirstServiceLaunch = isFirstServiceLaunch
+        self.isRestart = isRestart
+        self.settings = settings
+        self.settingsError = nil
+    }
+
+    /// Copies the host's `sh_launch_options` (valid only during the event).
+    init(_ raw: UnsafePointer<sh_launch_options>?) {
+        self.init()
+        guard let raw else { return }
+        let size = Int(raw.pointee.size)
+        if size >= MemoryLayout<sh_launch_options>.offset(of: \.flags)! + 4 {
+            let flags = raw.pointee.flags
+            isFirstHostLaunch = flags & UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) != 0
+            isFirstServiceLaunch = flags & UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) != 0
+            isRestart = flags & UInt32(SH_LAUNCH_RESTART) != 0
+        }
+        if size >= MemoryLayout<sh_launch_options>.offset(of: \.settings_len)! + MemoryLayout<Int>.size,
+           let json = raw.pointee.settings_json
+        {
+            do {
+                settings = try JSONValue(
+                    parsing: UnsafeRawBufferPointer(start: json, count: raw.pointee.settings_len))
+            } catch {
+                settingsError = error
+            }
+        }
+    }
+}
+
+/// A service-to-service notification (a copy of `sh_notification`).
+public struct ServiceNotification: Sendable, Equatable {
+    /// The notification's name.
+    public var name: String
+    /// The id of the service that posted it; "host" when the host (or a
+    /// control client) posted it.
+    public var sender: String
+    /// The payload as JSON text, exactly as posted, or `nil` when there is none.
+    public var json: String?
+    /// The payload parsed, or `nil` when there is none or it is not valid JSON.
+    public var payload: JSONValue?
+
+    /// Creates a notification; for tests and previews.
+    public init(name: String, sender: String, payload: JSONValue? = nil) {
+        self.name = name
+        self.sender = sender
+        self.json = payload?.serialized
+        self.payload = payload
+    }
+
+    /// Copies the host's `sh_notification` (valid only during the event).
+    init(_ raw: UnsafePointer<sh_notification>?) {
+        self.init(name: "", sender: "")
+        guard let raw else { return }
+        let size = Int(raw.pointee.size)
+        if size >= MemoryLayout<sh_notification>.offset(of: \.sender)! + MemoryLayout<Int>.size {
+            if let name = raw.pointee.name { self.name = String(cString: name) }
+            if let sender = raw.pointee.sender { self.sender = String(cString: sender) }
+        }
+        if size >= MemoryLayout<sh_notification>.offset(of: \.json_len)! + MemoryLayout<Int>.size,
+           let json = raw.pointee.json
+        {
+            let bytes = UnsafeRawBufferPointer(start: json, count: raw.pointee.json_len)
+            self.json = String(decoding: bytes, as: UTF8.self)
+            self.payload = try? JSONValue(parsing: bytes)
+        }
+    }
+}

@@ -1,0 +1,465 @@
+// servicehost-metagen — turns a Swift plugin's servicehost.json into its static
+// metadata records and its exported entry.
+//
+// Usage: servicehost-metagen <servicehost.json> <output.swift>
+// Run by the ServiceMetadata build plugin; run it by hand to check a manifest.
+//
+// Manifest format (strict JSON, RFC 8259; unknown keys are errors):
+//
+//     {
+//       "services": [
+//         { "id": "dev.servicehost.logger", "type": "LoggerService",
+//           "name": "Logger", "version": "1.0.0",
+//           "events": ["lifecycle", "notification"], "priority": 0 }
+//       ]
+//     }
+//
+//   services  required, a non-empty array, one object per service in the library.
+//   id        required; reverse-DNS: letters, digits, '-' and '_' in at least two
+//             dot-separated labels, at most 127 bytes; unique in the manifest.
+//   type      required; the Swift class (conforming to ServiceKit's
+//             ApplicationService) created with `init()`, e.g. "LoggerService".
+//   name      optional, defaults to type; at most 63 bytes.
+//   version   optional, defaults to "0.0.0"; at most 31 bytes.
+//   events    optional, defaults to []; event names: willFinishLaunching,
+//             didFinishLaunching, didBecomeActive, willResignActive,
+//             didEnterBackground, willEnterForeground, willTerminate,
+//             notification, and the group "lifecycle" (the first seven).
+//   priority  optional, defaults to 0; an integer in Int32, higher runs earlier.
+//
+// Every error prints "<manifest path>: <JSON path>: <reason>" to stderr (for
+// example "…/servicehost.json: services[1].events[0]: unknown event \"x\"")
+// and exits 1, which fails the build.
+//
+// Output: one Swift file with one `@section("servicehost_meta") @used` global
+// per record (sh_meta_plugin, then one sh_meta_service per service, byte for
+// byte as metadata.h lays them out, little-endian, as UInt64 words so each
+// record is 8-byte aligned like the C macros' records), and the exported
+// `@c(servicehost_entry)` function calling ServiceKit's ServicePlugin.entry.
+
+import ServiceABI
+import ServiceKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+// MARK: - Constants
+
+/// The compiler that built this generator, which is the compiler that builds
+/// the plugin (both are built in one `swift build`).
+let toolchain: String = {
+    #if compiler(>=7.0)
+    return "swift 7+"
+    #elseif compiler(>=6.5)
+    return "swift 6.5+"
+    #elseif compiler(>=6.4.3)
+    return "swift 6.4.3+"
+    #elseif compiler(>=6.4.2)
+    return "swift 6.4.2"
+    #elseif compiler(>=6.4.1)
+    return "swift 6.4.1"
+    #elseif compiler(>=6.4)
+    return "swift 6.4"
+    #elseif compiler(>=6.3.5)
+    return "swift 6.3.5+"
+    #elseif compiler(>=6.3.4)
+    return "swift 6.3.4"
+    #elseif compiler(>=6.3.3)
+    return "swift 6.3.3"
+    #elseif compiler(>=6.3.2)
+    return "swift 6.3.2"
+    #elseif compiler(>=6.3.1)
+    return "swift 6.3.1"
+    #else
+    return "swift 6.3"
+    #endif
+}()
+
+/// Event names and their kinds (events.h).
+let eventKinds: [(name: String, kind: UInt32)] = [
+    ("willFinishLaunching", SH_EVENT_WILL_FINISH_LAUNCHING.rawValue),
+    ("didFinishLaunching", SH_EVENT_DID_FINISH_LAUNCHING.rawValue),
+    ("didBecomeActive", SH_EVENT_DID_BECOME_ACTIVE.rawValue),
+    ("willResignActive", SH_EVENT_WILL_RESIGN_ACTIVE.rawValue),
+    ("didEnterBackground", SH_EVENT_DID_ENTER_BACKGROUND.rawValue),
+    ("willEnterForeground", SH_EVENT_WILL_ENTER_FOREGROUND.rawValue),
+    ("willTerminate", SH_EVENT_WILL_TERMINATE.rawValue),
+    ("notification", SH_EVENT_NOTIFICATION.rawValue),
+]
+let lifecycleNames: Set = [
+    "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
+    "didEnterBackground", "willEnterForeground", "willTerminate",
+]
+let serviceKeys = ["id", "type", "name", "version", "events", "priority"]
+
+// MARK: - Errors
+
+struct ManifestError: Error {
+    let path: String
+    let reason: String
+}
+
+func fail(_ path: String, _ reason: String) -> ManifestError {
+    ManifestError(path: path, reason: reason)
+}
+
+// MARK: - Reading the manifest
+
+struct ServiceSpec {
+    var id: String
+    var type: String
+    var name: String
+    var version: String
+    var events: (UInt64, UInt64)
+    var priority: Int32
+}
+
+func readFile(_ path: String) throws(ManifestError) -> [UInt8] {
+    guard let file = fopen(path, "rb") else {
+        throw fail("", "cannot read: \(String(cString: strerror(errno)))")
+    }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+        bytes.append(contentsOf: chunk[0..<count])
+        if count < chunk.count { break }
+    }
+    if ferror(file) != 0 { throw fail("", "cannot read: \(String(cString: strerror(errno)))") }
+    return bytes
+}
+
+/// "line L, column C" for a byte offset (columns count bytes, from 1).
+func lineColumn(of offset: Int, in bytes: [UInt8]) -> String {
+    var line = 1
+    var column = 1
+    for byte in bytes.prefix(offset) {
+        if byte == 0x0A { line += 1; column = 1 } else { column += 1 }
+    }
+    return "line \(line), column \(column)"
+}
+
+func typeName(_ value: JSONValue) -> String {
+    switch value {
+    case .null: "null"
+    case .bool: "a Boolean"
+    case .number: "a number"
+    case .string: "a string"
+    case .array: "an array"
+    case .object: "an object"
+    }
+}
+
+func checkKeys(_ object: [String: JSONValue], allowed: [String], path: (String) -> String) throws(ManifestError) {
+    let unknown = object.keys.filter { !allowed.contains($0) }.sorted()
+    if let key = unknown.first {
+        throw fail(path(key), "unknown key \"\(key)\" (expected one of: \(allowed.joined(separator: ", ")))")
+    }
+}
+
+func string(_ value: JSONValue?, _ path: String) throws(ManifestError) -> String? {
+    guard let value else { return nil }
+    guard case .string(let string) = value else { throw fail(path, "expected a string, found \(typeName(value))") }
+    if string.utf8.contains(0) { throw fail(path, "must not contain NUL characters") }
+    return string
+}
+
+func isValidID(_ id: String) -> Bool {
+    guard id.utf8.count <= 127 else { return false }
+    let labels = id.split(separator: ".", omittingEmptySubsequences: false)
+    guard labels.count >= 2 else { return false }
+    return labels.allSatisfy { label in
+        !label.isEmpty && label.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+}
+
+/// A Swift type name: ASCII identifiers joined by dots (nested types allowed).
+func isValidTypeName(_ type: String) -> Bool {
+    let parts = type.split(separator: ".", omittingEmptySubsequences: false)
+    return parts.allSatisfy { part in
+        guard let first = part.utf8.first, !(first >= 0x30 && first <= 0x39) else { return false }
+        return part.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_")
+        }
+    }
+}
+
+func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
+    let root: JSONValue
+    do throws(JSONParseError) {
+        root = try JSONValue(parsing: bytes)
+    } catch {
+        throw fail(lineColumn(of: error.offset, in: bytes), "invalid JSON: \(error.reason)")
+    }
+    guard case .object(let top) = root else {
+        throw fail("(root)", "expected an object, found \(typeName(root))")
+    }
+    try checkKeys(top, allowed: ["services"]) { $0 }
+    guard let servicesValue = top["services"] else { throw fail("services", "missing (a non-empty array of services)") }
+    guard case .array(let services) = servicesValue else {
+        throw fail("services", "expected an array, found \(typeName(servicesValue))")
+    }
+    guard !services.isEmpty else { throw fail("services", "must list at least one service") }
+
+    var specs: [ServiceSpec] = []
+    var seenIDs: [String: Int] = [:]
+    for (index, value) in services.enumerated() {
+        let base = "services[\(index)]"
+        guard case .object(let object) = value else {
+            throw fail(base, "expected an object, found \(typeName(value))")
+        }
+        try checkKeys(object, allowed: serviceKeys) { "\(base).\($0)" }
+
+        guard let id = try string(object["id"], "\(base).id") else { throw fail("\(base).id", "missing") }
+        guard isValidID(id) else {
+            throw fail("\(base).id", "\"\(id)\" is not a reverse-DNS id (letters, digits, '-' and '_' "
+                + "in at least two dot-separated labels, at most 127 bytes)")
+        }
+        if let first = seenIDs[id] { throw fail("\(base).id", "duplicate id \"\(id)\" (also services[\(first)].id)") }
+        seenIDs[id] = index
+
+        guard let type = try string(object["type"], "\(base).type") else {
+            throw fail("\(base).type", "missing (the Swift class of the service)")
+        }
+        guard isValidTypeName(type) else { throw fail("\(base).type", "\"\(type)\" is not a Swift type name") }
+
+        let name = try string(object["name"], "\(base).name") ?? type
+        if name.isEmpty { throw fail("\(base).name", "must not be empty") }
+        if name.utf8.count >= Int(SH_META_NAME_MAX) {
+            throw fail("\(base).name", "too long (\(name.utf8.count) bytes, at most \(SH_META_NAME_MAX - 1))")
+        }
+
+        let version = try string(object["version"], "\(base).version") ?? "0.0.0"
+        if version.isEmpty { throw fail("\(base).version", "must not be empty") }
+        if version.utf8.count >= Int(SH_META_VERSION_MAX) {
+            throw fail("\(base).version", "too long (\(version.utf8.count) bytes, at most \(SH_META_VERSION_MAX - 1))")
+        }
+
+        var mask: (UInt64, UInt64) = (0, 0)
+        if let eventsValue = object["events"] {
+            guard case .array(let events) = eventsValue else {
+                throw fail("\(base).events", "expected an array of event names, found \(typeName(eventsValue))")
+            }
+            for (eventIndex, event) in events.enumerated() {
+                let path = "\(base).events[\(eventIndex)]"
+                guard let eventName = try string(event, path) else { continue }
+                let kinds: [UInt32]
+                if eventName == "lifecycle" {
+                    kinds = eventKinds.filter { lifecycleNames.contains($0.name) }.map(\.kind)
+                } else if let kind = eventKinds.first(where: { $0.name == eventName })?.kind {
+                    kinds = [kind]
+                } else {
+                    throw fail(path, "unknown event \"\(eventName)\" (expected lifecycle, "
+                        + "\(eventKinds.map(\.name).joined(separator: ", ")))")
+                }
+                for kind in kinds {
+                    precondition(kind < SH_EVENT_KIND_LIMIT)
+                    let bit = UInt64(1) << UInt64(kind % 64)
+                    if kind / 64 == 0 { mask.0 |= bit } else { mask.1 |= bit }
+                }
+            }
+        }
+
+        var priority: Int32 = 0
+        if let priorityValue = object["priority"] {
+            guard case .number(let number) = priorityValue else {
+                throw fail("\(base).priority", "expected an integer, found \(typeName(priorityValue))")
+            }
+            guard let exact = Int32(exactly: number) else {
+                throw fail("\(base).priority", "expected an integer in \(Int32.min)...\(Int32.max), found \(number)")
+            }
+            priority = exact
+        }
+
+        specs.append(ServiceSpec(id: id, type: type, name: name, version: version, events: mask, priority: priority))
+    }
+    return specs
+}
+
+// MARK: - Records
+
+/// Little-endian record bytes, written at the offsets metadata.h defines.
+struct Record {
+    var bytes: [UInt8]
+
+    init(size: Int) { bytes = [UInt8](repeating: 0, count: size) }
+
+    mutating func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+        for index in 0..<MemoryLayout<T>.size {
+            bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * index))
+        }
+    }
+
+    /// Writes `string` NUL-padded into a field of `capacity` bytes.
+    mutating func put(_ string: String, at offset: Int, capacity: Int32) {
+        let utf8 = Array(string.utf8)
+        precondition(utf8.count < Int(capacity), "\(string) does not fit \(capacity) bytes")
+        bytes.replaceSubrange(offset..<offset + utf8.count, with: utf8)
+    }
+
+    mutating func putHeader(size: Int, version: UInt32, kind: Int) {
+        put(UInt32(size), at: MemoryLayout<sh_meta_header>.offset(of: \.size)!)
+        put(version, at: MemoryLayout<sh_meta_header>.offset(of: \.version)!)
+        put(SH_META_MAGIC, at: MemoryLayout<sh_meta_header>.offset(of: \.magic)!)
+        put(UInt32(kind), at: MemoryLayout<sh_meta_header>.offset(of: \.kind)!)
+    }
+}
+
+func pluginRecord() -> Record {
+    typealias P = sh_meta_plugin
+    let size = MemoryLayout<P>.size
+    var record = Record(size: size)
+    record.putHeader(size: size, version: SH_META_PLUGIN_VERSION, kind: SH_META_KIND_PLUGIN)
+    record.put(SH_ABI_VERSION, at: MemoryLayout<P>.offset(of: \.abi_version)!)
+    record.put(SH_ABI_VERSION_MIN, at: MemoryLayout<P>.offset(of: \.abi_min)!)
+    record.put(toolchain, at: MemoryLayout<P>.offset(of: \.toolchain)!, capacity: SH_META_TOOLCHAIN_MAX)
+    record.put(ServicePlugin.sdkVersion, at: MemoryLayout<P>.offset(of: \.sdk_version)!, capacity: SH_META_SDK_MAX)
+    return record
+}
+
+func serviceRecord(_ spec: ServiceSpec) -> Record {
+    typealias S = sh_meta_service
+    let size = MemoryLayout<S>.size
+    var record = Record(size: size)
+    record.putHeader(size: size, version: SH_META_SERVICE_VERSION, kind: SH_META_KIND_SERVICE)
+    record.put(spec.id, at: MemoryLayout<S>.offset(of: \.id)!, capacity: SH_META_ID_MAX)
+    record.put(spec.name, at: MemoryLayout<S>.offset(of: \.name)!, capacity: SH_META_NAME_MAX)
+    record.put(spec.version, at: MemoryLayout<S>.offset(of: \.version)!, capacity: SH_META_VERSION_MAX)
+    let events = MemoryLayout<S>.offset(of: \.events)!
+    record.put(spec.events.0, at: events)
+    record.put(spec.events.1, at: events + 8)
+    record.put(spec.priority, at: MemoryLayout<S>.offset(of: \.priority)!)
+    record.put(UInt32(0), at: MemoryLayout<S>.offset(of: \.flags)!)
+    return record
+}
+
+// MARK: - Swift output
+
+func hex64(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    let padded = String(repeating: "0", count: 16 - digits.count) + digits
+    return "0x" + padded.prefix(8) + "_" + padded.suffix(8)
+}
+
+/// The bytes as printable ASCII, "." for anything else.
+func printable(_ bytes: ArraySlice<UInt8>) -> String {
+    String(decoding: bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
+}
+
+/// A Swift string literal for `string` (the ids and type names are ASCII, but escape anyway).
+func swiftLiteral(_ string: String) -> String {
+    var out = "\""
+    for scalar in string.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            out += "\\u{\(String(scalar.value, radix: 16))}"
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+func global(_ name: String, _ record: Record, comment: String) -> String {
+    precondition(record.bytes.count % 8 == 0)
+    var lines = [
+        "// \(comment)",
+        "@section(\"servicehost_meta\") @used",
+        "private let \(name): InlineArray<\(record.bytes.count / 8), UInt64> = [",
+    ]
+    for offset in stride(from: 0, to: record.bytes.count, by: 8) {
+        var word: UInt64 = 0
+        for index in 0..<8 { word |= UInt64(record.bytes[offset + index]) << (8 * UInt64(index)) }
+        let chunk = record.bytes[offset..<offset + 8]
+        lines.append("    \(hex64(word)), // \(String(repeating: " ", count: 3 - String(offset).count))\(offset): \(printable(chunk))")
+    }
+    lines.append("]")
+    return lines.joined(separator: "\n")
+}
+
+func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
+    var parts: [String] = []
+    parts.append("""
+        // Generated by servicehost-metagen from \(manifestPath).
+        // Do not edit: edit servicehost.json instead.
+        //
+        // The records below are the plugin's static metadata (metadata.h), read by
+        // the host from the file's "servicehost_meta" section without running it.
+        // Each is little-endian bytes as UInt64 words, so records stay 8-byte aligned.
+
+        import ServiceKit
+        """)
+    parts.append(global(
+        "_servicehostMetaPlugin", pluginRecord(),
+        comment: "sh_meta_plugin: ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), \(toolchain), ServiceKit \(ServicePlugin.sdkVersion)"))
+    for (index, spec) in specs.enumerated() {
+        parts.append(global(
+            "_servicehostMetaService\(index)", serviceRecord(spec),
+            comment: "sh_meta_service: \(spec.id) \"\(spec.name)\" \(spec.version), events "
+                + "\(hex64(spec.events.0)) \(hex64(spec.events.1)), priority \(spec.priority)"))
+    }
+    let entries = specs.map { spec in
+        "        .init(id: \(swiftLiteral(spec.id)), make: { \(spec.type)() }),"
+    }
+    parts.append("""
+        /// The plugin's one exported symbol (plugin.h): `const sh_plugin *servicehost_entry(const sh_host_offer *)`.
+        @c(servicehost_entry)
+        public func _servicehostEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPointer? {
+            ServicePlugin.entry(offer, services: [
+        \(entries.joined(separator: "\n"))
+            ])
+        }
+        """)
+    return parts.joined(separator: "\n\n") + "\n"
+}
+
+/// Writes `text` to `path` unless the file already holds it.
+func writeIfChanged(_ text: String, to path: String) throws(ManifestError) {
+    let bytes = Array(text.utf8)
+    if let existing = try? readFile(path), existing == bytes { return }
+    guard let file = fopen(path, "wb") else {
+        throw fail("", "cannot write \(path): \(String(cString: strerror(errno)))")
+    }
+    let written = fwrite(bytes, 1, bytes.count, file)
+    if fclose(file) != 0 || written != bytes.count {
+        throw fail("", "cannot write \(path): \(String(cString: strerror(errno)))")
+    }
+}
+
+// MARK: - Main
+
+/// Prints one line to standard error.
+func printError(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+precondition(MemoryLayout<sh_meta_header>.size == 16, "sh_meta_header layout")
+precondition(MemoryLayout<sh_meta_plugin>.size == 72, "sh_meta_plugin layout")
+precondition(MemoryLayout<sh_meta_service>.size == 264, "sh_meta_service layout")
+precondition(ServicePlugin.sdkVersion.utf8.count < Int(SH_META_SDK_MAX), "sdkVersion too long")
+precondition(toolchain.utf8.count < Int(SH_META_TOOLCHAIN_MAX), "toolchain too long")
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    printError("usage: servicehost-metagen <servicehost.json> <output.swift>")
+    exit(2)
+}
+let manifestPath = arguments[1]
+do throws(ManifestError) {
+    let specs = try parseManifest(try readFile(manifestPath))
+    try writeIfChanged(generate(specs, manifestPath: manifestPath), to: arguments[2])
+} catch {
+    let location = error.path.isEmpty ? "" : "\(error.path): "
+    printError("\(manifestPath): \(location)\(error.reason)")
+    exit(1)
+}
