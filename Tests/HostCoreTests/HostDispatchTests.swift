@@ -74,4 +74,32 @@ import TestSupport
         }
         #expect(states == ["inactive", "inactive", "active", "inactive", "background", "notRunning"])
     }
+
+    @Test func appStateDuringEachEvent_isWhatUIKitReports() throws {
+        try probe("a.so", ["PROBE_ID=\"test.a\""])
+        let logPath = scratch.file("log.txt")
+        let logFile = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        defer { close(logFile) }
+        let host = Host(log: Log(level: .info, descriptor: logFile))
+        try host.load(directories: [lib], allowInsecure: false)
+        try host.launch()
+        try host.transition(to: .background)
+        try host.transition(to: .active)
+        try host.terminate()
+        // (kind, state in the event, state from sh_host.app_state): both must agree.
+        let seen = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "event ") else { return nil }
+            let words = line[range.upperBound...].split(separator: " ")
+            return "\(words[0]):\(words[2]):\(words[4])"
+        }
+        let (inactive, active, background) = (SH_APP_INACTIVE.rawValue, SH_APP_ACTIVE.rawValue, SH_APP_BACKGROUND.rawValue)
+        let expected: [(sh_event_kind, UInt32)] = [
+            (SH_EVENT_WILL_FINISH_LAUNCHING, inactive), (SH_EVENT_DID_FINISH_LAUNCHING, inactive),
+            (SH_EVENT_DID_BECOME_ACTIVE, active), (SH_EVENT_WILL_RESIGN_ACTIVE, active),
+            (SH_EVENT_DID_ENTER_BACKGROUND, background), (SH_EVENT_WILL_ENTER_FOREGROUND, background),
+            (SH_EVENT_DID_BECOME_ACTIVE, active), (SH_EVENT_WILL_RESIGN_ACTIVE, active),
+            (SH_EVENT_DID_ENTER_BACKGROUND, background), (SH_EVENT_WILL_TERMINATE, background),
+        ]
+        #expect(seen == expected.map { "\($0.0.rawValue):\($0.1):\($0.1)" })
+    }
 }

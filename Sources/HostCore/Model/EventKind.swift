@@ -38,6 +38,16 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the app is already in the event's new state while services handle it, as
+    /// `UIApplication.applicationState` reads: did-events and launch events see the new
+    /// state (didBecomeActive: active), will-events the old one (willResignActive: active).
+    public var isDeliveredInNewState: Bool {
+        switch self {
+        case .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .didEnterBackground: true
+        default: false
+        }
+    }
+
     /// Whether the event takes the app down a step; those run in reverse service order,
     /// as a graceful shutdown stops services in the reverse of their start order.
     public var isTearDown: Bool {

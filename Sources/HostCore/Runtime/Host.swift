@@ -107,6 +107,7 @@ public final class Host {
     public func terminate() throws(TransitionError) { try transition(to: .notRunning) }
 
     private func deliverLifecycle(_ kind: EventKind) {
+        if kind.isDeliveredInNewState { applyState(kind) }
         if kind == .willFinishLaunching || kind == .didFinishLaunching {
             var options = sh_launch_options(
                 size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
@@ -115,10 +116,14 @@ public final class Host {
         } else {
             deliver(kind, data: nil)
         }
-        lifecycle.apply(kind)
-        stateCell.value = lifecycle.state
+        if !kind.isDeliveredInNewState { applyState(kind) }
         log.debug("host", "\(kind.name): app is \(lifecycle.state.name)")
         deliverNotifications()
+    }
+
+    private func applyState(_ kind: EventKind) {
+        lifecycle.apply(kind)
+        stateCell.value = lifecycle.state
     }
 
     /// Delivers one event to every service that asked for it: no allocation unless tracing.

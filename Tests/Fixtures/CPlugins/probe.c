@@ -66,8 +66,8 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
     servicehost_probe_missing_function();
 #endif
     char line[96];
-    snprintf(line, sizeof line, "probe %s: event %u seq %llu", PROBE_ID, event->kind,
-             (unsigned long long)event->seq);
+    snprintf(line, sizeof line, "probe %s: event %u state %d host-state %d seq %llu", PROBE_ID,
+             event->kind, event->app_state, host->app_state(host), (unsigned long long)event->seq);
     host->log(host, SH_LOG_INFO, line);
 #ifdef PROBE_HANG_KIND
     if (event->kind == PROBE_HANG_KIND) for (;;) pause();

@@ -158,8 +158,11 @@ typedef struct sh_event {
      * does not know (the host only sends kinds the service asked for, but a
      * newer host may grow a kind's meaning). */
     uint32_t kind;
-    /* The app's sh_app_state at delivery (before the event's transition
-     * completes: willResignActive arrives while still SH_APP_ACTIVE). */
+    /* The app's sh_app_state while the service handles the event, as
+     * UIApplication.applicationState reads then: launch events and
+     * did-events see the new state (didBecomeActive: SH_APP_ACTIVE,
+     * didEnterBackground: SH_APP_BACKGROUND), will-events the old one
+     * (willResignActive: still SH_APP_ACTIVE). */
     int32_t app_state;
     /* A host-wide counter, increasing by one per delivery; matches the trace. */
     uint64_t seq;
