@@ -29,9 +29,15 @@ import TestSupport
 
     /// The path of the C library this test process runs with: a real system shared object.
     private func systemLibrary() throws -> String {
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
-        guard let line = maps.split(separator: "\n").first(where: { $0.contains("/libc.so") || $0.contains("/libc-") }),
-              let slash = line.firstIndex(of: "/") else { throw TestFailure("libc not found in /proc/self/maps") }
+        // /proc files report size 0; read them to the end by hand.
+        let fd = open("/proc/self/maps", O_RDONLY)
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while case let n = read(fd, &chunk, chunk.count), n > 0 { bytes += chunk[..<n] }
+        let maps = String(decoding: bytes, as: UTF8.self)
+        guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("/libc.so.6") }),
+              let slash = line.firstIndex(of: "/") else { throw TestFailure("libc.so.6 not in /proc/self/maps:\n\(maps)") }
         return String(line[slash...])
     }
 
