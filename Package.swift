@@ -22,12 +22,15 @@ let package = Package(
         // The contract: C headers only.
         .target(name: "ServiceABI"),
 
+        // JSON values and a strict parser, shared by the host and the SDK (no Foundation).
+        .target(name: "ServiceJSON"),
+
         // The host side. HostCore never links ServiceKit: only C types cross.
-        .target(name: "HostCore", dependencies: ["ServiceABI"]),
+        .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON"]),
         .executableTarget(name: "host", dependencies: ["HostCore"]),
 
         // The service side.
-        .target(name: "ServiceKit", dependencies: ["ServiceABI"]),
+        .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion (one source).
         .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit"]),
         .plugin(
