@@ -17,6 +17,11 @@ let package = Package(
         // Bundled services, each its own shared library.
         .library(name: "Logger", type: .dynamic, targets: ["Logger"]),
         .library(name: "Uptime", type: .dynamic, targets: ["Uptime"]),
+        .library(name: "PushNotifications", type: .dynamic, targets: ["PushNotifications"]),
+        .library(name: "DeepLinks", type: .dynamic, targets: ["DeepLinks"]),
+        .library(name: "Analytics", type: .dynamic, targets: ["Analytics"]),
+        // scripts/bench: the Swift service it copies into generated plugins.
+        .library(name: "BenchSwiftService", type: .dynamic, targets: ["BenchSwiftService"]),
     ],
     targets: [
         // The contract: C headers only.
@@ -27,7 +32,7 @@ let package = Package(
 
         // The host side. HostCore never links ServiceKit: only C types cross.
         .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON"]),
-        .executableTarget(name: "host", dependencies: ["HostCore"]),
+        .executableTarget(name: "host", dependencies: ["HostCore", "ServiceJSON"]),
 
         // The service side.
         .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON"]),
@@ -49,6 +54,33 @@ let package = Package(
             plugins: ["ServiceMetadata"]
         ),
         .target(name: "Uptime", dependencies: ["ServiceABI"], path: "Plugins/Uptime", publicHeadersPath: "."),
+        .target(
+            name: "PushNotifications",
+            dependencies: ["ServiceKit"],
+            path: "Plugins/PushNotifications",
+            exclude: ["servicehost.json"],
+            plugins: ["ServiceMetadata"]
+        ),
+        .target(
+            name: "DeepLinks",
+            dependencies: ["ServiceKit"],
+            path: "Plugins/DeepLinks",
+            exclude: ["servicehost.json"],
+            plugins: ["ServiceMetadata"]
+        ),
+        .target(
+            name: "Analytics",
+            dependencies: ["ServiceKit"],
+            path: "Plugins/Analytics",
+            exclude: ["servicehost.json"],
+            plugins: ["ServiceMetadata"]
+        ),
+
+        // Benchmarks (scripts/bench): the runner, the C floor it compares against, a minimal Swift service.
+        .executableTarget(name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI"]),
+        .executableTarget(name: "bench-floor", dependencies: ["ServiceABI"]),
+        .target(name: "BenchSwiftService", dependencies: ["ServiceKit"], path: "Sources/bench-swift-service",
+                exclude: ["servicehost.json"], plugins: ["ServiceMetadata"]),
 
         // Tests. TestSupport finds built products and compiles C fixtures.
         .target(name: "TestSupport", path: "Tests/Support"),

@@ -1,6 +1,14 @@
 import ServiceKit
 
-/// Logs every lifecycle event and notification it receives through the host.
+/// Logs every event it receives through the host: the lifecycle, notifications from
+/// other services (it subscribes to every name), memory warnings, pushes, device
+/// tokens, URLs and user activities.
+///
+/// It only watches: it answers `[]` to willPresentNotification (so it never changes
+/// how a push is shown) and `false` to openURL and continueUserActivity (so it never
+/// claims one). It does not take didReceiveRemoteNotification: every answer there
+/// counts in the host's merge, and an observer's "no data" would turn every service's
+/// "failed" into "no data".
 ///
 /// Settings: `{"enabled": false}` makes it decline launching (answers SH_FALSE).
 final class LoggerService: ApplicationService {
@@ -19,18 +27,68 @@ final class LoggerService: ApplicationService {
     func didEnterBackground() { logEvent("didEnterBackground") }
     func willEnterForeground() { logEvent("willEnterForeground") }
     func willTerminate() { logEvent("willTerminate") }
+    func didReceiveMemoryWarning() { logEvent("didReceiveMemoryWarning") }
 
     func didReceive(_ notification: ServiceNotification) {
         host.log(.info, "notification \(notification.name) from \(notification.sender): \(notification.json ?? "no payload")")
+    }
+
+    func willPresent(_ notification: PushNotification) -> PresentationOptions {
+        host.log(.info, "willPresentNotification\(launch(notification.isFromLaunch)): \(trimmed(notification.json))")
+        return []
+    }
+
+    func didReceive(_ response: NotificationResponse) {
+        host.log(.info, "didReceiveNotificationResponse \(response.actionIdentifier)"
+            + "\(launch(response.notification.isFromLaunch)): \(trimmed(response.notification.json))")
+    }
+
+    func didRegisterForRemoteNotifications(deviceToken: DeviceToken) {
+        host.log(.info, "didRegisterForRemoteNotifications \(deviceToken.hex)")
+    }
+
+    func didFailToRegisterForRemoteNotifications(error: String) {
+        host.log(.info, "didFailToRegisterForRemoteNotifications: \(error)")
+    }
+
+    func open(_ url: OpenURL) -> Bool {
+        host.log(.info, "openURL \(url.string)\(launch(url.isFromLaunch))")
+        return false
+    }
+
+    func continueUserActivity(_ activity: UserActivity) -> Bool {
+        let userInfo = activity.userInfoJSON.map { ", userInfo: \(trimmed($0))" } ?? ""
+        let webpage = activity.webpageURL.map { ", webpageURL: \($0)" } ?? ""
+        host.log(.info, "continueUserActivity \(activity.type)\(launch(activity.isFromLaunch))\(webpage)\(userInfo)")
+        return false
     }
 
     private func logEvent(_ name: String) {
         host.log(.info, "\(name) (app state: \(host.appState))")
     }
 
+    /// JSON text without the whitespace around it (a payload file's final newline).
+    private func trimmed(_ json: String) -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\r\n" || $0 == "\r" || $0 == "\t" }
+        var text = Substring(json)
+        while let first = text.first, isSpace(first) { text.removeFirst() }
+        while let last = text.last, isSpace(last) { text.removeLast() }
+        return String(text)
+    }
+
+    private func launch(_ isFromLaunch: Bool) -> String {
+        isFromLaunch ? " (launch)" : ""
+    }
+
     private func describe(_ options: LaunchOptions) -> String {
         if let error = options.settingsError { host.log(.warn, "settings are not valid JSON: \(error)") }
-        return "firstHostLaunch: \(options.isFirstHostLaunch), firstServiceLaunch: \(options.isFirstServiceLaunch), "
+        var text = "firstHostLaunch: \(options.isFirstHostLaunch), "
+            + "firstServiceLaunch: \(options.isFirstServiceLaunch), "
             + "restart: \(options.isRestart), settings: \(options.settings?.serialized ?? "none")"
+        // Only when present, so the common line stays as it was.
+        if let push = options.notification { text += ", notification: \(trimmed(push.json))" }
+        if let url = options.url { text += ", url: \(url.string)" }
+        if let activity = options.userActivity { text += ", userActivity: \(activity.type)" }
+        return text
     }
 }

@@ -5,3 +5,4 @@
 _Static_assert(sizeof(sh_meta_header) == 16, "sh_meta_header layout");
 _Static_assert(sizeof(sh_meta_plugin) == 72, "sh_meta_plugin layout");
 _Static_assert(sizeof(sh_meta_service) == 264, "sh_meta_service layout");
+_Static_assert(sizeof(sh_meta_claim) == 272, "sh_meta_claim layout");

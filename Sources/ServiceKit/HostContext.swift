@@ -38,15 +38,17 @@ public enum HostError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The host as one service sees it: logging, notifications, the app state, a
-/// persistent key-value store and host extensions.
+/// The host as one service sees it: logging, notifications and subscriptions, the app
+/// state, remote-notification registration, a persistent key-value store and host
+/// extensions.
 ///
 /// Reach it as `host` from any ``ApplicationService``. It is attached before
 /// `willFinishLaunching` and stays valid for the process lifetime; before
 /// that (in `init`), ``log(_:_:)`` writes to standard error and the other
 /// calls throw ``HostError/notAttached`` or answer a neutral value.
 ///
-/// Threads: ``log(_:_:)``, ``post(_:payload:)``, ``appState`` and
+/// Threads: ``log(_:_:)``, ``post(_:payload:)``, ``subscribe(_:)``,
+/// ``unsubscribe(_:)``, ``registerForRemoteNotifications()``, ``appState`` and
 /// ``extension(id:)`` may be called from any thread; ``store`` only on the
 /// thread that delivers events (the host's main thread).
 public struct HostContext: @unchecked Sendable {
@@ -111,6 +113,60 @@ public struct HostContext: @unchecked Sendable {
     public func `extension`(id: String) -> UnsafeRawPointer? {
         guard let raw, let getExtension = raw.pointee.get_extension else { return nil }
         return getExtension(raw, id)
+    }
+
+    /// Subscribes this service to notifications posted under `name` (`"*"`: every
+    /// name), in addition to the names its manifest lists under `subscribes`. Takes
+    /// effect for notifications delivered after the call. Any thread.
+    ///
+    /// The service receives them through `didReceive(_:)` only if its manifest lists
+    /// the `notification` event.
+    /// - Throws: ``HostError/invalid`` for an empty name, ``HostError/unsupported``
+    ///   when the host predates subscriptions, or another ``HostError``.
+    public func subscribe(_ name: String) throws(HostError) {
+        let raw = try attached()
+        guard has(\.subscribe), let subscribe = raw.pointee.subscribe else { throw .unsupported }
+        guard !name.isEmpty, !name.utf8.contains(0) else { throw .invalid }
+        let code = subscribe(raw, name)
+        if code != SH_OK { throw HostError(code: code) }
+    }
+
+    /// Undoes ``subscribe(_:)``; returns `false` when the service was not subscribed to
+    /// `name` at run time (names from the manifest stay). Any thread.
+    /// - Throws: ``HostError/unsupported`` when the host predates subscriptions, or
+    ///   another ``HostError``.
+    @discardableResult
+    public func unsubscribe(_ name: String) throws(HostError) -> Bool {
+        let raw = try attached()
+        guard has(\.unsubscribe), let unsubscribe = raw.pointee.unsubscribe else { throw .unsupported }
+        guard !name.utf8.contains(0) else { throw .invalid }
+        let code = unsubscribe(raw, name)
+        switch Int(code) {
+        case SH_OK: return true
+        case SH_NOT_FOUND: return false
+        default: throw HostError(code: code)
+        }
+    }
+
+    /// Asks for the device token, as UIApplication's `registerForRemoteNotifications()`:
+    /// when the host knows a token it delivers
+    /// `didRegisterForRemoteNotifications(deviceToken:)` to this service after the
+    /// current event; otherwise the service hears when one arrives. Any thread.
+    /// - Throws: ``HostError/unsupported`` when the host predates it, or another ``HostError``.
+    public func registerForRemoteNotifications() throws(HostError) {
+        let raw = try attached()
+        guard has(\.register_for_remote_notifications),
+              let register = raw.pointee.register_for_remote_notifications
+        else { throw .unsupported }
+        let code = register(raw)
+        if code != SH_OK { throw HostError(code: code) }
+    }
+
+    /// Whether the host's table (as the host compiled it) has `member`: members after
+    /// version 1 were appended, so an older host's table ends before them.
+    func has<T>(_ member: KeyPath<sh_host, T>) -> Bool {
+        guard let raw else { return false }
+        return Int(raw.pointee.size) >= MemoryLayout<sh_host>.offset(of: member)! + MemoryLayout<T>.size
     }
 
     /// This service's persistent key-value store. Main thread only.

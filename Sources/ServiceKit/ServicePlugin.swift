@@ -35,9 +35,23 @@ import Musl
 /// - `events` (default `[]`): any of `willFinishLaunching`,
 ///   `didFinishLaunching`, `didBecomeActive`, `willResignActive`,
 ///   `didEnterBackground`, `willEnterForeground`, `willTerminate`,
-///   `notification`, and `lifecycle` for the first seven. The host sends
-///   only these.
+///   `notification`, `didReceiveMemoryWarning`, `willPresentNotification`,
+///   `didReceiveNotificationResponse`, `didReceiveRemoteNotification`,
+///   `didRegisterForRemoteNotifications`,
+///   `didFailToRegisterForRemoteNotifications`, `openURL`,
+///   `continueUserActivity`, and the groups `lifecycle` (the first seven),
+///   `push` (the three notification events and the two registration events)
+///   and `all`. The host sends only these.
 /// - `priority` (default 0): an integer in Int32; higher runs earlier.
+/// - `urls` (default `[]`): URL schemes (`"myapp"`) or schemes and hosts
+///   (`"https://example.com"`) the service owns: the host asks only it for
+///   them. Needs `openURL` in `events`.
+/// - `activities` (default `[]`): user activity types the service owns.
+///   Needs `continueUserActivity` in `events`.
+/// - `subscribes` (default `[]`): notification names the service receives
+///   (`"*"`: all; more at run time with ``HostContext/subscribe(_:)``). Needs
+///   `notification` in `events`.
+/// - Each `urls`, `activities` and `subscribes` value is at most 119 bytes.
 public enum ServicePlugin {
     /// The ServiceKit version, written into every plugin's metadata record
     /// (`sdk_version`, at most 15 bytes). servicehost-metagen reads this
@@ -147,17 +161,24 @@ public enum ServicePlugin {
     }
 
     /// Calls the method for `event` on `instance`; allocates nothing for
-    /// events without data.
+    /// events without data (the lifecycle events after launch).
+    ///
+    /// Data that points into host memory (push payloads, userInfo) is read lazily by
+    /// the service; when the method returns, `endEvent()` copies whatever the service
+    /// kept, because the host frees that memory once `handle_event` returns.
     static func dispatch(_ event: UnsafePointer<sh_event>, to instance: any ApplicationService) -> Int32 {
-        let hasData = Int(event.pointee.size) >= MemoryLayout<sh_event>.offset(of: \.data)! + MemoryLayout<Int>.size
-        let data = hasData ? event.pointee.data : nil
+        let size = Int(event.pointee.size)
+        let data = size >= MemoryLayout<sh_event>.offset(of: \.data)! + MemoryLayout<Int>.size
+            ? event.pointee.data : nil
         switch sh_event_kind(rawValue: event.pointee.kind) {
         case SH_EVENT_WILL_FINISH_LAUNCHING:
-            let options = LaunchOptions(data?.assumingMemoryBound(to: sh_launch_options.self))
-            return Int32(instance.willFinishLaunching(options) ? SH_OK : SH_FALSE)
+            var options = LaunchOptions(data?.assumingMemoryBound(to: sh_launch_options.self))
+            defer { options.endEvent() }
+            return answer(instance.willFinishLaunching(options))
         case SH_EVENT_DID_FINISH_LAUNCHING:
-            let options = LaunchOptions(data?.assumingMemoryBound(to: sh_launch_options.self))
-            return Int32(instance.didFinishLaunching(options) ? SH_OK : SH_FALSE)
+            var options = LaunchOptions(data?.assumingMemoryBound(to: sh_launch_options.self))
+            defer { options.endEvent() }
+            return answer(instance.didFinishLaunching(options))
         case SH_EVENT_DID_BECOME_ACTIVE:
             instance.didBecomeActive()
         case SH_EVENT_WILL_RESIGN_ACTIVE:
@@ -170,10 +191,55 @@ public enum ServicePlugin {
             instance.willTerminate()
         case SH_EVENT_NOTIFICATION:
             instance.didReceive(ServiceNotification(data?.assumingMemoryBound(to: sh_notification.self)))
+        case SH_EVENT_DID_RECEIVE_MEMORY_WARNING:
+            instance.didReceiveMemoryWarning()
+        case SH_EVENT_WILL_PRESENT_NOTIFICATION:
+            guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
+            var notification = PushNotification(push)
+            defer { notification.endEvent() }
+            instance.willPresent(notification, completion: PresentationCompletion(completion(of: event)))
+        case SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE:
+            guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
+            var response = NotificationResponse(push)
+            defer { response.notification.endEvent() }
+            instance.didReceive(response, completion: ResponseCompletion(completion(of: event)))
+        case SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION:
+            guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
+            var notification = PushNotification(push)
+            defer { notification.endEvent() }
+            instance.didReceiveRemoteNotification(notification, completion: FetchCompletion(completion(of: event)))
+        case SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS:
+            guard let token = data?.assumingMemoryBound(to: sh_device_token.self) else { return Int32(SH_INVALID) }
+            instance.didRegisterForRemoteNotifications(deviceToken: DeviceToken(token))
+        case SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS:
+            guard let info = data?.assumingMemoryBound(to: sh_error_info.self) else { return Int32(SH_INVALID) }
+            let messageEnd = MemoryLayout<sh_error_info>.offset(of: \.message)! + MemoryLayout<Int>.size
+            let message = Int(info.pointee.size) >= messageEnd ? info.pointee.message.map { String(cString: $0) } : nil
+            instance.didFailToRegisterForRemoteNotifications(error: message ?? "")
+        case SH_EVENT_OPEN_URL:
+            guard let url = data?.assumingMemoryBound(to: sh_open_url.self) else { return Int32(SH_INVALID) }
+            return answer(instance.open(OpenURL(url)))
+        case SH_EVENT_CONTINUE_USER_ACTIVITY:
+            guard let raw = data?.assumingMemoryBound(to: sh_user_activity.self) else { return Int32(SH_INVALID) }
+            var activity = UserActivity(raw)
+            defer { activity.endEvent() }
+            return answer(instance.continueUserActivity(activity))
         default:
             return Int32(SH_UNSUPPORTED)
         }
         return Int32(SH_OK)
+    }
+
+    /// `SH_OK` for `true`, `SH_FALSE` for `false`.
+    private static func answer(_ value: Bool) -> Int32 {
+        Int32(value ? SH_OK : SH_FALSE)
+    }
+
+    /// The event's completion (nil when the host sent none, which the SDK's completion
+    /// classes treat as "nothing to call").
+    private static func completion(of event: UnsafePointer<sh_event>) -> CompletionHandle {
+        let completionEnd = MemoryLayout<sh_event>.offset(of: \.completion)! + MemoryLayout<Int>.size
+        return CompletionHandle(raw: Int(event.pointee.size) >= completionEnd ? event.pointee.completion : nil)
     }
 
     /// The host context of `service`, or a detached one before attach.
@@ -202,8 +268,10 @@ final class ServiceSlot {
     func attach(_ raw: UnsafePointer<sh_host>?) -> Int32 {
         guard let raw else { return Int32(SH_INVALID) }
         if instance != nil { return Int32(SH_OK) }
-        // Every member this SDK calls is in version 1 of the table.
-        guard Int(raw.pointee.size) >= MemoryLayout<sh_host>.size else {
+        // Version 1 of the table ends with get_extension; HostContext checks `size`
+        // before calling a member appended later (subscribe, …).
+        let versionOneSize = MemoryLayout<sh_host>.offset(of: \.get_extension)! + MemoryLayout<Int>.size
+        guard Int(raw.pointee.size) >= versionOneSize else {
             writeStandardError("\(id): the host's sh_host table is too small (\(raw.pointee.size) bytes)\n")
             return Int32(SH_ERROR)
         }

@@ -55,17 +55,33 @@ public struct LaunchOptions: Sendable, Equatable {
     public var settings: JSONValue?
     /// Why the host's settings text could not be parsed, or `nil`.
     public var settingsError: JSONParseError?
+    /// The push notification that launched the app (UIKit's `.remoteNotification`), or
+    /// `nil`. The host also delivers it once more after the app becomes active, as a
+    /// notification response with ``PushNotification/isFromLaunch`` set: act on it there.
+    public var notification: PushNotification?
+    /// The URL that launched the app (UIKit's `.url`), or `nil`. Also delivered once
+    /// more after the app becomes active, through `open(_:)` with
+    /// ``OpenURL/isFromLaunch`` set.
+    public var url: OpenURL?
+    /// The user activity that launched the app (UIKit's `.userActivityDictionary`), or
+    /// `nil`. Also delivered once more after the app becomes active, through
+    /// `continueUserActivity(_:)` with ``UserActivity/isFromLaunch`` set.
+    public var userActivity: UserActivity?
 
     /// Creates launch options; for tests and previews.
     public init(
         isFirstHostLaunch: Bool = false, isFirstServiceLaunch: Bool = false,
-        isRestart: Bool = false, settings: JSONValue? = nil
+        isRestart: Bool = false, settings: JSONValue? = nil,
+        notification: PushNotification? = nil, url: OpenURL? = nil, userActivity: UserActivity? = nil
     ) {
         self.isFirstHostLaunch = isFirstHostLaunch
         self.isFirstServiceLaunch = isFirstServiceLaunch
         self.isRestart = isRestart
         self.settings = settings
         self.settingsError = nil
+        self.notification = notification
+        self.url = url
+        self.userActivity = userActivity
     }
 
     /// Copies the host's `sh_launch_options` (valid only during the event).
@@ -89,6 +105,20 @@ public struct LaunchOptions: Sendable, Equatable {
                 settingsError = error
             }
         }
+        // Members added with issue 3: read each only if the host's struct has it.
+        func covers<T>(_ member: KeyPath<sh_launch_options, T>) -> Bool {
+            size >= MemoryLayout<sh_launch_options>.offset(of: member)! + MemoryLayout<T>.size
+        }
+        if covers(\.notification), let push = raw.pointee.notification { notification = PushNotification(push) }
+        if covers(\.url), let url = raw.pointee.url { self.url = OpenURL(url) }
+        if covers(\.activity), let activity = raw.pointee.activity { userActivity = UserActivity(activity) }
+    }
+
+    /// Called when the launch event returns: copies what the service kept out of the
+    /// host's memory.
+    mutating func endEvent() {
+        notification?.endEvent()
+        userActivity?.endEvent()
     }
 }
 

@@ -8,34 +8,55 @@
 //
 //     {
 //       "services": [
-//         { "id": "dev.servicehost.logger", "type": "LoggerService",
-//           "name": "Logger", "version": "1.0.0",
-//           "events": ["lifecycle", "notification"], "priority": 0 }
+//         { "id": "dev.servicehost.deeplinks", "type": "DeepLinksService",
+//           "name": "DeepLinks", "version": "1.0.0",
+//           "events": ["openURL", "continueUserActivity"], "priority": 0,
+//           "urls": ["myapp", "https://example.com"],
+//           "activities": ["dev.servicehost.view-item"] }
 //       ]
 //     }
 //
-//   services  required, a non-empty array, one object per service in the library.
-//   id        required; reverse-DNS: letters, digits, '-' and '_' in at least two
-//             dot-separated labels, at most 127 bytes; unique in the manifest.
-//   type      required; the Swift class (conforming to ServiceKit's
-//             ApplicationService) created with `init()`, e.g. "LoggerService".
-//   name      optional, defaults to type; at most 63 bytes.
-//   version   optional, defaults to "0.0.0"; at most 31 bytes.
-//   events    optional, defaults to []; event names: willFinishLaunching,
-//             didFinishLaunching, didBecomeActive, willResignActive,
-//             didEnterBackground, willEnterForeground, willTerminate,
-//             notification, and the group "lifecycle" (the first seven).
-//   priority  optional, defaults to 0; an integer in Int32, higher runs earlier.
+//   services    required, a non-empty array, one object per service in the library.
+//   id          required; reverse-DNS: letters, digits, '-' and '_' in at least two
+//               dot-separated labels, at most 127 bytes; unique in the manifest.
+//   type        required; the Swift class (conforming to ServiceKit's
+//               ApplicationService) created with `init()`, e.g. "LoggerService".
+//   name        optional, defaults to type; at most 63 bytes.
+//   version     optional, defaults to "0.0.0"; at most 31 bytes.
+//   events      optional, defaults to []; event names: willFinishLaunching,
+//               didFinishLaunching, didBecomeActive, willResignActive,
+//               didEnterBackground, willEnterForeground, willTerminate,
+//               notification, didReceiveMemoryWarning, willPresentNotification,
+//               didReceiveNotificationResponse, didReceiveRemoteNotification,
+//               didRegisterForRemoteNotifications,
+//               didFailToRegisterForRemoteNotifications, openURL,
+//               continueUserActivity; and the groups "lifecycle" (the first
+//               seven), "push" (willPresentNotification,
+//               didReceiveNotificationResponse, didReceiveRemoteNotification,
+//               didRegisterForRemoteNotifications,
+//               didFailToRegisterForRemoteNotifications) and "all" (every event).
+//   priority    optional, defaults to 0; an integer in Int32, higher runs earlier.
+//   urls        optional; the URLs the service owns (SH_CLAIM_URL): a scheme
+//               ("myapp") or a scheme and host ("https://example.com"), written
+//               lowercase into the metadata. Needs the openURL event.
+//   activities  optional; the user activity types the service owns
+//               (SH_CLAIM_ACTIVITY). Needs the continueUserActivity event.
+//   subscribes  optional; the notification names the service receives
+//               (SH_CLAIM_NOTIFICATION), "*" for every name. Needs the
+//               notification event.
+//   Each urls/activities/subscribes value is a non-empty string of at most 119
+//   bytes, listed once.
 //
 // Every error prints "<manifest path>: <JSON path>: <reason>" to stderr (for
 // example "…/servicehost.json: services[1].events[0]: unknown event \"x\"")
 // and exits 1, which fails the build.
 //
 // Output: one Swift file with one `@section("servicehost_meta") @used` global
-// per record (sh_meta_plugin, then one sh_meta_service per service, byte for
-// byte as metadata.h lays them out, little-endian, as UInt64 words so each
-// record is 8-byte aligned like the C macros' records), and the exported
-// `@c(servicehost_entry)` function calling ServiceKit's ServicePlugin.entry.
+// per record (sh_meta_plugin, then for each service its sh_meta_service and one
+// sh_meta_claim per claimed value, byte for byte as metadata.h lays them out,
+// little-endian, as UInt64 words so each record is 8-byte aligned like the C
+// macros' records), and the exported `@c(servicehost_entry)` function calling
+// ServiceKit's ServicePlugin.entry.
 
 import ServiceABI
 import ServiceKit
@@ -88,12 +109,38 @@ let eventKinds: [(name: String, kind: UInt32)] = [
     ("willEnterForeground", SH_EVENT_WILL_ENTER_FOREGROUND.rawValue),
     ("willTerminate", SH_EVENT_WILL_TERMINATE.rawValue),
     ("notification", SH_EVENT_NOTIFICATION.rawValue),
+    ("didReceiveMemoryWarning", SH_EVENT_DID_RECEIVE_MEMORY_WARNING.rawValue),
+    ("willPresentNotification", SH_EVENT_WILL_PRESENT_NOTIFICATION.rawValue),
+    ("didReceiveNotificationResponse", SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE.rawValue),
+    ("didReceiveRemoteNotification", SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION.rawValue),
+    ("didRegisterForRemoteNotifications", SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue),
+    ("didFailToRegisterForRemoteNotifications", SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue),
+    ("openURL", SH_EVENT_OPEN_URL.rawValue),
+    ("continueUserActivity", SH_EVENT_CONTINUE_USER_ACTIVITY.rawValue),
 ]
-let lifecycleNames: Set = [
-    "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
-    "didEnterBackground", "willEnterForeground", "willTerminate",
+
+/// Event groups: a name in `events` that stands for several events.
+let eventGroups: [(name: String, events: [String])] = [
+    ("lifecycle", [
+        "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
+        "didEnterBackground", "willEnterForeground", "willTerminate",
+    ]),
+    ("push", [
+        "willPresentNotification", "didReceiveNotificationResponse", "didReceiveRemoteNotification",
+        "didRegisterForRemoteNotifications", "didFailToRegisterForRemoteNotifications",
+    ]),
+    ("all", eventKinds.map(\.name)),
 ]
-let serviceKeys = ["id", "type", "name", "version", "events", "priority"]
+
+/// The claim lists of a service: manifest key, SH_CLAIM_* kind, what a value is, and
+/// the event a service must handle to be asked for what it claims.
+let claimKeys: [(key: String, claim: Int32, what: String, event: String)] = [
+    ("urls", Int32(SH_CLAIM_URL), "URLs", "openURL"),
+    ("activities", Int32(SH_CLAIM_ACTIVITY), "user activities", "continueUserActivity"),
+    ("subscribes", Int32(SH_CLAIM_NOTIFICATION), "notifications", "notification"),
+]
+
+let serviceKeys = ["id", "type", "name", "version", "events", "priority"] + claimKeys.map(\.key)
 
 // MARK: - Errors
 
@@ -115,6 +162,13 @@ struct ServiceSpec {
     var version: String
     var events: (UInt64, UInt64)
     var priority: Int32
+    var claims: [Claim]
+}
+
+/// One sh_meta_claim: an SH_CLAIM_* kind and its value.
+struct Claim {
+    var claim: Int32
+    var value: String
 }
 
 func readFile(_ path: String) throws(ManifestError) -> [UInt8] {
@@ -192,6 +246,54 @@ func isValidTypeName(_ type: String) -> Bool {
     }
 }
 
+/// A URL claim: an RFC 3986 scheme (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`),
+/// optionally followed by "://" and a host (unreserved characters: letters, digits,
+/// '-', '.', '_', '~'). Returns the value lowercased, or why it is not one.
+func urlClaim(_ value: String) -> Result<String, ClaimError> {
+    func isAlpha(_ byte: UInt8) -> Bool { (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) }
+    func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+    let utf8 = Array(value.utf8)
+    let separator = Array("://".utf8)
+    var schemeEnd = utf8.count
+    var host: ArraySlice<UInt8>?
+    if let colon = utf8.firstIndex(of: UInt8(ascii: ":")) {
+        guard utf8[colon...].starts(with: separator) else {
+            return .failure(ClaimError("\"\(value)\" is not a scheme (\"myapp\") or a scheme and host "
+                + "(\"https://example.com\"): a ':' must start \"://\""))
+        }
+        schemeEnd = colon
+        host = utf8[(colon + separator.count)...]
+    }
+    let scheme = utf8[..<schemeEnd]
+    guard let first = scheme.first, isAlpha(first),
+          scheme.allSatisfy({ isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
+              || $0 == UInt8(ascii: ".") })
+    else {
+        return .failure(ClaimError("\"\(value)\" does not start with a URL scheme (a letter, then letters, "
+            + "digits, '+', '-' or '.', as RFC 3986 defines it)"))
+    }
+    if let host {
+        guard !host.isEmpty else { return .failure(ClaimError("\"\(value)\" has \"://\" but no host")) }
+        let bad = host.first { byte in
+            !(isAlpha(byte) || isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~"))
+        }
+        if let bad {
+            let shown = bad >= 0x21 && bad < 0x7F
+                ? "'\(Character(Unicode.Scalar(bad)))'" : "byte 0x\(String(bad, radix: 16))"
+            return .failure(ClaimError("\"\(value)\": the host may hold only letters, digits, '-', '.', '_' and '~' "
+                + "(found \(shown); no path, port or user)"))
+        }
+    }
+    return .success(value.lowercased())
+}
+
+/// Why a claimed value is invalid.
+struct ClaimError: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
 func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
     let root: JSONValue
     do throws(JSONParseError) {
@@ -252,13 +354,13 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                 let path = "\(base).events[\(eventIndex)]"
                 guard let eventName = try string(event, path) else { continue }
                 let kinds: [UInt32]
-                if eventName == "lifecycle" {
-                    kinds = eventKinds.filter { lifecycleNames.contains($0.name) }.map(\.kind)
+                if let group = eventGroups.first(where: { $0.name == eventName }) {
+                    kinds = eventKinds.filter { group.events.contains($0.name) }.map(\.kind)
                 } else if let kind = eventKinds.first(where: { $0.name == eventName })?.kind {
                     kinds = [kind]
                 } else {
-                    throw fail(path, "unknown event \"\(eventName)\" (expected lifecycle, "
-                        + "\(eventKinds.map(\.name).joined(separator: ", ")))")
+                    throw fail(path, "unknown event \"\(eventName)\" (expected "
+                        + "\((eventGroups.map(\.name) + eventKinds.map(\.name)).joined(separator: ", ")))")
                 }
                 for kind in kinds {
                     precondition(kind < SH_EVENT_KIND_LIMIT)
@@ -279,7 +381,46 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
             priority = exact
         }
 
-        specs.append(ServiceSpec(id: id, type: type, name: name, version: version, events: mask, priority: priority))
+        var claims: [Claim] = []
+        for (key, claim, what, event) in claimKeys {
+            guard let listValue = object[key] else { continue }
+            let path = "\(base).\(key)"
+            guard case .array(let list) = listValue else {
+                throw fail(path, "expected an array of strings, found \(typeName(listValue))")
+            }
+            let kind = eventKinds.first { $0.name == event }!.kind
+            let handles = (kind / 64 == 0 ? mask.0 : mask.1) & (UInt64(1) << UInt64(kind % 64)) != 0
+            if !list.isEmpty && !handles {
+                throw fail(path, "claims \(what) but \(base).events does not list \"\(event)\", so the host would "
+                    + "never deliver them (add \"\(event)\" to events)")
+            }
+            var seen: [String: Int] = [:]
+            for (valueIndex, item) in list.enumerated() {
+                let itemPath = "\(path)[\(valueIndex)]"
+                guard var value = try string(item, itemPath) else { continue }
+                if value.isEmpty { throw fail(itemPath, "must not be empty") }
+                if value.utf8.count >= Int(SH_META_CLAIM_MAX) {
+                    throw fail(itemPath, "too long (\(value.utf8.count) bytes, at most \(SH_META_CLAIM_MAX - 1))")
+                }
+                if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                    throw fail(itemPath, "must not contain control characters")
+                }
+                if claim == Int32(SH_CLAIM_URL) {
+                    switch urlClaim(value) {
+                    case .success(let lowered): value = lowered
+                    case .failure(let error): throw fail(itemPath, error.reason)
+                    }
+                }
+                if let first = seen[value] {
+                    throw fail(itemPath, "duplicate \"\(value)\" (also \(path)[\(first)])")
+                }
+                seen[value] = valueIndex
+                claims.append(Claim(claim: claim, value: value))
+            }
+        }
+
+        specs.append(ServiceSpec(
+            id: id, type: type, name: name, version: version, events: mask, priority: priority, claims: claims))
     }
     return specs
 }
@@ -339,6 +480,28 @@ func serviceRecord(_ spec: ServiceSpec) -> Record {
     record.put(spec.priority, at: MemoryLayout<S>.offset(of: \.priority)!)
     record.put(UInt32(0), at: MemoryLayout<S>.offset(of: \.flags)!)
     return record
+}
+
+func claimRecord(_ claim: Claim, of spec: ServiceSpec) -> Record {
+    typealias C = sh_meta_claim
+    let size = MemoryLayout<C>.size
+    var record = Record(size: size)
+    record.putHeader(size: size, version: SH_META_CLAIM_VERSION, kind: SH_META_KIND_CLAIM)
+    record.put(spec.id, at: MemoryLayout<C>.offset(of: \.service_id)!, capacity: SH_META_ID_MAX)
+    record.put(UInt32(claim.claim), at: MemoryLayout<C>.offset(of: \.claim)!)
+    record.put(UInt32(0), at: MemoryLayout<C>.offset(of: \.reserved)!)
+    record.put(claim.value, at: MemoryLayout<C>.offset(of: \.value)!, capacity: SH_META_CLAIM_MAX)
+    return record
+}
+
+/// "url", "activity" or "notification", for the generated comments.
+func claimName(_ claim: Int32) -> String {
+    switch Int(claim) {
+    case SH_CLAIM_URL: "url"
+    case SH_CLAIM_ACTIVITY: "activity"
+    case SH_CLAIM_NOTIFICATION: "notification"
+    default: "claim \(claim)"
+    }
 }
 
 // MARK: - Swift output
@@ -406,6 +569,11 @@ func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
             "_servicehostMetaService\(index)", serviceRecord(spec),
             comment: "sh_meta_service: \(spec.id) \"\(spec.name)\" \(spec.version), events "
                 + "\(hex64(spec.events.0)) \(hex64(spec.events.1)), priority \(spec.priority)"))
+        for (claimIndex, claim) in spec.claims.enumerated() {
+            parts.append(global(
+                "_servicehostMetaClaim\(index)_\(claimIndex)", claimRecord(claim, of: spec),
+                comment: "sh_meta_claim: \(spec.id) \(claimName(claim.claim)) \(swiftLiteral(claim.value))"))
+        }
     }
     let entries = specs.map { spec in
         "        .init(id: \(swiftLiteral(spec.id)), make: { \(spec.type)() }),"
@@ -446,6 +614,7 @@ func printError(_ line: String) {
 precondition(MemoryLayout<sh_meta_header>.size == 16, "sh_meta_header layout")
 precondition(MemoryLayout<sh_meta_plugin>.size == 72, "sh_meta_plugin layout")
 precondition(MemoryLayout<sh_meta_service>.size == 264, "sh_meta_service layout")
+precondition(MemoryLayout<sh_meta_claim>.size == 272, "sh_meta_claim layout")
 precondition(ServicePlugin.sdkVersion.utf8.count < Int(SH_META_SDK_MAX), "sdkVersion too long")
 precondition(toolchain.utf8.count < Int(SH_META_TOOLCHAIN_MAX), "toolchain too long")
 

@@ -20,6 +20,7 @@ enum Plugins {
     }.mapError { $0 as? TestFailure ?? TestFailure("\($0)") }
 
     /// The out-of-tree C service, compiled into `directory`.
+    @discardableResult
     static func helloC(into directory: String) throws -> String {
         try Command.compileC(Repository.fixture("HelloC/hello.c"), to: directory + "/libHelloC.so")
     }
@@ -31,11 +32,12 @@ enum Plugins {
     }
 }
 
-/// The events of a `--trace` file, as "event service" strings.
+/// The deliveries of a `--trace` file, as "event service" strings.
 func traceEvents(_ path: String) -> [String] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
     return text.split(separator: "\n").compactMap { line in
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              object["completion"] == nil,  // completion lines record answers, not deliveries
               let event = object["event"] as? String, let service = object["service"] as? String else { return nil }
         return "\(event) \(service)"
     }

@@ -1,5 +1,5 @@
 /// The options of `host --plugins DIR …`, parsed by hand (the toolchain alone, no packages).
-public struct RunOptions: Equatable {
+public struct RunOptions {
     /// Plugin directories, in the order given.
     public var pluginDirectories: [String] = []
     /// Any load failure stops the host before launch (exit 2).
@@ -12,6 +12,18 @@ public struct RunOptions: Equatable {
     public var logLevel: LogLevel = .info
     /// How long shutdown may take before the host exits anyway.
     public var shutdownTimeout: Double = 5
+    /// The control socket; nil means the default path.
+    public var controlPath: String?
+    /// How long the host waits for completions (background fetch and every other answer).
+    public var fetchTimeout: Double = 30
+    /// The largest JSON payload a control request may carry, in bytes.
+    public var maxPayload = 65536
+    /// `--launch-notification FILE`.
+    public var launchNotificationFile: String?
+    /// `--launch-url URL`.
+    public var launchURL: String?
+    /// `--launch-activity TYPE[,URL]`, split.
+    public var launchActivity: (type: String, url: String?)?
 
     /// Default options.
     public init() {}
@@ -37,11 +49,28 @@ public struct RunOptions: Equatable {
                 }
                 options.logLevel = level
             case "--shutdown-timeout":
+                options.shutdownTimeout = try seconds(name, try cursor.value(of: name, inline: inline))
+            case "--fetch-timeout":
+                options.fetchTimeout = try seconds(name, try cursor.value(of: name, inline: inline))
+            case "--control":
+                options.controlPath = try cursor.value(of: name, inline: inline)
+            case "--max-payload":
                 let text = try cursor.value(of: name, inline: inline)
-                guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
-                    throw UsageError("--shutdown-timeout: '\(text)' is not a positive number of seconds")
+                guard let bytes = Int(text), bytes > 0 else {
+                    throw UsageError("--max-payload: '\(text)' is not a positive number of bytes")
                 }
-                options.shutdownTimeout = seconds
+                options.maxPayload = bytes
+            case "--launch-notification":
+                options.launchNotificationFile = try cursor.value(of: name, inline: inline)
+            case "--launch-url":
+                options.launchURL = try cursor.value(of: name, inline: inline)
+            case "--launch-activity":
+                let text = try cursor.value(of: name, inline: inline)
+                let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
+                guard let type = parts.first, !type.isEmpty else {
+                    throw UsageError("--launch-activity: expected TYPE[,URL]")
+                }
+                options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
             default:
                 throw UsageError(name.hasPrefix("-") ? "unknown option \(name)" : "unexpected argument '\(name)'")
             }
@@ -50,5 +79,12 @@ public struct RunOptions: Equatable {
             throw UsageError("no plugin directory: pass --plugins DIR")
         }
         return options
+    }
+
+    private static func seconds(_ name: String, _ text: String) throws(UsageError) -> Double {
+        guard let value = Double(text), value > 0, value.isFinite else {
+            throw UsageError("\(name): '\(text)' is not a positive number of seconds")
+        }
+        return value
     }
 }

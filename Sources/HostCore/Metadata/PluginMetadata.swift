@@ -26,6 +26,12 @@ public struct ServiceMetadata: Sendable, Equatable {
     public var events: EventMask
     /// Higher runs earlier; equal priorities keep load order.
     public var priority: Int32
+    /// URL schemes (`myapp`) and scheme-and-host patterns (`https://example.com`) it owns.
+    public var urls: [String] = []
+    /// User activity types it owns.
+    public var activities: [String] = []
+    /// Notification names it subscribes to; `*` means all.
+    public var subscriptions: [String] = []
 }
 
 extension PluginMetadata {
@@ -39,6 +45,7 @@ extension PluginMetadata {
     public static func decode(_ bytes: [UInt8]) throws(LoadFailure.Reason) -> PluginMetadata {
         var plugin: PluginMetadata?
         var services: [ServiceMetadata] = []
+        var claims: [(service: String, kind: UInt32, value: String)] = []
         var offset = 0
         while offset + 16 <= bytes.count {
             guard bytes.u32(offset + 8) == SH_META_MAGIC else {
@@ -57,6 +64,8 @@ extension PluginMetadata {
                 plugin = try decodePlugin(record)
             case UInt32(SH_META_KIND_SERVICE):
                 services.append(try decodeService(record, index: services.count))
+            case UInt32(SH_META_KIND_CLAIM):
+                claims.append(try decodeClaim(record, index: claims.count))
             default:
                 break  // a kind from a newer SDK
             }
@@ -70,8 +79,31 @@ extension PluginMetadata {
         for service in services where !seen.insert(service.id).inserted {
             throw .invalidMetadata("service id \(service.id) is declared twice")
         }
+        for claim in claims {
+            guard let index = services.firstIndex(where: { $0.id == claim.service }) else {
+                throw .invalidMetadata("a claim names service \(claim.service), which the file does not declare")
+            }
+            switch Int(claim.kind) {
+            case SH_CLAIM_URL: services[index].urls.append(claim.value.lowercased())
+            case SH_CLAIM_ACTIVITY: services[index].activities.append(claim.value)
+            case SH_CLAIM_NOTIFICATION: services[index].subscriptions.append(claim.value)
+            default: break  // a claim kind from a newer SDK
+            }
+        }
         result.services = services
         return result
+    }
+
+    private static func decodeClaim(_ record: [UInt8], index: Int) throws(LoadFailure.Reason) -> (service: String, kind: UInt32, value: String) {
+        let what = "claim record \(index + 1)"
+        let layout = MemoryLayout<sh_meta_claim>.self
+        guard record.count >= layout.size else {
+            throw .invalidMetadata("\(what) has \(record.count) bytes, expected \(layout.size)")
+        }
+        let service = try field(record, layout.offset(of: \.service_id)!, Int(SH_META_ID_MAX), what, "service_id")
+        let value = try field(record, layout.offset(of: \.value)!, Int(SH_META_CLAIM_MAX), what, "value")
+        guard !value.isEmpty else { throw .invalidMetadata("\(what) of \(service) has an empty value") }
+        return (service, record.u32(layout.offset(of: \.claim)!), value)
     }
 
     private static func decodePlugin(_ record: [UInt8]) throws(LoadFailure.Reason) -> PluginMetadata {

@@ -12,6 +12,14 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case willEnterForeground = 6
     case willTerminate = 7
     case notification = 8
+    case didReceiveMemoryWarning = 9
+    case willPresentNotification = 10
+    case didReceiveNotificationResponse = 11
+    case didReceiveRemoteNotification = 12
+    case didRegisterForRemoteNotifications = 13
+    case didFailToRegisterForRemoteNotifications = 14
+    case openURL = 15
+    case continueUserActivity = 16
 
     /// The event's name everywhere ServiceHost shows it: `didBecomeActive`.
     public var name: String {
@@ -24,6 +32,22 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .willEnterForeground: "willEnterForeground"
         case .willTerminate: "willTerminate"
         case .notification: "notification"
+        case .didReceiveMemoryWarning: "didReceiveMemoryWarning"
+        case .willPresentNotification: "willPresentNotification"
+        case .didReceiveNotificationResponse: "didReceiveNotificationResponse"
+        case .didReceiveRemoteNotification: "didReceiveRemoteNotification"
+        case .didRegisterForRemoteNotifications: "didRegisterForRemoteNotifications"
+        case .didFailToRegisterForRemoteNotifications: "didFailToRegisterForRemoteNotifications"
+        case .openURL: "openURL"
+        case .continueUserActivity: "continueUserActivity"
+        }
+    }
+
+    /// Whether the event carries an `sh_completion` the service must call exactly once.
+    public var needsCompletion: Bool {
+        switch self {
+        case .willPresentNotification, .didReceiveNotificationResponse, .didReceiveRemoteNotification: true
+        default: false
         }
     }
 
@@ -34,7 +58,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .didBecomeActive: .active
         case .didEnterBackground: .background
         case .willTerminate: .notRunning
-        case .notification: nil
+        default: nil
         }
     }
 

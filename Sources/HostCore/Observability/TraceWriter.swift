@@ -5,7 +5,7 @@ import ServiceABI
 ///
 /// Each line is written with one `write(2)` as soon as the delivery returns, so a trace
 /// is complete up to the moment the host stopped, even after a crash.
-public final class TraceWriter {
+public final class TraceWriter: Sendable {
     private let descriptor: Int32
 
     /// Opens (creates or truncates) `path`.
@@ -17,13 +17,26 @@ public final class TraceWriter {
 
     deinit { close(descriptor) }
 
+    /// Records a completion arriving (on any thread): `{"seq":…,"event":…,"service":…,"completion":"newData"}`.
+    /// `result` nil means the deadline passed first.
+    public func recordCompletion(seq: UInt64, event: EventKind, service: String, result: Int32?) {
+        let answer = result.map { ResultCode.answerName($0, for: event) } ?? "timeout"
+        write(JSONText.object([
+            "seq": String(seq), "event": JSONText.string(event.name), "service": JSONText.string(service),
+            "completion": JSONText.string(answer),
+        ]))
+    }
+
     /// Records one delivery: `{"seq":1,"event":"didBecomeActive","service":"…","state":"active","result":"ok"}`.
     public func record(seq: UInt64, event: EventKind, service: String, state: AppState, result: Int32) {
-        let line = JSONText.object([
+        write(JSONText.object([
             "seq": String(seq), "event": JSONText.string(event.name), "service": JSONText.string(service),
             "state": JSONText.string(state.name), "result": JSONText.string(ResultCode.name(result)),
-        ]) + "\n"
-        var bytes = Array(line.utf8)
+        ]))
+    }
+
+    private func write(_ object: String) {
+        var bytes = Array((object + "\n").utf8)
         _ = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress!, $0.count) }
     }
 }
@@ -41,6 +54,17 @@ public enum ResultCode {
         case Int32(SH_NOT_FOUND): "notFound"
         case Int32(SH_TOO_SMALL): "tooSmall"
         default: String(code)
+        }
+    }
+
+    /// The name of a completion's result for `event`: fetch results and presentation
+    /// options have their own names.
+    public static func answerName(_ code: Int32, for event: EventKind) -> String {
+        switch event {
+        case .didReceiveRemoteNotification: FetchResult(code)?.name ?? "invalid(\(code))"
+        case .willPresentNotification: PresentationOptions(code).names.joined(separator: "+").isEmpty ? "none"
+            : PresentationOptions(code).names.joined(separator: "+")
+        default: name(code)
         }
     }
 }

@@ -4,26 +4,35 @@ import ServiceABI
 /// The running host: its services in dispatch order, the app state, and event delivery.
 ///
 /// Every call into a service happens here, on the main actor (the process's main thread,
-/// driven by the main dispatch queue), never two at once.
+/// driven by the main dispatch queue), never two at once and never re-entrantly.
 @MainActor
 public final class Host {
     /// Where log lines go.
     public let log: Log
-    /// What the main thread is doing, for the shutdown watchdog.
+    /// What the main thread is doing, for the shutdown watchdog and `ctl state`.
     public let tracker = CallTracker()
     /// The services, in dispatch order: priority (higher first), then load order.
-    public private(set) var services: [ServiceSlot] = []
+    public internal(set) var services: [ServiceSlot] = []
+    /// How long the host waits for a completion (background fetch and every other answer).
+    public var answerTimeout: Double = 30
+    /// The last device token delivered, shown by `ctl state` and given to services that ask.
+    public internal(set) var deviceToken: DeviceToken?
 
-    private var lifecycle = AppLifecycle()
-    private let stateCell = AppStateCell()
-    private var loader = PluginLoader()
-    private let trace: TraceWriter?
-    private var sequence: UInt64 = 0
+    var lifecycle = AppLifecycle()
+    let stateCell = AppStateCell()
+    var loader = PluginLoader()
+    let trace: TraceWriter?
+    var sequence: UInt64 = 0
+    var nextAnswerID: UInt64 = 0
+    /// Events waiting for completions, by answer id.
+    var pendingAnswers: [UInt64: PendingAnswer] = [:]
+    /// Whether termination began: requests after it are refused.
+    public internal(set) var isTerminating = false
     // handlers[kind] lists the indexes of the services that asked for that kind, in
     // dispatch order, so a delivery never calls (or even looks at) a service that did not ask.
-    private var handlers = ContiguousArray(repeating: ContiguousArray<Int>(), count: Int(SH_EVENT_KIND_LIMIT))
-    private lazy var bus = NotificationBus { [weak self] in
-        DispatchQueue.main.async { MainActor.assumeIsolated { self?.deliverNotifications() } }
+    var handlers = ContiguousArray(repeating: ContiguousArray<Int>(), count: Int(SH_EVENT_KIND_LIMIT))
+    lazy var mailbox = Mailbox { [weak self] in
+        DispatchQueue.main.async { MainActor.assumeIsolated { self?.drainMailbox() } }
     }
 
     /// A host with no services, logging to `log` and tracing to `trace`.
@@ -61,18 +70,17 @@ public final class Host {
 
     /// Gives a service its host table; a service that declines is not added.
     private func attach(_ info: LoadedServiceInfo) -> LoadFailure? {
-        let index = services.count
-        let context = ServiceContext(id: info.metadata.id, index: index, log: log, state: stateCell, bus: bus)
+        let context = ServiceContext(id: info.metadata.id, log: log, state: stateCell, mailbox: mailbox)
         if let attach = info.descriptor.pointee.attach {
             tracker.register(ids: services.map(\.id) + [info.metadata.id])
-            tracker.enter(service: index, event: .willFinishLaunching)
+            tracker.enter(service: services.count, event: .willFinishLaunching)
             let result = attach(info.descriptor, HostTable.make(for: context))
             tracker.leave()
             if result < 0 {
                 return LoadFailure(path: info.path, reason: .attachFailed(id: info.metadata.id, result: result))
             }
         }
-        let slot = ServiceSlot(info)
+        let slot = ServiceSlot(info, context: context)
         // Stable: a new service goes after every service of equal or higher priority.
         let position = services.firstIndex { $0.metadata.priority < slot.metadata.priority } ?? services.count
         services.insert(slot, at: position)
@@ -91,43 +99,13 @@ public final class Host {
         tracker.register(ids: services.map(\.id))
     }
 
-    // MARK: Lifecycle
+    // MARK: Delivery
 
-    /// Moves the app to `target` through the legal path, delivering each step to every
-    /// service that handles it. `target == .notRunning` terminates.
-    public func transition(to target: AppState) throws(TransitionError) {
-        for kind in try lifecycle.steps(to: target) { deliverLifecycle(kind) }
-    }
+    /// The indexes of the services that handle `kind`, in dispatch order.
+    func handlerIndexes(_ kind: EventKind) -> ContiguousArray<Int> { handlers[Int(kind.rawValue)] }
 
-    /// Launches: willFinishLaunching, didFinishLaunching, then didBecomeActive.
-    public func launch() throws(TransitionError) { try transition(to: .active) }
-
-    /// Terminates from any running state: willResignActive, didEnterBackground and
-    /// willTerminate as needed, each in reverse service order.
-    public func terminate() throws(TransitionError) { try transition(to: .notRunning) }
-
-    private func deliverLifecycle(_ kind: EventKind) {
-        if kind.isDeliveredInNewState { applyState(kind) }
-        if kind == .willFinishLaunching || kind == .didFinishLaunching {
-            var options = sh_launch_options(
-                size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
-                flags: 0, reserved: 0, settings_json: nil, settings_len: 0)
-            withUnsafePointer(to: &options) { deliver(kind, data: UnsafeRawPointer($0)) }
-        } else {
-            deliver(kind, data: nil)
-        }
-        if !kind.isDeliveredInNewState { applyState(kind) }
-        log.debug("host", "\(kind.name): app is \(lifecycle.state.name)")
-        deliverNotifications()
-    }
-
-    private func applyState(_ kind: EventKind) {
-        lifecycle.apply(kind)
-        stateCell.value = lifecycle.state
-    }
-
-    /// Delivers one event to every service that asked for it: no allocation unless tracing.
-    private func deliver(_ kind: EventKind, data: UnsafeRawPointer?) {
+    /// Delivers `kind` to every service that asked for it: no allocation unless tracing.
+    func deliver(_ kind: EventKind, data: UnsafeRawPointer?) {
         let list = handlers[Int(kind.rawValue)]
         if kind.isTearDown {
             for index in list.reversed() { call(index, kind, data) }
@@ -136,13 +114,15 @@ public final class Host {
         }
     }
 
-    @inline(__always)
-    private func call(_ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?) {
+    /// Calls one service with one event and reports a failure; returns its result.
+    @discardableResult
+    func call(_ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
+              completion: UnsafePointer<sh_completion>? = nil) -> Int32 {
         let service = services[index]
         sequence &+= 1
         var event = sh_event(
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
-            app_state: lifecycle.state.rawValue, seq: sequence, data: data, completion: nil)
+            app_state: lifecycle.state.rawValue, seq: sequence, data: data, completion: completion)
         tracker.enter(service: index, event: kind)
         let result = service.handleEvent(service.descriptor, &event)
         tracker.leave()
@@ -151,12 +131,16 @@ public final class Host {
                          state: kind.stateAfter ?? lifecycle.state, result: result)
         }
         if result != SH_OK { report(result, from: service, for: kind) }
+        return result
     }
 
     private func report(_ result: Int32, from service: ServiceSlot, for kind: EventKind) {
         switch result {
         case Int32(SH_FALSE):
-            log.warn(service.id, "answered false to \(kind.name); the other services were still called")
+            // openURL and continueUserActivity answer false to pass: that is not a failure.
+            if kind.stateAfter != nil {
+                log.warn(service.id, "answered false to \(kind.name); the other services were still called")
+            }
         case Int32(SH_UNSUPPORTED):
             log.debug(service.id, "answered unsupported to \(kind.name)")
         default:
@@ -166,35 +150,36 @@ public final class Host {
         }
     }
 
-    // MARK: Notifications
+    // MARK: Answers
 
-    /// Delivers the notifications posted so far, on the main thread, in post order and
-    /// service order; the poster does not receive its own. Posts made during delivery wait
-    /// for the next round so a chatty pair cannot starve the main queue.
-    public func deliverNotifications() {
-        for pending in bus.takeAll() {
-            pending.name.withCString { name in
-                pending.sender.withCString { sender in
-                    let deliverWith = { (json: UnsafePointer<CChar>?, length: Int) in
-                        var notification = sh_notification(
-                            size: UInt32(MemoryLayout<sh_notification>.size), version: SH_NOTIFICATION_VERSION,
-                            name: name, sender: sender, json: json, json_len: length)
-                        withUnsafePointer(to: &notification) { pointer in
-                            for index in self.handlers[Int(EventKind.notification.rawValue)]
-                            where self.services[index].id != pending.sender {
-                                self.call(index, .notification, UnsafeRawPointer(pointer))
-                            }
-                        }
-                    }
-                    if let json = pending.json {
-                        json.withUnsafeBufferPointer { buffer in
-                            buffer.withMemoryRebound(to: CChar.self) { deliverWith($0.baseAddress, $0.count) }
-                        }
-                    } else {
-                        deliverWith(nil, 0)
-                    }
+    /// Delivers `kind` with a completion to each service in `indexes`, then calls `finish`
+    /// on the main thread once every service completed or `answerTimeout` passed. The main
+    /// thread is never blocked while waiting.
+    func deliverWithCompletions(_ kind: EventKind, data: UnsafeRawPointer?, to indexes: ContiguousArray<Int>,
+                                arena: EventArena, finish: @escaping (PendingAnswer) -> Void) {
+        nextAnswerID &+= 1
+        // The arena must live until the answers are in: services may read the data until they complete.
+        let seq = sequence &+ 1
+        let pending = PendingAnswer(id: nextAnswerID, event: kind) { [weak self, trace] answer in
+            self?.pendingAnswers[answer.id] = nil
+            for (service, result) in answer.answers where result == nil {
+                trace?.recordCompletion(seq: seq, event: kind, service: service, result: nil)
+            }
+            withExtendedLifetime(arena) { finish(answer) }
+        }
+        for index in indexes {
+            let record = CompletionRecord(answerID: pending.id, serviceID: services[index].id, event: kind, log: log) {
+                [weak self, trace] record, result, _ in
+                trace?.recordCompletion(seq: seq, event: record.event, service: record.serviceID, result: result)
+                DispatchQueue.main.async {
+                    MainActor.assumeIsolated { self?.pendingAnswers[record.answerID]?.answer(record.serviceID, result) }
                 }
             }
+            pending.add(record)
+            call(index, kind, data, completion: UnsafePointer(record.table))
         }
+        pendingAnswers[pending.id] = pending
+        pending.start(timeout: answerTimeout, log: log)
     }
+
 }

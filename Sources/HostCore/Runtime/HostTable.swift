@@ -1,22 +1,23 @@
 import Glibc
 import ServiceABI
+import Synchronization
 
 /// What a service's `sh_host` table reaches: its id and the host's thread-safe parts.
 ///
 /// Referenced from `sh_host.host_data`; retained for the process lifetime, like the table.
 final class ServiceContext: Sendable {
     let id: String
-    let index: Int
     let log: Log
     let state: AppStateCell
-    let bus: NotificationBus
+    let mailbox: Mailbox
+    /// Names subscribed at run time through `sh_host.subscribe` (metadata names are separate).
+    let subscriptions = Mutex<Set<String>>([])
 
-    init(id: String, index: Int, log: Log, state: AppStateCell, bus: NotificationBus) {
+    init(id: String, log: Log, state: AppStateCell, mailbox: Mailbox) {
         self.id = id
-        self.index = index
         self.log = log
         self.state = state
-        self.bus = bus
+        self.mailbox = mailbox
     }
 }
 
@@ -40,8 +41,7 @@ enum HostTable {
                     return Int32(SH_INVALID)
                 }
                 let payload = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
-                context.bus.post(.init(name: String(cString: name), sender: context.id,
-                                       senderIndex: context.index, json: payload))
+                context.mailbox.send(.post(name: String(cString: name), sender: context.id, json: payload))
                 return Int32(SH_OK)
             },
             app_state: { host in
@@ -53,7 +53,25 @@ enum HostTable {
             store_set: { _, _, _, _ in Int32(SH_UNSUPPORTED) },
             store_remove: { _, _ in Int32(SH_UNSUPPORTED) },
             store_keys: { _, _, _ in Int32(SH_UNSUPPORTED) },
-            get_extension: { _, _ in nil }
+            get_extension: { _, _ in nil },
+            subscribe: { host, name in
+                guard let context = HostTable.context(host), let name, name.pointee != 0 else {
+                    return Int32(SH_INVALID)
+                }
+                let text = String(cString: name)
+                context.subscriptions.withLock { _ = $0.insert(text) }
+                return Int32(SH_OK)
+            },
+            unsubscribe: { host, name in
+                guard let context = HostTable.context(host), let name else { return Int32(SH_INVALID) }
+                let text = String(cString: name)
+                return context.subscriptions.withLock { $0.remove(text) } == nil ? Int32(SH_NOT_FOUND) : Int32(SH_OK)
+            },
+            register_for_remote_notifications: { host in
+                guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
+                context.mailbox.send(.tokenRequest(service: context.id))
+                return Int32(SH_OK)
+            }
         ))
         return UnsafePointer(table)
     }

@@ -11,13 +11,21 @@ public final class ServiceSlot {
     public internal(set) var lastError: String?
 
     let descriptor: UnsafePointer<sh_service>
+    let context: ServiceContext
     // Cached from the descriptor: the plugin promises it never changes.
     let handleEvent: @convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_event>?) -> Int32
 
     /// The service id.
     public var id: String { metadata.id }
 
-    init(_ info: LoadedServiceInfo) {
+    /// Whether it receives notifications posted under `name` (metadata or `sh_host.subscribe`).
+    func isSubscribed(to name: String) -> Bool {
+        metadata.subscriptions.contains(name) || metadata.subscriptions.contains("*")
+            || context.subscriptions.withLock { $0.contains(name) || $0.contains("*") }
+    }
+
+    init(_ info: LoadedServiceInfo, context: ServiceContext) {
+        self.context = context
         metadata = info.metadata
         path = info.path
         descriptor = info.descriptor

@@ -41,14 +41,24 @@ public final class ShutdownCoordinator: Sendable {
 
     private func received(_ number: Int32) {
         let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
-        if signalsSeen.add(1, ordering: .relaxed).newValue > 1 {
-            forceExit(because: "second signal (\(name)) during shutdown")
-        }
+        guard begin() else { forceExit(because: "second signal (\(name)) during shutdown") }
         log.info("host", "\(name) received: shutting down (a second signal or \(formatted(timeout)) s forces exit)")
+        DispatchQueue.main.async(execute: shutdown)
+    }
+
+    /// Starts the shutdown deadline for a shutdown that did not come from a signal
+    /// (`host ctl terminate`); a signal after it forces exit.
+    public func armDeadline() {
+        if begin() { log.info("host", "terminating on request (a signal or \(formatted(timeout)) s forces exit)") }
+    }
+
+    /// Counts the shutdown request and starts the deadline; false when one was already made.
+    private func begin() -> Bool {
+        guard signalsSeen.add(1, ordering: .relaxed).newValue == 1 else { return false }
         queue.asyncAfter(deadline: .now() + timeout) { [self] in
             forceExit(because: "shutdown took longer than \(formatted(timeout)) s")
         }
-        DispatchQueue.main.async(execute: shutdown)
+        return true
     }
 
     private func forceExit(because reason: String) -> Never {

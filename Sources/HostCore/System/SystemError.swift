@@ -9,6 +9,13 @@ public struct SystemError: Error, CustomStringConvertible, Equatable {
     /// The `errno` value the call left.
     public let errno: Int32
 
+    /// An error of `operation` on `path` with `errno`.
+    public init(operation: String, path: String, errno: Int32) {
+        self.operation = operation
+        self.path = path
+        self.errno = errno
+    }
+
     /// The error for the current `errno`.
     public static func current(_ operation: String, _ path: String) -> SystemError {
         SystemError(operation: operation, path: path, errno: Glibc.errno)

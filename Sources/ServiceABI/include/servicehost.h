@@ -16,6 +16,7 @@
 #define SERVICEHOST_H
 
 #include "servicehost/version.h"
+#include "servicehost/json.h"
 #include "servicehost/events.h"
 #include "servicehost/host.h"
 #include "servicehost/plugin.h"

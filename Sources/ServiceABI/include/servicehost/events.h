@@ -9,6 +9,7 @@
 #define SERVICEHOST_EVENTS_H
 
 #include "version.h"
+#include "json.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,9 +35,54 @@ typedef enum sh_event_kind {
     /* "willTerminate": data is NULL. The last event a service receives. */
     SH_EVENT_WILL_TERMINATE = 7,
     /* "notification": a service-to-service notification posted with
-     * sh_host.post; data is const sh_notification *. */
+     * sh_host.post; data is const sh_notification *. Delivered only to
+     * services subscribed to its name (metadata or sh_host.subscribe). */
     SH_EVENT_NOTIFICATION = 8,
+    /* "didReceiveMemoryWarning": data is NULL. Free what you can. */
+    SH_EVENT_DID_RECEIVE_MEMORY_WARNING = 9,
+    /* "willPresentNotification": a push arrived while the app is active.
+     * data is const sh_push *; completion is set: complete it with a
+     * combination of SH_PRESENT_* flags as result (0: do not present). */
+    SH_EVENT_WILL_PRESENT_NOTIFICATION = 10,
+    /* "didReceiveNotificationResponse": the user acted on a notification
+     * (tapped it, dismissed it, chose an action). data is const sh_push *
+     * with action_id set; completion is set: complete it with SH_OK once
+     * the response is handled. */
+    SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE = 11,
+    /* "didReceiveRemoteNotification": a push with content-available: 1 (a
+     * background fetch). data is const sh_push *; completion is set:
+     * complete it with an SH_FETCH_* result. */
+    SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION = 12,
+    /* "didRegisterForRemoteNotifications": data is const sh_device_token *. */
+    SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS = 13,
+    /* "didFailToRegisterForRemoteNotifications": data is const
+     * sh_error_info *. */
+    SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS = 14,
+    /* "openURL": data is const sh_open_url *. Answer SH_OK to claim the URL
+     * (no later service is asked) or SH_FALSE to pass. */
+    SH_EVENT_OPEN_URL = 15,
+    /* "continueUserActivity": data is const sh_user_activity *. Answer SH_OK
+     * to claim it (no later service is asked) or SH_FALSE to pass. */
+    SH_EVENT_CONTINUE_USER_ACTIVITY = 16,
 } sh_event_kind;
+
+/* Presentation options, the answer to willPresentNotification (as
+ * UNNotificationPresentationOptions). */
+enum {
+    SH_PRESENT_BADGE = 1u << 0,
+    SH_PRESENT_SOUND = 1u << 1,
+    SH_PRESENT_LIST = 1u << 2,
+    SH_PRESENT_BANNER = 1u << 3,
+};
+
+/* Background fetch results, the answer to didReceiveRemoteNotification (as
+ * UIBackgroundFetchResult). The host merges answers: new data wins over no
+ * data, which wins over failed. */
+enum {
+    SH_FETCH_NEW_DATA = 0,
+    SH_FETCH_NO_DATA = 1,
+    SH_FETCH_FAILED = 2,
+};
 
 /* The largest kind number a mask can hold (sh_meta_service.events has two
  * 64-bit words). */
@@ -99,7 +145,121 @@ typedef struct sh_launch_options {
     const char *settings_json;
     /* Length of settings_json in bytes. */
     size_t settings_len;
+    /* The push notification that launched the app (UIKit's
+     * .remoteNotification key), or NULL. It is also delivered once, after
+     * the app becomes active, as didReceiveNotificationResponse. */
+    const struct sh_push *notification;
+    /* The URL that launched the app (UIKit's .url key), or NULL. Also
+     * delivered once, after the app becomes active, as openURL. */
+    const struct sh_open_url *url;
+    /* The user activity that launched the app (UIKit's .userActivityDictionary
+     * key), or NULL. Also delivered once, after the app becomes active, as
+     * continueUserActivity. */
+    const struct sh_user_activity *activity;
 } sh_launch_options;
+
+/* Flags of the event data below. */
+enum {
+    /* The data came from the launch options: this is its one delivery after
+     * the app became active. */
+    SH_FROM_LAUNCH = 1u << 0,
+};
+
+/* The standard action ids of sh_push.action_id (as UNNotificationResponse). */
+#define SH_ACTION_DEFAULT "com.apple.UNNotificationDefaultActionIdentifier"
+#define SH_ACTION_DISMISS "com.apple.UNNotificationDismissActionIdentifier"
+
+#define SH_PUSH_VERSION 1u
+
+/* A push notification: an APNs-shaped JSON payload (aps.alert, aps.badge,
+ * aps.sound, aps.category, aps.content-available, custom keys).
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
+typedef struct sh_push {
+    /* sizeof(sh_push) as the host compiled it. */
+    uint32_t size;
+    /* SH_PUSH_VERSION as the host compiled it. */
+    uint32_t version;
+    /* SH_FROM_LAUNCH or 0. */
+    uint32_t flags;
+    /* Reserved, zero. */
+    uint32_t reserved;
+    /* The payload as JSON text (UTF-8), NUL-terminated; json_len excludes
+     * the NUL. */
+    const char *json;
+    size_t json_len;
+    /* The same payload, parsed once by the host for every service (see
+     * json.h). Never NULL. */
+    const struct sh_json *parsed;
+    /* didReceiveNotificationResponse: the action the user chose
+     * (SH_ACTION_DEFAULT, SH_ACTION_DISMISS or a custom id), NUL-terminated.
+     * NULL for other events. */
+    const char *action_id;
+} sh_push;
+
+#define SH_DEVICE_TOKEN_VERSION 1u
+
+/* The data of didRegisterForRemoteNotifications.
+ * Owner: the host. Valid: until handle_event returns. */
+typedef struct sh_device_token {
+    uint32_t size;
+    uint32_t version;
+    /* The token's bytes. */
+    const uint8_t *bytes;
+    size_t length;
+    /* The same bytes as lowercase hex, NUL-terminated. */
+    const char *hex;
+} sh_device_token;
+
+#define SH_ERROR_INFO_VERSION 1u
+
+/* The data of didFailToRegisterForRemoteNotifications.
+ * Owner: the host. Valid: until handle_event returns. */
+typedef struct sh_error_info {
+    uint32_t size;
+    uint32_t version;
+    /* What went wrong, NUL-terminated UTF-8. */
+    const char *message;
+} sh_error_info;
+
+#define SH_OPEN_URL_VERSION 1u
+
+/* The data of openURL.
+ * Owner: the host. Valid: until handle_event returns; copy what you keep. */
+typedef struct sh_open_url {
+    uint32_t size;
+    uint32_t version;
+    /* SH_FROM_LAUNCH or 0. */
+    uint32_t flags;
+    uint32_t reserved;
+    /* The whole URL, NUL-terminated: "myapp://item/42?ref=push". */
+    const char *url;
+    /* Its scheme, lowercased, NUL-terminated: "myapp". */
+    const char *scheme;
+    /* Its host, lowercased, NUL-terminated; "" when it has none. */
+    const char *host;
+} sh_open_url;
+
+#define SH_USER_ACTIVITY_VERSION 1u
+
+/* The data of continueUserActivity (as NSUserActivity).
+ * Owner: the host. Valid: until handle_event returns; copy what you keep. */
+typedef struct sh_user_activity {
+    uint32_t size;
+    uint32_t version;
+    /* SH_FROM_LAUNCH or 0. */
+    uint32_t flags;
+    uint32_t reserved;
+    /* The activity type, NUL-terminated: "com.example.view-item". */
+    const char *type;
+    /* The activity's web page URL, NUL-terminated, or NULL. */
+    const char *webpage_url;
+    /* userInfo as a JSON object (UTF-8, NUL-terminated), or NULL. */
+    const char *user_info_json;
+    size_t user_info_len;
+    /* userInfo parsed by the host, or NULL when there is none. */
+    const struct sh_json *user_info;
+} sh_user_activity;
 
 #define SH_NOTIFICATION_VERSION 1u
 

@@ -81,6 +81,23 @@ typedef struct sh_host {
      * NULL when this host does not offer it. The pointer is host-owned and
      * valid for the process lifetime. */
     const void *(*get_extension)(const struct sh_host *host, const char *id);
+
+    /* [thread-safe] Subscribe this service to notifications named name
+     * (NUL-terminated; "*" for every name), in addition to the names its
+     * metadata lists. Takes effect for notifications delivered after the
+     * call. Returns SH_OK or SH_INVALID for an empty name. */
+    int32_t (*subscribe)(const struct sh_host *host, const char *name);
+
+    /* [thread-safe] Undo subscribe (names from the metadata stay). Returns
+     * SH_OK or SH_NOT_FOUND. */
+    int32_t (*unsubscribe)(const struct sh_host *host, const char *name);
+
+    /* [thread-safe] Ask for the device token, as
+     * registerForRemoteNotifications(): when the host knows a token it
+     * delivers didRegisterForRemoteNotifications to this service (on the
+     * main thread, after the current event); otherwise the service hears
+     * when one arrives. Returns SH_OK. */
+    int32_t (*register_for_remote_notifications)(const struct sh_host *host);
 } sh_host;
 
 #ifdef __cplusplus

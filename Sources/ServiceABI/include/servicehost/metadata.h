@@ -38,10 +38,12 @@ extern "C" {
 enum {
     SH_META_KIND_PLUGIN = 1,
     SH_META_KIND_SERVICE = 2,
+    SH_META_KIND_CLAIM = 3,
 };
 
 #define SH_META_PLUGIN_VERSION 1u
 #define SH_META_SERVICE_VERSION 1u
+#define SH_META_CLAIM_VERSION 1u
 
 /* Field sizes, each including the terminating NUL. */
 #define SH_META_TOOLCHAIN_MAX 32
@@ -49,6 +51,7 @@ enum {
 #define SH_META_ID_MAX 128
 #define SH_META_NAME_MAX 64
 #define SH_META_VERSION_MAX 32
+#define SH_META_CLAIM_MAX 120
 
 /* The first 16 bytes of every record. */
 typedef struct sh_meta_header {
@@ -98,6 +101,35 @@ typedef struct sh_meta_service {
     uint32_t flags;
 } sh_meta_service;
 
+/* What an sh_meta_claim claims. */
+enum {
+    /* URLs: value is a scheme ("myapp") or a scheme and host
+     * ("https://example.com"). The service is then the only one asked for
+     * matching URLs (scheme and host beats scheme alone), and is asked only
+     * for URLs it claims. */
+    SH_CLAIM_URL = 1,
+    /* User activities of one type: value is the type. Same rule as URLs. */
+    SH_CLAIM_ACTIVITY = 2,
+    /* Notifications posted under a name: value is the name, or "*" for all.
+     * A service receives SH_EVENT_NOTIFICATION only for names it subscribes
+     * to, here or through sh_host.subscribe. */
+    SH_CLAIM_NOTIFICATION = 3,
+};
+
+/* One claim of one service (272 bytes); any number per service. */
+typedef struct sh_meta_claim {
+    /* size = sizeof(sh_meta_claim), kind = SH_META_KIND_CLAIM. */
+    sh_meta_header header;
+    /* The id of the service making the claim (declared in the same file). */
+    char service_id[SH_META_ID_MAX];
+    /* SH_CLAIM_*. */
+    uint32_t claim;
+    /* Reserved, zero. */
+    uint32_t reserved;
+    /* What is claimed, NUL-padded (see SH_CLAIM_*). */
+    char value[SH_META_CLAIM_MAX];
+} sh_meta_claim;
+
 #if defined(__GNUC__) || defined(__clang__)
 #define SH_META_ATTRIBUTES \
     __attribute__((section(SH_METADATA_SECTION), used, aligned(8)))
@@ -123,10 +155,19 @@ typedef struct sh_meta_service {
          SH_META_KIND_SERVICE},                                                \
         id_, display_, version_, {(events_), 0}, (priority_), 0}
 
+/* Declare one claim of a service declared with SH_SERVICE_METADATA:
+ *     SH_CLAIM_METADATA(links_url, "com.example.links", SH_CLAIM_URL, "myapp"); */
+#define SH_CLAIM_METADATA(name_, service_id_, claim_, value_)                   \
+    SH_META_ATTRIBUTES static const sh_meta_claim name_ = {                    \
+        {sizeof(sh_meta_claim), SH_META_CLAIM_VERSION, SH_META_MAGIC,          \
+         SH_META_KIND_CLAIM},                                                  \
+        service_id_, (claim_), 0, value_}
+
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 _Static_assert(sizeof(sh_meta_header) == 16, "sh_meta_header layout");
 _Static_assert(sizeof(sh_meta_plugin) == 72, "sh_meta_plugin layout");
 _Static_assert(sizeof(sh_meta_service) == 264, "sh_meta_service layout");
+_Static_assert(sizeof(sh_meta_claim) == 272, "sh_meta_claim layout");
 #endif
 
 #ifdef __cplusplus

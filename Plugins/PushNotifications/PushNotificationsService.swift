@@ -1,0 +1,107 @@
+import ServiceKit
+
+/// Seed 000's PushController: acts on a push according to the app's state.
+///
+/// - Launched by a push: the push is in the launch options; it is held until the app
+///   is active, and routed when the host delivers it again as a notification response
+///   with `isFromLaunch` set: `push: routing <route> (launch)`.
+/// - A response (the user tapped a notification) otherwise, while inactive or in the
+///   background (or active): routed at once, `push: routing <route>`; a dismissal only
+///   logs `push: dismissed <route>`.
+/// - A push while the app is active: an in-app banner line,
+///   `push: banner "<title>: <body>"`, and the answer banner, list and sound.
+/// - A background fetch (`content-available: 1`): `push: background fetch`, then the
+///   result named by the custom key `"fetch"`.
+/// - Registers for remote notifications in didFinishLaunching and logs the token:
+///   `push: device token <hex>` (or `push: registration failed: <error>`, a warning).
+///
+/// The route is the custom key `"route"` (e.g. `"myapp://item/42"`), else
+/// `aps.category`, else `"home"`.
+///
+/// Test hooks, through the custom key `"fetch"` of a background fetch:
+/// `"new"` completes with newData, `"fail"` with failed, anything else (or none) with
+/// noData; `"hang"` never completes (to exercise the host's `--fetch-timeout`) and
+/// `"twice"` completes with newData twice (to exercise the host's double-completion
+/// log line).
+final class PushNotificationsService: ApplicationService {
+    /// The push that launched the app, until it is routed. Main thread only.
+    private var launchPush: PushNotification?
+    /// Whether `launchPush` was delivered again and waits only for the app to be active.
+    private var launchPushDelivered = false
+
+    func didFinishLaunching(_ options: LaunchOptions) -> Bool {
+        if let push = options.notification {
+            launchPush = push
+            host.log(.info, "push: launched by a notification; holding it until the app is active")
+        }
+        do {
+            try host.registerForRemoteNotifications()
+        } catch {
+            host.log(.warn, "push: cannot register for remote notifications: \(error)")
+        }
+        return true
+    }
+
+    func didBecomeActive() {
+        if launchPushDelivered, let push = launchPush { routeLaunch(push) }
+    }
+
+    func didReceive(_ response: NotificationResponse) {
+        let push = response.notification
+        if push.isFromLaunch {
+            // The launch push, delivered once more now that the app is (normally) active.
+            launchPush = push
+            launchPushDelivered = true
+            if host.appState == .active { routeLaunch(push) }
+            return
+        }
+        if response.isDismissAction {
+            host.log(.info, "push: dismissed \(route(of: push))")
+        } else {
+            host.log(.info, "push: routing \(route(of: push))")
+        }
+    }
+
+    func willPresent(_ notification: PushNotification) -> PresentationOptions {
+        host.log(.info, "push: banner \"\(bannerText(notification))\"")
+        return [.banner, .list, .sound]
+    }
+
+    func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion) {
+        host.log(.info, "push: background fetch")
+        switch notification["fetch"]?.stringValue {
+        case "new": completion(.newData)
+        case "fail": completion(.failed)
+        case "hang": break  // test hook: never completes; the host's deadline answers
+        case "twice":  // test hook: the host ignores and logs the second call
+            completion(.newData)
+            completion(.newData)
+        default: completion(.noData)
+        }
+    }
+
+    func didRegisterForRemoteNotifications(deviceToken: DeviceToken) {
+        host.log(.info, "push: device token \(deviceToken.hex)")
+    }
+
+    func didFailToRegisterForRemoteNotifications(error: String) {
+        host.log(.warn, "push: registration failed: \(error)")
+    }
+
+    private func routeLaunch(_ push: PushNotification) {
+        launchPush = nil
+        launchPushDelivered = false
+        host.log(.info, "push: routing \(route(of: push)) (launch)")
+    }
+
+    /// The custom key "route", else aps.category, else "home".
+    private func route(of push: PushNotification) -> String {
+        push["route"]?.stringValue ?? push.aps.category ?? "home"
+    }
+
+    /// "<title>: <body>", or whichever of the two the alert has.
+    private func bannerText(_ push: PushNotification) -> String {
+        let aps = push.aps
+        return [aps.title, aps.body].compactMap { $0 }.joined(separator: ": ")
+    }
+}

@@ -1,0 +1,114 @@
+import Glibc
+import ServiceJSON
+
+/// The `--config FILE` document: which services run, in what order, with what settings.
+///
+/// The file is one JSON object whose only key is `services`, an object keyed by service id
+/// (an id can then appear only once, and an error names the service by its id):
+///
+/// ```json
+/// {
+///   "services": {
+///     "dev.servicehost.logger": { "priority": 10, "settings": { "verbose": true } },
+///     "dev.servicehost.uptime": { "requires": ["dev.servicehost.logger"], "policy": "required" },
+///     "com.example.greeter":    { "enabled": false }
+///   }
+/// }
+/// ```
+///
+/// Each service's keys, all optional:
+///
+/// | key | type | default | meaning |
+/// | --- | --- | --- | --- |
+/// | `enabled` | Boolean | `true` | `false` keeps the service from loading |
+/// | `priority` | integer (32-bit) | the plugin's | higher starts earlier among services free to start |
+/// | `requires` | array of ids | `[]` | must start first; missing or disabled is an error |
+/// | `after` | array of ids | `[]` | start first when they run; missing or disabled is ignored |
+/// | `settings` | object | none | handed to the service at launch |
+/// | `policy` | `"required"` or `"optional"` | `"optional"` | whether a failure stops the host |
+/// | `isolation` | `"in-process"` or `"process"` | unset | where the service runs |
+/// | `trusted` | Boolean | unset | |
+/// | `eventTimeout` | seconds, > 0 | unset | |
+///
+/// Because JSON objects are unordered, the order of entries in the file means nothing: the
+/// start order comes from `requires`, `after` and priority, then load order (``StartPlan``).
+/// Unknown keys and wrong types are errors naming the key's path, so a typo never passes
+/// silently. `--only-configured` is a command-line flag, not a key.
+public struct HostConfiguration: Sendable, Equatable {
+    /// The configured services by id.
+    public var services: [String: ServiceConfiguration]
+
+    /// The file looked for in the first plugin directory when `--config` is not given.
+    public static let defaultFileName = "services.json"
+    /// The largest configuration file read, in bytes.
+    public static let maxFileSize = 16 << 20
+
+    /// A configuration listing `services` (a later duplicate id wins).
+    public init(services: [ServiceConfiguration] = []) {
+        self.services = Dictionary(services.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// `services.json` in the first plugin directory, or nil when there is none.
+    public static func defaultPath(pluginDirectories: [String]) -> String? {
+        guard let first = pluginDirectories.first else { return nil }
+        return (first.hasSuffix("/") ? first : first + "/") + defaultFileName
+    }
+
+    /// Reads and checks the configuration file at `path`.
+    public static func load(path: String) throws(ConfigurationError) -> HostConfiguration {
+        try parse(bytes: try readFile(path), file: path)
+    }
+
+    /// ``load(path:)``, or nil when nothing exists at `path` (the default file is optional).
+    public static func loadIfPresent(path: String) throws(ConfigurationError) -> HostConfiguration? {
+        do {
+            return try load(path: path)
+        } catch {
+            if case .unreadable(let system) = error.code, system.errno == ENOENT, system.operation == "open" { return nil }
+            throw error
+        }
+    }
+
+    /// Parses configuration text; `file` names it in errors.
+    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> HostConfiguration {
+        try parse(bytes: Array(text.utf8), file: file)
+    }
+
+    /// Parses configuration bytes (UTF-8 JSON); `file` names it in errors.
+    public static func parse(bytes: [UInt8], file: String) throws(ConfigurationError) -> HostConfiguration {
+        let document: JSONValue
+        do {
+            document = try JSONValue(parsing: bytes)
+        } catch {
+            let (line, column) = position(of: error.offset, in: bytes)
+            throw ConfigurationError(file: file, code: .syntax(line: line, column: column, reason: error.reason))
+        }
+        return try ConfigurationReader(file: file).read(document)
+    }
+
+    private static func readFile(_ path: String) throws(ConfigurationError) -> [UInt8] {
+        let file: ReadOnlyFile
+        do { file = try ReadOnlyFile(path: path) } catch { throw ConfigurationError(file: path, code: .unreadable(error)) }
+        if let kind = PluginScanner.nonRegularKind(file.status.st_mode) {
+            throw ConfigurationError(file: path, code: .notRegularFile(kind: kind))
+        }
+        guard file.size <= maxFileSize else { throw ConfigurationError(file: path, code: .tooLarge(bytes: file.size)) }
+        let bytes: [UInt8]
+        // One byte more than fstat said, so a file that grew meanwhile is still caught.
+        do { bytes = try file.read(at: 0, count: file.size + 1) } catch {
+            throw ConfigurationError(file: path, code: .unreadable(error))
+        }
+        guard bytes.count <= maxFileSize else { throw ConfigurationError(file: path, code: .tooLarge(bytes: bytes.count)) }
+        return bytes
+    }
+
+    /// The 1-based line and byte column of `offset`.
+    private static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+        var line = 1, lineStart = 0
+        for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
+            line += 1
+            lineStart = index + 1
+        }
+        return (line, offset - lineStart + 1)
+    }
+}

@@ -1,0 +1,227 @@
+import Dispatch
+import Glibc
+import ServiceJSON
+import Synchronization
+
+/// The control socket: newline-delimited JSON requests in, one reply line per request out,
+/// in order, over any number of connections.
+///
+/// Sockets are served on background queues (one per connection); requests are carried out
+/// on the main thread. A connection's requests run one after another, so its replies come
+/// back in order even when an answer takes a while (a background fetch); meanwhile other
+/// connections and the host go on.
+public final class ControlServer: Sendable {
+    /// The socket's path.
+    public let path: String
+    private let listener: Int32
+    private let maxPayload: Int
+    private let log: Log
+    private let acceptQueue = DispatchQueue(label: "servicehost.control.accept")
+    // Immutable after init; DispatchSource is thread-safe. Kept alive for the process lifetime.
+    nonisolated(unsafe) private let acceptSource: DispatchSourceRead
+    // Carries requests out on the main thread; set once at init.
+    private let perform: @Sendable (ControlRequest, @escaping @Sendable (JSONValue, ControlHandler.After) -> Void) -> Void
+
+    /// Why the control socket could not be opened.
+    public struct StartError: Error, CustomStringConvertible {
+        /// What went wrong, naming the path.
+        public let description: String
+    }
+
+    /// Binds `path` (mode 0600, in a directory created 0700 when missing), replacing a stale
+    /// socket left by a dead host and refusing to start beside a live one.
+    public init(path: String, maxPayload: Int, log: Log, handler: ControlHandler) throws(StartError) {
+        self.path = path
+        self.maxPayload = maxPayload
+        self.log = log
+        perform = { request, reply in
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated { handler.handle(request) { value, after in reply(value, after) } }
+            }
+        }
+        listener = try Self.bind(path)
+        // Only once the socket is ours: a host refused beside a live one must not remove it.
+        let socketPath = path
+        atExitRemoval.withLock { $0 = socketPath }
+        atexit { atExitRemoval.withLock { path in path.map { _ = unlink($0) } } }
+        acceptSource = DispatchSource.makeReadSource(fileDescriptor: listener, queue: acceptQueue)
+        acceptSource.setEventHandler { [self] in acceptOne() }
+        acceptSource.resume()
+    }
+
+    private static func bind(_ path: String) throws(StartError) -> Int32 {
+        guard path.utf8.count <= UnixSocket.maxPathLength else {
+            throw StartError(description: "control socket path \(path) is \(path.utf8.count) bytes;"
+                + " the limit is \(UnixSocket.maxPathLength) (pass a shorter --control PATH)")
+        }
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if !directory.isEmpty {
+            do { try Directories.create(directory, mode: 0o700) } catch {
+                throw StartError(description: "control socket directory: \(error)")
+            }
+        }
+        do {
+            return try UnixSocket.listen(path)
+        } catch where error.errno == EADDRINUSE {
+            // A socket file is there: a live host answers a connect, a dead one's does not.
+            if let probe = try? UnixSocket.connect(path) {
+                close(probe)
+                throw StartError(description: "another host is already running with control socket \(path)"
+                    + " (stop it, or pass a different --control PATH)")
+            }
+            unlink(path)
+            do { return try UnixSocket.listen(path) } catch {
+                throw StartError(description: "control socket \(error)")
+            }
+        } catch {
+            throw StartError(description: "control socket \(error)")
+        }
+    }
+
+
+    private func acceptOne() {
+        guard let fd = UnixSocket.accept(listener) else { return }
+        // Only the host's own user (or root) may drive it.
+        guard let uid = UnixSocket.peerUID(fd), uid == geteuid() || uid == 0 else {
+            let refusal = ControlHandler.refusal(ControlRefusal(id: nil, message: "permission denied: the control socket serves only its owner"))
+            _ = UnixSocket.writeAll(fd, Array((refusal.serialized + "\n").utf8))
+            Glibc.close(fd)
+            log.warn("control", "refused a connection from another user")
+            return
+        }
+        UnixSocket.setSendTimeout(fd, seconds: 5)
+        ControlConnection(fd: fd, maxLine: maxPayload * 2 + 4096, maxPayload: maxPayload, log: log, perform: perform).start()
+    }
+}
+
+// The socket to unlink when the process exits normally (an atexit handler cannot capture).
+private let atExitRemoval = Mutex<String?>(nil)
+
+/// One client connection: reads lines, carries their requests out in order, writes replies.
+final class ControlConnection: Sendable {
+    private let fd: Int32
+    private let maxLine: Int
+    private let maxPayload: Int
+    private let log: Log
+    private let queue = DispatchQueue(label: "servicehost.control.connection")
+    private let perform: @Sendable (ControlRequest, @escaping @Sendable (JSONValue, ControlHandler.After) -> Void) -> Void
+    private struct State {
+        var buffer: [UInt8] = []
+        var pending: [Result<ControlRequest, ControlRefusal>] = []
+        var busy = false
+        var reading = true
+        var cancelled = false
+    }
+    private let state = Mutex(State())
+    // Immutable after init; DispatchSource's methods are thread-safe.
+    nonisolated(unsafe) private let source: DispatchSourceRead
+
+    init(fd: Int32, maxLine: Int, maxPayload: Int, log: Log,
+         perform: @escaping @Sendable (ControlRequest, @escaping @Sendable (JSONValue, ControlHandler.After) -> Void) -> Void) {
+        self.fd = fd
+        self.maxLine = maxLine
+        self.maxPayload = maxPayload
+        self.log = log
+        self.perform = perform
+        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+    }
+
+    func start() {
+        // The source keeps the connection alive (its handler holds self) until it is cancelled.
+        source.setEventHandler { [self] in readAvailable() }
+        source.setCancelHandler { [fd] in Glibc.close(fd) }
+        source.resume()
+    }
+
+    private func readAvailable() {
+        guard let bytes = UnixSocket.read(fd, capacity: 65536), !bytes.isEmpty else {
+            // End of file or an error: a final line without a newline still gets an answer.
+            let leftover = state.withLock { state in
+                defer { state.buffer = [] }
+                return state.buffer
+            }
+            if !leftover.isEmpty {
+                enqueue(.failure(ControlRefusal(id: nil, message: "the request has no newline at its end")))
+            }
+            finishReading()
+            return
+        }
+        var lines: [[UInt8]] = []
+        var overflow = false
+        state.withLock { state in
+            state.buffer += bytes
+            while let newline = state.buffer.firstIndex(of: 0x0A) {
+                lines.append(Array(state.buffer[..<newline]))
+                state.buffer.removeSubrange(...newline)
+            }
+            overflow = state.buffer.count > maxLine
+        }
+        for line in lines where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) {
+            let trimmed = line.last == 0x0D ? Array(line.dropLast()) : line
+            enqueue(trimmed.count > maxLine ? .failure(tooLong()) : ControlRequest.parse(trimmed, maxPayload: maxPayload))
+        }
+        if overflow {
+            // A line this long cannot be resynchronised: answer, then hang up.
+            enqueue(.failure(tooLong()))
+            finishReading()
+        }
+    }
+
+    private func tooLong() -> ControlRefusal {
+        ControlRefusal(id: nil, message: "the request line is longer than \(maxLine) bytes (--max-payload is \(maxPayload))")
+    }
+
+    private func enqueue(_ request: Result<ControlRequest, ControlRefusal>) {
+        state.withLock { $0.pending.append(request) }
+        pump()
+    }
+
+    /// Stops reading; the connection closes once the pending replies are written.
+    private func finishReading() {
+        let wasReading = state.withLock { state in
+            defer { state.reading = false }
+            return state.reading
+        }
+        if wasReading { source.suspend() }
+        pump()
+    }
+
+    /// Starts the next request when none is running.
+    private func pump() {
+        let next: Result<ControlRequest, ControlRefusal>? = state.withLock { state in
+            guard !state.busy, !state.pending.isEmpty else { return nil }
+            state.busy = true
+            return state.pending.removeFirst()
+        }
+        guard let next else {
+            let done = state.withLock { !$0.reading && !$0.busy && $0.pending.isEmpty }
+            if done { close() }
+            return
+        }
+        switch next {
+        case .failure(let refusal):
+            write(ControlHandler.refusal(refusal), after: .keepRunning)
+        case .success(let request):
+            perform(request) { [self] reply, after in queue.async { self.write(reply, after: after) } }
+        }
+    }
+
+    private func write(_ reply: JSONValue, after: ControlHandler.After) {
+        if !UnixSocket.writeAll(fd, Array((reply.serialized + "\n").utf8)) {
+            log.debug("control", "a client went away before its reply")
+        }
+        if after == .exit { exit(0) }
+        state.withLock { $0.busy = false }
+        pump()
+    }
+
+    private func close() {
+        let first = state.withLock { state in
+            defer { state.cancelled = true }
+            return !state.cancelled
+        }
+        guard first else { return }
+        source.cancel()
+        source.resume()  // a suspended source delivers its cancellation only once resumed
+    }
+}

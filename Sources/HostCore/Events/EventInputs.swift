@@ -1,0 +1,161 @@
+import ServiceABI
+import ServiceJSON
+
+/// A push notification payload: an APNs-shaped JSON object, validated and parsed once.
+public struct PushPayload: Sendable {
+    /// The parsed payload.
+    public let value: JSONValue
+    /// Its JSON text, as services receive it.
+    public let text: [UInt8]
+
+    /// Validates an already parsed payload (from a control request).
+    public init(_ value: JSONValue) throws(InputError) {
+        try self.init(value, text: Array(value.serialized.utf8))
+    }
+
+    /// Parses and validates payload text (a file, stdin).
+    public init(parsing bytes: [UInt8]) throws(InputError) {
+        let value: JSONValue
+        do { value = try JSONValue(parsing: bytes) } catch {
+            throw InputError("the push payload is not valid JSON: \(error)")
+        }
+        try self.init(value, text: bytes)
+    }
+
+    private init(_ value: JSONValue, text: [UInt8]) throws(InputError) {
+        guard case .object = value else { throw InputError("the push payload must be a JSON object") }
+        if let aps = value["aps"] {
+            guard case .object = aps else { throw InputError("the push payload's \"aps\" must be an object") }
+            if let flag = aps["content-available"], flag.intValue != 0 && flag.intValue != 1 {
+                throw InputError("aps.content-available must be 0 or 1")
+            }
+        }
+        self.value = value
+        self.text = text
+    }
+
+    /// `aps.content-available` is 1: a background fetch.
+    public var isContentAvailable: Bool { value["aps"]?["content-available"]?.intValue == 1 }
+}
+
+/// A URL as services receive it, with its scheme and host split out and lowercased.
+public struct OpenURLInput: Sendable, Equatable {
+    /// The URL as given.
+    public let url: String
+    /// Its scheme, lowercased.
+    public let scheme: String
+    /// Its host, lowercased; empty when it has none.
+    public let host: String
+
+    /// Parses `text` as an absolute URL (RFC 3986 scheme, then anything without spaces).
+    public init(_ text: String) throws(InputError) {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+            throw InputError("invalid URL \"\(text)\": it has no scheme (expected scheme:…, like myapp://item/42)")
+        }
+        let scheme = text[..<colon]
+        let isSchemeCharacter = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || c == "+" || c == "-" || c == ".") }
+        guard scheme.first!.isASCII && scheme.first!.isLetter, scheme.allSatisfy(isSchemeCharacter) else {
+            throw InputError("invalid URL \"\(text)\": \"\(scheme)\" is not a URL scheme")
+        }
+        if let bad = text.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
+            throw InputError("invalid URL \"\(text)\": it contains \(bad.value == 0x20 ? "a space" : "a control character")")
+        }
+        var host = ""
+        let rest = text[text.index(after: colon)...]
+        if rest.hasPrefix("//") {
+            let authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
+            host = String(hostAndPort.hasPrefix("[") ? hostAndPort.prefix { $0 != "]" } + "]"
+                          : hostAndPort.prefix { $0 != ":" })
+        }
+        self.url = text
+        self.scheme = scheme.lowercased()
+        self.host = host.lowercased()
+    }
+
+    /// Whether a service's URL claim (`scheme` or `scheme://host`) covers this URL, and how
+    /// specifically: 2 for scheme and host, 1 for the scheme alone, 0 for no match.
+    func match(_ claim: String) -> Int {
+        if claim == scheme { return 1 }
+        if claim == scheme + "://" + host, !host.isEmpty { return 2 }
+        return 0
+    }
+}
+
+/// A user activity (NSUserActivity) as services receive it.
+public struct UserActivityInput: Sendable {
+    /// Its type, e.g. "com.example.view-item".
+    public let type: String
+    /// Its web page URL.
+    public let webpageURL: OpenURLInput?
+    /// Its userInfo object.
+    public let userInfo: JSONValue?
+
+    /// Validates an activity.
+    public init(type: String, webpageURL: String? = nil, userInfo: JSONValue? = nil) throws(InputError) {
+        guard !type.isEmpty else { throw InputError("an activity needs a type") }
+        if let userInfo, userInfo.objectValue == nil { throw InputError("an activity's userInfo must be a JSON object") }
+        self.type = type
+        self.webpageURL = try webpageURL.map { (text) throws(InputError) in try OpenURLInput(text) }
+        self.userInfo = userInfo
+    }
+}
+
+/// A device token from its hex text.
+public struct DeviceToken: Sendable, Equatable {
+    /// The token's bytes.
+    public let bytes: [UInt8]
+    /// Lowercase hex.
+    public var hex: String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+
+    /// Parses hex text: an even number of hex digits, at least one byte.
+    public init(hex text: String) throws(InputError) {
+        let digits = Array(text.utf8)
+        guard !digits.isEmpty, digits.count % 2 == 0 else {
+            throw InputError("invalid token \"\(text)\": expected an even number of hex digits")
+        }
+        var bytes: [UInt8] = []
+        for pair in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = Self.nibble(digits[pair]), let low = Self.nibble(digits[pair + 1]) else {
+                throw InputError("invalid token \"\(text)\": not hex")
+            }
+            bytes.append(high << 4 | low)
+        }
+        self.bytes = bytes
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        case 0x41...0x46: c - 0x41 + 10
+        default: nil
+        }
+    }
+}
+
+/// What the app was launched with (UIKit's launch options), from the command line.
+public struct LaunchRequest: Sendable {
+    /// `--launch-notification FILE`.
+    public var notification: PushPayload?
+    /// `--launch-url URL`.
+    public var url: OpenURLInput?
+    /// `--launch-activity TYPE[,URL]`.
+    public var activity: UserActivityInput?
+
+    /// No launch options.
+    public init(notification: PushPayload? = nil, url: OpenURLInput? = nil, activity: UserActivityInput? = nil) {
+        self.notification = notification
+        self.url = url
+        self.activity = activity
+    }
+}
+
+/// Input the host refuses: the message names the thing and the reason.
+public struct InputError: Error, CustomStringConvertible, Equatable {
+    /// What is wrong.
+    public let message: String
+    /// An error saying `message`.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

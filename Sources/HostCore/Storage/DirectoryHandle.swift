@@ -1,0 +1,223 @@
+import Glibc
+
+/// An open directory whose operations all go through its descriptor (`openat`, `renameat`, …)
+/// with `O_NOFOLLOW`, so a name can never lead outside it and a symlink planted inside cannot
+/// redirect a read or a write.
+final class DirectoryHandle: Sendable {
+    /// The directory's path, for messages.
+    let path: String
+    /// The descriptor, open until deinit.
+    let descriptor: Int32
+
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Opens the directory at `path`, following symlinks (systemd's `DynamicUser=` makes the
+    /// state directory one).
+    static func open(_ path: String) throws(SystemError) -> DirectoryHandle {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .current("open", path) }
+        return DirectoryHandle(path: path, descriptor: fd)
+    }
+
+    /// Creates `path` and its missing parents with mode 0700 (as the XDG spec asks); each new
+    /// directory's entry is made durable by an `fsync` of its parent.
+    static func makeDirectories(_ path: String) throws(SystemError) {
+        if mkdir(path, 0o700) == 0 { return try syncParent(of: path) }
+        if errno == EEXIST { return }
+        guard errno == ENOENT, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex else {
+            throw .current("mkdir", path)
+        }
+        try makeDirectories(String(path[..<slash]))
+        if mkdir(path, 0o700) == 0 { return try syncParent(of: path) }
+        if errno != EEXIST { throw .current("mkdir", path) }
+    }
+
+    private static func syncParent(of path: String) throws(SystemError) {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        let parent = trimmed.lastIndex(of: "/").map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
+        try open(parent).sync()
+    }
+
+    /// `path/name`.
+    func child(_ name: String) -> String { path.hasSuffix("/") ? path + name : path + "/" + name }
+
+    /// `fstat` of the directory.
+    func status() throws(SystemError) -> stat {
+        var st = stat()
+        guard fstat(descriptor, &st) == 0 else { throw .current("fstat", path) }
+        return st
+    }
+
+    /// The subdirectory `name`, created with mode 0700 when missing (and the creation made
+    /// durable). A symlink in its place is refused (`open` fails with `ENOTDIR`).
+    func subdirectory(_ name: String) throws(SystemError) -> DirectoryHandle {
+        if mkdirat(descriptor, name, 0o700) == 0 {
+            try sync()
+        } else if errno != EEXIST {
+            throw .current("mkdir", child(name))
+        }
+        let fd = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw .current("open", child(name)) }
+        return DirectoryHandle(path: child(name), descriptor: fd)
+    }
+
+    /// Takes an exclusive `flock` on the directory without waiting; false when another open
+    /// file description holds it. Released when the descriptor closes, or the process dies.
+    func tryLock() throws(SystemError) -> Bool {
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            if errno == EWOULDBLOCK { return false }
+            throw .current("flock", path)
+        }
+        return true
+    }
+
+    /// `fsync` of the directory: makes created, renamed and removed entries durable.
+    func sync() throws(SystemError) {
+        guard fsync(descriptor) == 0 else { throw .current("fsync", path) }
+    }
+
+    /// Whether an entry `name` exists (without following a symlink).
+    func contains(_ name: String) throws(SystemError) -> Bool {
+        var st = stat()
+        if fstatat(descriptor, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw .current("stat", child(name))
+    }
+
+    /// The names in the directory, without `.` and `..`, in no particular order.
+    func names() throws(SystemError) -> [String] {
+        // fdopendir takes ownership of its descriptor, so give it a fresh one.
+        let fd = openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .current("open", path) }
+        guard let stream = fdopendir(fd) else {
+            let error = SystemError.current("opendir", path)
+            close(fd)
+            throw error
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while true {
+            // readdir returns NULL both at the end and on failure; only errno tells them apart.
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw .current("readdir", path) }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+    }
+
+    /// The contents of the regular file `name`, or nil when there is none. A file larger than
+    /// `limit` fails with `EFBIG`, so a planted file cannot make the host allocate without bound.
+    func read(_ name: String, limit: Int) throws(StorageError) -> [UInt8]? {
+        let fd = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw StorageError(path: child(name), code: .notRegularFile(kind: "symlink")) }
+            throw .system(.current("open", child(name)))
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw .system(.current("fstat", child(name))) }
+        if let kind = PluginScanner.nonRegularKind(st.st_mode) {
+            throw StorageError(path: child(name), code: .notRegularFile(kind: kind))
+        }
+        guard Int(st.st_size) <= limit else {
+            throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG))
+        }
+        // One byte more than fstat said, to notice a file that grew (never ours: we rename).
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size) + 1)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .system(.current("read", child(name)))
+            }
+            if n == 0 { break }
+            done += n
+        }
+        guard done <= limit else { throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG)) }
+        bytes.removeLast(bytes.count - done)
+        return bytes
+    }
+
+    /// Replaces (or creates) `name` with `bytes`, atomically and durably: a temporary file in
+    /// this directory is written and `fsync`ed, renamed over `name`, then the directory is
+    /// `fsync`ed. After a crash at any moment, `name` holds its old or its new contents.
+    /// Temporary files start with ``temporaryPrefix``; see ``removeTemporaryFiles()``.
+    func replace(_ name: String, with bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        let temporary = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
+        let fd = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .current("open", child(temporary)) }
+        var failure: SystemError?
+        do {
+            try writeAll(fd, bytes, temporary)
+            if fsync(fd) != 0 { failure = .current("fsync", child(temporary)) }
+        } catch {
+            failure = error
+        }
+        // close once, whatever happened: the descriptor is gone afterwards even when it fails.
+        if close(fd) != 0 && failure == nil { failure = .current("close", child(temporary)) }
+        if let failure {
+            unlinkat(descriptor, temporary, 0)
+            throw failure
+        }
+        guard renameat(descriptor, temporary, descriptor, name) == 0 else {
+            let error = SystemError.current("rename", child(name))
+            unlinkat(descriptor, temporary, 0)
+            throw error
+        }
+        try sync()
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, _ name: String) throws(SystemError) {
+        var done = 0
+        while done < bytes.count {
+            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .current("write", child(name))
+            }
+            done += n
+        }
+    }
+
+    /// Removes the entry `name` durably; false when there was none.
+    func remove(_ name: String) throws(SystemError) -> Bool {
+        guard unlinkat(descriptor, name, 0) == 0 else {
+            if errno == ENOENT { return false }
+            throw .current("unlink", child(name))
+        }
+        try sync()
+        return true
+    }
+
+    /// The name prefix of the temporary files ``replace(_:with:)`` writes. It starts with a dot,
+    /// which no stored name does.
+    static let temporaryPrefix = ".tmp-"
+
+    /// Removes the temporary files a crash left behind; returns how many. Only safe while no
+    /// other process writes here: the state directory's lock ensures it.
+    @discardableResult
+    func removeTemporaryFiles() throws(SystemError) -> Int {
+        var removed = 0
+        for name in try names() where name.hasPrefix(Self.temporaryPrefix) {
+            if unlinkat(descriptor, name, 0) == 0 { removed += 1 } else if errno != ENOENT {
+                throw .current("unlink", child(name))
+            }
+        }
+        if removed > 0 { try sync() }
+        return removed
+    }
+}

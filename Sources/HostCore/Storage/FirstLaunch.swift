@@ -1,0 +1,155 @@
+import Synchronization
+
+/// `--first-launch auto|always|never`.
+public enum FirstLaunchMode: String, Sendable, CaseIterable {
+    /// Ask the marks in the state directory. The default.
+    case auto
+    /// Every launch is the first, of the host and of every service (the seed's `alwaysFirst()`),
+    /// for trying out first-launch code. The marks are neither read nor written.
+    case always
+    /// No launch is the first. The marks are neither read nor written.
+    case never
+}
+
+/// Whether this is the host's first launch, and each service's (seed 004: "detecting the first
+/// launch, the wrong and the right way").
+///
+/// The logic takes its storage as two injected closures, "was this seen?" and "mark it seen",
+/// so it is tested without a disk, and `--first-launch always` is just another pair of closures
+/// (``alwaysFirst()``). ``init(mode:stateDirectory:)`` builds the disk-backed pair on the state
+/// directory's `launched/` folder.
+///
+/// Each answer is read once, then kept: it stays the same for the whole process, even after the
+/// launch is marked, so `willFinishLaunching` and `didFinishLaunching` agree.
+///
+/// **When the mark is written.** Not when the answer is read (as the seed's first version does)
+/// but when the launch has succeeded: ``hostDidLaunch()`` once the host is active, and
+/// ``serviceDidLaunch(_:)`` once the service's `didFinishLaunching` returned `SH_OK` or
+/// `SH_FALSE`. A crash, a kill or a failed launch during the first launch then leaves it the
+/// first launch next time, so first-launch work (seeding data, onboarding) is retried rather
+/// than skipped for ever. The price is that work done before the crash runs again, so
+/// first-launch code should be idempotent, which it must be anyway for `--first-launch always`.
+public final class FirstLaunch: Sendable {
+    /// What a flag is about.
+    public enum Subject: Hashable, Sendable {
+        /// The host, with this state directory.
+        case host
+        /// One service, by id.
+        case service(String)
+    }
+
+    /// Reads a mark: did `subject` launch successfully before?
+    public typealias WasSeen = @Sendable (Subject) throws(StorageError) -> Bool
+    /// Writes a mark: `subject` launched successfully.
+    public typealias MarkSeen = @Sendable (Subject) throws(StorageError) -> Void
+
+    /// The mode this object answers for.
+    public let mode: FirstLaunchMode
+    private let wasSeen: WasSeen
+    private let markSeen: MarkSeen
+    // Each subject's answer, read once, and the subjects marked by this launch. The mutex also
+    // keeps two threads from reading or marking the same subject at once.
+    private let state = Mutex(State())
+
+    private struct State {
+        var answers: [Subject: Bool] = [:]
+        var marked: Set<Subject> = []
+    }
+
+    /// First-launch detection over injected storage. In `.always` and `.never` modes the
+    /// closures are never called.
+    public init(mode: FirstLaunchMode = .auto, wasSeen: @escaping WasSeen, markSeen: @escaping MarkSeen) {
+        self.mode = mode
+        self.wasSeen = wasSeen
+        self.markSeen = markSeen
+    }
+
+    /// Every launch is the first; nothing is read or written (`--first-launch always`).
+    public static func alwaysFirst() -> FirstLaunch {
+        FirstLaunch(mode: .always, wasSeen: { _ in false }, markSeen: { _ in })
+    }
+
+    /// No launch is the first; nothing is read or written (`--first-launch never`).
+    public static func neverFirst() -> FirstLaunch {
+        FirstLaunch(mode: .never, wasSeen: { _ in true }, markSeen: { _ in })
+    }
+
+    /// Whether this is the host's first launch with its state directory.
+    public func isFirstHostLaunch() throws(StorageError) -> Bool { try isFirst(.host) }
+
+    /// Whether this is the first launch of service `id` (its id never launched here before).
+    public func isFirstServiceLaunch(_ id: String) throws(StorageError) -> Bool { try isFirst(.service(id)) }
+
+    /// Records that the host launched successfully (it became active). Writes only when
+    /// this was its first launch, and only in `.auto` mode.
+    public func hostDidLaunch() throws(StorageError) { try markLaunched(.host) }
+
+    /// Records that service `id` launched successfully (`didFinishLaunching` answered). Writes
+    /// only when this was its first launch, and only in `.auto` mode.
+    public func serviceDidLaunch(_ id: String) throws(StorageError) { try markLaunched(.service(id)) }
+
+    /// The answer for `subject`: read once, then kept.
+    public func isFirst(_ subject: Subject) throws(StorageError) -> Bool {
+        try state.withLock { (state: inout State) throws(StorageError) -> Bool in try answer(subject, &state) }
+    }
+
+    private func markLaunched(_ subject: Subject) throws(StorageError) {
+        guard mode == .auto else { return }
+        try state.withLock { (state: inout State) throws(StorageError) in
+            // Read before writing, so the answer of this launch is kept whatever the order of calls.
+            guard try answer(subject, &state), !state.marked.contains(subject) else { return }
+            try markSeen(subject)
+            state.marked.insert(subject)
+        }
+    }
+
+    private func answer(_ subject: Subject, _ state: inout State) throws(StorageError) -> Bool {
+        if let known = state.answers[subject] { return known }
+        let first: Bool
+        switch mode {
+        case .always: first = true
+        case .never: first = false
+        case .auto: first = try !wasSeen(subject)
+        }
+        state.answers[subject] = first
+        return first
+    }
+}
+
+extension FirstLaunch {
+    /// The disk-backed detection: the marks are empty files in `<state>/launched/`, `host` for
+    /// the host and the service id for a service (`host` is never a service id: ids have at
+    /// least two labels). In `.always` and `.never` modes the directory is not touched.
+    public convenience init(mode: FirstLaunchMode, stateDirectory: StateDirectory) throws(StorageError) {
+        guard mode == .auto else {
+            self.init(mode: mode, wasSeen: { _ in mode == .never }, markSeen: { _ in })
+            return
+        }
+        let marks = try stateDirectory.subdirectory("launched")
+        try StorageError.wrapping { () throws(SystemError) in try marks.removeTemporaryFiles() }
+        self.init(
+            mode: mode,
+            // Capturing the state directory keeps its lock held as long as the marks are used.
+            wasSeen: { [stateDirectory] subject throws(StorageError) in
+                _ = stateDirectory
+                let name = try Self.markName(subject, in: marks)
+                return try StorageError.wrapping { () throws(SystemError) in try marks.contains(name) }
+            },
+            markSeen: { subject throws(StorageError) in
+                let name = try Self.markName(subject, in: marks)
+                try StorageError.wrapping { () throws(SystemError) in
+                    try marks.replace(name, with: UnsafeRawBufferPointer(start: nil, count: 0))
+                }
+            })
+    }
+
+    private static func markName(_ subject: Subject, in marks: DirectoryHandle) throws(StorageError) -> String {
+        switch subject {
+        case .host:
+            return "host"
+        case .service(let id):
+            try StateDirectory.checkServiceID(id, in: marks.path)
+            return id
+        }
+    }
+}

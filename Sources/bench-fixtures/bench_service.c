@@ -1,0 +1,28 @@
+// The smallest C service, for scripts/bench: handles every lifecycle event and does
+// nothing. scripts/bench compiles it once with cc; the runner then writes N copies,
+// each with the id placeholder below rewritten to a distinct id of the same length
+// (SH_SERVICE_METADATA keeps the id in one place: the runtime id points at it).
+#include <servicehost.h>
+
+SH_PLUGIN_METADATA("c");
+SH_SERVICE_METADATA(bench_meta, "bench.c-service.s0000000", "Bench", "1.0.0",
+                    SH_EVENTS_LIFECYCLE, 0);
+
+static int32_t bench_handle_event(const sh_service *service, const sh_event *event) {
+    (void)service;
+    (void)event;
+    return SH_OK;
+}
+
+static const sh_service bench_service = {
+    sizeof(sh_service), SH_SERVICE_VERSION, bench_meta.id, NULL, NULL, bench_handle_event,
+};
+static const sh_service *const services[] = {&bench_service};
+static const sh_plugin plugin = {
+    sizeof(sh_plugin), SH_PLUGIN_VERSION, SH_ABI_VERSION, 1, services, NULL,
+};
+
+SH_EXPORT const sh_plugin *servicehost_entry(const sh_host_offer *offer) {
+    (void)offer;
+    return &plugin;
+}

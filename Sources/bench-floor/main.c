@@ -1,0 +1,117 @@
+// bench-floor: what the machine allows, for scripts/bench to compare the host against.
+// It does only the unavoidable part of the host's work, with no checks:
+//   bench-floor startup DIR   dlopen() every *.so of DIR in name order and call its
+//                             servicehost_entry, then print "bench-floor: active with N
+//                             service(s)" on stderr and wait for a signal (start-up and
+//                             memory rows: the runner times exec → that line, reads VmRSS)
+//   bench-floor load DIR      the same, then exit (the `host inspect` row)
+//   bench-floor dispatch DIR ROUNDS REPS
+//                             a C loop over the services' handle_event pointers, ROUNDS
+//                             times willResignActive (reverse order) + didBecomeActive,
+//                             REPS times; prints the median ns per service call on stdout
+//                             (the floor of the dispatch row; services without attach only)
+#define _GNU_SOURCE
+#include <servicehost.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int is_plugin(const struct dirent *entry) {
+    size_t length = strlen(entry->d_name);
+    return length > 3 && strcmp(entry->d_name + length - 3, ".so") == 0;
+}
+
+static void fail(const char *what, const char *detail) {
+    fprintf(stderr, "bench-floor: %s: %s\n", what, detail);
+    exit(1);
+}
+
+// Loads every plugin of dir; returns its services (count in *count).
+static const sh_service **load(const char *dir, size_t *count) {
+    struct dirent **names;
+    int n = scandir(dir, &names, is_plugin, alphasort);
+    if (n < 0) fail(dir, "cannot read the directory");
+    const sh_host_offer offer = {sizeof(sh_host_offer), SH_HOST_OFFER_VERSION, SH_ABI_VERSION_MIN,
+                                 SH_ABI_VERSION, "bench-floor"};
+    size_t capacity = 16, used = 0;
+    const sh_service **services = malloc(capacity * sizeof *services);
+    char path[4096];
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
+        void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!library) fail("dlopen", dlerror());
+        sh_entry_fn entry = (sh_entry_fn)dlsym(library, SH_ENTRY_SYMBOL);
+        if (!entry) fail(path, "no servicehost_entry");
+        const sh_plugin *plugin = entry(&offer);
+        if (!plugin) fail(path, "servicehost_entry returned NULL");
+        for (uint32_t s = 0; s < plugin->service_count; s++) {
+            if (used == capacity) services = realloc(services, (capacity *= 2) * sizeof *services);
+            services[used++] = plugin->services[s];
+        }
+        free(names[i]);
+    }
+    free(names);
+    *count = used;
+    return services;
+}
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+// The dispatcher with nothing but the calls: what the host's dispatch loop does minus
+// its bookkeeping (handler lists, call tracker, trace check, result check).
+static void dispatch_rounds(const sh_service **services, size_t count, long rounds, uint64_t *seq) {
+    sh_event event = {sizeof(sh_event), SH_EVENT_VERSION, 0, 0, 0, NULL, NULL};
+    for (long r = 0; r < rounds; r++) {
+        event.kind = SH_EVENT_WILL_RESIGN_ACTIVE;
+        event.app_state = SH_APP_ACTIVE;
+        for (size_t i = count; i-- > 0;) {
+            event.seq = ++*seq;
+            services[i]->handle_event(services[i], &event);
+        }
+        event.kind = SH_EVENT_DID_BECOME_ACTIVE;
+        for (size_t i = 0; i < count; i++) {
+            event.seq = ++*seq;
+            services[i]->handle_event(services[i], &event);
+        }
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) fail("usage", "bench-floor startup|load DIR | dispatch DIR ROUNDS REPS");
+    size_t count;
+    const sh_service **services = load(argv[2], &count);
+    if (strcmp(argv[1], "load") == 0) return 0;
+    if (strcmp(argv[1], "startup") == 0) {
+        char line[80];
+        int length = snprintf(line, sizeof line, "bench-floor: active with %zu service(s)\n", count);
+        if (write(STDERR_FILENO, line, (size_t)length) != length) return 1;
+        for (;;) pause();  // until the runner's SIGTERM
+    }
+    if (strcmp(argv[1], "dispatch") != 0 || argc != 5) fail("usage", "unknown mode or arguments");
+    long rounds = atol(argv[3]), reps = atol(argv[4]);
+    if (count == 0 || rounds <= 0 || reps <= 0 || reps > 99) fail("dispatch", "bad arguments");
+    uint64_t seq = 0;
+    double samples[99];
+    dispatch_rounds(services, count, rounds, &seq);  // warm-up
+    for (long rep = 0; rep < reps; rep++) {
+        double start = now_ns();
+        dispatch_rounds(services, count, rounds, &seq);
+        samples[rep] = (now_ns() - start) / ((double)rounds * 2.0 * (double)count);
+    }
+    qsort(samples, (size_t)reps, sizeof samples[0], by_value);
+    printf("%.4f\n", samples[reps / 2]);
+    return 0;
+}

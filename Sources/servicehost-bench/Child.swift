@@ -1,0 +1,96 @@
+import Glibc
+
+/// A program the runner starts, with one of its outputs on a pipe.
+///
+/// Children get the runner's environment without `LD_PRELOAD`, so the malloc counter the
+/// runner may carry never slows the programs it times.
+struct Child {
+    let pid: pid_t
+    private let output: Int32
+    private var buffer: [UInt8] = []
+
+    /// Starts `path` with `arguments`; file descriptor `captured` (1 or 2) goes to the pipe and
+    /// the other to /dev/null.
+    init(_ path: String, _ arguments: [String], capture captured: Int32) throws(BenchError) {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+        // Close-on-exec, so later children never hold this pipe open (dup2 clears it in the child).
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], captured)
+        posix_spawn_file_actions_addopen(&actions, captured == 1 ? 2 : 1, "/dev/null", O_WRONLY, 0)
+
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        var environment: [UnsafeMutablePointer<CChar>?] = []
+        var entry = environ
+        while let variable = entry.pointee {
+            if !String(cString: variable).hasPrefix("LD_PRELOAD=") { environment.append(variable) }
+            entry += 1
+        }
+        environment.append(nil)
+        defer { for argument in argv { free(argument) } }
+
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, path, &actions, nil, argv, environment)
+        close(pipeEnds[1])
+        guard status == 0 else {
+            close(pipeEnds[0])
+            throw BenchError("cannot start \(path): \(String(cString: strerror(status)))")
+        }
+        self.pid = pid
+        output = pipeEnds[0]
+    }
+
+    /// Reads the pipe until `marker` appears; false when the pipe closes first.
+    mutating func waitFor(_ marker: String) -> Bool {
+        let needle = Array(marker.utf8)
+        var searched = 0
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            if buffer.count >= needle.count {
+                for start in searched...(buffer.count - needle.count)
+                where buffer[start] == needle[0] && buffer[start..<start + needle.count].elementsEqual(needle) {
+                    return true
+                }
+                searched = buffer.count - needle.count + 1
+            }
+            let count = read(output, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return false }
+            buffer += chunk[0..<count]
+        }
+    }
+
+    /// Everything read from the pipe so far, as text.
+    var text: String { String(decoding: buffer, as: UTF8.self) }
+
+    /// The child's resident set size in bytes (`VmRSS` of /proc/PID/status).
+    func residentBytes() -> Double? {
+        guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
+        for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let kib = line.dropFirst("VmRSS:".count).split(separator: " ").first.flatMap { Double($0) }
+            return kib.map { $0 * 1024 }
+        }
+        return nil
+    }
+
+    /// Sends `signal` (SIGTERM unless nil), reads the pipe to its end and reaps the child;
+    /// returns its wait status.
+    @discardableResult
+    mutating func finish(signal: Int32? = SIGTERM) -> Int32 {
+        if let signal { kill(pid, signal) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = read(output, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            buffer += chunk[0..<count]
+        }
+        close(output)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return status
+    }
+}

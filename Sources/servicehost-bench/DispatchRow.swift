@@ -1,0 +1,191 @@
+import Foundation
+import HostCore
+
+/// Row 1: one lifecycle event through the host's dispatcher to N in-process C services,
+/// per service call, against (a) a Swift `[any DirectService]` array (PluggableApplicationDelegate),
+/// (b) `NotificationCenter.post` to N observers (the AppLifecycleMediator) and (c) bench-floor's
+/// C loop over the same services' function pointers (the floor).
+///
+/// HostCore has no public call that delivers one event, so each round is a transition pair,
+/// active → inactive → active: willResignActive (reverse order) then didBecomeActive, two
+/// events per round. Every baseline does exactly those two calls per service per round.
+@MainActor
+struct DispatchRow {
+    let floor: String
+    let reps: Int
+    /// Service calls per repetition of each mechanism.
+    let callsPerRep: Int
+
+    /// Raw figures for bench-results.json.
+    private(set) var raw: [(String, Double)] = []
+
+    /// The rows for `sets` (service count, directory of that many C plugins).
+    mutating func run(_ sets: [(count: Int, directory: String)]) throws(BenchError) -> [Row] {
+        var rows: [Row] = []
+        for (count, directory) in sets {
+            let host = HostCore.Host(log: Log(level: .error))
+            let failures: [LoadFailure]
+            do { failures = try host.load(directories: [directory], allowInsecure: false) } catch {
+                throw BenchError("loading \(directory): \(error)")
+            }
+            guard failures.isEmpty, host.services.count == count else {
+                throw BenchError("loaded \(host.services.count) of \(count) services: \(failures)")
+            }
+            do { try host.launch() } catch { throw BenchError("launch: \(error)") }
+
+            let direct = DirectServices.make(count: count)
+            let center = NotificationCenterObservers(count: count)
+            defer { center.remove() }
+            let rounds = max(1, callsPerRep / (2 * count))
+            let calls = rounds * 2 * count
+
+            let medians = interleavedMedians(reps: reps, units: calls, [
+                { hostRounds(host, rounds) },
+                { directRounds(direct, rounds) },
+                { center.post(rounds: rounds) },
+            ])
+            let floorFigure = try floorNanoseconds(directory, rounds: rounds)
+            let (ours, swiftArray, notificationCenter) = (medians[0], medians[1], medians[2])
+
+            // Allocations per event (an event is one willResignActive or didBecomeActive to all N).
+            let allocationRounds = 1000
+            let events = 2 * allocationRounds
+            let hostAllocations = MallocCounter.callsPerUnit(units: events) { hostRounds(host, allocationRounds) }
+            let directAllocations = MallocCounter.callsPerUnit(units: events) { directRounds(direct, allocationRounds) }
+            let centerAllocations = MallocCounter.callsPerUnit(units: events) { center.post(rounds: allocationRounds) }
+
+            let label = "dispatch, \(count) service\(count == 1 ? "" : "s"), per service call"
+            rows += [
+                Row(row: "1", measured: "\(label) vs (a) Swift `[any Service]` array", unit: .nanoseconds,
+                    ours: ours, baseline: swiftArray, target: "≤ 1.5×", maxRatio: 1.5),
+                Row(row: "1", measured: "\(label) vs (b) `NotificationCenter.post`", unit: .nanoseconds,
+                    ours: ours, baseline: notificationCenter, target: "≤ 0.05× (20× faster)", maxRatio: 0.05),
+                Row(row: "1", measured: "\(label) vs (c) C loop over function pointers (floor)", unit: .nanoseconds,
+                    ours: ours, baseline: floorFigure, target: "—"),
+                Row(row: "1", measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), vs (a)",
+                    unit: .count, ours: hostAllocations, baseline: directAllocations, target: "0", maxValue: 0),
+            ]
+            let key = "dispatch.\(count)"
+            raw += [("\(key).host_ns_per_call", ours), ("\(key).swift_array_ns_per_call", swiftArray),
+                    ("\(key).notification_center_ns_per_call", notificationCenter), ("\(key).c_floor_ns_per_call", floorFigure)]
+            raw += [("\(key).host_allocations_per_event", hostAllocations ?? .nan),
+                    ("\(key).swift_array_allocations_per_event", directAllocations ?? .nan),
+                    ("\(key).notification_center_allocations_per_event", centerAllocations ?? .nan)]
+        }
+        return rows
+    }
+
+    /// bench-floor's median ns per call over the same plugin files, in its own process.
+    private func floorNanoseconds(_ directory: String, rounds: Int) throws(BenchError) -> Double {
+        var child = try Child(floor, ["dispatch", directory, String(rounds), String(reps)], capture: 1)
+        let status = child.finish(signal: nil)
+        let text = child.text.split(separator: "\n").first.map(String.init) ?? ""
+        guard status == 0, let figure = Double(text) else { throw BenchError("bench-floor dispatch failed (\(status)): \(child.text)") }
+        return figure
+    }
+}
+
+/// Median ns per unit of each body; repetitions alternate between the bodies, so a burst of
+/// load from another process hits all of them alike.
+@MainActor
+func interleavedMedians(reps: Int, units: Int, _ bodies: [() -> Void]) -> [Double] {
+    for body in bodies { body() }  // warm-up
+    var samples = Array(repeating: [Double](), count: bodies.count)
+    for _ in 0..<reps {
+        for (index, body) in bodies.enumerated() {
+            let start = nowNanoseconds()
+            body()
+            samples[index].append((nowNanoseconds() - start) / Double(units))
+        }
+    }
+    return samples.map(median)
+}
+
+/// The host's real dispatcher: `rounds` transition pairs, two events each.
+@MainActor @inline(never)
+func hostRounds(_ host: HostCore.Host, _ rounds: Int) {
+    for _ in 0..<rounds {
+        try! host.transition(to: .inactive)
+        try! host.transition(to: .active)
+    }
+}
+
+// MARK: (a) a Swift array of services
+
+/// ServiceKit's `ApplicationService`, redeclared here: the mechanism of
+/// PluggableApplicationDelegate, where the app delegate calls each service directly.
+protocol DirectService: AnyObject {
+    func willFinishLaunching() -> Bool
+    func didFinishLaunching() -> Bool
+    func didBecomeActive()
+    func willResignActive()
+    func didEnterBackground()
+    func willEnterForeground()
+    func willTerminate()
+    func didReceive(_ name: String)
+}
+
+extension DirectService {
+    func willFinishLaunching() -> Bool { true }
+    func didFinishLaunching() -> Bool { true }
+    func didEnterBackground() {}
+    func willEnterForeground() {}
+    func willTerminate() {}
+    func didReceive(_ name: String) {}
+}
+
+// Four distinct classes, mixed in the array, so every call goes through a witness table
+// as it would with services from different modules.
+final class DirectServiceA: DirectService { func didBecomeActive() {}; func willResignActive() {} }
+final class DirectServiceB: DirectService { func didBecomeActive() {}; func willResignActive() {} }
+final class DirectServiceC: DirectService { func didBecomeActive() {}; func willResignActive() {} }
+final class DirectServiceD: DirectService { func didBecomeActive() {}; func willResignActive() {} }
+
+enum DirectServices {
+    static func make(count: Int) -> [any DirectService] {
+        (0..<count).map { index -> any DirectService in
+            switch index % 4 {
+            case 0: DirectServiceA()
+            case 1: DirectServiceB()
+            case 2: DirectServiceC()
+            default: DirectServiceD()
+            }
+        }
+    }
+}
+
+/// The same two events per round as `hostRounds`, in the same orders.
+@inline(never)
+func directRounds(_ services: [any DirectService], _ rounds: Int) {
+    for _ in 0..<rounds {
+        for service in services.reversed() { service.willResignActive() }
+        for service in services { service.didBecomeActive() }
+    }
+}
+
+// MARK: (b) NotificationCenter
+
+/// N observers of two notifications on `NotificationCenter.default`, the AppLifecycleMediator's
+/// mechanism; synchronous delivery (`queue: nil`).
+final class NotificationCenterObservers {
+    private let willResign = Notification.Name("bench.willResignActive")
+    private let didBecome = Notification.Name("bench.didBecomeActive")
+    private var tokens: [NSObjectProtocol] = []
+
+    init(count: Int) {
+        for _ in 0..<count {
+            tokens.append(NotificationCenter.default.addObserver(forName: willResign, object: nil, queue: nil) { _ in })
+            tokens.append(NotificationCenter.default.addObserver(forName: didBecome, object: nil, queue: nil) { _ in })
+        }
+    }
+
+    @inline(never)
+    func post(rounds: Int) {
+        for _ in 0..<rounds {
+            NotificationCenter.default.post(name: willResign, object: nil)
+            NotificationCenter.default.post(name: didBecome, object: nil)
+        }
+    }
+
+    func remove() { for token in tokens { NotificationCenter.default.removeObserver(token) } }
+}

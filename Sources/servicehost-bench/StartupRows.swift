@@ -1,0 +1,114 @@
+/// Rows 3 and 6: the real `host` binary from exec to active, and its RSS once active, against
+/// `bench-floor startup` (dlopen + servicehost_entry of the same files, nothing else); and
+/// `host inspect` against `bench-floor load` over the largest C set.
+struct StartupRows {
+    /// One plugin set: "C" or "Swift", its size and directory.
+    struct PluginSet {
+        let language: String
+        let count: Int
+        let directory: String
+        var key: String { "\(language.lowercased()).\(count)" }
+    }
+
+    let host: String
+    let floor: String
+    let reps: Int
+    let warmUp: Bool
+
+    /// Raw figures for bench-results.json.
+    private(set) var raw: [(String, Double)] = []
+
+    private static let hostMarker = "] active with "
+    private static let floorMarker = "bench-floor: active with "
+
+    /// The rows for `sets`, which must hold an empty set (count 0) and, per language, a set of
+    /// one plugin (the base of every per-plugin figure) and larger ones.
+    mutating func run(_ sets: [PluginSet], inspectSet: PluginSet) throws(BenchError) -> [Row] {
+        // Launch time (ns) and RSS (bytes) samples per set key and program.
+        var time: [String: [Double]] = [:]
+        var rss: [String: [Double]] = [:]
+        var inspect: [String: [Double]] = [:]
+        for rep in 0..<(reps + (warmUp ? 1 : 0)) {
+            let keep = !(warmUp && rep == 0)  // the first pass warms the page cache and loader
+            // Host and floor alternate on every set, so load from elsewhere hits both alike.
+            for set in sets {
+                let ours = try launch(host, ["--plugins", set.directory], marker: Self.hostMarker)
+                let floor = try launch(floor, ["startup", set.directory], marker: Self.floorMarker)
+                if keep {
+                    time["host." + set.key, default: []].append(ours.nanoseconds)
+                    time["floor." + set.key, default: []].append(floor.nanoseconds)
+                    rss["host." + set.key, default: []].append(ours.rss)
+                    rss["floor." + set.key, default: []].append(floor.rss)
+                }
+            }
+            let ours = try runToExit(host, ["inspect", inspectSet.directory])
+            let floor = try runToExit(floor, ["load", inspectSet.directory])
+            if keep {
+                inspect["host", default: []].append(ours)
+                inspect["floor", default: []].append(floor)
+            }
+        }
+        let t = time.mapValues(median)
+        let m = rss.mapValues(median)
+        for (key, value) in t.sorted(by: { $0.key < $1.key }) { raw.append(("startup.\(key).exec_to_active_ns", value)) }
+        for (key, value) in m.sorted(by: { $0.key < $1.key }) { raw.append(("memory.\(key).rss_bytes", value)) }
+
+        guard let empty = sets.first(where: { $0.count == 0 }) else { throw BenchError("no empty plugin set") }
+        var rows = [Row(row: "3", measured: "start-up, no plugins: exec → active (the fixed cost)", unit: .nanoseconds,
+                        ours: t["host." + empty.key], baseline: t["floor." + empty.key], target: "—")]
+        // Per plugin beyond the first: the first plugin of a language also pays one-time costs
+        // (the floor, a C program, loads the Swift runtime with its first Swift plugin).
+        func perPlugin(_ table: [String: Double], _ program: String, _ set: PluginSet, base: PluginSet) -> Double? {
+            guard let total = table["\(program).\(set.key)"], let first = table["\(program).\(base.key)"] else { return nil }
+            return (total - first) / Double(set.count - base.count)
+        }
+        for language in ["C", "Swift"] {
+            let ofLanguage = sets.filter { $0.language == language }.sorted { $0.count < $1.count }
+            guard let base = ofLanguage.first(where: { $0.count == 1 }) else { continue }
+            for set in ofLanguage where set.count > 1 {
+                rows.append(Row(row: "3", measured: "start-up, \(set.count) \(language) plugins: exec → active, per plugin",
+                                unit: .nanoseconds, ours: perPlugin(t, "host", set, base: base),
+                                baseline: perPlugin(t, "floor", set, base: base), target: "≤ 1.25× (+ fixed cost)", maxRatio: 1.25))
+            }
+        }
+        rows.append(Row(row: "3", measured: "`host inspect`, \(inspectSet.count) \(inspectSet.language) plugins, vs dlopen + entry",
+                        unit: .nanoseconds, ours: median(inspect["host"] ?? []), baseline: median(inspect["floor"] ?? []),
+                        target: "≤ 0.2× (5× faster)", maxRatio: 0.2))
+        raw += [("inspect.host_ns", median(inspect["host"] ?? [])), ("inspect.floor_ns", median(inspect["floor"] ?? []))]
+
+        rows.append(Row(row: "6", measured: "memory: host idle with no services (VmRSS) vs bench-floor idle", unit: .bytes,
+                        ours: m["host." + empty.key], baseline: m["floor." + empty.key], target: "—"))
+        for language in ["C", "Swift"] {
+            let ofLanguage = sets.filter { $0.language == language }.sorted { $0.count < $1.count }
+            guard let base = ofLanguage.first(where: { $0.count == 1 }), let top = ofLanguage.last, top.count > 1 else { continue }
+            rows.append(Row(row: "6", measured: "memory: per added \(language) service (1 → \(top.count) plugins)", unit: .bytes,
+                            ours: perPlugin(m, "host", top, base: base), baseline: perPlugin(m, "floor", top, base: base), target: "—"))
+        }
+        return rows
+    }
+
+    /// Starts `program`, waits for `marker` on its stderr, reads its RSS, stops it with SIGTERM.
+    private func launch(_ program: String, _ arguments: [String], marker: String) throws(BenchError) -> (nanoseconds: Double, rss: Double) {
+        let start = nowNanoseconds()
+        var child = try Child(program, arguments, capture: 2)
+        guard child.waitFor(marker) else {
+            child.finish(signal: nil)
+            throw BenchError("\(program) \(arguments.joined(separator: " ")) ended before it was active:\n\(child.text)")
+        }
+        let elapsed = nowNanoseconds() - start
+        let rss = child.residentBytes()
+        child.finish()
+        guard let rss else { throw BenchError("cannot read the RSS of \(program)") }
+        return (elapsed, rss)
+    }
+
+    /// Runs `program` to its exit (stdout to /dev/null); the time from exec to exit.
+    private func runToExit(_ program: String, _ arguments: [String]) throws(BenchError) -> Double {
+        let start = nowNanoseconds()
+        var child = try Child(program, arguments, capture: 2)
+        let status = child.finish(signal: nil)
+        let elapsed = nowNanoseconds() - start
+        guard status == 0 else { throw BenchError("\(program) \(arguments.joined(separator: " ")) failed (\(status)):\n\(child.text)") }
+        return elapsed
+    }
+}

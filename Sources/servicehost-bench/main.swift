@@ -1,0 +1,115 @@
+// servicehost-bench: the benchmark runner behind scripts/bench (issue 6). Every figure is a
+// ratio against a baseline measured in the same run; each figure is a median of several
+// repetitions. Prints a markdown table on stdout and writes bench-results.json.
+//
+//   servicehost-bench --c-plugin PATH [--quick] [--json PATH]
+//
+// --c-plugin is the compiled Sources/bench-fixtures/bench_service.c; the host, bench-floor
+// and libBenchSwiftService.so are found next to this executable. Run it with
+// LD_PRELOAD=<compiled Sources/bench-fixtures/malloc_count.c> to count allocations.
+import Glibc
+import HostCore
+
+/// Writes a progress line to stderr.
+func progress(_ message: String) {
+    let line = Array("servicehost-bench: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
+func fail(_ message: String) -> Never {
+    progress("error: \(message)")
+    exit(1)
+}
+
+// The command line.
+var quick = false
+var cPluginPath: String?
+var jsonPath = "bench-results.json"
+var argumentList = CommandLine.arguments.dropFirst()
+while let argument = argumentList.popFirst() {
+    switch argument {
+    case "--quick": quick = true
+    case "--c-plugin": cPluginPath = argumentList.popFirst()
+    case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
+    default: fail("unknown argument \(argument) (usage: servicehost-bench --c-plugin PATH [--quick] [--json PATH])")
+    }
+}
+guard let cPluginPath else { fail("--c-plugin PATH is required (scripts/bench compiles it)") }
+
+// Products of the same build, next to this executable.
+var exePath = [CChar](repeating: 0, count: 4096)
+let exeLength = readlink("/proc/self/exe", &exePath, exePath.count - 1)
+guard exeLength > 0 else { fail("cannot read /proc/self/exe") }
+let binDirectory = String(String(decoding: exePath[0..<exeLength].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/", omittingEmptySubsequences: false).dropLast()
+    .joined(separator: "/"))
+let hostPath = binDirectory + "/host"
+let floorPath = binDirectory + "/bench-floor"
+let swiftPluginPath = binDirectory + "/libBenchSwiftService.so"
+
+// The machine, quoted with the table.
+func machine() -> [(String, String)] {
+    var name = utsname()
+    uname(&name)
+    let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    let cpuinfo = (try? readFile("/proc/cpuinfo")).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+        .flatMap { $0.split(separator: ":", maxSplits: 1).last }.map { String($0.drop { $0 == " " }) } ?? "unknown"
+    return [("nproc", String(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), ("cpu", model), ("kernel", release)]
+}
+
+let reps = quick ? 3 : 7
+let farm: PluginFarm
+do { farm = try PluginFarm() } catch { fail(error.description) }
+
+var rows: [Row] = []
+var raw: [(String, Double)] = []
+do {
+    progress("generating plugins in \(farm.root)")
+    let cTemplate = try readFile(cPluginPath)
+    let swiftTemplate = try readFile(swiftPluginPath)
+    var sets: [StartupRows.PluginSet] = [.init(language: "C", count: 0, directory: try farm.makeSet("empty", template: cTemplate,
+                                                                                                     placeholder: "", count: 0))]
+    for count in [1, 10, 100, 1000] {
+        sets.append(.init(language: "C", count: count, directory: try farm.makeSet(
+            "c-\(count)", template: cTemplate, placeholder: "bench.c-service.s0000000", count: count)))
+    }
+    for count in [1, 10, 100] {
+        sets.append(.init(language: "Swift", count: count, directory: try farm.makeSet(
+            "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000", count: count)))
+    }
+
+    progress("row 1: dispatch (\(MallocCounter.isLoaded ? "counting allocations" : "no malloc counter: run through scripts/bench"))")
+    var dispatch = DispatchRow(floor: floorPath, reps: reps, callsPerRep: quick ? 20_000 : 1_000_000)
+    rows += try dispatch.run(sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
+    raw += dispatch.raw
+
+    rows.append(.pending("2", "payload events, 1 KiB and 4 KiB push payload to 10 services, vs parsing the JSON once",
+                         target: "parsed ≤ 1× per event", needs: "payload events"))
+
+    progress("rows 3 and 6: start-up and memory (\(quick ? 1 : 5) repetitions)")
+    var startup = StartupRows(host: hostPath, floor: floorPath, reps: quick ? 1 : 5, warmUp: !quick)
+    let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
+    raw += startup.raw
+    rows += startupRows.filter { $0.row == "3" }
+    rows.append(.pending("4", "control channel: events/s through one pipelined connection, p50/p99 request latency, "
+                         + "vs a C Unix-socket ping-pong", target: "≥ 50% of the floor's throughput", needs: "control channel"))
+    rows.append(.pending("5", "process isolation: per-event round trip and pipelined throughput, vs in-process and the socket floor",
+                         target: "round trip ≤ 3× socket floor", needs: "process isolation"))
+    rows += startupRows.filter { $0.row == "6" }
+    rows.append(.pending("6", "memory: RSS of one worker process", target: "—", needs: "process isolation"))
+} catch {
+    farm.remove()
+    fail(error.description)
+}
+farm.remove()
+
+let table = Report.markdown(rows)
+let info = machine()
+print("Machine: " + info.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + (quick ? " (--quick: brief, not for quoting)" : ""))
+print("")
+print(table, terminator: "")
+let json = Report.json(rows: rows, machine: info, quick: quick, raw: raw)
+guard let file = fopen(jsonPath, "w") else { fail("cannot write \(jsonPath)") }
+fputs(json, file)
+fclose(file)
+progress("wrote \(jsonPath)")

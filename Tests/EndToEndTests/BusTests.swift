@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Service-to-service notifications: subscriptions, service order, never re-entrant.
+@Suite struct BusTests {
+    private let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)"
+
+    @Test func ctlPost_reachesSubscribersInServiceOrder() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"queue.enqueue\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"queue.enqueue\"", "PROBE_PRIORITY=1"])
+        try host.probe("c", ["PROBE_ID=\"test.c\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"other\""])
+        try host.start()
+        let (status, reply) = try host.ctlJSON("post", "queue.enqueue", #"{"item":"x"}"#)
+        #expect(status == 0)
+        #expect(reply["receivers"] as? [String] == ["test.b", "test.a"])
+        #expect(try host.ctl("post", "nobody.listens").status == 3)
+        let log = host.stop().stderr
+        #expect(lines(log, containing: "event 8 ").map { String($0.split(separator: " ")[1]) } == ["[test.b]", "[test.a]"])
+        #expect(lines(log, containing: "event 8 ").first?.contains(#"name=queue.enqueue sender=host json={"item":"x"}"#) == true)
+    }
+
+    @Test func aPostDuringAnEvent_isDeliveredAfterIt_neverToThePoster() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_PRIORITY=2",
+                             "PROBE_POST_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "PROBE_POST_NAME=\"a.ready\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_PRIORITY=1"])
+        try host.start()
+        _ = host.stop()
+        // test.a posts inside didBecomeActive; test.b still gets didBecomeActive first.
+        #expect(Array(host.events.prefix(7)) == [
+            "willFinishLaunching test.a", "willFinishLaunching test.b", "didFinishLaunching test.a",
+            "didFinishLaunching test.b", "didBecomeActive test.a", "didBecomeActive test.b", "notification test.b",
+        ])
+    }
+}

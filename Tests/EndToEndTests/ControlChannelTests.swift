@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The control socket's protocol, permissions and robustness.
+@Suite struct ControlChannelTests {
+    @Test func pipelinedRequests_areAnsweredInOrder_withTheirIDs() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start()
+        let socket = try ControlSocket(path: host.control)
+        socket.send((1...50).map { #"{"id":\#($0),"command":"\#($0 % 2 == 0 ? "state" : "list")"}"# + "\n" }.joined())
+        for id in 1...50 {
+            let reply = socket.readReply()
+            #expect(reply?["id"] as? Int == id)
+            #expect(reply?["ok"] as? Bool == true)
+        }
+    }
+
+    @Test func badInput_getsAnErrorReply_andTheConnectionStaysUsable() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start(["--max-payload", "100"])
+        let socket = try ControlSocket(path: host.control)
+        let cases: [([UInt8], String)] = [
+            (Array("{not json\n".utf8), "malformed JSON"),
+            (Array(#"{"command":"fly"}"#.utf8) + [10], #"unknown command "fly""#),
+            (Array(#"{"id":7}"#.utf8) + [10], #"missing "command""#),
+            (Array(#"["state"]"#.utf8) + [10], "a request must be a JSON object"),
+            (Array((#"{"command":"post","name":"n","payload":""# + String(repeating: "x", count: 200) + "\"}\n").utf8),
+             "payload is 202 bytes, over the limit of 100 (--max-payload)"),
+            (Array(#"{"command":"open","url":"no scheme here"}"#.utf8) + [10], "invalid URL"),
+            (Array(#"{"command":"token","hex":"abc"}"#.utf8) + [10], "invalid token"),
+            (Array(#"{"command":"state","x":""#.utf8) + [0xC3, 0x28] + Array("\"}\n".utf8), "not valid UTF-8"),
+            (Array(#"{"command":"push","payload":[1]}"#.utf8) + [10], "the push payload must be a JSON object"),
+        ]
+        for (bytes, expected) in cases {
+            socket.send(bytes)
+            let reply = socket.readReply()
+            #expect(reply?["ok"] as? Bool == false)
+            #expect((reply?["error"] as? String)?.contains(expected) == true, "\(expected): \(String(describing: reply))")
+            socket.send(#"{"command":"state"}"# + "\n")
+            #expect(socket.readReply()?["state"] as? String == "active")
+        }
+        #expect(try ControlSocket(path: host.control).readReplyAfter(#"{"command":"state","id":"x"}"#)?["id"] as? String == "x")
+    }
+
+    @Test func aLineWithoutEnd_tooLongLines_andVanishingClients_leaveTheHostServing() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start(["--max-payload", "1000"])
+
+        let unterminated = try ControlSocket(path: host.control)
+        unterminated.send(#"{"command":"state"}"#)
+        unterminated.shutdownWrite()
+        #expect((unterminated.readReply()?["error"] as? String)?.contains("no newline") == true)
+        #expect(unterminated.readReply() == nil)  // then closed
+
+        let long = try ControlSocket(path: host.control)
+        long.send(String(repeating: "x", count: 10_000))
+        #expect((long.readReply()?["error"] as? String)?.contains("longer than 6096 bytes") == true)
+        #expect(long.readReply() == nil)
+
+        let vanishing = try ControlSocket(path: host.control)
+        vanishing.send(#"{"command":"sta"#)
+        _ = consume vanishing
+
+        #expect(try host.ctl("state").stdout.contains("state: active"))
+    }
+
+    @Test func socketIsPrivate_aSecondHostIsRefused_andAStaleSocketIsReplaced() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start()
+        var status = stat()
+        #expect(stat(host.control, &status) == 0)
+        #expect(status.st_mode & 0o777 == 0o600)
+
+        let second = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--control", host.control])
+        #expect(second.status == 2)
+        #expect(second.stderr.contains("another host is already running with control socket \(host.control)"))
+
+        host.process?.send(SIGKILL)
+        _ = host.process?.wait()
+        #expect(FileManager.default.fileExists(atPath: host.control))  // left behind by kill -9
+        try host.start()
+        #expect(try host.ctl("state").status == 0)
+    }
+
+    @Test func requestsDuringLaunch_waitAndKeepTheirOrder() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)",
+                             "PROBE_SLEEP_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_SLEEP_MS=1500"])
+        try host.start(wait: false)
+        #expect(eventually { FileManager.default.fileExists(atPath: host.control) })
+        let socket = try ControlSocket(path: host.control)
+        socket.send([#"{"command":"open","url":"myapp://1"}"#, #"{"command":"open","url":"myapp://2"}"#,
+                     #"{"command":"state"}"#].map { $0 + "\n" }.joined())
+        #expect(socket.readReply()?["handledBy"] as? String == "test.a")
+        #expect(socket.readReply()?["handledBy"] as? String == "test.a")
+        #expect(socket.readReply()?["state"] as? String == "active")
+        _ = host.stop()
+        #expect(Array(host.events.prefix(5)) == ["willFinishLaunching test.a", "didFinishLaunching test.a",
+                                                 "didBecomeActive test.a", "openURL test.a", "openURL test.a"])
+    }
+
+    @Test func ctlTerminate_shutsDownInReverse_andExitsZero() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        try host.start()
+        let result = try host.ctl("terminate")
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("state: notRunning"))
+        #expect(host.process!.wait().status == 0)
+        #expect(Array(host.events.suffix(6)) == ["willResignActive test.b", "willResignActive test.a",
+                                                 "didEnterBackground test.b", "didEnterBackground test.a",
+                                                 "willTerminate test.b", "willTerminate test.a"])
+        #expect(!FileManager.default.fileExists(atPath: host.control))
+    }
+
+    @Test func ctlWithoutAHost_saysHowToStartOne() throws {
+        let scratch = try Scratch()
+        let result = try Command.run(try Repository.product("host"), ["ctl", "--control", scratch.file("none.sock"), "state"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot reach the host at \(scratch.file("none.sock")): No such file or directory (is a host running?"))
+    }
+}
+
+extension ControlSocket {
+    /// Sends one request line and reads its reply.
+    func readReplyAfter(_ request: String) -> [String: Any]? {
+        send(request + "\n")
+        return readReply()
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Push notifications by app state, completions, deadlines, and cold launch, through the
+/// real binary and `host ctl`.
+@Suite struct PushTests {
+    private let alert = #"{"aps":{"alert":{"title":"Hi","body":"there"}},"route":"myapp://item/7"}"#
+    private let fetch = #"{"aps":{"content-available":1},"feed":"news"}"#
+
+    @Test func active_willPresentAnswersAreUnited() throws {
+        let host = try RunningHost()
+        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_PRESENT_BANNER"])
+        try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_PRESENT_SOUND|SH_PRESENT_LIST"])
+        try host.start()
+        let (status, reply) = try host.ctlJSON("push", try host.file("p.json", alert))
+        #expect(status == 0)
+        #expect(reply["event"] as? String == "willPresentNotification")
+        #expect(reply["presentation"] as? [String] == ["banner", "list", "sound"])
+        #expect(reply["answers"] as? [String: String] == ["test.a": "banner", "test.b": "list+sound"])
+        let log = host.stop().stderr
+        // The payload reached the service as text and as the host's parsed tape (11 nodes).
+        let presented = lines(log, containing: "event 10 ")
+        #expect(presented.count == 2)
+        #expect(presented.allSatisfy { $0.contains("nodes=11") && $0.contains(#""route":"myapp://item/7""#) }, "\(presented)")
+    }
+
+    @Test func tap_deliversTheResponseWithItsAction_inAnyState() throws {
+        let host = try RunningHost()
+        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)"
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)"])
+        try host.start()
+        let payload = try host.file("p.json", alert)
+        try host.ctl("background")
+        #expect(try host.ctl("push", "--tap", payload).status == 0)
+        #expect(try host.ctl("push", "--tap", "reply", payload).status == 0)
+        #expect(try host.ctl("push", "--tap", "dismiss", payload).status == 0)
+        let log = host.stop().stderr
+        let actions = lines(log, containing: "event 11 ").map { $0.components(separatedBy: "action=")[1].prefix { $0 != " " } }
+        #expect(actions == ["com.apple.UNNotificationDefaultActionIdentifier", "reply",
+                            "com.apple.UNNotificationDismissActionIdentifier"])
+        // Responses arrive in the state the app is in (here: background), as seed 000 expects.
+        #expect(lines(log, containing: "event 11 ").allSatisfy { $0.contains("state 3") })
+    }
+
+    @Test func alertWhileNotActive_isTheSystemsToShow_exitThree() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
+        try host.start()
+        try host.ctl("background")
+        let result = try host.ctl("push", try host.file("p.json", alert))
+        #expect(result.status == 3)
+        #expect(result.stdout.contains("the app is background: the system shows the notification"))
+    }
+
+    @Test func backgroundFetch_mergesNewDataOverNoDataOverFailed() throws {
+        let host = try RunningHost()
+        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_FETCH_FAILED"])
+        try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_FETCH_NO_DATA", "PROBE_COMPLETE=3"])
+        try host.probe("c", ["PROBE_ID=\"test.c\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_FETCH_NEW_DATA"])
+        try host.start()
+        let (status, reply) = try host.ctlJSON("push", try host.file("f.json", fetch))
+        #expect(status == 0)
+        #expect(reply["event"] as? String == "didReceiveRemoteNotification")
+        #expect(reply["result"] as? String == "newData")
+        #expect(reply["answers"] as? [String: String] == ["test.a": "failed", "test.b": "noData", "test.c": "newData"])
+        // The trace records each completion as it arrives.
+        let trace = try String(contentsOfFile: host.tracePath, encoding: .utf8)
+        #expect(lines(trace, containing: #""completion":"#).count == 3)
+    }
+
+    @Test func missingCompletion_timesOutNamingTheService_andTheMainThreadStaysFree() throws {
+        let host = try RunningHost()
+        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
+        try host.probe("a", ["PROBE_ID=\"test.never\"", "PROBE_EVENTS=\(events)", "PROBE_COMPLETE=1"])
+        try host.probe("b", ["PROBE_ID=\"test.nodata\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_FETCH_NO_DATA"])
+        try host.start(["--fetch-timeout", "2"])
+        let payload = try host.file("f.json", fetch)
+        let pushing = try Command.start(try Repository.product("host"), ["ctl", "--control", host.control, "--json", "push", payload])
+        // While the fetch waits for its deadline, other requests are answered at once.
+        usleep(300_000)
+        #expect(try host.ctl("state").stdout.contains("state: active"))
+        #expect(try host.ctl("background").status == 0)
+        let result = pushing.wait()
+        #expect(result.status == 0)
+        let reply = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as! [String: Any]
+        #expect(reply["answers"] as? [String: String] == ["test.never": "timeout", "test.nodata": "noData"])
+        #expect(reply["result"] as? String == "noData")
+        let log = host.stop().stderr
+        #expect(lines(log, containing: "error [test.never] did not complete didReceiveRemoteNotification within 2 s").count == 1)
+    }
+
+    @Test func secondCompletion_isIgnoredAndLogged() throws {
+        let host = try RunningHost()
+        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
+        try host.probe("a", ["PROBE_ID=\"test.twice\"", "PROBE_EVENTS=\(events)", "PROBE_COMPLETE=2", "PROBE_RESULT=SH_FETCH_NEW_DATA"])
+        try host.start()
+        let (status, reply) = try host.ctlJSON("push", try host.file("f.json", fetch))
+        #expect(status == 0)
+        #expect(reply["result"] as? String == "newData")
+        let log = host.stop().stderr
+        #expect(lines(log, containing: "warn [test.twice] completed didReceiveRemoteNotification a second time; the second call is ignored").count == 1)
+        let trace = try String(contentsOfFile: host.tracePath, encoding: .utf8)
+        #expect(lines(trace, containing: #""completion":"newData""#).count == 1)
+    }
+
+    @Test func coldLaunch_optionsArriveInLaunchEvents_thenEachExactlyOnceWhenActive() throws {
+        let host = try RunningHost()
+        let all = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
+            + "|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)"
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(all)"])
+        let payload = try host.file("launch.json", alert)
+        try host.start(["--launch-url", "myapp://item/42", "--launch-activity", "com.example.view,https://example.com/v",
+                        "--launch-notification", payload])
+        let log = host.stop().stderr
+        let launch = lines(log, containing: "event 1 ")
+        #expect(launch.count == 1)
+        #expect(launch.first?.contains("url=myapp://item/42 activity=com.example.view notification={") == true)
+        #expect(lines(log, containing: "event 15 ").count == 1)
+        #expect(lines(log, containing: "event 15 ").first?.contains("url=myapp://item/42 scheme=myapp host=item launch=1") == true)
+        #expect(lines(log, containing: "event 16 ").count == 1)
+        #expect(lines(log, containing: "event 16 ").first?.contains("type=com.example.view url=https://example.com/v") == true)
+        #expect(lines(log, containing: "event 11 ").count == 1)
+        #expect(lines(log, containing: "event 11 ").first?.contains("action=com.apple.UNNotificationDefaultActionIdentifier launch=1") == true)
+        // Replayed after didBecomeActive, in the active state.
+        #expect(Array(host.events.prefix(6)) == ["willFinishLaunching test.a", "didFinishLaunching test.a", "didBecomeActive test.a",
+                                           "didReceiveNotificationResponse test.a", "openURL test.a", "continueUserActivity test.a"])
+    }
+
+    @Test func token_isRemembered_andBadTokensAreRefused() throws {
+        let host = try RunningHost()
+        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
+            + "|SH_EVENT_BIT(SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)"])
+        try host.start()
+        #expect(try host.ctl("token", "00FFab12").status == 0)
+        #expect(try host.ctl("state").stdout.contains("device token: 00ffab12"))
+        let bad = try host.ctl("token", "xyz")
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("invalid token \"xyz\": expected an even number of hex digits"))
+        #expect(try host.ctl("token-error", "no network").status == 0)
+        let log = host.stop().stderr
+        #expect(lines(log, containing: "event 13 ").first?.contains("token=00ffab12") == true)
+        #expect(lines(log, containing: "event 14 ").first?.contains("error=no network") == true)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A `host` process started on a plugin folder with its own control socket and trace.
+final class RunningHost {
+    let scratch: Scratch
+    let lib: String
+    let control: String
+    let tracePath: String
+    private(set) var process: Command.Running?
+
+    /// A scratch folder with an empty `lib/` to fill before `start`.
+    init() throws {
+        scratch = try Scratch()
+        lib = try scratch.folder("lib")
+        control = scratch.file("host.sock")
+        tracePath = scratch.file("trace.jsonl")
+    }
+
+    /// Compiles a probe into `lib/NAME.so`.
+    func probe(_ name: String, _ defines: [String]) throws {
+        try Plugins.probe(lib + "/\(name).so", defines)
+    }
+
+    /// Starts the host; waits until it is active unless `wait` is false.
+    func start(_ extra: [String] = [], wait: Bool = true) throws {
+        process = try Command.start(try Repository.product("host"),
+                                    ["--plugins", lib, "--control", control, "--trace", tracePath] + extra)
+        if wait {
+            let active = eventually { (try? ctl("state").stdout.contains("state: active")) == true }
+            if !active {
+                process?.send(SIGKILL)
+                throw TestFailure("the host never became active:\n\(process?.wait().stderr ?? "")")
+            }
+        }
+    }
+
+    /// Runs `host ctl --control … ARGS`.
+    @discardableResult
+    func ctl(_ arguments: String...) throws -> CommandResult {
+        try Command.run(try Repository.product("host"), ["ctl", "--control", control] + arguments)
+    }
+
+    /// Runs `host ctl --json …` and parses the reply.
+    func ctlJSON(_ arguments: String...) throws -> (status: Int32, reply: [String: Any]) {
+        let result = try Command.run(try Repository.product("host"), ["ctl", "--control", control, "--json"] + arguments)
+        let text = result.status == 1 ? String(result.stderr.dropFirst("host ctl: ".count)) : result.stdout
+        let reply = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? ["raw": text]
+        return (result.status, reply)
+    }
+
+    /// A file in the scratch folder with `text`.
+    func file(_ name: String, _ text: String) throws -> String {
+        try scratch.write(name, Array(text.utf8))
+    }
+
+    /// The trace so far, as "event service" lines.
+    var events: [String] { traceEvents(tracePath) }
+
+    /// SIGTERM, then the process's output.
+    func stop() -> CommandResult {
+        process?.send(SIGTERM)
+        let result = process!.wait()
+        process = nil
+        return result
+    }
+
+    deinit {
+        process?.send(SIGKILL)
+        _ = process?.wait()
+    }
+}
+
+/// Lines of `text` containing `fragment`.
+func lines(_ text: String, containing fragment: String) -> [String] {
+    text.split(separator: "\n").map(String.init).filter { $0.contains(fragment) }
+}

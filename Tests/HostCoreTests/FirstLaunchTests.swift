@@ -1,0 +1,184 @@
+import Foundation
+@testable import HostCore
+import Synchronization
+import Testing
+import TestSupport
+
+/// First-launch detection (seed 004): the logic over in-memory marks, then the disk-backed marks.
+@Suite struct FirstLaunchTests {
+    /// Marks kept in memory, counting every read and write: what the seed's closures stand for.
+    final class MemoryMarks: Sendable {
+        struct State {
+            var seen: Set<FirstLaunch.Subject> = []
+            var reads = 0
+            var writes: [FirstLaunch.Subject] = []
+        }
+
+        let state = Mutex(State())
+
+        init(seen: Set<FirstLaunch.Subject> = []) { state.withLock { $0.seen = seen } }
+
+        /// A launch of the host over these marks, as the host would make at start-up.
+        func launch(_ mode: FirstLaunchMode = .auto) -> FirstLaunch {
+            FirstLaunch(
+                mode: mode,
+                wasSeen: { subject in self.state.withLock { $0.reads += 1; return $0.seen.contains(subject) } },
+                markSeen: { subject in self.state.withLock { $0.writes.append(subject); $0.seen.insert(subject) } })
+        }
+
+        var reads: Int { state.withLock { $0.reads } }
+        var writes: [FirstLaunch.Subject] { state.withLock { $0.writes } }
+    }
+
+    // MARK: auto
+
+    @Test func auto_withNoMarks_isEveryonesFirstLaunch_untilALaunchSucceeds() throws {
+        let marks = MemoryMarks()
+        let first = marks.launch()
+        #expect(try first.isFirstHostLaunch())
+        #expect(try first.isFirstServiceLaunch("test.a"))
+        try first.serviceDidLaunch("test.a")
+        try first.hostDidLaunch()
+        // The answers of this launch stay as they were.
+        #expect(try first.isFirstHostLaunch())
+        #expect(try first.isFirstServiceLaunch("test.a"))
+
+        let second = marks.launch()
+        #expect(try !second.isFirstHostLaunch())
+        #expect(try !second.isFirstServiceLaunch("test.a"))
+    }
+
+    @Test func auto_aServiceNeverSeenBefore_isOnItsFirstLaunch_inAHostThatIsNot() throws {
+        let marks = MemoryMarks(seen: [.host, .service("test.old")])
+        let launch = marks.launch()
+        #expect(try !launch.isFirstHostLaunch())
+        #expect(try !launch.isFirstServiceLaunch("test.old"))
+        #expect(try launch.isFirstServiceLaunch("test.new"))
+    }
+
+    @Test func auto_aLaunchThatCrashedBeforeSucceeding_leavesTheNextOneFirst() throws {
+        let marks = MemoryMarks()
+        let crashed = marks.launch()
+        #expect(try crashed.isFirstHostLaunch())
+        #expect(try crashed.isFirstServiceLaunch("test.a"))
+        // No hostDidLaunch, no serviceDidLaunch: the process died here.
+        #expect(marks.writes.isEmpty)
+
+        let next = marks.launch()
+        #expect(try next.isFirstHostLaunch())
+        #expect(try next.isFirstServiceLaunch("test.a"))
+    }
+
+    @Test func auto_aServiceWhoseLaunchFailed_staysFirst_whileTheOthersAreMarked() throws {
+        let marks = MemoryMarks()
+        let launch = marks.launch()
+        for id in ["test.ok", "test.failed"] { #expect(try launch.isFirstServiceLaunch(id)) }
+        try launch.serviceDidLaunch("test.ok")
+        try launch.hostDidLaunch()
+        #expect(Set(marks.writes) == [.service("test.ok"), .host])
+
+        let next = marks.launch()
+        #expect(try !next.isFirstServiceLaunch("test.ok"))
+        #expect(try next.isFirstServiceLaunch("test.failed"))
+    }
+
+    @Test func auto_readsEachMarkOnce_andWritesOnlyOnAFirstLaunch() throws {
+        let marks = MemoryMarks(seen: [.host])
+        let launch = marks.launch()
+        for _ in 0..<3 {
+            _ = try launch.isFirstHostLaunch()
+            _ = try launch.isFirstServiceLaunch("test.a")
+        }
+        #expect(marks.reads == 2)
+        try launch.hostDidLaunch()  // seen before: nothing to write
+        try launch.serviceDidLaunch("test.a")
+        try launch.serviceDidLaunch("test.a")
+        #expect(marks.writes == [.service("test.a")])
+    }
+
+    @Test func auto_markingBeforeAsking_stillAnswersFirstForThisLaunch() throws {
+        let marks = MemoryMarks()
+        let launch = marks.launch()
+        try launch.serviceDidLaunch("test.a")
+        #expect(marks.writes == [.service("test.a")])
+        #expect(try launch.isFirstServiceLaunch("test.a"))
+    }
+
+    @Test func auto_aStorageError_reachesTheCaller() {
+        let failure = StorageError(path: "/state/launched", code: .system(SystemError(operation: "stat", path: "/state/launched", errno: EACCES)))
+        let launch = FirstLaunch(mode: .auto, wasSeen: { _ throws(StorageError) in throw failure }, markSeen: { _ in })
+        #expect(throws: failure) { try launch.isFirstHostLaunch() }
+    }
+
+    // MARK: always and never
+
+    @Test func always_isEveryonesFirstLaunch_andTouchesNoMark() throws {
+        let marks = MemoryMarks(seen: [.host, .service("test.a")])
+        for launch in [marks.launch(.always), FirstLaunch.alwaysFirst()] {
+            #expect(try launch.isFirstHostLaunch())
+            #expect(try launch.isFirstServiceLaunch("test.a"))
+            try launch.hostDidLaunch()
+            try launch.serviceDidLaunch("test.a")
+        }
+        #expect(marks.reads == 0 && marks.writes.isEmpty)
+    }
+
+    @Test func never_isNobodysFirstLaunch_andTouchesNoMark() throws {
+        let marks = MemoryMarks()
+        for launch in [marks.launch(.never), FirstLaunch.neverFirst()] {
+            #expect(try !launch.isFirstHostLaunch())
+            #expect(try !launch.isFirstServiceLaunch("test.a"))
+            try launch.hostDidLaunch()
+            try launch.serviceDidLaunch("test.a")
+        }
+        #expect(marks.reads == 0 && marks.writes.isEmpty)
+        // So a later automatic launch is still truthful.
+        #expect(try marks.launch().isFirstHostLaunch())
+    }
+
+    @Test func theModes_haveTheirCommandLineNames() {
+        #expect(FirstLaunchMode.allCases.map(\.rawValue) == ["auto", "always", "never"])
+        #expect(FirstLaunchMode(rawValue: "always") == .always)
+    }
+
+    // MARK: On disk
+
+    @Test func onDisk_theMarksPersistInTheStateDirectory() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("state")
+        do {
+            let launch = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
+            #expect(try launch.isFirstHostLaunch())
+            #expect(try launch.isFirstServiceLaunch("test.a"))
+            try launch.serviceDidLaunch("test.a")
+            try launch.hostDidLaunch()
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == ["host", "test.a"])
+        let next = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
+        #expect(try !next.isFirstHostLaunch())
+        #expect(try !next.isFirstServiceLaunch("test.a"))
+        #expect(try next.isFirstServiceLaunch("test.b"))
+    }
+
+    @Test func onDisk_alwaysAndNever_doNotCreateTheMarksFolder() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("state")
+        for mode in [FirstLaunchMode.always, .never] {
+            let launch = try FirstLaunch(mode: mode, stateDirectory: StateDirectory(path: path))
+            #expect(try launch.isFirstHostLaunch() == (mode == .always))
+            try launch.hostDidLaunch()
+        }
+        #expect(!FileManager.default.fileExists(atPath: path + "/launched"))
+    }
+
+    @Test func onDisk_aServiceIDThatCouldLeaveTheFolder_isRefused() throws {
+        let scratch = try Scratch()
+        let launch = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: scratch.file("state")))
+        for id in ["../host", "..", "a/b.c", "host"] {
+            #expect { try launch.isFirstServiceLaunch(id) } throws: { error in
+                guard case .invalidServiceID = (error as? StorageError)?.code else { return false }
+                return true
+            }
+        }
+    }
+}
