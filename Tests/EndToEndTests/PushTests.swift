@@ -146,3 +146,26 @@ import TestSupport
         #expect(lines(log, containing: "event 14 ").first?.contains("error=no network") == true)
     }
 }
+
+extension PushTests {
+    @Test func aServiceThatAsksForTheToken_getsTheLastOne_aloneAndAfterTheCurrentEvent() throws {
+        let host = try RunningHost()
+        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
+            + "|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)"
+        try host.probe("a", ["PROBE_ID=\"test.asks\"", "PROBE_EVENTS=\(events)",
+                             "PROBE_REGISTER_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING"])
+        try host.probe("b", ["PROBE_ID=\"test.other\"", "PROBE_EVENTS=\(events)"])
+        try host.start()
+        #expect(try host.ctl("memory-warning").status == 0)  // no token yet: nothing to deliver
+        #expect(try host.ctl("token", "cafe").status == 0)
+        #expect(try host.ctl("memory-warning").status == 0)
+        _ = host.stop()
+        let tokens = host.events.filter { $0.hasPrefix("didRegisterForRemoteNotifications") || $0.hasPrefix("didReceiveMemoryWarning") }
+        #expect(tokens == [
+            "didReceiveMemoryWarning test.asks", "didReceiveMemoryWarning test.other",
+            "didRegisterForRemoteNotifications test.asks", "didRegisterForRemoteNotifications test.other",
+            "didReceiveMemoryWarning test.asks", "didReceiveMemoryWarning test.other",
+            "didRegisterForRemoteNotifications test.asks",
+        ])
+    }
+}

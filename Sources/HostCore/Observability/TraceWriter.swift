@@ -60,11 +60,15 @@ public enum ResultCode {
     /// The name of a completion's result for `event`: fetch results and presentation
     /// options have their own names.
     public static func answerName(_ code: Int32, for event: EventKind) -> String {
+        if code < 0 { return name(code) }
         switch event {
-        case .didReceiveRemoteNotification: FetchResult(code)?.name ?? "invalid(\(code))"
-        case .willPresentNotification: PresentationOptions(code).names.joined(separator: "+").isEmpty ? "none"
-            : PresentationOptions(code).names.joined(separator: "+")
-        default: name(code)
+        case .didReceiveRemoteNotification:
+            return FetchResult(code)?.name ?? "invalid(\(code))"
+        case .willPresentNotification:
+            let names = PresentationOptions(code).names
+            return names.isEmpty ? "none" : names.joined(separator: "+")
+        default:
+            return name(code)
         }
     }
 }

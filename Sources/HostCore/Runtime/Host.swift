@@ -167,6 +167,7 @@ public final class Host {
             }
             withExtendedLifetime(arena) { finish(answer) }
         }
+        var failed: [String] = []
         for index in indexes {
             let record = CompletionRecord(answerID: pending.id, serviceID: services[index].id, event: kind, log: log) {
                 [weak self, trace] record, result, _ in
@@ -176,9 +177,13 @@ public final class Host {
                 }
             }
             pending.add(record)
-            call(index, kind, data, completion: UnsafePointer(record.table))
+            // A negative result says the service will not complete: it counts as failed.
+            if call(index, kind, data, completion: UnsafePointer(record.table)) < 0, record.expire() {
+                failed.append(record.serviceID)
+            }
         }
         pendingAnswers[pending.id] = pending
+        for service in failed { pending.answer(service, Int32(SH_ERROR)) }
         pending.start(timeout: answerTimeout, log: log)
     }
 

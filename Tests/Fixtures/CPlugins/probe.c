@@ -11,6 +11,7 @@
 //   PROBE_RESULT        the completion's result (fetch result, presentation options)
 //   PROBE_URL_CLAIM, PROBE_ACTIVITY_CLAIM, PROBE_SUBSCRIBE   metadata claims
 //   PROBE_POST_ON_KIND / PROBE_POST_NAME   post a notification while handling that kind
+//   PROBE_REGISTER_ON_KIND  ask for the device token while handling that kind
 //   PROBE_CONSTRUCTOR_MARKER  an ELF constructor creates the file named by $PROBE_MARKER
 //   PROBE_ABI_MIN / PROBE_ABI_MAX  the ABI range declared in metadata and answered
 //   PROBE_NO_METADATA   leave out the metadata section
@@ -172,6 +173,9 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
     host->log(host, SH_LOG_INFO, line);
 #ifdef PROBE_POST_ON_KIND
     if (event->kind == PROBE_POST_ON_KIND) host->post(host, PROBE_POST_NAME, "{\"from\":\"" PROBE_ID "\"}", 10 + sizeof PROBE_ID);
+#endif
+#ifdef PROBE_REGISTER_ON_KIND
+    if (event->kind == PROBE_REGISTER_ON_KIND) host->register_for_remote_notifications(host);
 #endif
 #ifdef PROBE_SLEEP_KIND
     if (event->kind == PROBE_SLEEP_KIND) sleep_ms(PROBE_SLEEP_MS);

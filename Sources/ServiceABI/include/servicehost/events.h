@@ -147,7 +147,8 @@ typedef struct sh_launch_options {
     size_t settings_len;
     /* The push notification that launched the app (UIKit's
      * .remoteNotification key), or NULL. It is also delivered once, after
-     * the app becomes active, as didReceiveNotificationResponse. */
+     * the app becomes active, as didReceiveNotificationResponse with
+     * action_id SH_ACTION_DEFAULT and SH_FROM_LAUNCH. */
     const struct sh_push *notification;
     /* The URL that launched the app (UIKit's .url key), or NULL. Also
      * delivered once, after the app becomes active, as openURL. */
@@ -287,9 +288,14 @@ typedef struct sh_notification {
 /* A completion: how a service answers an event whose answer may come later
  * (a background fetch, a presentation choice). Events that need one carry it
  * in sh_event.completion; all others have NULL there.
- * Owner: the host. Valid: from the event's delivery until complete() is
- * called, on any thread. Call complete() exactly once: the host ignores and
- * logs a second call, and answers for the service when its deadline passes. */
+ * Owner: the host. Valid: for the process lifetime (the host never frees a
+ * completion, so a late or second call is detected safely), on any thread.
+ * Call complete() exactly once: the host ignores and logs a second call or
+ * one after the deadline (--fetch-timeout), and counts a missing answer as
+ * failed. A handle_event that returns a negative result for such an event
+ * says it will not complete: the host counts it as failed at once.
+ * Beware: SH_FETCH_NEW_DATA equals SH_OK and SH_FETCH_NO_DATA equals
+ * SH_FALSE; pass the SH_FETCH_* names to complete(). */
 typedef struct sh_completion {
     /* sizeof(sh_completion) as the host compiled it. */
     uint32_t size;

@@ -16,6 +16,11 @@
 extern "C" {
 #endif
 
+/* Until the first release, ABI version 1 is still being written: members
+ * are appended to version 1's structs without raising a version (nothing
+ * built against an earlier draft is supported). From the first release on,
+ * every appended member raises its struct's version and this number. */
+
 /* The newest ABI version this header describes. A plugin built against this
  * header declares it in its static metadata and answers it in sh_plugin. */
 #define SH_ABI_VERSION 1u

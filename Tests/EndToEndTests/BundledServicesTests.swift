@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The bundled services (Plugins/) driven through `host ctl`, as a new user would.
+@Suite struct BundledServicesTests {
+    private func host(_ extra: [String] = []) throws -> RunningHost {
+        let host = try RunningHost()
+        for name in ["Logger", "Uptime", "PushNotifications", "DeepLinks", "Analytics"] {
+            try host.scratch.copy(try Repository.product("lib\(name).so"), to: "lib/lib\(name).so")
+        }
+        return host
+    }
+
+    @Test func coldLaunchPush_isHeldUntilActive_thenRoutedOnce() throws {
+        let host = try host()
+        let payload = try host.file("launch.json", #"{"aps":{"alert":"Hello"},"route":"myapp://item/7"}"#)
+        try host.start(["--launch-notification", payload])
+        let log = host.stop().stderr
+        let held = log.range(of: "info [dev.servicehost.push] push: launched by a notification; holding it until the app is active")
+        let routed = log.range(of: "info [dev.servicehost.push] push: routing myapp://item/7 (launch)")
+        let active = log.range(of: "info [dev.servicehost.logger] didBecomeActive")
+        #expect(held != nil && routed != nil && active != nil, "\(log)")
+        if let held, let routed, let active { #expect(held.lowerBound < active.lowerBound && active.lowerBound < routed.lowerBound) }
+        #expect(lines(log, containing: "push: routing").count == 1)
+    }
+
+    @Test func pushes_inEachState_andBackgroundFetch() throws {
+        let host = try host()
+        try host.start(["--fetch-timeout", "1"])
+        let alert = try host.file("alert.json", #"{"aps":{"alert":{"title":"Hi","body":"there"}},"route":"myapp://item/9"}"#)
+        let active = try host.ctlJSON("push", alert)
+        #expect(active.status == 0)
+        #expect(active.reply["presentation"] as? [String] == ["banner", "list", "sound"])
+        try host.ctl("background")
+        #expect(try host.ctl("push", alert).status == 3)
+        #expect(try host.ctl("push", "--tap", alert).status == 0)
+        let fetch = { (mode: String) throws -> [String: Any] in
+            try host.ctlJSON("push", try host.file("f-\(mode).json", #"{"aps":{"content-available":1},"fetch":"\#(mode)"}"#)).reply
+        }
+        #expect(try fetch("new")["result"] as? String == "newData")
+        #expect(try fetch("none")["result"] as? String == "noData")
+        #expect(try fetch("hang")["answers"] as? [String: String] == ["dev.servicehost.push": "timeout"])
+        #expect(try fetch("twice")["result"] as? String == "newData")
+        let log = host.stop().stderr
+        #expect(log.contains(#"info [dev.servicehost.push] push: banner "Hi: there""#))
+        #expect(lines(log, containing: "push: routing myapp://item/9").count == 1)
+        #expect(log.contains("error [dev.servicehost.push] did not complete didReceiveRemoteNotification within 1 s"))
+        #expect(log.contains("warn [dev.servicehost.push] completed didReceiveRemoteNotification a second time"))
+    }
+
+    @Test func deepLinks_ownMyapp_andAnalyticsCountsAtTermination() throws {
+        let host = try host()
+        try host.start()
+        let item = try host.ctlJSON("open", "myapp://item/42")
+        #expect(item.status == 0 && item.reply["handledBy"] as? String == "dev.servicehost.deeplinks")
+        #expect(try host.ctl("open", "myapp://nowhere").status == 3)
+        let activity = try host.ctlJSON("activity", "dev.servicehost.view-item", "--user-info", #"{"item":5}"#)
+        #expect(activity.reply["handledBy"] as? String == "dev.servicehost.deeplinks")
+        #expect(try host.ctl("post", "queue.enqueue", #"{"text":"hi"}"#).status == 0)
+        #expect(try host.ctl("token", "0a0b").status == 0)
+        let log = host.stop().stderr
+        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: open item 42"))
+        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: no route for myapp://nowhere"))
+        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: continue item 5"))
+        #expect(log.contains("info [dev.servicehost.push] push: device token 0a0b"))
+        let analytics = lines(log, containing: "info [dev.servicehost.analytics] analytics:").first ?? ""
+        #expect(analytics.contains("didBecomeActive=1") && analytics.contains("notification:queue.enqueue=1")
+                && analytics.contains("willTerminate=1"), "\(analytics)")
+    }
+}
