@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "PushNotifications", type: .dynamic, targets: ["PushNotifications"]),
         .library(name: "DeepLinks", type: .dynamic, targets: ["DeepLinks"]),
         .library(name: "Analytics", type: .dynamic, targets: ["Analytics"]),
+        .library(name: "OfflineQueue", type: .dynamic, targets: ["OfflineQueue"]),
+        .library(name: "Onboarding", type: .dynamic, targets: ["Onboarding"]),
         // scripts/bench: the Swift service it copies into generated plugins.
         .library(name: "BenchSwiftService", type: .dynamic, targets: ["BenchSwiftService"]),
     ],
@@ -75,10 +77,24 @@ let package = Package(
             exclude: ["servicehost.json"],
             plugins: ["ServiceMetadata"]
         ),
+        .target(
+            name: "OfflineQueue",
+            dependencies: ["ServiceKit"],
+            path: "Plugins/OfflineQueue",
+            exclude: ["servicehost.json"],
+            plugins: ["ServiceMetadata"]
+        ),
+        .target(
+            name: "Onboarding",
+            dependencies: ["ServiceKit"],
+            path: "Plugins/Onboarding",
+            exclude: ["servicehost.json"],
+            plugins: ["ServiceMetadata"]
+        ),
 
-        // Benchmarks (scripts/bench): the runner, the C floor it compares against, a minimal Swift service.
+        // Benchmarks (scripts/bench): the runner and a minimal Swift service; the C floor and
+        // fixtures in Sources/bench-c are compiled by scripts/bench with cc (no Swift runtime).
         .executableTarget(name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI"]),
-        .executableTarget(name: "bench-floor", dependencies: ["ServiceABI"]),
         .target(name: "BenchSwiftService", dependencies: ["ServiceKit"], path: "Sources/bench-swift-service",
                 exclude: ["servicehost.json"], plugins: ["ServiceMetadata"]),
 

@@ -74,16 +74,25 @@ func run(_ options: RunOptions) -> Never {
     if let path = options.traceFile {
         do { trace = try TraceWriter(path: path) } catch { failure("host: cannot write the trace: \(error)", status: 2) }
     }
-    let host = Host(log: log, trace: trace)
-    host.answerTimeout = options.fetchTimeout
-    let failures: [LoadFailure]
+    let stateDirectory: StateDirectory
+    let firstLaunch: FirstLaunch
     do {
-        failures = try host.load(directories: options.pluginDirectories, allowInsecure: options.allowInsecurePlugins)
+        stateDirectory = try StateDirectory(path: options.stateDirectory ?? StateDirectory.defaultPath())
+        firstLaunch = try FirstLaunch(mode: options.firstLaunch, stateDirectory: stateDirectory)
     } catch {
-        failure("host: \(error)", status: 2)
+        failure("error [host] state directory: \(error)", status: 2)
     }
-    if options.strict && !failures.isEmpty {
-        failure("error [host] --strict: \(failures.count) plugin file(s) failed to load; exiting before launch", status: 2)
+    let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch)
+    host.answerTimeout = options.fetchTimeout
+    do {
+        host.notifier = try SystemdNotifier.fromEnvironment()
+    } catch {
+        log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)")
+    }
+    do {
+        try host.load(options.loadSettings)
+    } catch {
+        failure("error [host] \(error)", status: 2)
     }
     if host.services.isEmpty { log.warn("host", "no services loaded; running with none") }
 
@@ -96,6 +105,7 @@ func run(_ options: RunOptions) -> Never {
         }
     }
     coordinator.install()
+    let hangup = reloadOnHangup(host)
     // Bound before launch: requests made while the app launches wait, in order, until it is active.
     let controlPath = options.controlPath ?? ControlPaths.defaultSocket(environment: ControlPaths.environment)
     let server: ControlServer
@@ -105,10 +115,48 @@ func run(_ options: RunOptions) -> Never {
     } catch {
         failure("error [host] \(error)", status: 2)
     }
-    do { try host.launch(request) } catch { log.error("host", error.description) }
+    do {
+        let failedRequired = try host.launch(request)
+        if !failedRequired.isEmpty {
+            log.error("host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping")
+            try? host.terminate()
+            exit(2)
+        }
+    } catch {
+        log.error("host", error.description)
+    }
+    let watchdog = startWatchdog(host)
     log.info("host", "\(host.state.name) with \(host.services.count) service(s): "
         + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)")
-    dispatchMain()
+    withExtendedLifetime((hangup, watchdog)) { dispatchMain() }
+}
+
+/// SIGHUP reloads the plugin directories and the configuration, on the main thread.
+@MainActor
+func reloadOnHangup(_ host: Host) -> DispatchSourceSignal {
+    signal(SIGHUP, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
+    source.setEventHandler {
+        MainActor.assumeIsolated {
+            host.log.info("host", "SIGHUP received: reloading")
+            do { _ = try host.reload() } catch { host.log.error("host", "reload failed, nothing changed: \(error)") }
+        }
+    }
+    source.resume()
+    return source
+}
+
+/// Pings systemd's watchdog at half its interval from the main queue, so a stuck main
+/// thread stops the pings and systemd notices.
+@MainActor
+func startWatchdog(_ host: Host) -> DispatchSourceTimer? {
+    guard let notifier = host.notifier, let interval = notifier.watchdogInterval else { return nil }
+    let timer = DispatchSource.makeTimerSource(queue: .main)
+    let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+    timer.schedule(deadline: .now(), repeating: .nanoseconds(max(nanoseconds, 1_000_000)))
+    timer.setEventHandler { MainActor.assumeIsolated { host.notify(.watchdog) } }
+    timer.resume()
+    return timer
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())

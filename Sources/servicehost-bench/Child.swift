@@ -70,16 +70,21 @@ struct Child {
     func residentBytes() -> Double? {
         guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
         for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            let kib = line.dropFirst("VmRSS:".count).split(separator: " ").first.flatMap { Double($0) }
+            let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+                .flatMap { Double($0) }
             return kib.map { $0 * 1024 }
         }
         return nil
     }
 
-    /// Sends `signal` (SIGTERM unless nil), reads the pipe to its end and reaps the child;
+    /// Sends `signal` (SIGKILL unless nil), reads the pipe to its end and reaps the child;
     /// returns its wait status.
+    ///
+    /// SIGKILL, not SIGTERM: the figures end at "active", and the host drops a SIGTERM that
+    /// arrives in the first moments after it is active (libdispatch installs the handler of
+    /// its signal source asynchronously, after the host set the signal to SIG_IGN).
     @discardableResult
-    mutating func finish(signal: Int32? = SIGTERM) -> Int32 {
+    mutating func finish(signal: Int32? = SIGKILL) -> Int32 {
         if let signal { kill(pid, signal) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {

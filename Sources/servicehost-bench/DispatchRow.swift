@@ -25,7 +25,7 @@ struct DispatchRow {
         for (count, directory) in sets {
             let host = HostCore.Host(log: Log(level: .error))
             let failures: [LoadFailure]
-            do { failures = try host.load(directories: [directory], allowInsecure: false) } catch {
+            do { failures = try host.load(LoadSettings(directories: [directory])).failures } catch {
                 throw BenchError("loading \(directory): \(error)")
             }
             guard failures.isEmpty, host.services.count == count else {

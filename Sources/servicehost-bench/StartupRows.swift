@@ -87,7 +87,7 @@ struct StartupRows {
         return rows
     }
 
-    /// Starts `program`, waits for `marker` on its stderr, reads its RSS, stops it with SIGTERM.
+    /// Starts `program`, waits for `marker` on its stderr, reads its RSS, then kills it.
     private func launch(_ program: String, _ arguments: [String], marker: String) throws(BenchError) -> (nanoseconds: Double, rss: Double) {
         let start = nowNanoseconds()
         var child = try Child(program, arguments, capture: 2)

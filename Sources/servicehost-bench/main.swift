@@ -2,11 +2,12 @@
 // ratio against a baseline measured in the same run; each figure is a median of several
 // repetitions. Prints a markdown table on stdout and writes bench-results.json.
 //
-//   servicehost-bench --c-plugin PATH [--quick] [--json PATH]
+//   servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH
+//                     [--quick] [--json PATH]
 //
-// --c-plugin is the compiled Sources/bench-fixtures/bench_service.c; the host, bench-floor
-// and libBenchSwiftService.so are found next to this executable. Run it with
-// LD_PRELOAD=<compiled Sources/bench-fixtures/malloc_count.c> to count allocations.
+// scripts/bench passes the release `host`, the cc-compiled bench-floor and C plugin template
+// (Sources/bench-c), and libBenchSwiftService.so, and preloads Sources/bench-c/malloc_count.c
+// (LD_PRELOAD) so the dispatch row can count allocations.
 import Glibc
 import HostCore
 
@@ -22,29 +23,21 @@ func fail(_ message: String) -> Never {
 }
 
 // The command line.
+let usage = "usage: servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH [--quick] [--json PATH]"
 var quick = false
-var cPluginPath: String?
+var paths: [String: String] = [:]
 var jsonPath = "bench-results.json"
 var argumentList = CommandLine.arguments.dropFirst()
 while let argument = argumentList.popFirst() {
     switch argument {
     case "--quick": quick = true
-    case "--c-plugin": cPluginPath = argumentList.popFirst()
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
-    default: fail("unknown argument \(argument) (usage: servicehost-bench --c-plugin PATH [--quick] [--json PATH])")
+    case "--host", "--floor", "--c-plugin", "--swift-plugin": paths[argument] = argumentList.popFirst()
+    default: fail("unknown argument \(argument)\n\(usage)")
     }
 }
-guard let cPluginPath else { fail("--c-plugin PATH is required (scripts/bench compiles it)") }
-
-// Products of the same build, next to this executable.
-var exePath = [CChar](repeating: 0, count: 4096)
-let exeLength = readlink("/proc/self/exe", &exePath, exePath.count - 1)
-guard exeLength > 0 else { fail("cannot read /proc/self/exe") }
-let binDirectory = String(String(decoding: exePath[0..<exeLength].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/", omittingEmptySubsequences: false).dropLast()
-    .joined(separator: "/"))
-let hostPath = binDirectory + "/host"
-let floorPath = binDirectory + "/bench-floor"
-let swiftPluginPath = binDirectory + "/libBenchSwiftService.so"
+guard let hostPath = paths["--host"], let floorPath = paths["--floor"], let cPluginPath = paths["--c-plugin"],
+      let swiftPluginPath = paths["--swift-plugin"] else { fail(usage) }
 
 // The machine, quoted with the table.
 func machine() -> [(String, String)] {
@@ -73,7 +66,8 @@ do {
         sets.append(.init(language: "C", count: count, directory: try farm.makeSet(
             "c-\(count)", template: cTemplate, placeholder: "bench.c-service.s0000000", count: count)))
     }
-    for count in [1, 10, 100] {
+    // 1000 Swift copies are 400+ MB to write: the full run only.
+    for count in quick ? [1, 10, 100] : [1, 10, 100, 1000] {
         sets.append(.init(language: "Swift", count: count, directory: try farm.makeSet(
             "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000", count: count)))
     }

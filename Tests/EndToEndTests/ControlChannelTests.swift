@@ -76,7 +76,8 @@ import TestSupport
         #expect(stat(host.control, &status) == 0)
         #expect(status.st_mode & 0o777 == 0o600)
 
-        let second = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--control", host.control])
+        let second = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--control", host.control,
+                                                                                    "--state-dir", host.scratch.file("state2")])
         #expect(second.status == 2)
         #expect(second.stderr.contains("another host is already running with control socket \(host.control)"))
 

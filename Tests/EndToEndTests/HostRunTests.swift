@@ -16,7 +16,7 @@ import TestSupport
         try scratch.write("lib/random.so", (0..<256).map { UInt8(truncatingIfNeeded: $0 * 31 + 1) })
         let trace = scratch.file("trace.jsonl")
 
-        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--trace", trace])
+        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace])
         // File name order: libGreeter, libHelloC, libLogger, libUptime (all priority 0).
         let services = ["com.example.greeter", "com.example.hello-c", "dev.servicehost.logger", "dev.servicehost.uptime"]
         let launch = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"].flatMap { event in
@@ -49,9 +49,9 @@ import TestSupport
         try Plugins.helloC(into: lib)
         try scratch.write("lib/empty.so", [])
         let trace = scratch.file("trace.jsonl")
-        let result = try Command.run(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--strict", "--trace", trace])
+        let result = try Command.run(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--strict", "--trace", trace])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("--strict: 1 plugin file(s) failed to load; exiting before launch"))
+        #expect(result.stderr.contains("--strict: 1 plugin file(s) or service(s) failed to load; exiting before launch"))
         #expect(traceEvents(trace).isEmpty)
         #expect(!result.stderr.contains("hello-c: event"))
     }
@@ -62,7 +62,7 @@ import TestSupport
         try Plugins.probe(lib + "/hang.so", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_WILL_TERMINATE"])
         let trace = scratch.file("trace.jsonl")
         let host = try Command.start(try Repository.product("host"),
-                                     ["--plugins", lib, "--control", scratch.file("host.sock"), "--trace", trace, "--shutdown-timeout", "0.5"])
+                                     ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace, "--shutdown-timeout", "0.5"])
         #expect(eventually { traceEvents(trace).count == 3 })
         host.send(SIGTERM)
         let result = host.wait()
@@ -77,7 +77,7 @@ import TestSupport
         let lib = try scratch.folder("lib")
         try Plugins.probe(lib + "/hang.so", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_ENTER_BACKGROUND"])
         let trace = scratch.file("trace.jsonl")
-        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--trace", trace])
+        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace])
         #expect(eventually { traceEvents(trace).count == 3 })
         host.send(SIGTERM)
         // The hang begins inside didEnterBackground, which is only traced once it returns:

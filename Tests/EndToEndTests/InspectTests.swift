@@ -45,7 +45,7 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: marker), "inspect ran the plugin's ELF constructor")
 
         // The control: loading the same file does run its constructor, so the check above can fail.
-        let running = try Command.start(host, ["--plugins", lib, "--control", scratch.file("host.sock"), "--trace", scratch.file("t.jsonl")],
+        let running = try Command.start(host, ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", scratch.file("t.jsonl")],
                                         environment: ["PROBE_MARKER": marker])
         #expect(eventually { FileManager.default.fileExists(atPath: marker) })
         running.send(SIGTERM)

@@ -8,6 +8,7 @@ final class RunningHost {
     let lib: String
     let control: String
     let tracePath: String
+    let stateDirectory: String
     private(set) var process: Command.Running?
 
     /// A scratch folder with an empty `lib/` to fill before `start`.
@@ -16,6 +17,7 @@ final class RunningHost {
         lib = try scratch.folder("lib")
         control = scratch.file("host.sock")
         tracePath = scratch.file("trace.jsonl")
+        stateDirectory = scratch.file("state")
     }
 
     /// Compiles a probe into `lib/NAME.so`.
@@ -26,7 +28,8 @@ final class RunningHost {
     /// Starts the host; waits until it is active unless `wait` is false.
     func start(_ extra: [String] = [], wait: Bool = true) throws {
         process = try Command.start(try Repository.product("host"),
-                                    ["--plugins", lib, "--control", control, "--trace", tracePath] + extra)
+                                    ["--plugins", lib, "--control", control, "--trace", tracePath,
+                                     "--state-dir", stateDirectory] + extra)
         if wait {
             let active = eventually { (try? ctl("state").stdout.contains("state: active")) == true }
             if !active {

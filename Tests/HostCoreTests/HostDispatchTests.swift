@@ -37,7 +37,7 @@ import TestSupport
 
         let tracePath = scratch.file("trace.jsonl")
         let host = Host(log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), trace: try TraceWriter(path: tracePath))
-        #expect(try host.load(directories: [lib], allowInsecure: false).isEmpty)
+        #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
         #expect(host.services.map(\.id) == ["test.b", "test.a", "test.c", "test.d"])
         try host.launch()
         #expect(host.state == .active)
@@ -46,19 +46,22 @@ import TestSupport
         try host.terminate()
         #expect(host.state == .notRunning)
 
+        // test.b failed willFinishLaunching: it still gets didFinishLaunching (a failure never
+        // skips anything during launch), then it is stopped (policy: optional, the default).
         let order = ["test.b", "test.a", "test.c"]
-        let reversed = Array(order.reversed())
+        let running = ["test.a", "test.c"]
+        let reversed = Array(running.reversed())
         func pairs(_ event: String, _ services: [String]) -> [String] { services.map { "\(event) \($0)" } }
         let expected = pairs("willFinishLaunching", order) + pairs("didFinishLaunching", order)
-            + pairs("didBecomeActive", order + ["test.d"])
+            + pairs("didBecomeActive", running + ["test.d"])
             + pairs("willResignActive", reversed) + pairs("didEnterBackground", reversed)
-            + pairs("willEnterForeground", order) + pairs("didBecomeActive", order + ["test.d"])
+            + pairs("willEnterForeground", running) + pairs("didBecomeActive", running + ["test.d"])
             + pairs("willResignActive", reversed) + pairs("didEnterBackground", reversed) + pairs("willTerminate", reversed)
         let lines = try trace(tracePath)
         #expect(lines.map { "\($0.event) \($0.service)" } == expected)
         #expect(lines.first { $0.service == "test.b" }?.result == "error")
         #expect(lines.first { $0.service == "test.c" && $0.event == "didFinishLaunching" }?.result == "false")
-        #expect(host.services.first { $0.id == "test.b" }?.lastError == "willFinishLaunching failed (error)")
+        #expect(host.services.map(\.id) == ["test.a", "test.c", "test.d"])
         #expect(throws: TransitionError.self) { try host.launch() }
     }
 
@@ -66,7 +69,7 @@ import TestSupport
         try probe("a.so", ["PROBE_ID=\"test.a\""])
         let tracePath = scratch.file("trace.jsonl")
         let host = Host(log: Log(level: .error), trace: try TraceWriter(path: tracePath))
-        try host.load(directories: [lib], allowInsecure: false)
+        try host.load(LoadSettings(directories: [lib]))
         try host.launch()
         try host.terminate()
         let states = try String(contentsOfFile: tracePath, encoding: .utf8).split(separator: "\n").map { line in
@@ -81,7 +84,7 @@ import TestSupport
         let logFile = open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         defer { close(logFile) }
         let host = Host(log: Log(level: .info, descriptor: logFile))
-        try host.load(directories: [lib], allowInsecure: false)
+        try host.load(LoadSettings(directories: [lib]))
         try host.launch()
         try host.transition(to: .background)
         try host.transition(to: .active)

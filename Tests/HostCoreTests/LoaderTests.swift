@@ -19,12 +19,18 @@ import TestSupport
         try Command.compileC(Repository.fixture("CPlugins/probe.c"), to: lib + "/" + name, defines: defines)
     }
 
-    private func loadAll(allowInsecure: Bool = false) throws -> (report: PluginLoader.Report, byName: [String: LoadFailure.Reason]) {
-        var loader = PluginLoader()
-        let report = try loader.load(directories: [lib], allowInsecure: allowInsecure)
+    private func loadAll(allowInsecure: Bool = false) throws -> (report: (services: [LoadedServiceInfo], failures: [LoadFailure]), byName: [String: LoadFailure.Reason]) {
+        let inspection = try PluginLoader.inspect(directories: [lib], allowInsecure: allowInsecure)
+        var services: [LoadedServiceInfo] = []
+        var failures = inspection.failures
+        for plugin in inspection.plugins {
+            do throws(LoadFailure.Reason) { services += try PluginLoader.open(plugin) } catch {
+                failures.append(LoadFailure(path: plugin.path, reason: error))
+            }
+        }
         var byName: [String: LoadFailure.Reason] = [:]
-        for failure in report.failures { byName[URL(fileURLWithPath: failure.path).lastPathComponent] = failure.reason }
-        return (report, byName)
+        for failure in failures { byName[URL(fileURLWithPath: failure.path).lastPathComponent] = failure.reason }
+        return ((services, failures), byName)
     }
 
     /// The path of the C library this test process runs with: a real system shared object.
@@ -144,9 +150,8 @@ import TestSupport
     }
 
     @Test func missingDirectory_isAnError() {
-        var loader = PluginLoader()
         #expect(throws: PluginScanner.DirectoryError.self) {
-            try loader.load(directories: [scratch.file("nope")], allowInsecure: false)
+            try PluginLoader.inspect(directories: [scratch.file("nope")], allowInsecure: false)
         }
     }
 

@@ -14,7 +14,7 @@ public enum CtlCommand {
     /// The usage of `host ctl`.
     public static let usage = """
     host ctl [--control PATH] [--json] COMMAND
-      state | list
+      state | list | reload
       activate | resign | background | foreground | terminate | memory-warning
       push [--tap [ACTION]] FILE|-     ACTION: default, dismiss or an action id
       open URL
@@ -45,7 +45,7 @@ public enum CtlCommand {
             guard operands.count == count else { throw UsageError("ctl \(command): expected \(shape)") }
         }
         switch command {
-        case "state", "list", "activate", "resign", "background", "foreground", "terminate", "memory-warning":
+        case "state", "list", "reload", "activate", "resign", "background", "foreground", "terminate", "memory-warning":
             try expect(0, "no arguments")
         case "push":
             var items = operands[...]
@@ -135,6 +135,12 @@ public enum CtlCommand {
                 if let error = service["lastError"]?.stringValue { line += " last error: \(error)" }
                 return line
             }.joined(separator: "\n")
+        case "reload":
+            let names = { (key: String) in (reply[key]?.arrayValue ?? []).compactMap(\.stringValue) }
+            var lines = ["added: \(names("added").joined(separator: ", "))", "removed: \(names("removed").joined(separator: ", "))",
+                         "replaced: \(names("replaced").joined(separator: ", "))"]
+            lines += names("failures").map { "failed: \($0)" }
+            return lines.joined(separator: "\n")
         default:
             var parts: [String] = []
             if let event = reply["event"]?.stringValue { parts.append(event) }

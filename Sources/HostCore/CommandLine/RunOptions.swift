@@ -24,6 +24,24 @@ public struct RunOptions {
     public var launchURL: String?
     /// `--launch-activity TYPE[,URL]`, split.
     public var launchActivity: (type: String, url: String?)?
+    /// `--config FILE`.
+    public var configFile: String?
+    /// `--only-configured`: start only services the configuration lists.
+    public var onlyConfigured = false
+    /// `--state-dir DIR`; nil means the default.
+    public var stateDirectory: String?
+    /// `--first-launch auto|always|never`.
+    public var firstLaunch: FirstLaunchMode = .auto
+
+    /// What `Host.load` and `Host.reload` use.
+    public var loadSettings: LoadSettings {
+        var settings = LoadSettings(directories: pluginDirectories)
+        settings.allowInsecure = allowInsecurePlugins
+        settings.configurationPath = configFile
+        settings.onlyConfigured = onlyConfigured
+        settings.strict = strict
+        return settings
+    }
 
     /// Default options.
     public init() {}
@@ -60,6 +78,18 @@ public struct RunOptions {
                     throw UsageError("--max-payload: '\(text)' is not a positive number of bytes")
                 }
                 options.maxPayload = bytes
+            case "--config":
+                options.configFile = try cursor.value(of: name, inline: inline)
+            case "--only-configured":
+                options.onlyConfigured = true
+            case "--state-dir":
+                options.stateDirectory = try cursor.value(of: name, inline: inline)
+            case "--first-launch":
+                let text = try cursor.value(of: name, inline: inline)
+                guard let mode = FirstLaunchMode(rawValue: text) else {
+                    throw UsageError("--first-launch: unknown mode '\(text)' (use auto, always or never)")
+                }
+                options.firstLaunch = mode
             case "--launch-notification":
                 options.launchNotificationFile = try cursor.value(of: name, inline: inline)
             case "--launch-url":

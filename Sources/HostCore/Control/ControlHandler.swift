@@ -32,6 +32,17 @@ public final class ControlHandler {
             respond(stateReply(), .keepRunning)
         case .list:
             respond(["services": .array(host.services.map(Self.describe))], .keepRunning)
+        case .reload:
+            do throws(LoadError) {
+                let report = try host.reload()
+                respond([
+                    "added": .array(report.added.map(JSONValue.string)), "removed": .array(report.removed.map(JSONValue.string)),
+                    "replaced": .array(report.replaced.map(JSONValue.string)),
+                    "failures": .array(report.failures.map { .string($0.description) }),
+                ], .keepRunning)
+            } catch {
+                reply(Self.refusal(ControlRefusal(id: request.id, message: "reload failed, nothing changed: \(error)")), .keepRunning)
+            }
         case .lifecycle(let command):
             do throws(TransitionError) {
                 let after = try lifecycle(command)

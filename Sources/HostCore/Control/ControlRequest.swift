@@ -7,7 +7,7 @@ import ServiceABI
 public struct ControlRequest: Sendable {
     /// What to do.
     public enum Command: Sendable {
-        case state, list
+        case state, list, reload
         case lifecycle(LifecycleCommand)
         case memoryWarning
         case push(PushPayload, tapAction: String?)
@@ -29,7 +29,7 @@ public struct ControlRequest: Sendable {
     public let command: Command
 
     /// The command names, as clients spell them.
-    public static let commandNames = ["state", "list", "activate", "resign", "background", "foreground", "terminate",
+    public static let commandNames = ["state", "list", "reload", "activate", "resign", "background", "foreground", "terminate",
                                       "memory-warning", "push", "open", "activity", "token", "token-error", "post"]
 
     /// Parses one request line. A refusal carries the request's id when it could be read.
@@ -60,6 +60,7 @@ public struct ControlRequest: Sendable {
         switch name {
         case "state": return .state
         case "list": return .list
+        case "reload": return .reload
         case "memory-warning": return .memoryWarning
         case _ where LifecycleCommand(rawValue: name) != nil: return .lifecycle(LifecycleCommand(rawValue: name)!)
         case "push":

@@ -48,10 +48,13 @@ extension EventArena {
             json: text.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, json_len: json?.count ?? 0))
     }
 
-    func launchOptions(_ request: LaunchRequest) -> UnsafePointer<sh_launch_options> {
-        box(sh_launch_options(
+    func launchOptions(_ request: LaunchRequest, flags: UInt32, settings: [UInt8]?) -> UnsafePointer<sh_launch_options> {
+        let json = settings.map { bytes($0 + [0]) }
+        return box(sh_launch_options(
             size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
-            flags: 0, reserved: 0, settings_json: nil, settings_len: 0,
+            flags: flags, reserved: 0,
+            settings_json: json.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+            settings_len: settings?.count ?? 0,
             notification: request.notification.map { push($0, action: nil, fromLaunch: true) },
             url: request.url.map { openURL($0, fromLaunch: true) },
             activity: request.activity.map { activity($0, fromLaunch: true) }))

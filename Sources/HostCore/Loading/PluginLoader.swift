@@ -6,59 +6,63 @@ public struct LoadedServiceInfo {
     public let metadata: ServiceMetadata
     /// The library it came from.
     public let path: String
+    /// The library's identity when it was inspected.
+    public let identity: FileIdentity
     /// The plugin-owned descriptor, valid for the process lifetime.
     let descriptor: UnsafePointer<sh_service>
 }
 
-/// Turns plugin directories into services: scan, inspect without running code, then
-/// `dlopen`, call `servicehost_entry` and check the answer against the metadata.
+/// Turns plugin directories into services in two steps: `inspect` reads every file without
+/// running it (and refuses duplicate ids), so the host can decide what to start; `open`
+/// then `dlopen`s a chosen file, calls `servicehost_entry` and checks the answer against the
+/// metadata.
 ///
-/// Calls plugin code (`servicehost_entry`, ELF constructors), so it runs on the main thread.
+/// `open` calls plugin code (`servicehost_entry`, ELF constructors), so it runs on the main thread.
 @MainActor
-public struct PluginLoader {
-    /// What one `load` call produced.
-    public struct Report {
-        /// Accepted services, in load order (file name order, then record order).
-        public var services: [LoadedServiceInfo] = []
+public enum PluginLoader {
+    /// What the inspection of some directories found.
+    public struct Inspection {
+        /// Valid plugin files, in load order (directory order, then file name order).
+        public var plugins: [PluginInspector.Inspected] = []
         /// Every file that was refused, in the order met.
         public var failures: [LoadFailure] = []
+
+        /// The services of `plugins`, in load order (file order, then record order).
+        public var services: [(service: ServiceMetadata, plugin: PluginInspector.Inspected)] {
+            plugins.flatMap { plugin in plugin.metadata.services.map { ($0, plugin) } }
+        }
     }
 
-    /// Service ids already provided, and by which file (duplicates are refused).
-    private var providers: [String: String] = [:]
-
-    /// A loader that knows no services yet.
-    public init() {}
-
-    /// Loads every `*.so` of each directory, in order; one bad file never stops the others.
-    public mutating func load(directories: [String], allowInsecure: Bool) throws(PluginScanner.DirectoryError) -> Report {
+    /// Inspects every `*.so` of each directory, in order; one bad file never stops the others.
+    /// A file declaring a service id an earlier file declares is refused, naming both.
+    public static func inspect(directories: [String], allowInsecure: Bool) throws(PluginScanner.DirectoryError) -> Inspection {
         var entries: [PluginScanner.Entry] = []
         for directory in directories {
             entries += try PluginScanner.scan(directory: directory, allowInsecure: allowInsecure)
         }
-        var report = Report()
+        var inspection = Inspection()
+        var providers: [String: String] = [:]
         for entry in entries {
             switch entry.flatMap(PluginInspector.inspect) {
             case .failure(let failure):
-                report.failures.append(failure)
-            case .success(let inspected):
-                do throws(LoadFailure.Reason) {
-                    report.services += try open(inspected)
-                } catch {
-                    report.failures.append(LoadFailure(path: inspected.path, reason: error))
+                inspection.failures.append(failure)
+            case .success(let plugin):
+                if let (id, other) = plugin.metadata.services.lazy.compactMap({ s in providers[s.id].map { (s.id, $0) } }).first {
+                    inspection.failures.append(LoadFailure(path: plugin.path, reason: .duplicateServiceID(id: id, otherPath: other)))
+                    continue
                 }
+                for service in plugin.metadata.services { providers[service.id] = plugin.path }
+                inspection.plugins.append(plugin)
             }
         }
-        return report
+        return inspection
     }
 
-    /// Opens one inspected file and checks its answer.
-    mutating func open(_ inspected: PluginInspector.Inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+    /// Opens one inspected file (from `loadPath` when given: a private copy of a changed file)
+    /// and checks its answer against its metadata.
+    public static func open(_ inspected: PluginInspector.Inspected, loadPath: String? = nil) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         let metadata = inspected.metadata
-        for service in metadata.services {
-            if let other = providers[service.id] { throw .duplicateServiceID(id: service.id, otherPath: other) }
-        }
-        let library = try DynamicLibrary(path: inspected.path)
+        let library = try DynamicLibrary(path: loadPath ?? inspected.path)
         let entry = unsafeBitCast(try library.symbol(SH_ENTRY_SYMBOL), to: sh_entry_fn.self)
 
         var offer = sh_host_offer(
@@ -95,12 +99,11 @@ public struct PluginLoader {
             }
             guard service.handle_event != nil else { throw .entry("service \(id) has no handle_event") }
             guard !accepted.contains(where: { $0.metadata.id == id }) else { throw .entry("exports service \(id) twice") }
-            accepted.append(LoadedServiceInfo(metadata: meta, path: inspected.path, descriptor: descriptor))
+            accepted.append(LoadedServiceInfo(metadata: meta, path: inspected.path, identity: inspected.identity, descriptor: descriptor))
         }
         if let missing = metadata.services.first(where: { meta in !accepted.contains { $0.metadata.id == meta.id } }) {
             throw .entry("its metadata declares service \(missing.id), which it does not export")
         }
-        for service in accepted { providers[service.metadata.id] = inspected.path }
         return accepted
     }
 }

@@ -6,30 +6,79 @@ extension Host {
     public func transition(to target: AppState) throws(TransitionError) {
         let steps = try lifecycle.steps(to: target)
         if target == .notRunning { isTerminating = true }
-        for kind in steps { deliverLifecycle(kind, options: nil) }
+        if target == .notRunning && !steps.isEmpty { notify(.stopping) }
+        for kind in steps { deliverLifecycle(kind) }
     }
 
     /// Launches: willFinishLaunching and didFinishLaunching with `request` as launch options,
     /// then didBecomeActive; then delivers each launch option once through its own event
     /// (didReceiveNotificationResponse, openURL, continueUserActivity), so a service never
     /// has to remember a launch option to act on it.
-    public func launch(_ request: LaunchRequest = LaunchRequest()) throws(TransitionError) {
+    ///
+    /// Each service's launch options carry its settings and its first-launch flags. A service
+    /// whose launch fails is stopped (`policy: optional`, the default) or stops the host: the
+    /// result lists the `policy: required` services that failed.
+    @discardableResult
+    public func launch(_ request: LaunchRequest = LaunchRequest()) throws(TransitionError) -> [String] {
         let steps = try lifecycle.steps(to: .active)
         let arena = EventArena()
-        let options = arena.launchOptions(request)
+        // One set of options per service: settings and first-launch flags differ.
+        let perService = services.map { UnsafeRawPointer(launchOptions(for: $0, arena: arena, request: request, restart: false)) }
         for kind in steps {
-            deliverLifecycle(kind, options: kind == .didBecomeActive ? nil : options)
+            if kind.isDeliveredInNewState { applyState(kind) }
+            if kind == .didBecomeActive {
+                deliver(kind, data: nil)
+            } else {
+                for index in handlerIndexes(kind) { call(index, kind, perService[index]) }
+            }
+            if !kind.isDeliveredInNewState { applyState(kind) }
+            if kind == .didFinishLaunching { finishLaunch() }
+            drainMailbox()
         }
+        do { try firstLaunch.hostDidLaunch() } catch { log.error("host", "cannot record the first launch: \(error)") }
+        notify(.ready)
         replayLaunchOptions(request)
+        return services.filter { $0.launchFailed && $0.configuration?.policy == .required }.map(\.id)
+    }
+
+    /// The launch options of one service: its settings and first-launch flags.
+    func launchOptions(for slot: ServiceSlot, arena: EventArena, request: LaunchRequest,
+                       restart: Bool) -> UnsafePointer<sh_launch_options> {
+        var flags: UInt32 = restart ? UInt32(SH_LAUNCH_RESTART) : 0
+        do {
+            if try firstLaunch.isFirstHostLaunch() { flags |= UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) }
+            if try firstLaunch.isFirstServiceLaunch(slot.id) { flags |= UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) }
+        } catch {
+            log.error("host", "cannot read the first-launch marks: \(error); launching as not first")
+        }
+        return arena.launchOptions(request, flags: flags, settings: slot.configuration?.settingsJSON)
+    }
+
+    /// After didFinishLaunching: marks services launched, and stops optional services that
+    /// failed to launch (they receive nothing more).
+    private func finishLaunch() {
+        for slot in services where !slot.launchFailed { markLaunched(slot) }
+        let failed = services.filter { $0.launchFailed && $0.configuration?.policy != .required }
+        for slot in failed {
+            log.error(slot.id, "failed to launch; stopped (policy: optional): it receives no more events")
+        }
+        if !failed.isEmpty { setServices(services.filter { slot in !failed.contains { $0 === slot } }) }
+    }
+
+    /// Records a service's successful launch for first-launch detection.
+    func markLaunched(_ slot: ServiceSlot) {
+        do { try firstLaunch.serviceDidLaunch(slot.id) } catch {
+            log.error("host", "cannot record the first launch of \(slot.id): \(error)")
+        }
     }
 
     /// Terminates from any running state: willResignActive, didEnterBackground and
     /// willTerminate as needed, each in reverse service order.
     public func terminate() throws(TransitionError) { try transition(to: .notRunning) }
 
-    private func deliverLifecycle(_ kind: EventKind, options: UnsafePointer<sh_launch_options>?) {
+    private func deliverLifecycle(_ kind: EventKind) {
         if kind.isDeliveredInNewState { applyState(kind) }
-        deliver(kind, data: options.map(UnsafeRawPointer.init))
+        deliver(kind, data: nil)
         if !kind.isDeliveredInNewState { applyState(kind) }
         log.debug("host", "\(kind.name): app is \(lifecycle.state.name)")
         drainMailbox()

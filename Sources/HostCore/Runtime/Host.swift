@@ -20,8 +20,17 @@ public final class Host {
 
     var lifecycle = AppLifecycle()
     let stateCell = AppStateCell()
-    var loader = PluginLoader()
     let trace: TraceWriter?
+    /// The configuration file in force (empty without one).
+    public internal(set) var configuration = HostConfiguration()
+    /// Where stores and first-launch marks live; nil runs without persistence.
+    public let stateDirectory: StateDirectory?
+    /// First-launch detection (seed 004).
+    public let firstLaunch: FirstLaunch
+    /// What `reload` rescans.
+    public var loadSettings = LoadSettings(directories: [])
+    /// Told READY, RELOADING and STOPPING when systemd supervises the host.
+    public var notifier: SystemdNotifier?
     var sequence: UInt64 = 0
     var nextAnswerID: UInt64 = 0
     /// Events waiting for completions, by answer id.
@@ -35,61 +44,50 @@ public final class Host {
         DispatchQueue.main.async { MainActor.assumeIsolated { self?.drainMailbox() } }
     }
 
-    /// A host with no services, logging to `log` and tracing to `trace`.
-    public init(log: Log, trace: TraceWriter? = nil) {
+    /// A host with no services, logging to `log` and tracing to `trace`, keeping state in
+    /// `stateDirectory` (none: stores answer "unsupported" and every launch is a first one
+    /// unless `firstLaunch` says otherwise).
+    public init(log: Log, trace: TraceWriter? = nil, stateDirectory: StateDirectory? = nil,
+                firstLaunch: FirstLaunch = .neverFirst()) {
         self.log = log
         self.trace = trace
+        self.stateDirectory = stateDirectory
+        self.firstLaunch = firstLaunch
     }
 
     /// The app's state.
     public var state: AppState { lifecycle.state }
 
-    // MARK: Loading
+    // MARK: Services
 
-    /// Loads the plugins of `directories`, attaches their services and returns every failure.
-    ///
-    /// Failures are also logged, one line per file. A directory that cannot be read throws.
-    @discardableResult
-    public func load(directories: [String], allowInsecure: Bool) throws(PluginScanner.DirectoryError) -> [LoadFailure] {
-        let report = try loader.load(directories: directories, allowInsecure: allowInsecure)
-        var failures = report.failures
-        for failure in report.failures {
-            // A directory or FIFO named *.so is skipped, not a broken plugin.
-            if case .notRegularFile = failure.reason { log.warn("loader", failure.description) } else {
-                log.error("loader", failure.description)
+    /// Builds a slot for a loaded service and gives it its host table; nil when its
+    /// `attach` declines (the failure is returned through `failure`).
+    func attach(_ info: LoadedServiceInfo, failure: inout LoadFailure?) -> ServiceSlot? {
+        let id = info.metadata.id
+        var store: ServiceStore?
+        if let stateDirectory {
+            do { store = try stateDirectory.store(for: id) } catch {
+                log.error("host", "the store of \(id) cannot be opened: \(error); its store calls will fail")
             }
         }
-        for info in report.services {
-            if let failure = attach(info) {
-                log.error("loader", failure.description)
-                failures.append(failure)
-            }
-        }
-        return failures
-    }
-
-    /// Gives a service its host table; a service that declines is not added.
-    private func attach(_ info: LoadedServiceInfo) -> LoadFailure? {
-        let context = ServiceContext(id: info.metadata.id, log: log, state: stateCell, mailbox: mailbox)
+        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, store: store)
         if let attach = info.descriptor.pointee.attach {
-            tracker.register(ids: services.map(\.id) + [info.metadata.id])
+            tracker.register(ids: services.map(\.id) + [id])
             tracker.enter(service: services.count, event: .willFinishLaunching)
             let result = attach(info.descriptor, HostTable.make(for: context))
             tracker.leave()
             if result < 0 {
-                return LoadFailure(path: info.path, reason: .attachFailed(id: info.metadata.id, result: result))
+                failure = LoadFailure(path: info.path, reason: .attachFailed(id: id, result: result))
+                return nil
             }
         }
-        let slot = ServiceSlot(info, context: context)
-        // Stable: a new service goes after every service of equal or higher priority.
-        let position = services.firstIndex { $0.metadata.priority < slot.metadata.priority } ?? services.count
-        services.insert(slot, at: position)
-        rebuildHandlers()
-        log.debug("loader", "loaded \(slot.id) \(slot.metadata.version) from \(slot.path)")
-        return nil
+        log.debug("loader", "loaded \(id) \(info.metadata.version) from \(info.path)")
+        return ServiceSlot(info, context: context, configuration: configuration.services[id])
     }
 
-    private func rebuildHandlers() {
+    /// Makes `slots` the running services, in that order, and rebuilds the per-event lists.
+    func setServices(_ slots: [ServiceSlot]) {
+        services = slots
         for kind in handlers.indices { handlers[kind].removeAll(keepingCapacity: true) }
         for (index, service) in services.enumerated() {
             for kind in handlers.indices where service.metadata.events.contains(rawKind: UInt32(kind)) {
@@ -131,6 +129,7 @@ public final class Host {
                          state: kind.stateAfter ?? lifecycle.state, result: result)
         }
         if result != SH_OK { report(result, from: service, for: kind) }
+        if result < 0 && (kind == .willFinishLaunching || kind == .didFinishLaunching) { service.launchFailed = true }
         return result
     }
 

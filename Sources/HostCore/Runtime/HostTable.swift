@@ -10,11 +10,14 @@ final class ServiceContext: Sendable {
     let log: Log
     let state: AppStateCell
     let mailbox: Mailbox
+    /// The service's persistent store; nil when the host runs without one.
+    let store: ServiceStore?
     /// Names subscribed at run time through `sh_host.subscribe` (metadata names are separate).
     let subscriptions = Mutex<Set<String>>([])
 
-    init(id: String, log: Log, state: AppStateCell, mailbox: Mailbox) {
+    init(id: String, log: Log, state: AppStateCell, mailbox: Mailbox, store: ServiceStore?) {
         self.id = id
+        self.store = store
         self.log = log
         self.state = state
         self.mailbox = mailbox
@@ -47,12 +50,37 @@ enum HostTable {
             app_state: { host in
                 HostTable.context(host)?.state.value.rawValue ?? AppState.notRunning.rawValue
             },
-            // The persistent store arrives with the configuration issue; until then every
-            // store call answers "unsupported", as the header allows.
-            store_get: { _, _, _, _, _ in Int32(SH_UNSUPPORTED) },
-            store_set: { _, _, _, _ in Int32(SH_UNSUPPORTED) },
-            store_remove: { _, _ in Int32(SH_UNSUPPORTED) },
-            store_keys: { _, _, _ in Int32(SH_UNSUPPORTED) },
+            store_get: { host, key, buffer, capacity, length in
+                HostTable.storeCall(host, key) { store, key throws(StorageError) in
+                    guard let value = try store.get(key) else { return Int32(SH_NOT_FOUND) }
+                    length?.pointee = value.count
+                    guard value.count <= capacity else { return Int32(SH_TOO_SMALL) }
+                    if let buffer { value.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+                    return Int32(SH_OK)
+                }
+            },
+            store_set: { host, key, value, length in
+                HostTable.storeCall(host, key) { store, key throws(StorageError) in
+                    try store.set(key, to: UnsafeRawBufferPointer(start: length == 0 ? nil : value, count: length))
+                    return Int32(SH_OK)
+                }
+            },
+            store_remove: { host, key in
+                HostTable.storeCall(host, key) { store, key throws(StorageError) in
+                    try store.remove(key) ? Int32(SH_OK) : Int32(SH_NOT_FOUND)
+                }
+            },
+            store_keys: { host, each, context in
+                guard let each else { return Int32(SH_INVALID) }
+                return HostTable.storeCall(host, nil) { store, _ throws(StorageError) in
+                    for key in try store.keys() {
+                        (key + [0]).withUnsafeBufferPointer { bytes in
+                            bytes.withMemoryRebound(to: CChar.self) { each(context, $0.baseAddress) }
+                        }
+                    }
+                    return Int32(SH_OK)
+                }
+            },
             get_extension: { _, _ in nil },
             subscribe: { host, name in
                 guard let context = HostTable.context(host), let name, name.pointee != 0 else {
@@ -74,6 +102,24 @@ enum HostTable {
             }
         ))
         return UnsafePointer(table)
+    }
+
+    /// Runs a store call for the service behind `host`, mapping failures to results:
+    /// a refused request answers SH_INVALID, a disk failure SH_ERROR (logged).
+    private static func storeCall(
+        _ host: UnsafePointer<sh_host>?, _ key: UnsafePointer<CChar>?,
+        _ body: (ServiceStore, [UInt8]) throws(StorageError) -> Int32
+    ) -> Int32 {
+        guard let context = context(host) else { return Int32(SH_INVALID) }
+        guard let store = context.store else { return Int32(SH_UNSUPPORTED) }
+        let keyBytes = key.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
+        do {
+            return try body(store, keyBytes)
+        } catch {
+            if error.isInvalidRequest { return Int32(SH_INVALID) }
+            context.log.error(context.id, "store: \(error)")
+            return Int32(SH_ERROR)
+        }
     }
 
     private static func context(_ host: UnsafePointer<sh_host>?) -> ServiceContext? {

@@ -7,8 +7,14 @@ public final class ServiceSlot {
     public let metadata: ServiceMetadata
     /// The library it came from.
     public let path: String
+    /// The library's identity when loaded: a reload replaces the service when it changes.
+    public let identity: FileIdentity
+    /// Its entry in the configuration file, if any.
+    public let configuration: ServiceConfiguration?
     /// The last failure the service reported, for `list` and logs.
     public internal(set) var lastError: String?
+    /// Whether willFinishLaunching or didFinishLaunching failed (answered an error).
+    public internal(set) var launchFailed = false
 
     let descriptor: UnsafePointer<sh_service>
     let context: ServiceContext
@@ -24,10 +30,12 @@ public final class ServiceSlot {
             || context.subscriptions.withLock { $0.contains(name) || $0.contains("*") }
     }
 
-    init(_ info: LoadedServiceInfo, context: ServiceContext) {
+    init(_ info: LoadedServiceInfo, context: ServiceContext, configuration: ServiceConfiguration?) {
         self.context = context
+        self.configuration = configuration
         metadata = info.metadata
         path = info.path
+        identity = info.identity
         descriptor = info.descriptor
         handleEvent = info.descriptor.pointee.handle_event!
     }

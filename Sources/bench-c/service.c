@@ -1,5 +1,5 @@
 // The smallest C service, for scripts/bench: handles every lifecycle event and does
-// nothing. scripts/bench compiles it once with cc; the runner then writes N copies,
+// nothing. scripts/bench compiles it once with cc; servicehost-bench then writes N copies,
 // each with the id placeholder below rewritten to a distinct id of the same length
 // (SH_SERVICE_METADATA keeps the id in one place: the runtime id points at it).
 #include <servicehost.h>

@@ -1,8 +1,9 @@
 // bench-floor: what the machine allows, for scripts/bench to compare the host against.
-// It does only the unavoidable part of the host's work, with no checks:
+// Plain C, compiled by scripts/bench with cc, so it carries no Swift runtime. It does only
+// the unavoidable part of the host's work, with no checks:
 //   bench-floor startup DIR   dlopen() every *.so of DIR in name order and call its
 //                             servicehost_entry, then print "bench-floor: active with N
-//                             service(s)" on stderr and wait for a signal (start-up and
+//                             service(s)" on stderr and wait to be killed (start-up and
 //                             memory rows: the runner times exec → that line, reads VmRSS)
 //   bench-floor load DIR      the same, then exit (the `host inspect` row)
 //   bench-floor dispatch DIR ROUNDS REPS
@@ -98,7 +99,7 @@ int main(int argc, char **argv) {
         char line[80];
         int length = snprintf(line, sizeof line, "bench-floor: active with %zu service(s)\n", count);
         if (write(STDERR_FILENO, line, (size_t)length) != length) return 1;
-        for (;;) pause();  // until the runner's SIGTERM
+        for (;;) pause();  // until the runner kills it
     }
     if (strcmp(argv[1], "dispatch") != 0 || argc != 5) fail("usage", "unknown mode or arguments");
     long rounds = atol(argv[3]), reps = atol(argv[4]);
