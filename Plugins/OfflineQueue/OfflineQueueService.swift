@@ -14,10 +14,11 @@ import ServiceKit
 /// Storage: one key, `queue.items`, holds the whole queue as a JSON array, oldest first
 /// (`[{"text":"hi"},42]`). It is written on every change (enqueue, flush) before the line
 /// reporting the change is logged, and again at didEnterBackground and willTerminate if an
-/// earlier write failed. The host writes a key atomically and durably, so after a kill -9
-/// the key holds the queue as it was before or after the last change, never a mix: one
-/// key needs no recovery logic, whereas a key per item plus an index could be torn between
-/// the two writes. The price is rewriting the queue on every enqueue, which `maxItems`
+/// earlier write failed. An item whose queue the store refuses (`invalid`: in practice over
+/// the host's size limit for one value) is dropped with a warn line, never reported
+/// enqueued. The host writes a key atomically and durably, so after a kill -9 the key holds
+/// the queue as it was before or after the last change, never a mix: one key needs no
+/// recovery logic, whereas a key per item plus an index could be torn between the writes. The price is rewriting the queue on every enqueue, which `maxItems`
 /// bounds. Sending is at-least-once: a flush logs the items, then writes the empty queue,
 /// so a crash between the two sends them again at the next flush rather than losing them.
 ///
@@ -32,8 +33,9 @@ import ServiceKit
 ///   `N item(s) pending: <json array>`
 /// - debug `sending <json>` (one per item, before `sent`); `saved N item(s) (<why>)`, where
 ///   why is `enqueue`, `flush`, `didEnterBackground` or `willTerminate`
-/// - warn: the host has no store, a store error (with the error), bad settings, a bad
-///   enqueue, a full queue.
+/// - warn: the host has no store (once), a store error (with the error), an unreadable
+///   stored queue, bad settings, an enqueue without a JSON payload, a full queue, an item
+///   the store refuses.
 ///
 /// Settings: see ``OfflineQueueSettings`` (`{"maxItems": 1000}`).
 final class OfflineQueueService: ApplicationService {
@@ -92,9 +94,23 @@ final class OfflineQueueService: ApplicationService {
             log(.warn, "queue full (\(items.count) item(s), maxItems \(settings.maxItems)): dropped \(item)")
             return
         }
-        items.append(item)
-        unsaved = true
-        save(after: "enqueue")
+        // Written before it is accepted: an item the store refuses is never reported enqueued.
+        let queue = items + [item]
+        switch write(queue, after: "enqueue") {
+        case .written:
+            unsaved = false
+        case .skipped:
+            unsaved = true
+        case .failed(.invalid):
+            // The store refuses the value itself (in practice: over the host's size limit),
+            // so no later save could succeed: refuse the item instead of holding it unsaved.
+            log(.warn, "the store refused a queue of \(queue.count) item(s) (invalid: too large?): dropped \(item)")
+            return
+        case .failed(let error):
+            log(.warn, "cannot save \(queue.count) item(s) (enqueue): \(error); the next save tries again")
+            unsaved = true
+        }
+        items = queue
         log(.info, "enqueued \(item) (\(items.count) pending)")
     }
 
@@ -150,28 +166,50 @@ final class OfflineQueueService: ApplicationService {
         log(.info, "restored \(stored.count) item(s)")
     }
 
-    /// Writes the queue if the store lacks changes; on failure the items stay in memory,
-    /// the warn line says why, and the next save tries again.
+    /// Writes the queue if the store lacks changes; on failure a warn line says why and the
+    /// next save tries again.
     private func save(after reason: String) {
-        guard unsaved, !inMemoryOnly else { return }
+        guard unsaved else { return }
         loadIfNeeded()
-        if inMemoryOnly { return }
+        switch write(items, after: reason) {
+        case .written:
+            unsaved = false
+        case .skipped:
+            break
+        case .failed(let error):
+            log(.warn, "cannot save \(items.count) item(s) (\(reason)): \(error); the next save tries again")
+        }
+    }
+
+    private enum Write {
+        /// The store holds `queue` now.
+        case written
+        /// Not attempted: the host has no store, or the stored queue has not been read
+        /// (both logged).
+        case skipped
+        /// The store answered this error (not logged).
+        case failed(HostError)
+    }
+
+    /// Writes `queue` as the stored queue, unless the host has no store or the stored queue
+    /// was not read (`loadIfNeeded` first): writing over a queue never read could lose it.
+    private func write(_ queue: [JSONValue], after reason: String) -> Write {
+        guard !inMemoryOnly else { return .skipped }
         guard loaded else {
-            log(.warn, "not saving \(items.count) item(s) (\(reason)): the stored queue could not be read,"
-                + " and writing over it could lose items; they stay in memory")
-            return
+            log(.warn, "not saving \(queue.count) item(s) (\(reason)): the stored queue could not be read,"
+                + " and writing over it could lose items; the next save tries again")
+            return .skipped
         }
         do {
-            try host.store.set(Self.key, JSONValue.array(items).serialized)
+            try host.store.set(Self.key, JSONValue.array(queue).serialized)
         } catch HostError.unsupported {
             storeIsUnsupported()
-            return
+            return .skipped
         } catch {
-            log(.warn, "cannot save \(items.count) item(s) (\(reason)): \(error); they stay in memory and the next save tries again")
-            return
+            return .failed(error)
         }
-        unsaved = false
-        log(.debug, "saved \(items.count) item(s) (\(reason))")
+        log(.debug, "saved \(queue.count) item(s) (\(reason))")
+        return .written
     }
 
     private func storeIsUnsupported() {

@@ -50,7 +50,9 @@ func machine() -> [(String, String)] {
     return [("nproc", String(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), ("cpu", model), ("kernel", release)]
 }
 
-let reps = quick ? 3 : 7
+// Repetitions per figure (each figure is their median).
+let reps = quick ? 3 : 11
+let startupReps = quick ? 1 : 9
 let farm: PluginFarm
 do { farm = try PluginFarm() } catch { fail(error.description) }
 
@@ -60,8 +62,9 @@ do {
     progress("generating plugins in \(farm.root)")
     let cTemplate = try readFile(cPluginPath)
     let swiftTemplate = try readFile(swiftPluginPath)
-    var sets: [StartupRows.PluginSet] = [.init(language: "C", count: 0, directory: try farm.makeSet("empty", template: cTemplate,
-                                                                                                     placeholder: "", count: 0))]
+    // No plugins: the fixed cost and idle memory. Per-plugin figures start from the 1-plugin sets.
+    let empty = try farm.makeSet("empty", template: [], placeholder: "", count: 0)
+    var sets = [StartupRows.PluginSet(language: "C", count: 0, directory: empty)]
     for count in [1, 10, 100, 1000] {
         sets.append(.init(language: "C", count: count, directory: try farm.makeSet(
             "c-\(count)", template: cTemplate, placeholder: "bench.c-service.s0000000", count: count)))
@@ -80,8 +83,8 @@ do {
     rows.append(.pending("2", "payload events, 1 KiB and 4 KiB push payload to 10 services, vs parsing the JSON once",
                          target: "parsed ≤ 1× per event", needs: "payload events"))
 
-    progress("rows 3 and 6: start-up and memory (\(quick ? 1 : 5) repetitions)")
-    var startup = StartupRows(host: hostPath, floor: floorPath, reps: quick ? 1 : 5, warmUp: !quick)
+    progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
+    var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick)
     let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
     raw += startup.raw
     rows += startupRows.filter { $0.row == "3" }

@@ -117,7 +117,7 @@ import TestSupport
         let log = host.stop().stderr
         let launch = lines(log, containing: "event 1 ")
         #expect(launch.count == 1)
-        #expect(launch.first?.contains("url=myapp://item/42 activity=com.example.view notification={") == true)
+        #expect(launch.first?.contains("url=myapp://item/42 activity=com.example.view notification={") == true, "\(launch)")
         #expect(lines(log, containing: "event 15 ").count == 1)
         #expect(lines(log, containing: "event 15 ").first?.contains("url=myapp://item/42 scheme=myapp host=item launch=1") == true)
         #expect(lines(log, containing: "event 16 ").count == 1)

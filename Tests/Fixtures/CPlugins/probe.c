@@ -122,7 +122,8 @@ static void describe(const sh_event *event, char *out, size_t size) {
     case SH_EVENT_WILL_FINISH_LAUNCHING:
     case SH_EVENT_DID_FINISH_LAUNCHING: {
         const sh_launch_options *o = event->data;
-        snprintf(out, size, " launch url=%s activity=%s notification=%s", o->url ? o->url->url : "-",
+        snprintf(out, size, " launch flags=%u settings=%.*s url=%s activity=%s notification=%s", o->flags,
+                 (int)o->settings_len, o->settings_json ? o->settings_json : "", o->url ? o->url->url : "-",
                  o->activity ? o->activity->type : "-", o->notification ? o->notification->json : "-");
         break;
     }

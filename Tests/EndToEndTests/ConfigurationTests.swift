@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The configuration file, first launch, policies and hot reload, through the real binary.
+@Suite struct ConfigurationTests {
+    private func probes(_ host: RunningHost, _ ids: [String], _ extra: [String] = []) throws {
+        for id in ids { try host.probe(id, ["PROBE_ID=\"test.\(id)\""] + extra) }
+    }
+
+    @Test func configReordersDisablesAndConfigures() throws {
+        let host = try RunningHost()
+        try probes(host, ["a", "b", "c", "d"])
+        let config = try host.file("services.json", """
+        {"services": {
+          "test.a": {"requires": ["test.c"], "settings": {"greeting": "hi", "n": 2}},
+          "test.b": {"enabled": false},
+          "test.c": {"after": ["test.d"]},
+          "test.d": {"priority": 5}
+        }}
+        """)
+        try host.start(["--config", config])
+        let result = host.stop()
+        // d before c (after), c before a (requires); b never loaded.
+        #expect(Array(host.events.prefix(3)) == ["willFinishLaunching test.d", "willFinishLaunching test.c",
+                                                 "willFinishLaunching test.a"])
+        #expect(host.events.suffix(3) == ["willTerminate test.a", "willTerminate test.c", "willTerminate test.d"])
+        #expect(!host.events.contains { $0.hasSuffix("test.b") })
+        #expect(result.stderr.contains("info [host] test.b is disabled by the configuration"))
+        #expect(lines(result.stderr, containing: "probe test.a: event 1 ").first?.contains(#"settings={"greeting":"hi","n":2}"#) == true)
+    }
+
+    @Test func servicesJSONInThePluginDirectory_isTheDefault_andOnlyConfiguredLeavesOthersOut() throws {
+        let host = try RunningHost()
+        try probes(host, ["a", "b"])
+        _ = try host.file("lib/services.json", #"{"services": {"test.b": {}}}"#)
+        try host.start(["--only-configured"])
+        let result = host.stop()
+        #expect(host.events.allSatisfy { $0.hasSuffix("test.b") })
+        #expect(result.stderr.contains("test.a is not in the configuration: not started (--only-configured)"))
+    }
+
+    @Test(arguments: [
+        (#"{"services": {"test.a": {"priorty": 1}}}"#, "services.test.a.priorty: unknown key (did you mean \"priority\"?)"),
+        (#"{"services": {"test.a": {"enabled": "yes"}}}"#, "services.test.a.enabled"),
+        (#"{"services": {"test.a": {"requires": ["test.b"]}, "test.b": {"requires": ["test.a"]}}}"#, "test.a → test.b → test.a"),
+        (#"{"services": {"test.a": {"requires": ["test.zzz"]}}}"#, "test.zzz"),
+        (#"{"services": {"test.zzz": {"policy": "required"}}}"#, "required service test.zzz is in the configuration but no plugin provides it"),
+        (#"{"services": "#, "services.json"),
+    ])
+    func configErrors_exitTwoNamingTheProblem(config: String, expected: String) throws {
+        let host = try RunningHost()
+        try probes(host, ["a", "b"])
+        let path = try host.file("services.json", config)
+        let result = try Command.run(try Repository.product("host"),
+                                     ["--plugins", host.lib, "--config", path, "--control", host.control, "--state-dir", host.stateDirectory])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(expected), "\(result.stderr)")
+    }
+
+    @Test func requiredServiceThatFailsToLaunch_stopsTheHost_optionalOneIsStopped() throws {
+        let host = try RunningHost()
+        try host.probe("opt", ["PROBE_ID=\"test.opt\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING"])
+        try host.probe("ok", ["PROBE_ID=\"test.ok\""])
+        try host.start()
+        _ = host.stop()
+        #expect(!host.events.contains("didBecomeActive test.opt"))
+        #expect(host.events.contains("didBecomeActive test.ok"))
+
+        let strict = try RunningHost()
+        try strict.probe("req", ["PROBE_ID=\"test.req\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING"])
+        let config = try strict.file("services.json", #"{"services": {"test.req": {"policy": "required"}}}"#)
+        let result = try Command.run(try Repository.product("host"), ["--plugins", strict.lib, "--config", config,
+                                                                     "--control", strict.control, "--state-dir", strict.stateDirectory])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("required service(s) failed to launch: test.req; stopping"))
+    }
+
+    @Test func firstLaunch_autoAlwaysNever() throws {
+        let host = try RunningHost()
+        try probes(host, ["a"])
+        func flags(_ mode: String) throws -> String {
+            try host.start(["--first-launch", mode])
+            let line = lines(host.stop().stderr, containing: "probe test.a: event 1 ").first ?? ""
+            return String(line.components(separatedBy: "flags=")[1].prefix { $0 != " " })
+        }
+        #expect(try flags("auto") == "3")   // first host launch and first service launch
+        #expect(try flags("auto") == "0")   // remembered in the state directory
+        #expect(try flags("always") == "3")
+        #expect(try flags("never") == "0")
+        #expect(try flags("auto") == "0")   // always/never neither read nor wrote the marks
+    }
+
+    @Test func reload_addsCatchesUp_removesTakesDown_replacesChangedFiles() throws {
+        let host = try RunningHost()
+        try probes(host, ["a", "b"])
+        try host.start()
+        try host.ctl("background")
+        try probes(host, ["c"])                                              // added
+        try FileManager.default.removeItem(atPath: host.lib + "/b.so")       // removed
+        usleep(20_000)
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=0", "PROBE_SLEEP_KIND=99", "PROBE_SLEEP_MS=1"])  // changed
+        let reload = try host.ctlJSON("reload")
+        #expect(reload.status == 0)
+        #expect(reload.reply["added"] as? [String] == ["test.c"])
+        #expect(reload.reply["removed"] as? [String] == ["test.b"])
+        #expect(reload.reply["replaced"] as? [String] == ["test.a"])
+        _ = host.stop()
+        // Taken down from the background state: only willTerminate; caught up to background.
+        let reloadEvents = Array(host.events.dropFirst(3 * 2 + 2 * 2))
+        #expect(Array(reloadEvents.prefix(8)) == [
+            "willTerminate test.b", "willTerminate test.a",
+            "willFinishLaunching test.a", "didFinishLaunching test.a", "didEnterBackground test.a",
+            "willFinishLaunching test.c", "didFinishLaunching test.c", "didEnterBackground test.c",
+        ], "\(host.events)")
+    }
+
+    @Test func failedReload_changesNothing_andSIGHUPReloads() throws {
+        let host = try RunningHost()
+        try probes(host, ["a"])
+        let config = try host.file("services.json", #"{"services": {}}"#)
+        try host.start(["--config", config])
+        _ = try host.file("services.json", #"{"services": {"test.a": {"enabld": true}}}"#)
+        let failed = try host.ctl("reload")
+        #expect(failed.status == 1)
+        #expect(failed.stderr.contains("reload failed, nothing changed"))
+        #expect(failed.stderr.contains("enabld"))
+        #expect(try host.ctl("list").stdout.contains("test.a"))
+
+        _ = try host.file("services.json", #"{"services": {"test.a": {"enabled": false}}}"#)
+        host.process?.send(SIGHUP)
+        #expect(eventually { host.events.contains("willTerminate test.a") })
+        #expect(!(try host.ctl("list").stdout.contains("test.a")))
+    }
+}

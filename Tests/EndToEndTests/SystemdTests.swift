@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The sd_notify protocol against a real datagram socket standing in for systemd.
+@Suite struct SystemdTests {
+    @Test func notifiesReadyReloadingReadyStopping_andPingsTheWatchdog() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let systemd = try DatagramListener(path: host.scratch.file("notify.sock"))
+        let process = try Command.start(try Repository.product("host"),
+                                        ["--plugins", host.lib, "--control", host.control, "--state-dir", host.stateDirectory],
+                                        environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "400000"])
+        var seen: [String] = []
+        func next(_ wanted: String) -> Bool {
+            while let message = systemd.receive() {
+                // Watchdog pings come every 200 ms throughout; count them, wait for the rest.
+                seen.append(message)
+                if message.hasPrefix(wanted) { return true }
+            }
+            return false
+        }
+        #expect(next("READY=1"))
+        #expect(try host.ctl("reload").status == 0)
+        #expect(next("RELOADING=1"))
+        #expect(next("READY=1"))
+        #expect(next("WATCHDOG=1"))
+        process.send(SIGTERM)
+        #expect(next("STOPPING=1"))
+        #expect(process.wait().status == 0)
+        let order = seen.filter { !$0.hasPrefix("WATCHDOG") }.map { String($0.prefix { $0 != "\n" }) }
+        #expect(order == ["READY=1", "RELOADING=1", "READY=1", "STOPPING=1"])
+    }
+}
