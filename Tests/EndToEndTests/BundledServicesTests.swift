@@ -6,7 +6,7 @@ import TestSupport
 @Suite struct BundledServicesTests {
     private func host(_ extra: [String] = []) throws -> RunningHost {
         let host = try RunningHost()
-        for name in ["Logger", "Uptime", "PushNotifications", "DeepLinks", "Analytics"] {
+        for name in ["Logger", "Uptime", "PushNotifications", "DeepLinks", "Analytics", "OfflineQueue", "Onboarding"] {
             try host.scratch.copy(try Repository.product("lib\(name).so"), to: "lib/lib\(name).so")
         }
         return host
@@ -67,5 +67,28 @@ import TestSupport
         let analytics = lines(log, containing: "info [dev.servicehost.analytics] analytics:").first ?? ""
         #expect(analytics.contains("didBecomeActive=1") && analytics.contains("notification:queue.enqueue=1")
                 && analytics.contains("willTerminate=1"), "\(analytics)")
+    }
+
+    @Test func offlineQueue_survivesKillNine_andOnboardingActsOnlyOnFirstLaunch() throws {
+        let host = try host()
+        try host.start()
+        for text in ["a", "b", "c"] {
+            #expect(try host.ctl("post", "queue.enqueue", #"{"text":"\#(text)"}"#).status == 0)
+        }
+        host.process?.send(SIGKILL)  // no willTerminate, no save at exit
+        let killed = host.process!.wait()
+        #expect(killed.stderr.contains(#"offline-queue: enqueued {"text":"c"} (3 pending)"#))
+        #expect(killed.stderr.contains("onboarding: first launch: showing the welcome flow"))
+
+        try host.start()
+        #expect(try host.ctl("post", "queue.flush").status == 0)
+        let second = host.stop().stderr
+        #expect(second.contains("offline-queue: restored 3 item(s)"), "\(second)")
+        #expect(second.contains("offline-queue: sent 3 item(s)"))
+        #expect(!second.contains("onboarding: first launch"))
+
+        try host.start()
+        let third = host.stop().stderr
+        #expect(third.contains("offline-queue: restored 0 item(s)"))
     }
 }

@@ -49,6 +49,10 @@ public enum InspectCommand {
                     out += "    version:  \(service.version)\n"
                     out += "    priority: \(service.priority)\n"
                     out += "    events:   \(eventNames(service.events).joined(separator: ", "))\n"
+                    for (label, values) in [("urls", service.urls), ("activities", service.activities),
+                                            ("subscribes", service.subscriptions)] where !values.isEmpty {
+                        out += "    \(label):\(String(repeating: " ", count: max(1, 10 - label.count)))\(values.joined(separator: ", "))\n"
+                    }
                 }
                 return out
             }
@@ -74,6 +78,9 @@ public enum InspectCommand {
                             "id": JSONText.string(service.id), "name": JSONText.string(service.name),
                             "version": JSONText.string(service.version), "priority": String(service.priority),
                             "events": JSONText.array(eventNames(service.events).map(JSONText.string)),
+                            "urls": JSONText.array(service.urls.map(JSONText.string)),
+                            "activities": JSONText.array(service.activities.map(JSONText.string)),
+                            "subscribes": JSONText.array(service.subscriptions.map(JSONText.string)),
                         ])
                     }),
                 ])

@@ -116,7 +116,11 @@ enum HostTable {
         do {
             return try body(store, keyBytes)
         } catch {
-            if error.isInvalidRequest { return Int32(SH_INVALID) }
+            if error.isInvalidRequest {
+                // The service only sees SH_INVALID; the log says why (too large, too many keys, …).
+                context.log.warn(context.id, "store: refused: \(error)")
+                return Int32(SH_INVALID)
+            }
             context.log.error(context.id, "store: \(error)")
             return Int32(SH_ERROR)
         }

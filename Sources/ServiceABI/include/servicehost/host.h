@@ -59,12 +59,16 @@ typedef struct sh_host {
     /* [main-thread] Read the value of key from this service's persistent
      * store into buffer (capacity bytes) and write its length to *length.
      * Returns SH_OK, SH_NOT_FOUND, SH_TOO_SMALL (with *length set to the
-     * size needed) or SH_UNSUPPORTED when the host has no store. */
+     * size needed), SH_INVALID, SH_ERROR (logged) or SH_UNSUPPORTED when the
+     * host has no store. */
     int32_t (*store_get)(const struct sh_host *host, const char *key,
                          void *buffer, size_t capacity, size_t *length);
 
     /* [main-thread] Set key to length bytes of value, atomically and
-     * durably. Returns SH_OK, SH_INVALID or SH_UNSUPPORTED. */
+     * durably. Returns SH_OK; SH_INVALID when the request breaks a limit
+     * (key over 255 bytes, value over 1 MiB, over 10 000 keys, a NUL in the
+     * key: the host logs which); SH_ERROR when the disk fails (logged); or
+     * SH_UNSUPPORTED when the host runs without a store. */
     int32_t (*store_set)(const struct sh_host *host, const char *key,
                          const void *value, size_t length);
 
