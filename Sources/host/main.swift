@@ -35,7 +35,10 @@ func readInput(_ path: String) throws(SystemError) -> [UInt8] {
 func runCtl(_ arguments: [String]) -> Never {
     let invocation: CtlCommand.Invocation
     do { invocation = try CtlCommand.parse(arguments, readInput: readInput) } catch { usageFailure(error) }
-    let path = invocation.control ?? ControlPaths.defaultSocket(environment: ControlPaths.environment)
+    let path: String
+    do { path = try invocation.control ?? ControlPaths.defaultSocket() } catch {
+        failure("host ctl: no control socket: \(error) (pass --control PATH)", status: 1)
+    }
     let reply: ServiceJSON.JSONValue
     do { reply = try ControlClient.send(invocation.request, to: path) } catch { failure("host ctl: \(error)", status: 1) }
     let command = invocation.request["command"]?.stringValue ?? ""
@@ -77,7 +80,7 @@ func run(_ options: RunOptions) -> Never {
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
     do {
-        stateDirectory = try StateDirectory(path: options.stateDirectory ?? StateDirectory.defaultPath())
+        stateDirectory = try StateDirectory(path: try options.stateDirectory ?? StateDirectory.defaultPath())
         firstLaunch = try FirstLaunch(mode: options.firstLaunch, stateDirectory: stateDirectory)
     } catch {
         failure("error [host] state directory: \(error)", status: 2)
@@ -107,7 +110,8 @@ func run(_ options: RunOptions) -> Never {
     coordinator.install()
     let hangup = reloadOnHangup(host)
     // Bound before launch: requests made while the app launches wait, in order, until it is active.
-    let controlPath = options.controlPath ?? ControlPaths.defaultSocket(environment: ControlPaths.environment)
+    let controlPath = options.controlPath ?? ((try? ControlPaths.defaultSocket(stateDirectory: stateDirectory.path))
+        ?? stateDirectory.path + "/host.sock")
     let server: ControlServer
     do {
         server = try ControlServer(path: controlPath, maxPayload: options.maxPayload, log: log,

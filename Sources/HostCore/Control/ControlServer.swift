@@ -56,7 +56,7 @@ public final class ControlServer: Sendable {
         }
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty {
-            do { try Directories.create(directory, mode: 0o700) } catch {
+            do { try DirectoryHandle.makeDirectories(directory) } catch {
                 throw StartError(description: "control socket directory: \(error)")
             }
         }

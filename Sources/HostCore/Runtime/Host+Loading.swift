@@ -249,8 +249,9 @@ private struct PrivateCopy {
     let path: String
 
     init(of source: String) throws(LoadFailure.Reason) {
-        var template = Array("/tmp/servicehost-reload-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw .system(.current("mkdtemp", "/tmp")) }
+        let temporary = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        var template = Array((temporary + "/servicehost-reload-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw .system(.current("mkdtemp", temporary)) }
         directory = String(cString: made)
         path = directory + "/" + (source.split(separator: "/").last.map(String.init) ?? "plugin.so")
         let input = Glibc.open(source, O_RDONLY | O_CLOEXEC)
