@@ -9,9 +9,10 @@ struct Child {
     private let output: Int32
     private var buffer: [UInt8] = []
 
-    /// Starts `path` with `arguments`; file descriptor `captured` (1 or 2) goes to the pipe and
-    /// the other to /dev/null.
-    init(_ path: String, _ arguments: [String], capture captured: Int32) throws(BenchError) {
+    /// Starts `path` with `arguments` and the runner's environment plus `overrides`; file
+    /// descriptor `captured` (1 or 2) goes to the pipe and the other to /dev/null.
+    init(_ path: String, _ arguments: [String], capture captured: Int32, environment overrides: [String: String] = [:])
+        throws(BenchError) {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
         // Close-on-exec, so later children never hold this pipe open (dup2 clears it in the child).
@@ -23,14 +24,17 @@ struct Child {
         posix_spawn_file_actions_addopen(&actions, captured == 1 ? 2 : 1, "/dev/null", O_WRONLY, 0)
 
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        var environment: [UnsafeMutablePointer<CChar>?] = []
+        var variables: [String] = []
         var entry = environ
         while let variable = entry.pointee {
-            if !String(cString: variable).hasPrefix("LD_PRELOAD=") { environment.append(variable) }
+            let text = String(cString: variable)
+            let name = String(text.prefix { $0 != "=" })
+            if name != "LD_PRELOAD" && overrides[name] == nil { variables.append(text) }
             entry += 1
         }
-        environment.append(nil)
-        defer { for argument in argv { free(argument) } }
+        variables += overrides.map { "\($0.key)=\($0.value)" }
+        let environment = variables.map { strdup($0) } + [nil]
+        defer { for string in argv + environment { free(string) } }
 
         var pid: pid_t = 0
         let status = posix_spawn(&pid, path, &actions, nil, argv, environment)

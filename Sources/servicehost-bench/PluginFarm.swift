@@ -1,6 +1,7 @@
 import Glibc
 
-/// Generated plugin directories in a fresh temporary folder.
+/// Generated plugin directories in a fresh temporary folder, and the host's state and
+/// runtime directories beside them (so runs never touch ~/.local/state).
 ///
 /// Compiling or building 1000 libraries takes minutes, so each set is written from one
 /// built template: copies of the same library with its id placeholder rewritten to a
@@ -9,14 +10,19 @@ import Glibc
 final class PluginFarm {
     /// The temporary folder that holds every set.
     let root: String
-    private var files: [String] = []
-    private var directories: [String] = []
+    /// The environment the host runs with: XDG_STATE_HOME and XDG_RUNTIME_DIR inside `root`,
+    /// so its first-launch marks, stores and control socket stay in the farm.
+    let hostEnvironment: [String: String]
 
     /// A farm in a new folder under /tmp (mode 0700, as mkdtemp makes it).
     init() throws(BenchError) {
         var template = Array("/tmp/servicehost-bench.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
         root = String(cString: made)
+        hostEnvironment = ["XDG_STATE_HOME": root + "/state", "XDG_RUNTIME_DIR": root + "/run"]
+        for directory in hostEnvironment.values where mkdir(directory, 0o700) != 0 {
+            throw BenchError("mkdir \(directory): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Writes `count` copies of `template` into a new directory `name`, the i-th with the
@@ -24,7 +30,6 @@ final class PluginFarm {
     func makeSet(_ name: String, template: [UInt8], placeholder: String, count: Int) throws(BenchError) -> String {
         let directory = "\(root)/\(name)"
         guard mkdir(directory, 0o755) == 0 else { throw BenchError("mkdir \(directory): \(String(cString: strerror(errno)))") }
-        directories.append(directory)
         guard count > 0 else { return directory }
         let needle = Array(placeholder.utf8)
         let offsets = occurrences(of: needle, in: template)
@@ -40,16 +45,29 @@ final class PluginFarm {
             }
             let path = "\(directory)/bench-\(String(decoding: suffix, as: UTF8.self)).so"
             try write(bytes, to: path)
-            files.append(path)
         }
         return directory
     }
 
-    /// Deletes every file and directory the farm made, then its folder.
-    func remove() {
-        for file in files { unlink(file) }
-        for directory in directories.reversed() { rmdir(directory) }
-        rmdir(root)
+    /// Deletes the farm's folder and everything in it (the host's state included).
+    func remove() { removeTree(root) }
+
+    /// Removes `path` and, for a directory (never followed through a symbolic link), its contents.
+    private func removeTree(_ path: String) {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        if status.st_mode & S_IFMT == S_IFDIR, let directory = opendir(path) {
+            var names: [String] = []
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { names.append(name) }
+            }
+            closedir(directory)
+            for name in names { removeTree(path + "/" + name) }
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
     }
 
     private func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> [Int] {

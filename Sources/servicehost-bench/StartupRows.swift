@@ -14,6 +14,8 @@ struct StartupRows {
     let floor: String
     let reps: Int
     let warmUp: Bool
+    /// Added to the host's environment (its state and runtime directories).
+    let hostEnvironment: [String: String]
 
     /// Raw figures for bench-results.json.
     private(set) var raw: [(String, Double)] = []
@@ -28,11 +30,14 @@ struct StartupRows {
         var time: [String: [Double]] = [:]
         var rss: [String: [Double]] = [:]
         var inspect: [String: [Double]] = [:]
-        for rep in 0..<(reps + (warmUp ? 1 : 0)) {
+        // Small sets launch in milliseconds, where a per-plugin figure is a small difference of
+        // two noisy times: they get more repetitions (4× up to 10 plugins, 2× up to 100).
+        func repetitions(_ set: PluginSet) -> Int { set.count <= 10 ? 4 * reps : set.count <= 100 ? 2 * reps : reps }
+        for rep in 0..<(4 * reps + (warmUp ? 1 : 0)) {
             let keep = !(warmUp && rep == 0)  // the first pass warms the page cache and loader
             // Host and floor alternate on every set, so load from elsewhere hits both alike.
-            for set in sets {
-                let ours = try launch(host, ["--plugins", set.directory], marker: Self.hostMarker)
+            for set in sets where rep < repetitions(set) + (warmUp ? 1 : 0) {
+                let ours = try launch(host, ["--plugins", set.directory], marker: Self.hostMarker, environment: hostEnvironment)
                 let floor = try launch(floor, ["startup", set.directory], marker: Self.floorMarker)
                 if keep {
                     time["host." + set.key, default: []].append(ours.nanoseconds)
@@ -41,7 +46,8 @@ struct StartupRows {
                     rss["floor." + set.key, default: []].append(floor.rss)
                 }
             }
-            let ours = try runToExit(host, ["inspect", inspectSet.directory])
+            guard rep < reps + (warmUp ? 1 : 0) else { continue }
+            let ours = try runToExit(host, ["inspect", inspectSet.directory], environment: hostEnvironment)
             let floor = try runToExit(floor, ["load", inspectSet.directory])
             if keep {
                 inspect["host", default: []].append(ours)
@@ -88,9 +94,10 @@ struct StartupRows {
     }
 
     /// Starts `program`, waits for `marker` on its stderr, reads its RSS, then kills it.
-    private func launch(_ program: String, _ arguments: [String], marker: String) throws(BenchError) -> (nanoseconds: Double, rss: Double) {
+    private func launch(_ program: String, _ arguments: [String], marker: String, environment: [String: String] = [:])
+        throws(BenchError) -> (nanoseconds: Double, rss: Double) {
         let start = nowNanoseconds()
-        var child = try Child(program, arguments, capture: 2)
+        var child = try Child(program, arguments, capture: 2, environment: environment)
         guard child.waitFor(marker) else {
             child.finish(signal: nil)
             throw BenchError("\(program) \(arguments.joined(separator: " ")) ended before it was active:\n\(child.text)")
@@ -103,9 +110,9 @@ struct StartupRows {
     }
 
     /// Runs `program` to its exit (stdout to /dev/null); the time from exec to exit.
-    private func runToExit(_ program: String, _ arguments: [String]) throws(BenchError) -> Double {
+    private func runToExit(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws(BenchError) -> Double {
         let start = nowNanoseconds()
-        var child = try Child(program, arguments, capture: 2)
+        var child = try Child(program, arguments, capture: 2, environment: environment)
         let status = child.finish(signal: nil)
         let elapsed = nowNanoseconds() - start
         guard status == 0 else { throw BenchError("\(program) \(arguments.joined(separator: " ")) failed (\(status)):\n\(child.text)") }

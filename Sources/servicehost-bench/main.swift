@@ -84,7 +84,8 @@ do {
                          target: "parsed ≤ 1× per event", needs: "payload events"))
 
     progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
-    var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick)
+    var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
+                              hostEnvironment: farm.hostEnvironment)
     let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
     raw += startup.raw
     rows += startupRows.filter { $0.row == "3" }
