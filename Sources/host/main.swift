@@ -71,6 +71,8 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
 /// `host --plugins DIR …`: load, launch, serve until terminated.
 @MainActor
 func run(_ options: RunOptions) -> Never {
+    // First thing: from here on SIGTERM, SIGINT and SIGHUP are recorded, never lost.
+    ShutdownCoordinator.catchSignals()
     let log = Log(level: options.logLevel)
     let request = launchRequest(options)
     var trace: TraceWriter?
@@ -100,7 +102,12 @@ func run(_ options: RunOptions) -> Never {
     if host.services.isEmpty { log.warn("host", "no services loaded; running with none") }
 
     // Installed before launch, so a signal during launch waits for it and then shuts down.
-    let coordinator = ShutdownCoordinator(timeout: options.shutdownTimeout, tracker: host.tracker, log: log) {
+    let coordinator = ShutdownCoordinator(timeout: options.shutdownTimeout, tracker: host.tracker, log: log, hangup: {
+        MainActor.assumeIsolated {
+            host.log.info("host", "SIGHUP received: reloading")
+            do { _ = try host.reload() } catch { host.log.error("host", "reload failed, nothing changed: \(error)") }
+        }
+    }) {
         MainActor.assumeIsolated {
             try? host.terminate()
             log.info("host", "terminated cleanly")
@@ -108,7 +115,6 @@ func run(_ options: RunOptions) -> Never {
         }
     }
     coordinator.install()
-    let hangup = reloadOnHangup(host)
     // Bound before launch: requests made while the app launches wait, in order, until it is active.
     let controlPath = options.controlPath ?? ((try? ControlPaths.defaultSocket(stateDirectory: stateDirectory.path))
         ?? stateDirectory.path + "/host.sock")
@@ -132,22 +138,7 @@ func run(_ options: RunOptions) -> Never {
     let watchdog = startWatchdog(host)
     log.info("host", "\(host.state.name) with \(host.services.count) service(s): "
         + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)")
-    withExtendedLifetime((hangup, watchdog)) { dispatchMain() }
-}
-
-/// SIGHUP reloads the plugin directories and the configuration, on the main thread.
-@MainActor
-func reloadOnHangup(_ host: Host) -> DispatchSourceSignal {
-    signal(SIGHUP, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
-    source.setEventHandler {
-        MainActor.assumeIsolated {
-            host.log.info("host", "SIGHUP received: reloading")
-            do { _ = try host.reload() } catch { host.log.error("host", "reload failed, nothing changed: \(error)") }
-        }
-    }
-    source.resume()
-    return source
+    withExtendedLifetime(watchdog) { dispatchMain() }
 }
 
 /// Pings systemd's watchdog at half its interval from the main queue, so a stuck main

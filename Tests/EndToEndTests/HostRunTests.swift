@@ -114,3 +114,20 @@ import TestSupport
         #expect(missing.stderr.contains("plugin directory /nonexistent/servicehost: No such file or directory"))
     }
 }
+
+extension HostRunTests {
+    /// A SIGTERM at any moment after start-up began is honoured: it waits, blocked, for the
+    /// signal thread, and never hits a window where the host ignores it.
+    @Test func sigtermRightAfterStartup_isNeverLost() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        for _ in 0..<10 {
+            try host.start(wait: false)
+            // The socket exists once signals are blocked and the plugins loaded.
+            #expect(eventually { FileManager.default.fileExists(atPath: host.control) })
+            let result = host.stop()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("terminated cleanly"))
+        }
+    }
+}

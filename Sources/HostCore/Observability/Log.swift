@@ -41,9 +41,11 @@ public final class Log: Sendable {
     /// Whether a line at `level` would be written; check before building an expensive message.
     public func enabled(_ level: LogLevel) -> Bool { level <= self.level }
 
-    /// Writes one line. `source` is "host", "loader" or a service id.
-    public func write(_ level: LogLevel, _ source: String, _ message: String) {
+    /// Writes one line. `source` is "host", "loader" or a service id. The message is only
+    /// built when the level is enabled, so a debug line costs nothing at info level.
+    public func write(_ level: LogLevel, _ source: String, _ message: @autoclosure () -> String) {
         guard enabled(level) else { return }
+        let message = message()
         var line = "\(level.name) [\(source)] "
         // One line per call: a message with newlines is kept on one line.
         for character in message { line.append(character == "\n" ? " " : character) }
@@ -61,11 +63,11 @@ public final class Log: Sendable {
     }
 
     /// An error line.
-    public func error(_ source: String, _ message: String) { write(.error, source, message) }
+    public func error(_ source: String, _ message: @autoclosure () -> String) { write(.error, source, message()) }
     /// A warning line.
-    public func warn(_ source: String, _ message: String) { write(.warn, source, message) }
+    public func warn(_ source: String, _ message: @autoclosure () -> String) { write(.warn, source, message()) }
     /// An info line.
-    public func info(_ source: String, _ message: String) { write(.info, source, message) }
+    public func info(_ source: String, _ message: @autoclosure () -> String) { write(.info, source, message()) }
     /// A debug line.
-    public func debug(_ source: String, _ message: String) { write(.debug, source, message) }
+    public func debug(_ source: String, _ message: @autoclosure () -> String) { write(.debug, source, message()) }
 }

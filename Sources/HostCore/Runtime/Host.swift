@@ -64,13 +64,7 @@ public final class Host {
     /// `attach` declines (the failure is returned through `failure`).
     func attach(_ info: LoadedServiceInfo, failure: inout LoadFailure?) -> ServiceSlot? {
         let id = info.metadata.id
-        var store: ServiceStore?
-        if let stateDirectory {
-            do { store = try stateDirectory.store(for: id) } catch {
-                log.error("host", "the store of \(id) cannot be opened: \(error); its store calls will fail")
-            }
-        }
-        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, store: store)
+        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory)
         if let attach = info.descriptor.pointee.attach {
             tracker.register(ids: services.map(\.id) + [id])
             tracker.enter(service: services.count, event: .willFinishLaunching)
@@ -103,13 +97,33 @@ public final class Host {
     func handlerIndexes(_ kind: EventKind) -> ContiguousArray<Int> { handlers[Int(kind.rawValue)] }
 
     /// Delivers `kind` to every service that asked for it: no allocation unless tracing.
+    ///
+    /// The hot path: the per-event state is read into locals once, because every access to a
+    /// class's stored property pays a dynamic exclusivity check, and a call that succeeds
+    /// untraced touches nothing else.
     func deliver(_ kind: EventKind, data: UnsafeRawPointer?) {
         let list = handlers[Int(kind.rawValue)]
-        if kind.isTearDown {
-            for index in list.reversed() { call(index, kind, data) }
-        } else {
-            for index in list { call(index, kind, data) }
+        let services = self.services
+        let state = lifecycle.state.rawValue
+        let tracker = self.tracker
+        let slowPath = trace != nil
+        var seq = sequence
+        let reverse = kind.isTearDown
+        var position = reverse ? list.count - 1 : 0
+        while position >= 0 && position < list.count {
+            let index = list[position]
+            position += reverse ? -1 : 1
+            seq &+= 1
+            let service = services[index]
+            var event = sh_event(
+                size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
+                app_state: state, seq: seq, data: data, completion: nil)
+            tracker.enter(service: index, event: kind)
+            let result = service.handleEvent(service.descriptor, &event)
+            tracker.leave()
+            if slowPath || result != SH_OK { finishCall(service, kind, seq: seq, result: result) }
         }
+        sequence = seq
     }
 
     /// Calls one service with one event and reports a failure; returns its result.
@@ -124,13 +138,17 @@ public final class Host {
         tracker.enter(service: index, event: kind)
         let result = service.handleEvent(service.descriptor, &event)
         tracker.leave()
+        finishCall(service, kind, seq: sequence, result: result)
+        return result
+    }
+
+    /// After a call: the trace line, and what a failure means.
+    private func finishCall(_ service: ServiceSlot, _ kind: EventKind, seq: UInt64, result: Int32) {
         if let trace {
-            trace.record(seq: sequence, event: kind, service: service.id,
-                         state: kind.stateAfter ?? lifecycle.state, result: result)
+            trace.record(seq: seq, event: kind, service: service.id, state: kind.stateAfter ?? lifecycle.state, result: result)
         }
         if result != SH_OK { report(result, from: service, for: kind) }
         if result < 0 && (kind == .willFinishLaunching || kind == .didFinishLaunching) { service.launchFailed = true }
-        return result
     }
 
     private func report(_ result: Int32, from service: ServiceSlot, for kind: EventKind) {

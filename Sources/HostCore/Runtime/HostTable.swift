@@ -10,17 +10,31 @@ final class ServiceContext: Sendable {
     let log: Log
     let state: AppStateCell
     let mailbox: Mailbox
-    /// The service's persistent store; nil when the host runs without one.
-    let store: ServiceStore?
+    /// Where the service's store lives; nil when the host runs without one.
+    private let stateDirectory: StateDirectory?
+    // Opened on the first store call, not at attach: most services never use a store, and
+    // opening one costs a few system calls per service at start-up.
+    private let openedStore = Mutex<ServiceStore?>(nil)
     /// Names subscribed at run time through `sh_host.subscribe` (metadata names are separate).
     let subscriptions = Mutex<Set<String>>([])
 
-    init(id: String, log: Log, state: AppStateCell, mailbox: Mailbox, store: ServiceStore?) {
+    init(id: String, log: Log, state: AppStateCell, mailbox: Mailbox, stateDirectory: StateDirectory?) {
         self.id = id
-        self.store = store
+        self.stateDirectory = stateDirectory
         self.log = log
         self.state = state
         self.mailbox = mailbox
+    }
+
+    /// The service's store, opened on first use; nil without a state directory.
+    func store() throws(StorageError) -> ServiceStore? {
+        guard let stateDirectory else { return nil }
+        return try openedStore.withLock { (opened: inout ServiceStore?) throws(StorageError) -> ServiceStore in
+            if let opened { return opened }
+            let store = try stateDirectory.store(for: id)
+            opened = store
+            return store
+        }
     }
 }
 
@@ -111,9 +125,9 @@ enum HostTable {
         _ body: (ServiceStore, [UInt8]) throws(StorageError) -> Int32
     ) -> Int32 {
         guard let context = context(host) else { return Int32(SH_INVALID) }
-        guard let store = context.store else { return Int32(SH_UNSUPPORTED) }
         let keyBytes = key.map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) } ?? []
         do {
+            guard let store = try context.store() else { return Int32(SH_UNSUPPORTED) }
             return try body(store, keyBytes)
         } catch {
             if error.isInvalidRequest {

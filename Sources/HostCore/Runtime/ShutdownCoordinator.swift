@@ -2,40 +2,89 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// Turns SIGTERM and SIGINT into an orderly shutdown on the main thread, and makes sure the
-/// host exits anyway when a second signal arrives or the shutdown timeout passes while a
-/// service has not returned.
+/// Turns SIGTERM and SIGINT into an orderly shutdown on the main thread (and SIGHUP into a
+/// reload), and makes sure the host exits anyway when a second signal arrives or the shutdown
+/// timeout passes while a service has not returned.
 ///
-/// The signals are watched on a private queue, so they are noticed even while the main
-/// thread is stuck inside a service.
+/// Why a self-pipe: ``catchSignals()`` installs a handler first thing, so a signal that arrives
+/// at any moment, even during start-up, is recorded; the handler only writes the signal's number
+/// to a pipe (async-signal-safe), and a dedicated thread reads the pipe and acts, so a signal is
+/// noticed even while the main thread is stuck inside a service. (Blocking the signals and
+/// calling `sigwait` does not work here: libdispatch resets the signal mask of the threads it
+/// runs, including the one that drains the main queue.)
 public final class ShutdownCoordinator: Sendable {
-    private let queue: DispatchQueue
+    private let queue = DispatchQueue(label: "servicehost.shutdown")
     private let signalsSeen = Atomic<Int>(0)
     private let timeout: Double
     private let tracker: CallTracker
     private let log: Log
     private let shutdown: @Sendable () -> Void
-    // Immutable after init, and DispatchSource's methods are thread-safe; the sources must
-    // stay alive for the process lifetime.
-    nonisolated(unsafe) private let sources: [DispatchSourceSignal]
+    private let hangup: @Sendable () -> Void
 
-    /// A coordinator that runs `shutdown` on the main queue at the first signal.
-    public init(timeout: Double, tracker: CallTracker, log: Log, shutdown: @escaping @Sendable () -> Void) {
+    /// The signals the coordinator takes: SIGTERM, SIGINT, SIGHUP.
+    public static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
+
+    /// Installs the handlers that record the signals in the pipe. Call it first thing on the
+    /// main thread; the signals are then never lost, and never kill the host by default.
+    public static func catchSignals() {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        signalPipeRead = ends[0]
+        signalPipeWrite = ends[1]
+        for number in handled {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { number in
+                var byte = UInt8(truncatingIfNeeded: number)
+                let saved = errno
+                _ = write(signalPipeWrite, &byte, 1)
+                errno = saved
+            }
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
+        }
+    }
+
+    /// A coordinator that runs `shutdown` on the main queue at the first SIGTERM or SIGINT,
+    /// and `hangup` at each SIGHUP.
+    public init(timeout: Double, tracker: CallTracker, log: Log,
+                hangup: @escaping @Sendable () -> Void = {}, shutdown: @escaping @Sendable () -> Void) {
         self.timeout = timeout
         self.tracker = tracker
         self.log = log
+        self.hangup = hangup
         self.shutdown = shutdown
-        let queue = DispatchQueue(label: "servicehost.shutdown")
-        self.queue = queue
-        sources = [SIGTERM, SIGINT].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
     }
 
-    /// Starts watching SIGTERM and SIGINT (their default action is replaced).
+    /// Starts the thread that reads the signals ``catchSignals()`` records.
     public func install() {
-        for (number, source) in zip([SIGTERM, SIGINT], sources) {
-            signal(number, SIG_IGN)
-            source.setEventHandler { [self] in received(number) }
-            source.resume()
+        var thread = pthread_t()
+        let unmanaged = Unmanaged.passRetained(self)
+        let made = pthread_create(&thread, nil, { raw in
+            let coordinator = Unmanaged<ShutdownCoordinator>.fromOpaque(raw!).takeRetainedValue()
+            coordinator.waitForSignals()
+        }, unmanaged.toOpaque())
+        if made != 0 {
+            unmanaged.release()
+            log.error("host", "cannot start the signal thread: \(String(cString: strerror(made)))")
+        } else {
+            pthread_detach(thread)
+        }
+    }
+
+    private func waitForSignals() -> Never {
+        while true {
+            var byte: UInt8 = 0
+            let n = read(signalPipeRead, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            guard n == 1 else { pause(); continue }  // no pipe: nothing will ever arrive
+            let number = Int32(byte)
+            if number == SIGHUP {
+                DispatchQueue.main.async(execute: hangup)
+            } else {
+                received(number)
+            }
         }
     }
 
@@ -74,3 +123,8 @@ public final class ShutdownCoordinator: Sendable {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 }
+
+// The self-pipe: written once by catchSignals() before the handlers are installed, then only
+// read (the handler writes to the write end, the signal thread reads the read end).
+nonisolated(unsafe) private var signalPipeRead: Int32 = -1
+nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
