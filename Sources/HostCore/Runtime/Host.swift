@@ -205,3 +205,12 @@ public final class Host {
     }
 
 }
+
+extension Host {
+    /// Delivers `kind` `times` times without moving the app's state: the dispatcher's cost
+    /// alone, for `scripts/bench`. Not for services: real events go through `transition(to:)`.
+    @_spi(Benchmark)
+    public func benchmarkDeliver(_ kind: EventKind, times: Int) {
+        for _ in 0..<times { deliver(kind, data: nil) }
+    }
+}
