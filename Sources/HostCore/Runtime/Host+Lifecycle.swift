@@ -3,7 +3,9 @@ import ServiceABI
 extension Host {
     /// Moves the app to `target` through the legal path, delivering each step to every
     /// service that handles it. `target == .notRunning` terminates.
+    /// Once scenes are in use, the move applies to every connected scene (Host+Scenes).
     public func transition(to target: AppState) throws(TransitionError) {
+        if scenes.areInUse { return try transitionScenes(to: target) }
         let steps = try lifecycle.steps(to: target)
         if target == .notRunning { isTerminating = true }
         for kind in steps { deliverLifecycle(kind, options: nil) }
@@ -13,7 +15,9 @@ extension Host {
     /// then didBecomeActive; then delivers each launch option once through its own event
     /// (didReceiveNotificationResponse, openURL, continueUserActivity), so a service never
     /// has to remember a launch option to act on it.
+    /// With `request.scene`, the app becomes active through that scene instead (Host+Scenes).
     public func launch(_ request: LaunchRequest = LaunchRequest()) throws(TransitionError) {
+        if let scene = request.scene { return try launch(request, connecting: scene) }
         let steps = try lifecycle.steps(to: .active)
         let arena = EventArena()
         let options = arena.launchOptions(request)
@@ -27,7 +31,7 @@ extension Host {
     /// willTerminate as needed, each in reverse service order.
     public func terminate() throws(TransitionError) { try transition(to: .notRunning) }
 
-    private func deliverLifecycle(_ kind: EventKind, options: UnsafePointer<sh_launch_options>?) {
+    func deliverLifecycle(_ kind: EventKind, options: UnsafePointer<sh_launch_options>?) {
         if kind.isDeliveredInNewState { applyState(kind) }
         deliver(kind, data: options.map(UnsafeRawPointer.init))
         if !kind.isDeliveredInNewState { applyState(kind) }
@@ -40,17 +44,19 @@ extension Host {
         stateCell.value = lifecycle.state
     }
 
-    private func replayLaunchOptions(_ request: LaunchRequest) {
+    func replayLaunchOptions(_ request: LaunchRequest) {
         if let notification = request.notification {
             respond(to: notification, action: SH_ACTION_DEFAULT, fromLaunch: true) { [log] outcome in
                 if !outcome.handled { log.warn("host", "the launch notification: \(outcome.note ?? "not handled")") }
             }
         }
-        if let url = request.url {
+        // A launch scene had the URL and the activity in its connection options, and
+        // delivered them already: once overall.
+        if let url = request.url, request.scene == nil {
             let outcome = open(url, fromLaunch: true)
             if !outcome.handled { log.warn("host", "the launch URL \(url.url): \(outcome.note ?? "not handled")") }
         }
-        if let activity = request.activity {
+        if let activity = request.activity, request.scene == nil {
             let outcome = continueActivity(activity, fromLaunch: true)
             if !outcome.handled { log.warn("host", "the launch activity \(activity.type): \(outcome.note ?? "not handled")") }
         }
