@@ -6,7 +6,7 @@ public final class ControlHandler {
     /// How a reply ends: whether the host exits once it is written.
     public enum After: Sendable { case keepRunning, exit }
 
-    private let host: Host
+    let host: Host
     /// Called before a `terminate` request takes the app down (arms the shutdown deadline).
     private let willTerminate: () -> Void
 
@@ -56,6 +56,10 @@ public final class ControlHandler {
                 respond(Self.describe(try host.post(name: name, payload: payload)), .keepRunning)
             } catch {
                 reply(Self.refusal(ControlRefusal(id: request.id, message: error.message)), .keepRunning)
+            }
+        case .scene(let command):
+            handleScene(command, respond: respond) { message in
+                reply(Self.refusal(ControlRefusal(id: request.id, message: message)), .keepRunning)
             }
         }
     }
@@ -108,7 +112,7 @@ public final class ControlHandler {
         ]
     }
 
-    private static func describe(_ outcome: EventOutcome) -> [String: JSONValue] {
+    static func describe(_ outcome: EventOutcome) -> [String: JSONValue] {
         var body: [String: JSONValue] = [
             "handled": .bool(outcome.handled), "receivers": .array(outcome.receivers.map(JSONValue.string)),
         ]
