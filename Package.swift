@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "PushNotifications", type: .dynamic, targets: ["PushNotifications"]),
         .library(name: "DeepLinks", type: .dynamic, targets: ["DeepLinks"]),
         .library(name: "Analytics", type: .dynamic, targets: ["Analytics"]),
+        .library(name: "CarDisplay", type: .dynamic, targets: ["CarDisplay"]),
         // scripts/bench: the Swift service it copies into generated plugins.
         .library(name: "BenchSwiftService", type: .dynamic, targets: ["BenchSwiftService"]),
     ],
@@ -72,6 +73,13 @@ let package = Package(
             name: "Analytics",
             dependencies: ["ServiceKit"],
             path: "Plugins/Analytics",
+            exclude: ["servicehost.json"],
+            plugins: ["ServiceMetadata"]
+        ),
+        .target(
+            name: "CarDisplay",
+            dependencies: ["ServiceKit"],
+            path: "Plugins/CarDisplay",
             exclude: ["servicehost.json"],
             plugins: ["ServiceMetadata"]
         ),
