@@ -153,10 +153,12 @@ public struct LaunchRequest: Sendable {
     public var scene: SceneRequest?
 
     /// No launch options.
-    public init(notification: PushPayload? = nil, url: OpenURLInput? = nil, activity: UserActivityInput? = nil) {
+    public init(notification: PushPayload? = nil, url: OpenURLInput? = nil, activity: UserActivityInput? = nil,
+                scene: SceneRequest? = nil) {
         self.notification = notification
         self.url = url
         self.activity = activity
+        self.scene = scene
     }
 }
 
