@@ -68,7 +68,7 @@ final class LoggerService: SceneService {
         let urls = options.urlContexts.map { " url: \($0.string)" }.joined()
         let activities = options.userActivities.map { " userActivity: \($0.type)" }.joined()
         host.log(.info, "scene \(scene.name) sceneWillConnect (role \(scene.role), configuration "
-            + "\(scene.configurationName)\(launch(options.isFromLaunch)))\(urls)\(activities)")
+            + "\(scene.configurationName)\(options.isFromLaunch ? ", launch" : ""))\(urls)\(activities)")
     }
 
     func sceneWillEnterForeground(_ scene: Scene) { logScene(scene, "sceneWillEnterForeground") }
