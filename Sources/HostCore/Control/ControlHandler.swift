@@ -108,6 +108,7 @@ public final class ControlHandler {
             "events": .array(InspectCommand.eventNames(meta.events).map(JSONValue.string)),
             "urls": .array(meta.urls.map(JSONValue.string)), "activities": .array(meta.activities.map(JSONValue.string)),
             "subscriptions": .array(meta.subscriptions.map(JSONValue.string)),
+            "sceneRoles": .array(meta.sceneRoles.map(JSONValue.string)),
             "lastError": service.lastError.map(JSONValue.string) ?? .null,
         ]
     }
