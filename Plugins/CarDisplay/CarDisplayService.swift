@@ -6,7 +6,8 @@ import ServiceKit
 ///   connected with role `car`; any other scene it leaves to other services.
 /// - Logs its scene's lifecycle, one line per event:
 ///   `cardisplay: car sceneDidBecomeActive`, and at connection
-///   `cardisplay: car connects with configuration car (1 URL, 0 activities)`.
+///   `cardisplay: car connects with configuration car, template map (1 URL, 0 activities)`
+///   (the template from the configuration's settings, as every service sees them).
 /// - Handles `myapp://drive/<destination>` opened in a car scene:
 ///   `cardisplay: car drives to <destination>`, with ` (connection)` when the URL came
 ///   with the scene's connection options (a cold-start deep link) and ` (launch)` when it
@@ -23,8 +24,9 @@ final class CarDisplayService: SceneService {
 
     func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {
         let urls = options.urlContexts.count, activities = options.userActivities.count
-        host.log(.info, "cardisplay: \(scene.name) connects with configuration \(scene.configurationName) "
-            + "(\(urls) URL\(urls == 1 ? "" : "s"), \(activities) activit\(activities == 1 ? "y" : "ies"))")
+        let template = scene.settings?["template"]?.stringValue ?? "none"
+        host.log(.info, "cardisplay: \(scene.name) connects with configuration \(scene.configurationName), "
+            + "template \(template) (\(urls) URL\(urls == 1 ? "" : "s"), \(activities) activit\(activities == 1 ? "y" : "ies"))")
     }
 
     func sceneWillEnterForeground(_ scene: Scene) { log(scene, "sceneWillEnterForeground") }

@@ -51,7 +51,10 @@ public struct Scene: Sendable, Hashable, CustomStringConvertible {
             state: covers(\.state) ? SceneState(host: scene.state) : .unattached,
             configurationName: covers(\.configuration) ? scene.configuration.map { String(cString: $0) } ?? "" : "",
             connectionID: covers(\.id) ? scene.id : 0)
-        if covers(\.settings_len), let json = scene.settings_json {
+        // The host parsed the settings once for every service: read its tape, not the text.
+        if covers(\.settings), let tape = scene.settings {
+            settings = JSONValue(tape: tape)
+        } else if covers(\.settings_len), let json = scene.settings_json {
             settings = try? JSONValue(parsing: UnsafeRawBufferPointer(start: json, count: scene.settings_len))
         }
     }

@@ -263,7 +263,7 @@ import TestSupport
         #expect(try host.ctl("state").stdout.contains("state: active"))
         let log = host.stop().stderr
         let carLine = "info [dev.servicehost.cardisplay] cardisplay: car "
-        for line in ["connects with configuration car (1 URL, 0 activities)", "sceneWillEnterForeground",
+        for line in ["connects with configuration car, template map (1 URL, 0 activities)", "sceneWillEnterForeground",
                      "sceneDidBecomeActive", "drives to work (connection) (launch)", "drives to home",
                      "sceneWillResignActive", "sceneDidEnterBackground", "sceneDidDisconnect"] {
             #expect(lines(log, containing: carLine + line).count == 1, "\(line)\n\(log)")
