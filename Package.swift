@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "Analytics", type: .dynamic, targets: ["Analytics"]),
         .library(name: "OfflineQueue", type: .dynamic, targets: ["OfflineQueue"]),
         .library(name: "Onboarding", type: .dynamic, targets: ["Onboarding"]),
+        .library(name: "CarDisplay", type: .dynamic, targets: ["CarDisplay"]),
         // scripts/bench: the Swift service it copies into generated plugins.
         .library(name: "BenchSwiftService", type: .dynamic, targets: ["BenchSwiftService"]),
     ],
@@ -88,6 +89,13 @@ let package = Package(
             name: "Onboarding",
             dependencies: ["ServiceKit"],
             path: "Plugins/Onboarding",
+            exclude: ["servicehost.json"],
+            plugins: ["ServiceMetadata"]
+        ),
+        .target(
+            name: "CarDisplay",
+            dependencies: ["ServiceKit"],
+            path: "Plugins/CarDisplay",
             exclude: ["servicehost.json"],
             plugins: ["ServiceMetadata"]
         ),

@@ -2,16 +2,17 @@ import ServiceKit
 
 /// Logs every event it receives through the host: the lifecycle, notifications from
 /// other services (it subscribes to every name), memory warnings, pushes, device
-/// tokens, URLs and user activities.
+/// tokens, URLs, user activities and every scene's events (`scene main
+/// sceneDidBecomeActive (foregroundActive)`).
 ///
 /// It only watches: it answers `[]` to willPresentNotification (so it never changes
-/// how a push is shown) and `false` to openURL and continueUserActivity (so it never
-/// claims one). It does not take didReceiveRemoteNotification: every answer there
+/// how a push is shown), `false` to openURL and continueUserActivity and their scene
+/// versions (so it never claims one), and chooses no scene configuration. It does not take didReceiveRemoteNotification: every answer there
 /// counts in the host's merge, and an observer's "no data" would turn every service's
 /// "failed" into "no data".
 ///
 /// Settings: `{"enabled": false}` makes it decline launching (answers SH_FALSE).
-final class LoggerService: ApplicationService {
+final class LoggerService: SceneService {
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {
         host.log(.info, "willFinishLaunching (\(describe(options)))")
         return options.settings?["enabled"]?.boolValue ?? true
@@ -61,6 +62,38 @@ final class LoggerService: ApplicationService {
         let webpage = activity.webpageURL.map { ", webpageURL: \($0)" } ?? ""
         host.log(.info, "continueUserActivity \(activity.type)\(launch(activity.isFromLaunch))\(webpage)\(userInfo)")
         return false
+    }
+
+    func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {
+        let urls = options.urlContexts.map { " url: \($0.string)" }.joined()
+        let activities = options.userActivities.map { " userActivity: \($0.type)" }.joined()
+        host.log(.info, "scene \(scene.name) sceneWillConnect (role \(scene.role), configuration "
+            + "\(scene.configurationName)\(options.isFromLaunch ? ", launch" : ""))\(urls)\(activities)")
+    }
+
+    func sceneWillEnterForeground(_ scene: Scene) { logScene(scene, "sceneWillEnterForeground") }
+    func sceneDidBecomeActive(_ scene: Scene) { logScene(scene, "sceneDidBecomeActive") }
+    func sceneWillResignActive(_ scene: Scene) { logScene(scene, "sceneWillResignActive") }
+    func sceneDidEnterBackground(_ scene: Scene) { logScene(scene, "sceneDidEnterBackground") }
+    func sceneDidDisconnect(_ scene: Scene) { logScene(scene, "sceneDidDisconnect") }
+
+    func scene(_ scene: Scene, open url: OpenURL) -> Bool {
+        host.log(.info, "scene \(scene.name) sceneOpenURLContexts \(url.string)\(connection(url.isFromConnection))")
+        return false
+    }
+
+    func scene(_ scene: Scene, continue activity: UserActivity) -> Bool {
+        host.log(.info, "scene \(scene.name) sceneContinueUserActivity \(activity.type)"
+            + connection(activity.isFromConnection))
+        return false
+    }
+
+    private func logScene(_ scene: Scene, _ name: String) {
+        host.log(.info, "scene \(scene.name) \(name) (\(scene.state))")
+    }
+
+    private func connection(_ isFromConnection: Bool) -> String {
+        isFromConnection ? " (connection)" : ""
     }
 
     private func logEvent(_ name: String) {

@@ -31,6 +31,10 @@ public struct OpenURL: Sendable, Hashable, CustomStringConvertible {
     /// The URL launched the app (`SH_FROM_LAUNCH`): this is its one delivery after the
     /// app became active (it was also in the launch options).
     public var isFromLaunch: Bool
+    /// The URL came with a scene's connection options (`SH_FROM_CONNECTION`): this is its
+    /// one delivery after the scene became active (it was also in
+    /// ``SceneConnectionOptions/urlContexts``).
+    public var isFromConnection: Bool
 
     /// One `name=value` pair of a query (`value` is `nil` for a bare `name`).
     public struct QueryItem: Sendable, Hashable {
@@ -60,10 +64,9 @@ public struct OpenURL: Sendable, Hashable, CustomStringConvertible {
         let size = Int(url.size)
         let string = url.url.map { String(cString: $0) } ?? ""
         let colon = string.utf8.firstIndex(of: UInt8(ascii: ":")) ?? string.endIndex
-        self.init(
-            string: string, colon: colon,
-            isFromLaunch: size >= MemoryLayout<sh_open_url>.offset(of: \.flags)! + 4
-                && url.flags & UInt32(SH_FROM_LAUNCH) != 0)
+        let flags = size >= MemoryLayout<sh_open_url>.offset(of: \.flags)! + 4 ? url.flags : 0
+        self.init(string: string, colon: colon, isFromLaunch: flags & UInt32(SH_FROM_LAUNCH) != 0)
+        isFromConnection = flags & UInt32(SH_FROM_CONNECTION) != 0
         // The host's scheme and host are authoritative (it matched claims with them).
         if size >= MemoryLayout<sh_open_url>.offset(of: \.host)! + MemoryLayout<Int>.size {
             if let scheme = url.scheme { self.scheme = String(cString: scheme) }
@@ -74,6 +77,7 @@ public struct OpenURL: Sendable, Hashable, CustomStringConvertible {
     private init(string: String, colon: String.Index, isFromLaunch: Bool) {
         self.string = string
         self.isFromLaunch = isFromLaunch
+        isFromConnection = false
         scheme = string[..<colon].lowercased()
         var rest = colon < string.endIndex ? string[string.utf8.index(after: colon)...] : ""
         fragment = nil

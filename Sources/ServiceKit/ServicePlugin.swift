@@ -39,19 +39,25 @@ import Musl
 ///   `didReceiveNotificationResponse`, `didReceiveRemoteNotification`,
 ///   `didRegisterForRemoteNotifications`,
 ///   `didFailToRegisterForRemoteNotifications`, `openURL`,
-///   `continueUserActivity`, and the groups `lifecycle` (the first seven),
-///   `push` (the three notification events and the two registration events)
-///   and `all`. The host sends only these.
+///   `continueUserActivity`, the scene events (`configurationForConnecting`,
+///   `sceneWillConnect`, `sceneWillEnterForeground`, `sceneDidBecomeActive`,
+///   `sceneWillResignActive`, `sceneDidEnterBackground`, `sceneDidDisconnect`,
+///   `sceneOpenURLContexts`, `sceneContinueUserActivity`; the type must then adopt
+///   ``SceneService``), and the groups `lifecycle` (the first seven),
+///   `push` (the three notification events and the two registration events),
+///   `scenes` (the nine scene events) and `all`. The host sends only these.
 /// - `priority` (default 0): an integer in Int32; higher runs earlier.
 /// - `urls` (default `[]`): URL schemes (`"myapp"`) or schemes and hosts
 ///   (`"https://example.com"`) the service owns: the host asks only it for
-///   them. Needs `openURL` in `events`.
+///   them. Needs `openURL` (or `sceneOpenURLContexts`) in `events`.
 /// - `activities` (default `[]`): user activity types the service owns.
-///   Needs `continueUserActivity` in `events`.
+///   Needs `continueUserActivity` (or `sceneContinueUserActivity`) in `events`.
 /// - `subscribes` (default `[]`): notification names the service receives
 ///   (`"*"`: all; more at run time with ``HostContext/subscribe(_:)``). Needs
 ///   `notification` in `events`.
-/// - Each `urls`, `activities` and `subscribes` value is at most 119 bytes.
+/// - `sceneRoles` (default `[]`: every role): the scene roles (`"main"`, `"car"`,
+///   `"external"`) whose scenes the service hears about. Needs a scene event.
+/// - Each `urls`, `activities`, `subscribes` and `sceneRoles` value is at most 119 bytes.
 public enum ServicePlugin {
     /// The ServiceKit version, written into every plugin's metadata record
     /// (`sdk_version`, at most 15 bytes). servicehost-metagen reads this
@@ -225,13 +231,14 @@ public enum ServicePlugin {
             defer { activity.endEvent() }
             return answer(instance.continueUserActivity(activity))
         default:
-            return Int32(SH_UNSUPPORTED)
+            // Scene events (SceneService), or a kind this SDK does not know.
+            return dispatchScene(event, data: data, to: instance)
         }
         return Int32(SH_OK)
     }
 
     /// `SH_OK` for `true`, `SH_FALSE` for `false`.
-    private static func answer(_ value: Bool) -> Int32 {
+    static func answer(_ value: Bool) -> Int32 {
         Int32(value ? SH_OK : SH_FALSE)
     }
 

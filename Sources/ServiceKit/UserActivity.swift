@@ -22,6 +22,9 @@ public struct UserActivity: Sendable, Equatable {
     /// The activity launched the app (`SH_FROM_LAUNCH`): this is its one delivery after
     /// the app became active (it was also in the launch options).
     public var isFromLaunch: Bool
+    /// The activity came with a scene's connection options (`SH_FROM_CONNECTION`): this is
+    /// its one delivery after the scene became active.
+    public var isFromConnection: Bool
     /// userInfo's storage, or nil when there is none; `var` so the SDK can tell whether
     /// the service kept a copy.
     var storage: EventJSON?
@@ -33,10 +36,12 @@ public struct UserActivity: Sendable, Equatable {
     public var userInfoJSON: String? { storage?.text }
 
     /// Creates an activity; for tests and previews.
-    public init(type: String, webpageURL: String? = nil, userInfo: JSONValue? = nil, isFromLaunch: Bool = false) {
+    public init(type: String, webpageURL: String? = nil, userInfo: JSONValue? = nil, isFromLaunch: Bool = false,
+                isFromConnection: Bool = false) {
         self.type = type
         self.webpageURL = webpageURL
         self.isFromLaunch = isFromLaunch
+        self.isFromConnection = isFromConnection
         storage = userInfo.map { EventJSON(value: $0, text: $0.serialized) }
     }
 
@@ -51,6 +56,7 @@ public struct UserActivity: Sendable, Equatable {
         type = covers(\.type) ? activity.type.map { String(cString: $0) } ?? "" : ""
         webpageURL = covers(\.webpage_url) ? activity.webpage_url.map { String(cString: $0) } : nil
         isFromLaunch = covers(\.flags) && activity.flags & UInt32(SH_FROM_LAUNCH) != 0
+        isFromConnection = covers(\.flags) && activity.flags & UInt32(SH_FROM_CONNECTION) != 0
         let text = covers(\.user_info_len)
             ? activity.user_info_json.map { UnsafeRawBufferPointer(start: $0, count: activity.user_info_len) } : nil
         let tape = covers(\.user_info) ? activity.user_info : nil
@@ -63,9 +69,9 @@ public struct UserActivity: Sendable, Equatable {
         if storage != nil, !isKnownUniquelyReferenced(&storage) { storage?.endEvent() }
     }
 
-    /// Equal when type, web page URL, launch flag and userInfo are equal.
+    /// Equal when type, web page URL, flags and userInfo are equal.
     public static func == (lhs: UserActivity, rhs: UserActivity) -> Bool {
         lhs.type == rhs.type && lhs.webpageURL == rhs.webpageURL && lhs.isFromLaunch == rhs.isFromLaunch
-            && lhs.userInfo == rhs.userInfo
+            && lhs.isFromConnection == rhs.isFromConnection && lhs.userInfo == rhs.userInfo
     }
 }

@@ -49,7 +49,8 @@ func runCtl(_ arguments: [String]) -> Never {
     exit(status)
 }
 
-/// What the app is launched with, from --launch-notification, --launch-url, --launch-activity.
+/// What the app is launched with, from --launch-notification, --launch-url, --launch-activity,
+/// --launch-scene.
 func launchRequest(_ options: RunOptions) -> LaunchRequest {
     var request = LaunchRequest()
     do throws(InputError) {
@@ -61,6 +62,11 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
         if let url = options.launchURL { request.url = try OpenURLInput(url) }
         if let activity = options.launchActivity {
             request.activity = try UserActivityInput(type: activity.type, webpageURL: activity.url)
+        }
+        if let scene = options.launchScene {
+            do { request.scene = try SceneRequest(name: scene.name, role: scene.role) } catch {
+                throw InputError("--launch-scene: \(error.message)")
+            }
         }
     } catch {
         failure("host: \(error.message)", status: 2)

@@ -30,21 +30,31 @@
 //               didReceiveNotificationResponse, didReceiveRemoteNotification,
 //               didRegisterForRemoteNotifications,
 //               didFailToRegisterForRemoteNotifications, openURL,
-//               continueUserActivity; and the groups "lifecycle" (the first
-//               seven), "push" (willPresentNotification,
+//               continueUserActivity, configurationForConnecting,
+//               sceneWillConnect, sceneWillEnterForeground, sceneDidBecomeActive,
+//               sceneWillResignActive, sceneDidEnterBackground, sceneDidDisconnect,
+//               sceneOpenURLContexts, sceneContinueUserActivity; and the groups
+//               "lifecycle" (the first seven), "push" (willPresentNotification,
 //               didReceiveNotificationResponse, didReceiveRemoteNotification,
 //               didRegisterForRemoteNotifications,
-//               didFailToRegisterForRemoteNotifications) and "all" (every event).
+//               didFailToRegisterForRemoteNotifications), "scenes" (the nine scene
+//               events; the type must adopt SceneService) and "all" (every event).
 //   priority    optional, defaults to 0; an integer in Int32, higher runs earlier.
 //   urls        optional; the URLs the service owns (SH_CLAIM_URL): a scheme
 //               ("myapp") or a scheme and host ("https://example.com"), written
-//               lowercase into the metadata. Needs the openURL event.
+//               lowercase into the metadata. Needs the openURL or the
+//               sceneOpenURLContexts event.
 //   activities  optional; the user activity types the service owns
-//               (SH_CLAIM_ACTIVITY). Needs the continueUserActivity event.
+//               (SH_CLAIM_ACTIVITY). Needs the continueUserActivity or the
+//               sceneContinueUserActivity event.
 //   subscribes  optional; the notification names the service receives
 //               (SH_CLAIM_NOTIFICATION), "*" for every name. Needs the
 //               notification event.
-//   Each urls/activities/subscribes value is a non-empty string of at most 119
+//   sceneRoles  optional; the scene roles the service serves (SH_CLAIM_SCENE_ROLE):
+//               "main", "car", "external". It then receives scene events only for
+//               scenes of those roles (without it, for every scene). Needs a scene
+//               event.
+//   Each urls/activities/subscribes/sceneRoles value is a non-empty string of at most 119
 //   bytes, listed once.
 //
 // Every error prints "<manifest path>: <JSON path>: <reason>" to stderr (for
@@ -117,6 +127,22 @@ let eventKinds: [(name: String, kind: UInt32)] = [
     ("didFailToRegisterForRemoteNotifications", SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue),
     ("openURL", SH_EVENT_OPEN_URL.rawValue),
     ("continueUserActivity", SH_EVENT_CONTINUE_USER_ACTIVITY.rawValue),
+    ("configurationForConnecting", SH_EVENT_CONFIGURATION_FOR_CONNECTING.rawValue),
+    ("sceneWillConnect", SH_EVENT_SCENE_WILL_CONNECT.rawValue),
+    ("sceneWillEnterForeground", SH_EVENT_SCENE_WILL_ENTER_FOREGROUND.rawValue),
+    ("sceneDidBecomeActive", SH_EVENT_SCENE_DID_BECOME_ACTIVE.rawValue),
+    ("sceneWillResignActive", SH_EVENT_SCENE_WILL_RESIGN_ACTIVE.rawValue),
+    ("sceneDidEnterBackground", SH_EVENT_SCENE_DID_ENTER_BACKGROUND.rawValue),
+    ("sceneDidDisconnect", SH_EVENT_SCENE_DID_DISCONNECT.rawValue),
+    ("sceneOpenURLContexts", SH_EVENT_SCENE_OPEN_URL_CONTEXTS.rawValue),
+    ("sceneContinueUserActivity", SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY.rawValue),
+]
+
+/// The scene events: a service listing any of them must adopt SceneService.
+let sceneEvents = [
+    "configurationForConnecting", "sceneWillConnect", "sceneWillEnterForeground", "sceneDidBecomeActive",
+    "sceneWillResignActive", "sceneDidEnterBackground", "sceneDidDisconnect", "sceneOpenURLContexts",
+    "sceneContinueUserActivity",
 ]
 
 /// Event groups: a name in `events` that stands for several events.
@@ -129,15 +155,17 @@ let eventGroups: [(name: String, events: [String])] = [
         "willPresentNotification", "didReceiveNotificationResponse", "didReceiveRemoteNotification",
         "didRegisterForRemoteNotifications", "didFailToRegisterForRemoteNotifications",
     ]),
+    ("scenes", sceneEvents),
     ("all", eventKinds.map(\.name)),
 ]
 
 /// The claim lists of a service: manifest key, SH_CLAIM_* kind, what a value is, and
-/// the event a service must handle to be asked for what it claims.
-let claimKeys: [(key: String, claim: Int32, what: String, event: String)] = [
-    ("urls", Int32(SH_CLAIM_URL), "URLs", "openURL"),
-    ("activities", Int32(SH_CLAIM_ACTIVITY), "user activities", "continueUserActivity"),
-    ("subscribes", Int32(SH_CLAIM_NOTIFICATION), "notifications", "notification"),
+/// the events a service must handle (one of them) to be asked for what it claims.
+let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
+    ("urls", Int32(SH_CLAIM_URL), "URLs", ["openURL", "sceneOpenURLContexts"]),
+    ("activities", Int32(SH_CLAIM_ACTIVITY), "user activities", ["continueUserActivity", "sceneContinueUserActivity"]),
+    ("subscribes", Int32(SH_CLAIM_NOTIFICATION), "notifications", ["notification"]),
+    ("sceneRoles", Int32(SH_CLAIM_SCENE_ROLE), "scene roles", sceneEvents),
 ]
 
 let serviceKeys = ["id", "type", "name", "version", "events", "priority"] + claimKeys.map(\.key)
@@ -157,12 +185,22 @@ func fail(_ path: String, _ reason: String) -> ManifestError {
 
 struct ServiceSpec {
     var id: String
+    /// Lists a scene event: the generated entry checks that the type adopts SceneService.
+    var handlesScenes: Bool {
+        sceneEvents.contains { handles(events, $0) }
+    }
     var type: String
     var name: String
     var version: String
     var events: (UInt64, UInt64)
     var priority: Int32
     var claims: [Claim]
+}
+
+/// Whether `mask` holds the event named `name`.
+func handles(_ mask: (UInt64, UInt64), _ name: String) -> Bool {
+    let kind = eventKinds.first { $0.name == name }!.kind
+    return (kind / 64 == 0 ? mask.0 : mask.1) & (UInt64(1) << UInt64(kind % 64)) != 0
 }
 
 /// One sh_meta_claim: an SH_CLAIM_* kind and its value.
@@ -382,17 +420,16 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
         }
 
         var claims: [Claim] = []
-        for (key, claim, what, event) in claimKeys {
+        for (key, claim, what, events) in claimKeys {
             guard let listValue = object[key] else { continue }
             let path = "\(base).\(key)"
             guard case .array(let list) = listValue else {
                 throw fail(path, "expected an array of strings, found \(typeName(listValue))")
             }
-            let kind = eventKinds.first { $0.name == event }!.kind
-            let handles = (kind / 64 == 0 ? mask.0 : mask.1) & (UInt64(1) << UInt64(kind % 64)) != 0
-            if !list.isEmpty && !handles {
-                throw fail(path, "claims \(what) but \(base).events does not list \"\(event)\", so the host would "
-                    + "never deliver them (add \"\(event)\" to events)")
+            if !list.isEmpty && !events.contains(where: { handles(mask, $0) }) {
+                let named = events.count == 1 ? "\"\(events[0])\"" : "any of \(events.map { "\"\($0)\"" }.joined(separator: ", "))"
+                throw fail(path, "claims \(what) but \(base).events does not list \(named), so the host would "
+                    + "never deliver them (add \"\(events[0])\" to events)")
             }
             var seen: [String: Int] = [:]
             for (valueIndex, item) in list.enumerated() {
@@ -410,6 +447,10 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                     case .success(let lowered): value = lowered
                     case .failure(let error): throw fail(itemPath, error.reason)
                     }
+                }
+                if claim == Int32(SH_CLAIM_SCENE_ROLE), !SceneRole.known.contains(SceneRole(rawValue: value)) {
+                    throw fail(itemPath, "unknown scene role \"\(value)\" (one of "
+                        + "\(SceneRole.known.map(\.rawValue).joined(separator: ", ")))")
                 }
                 if let first = seen[value] {
                     throw fail(itemPath, "duplicate \"\(value)\" (also \(path)[\(first)])")
@@ -500,6 +541,7 @@ func claimName(_ claim: Int32) -> String {
     case SH_CLAIM_URL: "url"
     case SH_CLAIM_ACTIVITY: "activity"
     case SH_CLAIM_NOTIFICATION: "notification"
+    case SH_CLAIM_SCENE_ROLE: "scene role"
     default: "claim \(claim)"
     }
 }
@@ -576,7 +618,9 @@ func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
         }
     }
     let entries = specs.map { spec in
-        "        .init(id: \(swiftLiteral(spec.id)), make: { \(spec.type)() }),"
+        // A service with scene events must adopt SceneService: the build says so here.
+        let make = spec.handlesScenes ? "ServicePlugin.sceneService(\(spec.type)())" : "\(spec.type)()"
+        return "        .init(id: \(swiftLiteral(spec.id)), make: { \(make) }),"
     }
     parts.append("""
         /// The plugin's one exported symbol (plugin.h): `const sh_plugin *servicehost_entry(const sh_host_offer *)`.

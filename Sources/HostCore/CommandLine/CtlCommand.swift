@@ -21,6 +21,7 @@ public enum CtlCommand {
       activity TYPE [--url URL] [--user-info JSON]
       token HEX | token-error MESSAGE
       post NAME [JSON]
+    \(sceneUsage)
     """
 
     /// Parses the arguments after `ctl`; `readInput` reads FILE or `-` (stdin) for push.
@@ -96,6 +97,8 @@ public enum CtlCommand {
                     throw UsageError("ctl post: the payload is not valid JSON: \(error)")
                 }
             }
+        case "scene":
+            request.merge(try sceneRequest(operands)) { _, new in new }
         default:
             throw UsageError("ctl: unknown command \(command)\n\(usage)")
         }
@@ -120,6 +123,8 @@ public enum CtlCommand {
     public static func text(of reply: JSONValue, command: String) -> String {
         if reply["ok"]?.boolValue != true { return reply["error"]?.stringValue ?? reply.serialized }
         switch command {
+        case "scene":
+            return sceneText(of: reply)
         case "state":
             var lines = ["state: \(reply["state"]?.stringValue ?? "?")", "services: \(reply["services"]?.intValue ?? 0)"]
             if let token = reply["deviceToken"]?.stringValue { lines.append("device token: \(token)") }

@@ -24,6 +24,8 @@ public struct RunOptions {
     public var launchURL: String?
     /// `--launch-activity TYPE[,URL]`, split.
     public var launchActivity: (type: String, url: String?)?
+    /// `--launch-scene NAME[:ROLE]`, split: the scene that connects at launch.
+    public var launchScene: (name: String, role: String?)?
     /// `--config FILE`.
     public var configFile: String?
     /// `--only-configured`: start only services the configuration lists.
@@ -101,6 +103,10 @@ public struct RunOptions {
                     throw UsageError("--launch-activity: expected TYPE[,URL]")
                 }
                 options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
+            case "--launch-scene":
+                let parts = try cursor.value(of: name, inline: inline).split(separator: ":", maxSplits: 1,
+                                                                             omittingEmptySubsequences: false)
+                options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
             default:
                 throw UsageError(name.hasPrefix("-") ? "unknown option \(name)" : "unexpected argument '\(name)'")
             }

@@ -6,7 +6,7 @@ public final class ControlHandler {
     /// How a reply ends: whether the host exits once it is written.
     public enum After: Sendable { case keepRunning, exit }
 
-    private let host: Host
+    let host: Host
     /// Called before a `terminate` request takes the app down (arms the shutdown deadline).
     private let willTerminate: () -> Void
 
@@ -68,6 +68,10 @@ public final class ControlHandler {
             } catch {
                 reply(Self.refusal(ControlRefusal(id: request.id, message: error.message)), .keepRunning)
             }
+        case .scene(let command):
+            handleScene(command, respond: respond) { message in
+                reply(Self.refusal(ControlRefusal(id: request.id, message: message)), .keepRunning)
+            }
         }
     }
 
@@ -115,11 +119,12 @@ public final class ControlHandler {
             "events": .array(InspectCommand.eventNames(meta.events).map(JSONValue.string)),
             "urls": .array(meta.urls.map(JSONValue.string)), "activities": .array(meta.activities.map(JSONValue.string)),
             "subscriptions": .array(meta.subscriptions.map(JSONValue.string)),
+            "sceneRoles": .array(meta.sceneRoles.map(JSONValue.string)),
             "lastError": service.lastError.map(JSONValue.string) ?? .null,
         ]
     }
 
-    private static func describe(_ outcome: EventOutcome) -> [String: JSONValue] {
+    static func describe(_ outcome: EventOutcome) -> [String: JSONValue] {
         var body: [String: JSONValue] = [
             "handled": .bool(outcome.handled), "receivers": .array(outcome.receivers.map(JSONValue.string)),
         ]

@@ -16,6 +16,7 @@ public struct ControlRequest: Sendable {
         case token(DeviceToken)
         case tokenError(String)
         case post(name: String, payload: JSONValue?)
+        case scene(SceneCommand)
     }
 
     /// The lifecycle commands and the state each asks for.
@@ -30,7 +31,8 @@ public struct ControlRequest: Sendable {
 
     /// The command names, as clients spell them.
     public static let commandNames = ["state", "list", "reload", "activate", "resign", "background", "foreground", "terminate",
-                                      "memory-warning", "push", "open", "activity", "token", "token-error", "post"]
+                                      "memory-warning", "push", "open", "activity", "token", "token-error", "post",
+                                      "scene"]
 
     /// Parses one request line. A refusal carries the request's id when it could be read.
     public static func parse(_ line: [UInt8], maxPayload: Int) -> Result<ControlRequest, ControlRefusal> {
@@ -86,18 +88,20 @@ public struct ControlRequest: Sendable {
             let name = try arguments.requiredString("name")
             guard !name.isEmpty else { throw InputError("post: \"name\" is empty") }
             return .post(name: name, payload: payload)
+        case "scene":
+            return .scene(try SceneCommand.parse(arguments, maxPayload: maxPayload))
         default:
             throw InputError("unknown command \"\(name)\" (one of \(commandNames.joined(separator: ", ")))")
         }
     }
 
-    private static func checkSize(_ value: JSONValue, _ key: String, _ limit: Int) throws(InputError) {
+    static func checkSize(_ value: JSONValue, _ key: String, _ limit: Int) throws(InputError) {
         let size = value.serialized.utf8.count
         if size > limit { throw InputError("\(key) is \(size) bytes, over the limit of \(limit) (--max-payload)") }
     }
 
     /// Typed access to a request's members, with errors naming the command and the key.
-    private struct Arguments {
+    struct Arguments {
         let command: String
         let object: [String: JSONValue]
 

@@ -35,6 +35,16 @@ final class EventArena {
         return UnsafePointer(memory.assumingMemoryBound(to: UInt8.self))
     }
 
+    /// A copy of `items`, contiguous (a C array), or nil when there are none.
+    func array<T>(_ items: [T]) -> UnsafePointer<T>? {
+        guard !items.isEmpty else { return nil }
+        let memory = malloc(MemoryLayout<T>.stride * items.count)!
+        blocks.append(memory)
+        let typed = memory.bindMemory(to: T.self, capacity: items.count)
+        typed.initialize(from: items, count: items.count)
+        return UnsafePointer(typed)
+    }
+
     /// Keeps `tape` alive as long as the arena.
     func keep(_ tape: JSONTape) -> UnsafePointer<sh_json> {
         tapes.append(tape)

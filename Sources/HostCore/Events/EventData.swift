@@ -12,18 +12,28 @@ extension EventArena {
     }
 
     func openURL(_ url: OpenURLInput, fromLaunch: Bool) -> UnsafePointer<sh_open_url> {
+        openURL(url, flags: fromLaunch ? UInt32(SH_FROM_LAUNCH) : 0)
+    }
+
+    /// `flags`: SH_FROM_LAUNCH, SH_FROM_CONNECTION (a scene's connection options), or both.
+    func openURL(_ url: OpenURLInput, flags: UInt32) -> UnsafePointer<sh_open_url> {
         box(sh_open_url(
             size: UInt32(MemoryLayout<sh_open_url>.size), version: SH_OPEN_URL_VERSION,
-            flags: fromLaunch ? UInt32(SH_FROM_LAUNCH) : 0, reserved: 0,
+            flags: flags, reserved: 0,
             url: string(url.url), scheme: string(url.scheme), host: string(url.host)))
     }
 
     func activity(_ activity: UserActivityInput, fromLaunch: Bool) -> UnsafePointer<sh_user_activity> {
+        self.activity(activity, flags: fromLaunch ? UInt32(SH_FROM_LAUNCH) : 0)
+    }
+
+    /// `flags` as in `openURL(_:flags:)`.
+    func activity(_ activity: UserActivityInput, flags: UInt32) -> UnsafePointer<sh_user_activity> {
         var json: JSONTape?
         if let info = activity.userInfo { json = JSONTape(value: info, text: Array(info.serialized.utf8)) }
         return box(sh_user_activity(
             size: UInt32(MemoryLayout<sh_user_activity>.size), version: SH_USER_ACTIVITY_VERSION,
-            flags: fromLaunch ? UInt32(SH_FROM_LAUNCH) : 0, reserved: 0,
+            flags: flags, reserved: 0,
             type: string(activity.type), webpage_url: activity.webpageURL.map { string($0.url) },
             user_info_json: json.map { UnsafePointer($0.text.baseAddress!) }, user_info_len: json?.textLength ?? 0,
             user_info: json.map(keep)))

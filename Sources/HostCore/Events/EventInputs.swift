@@ -99,6 +99,12 @@ public struct UserActivityInput: Sendable {
         self.webpageURL = try webpageURL.map { (text) throws(InputError) in try OpenURLInput(text) }
         self.userInfo = userInfo
     }
+
+    /// How a service's activity claims cover this activity: nil without claims, 1 when one
+    /// names its type, 0 when none does.
+    func match(_ claims: [String]) -> Int? {
+        claims.isEmpty ? nil : (claims.contains(type) ? 1 : 0)
+    }
 }
 
 /// A device token from its hex text.
@@ -142,12 +148,17 @@ public struct LaunchRequest: Sendable {
     public var url: OpenURLInput?
     /// `--launch-activity TYPE[,URL]`.
     public var activity: UserActivityInput?
+    /// `--launch-scene NAME[:ROLE]`: the scene that connects at launch, with `url` and
+    /// `activity` in its connection options.
+    public var scene: SceneRequest?
 
     /// No launch options.
-    public init(notification: PushPayload? = nil, url: OpenURLInput? = nil, activity: UserActivityInput? = nil) {
+    public init(notification: PushPayload? = nil, url: OpenURLInput? = nil, activity: UserActivityInput? = nil,
+                scene: SceneRequest? = nil) {
         self.notification = notification
         self.url = url
         self.activity = activity
+        self.scene = scene
     }
 }
 

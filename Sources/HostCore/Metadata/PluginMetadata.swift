@@ -32,6 +32,8 @@ public struct ServiceMetadata: Sendable, Equatable {
     public var activities: [String] = []
     /// Notification names it subscribes to; `*` means all.
     public var subscriptions: [String] = []
+    /// Scene roles it serves (`SH_CLAIM_SCENE_ROLE`); empty means every role.
+    public var sceneRoles: [String] = []
 }
 
 extension PluginMetadata {
@@ -87,6 +89,7 @@ extension PluginMetadata {
             case SH_CLAIM_URL: services[index].urls.append(claim.value.lowercased())
             case SH_CLAIM_ACTIVITY: services[index].activities.append(claim.value)
             case SH_CLAIM_NOTIFICATION: services[index].subscriptions.append(claim.value)
+            case SH_CLAIM_SCENE_ROLE: services[index].sceneRoles.append(claim.value)
             default: break  // a claim kind from a newer SDK
             }
         }

@@ -20,6 +20,16 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case didFailToRegisterForRemoteNotifications = 14
     case openURL = 15
     case continueUserActivity = 16
+    // Scenes (scenes.h).
+    case configurationForConnecting = 17
+    case sceneWillConnect = 18
+    case sceneWillEnterForeground = 19
+    case sceneDidBecomeActive = 20
+    case sceneWillResignActive = 21
+    case sceneDidEnterBackground = 22
+    case sceneDidDisconnect = 23
+    case sceneOpenURLContexts = 24
+    case sceneContinueUserActivity = 25
 
     /// The event's name everywhere ServiceHost shows it: `didBecomeActive`.
     public var name: String {
@@ -40,6 +50,15 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .didFailToRegisterForRemoteNotifications: "didFailToRegisterForRemoteNotifications"
         case .openURL: "openURL"
         case .continueUserActivity: "continueUserActivity"
+        case .configurationForConnecting: "configurationForConnecting"
+        case .sceneWillConnect: "sceneWillConnect"
+        case .sceneWillEnterForeground: "sceneWillEnterForeground"
+        case .sceneDidBecomeActive: "sceneDidBecomeActive"
+        case .sceneWillResignActive: "sceneWillResignActive"
+        case .sceneDidEnterBackground: "sceneDidEnterBackground"
+        case .sceneDidDisconnect: "sceneDidDisconnect"
+        case .sceneOpenURLContexts: "sceneOpenURLContexts"
+        case .sceneContinueUserActivity: "sceneContinueUserActivity"
         }
     }
 
@@ -62,12 +81,14 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         }
     }
 
-    /// Whether the app is already in the event's new state while services handle it, as
-    /// `UIApplication.applicationState` reads: did-events and launch events see the new
-    /// state (didBecomeActive: active), will-events the old one (willResignActive: active).
+    /// Whether the app (or for scene events, the scene) is already in the event's new state
+    /// while services handle it, as `UIApplication.applicationState` reads: did-events and
+    /// launch events see the new state (didBecomeActive: active), will-events the old one
+    /// (willResignActive: active).
     public var isDeliveredInNewState: Bool {
         switch self {
         case .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .didEnterBackground: true
+        case .sceneDidBecomeActive, .sceneDidEnterBackground, .sceneDidDisconnect: true
         default: false
         }
     }
@@ -77,6 +98,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     public var isTearDown: Bool {
         switch self {
         case .willResignActive, .didEnterBackground, .willTerminate: true
+        case .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect: true
         default: false
         }
     }

@@ -27,8 +27,17 @@ public final class TraceWriter: Sendable {
         ]))
     }
 
-    /// Records one delivery: `{"seq":1,"event":"didBecomeActive","service":"…","state":"active","result":"ok"}`.
-    public func record(seq: UInt64, event: EventKind, service: String, state: AppState, result: Int32) {
+    /// Records one delivery: `{"seq":1,"event":"didBecomeActive","service":"…","state":"active","result":"ok"}`;
+    /// a scene event also names its scene: `"scene":"car"` after `event`.
+    public func record(seq: UInt64, event: EventKind, service: String, state: AppState, result: Int32,
+                       scene: String? = nil) {
+        if let scene {
+            return write(JSONText.object([
+                "seq": String(seq), "event": JSONText.string(event.name), "scene": JSONText.string(scene),
+                "service": JSONText.string(service), "state": JSONText.string(state.name),
+                "result": JSONText.string(ResultCode.name(result)),
+            ]))
+        }
         write(JSONText.object([
             "seq": String(seq), "event": JSONText.string(event.name), "service": JSONText.string(service),
             "state": JSONText.string(state.name), "result": JSONText.string(ResultCode.name(result)),

@@ -3,33 +3,49 @@ import ServiceABI
 extension Host {
     /// Moves the app to `target` through the legal path, delivering each step to every
     /// service that handles it. `target == .notRunning` terminates.
+    /// Once scenes are in use, the move applies to every connected scene (Host+Scenes).
     public func transition(to target: AppState) throws(TransitionError) {
-        let steps = try lifecycle.steps(to: target)
-        if target == .notRunning { isTerminating = true }
-        if target == .notRunning && !steps.isEmpty { notify(.stopping) }
-        for kind in steps { deliverLifecycle(kind) }
+        if target == .notRunning && !lifecycle.hasTerminated && state != .notRunning {
+            isTerminating = true
+            notify(.stopping)
+        }
+        if scenes.areInUse { return try transitionScenes(to: target) }
+        for kind in try lifecycle.steps(to: target) { deliverLifecycle(kind) }
     }
 
     /// Launches: willFinishLaunching and didFinishLaunching with `request` as launch options,
     /// then didBecomeActive; then delivers each launch option once through its own event
     /// (didReceiveNotificationResponse, openURL, continueUserActivity), so a service never
-    /// has to remember a launch option to act on it.
+    /// has to remember a launch option to act on it. With `request.scene`, the app becomes
+    /// active through that scene instead (Host+Scenes).
     ///
     /// Each service's launch options carry its settings and its first-launch flags. A service
     /// whose launch fails is stopped (`policy: optional`, the default) or stops the host: the
     /// result lists the `policy: required` services that failed.
     @discardableResult
     public func launch(_ request: LaunchRequest = LaunchRequest()) throws(TransitionError) -> [String] {
-        let steps = try lifecycle.steps(to: .active)
+        if let scene = request.scene {
+            try launch(request, connecting: scene)
+        } else {
+            try deliverLaunch(to: .active, request)
+            replayLaunchOptions(request)
+        }
+        return services.filter { $0.launchFailed && $0.configuration?.policy == .required }.map(\.id)
+    }
+
+    /// The launch events up to `target` (inactive, or active), each service with its own
+    /// launch options; then the first-launch marks and READY.
+    func deliverLaunch(to target: AppState, _ request: LaunchRequest) throws(TransitionError) {
+        let steps = try lifecycle.steps(to: target)
         let arena = EventArena()
         // One set of options per service: settings and first-launch flags differ.
         let perService = services.map { UnsafeRawPointer(launchOptions(for: $0, arena: arena, request: request, restart: false)) }
         for kind in steps {
             if kind.isDeliveredInNewState { applyState(kind) }
-            if kind == .didBecomeActive {
-                deliver(kind, data: nil)
-            } else {
+            if kind == .willFinishLaunching || kind == .didFinishLaunching {
                 for index in handlerIndexes(kind) { call(index, kind, perService[index]) }
+            } else {
+                deliver(kind, data: nil)
             }
             if !kind.isDeliveredInNewState { applyState(kind) }
             if kind == .didFinishLaunching { finishLaunch() }
@@ -37,8 +53,6 @@ extension Host {
         }
         do { try firstLaunch.hostDidLaunch() } catch { log.error("host", "cannot record the first launch: \(error)") }
         notify(.ready)
-        replayLaunchOptions(request)
-        return services.filter { $0.launchFailed && $0.configuration?.policy == .required }.map(\.id)
     }
 
     /// The launch options of one service: its settings and first-launch flags.
@@ -76,7 +90,7 @@ extension Host {
     /// willTerminate as needed, each in reverse service order.
     public func terminate() throws(TransitionError) { try transition(to: .notRunning) }
 
-    private func deliverLifecycle(_ kind: EventKind) {
+    func deliverLifecycle(_ kind: EventKind) {
         if kind.isDeliveredInNewState { applyState(kind) }
         deliver(kind, data: nil)
         if !kind.isDeliveredInNewState { applyState(kind) }
@@ -89,17 +103,19 @@ extension Host {
         stateCell.value = lifecycle.state
     }
 
-    private func replayLaunchOptions(_ request: LaunchRequest) {
+    func replayLaunchOptions(_ request: LaunchRequest) {
         if let notification = request.notification {
             respond(to: notification, action: SH_ACTION_DEFAULT, fromLaunch: true) { [log] outcome in
                 if !outcome.handled { log.warn("host", "the launch notification: \(outcome.note ?? "not handled")") }
             }
         }
-        if let url = request.url {
+        // A launch scene had the URL and the activity in its connection options, and
+        // delivered them already: once overall.
+        if let url = request.url, request.scene == nil {
             let outcome = open(url, fromLaunch: true)
             if !outcome.handled { log.warn("host", "the launch URL \(url.url): \(outcome.note ?? "not handled")") }
         }
-        if let activity = request.activity {
+        if let activity = request.activity, request.scene == nil {
             let outcome = continueActivity(activity, fromLaunch: true)
             if !outcome.handled { log.warn("host", "the launch activity \(activity.type): \(outcome.note ?? "not handled")") }
         }

@@ -37,6 +37,8 @@ public final class Host {
     var pendingAnswers: [UInt64: PendingAnswer] = [:]
     /// Whether termination began: requests after it are refused.
     public internal(set) var isTerminating = false
+    /// The connected scenes; once one connected, the app's state follows them (Scenes/).
+    public let scenes = SceneTable()
     // handlers[kind] lists the indexes of the services that asked for that kind, in
     // dispatch order, so a delivery never calls (or even looks at) a service that did not ask.
     var handlers = ContiguousArray(repeating: ContiguousArray<Int>(), count: Int(SH_EVENT_KIND_LIMIT))
@@ -127,9 +129,10 @@ public final class Host {
     }
 
     /// Calls one service with one event and reports a failure; returns its result.
+    /// `scene` names the scene of a scene event, for the trace.
     @discardableResult
     func call(_ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
-              completion: UnsafePointer<sh_completion>? = nil) -> Int32 {
+              completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil) -> Int32 {
         let service = services[index]
         sequence &+= 1
         var event = sh_event(
@@ -138,14 +141,15 @@ public final class Host {
         tracker.enter(service: index, event: kind)
         let result = service.handleEvent(service.descriptor, &event)
         tracker.leave()
-        finishCall(service, kind, seq: sequence, result: result)
+        finishCall(service, kind, seq: sequence, result: result, scene: scene)
         return result
     }
 
     /// After a call: the trace line, and what a failure means.
-    private func finishCall(_ service: ServiceSlot, _ kind: EventKind, seq: UInt64, result: Int32) {
+    private func finishCall(_ service: ServiceSlot, _ kind: EventKind, seq: UInt64, result: Int32, scene: String? = nil) {
         if let trace {
-            trace.record(seq: seq, event: kind, service: service.id, state: kind.stateAfter ?? lifecycle.state, result: result)
+            trace.record(seq: seq, event: kind, service: service.id,
+                         state: kind.stateAfter ?? lifecycle.state, result: result, scene: scene)
         }
         if result != SH_OK { report(result, from: service, for: kind) }
         if result < 0 && (kind == .willFinishLaunching || kind == .didFinishLaunching) { service.launchFailed = true }

@@ -18,6 +18,7 @@
 #include "servicehost/version.h"
 #include "servicehost/json.h"
 #include "servicehost/events.h"
+#include "servicehost/scenes.h"
 #include "servicehost/host.h"
 #include "servicehost/plugin.h"
 #include "servicehost/metadata.h"

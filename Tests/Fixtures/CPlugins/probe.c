@@ -10,6 +10,12 @@
 //                       2 twice, 3 from another thread after 50 ms
 //   PROBE_RESULT        the completion's result (fetch result, presentation options)
 //   PROBE_URL_CLAIM, PROBE_ACTIVITY_CLAIM, PROBE_SUBSCRIBE   metadata claims
+//   PROBE_SCENE_ROLE    a scene role claim (SH_CLAIM_SCENE_ROLE), e.g. "car"
+//   PROBE_CONFIGURATION the configuration name answered to configurationForConnecting (SH_OK);
+//                       without it the probe passes (SH_FALSE). PROBE_CONFIGURATION_ROLE and
+//                       PROBE_CONFIGURATION_SETTINGS (JSON text) complete the answer
+//   PROBE_SCENE_ANSWER  the result of sceneOpenURLContexts / sceneContinueUserActivity
+//                       (default PROBE_ANSWER)
 //   PROBE_POST_ON_KIND / PROBE_POST_NAME   post a notification while handling that kind
 //   PROBE_REGISTER_ON_KIND  ask for the device token while handling that kind
 //   PROBE_CONSTRUCTOR_MARKER  an ELF constructor creates the file named by $PROBE_MARKER
@@ -48,6 +54,9 @@
 #ifndef PROBE_RESULT
 #define PROBE_RESULT 0
 #endif
+#ifndef PROBE_SCENE_ANSWER
+#define PROBE_SCENE_ANSWER PROBE_ANSWER
+#endif
 #ifndef PROBE_ABI_MIN
 #define PROBE_ABI_MIN SH_ABI_VERSION_MIN
 #endif
@@ -68,6 +77,9 @@ SH_CLAIM_METADATA(probe_activity, PROBE_ID, SH_CLAIM_ACTIVITY, PROBE_ACTIVITY_CL
 #endif
 #ifdef PROBE_SUBSCRIBE
 SH_CLAIM_METADATA(probe_subscribe, PROBE_ID, SH_CLAIM_NOTIFICATION, PROBE_SUBSCRIBE);
+#endif
+#ifdef PROBE_SCENE_ROLE
+SH_CLAIM_METADATA(probe_scene_role, PROBE_ID, SH_CLAIM_SCENE_ROLE, PROBE_SCENE_ROLE);
 #endif
 #endif
 
@@ -116,9 +128,73 @@ static void answer(const sh_completion *c) {
     }
 }
 
+/* " scene=NAME role=ROLE scene-state=S configuration=C settings=JSON" */
+static int describe_scene(const sh_scene *scene, char *out, size_t size) {
+    return snprintf(out, size, " scene=%s role=%s scene-state=%d configuration=%s settings=%s", scene->name,
+                    scene->role, scene->state, scene->configuration ? scene->configuration : "-",
+                    scene->settings_json ? scene->settings_json : "-");
+}
+
+/* Connection options: " urls=U1,U2 activities=T1,T2 options-flags=F url-flags=F" */
+static void describe_options(const sh_scene_connection_options *o, char *out, size_t size) {
+    size_t used = (size_t)snprintf(out, size, " urls=");
+    for (size_t i = 0; i < o->url_context_count && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? "," : "", o->url_contexts[i]->url);
+    if (used < size) used += (size_t)snprintf(out + used, size - used, " activities=");
+    for (size_t i = 0; i < o->user_activity_count && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? "," : "", o->user_activities[i]->type);
+    if (used < size)
+        snprintf(out + used, size - used, " options-flags=%u url-flags=%u", o->flags,
+                 o->url_context_count ? o->url_contexts[0]->flags
+                                      : (o->user_activity_count ? o->user_activities[0]->flags : 0u));
+}
+
+#ifdef PROBE_CONFIGURATION
+static int32_t configure(const sh_scene_connection *connection) {
+    sh_scene_configuration *c = connection->configuration;
+    snprintf(c->name, sizeof c->name, "%s", PROBE_CONFIGURATION);
+#ifdef PROBE_CONFIGURATION_ROLE
+    snprintf(c->role, sizeof c->role, "%s", PROBE_CONFIGURATION_ROLE);
+#endif
+#ifdef PROBE_CONFIGURATION_SETTINGS
+    int length = snprintf(c->settings, c->settings_capacity, "%s", PROBE_CONFIGURATION_SETTINGS);
+    c->settings_len = length < 0 ? 0 : (size_t)length;
+#endif
+    return SH_OK;
+}
+#endif
+
 static void describe(const sh_event *event, char *out, size_t size) {
     out[0] = 0;
     switch (event->kind) {
+    case SH_EVENT_CONFIGURATION_FOR_CONNECTING:
+    case SH_EVENT_SCENE_WILL_CONNECT: {
+        const sh_scene_connection *c = event->data;
+        int used = describe_scene(c->scene, out, size);
+        if (used > 0 && (size_t)used < size) describe_options(c->options, out + used, size - (size_t)used);
+        break;
+    }
+    case SH_EVENT_SCENE_WILL_ENTER_FOREGROUND:
+    case SH_EVENT_SCENE_DID_BECOME_ACTIVE:
+    case SH_EVENT_SCENE_WILL_RESIGN_ACTIVE:
+    case SH_EVENT_SCENE_DID_ENTER_BACKGROUND:
+    case SH_EVENT_SCENE_DID_DISCONNECT:
+        describe_scene(event->data, out, size);
+        break;
+    case SH_EVENT_SCENE_OPEN_URL_CONTEXTS: {
+        const sh_scene_open_url *u = event->data;
+        int used = describe_scene(u->scene, out, size);
+        if (used > 0 && (size_t)used < size)
+            snprintf(out + used, size - (size_t)used, " url=%s flags=%u", u->url->url, u->url->flags);
+        break;
+    }
+    case SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY: {
+        const sh_scene_user_activity *a = event->data;
+        int used = describe_scene(a->scene, out, size);
+        if (used > 0 && (size_t)used < size)
+            snprintf(out + used, size - (size_t)used, " type=%s flags=%u", a->activity->type, a->activity->flags);
+        break;
+    }
     case SH_EVENT_WILL_FINISH_LAUNCHING:
     case SH_EVENT_DID_FINISH_LAUNCHING: {
         const sh_launch_options *o = event->data;
@@ -167,7 +243,7 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #ifdef PROBE_UNDEFINED
     servicehost_probe_missing_function();
 #endif
-    char detail[400], line[512];
+    char detail[700], line[900];
     describe(event, detail, sizeof detail);
     snprintf(line, sizeof line, "probe %s: event %u state %d host-state %d seq %llu%s", PROBE_ID, event->kind,
              event->app_state, host->app_state(host), (unsigned long long)event->seq, detail);
@@ -189,6 +265,15 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #endif
     if (event->completion) answer(event->completion);
     if (event->kind == SH_EVENT_OPEN_URL || event->kind == SH_EVENT_CONTINUE_USER_ACTIVITY) return PROBE_ANSWER;
+    if (event->kind == SH_EVENT_SCENE_OPEN_URL_CONTEXTS || event->kind == SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY)
+        return PROBE_SCENE_ANSWER;
+    if (event->kind == SH_EVENT_CONFIGURATION_FOR_CONNECTING) {
+#ifdef PROBE_CONFIGURATION
+        return configure(event->data);
+#else
+        return SH_FALSE;
+#endif
+    }
     return SH_OK;
 }
 

@@ -64,6 +64,36 @@ typedef enum sh_event_kind {
     /* "continueUserActivity": data is const sh_user_activity *. Answer SH_OK
      * to claim it (no later service is asked) or SH_FALSE to pass. */
     SH_EVENT_CONTINUE_USER_ACTIVITY = 16,
+
+    /* Scene events (17-25): the data structs are in scenes.h. Each is
+     * delivered only to services whose scene role claims (SH_CLAIM_SCENE_ROLE)
+     * include the scene's role, or that have none. */
+    /* "configurationForConnecting": data is sh_scene_connection * (its
+     * configuration member is set). Answer SH_OK after filling
+     * configuration to choose it (no later service is asked), SH_FALSE to
+     * pass. */
+    SH_EVENT_CONFIGURATION_FOR_CONNECTING = 17,
+    /* "sceneWillConnect": data is const sh_scene_connection *. */
+    SH_EVENT_SCENE_WILL_CONNECT = 18,
+    /* "sceneWillEnterForeground": data is const sh_scene *. */
+    SH_EVENT_SCENE_WILL_ENTER_FOREGROUND = 19,
+    /* "sceneDidBecomeActive": data is const sh_scene *. */
+    SH_EVENT_SCENE_DID_BECOME_ACTIVE = 20,
+    /* "sceneWillResignActive": data is const sh_scene *. */
+    SH_EVENT_SCENE_WILL_RESIGN_ACTIVE = 21,
+    /* "sceneDidEnterBackground": data is const sh_scene *. */
+    SH_EVENT_SCENE_DID_ENTER_BACKGROUND = 22,
+    /* "sceneDidDisconnect": data is const sh_scene *. The last event of one
+     * scene connection. */
+    SH_EVENT_SCENE_DID_DISCONNECT = 23,
+    /* "sceneOpenURLContexts": data is const sh_scene_open_url *. Answer SH_OK
+     * to claim the URL or SH_FALSE to pass; a URL no scene handler claims is
+     * offered to openURL handlers. */
+    SH_EVENT_SCENE_OPEN_URL_CONTEXTS = 24,
+    /* "sceneContinueUserActivity": data is const sh_scene_user_activity *.
+     * Answer like sceneOpenURLContexts; unclaimed, it is offered to
+     * continueUserActivity handlers. */
+    SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY = 25,
 } sh_event_kind;
 
 /* Presentation options, the answer to willPresentNotification (as
@@ -151,11 +181,14 @@ typedef struct sh_launch_options {
      * action_id SH_ACTION_DEFAULT and SH_FROM_LAUNCH. */
     const struct sh_push *notification;
     /* The URL that launched the app (UIKit's .url key), or NULL. Also
-     * delivered once, after the app becomes active, as openURL. */
+     * delivered once, after the app becomes active, as openURL; when a scene
+     * is launched with it (host --launch-scene), through that scene instead
+     * (sceneOpenURLContexts, falling back to openURL; see scenes.h). */
     const struct sh_open_url *url;
     /* The user activity that launched the app (UIKit's .userActivityDictionary
      * key), or NULL. Also delivered once, after the app becomes active, as
-     * continueUserActivity. */
+     * continueUserActivity; with a launch scene, through that scene instead
+     * (sceneContinueUserActivity, falling back to continueUserActivity). */
     const struct sh_user_activity *activity;
 } sh_launch_options;
 
@@ -164,6 +197,9 @@ enum {
     /* The data came from the launch options: this is its one delivery after
      * the app became active. */
     SH_FROM_LAUNCH = 1u << 0,
+    /* The data came from a scene's connection options (scenes.h): this is
+     * its one delivery after the scene became active. */
+    SH_FROM_CONNECTION = 1u << 1,
 };
 
 /* The standard action ids of sh_push.action_id (as UNNotificationResponse). */
@@ -225,12 +261,12 @@ typedef struct sh_error_info {
 
 #define SH_OPEN_URL_VERSION 1u
 
-/* The data of openURL.
+/* The data of openURL, and a URL context of a scene (scenes.h).
  * Owner: the host. Valid: until handle_event returns; copy what you keep. */
 typedef struct sh_open_url {
     uint32_t size;
     uint32_t version;
-    /* SH_FROM_LAUNCH or 0. */
+    /* SH_FROM_LAUNCH, SH_FROM_CONNECTION, both, or 0. */
     uint32_t flags;
     uint32_t reserved;
     /* The whole URL, NUL-terminated: "myapp://item/42?ref=push". */
@@ -243,12 +279,13 @@ typedef struct sh_open_url {
 
 #define SH_USER_ACTIVITY_VERSION 1u
 
-/* The data of continueUserActivity (as NSUserActivity).
+/* The data of continueUserActivity (as NSUserActivity), and a user activity
+ * of a scene (scenes.h).
  * Owner: the host. Valid: until handle_event returns; copy what you keep. */
 typedef struct sh_user_activity {
     uint32_t size;
     uint32_t version;
-    /* SH_FROM_LAUNCH or 0. */
+    /* SH_FROM_LAUNCH, SH_FROM_CONNECTION, both, or 0. */
     uint32_t flags;
     uint32_t reserved;
     /* The activity type, NUL-terminated: "com.example.view-item". */

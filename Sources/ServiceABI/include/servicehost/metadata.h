@@ -114,6 +114,12 @@ enum {
      * A service receives SH_EVENT_NOTIFICATION only for names it subscribes
      * to, here or through sh_host.subscribe. */
     SH_CLAIM_NOTIFICATION = 3,
+    /* Scenes of one role: value is a role (SH_SCENE_ROLE_*, scenes.h). A
+     * service with role claims receives the scene events only for scenes of
+     * those roles; a service without any receives them for every scene.
+     * Rationale: unlike URL claims this only filters, it never takes scenes
+     * away from other services, so observers still see every scene. */
+    SH_CLAIM_SCENE_ROLE = 4,
 };
 
 /* One claim of one service (272 bytes); any number per service. */

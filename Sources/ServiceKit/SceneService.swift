@@ -1,0 +1,83 @@
+/// A service that also follows the app's scenes (UIKit's `UISceneDelegate` beside the
+/// application delegate): a phone window, a CarPlay screen, an external display, each with
+/// its own lifecycle.
+///
+/// Requirements (each has a default, so implement only what you need; list the events in
+/// `servicehost.json`, or the group `"scenes"`, and the host sends only those):
+/// - ``configuration(forConnecting:options:)`` → ``SceneConfiguration``? (default `nil`:
+///   pass) (`configurationForConnecting`)
+/// - ``scene(_:willConnectWith:)`` (`sceneWillConnect`)
+/// - ``sceneWillEnterForeground(_:)``, ``sceneDidBecomeActive(_:)``,
+///   ``sceneWillResignActive(_:)``, ``sceneDidEnterBackground(_:)``,
+///   ``sceneDidDisconnect(_:)`` (the events of the same names)
+/// - ``scene(_:open:)`` → `Bool` (default `false`: not mine) (`sceneOpenURLContexts`)
+/// - ``scene(_:continue:)`` → `Bool` (default `false`) (`sceneContinueUserActivity`)
+///
+/// The app's own events keep coming through ``ApplicationService``: once scenes are in use
+/// the host derives them from the scenes (didBecomeActive right after the first
+/// sceneDidBecomeActive, didEnterBackground right after the last sceneDidEnterBackground).
+///
+/// Connection options need no replay: after the scene became active, each URL context and
+/// user activity arrives once through ``scene(_:open:)`` or ``scene(_:continue:)`` with
+/// `isFromConnection` set. A URL or activity no scene handler claims goes to
+/// ``ApplicationService/open(_:)`` and ``ApplicationService/continueUserActivity(_:)``.
+///
+/// To hear only some roles, list them under `sceneRoles` in `servicehost.json`
+/// (`["car"]`); without it a service hears every scene. Every method is called on the
+/// host's main thread, one at a time.
+///
+/// ```swift
+/// final class CarDisplayService: SceneService {
+///     func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? {
+///         scene.role == .car ? SceneConfiguration(name: "car") : nil
+///     }
+///     func sceneDidBecomeActive(_ scene: Scene) { host.log(.info, "\(scene.name) is active") }
+/// }
+/// ```
+public protocol SceneService: ApplicationService {
+    /// A scene is connecting: choose its configuration, or return `nil` to let the next
+    /// service choose. The first service (in service order) to answer wins; without any
+    /// answer the scene gets "default" and the role it asked for (else main).
+    /// `scene.role` is ``SceneRole/unspecified`` when the connection asked for no role.
+    func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?
+    /// The scene is about to connect with `options` (its configuration is chosen).
+    func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions)
+    /// The scene is about to come on screen.
+    func sceneWillEnterForeground(_ scene: Scene)
+    /// The scene became active.
+    func sceneDidBecomeActive(_ scene: Scene)
+    /// The scene is about to become inactive.
+    func sceneWillResignActive(_ scene: Scene)
+    /// The scene went off screen.
+    func sceneDidEnterBackground(_ scene: Scene)
+    /// The scene disconnected: release what you keep for it. Its last event.
+    func sceneDidDisconnect(_ scene: Scene)
+    /// Open `url` in `scene`: return `true` if this service handled it (no later service is
+    /// asked), `false` to pass.
+    func scene(_ scene: Scene, open url: OpenURL) -> Bool
+    /// Continue `activity` in `scene`: return `true` if this service handled it.
+    func scene(_ scene: Scene, continue activity: UserActivity) -> Bool
+}
+
+extension SceneService {
+    /// Returns `nil`: let another service choose.
+    public func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? {
+        nil
+    }
+    /// Does nothing.
+    public func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {}
+    /// Does nothing.
+    public func sceneWillEnterForeground(_ scene: Scene) {}
+    /// Does nothing.
+    public func sceneDidBecomeActive(_ scene: Scene) {}
+    /// Does nothing.
+    public func sceneWillResignActive(_ scene: Scene) {}
+    /// Does nothing.
+    public func sceneDidEnterBackground(_ scene: Scene) {}
+    /// Does nothing.
+    public func sceneDidDisconnect(_ scene: Scene) {}
+    /// Returns `false`: not this service's URL.
+    public func scene(_ scene: Scene, open url: OpenURL) -> Bool { false }
+    /// Returns `false`: not this service's activity.
+    public func scene(_ scene: Scene, continue activity: UserActivity) -> Bool { false }
+}
