@@ -76,6 +76,9 @@ func run(_ options: RunOptions) -> Never {
     }
     let host = Host(log: log, trace: trace)
     host.answerTimeout = options.fetchTimeout
+    // Crash and hang isolation (issue 5); per-service policies come from the configuration file.
+    host.startIsolation(IsolationSettings(
+        options.isolation, stateDirectory: ControlPaths.defaultStateDirectory(environment: ControlPaths.environment)))
     let failures: [LoadFailure]
     do {
         failures = try host.load(directories: options.pluginDirectories, allowInsecure: options.allowInsecurePlugins)
@@ -119,14 +122,17 @@ case "--version":
     print(HostVersion.string)
 case "inspect":
     do {
-        let (json, results) = try InspectCommand.run(Array(arguments.dropFirst()))
-        print(json ? InspectCommand.json(results) : InspectCommand.text(results), terminator: "")
+        let (json, results, failures) = try InspectCommand.run(Array(arguments.dropFirst()))
+        print(json ? InspectCommand.json(results, failures: failures) : InspectCommand.text(results, failures: failures),
+              terminator: "")
         exit(results.allSatisfy { if case .success = $0 { true } else { false } } ? 0 : 1)
     } catch {
         usageFailure(error)
     }
 case "ctl":
     runCtl(Array(arguments.dropFirst()))
+case WorkerMain.subcommand:
+    WorkerMain.run()
 default:
     do { run(try RunOptions.parse(arguments)) } catch { usageFailure(error) }
 }

@@ -24,6 +24,8 @@ public struct RunOptions {
     public var launchURL: String?
     /// `--launch-activity TYPE[,URL]`, split.
     public var launchActivity: (type: String, url: String?)?
+    /// `--isolation`, `--event-timeout`, `--crash-limit`, `--safe-mode` (issue 5).
+    public var isolation = IsolationOptions()
 
     /// Default options.
     public init() {}
@@ -72,6 +74,7 @@ public struct RunOptions {
                 }
                 options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
             default:
+                if try options.isolation.parse(name, inline: inline, &cursor) { continue }
                 throw UsageError(name.hasPrefix("-") ? "unknown option \(name)" : "unexpected argument '\(name)'")
             }
         }

@@ -34,7 +34,10 @@ public final class ControlServer: Sendable {
         self.path = path
         self.maxPayload = maxPayload
         self.log = log
+        let snapshot = handler.snapshot
         perform = { request, reply in
+            // A main thread stuck in a service cannot answer: state and list come from a snapshot.
+            if let answer = snapshot.reply(to: request) { return reply(answer, .keepRunning) }
             DispatchQueue.main.async {
                 MainActor.assumeIsolated { handler.handle(request) { value, after in reply(value, after) } }
             }

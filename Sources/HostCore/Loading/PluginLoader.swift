@@ -26,6 +26,19 @@ public struct PluginLoader {
 
     /// Service ids already provided, and by which file (duplicates are refused).
     private var providers: [String: String] = [:]
+    /// Takes a file instead of this process (issue 5): its services running in a worker
+    /// process, or none (safe mode); nil loads the file here.
+    var placement: ((PluginInspector.Inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]?)?
+    /// Told before plugin code runs (a worker reports it, so a crash names the step).
+    var willRun: ((LoadStage) -> Void)?
+
+    /// The steps of loading that run plugin code.
+    enum LoadStage: UInt8 {
+        /// `dlopen`: the library's ELF constructors.
+        case dlopen = 1
+        /// `servicehost_entry`.
+        case entry = 2
+    }
 
     /// A loader that knows no services yet.
     public init() {}
@@ -58,6 +71,11 @@ public struct PluginLoader {
         for service in metadata.services {
             if let other = providers[service.id] { throw .duplicateServiceID(id: service.id, otherPath: other) }
         }
+        if let elsewhere = try placement?(inspected) {
+            for service in elsewhere { providers[service.metadata.id] = inspected.path }
+            return elsewhere
+        }
+        willRun?(.dlopen)
         let library = try DynamicLibrary(path: inspected.path)
         let entry = unsafeBitCast(try library.symbol(SH_ENTRY_SYMBOL), to: sh_entry_fn.self)
 
@@ -65,6 +83,7 @@ public struct PluginLoader {
             size: UInt32(MemoryLayout<sh_host_offer>.size), version: SH_HOST_OFFER_VERSION,
             abi_min: PluginInspector.hostABI.lowerBound, abi_max: PluginInspector.hostABI.upperBound,
             host_version: HostVersion.cString)
+        willRun?(.entry)
         guard let answer = withUnsafePointer(to: &offer, { entry($0) }) else {
             throw .entry("returned NULL: the plugin failed to initialise (see its log lines)")
         }
