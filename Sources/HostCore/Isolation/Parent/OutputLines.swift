@@ -47,6 +47,10 @@ struct OutputLines {
             logged = 0
         }
         guard logged < Self.budget else {
+            if dropped == 0 {
+                log.warn(source, "prints too much: its output is dropped for up to \(Int(Self.window)) s"
+                    + " (at most \(Self.budget) lines are logged per \(Int(Self.window)) s)")
+            }
             dropped += 1
             return
         }
@@ -58,7 +62,7 @@ struct OutputLines {
 
     private mutating func report(_ now: Double) {
         guard dropped > 0 else { return }
-        log.warn(source, "\(dropped) more line(s) of output dropped (at most \(Self.budget) are logged per \(Int(Self.window)) s)")
+        log.warn(source, "\(dropped) line(s) of its output were dropped")
         dropped = 0
     }
 }

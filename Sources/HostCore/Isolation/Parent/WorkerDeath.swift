@@ -20,7 +20,10 @@ struct WorkerDeath: Sendable, Equatable, CustomStringConvertible {
         switch cause {
         case .protocolError(let detail): "broke the worker protocol (\(detail)) and was killed"
         case .closedChannel: "closed its channel to the host and was killed"
-        case .killedByHost, nil: exit.description
+        case .killedByHost: exit.description
+        case nil where exit == .exited(WorkerMain.lostChannelStatus):
+            exit.description + ": it lost its channel to the host (did the service close descriptor 3?)"
+        case nil: exit.description
         }
     }
 

@@ -6,6 +6,8 @@ import Glibc
 public enum WorkerMain {
     /// The subcommand that runs a worker (the `host` binary re-executed).
     public static let subcommand = WorkerSpawn.subcommand
+    /// The status a worker exits with when its channel to the host fails (not end of file).
+    static let lostChannelStatus: Int32 = 71
 
     /// Runs the worker; never returns.
     @MainActor
@@ -38,7 +40,7 @@ public enum WorkerMain {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
         while true {
             let n: Int
-            do { n = try channel.read(into: buffer) } catch { _exit(0) }
+            do { n = try channel.read(into: buffer) } catch { fail("reading the channel: \(error)", status: lostChannelStatus) }
             if n == 0 { _exit(0) }
             decoder.append(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
             do {

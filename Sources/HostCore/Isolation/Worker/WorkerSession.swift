@@ -38,7 +38,9 @@ final class WorkerSession {
     private func reply(_ type: FrameType, to frame: Frame, _ fill: (inout WireWriter) -> Void) {
         var w = WireWriter()
         fill(&w)
-        do { try channel.send(&w, type, sequence: frame.sequence) } catch { WorkerMain.fail("cannot answer the host: \(error)") }
+        do { try channel.send(&w, type, sequence: frame.sequence) } catch {
+            WorkerMain.fail("cannot answer the host: \(error)", status: WorkerMain.lostChannelStatus)
+        }
     }
 
     private func open(_ frame: Frame) throws(WireError) {
