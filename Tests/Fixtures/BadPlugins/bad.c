@@ -15,7 +15,7 @@
 //                    6 a service without an id
 //   BAD_COMPLETE     completions: 0 once (default), 1 never, 2 twice
 //   BAD_META_ID      the id in the metadata (default BAD_ID): for invalid ids
-// Every event is logged as "bad ID: event KIND".
+// Every event is logged as "bad ID: event KIND state S" (launch events add "restart 0|1").
 #define _POSIX_C_SOURCE 200809L
 #include <servicehost.h>
 #include <fcntl.h>
@@ -119,8 +119,14 @@ static int misbehave(void) {
 
 static int32_t bad_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;
-    char line[128];
-    snprintf(line, sizeof line, "bad %s: event %u", BAD_ID, event->kind);
+    char line[160];
+    if (event->kind == SH_EVENT_WILL_FINISH_LAUNCHING || event->kind == SH_EVENT_DID_FINISH_LAUNCHING) {
+        const sh_launch_options *options = event->data;
+        snprintf(line, sizeof line, "bad %s: event %u state %d restart %u", BAD_ID, event->kind, event->app_state,
+                 (options->flags & SH_LAUNCH_RESTART) ? 1u : 0u);
+    } else {
+        snprintf(line, sizeof line, "bad %s: event %u state %d", BAD_ID, event->kind, event->app_state);
+    }
     host->log(host, SH_LOG_INFO, line);
     if (event->kind == BAD_ON_KIND && misbehave()) return 12345;
     if (event->completion) {
