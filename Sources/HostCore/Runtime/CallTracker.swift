@@ -18,6 +18,8 @@ public final class CallTracker: Sendable {
     private let ids = Mutex<[String]>([])
     // Set by the hang watchdog while a call is past its deadline.
     private let stuckCall = Mutex<StuckCall?>(nil)
+    // Told when a call becomes stuck (the control snapshot answers the requests waiting for it).
+    private let stuckObservers = Mutex<[@Sendable () -> Void]>([])
 
     /// An idle tracker.
     public init() {}
@@ -62,7 +64,15 @@ public final class CallTracker: Sendable {
     /// The call past its deadline, if any (set by the hang watchdog).
     public var stuck: StuckCall? {
         get { stuckCall.withLock { $0 } }
-        set { stuckCall.withLock { $0 = newValue } }
+        set {
+            stuckCall.withLock { $0 = newValue }
+            if newValue != nil { for observer in stuckObservers.withLock({ $0 }) { observer() } }
+        }
+    }
+
+    /// Calls `observer` (on the watchdog's thread) each time a call becomes stuck.
+    func whenStuck(_ observer: @escaping @Sendable () -> Void) {
+        stuckObservers.withLock { $0.append(observer) }
     }
 
     /// The call in progress as numbers: service index (-1: none), event kind and the call counter.

@@ -16,11 +16,60 @@ public final class ControlSnapshot: Sendable {
         var deviceToken: String?
     }
     private let published = Mutex(Published())
+    // `state` and `list` requests waiting for the main thread, answered from here if it gets stuck.
+    private let waiting = Mutex<[UInt64: Waiting]>([:])
+    private let nextWaiting = Atomic<UInt64>(0)
+
+    /// A request that the main thread or the snapshot answers, whichever comes first.
+    public final class Waiting: Sendable {
+        let request: ControlRequest
+        private let answered = Atomic<Bool>(false)
+        private let reply: @Sendable (JSONValue) -> Void
+
+        init(request: ControlRequest, reply: @escaping @Sendable (JSONValue) -> Void) {
+            self.request = request
+            self.reply = reply
+        }
+
+        /// True for the first of the main thread and the snapshot to ask: that one answers.
+        public func claim() -> Bool { !answered.exchange(true, ordering: .acquiringAndReleasing) }
+
+        func answer(_ value: JSONValue) { if claim() { reply(value) } }
+    }
 
     init(tracker: CallTracker, stateCell: AppStateCell, board: IsolationBoard?) {
         self.tracker = tracker
         self.stateCell = stateCell
         self.board = board
+        tracker.whenStuck { [weak self] in self?.answerWaiting() }
+    }
+
+    /// Holds a `state` or `list` request while it waits for the main thread; nil for others.
+    /// The main thread must `claim()` it before replying, and `release` it after.
+    public func hold(_ request: ControlRequest, reply: @escaping @Sendable (JSONValue) -> Void) -> (key: UInt64, waiting: Waiting)? {
+        switch request.command {
+        case .state, .list: break
+        default: return nil
+        }
+        let key = nextWaiting.add(1, ordering: .relaxed).newValue
+        let entry = Waiting(request: request, reply: reply)
+        waiting.withLock { $0[key] = entry }
+        // The main thread may have got stuck between the first look and now.
+        if tracker.stuck != nil { answerWaiting() }
+        return (key, entry)
+    }
+
+    /// Forgets a held request (it was answered).
+    public func release(_ key: UInt64) { waiting.withLock { _ = $0.removeValue(forKey: key) } }
+
+    private func answerWaiting() {
+        let entries = waiting.withLock { entries in
+            defer { entries = [:] }
+            return Array(entries.values)
+        }
+        for entry in entries {
+            if let value = reply(to: entry.request) { entry.answer(value) }
+        }
     }
 
     /// Keeps the list (without isolation fields, read live) and the token.
