@@ -35,9 +35,10 @@ extension Host {
                      deadline: { settings.eventTimeout(for: $0) }, isIsolated: { board.isIsolated($0) }).start()
     }
 
-    /// What `ctl list` adds about service `id`: where it runs, its state (`running`,
-    /// `restarting`, `failed`, `stopped`, or `stuck` in an event), its worker and failure.
-    func isolationFields(for id: String) -> [String: JSONValue] {
+    /// What `ctl list` adds about service `id`: where it runs (`isolation`), its `state`
+    /// (`running`, `restarting`, `failed`, `stopped`, or `stuck` in an event), its worker's
+    /// `pid`, `restarts`, `lastCrash` and `failure`.
+    public func isolationFields(for id: String) -> [String: JSONValue] {
         Self.isolationFields(for: id, board: isolation?.board, tracker: tracker)
     }
 
