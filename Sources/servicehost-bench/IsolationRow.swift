@@ -47,8 +47,8 @@ struct IsolationRow {
                 unit: .nanoseconds, ours: medians[0], baseline: medians[1], target: "—"),
             Row(row: "5", measured: "process isolation: the same round trip vs a Unix-socket ping-pong between two processes (floor)",
                 unit: .nanoseconds, ours: medians[0], baseline: floor, target: "≤ 3× socket floor", maxRatio: 3),
-            Row(row: "6", measured: "memory: RSS of one worker process (1 C service) vs the host idle", unit: .bytes,
-                ours: workerRSS, baseline: residentBytes(of: getpid()), target: "—"),
+            Row(row: "6", measured: "memory: RSS of one worker process (1 C service)", unit: .bytes,
+                ours: workerRSS, baseline: nil, target: "—"),
         ]
     }
 
@@ -108,7 +108,8 @@ struct IsolationRow {
     private func residentBytes(of pid: pid_t) -> Double? {
         guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
         for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return line.dropFirst("VmRSS:".count).split(separator: " ").first.flatMap { Double($0) }.map { $0 * 1024 }
+            return line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+                .flatMap { Double($0) }.map { $0 * 1024 }
         }
         return nil
     }

@@ -29,6 +29,8 @@ public enum Usage {
       host inspect PATH…        print each plugin's services, versions, ABI and
                                 events from its static metadata, running no plugin code
       --json                    the same as a JSON array
+      --state-dir DIR           show the services a crash loop marked failed there
+                                (default: the host's state directory)
 
     EXIT STATUS
       0  clean exit (or every inspected file is a valid plugin)

@@ -49,8 +49,9 @@ public final class Sentinel: Sendable {
         public var pid: Int32
         /// When it started, ISO 8601 UTC.
         public var started: String
-        /// The service it was inside, and the event, when a call was in progress.
+        /// The service it was inside, when a call was in progress.
         public var service: String?
+        /// The event that call was for.
         public var event: String?
         /// The plugin it was loading, when that was what it was doing.
         public var loading: String?
