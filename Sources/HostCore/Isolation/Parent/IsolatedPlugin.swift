@@ -32,6 +32,9 @@ final class IsolatedPlugin {
     private var blockedIdentity: FileIdentity?
     /// The call in progress, for a crash that interrupts it.
     private var current: String?
+    /// Whether the file passed the permission rule when the host loaded it: a changed file
+    /// must pass it again (unless it never did, which --allow-insecure-plugins allowed).
+    private let wasSecure: Bool
     unowned let supervisor: IsolationSupervisor
 
     init(_ inspected: PluginInspector.Inspected, supervisor: IsolationSupervisor) {
@@ -39,6 +42,7 @@ final class IsolatedPlugin {
         identity = inspected.identity
         history = CrashHistory(limit: supervisor.settings.crashLimit)
         self.supervisor = supervisor
+        if case .success = PluginScanner.check(path: inspected.path, allowInsecure: false) { wasSecure = true } else { wasSecure = false }
         proxies = inspected.metadata.services.enumerated().map { index, meta in
             ServiceProxy(metadata: meta, index: index, plugin: self)
         }
@@ -310,6 +314,9 @@ final class IsolatedPlugin {
         guard let host = supervisor.host, !host.isTerminating, host.state != .notRunning else {
             status = .stopped
             return publish()
+        }
+        if wasSecure, case .failure(let failure) = PluginScanner.check(path: path, allowInsecure: false) {
+            return stop(because: "it no longer loads: \(failure.message)")
         }
         switch PluginInspector.inspect(path: path) {
         case .failure(let failure):
