@@ -95,6 +95,14 @@ func run(_ options: RunOptions) -> Never {
     }
     let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch)
     host.answerTimeout = options.fetchTimeout
+    // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
+    // Per-service policies come from the configuration file (its errors are reported by load).
+    var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
+    if let path = options.configFile ?? HostConfiguration.defaultPath(pluginDirectories: options.pluginDirectories),
+       let configuration = try? HostConfiguration.loadIfPresent(path: path) {
+        isolation.policies = IsolationSettings.policies(from: configuration)
+    }
+    host.startIsolation(isolation)
     do {
         host.notifier = try SystemdNotifier.fromEnvironment()
     } catch {
@@ -168,14 +176,17 @@ case "--version":
     print(HostVersion.string)
 case "inspect":
     do {
-        let (json, results) = try InspectCommand.run(Array(arguments.dropFirst()))
-        print(json ? InspectCommand.json(results) : InspectCommand.text(results), terminator: "")
+        let (json, results, failures) = try InspectCommand.run(Array(arguments.dropFirst()))
+        print(json ? InspectCommand.json(results, failures: failures) : InspectCommand.text(results, failures: failures),
+              terminator: "")
         exit(results.allSatisfy { if case .success = $0 { true } else { false } } ? 0 : 1)
     } catch {
         usageFailure(error)
     }
 case "ctl":
     runCtl(Array(arguments.dropFirst()))
+case WorkerMain.subcommand:
+    WorkerMain.run()
 default:
     do { run(try RunOptions.parse(arguments)) } catch { usageFailure(error) }
 }

@@ -74,8 +74,8 @@ struct Child {
     func residentBytes() -> Double? {
         guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
         for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
-                .flatMap { Double($0) }
+            // "VmRSS:\t   11260 kB": a tab, then spaces.
+            let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Double($0) }
             return kib.map { $0 * 1024 }
         }
         return nil

@@ -91,10 +91,13 @@ do {
     rows += startupRows.filter { $0.row == "3" }
     rows.append(.pending("4", "control channel: events/s through one pipelined connection, p50/p99 request latency, "
                          + "vs a C Unix-socket ping-pong", target: "≥ 50% of the floor's throughput", needs: "control channel"))
-    rows.append(.pending("5", "process isolation: per-event round trip and pipelined throughput, vs in-process and the socket floor",
-                         target: "round trip ≤ 3× socket floor", needs: "process isolation"))
+    progress("rows 5 and 6: process isolation")
+    var isolation = IsolationRow(host: hostPath, reps: reps, eventsPerRep: quick ? 2_000 : 20_000)
+    let isolationRows = try isolation.run(directory: sets.first { $0.language == "C" && $0.count == 1 }!.directory)
+    raw += isolation.raw
+    rows += isolationRows.filter { $0.row == "5" }
     rows += startupRows.filter { $0.row == "6" }
-    rows.append(.pending("6", "memory: RSS of one worker process", target: "—", needs: "process isolation"))
+    rows += isolationRows.filter { $0.row == "6" }
 } catch {
     farm.remove()
     fail(error.description)

@@ -131,13 +131,23 @@ public enum CtlCommand {
             if let busy = reply["busy"] {
                 lines.append("busy: \(busy["service"]?.stringValue ?? "?") in \(busy["event"]?.stringValue ?? "?")")
             }
+            if let stuck = reply["stuck"] {
+                lines.append("stuck: \(stuck["service"]?.stringValue ?? "?") has not returned from"
+                    + " \(stuck["event"]?.stringValue ?? "?") for \(stuck["seconds"]?.intValue ?? 0) s"
+                    + " (its deadline is \(stuck["deadline"].map { $0.serialized } ?? "?") s)")
+            }
             return lines.joined(separator: "\n")
         case "list":
             return (reply["services"]?.arrayValue ?? []).map { service in
                 var line = "\(service["id"]?.stringValue ?? "?") \(service["version"]?.stringValue ?? "") "
                     + "(\(service["state"]?.stringValue ?? "?")) events: "
                     + (service["events"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
-                if let error = service["lastError"]?.stringValue { line += " last error: \(error)" }
+                if let stuckIn = service["stuckIn"]?.stringValue { line += " stuck in: \(stuckIn)" }
+                if let summary = service["failure"]?["summary"]?.stringValue {
+                    line += " failed: \(summary); not restarted until its file changes"
+                } else if let error = service["lastError"]?.stringValue {
+                    line += " last error: \(error)"
+                }
                 return line
             }.joined(separator: "\n")
         case "reload":

@@ -5,12 +5,21 @@ public enum InspectCommand {
     /// The result for one file.
     public typealias Result = Swift.Result<PluginInspector.Inspected, LoadFailure>
 
-    /// Parses `[--json] PATH…` and inspects every path; directories give their `*.so` files.
-    public static func run(_ arguments: [String]) throws(UsageError) -> (json: Bool, results: [Result]) {
+    /// Parses `[--json] [--state-dir DIR] PATH…` and inspects every path; directories give
+    /// their `*.so` files. The state directory's failure records (issue 5) say which services
+    /// a crash loop marked failed.
+    public static func run(_ arguments: [String]) throws(UsageError) -> (json: Bool, results: [Result], failures: FailureStore) {
         var json = false
         var paths: [String] = []
-        for argument in arguments {
-            if argument == "--json" { json = true } else if argument.hasPrefix("-") {
+        var stateDirectory = (try? StateDirectory.defaultPath()) ?? ""  // none: no failure records to show
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            if argument == "--json" { json = true } else if argument == "--state-dir" {
+                guard let value = rest.popFirst() else { throw UsageError("inspect: --state-dir needs a value") }
+                stateDirectory = value
+            } else if argument.hasPrefix("--state-dir=") {
+                stateDirectory = String(argument.dropFirst("--state-dir=".count))
+            } else if argument.hasPrefix("-") {
                 throw UsageError("inspect: unknown option \(argument)")
             } else { paths.append(argument) }
         }
@@ -29,11 +38,23 @@ public enum InspectCommand {
                 results.append(PluginScanner.check(path: path, allowInsecure: true).flatMap(PluginInspector.inspect))
             }
         }
-        return (json, results)
+        return (json, results, FailureStore(stateDirectory: stateDirectory))
     }
 
-    /// Human-readable text, one block per file.
-    public static func text(_ results: [Result]) -> String {
+    /// The failure record that keeps `service` of `plugin` from starting, if any.
+    static func failure(of service: String, in plugin: PluginInspector.Inspected, _ failures: FailureStore?) -> FailureRecord? {
+        guard let record = failures?.record(for: service), record.path == plugin.path || sameFile(record.path, plugin.path),
+              record.blocks(plugin.identity) else { return nil }
+        return record
+    }
+
+    private static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat(), second = stat()
+        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+
+    /// Human-readable text, one block per file; `failures` adds services marked failed.
+    public static func text(_ results: [Result], failures: FailureStore? = nil) -> String {
         results.map { result in
             switch result {
             case .failure(let failure):
@@ -53,14 +74,17 @@ public enum InspectCommand {
                                             ("subscribes", service.subscriptions)] where !values.isEmpty {
                         out += "    \(label):\(String(repeating: " ", count: max(1, 10 - label.count)))\(values.joined(separator: ", "))\n"
                     }
+                    if let record = failure(of: service.id, in: plugin, failures) {
+                        out += "    failed:   \(record.summary); not started until this file changes\n"
+                    }
                 }
                 return out
             }
         }.joined(separator: "\n")
     }
 
-    /// A JSON array, one object per file.
-    public static func json(_ results: [Result]) -> String {
+    /// A JSON array, one object per file; `failures` adds a `failure` to services marked failed.
+    public static func json(_ results: [Result], failures: FailureStore? = nil) -> String {
         JSONText.array(results.map { result in
             switch result {
             case .failure(let failure):
@@ -81,6 +105,7 @@ public enum InspectCommand {
                             "urls": JSONText.array(service.urls.map(JSONText.string)),
                             "activities": JSONText.array(service.activities.map(JSONText.string)),
                             "subscribes": JSONText.array(service.subscriptions.map(JSONText.string)),
+                            "failure": failure(of: service.id, in: plugin, failures)?.json.serialized ?? "null",
                         ])
                     }),
                 ])

@@ -24,6 +24,8 @@ public struct RunOptions {
     public var launchURL: String?
     /// `--launch-activity TYPE[,URL]`, split.
     public var launchActivity: (type: String, url: String?)?
+    /// `--isolation`, `--event-timeout`, `--crash-limit`, `--safe-mode` (issue 5).
+    public var isolation = IsolationOptions()
     /// `--launch-scene NAME[:ROLE]`, split: the scene that connects at launch.
     public var launchScene: (name: String, role: String?)?
     /// `--config FILE`.
@@ -108,6 +110,7 @@ public struct RunOptions {
                                                                              omittingEmptySubsequences: false)
                 options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
             default:
+                if try options.isolation.parse(name, inline: inline, &cursor) { continue }
                 throw UsageError(name.hasPrefix("-") ? "unknown option \(name)" : "unexpected argument '\(name)'")
             }
         }

@@ -17,11 +17,20 @@ public enum Usage {
       --trace FILE              write one JSON line per event delivered to a service
       --log-level LEVEL         error, warn, info (default) or debug
       --shutdown-timeout SECS   how long SIGTERM's shutdown may take (default 5)
+      --isolation MODE          in-process (default) or process: each plugin in a
+                                worker process, restarted when it crashes
+      --event-timeout SECS      every event's deadline (default 10); a worker that
+                                misses it is killed and restarted
+      --crash-limit N/SECS      crashes that mark a service failed (default 5/60)
+      --safe-mode               start only trusted services (bundled ones, and
+                                those the configuration marks "trusted": true)
 
     INSPECT
       host inspect PATH…        print each plugin's services, versions, ABI and
                                 events from its static metadata, running no plugin code
       --json                    the same as a JSON array
+      --state-dir DIR           show the services a crash loop marked failed there
+                                (default: the host's state directory)
 
     EXIT STATUS
       0  clean exit (or every inspected file is a valid plugin)

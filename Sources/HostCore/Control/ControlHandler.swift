@@ -9,11 +9,19 @@ public final class ControlHandler {
     let host: Host
     /// Called before a `terminate` request takes the app down (arms the shutdown deadline).
     private let willTerminate: () -> Void
+    /// What `state` and `list` answer while the main thread is stuck (issue 5).
+    public nonisolated let snapshot: ControlSnapshot
 
     /// A handler for `host`.
     public init(host: Host, willTerminate: @escaping () -> Void = {}) {
         self.host = host
         self.willTerminate = willTerminate
+        snapshot = ControlSnapshot(tracker: host.tracker, stateCell: host.stateCell, board: host.isolation?.board)
+        publishSnapshot()
+    }
+
+    private func publishSnapshot() {
+        snapshot.publish(services: host.services.map { Self.describe($0) }, deviceToken: host.deviceToken?.hex)
     }
 
     /// Carries out `request`; `reply` runs on the main thread, at once or when the answers are in.
@@ -27,11 +35,13 @@ public final class ControlHandler {
         if host.isTerminating {
             return reply(Self.refusal(ControlRefusal(id: request.id, message: "the host is terminating")), .keepRunning)
         }
+        defer { publishSnapshot() }
         switch request.command {
         case .state:
             respond(stateReply(), .keepRunning)
         case .list:
-            respond(["services": .array(host.services.map(Self.describe))], .keepRunning)
+            respond(["services": .array(host.services.map { Self.describe($0, extra: host.isolationFields(for: $0.id)) })],
+                    .keepRunning)
         case .reload:
             do throws(LoadError) {
                 let report = try host.reload()
@@ -101,6 +111,7 @@ public final class ControlHandler {
         if let (service, event) = host.tracker.current {
             body["busy"] = ["service": .string(service), "event": .string(event)]
         }
+        if let stuck = host.tracker.stuck { body["stuck"] = ControlSnapshot.describe(stuck) }
         return body
     }
 
@@ -111,9 +122,10 @@ public final class ControlHandler {
         return .object(body)
     }
 
-    private static func describe(_ service: ServiceSlot) -> JSONValue {
+    /// `list`'s object for one service; `extra` (isolation, state, failure) overrides members.
+    static func describe(_ service: ServiceSlot, extra: [String: JSONValue] = [:]) -> JSONValue {
         let meta = service.metadata
-        return [
+        let fields: [String: JSONValue] = [
             "id": .string(meta.id), "name": .string(meta.name), "version": .string(meta.version),
             "path": .string(service.path), "priority": .number(Double(meta.priority)), "state": "running",
             "events": .array(InspectCommand.eventNames(meta.events).map(JSONValue.string)),
@@ -122,6 +134,7 @@ public final class ControlHandler {
             "sceneRoles": .array(meta.sceneRoles.map(JSONValue.string)),
             "lastError": service.lastError.map(JSONValue.string) ?? .null,
         ]
+        return .object(fields.merging(extra) { $1 })
     }
 
     static func describe(_ outcome: EventOutcome) -> [String: JSONValue] {

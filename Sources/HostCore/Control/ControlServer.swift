@@ -34,9 +34,22 @@ public final class ControlServer: Sendable {
         self.path = path
         self.maxPayload = maxPayload
         self.log = log
+        let snapshot = handler.snapshot
         perform = { request, reply in
+            // A main thread stuck in a service cannot answer: state and list come from a snapshot,
+            // also for those already waiting when it got stuck (whichever answers first wins).
+            if let answer = snapshot.reply(to: request) { return reply(answer, .keepRunning) }
+            let held = snapshot.hold(request) { answer in reply(answer, .keepRunning) }
             DispatchQueue.main.async {
-                MainActor.assumeIsolated { handler.handle(request) { value, after in reply(value, after) } }
+                MainActor.assumeIsolated {
+                    handler.handle(request) { value, after in
+                        if let held {
+                            snapshot.release(held.key)
+                            guard held.waiting.claim() else { return }
+                        }
+                        reply(value, after)
+                    }
+                }
             }
         }
         listener = try Self.bind(path)

@@ -32,6 +32,8 @@ public struct LoadFailure: Error, CustomStringConvertible, Sendable {
         case entry(String)
         /// A service's `attach` declined to run.
         case attachFailed(id: String, result: Int32)
+        /// The plugin's worker process died or hung while loading it (`--isolation process`).
+        case worker(String)
     }
 
     /// The file that failed.
@@ -89,6 +91,8 @@ public struct LoadFailure: Error, CustomStringConvertible, Sendable {
             "servicehost_entry: \(detail)"
         case .attachFailed(let id, let result):
             "service \(id) declined to start: attach answered \(ResultCode.name(result)) (see its log lines)"
+        case .worker(let detail):
+            detail
         }
     }
 

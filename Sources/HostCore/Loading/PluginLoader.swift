@@ -33,6 +33,14 @@ public enum PluginLoader {
         }
     }
 
+    /// The steps of loading that run plugin code (a worker reports them, so a crash names the step).
+    public enum LoadStage: UInt8, Sendable {
+        /// `dlopen`: the library's ELF constructors.
+        case dlopen = 1
+        /// `servicehost_entry`.
+        case entry = 2
+    }
+
     /// Inspects every `*.so` of each directory, in order; one bad file never stops the others.
     /// A file declaring a service id an earlier file declares is refused, naming both.
     public static func inspect(directories: [String], allowInsecure: Bool) throws(PluginScanner.DirectoryError) -> Inspection {
@@ -60,8 +68,11 @@ public enum PluginLoader {
 
     /// Opens one inspected file (from `loadPath` when given: a private copy of a changed file)
     /// and checks its answer against its metadata.
-    public static func open(_ inspected: PluginInspector.Inspected, loadPath: String? = nil) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+    /// `willRun` is told before each step that runs plugin code.
+    public static func open(_ inspected: PluginInspector.Inspected, loadPath: String? = nil,
+                     willRun: ((LoadStage) -> Void)? = nil) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         let metadata = inspected.metadata
+        willRun?(.dlopen)
         let library = try DynamicLibrary(path: loadPath ?? inspected.path)
         let entry = unsafeBitCast(try library.symbol(SH_ENTRY_SYMBOL), to: sh_entry_fn.self)
 
@@ -69,6 +80,7 @@ public enum PluginLoader {
             size: UInt32(MemoryLayout<sh_host_offer>.size), version: SH_HOST_OFFER_VERSION,
             abi_min: PluginInspector.hostABI.lowerBound, abi_max: PluginInspector.hostABI.upperBound,
             host_version: HostVersion.cString)
+        willRun?(.entry)
         guard let answer = withUnsafePointer(to: &offer, { entry($0) }) else {
             throw .entry("returned NULL: the plugin failed to initialise (see its log lines)")
         }

@@ -62,6 +62,9 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         }
     }
 
+    /// Whether the event is one of a scene's (17–25).
+    public var isSceneEvent: Bool { rawValue >= Self.configurationForConnecting.rawValue && rawValue <= Self.sceneContinueUserActivity.rawValue }
+
     /// Whether the event carries an `sh_completion` the service must call exactly once.
     public var needsCompletion: Bool {
         switch self {

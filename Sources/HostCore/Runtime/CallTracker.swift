@@ -3,31 +3,96 @@ import Synchronization
 /// Which service the main thread is inside, and for which event, readable from any thread.
 ///
 /// The shutdown watchdog reads it to name the service that did not return; the dispatch
-/// path only stores two integers per call (no locks, no allocation).
+/// path only stores two integers per call (no locks, no allocation). The hang watchdog
+/// (issue 5) also reads a call counter, and a memory-mapped sentinel gets the same two
+/// integers with plain stores, so the next run can name the call a crash interrupted.
 public final class CallTracker: Sendable {
     private let service = Atomic<Int>(-1)
     private let event = Atomic<UInt32>(0)
+    // Counts calls, so the hang watchdog tells one long call from two short ones. Written only
+    // on the main thread, hence a load and a store rather than a locked add.
+    private let calls = Atomic<UInt64>(0)
+    // The mapped sentinel page (Sentinel) as an address, set once when supervision starts; 0 before.
+    private let sentinel = Atomic<UInt>(0)
     // Written on the main thread when services are loaded; read by the watchdog thread.
     private let ids = Mutex<[String]>([])
+    // Set by the hang watchdog while a call is past its deadline.
+    private let stuckCall = Mutex<StuckCall?>(nil)
+    // Told when a call becomes stuck (the control snapshot answers the requests waiting for it).
+    private let stuckObservers = Mutex<[@Sendable () -> Void]>([])
 
     /// An idle tracker.
     public init() {}
 
-    func register(ids newIDs: [String]) { ids.withLock { $0 = newIDs } }
+    func register(ids newIDs: [String]) {
+        ids.withLock { $0 = newIDs }
+        if let page = sentinelPage { Sentinel.register(page, ids: newIDs) }
+    }
 
     @inline(__always) func enter(service index: Int, event kind: EventKind) {
         event.store(kind.rawValue, ordering: .relaxed)
+        calls.store(calls.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         service.store(index, ordering: .releasing)
+        if let page = sentinelPage { Sentinel.record(page, service: index, event: kind.rawValue) }
     }
 
-    @inline(__always) func leave() { service.store(-1, ordering: .releasing) }
+    @inline(__always) func leave() {
+        service.store(-1, ordering: .releasing)
+        if let page = sentinelPage { Sentinel.record(page, service: -1, event: 0) }
+    }
 
     /// The service id and event name of the call in progress, or nil between calls.
     public var current: (service: String, event: String)? {
         let index = service.load(ordering: .acquiring)
         guard index >= 0 else { return nil }
         let name = EventKind(rawValue: event.load(ordering: .relaxed))?.name ?? "an event"
-        let id = ids.withLock { index < $0.count ? $0[index] : "service #\(index)" }
-        return (id, name)
+        return (id(at: index), name)
+    }
+
+    // MARK: Supervision (issue 5)
+
+    /// A call the hang watchdog found past its deadline.
+    public struct StuckCall: Sendable, Equatable {
+        /// The service and the event it has not returned from.
+        public var service: String, event: String
+        /// When the watchdog first saw the call (CLOCK_MONOTONIC seconds).
+        public var since: Double
+        /// The deadline it missed, in seconds.
+        public var deadline: Double
+    }
+
+    /// The call past its deadline, if any (set by the hang watchdog).
+    public var stuck: StuckCall? {
+        get { stuckCall.withLock { $0 } }
+        set {
+            stuckCall.withLock { $0 = newValue }
+            if newValue != nil { for observer in stuckObservers.withLock({ $0 }) { observer() } }
+        }
+    }
+
+    /// Calls `observer` (on the watchdog's thread) each time a call becomes stuck.
+    func whenStuck(_ observer: @escaping @Sendable () -> Void) {
+        stuckObservers.withLock { $0.append(observer) }
+    }
+
+    /// The call in progress as numbers: service index (-1: none), event kind and the call counter.
+    func sample() -> (service: Int, event: UInt32, call: UInt64) {
+        let index = service.load(ordering: .acquiring)
+        return (index, event.load(ordering: .relaxed), calls.load(ordering: .relaxed))
+    }
+
+    /// The id of the service at `index`.
+    func id(at index: Int) -> String {
+        ids.withLock { index < $0.count ? $0[index] : "service #\(index)" }
+    }
+
+    /// Starts writing calls to the sentinel's mapped page.
+    func attach(_ sentinel: Sentinel) {
+        Sentinel.register(sentinel.page, ids: ids.withLock { $0 })
+        self.sentinel.store(UInt(bitPattern: sentinel.page), ordering: .releasing)
+    }
+
+    @inline(__always) private var sentinelPage: UnsafeMutableRawPointer? {
+        UnsafeMutableRawPointer(bitPattern: sentinel.load(ordering: .relaxed))
     }
 }

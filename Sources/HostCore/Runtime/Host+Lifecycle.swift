@@ -72,7 +72,10 @@ extension Host {
     /// failed to launch (they receive nothing more).
     private func finishLaunch() {
         for slot in services where !slot.launchFailed { markLaunched(slot) }
-        let failed = services.filter { $0.launchFailed && $0.configuration?.policy != .required }
+        // A process-isolated service's failures are its supervisor's: restarts, crash loops.
+        let failed = services.filter { slot in
+            slot.launchFailed && slot.configuration?.policy != .required && !(isolation?.board.isIsolated(slot.id) ?? false)
+        }
         for slot in failed {
             log.error(slot.id, "failed to launch; stopped (policy: optional): it receives no more events")
         }

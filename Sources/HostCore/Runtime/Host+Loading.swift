@@ -193,6 +193,7 @@ extension Host {
     /// Opens `plugin`; a file already loaded under its path is copied to a private path first,
     /// because `dlopen` of the same path would return the old copy.
     private func openCopy(_ plugin: PluginInspector.Inspected, privately: Bool) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+        if let elsewhere = try placement?(plugin) { return elsewhere }
         guard privately else { return try PluginLoader.open(plugin) }
         let copy = try PrivateCopy(of: plugin.path)
         defer { copy.remove() }  // the mapping stays valid once loaded

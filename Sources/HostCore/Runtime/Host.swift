@@ -39,6 +39,11 @@ public final class Host {
     public internal(set) var isTerminating = false
     /// The connected scenes; once one connected, the app's state follows them (Scenes/).
     public let scenes = SceneTable()
+    /// Takes a plugin file instead of this process (issue 5): its services running in a
+    /// worker process, or none (safe mode); nil, or a nil answer, loads the file here.
+    var placement: ((PluginInspector.Inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]?)?
+    /// Crash and hang isolation (issue 5), once ``startIsolation(_:)`` ran; see Isolation/.
+    public internal(set) var isolation: IsolationSupervisor?
     // handlers[kind] lists the indexes of the services that asked for that kind, in
     // dispatch order, so a delivery never calls (or even looks at) a service that did not ask.
     var handlers = ContiguousArray(repeating: ContiguousArray<Int>(), count: Int(SH_EVENT_KIND_LIMIT))
@@ -129,15 +134,16 @@ public final class Host {
     }
 
     /// Calls one service with one event and reports a failure; returns its result.
-    /// `scene` names the scene of a scene event, for the trace.
+    /// `scene` names the scene of a scene event, for the trace; `state` overrides the app
+    /// state the event carries (a restarted service's catch-up events).
     @discardableResult
     func call(_ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
-              completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil) -> Int32 {
+              completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil, state: AppState? = nil) -> Int32 {
         let service = services[index]
         sequence &+= 1
         var event = sh_event(
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
-            app_state: lifecycle.state.rawValue, seq: sequence, data: data, completion: completion)
+            app_state: (state ?? lifecycle.state).rawValue, seq: sequence, data: data, completion: completion)
         tracker.enter(service: index, event: kind)
         let result = service.handleEvent(service.descriptor, &event)
         tracker.leave()

@@ -1,0 +1,54 @@
+import ServiceJSON
+
+extension Host {
+    /// Starts crash and hang isolation (issue 5), before plugins are loaded:
+    ///
+    /// - plugins whose services run in a worker process (`--isolation process`, or their
+    ///   policy) are loaded there instead of here, and supervised: restarted after a crash,
+    ///   marked failed after a crash loop, killed when they miss their event deadline;
+    /// - `--safe-mode` leaves untrusted plugins out;
+    /// - the sentinel records the call in progress, and the previous run's unclean exit is logged;
+    /// - the hang watchdog names an in-process service stuck past its deadline.
+    public func startIsolation(_ settings: IsolationSettings) {
+        let supervisor = IsolationSupervisor(settings: settings, log: log, host: self)
+        isolation = supervisor
+        placement = { [unowned supervisor] (inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]? in
+            try supervisor.place(inspected)
+        }
+        do {
+            let (sentinel, previous) = try Sentinel.open(stateDirectory: settings.stateDirectory)
+            supervisor.sentinel = sentinel
+            tracker.attach(sentinel)
+            if let previous {
+                log.warn("host", previous.description
+                    + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"))
+            }
+        } catch {
+            log.warn("host", "no crash sentinel: \(error)")
+        }
+        if settings.safeMode {
+            log.warn("host", "safe mode: only trusted services start (bundled plugins, and services the configuration marks \"trusted\": true)")
+        }
+        let board = supervisor.board
+        let shortest = ([settings.eventTimeout] + settings.policies.values.compactMap(\.eventTimeout)).min()!
+        HangWatchdog(tracker: tracker, log: log, shortestDeadline: shortest,
+                     deadline: { settings.eventTimeout(for: $0) }, isIsolated: { board.isIsolated($0) }).start()
+    }
+
+    /// What `ctl list` adds about service `id`: where it runs (`isolation`), its `state`
+    /// (`running`, `restarting`, `failed`, `stopped`, or `stuck` in an event), its worker's
+    /// `pid`, `restarts`, `lastCrash` and `failure`.
+    public func isolationFields(for id: String) -> [String: JSONValue] {
+        Self.isolationFields(for: id, board: isolation?.board, tracker: tracker)
+    }
+
+    /// The same, from any thread.
+    nonisolated static func isolationFields(for id: String, board: IsolationBoard?, tracker: CallTracker) -> [String: JSONValue] {
+        var fields = board?.fields(for: id) ?? [:]
+        if let stuck = tracker.stuck, stuck.service == id {
+            fields["state"] = "stuck"
+            fields["stuckIn"] = .string(stuck.event)
+        }
+        return fields
+    }
+}

@@ -1,0 +1,91 @@
+import Glibc
+
+/// What the configuration file says about one service's isolation (issue 4's `isolation`,
+/// `trusted` and `eventTimeout` keys); nil members fall back to the command line's defaults.
+public struct IsolationPolicy: Sendable, Equatable {
+    /// `isolation`: where the service runs; nil: `--isolation`.
+    public var isolation: ServiceConfiguration.Isolation?
+    /// `trusted`: whether `--safe-mode` starts it; nil: only when it is bundled.
+    public var trusted: Bool?
+    /// `eventTimeout`: its event deadline in seconds; nil: `--event-timeout`.
+    public var eventTimeout: Double?
+
+    /// A policy; every member defaults to "the file does not say".
+    public init(isolation: ServiceConfiguration.Isolation? = nil, trusted: Bool? = nil, eventTimeout: Double? = nil) {
+        self.isolation = isolation
+        self.trusted = trusted
+        self.eventTimeout = eventTimeout
+    }
+
+    /// The policy a configured service asks for.
+    public init(_ configuration: ServiceConfiguration) {
+        self.init(isolation: configuration.isolation, trusted: configuration.trusted, eventTimeout: configuration.eventTimeout)
+    }
+}
+
+/// Crash and hang isolation, as the host runs it: the command line's defaults, each
+/// service's policy, and where supervision keeps its files.
+public struct IsolationSettings: Sendable {
+    /// `--isolation`: where services run unless their policy says otherwise.
+    public var isolation: ServiceConfiguration.Isolation = .inProcess
+    /// `--event-timeout`: every event's deadline, unless a service's policy sets its own.
+    public var eventTimeout: Double = 10
+    /// `--crash-limit`: crashes within a window that mark a process-isolated service failed.
+    public var crashLimit: CrashLimit = .standard
+    /// `--safe-mode`: start only trusted services.
+    public var safeMode = false
+    /// The state directory: the sentinel and `failures/` live there.
+    public var stateDirectory: String
+    /// Each configured service's policy, by id (from the configuration file).
+    public var policies: [String: IsolationPolicy] = [:]
+    /// The program a worker runs: this very binary, even if the file was replaced since.
+    public var workerExecutable = "/proc/self/exe"
+    /// The folder of bundled plugins, trusted by default: `plugins/` beside the executable.
+    public var bundledDirectory: String? = IsolationSettings.defaultBundledDirectory()
+
+    /// Settings from the command line's options; the state directory from `--state-dir` or its default.
+    public init(_ options: IsolationOptions = IsolationOptions(), stateDirectory: String) {
+        isolation = options.isolation
+        eventTimeout = options.eventTimeout
+        crashLimit = options.crashLimit
+        safeMode = options.safeMode
+        self.stateDirectory = stateDirectory
+    }
+
+    /// The policies of every service in `configuration`.
+    public static func policies(from configuration: HostConfiguration) -> [String: IsolationPolicy] {
+        configuration.services.mapValues(IsolationPolicy.init)
+    }
+
+    /// Where service `id` runs.
+    public func isolation(for id: String) -> ServiceConfiguration.Isolation { policies[id]?.isolation ?? isolation }
+
+    /// Service `id`'s event deadline, in seconds.
+    public func eventTimeout(for id: String) -> Double { policies[id]?.eventTimeout ?? eventTimeout }
+
+    /// Whether `--safe-mode` starts service `id` of the plugin at `path`: its policy says
+    /// `trusted`, or it says nothing and the plugin is bundled.
+    public func isTrusted(_ id: String, path: String) -> Bool {
+        if let trusted = policies[id]?.trusted { return trusted }
+        guard let bundledDirectory, let folder = Self.realFolder(of: path) else { return false }
+        return folder == bundledDirectory
+    }
+
+    /// `plugins/` beside the running executable (resolved), or nil.
+    public static func defaultBundledDirectory() -> String? {
+        guard let executable = realPath("/proc/self/exe"),
+              let slash = executable.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return realPath(String(executable[..<slash]) + "/plugins")
+    }
+
+    private static func realFolder(of path: String) -> String? {
+        guard let file = realPath(path), let slash = file.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return String(file[..<slash])
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

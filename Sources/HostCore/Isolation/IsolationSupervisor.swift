@@ -1,0 +1,89 @@
+import Dispatch
+import Glibc
+import ServiceJSON
+
+/// Crash and hang isolation for one host: decides where each plugin runs, keeps the
+/// process-isolated ones' workers alive, and says what `ctl list` shows about them.
+///
+/// Created by ``Host/startIsolation(_:)`` before plugins are loaded; everything here runs
+/// on the main thread, like the dispatcher. The board is the thread-safe part.
+@MainActor
+public final class IsolationSupervisor {
+    /// The settings it runs with.
+    public let settings: IsolationSettings
+    let log: Log
+    weak var host: Host?
+    /// What `ctl list` shows of each process-isolated service, readable from any thread.
+    let board = IsolationBoard()
+    /// `<state>/failures`.
+    let failures: FailureStore
+    /// The sentinel, when the state directory took one.
+    var sentinel: Sentinel?
+    /// The plugins running in workers, in load order.
+    private(set) var plugins: [IsolatedPlugin] = []
+
+    init(settings: IsolationSettings, log: Log, host: Host) {
+        self.settings = settings
+        self.log = log
+        self.host = host
+        failures = FailureStore(stateDirectory: settings.stateDirectory)
+    }
+
+    /// The loader's placement hook: nil loads the file in the host; services in a worker;
+    /// none when safe mode leaves the file out.
+    func place(_ inspected: PluginInspector.Inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]? {
+        sentinel?.loading(inspected.path)
+        let services = inspected.metadata.services
+        if settings.safeMode {
+            let untrusted = services.filter { !settings.isTrusted($0.id, path: inspected.path) }.map(\.id)
+            if !untrusted.isEmpty {
+                log.warn("loader", "\(inspected.path): not loaded in safe mode: \(untrusted.joined(separator: ", "))"
+                    + " \(untrusted.count == 1 ? "is" : "are") not trusted (bundled plugins are;"
+                    + " others need \"trusted\": true in the configuration)")
+                return []
+            }
+        }
+        guard services.contains(where: { settings.isolation(for: $0.id) == .process }) else { return nil }
+        let plugin = IsolatedPlugin(inspected, supervisor: self)
+        for service in services { board.update(service.id) { $0.state = "starting" } }
+        let infos: [LoadedServiceInfo]
+        if let record = blockingRecord(inspected) {
+            infos = plugin.startBlocked(by: record)
+        } else {
+            do {
+                infos = try plugin.start()
+            } catch {
+                for service in services { board.forget(service.id) }
+                throw error
+            }
+        }
+        plugins.append(plugin)
+        return infos
+    }
+
+    /// The failure record that keeps this very file from starting, if any; records of an
+    /// older file are removed (the file changed, so it gets a new chance).
+    private func blockingRecord(_ inspected: PluginInspector.Inspected) -> FailureRecord? {
+        var blocking: FailureRecord?
+        for service in inspected.metadata.services {
+            guard let record = failures.record(for: service.id) else { continue }
+            if record.path == inspected.path && record.blocks(inspected.identity) {
+                blocking = blocking ?? record
+            } else {
+                log.info("host", "service \(service.id) was marked failed (\(record.summary)), but \(inspected.path)"
+                    + " changed since: starting it again")
+                _ = try? failures.remove(service.id)
+            }
+        }
+        return blocking
+    }
+
+    /// Notes a crash of service `id` for `ctl list` and the service's last error.
+    func noteCrash(_ id: String, _ what: String) {
+        board.update(id) { $0.lastCrash = what }
+        // After the dispatcher reported the failed call (which sets lastError itself).
+        DispatchQueue.main.async { [weak self] in
+            MainActor.assumeIsolated { self?.host?.services.first { $0.id == id }?.lastError = what }
+        }
+    }
+}

@@ -1,0 +1,212 @@
+import Glibc
+import ServiceABI
+import Synchronization
+
+/// Carries out, in the host, what a worker's services ask of their `sh_host` tables: each
+/// call goes to the real table the host made for that service (HostTable), so a service in a
+/// worker reaches exactly what it would reach in the host. Also relays completions.
+///
+/// Thread-safe calls (log, post, app_state, subscribe, …) run on the worker's reader
+/// thread, as the ABI allows; [main-thread] ones (the store) run on the main thread.
+final class HostCallForwarder: Sendable {
+    /// A C pointer the host never frees, shared across threads.
+    struct Pointer<T>: @unchecked Sendable {  // Sendable: the pointee is the host's, valid for the process lifetime, and thread-safe where it is called from other threads
+        let raw: UnsafePointer<T>
+    }
+
+    private enum CompletionState { case inFlight, awaiting, answered }
+    private struct Completion {
+        let pointer: Pointer<sh_completion>
+        var state: CompletionState
+    }
+
+    private let channel: FrameChannel
+    // The host's table of each service, by its index in the worker; set when it attaches.
+    private let tables = Mutex<[Int: Pointer<sh_host>]>([:])
+    // Completions the worker's services hold, by id. Kept after they are answered, so a second
+    // call still reaches the host's record (which logs it), as it would in-process.
+    private let completions = Mutex<(next: UInt32, table: [UInt32: Completion])>((0, [:]))
+
+    init(channel: FrameChannel) { self.channel = channel }
+
+    func setTable(_ table: UnsafePointer<sh_host>, for service: Int) {
+        tables.withLock { $0[service] = Pointer(raw: table) }
+    }
+
+    private func table(_ service: Int) -> UnsafePointer<sh_host>? { tables.withLock { $0[service]?.raw } }
+
+    // MARK: Completions
+
+    /// An id for the completion of an event about to be sent.
+    func register(_ completion: UnsafePointer<sh_completion>) -> UInt32 {
+        completions.withLock { state in
+            state.next &+= 1
+            if state.next == 0 { state.next = 1 }
+            state.table[state.next] = Completion(pointer: Pointer(raw: completion), state: .inFlight)
+            return state.next
+        }
+    }
+
+    /// The event with completion `id` returned `result`: the host now waits for the answer,
+    /// unless a negative result said there will be none (the host counts it failed itself).
+    func eventReturned(completion id: UInt32, result: Int32) {
+        completions.withLock { state in
+            guard state.table[id]?.state == .inFlight else { return }
+            state.table[id]?.state = result < 0 ? .answered : .awaiting
+        }
+    }
+
+    /// The worker died: every answer the host still waits for counts as failed now, rather
+    /// than at its deadline. Returns how many.
+    @discardableResult
+    func failOutstanding() -> Int {
+        let waiting = completions.withLock { state -> [Pointer<sh_completion>] in
+            var waiting: [Pointer<sh_completion>] = []
+            for (id, entry) in state.table where entry.state != .answered {
+                if entry.state == .awaiting { waiting.append(entry.pointer) }
+                state.table[id]?.state = .answered
+            }
+            return waiting
+        }
+        for completion in waiting { completion.raw.pointee.complete?(completion.raw, Int32(SH_ERROR), nil, 0) }
+        return waiting.count
+    }
+
+    // MARK: Calls
+
+    /// A one-way call or a thread-safe call with an answer, on the reader thread.
+    func perform(_ frame: Frame) throws(WireError) {
+        var r = frame.reader
+        switch frame.type {
+        case .complete:
+            let id = try r.u32("completion"), result = try r.i32("result"), json = try r.optionalBlob("answer")
+            try r.finish("complete")
+            let pointer = completions.withLock { state -> Pointer<sh_completion>? in
+                guard let entry = state.table[id] else { return nil }
+                state.table[id]?.state = .answered
+                return entry.pointer
+            }
+            guard let pointer else { throw .malformed("completion \(id) was never given") }
+            if let json {
+                json.withUnsafeBytes { pointer.raw.pointee.complete?(pointer.raw, result, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+            } else {
+                pointer.raw.pointee.complete?(pointer.raw, result, nil, 0)
+            }
+        case .log:
+            let service = Int(try r.u32("service")), level = try r.i32("level"), message = try r.blob("message")
+            try r.finish("log")
+            guard let table = table(service) else { return }
+            cString(message) { table.pointee.log?(table, level, $0) }
+        case .post:
+            let service = Int(try r.u32("service")), name = try r.blob("name"), json = try r.optionalBlob("payload")
+            try r.finish("post")
+            guard let table = table(service) else { return }
+            cString(name) { name in
+                if let json {
+                    _ = json.withUnsafeBytes { table.pointee.post?(table, name, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                } else {
+                    _ = table.pointee.post?(table, name, nil, 0)
+                }
+            }
+        case .subscribe:
+            let service = Int(try r.u32("service")), name = try r.blob("name")
+            try r.finish("subscribe")
+            guard let table = table(service) else { return }
+            cString(name) { _ = table.pointee.subscribe?(table, $0) }
+        case .registerForRemoteNotifications:
+            let service = Int(try r.u32("service"))
+            try r.finish("register")
+            guard let table = table(service) else { return }
+            _ = table.pointee.register_for_remote_notifications?(table)
+        case .call:
+            try answer(frame)
+        default:
+            throw .malformed("a worker sent a \(frame.type) frame")
+        }
+    }
+
+    /// Which host function a `call` frame asks for.
+    static func callKind(_ frame: Frame) throws(WireError) -> HostCall {
+        var r = frame.reader
+        _ = try r.u32("service")
+        let raw = try r.u8("call")
+        guard let call = HostCall(rawValue: raw) else { throw .malformed("unknown host call \(raw)") }
+        return call
+    }
+
+    /// Carries out a `call` frame and sends the reply. Store calls must run on the main thread.
+    func answer(_ frame: Frame) throws(WireError) {
+        var r = frame.reader
+        let service = Int(try r.u32("service"))
+        let raw = try r.u8("call")
+        guard let call = HostCall(rawValue: raw) else { throw .malformed("unknown host call \(raw)") }
+        var w = WireWriter()
+        guard let table = table(service) else {
+            w.i32(Int32(SH_INVALID))
+            if call == .storeGet { w.u64(0); w.bool(false) }
+            if call == .storeKeys { w.u32(0) }
+            return try channel.send(&w, .reply, sequence: frame.sequence)
+        }
+        let host = table.pointee
+        switch call {
+        case .appState:
+            try r.finish("app_state")
+            w.i32(host.app_state?(table) ?? Int32(SH_UNSUPPORTED))
+        case .unsubscribe:
+            let name = try r.optionalBlob("name")
+            try r.finish("unsubscribe")
+            w.i32(optionalCString(name) { host.unsubscribe?(table, $0) } ?? Int32(SH_UNSUPPORTED))
+        case .storeGet:
+            let key = try r.optionalBlob("key")
+            let capacity = Int(min(try r.u64("capacity"), UInt64(Wire.maxPayload - 64)))
+            try r.finish("store_get")
+            var buffer = [UInt8](repeating: 0, count: max(capacity, 1))
+            var length = 0
+            let result = optionalCString(key) { key in
+                buffer.withUnsafeMutableBytes { host.store_get?(table, key, $0.baseAddress, capacity, &length) } ?? Int32(SH_UNSUPPORTED)
+            }
+            w.i32(result)
+            w.u64(UInt64(length))
+            let hasValue = result == SH_OK && length <= capacity
+            w.bool(hasValue)
+            if hasValue { w.blob(Array(buffer[..<length])) }
+        case .storeSet:
+            let key = try r.optionalBlob("key"), value = try r.optionalBlob("value"), length = Int(try r.u64("length"))
+            try r.finish("store_set")
+            w.i32(optionalCString(key) { key in
+                guard let value else { return host.store_set?(table, key, nil, length) }
+                return value.withUnsafeBytes { host.store_set?(table, key, $0.baseAddress, $0.count) }
+            } ?? Int32(SH_UNSUPPORTED))
+        case .storeRemove:
+            let key = try r.optionalBlob("key")
+            try r.finish("store_remove")
+            w.i32(optionalCString(key) { host.store_remove?(table, $0) } ?? Int32(SH_UNSUPPORTED))
+        case .storeKeys:
+            try r.finish("store_keys")
+            final class Keys { var list: [[UInt8]] = [] }
+            let keys = Keys()
+            let result = withExtendedLifetime(keys) {
+                host.store_keys?(table, { context, key in
+                    guard let context, let key else { return }
+                    let keys = Unmanaged<Keys>.fromOpaque(context).takeUnretainedValue()
+                    keys.list.append(Array(UnsafeRawBufferPointer(start: key, count: strlen(key))))
+                }, Unmanaged.passUnretained(keys).toOpaque()) ?? Int32(SH_UNSUPPORTED)
+            }
+            w.i32(result)
+            w.u32(UInt32(keys.list.count))
+            for key in keys.list { w.blob(key) }
+        }
+        try channel.send(&w, .reply, sequence: frame.sequence)
+    }
+
+    /// Runs `body` with `bytes` as a NUL-terminated C string, or NULL.
+    private func optionalCString<R>(_ bytes: [UInt8]?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+        guard let bytes else { return body(nil) }
+        return cString(bytes) { body($0) }
+    }
+
+    /// Runs `body` with `bytes` as a NUL-terminated C string.
+    private func cString<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+        (bytes + [0]).withUnsafeBytes { body($0.baseAddress!.assumingMemoryBound(to: CChar.self)) }
+    }
+}

@@ -1,0 +1,434 @@
+import Dispatch
+import Glibc
+import ServiceABI
+
+/// One plugin file whose services run in a worker process: its worker, its crashes, its
+/// restarts, and the proxies the host dispatches to.
+///
+/// All of a file's services share its worker, as they share a process in the host: a
+/// library's services may share its globals.
+@MainActor
+final class IsolatedPlugin {
+    enum Status {
+        /// The worker runs and its services get events.
+        case running
+        /// The worker died; a restart is scheduled.
+        case restarting
+        /// A crash loop: not restarted until the file changes.
+        case failed(FailureRecord)
+        /// Not running and not coming back by itself (the host is terminating, or the file
+        /// no longer loads; a change of the file starts it again).
+        case stopped
+    }
+
+    let path: String
+    private(set) var identity: FileIdentity
+    private(set) var proxies: [ServiceProxy] = []
+    private(set) var connection: WorkerConnection?
+    private(set) var status: Status = .stopped
+    private var history: CrashHistory
+    private var restarts = 0
+    /// The identity a failed or stopped plugin waits to see change.
+    private var blockedIdentity: FileIdentity?
+    /// The call in progress, for a crash that interrupts it.
+    private var current: String?
+    /// Whether the file passed the permission rule when the host loaded it: a changed file
+    /// must pass it again (unless it never did, which --allow-insecure-plugins allowed).
+    private let wasSecure: Bool
+    unowned let supervisor: IsolationSupervisor
+
+    init(_ inspected: PluginInspector.Inspected, supervisor: IsolationSupervisor) {
+        path = inspected.path
+        identity = inspected.identity
+        history = CrashHistory(limit: supervisor.settings.crashLimit)
+        self.supervisor = supervisor
+        if case .success = PluginScanner.check(path: inspected.path, allowInsecure: false) { wasSecure = true } else { wasSecure = false }
+        proxies = inspected.metadata.services.enumerated().map { index, meta in
+            ServiceProxy(metadata: meta, index: index, plugin: self)
+        }
+    }
+
+    private var log: Log { supervisor.log }
+    private var ids: [String] { proxies.map(\.id) }
+
+    /// "service a" or "services a, b" for log lines.
+    var subject: String { proxies.count == 1 ? "service \(proxies[0].id)" : "services \(ids.joined(separator: ", "))" }
+
+    private func timeout(_ proxy: ServiceProxy) -> Double { supervisor.settings.eventTimeout(for: proxy.id) }
+    private var loadTimeout: Double { proxies.map(timeout).max() ?? supervisor.settings.eventTimeout }
+
+    // MARK: Starting
+
+    /// Starts the worker and loads the plugin in it; the services come back in the order the
+    /// plugin answered them, as the in-process loader gives them.
+    func start() throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+        switch launchWorker() {
+        case .refused(let reason): throw reason
+        case .crashed(let report):
+            throw .worker(report.hung ? "\(report.how); its worker process was killed" : "its worker process \(report.reason)")
+        case .started(let order):
+            proxies = order.map { id in proxies.first { $0.id == id }! }
+            status = .running
+            publish()
+            return proxies.map { $0.loadedInfo(path: path, identity: identity) }
+        }
+    }
+
+    /// Lists the services without starting them: a crash loop marked them failed with this
+    /// very file.
+    func startBlocked(by record: FailureRecord) -> [LoadedServiceInfo] {
+        status = .failed(record)
+        blockedIdentity = record.file
+        for proxy in proxies { supervisor.board.update(proxy.id) { $0.state = "failed"; $0.failure = record } }
+        log.error("host", "\(subject) \(proxies.count == 1 ? "is" : "are") marked failed (\(record.summary));"
+            + " not started until \(path) changes")
+        watchFile()
+        return proxies.map { $0.loadedInfo(path: path, identity: identity) }
+    }
+
+    private enum Launch {
+        case started([String])
+        case refused(LoadFailure.Reason)
+        case crashed(CrashReport)
+    }
+
+    /// Spawns a worker and has it load the plugin (with the loader's own checks).
+    private func launchWorker() -> Launch {
+        let settings = supervisor.settings
+        let connection: WorkerConnection
+        do {
+            connection = try WorkerConnection(
+                executable: settings.workerExecutable, pluginPath: path, sendTimeout: max(loadTimeout, 1), log: log,
+                source: proxies.count == 1 ? proxies[0].id : path,
+                onDeath: { [weak self] connection, death in
+                    DispatchQueue.main.async { MainActor.assumeIsolated { self?.workerDied(connection, death) } }
+                })
+        } catch {
+            return .refused(.worker("cannot start a worker process: \(error)"))
+        }
+        self.connection = connection
+        var w = WireWriter()
+        w.string(path)
+        w.u64(identity.device)
+        w.u64(identity.inode)
+        w.i64(identity.size)
+        w.i64(identity.modified)
+        w.u8(UInt8(log.level.rawValue))
+        w.f64(supervisor.host?.answerTimeout ?? 30)
+        switch connection.request(&w, .open, expecting: [.opened, .openFailed], timeout: loadTimeout) {
+        case .reply(let frame):
+            var r = frame.reader
+            do throws(WireError) {
+                if frame.type == .openFailed {
+                    let reason = try LoadFailureCodec.decode(&r)
+                    self.connection = nil
+                    connection.close()
+                    return .refused(reason)
+                }
+                let count = try r.u32("count")
+                var order: [String] = []
+                for _ in 0..<count { order.append(try r.string("service id")) }
+                try r.finish("opened")
+                guard Set(order) == Set(ids), order.count == ids.count else {
+                    throw .malformed("the worker loaded services \(order), not \(ids)")
+                }
+                return .started(order)
+            } catch {
+                self.connection = nil
+                _ = connection.killAndWait()
+                return .refused(.worker("its worker process broke the protocol: \(error)"))
+            }
+        case .died(let death):
+            self.connection = nil
+            var report = CrashReport(death, during: nil)
+            report.when = connection.stage == 0 ? "before loading the plugin" : "in \(Self.stageName(connection.stage))"
+            return .crashed(report)
+        case .timedOut:
+            let stage = connection.stage
+            self.connection = nil
+            _ = connection.killAndWait()
+            var report = CrashReport(hungIn: Self.stageName(stage), deadline: loadTimeout)
+            report.how = "\(Self.stageName(stage)) did not return within \(Seconds.text(loadTimeout)) s"
+            return .crashed(report)
+        }
+    }
+
+    static func stageName(_ stage: UInt8) -> String {
+        switch PluginLoader.LoadStage(rawValue: stage) {
+        case .dlopen: "dlopen (the library's ELF constructors)"
+        case .entry: "servicehost_entry"
+        case nil: "the worker's start"
+        }
+    }
+
+    // MARK: Calls from the dispatcher
+
+    /// `attach`, forwarded. A failed plugin's services attach without a worker: they are
+    /// listed as failed and get no events.
+    func attach(_ proxy: ServiceProxy, host table: UnsafePointer<sh_host>) -> Int32 {
+        proxy.hostTable = table
+        guard case .running = status, let connection else {
+            proxy.inHost = true
+            return Int32(SH_OK)
+        }
+        let result = attachInWorker(proxy, connection)
+        proxy.inHost = result >= 0
+        return result
+    }
+
+    private func attachInWorker(_ proxy: ServiceProxy, _ connection: WorkerConnection) -> Int32 {
+        guard let table = proxy.hostTable else { return Int32(SH_INVALID) }
+        connection.forwarder.setTable(table, for: proxy.index)
+        var w = WireWriter()
+        w.u32(UInt32(proxy.index))
+        current = "attach"
+        let outcome = connection.request(&w, .attach, expecting: [.attached], timeout: timeout(proxy))
+        current = nil
+        switch outcome {
+        case .reply(let frame):
+            var r = frame.reader
+            guard let result = try? r.i32("result") else {
+                return brokeProtocol(connection, "a malformed attach answer", during: "attach")
+            }
+            proxy.attached = result >= 0
+            return result
+        case .died(let death):
+            crashed(connection, CrashReport(death, during: "attach"))
+            return Int32(SH_ERROR)
+        case .timedOut:
+            hung(connection, "attach", deadline: timeout(proxy))
+            return Int32(SH_ERROR)
+        }
+    }
+
+    /// `handle_event`, forwarded: the event goes to the worker and its result comes back.
+    /// A service that is not running answers `SH_UNSUPPORTED` (its answer counts as failed).
+    func deliver(_ event: UnsafePointer<sh_event>, to proxy: ServiceProxy) -> Int32 {
+        proxy.noteLaunch(event)
+        guard case .running = status, let connection, proxy.attached else { return Int32(SH_UNSUPPORTED) }
+        var completion: UInt32 = 0
+        if let record = event.pointee.completion { completion = connection.forwarder.register(record) }
+        var w = WireWriter(capacity: 128)
+        EventCodec.encode(event, service: UInt32(proxy.index), completion: completion, into: &w)
+        let name = EventKind(rawValue: event.pointee.kind)?.name ?? "event \(event.pointee.kind)"
+        current = name
+        let outcome = connection.request(&w, .event, expecting: [.result], timeout: timeout(proxy))
+        current = nil
+        switch outcome {
+        case .reply(let frame):
+            var r = frame.reader
+            guard let result = try? r.i32("result"), (try? r.finish("result")) != nil else {
+                return brokeProtocol(connection, "a malformed result", during: name)
+            }
+            if completion != 0 { connection.forwarder.eventReturned(completion: completion, result: result) }
+            return result
+        case .died(let death):
+            crashed(connection, CrashReport(death, during: name))
+            return Int32(SH_ERROR)
+        case .timedOut:
+            hung(connection, name, deadline: timeout(proxy))
+            return Int32(SH_ERROR)
+        }
+    }
+
+    private func brokeProtocol(_ connection: WorkerConnection, _ what: String, during event: String) -> Int32 {
+        let death = connection.killAndWait() ?? WorkerDeath(exit: .signaled(SIGKILL), cause: .killedByHost)
+        var report = CrashReport(death, during: event)
+        report.how = "broke the worker protocol (\(what)) and was killed"
+        crashed(connection, report)
+        return Int32(SH_ERROR)
+    }
+
+    // MARK: Crashes
+
+    /// A missed deadline: the worker is killed, which counts as a crash.
+    private func hung(_ connection: WorkerConnection, _ event: String, deadline: Double) {
+        _ = connection.killAndWait()
+        crashed(connection, CrashReport(hungIn: event, deadline: deadline))
+    }
+
+    /// The reader thread saw the worker die (between calls, or after the call that saw it).
+    private func workerDied(_ connection: WorkerConnection, _ death: WorkerDeath) {
+        guard connection === self.connection, !connection.exitWasExpected else { return }
+        crashed(connection, CrashReport(death, during: current))
+    }
+
+    /// Counts a crash, says so, and restarts the worker after its backoff, or marks the
+    /// services failed when the crash limit is reached. Once per worker.
+    private func crashed(_ connection: WorkerConnection?, _ report: CrashReport) {
+        if let connection {
+            guard connection === self.connection else { return }
+            self.connection = nil
+            connection.forwarder.failOutstanding()
+        }
+        for proxy in proxies { proxy.attached = false }
+        let pid = connection.map { " (pid \($0.pid))" } ?? ""
+        let what = report.hung ? "\(subject) \(report.how): its worker\(pid) was killed"
+            : "\(subject) crashed: its worker\(pid) \(report.reason)"
+        for proxy in proxies { supervisor.noteCrash(proxy.id, what) }
+        let limitReached = history.record(at: Clock.monotonic())
+        guard let host = supervisor.host, !host.isTerminating, host.state != .notRunning else {
+            status = .stopped
+            publish()
+            return log.error("host", what + "; not restarted: the host is terminating")
+        }
+        if limitReached { return markFailed(report, what) }
+        status = .restarting
+        publish()
+        let delay = history.restartDelay
+        log.error("host", what + "; restarting it in \(Seconds.text(delay)) s")
+        DispatchQueue.main.asyncAfter(deadline: .now() + delay) { [weak self] in
+            MainActor.assumeIsolated { self?.restart() }
+        }
+    }
+
+    private func markFailed(_ report: CrashReport, _ what: String) {
+        let limit = supervisor.settings.crashLimit
+        var saved: [String] = []
+        var problems: [String] = []
+        var first: FailureRecord?
+        for proxy in proxies {
+            let record = FailureRecord(serviceID: proxy.id, path: path, file: identity, reason: report.reason,
+                                       signal: report.signal, status: report.status, event: report.event,
+                                       time: Clock.isoNow(), limit: limit)
+            first = first ?? record
+            do {
+                try supervisor.failures.save(record)
+                saved.append(supervisor.failures.path(for: proxy.id))
+            } catch {
+                problems.append("\(error)")
+            }
+            supervisor.board.update(proxy.id) { $0.state = "failed"; $0.failure = record; $0.pid = nil }
+        }
+        status = .failed(first!)
+        blockedIdentity = identity
+        let kept = saved.isEmpty ? "the reason could not be recorded: \(problems.joined(separator: "; "))"
+            : "the reason is in \(saved.joined(separator: ", "))"
+        log.error("host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))")
+        watchFile()
+    }
+
+    // MARK: Restarting
+
+    private func restart() {
+        guard let host = supervisor.host, !host.isTerminating, host.state != .notRunning else {
+            status = .stopped
+            return publish()
+        }
+        if wasSecure, case .failure(let failure) = PluginScanner.check(path: path, allowInsecure: false) {
+            return stop(because: "it no longer loads: \(failure.message)")
+        }
+        switch PluginInspector.inspect(path: path) {
+        case .failure(let failure):
+            return stop(because: "it no longer loads: \(failure.message)")
+        case .success(let inspected):
+            let newIDs = inspected.metadata.services.map(\.id)
+            guard Set(newIDs) == Set(ids) else {
+                return stop(because: "the file now declares services \(newIDs.joined(separator: ", ")), not \(ids.joined(separator: ", "))")
+            }
+            identity = inspected.identity
+        }
+        switch launchWorker() {
+        case .refused(let reason):
+            return stop(because: "it no longer loads: \(LoadFailure(path: path, reason: reason).message)")
+        case .crashed(let report):
+            return crashed(nil, report)
+        case .started:
+            break
+        }
+        guard let connection else { return }
+        for proxy in proxies where proxy.inHost {
+            _ = attachInWorker(proxy, connection)
+            guard self.connection === connection else { return }  // it died attaching; handled
+        }
+        status = .running
+        restarts += 1
+        publish()
+        catchUp(host)
+        guard case .running = status else { return }
+        log.info("host", "\(subject) restarted (worker pid \(connection.pid)); caught up to \(host.state.name)")
+    }
+
+    /// Brings the restarted services to the app's state with the usual launch events,
+    /// their launch options marked SH_LAUNCH_RESTART (and their first launch's settings).
+    private func catchUp(_ host: Host) {
+        guard let steps = try? AppLifecycle().steps(to: host.state) else { return }
+        let arena = EventArena()
+        for kind in steps {
+            var targets = host.handlerIndexes(kind).compactMap { index -> (Int, ServiceProxy)? in
+                guard let proxy = proxies.first(where: { UnsafePointer($0.descriptor) == host.services[index].descriptor })
+                else { return nil }
+                return (index, proxy)
+            }
+            if kind.isTearDown { targets.reverse() }
+            for (index, proxy) in targets where proxy.attached {
+                guard case .running = status else { return }
+                var data: UnsafeRawPointer?
+                if kind == .willFinishLaunching || kind == .didFinishLaunching {
+                    let settings = proxy.settings.map { UnsafeRawPointer(arena.bytes($0)).assumingMemoryBound(to: CChar.self) }
+                    data = UnsafeRawPointer(arena.box(sh_launch_options(
+                        size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
+                        flags: UInt32(SH_LAUNCH_RESTART), reserved: 0, settings_json: settings,
+                        settings_len: proxy.settings?.count ?? 0, notification: nil, url: nil, activity: nil)))
+                }
+                host.call(index, kind, data, state: kind.stateAfter)
+            }
+        }
+        host.drainMailbox()
+    }
+
+    private func stop(because reason: String) {
+        status = .stopped
+        blockedIdentity = identity
+        publish()
+        log.error("host", "\(subject) cannot be restarted: \(reason); it starts again when \(path) changes")
+        watchFile()
+    }
+
+    /// While failed or stopped: checks the file every second and starts the services again
+    /// once it changed (a new build, a `touch`).
+    private func watchFile() {
+        DispatchQueue.main.asyncAfter(deadline: .now() + 1) { [weak self] in
+            MainActor.assumeIsolated { self?.checkFile() }
+        }
+    }
+
+    private func checkFile() {
+        guard let blocked = blockedIdentity, let host = supervisor.host, !host.isTerminating,
+              host.state != .notRunning else { return }
+        switch status {
+        case .failed, .stopped: break
+        case .running, .restarting: return
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, FileIdentity(info) != blocked else { return watchFile() }
+        log.info("host", "\(path) changed: starting \(subject) again")
+        for proxy in proxies { _ = try? supervisor.failures.remove(proxy.id) }
+        for proxy in proxies { supervisor.board.update(proxy.id) { $0.failure = nil } }
+        blockedIdentity = nil
+        history.reset()
+        self.status = .restarting
+        restart()
+    }
+
+    /// Puts the services' state on the board `ctl list` reads.
+    private func publish() {
+        let state: String
+        var failure: FailureRecord?
+        switch status {
+        case .running: state = "running"
+        case .restarting: state = "restarting"
+        case .failed(let record): state = "failed"; failure = record
+        case .stopped: state = "stopped"
+        }
+        let pid = connection?.pid
+        for proxy in proxies {
+            supervisor.board.update(proxy.id) { entry in
+                entry.state = state
+                entry.pid = state == "running" ? pid : nil
+                entry.restarts = restarts
+                if failure != nil { entry.failure = failure }
+            }
+        }
+    }
+}

@@ -1,0 +1,300 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// The host's side of one worker process: its channel, its output, and its death.
+///
+/// A reader thread of its own reads the channel and the worker's output for the worker's
+/// whole life, so the host notices a death at once (end of file, then `waitpid`) even while
+/// its main thread is elsewhere. Host calls are carried out as they arrive; answers to the
+/// host's requests go to the main thread, which waits for them with a deadline in
+/// ``request(_:_:expecting:timeout:)``.
+final class WorkerConnection: Sendable {
+    /// What the main thread is given while it waits.
+    enum Outcome: Sendable {
+        /// The answer.
+        case reply(Frame)
+        /// The worker died first.
+        case died(WorkerDeath)
+        /// The deadline passed.
+        case timedOut
+    }
+
+    private enum Inbound: Sendable {
+        case answer(Frame)
+        case mainThreadCall(Frame)
+        case died(WorkerDeath)
+    }
+
+    private struct State {
+        var waiting = false
+        var inbox: [Inbound] = []
+        var death: WorkerDeath?
+        var cause: WorkerDeath.Cause?
+        var stage: UInt8 = 0
+        var expectingExit = false
+    }
+
+    /// The worker's process id.
+    let pid: pid_t
+    let channel: FrameChannel
+    let forwarder: HostCallForwarder
+    private let output: Int32
+    private let log: Log
+    private let source: String
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    // Told on the reader thread once the worker is reaped; set once at init.
+    private let onDeath: @Sendable (WorkerConnection, WorkerDeath) -> Void
+
+    /// Starts `executable __worker pluginPath` and its reader thread. `source` names the
+    /// worker's services in log lines about its output.
+    init(executable: String, pluginPath: String, sendTimeout: Double, log: Log, source: String,
+         onDeath: @escaping @Sendable (WorkerConnection, WorkerDeath) -> Void) throws(SystemError) {
+        let started = try WorkerSpawn.spawn(executable: executable, pluginPath: pluginPath)
+        pid = started.pid
+        channel = FrameChannel(descriptor: started.channel)
+        channel.setSendTimeout(seconds: sendTimeout)
+        forwarder = HostCallForwarder(channel: channel)
+        output = started.output
+        self.log = log
+        self.source = source
+        self.onDeath = onDeath
+        DetachedThread.start { [self] in readUntilDeath() }
+    }
+
+    /// The last step of loading the worker reported (PluginLoader.LoadStage), 0 before any.
+    var stage: UInt8 { state.withLock { $0.stage } }
+
+    /// Whether the worker died.
+    var death: WorkerDeath? { state.withLock { $0.death } }
+
+    // MARK: Requests (main thread)
+
+    /// Sends a request and waits, at most `timeout` seconds, for its answer of a type in
+    /// `expecting`. Store calls the worker makes meanwhile run here, on the main thread.
+    @MainActor
+    func request(_ writer: inout WireWriter, _ type: FrameType, expecting: [FrameType], timeout: Double) -> Outcome {
+        let sequence = channel.nextSequence()
+        if let death = state.withLock({ state -> WorkerDeath? in
+            state.waiting = state.death == nil
+            return state.death
+        }) {
+            return .died(death)
+        }
+        do {
+            try channel.send(&writer, type, sequence: sequence)
+        } catch {
+            // A worker that does not read within the send timeout is as good as hung.
+            kill(because: .killedByHost)
+            return awaitDeath(timeout: 2).map(Outcome.died) ?? .timedOut
+        }
+        return wait(until: .now() + timeout) { frame in frame.sequence == sequence && expecting.contains(frame.type) }
+    }
+
+    /// Kills the worker (SIGKILL) and waits, at most `timeout` seconds, until it is reaped.
+    @MainActor
+    func killAndWait(timeout: Double = 2) -> WorkerDeath? {
+        kill(because: .killedByHost)
+        return awaitDeath(timeout: timeout)
+    }
+
+    /// Says the worker will exit on purpose (its channel is closed): not a crash.
+    func expectExit() { state.withLock { $0.expectingExit = true } }
+
+    /// Whether its end was asked for (expectExit) rather than a crash.
+    var exitWasExpected: Bool { state.withLock { $0.expectingExit } }
+
+    /// Closes the host's end: the worker reads end of file and exits.
+    func close() {
+        expectExit()
+        shutdown(channel.descriptor, Int32(SHUT_RDWR))
+    }
+
+    @MainActor
+    private func awaitDeath(timeout: Double) -> WorkerDeath? {
+        if let death = state.withLock({ state -> WorkerDeath? in
+            state.waiting = state.death == nil
+            return state.death
+        }) {
+            return death
+        }
+        if case .died(let death) = wait(until: .now() + timeout, for: { _ in false }) { return death }
+        return nil
+    }
+
+    @MainActor
+    private func wait(until deadline: DispatchTime, for isAnswer: (Frame) -> Bool) -> Outcome {
+        while true {
+            let timedOut = wake.wait(timeout: deadline) == .timedOut
+            var items = state.withLock { state in
+                defer { state.inbox = [] }
+                return state.inbox
+            }
+            var index = 0
+            while index < items.count {
+                switch items[index] {
+                case .answer(let frame) where isAnswer(frame):
+                    // Calls that arrived with or after the answer still run, here and now.
+                    items += state.withLock { state in
+                        defer { state.inbox = []; state.waiting = false }
+                        return state.inbox
+                    }
+                    for case .mainThreadCall(let call) in items[(index + 1)...] { performOnMain(call) }
+                    return .reply(frame)
+                case .answer:
+                    break  // the late answer to a request that timed out
+                case .mainThreadCall(let call):
+                    performOnMain(call)
+                case .died(let death):
+                    state.withLock { $0.waiting = false }
+                    return .died(death)
+                }
+                index += 1
+            }
+            if timedOut {
+                let leftovers = state.withLock { state in
+                    defer { state.inbox = []; state.waiting = false }
+                    return state.inbox
+                }
+                for case .mainThreadCall(let call) in leftovers { performOnMain(call) }
+                if case .died(let death)? = leftovers.last { return .died(death) }
+                return .timedOut
+            }
+        }
+    }
+
+    @MainActor
+    private func performOnMain(_ frame: Frame) {
+        do { try forwarder.answer(frame) } catch { brokeProtocol(error) }
+    }
+
+    // MARK: The reader thread
+
+    private func readUntilDeath() {
+        var decoder = FrameDecoder()
+        var lines = OutputLines(log: log, source: source)
+        var outputOpen = true
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
+        defer { buffer.deallocate() }
+        var reaped: WorkerExit?
+        reading: while true {
+            var fds = [pollfd(fd: channel.descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: outputOpen ? output : -1, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, 500)
+            if ready < 0 && errno == EINTR { continue }
+            if ready == 0 {
+                // A worker can die while something it started holds its channel open.
+                if let exit = reap(blocking: false) { reaped = exit; break reading }
+                continue
+            }
+            if fds[1].revents != 0 {
+                let n = Glibc.read(output, buffer.baseAddress!, buffer.count)
+                if n > 0 { lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n])) } else if n == 0 || errno != EINTR {
+                    outputOpen = false
+                }
+            }
+            guard fds[0].revents != 0 else { continue }
+            let n: Int
+            do { n = try channel.read(into: buffer) } catch { break reading }
+            if n == 0 { break reading }
+            decoder.append(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+            do {
+                while let frame = try decoder.next() { try dispatch(frame) }
+            } catch {
+                brokeProtocol(error)
+                break reading
+            }
+        }
+        // What the worker printed last, without waiting for a descendant that holds the pipe.
+        if outputOpen {
+            _ = fcntl(output, F_SETFL, O_NONBLOCK)
+            while true {
+                let n = Glibc.read(output, buffer.baseAddress!, buffer.count)
+                if n <= 0 { break }
+                lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+            }
+        }
+        lines.flush()
+        let exit = reaped ?? reapAfterEndOfFile()
+        let death = state.withLock { state -> WorkerDeath in
+            let death = WorkerDeath(exit: exit, cause: state.cause)
+            state.death = death
+            if state.waiting { state.inbox.append(.died(death)) }
+            return death
+        }
+        wake.signal()
+        Glibc.close(output)
+        channel.close()
+        onDeath(self, death)
+    }
+
+    /// After end of file: the worker is exiting, or closed its channel and lives on (then it
+    /// is killed after a second).
+    private func reapAfterEndOfFile() -> WorkerExit {
+        for _ in 0..<50 {
+            if let exit = reap(blocking: false) { return exit }
+            usleep(20_000)
+        }
+        state.withLock { state in
+            if state.cause == nil && !state.expectingExit { state.cause = .closedChannel }
+        }
+        Glibc.kill(pid, SIGKILL)
+        return reap(blocking: true)!
+    }
+
+    private func reap(blocking: Bool) -> WorkerExit? {
+        var raw: Int32 = 0
+        while true {
+            let result = waitpid(pid, &raw, blocking ? 0 : WNOHANG)
+            if result == pid { return WorkerExit(waitStatus: raw) }
+            if result < 0 && errno == EINTR { continue }
+            return nil
+        }
+    }
+
+    private func dispatch(_ frame: Frame) throws(WireError) {
+        switch frame.type {
+        case .hello:
+            var r = frame.reader
+            let version = try r.u16("version")
+            guard version == Wire.version else { throw WireError(.badVersion(version)) }
+        case .stage:
+            var r = frame.reader
+            let stage = try r.u8("stage")
+            state.withLock { $0.stage = stage }
+        case .opened, .openFailed, .attached, .result:
+            let waiting = state.withLock { state in
+                if state.waiting { state.inbox.append(.answer(frame)) }
+                return state.waiting
+            }
+            if waiting { wake.signal() }
+        case .call:
+            guard try HostCallForwarder.callKind(frame).needsMainThread else { return try forwarder.perform(frame) }
+            let waiting = state.withLock { state in
+                if state.waiting { state.inbox.append(.mainThreadCall(frame)) }
+                return state.waiting
+            }
+            if waiting {
+                wake.signal()
+            } else {
+                DispatchQueue.main.async { MainActor.assumeIsolated { self.performOnMain(frame) } }
+            }
+        case .complete, .log, .post, .subscribe, .registerForRemoteNotifications:
+            try forwarder.perform(frame)
+        case .open, .attach, .event, .reply:
+            throw .malformed("a worker sent a \(frame.type) frame, which only the host sends")
+        }
+    }
+
+    private func brokeProtocol(_ error: WireError) {
+        kill(because: .protocolError(error.description))
+    }
+
+    private func kill(because cause: WorkerDeath.Cause) {
+        state.withLock { state in
+            if state.cause == nil { state.cause = cause }
+        }
+        Glibc.kill(pid, SIGKILL)
+    }
+}

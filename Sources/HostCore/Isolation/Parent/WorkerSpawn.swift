@@ -1,0 +1,101 @@
+import Glibc
+
+/// Starts a worker: the `host` binary again, as `host __worker PATH`, with one end of a
+/// socketpair as file descriptor 3 and its stdout and stderr on a pipe the host reads.
+enum WorkerSpawn {
+    /// The internal subcommand a worker runs.
+    static let subcommand = "__worker"
+    /// The descriptor the worker finds its channel on.
+    static let channelDescriptor: Int32 = 3
+
+    /// A started worker: its pid, the host's end of the channel and the read end of its output.
+    struct Started {
+        let pid: pid_t
+        let channel: Int32
+        let output: Int32
+    }
+
+    /// Spawns `executable __worker pluginPath`. The worker gets its own process group (a
+    /// Ctrl-C in the terminal goes to the host, which shuts services down in order, not to
+    /// the workers), stdin from /dev/null and every other descriptor closed (the host's are
+    /// all close-on-exec).
+    static func spawn(executable: String, pluginPath: String) throws(SystemError) -> Started {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw .current("socketpair", pluginPath)
+        }
+        var pipeEnds: [Int32] = [-1, -1]
+        // pipe, then close-on-exec: workers are only spawned from the main thread, so no
+        // other spawn can inherit the pipe in between.
+        guard pipe(&pipeEnds) == 0 else {
+            let error = SystemError.current("pipe", pluginPath)
+            close(pair[0]); close(pair[1])
+            throw error
+        }
+        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
+        // Out of the way of 0...3, so the dup2s below never meet their own source.
+        let childChannel = fcntl(pair[1], F_DUPFD_CLOEXEC, 10)
+        let childOutput = fcntl(pipeEnds[1], F_DUPFD_CLOEXEC, 10)
+        close(pair[1]); close(pipeEnds[1])
+        defer { close(childChannel); close(childOutput) }
+        guard childChannel >= 0, childOutput >= 0 else {
+            close(pair[0]); close(pipeEnds[0])
+            throw .current("fcntl", pluginPath)
+        }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, childOutput, 1)
+        posix_spawn_file_actions_adddup2(&actions, childOutput, 2)
+        posix_spawn_file_actions_adddup2(&actions, childChannel, channelDescriptor)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        // The host ignores SIGTERM and SIGINT (ShutdownCoordinator); a worker starts with the
+        // defaults and sets its own.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+
+        let words: [String] = ["host", subcommand, pluginPath]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        let environment = workerEnvironment()
+        defer { for entry in environment { free(entry) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environment + [nil])
+        guard result == 0 else {
+            close(pair[0]); close(pipeEnds[0])
+            throw SystemError(operation: "posix_spawn", path: executable, errno: result)
+        }
+        return Started(pid: pid, channel: pair[0], output: pipeEnds[0])
+    }
+
+    /// The host's environment, plus a short Swift crash backtrace (the crashed thread's frames,
+    /// which name the plugin's function) unless SWIFT_BACKTRACE says otherwise: a crashing
+    /// plugin then leaves a useful trace in the host's log, not a hundred lines per crash.
+    private static func workerEnvironment() -> [UnsafeMutablePointer<CChar>?] {
+        var entries: [UnsafeMutablePointer<CChar>?] = []
+        var hasBacktrace = false
+        var entry = environ
+        while let pointer = entry.pointee {
+            if strncmp(pointer, "SWIFT_BACKTRACE=", 16) == 0 { hasBacktrace = true }
+            entries.append(strdup(pointer))
+            entry += 1
+        }
+        if !hasBacktrace {
+            entries.append(strdup("SWIFT_BACKTRACE=interactive=no,color=no,threads=crashed,registers=none,images=none,limit=10,top=0"))
+        }
+        return entries
+    }
+}

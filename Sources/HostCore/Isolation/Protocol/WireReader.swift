@@ -1,0 +1,60 @@
+/// Reads a frame's payload in the order WireWriter wrote it; every read is bounds-checked,
+/// so a malformed frame is an error, never a crash of the reader.
+struct WireReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Whether every byte was read.
+    var isAtEnd: Bool { offset == bytes.count }
+
+    private mutating func take(_ count: Int, _ what: String) throws(WireError) -> ArraySlice<UInt8> {
+        guard count >= 0, bytes.count - offset >= count else { throw .truncated(what) }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+
+    private mutating func integer(_ size: Int, _ what: String) throws(WireError) -> UInt64 {
+        var value: UInt64 = 0
+        for (index, byte) in try take(size, what).enumerated() { value |= UInt64(byte) << UInt64(8 * index) }
+        return value
+    }
+
+    mutating func u8(_ what: String) throws(WireError) -> UInt8 { UInt8(try integer(1, what)) }
+
+    mutating func bool(_ what: String) throws(WireError) -> Bool {
+        switch try u8(what) {
+        case 0: return false
+        case 1: return true
+        case let other: throw .malformed("\(what) is \(other), not a boolean")
+        }
+    }
+
+    mutating func u16(_ what: String) throws(WireError) -> UInt16 { UInt16(try integer(2, what)) }
+    mutating func u32(_ what: String) throws(WireError) -> UInt32 { UInt32(try integer(4, what)) }
+    mutating func i32(_ what: String) throws(WireError) -> Int32 { Int32(bitPattern: try u32(what)) }
+    mutating func u64(_ what: String) throws(WireError) -> UInt64 { try integer(8, what) }
+    mutating func i64(_ what: String) throws(WireError) -> Int64 { Int64(bitPattern: try u64(what)) }
+    mutating func f64(_ what: String) throws(WireError) -> Double { Double(bitPattern: try u64(what)) }
+
+    mutating func blob(_ what: String) throws(WireError) -> [UInt8] {
+        let count = Int(try u32(what + " length"))
+        return Array(try take(count, what))
+    }
+
+    /// A blob as text; invalid UTF-8 is repaired (for names and messages, never for data).
+    mutating func string(_ what: String) throws(WireError) -> String {
+        String(decoding: try blob(what), as: UTF8.self)
+    }
+
+    /// A presence byte, then a blob when present.
+    mutating func optionalBlob(_ what: String) throws(WireError) -> [UInt8]? {
+        try bool(what + " presence") ? try blob(what) : nil
+    }
+
+    /// Throws unless every byte was read: trailing bytes mean the sides disagree on a layout.
+    func finish(_ what: String) throws(WireError) {
+        guard isAtEnd else { throw .malformed("\(bytes.count - offset) unexpected bytes after \(what)") }
+    }
+}

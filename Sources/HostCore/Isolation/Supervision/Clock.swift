@@ -1,0 +1,33 @@
+import Glibc
+
+/// The clocks supervision needs: monotonic for deadlines and windows, wall for records.
+enum Clock {
+    /// Seconds on CLOCK_MONOTONIC.
+    static func monotonic() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    /// The wall time as ISO 8601 UTC: "2025-11-22T04:30:00Z".
+    static func isoNow() -> String { iso(seconds: time(nil)) }
+
+    /// `seconds` since the epoch as ISO 8601 UTC.
+    static func iso(seconds: Int) -> String {
+        var value = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&value, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// Seconds as people read them: "10", "0.5".
+enum Seconds {
+    static func text(_ value: Double) -> String {
+        if value == value.rounded() && abs(value) < 1e15 { return String(Int(value)) }
+        let tenths = (value * 10).rounded() / 10
+        return tenths == value ? String(value) : String((value * 1000).rounded() / 1000)
+    }
+}

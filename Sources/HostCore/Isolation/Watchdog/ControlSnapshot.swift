@@ -1,0 +1,111 @@
+import ServiceJSON
+import Synchronization
+
+/// What `state` and `list` answer while the main thread is stuck in a service past its
+/// deadline: the last published service list and the live parts (app state, isolation board,
+/// the stuck call), all readable from the control channel's own threads.
+///
+/// ControlHandler publishes after every request it carries out, so the list is as fresh as
+/// the last request; the app state and the isolation states are read live.
+public final class ControlSnapshot: Sendable {
+    private let tracker: CallTracker
+    private let stateCell: AppStateCell
+    private let board: IsolationBoard?
+    private struct Published {
+        var services: [JSONValue] = []
+        var deviceToken: String?
+    }
+    private let published = Mutex(Published())
+    // `state` and `list` requests waiting for the main thread, answered from here if it gets stuck.
+    private let waiting = Mutex<[UInt64: Waiting]>([:])
+    private let nextWaiting = Atomic<UInt64>(0)
+
+    /// A request that the main thread or the snapshot answers, whichever comes first.
+    public final class Waiting: Sendable {
+        let request: ControlRequest
+        private let answered = Atomic<Bool>(false)
+        private let reply: @Sendable (JSONValue) -> Void
+
+        init(request: ControlRequest, reply: @escaping @Sendable (JSONValue) -> Void) {
+            self.request = request
+            self.reply = reply
+        }
+
+        /// True for the first of the main thread and the snapshot to ask: that one answers.
+        public func claim() -> Bool { !answered.exchange(true, ordering: .acquiringAndReleasing) }
+
+        func answer(_ value: JSONValue) { if claim() { reply(value) } }
+    }
+
+    init(tracker: CallTracker, stateCell: AppStateCell, board: IsolationBoard?) {
+        self.tracker = tracker
+        self.stateCell = stateCell
+        self.board = board
+        tracker.whenStuck { [weak self] in self?.answerWaiting() }
+    }
+
+    /// Holds a `state` or `list` request while it waits for the main thread; nil for others.
+    /// The main thread must `claim()` it before replying, and `release` it after.
+    public func hold(_ request: ControlRequest, reply: @escaping @Sendable (JSONValue) -> Void) -> (key: UInt64, waiting: Waiting)? {
+        switch request.command {
+        case .state, .list: break
+        default: return nil
+        }
+        let key = nextWaiting.add(1, ordering: .relaxed).newValue
+        let entry = Waiting(request: request, reply: reply)
+        waiting.withLock { $0[key] = entry }
+        // The main thread may have got stuck between the first look and now.
+        if tracker.stuck != nil { answerWaiting() }
+        return (key, entry)
+    }
+
+    /// Forgets a held request (it was answered).
+    public func release(_ key: UInt64) { waiting.withLock { _ = $0.removeValue(forKey: key) } }
+
+    private func answerWaiting() {
+        let entries = waiting.withLock { entries in
+            defer { entries = [:] }
+            return Array(entries.values)
+        }
+        for entry in entries {
+            if let value = reply(to: entry.request) { entry.answer(value) }
+        }
+    }
+
+    /// Keeps the list (without isolation fields, read live) and the token.
+    func publish(services: [JSONValue], deviceToken: String?) {
+        published.withLock { $0 = Published(services: services, deviceToken: deviceToken) }
+    }
+
+    /// The reply to `request` from the snapshot, when the main thread is stuck and the
+    /// request is `state` or `list`; nil otherwise (the request waits for the main thread).
+    public func reply(to request: ControlRequest) -> JSONValue? {
+        guard let stuck = tracker.stuck else { return nil }
+        let snapshot = published.withLock { $0 }
+        var body: [String: JSONValue] = ["ok": true, "snapshot": true]
+        switch request.command {
+        case .state:
+            body["state"] = .string(stateCell.value.name)
+            body["services"] = .number(Double(snapshot.services.count))
+            body["deviceToken"] = snapshot.deviceToken.map(JSONValue.string) ?? .null
+            body["busy"] = ["service": .string(stuck.service), "event": .string(stuck.event)]
+            body["stuck"] = Self.describe(stuck)
+        case .list:
+            body["services"] = .array(snapshot.services.map { service in
+                guard case .object(var fields) = service, let id = fields["id"]?.stringValue else { return service }
+                fields.merge(Host.isolationFields(for: id, board: board, tracker: tracker)) { $1 }
+                return .object(fields)
+            })
+        default:
+            return nil
+        }
+        if let id = request.id { body["id"] = id }
+        return .object(body)
+    }
+
+    /// `{"service":…,"event":…,"seconds":…,"deadline":…}`.
+    static func describe(_ stuck: CallTracker.StuckCall) -> JSONValue {
+        ["service": .string(stuck.service), "event": .string(stuck.event),
+         "seconds": .number((Clock.monotonic() - stuck.since).rounded()), "deadline": .number(stuck.deadline)]
+    }
+}

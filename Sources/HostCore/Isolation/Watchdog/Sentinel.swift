@@ -1,0 +1,195 @@
+import Glibc
+import Synchronization
+
+/// `<state>/sentinel`: a small memory-mapped file that says, at every moment, which service
+/// the host's main thread is inside and for which event, so that after an unclean exit
+/// (a crash, a kill, a forced exit) the next start can say who was running.
+///
+/// Rationale: the dispatch path must not pay a system call per event. The file is mapped
+/// `MAP_SHARED` and CallTracker writes two plain stores per call; the kernel's page cache
+/// holds them, so they survive the process dying (not the machine crashing, which is fine:
+/// the sentinel is a diagnosis, not a journal). The file is removed at a clean exit, so its
+/// presence at start means the previous run did not end cleanly. An exclusive `flock` keeps
+/// two hosts from sharing one.
+///
+/// Layout (little-endian, 64 KiB):
+///
+/// ```text
+///    0  u32 magic "SHSN"    4  u32 version 1
+///    8  i32 pid            12  u32 reserved
+///   16  i64 start time (seconds since the epoch)
+///   24  i64 service index (-1: no call in progress)
+///   32  u32 event kind     36  u32 reserved
+///   40  u32 loading path length, then the path (bytes 44..<4140): a plugin being loaded
+/// 4160  u32 id count, u32 id bytes, then the ids, NUL-separated (to the end of the file)
+/// ```
+public final class Sentinel: Sendable {
+    /// The file's name in the state directory.
+    public static let fileName = "sentinel"
+    static let size = 65536
+    static let magic: UInt32 = 0x4E53_4853  // "SHSN"
+    static let serviceOffset = 24, eventOffset = 32, loadingOffset = 40, loadingCapacity = 4096, idsOffset = 4160
+
+    /// The file's path.
+    public let path: String
+    private let descriptor: Int32
+    // The mapping, for the process lifetime. Written only on the main thread (CallTracker's
+    // enter/leave/register run there), read by nobody in this process: the next run reads the file.
+    nonisolated(unsafe) let page: UnsafeMutableRawPointer
+
+    private init(path: String, descriptor: Int32, page: UnsafeMutableRawPointer) {
+        self.path = path
+        self.descriptor = descriptor
+        self.page = page
+    }
+
+    /// What an unclean exit left in the sentinel.
+    public struct PreviousRun: Sendable, Equatable, CustomStringConvertible {
+        /// The process that did not exit cleanly.
+        public var pid: Int32
+        /// When it started, ISO 8601 UTC.
+        public var started: String
+        /// The service it was inside, when a call was in progress.
+        public var service: String?
+        /// The event that call was for.
+        public var event: String?
+        /// The plugin it was loading, when that was what it was doing.
+        public var loading: String?
+
+        public var description: String {
+            let what: String
+            if let service, let event {
+                what = "service \(service) was handling \(event)"
+            } else if let loading {
+                what = "it was loading \(loading)"
+            } else {
+                what = "no service call was in progress"
+            }
+            return "the previous run (pid \(pid), started \(started)) did not exit cleanly: \(what)"
+        }
+    }
+
+    /// Why a sentinel could not be set up.
+    public enum OpenError: Error, CustomStringConvertible {
+        /// Another live host holds the sentinel of this state directory.
+        case inUse(path: String)
+        /// A system call failed.
+        case system(SystemError)
+
+        public var description: String {
+            switch self {
+            case .inUse(let path): "another host is running with \(path)"
+            case .system(let error): error.description
+            }
+        }
+    }
+
+    /// Opens (creating) the sentinel in `stateDirectory`, reads what an unclean exit left in it,
+    /// and marks this run as started. The file is removed by `exit()` (an atexit handler).
+    public static func open(stateDirectory: String) throws(OpenError) -> (Sentinel, PreviousRun?) {
+        let path = (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + fileName
+        do { try DirectoryHandle.makeDirectories(stateDirectory) } catch { throw .system(error) }
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .system(.current("open", path)) }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            let error = errno
+            Glibc.close(fd)
+            if error == EWOULDBLOCK { throw .inUse(path: path) }
+            throw .system(SystemError(operation: "flock", path: path, errno: error))
+        }
+        var old = [UInt8](repeating: 0, count: size)
+        let count = old.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, size, 0) }
+        let previous = count >= idsOffset + 8 ? decode(old) : nil
+        guard ftruncate(fd, off_t(size)) == 0 else {
+            let error = SystemError.current("ftruncate", path)
+            Glibc.close(fd)
+            throw .system(error)
+        }
+        guard let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            let error = SystemError.current("mmap", path)
+            Glibc.close(fd)
+            throw .system(error)
+        }
+        memset(mapped, 0, size)
+        mapped.storeBytes(of: magic, toByteOffset: 0, as: UInt32.self)
+        mapped.storeBytes(of: UInt32(1), toByteOffset: 4, as: UInt32.self)
+        mapped.storeBytes(of: getpid(), toByteOffset: 8, as: Int32.self)
+        mapped.storeBytes(of: Int64(time(nil)), toByteOffset: 16, as: Int64.self)
+        mapped.storeBytes(of: Int64(-1), toByteOffset: serviceOffset, as: Int64.self)
+        let sentinel = Sentinel(path: path, descriptor: fd, page: mapped)
+        removalAtExit.withLock { $0 = path }
+        atexit { removalAtExit.withLock { path in path.map { _ = unlink($0) } } }
+        return (sentinel, previous)
+    }
+
+    /// Reads a sentinel's bytes; nil when they are not one.
+    static func decode(_ bytes: [UInt8]) -> PreviousRun? {
+        func integer<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
+            bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
+        }
+        guard bytes.count >= idsOffset + 8, integer(0, UInt32.self) == magic, integer(4, UInt32.self) == 1 else { return nil }
+        var run = PreviousRun(pid: integer(8, Int32.self), started: Clock.iso(seconds: Int(integer(16, Int64.self))))
+        let index = integer(serviceOffset, Int64.self)
+        let ids = Self.ids(bytes)
+        if index >= 0 {
+            run.service = index < ids.count ? ids[Int(index)] : "service #\(index)"
+            let kind = integer(eventOffset, UInt32.self)
+            run.event = EventKind(rawValue: kind)?.name ?? "event \(kind)"
+        }
+        let loadingLength = Int(integer(loadingOffset, UInt32.self))
+        if loadingLength > 0 && loadingLength <= loadingCapacity {
+            run.loading = String(decoding: bytes[(loadingOffset + 4)..<(loadingOffset + 4 + loadingLength)], as: UTF8.self)
+        }
+        return run
+    }
+
+    private static func ids(_ bytes: [UInt8]) -> [String] {
+        let count = bytes.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: idsOffset, as: UInt32.self)) }
+        let length = bytes.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: idsOffset + 4, as: UInt32.self)) }
+        let start = idsOffset + 8
+        guard length <= bytes.count - start else { return [] }
+        let ids = bytes[start..<start + length].split(separator: 0, omittingEmptySubsequences: false)
+            .map { String(decoding: $0, as: UTF8.self) }
+        return Array(ids.prefix(count))
+    }
+
+    // MARK: Writing (main thread)
+
+    /// The call in progress: two plain stores, no system call.
+    @inline(__always) static func record(_ page: UnsafeMutableRawPointer, service: Int, event: UInt32) {
+        page.storeBytes(of: event, toByteOffset: eventOffset, as: UInt32.self)
+        page.storeBytes(of: Int64(service), toByteOffset: serviceOffset, as: Int64.self)
+    }
+
+    /// The ids behind the service indexes (when services are loaded); also ends a "loading" mark.
+    static func register(_ page: UnsafeMutableRawPointer, ids: [String]) {
+        var bytes: [UInt8] = []
+        var count: UInt32 = 0
+        for id in ids {
+            let utf8 = Array(id.utf8)
+            guard bytes.count + utf8.count + 1 <= size - idsOffset - 8 else { break }
+            bytes += utf8
+            bytes.append(0)
+            count += 1
+        }
+        page.storeBytes(of: UInt32(0), toByteOffset: idsOffset, as: UInt32.self)
+        page.storeBytes(of: UInt32(bytes.count), toByteOffset: idsOffset + 4, as: UInt32.self)
+        if !bytes.isEmpty { bytes.withUnsafeBytes { (page + idsOffset + 8).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        page.storeBytes(of: count, toByteOffset: idsOffset, as: UInt32.self)
+        page.storeBytes(of: UInt32(0), toByteOffset: loadingOffset, as: UInt32.self)
+    }
+
+    /// Marks the plugin being loaded (its ELF constructors and entry run in this process).
+    func loading(_ path: String) {
+        let bytes = Array(path.utf8.prefix(Self.loadingCapacity))
+        page.storeBytes(of: UInt32(0), toByteOffset: Self.loadingOffset, as: UInt32.self)
+        if !bytes.isEmpty {
+            bytes.withUnsafeBytes { (page + Self.loadingOffset + 4).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        page.storeBytes(of: UInt32(bytes.count), toByteOffset: Self.loadingOffset, as: UInt32.self)
+    }
+}
+
+// The sentinel to remove when the process exits normally (an atexit handler cannot capture).
+private let removalAtExit = Mutex<String?>(nil)

@@ -1,0 +1,116 @@
+import Glibc
+import HostCore
+
+/// Row 5: one lifecycle event to one C service in a worker process (`--isolation process`),
+/// per event, against the same service in the host process and against the floor: a raw
+/// Unix-socket ping-pong between two processes with messages of the same sizes (an event
+/// frame out, a result frame back). Row 6: the resident memory of that worker.
+///
+/// The dispatcher waits for each answer, in a worker as in-process (events are delivered in
+/// order, one at a time), so events are not pipelined: throughput is one over the round trip.
+@MainActor
+struct IsolationRow {
+    let host: String
+    let reps: Int
+    let eventsPerRep: Int
+
+    private(set) var raw: [(String, Double)] = []
+
+    /// The rows for the one-service set in `directory`.
+    mutating func run(directory: String) throws(BenchError) -> [Row] {
+        var template = Array("/tmp/servicehost-bench-state-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
+        let state = String(cString: made)
+        defer {
+            unlink(state + "/" + Sentinel.fileName)
+            rmdir(state + "/failures")
+            rmdir(state)
+        }
+        let inProcess = try loaded(directory, isolation: nil)
+        var settings = IsolationSettings(stateDirectory: state)
+        settings.isolation = .process
+        settings.workerExecutable = host
+        let isolated = try loaded(directory, isolation: settings)
+        let rounds = max(1, eventsPerRep / 2)
+        let events = rounds * 2
+        let medians = interleavedMedians(reps: reps, units: events, [
+            { hostRounds(isolated, rounds) },
+            { hostRounds(inProcess, rounds) },
+        ])
+        let floor = try pingPongNanoseconds(roundTrips: events)
+        let workerRSS = isolated.services.first.flatMap { isolated.isolationFields(for: $0.id)["pid"]?.intValue }
+            .flatMap { residentBytes(of: pid_t($0)) }
+        raw += [("isolation.worker_ns_per_event", medians[0]), ("isolation.in_process_ns_per_event", medians[1]),
+                ("isolation.socket_floor_ns_per_round_trip", floor), ("isolation.worker_rss_bytes", workerRSS ?? .nan)]
+        return [
+            Row(row: "5", measured: "process isolation: one event to 1 C service in a worker, round trip, vs in-process dispatch",
+                unit: .nanoseconds, ours: medians[0], baseline: medians[1], target: "—"),
+            Row(row: "5", measured: "process isolation: the same round trip vs a Unix-socket ping-pong between two processes (floor)",
+                unit: .nanoseconds, ours: medians[0], baseline: floor, target: "≤ 3× socket floor", maxRatio: 3),
+            Row(row: "6", measured: "memory: RSS of one worker process (1 C service)", unit: .bytes,
+                ours: workerRSS, baseline: nil, target: "—"),
+        ]
+    }
+
+    private func loaded(_ directory: String, isolation: IsolationSettings?) throws(BenchError) -> HostCore.Host {
+        let host = HostCore.Host(log: Log(level: .error))
+        if let isolation { host.startIsolation(isolation) }
+        let failures: [LoadFailure]
+        do { failures = try host.load(LoadSettings(directories: [directory])).failures } catch {
+            throw BenchError("loading \(directory): \(error)")
+        }
+        guard failures.isEmpty, host.services.count == 1 else { throw BenchError("loading \(directory): \(failures)") }
+        do { try host.launch() } catch { throw BenchError("launch: \(error)") }
+        return host
+    }
+
+    /// The median ns per round trip of a 48-byte message answered with 24 bytes by another
+    /// process over a socketpair: what any out-of-process call costs at least.
+    private func pingPongNanoseconds(roundTrips: Int) throws(BenchError) -> Double {
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw BenchError("socketpair failed") }
+        let child = fork()
+        if child == 0 {
+            // The echo process: only async-signal-safe calls after fork.
+            close(pair[0])
+            var message = [UInt8](repeating: 0, count: 48)
+            while true {
+                var got = 0
+                while got < 48 {
+                    let n = message.withUnsafeMutableBytes { read(pair[1], $0.baseAddress! + got, 48 - got) }
+                    if n <= 0 { _exit(0) }
+                    got += n
+                }
+                _ = message.withUnsafeBytes { write(pair[1], $0.baseAddress!, 24) }
+            }
+        }
+        close(pair[1])
+        defer {
+            close(pair[0])
+            var status: Int32 = 0
+            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+        }
+        var message = [UInt8](repeating: 7, count: 48)
+        var answer = [UInt8](repeating: 0, count: 24)
+        return medianNanoseconds(reps: reps, units: roundTrips) {
+            for _ in 0..<roundTrips {
+                _ = message.withUnsafeMutableBytes { write(pair[0], $0.baseAddress!, 48) }
+                var got = 0
+                while got < 24 {
+                    let n = answer.withUnsafeMutableBytes { read(pair[0], $0.baseAddress! + got, 24 - got) }
+                    if n <= 0 { return }
+                    got += n
+                }
+            }
+        }
+    }
+
+    private func residentBytes(of pid: pid_t) -> Double? {
+        guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
+        for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+                .flatMap { Double($0) }.map { $0 * 1024 }
+        }
+        return nil
+    }
+}

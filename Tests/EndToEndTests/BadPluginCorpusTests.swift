@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The bad-plugin corpus: files and services that break every rule we could think of, each
+/// with what must happen. Every case that can be survived in the host process is loaded into
+/// one in-process host; every case is loaded into one `--isolation process` host. Both must
+/// keep serving, a well-behaved service in them must see exactly its usual events, and each
+/// case must leave its reason in the log.
+///
+/// Cases a process cannot survive (a crash, an `exit`, a hang inside the host) are marked
+/// `.fatalInProcess`: that is what process isolation is for, and they are tested there.
+@Suite struct BadPluginCorpusTests {
+    enum Source {
+        /// bad.c with these defines.
+        case bad([String])
+        /// probe.c with these defines.
+        case probe([String])
+        /// Bytes made by the test.
+        case bytes(@Sendable (IsolatedHost) throws -> [UInt8])
+        /// A copy of a file.
+        case copy(@Sendable () throws -> String)
+    }
+
+    enum Expectation {
+        /// The loader refuses the file with this reason, in both modes.
+        case refused(String)
+        /// It loads; this line shows what it did, and the host goes on (in both modes).
+        case survives(String)
+        /// It would take the host down in-process; in a worker, this line says what happened.
+        case fatalInProcess(String)
+        /// It loads in both modes; the lines differ.
+        case differs(inProcess: String, process: String)
+    }
+
+    struct Case {
+        let name: String
+        let source: Source
+        let expected: Expectation
+    }
+
+    static let fetchKinds = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
+
+    static func elf(of host: IsolatedHost, _ defines: [String] = []) throws -> [UInt8] {
+        let path = try Command.compileC(Repository.fixture("BadPlugins/bad.c"), to: host.scratch.file("elf-\(UUID()).so"),
+                                        defines: ["BAD_ID=\"test.elf\""] + defines)
+        return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    static let cases: [Case] = [
+        // Files that are not plugins: refused before any code runs.
+        Case(name: "empty", source: .bytes { _ in [] }, expected: .refused("empty.so: not an ELF shared object (the file is empty)")),
+        Case(name: "random", source: .bytes { _ in (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) } },
+             expected: .refused("random.so: not an ELF shared object (it starts with bytes")),
+        Case(name: "text", source: .bytes { _ in Array("#!/bin/sh\necho not a plugin\n".utf8) },
+             expected: .refused("text.so: not an ELF shared object (it is text, starting")),
+        Case(name: "truncated", source: .bytes { Array(try elf(of: $0).prefix(40)) },
+             expected: .refused("truncated.so: corrupt or truncated ELF file: the ELF header is cut short at 40 bytes")),
+        Case(name: "othermachine", source: .bytes { host in
+            var bytes = try elf(of: host)
+            bytes[18] = 183; bytes[19] = 0  // e_machine: EM_AARCH64
+            return bytes
+        }, expected: .refused("othermachine.so: built for another architecture: the file is aarch64")),
+        Case(name: "systemlib", source: .copy {
+            let libm = try Command.run("/usr/bin/env", ["cc", "-print-file-name=libm.so.6"]).stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            return URL(fileURLWithPath: libm).resolvingSymlinksInPath().path
+        }, expected: .refused("systemlib.so: no servicehost_entry symbol: not a ServiceHost plugin")),
+        Case(name: "nometadata", source: .probe(["PROBE_ID=\"test.nometadata\"", "PROBE_NO_METADATA"]),
+             expected: .refused("nometadata.so: no servicehost_meta section")),
+        Case(name: "abinew", source: .probe(["PROBE_ID=\"test.abinew\"", "PROBE_ABI_MIN=7", "PROBE_ABI_MAX=9"]),
+             expected: .refused("abinew.so: needs a newer host: the plugin speaks ABI versions 7 to 9")),
+        Case(name: "abiold", source: .probe(["PROBE_ID=\"test.abiold\"", "PROBE_ABI_MIN=0", "PROBE_ABI_MAX=0"]),
+             expected: .refused("abiold.so: too old for this host: the plugin speaks ABI version 0")),
+        Case(name: "badid", source: .bad(["BAD_ID=\"nodots\""]),
+             expected: .refused("badid.so: invalid metadata: service record 1: service id \"nodots\"")),
+        Case(name: "utf8id", source: .bad(["BAD_ID=\"test.\\xff\""]),
+             expected: .refused("utf8id.so: invalid metadata: service record 1: id is not valid UTF-8")),
+        Case(name: "longid", source: .bad(["BAD_ID=\"test.\(String(repeating: "x", count: 123))\""]),
+             expected: .refused("longid.so: invalid metadata: service record 1: id is not NUL-terminated within its 128 bytes")),
+        Case(name: "dup1", source: .bad(["BAD_ID=\"test.dup\""]), expected: .survives("bad test.dup: event 3")),
+        Case(name: "dup2", source: .bad(["BAD_ID=\"test.dup\""]), expected: .refused("dup2.so: duplicate service id test.dup: already provided by")),
+        Case(name: "undefined", source: .probe(["PROBE_ID=\"test.undefined\"", "PROBE_UNDEFINED"]),
+             expected: .refused("undefined.so: dlopen failed:")),
+        // servicehost_entry's answers.
+        Case(name: "entrynull", source: .bad(["BAD_ID=\"test.entrynull\"", "BAD_ENTRY=3"]),
+             expected: .refused("entrynull.so: servicehost_entry: returned NULL: the plugin failed to initialise")),
+        Case(name: "smallstruct", source: .bad(["BAD_ID=\"test.smallstruct\"", "BAD_ENTRY=4"]),
+             expected: .refused("smallstruct.so: servicehost_entry: its sh_plugin is 8 bytes, smaller than version 1's")),
+        Case(name: "nohandler", source: .bad(["BAD_ID=\"test.nohandler\"", "BAD_ENTRY=5"]),
+             expected: .refused("nohandler.so: servicehost_entry: service test.nohandler has no handle_event")),
+        Case(name: "noid", source: .bad(["BAD_ID=\"test.noid\"", "BAD_ENTRY=6"]),
+             expected: .refused("noid.so: servicehost_entry: service 0 has no id")),
+        Case(name: "undeclared", source: .probe(["PROBE_ID=\"test.declared\"", "PROBE_EXPORT_OTHER_ID"]),
+             expected: .refused("undeclared.so: servicehost_entry: exports service test.undeclared, which its metadata does not declare")),
+        // Plugin code that crashes or hangs while loading.
+        Case(name: "ctorcrash", source: .bad(["BAD_ID=\"test.ctorcrash\"", "BAD_CONSTRUCTOR=1"]),
+             expected: .fatalInProcess("ctorcrash.so: its worker process was killed by signal 11 (SIGSEGV) in dlopen (the library's ELF constructors)")),
+        Case(name: "ctorhang", source: .bad(["BAD_ID=\"test.ctorhang\"", "BAD_CONSTRUCTOR=2"]),
+             expected: .fatalInProcess("ctorhang.so: dlopen (the library's ELF constructors) did not return within 1 s; its worker process was killed")),
+        Case(name: "entrycrash", source: .bad(["BAD_ID=\"test.entrycrash\"", "BAD_ENTRY=1"]),
+             expected: .fatalInProcess("entrycrash.so: its worker process was killed by signal 11 (SIGSEGV) in servicehost_entry")),
+        Case(name: "entryhang", source: .bad(["BAD_ID=\"test.entryhang\"", "BAD_ENTRY=2"]),
+             expected: .fatalInProcess("entryhang.so: servicehost_entry did not return within 1 s; its worker process was killed")),
+        // Handlers that crash, exit or hang.
+        Case(name: "segv", source: .bad(["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=1"]),
+             expected: .fatalInProcess("was killed by signal 11 (SIGSEGV) while handling didFinishLaunching; that is 3 crashes within 60 s: marked failed")),
+        Case(name: "abort", source: .bad(["BAD_ID=\"test.abort\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2"]),
+             expected: .fatalInProcess(") was killed by signal 6 (SIGABRT) while handling didBecomeActive")),
+        Case(name: "exit", source: .bad(["BAD_ID=\"test.exit\"", "BAD_EVENTS=\(fetchKinds)",
+                                         "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING", "BAD_ACTION=3"]),
+             expected: .fatalInProcess(") exited with status 3 while handling didReceiveMemoryWarning; restarting it in 0.1 s")),
+        Case(name: "spin", source: .bad(["BAD_ID=\"test.spin\"", "BAD_ON_KIND=SH_EVENT_WILL_ENTER_FOREGROUND", "BAD_ACTION=4"]),
+             expected: .fatalInProcess("service test.spin did not answer willEnterForeground within 1 s: its worker (pid ")),
+        Case(name: "sleep", source: .bad(["BAD_ID=\"test.sleep\"", "BAD_EVENTS=\(fetchKinds)",
+                                          "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION", "BAD_ACTION=9"]),
+             expected: .fatalInProcess("service test.sleep did not answer didReceiveRemoteNotification within 1 s")),
+        Case(name: "closer", source: .bad(["BAD_ID=\"test.closer\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=7"]),
+             expected: .fatalInProcess("exited with status 71: it lost its channel to the host (did the service close descriptor 3?)")),
+        // Handlers that break the rules and are survived anywhere.
+        Case(name: "garbage", source: .bad(["BAD_ID=\"test.garbage\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=5"]),
+             expected: .survives("error [test.garbage] didBecomeActive failed (12345)")),
+        Case(name: "twice", source: .bad(["BAD_ID=\"test.twice\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=2"]),
+             expected: .survives("warn [test.twice] completed didReceiveRemoteNotification a second time; the second call is ignored")),
+        Case(name: "never", source: .bad(["BAD_ID=\"test.never\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=1"]),
+             expected: .survives("error [test.never] did not complete didReceiveRemoteNotification within 1 s; its answer counts as failed")),
+        Case(name: "threads", source: .bad(["BAD_ID=\"test.threads\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=8"]),
+             expected: .survives("info [test.threads] bad test.threads: 8 threads called the host 20000 times")),
+        Case(name: "flood", source: .bad(["BAD_ID=\"test.flood\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=6"]),
+             expected: .differs(inProcess: "bad test.flood: stderr line 19999 of a flood",
+                                process: "warn [test.flood] prints too much: its output is dropped for up to 10 s")),
+    ]
+
+    /// Builds every case for `mode` into the host's plugin folder.
+    private func build(_ host: IsolatedHost, process: Bool) throws -> [Case] {
+        var built: [Case] = []
+        for item in Self.cases {
+            if case .fatalInProcess = item.expected, !process { continue }
+            let path = host.lib + "/\(item.name).so"
+            switch item.source {
+            case .bad(let defines): try host.bad(item.name, defines)
+            case .probe(let defines): try host.probe(item.name, defines)
+            case .bytes(let make): try host.scratch.write("lib/\(item.name).so", try make(host))
+            case .copy(let source): try host.scratch.copy(try source(), to: "lib/\(item.name).so")
+            }
+            #expect(FileManager.default.fileExists(atPath: path))
+            built.append(item)
+        }
+        try host.probe("zz-good", ["PROBE_ID=\"test.good\"", "PROBE_EVENTS=\(Self.fetchKinds)", "PROBE_RESULT=1"])
+        return built
+    }
+
+    private func run(process: Bool) throws {
+        let host = try IsolatedHost()
+        let cases = try build(host, process: process)
+        let fetch = try host.scratch.write("fetch.json", Array(#"{"aps":{"content-available":1}}"#.utf8))
+        try host.start(["--isolation", process ? "process" : "in-process", "--event-timeout", "1", "--fetch-timeout", "1",
+                        "--crash-limit", "3/60"])
+        #expect(try host.ctl("memory-warning").status == 0)
+        let fetched = try host.ctlJSON("push", fetch)
+        #expect((fetched["answers"] as? [String: String])?["test.good"] == "noData")
+        #expect(try host.ctl("background").stdout.contains("state: background"))
+        #expect(try host.ctl("foreground").stdout.contains("state: inactive"))
+        #expect(try host.ctl("activate").stdout.contains("state: active"))
+        if process {
+            #expect(eventually { (try? host.service("test.segv"))?["state"] as? String == "failed" })
+            #expect(eventually { (try? host.service("test.abort"))?["state"] as? String == "failed" })
+        }
+        #expect(try host.ctl("state").status == 0)
+        let result = host.stop()
+        #expect(result.status == 0, "the host did not exit cleanly")
+        #expect(host.events(of: "test.good") == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive",
+                                                 "didReceiveMemoryWarning", "didReceiveRemoteNotification",
+                                                 "willResignActive", "didEnterBackground", "willEnterForeground",
+                                                 "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"])
+        let mode = process ? "process" : "in-process"
+        for item in cases {
+            let fragment: String
+            switch item.expected {
+            case .refused(let reason): fragment = "error [loader] \(host.lib)/\(reason)"
+            case .survives(let line): fragment = line
+            case .fatalInProcess(let line): fragment = line
+            case .differs(let inProcess, let inWorker): fragment = process ? inWorker : inProcess
+            }
+            #expect(result.stderr.contains(fragment), "\(mode) case \(item.name): no line with \(fragment)")
+        }
+        #expect(cases.count >= (process ? 34 : 24))
+    }
+
+    @Test func everyCaseInTheHostProcess_thatCanBeSurvived() throws { try run(process: false) }
+
+    @Test func everyCaseInWorkerProcesses() throws { try run(process: true) }
+}

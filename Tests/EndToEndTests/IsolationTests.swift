@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Crash and hang isolation with the real binary, as a user meets it (issue 5's "done when").
+@Suite struct IsolationTests {
+    @Test func aServiceThatSegfaultsOnBackground_isRestarted_andTheOthersNeverNotice() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=10"])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        try host.bad("segv", ["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=1",
+                              "BAD_ONCE_MARKER=" + host.marker("segv.crashed")])
+        try host.start(["--isolation", "process"])
+        #expect(try host.ctl("background").stdout.contains("state: background"))
+        #expect(eventually { (try? host.service("test.segv"))?["restarts"] as? Int == 1 })
+        #expect(try host.service("test.segv")?["state"] as? String == "running")
+        try host.ctl("foreground")
+        try host.ctl("activate")
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+
+        for other in ["test.a", "test.b"] { #expect(host.events(of: other) == steadyLifecycle, "\(other)") }
+        // The crash, then the catch-up to the background state, marked as a restart, then on as usual.
+        #expect(host.events(of: "test.segv") == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive",
+                                                 "willResignActive", "didEnterBackground",
+                                                 "willFinishLaunching", "didFinishLaunching", "didEnterBackground",
+                                                 "willEnterForeground", "didBecomeActive", "willResignActive",
+                                                 "didEnterBackground", "willTerminate"])
+        let log = result.stderr
+        #expect(log.contains("error [host] service test.segv crashed: its worker (pid "), "\(log)")
+        #expect(log.contains(") was killed by signal 11 (SIGSEGV) while handling didEnterBackground; restarting it in 0.1 s"))
+        #expect(log.contains("info [host] service test.segv restarted (worker pid "))
+        #expect(log.contains("bad test.segv: event 1 state 1 restart 1"))
+        #expect(log.contains("bad test.segv: event 5 state 3"))
+        // The crash report names the plugin's own function.
+        #expect(log.contains("segfault") && log.contains("in segv.so"))
+    }
+
+    @Test func aCrashLoop_isBlockedUntilTheFileChanges_andTheReasonIsShown() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let defines = ["BAD_ID=\"test.loop\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE"]
+        let plugin = try host.bad("loop", defines + ["BAD_ACTION=2"])
+        try host.start(["--isolation", "process", "--crash-limit", "3/60"])
+        #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "failed" })
+        let failure = try #require(try host.service("test.loop")?["failure"] as? [String: Any])
+        #expect(failure["summary"] as? String == nil ? false : (failure["summary"] as! String).hasPrefix(
+            "crashed 3 times within 60 s; the last time its worker was killed by signal 6 (SIGABRT) while handling didBecomeActive"))
+        #expect(failure["signalName"] as? String == "SIGABRT" && failure["event"] as? String == "didBecomeActive")
+        #expect(try host.ctl("list").stdout.contains("test.loop 0.1.0 (failed)"))
+        #expect(try host.ctl("list").stdout.contains("failed: crashed 3 times within 60 s"))
+        let inspect = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, plugin])
+        #expect(inspect.stdout.contains("    failed:   crashed 3 times within 60 s; the last time its worker was killed by signal 6 (SIGABRT)"),
+                "\(inspect.stdout)")
+        let first = host.stop()
+        #expect(first.status == 0)
+        #expect(first.stderr.contains("that is 3 crashes within 60 s: marked failed, and not restarted until \(plugin) changes"
+            + " (the reason is in \(host.stateDirectory)/failures/test.loop.json)"), "\(first.stderr)")
+        #expect(host.events(of: "test.a") == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive",
+                                              "willResignActive", "didEnterBackground", "willTerminate"])
+
+        // A new start with the same file: still failed, with its reason.
+        try host.start(["--isolation", "process", "--crash-limit", "3/60"])
+        #expect(try host.service("test.loop")?["state"] as? String == "failed")
+        // A new build (atomically in place): the running host notices and starts it.
+        let fixed = try Command.compileC(Repository.fixture("BadPlugins/bad.c"), to: host.scratch.file("loop.so"), defines: defines)
+        #expect(rename(fixed, plugin) == 0)
+        #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "running" })
+        let inspectAfter = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, plugin])
+        #expect(!inspectAfter.stdout.contains("failed:"))
+        let second = host.stop()
+        #expect(second.stderr.contains("error [host] service test.loop is marked failed (crashed 3 times within 60 s;"))
+        #expect(second.stderr.contains("info [host] \(plugin) changed: starting service test.loop again"))
+        #expect(second.stderr.contains("bad test.loop: event 3 state 2"))
+        #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/failures/test.loop.json"))
+    }
+
+    @Test func aHungServiceInAWorker_isKilledAfterItsDeadline_andRestarted() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.bad("spin", ["BAD_ID=\"test.spin\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=4",
+                              "BAD_ONCE_MARKER=" + host.marker("spin.hung")])
+        try host.start(["--isolation", "process", "--event-timeout", "1"])
+        #expect(try host.ctl("background").stdout.contains("state: background"))
+        #expect(eventually { (try? host.service("test.spin"))?["restarts"] as? Int == 1 })
+        try host.ctl("activate")
+        let result = host.stop()
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("error [host] service test.spin did not answer didEnterBackground within 1 s:"
+            + " its worker (pid "), "\(result.stderr)")
+        #expect(result.stderr.contains(") was killed; restarting it in 0.1 s"))
+        #expect(host.events(of: "test.a") == steadyLifecycle.prefix(5) + ["willEnterForeground", "didBecomeActive",
+                                                                           "willResignActive", "didEnterBackground", "willTerminate"])
+    }
+
+    @Test func anInProcessHang_isNamedOnce_stateAndListStillAnswer_andTheNextStartNamesIt() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.bad("hang", ["BAD_ID=\"test.hang\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=9"])
+        try host.start(["--event-timeout", "1"])
+        let socket = try ControlSocket(path: host.control)
+        socket.send(#"{"command":"background"}"# + "\n")  // never answered: the main thread is stuck
+        #expect(eventually { (try? host.ctlJSON("state"))?["stuck"] != nil })
+        let state = try host.ctlJSON("state")
+        let stuck = try #require(state["stuck"] as? [String: Any])
+        #expect(stuck["service"] as? String == "test.hang" && stuck["event"] as? String == "didEnterBackground")
+        #expect(state["snapshot"] as? Bool == true)
+        #expect(try host.ctl("state").stdout.contains("stuck: test.hang has not returned from didEnterBackground"))
+        #expect(try host.service("test.hang")?["state"] as? String == "stuck")
+        #expect(try host.service("test.a")?["state"] as? String == "running")
+        let killed = host.signal(SIGKILL)
+        #expect(lines(killed.stderr, containing: "has not returned from didEnterBackground within its 1 s deadline") == [
+            "error [host] service test.hang has not returned from didEnterBackground within its 1 s deadline; an in-process"
+                + " service cannot be stopped safely, so the host waits for it (host ctl state and list still answer;"
+                + " \"isolation\": \"process\" would have killed and restarted it)"])
+
+        // The next start says who was running when the host died, and safe mode starts only the
+        // trusted: here the bundled Uptime beside a copy of the host binary.
+        let bin = try host.scratch.folder("bin")
+        let bundled = try host.scratch.folder("bin/plugins")
+        let executable = try host.scratch.copy(try Repository.product("host"), to: "bin/host")
+        try host.scratch.copy(try Repository.product("libUptime.so"), to: "bin/plugins/libUptime.so")
+        _ = bin
+        try host.start(["--safe-mode"], plugins: [bundled, host.lib], executable: executable)
+        let services = try host.ctlJSON("list")["services"] as? [[String: Any]] ?? []
+        #expect(services.compactMap { $0["id"] as? String } == ["dev.servicehost.uptime"])
+        let next = host.stop()
+        #expect(next.status == 0)
+        #expect(next.stderr.contains("did not exit cleanly: service test.hang was handling didEnterBackground"), "\(next.stderr)")
+        #expect(next.stderr.contains("warn [loader] \(host.lib)/hang.so: not loaded in safe mode: test.hang is not trusted"))
+        #expect(next.stderr.contains("warn [loader] \(host.lib)/a.so: not loaded in safe mode: test.a is not trusted"))
+        // A clean exit leaves no sentinel, so the start after it is quiet.
+        #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/sentinel"))
+    }
+
+    @Test func servicesSeeTheSameEventsDataAndAnswers_inAWorker_asInTheHost() throws {
+        func run(_ mode: String) throws -> (probe: [String], trace: [String], replies: [String]) {
+            let host = try IsolatedHost()
+            let kinds = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)"
+                + "|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)"
+                + "|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)|SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
+                + "|SH_EVENT_BIT(SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS)|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"
+                + "|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
+            try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(kinds)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_COMPLETE=3",
+                                 "PROBE_RESULT=1", "PROBE_REGISTER_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING",
+                                 "PROBE_ANSWER=SH_FALSE"])
+            try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(kinds)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_RESULT=9",
+                                 "PROBE_POST_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "PROBE_POST_NAME=\"b.active\""])
+            let push = try host.scratch.write("push.json", Array(#"{"aps":{"alert":{"title":"Hi ✓"},"badge":2},"id":[1,2.5,null,true]}"#.utf8))
+            let fetch = try host.scratch.write("fetch.json", Array(#"{"aps":{"content-available":1},"x":"y"}"#.utf8))
+            try host.start(["--isolation", mode, "--launch-url", "myapp://launch", "--launch-activity", "com.example.view,https://example.com/a",
+                            "--launch-notification", push])
+            var replies: [String] = []
+            for command in [["push", push], ["push", "--tap", "dismiss", push], ["push", fetch], ["open", "myapp://item/42"],
+                            ["activity", "com.example.view", "--url", "https://example.com/b", "--user-info", #"{"k":[1,"v"]}"#],
+                            ["token", "00ff10ab"], ["memory-warning"], ["token-error", "no network"],
+                            ["post", "queue.enqueue", #"{"n":1}"#], ["background"], ["activate"], ["terminate"]] {
+                let result = try host.ctl(command)
+                replies.append("\(result.status) \(result.stdout)")
+            }
+            let result = host.process!.wait()
+            #expect(result.status == 0)
+            return (lines(result.stderr, containing: "] probe "), host.events, replies)
+        }
+        let inProcess = try run("in-process")
+        let isolated = try run("process")
+        #expect(isolated.probe == inProcess.probe)
+        #expect(isolated.trace == inProcess.trace)
+        #expect(isolated.replies == inProcess.replies)
+        #expect(inProcess.probe.count > 40)
+    }
+
+    @Test func theIsolationOptions_areCheckedOnTheCommandLine() throws {
+        let host = try Repository.product("host")
+        for (arguments, message) in [
+            (["--isolation", "container"], "host: --isolation: unknown mode 'container' (use in-process or process)"),
+            (["--event-timeout", "never"], "host: --event-timeout: 'never' is not a positive number of seconds"),
+            (["--crash-limit", "5/0"], "host: --crash-limit: '5/0' is not N/SECS (crashes within seconds, like 5/60)"),
+        ] {
+            let result = try Command.run(host, ["--plugins", "/tmp"] + arguments)
+            #expect(result.status == 2)
+            #expect(result.stderr.hasPrefix(message), "\(result.stderr)")
+        }
+        let worker = try Command.run(host, ["__worker", "/tmp/x.so"])
+        #expect(worker.status == 2)
+        #expect(worker.stderr.contains("is internal"))
+    }
+}
