@@ -170,6 +170,47 @@ import TestSupport
         #expect(inProcess.probe.count > 40)
     }
 
+    @Test func servicesSeeTheSameSceneEventsDataAndConfiguration_inAWorker_asInTheHost() throws {
+        func run(_ mode: String) throws -> (probe: [String], trace: [String], replies: [String]) {
+            let host = try IsolatedHost()
+            let kinds = "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES|SH_EVENT_BIT(SH_EVENT_OPEN_URL)|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
+            // b is asked first and passes; a chooses the configuration, with settings.
+            try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(kinds)", "PROBE_CONFIGURATION=\"phone\"",
+                                 #"PROBE_CONFIGURATION_SETTINGS="{\"theme\":\"dark\",\"n\":[1,2.5]}""#])
+            try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(kinds)", "PROBE_PRIORITY=10", "PROBE_SCENE_ANSWER=SH_FALSE"])
+            try host.start(["--isolation", mode, "--launch-scene", "main", "--launch-url", "myapp://launch",
+                            "--launch-activity", "com.example.view,https://example.com/a"])
+            var replies: [String] = []
+            for command in [["scene", "connect", "car", "--role", "car", "--url", "myapp://drive/home", "--url", "myapp://b",
+                             "--activity", "com.example.nav"],
+                            ["scene", "open", "car", "myapp://item/42"],
+                            ["scene", "activity", "car", "com.example.view", "--url", "https://example.com/b",
+                             "--user-info", #"{"k":[1,"v"]}"#],
+                            ["scene", "resign", "car"], ["scene", "background", "car"], ["scene", "foreground", "car"],
+                            ["scene", "activate", "car"], ["scene", "list"], ["scene", "disconnect", "car"],
+                            ["scene", "background", "main"], ["scene", "activate", "main"], ["scene", "list"], ["terminate"]] {
+                let result = try host.ctl(command)
+                replies.append("\(result.status) \(result.stdout)")
+            }
+            let result = host.process!.wait()
+            #expect(result.status == 0)
+            return (lines(result.stderr, containing: "] probe "), host.events, replies)
+        }
+        let inProcess = try run("in-process")
+        let isolated = try run("process")
+        #expect(isolated.probe == inProcess.probe)
+        #expect(isolated.trace == inProcess.trace)
+        #expect(isolated.replies == inProcess.replies)
+        // The scenario did happen: both scenes' events, the configuration a chose, the connection options.
+        #expect(isolated.probe.filter { $0.contains("probe test.a: event 23 ") }.count == 2, "\(isolated.probe)")
+        #expect(isolated.probe.contains { $0.contains("probe test.b: event 18 ") && $0.contains(
+            #"scene=car role=car scene-state=0 configuration=phone settings={"theme":"dark","n":[1,2.5]} urls=myapp://drive/home,myapp://b activities=com.example.nav"#) },
+            "\(isolated.probe)")
+        #expect(isolated.probe.contains { $0.contains("probe test.a: event 24 ") && $0.contains("url=myapp://launch") })
+        #expect(isolated.replies.contains { $0.contains("car: role car, foregroundActive, configuration phone") }, "\(isolated.replies)")
+        #expect(inProcess.probe.count > 60)
+    }
+
     @Test func theIsolationOptions_areCheckedOnTheCommandLine() throws {
         let host = try Repository.product("host")
         for (arguments, message) in [

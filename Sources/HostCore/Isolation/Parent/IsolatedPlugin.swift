@@ -217,7 +217,9 @@ final class IsolatedPlugin {
         switch outcome {
         case .reply(let frame):
             var r = frame.reader
-            guard let result = try? r.i32("result"), (try? r.finish("result")) != nil else {
+            // configurationForConnecting: the service's answer is copied into the host's out-struct.
+            guard let result = try? r.i32("result"), (try? EventCodec.readAnswer(&r, for: event)) != nil,
+                  (try? r.finish("result")) != nil else {
                 return brokeProtocol(connection, "a malformed result", during: name)
             }
             if completion != 0 { connection.forwarder.eventReturned(completion: completion, result: result) }

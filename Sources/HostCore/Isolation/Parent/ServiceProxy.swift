@@ -39,9 +39,6 @@ final class ServiceProxy {
             },
             handle_event: { service, event in
                 guard let proxy = ServiceProxy.from(service), let event else { return Int32(SH_INVALID) }
-                // Scene events do not cross to workers yet (their data is not in the worker
-                // protocol): the service is told nothing rather than something incomplete.
-                if let kind = EventKind(rawValue: event.pointee.kind), kind.isSceneEvent { return Int32(SH_UNSUPPORTED) }
                 return MainActor.assumeIsolated { proxy.plugin.deliver(event, to: proxy) }
             }))
         // Retained for the process lifetime, like the descriptor that points to it.

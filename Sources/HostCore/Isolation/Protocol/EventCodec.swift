@@ -6,6 +6,8 @@ import ServiceABI
 ///
 /// Payload of an `event` frame: u32 service index, u32 kind, i32 app state, u64 seq,
 /// u32 completion id (0: none), then the kind's data (nothing for kinds without data).
+/// Scene events carry their scene's whole state (EventCodec+Scenes.swift); the `result`
+/// frame of configurationForConnecting carries the service's filled configuration back.
 enum EventCodec {
     // MARK: Encoding (host side)
 
@@ -46,9 +48,10 @@ enum EventCodec {
         case .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
              .didReceiveMemoryWarning:
             break
-        default:
-            // Scene events never reach a worker (ServiceProxy answers them unsupported).
-            break
+        case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
+             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
+             .sceneContinueUserActivity:
+            sceneData(kind, data, &w)
         }
     }
 
@@ -72,14 +75,14 @@ enum EventCodec {
         w.optionalCString(p.action_id)
     }
 
-    private static func openURL(_ u: sh_open_url, _ w: inout WireWriter) {
+    static func openURL(_ u: sh_open_url, _ w: inout WireWriter) {
         w.u32(u.flags)
         w.cString(u.url)
         w.cString(u.scheme)
         w.cString(u.host)
     }
 
-    private static func activity(_ a: sh_user_activity, _ w: inout WireWriter) {
+    static func activity(_ a: sh_user_activity, _ w: inout WireWriter) {
         w.u32(a.flags)
         w.cString(a.type)
         w.optionalCString(a.webpage_url)
@@ -90,7 +93,7 @@ enum EventCodec {
     }
 
     /// The tape node by node: type, count, next, then a string's bytes or a number's bits.
-    private static func tape(_ json: sh_json, _ w: inout WireWriter) {
+    static func tape(_ json: sh_json, _ w: inout WireWriter) {
         w.u64(UInt64(json.count))
         for index in 0..<json.count {
             let node = json.nodes[index]
@@ -115,12 +118,17 @@ enum EventCodec {
         var seq: UInt64
         var completion: UInt32
         var data: UnsafeRawPointer?
+        /// configurationForConnecting: the out-struct the service fills, sent back with the result.
+        var answer: ConfigurationAnswer?
     }
 
-    /// Reads an `event` frame's payload; the data's C structs live in `arena`.
-    static func decode(_ r: inout WireReader, arena: EventArena) throws(WireError) -> Decoded {
+    /// Reads an `event` frame's payload; the data's C structs live in `arena`, except each
+    /// scene's `sh_scene`, which lives in `scenes` (one stable struct per connection).
+    static func decode(_ r: inout WireReader, arena: EventArena, scenes: WorkerScenes) throws(WireError) -> Decoded {
         var decoded = Decoded(service: Int(try r.u32("service")), kind: try r.u32("kind"), appState: try r.i32("app state"),
                               seq: try r.u64("seq"), completion: try r.u32("completion"), data: nil)
+        // A scene whose sceneDidDisconnect returned is freed before any other event.
+        if EventKind(rawValue: decoded.kind)?.isSceneEvent != true { scenes.retire() }
         guard try r.bool("data presence") else {
             try r.finish("the event")
             return decoded
@@ -153,19 +161,21 @@ enum EventCodec {
         case .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
              .didReceiveMemoryWarning:
             throw .malformed("\(kind.name) carries no data")
-        default:
-            throw .malformed("\(kind.name) does not cross to a worker")
+        case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
+             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
+             .sceneContinueUserActivity:
+            try sceneData(kind, &r, arena, scenes, into: &decoded)
         }
         try r.finish("the event")
         return decoded
     }
 
-    private static func charPointer(_ bytes: UnsafePointer<UInt8>) -> UnsafePointer<CChar> {
+    static func charPointer(_ bytes: UnsafePointer<UInt8>) -> UnsafePointer<CChar> {
         UnsafeRawPointer(bytes).assumingMemoryBound(to: CChar.self)
     }
 
     /// A blob as a NUL-terminated copy in the arena, byte for byte.
-    private static func cString(_ r: inout WireReader, _ arena: EventArena, _ what: String) throws(WireError) -> UnsafePointer<CChar> {
+    static func cString(_ r: inout WireReader, _ arena: EventArena, _ what: String) throws(WireError) -> UnsafePointer<CChar> {
         charPointer(arena.bytes(try r.blob(what) + [0]))
     }
 
@@ -195,14 +205,14 @@ enum EventCodec {
             json: charPointer(arena.bytes(json + [0])), json_len: json.count, parsed: parsed, action_id: action))
     }
 
-    private static func openURL(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_open_url> {
+    static func openURL(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_open_url> {
         let flags = try r.u32("url flags")
         let url = try cString(&r, arena, "url"), scheme = try cString(&r, arena, "scheme"), host = try cString(&r, arena, "host")
         return arena.box(sh_open_url(size: UInt32(MemoryLayout<sh_open_url>.size), version: SH_OPEN_URL_VERSION,
                                      flags: flags, reserved: 0, url: url, scheme: scheme, host: host))
     }
 
-    private static func activity(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_user_activity> {
+    static func activity(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_user_activity> {
         let flags = try r.u32("activity flags")
         let type = try cString(&r, arena, "activity type")
         let webpage = try optionalCString(&r, arena, "webpage url")
@@ -215,7 +225,7 @@ enum EventCodec {
     }
 
     /// Rebuilds a tape: one block of strings, one array of nodes pointing into it.
-    private static func tape(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_json> {
+    static func tape(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_json> {
         let count = try r.u64("tape size")
         // Every node takes at least 12 bytes on the wire: a count beyond that is a lie.
         guard count <= UInt64(Wire.maxPayload / 12) else { throw .malformed("a tape of \(count) nodes") }

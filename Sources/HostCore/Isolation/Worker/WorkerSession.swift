@@ -15,6 +15,8 @@ final class WorkerSession {
     private var answerTimeout = 30.0
     /// Event data a service may still read until it completes (or the host's deadline passed).
     private var pendingData: [UInt32: EventArena] = [:]
+    /// One `sh_scene` per scene connection, as in the host.
+    private let scenes = WorkerScenes()
 
     init(channel: FrameChannel, calls: PendingCalls) {
         self.channel = channel
@@ -90,7 +92,7 @@ final class WorkerSession {
     private func deliver(_ frame: Frame) throws(WireError) {
         var r = frame.reader
         let arena = EventArena()
-        let decoded = try EventCodec.decode(&r, arena: arena)
+        let decoded = try EventCodec.decode(&r, arena: arena, scenes: scenes)
         guard services.indices.contains(decoded.service) else { throw .malformed("no service \(decoded.service)") }
         var completion: WorkerCompletion?
         if decoded.completion != 0 {
@@ -110,6 +112,10 @@ final class WorkerSession {
             app_state: decoded.appState, seq: decoded.seq, data: decoded.data,
             completion: completion.map { UnsafePointer($0.table) })
         let result = withExtendedLifetime(arena) { descriptor.pointee.handle_event!(descriptor, &event) }
-        reply(.result, to: frame) { $0.i32(result) }
+        reply(.result, to: frame) { w in
+            w.i32(result)
+            // configurationForConnecting: the configuration the service filled goes back with it.
+            withExtendedLifetime(arena) { EventCodec.writeAnswer(decoded, into: &w) }
+        }
     }
 }
