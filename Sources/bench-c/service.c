@@ -1,16 +1,17 @@
 // The smallest C service, for scripts/bench: handles every lifecycle event and does
-// nothing. scripts/bench compiles it once with cc; servicehost-bench then writes N copies,
+// nothing, and willPresentNotification (the payload row), which it completes at once
+// without reading the payload. scripts/bench compiles it once with cc; servicehost-bench then writes N copies,
 // each with the id placeholder below rewritten to a distinct id of the same length
 // (SH_SERVICE_METADATA keeps the id in one place: the runtime id points at it).
 #include <servicehost.h>
 
 SH_PLUGIN_METADATA("c");
 SH_SERVICE_METADATA(bench_meta, "bench.c-service.s0000000", "Bench", "1.0.0",
-                    SH_EVENTS_LIFECYCLE, 0);
+                    SH_EVENTS_LIFECYCLE | SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION), 0);
 
 static int32_t bench_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;
-    (void)event;
+    if (event->completion) event->completion->complete(event->completion, SH_PRESENT_BANNER, NULL, 0);
     return SH_OK;
 }
 

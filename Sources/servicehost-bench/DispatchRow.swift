@@ -1,14 +1,16 @@
 import Foundation
-import HostCore
+@_spi(Benchmark) import HostCore
 
 /// Row 1: one lifecycle event through the host's dispatcher to N in-process C services,
 /// per service call, against (a) a Swift `[any DirectService]` array (PluggableApplicationDelegate),
 /// (b) `NotificationCenter.post` to N observers (the AppLifecycleMediator) and (c) bench-floor's
 /// C loop over the same services' function pointers (the floor).
 ///
-/// HostCore has no public call that delivers one event, so each round is a transition pair,
-/// active → inactive → active: willResignActive (reverse order) then didBecomeActive, two
-/// events per round. Every baseline does exactly those two calls per service per round.
+/// Each round delivers willResignActive (reverse order) then didBecomeActive through the
+/// host's real dispatcher (`benchmarkDeliver`, HostCore's `@_spi(Benchmark)`), without moving
+/// the app's state: the dispatcher alone. Every baseline does exactly those two calls per
+/// service per round. An extra row times the same two events as a real transition pair
+/// (active → inactive → active), which also moves the state machine.
 @MainActor
 struct DispatchRow {
     let floor: String
@@ -40,17 +42,19 @@ struct DispatchRow {
             let calls = rounds * 2 * count
 
             let medians = interleavedMedians(reps: reps, units: calls, [
-                { hostRounds(host, rounds) },
+                { deliverRounds(host, rounds) },
                 { directRounds(direct, rounds) },
                 { center.post(rounds: rounds) },
+                { hostRounds(host, rounds) },
             ])
             let floorFigure = try floorNanoseconds(directory, rounds: rounds)
-            let (ours, swiftArray, notificationCenter) = (medians[0], medians[1], medians[2])
+            let (ours, swiftArray, notificationCenter, transitions) = (medians[0], medians[1], medians[2], medians[3])
 
             // Allocations per event (an event is one willResignActive or didBecomeActive to all N).
             let allocationRounds = 1000
             let events = 2 * allocationRounds
-            let hostAllocations = MallocCounter.callsPerUnit(units: events) { hostRounds(host, allocationRounds) }
+            let hostAllocations = MallocCounter.callsPerUnit(units: events) { deliverRounds(host, allocationRounds) }
+            let transitionAllocations = MallocCounter.callsPerUnit(units: events) { hostRounds(host, allocationRounds) }
             let directAllocations = MallocCounter.callsPerUnit(units: events) { directRounds(direct, allocationRounds) }
             let centerAllocations = MallocCounter.callsPerUnit(units: events) { center.post(rounds: allocationRounds) }
 
@@ -64,10 +68,15 @@ struct DispatchRow {
                     ours: ours, baseline: floorFigure, target: "—"),
                 Row(row: "1", measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), vs (a)",
                     unit: .count, ours: hostAllocations, baseline: directAllocations, target: "0", maxValue: 0),
+                Row(row: "1", measured: "the same two events as a transition pair (moves the state machine), "
+                        + "\(count) service\(count == 1 ? "" : "s"), per service call, vs (c) floor",
+                    unit: .nanoseconds, ours: transitions, baseline: floorFigure, target: "—"),
             ]
             let key = "dispatch.\(count)"
             raw += [("\(key).host_ns_per_call", ours), ("\(key).swift_array_ns_per_call", swiftArray),
                     ("\(key).notification_center_ns_per_call", notificationCenter), ("\(key).c_floor_ns_per_call", floorFigure)]
+            raw += [("\(key).host_transition_ns_per_call", transitions),
+                    ("\(key).host_transition_allocations_per_event", transitionAllocations ?? .nan)]
             raw += [("\(key).host_allocations_per_event", hostAllocations ?? .nan),
                     ("\(key).swift_array_allocations_per_event", directAllocations ?? .nan),
                     ("\(key).notification_center_allocations_per_event", centerAllocations ?? .nan)]
@@ -101,7 +110,17 @@ func interleavedMedians(reps: Int, units: Int, _ bodies: [() -> Void]) -> [Doubl
     return samples.map(median)
 }
 
-/// The host's real dispatcher: `rounds` transition pairs, two events each.
+/// The host's real dispatcher alone: `rounds` × (willResignActive, didBecomeActive), the
+/// app's state untouched (it stays active).
+@MainActor @inline(never)
+func deliverRounds(_ host: HostCore.Host, _ rounds: Int) {
+    for _ in 0..<rounds {
+        host.benchmarkDeliver(.willResignActive, times: 1)
+        host.benchmarkDeliver(.didBecomeActive, times: 1)
+    }
+}
+
+/// The host's state machine and dispatcher: `rounds` transition pairs, two events each.
 @MainActor @inline(never)
 func hostRounds(_ host: HostCore.Host, _ rounds: Int) {
     for _ in 0..<rounds {

@@ -3,7 +3,7 @@
 // repetitions. Prints a markdown table on stdout and writes bench-results.json.
 //
 //   servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH
-//                     [--quick] [--json PATH]
+//                     --pingpong PATH [--quick] [--json PATH]
 //
 // scripts/bench passes the release `host`, the cc-compiled bench-floor and C plugin template
 // (Sources/bench-c), and libBenchSwiftService.so, and preloads Sources/bench-c/malloc_count.c
@@ -23,7 +23,7 @@ func fail(_ message: String) -> Never {
 }
 
 // The command line.
-let usage = "usage: servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH [--quick] [--json PATH]"
+let usage = "usage: servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH --pingpong PATH [--quick] [--json PATH]"
 var quick = false
 var paths: [String: String] = [:]
 var jsonPath = "bench-results.json"
@@ -32,12 +32,12 @@ while let argument = argumentList.popFirst() {
     switch argument {
     case "--quick": quick = true
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
-    case "--host", "--floor", "--c-plugin", "--swift-plugin": paths[argument] = argumentList.popFirst()
+    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong": paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
     }
 }
 guard let hostPath = paths["--host"], let floorPath = paths["--floor"], let cPluginPath = paths["--c-plugin"],
-      let swiftPluginPath = paths["--swift-plugin"] else { fail(usage) }
+      let swiftPluginPath = paths["--swift-plugin"], let pingpongPath = paths["--pingpong"] else { fail(usage) }
 
 // The machine, quoted with the table.
 func machine() -> [(String, String)] {
@@ -80,8 +80,11 @@ do {
     rows += try dispatch.run(sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
     raw += dispatch.raw
 
-    rows.append(.pending("2", "payload events, 1 KiB and 4 KiB push payload to 10 services, vs parsing the JSON once",
-                         target: "parsed ≤ 1× per event", needs: "payload events"))
+    progress("row 2: payload events")
+    var payload = PayloadRow(reps: reps, events: quick ? 200 : 5_000)
+    func cSet(_ count: Int) -> String { sets.first { $0.language == "C" && $0.count == count }!.directory }
+    rows += try payload.run(one: cSet(1), ten: cSet(10))
+    raw += payload.raw
 
     progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
     var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
@@ -89,8 +92,11 @@ do {
     let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
     raw += startup.raw
     rows += startupRows.filter { $0.row == "3" }
-    rows.append(.pending("4", "control channel: events/s through one pipelined connection, p50/p99 request latency, "
-                         + "vs a C Unix-socket ping-pong", target: "≥ 50% of the floor's throughput", needs: "control channel"))
+    progress("row 4: control channel")
+    var control = ControlRow(host: hostPath, pingpong: pingpongPath, reps: reps, pipelined: quick ? 1_000 : 10_000,
+                             roundTrips: quick ? 500 : 5_000)
+    rows += try control.run(directory: cSet(10), services: 10)
+    raw += control.raw
     progress("rows 5 and 6: process isolation")
     var isolation = IsolationRow(host: hostPath, reps: reps, eventsPerRep: quick ? 2_000 : 20_000)
     let isolationRows = try isolation.run(directory: sets.first { $0.language == "C" && $0.count == 1 }!.directory)

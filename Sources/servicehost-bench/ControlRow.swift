@@ -1,0 +1,142 @@
+import Foundation
+
+/// Row 4: the real `host` binary (`--plugins DIR --control SOCKET --state-dir DIR`, both in a
+/// temporary folder) and one connection to its control socket: events per second through
+/// that connection with `pipelined` `{"command":"memory-warning"}` requests written at once by
+/// a second thread while the replies are read, and the p50/p99 latency of single
+/// request/reply round trips. The floor is `bench-pingpong` (Sources/bench-c/pingpong.c):
+/// the same sizes over a raw Unix socket to a C server that answers without parsing.
+struct ControlRow {
+    let host: String
+    let pingpong: String
+    let reps: Int
+    let pipelined: Int
+    let roundTrips: Int
+
+    private(set) var raw: [(String, Double)] = []
+
+    static let request = Array(#"{"command":"memory-warning"}"#.utf8) + [0x0A]
+
+    mutating func run(directory: String, services: Int) throws(BenchError) -> [Row] {
+        var template = Array("/tmp/servicehost-bench-control-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
+        let root = String(cString: made)
+        let socketPath = root + "/control.sock"
+        mkdir(root + "/state", 0o700)
+        defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/rm"), arguments: ["-rf", root]).waitUntilExit() }
+
+        var child = try Child(host, ["--plugins", directory, "--control", socketPath, "--state-dir", root + "/state"],
+                              capture: 2)
+        defer { child.finish() }
+        guard child.waitFor("] active with ") else { throw BenchError("host did not become active:\n\(child.text)") }
+        let fd = try Self.connect(socketPath)
+        defer { close(fd) }
+
+        // One reply, for its size (the floor answers with as many bytes).
+        let replySize = try Self.roundTrip(fd)
+        var throughput: [Double] = []
+        let batch = Array([[UInt8]](repeating: Self.request, count: pipelined).joined())
+        for rep in 0...reps {  // rep 0: warm-up
+            let start = nowNanoseconds()
+            let writer = Thread { Self.writeAll(fd, batch) }
+            writer.start()
+            try Self.readLines(fd, pipelined)
+            let elapsed = nowNanoseconds() - start
+            if rep > 0 { throughput.append(Double(pipelined) / (elapsed / 1e9)) }
+        }
+        var latency: [Double] = []
+        for index in -100..<roundTrips {
+            let start = nowNanoseconds()
+            _ = try Self.roundTrip(fd)
+            if index >= 0 { latency.append(nowNanoseconds() - start) }
+        }
+        latency.sort()
+        let ours = (eps: median(throughput), p50: latency[latency.count / 2], p99: latency[Int(Double(latency.count) * 0.99)])
+
+        var floorChild = try Child(pingpong, [String(Self.request.count), String(replySize), String(pipelined),
+                                              String(roundTrips), String(reps)], capture: 1)
+        let status = floorChild.finish(signal: nil)
+        let figures = floorChild.text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
+        guard status == 0, figures.count == 3 else { throw BenchError("bench-pingpong failed (\(status)): \(floorChild.text)") }
+        let floor = (eps: figures[0], p50: figures[1], p99: figures[2])
+
+        raw += [("control.host_events_per_s", ours.eps), ("control.floor_events_per_s", floor.eps),
+                ("control.host_p50_ns", ours.p50), ("control.host_p99_ns", ours.p99),
+                ("control.floor_p50_ns", floor.p50), ("control.floor_p99_ns", floor.p99),
+                ("control.reply_bytes", Double(replySize))]
+        let what = "`memory-warning` to \(services) C services"
+        return [
+            // Throughput as time per event, so that the ratio reads like every other row
+            // (lower is better): ≥ 50% of the floor's events/s is ≤ 2× its time per event.
+            Row(row: "4", measured: "control channel: \(what), pipelined on one connection, per event "
+                    + "(\(Self.rate(ours.eps)) vs \(Self.rate(floor.eps))), vs a C Unix-socket ping-pong",
+                unit: .nanoseconds, ours: 1e9 / ours.eps, baseline: 1e9 / floor.eps,
+                target: "≥ 50% of the floor's events/s: ≤ 2×", maxRatio: 2),
+            Row(row: "4", measured: "control channel: \(what), single request round trip, p50", unit: .nanoseconds,
+                ours: ours.p50, baseline: floor.p50, target: "—"),
+            Row(row: "4", measured: "control channel: \(what), single request round trip, p99", unit: .nanoseconds,
+                ours: ours.p99, baseline: floor.p99, target: "—"),
+        ]
+    }
+
+    static func rate(_ eventsPerSecond: Double) -> String {
+        eventsPerSecond >= 1e6 ? Report.format(eventsPerSecond / 1e6, digits: 2) + " M events/s"
+            : Report.format(eventsPerSecond / 1e3, digits: 1) + " k events/s"
+    }
+
+    /// Connects to `path`, retrying while the host opens its socket.
+    static func connect(_ path: String) throws(BenchError) -> Int32 {
+        for _ in 0..<500 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+                for (index, byte) in path.utf8.enumerated() where index < bytes.count - 1 { bytes[index] = byte }
+            }
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            if result == 0 { return fd }
+            close(fd)
+            usleep(10_000)
+        }
+        throw BenchError("cannot connect to \(path)")
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+
+    /// Reads until `lines` newlines arrived; returns the bytes read.
+    @discardableResult
+    static func readLines(_ fd: Int32, _ lines: Int) throws(BenchError) -> Int {
+        var remaining = lines
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while remaining > 0 {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw BenchError("the control connection closed") }
+            total += n
+            for index in 0..<n where buffer[index] == 0x0A { remaining -= 1 }
+        }
+        return total
+    }
+
+    /// One request, its reply; returns the reply's size in bytes.
+    static func roundTrip(_ fd: Int32) throws(BenchError) -> Int {
+        writeAll(fd, request)
+        return try readLines(fd, 1)
+    }
+}
