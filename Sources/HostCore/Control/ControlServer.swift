@@ -7,9 +7,10 @@ import Synchronization
 /// in order, over any number of connections.
 ///
 /// Sockets are served on background queues (one per connection); requests are carried out
-/// on the main thread. A connection's requests run one after another, so its replies come
-/// back in order even when an answer takes a while (a background fetch); meanwhile other
-/// connections and the host go on.
+/// on the main thread in arrival order, without waiting for earlier replies to be written;
+/// replies are written in request order, so an answer that takes a while (a background
+/// fetch) holds back the replies after it on that connection, but not the work, other
+/// connections or the host.
 public final class ControlServer: Sendable {
     /// The socket's path.
     public let path: String
@@ -120,8 +121,11 @@ final class ControlConnection: Sendable {
     private let perform: @Sendable (ControlRequest, @escaping @Sendable (JSONValue, ControlHandler.After) -> Void) -> Void
     private struct State {
         var buffer: [UInt8] = []
-        var pending: [Result<ControlRequest, ControlRefusal>] = []
-        var busy = false
+        /// The number the next request gets, and the first whose reply is not written yet.
+        var nextRequest: UInt64 = 0
+        var nextReply: UInt64 = 0
+        /// Replies that arrived before an earlier one, by request number.
+        var ready: [UInt64: (JSONValue, ControlHandler.After)] = [:]
         var reading = true
         var cancelled = false
     }
@@ -184,9 +188,21 @@ final class ControlConnection: Sendable {
         ControlRefusal(id: nil, message: "the request line is longer than \(maxLine) bytes (--max-payload is \(maxPayload))")
     }
 
+    /// Starts a request at once: requests go to the main queue in arrival order, so they run
+    /// in order without waiting for the previous reply's write; replies are written in request
+    /// order as they become ready (an answer that takes a while holds back only the replies
+    /// after it, not the work).
     private func enqueue(_ request: Result<ControlRequest, ControlRefusal>) {
-        state.withLock { $0.pending.append(request) }
-        pump()
+        let number = state.withLock { state in
+            defer { state.nextRequest += 1 }
+            return state.nextRequest
+        }
+        switch request {
+        case .failure(let refusal):
+            finished(number, ControlHandler.refusal(refusal), .keepRunning)
+        case .success(let request):
+            perform(request) { [self] reply, after in queue.async { self.finished(number, reply, after) } }
+        }
     }
 
     /// Stops reading; the connection closes once the pending replies are written.
@@ -196,36 +212,33 @@ final class ControlConnection: Sendable {
             return state.reading
         }
         if wasReading { source.suspend() }
-        pump()
+        closeIfDone()
     }
 
-    /// Starts the next request when none is running.
-    private func pump() {
-        let next: Result<ControlRequest, ControlRefusal>? = state.withLock { state in
-            guard !state.busy, !state.pending.isEmpty else { return nil }
-            state.busy = true
-            return state.pending.removeFirst()
+    /// Records reply `number` and writes every reply now in order, in one write.
+    private func finished(_ number: UInt64, _ reply: JSONValue, _ after: ControlHandler.After) {
+        let (text, exits) = state.withLock { state in
+            state.ready[number] = (reply, after)
+            var text = ""
+            var exits = false
+            while let (value, then) = state.ready.removeValue(forKey: state.nextReply) {
+                text += value.serialized + "\n"
+                exits = exits || then == .exit
+                state.nextReply += 1
+                if exits { break }
+            }
+            return (text, exits)
         }
-        guard let next else {
-            let done = state.withLock { !$0.reading && !$0.busy && $0.pending.isEmpty }
-            if done { close() }
-            return
-        }
-        switch next {
-        case .failure(let refusal):
-            write(ControlHandler.refusal(refusal), after: .keepRunning)
-        case .success(let request):
-            perform(request) { [self] reply, after in queue.async { self.write(reply, after: after) } }
-        }
-    }
-
-    private func write(_ reply: JSONValue, after: ControlHandler.After) {
-        if !UnixSocket.writeAll(fd, Array((reply.serialized + "\n").utf8)) {
+        if !text.isEmpty && !UnixSocket.writeAll(fd, Array(text.utf8)) {
             log.debug("control", "a client went away before its reply")
         }
-        if after == .exit { exit(0) }
-        state.withLock { $0.busy = false }
-        pump()
+        if exits { exit(0) }
+        closeIfDone()
+    }
+
+    private func closeIfDone() {
+        let done = state.withLock { !$0.reading && $0.nextReply == $0.nextRequest }
+        if done { close() }
     }
 
     private func close() {
