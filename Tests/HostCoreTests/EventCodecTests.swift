@@ -8,6 +8,11 @@ import Testing
 /// UTF-8), the JSON text and its parsed tape node for node.
 @MainActor
 @Suite struct EventCodecTests {
+    /// Keeps the host-side arenas of `answer(filling:)` alive for the whole test: the returned
+    /// configuration's `settings` points into one.
+    private final class Keeper { var arenas: [EventArena] = [] }
+    private let keeper = Keeper()
+
     /// Sends `data` of `kind` through the codec and compares what the worker would see.
     /// Returns what the worker decoded, with the arena its data lives in (scenes live in `scenes`).
     @discardableResult
@@ -170,6 +175,7 @@ import Testing
     private func answer(filling: (inout sh_scene_configuration, UnsafeMutablePointer<CChar>) -> Void,
                         hostSize: Int = MemoryLayout<sh_scene_configuration>.size) throws -> sh_scene_configuration {
         let arena = EventArena()
+        keeper.arenas.append(arena)
         let scene = SceneRecord(id: 3, name: "car", role: "car")
         let options = arena.sceneConnectionOptions(try SceneRequest(name: "car", role: "car"))
         let out = emptyConfiguration(arena)

@@ -21,7 +21,7 @@ public final class ControlServer: Sendable {
     // Immutable after init; DispatchSource is thread-safe. Kept alive for the process lifetime.
     nonisolated(unsafe) private let acceptSource: DispatchSourceRead
     // Carries requests out on the main thread; set once at init.
-    private let perform: @Sendable (ControlRequest, @escaping @Sendable (JSONValue, ControlHandler.After) -> Void) -> Void
+    private let perform: Perform
 
     /// Why the control socket could not be opened.
     public struct StartError: Error, CustomStringConvertible {
@@ -36,19 +36,29 @@ public final class ControlServer: Sendable {
         self.maxPayload = maxPayload
         self.log = log
         let snapshot = handler.snapshot
-        perform = { request, reply in
+        perform = { batch in
             // A main thread stuck in a service cannot answer: state and list come from a snapshot,
             // also for those already waiting when it got stuck (whichever answers first wins).
-            if let answer = snapshot.reply(to: request) { return reply(answer, .keepRunning) }
-            let held = snapshot.hold(request) { answer in reply(answer, .keepRunning) }
+            var waiting: [(ControlRequest, ReplyTo, (key: UInt64, waiting: ControlSnapshot.Waiting)?)] = []
+            for (request, reply) in batch {
+                if let answer = snapshot.reply(to: request) {
+                    reply(answer, .keepRunning)
+                    continue
+                }
+                waiting.append((request, reply, snapshot.hold(request) { answer in reply(answer, .keepRunning) }))
+            }
+            guard !waiting.isEmpty else { return }
+            // One hop to the main thread for every request read at once.
             DispatchQueue.main.async {
                 MainActor.assumeIsolated {
-                    handler.handle(request) { value, after in
-                        if let held {
-                            snapshot.release(held.key)
-                            guard held.waiting.claim() else { return }
+                    for (request, reply, held) in waiting {
+                        handler.handle(request) { value, after in
+                            if let held {
+                                snapshot.release(held.key)
+                                guard held.waiting.claim() else { return }
+                            }
+                            reply(value, after)
                         }
-                        reply(value, after)
                     }
                 }
             }
@@ -111,6 +121,12 @@ public final class ControlServer: Sendable {
 // The socket to unlink when the process exits normally (an atexit handler cannot capture).
 private let atExitRemoval = Mutex<String?>(nil)
 
+/// Carries a batch of requests out on the main thread, in order; each reply closure is
+/// called once, on any thread.
+typealias Perform = @Sendable ([(ControlRequest, ReplyTo)]) -> Void
+/// Where one request's reply goes.
+typealias ReplyTo = @Sendable (JSONValue, ControlHandler.After) -> Void
+
 /// One client connection: reads lines, carries their requests out in order, writes replies.
 final class ControlConnection: Sendable {
     private let fd: Int32
@@ -118,7 +134,7 @@ final class ControlConnection: Sendable {
     private let maxPayload: Int
     private let log: Log
     private let queue = DispatchQueue(label: "servicehost.control.connection")
-    private let perform: @Sendable (ControlRequest, @escaping @Sendable (JSONValue, ControlHandler.After) -> Void) -> Void
+    private let perform: Perform
     private struct State {
         var buffer: [UInt8] = []
         /// The number the next request gets, and the first whose reply is not written yet.
@@ -134,7 +150,7 @@ final class ControlConnection: Sendable {
     nonisolated(unsafe) private let source: DispatchSourceRead
 
     init(fd: Int32, maxLine: Int, maxPayload: Int, log: Log,
-         perform: @escaping @Sendable (ControlRequest, @escaping @Sendable (JSONValue, ControlHandler.After) -> Void) -> Void) {
+         perform: @escaping Perform) {
         self.fd = fd
         self.maxLine = maxLine
         self.maxPayload = maxPayload
@@ -158,7 +174,7 @@ final class ControlConnection: Sendable {
                 return state.buffer
             }
             if !leftover.isEmpty {
-                enqueue(.failure(ControlRefusal(id: nil, message: "the request has no newline at its end")))
+                enqueue([.failure(ControlRefusal(id: nil, message: "the request has no newline at its end"))])
             }
             finishReading()
             return
@@ -173,36 +189,40 @@ final class ControlConnection: Sendable {
             }
             overflow = state.buffer.count > maxLine
         }
-        for line in lines where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) {
+        var requests = lines.filter { !$0.allSatisfy { $0 == 0x20 || $0 == 0x0D || $0 == 0x09 } }.map { line in
             let trimmed = line.last == 0x0D ? Array(line.dropLast()) : line
-            enqueue(trimmed.count > maxLine ? .failure(tooLong()) : ControlRequest.parse(trimmed, maxPayload: maxPayload))
+            return trimmed.count > maxLine ? .failure(tooLong()) : ControlRequest.parse(trimmed, maxPayload: maxPayload)
         }
-        if overflow {
-            // A line this long cannot be resynchronised: answer, then hang up.
-            enqueue(.failure(tooLong()))
-            finishReading()
-        }
+        // A line this long cannot be resynchronised: answer, then hang up.
+        if overflow { requests.append(.failure(tooLong())) }
+        enqueue(requests)
+        if overflow { finishReading() }
     }
 
     private func tooLong() -> ControlRefusal {
         ControlRefusal(id: nil, message: "the request line is longer than \(maxLine) bytes (--max-payload is \(maxPayload))")
     }
 
-    /// Starts a request at once: requests go to the main queue in arrival order, so they run
-    /// in order without waiting for the previous reply's write; replies are written in request
-    /// order as they become ready (an answer that takes a while holds back only the replies
-    /// after it, not the work).
-    private func enqueue(_ request: Result<ControlRequest, ControlRefusal>) {
-        let number = state.withLock { state in
-            defer { state.nextRequest += 1 }
+    /// Starts requests at once: they go to the main queue in arrival order (one hop for all
+    /// the requests of one read), so they run in order without waiting for the previous
+    /// reply's write; replies are written in request order as they become ready (an answer
+    /// that takes a while holds back only the replies after it, not the work).
+    private func enqueue(_ requests: [Result<ControlRequest, ControlRefusal>]) {
+        let first = state.withLock { state in
+            defer { state.nextRequest += UInt64(requests.count) }
             return state.nextRequest
         }
-        switch request {
-        case .failure(let refusal):
-            finished(number, ControlHandler.refusal(refusal), .keepRunning)
-        case .success(let request):
-            perform(request) { [self] reply, after in queue.async { self.finished(number, reply, after) } }
+        var batch: [(ControlRequest, ReplyTo)] = []
+        for (offset, request) in requests.enumerated() {
+            let number = first + UInt64(offset)
+            switch request {
+            case .failure(let refusal):
+                finished(number, ControlHandler.refusal(refusal), .keepRunning)
+            case .success(let request):
+                batch.append((request, { [self] reply, after in queue.async { self.finished(number, reply, after) } }))
+            }
         }
+        if !batch.isEmpty { perform(batch) }
     }
 
     /// Stops reading; the connection closes once the pending replies are written.
