@@ -166,8 +166,10 @@ import TestSupport
     @Test func onDisk_alwaysAndNever_doNotCreateTheMarksFolder() throws {
         let scratch = try Scratch()
         let path = scratch.file("state")
+        // One StateDirectory for both: it holds the directory's lock for as long as it lives.
+        let directory = try StateDirectory(path: path)
         for mode in [FirstLaunchMode.always, .never] {
-            let launch = try FirstLaunch(mode: mode, stateDirectory: StateDirectory(path: path))
+            let launch = try FirstLaunch(mode: mode, stateDirectory: directory)
             #expect(try launch.isFirstHostLaunch() == (mode == .always))
             try launch.hostDidLaunch()
         }
