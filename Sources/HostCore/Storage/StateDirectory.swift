@@ -57,8 +57,15 @@ public final class StateDirectory: Sendable {
             throw .system(error)
         }
         try Self.checkSecurity(root)
-        let locked: Bool
-        do { locked = try root.tryLock() } catch { throw .system(error) }
+        // A lock held for a moment is not "in use": between fork and exec a child of another
+        // thread briefly shares the lock's open file description (and a host restarting right
+        // after another exits may overlap it). Give it 200 ms.
+        var locked = false
+        for attempt in 0..<20 {
+            do { locked = try root.tryLock() } catch { throw .system(error) }
+            if locked { break }
+            if attempt < 19 { usleep(10_000) }
+        }
         guard locked else { throw StorageError(path: path, code: .inUse) }
         servicesDirectory = try Self.subdirectory("services", of: root)
     }
