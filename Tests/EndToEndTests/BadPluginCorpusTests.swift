@@ -157,7 +157,7 @@ import TestSupport
         try host.start(["--isolation", process ? "process" : "in-process", "--event-timeout", "1", "--fetch-timeout", "1",
                         "--crash-limit", "3/60"])
         #expect(try host.ctl("memory-warning").status == 0)
-        let fetched = try host.ctlJSON("push", fetch)
+        let fetched = try host.reply("push", fetch)
         #expect((fetched["answers"] as? [String: String])?["test.good"] == "noData")
         #expect(try host.ctl("background").stdout.contains("state: background"))
         #expect(try host.ctl("foreground").stdout.contains("state: inactive"))

@@ -100,8 +100,8 @@ import TestSupport
         try host.start(["--event-timeout", "1"])
         let socket = try ControlSocket(path: host.control)
         socket.send(#"{"command":"background"}"# + "\n")  // never answered: the main thread is stuck
-        #expect(eventually { (try? host.ctlJSON("state"))?["stuck"] != nil })
-        let state = try host.ctlJSON("state")
+        #expect(eventually { (try? host.reply("state"))?["stuck"] != nil })
+        let state = try host.reply("state")
         let stuck = try #require(state["stuck"] as? [String: Any])
         #expect(stuck["service"] as? String == "test.hang" && stuck["event"] as? String == "didEnterBackground")
         #expect(state["snapshot"] as? Bool == true)
@@ -122,7 +122,7 @@ import TestSupport
         try host.scratch.copy(try Repository.product("libUptime.so"), to: "bin/plugins/libUptime.so")
         _ = bin
         try host.start(["--safe-mode"], plugins: [bundled, host.lib], executable: executable)
-        let services = try host.ctlJSON("list")["services"] as? [[String: Any]] ?? []
+        let services = try host.reply("list")["services"] as? [[String: Any]] ?? []
         #expect(services.compactMap { $0["id"] as? String } == ["dev.servicehost.uptime"])
         let next = host.stop()
         #expect(next.status == 0)

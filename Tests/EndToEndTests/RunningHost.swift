@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// A `host` process started on a plugin folder with its own control socket and trace.
-final class RunningHost {
+class RunningHost {
     let scratch: Scratch
     let lib: String
     let control: String
@@ -25,11 +25,12 @@ final class RunningHost {
         try Plugins.probe(lib + "/\(name).so", defines)
     }
 
-    /// Starts the host; waits until it is active unless `wait` is false.
-    func start(_ extra: [String] = [], wait: Bool = true) throws {
-        process = try Command.start(try Repository.product("host"),
-                                    ["--plugins", lib, "--control", control, "--trace", tracePath,
-                                     "--state-dir", stateDirectory] + extra)
+    /// Starts the host (or `executable`) on `plugins` (default: `lib`); waits until it is
+    /// active unless `wait` is false.
+    func start(_ extra: [String] = [], plugins: [String]? = nil, executable: String? = nil, wait: Bool = true) throws {
+        let folders = (plugins ?? [lib]).flatMap { ["--plugins", $0] }
+        process = try Command.start(try executable ?? Repository.product("host"),
+                                    folders + ["--control", control, "--trace", tracePath, "--state-dir", stateDirectory] + extra)
         if wait {
             let active = eventually { (try? ctl("state").stdout.contains("state: active")) == true }
             if !active {
@@ -41,7 +42,9 @@ final class RunningHost {
 
     /// Runs `host ctl --control … ARGS`.
     @discardableResult
-    func ctl(_ arguments: String...) throws -> CommandResult {
+    func ctl(_ arguments: String...) throws -> CommandResult { try ctl(arguments) }
+
+    func ctl(_ arguments: [String]) throws -> CommandResult {
         try Command.run(try Repository.product("host"), ["ctl", "--control", control] + arguments)
     }
 
@@ -62,8 +65,11 @@ final class RunningHost {
     var events: [String] { traceEvents(tracePath) }
 
     /// SIGTERM, then the process's output.
-    func stop() -> CommandResult {
-        process?.send(SIGTERM)
+    func stop() -> CommandResult { signal(SIGTERM) }
+
+    /// Sends `number` and waits for the process to end.
+    func signal(_ number: Int32) -> CommandResult {
+        process?.send(number)
         let result = process!.wait()
         process = nil
         return result
