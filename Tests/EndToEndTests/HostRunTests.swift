@@ -57,15 +57,10 @@ import TestSupport
     }
 
     @Test func shutdownTimeout_exitsNamingTheServiceThatDidNotReturn() throws {
-        let scratch = try Scratch()
-        let lib = try scratch.folder("lib")
-        try Plugins.probe(lib + "/hang.so", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_WILL_TERMINATE"])
-        let trace = scratch.file("trace.jsonl")
-        let host = try Command.start(try Repository.product("host"),
-                                     ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace, "--shutdown-timeout", "0.5"])
-        #expect(eventually { traceEvents(trace).count == 3 })
-        host.send(SIGTERM)
-        let result = host.wait()
+        let host = try RunningHost()
+        try host.probe("hang", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_WILL_TERMINATE"])
+        try host.start(["--shutdown-timeout", "0.5"])
+        let result = host.stop()
         #expect(result.status == 1)
         #expect(result.stderr.contains(
             "forced exit: shutdown took longer than 0.5 s; service test.hang has not returned from willTerminate"),
@@ -73,19 +68,15 @@ import TestSupport
     }
 
     @Test func secondSignal_exitsAtOnce() throws {
-        let scratch = try Scratch()
-        let lib = try scratch.folder("lib")
-        try Plugins.probe(lib + "/hang.so", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_ENTER_BACKGROUND"])
-        let trace = scratch.file("trace.jsonl")
-        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace])
-        #expect(eventually { traceEvents(trace).count == 3 })
-        host.send(SIGTERM)
+        let host = try RunningHost()
+        try host.probe("hang", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_ENTER_BACKGROUND"])
+        try host.start()
+        host.process?.send(SIGTERM)
         // The hang begins inside didEnterBackground, which is only traced once it returns:
         // wait for willResignActive, then give the main thread a moment to enter the service.
-        #expect(eventually { traceEvents(trace).count == 4 })
+        #expect(eventually { host.events.count == 4 })
         usleep(200_000)
-        host.send(SIGINT)
-        let result = host.wait()
+        let result = host.signal(SIGINT)
         #expect(result.status == 1)
         #expect(result.stderr.contains(
             "forced exit: second signal (SIGINT) during shutdown; service test.hang has not returned from didEnterBackground"),
