@@ -150,17 +150,10 @@ import TestSupport
             let fetch = try host.scratch.write("fetch.json", Array(#"{"aps":{"content-available":1},"x":"y"}"#.utf8))
             try host.start(["--isolation", mode, "--launch-url", "myapp://launch", "--launch-activity", "com.example.view,https://example.com/a",
                             "--launch-notification", push])
-            var replies: [String] = []
-            for command in [["push", push], ["push", "--tap", "dismiss", push], ["push", fetch], ["open", "myapp://item/42"],
-                            ["activity", "com.example.view", "--url", "https://example.com/b", "--user-info", #"{"k":[1,"v"]}"#],
-                            ["token", "00ff10ab"], ["memory-warning"], ["token-error", "no network"],
-                            ["post", "queue.enqueue", #"{"n":1}"#], ["background"], ["activate"], ["terminate"]] {
-                let result = try host.ctl(command)
-                replies.append("\(result.status) \(result.stdout)")
-            }
-            let result = host.process!.wait()
-            #expect(result.status == 0)
-            return (lines(result.stderr, containing: "] probe "), host.events, replies)
+            return try drive(host, [["push", push], ["push", "--tap", "dismiss", push], ["push", fetch], ["open", "myapp://item/42"],
+                                    ["activity", "com.example.view", "--url", "https://example.com/b", "--user-info", #"{"k":[1,"v"]}"#],
+                                    ["token", "00ff10ab"], ["memory-warning"], ["token-error", "no network"],
+                                    ["post", "queue.enqueue", #"{"n":1}"#], ["background"], ["activate"], ["terminate"]])
         }
         let inProcess = try run("in-process")
         let isolated = try run("process")
@@ -180,21 +173,14 @@ import TestSupport
             try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(kinds)", "PROBE_PRIORITY=10", "PROBE_SCENE_ANSWER=SH_FALSE"])
             try host.start(["--isolation", mode, "--launch-scene", "main", "--launch-url", "myapp://launch",
                             "--launch-activity", "com.example.view,https://example.com/a"])
-            var replies: [String] = []
-            for command in [["scene", "connect", "car", "--role", "car", "--url", "myapp://drive/home", "--url", "myapp://b",
-                             "--activity", "com.example.nav"],
-                            ["scene", "open", "car", "myapp://item/42"],
-                            ["scene", "activity", "car", "com.example.view", "--url", "https://example.com/b",
-                             "--user-info", #"{"k":[1,"v"]}"#],
-                            ["scene", "resign", "car"], ["scene", "background", "car"], ["scene", "foreground", "car"],
-                            ["scene", "activate", "car"], ["scene", "list"], ["scene", "disconnect", "car"],
-                            ["scene", "background", "main"], ["scene", "activate", "main"], ["scene", "list"], ["terminate"]] {
-                let result = try host.ctl(command)
-                replies.append("\(result.status) \(result.stdout)")
-            }
-            let result = host.process!.wait()
-            #expect(result.status == 0)
-            return (lines(result.stderr, containing: "] probe "), host.events, replies)
+            return try drive(host, [["scene", "connect", "car", "--role", "car", "--url", "myapp://drive/home", "--url", "myapp://b",
+                                     "--activity", "com.example.nav"],
+                                    ["scene", "open", "car", "myapp://item/42"],
+                                    ["scene", "activity", "car", "com.example.view", "--url", "https://example.com/b",
+                                     "--user-info", #"{"k":[1,"v"]}"#],
+                                    ["scene", "resign", "car"], ["scene", "background", "car"], ["scene", "foreground", "car"],
+                                    ["scene", "activate", "car"], ["scene", "list"], ["scene", "disconnect", "car"],
+                                    ["scene", "background", "main"], ["scene", "activate", "main"], ["scene", "list"], ["terminate"]])
         }
         let inProcess = try run("in-process")
         let isolated = try run("process")
@@ -226,4 +212,17 @@ import TestSupport
         #expect(worker.status == 2)
         #expect(worker.stderr.contains("is internal"))
     }
+}
+
+/// Runs `commands` through `host ctl` (the last one ends the host) and returns what the probes
+/// logged, the trace and each reply, for comparing a scenario in-process and isolated.
+private func drive(_ host: IsolatedHost, _ commands: [[String]]) throws -> (probe: [String], trace: [String], replies: [String]) {
+    var replies: [String] = []
+    for command in commands {
+        let result = try host.ctl(command)
+        replies.append("\(result.status) \(result.stdout)")
+    }
+    let result = host.process!.wait()
+    #expect(result.status == 0)
+    return (lines(result.stderr, containing: "] probe "), host.events, replies)
 }
