@@ -65,11 +65,8 @@ public struct RunOptions {
             case "--trace":
                 options.traceFile = try cursor.value(of: name, inline: inline)
             case "--log-level":
-                let text = try cursor.value(of: name, inline: inline)
-                guard let level = LogLevel(name: text) else {
-                    throw UsageError("--log-level: unknown level '\(text)' (use error, warn, info or debug)")
-                }
-                options.logLevel = level
+                options.logLevel = try choice(name, try cursor.value(of: name, inline: inline), "level",
+                                              "error, warn, info or debug", LogLevel.init(name:))
             case "--shutdown-timeout":
                 options.shutdownTimeout = try seconds(name, try cursor.value(of: name, inline: inline))
             case "--fetch-timeout":
@@ -89,11 +86,8 @@ public struct RunOptions {
             case "--state-dir":
                 options.stateDirectory = try cursor.value(of: name, inline: inline)
             case "--first-launch":
-                let text = try cursor.value(of: name, inline: inline)
-                guard let mode = FirstLaunchMode(rawValue: text) else {
-                    throw UsageError("--first-launch: unknown mode '\(text)' (use auto, always or never)")
-                }
-                options.firstLaunch = mode
+                options.firstLaunch = try choice(name, try cursor.value(of: name, inline: inline), "mode",
+                                                 "auto, always or never", FirstLaunchMode.init(rawValue:))
             case "--launch-notification":
                 options.launchNotificationFile = try cursor.value(of: name, inline: inline)
             case "--launch-url":
@@ -118,6 +112,13 @@ public struct RunOptions {
             throw UsageError("no plugin directory: pass --plugins DIR")
         }
         return options
+    }
+
+    /// One of a fixed set of words, or an error naming the option and the words it takes.
+    private static func choice<T>(_ name: String, _ text: String, _ what: String, _ allowed: String,
+                                  _ parse: (String) -> T?) throws(UsageError) -> T {
+        guard let value = parse(text) else { throw UsageError("\(name): unknown \(what) '\(text)' (use \(allowed))") }
+        return value
     }
 
     private static func seconds(_ name: String, _ text: String) throws(UsageError) -> Double {
