@@ -106,12 +106,13 @@ import TestSupport
         #expect(reload.reply["removed"] as? [String] == ["test.b"])
         #expect(reload.reply["replaced"] as? [String] == ["test.a"])
         _ = host.stop()
-        // Taken down from the background state: only willTerminate; caught up to background.
+        // Taken down from the background state: only willTerminate; caught up to background
+        // the way a start delivers: event by event, didEnterBackground in reverse order.
         let reloadEvents = Array(host.events.dropFirst(3 * 2 + 2 * 2))
         #expect(Array(reloadEvents.prefix(8)) == [
             "willTerminate test.b", "willTerminate test.a",
-            "willFinishLaunching test.a", "didFinishLaunching test.a", "didEnterBackground test.a",
-            "willFinishLaunching test.c", "didFinishLaunching test.c", "didEnterBackground test.c",
+            "willFinishLaunching test.a", "willFinishLaunching test.c", "didFinishLaunching test.a",
+            "didFinishLaunching test.c", "didEnterBackground test.c", "didEnterBackground test.a",
         ], "\(host.events)")
     }
 

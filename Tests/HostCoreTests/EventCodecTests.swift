@@ -90,7 +90,7 @@ import Testing
     }
 
     /// A host-side out-struct of configurationForConnecting, emptied as the host empties it.
-    private func emptyConfiguration(_ arena: EventArena, capacity: Int = Host.sceneSettingsCapacity)
+    private func emptyConfiguration(_ arena: EventArena, capacity: Int = EventRouter.sceneSettingsCapacity)
         -> UnsafeMutablePointer<sh_scene_configuration> {
         var empty = sh_scene_configuration()
         empty.size = UInt32(MemoryLayout<sh_scene_configuration>.size)
@@ -205,7 +205,7 @@ import Testing
             #expect(try answer.i32("result") == Int32(SH_OK))
             try EventCodec.readAnswer(&answer, for: event)
             try answer.finish("result")
-            #expect(out.pointee.settings_capacity == Host.sceneSettingsCapacity)
+            #expect(out.pointee.settings_capacity == EventRouter.sceneSettingsCapacity)
             return out.pointee
         } }
     }
@@ -226,17 +226,17 @@ import Testing
         #expect(Self.text(filled.name) == "car ✓" && Self.text(filled.role) == "car")
         #expect(filled.settings_len == settings.count)
         #expect(Array(UnsafeRawBufferPointer(start: filled.settings, count: filled.settings_len)) == settings)
-        let choice = try Host.read(filled, settings: filled.settings, requestedRole: "car")
+        let choice = try EventRouter.read(filled, settings: filled.settings, requestedRole: "car")
         #expect(choice.name == "car ✓" && choice.role == "car" && choice.settings?.text == settings)
 
         // Byte for byte, even an answer the host refuses: a name without its NUL, settings_len beyond the buffer.
         let bad = try answer { c, _ in
             _ = withUnsafeMutableBytes(of: &c.name) { $0.initializeMemory(as: UInt8.self, repeating: 0x41) }
-            c.settings_len = Host.sceneSettingsCapacity + 1
+            c.settings_len = EventRouter.sceneSettingsCapacity + 1
         }
         #expect(withUnsafeBytes(of: bad.name) { $0.allSatisfy { $0 == 0x41 } })
-        #expect(bad.settings_len == Host.sceneSettingsCapacity + 1)
-        #expect(throws: InputError.self) { try Host.read(bad, settings: bad.settings, requestedRole: "car") }
+        #expect(bad.settings_len == EventRouter.sceneSettingsCapacity + 1)
+        #expect(throws: InputError.self) { try EventRouter.read(bad, settings: bad.settings, requestedRole: "car") }
 
         // A host whose struct ends before role: only the name is copied.
         let short = try answer(filling: { c, _ in

@@ -12,7 +12,9 @@ public final class IsolationSupervisor {
     /// The settings it runs with.
     public let settings: IsolationSettings
     let log: Log
-    weak var host: Host?
+    weak var host: (any IsolationHost)?
+    /// The time restarts and file watching run on (the host's).
+    let clock: HostClock
     /// What `ctl list` shows of each process-isolated service, readable from any thread.
     let board = IsolationBoard()
     /// `<state>/failures`.
@@ -22,10 +24,11 @@ public final class IsolationSupervisor {
     /// The plugins running in workers, in load order.
     private(set) var plugins: [IsolatedPlugin] = []
 
-    init(settings: IsolationSettings, log: Log, host: Host) {
+    init(settings: IsolationSettings, log: Log, host: any IsolationHost) {
         self.settings = settings
         self.log = log
         self.host = host
+        clock = host.clock
         failures = FailureStore(stateDirectory: settings.stateDirectory)
     }
 
@@ -83,7 +86,7 @@ public final class IsolationSupervisor {
         board.update(id) { $0.lastCrash = what }
         // After the dispatcher reported the failed call (which sets lastError itself).
         DispatchQueue.main.async { [weak self] in
-            MainActor.assumeIsolated { self?.host?.services.first { $0.id == id }?.lastError = what }
+            MainActor.assumeIsolated { self?.host?.noteError(of: id, what) }
         }
     }
 }

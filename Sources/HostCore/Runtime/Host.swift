@@ -1,219 +1,204 @@
 import Dispatch
 import ServiceABI
+import ServiceJSON
 
-/// The running host: its services in dispatch order, the app state, and event delivery.
+/// The running host: the one object the `host` executable, the control channel and tests
+/// talk to. A façade: each job is done by one part, and the parts talk to each other only
+/// through their own small interfaces.
 ///
-/// Every call into a service happens here, on the main actor (the process's main thread,
-/// driven by the main dispatch queue), never two at once and never re-entrantly.
+/// - ``Dispatcher`` calls services (handler tables, the trace, the call tracker);
+/// - ``ServiceSet`` loads, reloads, takes down and catches up services;
+/// - ``AnswerBook`` hands out completions and merges the answers;
+/// - ``Application`` is UIKit's app model: state, launch, moves, scenes, which event a
+///   push becomes; ``EventRouter`` offers URLs and activities until one service claims
+///   them; ``NotificationBus`` carries service-to-service notifications.
+///
+/// Every call into a service happens on the main actor (the process's main thread, driven
+/// by the main dispatch queue), never two at once and never re-entrantly.
 @MainActor
 public final class Host {
     /// Where log lines go.
     public let log: Log
-    /// What the main thread is doing, for the shutdown watchdog and `ctl state`.
+    /// What the main thread is doing, for the watchdogs and `ctl state`.
     public let tracker = CallTracker()
-    /// The services, in dispatch order: priority (higher first), then load order.
-    public internal(set) var services: [ServiceSlot] = []
-    /// How long the host waits for a completion (background fetch and every other answer).
-    public var answerTimeout: Double = 30
-    /// The last device token delivered, shown by `ctl state` and given to services that ask.
-    public internal(set) var deviceToken: DeviceToken?
-
-    var lifecycle = AppLifecycle()
-    let stateCell = AppStateCell()
-    let trace: TraceWriter?
-    /// The configuration file in force (empty without one).
-    public internal(set) var configuration = HostConfiguration()
     /// Where stores and first-launch marks live; nil runs without persistence.
     public let stateDirectory: StateDirectory?
     /// First-launch detection (seed 004).
     public let firstLaunch: FirstLaunch
-    /// What `reload` rescans.
-    public var loadSettings = LoadSettings(directories: [])
     /// Told READY, RELOADING and STOPPING when systemd supervises the host.
     public var notifier: SystemdNotifier?
-    var sequence: UInt64 = 0
-    var nextAnswerID: UInt64 = 0
-    /// Events waiting for completions, by answer id.
-    var pendingAnswers: [UInt64: PendingAnswer] = [:]
-    /// Whether termination began: requests after it are refused.
-    public internal(set) var isTerminating = false
-    /// The connected scenes; once one connected, the app's state follows them (Scenes/).
-    public let scenes = SceneTable()
-    /// Takes a plugin file instead of this process (issue 5): its services running in a
-    /// worker process, or none (safe mode); nil, or a nil answer, loads the file here.
-    var placement: ((PluginInspector.Inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]?)?
     /// Crash and hang isolation (issue 5), once ``startIsolation(_:)`` ran; see Isolation/.
     public internal(set) var isolation: IsolationSupervisor?
-    // handlers[kind] lists the indexes of the services that asked for that kind, in
-    // dispatch order, so a delivery never calls (or even looks at) a service that did not ask.
-    var handlers = ContiguousArray(repeating: ContiguousArray<Int>(), count: Int(SH_EVENT_KIND_LIMIT))
-    lazy var mailbox = Mailbox { [weak self] in
-        DispatchQueue.main.async { MainActor.assumeIsolated { self?.drainMailbox() } }
-    }
+    /// The time the host's deadlines and delays run on.
+    public let clock: HostClock
+
+    let stateCell = AppStateCell()
+    let dispatcher: Dispatcher
+    let serviceSet: ServiceSet
+    let answers: AnswerBook
+    let bus: NotificationBus
+    let application: Application
 
     /// A host with no services, logging to `log` and tracing to `trace`, keeping state in
     /// `stateDirectory` (none: stores answer "unsupported" and every launch is a first one
-    /// unless `firstLaunch` says otherwise).
+    /// unless `firstLaunch` says otherwise), timing deadlines on `clock`.
     public init(log: Log, trace: TraceWriter? = nil, stateDirectory: StateDirectory? = nil,
-                firstLaunch: FirstLaunch = .neverFirst()) {
+                firstLaunch: FirstLaunch = .neverFirst(), clock: HostClock = SystemClock()) {
         self.log = log
-        self.trace = trace
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
+        self.clock = clock
+        dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
+        // Services' other threads wake the main thread to drain what they sent.
+        let wake = WeakBox<NotificationBus>()
+        let mailbox = Mailbox { DispatchQueue.main.async { MainActor.assumeIsolated { wake.value?.drain() } } }
+        bus = NotificationBus(dispatcher: dispatcher, mailbox: mailbox)
+        wake.value = bus
+        serviceSet = ServiceSet(dispatcher: dispatcher, log: log, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
+                                mailbox: mailbox, stateCell: stateCell)
+        answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
+        let notifyBox = WeakBox<Host>()
+        application = Application(
+            dispatcher: dispatcher, services: serviceSet, answers: answers,
+            router: EventRouter(dispatcher: dispatcher, bus: bus, log: log), bus: bus, log: log, stateCell: stateCell,
+            notify: { message in notifyBox.value?.notify(message) })
+        notifyBox.value = self
     }
 
+    // MARK: State
+
     /// The app's state.
-    public var state: AppState { lifecycle.state }
+    public var state: AppState { application.state }
+    /// Whether termination began: requests after it are refused.
+    public var isTerminating: Bool { application.isTerminating }
+    /// The services, in dispatch order: priority (higher first), then load order.
+    public var services: [ServiceSlot] { dispatcher.services }
+    /// The configuration file in force (empty without one).
+    public var configuration: HostConfiguration { serviceSet.configuration }
+    /// What `reload` rescans.
+    public var loadSettings: LoadSettings { serviceSet.loadSettings }
+    /// The connected scenes; once one connected, the app's state follows them.
+    public var scenes: SceneTable { application.scenes }
+    /// The last device token delivered, shown by `ctl state` and given to services that ask.
+    public var deviceToken: DeviceToken? { bus.deviceToken }
+    /// How long the host waits for a completion (background fetch and every other answer).
+    public var answerTimeout: Double {
+        get { answers.timeout }
+        set { answers.timeout = newValue }
+    }
 
     // MARK: Services
 
-    /// Builds a slot for a loaded service and gives it its host table; nil when its
-    /// `attach` declines (the failure is returned through `failure`).
-    func attach(_ info: LoadedServiceInfo, failure: inout LoadFailure?) -> ServiceSlot? {
-        let id = info.metadata.id
-        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory)
-        if let attach = info.descriptor.pointee.attach {
-            tracker.register(ids: services.map(\.id) + [id])
-            tracker.enter(service: services.count, event: .willFinishLaunching)
-            let result = attach(info.descriptor, HostTable.make(for: context))
-            tracker.leave()
-            if result < 0 {
-                failure = LoadFailure(path: info.path, reason: .attachFailed(id: id, result: result))
-                return nil
-            }
-        }
-        log.debug("loader", "loaded \(id) \(info.metadata.version) from \(info.path)")
-        return ServiceSlot(info, context: context, configuration: configuration.services[id])
-    }
-
-    /// Makes `slots` the running services, in that order, and rebuilds the per-event lists.
-    func setServices(_ slots: [ServiceSlot]) {
-        services = slots
-        for kind in handlers.indices { handlers[kind].removeAll(keepingCapacity: true) }
-        for (index, service) in services.enumerated() {
-            for kind in handlers.indices where service.metadata.events.contains(rawKind: UInt32(kind)) {
-                handlers[kind].append(index)
-            }
-        }
-        tracker.register(ids: services.map(\.id))
-    }
-
-    // MARK: Delivery
-
-    /// The indexes of the services that handle `kind`, in dispatch order.
-    func handlerIndexes(_ kind: EventKind) -> ContiguousArray<Int> { handlers[Int(kind.rawValue)] }
-
-    /// Delivers `kind` to every service that asked for it: no allocation unless tracing.
+    /// Reads the configuration, inspects the plugin directories, plans the start order and
+    /// loads the services to start (only those: a disabled service's code never runs).
     ///
-    /// The hot path: the per-event state is read into locals once, because every access to a
-    /// class's stored property pays a dynamic exclusivity check, and a call that succeeds
-    /// untraced touches nothing else.
-    func deliver(_ kind: EventKind, data: UnsafeRawPointer?) {
-        let list = handlers[Int(kind.rawValue)]
-        let services = self.services
-        let state = lifecycle.state.rawValue
-        let tracker = self.tracker
-        let slowPath = trace != nil
-        var seq = sequence
-        let reverse = kind.isTearDown
-        var position = reverse ? list.count - 1 : 0
-        while position >= 0 && position < list.count {
-            let index = list[position]
-            position += reverse ? -1 : 1
-            seq &+= 1
-            let service = services[index]
-            var event = sh_event(
-                size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
-                app_state: state, seq: seq, data: data, completion: nil)
-            tracker.enter(service: index, event: kind)
-            let result = service.handleEvent(service.descriptor, &event)
-            tracker.leave()
-            if slowPath || result != SH_OK { finishCall(service, kind, seq: seq, result: result) }
-        }
-        sequence = seq
-    }
-
-    /// Calls one service with one event and reports a failure; returns its result.
-    /// `scene` names the scene of a scene event, for the trace; `state` overrides the app
-    /// state the event carries (a restarted service's catch-up events).
+    /// Throws when the host cannot start: an unusable directory or configuration, a cycle or
+    /// a missing requirement, a `policy: required` service that failed, or any failure under
+    /// `strict`. Other failures are logged and returned.
     @discardableResult
-    func call(_ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
-              completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil, state: AppState? = nil) -> Int32 {
-        let service = services[index]
-        sequence &+= 1
-        var event = sh_event(
-            size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
-            app_state: (state ?? lifecycle.state).rawValue, seq: sequence, data: data, completion: completion)
-        tracker.enter(service: index, event: kind)
-        let result = service.handleEvent(service.descriptor, &event)
-        tracker.leave()
-        finishCall(service, kind, seq: sequence, result: result, scene: scene)
-        return result
+    public func load(_ settings: LoadSettings) throws(LoadError) -> LoadReport { try serviceSet.load(settings) }
+
+    /// Rescans the plugin directories and the configuration (SIGHUP, `host ctl reload`).
+    ///
+    /// New or newly enabled services are loaded and caught up to the app's state with the
+    /// events a service started with the host would have had; removed or disabled services get
+    /// the events that take them down and nothing afterwards; a changed file is loaded as a new
+    /// copy from a private path (Swift code cannot be unloaded) and the old copy retired. A
+    /// reload that fails (a broken configuration, a cycle, a bad plugin under `strict`) changes
+    /// nothing.
+    public func reload() throws(LoadError) -> LoadReport { try application.reload() }
+
+    // MARK: The app's lifecycle
+
+    /// Moves the app to `target` through the legal path, delivering each step to every
+    /// service that handles it. `target == .notRunning` terminates. Once scenes are in use,
+    /// the move applies to every connected scene.
+    public func transition(to target: AppState) throws(TransitionError) { try application.transition(to: target) }
+
+    /// Launches: willFinishLaunching and didFinishLaunching with `request` as launch options,
+    /// then didBecomeActive (or, with `request.scene`, the scene's connection); then each
+    /// launch option once through its own event. Each service's launch options carry its
+    /// settings and first-launch flags. A service whose launch fails is stopped (`policy:
+    /// optional`, the default); the result lists the `policy: required` services that failed.
+    @discardableResult
+    public func launch(_ request: LaunchRequest = LaunchRequest()) throws(TransitionError) -> [String] {
+        try application.launch(request)
     }
 
-    /// After a call: the trace line, and what a failure means.
-    private func finishCall(_ service: ServiceSlot, _ kind: EventKind, seq: UInt64, result: Int32, scene: String? = nil) {
-        if let trace {
-            trace.record(seq: seq, event: kind, service: service.id,
-                         state: kind.stateAfter ?? lifecycle.state, result: result, scene: scene)
-        }
-        if result != SH_OK { report(result, from: service, for: kind) }
-        if result < 0 && (kind == .willFinishLaunching || kind == .didFinishLaunching) { service.launchFailed = true }
+    /// Terminates from any running state: willResignActive, didEnterBackground and
+    /// willTerminate as needed, each in reverse service order.
+    public func terminate() throws(TransitionError) { try application.transition(to: .notRunning) }
+
+    // MARK: Events
+
+    /// Delivers a push the way iOS would for the app's state (seed 000's three cases);
+    /// `completion` runs on the main thread once every service answered or timed out.
+    public func push(_ payload: PushPayload, tap action: String?, completion: @escaping (EventOutcome) -> Void) {
+        application.push(payload, tap: action, completion: completion)
     }
 
-    private func report(_ result: Int32, from service: ServiceSlot, for kind: EventKind) {
-        switch result {
-        case Int32(SH_FALSE):
-            // openURL and continueUserActivity answer false to pass: that is not a failure.
-            if kind.stateAfter != nil {
-                log.warn(service.id, "answered false to \(kind.name); the other services were still called")
-            }
-        case Int32(SH_UNSUPPORTED):
-            log.debug(service.id, "answered unsupported to \(kind.name)")
-        default:
-            let message = "\(kind.name) failed (\(ResultCode.name(result)))"
-            service.lastError = message
-            log.error(service.id, message)
-        }
+    /// openURL to the services that may claim `url`, in service order, until one claims it.
+    public func open(_ url: OpenURLInput, fromLaunch: Bool = false) -> EventOutcome {
+        application.open(url, fromLaunch: fromLaunch)
     }
 
-    // MARK: Answers
-
-    /// Delivers `kind` with a completion to each service in `indexes`, then calls `finish`
-    /// on the main thread once every service completed or `answerTimeout` passed. The main
-    /// thread is never blocked while waiting.
-    func deliverWithCompletions(_ kind: EventKind, data: UnsafeRawPointer?, to indexes: ContiguousArray<Int>,
-                                arena: EventArena, finish: @escaping (PendingAnswer) -> Void) {
-        nextAnswerID &+= 1
-        // The arena must live until the answers are in: services may read the data until they complete.
-        let seq = sequence &+ 1
-        let pending = PendingAnswer(id: nextAnswerID, event: kind) { [weak self, trace] answer in
-            self?.pendingAnswers[answer.id] = nil
-            for (service, result) in answer.answers where result == nil {
-                trace?.recordCompletion(seq: seq, event: kind, service: service, result: nil)
-            }
-            withExtendedLifetime(arena) { finish(answer) }
-        }
-        var failed: [String] = []
-        for index in indexes {
-            let record = CompletionRecord(answerID: pending.id, serviceID: services[index].id, event: kind, log: log) {
-                [weak self, trace] record, result, _ in
-                trace?.recordCompletion(seq: seq, event: record.event, service: record.serviceID, result: result)
-                DispatchQueue.main.async {
-                    MainActor.assumeIsolated { self?.pendingAnswers[record.answerID]?.answer(record.serviceID, result) }
-                }
-            }
-            pending.add(record)
-            // A negative result says the service will not complete: it counts as failed.
-            if call(index, kind, data, completion: UnsafePointer(record.table)) < 0, record.expire() {
-                failed.append(record.serviceID)
-            }
-        }
-        pendingAnswers[pending.id] = pending
-        for service in failed { pending.answer(service, Int32(SH_ERROR)) }
-        pending.start(timeout: answerTimeout, log: log)
+    /// continueUserActivity, routed like openURL by activity type.
+    public func continueActivity(_ activity: UserActivityInput, fromLaunch: Bool = false) -> EventOutcome {
+        application.continueActivity(activity, fromLaunch: fromLaunch)
     }
 
+    /// didRegisterForRemoteNotifications to every handler; the token is remembered.
+    public func register(token: DeviceToken) -> EventOutcome { application.register(token: token) }
+
+    /// didFailToRegisterForRemoteNotifications to every handler.
+    public func tokenRegistrationFailed(_ message: String) -> EventOutcome {
+        application.tokenRegistrationFailed(message)
+    }
+
+    /// Delivers didReceiveMemoryWarning to every service that handles it.
+    public func memoryWarning() -> EventOutcome { application.deliverToAll(.didReceiveMemoryWarning, data: nil) }
+
+    /// Posts a notification from the host (a control client): delivered now to every
+    /// subscribed service, in service order.
+    public func post(name: String, payload: JSONValue?) throws(InputError) -> EventOutcome {
+        try bus.post(name: name, payload: payload)
+    }
+
+    /// Handles what services sent from other threads (notifications, token requests).
+    public func drainMailbox() { bus.drain() }
+
+    // MARK: Scenes
+
+    /// Connects a scene: configurationForConnecting, sceneWillConnect, the moves to
+    /// foregroundActive (with the app events they imply), then each URL and activity of the
+    /// connection options once.
+    public func connectScene(_ request: SceneRequest) throws(SceneError) -> SceneConnection {
+        try application.connectScene(request)
+    }
+
+    /// Moves one scene and returns it as it is afterwards (unattached after a disconnect).
+    @discardableResult
+    public func moveScene(named name: String, _ move: SceneMove) throws(SceneError) -> SceneInfo {
+        try application.moveScene(named: name, move)
+    }
+
+    /// sceneOpenURLContexts in the scene named `name`, falling back to openURL.
+    public func open(_ url: OpenURLInput, inScene name: String) throws(SceneError) -> EventOutcome {
+        try application.open(url, inScene: name)
+    }
+
+    /// sceneContinueUserActivity in the scene named `name`, falling back to continueUserActivity.
+    public func continueActivity(_ activity: UserActivityInput, inScene name: String) throws(SceneError) -> EventOutcome {
+        try application.continueActivity(activity, inScene: name)
+    }
+
+    // MARK: systemd
+
+    /// Tells systemd (when it supervises the host); a failure to tell it is logged, not fatal.
+    public func notify(_ message: SystemdNotifier.Message) {
+        guard let notifier else { return }
+        do { try notifier.send(message) } catch { log.warn("host", "systemd notification failed: \(error)") }
+    }
 }
 
 extension Host {
@@ -221,6 +206,12 @@ extension Host {
     /// alone, for `scripts/bench`. Not for services: real events go through `transition(to:)`.
     @_spi(Benchmark)
     public func benchmarkDeliver(_ kind: EventKind, times: Int) {
-        for _ in 0..<times { deliver(kind, data: nil) }
+        for _ in 0..<times { dispatcher.deliver(kind, data: nil) }
     }
+}
+
+/// A weak reference for closures built before the object they point to exists.
+final class WeakBox<Object: AnyObject>: @unchecked Sendable {
+    // Set once on the main thread during the host's init, before any reader can run.
+    weak var value: Object?
 }

@@ -49,6 +49,7 @@ final class IsolatedPlugin {
     }
 
     private var log: Log { supervisor.log }
+    private var clock: HostClock { supervisor.clock }
     private var ids: [String] { proxies.map(\.id) }
 
     /// "service a" or "services a, b" for log lines.
@@ -204,7 +205,6 @@ final class IsolatedPlugin {
     /// `handle_event`, forwarded: the event goes to the worker and its result comes back.
     /// A service that is not running answers `SH_UNSUPPORTED` (its answer counts as failed).
     func deliver(_ event: UnsafePointer<sh_event>, to proxy: ServiceProxy) -> Int32 {
-        proxy.noteLaunch(event)
         guard case .running = status, let connection, proxy.attached else { return Int32(SH_UNSUPPORTED) }
         var completion: UInt32 = 0
         if let record = event.pointee.completion { completion = connection.forwarder.register(record) }
@@ -268,8 +268,8 @@ final class IsolatedPlugin {
         let what = report.hung ? "\(subject) \(report.how): its worker\(pid) was killed"
             : "\(subject) crashed: its worker\(pid) \(report.reason)"
         for proxy in proxies { supervisor.noteCrash(proxy.id, what) }
-        let limitReached = history.record(at: Clock.monotonic())
-        guard let host = supervisor.host, !host.isTerminating, host.state != .notRunning else {
+        let limitReached = history.record(at: clock.now)
+        guard let host = supervisor.host, host.isRunning else {
             status = .stopped
             publish()
             return log.error("host", what + "; not restarted: the host is terminating")
@@ -279,9 +279,7 @@ final class IsolatedPlugin {
         publish()
         let delay = history.restartDelay
         log.error("host", what + "; restarting it in \(Seconds.text(delay)) s")
-        DispatchQueue.main.asyncAfter(deadline: .now() + delay) { [weak self] in
-            MainActor.assumeIsolated { self?.restart() }
-        }
+        clock.schedule(after: delay) { [weak self] in self?.restart() }
     }
 
     private func markFailed(_ report: CrashReport, _ what: String) {
@@ -313,7 +311,7 @@ final class IsolatedPlugin {
     // MARK: Restarting
 
     private func restart() {
-        guard let host = supervisor.host, !host.isTerminating, host.state != .notRunning else {
+        guard let host = supervisor.host, host.isRunning else {
             status = .stopped
             return publish()
         }
@@ -346,37 +344,10 @@ final class IsolatedPlugin {
         status = .running
         restarts += 1
         publish()
-        catchUp(host)
+        // The host's one catch-up: the launch events up to the app's state, flagged SH_LAUNCH_RESTART.
+        host.catchUp(proxies.filter(\.attached).map { UnsafePointer($0.descriptor) })
         guard case .running = status else { return }
         log.info("host", "\(subject) restarted (worker pid \(connection.pid)); caught up to \(host.state.name)")
-    }
-
-    /// Brings the restarted services to the app's state with the usual launch events,
-    /// their launch options marked SH_LAUNCH_RESTART (and their first launch's settings).
-    private func catchUp(_ host: Host) {
-        guard let steps = try? AppLifecycle().steps(to: host.state) else { return }
-        let arena = EventArena()
-        for kind in steps {
-            var targets = host.handlerIndexes(kind).compactMap { index -> (Int, ServiceProxy)? in
-                guard let proxy = proxies.first(where: { UnsafePointer($0.descriptor) == host.services[index].descriptor })
-                else { return nil }
-                return (index, proxy)
-            }
-            if kind.isTearDown { targets.reverse() }
-            for (index, proxy) in targets where proxy.attached {
-                guard case .running = status else { return }
-                var data: UnsafeRawPointer?
-                if kind == .willFinishLaunching || kind == .didFinishLaunching {
-                    let settings = proxy.settings.map { UnsafeRawPointer(arena.bytes($0)).assumingMemoryBound(to: CChar.self) }
-                    data = UnsafeRawPointer(arena.box(sh_launch_options(
-                        size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
-                        flags: UInt32(SH_LAUNCH_RESTART), reserved: 0, settings_json: settings,
-                        settings_len: proxy.settings?.count ?? 0, notification: nil, url: nil, activity: nil)))
-                }
-                host.call(index, kind, data, state: kind.stateAfter)
-            }
-        }
-        host.drainMailbox()
     }
 
     private func stop(because reason: String) {
@@ -390,14 +361,11 @@ final class IsolatedPlugin {
     /// While failed or stopped: checks the file every second and starts the services again
     /// once it changed (a new build, a `touch`).
     private func watchFile() {
-        DispatchQueue.main.asyncAfter(deadline: .now() + 1) { [weak self] in
-            MainActor.assumeIsolated { self?.checkFile() }
-        }
+        clock.schedule(after: 1) { [weak self] in self?.checkFile() }
     }
 
     private func checkFile() {
-        guard let blocked = blockedIdentity, let host = supervisor.host, !host.isTerminating,
-              host.state != .notRunning else { return }
+        guard let blocked = blockedIdentity, let host = supervisor.host, host.isRunning else { return }
         switch status {
         case .failed, .stopped: break
         case .running, .restarting: return

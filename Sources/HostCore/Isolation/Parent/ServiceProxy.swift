@@ -20,8 +20,6 @@ final class ServiceProxy {
     var inHost = false
     /// Whether it is attached in the current worker.
     var attached = false
-    /// Its settings, as its first launch received them, for the launch options of a restart.
-    var settings: [UInt8]?
 
     var id: String { metadata.id }
 
@@ -53,13 +51,5 @@ final class ServiceProxy {
     /// The loader's record of this service.
     func loadedInfo(path: String, identity: FileIdentity) -> LoadedServiceInfo {
         LoadedServiceInfo(metadata: metadata, path: path, identity: identity, descriptor: UnsafePointer(descriptor))
-    }
-
-    /// Keeps the settings of its first launch (a restart hands them again).
-    func noteLaunch(_ event: UnsafePointer<sh_event>) {
-        guard settings == nil, event.pointee.kind == EventKind.willFinishLaunching.rawValue,
-              let options = event.pointee.data?.assumingMemoryBound(to: sh_launch_options.self).pointee,
-              let json = options.settings_json else { return }
-        settings = Array(UnsafeRawBufferPointer(start: json, count: options.settings_len))
     }
 }

@@ -14,17 +14,20 @@ final class CompletionRecord: Sendable {
     let answerID: UInt64
     let serviceID: String
     let event: EventKind
+    /// The sequence number of the call that handed the completion out, for the trace.
+    let seq: UInt64
     // Written once in init; C reads it, Swift only hands it out.
     nonisolated(unsafe) let table: UnsafeMutablePointer<sh_completion>
     private let state = Atomic<UInt8>(State.waiting.rawValue)
     private let log: Log
     private let answered: @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void
 
-    init(answerID: UInt64, serviceID: String, event: EventKind, log: Log,
+    init(answerID: UInt64, serviceID: String, event: EventKind, seq: UInt64, log: Log,
          answered: @escaping @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void) {
         self.answerID = answerID
         self.serviceID = serviceID
         self.event = event
+        self.seq = seq
         self.log = log
         self.answered = answered
         table = .allocate(capacity: 1)
@@ -68,7 +71,7 @@ final class PendingAnswer {
     /// service id → result, in the order answers arrived; nil for a service that timed out.
     private(set) var answers: [(service: String, result: Int32?)] = []
     private let finish: (PendingAnswer) -> Void
-    private var timer: DispatchWorkItem?
+    private var timer: ScheduledWork?
     private(set) var finished = false
 
     init(id: UInt64, event: EventKind, finish: @escaping (PendingAnswer) -> Void) {
@@ -79,23 +82,19 @@ final class PendingAnswer {
 
     func add(_ record: CompletionRecord) { records.append(record) }
 
-    /// Starts the deadline; finishes at once when every service already answered.
-    func start(timeout: Double, log: Log) {
+    /// Starts the deadline on `clock`; finishes at once when every service already answered.
+    /// `expired` is told of each service that missed it.
+    func start(timeout: Double, clock: HostClock, expired: @escaping (CompletionRecord) -> Void) {
         finishIfComplete()
         guard !finished else { return }
-        let item = DispatchWorkItem { [weak self] in
-            MainActor.assumeIsolated {
-                guard let self, !self.finished else { return }
-                for record in self.records where record.expire() {
-                    log.error(record.serviceID, "did not complete \(self.event.name) within \(Self.seconds(timeout)) s;"
-                        + " its answer counts as failed")
-                    self.answers.append((record.serviceID, nil))
-                }
-                self.finishIfComplete()
+        timer = clock.schedule(after: timeout) { [weak self] in
+            guard let self, !self.finished else { return }
+            for record in self.records where record.expire() {
+                expired(record)
+                self.answers.append((record.serviceID, nil))
             }
+            self.finishIfComplete()
         }
-        timer = item
-        DispatchQueue.main.asyncAfter(deadline: .now() + timeout, execute: item)
     }
 
     func answer(_ service: String, _ result: Int32) {
@@ -109,9 +108,5 @@ final class PendingAnswer {
         finished = true
         timer?.cancel()
         finish(self)
-    }
-
-    static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
     }
 }

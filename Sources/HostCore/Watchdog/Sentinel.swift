@@ -157,8 +157,11 @@ public final class Sentinel: Sendable {
     // MARK: Writing (main thread)
 
     /// The call in progress: two plain stores, no system call.
-    @inline(__always) static func record(_ page: UnsafeMutableRawPointer, service: Int, event: UInt32) {
+    @inline(__always) static func record(_ page: UnsafeMutableRawPointer, event: UInt32) {
         page.storeBytes(of: event, toByteOffset: eventOffset, as: UInt32.self)
+    }
+
+    @inline(__always) static func record(_ page: UnsafeMutableRawPointer, service: Int) {
         page.storeBytes(of: Int64(service), toByteOffset: serviceOffset, as: Int64.self)
     }
 

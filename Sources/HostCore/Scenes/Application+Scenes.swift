@@ -1,47 +1,47 @@
 import ServiceABI
 
+/// What connecting a scene did.
+public struct SceneConnection: Sendable {
+    /// The scene after connecting.
+    public let scene: SceneInfo
+    /// The delivery of each URL context, then of each user activity, of the connection
+    /// options: who received it and who claimed it.
+    public let deliveries: [EventOutcome]
+}
+
 /// Scenes: connecting, moving and disconnecting them, and the app state that follows them.
 ///
 /// Each scene event goes to the services that handle it and serve the scene's role (no
 /// role claims, or one naming it). After each scene event the app moves to the state its
 /// scenes imply, so the app's events come right after the scene event that caused them:
 /// sceneDidBecomeActive, then didBecomeActive.
-extension Host {
-    /// What connecting a scene did.
-    public struct SceneConnection: Sendable {
-        /// The scene after connecting.
-        public let scene: SceneInfo
-        /// The delivery of each URL context, then of each user activity, of the connection
-        /// options: who received it and who claimed it.
-        public let deliveries: [EventOutcome]
-    }
-
+extension Application {
     /// Connects a scene: configurationForConnecting (until a service chooses),
     /// sceneWillConnect, sceneWillEnterForeground, sceneDidBecomeActive (with the app
     /// events the app's new state calls for), then each URL context and user activity of
     /// the connection options once, through sceneOpenURLContexts or
     /// sceneContinueUserActivity, falling back to openURL or continueUserActivity.
-    public func connectScene(_ request: SceneRequest) throws(SceneError) -> SceneConnection {
+    func connectScene(_ request: SceneRequest) throws(SceneError) -> SceneConnection {
         try checkScenesRunning()
         if scenes.record(named: request.name) != nil { throw .duplicateName(request.name) }
         let scene = scenes.add(name: request.name, role: request.role ?? "")
         let arena = EventArena()
         return withExtendedLifetime(arena) {
             let options = arena.sceneConnectionOptions(request)
-            let choice = chooseConfiguration(for: scene, requestedRole: request.role, options: options.options, arena: arena)
+            let choice = router.chooseConfiguration(for: scene, requestedRole: request.role, options: options.options, arena: arena)
             scene.configure(choice)
             log.info("host", "scene \(scene.name) connects: role \(choice.role), configuration \(choice.name)"
                 + (choice.service.map { " (chosen by \($0))" } ?? ""))
             deliverScene(.sceneWillConnect, scene,
                          data: UnsafeRawPointer(arena.sceneConnection(scene, options.options, configuration: nil)))
-            drainMailbox()
+            bus.drain()
             moveScenes([scene], to: .foregroundActive)
             var deliveries: [EventOutcome] = []
             for (input, data) in zip(request.urls, options.urls) {
-                deliveries.append(route(input, data: data, in: scene, arena: arena))
+                deliveries.append(router.route(input, data: data, in: scene, arena: arena))
             }
             for (input, data) in zip(request.activities, options.activities) {
-                deliveries.append(route(input, data: data, in: scene, arena: arena))
+                deliveries.append(router.route(input, data: data, in: scene, arena: arena))
             }
             return SceneConnection(scene: scene.info, deliveries: deliveries)
         }
@@ -50,7 +50,7 @@ extension Host {
     /// Moves one scene (`scene activate|resign|background|foreground|disconnect NAME`) and
     /// returns it as it is afterwards (unattached after a disconnect).
     @discardableResult
-    public func moveScene(named name: String, _ move: SceneMove) throws(SceneError) -> SceneInfo {
+    func moveScene(named name: String, _ move: SceneMove) throws(SceneError) -> SceneInfo {
         try checkScenesRunning()
         let scene = try scene(named: name)
         guard move.sources.contains(scene.state) else {
@@ -161,7 +161,7 @@ extension Host {
         } else if log.enabled(.debug) {
             log.debug("host", "\(kind.name): scene \(scene.name) is \(next.name)")
         }
-        drainMailbox()
+        bus.drain()
         followScenes(rising: kind.isSceneRise)
     }
 
@@ -178,21 +178,29 @@ extension Host {
     }
 
     /// Delivers a scene event to every service that handles it and serves the scene's role,
-    /// in service order (reverse for the events that take a scene down): no allocation
-    /// unless tracing.
+    /// in service order (reverse for the events that take a scene down).
     func deliverScene(_ kind: EventKind, _ scene: SceneRecord, data: UnsafeRawPointer) {
-        let list = handlerIndexes(kind)
-        if kind.isTearDown {
-            for index in list.reversed() where serves(index, role: scene.role) { call(index, kind, data, scene: scene.name) }
-        } else {
-            for index in list where serves(index, role: scene.role) { call(index, kind, data, scene: scene.name) }
-        }
+        let list = dispatcher.handlers(kind).filter { router.serves($0, role: scene.role) }
+        for index in kind.isTearDown ? list.reversed() : list { dispatcher.call(index, kind, data, scene: scene.name) }
     }
 
-    /// Whether service `index` receives events of scenes of `role`: it claims no role, or
-    /// this one ("" while configurationForConnecting decides the role: every service).
-    func serves(_ index: Int, role: String) -> Bool {
-        let roles = services[index].metadata.sceneRoles
-        return roles.isEmpty || role.isEmpty || roles.contains(role)
+    /// `scene open NAME URL`: sceneOpenURLContexts in the scene named `name`, falling back
+    /// to openURL.
+    func open(_ url: OpenURLInput, inScene name: String) throws(SceneError) -> EventOutcome {
+        try checkScenesRunning()
+        let scene = try scene(named: name)
+        let arena = EventArena()
+        return withExtendedLifetime(arena) { router.route(url, data: arena.openURL(url, flags: 0), in: scene, arena: arena) }
+    }
+
+    /// `scene activity NAME TYPE`: sceneContinueUserActivity in the scene named `name`,
+    /// falling back to continueUserActivity.
+    func continueActivity(_ activity: UserActivityInput, inScene name: String) throws(SceneError) -> EventOutcome {
+        try checkScenesRunning()
+        let scene = try scene(named: name)
+        let arena = EventArena()
+        return withExtendedLifetime(arena) {
+            router.route(activity, data: arena.activity(activity, flags: 0), in: scene, arena: arena)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import ServiceABI
 import ServiceJSON
 
 extension Host {
@@ -12,7 +13,8 @@ extension Host {
     public func startIsolation(_ settings: IsolationSettings) {
         let supervisor = IsolationSupervisor(settings: settings, log: log, host: self)
         isolation = supervisor
-        placement = { [unowned supervisor] (inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]? in
+        serviceSet.ownsFailures = { [unowned supervisor] id in supervisor.board.isIsolated(id) }
+        serviceSet.placement = { [unowned supervisor] (inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]? in
             try supervisor.place(inspected)
         }
         do {
@@ -51,4 +53,14 @@ extension Host {
         }
         return fields
     }
+}
+
+extension Host: IsolationHost {
+    var isRunning: Bool { application.isRunning }
+
+    func catchUp(_ descriptors: [UnsafePointer<sh_service>]) {
+        application.catchUp(services.filter { slot in descriptors.contains(slot.descriptor) })
+    }
+
+    func noteError(of id: String, _ message: String) { serviceSet.slot(id)?.lastError = message }
 }

@@ -3,27 +3,7 @@ import ServiceABI
 /// URLs and user activities in a scene: the scene's handlers first (the first claim wins,
 /// URL and activity claims apply as for openURL), then, when none claims, the app-level
 /// openURL or continueUserActivity handlers, so services written before scenes keep working.
-extension Host {
-    /// `scene open NAME URL`: sceneOpenURLContexts in the scene named `name`, falling back
-    /// to openURL.
-    public func open(_ url: OpenURLInput, inScene name: String) throws(SceneError) -> EventOutcome {
-        try checkScenesRunning()
-        let scene = try scene(named: name)
-        let arena = EventArena()
-        return withExtendedLifetime(arena) { route(url, data: arena.openURL(url, flags: 0), in: scene, arena: arena) }
-    }
-
-    /// `scene activity NAME TYPE`: sceneContinueUserActivity in the scene named `name`,
-    /// falling back to continueUserActivity.
-    public func continueActivity(_ activity: UserActivityInput, inScene name: String) throws(SceneError) -> EventOutcome {
-        try checkScenesRunning()
-        let scene = try scene(named: name)
-        let arena = EventArena()
-        return withExtendedLifetime(arena) {
-            route(activity, data: arena.activity(activity, flags: 0), in: scene, arena: arena)
-        }
-    }
-
+extension EventRouter {
     /// One URL in `scene`; `data` is also what the app-level fallback receives (same flags).
     func route(_ url: OpenURLInput, data: UnsafePointer<sh_open_url>, in scene: SceneRecord,
                arena: EventArena) -> EventOutcome {
@@ -54,5 +34,14 @@ extension Host {
         var fallback = continueActivity(activity, data: data)
         fallback.receivers = claim.receivers + fallback.receivers
         return fallback
+    }
+}
+
+extension EventRouter {
+    /// Whether service `index` receives events of scenes of `role`: it claims no role, or
+    /// this one ("" while configurationForConnecting decides the role: every service).
+    func serves(_ index: Int, role: String) -> Bool {
+        let roles = dispatcher.services[index].metadata.sceneRoles
+        return roles.isEmpty || role.isEmpty || roles.contains(role)
     }
 }

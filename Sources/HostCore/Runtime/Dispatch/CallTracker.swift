@@ -29,17 +29,35 @@ public final class CallTracker: Sendable {
         if let page = sentinelPage { Sentinel.register(page, ids: newIDs) }
     }
 
-    @inline(__always) func enter(service index: Int, event kind: EventKind) {
+    /// Starts a delivery of `kind` (one or more calls): returns the sentinel page, if any, for
+    /// ``enter(_:_:)`` and ``leave(_:)``, so the calls of one delivery read it once.
+    @inline(__always) func begin(_ kind: EventKind) -> UnsafeMutableRawPointer? {
         event.store(kind.rawValue, ordering: .relaxed)
+        // One count per delivery: the hang watchdog watches (count, service) pairs, and a
+        // delivery calls each service at most once.
         calls.store(calls.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-        service.store(index, ordering: .releasing)
-        if let page = sentinelPage { Sentinel.record(page, service: index, event: kind.rawValue) }
+        let page = sentinelPage
+        if let page { Sentinel.record(page, event: kind.rawValue) }
+        return page
     }
 
-    @inline(__always) func leave() {
-        service.store(-1, ordering: .releasing)
-        if let page = sentinelPage { Sentinel.record(page, service: -1, event: 0) }
+    /// The main thread enters service `index` (of the delivery ``begin(_:)`` started).
+    @inline(__always) func enter(_ index: Int, _ sentinel: UnsafeMutableRawPointer?) {
+        service.store(index, ordering: .releasing)
+        if let sentinel { Sentinel.record(sentinel, service: index) }
     }
+
+    /// The main thread is back in the host.
+    @inline(__always) func leave(_ sentinel: UnsafeMutableRawPointer?) {
+        service.store(-1, ordering: .releasing)
+        if let sentinel { Sentinel.record(sentinel, service: -1) }
+    }
+
+    /// One call outside a delivery (attach): ``begin(_:)`` and ``enter(_:_:)`` together.
+    func enter(service index: Int, event kind: EventKind) { enter(index, begin(kind)) }
+
+    /// Leaves a call entered with ``enter(service:event:)``.
+    func leave() { leave(sentinelPage) }
 
     /// The service id and event name of the call in progress, or nil between calls.
     public var current: (service: String, event: String)? {

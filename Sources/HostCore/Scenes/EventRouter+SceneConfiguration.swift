@@ -3,7 +3,7 @@ import ServiceJSON
 
 /// configurationForConnecting: the first service (in service order) whose answer is valid
 /// chooses the configuration a scene connects with.
-extension Host {
+extension EventRouter {
     /// The bytes a service may write as a configuration's settings (`settings_capacity`).
     static let sceneSettingsCapacity = 16384
 
@@ -21,22 +21,22 @@ extension Host {
             answer.deallocate()
         }
         let data = UnsafeRawPointer(arena.sceneConnection(scene, options, configuration: answer))
-        for index in handlerIndexes(.configurationForConnecting) where serves(index, role: scene.role) {
+        for index in dispatcher.handlers(.configurationForConnecting) where serves(index, role: scene.role) {
             var empty = sh_scene_configuration()
             empty.size = UInt32(MemoryLayout<sh_scene_configuration>.size)
             empty.version = SH_SCENE_CONFIGURATION_VERSION
             empty.settings = buffer
             empty.settings_capacity = Self.sceneSettingsCapacity
             answer.initialize(to: empty)
-            guard call(index, .configurationForConnecting, data, scene: scene.name) == SH_OK else { continue }
+            guard dispatcher.call(index, .configurationForConnecting, data, scene: scene.name).result == SH_OK else { continue }
             do throws(InputError) {
                 var choice = try Self.read(answer.pointee, settings: buffer, requestedRole: requestedRole)
-                choice.service = services[index].id
+                choice.service = dispatcher.services[index].id
                 return choice
             } catch {
                 let message = "configurationForConnecting: the configuration for scene \(scene.name) is refused: \(error)"
-                services[index].lastError = message
-                log.error(services[index].id, message)
+                dispatcher.services[index].lastError = message
+                log.error(dispatcher.services[index].id, message)
             }
         }
         return SceneConfigurationChoice(name: "default", role: requestedRole ?? "main", settings: nil, service: nil)

@@ -1,0 +1,107 @@
+import Dispatch
+import ServiceABI
+import ServiceJSON
+
+/// The events that need answers (pushes): hands each receiver a completion that enforces
+/// "exactly once", keeps the answers pending until every receiver answered or the deadline
+/// passed, and merges them (fetch results, presentation options).
+///
+/// The main thread never blocks while waiting: answers arrive from any thread and are
+/// gathered on the main queue; the deadline runs on the injectable ``HostClock``.
+@MainActor
+final class AnswerBook {
+    private let dispatcher: Dispatcher
+    private let log: Log
+    private let clock: HostClock
+    /// How long the host waits for a completion.
+    var timeout: Double = 30
+    private var nextID: UInt64 = 0
+    /// Events waiting for completions, by answer id.
+    private var pending: [UInt64: PendingAnswer] = [:]
+
+    init(dispatcher: Dispatcher, log: Log, clock: HostClock) {
+        self.dispatcher = dispatcher
+        self.log = log
+        self.clock = clock
+    }
+
+    /// How many events still wait for answers.
+    var pendingCount: Int { pending.count }
+
+    /// Delivers `kind` with a completion to every service that handles it, then calls
+    /// `completion` on the main thread with who received it, each service's answer
+    /// ("timeout" for a missed deadline) and `merge` of the answers. `arena` (the event's
+    /// data) lives until the answers are in: services may read the data until they complete.
+    func gather(_ kind: EventKind, data: UnsafeRawPointer, arena: EventArena,
+                merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
+                completion: @escaping (EventOutcome) -> Void) {
+        let indexes = dispatcher.handlers(kind)
+        guard !indexes.isEmpty else {
+            return completion(EventOutcome(event: kind, handled: false, note: "no service handles \(kind.name)"))
+        }
+        let receivers = indexes.map { dispatcher.services[$0].id }
+        ask(kind, data: data, to: indexes) { answer in
+            withExtendedLifetime(arena) {}
+            var outcome = EventOutcome(event: kind, handled: true)
+            outcome.receivers = receivers
+            for (service, result) in answer.answers {
+                outcome.answers[service] = result.map { ResultCode.answerName($0, for: kind) } ?? "timeout"
+            }
+            outcome.merged = merge(answer.answers)
+            completion(outcome)
+        }
+    }
+
+    /// Delivers `kind` with a completion to each service in `indexes` and calls `finish` once
+    /// every one completed or the deadline passed.
+    private func ask(_ kind: EventKind, data: UnsafeRawPointer?, to indexes: [Int],
+                     finish: @escaping (PendingAnswer) -> Void) {
+        nextID &+= 1
+        let trace = dispatcher.trace
+        let pending = PendingAnswer(id: nextID, event: kind) { [weak self] answer in
+            self?.pending[answer.id] = nil
+            finish(answer)
+        }
+        var failed: [String] = []
+        for index in indexes {
+            // The call about to be made takes the next sequence number: its trace lines share it.
+            let record = CompletionRecord(answerID: pending.id, serviceID: dispatcher.services[index].id, event: kind,
+                                          seq: dispatcher.sequence &+ 1, log: log) { [weak self] record, result, _ in
+                trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: result)
+                DispatchQueue.main.async {
+                    MainActor.assumeIsolated { self?.pending[record.answerID]?.answer(record.serviceID, result) }
+                }
+            }
+            pending.add(record)
+            // A negative result says the service will not complete: it counts as failed.
+            if dispatcher.call(index, kind, data, completion: UnsafePointer(record.table)).result < 0, record.expire() {
+                failed.append(record.serviceID)
+            }
+        }
+        self.pending[pending.id] = pending
+        for service in failed { pending.answer(service, Int32(SH_ERROR)) }
+        let timeout = self.timeout
+        pending.start(timeout: timeout, clock: clock) { [log] record in
+            log.error(record.serviceID, "did not complete \(record.event.name) within \(Seconds.text(timeout)) s;"
+                + " its answer counts as failed")
+            trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
+        }
+    }
+
+    // MARK: Merging
+
+    /// Background fetch answers: newData > noData > failed; a missing or invalid answer
+    /// counts as failed.
+    static func mergeFetch(_ answers: [(service: String, result: Int32?)]) -> JSONValue? {
+        let merged = answers.map { answer in answer.result.flatMap { FetchResult(rawValue: $0) } ?? .failed }.min() ?? .noData
+        return .string(merged.name)
+    }
+
+    /// Presentation options: the union of every answer.
+    static func mergePresentation(_ answers: [(service: String, result: Int32?)]) -> JSONValue? {
+        let union = answers.reduce(into: PresentationOptions()) { options, answer in
+            if let result = answer.result { options.formUnion(PresentationOptions(result)) }
+        }
+        return .array(union.names.map(JSONValue.string))
+    }
+}

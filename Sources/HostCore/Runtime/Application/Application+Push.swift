@@ -1,0 +1,53 @@
+import ServiceABI
+import ServiceJSON
+
+/// Pushes the way iOS delivers them for the app's state (seed 000's three cases).
+extension Application {
+    /// A tap → didReceiveNotificationResponse; `content-available: 1` →
+    /// didReceiveRemoteNotification (a background fetch); otherwise, while active →
+    /// willPresentNotification. A plain alert while not active is the system's to show, so
+    /// no service hears of it until the user taps it.
+    ///
+    /// `completion` runs on the main thread once every service answered or timed out.
+    func push(_ payload: PushPayload, tap action: String?, completion: @escaping (EventOutcome) -> Void) {
+        if let action {
+            respond(to: payload, action: action, fromLaunch: false, completion: completion)
+        } else if payload.isContentAvailable {
+            gather(.didReceiveRemoteNotification, payload, merge: AnswerBook.mergeFetch, completion: completion)
+        } else if state == .active {
+            gather(.willPresentNotification, payload, merge: AnswerBook.mergePresentation, completion: completion)
+        } else {
+            completion(EventOutcome(event: nil, handled: false, note:
+                "the app is \(state.name): the system shows the notification, and services hear of it when the user taps it (--tap)"))
+        }
+    }
+
+    /// didReceiveNotificationResponse: the user acted on a notification.
+    func respond(to payload: PushPayload, action: String, fromLaunch: Bool,
+                 completion: @escaping (EventOutcome) -> Void) {
+        gather(.didReceiveNotificationResponse, payload, action: action, fromLaunch: fromLaunch,
+               merge: { _ in nil }, completion: completion)
+    }
+
+    private func gather(_ kind: EventKind, _ payload: PushPayload, action: String? = nil, fromLaunch: Bool = false,
+                        merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
+                        completion: @escaping (EventOutcome) -> Void) {
+        let arena = EventArena()
+        let data = arena.push(payload, action: action, fromLaunch: fromLaunch)
+        answers.gather(kind, data: UnsafeRawPointer(data), arena: arena, merge: merge, completion: completion)
+        bus.drain()
+    }
+
+    /// didRegisterForRemoteNotifications to every handler; the token is remembered.
+    func register(token: DeviceToken) -> EventOutcome {
+        bus.deviceToken = token
+        let arena = EventArena()
+        return withExtendedLifetime(arena) { deliverToAll(.didRegisterForRemoteNotifications, data: arena.deviceToken(token)) }
+    }
+
+    /// didFailToRegisterForRemoteNotifications to every handler.
+    func tokenRegistrationFailed(_ message: String) -> EventOutcome {
+        let arena = EventArena()
+        return withExtendedLifetime(arena) { deliverToAll(.didFailToRegisterForRemoteNotifications, data: arena.errorInfo(message)) }
+    }
+}

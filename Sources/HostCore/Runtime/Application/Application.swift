@@ -1,0 +1,179 @@
+import ServiceABI
+
+/// The app as UIKit models it (UIApplication's part): its state and the legal moves between
+/// states, the launch sequence with its launch options, and which event a push, a URL or an
+/// activity becomes. It decides *what* is delivered and when; the dispatcher does the calls.
+///
+/// Scenes (Scenes/Application+Scenes.swift) drive the app's state once one connects.
+@MainActor
+final class Application {
+    let dispatcher: Dispatcher
+    let services: ServiceSet
+    let answers: AnswerBook
+    let router: EventRouter
+    let bus: NotificationBus
+    let log: Log
+    /// The connected scenes; once one connected, the app's state follows them.
+    let scenes = SceneTable()
+    /// The state machine: where the app is and where it may go.
+    private(set) var lifecycle = AppLifecycle()
+    /// Whether termination began: requests after it are refused.
+    var isTerminating = false
+    /// Tells systemd (READY after the launch, STOPPING when termination begins).
+    let notify: (SystemdNotifier.Message) -> Void
+    private let stateCell: AppStateCell
+
+    init(dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, router: EventRouter,
+         bus: NotificationBus, log: Log, stateCell: AppStateCell, notify: @escaping (SystemdNotifier.Message) -> Void) {
+        self.dispatcher = dispatcher
+        self.services = services
+        self.answers = answers
+        self.router = router
+        self.bus = bus
+        self.log = log
+        self.stateCell = stateCell
+        self.notify = notify
+    }
+
+    /// The app's state.
+    var state: AppState { lifecycle.state }
+
+    /// Whether the app runs and takes events (launched, not terminating).
+    var isRunning: Bool { !isTerminating && state != .notRunning }
+
+    // MARK: Moves
+
+    /// Moves the app to `target` through the legal path, delivering each step to every
+    /// service that handles it. `target == .notRunning` terminates. Once scenes are in use,
+    /// the move applies to every connected scene.
+    func transition(to target: AppState) throws(TransitionError) {
+        if target == .notRunning && !lifecycle.hasTerminated && state != .notRunning {
+            isTerminating = true
+            notify(.stopping)
+        }
+        if scenes.areInUse { return try transitionScenes(to: target) }
+        for kind in try lifecycle.steps(to: target) { deliverLifecycle(kind) }
+    }
+
+    /// One lifecycle event to every handler, with the app's state moved before (did-events)
+    /// or after (will-events) it, then what services sent meanwhile.
+    func deliverLifecycle(_ kind: EventKind) {
+        if kind.isDeliveredInNewState { applyState(kind) }
+        dispatcher.deliver(kind, data: nil)
+        if !kind.isDeliveredInNewState { applyState(kind) }
+        log.debug("host", "\(kind.name): app is \(lifecycle.state.name)")
+        bus.drain()
+    }
+
+    private func applyState(_ kind: EventKind) {
+        lifecycle.apply(kind)
+        stateCell.value = lifecycle.state
+        dispatcher.appState = lifecycle.state
+    }
+
+    // MARK: Launch
+
+    /// Launches: willFinishLaunching and didFinishLaunching with `request` as launch options,
+    /// then didBecomeActive; then delivers each launch option once through its own event, so
+    /// a service never has to remember a launch option to act on it. With `request.scene`,
+    /// the app becomes active through that scene instead. Returns the `policy: required`
+    /// services that failed to launch.
+    func launch(_ request: LaunchRequest) throws(TransitionError) -> [String] {
+        if let scene = request.scene {
+            try launch(request, connecting: scene)
+        } else {
+            try deliverLaunch(to: .active, request)
+            replayLaunchOptions(request)
+        }
+        return services.slots.filter { $0.launchFailed && $0.configuration?.policy == .required }.map(\.id)
+    }
+
+    /// The launch events up to `target` (inactive, or active), each service with its own
+    /// launch options; then the first-launch marks and READY.
+    func deliverLaunch(to target: AppState, _ request: LaunchRequest) throws(TransitionError) {
+        let steps = try lifecycle.steps(to: target)
+        let arena = EventArena()
+        // One set of options per service: settings and first-launch flags differ.
+        let perService = services.slots.map {
+            UnsafeRawPointer(services.launchOptions(for: $0, arena: arena, request: request, restart: false))
+        }
+        for kind in steps {
+            if kind.isDeliveredInNewState { applyState(kind) }
+            if kind == .willFinishLaunching || kind == .didFinishLaunching {
+                for index in dispatcher.handlers(kind) { dispatcher.call(index, kind, perService[index]) }
+            } else {
+                dispatcher.deliver(kind, data: nil)
+            }
+            if !kind.isDeliveredInNewState { applyState(kind) }
+            if kind == .didFinishLaunching { services.finishLaunch() }
+            bus.drain()
+        }
+        do { try services.firstLaunch.hostDidLaunch() } catch { log.error("host", "cannot record the first launch: \(error)") }
+        notify(.ready)
+    }
+
+    func replayLaunchOptions(_ request: LaunchRequest) {
+        if let notification = request.notification {
+            respond(to: notification, action: SH_ACTION_DEFAULT, fromLaunch: true) { [log] outcome in
+                if !outcome.handled { log.warn("host", "the launch notification: \(outcome.note ?? "not handled")") }
+            }
+        }
+        // A launch scene had the URL and the activity in its connection options, and
+        // delivered them already: once overall.
+        if let url = request.url, request.scene == nil {
+            let outcome = open(url, fromLaunch: true)
+            if !outcome.handled { log.warn("host", "the launch URL \(url.url): \(outcome.note ?? "not handled")") }
+        }
+        if let activity = request.activity, request.scene == nil {
+            let outcome = continueActivity(activity, fromLaunch: true)
+            if !outcome.handled { log.warn("host", "the launch activity \(activity.type): \(outcome.note ?? "not handled")") }
+        }
+    }
+
+    // MARK: Late services
+
+    /// Brings services that start while the app runs to its state (the one catch-up), then
+    /// handles what they sent.
+    func catchUp(_ late: [ServiceSlot]) {
+        services.catchUp(late, to: state)
+        bus.drain()
+    }
+
+    /// Reloads the services: what leaves is taken down, what arrives is caught up.
+    func reload() throws(LoadError) -> LoadReport {
+        guard !isTerminating else { throw LoadError(description: "the host is terminating") }
+        notify(.reloading)
+        defer { notify(.ready) }
+        let change = try services.prepareReload()
+        services.apply(change, lifecycle: lifecycle)
+        bus.drain()
+        return change.report
+    }
+
+    // MARK: Broadcasts
+
+    /// Delivers a data-carrying broadcast event to every handler and reports who got it.
+    func deliverToAll(_ kind: EventKind, data: UnsafeRawPointer?) -> EventOutcome {
+        let indexes = dispatcher.handlers(kind)
+        var outcome = EventOutcome(event: kind, handled: !indexes.isEmpty,
+                                   note: indexes.isEmpty ? "no service handles \(kind.name)" : nil)
+        outcome.receivers = indexes.map { dispatcher.services[$0].id }
+        dispatcher.deliver(kind, data: data)
+        bus.drain()
+        return outcome
+    }
+
+    /// openURL to the services that may claim `url`, in service order, until one claims it.
+    func open(_ url: OpenURLInput, fromLaunch: Bool) -> EventOutcome {
+        let arena = EventArena()
+        return withExtendedLifetime(arena) { router.open(url, data: arena.openURL(url, fromLaunch: fromLaunch)) }
+    }
+
+    /// continueUserActivity, routed like openURL by activity type.
+    func continueActivity(_ activity: UserActivityInput, fromLaunch: Bool) -> EventOutcome {
+        let arena = EventArena()
+        return withExtendedLifetime(arena) {
+            router.continueActivity(activity, data: arena.activity(activity, fromLaunch: fromLaunch))
+        }
+    }
+}

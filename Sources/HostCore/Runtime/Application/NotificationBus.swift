@@ -1,0 +1,67 @@
+import Dispatch
+import ServiceABI
+import ServiceJSON
+
+/// Service-to-service notifications and what services ask for from any thread (the device
+/// token): messages wait in the mailbox and are handled on the main thread after the event
+/// being handled, never re-entrantly, in the order sent.
+@MainActor
+final class NotificationBus {
+    private let dispatcher: Dispatcher
+    /// Where services' other threads leave messages.
+    let mailbox: Mailbox
+    /// The last device token delivered, shown by `ctl state` and given to services that ask.
+    var deviceToken: DeviceToken?
+
+    init(dispatcher: Dispatcher, mailbox: Mailbox) {
+        self.dispatcher = dispatcher
+        self.mailbox = mailbox
+    }
+
+    /// Handles what services sent: notifications and token requests, in the order sent.
+    /// Messages sent while draining wait for the next round, so a chatty pair of services
+    /// cannot starve the main queue.
+    func drain() {
+        for message in mailbox.takeAll() {
+            switch message {
+            case .post(let name, let sender, let json):
+                _ = deliver(name: name, sender: sender, json: json)
+            case .tokenRequest(let service):
+                deliverToken(to: service)
+            }
+        }
+    }
+
+    /// A notification posted by the host (a control client): delivered now to every
+    /// subscribed service, in service order.
+    func post(name: String, payload: JSONValue?) throws(InputError) -> EventOutcome {
+        guard !name.isEmpty else { throw InputError("a notification needs a name") }
+        return deliver(name: name, sender: "host", json: payload.map { Array($0.serialized.utf8) })
+    }
+
+    private func deliver(name: String, sender: String, json: [UInt8]?) -> EventOutcome {
+        let services = dispatcher.services
+        let indexes = dispatcher.handlers(.notification).filter { index in
+            services[index].id != sender && services[index].isSubscribed(to: name)
+        }
+        var outcome = EventOutcome(event: .notification, handled: !indexes.isEmpty,
+                                   note: indexes.isEmpty ? "no service subscribes to \(name)" : nil)
+        outcome.receivers = indexes.map { services[$0].id }
+        guard !indexes.isEmpty else { return outcome }
+        let arena = EventArena()
+        let data = UnsafeRawPointer(arena.notification(name: name, sender: sender, json: json))
+        for index in indexes { dispatcher.call(index, .notification, data) }
+        return outcome
+    }
+
+    /// A service asked for the token: give it the last one, if any (else it hears when one arrives).
+    private func deliverToken(to serviceID: String) {
+        guard let token = deviceToken,
+              let index = dispatcher.handlers(.didRegisterForRemoteNotifications).first(where: {
+                  dispatcher.services[$0].id == serviceID
+              })
+        else { return }
+        let arena = EventArena()
+        dispatcher.call(index, .didRegisterForRemoteNotifications, UnsafeRawPointer(arena.deviceToken(token)))
+    }
+}

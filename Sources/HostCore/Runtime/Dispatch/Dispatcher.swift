@@ -1,0 +1,141 @@
+import ServiceABI
+
+/// Calls services: the per-event-kind handler lists, one delivery to every handler, one call
+/// to one service, and what follows a call (the trace line, what a failure means).
+///
+/// Everything runs on the main thread, never two calls at once and never re-entrantly. The
+/// hot path is ``deliver(_:data:)``: its per-event state lives behind a raw pointer (plain
+/// loads and stores, no dynamic exclusivity checks) and the handlers are a flat table of
+/// C function pointers, so a lifecycle event to N services costs N indirect calls, two
+/// tracker stores each, and no allocation. Only a traced or failed call takes the slow path.
+@MainActor
+final class Dispatcher {
+    /// The services in dispatch order, as the handler table indexes them.
+    private(set) var services: [ServiceSlot] = []
+    let log: Log
+    let trace: TraceWriter?
+    let tracker: CallTracker
+
+    // The state a delivery reads and writes, allocated once for the dispatcher's lifetime.
+    private struct Hot {
+        var table = DispatchTable()
+        var sequence: UInt64 = 0
+        var appState: Int32 = AppState.notRunning.rawValue
+        // Deliveries in progress: the table must not be replaced under one.
+        var depth = 0
+    }
+    // Owned by this dispatcher (freed never: one dispatcher lives as long as its host).
+    private let hot: UnsafeMutablePointer<Hot>
+
+    init(log: Log, trace: TraceWriter?, tracker: CallTracker) {
+        self.log = log
+        self.trace = trace
+        self.tracker = tracker
+        hot = .allocate(capacity: 1)
+        hot.initialize(to: Hot())
+    }
+
+    /// The app state events carry (`sh_event.app_state`); the application sets it as it moves.
+    var appState: AppState {
+        get { AppState(rawValue: hot.pointee.appState) ?? .notRunning }
+        set { hot.pointee.appState = newValue.rawValue }
+    }
+
+    /// The sequence number of the last call.
+    var sequence: UInt64 { hot.pointee.sequence }
+
+    /// Makes `slots` the services, in that order, and rebuilds the handler table.
+    /// Never called from inside a delivery (nothing a service can do changes the list).
+    func setServices(_ slots: [ServiceSlot]) {
+        precondition(hot.pointee.depth == 0, "the service list changed during a delivery")
+        services = slots
+        let old = hot.pointee.table
+        hot.pointee.table = DispatchTable(slots)
+        old.deallocate()
+        tracker.register(ids: slots.map(\.id))
+    }
+
+    /// The indexes of the services that handle `kind`, in dispatch order.
+    func handlers(_ kind: EventKind) -> [Int] { hot.pointee.table.handlers(kind.rawValue).map(\.index) }
+
+    /// Whether any service handles `kind`.
+    func isHandled(_ kind: EventKind) -> Bool { !hot.pointee.table.handlers(kind.rawValue).isEmpty }
+
+    /// Delivers `kind` to every service that asked for it, in dispatch order (reverse for
+    /// the events that take the app down). No allocation unless tracing or a call fails.
+    func deliver(_ kind: EventKind, data: UnsafeRawPointer?) {
+        let hot = self.hot
+        let list = hot.pointee.table.handlers(kind.rawValue)
+        guard !list.isEmpty else { return }
+        let tracker = self.tracker
+        let traced = trace != nil
+        hot.pointee.depth += 1
+        var event = sh_event(
+            size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
+            app_state: hot.pointee.appState, seq: hot.pointee.sequence, data: data, completion: nil)
+        let sentinel = tracker.begin(kind)
+        var position = kind.isTearDown ? list.count - 1 : 0
+        let step = kind.isTearDown ? -1 : 1
+        for _ in 0..<list.count {
+            let entry = list[position]
+            position += step
+            event.seq &+= 1
+            tracker.enter(entry.index, sentinel)
+            let result = entry.handle(entry.service, &event)
+            if traced || result != SH_OK {
+                tracker.leave(sentinel)
+                finishCall(entry.index, kind, seq: event.seq, result: result, scene: nil)
+            }
+        }
+        tracker.leave(sentinel)
+        hot.pointee.sequence = event.seq
+        hot.pointee.depth -= 1
+    }
+
+    /// Calls service `index` with one event and reports a failure; returns its result and
+    /// the call's sequence number. `state` overrides the app state the event carries (a
+    /// late service's catch-up); `scene` names a scene event's scene for the trace.
+    @discardableResult
+    func call(_ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
+              completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil,
+              state: AppState? = nil) -> (result: Int32, seq: UInt64) {
+        let service = services[index]
+        hot.pointee.sequence &+= 1
+        let seq = hot.pointee.sequence
+        var event = sh_event(
+            size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
+            app_state: state?.rawValue ?? hot.pointee.appState, seq: seq, data: data, completion: completion)
+        hot.pointee.depth += 1
+        let sentinel = tracker.begin(kind)
+        tracker.enter(index, sentinel)
+        let result = service.handleEvent(service.descriptor, &event)
+        tracker.leave(sentinel)
+        hot.pointee.depth -= 1
+        finishCall(index, kind, seq: seq, result: result, scene: scene)
+        return (result, seq)
+    }
+
+    /// After a call: the trace line, and what a failure means.
+    private func finishCall(_ index: Int, _ kind: EventKind, seq: UInt64, result: Int32, scene: String?) {
+        let service = services[index]
+        if let trace {
+            trace.record(seq: seq, event: kind, service: service.id, state: kind.stateAfter ?? appState,
+                         result: result, scene: scene)
+        }
+        guard result != SH_OK else { return }
+        switch result {
+        case Int32(SH_FALSE):
+            // openURL and continueUserActivity answer false to pass: that is not a failure.
+            if kind.stateAfter != nil {
+                log.warn(service.id, "answered false to \(kind.name); the other services were still called")
+            }
+        case Int32(SH_UNSUPPORTED):
+            log.debug(service.id, "answered unsupported to \(kind.name)")
+        default:
+            let message = "\(kind.name) failed (\(ResultCode.name(result)))"
+            service.lastError = message
+            log.error(service.id, message)
+        }
+        if result < 0 && (kind == .willFinishLaunching || kind == .didFinishLaunching) { service.launchFailed = true }
+    }
+}

@@ -1,0 +1,36 @@
+import Glibc
+
+/// Where the host finds its services: what `load` uses at start and `reload` again later.
+public struct LoadSettings: Sendable {
+    /// Plugin directories, in order.
+    public var directories: [String]
+    /// Load files and directories others can write to.
+    public var allowInsecure = false
+    /// `--config FILE`; nil looks for `services.json` in the first plugin directory.
+    public var configurationPath: String?
+    /// Start only services the configuration lists.
+    public var onlyConfigured = false
+    /// Any load failure is fatal (at start: exit 2; on reload: the reload fails).
+    public var strict = false
+
+    /// Settings for `directories`.
+    public init(directories: [String]) { self.directories = directories }
+}
+
+/// A load or reload that cannot go on: at start the host exits 2; a reload changes nothing.
+public struct LoadError: Error, CustomStringConvertible {
+    /// What went wrong, naming the file, directory or services.
+    public let description: String
+}
+
+/// What `load` or `reload` did.
+public struct LoadReport: Sendable {
+    /// Files and services that failed (each already logged).
+    public var failures: [LoadFailure] = []
+    /// Services started (load) or added (reload).
+    public var added: [String] = []
+    /// Services taken down because they were removed or disabled (reload).
+    public var removed: [String] = []
+    /// Services whose file changed and were replaced by a new copy (reload).
+    public var replaced: [String] = []
+}

@@ -1,0 +1,144 @@
+import ServiceABI
+
+/// The running services: loading and attaching them, replacing them on reload, taking them
+/// down, and the one catch-up that brings a service started late (hot reload, a restarted
+/// worker, anything later) to the app's state.
+///
+/// The catch-up is the only place that decides what such a service's launch looks like: the
+/// launch events a service started with the host would have had, up to the app's state, with
+/// the launch options of ``launchOptions(for:arena:request:restart:)`` (its settings, its
+/// first-launch flags, `SH_LAUNCH_RESTART`), each event carrying the state that event leaves
+/// the app in.
+@MainActor
+final class ServiceSet {
+    let dispatcher: Dispatcher
+    let log: Log
+    /// Where stores live; nil runs without persistence.
+    let stateDirectory: StateDirectory?
+    /// First-launch detection (seed 004).
+    let firstLaunch: FirstLaunch
+    /// What services' other threads send (posts, token requests), for their host tables.
+    let mailbox: Mailbox
+    /// The app state readable from any thread, for the host tables.
+    let stateCell: AppStateCell
+    /// The configuration file in force (empty without one).
+    var configuration = HostConfiguration()
+    /// What `reload` rescans.
+    var loadSettings = LoadSettings(directories: [])
+    /// Takes a plugin file instead of this process: its services running in a worker process,
+    /// or none (safe mode); nil, or a nil answer, loads the file here.
+    var placement: ((PluginInspector.Inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]?)?
+    /// Whether a failed launch of service `id` belongs to someone else (a worker's supervisor)
+    /// rather than stopping the service.
+    var ownsFailures: (String) -> Bool = { _ in false }
+
+    init(dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
+         mailbox: Mailbox, stateCell: AppStateCell) {
+        self.dispatcher = dispatcher
+        self.log = log
+        self.stateDirectory = stateDirectory
+        self.firstLaunch = firstLaunch
+        self.mailbox = mailbox
+        self.stateCell = stateCell
+    }
+
+    /// The services, in dispatch order.
+    var slots: [ServiceSlot] { dispatcher.services }
+
+    /// The running service `id`.
+    func slot(_ id: String) -> ServiceSlot? { slots.first { $0.id == id } }
+
+    /// Builds a slot for a loaded service and gives it its host table; nil when its `attach`
+    /// declines (the failure is returned through `failure`).
+    func attach(_ info: LoadedServiceInfo, failure: inout LoadFailure?) -> ServiceSlot? {
+        let id = info.metadata.id
+        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory)
+        if let attach = info.descriptor.pointee.attach {
+            let tracker = dispatcher.tracker
+            tracker.register(ids: slots.map(\.id) + [id])
+            tracker.enter(service: slots.count, event: .willFinishLaunching)
+            let result = attach(info.descriptor, HostTable.make(for: context))
+            tracker.leave()
+            if result < 0 {
+                failure = LoadFailure(path: info.path, reason: .attachFailed(id: id, result: result))
+                return nil
+            }
+        }
+        log.debug("loader", "loaded \(id) \(info.metadata.version) from \(info.path)")
+        return ServiceSlot(info, context: context, configuration: configuration.services[id])
+    }
+
+    // MARK: Launch options and first launch
+
+    /// The launch options of one service: its settings (as it was attached with them) and its
+    /// first-launch flags; `restart` adds `SH_LAUNCH_RESTART` (a service started late).
+    func launchOptions(for slot: ServiceSlot, arena: EventArena, request: LaunchRequest,
+                       restart: Bool) -> UnsafePointer<sh_launch_options> {
+        var flags: UInt32 = restart ? UInt32(SH_LAUNCH_RESTART) : 0
+        do {
+            if try firstLaunch.isFirstHostLaunch() { flags |= UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) }
+            if try firstLaunch.isFirstServiceLaunch(slot.id) { flags |= UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) }
+        } catch {
+            log.error("host", "cannot read the first-launch marks: \(error); launching as not first")
+        }
+        return arena.launchOptions(request, flags: flags, settings: slot.configuration?.settingsJSON)
+    }
+
+    /// Records a service's successful launch for first-launch detection.
+    func markLaunched(_ slot: ServiceSlot) {
+        do { try firstLaunch.serviceDidLaunch(slot.id) } catch {
+            log.error("host", "cannot record the first launch of \(slot.id): \(error)")
+        }
+    }
+
+    /// After didFinishLaunching: marks services launched, and stops optional services that
+    /// failed to launch (they receive nothing more). A service whose failures belong to its
+    /// supervisor (a worker: restarts, crash loops) is left to it.
+    func finishLaunch() {
+        for slot in slots where !slot.launchFailed { markLaunched(slot) }
+        let failed = slots.filter { slot in
+            slot.launchFailed && slot.configuration?.policy != .required && !ownsFailures(slot.id)
+        }
+        for slot in failed {
+            log.error(slot.id, "failed to launch; stopped (policy: optional): it receives no more events")
+        }
+        if !failed.isEmpty { dispatcher.setServices(slots.filter { slot in !failed.contains { $0 === slot } }) }
+    }
+
+    // MARK: Late services
+
+    /// Brings `late` (running services, in service order) to `state` with the events a
+    /// service started with the host would have had: kind by kind, each to every late service
+    /// that handles it (in reverse for the events that take the app down), the launch events
+    /// with the launch options of a restart, every event carrying the state it leaves the app
+    /// in. The one catch-up: hot reload and a restarted worker both come here.
+    func catchUp(_ late: [ServiceSlot], to state: AppState) {
+        guard !late.isEmpty, let steps = try? AppLifecycle().steps(to: state) else { return }
+        let arena = EventArena()
+        var fresh = AppLifecycle()
+        for kind in steps {
+            // The state the event carries, as for a service started with the host.
+            if kind.isDeliveredInNewState { fresh.apply(kind) }
+            let carried = fresh.state
+            if !kind.isDeliveredInNewState { fresh.apply(kind) }
+            let targets = dispatcher.handlers(kind).filter { index in late.contains { $0 === slots[index] } }
+            for index in kind.isTearDown ? targets.reversed() : targets {
+                let slot = slots[index]
+                let launching = kind == .willFinishLaunching || kind == .didFinishLaunching
+                let data = launching
+                    ? UnsafeRawPointer(launchOptions(for: slot, arena: arena, request: LaunchRequest(), restart: true)) : nil
+                let result = dispatcher.call(index, kind, data, state: carried).result
+                if kind == .didFinishLaunching && result >= 0 { markLaunched(slot) }
+            }
+        }
+    }
+
+    /// Takes `leaving` (running services) down from `lifecycle`'s state with the events that
+    /// take the app down; they receive nothing afterwards.
+    func takeDown(_ leaving: [ServiceSlot], from lifecycle: AppLifecycle) {
+        for kind in (try? lifecycle.steps(to: .notRunning)) ?? [] {
+            let targets = dispatcher.handlers(kind).filter { index in leaving.contains { $0 === slots[index] } }
+            for index in kind.isTearDown ? targets.reversed() : targets { dispatcher.call(index, kind, nil) }
+        }
+    }
+}
