@@ -36,6 +36,36 @@ import TestSupport
         #expect(log.contains("segfault") && log.contains("in segv.so"))
     }
 
+    @Test(.timeLimit(.minutes(2)))
+    func aRestartedWorker_andAReloadedService_areCaughtUpTheSameWay() throws {
+        let host = try IsolatedHost()
+        try host.bad("segv", ["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=1",
+                              "BAD_ONCE_MARKER=" + host.marker("segv.crashed")])
+        let config = try host.file("services.json", #"""
+            {"services": {"test.segv": {"isolation": "process", "settings": {"mode": "x"}},
+                          "test.late": {"settings": {"mode": "x"}}}}
+            """#)
+        try host.start(["--config", config, "--first-launch", "always"])
+        #expect(try host.ctl("background").status == 0)
+        #expect(eventually { (try? host.service("test.segv"))?["restarts"] as? Int == 1 })
+        // The same plugin under another id arrives by reload, in the host's process.
+        try host.bad("late", ["BAD_ID=\"test.late\""])
+        #expect(try host.ctlJSON("reload").reply["added"] as? [String] == ["test.late"])
+        let log = host.stop().stderr
+
+        // What each late launch event carried: state, restart, flags, settings.
+        func caughtUp(_ id: String) -> [String] {
+            lines(log, containing: "bad \(id): event ").filter { $0.contains("restart 1") }
+                .map { String($0.components(separatedBy: "bad \(id): ")[1]) }
+        }
+        let restarted = caughtUp("test.segv"), reloaded = caughtUp("test.late")
+        #expect(restarted.count == 2, "\(log)")
+        #expect(restarted == reloaded, "\(log)")
+        // Restart (4) and first launch (1, 2, as --first-launch always says), with the service's settings,
+        // in the state a service launched with the host saw (inactive).
+        #expect(restarted.first == #"event 1 state 1 restart 1 flags=7 settings={"mode":"x"}"#, "\(log)")
+    }
+
     @Test func aCrashLoop_isBlockedUntilTheFileChanges_andTheReasonIsShown() throws {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

@@ -119,11 +119,12 @@ static int misbehave(void) {
 
 static int32_t bad_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;
-    char line[160];
+    char line[512];
     if (event->kind == SH_EVENT_WILL_FINISH_LAUNCHING || event->kind == SH_EVENT_DID_FINISH_LAUNCHING) {
         const sh_launch_options *options = event->data;
-        snprintf(line, sizeof line, "bad %s: event %u state %d restart %u", BAD_ID, event->kind, event->app_state,
-                 (options->flags & SH_LAUNCH_RESTART) ? 1u : 0u);
+        snprintf(line, sizeof line, "bad %s: event %u state %d restart %u flags=%u settings=%.*s", BAD_ID, event->kind,
+                 event->app_state, (options->flags & SH_LAUNCH_RESTART) ? 1u : 0u, options->flags,
+                 (int)options->settings_len, options->settings_json ? options->settings_json : "");
     } else {
         snprintf(line, sizeof line, "bad %s: event %u state %d", BAD_ID, event->kind, event->app_state);
     }
