@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Notices a call into an in-process service that has outlived its event deadline.
 ///
@@ -15,49 +16,64 @@ final class HangWatchdog: Sendable {
     private let deadline: @Sendable (String) -> Double
     private let isIsolated: @Sendable (String) -> Bool
     private let interval: Double
+    private let now: @Sendable () -> Double
+    // What the sampling thread watches; only that thread (or a test driving ``check()``) uses it.
+    private let watch = Mutex<Watch>(Watch())
+
+    private struct Watch {
+        // The call being watched: the delivery's count and the service, and when it was first seen.
+        var call: (delivery: UInt64, service: Int, since: Double)?
+        var reported = false
+    }
 
     /// A watchdog of `tracker`; `deadline` gives a service's event timeout, `isIsolated` skips
-    /// services whose worker has its own deadline.
+    /// services whose worker has its own deadline; `now` is the monotonic clock (a test's own).
     init(tracker: CallTracker, log: Log, shortestDeadline: Double,
-         deadline: @escaping @Sendable (String) -> Double, isIsolated: @escaping @Sendable (String) -> Bool) {
+         deadline: @escaping @Sendable (String) -> Double, isIsolated: @escaping @Sendable (String) -> Bool,
+         now: @escaping @Sendable () -> Double = Clock.monotonic) {
         self.tracker = tracker
         self.log = log
         self.deadline = deadline
         self.isIsolated = isIsolated
+        self.now = now
         interval = min(1, max(0.05, shortestDeadline / 10))
     }
 
     /// Starts sampling on a thread of its own, for the process lifetime.
     func start() {
-        DetachedThread.start { [self] in run() }
+        DetachedThread.start { [self] in
+            while true {
+                var pause = timespec(tv_sec: Int(interval), tv_nsec: Int((interval - interval.rounded(.down)) * 1e9))
+                var left = timespec()
+                while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
+                check()
+            }
+        }
     }
 
-    private func run() {
-        var watched: (call: UInt64, since: Double)?
-        var reported = false
-        while true {
-            var pause = timespec(tv_sec: Int(interval), tv_nsec: Int((interval - interval.rounded(.down)) * 1e9))
-            var left = timespec()
-            while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
-            let sample = tracker.sample()
-            let now = Clock.monotonic()
+    /// One sample: notes a new call, reports a call past its deadline once, and clears the mark
+    /// of one that returned.
+    func check() {
+        let sample = tracker.sample()
+        let time = now()
+        watch.withLock { watch in
             guard sample.service >= 0 else {
-                finish(&reported, watched, now)
-                watched = nil
-                continue
+                finish(&watch, time)
+                watch.call = nil
+                return
             }
-            if watched?.call != sample.call {
-                finish(&reported, watched, now)
-                watched = (sample.call, now)
-                continue
+            guard let call = watch.call, call.delivery == sample.call, call.service == sample.service else {
+                finish(&watch, time)
+                watch.call = (sample.call, sample.service, time)
+                return
             }
-            guard !reported, let since = watched?.since else { continue }
+            guard !watch.reported else { return }
             let id = tracker.id(at: sample.service)
             let limit = deadline(id)
-            guard now - since >= limit, !isIsolated(id) else { continue }
+            guard time - call.since >= limit, !isIsolated(id) else { return }
             let event = EventKind(rawValue: sample.event)?.name ?? "event \(sample.event)"
-            reported = true
-            tracker.stuck = CallTracker.StuckCall(service: id, event: event, since: since, deadline: limit)
+            watch.reported = true
+            tracker.stuck = CallTracker.StuckCall(service: id, event: event, since: call.since, deadline: limit)
             log.error("host", "service \(id) has not returned from \(event) within its \(Seconds.text(limit)) s deadline;"
                 + " an in-process service cannot be stopped safely, so the host waits for it (host ctl state and list"
                 + " still answer; \"isolation\": \"process\" would have killed and restarted it)")
@@ -65,11 +81,11 @@ final class HangWatchdog: Sendable {
     }
 
     /// A stuck call that returned: said once, and the mark cleared.
-    private func finish(_ reported: inout Bool, _ watched: (call: UInt64, since: Double)?, _ now: Double) {
-        guard reported else { return }
-        reported = false
+    private func finish(_ watch: inout Watch, _ time: Double) {
+        guard watch.reported else { return }
+        watch.reported = false
         if let stuck = tracker.stuck {
-            log.warn("host", "service \(stuck.service) returned from \(stuck.event) after about \(Seconds.text((now - stuck.since).rounded())) s")
+            log.warn("host", "service \(stuck.service) returned from \(stuck.event) after about \(Seconds.text((time - stuck.since).rounded())) s")
         }
         tracker.stuck = nil
     }
