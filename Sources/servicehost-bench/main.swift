@@ -3,7 +3,7 @@
 // repetitions. Prints a markdown table on stdout and writes bench-results.json.
 //
 //   servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH
-//                     --pingpong PATH [--quick] [--json PATH]
+//                     --pingpong PATH [--quick] [--json PATH] [--rows 1,4]
 //
 // scripts/bench passes the release `host`, the cc-compiled bench-floor and C plugin template
 // (Sources/bench-c), and libBenchSwiftService.so, and preloads Sources/bench-c/malloc_count.c
@@ -23,8 +23,10 @@ func fail(_ message: String) -> Never {
 }
 
 // The command line.
-let usage = "usage: servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH --pingpong PATH [--quick] [--json PATH]"
+let usage = "usage: servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH --pingpong PATH [--quick] [--json PATH] [--rows 1,4]"
 var quick = false
+// Rows to run (nil: all), for measuring one part while working on it.
+var onlyRows: Set<String>?
 var paths: [String: String] = [:]
 var jsonPath = "bench-results.json"
 var argumentList = CommandLine.arguments.dropFirst()
@@ -32,6 +34,7 @@ while let argument = argumentList.popFirst() {
     switch argument {
     case "--quick": quick = true
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
+    case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
     case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong": paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
     }
@@ -56,6 +59,8 @@ let startupReps = quick ? 1 : 9
 let farm: PluginFarm
 do { farm = try PluginFarm() } catch { fail(error.description) }
 
+@MainActor func wants(_ row: String) -> Bool { onlyRows?.contains(row) ?? true }
+
 var rows: [Row] = []
 var raw: [(String, Double)] = []
 do {
@@ -75,17 +80,22 @@ do {
             "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000", count: count)))
     }
 
+    if wants("1") {
     progress("row 1: dispatch (\(MallocCounter.isLoaded ? "counting allocations" : "no malloc counter: run through scripts/bench"))")
     var dispatch = DispatchRow(floor: floorPath, reps: reps, callsPerRep: quick ? 20_000 : 1_000_000)
     rows += try dispatch.run(sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
     raw += dispatch.raw
+    }
 
-    progress("row 2: payload events")
-    var payload = PayloadRow(reps: reps, events: quick ? 200 : 5_000)
     func cSet(_ count: Int) -> String { sets.first { $0.language == "C" && $0.count == count }!.directory }
-    rows += try payload.run(one: cSet(1), ten: cSet(10))
-    raw += payload.raw
+    if wants("2") {
+        progress("row 2: payload events")
+        var payload = PayloadRow(reps: reps, events: quick ? 200 : 5_000)
+        rows += try payload.run(one: cSet(1), ten: cSet(10))
+        raw += payload.raw
+    }
 
+    if wants("3") || wants("4") || wants("5") || wants("6") {
     progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
     var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
                               hostEnvironment: farm.hostEnvironment)
@@ -104,6 +114,7 @@ do {
     rows += isolationRows.filter { $0.row == "5" }
     rows += startupRows.filter { $0.row == "6" }
     rows += isolationRows.filter { $0.row == "6" }
+    }
 } catch {
     farm.remove()
     fail(error.description)

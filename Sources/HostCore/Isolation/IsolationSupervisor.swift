@@ -42,7 +42,8 @@ public final class IsolationSupervisor {
             if !untrusted.isEmpty {
                 log.warn("loader", "\(inspected.path): not loaded in safe mode: \(untrusted.joined(separator: ", "))"
                     + " \(untrusted.count == 1 ? "is" : "are") not trusted (bundled plugins are;"
-                    + " others need \"trusted\": true in the configuration)")
+                    + " others need \"trusted\": true in the configuration)",
+                         event: "safeMode.skipped", .string("path", inspected.path), .strings("services", untrusted))
                 return []
             }
         }

@@ -24,31 +24,75 @@ public enum LogLevel: Int32, Comparable, CaseIterable, Sendable {
     public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
 }
 
-/// Writes log lines to a file descriptor (stderr by default): `LEVEL [SOURCE] MESSAGE`.
+/// How log lines are written.
+public enum LogFormat: String, CaseIterable, Sendable {
+    /// `LEVEL [SOURCE] MESSAGE`, for people.
+    case text
+    /// One JSON object per line, for log shippers and tests:
+    /// `{"level":"error","source":"host","event":"worker.crashed","message":"…","fields":{"service":"…"}}`;
+    /// `event` and `fields` are there when the line has them.
+    case json
+}
+
+/// One named value a log line carries (in the JSON format's `fields`).
+public struct LogField: Sendable {
+    let key: String
+    // Already encoded JSON.
+    let json: String
+
+    /// A string value.
+    public static func string(_ key: String, _ value: String) -> LogField { LogField(key: key, json: JSONText.string(value)) }
+    /// A number.
+    public static func int(_ key: String, _ value: some BinaryInteger) -> LogField { LogField(key: key, json: "\(value)") }
+    /// A list of strings.
+    public static func strings(_ key: String, _ values: [String]) -> LogField {
+        LogField(key: key, json: JSONText.array(values.map(JSONText.string)))
+    }
+}
+
+/// Writes log lines to a file descriptor (stderr by default), as text (`LEVEL [SOURCE] MESSAGE`)
+/// or as one JSON object per line.
 ///
 /// Thread-safe: each line is one `write(2)`, so lines from several threads never interleave.
 public final class Log: Sendable {
     /// The most detailed level written.
     public let level: LogLevel
+    /// The format of the lines.
+    public let format: LogFormat
     private let descriptor: Int32
 
     /// A log writing lines at `level` and above to `descriptor`.
-    public init(level: LogLevel, descriptor: Int32 = STDERR_FILENO) {
+    public init(level: LogLevel, format: LogFormat = .text, descriptor: Int32 = STDERR_FILENO) {
         self.level = level
+        self.format = format
         self.descriptor = descriptor
     }
 
     /// Whether a line at `level` would be written; check before building an expensive message.
     public func enabled(_ level: LogLevel) -> Bool { level <= self.level }
 
-    /// Writes one line. `source` is "host", "loader" or a service id. The message is only
+    /// Writes one line. `source` is "host", "loader" or a service id; `event` names what
+    /// happened for machines (`worker.crashed`), with `fields` its details. The message is only
     /// built when the level is enabled, so a debug line costs nothing at info level.
-    public func write(_ level: LogLevel, _ source: String, _ message: @autoclosure () -> String) {
+    public func write(_ level: LogLevel, _ source: String, _ message: @autoclosure () -> String,
+                      event: String? = nil, fields: [LogField] = []) {
         guard enabled(level) else { return }
         let message = message()
-        var line = "\(level.name) [\(source)] "
-        // One line per call: a message with newlines is kept on one line.
-        for character in message { line.append(character == "\n" ? " " : character) }
+        var line: String
+        switch format {
+        case .text:
+            line = "\(level.name) [\(source)] "
+            // One line per call: a message with newlines is kept on one line.
+            for character in message { line.append(character == "\n" ? " " : character) }
+        case .json:
+            line = "{\"level\":\"\(level.name)\",\"source\":\(JSONText.string(source))"
+            if let event { line += ",\"event\":\(JSONText.string(event))" }
+            line += ",\"message\":\(JSONText.string(message))"
+            if !fields.isEmpty {
+                line += ",\"fields\":{" + fields.map { JSONText.string($0.key) + ":" + $0.json }.joined(separator: ",") + "}"
+            }
+            line += "}"
+        }
         line.append("\n")
         var utf8 = Array(line.utf8)
         utf8.withUnsafeMutableBytes { buffer in
@@ -63,11 +107,19 @@ public final class Log: Sendable {
     }
 
     /// An error line.
-    public func error(_ source: String, _ message: @autoclosure () -> String) { write(.error, source, message()) }
+    public func error(_ source: String, _ message: @autoclosure () -> String, event: String? = nil, _ fields: LogField...) {
+        write(.error, source, message(), event: event, fields: fields)
+    }
     /// A warning line.
-    public func warn(_ source: String, _ message: @autoclosure () -> String) { write(.warn, source, message()) }
+    public func warn(_ source: String, _ message: @autoclosure () -> String, event: String? = nil, _ fields: LogField...) {
+        write(.warn, source, message(), event: event, fields: fields)
+    }
     /// An info line.
-    public func info(_ source: String, _ message: @autoclosure () -> String) { write(.info, source, message()) }
+    public func info(_ source: String, _ message: @autoclosure () -> String, event: String? = nil, _ fields: LogField...) {
+        write(.info, source, message(), event: event, fields: fields)
+    }
     /// A debug line.
-    public func debug(_ source: String, _ message: @autoclosure () -> String) { write(.debug, source, message()) }
+    public func debug(_ source: String, _ message: @autoclosure () -> String, event: String? = nil, _ fields: LogField...) {
+        write(.debug, source, message(), event: event, fields: fields)
+    }
 }

@@ -26,10 +26,11 @@ extension Host {
                     + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"))
             }
         } catch {
-            log.warn("host", "no crash sentinel: \(error)")
+            log.warn("host", "no crash sentinel: \(error)", event: "sentinel.unavailable")
         }
         if settings.safeMode {
-            log.warn("host", "safe mode: only trusted services start (bundled plugins, and services the configuration marks \"trusted\": true)")
+            log.warn("host", "safe mode: only trusted services start (bundled plugins, and services the configuration marks \"trusted\": true)",
+                     event: "safeMode.on")
         }
         let board = supervisor.board
         let shortest = ([settings.eventTimeout] + settings.policies.values.compactMap(\.eventTimeout)).min()!

@@ -31,7 +31,8 @@ extension Application {
             let choice = router.chooseConfiguration(for: scene, requestedRole: request.role, options: options.options, arena: arena)
             scene.configure(choice)
             log.info("host", "scene \(scene.name) connects: role \(choice.role), configuration \(choice.name)"
-                + (choice.service.map { " (chosen by \($0))" } ?? ""))
+                + (choice.service.map { " (chosen by \($0))" } ?? ""), event: "scene.connected",
+                     .string("scene", scene.name), .string("role", choice.role), .string("configuration", choice.name))
             deliverScene(.sceneWillConnect, scene,
                          data: UnsafeRawPointer(arena.sceneConnection(scene, options.options, configuration: nil)))
             bus.drain()
@@ -120,10 +121,11 @@ extension Application {
             let connected = try connectScene(connection)
             let what = connection.urls.map { "URL \($0.url)" } + connection.activities.map { "activity \($0.type)" }
             for (outcome, what) in zip(connected.deliveries, what) where !outcome.handled {
-                log.warn("host", "the launch \(what): \(outcome.note ?? "not handled")")
+                log.warn("host", "the launch \(what): \(outcome.note ?? "not handled")", event: "launch.unhandled",
+                         .string("what", what))
             }
         } catch {
-            log.error("host", "the launch scene \(scene.name): \(error)")
+            log.error("host", "the launch scene \(scene.name): \(error)", event: "launch.sceneFailed", .string("scene", scene.name))
         }
         replayLaunchOptions(request)
     }
@@ -157,7 +159,7 @@ extension Application {
         if !kind.isDeliveredInNewState { scene.setState(next) }
         if kind == .sceneDidDisconnect {
             scenes.remove(scene)
-            log.info("host", "scene \(scene.name) disconnected")
+            log.info("host", "scene \(scene.name) disconnected", event: "scene.disconnected", .string("scene", scene.name))
         } else if log.enabled(.debug) {
             log.debug("host", "\(kind.name): scene \(scene.name) is \(next.name)")
         }

@@ -82,7 +82,7 @@ final class IsolatedPlugin {
         blockedIdentity = record.file
         for proxy in proxies { supervisor.board.update(proxy.id) { $0.state = "failed"; $0.failure = record } }
         log.error("host", "\(subject) \(proxies.count == 1 ? "is" : "are") marked failed (\(record.summary));"
-            + " not started until \(path) changes")
+            + " not started until \(path) changes", event: "worker.blocked", .strings("services", ids), .string("path", path))
         watchFile()
         return proxies.map { $0.loadedInfo(path: path, identity: identity) }
     }
@@ -272,13 +272,15 @@ final class IsolatedPlugin {
         guard let host = supervisor.host, host.isRunning else {
             status = .stopped
             publish()
-            return log.error("host", what + "; not restarted: the host is terminating")
+            return log.error("host", what + "; not restarted: the host is terminating", event: "worker.crashed",
+                             .strings("services", ids), .string("reason", report.reason), .string("restart", "none"))
         }
         if limitReached { return markFailed(report, what) }
         status = .restarting
         publish()
         let delay = history.restartDelay
-        log.error("host", what + "; restarting it in \(Seconds.text(delay)) s")
+        log.error("host", what + "; restarting it in \(Seconds.text(delay)) s", event: "worker.crashed",
+                  .strings("services", ids), .string("reason", report.reason), .string("restart", Seconds.text(delay)))
         clock.schedule(after: delay) { [weak self] in self?.restart() }
     }
 
@@ -304,7 +306,8 @@ final class IsolatedPlugin {
         blockedIdentity = identity
         let kept = saved.isEmpty ? "the reason could not be recorded: \(problems.joined(separator: "; "))"
             : "the reason is in \(saved.joined(separator: ", "))"
-        log.error("host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))")
+        log.error("host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
+                  event: "worker.failed", .strings("services", ids), .string("path", path))
         watchFile()
     }
 
@@ -347,14 +350,16 @@ final class IsolatedPlugin {
         // The host's one catch-up: the launch events up to the app's state, flagged SH_LAUNCH_RESTART.
         host.catchUp(proxies.filter(\.attached).map { UnsafePointer($0.descriptor) })
         guard case .running = status else { return }
-        log.info("host", "\(subject) restarted (worker pid \(connection.pid)); caught up to \(host.state.name)")
+        log.info("host", "\(subject) restarted (worker pid \(connection.pid)); caught up to \(host.state.name)",
+                 event: "worker.restarted", .strings("services", ids), .int("pid", connection.pid))
     }
 
     private func stop(because reason: String) {
         status = .stopped
         blockedIdentity = identity
         publish()
-        log.error("host", "\(subject) cannot be restarted: \(reason); it starts again when \(path) changes")
+        log.error("host", "\(subject) cannot be restarted: \(reason); it starts again when \(path) changes",
+                  event: "worker.stopped", .strings("services", ids), .string("path", path))
         watchFile()
     }
 
@@ -372,7 +377,8 @@ final class IsolatedPlugin {
         }
         var info = stat()
         guard stat(path, &info) == 0, FileIdentity(info) != blocked else { return watchFile() }
-        log.info("host", "\(path) changed: starting \(subject) again")
+        log.info("host", "\(path) changed: starting \(subject) again", event: "worker.fileChanged",
+                 .strings("services", ids), .string("path", path))
         for proxy in proxies { _ = try? supervisor.failures.remove(proxy.id) }
         for proxy in proxies { supervisor.board.update(proxy.id) { $0.failure = nil } }
         blockedIdentity = nil

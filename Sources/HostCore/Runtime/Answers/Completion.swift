@@ -48,9 +48,11 @@ final class CompletionRecord: Sendable {
             expected: State.waiting.rawValue, desired: State.answered.rawValue, ordering: .acquiringAndReleasing)
         if exchanged { return answered(self, result, json) }
         if original == State.answered.rawValue {
-            log.warn(serviceID, "completed \(event.name) a second time; the second call is ignored")
+            log.warn(serviceID, "completed \(event.name) a second time; the second call is ignored",
+                     event: "completion.twice", .string("event", event.name))
         } else {
-            log.warn(serviceID, "completed \(event.name) after its deadline; the late answer is ignored")
+            log.warn(serviceID, "completed \(event.name) after its deadline; the late answer is ignored",
+                     event: "completion.late", .string("event", event.name))
         }
     }
 

@@ -115,18 +115,21 @@ final class Application {
     func replayLaunchOptions(_ request: LaunchRequest) {
         if let notification = request.notification {
             respond(to: notification, action: SH_ACTION_DEFAULT, fromLaunch: true) { [log] outcome in
-                if !outcome.handled { log.warn("host", "the launch notification: \(outcome.note ?? "not handled")") }
+                if !outcome.handled { log.warn("host", "the launch notification: \(outcome.note ?? "not handled")",
+                                          event: "launch.unhandled", .string("what", "notification")) }
             }
         }
         // A launch scene had the URL and the activity in its connection options, and
         // delivered them already: once overall.
         if let url = request.url, request.scene == nil {
             let outcome = open(url, fromLaunch: true)
-            if !outcome.handled { log.warn("host", "the launch URL \(url.url): \(outcome.note ?? "not handled")") }
+            if !outcome.handled { log.warn("host", "the launch URL \(url.url): \(outcome.note ?? "not handled")",
+                                          event: "launch.unhandled", .string("what", "URL \(url.url)")) }
         }
         if let activity = request.activity, request.scene == nil {
             let outcome = continueActivity(activity, fromLaunch: true)
-            if !outcome.handled { log.warn("host", "the launch activity \(activity.type): \(outcome.note ?? "not handled")") }
+            if !outcome.handled { log.warn("host", "the launch activity \(activity.type): \(outcome.note ?? "not handled")",
+                                          event: "launch.unhandled", .string("what", "activity \(activity.type)")) }
         }
     }
 

@@ -59,7 +59,7 @@ final class EventRouter {
         if !outcome.handled {
             outcome.note = candidates.isEmpty ? "no service handles \(kind.name) for \(what)"
                 : "no service claimed the \(what)"
-            if !quiet { log.info("host", outcome.note!) }
+            if !quiet { log.info("host", outcome.note!, event: "route.unclaimed", .string("event", kind.name), .string("what", what)) }
         }
         return outcome
     }

@@ -127,14 +127,16 @@ final class Dispatcher {
         case Int32(SH_FALSE):
             // openURL and continueUserActivity answer false to pass: that is not a failure.
             if kind.stateAfter != nil {
-                log.warn(service.id, "answered false to \(kind.name); the other services were still called")
+                log.warn(service.id, "answered false to \(kind.name); the other services were still called",
+                         event: "event.answeredFalse", .string("event", kind.name))
             }
         case Int32(SH_UNSUPPORTED):
             log.debug(service.id, "answered unsupported to \(kind.name)")
         default:
             let message = "\(kind.name) failed (\(ResultCode.name(result)))"
             service.lastError = message
-            log.error(service.id, message)
+            log.error(service.id, message, event: "event.failed", .string("event", kind.name),
+                      .string("result", ResultCode.name(result)))
         }
         if result < 0 && (kind == .willFinishLaunching || kind == .didFinishLaunching) { service.launchFailed = true }
     }

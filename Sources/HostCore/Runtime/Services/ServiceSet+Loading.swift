@@ -70,7 +70,9 @@ extension ServiceSet {
         catchUp(change.arriving, to: lifecycle.state)
         let report = change.report
         log.info("host", "reloaded: added [\(report.added.joined(separator: ", "))], removed ["
-            + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]")
+            + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]",
+            event: "reload.done", .strings("added", report.added), .strings("removed", report.removed),
+            .strings("replaced", report.replaced))
     }
 
     /// Reads the configuration, inspects the directories and plans the start order.
@@ -101,13 +103,14 @@ extension ServiceSet {
         } catch {
             throw LoadError(description: error.description)
         }
-        for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration") }
-        for id in plan.notConfigured { log.info("host", "\(id) is not in the configuration: not started (--only-configured)") }
+        for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration", event: "service.disabled", .string("service", id)) }
+        for id in plan.notConfigured { log.info("host", "\(id) is not in the configuration: not started (--only-configured)",
+                                                   event: "service.notConfigured", .string("service", id)) }
         for id in plan.missing {
             if newConfiguration.services[id]?.policy == .required {
                 throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
             }
-            log.warn("host", "\(id) is in the configuration but no plugin provides it")
+            log.warn("host", "\(id) is in the configuration but no plugin provides it", event: "service.missing", .string("service", id))
         }
         configuration = newConfiguration
         return (plan, inspection)
@@ -145,7 +148,8 @@ extension ServiceSet {
             let requires = configuration.services[id]?.requires ?? []
             if let missing = requires.first(where: unavailable.contains) {
                 unavailable.insert(id)
-                log.error("host", "\(id) is not started: it requires \(missing), which failed to load")
+                log.error("host", "\(id) is not started: it requires \(missing), which failed to load",
+                          event: "service.requirementFailed", .string("service", id), .string("requires", missing))
                 failed.insert(id)
                 continue
             }
@@ -174,8 +178,10 @@ extension ServiceSet {
 
     private func logFailure(_ failure: LoadFailure) {
         // A directory or FIFO named *.so is skipped, not a broken plugin.
-        if case .notRegularFile = failure.reason { log.warn("loader", failure.description) } else {
-            log.error("loader", failure.description)
+        if case .notRegularFile = failure.reason {
+            log.warn("loader", failure.description, event: "load.skipped", .string("path", failure.path))
+        } else {
+            log.error("loader", failure.description, event: "load.failed", .string("path", failure.path))
         }
     }
 }

@@ -100,7 +100,8 @@ final class ServiceSet {
             slot.launchFailed && slot.configuration?.policy != .required && !ownsFailures(slot.id)
         }
         for slot in failed {
-            log.error(slot.id, "failed to launch; stopped (policy: optional): it receives no more events")
+            log.error(slot.id, "failed to launch; stopped (policy: optional): it receives no more events",
+                      event: "service.stopped", .string("reason", "launchFailed"))
         }
         if !failed.isEmpty { dispatcher.setServices(slots.filter { slot in !failed.contains { $0 === slot } }) }
     }
