@@ -33,14 +33,18 @@ let package = Package(
         // JSON values and a strict parser, shared by the host and the SDK (no Foundation).
         .target(name: "ServiceJSON"),
 
+        // The events (one table: name, kind, group, data) and the enums mirrored from the C
+        // header, declared once for the host, the SDK and servicehost-metagen (no Foundation).
+        .target(name: "ServiceVocabulary", dependencies: ["ServiceABI"]),
+
         // The host side. HostCore never links ServiceKit: only C types cross.
-        .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON"]),
+        .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
         .executableTarget(name: "host", dependencies: ["HostCore", "ServiceJSON"]),
 
         // The service side.
-        .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON"]),
-        // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion (one source).
-        .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit"]),
+        .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
+        // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
+        .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
         .plugin(
             name: "ServiceMetadata",
             capability: .buildTool(),

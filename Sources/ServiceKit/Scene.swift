@@ -91,27 +91,7 @@ public struct SceneRole: RawRepresentable, Sendable, Hashable, ExpressibleByStri
     public var description: String { rawValue }
 }
 
-/// A scene's state (UIKit's `UIScene.ActivationState`), mirroring `sh_scene_state`.
-public enum SceneState: Int32, Sendable, CaseIterable, CustomStringConvertible {
-    /// Connecting, or disconnected (`SH_SCENE_UNATTACHED`).
-    case unattached = 0
-    /// On screen, not receiving events (`SH_SCENE_FOREGROUND_INACTIVE`).
-    case foregroundInactive = 1
-    /// On screen and receiving events (`SH_SCENE_FOREGROUND_ACTIVE`).
-    case foregroundActive = 2
-    /// Off screen (`SH_SCENE_BACKGROUND`).
-    case background = 3
-
-    /// "unattached", "foregroundInactive", "foregroundActive" or "background".
-    public var description: String {
-        switch self {
-        case .unattached: "unattached"
-        case .foregroundInactive: "foregroundInactive"
-        case .foregroundActive: "foregroundActive"
-        case .background: "background"
-        }
-    }
-
+extension SceneState {
     /// The state for a raw `sh_scene_state`; a value this SDK does not know reads as
     /// `.foregroundInactive`.
     init(host rawValue: Int32) {

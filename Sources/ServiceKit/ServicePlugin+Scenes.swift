@@ -5,15 +5,15 @@ extension ServicePlugin {
     /// build fails here when the class does not adopt ``SceneService``.
     public static func sceneService(_ service: some SceneService) -> any ApplicationService { service }
 
-    /// Calls the ``SceneService`` method for a scene event; `SH_UNSUPPORTED` for a kind this
-    /// SDK does not know or a service that does not adopt ``SceneService``. Scene
+    /// Calls the ``SceneService`` method for a scene event; `SH_UNSUPPORTED` for a service
+    /// that does not adopt ``SceneService`` (or a kind that is not a scene event). Scene
     /// lifecycle events reuse the ``Scene`` built at sceneWillConnect, so they allocate
     /// nothing.
-    static func dispatchScene(_ event: UnsafePointer<sh_event>, data: UnsafeRawPointer?,
+    static func dispatchScene(_ kind: EventKind, data: UnsafeRawPointer?,
                               to instance: any ApplicationService) -> Int32 {
         guard let service = instance as? any SceneService, let data else { return Int32(SH_UNSUPPORTED) }
-        switch sh_event_kind(rawValue: event.pointee.kind) {
-        case SH_EVENT_CONFIGURATION_FOR_CONNECTING:
+        switch kind {
+        case .configurationForConnecting:
             let connection = data.assumingMemoryBound(to: sh_scene_connection.self)
             guard covers(connection, \.configuration), let raw = connection.pointee.scene,
                   let answer = connection.pointee.configuration
@@ -29,31 +29,31 @@ extension ServicePlugin {
                 service.host.log(.error, "configuration(forConnecting:): cannot answer: \(error)")
                 return Int32(SH_INVALID)
             }
-        case SH_EVENT_SCENE_WILL_CONNECT:
+        case .sceneWillConnect:
             let connection = data.assumingMemoryBound(to: sh_scene_connection.self)
             guard covers(connection, \.options), let raw = connection.pointee.scene else { return Int32(SH_INVALID) }
             var options = SceneConnectionOptions(connection.pointee.options)
             defer { options.endEvent() }
             service.scene(SceneCache.scene(raw, fresh: true), willConnectWith: options)
-        case SH_EVENT_SCENE_WILL_ENTER_FOREGROUND:
+        case .sceneWillEnterForeground:
             service.sceneWillEnterForeground(SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self)))
-        case SH_EVENT_SCENE_DID_BECOME_ACTIVE:
+        case .sceneDidBecomeActive:
             service.sceneDidBecomeActive(SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self)))
-        case SH_EVENT_SCENE_WILL_RESIGN_ACTIVE:
+        case .sceneWillResignActive:
             service.sceneWillResignActive(SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self)))
-        case SH_EVENT_SCENE_DID_ENTER_BACKGROUND:
+        case .sceneDidEnterBackground:
             service.sceneDidEnterBackground(SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self)))
-        case SH_EVENT_SCENE_DID_DISCONNECT:
+        case .sceneDidDisconnect:
             let scene = SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self))
             service.sceneDidDisconnect(scene)
             SceneCache.forget(scene)
-        case SH_EVENT_SCENE_OPEN_URL_CONTEXTS:
+        case .sceneOpenURLContexts:
             let open = data.assumingMemoryBound(to: sh_scene_open_url.self)
             guard covers(open, \.url), let raw = open.pointee.scene, let url = open.pointee.url else {
                 return Int32(SH_INVALID)
             }
             return answer(service.scene(SceneCache.scene(raw), open: OpenURL(url)))
-        case SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY:
+        case .sceneContinueUserActivity:
             let continuation = data.assumingMemoryBound(to: sh_scene_user_activity.self)
             guard covers(continuation, \.activity), let raw = continuation.pointee.scene,
                   let rawActivity = continuation.pointee.activity

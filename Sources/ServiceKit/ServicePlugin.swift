@@ -32,20 +32,10 @@ import Musl
 ///   created with `init()`.
 /// - `name` (default: `type`): human-readable, at most 63 bytes.
 /// - `version` (default `"0.0.0"`): the service's version, at most 31 bytes.
-/// - `events` (default `[]`): any of `willFinishLaunching`,
-///   `didFinishLaunching`, `didBecomeActive`, `willResignActive`,
-///   `didEnterBackground`, `willEnterForeground`, `willTerminate`,
-///   `notification`, `didReceiveMemoryWarning`, `willPresentNotification`,
-///   `didReceiveNotificationResponse`, `didReceiveRemoteNotification`,
-///   `didRegisterForRemoteNotifications`,
-///   `didFailToRegisterForRemoteNotifications`, `openURL`,
-///   `continueUserActivity`, the scene events (`configurationForConnecting`,
-///   `sceneWillConnect`, `sceneWillEnterForeground`, `sceneDidBecomeActive`,
-///   `sceneWillResignActive`, `sceneDidEnterBackground`, `sceneDidDisconnect`,
-///   `sceneOpenURLContexts`, `sceneContinueUserActivity`; the type must then adopt
-///   ``SceneService``), and the groups `lifecycle` (the first seven),
-///   `push` (the three notification events and the two registration events),
-///   `scenes` (the nine scene events) and `all`. The host sends only these.
+/// - `events` (default `[]`): event names (``EventKind/name``: `didBecomeActive`,
+///   `openURL`, …) and the groups ``EventGroup`` names (`lifecycle`, `push`, `scenes`),
+///   or `all`. A type listing a scene event must adopt ``SceneService``. The host sends
+///   only these.
 /// - `priority` (default 0): an integer in Int32; higher runs earlier.
 /// - `urls` (default `[]`): URL schemes (`"myapp"`) or schemes and hosts
 ///   (`"https://example.com"`) the service owns: the host asks only it for
@@ -176,63 +166,67 @@ public enum ServicePlugin {
         let size = Int(event.pointee.size)
         let data = size >= MemoryLayout<sh_event>.offset(of: \.data)! + MemoryLayout<Int>.size
             ? event.pointee.data : nil
-        switch sh_event_kind(rawValue: event.pointee.kind) {
-        case SH_EVENT_WILL_FINISH_LAUNCHING:
+        // A kind this SDK does not know comes from a newer host.
+        guard let kind = EventKind(rawValue: event.pointee.kind) else { return Int32(SH_UNSUPPORTED) }
+        // Exhaustive, so a kind added to the vocabulary fails the build here until handled.
+        switch kind {
+        case .willFinishLaunching:
             var options = LaunchOptions(data?.assumingMemoryBound(to: sh_launch_options.self))
             defer { options.endEvent() }
             return answer(instance.willFinishLaunching(options))
-        case SH_EVENT_DID_FINISH_LAUNCHING:
+        case .didFinishLaunching:
             var options = LaunchOptions(data?.assumingMemoryBound(to: sh_launch_options.self))
             defer { options.endEvent() }
             return answer(instance.didFinishLaunching(options))
-        case SH_EVENT_DID_BECOME_ACTIVE:
+        case .didBecomeActive:
             instance.didBecomeActive()
-        case SH_EVENT_WILL_RESIGN_ACTIVE:
+        case .willResignActive:
             instance.willResignActive()
-        case SH_EVENT_DID_ENTER_BACKGROUND:
+        case .didEnterBackground:
             instance.didEnterBackground()
-        case SH_EVENT_WILL_ENTER_FOREGROUND:
+        case .willEnterForeground:
             instance.willEnterForeground()
-        case SH_EVENT_WILL_TERMINATE:
+        case .willTerminate:
             instance.willTerminate()
-        case SH_EVENT_NOTIFICATION:
+        case .notification:
             instance.didReceive(ServiceNotification(data?.assumingMemoryBound(to: sh_notification.self)))
-        case SH_EVENT_DID_RECEIVE_MEMORY_WARNING:
+        case .didReceiveMemoryWarning:
             instance.didReceiveMemoryWarning()
-        case SH_EVENT_WILL_PRESENT_NOTIFICATION:
+        case .willPresentNotification:
             guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
             var notification = PushNotification(push)
             defer { notification.endEvent() }
             instance.willPresent(notification, completion: PresentationCompletion(completion(of: event)))
-        case SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE:
+        case .didReceiveNotificationResponse:
             guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
             var response = NotificationResponse(push)
             defer { response.notification.endEvent() }
             instance.didReceive(response, completion: ResponseCompletion(completion(of: event)))
-        case SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION:
+        case .didReceiveRemoteNotification:
             guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
             var notification = PushNotification(push)
             defer { notification.endEvent() }
             instance.didReceiveRemoteNotification(notification, completion: FetchCompletion(completion(of: event)))
-        case SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS:
+        case .didRegisterForRemoteNotifications:
             guard let token = data?.assumingMemoryBound(to: sh_device_token.self) else { return Int32(SH_INVALID) }
             instance.didRegisterForRemoteNotifications(deviceToken: DeviceToken(token))
-        case SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS:
+        case .didFailToRegisterForRemoteNotifications:
             guard let info = data?.assumingMemoryBound(to: sh_error_info.self) else { return Int32(SH_INVALID) }
             let messageEnd = MemoryLayout<sh_error_info>.offset(of: \.message)! + MemoryLayout<Int>.size
             let message = Int(info.pointee.size) >= messageEnd ? info.pointee.message.map { String(cString: $0) } : nil
             instance.didFailToRegisterForRemoteNotifications(error: message ?? "")
-        case SH_EVENT_OPEN_URL:
+        case .openURL:
             guard let url = data?.assumingMemoryBound(to: sh_open_url.self) else { return Int32(SH_INVALID) }
             return answer(instance.open(OpenURL(url)))
-        case SH_EVENT_CONTINUE_USER_ACTIVITY:
+        case .continueUserActivity:
             guard let raw = data?.assumingMemoryBound(to: sh_user_activity.self) else { return Int32(SH_INVALID) }
             var activity = UserActivity(raw)
             defer { activity.endEvent() }
             return answer(instance.continueUserActivity(activity))
-        default:
-            // Scene events (SceneService), or a kind this SDK does not know.
-            return dispatchScene(event, data: data, to: instance)
+        case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
+             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
+             .sceneContinueUserActivity:
+            return dispatchScene(kind, data: data, to: instance)
         }
         return Int32(SH_OK)
     }

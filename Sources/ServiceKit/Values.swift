@@ -1,44 +1,11 @@
 import ServiceABI
 
-/// The application's state, mirroring `sh_app_state` (UIApplication.State plus
-/// the states around it).
-public enum AppState: Int32, Sendable, CaseIterable, CustomStringConvertible {
-    /// Not launched yet, or terminated (`SH_APP_NOT_RUNNING`).
-    case notRunning = 0
-    /// In the foreground, not receiving events: launching or resigning (`SH_APP_INACTIVE`).
-    case inactive = 1
-    /// In the foreground and receiving events (`SH_APP_ACTIVE`).
-    case active = 2
-    /// In the background (`SH_APP_BACKGROUND`).
-    case background = 3
-
-    /// "notRunning", "inactive", "active" or "background".
-    public var description: String {
-        switch self {
-        case .notRunning: "notRunning"
-        case .inactive: "inactive"
-        case .active: "active"
-        case .background: "background"
-        }
-    }
-
+extension AppState {
     /// The state for a raw `sh_app_state`; a value this SDK does not know
     /// (from a newer host) reads as `.inactive`.
     init(host rawValue: Int32) {
         self = AppState(rawValue: rawValue) ?? .inactive
     }
-}
-
-/// The severity of a log line, mirroring `SH_LOG_*`.
-public enum LogLevel: Int32, Sendable, CaseIterable {
-    /// Something failed (`SH_LOG_ERROR`).
-    case error = 0
-    /// Something looks wrong (`SH_LOG_WARN`).
-    case warn = 1
-    /// Normal operation (`SH_LOG_INFO`).
-    case info = 2
-    /// Details for debugging (`SH_LOG_DEBUG`).
-    case debug = 3
 }
 
 /// What `willFinishLaunching` and `didFinishLaunching` receive, like UIKit's

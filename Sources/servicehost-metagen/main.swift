@@ -70,6 +70,7 @@
 
 import ServiceABI
 import ServiceKit
+import ServiceVocabulary
 
 #if canImport(Glibc)
 import Glibc
@@ -109,62 +110,23 @@ let toolchain: String = {
     #endif
 }()
 
-/// Event names and their kinds (events.h).
-let eventKinds: [(name: String, kind: UInt32)] = [
-    ("willFinishLaunching", SH_EVENT_WILL_FINISH_LAUNCHING.rawValue),
-    ("didFinishLaunching", SH_EVENT_DID_FINISH_LAUNCHING.rawValue),
-    ("didBecomeActive", SH_EVENT_DID_BECOME_ACTIVE.rawValue),
-    ("willResignActive", SH_EVENT_WILL_RESIGN_ACTIVE.rawValue),
-    ("didEnterBackground", SH_EVENT_DID_ENTER_BACKGROUND.rawValue),
-    ("willEnterForeground", SH_EVENT_WILL_ENTER_FOREGROUND.rawValue),
-    ("willTerminate", SH_EVENT_WILL_TERMINATE.rawValue),
-    ("notification", SH_EVENT_NOTIFICATION.rawValue),
-    ("didReceiveMemoryWarning", SH_EVENT_DID_RECEIVE_MEMORY_WARNING.rawValue),
-    ("willPresentNotification", SH_EVENT_WILL_PRESENT_NOTIFICATION.rawValue),
-    ("didReceiveNotificationResponse", SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE.rawValue),
-    ("didReceiveRemoteNotification", SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION.rawValue),
-    ("didRegisterForRemoteNotifications", SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue),
-    ("didFailToRegisterForRemoteNotifications", SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue),
-    ("openURL", SH_EVENT_OPEN_URL.rawValue),
-    ("continueUserActivity", SH_EVENT_CONTINUE_USER_ACTIVITY.rawValue),
-    ("configurationForConnecting", SH_EVENT_CONFIGURATION_FOR_CONNECTING.rawValue),
-    ("sceneWillConnect", SH_EVENT_SCENE_WILL_CONNECT.rawValue),
-    ("sceneWillEnterForeground", SH_EVENT_SCENE_WILL_ENTER_FOREGROUND.rawValue),
-    ("sceneDidBecomeActive", SH_EVENT_SCENE_DID_BECOME_ACTIVE.rawValue),
-    ("sceneWillResignActive", SH_EVENT_SCENE_WILL_RESIGN_ACTIVE.rawValue),
-    ("sceneDidEnterBackground", SH_EVENT_SCENE_DID_ENTER_BACKGROUND.rawValue),
-    ("sceneDidDisconnect", SH_EVENT_SCENE_DID_DISCONNECT.rawValue),
-    ("sceneOpenURLContexts", SH_EVENT_SCENE_OPEN_URL_CONTEXTS.rawValue),
-    ("sceneContinueUserActivity", SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY.rawValue),
-]
+/// Event names and their kinds: ServiceVocabulary's table, the one the host and ServiceKit read.
+let eventKinds: [(name: String, kind: UInt32)] = EventKind.allCases.map { ($0.name, $0.rawValue) }
 
 /// The scene events: a service listing any of them must adopt SceneService.
-let sceneEvents = [
-    "configurationForConnecting", "sceneWillConnect", "sceneWillEnterForeground", "sceneDidBecomeActive",
-    "sceneWillResignActive", "sceneDidEnterBackground", "sceneDidDisconnect", "sceneOpenURLContexts",
-    "sceneContinueUserActivity",
-]
+let sceneEvents = EventGroup.scenes.kinds.map(\.name)
 
 /// Event groups: a name in `events` that stands for several events.
-let eventGroups: [(name: String, events: [String])] = [
-    ("lifecycle", [
-        "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
-        "didEnterBackground", "willEnterForeground", "willTerminate",
-    ]),
-    ("push", [
-        "willPresentNotification", "didReceiveNotificationResponse", "didReceiveRemoteNotification",
-        "didRegisterForRemoteNotifications", "didFailToRegisterForRemoteNotifications",
-    ]),
-    ("scenes", sceneEvents),
-    ("all", eventKinds.map(\.name)),
-]
+let eventGroups: [(name: String, events: [String])] =
+    EventGroup.allCases.map { ($0.name, $0.kinds.map(\.name)) } + [("all", eventKinds.map(\.name))]
 
 /// The claim lists of a service: manifest key, SH_CLAIM_* kind, what a value is, and
 /// the events a service must handle (one of them) to be asked for what it claims.
 let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
-    ("urls", Int32(SH_CLAIM_URL), "URLs", ["openURL", "sceneOpenURLContexts"]),
-    ("activities", Int32(SH_CLAIM_ACTIVITY), "user activities", ["continueUserActivity", "sceneContinueUserActivity"]),
-    ("subscribes", Int32(SH_CLAIM_NOTIFICATION), "notifications", ["notification"]),
+    ("urls", Int32(SH_CLAIM_URL), "URLs", [EventKind.openURL.name, EventKind.sceneOpenURLContexts.name]),
+    ("activities", Int32(SH_CLAIM_ACTIVITY), "user activities",
+     [EventKind.continueUserActivity.name, EventKind.sceneContinueUserActivity.name]),
+    ("subscribes", Int32(SH_CLAIM_NOTIFICATION), "notifications", [EventKind.notification.name]),
     ("sceneRoles", Int32(SH_CLAIM_SCENE_ROLE), "scene roles", sceneEvents),
 ]
 

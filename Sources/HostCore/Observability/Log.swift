@@ -1,29 +1,6 @@
 import Glibc
 import Synchronization
 
-/// How much the host says on stderr.
-public enum LogLevel: Int32, Comparable, CaseIterable, Sendable {
-    case error = 0, warn = 1, info = 2, debug = 3
-
-    /// The level's name on the command line and in log lines.
-    public var name: String {
-        switch self {
-        case .error: "error"
-        case .warn: "warn"
-        case .info: "info"
-        case .debug: "debug"
-        }
-    }
-
-    /// The level called `name`, or nil.
-    public init?(name: String) {
-        guard let level = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = level
-    }
-
-    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
-}
-
 /// How log lines are written.
 public enum LogFormat: String, CaseIterable, Sendable {
     /// `LEVEL [SOURCE] MESSAGE`, for people.

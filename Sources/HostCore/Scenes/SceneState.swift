@@ -1,25 +1,6 @@
 import ServiceABI
 
-/// A scene's state, as UIKit's `UIScene.ActivationState` (the ABI's `sh_scene_state`).
-///
-/// unattached → foregroundInactive ⇄ foregroundActive, foregroundInactive ⇄ background,
-/// and any state → unattached when the scene disconnects.
-public enum SceneState: Int32, Sendable, CaseIterable {
-    case unattached = 0
-    case foregroundInactive = 1
-    case foregroundActive = 2
-    case background = 3
-
-    /// The state's name in traces, logs and replies: `foregroundActive`.
-    public var name: String {
-        switch self {
-        case .unattached: "unattached"
-        case .foregroundInactive: "foregroundInactive"
-        case .foregroundActive: "foregroundActive"
-        case .background: "background"
-        }
-    }
-
+extension SceneState {
     /// The scene events that take a scene from this state to `target`, in order; empty
     /// when it is there. Going down passes through every state between (active →
     /// background is sceneWillResignActive then sceneDidEnterBackground), and a

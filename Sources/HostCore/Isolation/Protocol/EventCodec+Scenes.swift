@@ -31,18 +31,18 @@ extension EventCodec {
     // MARK: Encoding (host side)
 
     static func sceneData(_ kind: EventKind, _ data: UnsafeRawPointer, _ w: inout WireWriter) {
-        switch kind {
-        case .configurationForConnecting, .sceneWillConnect:
+        switch kind.data {
+        case .sceneConnection:
             let c = data.assumingMemoryBound(to: sh_scene_connection.self).pointee
             scene(c.scene.pointee, &w)
             connectionOptions(c.options.pointee, &w)
             w.bool(c.configuration != nil)
             if let configuration = c.configuration { question(configuration.pointee, &w) }
-        case .sceneOpenURLContexts:
+        case .sceneOpenURL:
             let u = data.assumingMemoryBound(to: sh_scene_open_url.self).pointee
             scene(u.scene.pointee, &w)
             openURL(u.url.pointee, &w)
-        case .sceneContinueUserActivity:
+        case .sceneUserActivity:
             let a = data.assumingMemoryBound(to: sh_scene_user_activity.self).pointee
             scene(a.scene.pointee, &w)
             activity(a.activity.pointee, &w)
@@ -129,8 +129,8 @@ extension EventCodec {
     static func sceneData(_ kind: EventKind, _ r: inout WireReader, _ arena: EventArena, _ scenes: WorkerScenes,
                           into decoded: inout Decoded) throws(WireError) {
         let scene = try scene(&r, kind, arena, scenes)
-        switch kind {
-        case .configurationForConnecting, .sceneWillConnect:
+        switch kind.data {
+        case .sceneConnection:
             let options = try connectionOptions(&r, arena)
             var configuration: UnsafeMutablePointer<sh_scene_configuration>?
             if try r.bool("configuration presence") {
@@ -142,11 +142,11 @@ extension EventCodec {
             decoded.data = UnsafeRawPointer(arena.box(sh_scene_connection(
                 size: UInt32(MemoryLayout<sh_scene_connection>.size), version: SH_SCENE_CONNECTION_VERSION,
                 scene: scene, options: options, configuration: configuration)))
-        case .sceneOpenURLContexts:
+        case .sceneOpenURL:
             decoded.data = UnsafeRawPointer(arena.box(sh_scene_open_url(
                 size: UInt32(MemoryLayout<sh_scene_open_url>.size), version: SH_SCENE_OPEN_URL_VERSION,
                 scene: scene, url: try openURL(&r, arena))))
-        case .sceneContinueUserActivity:
+        case .sceneUserActivity:
             decoded.data = UnsafeRawPointer(arena.box(sh_scene_user_activity(
                 size: UInt32(MemoryLayout<sh_scene_user_activity>.size), version: SH_SCENE_USER_ACTIVITY_VERSION,
                 scene: scene, activity: try activity(&r, arena))))

@@ -24,8 +24,9 @@ enum EventCodec {
             return
         }
         w.bool(true)
-        switch kind {
-        case .willFinishLaunching, .didFinishLaunching:
+        // By the kind's data, so a new kind with an existing payload needs nothing here.
+        switch kind.data {
+        case .launchOptions:
             launchOptions(data.assumingMemoryBound(to: sh_launch_options.self).pointee, &w)
         case .notification:
             let n = data.assumingMemoryBound(to: sh_notification.self).pointee
@@ -33,24 +34,21 @@ enum EventCodec {
             w.cString(n.sender)
             w.bool(n.json != nil)
             if n.json != nil { w.blob(n.json, count: n.json_len) }
-        case .willPresentNotification, .didReceiveNotificationResponse, .didReceiveRemoteNotification:
+        case .push:
             push(data.assumingMemoryBound(to: sh_push.self).pointee, &w)
-        case .didRegisterForRemoteNotifications:
+        case .deviceToken:
             let t = data.assumingMemoryBound(to: sh_device_token.self).pointee
             w.blob(t.bytes, count: t.length)
             w.cString(t.hex)
-        case .didFailToRegisterForRemoteNotifications:
+        case .errorInfo:
             w.cString(data.assumingMemoryBound(to: sh_error_info.self).pointee.message)
         case .openURL:
             openURL(data.assumingMemoryBound(to: sh_open_url.self).pointee, &w)
-        case .continueUserActivity:
+        case .userActivity:
             activity(data.assumingMemoryBound(to: sh_user_activity.self).pointee, &w)
-        case .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
-             .didReceiveMemoryWarning:
+        case .none:
             break
-        case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
-             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
-             .sceneContinueUserActivity:
+        case .sceneConnection, .scene, .sceneOpenURL, .sceneUserActivity:
             sceneData(kind, data, &w)
         }
     }
@@ -134,8 +132,8 @@ enum EventCodec {
             return decoded
         }
         guard let kind = EventKind(rawValue: decoded.kind) else { throw .malformed("data for unknown event kind \(decoded.kind)") }
-        switch kind {
-        case .willFinishLaunching, .didFinishLaunching:
+        switch kind.data {
+        case .launchOptions:
             decoded.data = UnsafeRawPointer(try launchOptions(&r, arena))
         case .notification:
             let name = try cString(&r, arena, "name"), sender = try cString(&r, arena, "sender")
@@ -143,27 +141,24 @@ enum EventCodec {
             decoded.data = UnsafeRawPointer(arena.box(sh_notification(
                 size: UInt32(MemoryLayout<sh_notification>.size), version: SH_NOTIFICATION_VERSION,
                 name: name, sender: sender, json: json.map { charPointer(arena.bytes($0 + [0])) }, json_len: json?.count ?? 0)))
-        case .willPresentNotification, .didReceiveNotificationResponse, .didReceiveRemoteNotification:
+        case .push:
             decoded.data = UnsafeRawPointer(try push(&r, arena))
-        case .didRegisterForRemoteNotifications:
+        case .deviceToken:
             let bytes = try r.blob("token")
             decoded.data = UnsafeRawPointer(arena.box(sh_device_token(
                 size: UInt32(MemoryLayout<sh_device_token>.size), version: SH_DEVICE_TOKEN_VERSION,
                 bytes: arena.bytes(bytes), length: bytes.count, hex: try cString(&r, arena, "hex"))))
-        case .didFailToRegisterForRemoteNotifications:
+        case .errorInfo:
             decoded.data = UnsafeRawPointer(arena.box(sh_error_info(
                 size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION,
                 message: try cString(&r, arena, "message"))))
         case .openURL:
             decoded.data = UnsafeRawPointer(try openURL(&r, arena))
-        case .continueUserActivity:
+        case .userActivity:
             decoded.data = UnsafeRawPointer(try activity(&r, arena))
-        case .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
-             .didReceiveMemoryWarning:
+        case .none:
             throw .malformed("\(kind.name) carries no data")
-        case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
-             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
-             .sceneContinueUserActivity:
+        case .sceneConnection, .scene, .sceneOpenURL, .sceneUserActivity:
             try sceneData(kind, &r, arena, scenes, into: &decoded)
         }
         try r.finish("the event")
