@@ -4,8 +4,12 @@ import Glibc
 import HostCore
 import ServiceJSON
 
-/// Prints a usage error and exits 2.
-func usageFailure(_ error: UsageError) -> Never {
+/// Prints a usage error and exits 2; for `--help`, prints `help` and exits 0.
+func usageFailure(_ error: UsageError, help: String) -> Never {
+    if error.isHelp {
+        print(help)
+        exit(0)
+    }
     failure("host: \(error.message)\nTry 'host --help'.", status: 2)
 }
 
@@ -34,16 +38,16 @@ func readInput(_ path: String) throws(SystemError) -> [UInt8] {
 /// `host ctl …`: one request to a running host.
 func runCtl(_ arguments: [String]) -> Never {
     let invocation: CtlCommand.Invocation
-    do { invocation = try CtlCommand.parse(arguments, readInput: readInput) } catch { usageFailure(error) }
+    do { invocation = try CtlCommand.parse(arguments, readInput: readInput) } catch { usageFailure(error, help: CtlCommand.help) }
     let path: String
     do { path = try invocation.control ?? ControlPaths.defaultSocket() } catch {
         failure("host ctl: no control socket: \(error) (pass --control PATH)", status: 1)
     }
-    let reply: ServiceJSON.JSONValue
-    do { reply = try ControlClient.send(invocation.request, to: path) } catch { failure("host ctl: \(error)", status: 1) }
-    let command = invocation.request["command"]?.stringValue ?? ""
+    let raw: ServiceJSON.JSONValue
+    do { raw = try ControlClient.send(invocation.message, to: path) } catch { failure("host ctl: \(error)", status: 1) }
+    let reply = ControlReply(json: raw)
     let status = CtlCommand.status(of: reply)
-    let text = invocation.json ? reply.serialized : CtlCommand.text(of: reply, command: command)
+    let text = invocation.json ? raw.serialized : CtlCommand.text(of: reply, command: invocation.message.command.name)
     if status == 1 { failure("host ctl: \(text)", status: 1) }
     print(text)
     exit(status)
@@ -181,12 +185,14 @@ case "inspect":
               terminator: "")
         exit(results.allSatisfy { if case .success = $0 { true } else { false } } ? 0 : 1)
     } catch {
-        usageFailure(error)
+        usageFailure(error, help: InspectCommand.help)
     }
 case "ctl":
     runCtl(Array(arguments.dropFirst()))
 case WorkerMain.subcommand:
     WorkerMain.run()
+case let word? where !word.hasPrefix("-"):
+    usageFailure(Usage.unknownCommand(word), help: Usage.text)
 default:
-    do { run(try RunOptions.parse(arguments)) } catch { usageFailure(error) }
+    do { run(try RunOptions.parse(arguments)) } catch { usageFailure(error, help: Usage.text) }
 }

@@ -2,112 +2,89 @@ import ServiceJSON
 
 /// `host ctl scene …`: the request it sends and the text it prints.
 extension CtlCommand {
-    /// The usage lines of `host ctl scene`.
-    static let sceneUsage = """
-      scene list
-      scene connect NAME [--role ROLE] [--url URL]... [--activity TYPE[,URL]]...
-      scene activate|resign|background|foreground|disconnect NAME
-      scene open NAME URL
-      scene activity NAME TYPE [--url URL] [--user-info JSON]
-    """
+    /// The options of `scene connect`: the scene's role and connection options.
+    struct SceneConnect {
+        var role: String?
+        var urls: [String] = []
+        var activities: [ControlMessage.Activity] = []
+    }
 
-    /// The members of a `scene` request from the operands after `scene`.
-    static func sceneRequest(_ operands: [String]) throws(UsageError) -> [String: JSONValue] {
-        var items = operands[...]
-        guard let action = items.popFirst() else { throw UsageError("ctl scene: give an action\n\(sceneUsage)") }
-        var request: [String: JSONValue] = ["action": .string(action)]
-        if action == "list" {
-            guard items.isEmpty else { throw UsageError("ctl scene list: expected no arguments") }
-            return request
-        }
-        guard let name = items.popFirst(), !name.hasPrefix("--") else { throw UsageError("ctl scene \(action): expected NAME") }
-        request["name"] = .string(name)
+    static let sceneConnectTable = OptionTable<SceneConnect>("ctl scene connect", [
+        .value("--role", "ROLE", "main, car or external") { $0.role = $1 },
+        .value("--url", "URL", "a URL to open in it (repeatable)") { $0.urls.append($1) },
+        .value("--activity", "TYPE[,URL]", "a user activity to continue in it (repeatable)") { options, text throws(UsageError) in
+            let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
+            guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
+            options.activities.append(ControlMessage.Activity(type: type, url: parts.count > 1 ? parts[1] : nil))
+        },
+    ])
+
+    /// The usage lines of `host ctl scene`.
+    static var sceneUsage: String {
+        """
+          scene list
+          scene connect NAME \(synopsis(sceneConnectTable))
+          scene activate|resign|background|foreground|disconnect NAME
+          scene open NAME URL
+          scene activity NAME TYPE \(synopsis(activityTable))
+        """
+    }
+
+    /// The `scene` request from the arguments after `scene`.
+    static func scene(_ arguments: [String]) throws(UsageError) -> ControlMessage.Scene {
+        guard let action = arguments.first else { throw UsageError("ctl scene: give an action\n\(sceneUsage)") }
+        let rest = Array(arguments.dropFirst())
         switch action {
+        case "list":
+            guard rest.isEmpty else { throw UsageError("ctl scene list: expected no arguments") }
+            return .list
         case "connect":
-            var urls: [JSONValue] = []
-            var activities: [JSONValue] = []
-            while let option = items.popFirst() {
-                guard let value = items.popFirst() else { throw UsageError("ctl scene connect: \(option) needs a value") }
-                switch option {
-                case "--role": request["role"] = .string(value)
-                case "--url": urls.append(.string(value))
-                case "--activity":
-                    let parts = value.split(separator: ",", maxSplits: 1).map(String.init)
-                    guard let type = parts.first, !type.isEmpty else {
-                        throw UsageError("ctl scene connect: --activity expects TYPE[,URL]")
-                    }
-                    var activity: [String: JSONValue] = ["type": .string(type)]
-                    if parts.count > 1 { activity["url"] = .string(parts[1]) }
-                    activities.append(.object(activity))
-                default: throw UsageError("ctl scene connect: unknown option \(option)")
-                }
-            }
-            if !urls.isEmpty { request["urls"] = .array(urls) }
-            if !activities.isEmpty { request["activities"] = .array(activities) }
-        case "open":
-            guard items.count == 1 else { throw UsageError("ctl scene open: expected NAME URL") }
-            request["url"] = .string(items.removeFirst())
+            let parsed = try sceneConnectTable.parse(rest, from: SceneConnect())
+            guard parsed.operands.count == 1 else { throw sceneConnectTable.error("expected NAME") }
+            return .connect(name: parsed.operands[0], role: parsed.options.role, urls: parsed.options.urls,
+                            activities: parsed.options.activities)
         case "activity":
-            guard let type = items.popFirst(), !type.hasPrefix("--") else {
-                throw UsageError("ctl scene activity: expected NAME TYPE")
-            }
-            request["type"] = .string(type)
-            while let option = items.popFirst() {
-                guard let value = items.popFirst() else { throw UsageError("ctl scene activity: \(option) needs a value") }
-                switch option {
-                case "--url": request["url"] = .string(value)
-                case "--user-info":
-                    do { request["userInfo"] = try JSONValue(parsing: value) } catch {
-                        throw UsageError("ctl scene activity: --user-info is not valid JSON: \(error)")
-                    }
-                default: throw UsageError("ctl scene activity: unknown option \(option)")
-                }
-            }
+            let table = OptionTable("ctl scene activity", activityTable.options)
+            let parsed = try table.parse(rest, from: ControlMessage.Activity(type: ""))
+            guard parsed.operands.count == 2 else { throw table.error("expected NAME TYPE") }
+            var activity = parsed.options
+            activity.type = parsed.operands[1]
+            return .activity(name: parsed.operands[0], activity)
         default:
-            // activate, resign, …: the host names the actions it knows.
-            guard items.isEmpty else { throw UsageError("ctl scene \(action): expected NAME only") }
+            // open NAME URL; activate, resign, …: NAME (the host names the actions it knows).
+            let expected = action == "open" ? "NAME URL" : "NAME"
+            let table = OptionTable<Void>("ctl scene \(action)", [])
+            let operands = try table.parse(rest, from: ()).operands
+            guard operands.count == (action == "open" ? 2 : 1) else { throw table.error("expected \(expected)") }
+            return action == "open" ? .open(name: operands[0], url: operands[1]) : .move(action: action, name: operands[0])
         }
-        return request
     }
 
     /// A `scene` reply as text: the scene list, or the scene and the app state after the
     /// request, then what happened to each URL or activity.
-    static func sceneText(of reply: JSONValue) -> String {
-        let app = "app: \(reply["state"]?.stringValue ?? "?")"
-        if let scenes = reply["scenes"]?.arrayValue {
+    static func sceneText(of reply: ControlReply) -> String {
+        let app = "app: \(reply.state ?? "?")"
+        if let scenes = reply.scenes {
             return (scenes.map(sceneLine) + [scenes.isEmpty ? "no scene is connected; \(app)" : app]).joined(separator: "\n")
         }
         var lines: [String] = []
-        if reply["event"] != nil {
+        if reply.event != nil {
             // open, activity: the event line, as for `host ctl open`.
-            lines.append(text(of: reply.removing("state"), command: "open"))
+            var event = reply
+            event.state = nil
+            lines.append(eventText(of: event))
         }
-        if let scene = reply["scene"], scene != .null { lines.append(sceneLine(scene) + "; " + app) }
-        for delivery in reply["deliveries"]?.arrayValue ?? [] {
-            lines.append("  " + text(of: delivery.adding("ok", true), command: "open"))
+        if let scene = reply.scene ?? nil { lines.append(sceneLine(scene) + "; " + app) }
+        for delivery in reply.deliveries ?? [] {
+            lines.append("  " + eventText(of: delivery))
         }
         return lines.joined(separator: "\n")
     }
 
     /// "car: role car, foregroundActive, configuration car (chosen by dev.servicehost.cardisplay)".
-    private static func sceneLine(_ scene: JSONValue) -> String {
-        var line = "\(scene["name"]?.stringValue ?? "?"): role \(scene["role"]?.stringValue ?? "?"), "
-            + "\(scene["state"]?.stringValue ?? "?"), configuration \(scene["configuration"]?.stringValue ?? "?")"
-        if let by = scene["configuredBy"]?.stringValue { line += " (chosen by \(by))" }
+    private static func sceneLine(_ scene: ControlReply.SceneEntry) -> String {
+        var line = "\(scene.name): role \(scene.role), \(scene.state), configuration \(scene.configuration)"
+        if let by = scene.configuredBy { line += " (chosen by \(by))" }
         return line
-    }
-}
-
-private extension JSONValue {
-    func removing(_ key: String) -> JSONValue {
-        guard case .object(var object) = self else { return self }
-        object[key] = nil
-        return .object(object)
-    }
-
-    func adding(_ key: String, _ value: JSONValue) -> JSONValue {
-        guard case .object(var object) = self else { return self }
-        object[key] = value
-        return .object(object)
     }
 }

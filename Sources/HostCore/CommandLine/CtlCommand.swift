@@ -6,103 +6,153 @@ import ServiceABI
 public enum CtlCommand {
     /// What to send, where, and how to print the reply.
     public struct Invocation {
+        /// `--control PATH`; nil: the default socket.
         public var control: String?
+        /// `--json`: print the reply as it came.
         public var json = false
-        public var request: JSONValue
+        /// The request.
+        public var message = ControlMessage(.state)
+        /// The request as it goes on the wire.
+        public var request: JSONValue { message.json }
     }
 
-    /// The usage of `host ctl`.
-    public static let usage = """
-    host ctl [--control PATH] [--json] COMMAND
-      state | list | reload
-      activate | resign | background | foreground | terminate | memory-warning
-      push [--tap [ACTION]] FILE|-     ACTION: default, dismiss or an action id
-      open URL
-      activity TYPE [--url URL] [--user-info JSON]
-      token HEX | token-error MESSAGE
-      post NAME [JSON]
-    \(sceneUsage)
-    """
+    /// The options before the command.
+    public static let table = OptionTable<Invocation>("ctl", [
+        .value("--control", "PATH", "the control socket (default: the host's)") { $0.control = $1 },
+        .flag("--json", "print the host's reply as it came") { $0.json = true },
+    ])
+
+    /// The options of `push`.
+    struct Push {
+        var tap = false
+        var action: String?
+    }
+
+    static let pushTable = OptionTable<Push>("ctl push", [
+        .optionalValue("--tap", "ACTION", "the user tapped it; ACTION: default, dismiss or an action id") { options, action in
+            options.tap = true
+            options.action = action.map(actionID)
+        },
+    ])
+
+    /// The options of `activity` (and `scene activity`).
+    static let activityTable = OptionTable<ControlMessage.Activity>("ctl activity", [
+        .value("--url", "URL", "its webpage URL") { $0.url = $1 },
+        .value("--user-info", "JSON", "its user info, a JSON object") { options, text throws(UsageError) in
+            options.userInfo = try json(text)
+        },
+    ])
+
+    /// The usage of `host ctl`, its lines built from the option tables.
+    public static var usage: String {
+        """
+        host ctl [--control PATH] [--json] COMMAND
+          state | list | reload
+          activate | resign | background | foreground | terminate | memory-warning
+          push \(synopsis(pushTable)) FILE|-
+          open URL
+          activity TYPE \(synopsis(activityTable))
+          token HEX | token-error MESSAGE
+          post NAME [JSON]
+        \(sceneUsage)
+        """
+    }
+
+    /// The text of `host ctl --help`: the usage, then every option.
+    public static var help: String {
+        """
+        \(usage)
+
+        OPTIONS
+        \(table.help)
+        push
+        \(pushTable.help)
+        activity, scene activity
+        \(activityTable.help)
+        scene connect
+        \(sceneConnectTable.help)
+
+        exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
+        """
+    }
+
+    /// "[--url URL] [--user-info JSON]".
+    static func synopsis<Options>(_ table: OptionTable<Options>) -> String {
+        table.options.map { "[\($0.synopsis)]" }.joined(separator: " ")
+    }
 
     /// Parses the arguments after `ctl`; `readInput` reads FILE or `-` (stdin) for push.
     public static func parse(_ arguments: [String], readInput: (String) throws -> [UInt8]) throws(UsageError) -> Invocation {
         var rest = arguments[...]
-        var control: String?
-        var json = false
-        while let first = rest.first, first.hasPrefix("--") {
-            rest.removeFirst()
-            switch first {
-            case "--control":
-                guard let path = rest.popFirst() else { throw UsageError("ctl: --control needs a path") }
-                control = path
-            case "--json": json = true
-            default: throw UsageError("ctl: unknown option \(first)")
-            }
+        var invocation = Invocation()
+        _ = try table.parse(&rest, into: &invocation, untilOperand: true)
+        guard let name = rest.popFirst() else { throw UsageError("ctl: give a command\n\(usage)") }
+        let arguments = Array(rest)
+        func operands(_ count: Int, _ shape: String) throws(UsageError) -> [String] {
+            let operands = try OptionTable<Void>("ctl \(name)", []).parse(arguments, from: ()).operands
+            guard operands.count == count else { throw UsageError("ctl \(name): expected \(shape)") }
+            return operands
         }
-        guard let command = rest.popFirst() else { throw UsageError("ctl: give a command\n\(usage)") }
-        var request: [String: JSONValue] = ["command": .string(command)]
-        let operands = Array(rest)
-        func expect(_ count: Int, _ shape: String) throws(UsageError) {
-            guard operands.count == count else { throw UsageError("ctl \(command): expected \(shape)") }
-        }
-        switch command {
-        case "state", "list", "reload", "activate", "resign", "background", "foreground", "terminate", "memory-warning":
-            try expect(0, "no arguments")
+        let command: ControlMessage.Command
+        switch name {
+        case _ where ControlMessage.Command.plain(name) != nil:
+            _ = try operands(0, "no arguments")
+            command = ControlMessage.Command.plain(name)!
         case "push":
-            var items = operands[...]
-            if items.first == "--tap" {
-                items.removeFirst()
-                request["tap"] = true
-                if items.count == 2 { request["action"] = .string(actionID(items.removeFirst())) }
-            }
-            guard items.count == 1, let source = items.first else {
-                throw UsageError("ctl push: expected [--tap [ACTION]] FILE|-")
-            }
-            let bytes: [UInt8]
-            do { bytes = try readInput(source) } catch {
-                throw UsageError("ctl push: cannot read \(source == "-" ? "standard input" : source): \(error)")
-            }
-            do { request["payload"] = try JSONValue(parsing: bytes) } catch {
-                throw UsageError("ctl push: \(source == "-" ? "standard input" : source) is not valid JSON: \(error)")
-            }
+            command = try push(arguments, readInput: readInput)
         case "open":
-            try expect(1, "URL")
-            request["url"] = .string(operands[0])
+            command = .open(url: try operands(1, "URL")[0])
         case "activity":
-            var items = operands[...]
-            guard let type = items.popFirst(), !type.hasPrefix("--") else { throw UsageError("ctl activity: expected TYPE") }
-            request["type"] = .string(type)
-            while let option = items.popFirst() {
-                guard let value = items.popFirst() else { throw UsageError("ctl activity: \(option) needs a value") }
-                switch option {
-                case "--url": request["url"] = .string(value)
-                case "--user-info":
-                    do { request["userInfo"] = try JSONValue(parsing: value) } catch {
-                        throw UsageError("ctl activity: --user-info is not valid JSON: \(error)")
-                    }
-                default: throw UsageError("ctl activity: unknown option \(option)")
-                }
-            }
+            let parsed = try activityTable.parse(arguments, from: ControlMessage.Activity(type: ""))
+            guard parsed.operands.count == 1 else { throw activityTable.error("expected TYPE") }
+            var activity = parsed.options
+            activity.type = parsed.operands[0]
+            command = .activity(activity)
         case "token":
-            try expect(1, "HEX")
-            request["hex"] = .string(operands[0])
+            command = .token(hex: try operands(1, "HEX")[0])
         case "token-error":
-            try expect(1, "MESSAGE")
-            request["message"] = .string(operands[0])
+            command = .tokenError(message: try operands(1, "MESSAGE")[0])
         case "post":
-            guard operands.count == 1 || operands.count == 2 else { throw UsageError("ctl post: expected NAME [JSON]") }
-            request["name"] = .string(operands[0])
-            if operands.count == 2 {
-                do { request["payload"] = try JSONValue(parsing: operands[1]) } catch {
+            let parsed = try OptionTable<Void>("ctl post", []).parse(arguments, from: ()).operands
+            guard parsed.count == 1 || parsed.count == 2 else { throw UsageError("ctl post: expected NAME [JSON]") }
+            var payload: JSONValue?
+            if parsed.count == 2 {
+                do { payload = try JSONValue(parsing: parsed[1]) } catch {
                     throw UsageError("ctl post: the payload is not valid JSON: \(error)")
                 }
             }
+            command = .post(name: parsed[0], payload: payload)
         case "scene":
-            request.merge(try sceneRequest(operands)) { _, new in new }
+            command = .scene(try scene(arguments))
         default:
-            throw UsageError("ctl: unknown command \(command)\n\(usage)")
+            throw UsageError("ctl: unknown command '\(name)'" + Suggestion.didYouMean(name, among: ControlMessage.Command.names)
+                + "\n\(usage)")
         }
-        return Invocation(control: control, json: json, request: .object(request))
+        invocation.message = ControlMessage(command)
+        return invocation
+    }
+
+    /// `push [--tap [ACTION]] FILE|-`: the payload read from the file or standard input.
+    private static func push(_ arguments: [String], readInput: (String) throws -> [UInt8]) throws(UsageError) -> ControlMessage.Command {
+        var parsed = try pushTable.parse(arguments, from: Push())
+        // `--tap ACTION FILE`: the action may follow as an argument of its own.
+        if parsed.options.tap, parsed.options.action == nil, parsed.operands.count == 2 {
+            parsed.options.action = actionID(parsed.operands.removeFirst())
+        }
+        guard parsed.operands.count == 1, let source = parsed.operands.first else {
+            throw pushTable.error("expected [--tap [ACTION]] FILE|-")
+        }
+        let name = source == "-" ? "standard input" : source
+        let bytes: [UInt8]
+        do { bytes = try readInput(source) } catch { throw pushTable.error("cannot read \(name): \(error)") }
+        let payload: JSONValue
+        do { payload = try JSONValue(parsing: bytes) } catch { throw pushTable.error("\(name) is not valid JSON: \(error)") }
+        return .push(payload: payload, tap: parsed.options.tap, action: parsed.options.action)
+    }
+
+    /// A JSON value given on the command line.
+    static func json(_ text: String) throws(UsageError) -> JSONValue {
+        do { return try JSONValue(parsing: text) } catch { throw UsageError("not valid JSON: \(error)") }
     }
 
     private static func actionID(_ name: String) -> String {
@@ -114,65 +164,67 @@ public enum CtlCommand {
     }
 
     /// The exit status for a reply: 0 handled, 1 error, 3 delivered but not handled.
-    public static func status(of reply: JSONValue) -> Int32 {
-        guard reply["ok"]?.boolValue == true else { return 1 }
-        return reply["handled"]?.boolValue == false ? 3 : 0
+    public static func status(of reply: ControlReply) -> Int32 {
+        guard reply.ok == true else { return 1 }
+        return reply.handled == false ? 3 : 0
     }
 
     /// The reply as text for a person.
-    public static func text(of reply: JSONValue, command: String) -> String {
-        if reply["ok"]?.boolValue != true { return reply["error"]?.stringValue ?? reply.serialized }
+    public static func text(of reply: ControlReply, command: String) -> String {
+        if reply.ok != true { return reply.error ?? reply.json.serialized }
         switch command {
         case "scene":
             return sceneText(of: reply)
         case "state":
-            var lines = ["state: \(reply["state"]?.stringValue ?? "?")", "services: \(reply["services"]?.intValue ?? 0)"]
-            if let token = reply["deviceToken"]?.stringValue { lines.append("device token: \(token)") }
-            if let busy = reply["busy"] {
-                lines.append("busy: \(busy["service"]?.stringValue ?? "?") in \(busy["event"]?.stringValue ?? "?")")
-            }
-            if let stuck = reply["stuck"] {
-                lines.append("stuck: \(stuck["service"]?.stringValue ?? "?") has not returned from"
-                    + " \(stuck["event"]?.stringValue ?? "?") for \(stuck["seconds"]?.intValue ?? 0) s"
-                    + " (its deadline is \(stuck["deadline"].map { $0.serialized } ?? "?") s)")
+            var lines = ["state: \(reply.state ?? "?")", "services: \(reply.status?.serviceCount ?? 0)"]
+            if let token = reply.status?.deviceToken { lines.append("device token: \(token)") }
+            if let busy = reply.status?.busy { lines.append("busy: \(busy.service) in \(busy.event)") }
+            if let stuck = reply.status?.stuck {
+                lines.append("stuck: \(stuck.service) has not returned from \(stuck.event) for \(Int(stuck.seconds ?? 0)) s"
+                    + " (its deadline is \(stuck.deadline.map { JSONValue.number($0).serialized } ?? "?") s)")
             }
             return lines.joined(separator: "\n")
         case "list":
-            return (reply["services"]?.arrayValue ?? []).map { service in
-                var line = "\(service["id"]?.stringValue ?? "?") \(service["version"]?.stringValue ?? "") "
-                    + "(\(service["state"]?.stringValue ?? "?")) events: "
-                    + (service["events"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
-                if let stuckIn = service["stuckIn"]?.stringValue { line += " stuck in: \(stuckIn)" }
-                if let summary = service["failure"]?["summary"]?.stringValue {
-                    line += " failed: \(summary); not restarted until its file changes"
-                } else if let error = service["lastError"]?.stringValue {
+            return (reply.services ?? []).map { service in
+                var line = "\(service.id) \(service.version) (\(service.state)) events: " + service.events.joined(separator: ",")
+                if let stuckIn = service.stuckIn { line += " stuck in: \(stuckIn)" }
+                if let failure = service.failure {
+                    line += " failed: \(failure.summary); not restarted until its file changes"
+                } else if let error = service.lastError {
                     line += " last error: \(error)"
                 }
                 return line
             }.joined(separator: "\n")
         case "reload":
-            let names = { (key: String) in (reply[key]?.arrayValue ?? []).compactMap(\.stringValue) }
-            var lines = ["added: \(names("added").joined(separator: ", "))", "removed: \(names("removed").joined(separator: ", "))",
-                         "replaced: \(names("replaced").joined(separator: ", "))"]
-            lines += names("failures").map { "failed: \($0)" }
+            let report = reply.reload
+            var lines = ["added: \((report?.added ?? []).joined(separator: ", "))",
+                         "removed: \((report?.removed ?? []).joined(separator: ", "))",
+                         "replaced: \((report?.replaced ?? []).joined(separator: ", "))"]
+            lines += (report?.failures ?? []).map { "failed: \($0)" }
             return lines.joined(separator: "\n")
         default:
-            var parts: [String] = []
-            if let event = reply["event"]?.stringValue { parts.append(event) }
-            if let state = reply["state"]?.stringValue { parts.append("state: \(state)") }
-            if let by = reply["handledBy"]?.stringValue { parts.append("handled by \(by)") }
-            else if let receivers = reply["receivers"]?.arrayValue, !receivers.isEmpty {
-                parts.append("delivered to " + receivers.compactMap(\.stringValue).joined(separator: ", "))
-            }
-            if let result = reply["result"]?.stringValue { parts.append("result: \(result)") }
-            if let options = reply["presentation"]?.arrayValue {
-                parts.append("presentation: " + (options.isEmpty ? "none" : options.compactMap(\.stringValue).joined(separator: ", ")))
-            }
-            if let answers = reply["answers"]?.objectValue {
-                parts.append("answers: " + answers.keys.sorted().map { "\($0)=\(answers[$0]?.stringValue ?? "?")" }.joined(separator: ", "))
-            }
-            if let note = reply["note"]?.stringValue { parts.append(note) }
-            return parts.joined(separator: "; ")
+            return eventText(of: reply)
         }
+    }
+
+    /// An event reply: "openURL; handled by …; answers: …", with `state` when the reply has it.
+    static func eventText(of reply: ControlReply) -> String {
+        var parts: [String] = []
+        if let event = reply.event { parts.append(event) }
+        if let state = reply.state { parts.append("state: \(state)") }
+        if let by = reply.handledBy {
+            parts.append("handled by \(by)")
+        } else if let receivers = reply.receivers, !receivers.isEmpty {
+            parts.append("delivered to " + receivers.joined(separator: ", "))
+        }
+        if let result = reply.result?.stringValue { parts.append("result: \(result)") }
+        if let options = reply.presentation?.arrayValue {
+            parts.append("presentation: " + (options.isEmpty ? "none" : options.compactMap(\.stringValue).joined(separator: ", ")))
+        }
+        if let answers = reply.answers {
+            parts.append("answers: " + answers.keys.sorted().map { "\($0)=\(answers[$0]!)" }.joined(separator: ", "))
+        }
+        if let note = reply.note { parts.append(note) }
+        return parts.joined(separator: "; ")
     }
 }

@@ -5,24 +5,39 @@ public enum InspectCommand {
     /// The result for one file.
     public typealias Result = Swift.Result<PluginInspector.Inspected, LoadFailure>
 
+    /// What `host inspect` was asked.
+    public struct Options: Sendable {
+        /// `--json`: print a JSON array.
+        public var json = false
+        /// `--state-dir DIR`: where the failure records are.
+        public var stateDirectory = (try? StateDirectory.defaultPath()) ?? ""  // none: no failure records to show
+    }
+
+    /// The options of `host inspect`, in the order its help lists them.
+    public static let table = OptionTable<Options>("inspect", [
+        .flag("--json", "the same as a JSON array") { $0.json = true },
+        .value("--state-dir", "DIR", "show the services a crash loop marked failed there\n(default: the host's state directory)") {
+            $0.stateDirectory = $1
+        },
+    ])
+
+    /// The text of `host inspect --help`.
+    public static var help: String {
+        """
+        host inspect [--json] [--state-dir DIR] PATH…
+          print each plugin's services, versions, ABI and events from its static
+          metadata, running no plugin code; directories give their *.so files
+
+        \(table.help)
+        """
+    }
+
     /// Parses `[--json] [--state-dir DIR] PATH…` and inspects every path; directories give
     /// their `*.so` files. The state directory's failure records (issue 5) say which services
     /// a crash loop marked failed.
     public static func run(_ arguments: [String]) throws(UsageError) -> (json: Bool, results: [Result], failures: FailureStore) {
-        var json = false
-        var paths: [String] = []
-        var stateDirectory = (try? StateDirectory.defaultPath()) ?? ""  // none: no failure records to show
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            if argument == "--json" { json = true } else if argument == "--state-dir" {
-                guard let value = rest.popFirst() else { throw UsageError("inspect: --state-dir needs a value") }
-                stateDirectory = value
-            } else if argument.hasPrefix("--state-dir=") {
-                stateDirectory = String(argument.dropFirst("--state-dir=".count))
-            } else if argument.hasPrefix("-") {
-                throw UsageError("inspect: unknown option \(argument)")
-            } else { paths.append(argument) }
-        }
+        let parsed = try table.parse(arguments, from: Options())
+        let paths = parsed.operands
         guard !paths.isEmpty else { throw UsageError("inspect: give one or more plugin files or directories") }
         var results: [Result] = []
         for path in paths {
@@ -38,7 +53,7 @@ public enum InspectCommand {
                 results.append(PluginScanner.check(path: path, allowInsecure: true).flatMap(PluginInspector.inspect))
             }
         }
-        return (json, results, FailureStore(stateDirectory: stateDirectory))
+        return (parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory))
     }
 
     /// The failure record that keeps `service` of `plugin` from starting, if any.

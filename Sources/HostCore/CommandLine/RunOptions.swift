@@ -1,4 +1,4 @@
-/// The options of `host --plugins DIR …`, parsed by hand (the toolchain alone, no packages).
+/// The options of `host --plugins DIR …`, parsed by ``table`` (the toolchain alone, no packages).
 public struct RunOptions {
     /// Plugin directories, in the order given.
     public var pluginDirectories: [String] = []
@@ -52,79 +52,76 @@ public struct RunOptions {
 
     /// Parses the arguments after the program name.
     public static func parse(_ arguments: [String]) throws(UsageError) -> RunOptions {
-        var options = RunOptions()
-        var cursor = ArgumentCursor(arguments)
-        while let (name, inline) = cursor.next() {
-            switch name {
-            case "--plugins":
-                options.pluginDirectories.append(try cursor.value(of: name, inline: inline))
-            case "--strict":
-                options.strict = true
-            case "--allow-insecure-plugins":
-                options.allowInsecurePlugins = true
-            case "--trace":
-                options.traceFile = try cursor.value(of: name, inline: inline)
-            case "--log-level":
-                options.logLevel = try choice(name, try cursor.value(of: name, inline: inline), "level",
-                                              "error, warn, info or debug", LogLevel.init(name:))
-            case "--shutdown-timeout":
-                options.shutdownTimeout = try seconds(name, try cursor.value(of: name, inline: inline))
-            case "--fetch-timeout":
-                options.fetchTimeout = try seconds(name, try cursor.value(of: name, inline: inline))
-            case "--control":
-                options.controlPath = try cursor.value(of: name, inline: inline)
-            case "--max-payload":
-                let text = try cursor.value(of: name, inline: inline)
-                guard let bytes = Int(text), bytes > 0 else {
-                    throw UsageError("--max-payload: '\(text)' is not a positive number of bytes")
-                }
-                options.maxPayload = bytes
-            case "--config":
-                options.configFile = try cursor.value(of: name, inline: inline)
-            case "--only-configured":
-                options.onlyConfigured = true
-            case "--state-dir":
-                options.stateDirectory = try cursor.value(of: name, inline: inline)
-            case "--first-launch":
-                options.firstLaunch = try choice(name, try cursor.value(of: name, inline: inline), "mode",
-                                                 "auto, always or never", FirstLaunchMode.init(rawValue:))
-            case "--launch-notification":
-                options.launchNotificationFile = try cursor.value(of: name, inline: inline)
-            case "--launch-url":
-                options.launchURL = try cursor.value(of: name, inline: inline)
-            case "--launch-activity":
-                let text = try cursor.value(of: name, inline: inline)
-                let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
-                guard let type = parts.first, !type.isEmpty else {
-                    throw UsageError("--launch-activity: expected TYPE[,URL]")
-                }
-                options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
-            case "--launch-scene":
-                let parts = try cursor.value(of: name, inline: inline).split(separator: ":", maxSplits: 1,
-                                                                             omittingEmptySubsequences: false)
-                options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
-            default:
-                if try options.isolation.parse(name, inline: inline, &cursor) { continue }
-                throw UsageError(name.hasPrefix("-") ? "unknown option \(name)" : "unexpected argument '\(name)'")
-            }
+        let parsed = try table.parse(arguments, from: RunOptions())
+        if let operand = parsed.operands.first {
+            throw UsageError(operand.hasPrefix("-") && operand != "-" ? "unknown option \(operand)" : "unexpected argument '\(operand)'")
         }
-        guard !options.pluginDirectories.isEmpty else {
+        guard !parsed.options.pluginDirectories.isEmpty else {
             throw UsageError("no plugin directory: pass --plugins DIR")
         }
-        return options
+        return parsed.options
     }
 
-    /// One of a fixed set of words, or an error naming the option and the words it takes.
-    private static func choice<T>(_ name: String, _ text: String, _ what: String, _ allowed: String,
-                                  _ parse: (String) -> T?) throws(UsageError) -> T {
-        guard let value = parse(text) else { throw UsageError("\(name): unknown \(what) '\(text)' (use \(allowed))") }
-        return value
-    }
-
-    private static func seconds(_ name: String, _ text: String) throws(UsageError) -> Double {
-        guard let value = Double(text), value > 0, value.isFinite else {
-            throw UsageError("\(name): '\(text)' is not a positive number of seconds")
-        }
-        return value
-    }
+    /// The options of `host --plugins DIR …`, in the order `host --help` lists them.
+    public static let table = OptionTable<RunOptions>(nil, [
+        .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable)") { $0.pluginDirectories.append($1) },
+        .flag("--strict", "any plugin that fails to load stops the host (exit 2)") { $0.strict = true },
+        .flag("--allow-insecure-plugins", "load files or directories writable by others\nor owned by another user") {
+            $0.allowInsecurePlugins = true
+        },
+        .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },
+        .value("--log-level", "LEVEL", "error, warn, info (default) or debug") { options, text throws(UsageError) in
+            options.logLevel = try OptionValue.choice(text, "level", \LogLevel.name)
+        },
+        .value("--shutdown-timeout", "SECS", "how long SIGTERM's shutdown may take (default 5)") { options, text throws(UsageError) in
+            options.shutdownTimeout = try OptionValue.seconds(text)
+        },
+        .value("--control", "PATH", "the control socket (default\n$XDG_RUNTIME_DIR/servicehost/host.sock)") { $0.controlPath = $1 },
+        .value("--config", "FILE", "services.json: order, settings, policies (default:\nservices.json in the first plugin directory)") {
+            $0.configFile = $1
+        },
+        .flag("--only-configured", "start only the services the configuration lists") { $0.onlyConfigured = true },
+        .value("--state-dir", "DIR", "stores, first-launch marks, crash records (default\n$XDG_STATE_HOME/servicehost)") {
+            $0.stateDirectory = $1
+        },
+        .value("--first-launch", "MODE", "auto (default), always or never") { options, text throws(UsageError) in
+            options.firstLaunch = try OptionValue.choice(text, "mode", \FirstLaunchMode.rawValue)
+        },
+        .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") { options, text throws(UsageError) in
+            options.fetchTimeout = try OptionValue.seconds(text)
+        },
+        .value("--max-payload", "BYTES", "the largest payload of a control request (default 65536)") { options, text throws(UsageError) in
+            options.maxPayload = try OptionValue.integer(text, in: 1...OptionValue.maxPayload, "bytes")
+        },
+        .value("--launch-notification", "FILE", "cold launch by this push: in the launch options,\nthen delivered once") {
+            $0.launchNotificationFile = $1
+        },
+        .value("--launch-url", "URL", "cold launch by this URL, likewise") { $0.launchURL = $1 },
+        .value("--launch-activity", "TYPE[,URL]", "cold launch by this user activity, likewise") { options, text throws(UsageError) in
+            let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
+            guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
+            options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
+        },
+        .value("--launch-scene", "NAME[:ROLE]", "connect this scene at launch") { options, text in
+            let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
+        },
+        .value("--isolation", "MODE", "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes") {
+            options, text throws(UsageError) in
+            options.isolation.isolation = try OptionValue.choice(text, "mode", \ServiceConfiguration.Isolation.rawValue)
+        },
+        .value("--event-timeout", "SECS", "every event's deadline (default 10); a worker that\nmisses it is killed and restarted") {
+            options, text throws(UsageError) in
+            options.isolation.eventTimeout = try OptionValue.seconds(text)
+        },
+        .value("--crash-limit", "N/SECS", "crashes that mark a service failed (default 5/60)") { options, text throws(UsageError) in
+            guard let limit = CrashLimit(parsing: text) else {
+                throw UsageError("'\(text)' is not N/SECS (crashes within seconds, like 5/60)")
+            }
+            options.isolation.crashLimit = limit
+        },
+        .flag("--safe-mode", "start only trusted services (bundled ones, and\nthose the configuration marks \"trusted\": true)") {
+            $0.isolation.safeMode = true
+        },
+    ])
 }

@@ -1,6 +1,14 @@
-/// The text of `host --help`.
+/// The text of `host --help`, and the commands `host` takes.
 public enum Usage {
-    /// The help text, with a real example.
+    /// The commands before any option: `host inspect …`, `host ctl …`, `host help`.
+    public static let commands = ["inspect", "ctl", "help"]
+
+    /// "unknown command 'inspet'; did you mean 'inspect'?".
+    public static func unknownCommand(_ word: String) -> UsageError {
+        UsageError("unknown command '\(word)'" + Suggestion.didYouMean(word, among: commands))
+    }
+
+    /// The help text, with a real example; the option lines come from the option tables.
     public static let text = """
     host: run ServiceHost services loaded from plugin directories
 
@@ -11,34 +19,7 @@ public enum Usage {
       host --help | --version
 
     RUN OPTIONS
-      --plugins DIR             load every *.so in DIR, in name order (repeatable)
-      --strict                  any plugin that fails to load stops the host (exit 2)
-      --allow-insecure-plugins  load files or directories writable by others
-                                or owned by another user
-      --trace FILE              write one JSON line per event delivered to a service
-      --log-level LEVEL         error, warn, info (default) or debug
-      --shutdown-timeout SECS   how long SIGTERM's shutdown may take (default 5)
-      --control PATH            the control socket (default
-                                $XDG_RUNTIME_DIR/servicehost/host.sock)
-      --config FILE             services.json: order, settings, policies (default:
-                                services.json in the first plugin directory)
-      --only-configured         start only the services the configuration lists
-      --state-dir DIR           stores, first-launch marks, crash records (default
-                                $XDG_STATE_HOME/servicehost)
-      --first-launch MODE       auto (default), always or never
-      --fetch-timeout SECS      how long completions may take (default 30)
-      --max-payload BYTES       the largest payload of a control request (default 65536)
-      --launch-notification FILE, --launch-url URL, --launch-activity TYPE[,URL]
-                                cold launch: in the launch options, then delivered once
-      --launch-scene NAME[:ROLE]
-                                connect this scene at launch
-      --isolation MODE          in-process (default) or process: each plugin in a
-                                worker process, restarted when it crashes
-      --event-timeout SECS      every event's deadline (default 10); a worker that
-                                misses it is killed and restarted
-      --crash-limit N/SECS      crashes that mark a service failed (default 5/60)
-      --safe-mode               start only trusted services (bundled ones, and
-                                those the configuration marks "trusted": true)
+    \(RunOptions.table.help)
 
     CONTROL (a running host)
       host ctl state | list | reload
@@ -54,9 +35,7 @@ public enum Usage {
     INSPECT
       host inspect PATH…        print each plugin's services, versions, ABI and
                                 events from its static metadata, running no plugin code
-      --json                    the same as a JSON array
-      --state-dir DIR           show the services a crash loop marked failed there
-                                (default: the host's state directory)
+    \(InspectCommand.table.help)
 
     EXIT STATUS
       0  clean exit (or every inspected file is a valid plugin)

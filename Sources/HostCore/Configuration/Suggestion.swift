@@ -1,4 +1,4 @@
-/// "Did you mean …?" for a misspelled key or value.
+/// "Did you mean …?" for a misspelled key, value, option or command.
 enum Suggestion {
     /// The candidate closest to `word`, when it is close enough to be a likely typo: a case
     /// difference, or at most two edits (insert, delete, replace, swap two neighbours) and
@@ -17,6 +17,11 @@ enum Suggestion {
     /// " (did you mean "x"?)", or "" when nothing is close.
     static func hint(for word: String, among candidates: [String]) -> String {
         closest(to: word, among: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
+    }
+
+    /// "; did you mean 'x'?", or "" when nothing is close: the command line's wording.
+    static func didYouMean(_ word: String, among candidates: [String]) -> String {
+        closest(to: word, among: candidates).map { "; did you mean '\($0)'?" } ?? ""
     }
 
     /// The optimal-string-alignment distance: Levenshtein plus swaps of adjacent bytes.

@@ -8,15 +8,16 @@ public enum ControlClient {
         public let description: String
     }
 
-    /// Sends `request` to the host listening on `path` and returns its reply.
-    public static func send(_ request: JSONValue, to path: String) throws(ClientError) -> JSONValue {
+    /// Sends `message` to the host listening on `path` and returns its reply as it came
+    /// (``ControlReply/init(json:)`` reads it).
+    public static func send(_ message: ControlMessage, to path: String) throws(ClientError) -> JSONValue {
         let fd: Int32
         do { fd = try UnixSocket.connect(path) } catch {
             let hint = error.errno == ENOENT || error.errno == ECONNREFUSED ? " (is a host running? start one with host --plugins DIR)" : ""
             throw ClientError(description: "cannot reach the host at \(path): \(error.reason)\(hint)")
         }
         defer { close(fd) }
-        guard UnixSocket.writeAll(fd, Array((request.serialized + "\n").utf8)) else {
+        guard UnixSocket.writeAll(fd, Array((message.json.serialized + "\n").utf8)) else {
             throw ClientError(description: "the host at \(path) closed the connection")
         }
         var line: [UInt8] = []

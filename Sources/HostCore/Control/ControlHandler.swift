@@ -25,40 +25,47 @@ public final class ControlHandler {
     }
 
     /// Carries out `request`; `reply` runs on the main thread, at once or when the answers are in.
-    public func handle(_ request: ControlRequest, reply: @escaping (JSONValue, After) -> Void) {
-        let respond = { (body: [String: JSONValue], after: After) in
+    public func handle(_ request: ControlRequest, reply: @escaping (ControlReply, After) -> Void) {
+        let respond = { (body: ControlReply, after: After) in
             var body = body
-            body["ok"] = true
-            if let id = request.id { body["id"] = id }
-            reply(.object(body), after)
+            body.ok = true
+            body.id = request.id
+            reply(body, after)
         }
-        if host.isTerminating {
-            return reply(Self.refusal(ControlRefusal(id: request.id, message: "the host is terminating")), .keepRunning)
-        }
+        let refuse = { (message: String) in reply(ControlReply(ControlRefusal(id: request.id, message: message)), .keepRunning) }
+        if host.isTerminating { return refuse("the host is terminating") }
         defer { publishSnapshot() }
         switch request.command {
         case .state:
-            respond(stateReply(), .keepRunning)
+            var body = ControlReply()
+            body.state = host.state.name
+            body.status = ControlReply.Status(serviceCount: host.services.count, deviceToken: host.deviceToken?.hex,
+                                              busy: host.tracker.current.map { ControlReply.Call(service: $0.0, event: $0.1) },
+                                              stuck: host.tracker.stuck.map(ControlSnapshot.describe))
+            respond(body, .keepRunning)
         case .list:
-            respond(["services": .array(host.services.map { Self.describe($0, extra: host.isolationFields(for: $0.id)) })],
-                    .keepRunning)
+            var body = ControlReply()
+            body.services = host.services.map { Self.describe($0, isolation: host.isolationFields(for: $0.id)) }
+            respond(body, .keepRunning)
         case .reload:
             do throws(LoadError) {
                 let report = try host.reload()
-                respond([
-                    "added": .array(report.added.map(JSONValue.string)), "removed": .array(report.removed.map(JSONValue.string)),
-                    "replaced": .array(report.replaced.map(JSONValue.string)),
-                    "failures": .array(report.failures.map { .string($0.description) }),
-                ], .keepRunning)
+                var body = ControlReply()
+                body.reload = ControlReply.Reload(added: report.added, removed: report.removed, replaced: report.replaced,
+                                                  failures: report.failures.map(\.description))
+                respond(body, .keepRunning)
             } catch {
-                reply(Self.refusal(ControlRefusal(id: request.id, message: "reload failed, nothing changed: \(error)")), .keepRunning)
+                refuse("reload failed, nothing changed: \(error)")
             }
         case .lifecycle(let command):
             do throws(TransitionError) {
                 let after = try lifecycle(command)
-                respond(["state": .string(host.state.name), "handled": true], after)
+                var body = ControlReply()
+                body.state = host.state.name
+                body.handled = true
+                respond(body, after)
             } catch {
-                reply(Self.refusal(ControlRefusal(id: request.id, message: error.description)), .keepRunning)
+                refuse(error.description)
             }
         case .memoryWarning:
             respond(Self.describe(host.memoryWarning()), .keepRunning)
@@ -76,12 +83,10 @@ public final class ControlHandler {
             do throws(InputError) {
                 respond(Self.describe(try host.post(name: name, payload: payload)), .keepRunning)
             } catch {
-                reply(Self.refusal(ControlRefusal(id: request.id, message: error.message)), .keepRunning)
+                refuse(error.message)
             }
         case .scene(let command):
-            handleScene(command, respond: respond) { message in
-                reply(Self.refusal(ControlRefusal(id: request.id, message: message)), .keepRunning)
-            }
+            handleScene(command, respond: respond, refuse: refuse)
         }
     }
 
@@ -103,51 +108,29 @@ public final class ControlHandler {
         return .keepRunning
     }
 
-    private func stateReply() -> [String: JSONValue] {
-        var body: [String: JSONValue] = [
-            "state": .string(host.state.name), "services": .number(Double(host.services.count)),
-            "deviceToken": host.deviceToken.map { .string($0.hex) } ?? .null,
-        ]
-        if let (service, event) = host.tracker.current {
-            body["busy"] = ["service": .string(service), "event": .string(event)]
-        }
-        if let stuck = host.tracker.stuck { body["stuck"] = ControlSnapshot.describe(stuck) }
-        return body
-    }
-
-    /// A refusal as a reply object.
-    public nonisolated static func refusal(_ refusal: ControlRefusal) -> JSONValue {
-        var body: [String: JSONValue] = ["ok": false, "error": .string(refusal.message)]
-        if let id = refusal.id { body["id"] = id }
-        return .object(body)
-    }
-
-    /// `list`'s object for one service; `extra` (isolation, state, failure) overrides members.
-    static func describe(_ service: ServiceSlot, extra: [String: JSONValue] = [:]) -> JSONValue {
+    /// `list`'s entry for one service; `isolation` (where it runs, its state, failure) is
+    /// added over it.
+    static func describe(_ service: ServiceSlot, isolation: [String: JSONValue] = [:]) -> ControlReply.Service {
         let meta = service.metadata
-        let fields: [String: JSONValue] = [
-            "id": .string(meta.id), "name": .string(meta.name), "version": .string(meta.version),
-            "path": .string(service.path), "priority": .number(Double(meta.priority)), "state": "running",
-            "events": .array(InspectCommand.eventNames(meta.events).map(JSONValue.string)),
-            "urls": .array(meta.urls.map(JSONValue.string)), "activities": .array(meta.activities.map(JSONValue.string)),
-            "subscriptions": .array(meta.subscriptions.map(JSONValue.string)),
-            "sceneRoles": .array(meta.sceneRoles.map(JSONValue.string)),
-            "lastError": service.lastError.map(JSONValue.string) ?? .null,
-        ]
-        return .object(fields.merging(extra) { $1 })
+        return ControlReply.Service(
+            id: meta.id, name: meta.name, version: meta.version, path: service.path, priority: Int(meta.priority),
+            state: "running", events: InspectCommand.eventNames(meta.events), urls: meta.urls, activities: meta.activities,
+            subscriptions: meta.subscriptions, sceneRoles: meta.sceneRoles, lastError: service.lastError,
+            isolation: isolation)
     }
 
-    static func describe(_ outcome: EventOutcome) -> [String: JSONValue] {
-        var body: [String: JSONValue] = [
-            "handled": .bool(outcome.handled), "receivers": .array(outcome.receivers.map(JSONValue.string)),
-        ]
-        if let event = outcome.event { body["event"] = .string(event.name) }
-        if let handledBy = outcome.handledBy { body["handledBy"] = .string(handledBy) }
-        if !outcome.answers.isEmpty { body["answers"] = .object(outcome.answers.mapValues(JSONValue.string)) }
+    /// An event's reply: who received it, who handled it, their answers.
+    static func describe(_ outcome: EventOutcome) -> ControlReply {
+        var body = ControlReply()
+        body.handled = outcome.handled
+        body.receivers = outcome.receivers
+        body.event = outcome.event?.name
+        body.handledBy = outcome.handledBy
+        if !outcome.answers.isEmpty { body.answers = outcome.answers }
         if let merged = outcome.merged {
-            body[outcome.event == .willPresentNotification ? "presentation" : "result"] = merged
+            if outcome.event == .willPresentNotification { body.presentation = merged } else { body.result = merged }
         }
-        if let note = outcome.note { body["note"] = .string(note) }
+        body.note = outcome.note
         return body
     }
 }

@@ -107,8 +107,8 @@ public final class ControlServer: Sendable {
         guard let fd = UnixSocket.accept(listener) else { return }
         // Only the host's own user (or root) may drive it.
         guard let uid = UnixSocket.peerUID(fd), uid == geteuid() || uid == 0 else {
-            let refusal = ControlHandler.refusal(ControlRefusal(id: nil, message: "permission denied: the control socket serves only its owner"))
-            _ = UnixSocket.writeAll(fd, Array((refusal.serialized + "\n").utf8))
+            let refusal = ControlReply(ControlRefusal(id: nil, message: "permission denied: the control socket serves only its owner"))
+            _ = UnixSocket.writeAll(fd, Array((refusal.json.serialized + "\n").utf8))
             Glibc.close(fd)
             log.warn("control", "refused a connection from another user")
             return
@@ -125,7 +125,7 @@ private let atExitRemoval = Mutex<String?>(nil)
 /// called once, on any thread.
 typealias Perform = @Sendable ([(ControlRequest, ReplyTo)]) -> Void
 /// Where one request's reply goes.
-typealias ReplyTo = @Sendable (JSONValue, ControlHandler.After) -> Void
+typealias ReplyTo = @Sendable (ControlReply, ControlHandler.After) -> Void
 
 /// One client connection: reads lines, carries their requests out in order, writes replies.
 final class ControlConnection: Sendable {
@@ -141,7 +141,7 @@ final class ControlConnection: Sendable {
         var nextRequest: UInt64 = 0
         var nextReply: UInt64 = 0
         /// Replies that arrived before an earlier one, by request number.
-        var ready: [UInt64: (JSONValue, ControlHandler.After)] = [:]
+        var ready: [UInt64: (ControlReply, ControlHandler.After)] = [:]
         var reading = true
         var cancelled = false
     }
@@ -217,7 +217,7 @@ final class ControlConnection: Sendable {
             let number = first + UInt64(offset)
             switch request {
             case .failure(let refusal):
-                finished(number, ControlHandler.refusal(refusal), .keepRunning)
+                finished(number, ControlReply(refusal), .keepRunning)
             case .success(let request):
                 batch.append((request, { [self] reply, after in queue.async { self.finished(number, reply, after) } }))
             }
@@ -236,13 +236,13 @@ final class ControlConnection: Sendable {
     }
 
     /// Records reply `number` and writes every reply now in order, in one write.
-    private func finished(_ number: UInt64, _ reply: JSONValue, _ after: ControlHandler.After) {
+    private func finished(_ number: UInt64, _ reply: ControlReply, _ after: ControlHandler.After) {
         let (text, exits) = state.withLock { state in
             state.ready[number] = (reply, after)
             var text = ""
             var exits = false
             while let (value, then) = state.ready.removeValue(forKey: state.nextReply) {
-                text += value.serialized + "\n"
+                text += value.json.serialized + "\n"
                 exits = exits || then == .exit
                 state.nextReply += 1
                 if exits { break }

@@ -49,8 +49,8 @@ extension Host {
     nonisolated static func isolationFields(for id: String, board: IsolationBoard?, tracker: CallTracker) -> [String: JSONValue] {
         var fields = board?.fields(for: id) ?? [:]
         if let stuck = tracker.stuck, stuck.service == id {
-            fields["state"] = "stuck"
-            fields["stuckIn"] = .string(stuck.event)
+            fields[.state] = "stuck"
+            fields[.stuckIn] = .string(stuck.event)
         }
         return fields
     }

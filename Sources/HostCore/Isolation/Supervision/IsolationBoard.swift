@@ -40,7 +40,7 @@ final class IsolationBoard: Sendable {
         var fields: [String: JSONValue] = ["isolation": "process", "state": .string(entry.state),
                                            "restarts": .number(Double(entry.restarts))]
         if let pid = entry.pid { fields["pid"] = .number(Double(pid)) }
-        if let failure = entry.failure { fields["failure"] = failure.json }
+        if let failure = entry.failure { fields[.failure] = failure.json }
         if let crash = entry.lastCrash { fields["lastCrash"] = .string(crash) }
         return fields
     }

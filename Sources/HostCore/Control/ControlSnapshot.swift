@@ -12,7 +12,7 @@ public final class ControlSnapshot: Sendable {
     private let stateCell: AppStateCell
     private let board: IsolationBoard?
     private struct Published {
-        var services: [JSONValue] = []
+        var services: [ControlReply.Service] = []
         var deviceToken: String?
     }
     private let published = Mutex(Published())
@@ -24,9 +24,9 @@ public final class ControlSnapshot: Sendable {
     public final class Waiting: Sendable {
         let request: ControlRequest
         private let answered = Atomic<Bool>(false)
-        private let reply: @Sendable (JSONValue) -> Void
+        private let reply: @Sendable (ControlReply) -> Void
 
-        init(request: ControlRequest, reply: @escaping @Sendable (JSONValue) -> Void) {
+        init(request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) {
             self.request = request
             self.reply = reply
         }
@@ -34,7 +34,7 @@ public final class ControlSnapshot: Sendable {
         /// True for the first of the main thread and the snapshot to ask: that one answers.
         public func claim() -> Bool { !answered.exchange(true, ordering: .acquiringAndReleasing) }
 
-        func answer(_ value: JSONValue) { if claim() { reply(value) } }
+        func answer(_ value: ControlReply) { if claim() { reply(value) } }
     }
 
     init(tracker: CallTracker, stateCell: AppStateCell, board: IsolationBoard?) {
@@ -46,7 +46,7 @@ public final class ControlSnapshot: Sendable {
 
     /// Holds a `state` or `list` request while it waits for the main thread; nil for others.
     /// The main thread must `claim()` it before replying, and `release` it after.
-    public func hold(_ request: ControlRequest, reply: @escaping @Sendable (JSONValue) -> Void) -> (key: UInt64, waiting: Waiting)? {
+    public func hold(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) -> (key: UInt64, waiting: Waiting)? {
         switch request.command {
         case .state, .list: break
         default: return nil
@@ -73,39 +73,38 @@ public final class ControlSnapshot: Sendable {
     }
 
     /// Keeps the list (without isolation fields, read live) and the token.
-    func publish(services: [JSONValue], deviceToken: String?) {
+    func publish(services: [ControlReply.Service], deviceToken: String?) {
         published.withLock { $0 = Published(services: services, deviceToken: deviceToken) }
     }
 
     /// The reply to `request` from the snapshot, when the main thread is stuck and the
     /// request is `state` or `list`; nil otherwise (the request waits for the main thread).
-    public func reply(to request: ControlRequest) -> JSONValue? {
+    public func reply(to request: ControlRequest) -> ControlReply? {
         guard let stuck = tracker.stuck else { return nil }
         let snapshot = published.withLock { $0 }
-        var body: [String: JSONValue] = ["ok": true, "snapshot": true]
+        var body = ControlReply(ok: true, id: request.id)
+        body.snapshot = true
         switch request.command {
         case .state:
-            body["state"] = .string(stateCell.value.name)
-            body["services"] = .number(Double(snapshot.services.count))
-            body["deviceToken"] = snapshot.deviceToken.map(JSONValue.string) ?? .null
-            body["busy"] = ["service": .string(stuck.service), "event": .string(stuck.event)]
-            body["stuck"] = Self.describe(stuck)
+            body.state = stateCell.value.name
+            body.status = ControlReply.Status(serviceCount: snapshot.services.count, deviceToken: snapshot.deviceToken,
+                                              busy: ControlReply.Call(service: stuck.service, event: stuck.event),
+                                              stuck: Self.describe(stuck))
         case .list:
-            body["services"] = .array(snapshot.services.map { service in
-                guard case .object(var fields) = service, let id = fields["id"]?.stringValue else { return service }
-                fields.merge(Host.isolationFields(for: id, board: board, tracker: tracker)) { $1 }
-                return .object(fields)
-            })
+            body.services = snapshot.services.map { service in
+                var service = service
+                service.isolation = Host.isolationFields(for: service.id, board: board, tracker: tracker)
+                return service
+            }
         default:
             return nil
         }
-        if let id = request.id { body["id"] = id }
-        return .object(body)
+        return body
     }
 
-    /// `{"service":…,"event":…,"seconds":…,"deadline":…}`.
-    static func describe(_ stuck: CallTracker.StuckCall) -> JSONValue {
-        ["service": .string(stuck.service), "event": .string(stuck.event),
-         "seconds": .number((Clock.monotonic() - stuck.since).rounded()), "deadline": .number(stuck.deadline)]
+    /// The stuck call, how long it has run and its deadline.
+    static func describe(_ stuck: CallTracker.StuckCall) -> ControlReply.Call {
+        ControlReply.Call(service: stuck.service, event: stuck.event, seconds: (Clock.monotonic() - stuck.since).rounded(),
+                          deadline: stuck.deadline)
     }
 }

@@ -1,0 +1,34 @@
+import ServiceJSON
+
+/// The member names of the control protocol, each written once. ``ControlMessage`` and
+/// ``ControlReply`` encode and decode through these, so the host, its snapshot and `host ctl`
+/// cannot disagree on a spelling.
+enum ControlKey: String {
+    // Requests.
+    case id, command, payload, tap, action, url, type, userInfo, hex, message, name, role, urls, activities
+    // Every reply.
+    case ok, error, snapshot
+    // `state`: `busy` and `stuck` are objects of `service`, `event`, `seconds`, `deadline`.
+    case state, services, deviceToken, busy, stuck, service, event, seconds, deadline
+    // `list`: one object per service.
+    case version, path, priority, events, subscriptions, sceneRoles, lastError, stuckIn, failure
+    // `reload`.
+    case added, removed, replaced, failures
+    // Event replies.
+    case handled, receivers, handledBy, answers, result, presentation, note
+    // Scene replies.
+    case scene, scenes, deliveries, configuration, configuredBy, settings
+}
+
+extension Dictionary where Key == String, Value == JSONValue {
+    /// The member named `key`.
+    subscript(key: ControlKey) -> JSONValue? {
+        get { self[key.rawValue] }
+        set { self[key.rawValue] = newValue }
+    }
+}
+
+extension JSONValue {
+    /// The member named `key` when this is an object.
+    subscript(key: ControlKey) -> JSONValue? { self[key.rawValue] }
+}

@@ -1,0 +1,126 @@
+@testable import HostCore
+import ServiceJSON
+import Testing
+
+/// The control protocol's typed requests and replies: one encoding and one decoding each,
+/// and the bytes the README promises.
+@Suite struct ControlProtocolTests {
+    @Test func requests_roundTrip_throughTheirJSON() throws {
+        let activity = ControlMessage.Activity(type: "com.example.read", url: "https://e.com/1", userInfo: ["n": 1])
+        let messages: [ControlMessage] = [
+            ControlMessage(.state, id: 1), ControlMessage(.list, id: "x"), ControlMessage(.reload),
+            ControlMessage(.memoryWarning), ControlMessage(.lifecycle(.background)),
+            ControlMessage(.push(payload: ["aps": ["alert": "hi"]], tap: true, action: "reply")),
+            ControlMessage(.push(payload: ["aps": [:]], tap: false, action: nil)),
+            ControlMessage(.open(url: "myapp://item/42")), ControlMessage(.activity(activity)),
+            ControlMessage(.token(hex: "00ff")), ControlMessage(.tokenError(message: "no network")),
+            ControlMessage(.post(name: "queue.enqueue", payload: ["text": "hello"])),
+            ControlMessage(.post(name: "ping", payload: nil)),
+            ControlMessage(.scene(.list)), ControlMessage(.scene(.move(action: "resign", name: "main"))),
+            ControlMessage(.scene(.connect(name: "car", role: "car", urls: ["myapp://drive"], activities: [activity]))),
+            ControlMessage(.scene(.connect(name: "tv", role: nil, urls: [], activities: []))),
+            ControlMessage(.scene(.open(name: "car", url: "myapp://x"))), ControlMessage(.scene(.activity(name: "car", activity))),
+        ]
+        for message in messages {
+            let object = try #require(message.json.objectValue)
+            #expect(try ControlMessage(json: object) == message, "\(message.json)")
+        }
+    }
+
+    @Test func requests_areTheREADMEsBytes() {
+        #expect(ControlMessage(.open(url: "myapp://item/42"), id: 1).json.serialized
+                == #"{"command":"open","id":1,"url":"myapp://item/42"}"#)
+        #expect(ControlMessage(.scene(.connect(name: "car", role: "car", urls: ["myapp://drive/work"], activities: [])), id: 4)
+                .json.serialized
+                == #"{"action":"connect","command":"scene","id":4,"name":"car","role":"car","urls":["myapp://drive/work"]}"#)
+    }
+
+    @Test func badRequests_nameTheCommandAndTheMember() {
+        func error(_ object: [String: JSONValue]) -> String? {
+            do { _ = try ControlMessage(json: object) } catch { return error.message }
+            return nil
+        }
+        #expect(error(["command": "push", "payload": [:], "tap": "yes"]) == #"push: "tap" must be true or false"#)
+        #expect(error(["command": "open"]) == #"open: missing "url""#)
+        #expect(error(["command": "open", "url": .null]) == #"open: missing "url""#)
+        #expect(error(["command": "token", "hex": 1]) == #"token: "hex" must be a string"#)
+        #expect(error(["id": 3])?.hasPrefix(#"missing "command" (one of state, list, reload, activate"#) == true)
+        #expect(error(["command": "scene", "action": "connect", "name": "c", "urls": ["a", 1]])
+                == #"scene: each of "urls" must be a string"#)
+    }
+
+    @Test func replies_roundTrip_throughTheirJSON() {
+        var event = ControlReply(ok: true, id: 1)
+        event.event = "willPresentNotification"
+        event.handled = true
+        event.receivers = ["a.b", "c.d"]
+        event.answers = ["a.b": "banner", "c.d": "sound"]
+        event.presentation = ["banner", "sound"]
+        event.note = "why"
+
+        var state = ControlReply(ok: true)
+        state.snapshot = true
+        state.state = "active"
+        state.status = ControlReply.Status(serviceCount: 2, deviceToken: nil, busy: ControlReply.Call(service: "a.b", event: "openURL"),
+                                           stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12, deadline: 0.5))
+
+        var list = ControlReply(ok: true)
+        list.services = [ControlReply.Service(id: "a.b", name: "A", version: "1.0.0", path: "/p/a.so", priority: -3, state: "stuck",
+                                              events: ["openURL"], urls: ["myapp"], activities: [], subscriptions: ["*"],
+                                              sceneRoles: ["main"], lastError: nil,
+                                              isolation: ["isolation": "process", "stuckIn": "openURL", "restarts": 2])]
+
+        var reload = ControlReply(ok: true)
+        reload.reload = ControlReply.Reload(added: ["a.b"], removed: [], replaced: ["c.d"], failures: ["x.so: bad"])
+
+        var scene = ControlReply(ok: true)
+        scene.state = "active"
+        scene.handled = false
+        scene.scene = ControlReply.SceneEntry(name: "car", role: "car", state: "foregroundActive", configuration: "car",
+                                              configuredBy: "a.b", settings: ["template": "map"])
+        var delivery = ControlReply()
+        delivery.event = "sceneOpenURLContexts"
+        delivery.handled = false
+        delivery.receivers = []
+        scene.deliveries = [delivery]
+
+        var gone = ControlReply(ok: true)
+        gone.scene = .some(nil)
+        var scenes = ControlReply(ok: true)
+        scenes.scenes = []
+
+        for reply in [event, state, list, reload, scene, gone, scenes, ControlReply(ControlRefusal(id: "r", message: "no"))] {
+            #expect(ControlReply(json: reply.json) == reply, "\(reply.json)")
+        }
+        #expect(gone.json.serialized == #"{"ok":true,"scene":null}"#)
+        #expect(list.services?.first?.stuckIn == "openURL")
+    }
+
+    @Test func replies_areTheREADMEsBytes() {
+        var open = ControlReply(ok: true, id: 1)
+        open.event = "openURL"
+        open.handled = true
+        open.handledBy = "dev.servicehost.deeplinks"
+        open.receivers = ["dev.servicehost.deeplinks"]
+        #expect(open.json.serialized == #"{"event":"openURL","handled":true,"handledBy":"dev.servicehost.deeplinks","id":1,"ok":true,"receivers":["dev.servicehost.deeplinks"]}"#)
+        #expect(ControlReply(ControlRefusal(id: 5, message: #"unknown scene "ghost" (connected: main, car)"#)).json.serialized
+                == #"{"error":"unknown scene \"ghost\" (connected: main, car)","id":5,"ok":false}"#)
+        var state = ControlReply(ok: true)
+        state.state = "active"
+        state.status = ControlReply.Status(serviceCount: 5, deviceToken: nil)
+        #expect(state.json.serialized == #"{"deviceToken":null,"ok":true,"services":5,"state":"active"}"#)
+    }
+
+    @Test func ctl_printsAReplyFromItsTypedFields() {
+        var state = ControlReply(ok: true)
+        state.state = "active"
+        state.status = ControlReply.Status(serviceCount: 1, deviceToken: "00ff",
+                                           stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12, deadline: 0.5))
+        #expect(CtlCommand.text(of: state, command: "state")
+                == "state: active\nservices: 1\ndevice token: 00ff\nstuck: a.b has not returned from openURL for 12 s (its deadline is 0.5 s)")
+        var unhandled = ControlReply(ok: true)
+        unhandled.handled = false
+        #expect(CtlCommand.status(of: unhandled) == 3)
+        #expect(CtlCommand.status(of: ControlReply(ControlRefusal(id: nil, message: "x"))) == 1)
+    }
+}
