@@ -34,7 +34,9 @@ let package = Package(
         .target(name: "ServiceJSON"),
 
         // The host side. HostCore never links ServiceKit: only C types cross.
-        .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON"]),
+        .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "CSystem"]),
+        // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
+        .target(name: "CSystem"),
         .executableTarget(name: "host", dependencies: ["HostCore", "ServiceJSON"]),
 
         // The service side.
