@@ -20,6 +20,7 @@ enum WorkerSpawn {
     /// the workers), stdin from /dev/null and every other descriptor closed (the host's are
     /// all close-on-exec from their creation, see ``FileDescriptor``).
     static func spawn(executable: String, pluginPath: String) throws(SystemError) -> Started {
+        markInheritedCloseOnExec()
         let channel = try FileDescriptor.socketPair(path: pluginPath)
         let output = try FileDescriptor.pipe(path: pluginPath)
         // The worker's ends, numbered out of the way of 0...3 so the dup2s below never meet
@@ -60,6 +61,17 @@ enum WorkerSpawn {
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environment + [nil])
         guard result == 0 else { throw SystemError(operation: "posix_spawn", path: executable, errno: result) }
         return Started(pid: pid, channel: channel.first, output: output.first)
+    }
+
+    /// Makes every descriptor above stderr close-on-exec. The host creates all of its own so;
+    /// any other was inherited from whatever started the host (a shell, a test runner) and
+    /// must not reach a worker. Workers are only spawned from the main thread.
+    private static func markInheritedCloseOnExec() {
+        guard let names = try? DirectoryHandle.open("/proc/self/fd").names() else { return }
+        for case let number? in names.map({ Int32($0) }) where number > 2 {
+            let flags = fcntl(number, F_GETFD)
+            if flags >= 0 && flags & FD_CLOEXEC == 0 { _ = fcntl(number, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 
     /// The host's environment, plus a short Swift crash backtrace (the crashed thread's frames,
