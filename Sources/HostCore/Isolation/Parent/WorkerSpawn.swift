@@ -64,8 +64,8 @@ enum WorkerSpawn {
     }
 
     /// Makes every descriptor above stderr close-on-exec. The host creates all of its own so;
-    /// any other was inherited from whatever started the host (a shell, a test runner) and
-    /// must not reach a worker. Workers are only spawned from the main thread.
+    /// any other was inherited from whatever started the host (a shell, a test runner) or
+    /// opened by an in-process plugin, and must not reach a worker.
     private static func markInheritedCloseOnExec() {
         guard let names = try? DirectoryHandle.open("/proc/self/fd").names() else { return }
         for case let number? in names.map({ Int32($0) }) where number > 2 {
