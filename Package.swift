@@ -38,7 +38,9 @@ let package = Package(
         .target(name: "ServiceVocabulary", dependencies: ["ServiceABI"]),
 
         // The host side. HostCore never links ServiceKit: only C types cross.
-        .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
+        .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "CSystem"]),
+        // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
+        .target(name: "CSystem"),
         .executableTarget(name: "host", dependencies: ["HostCore", "ServiceJSON"]),
 
         // The service side.

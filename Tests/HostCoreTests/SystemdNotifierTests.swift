@@ -14,10 +14,7 @@ import TestSupport
         init(path: String) throws {
             descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard descriptor >= 0 else { throw TestFailure("socket: errno \(errno)") }
-            var (address, length) = try SystemdNotifier.address(path)
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-            }
+            let bound = try UnixSocketAddress(path, allowingAbstract: true).withSocketAddress { bind(descriptor, $0, $1) }
             guard bound == 0 else { throw TestFailure("bind \(path): errno \(errno)") }
         }
 

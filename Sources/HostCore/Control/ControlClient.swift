@@ -11,19 +11,23 @@ public enum ControlClient {
     /// Sends `message` to the host listening on `path` and returns its reply as it came
     /// (``ControlReply/init(json:)`` reads it).
     public static func send(_ message: ControlMessage, to path: String) throws(ClientError) -> JSONValue {
-        let fd: Int32
-        do { fd = try UnixSocket.connect(path) } catch {
+        let socket: FileDescriptor
+        do { socket = try UnixSocket.connect(try UnixSocketAddress(path)) } catch let error as SystemError {
             let hint = error.errno == ENOENT || error.errno == ECONNREFUSED ? " (is a host running? start one with host --plugins DIR)" : ""
             throw ClientError(description: "cannot reach the host at \(path): \(error.reason)\(hint)")
+        } catch {
+            throw ClientError(description: "cannot reach the host: \(error)")
         }
-        defer { close(fd) }
-        guard UnixSocket.writeAll(fd, Array((message.json.serialized + "\n").utf8)) else {
+        do {
+            try socket.sendAll(Array((message.json.serialized + "\n").utf8), path: path)
+        } catch {
             throw ClientError(description: "the host at \(path) closed the connection")
         }
         var line: [UInt8] = []
         while !line.contains(0x0A) {
-            guard let bytes = UnixSocket.read(fd, capacity: 65536) else {
-                throw ClientError(description: "reading from \(path): \(SystemError.current("read", path).reason)")
+            let bytes: [UInt8]
+            do { bytes = try socket.read(upTo: 65536, path: path) } catch {
+                throw ClientError(description: "reading from \(path): \(error.reason)")
             }
             if bytes.isEmpty { throw ClientError(description: "the host at \(path) closed the connection without a reply") }
             line += bytes

@@ -14,7 +14,7 @@ import Synchronization
 public final class ControlServer: Sendable {
     /// The socket's path.
     public let path: String
-    private let listener: Int32
+    private let listener: FileDescriptor
     private let maxPayload: Int
     private let log: Log
     private let acceptQueue = DispatchQueue(label: "servicehost.control.accept")
@@ -68,15 +68,15 @@ public final class ControlServer: Sendable {
         let socketPath = path
         atExitRemoval.withLock { $0 = socketPath }
         atexit { atExitRemoval.withLock { path in path.map { _ = unlink($0) } } }
-        acceptSource = DispatchSource.makeReadSource(fileDescriptor: listener, queue: acceptQueue)
+        acceptSource = DispatchSource.makeReadSource(fileDescriptor: listener.rawValue, queue: acceptQueue)
         acceptSource.setEventHandler { [self] in acceptOne() }
         acceptSource.resume()
     }
 
-    private static func bind(_ path: String) throws(StartError) -> Int32 {
-        guard path.utf8.count <= UnixSocket.maxPathLength else {
-            throw StartError(description: "control socket path \(path) is \(path.utf8.count) bytes;"
-                + " the limit is \(UnixSocket.maxPathLength) (pass a shorter --control PATH)")
+    private static func bind(_ path: String) throws(StartError) -> FileDescriptor {
+        let address: UnixSocketAddress
+        do { address = try UnixSocketAddress(path) } catch {
+            throw StartError(description: "control \(error) (pass a shorter --control PATH)")
         }
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !directory.isEmpty {
@@ -85,16 +85,15 @@ public final class ControlServer: Sendable {
             }
         }
         do {
-            return try UnixSocket.listen(path)
+            return try UnixSocket.listen(address)
         } catch where error.errno == EADDRINUSE {
             // A socket file is there: a live host answers a connect, a dead one's does not.
-            if let probe = try? UnixSocket.connect(path) {
-                close(probe)
+            if (try? UnixSocket.connect(address)) != nil {
                 throw StartError(description: "another host is already running with control socket \(path)"
                     + " (stop it, or pass a different --control PATH)")
             }
             unlink(path)
-            do { return try UnixSocket.listen(path) } catch {
+            do { return try UnixSocket.listen(address) } catch {
                 throw StartError(description: "control socket \(error)")
             }
         } catch {
@@ -104,17 +103,16 @@ public final class ControlServer: Sendable {
 
 
     private func acceptOne() {
-        guard let fd = UnixSocket.accept(listener) else { return }
+        guard let socket = try? listener.accept(path: path) else { return }
         // Only the host's own user (or root) may drive it.
-        guard let uid = UnixSocket.peerUID(fd), uid == geteuid() || uid == 0 else {
+        guard let uid = UnixSocket.peerUID(socket), uid == geteuid() || uid == 0 else {
             let refusal = ControlReply(ControlRefusal(id: nil, message: "permission denied: the control socket serves only its owner"))
-            _ = UnixSocket.writeAll(fd, Array((refusal.json.serialized + "\n").utf8))
-            Glibc.close(fd)
+            try? socket.sendAll(Array((refusal.json.serialized + "\n").utf8), path: path)
             log.warn("control", "refused a connection from another user")
             return
         }
-        UnixSocket.setSendTimeout(fd, seconds: 5)
-        ControlConnection(fd: fd, maxLine: maxPayload * 2 + 4096, maxPayload: maxPayload, log: log, perform: perform).start()
+        UnixSocket.setSendTimeout(socket, seconds: 5)
+        ControlConnection(socket: socket, path: path, maxLine: maxPayload * 2 + 4096, maxPayload: maxPayload, log: log, perform: perform).start()
     }
 }
 
@@ -129,7 +127,10 @@ typealias ReplyTo = @Sendable (ControlReply, ControlHandler.After) -> Void
 
 /// One client connection: reads lines, carries their requests out in order, writes replies.
 final class ControlConnection: Sendable {
-    private let fd: Int32
+    // Closed in deinit, which comes only once the source is cancelled: the source's event
+    // handler holds the connection, and a cancelled source lets its handlers go.
+    private let socket: FileDescriptor
+    private let path: String
     private let maxLine: Int
     private let maxPayload: Int
     private let log: Log
@@ -149,25 +150,25 @@ final class ControlConnection: Sendable {
     // Immutable after init; DispatchSource's methods are thread-safe.
     nonisolated(unsafe) private let source: DispatchSourceRead
 
-    init(fd: Int32, maxLine: Int, maxPayload: Int, log: Log,
+    init(socket: consuming FileDescriptor, path: String, maxLine: Int, maxPayload: Int, log: Log,
          perform: @escaping Perform) {
-        self.fd = fd
+        source = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: queue)
+        self.socket = socket
+        self.path = path
         self.maxLine = maxLine
         self.maxPayload = maxPayload
         self.log = log
         self.perform = perform
-        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
     }
 
     func start() {
         // The source keeps the connection alive (its handler holds self) until it is cancelled.
         source.setEventHandler { [self] in readAvailable() }
-        source.setCancelHandler { [fd] in Glibc.close(fd) }
         source.resume()
     }
 
     private func readAvailable() {
-        guard let bytes = UnixSocket.read(fd, capacity: 65536), !bytes.isEmpty else {
+        guard let bytes = try? socket.read(upTo: 65536, path: path), !bytes.isEmpty else {
             // End of file or an error: a final line without a newline still gets an answer.
             let leftover = state.withLock { state in
                 defer { state.buffer = [] }
@@ -249,7 +250,7 @@ final class ControlConnection: Sendable {
             }
             return (text, exits)
         }
-        if !text.isEmpty && !UnixSocket.writeAll(fd, Array(text.utf8)) {
+        if !text.isEmpty && (try? socket.sendAll(Array(text.utf8), path: path)) == nil {
             log.debug("control", "a client went away before its reply")
         }
         if exits { exit(0) }

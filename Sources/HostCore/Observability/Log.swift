@@ -75,8 +75,9 @@ public final class Log: Sendable {
         utf8.withUnsafeMutableBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let n = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                if n < 0 && errno == EINTR { continue }
+                let n = (try? retryingOnInterrupt("write", "log") {
+                    Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                }) ?? -1
                 if n <= 0 { return }
                 done += n
             }

@@ -6,16 +6,12 @@ import ServiceABI
 /// Each line is written with one `write(2)` as soon as the delivery returns, so a trace
 /// is complete up to the moment the host stopped, even after a crash.
 public final class TraceWriter: Sendable {
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
 
     /// Opens (creates or truncates) `path`.
     public init(path: String) throws(SystemError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .current("open", path) }
-        descriptor = fd
+        descriptor = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
     }
-
-    deinit { close(descriptor) }
 
     /// Records a completion arriving (on any thread): `{"seq":…,"event":…,"service":…,"completion":"newData"}`.
     /// `result` nil means the deadline passed first.
@@ -46,7 +42,7 @@ public final class TraceWriter: Sendable {
 
     private func write(_ object: String) {
         var bytes = Array((object + "\n").utf8)
-        _ = bytes.withUnsafeMutableBytes { Glibc.write(descriptor, $0.baseAddress!, $0.count) }
+        _ = bytes.withUnsafeMutableBytes { Glibc.write(descriptor.rawValue, $0.baseAddress!, $0.count) }
     }
 }
 

@@ -7,21 +7,17 @@ final class DirectoryHandle: Sendable {
     /// The directory's path, for messages.
     let path: String
     /// The descriptor, open until deinit.
-    let descriptor: Int32
+    let descriptor: FileDescriptor
 
-    private init(path: String, descriptor: Int32) {
+    private init(path: String, descriptor: consuming FileDescriptor) {
         self.path = path
         self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
-
     /// Opens the directory at `path`, following symlinks (systemd's `DynamicUser=` makes the
     /// state directory one).
     static func open(_ path: String) throws(SystemError) -> DirectoryHandle {
-        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .current("open", path) }
-        return DirectoryHandle(path: path, descriptor: fd)
+        DirectoryHandle(path: path, descriptor: try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY))
     }
 
     /// Creates `path` and its missing parents with mode 0700 (as the XDG spec asks); each new
@@ -50,43 +46,42 @@ final class DirectoryHandle: Sendable {
     /// `fstat` of the directory.
     func status() throws(SystemError) -> stat {
         var st = stat()
-        guard fstat(descriptor, &st) == 0 else { throw .current("fstat", path) }
+        guard fstat(descriptor.rawValue, &st) == 0 else { throw .current("fstat", path) }
         return st
     }
 
     /// The subdirectory `name`, created with mode 0700 when missing (and the creation made
     /// durable). A symlink in its place is refused (`open` fails with `ENOTDIR`).
     func subdirectory(_ name: String) throws(SystemError) -> DirectoryHandle {
-        if mkdirat(descriptor, name, 0o700) == 0 {
+        if mkdirat(descriptor.rawValue, name, 0o700) == 0 {
             try sync()
         } else if errno != EEXIST {
             throw .current("mkdir", child(name))
         }
-        let fd = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { throw .current("open", child(name)) }
-        return DirectoryHandle(path: child(name), descriptor: fd)
+        let opened = try FileDescriptor.open(name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, in: descriptor.rawValue, path: child(name))
+        return DirectoryHandle(path: child(name), descriptor: opened)
     }
 
     /// Takes an exclusive `flock` on the directory without waiting; false when another open
     /// file description holds it. Released when the descriptor closes, or the process dies.
     func tryLock() throws(SystemError) -> Bool {
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            if errno == EWOULDBLOCK { return false }
-            throw .current("flock", path)
+        do {
+            _ = try retryingOnInterrupt("flock", path) { flock(descriptor.rawValue, LOCK_EX | LOCK_NB) }
+            return true
+        } catch where error.errno == EWOULDBLOCK {
+            return false
         }
-        return true
     }
 
     /// `fsync` of the directory: makes created, renamed and removed entries durable.
     func sync() throws(SystemError) {
-        guard fsync(descriptor) == 0 else { throw .current("fsync", path) }
+        guard fsync(descriptor.rawValue) == 0 else { throw .current("fsync", path) }
     }
 
     /// Whether an entry `name` exists (without following a symlink).
     func contains(_ name: String) throws(SystemError) -> Bool {
         var st = stat()
-        if fstatat(descriptor, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+        if fstatat(descriptor.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { return true }
         if errno == ENOENT { return false }
         throw .current("stat", child(name))
     }
@@ -94,13 +89,9 @@ final class DirectoryHandle: Sendable {
     /// The names in the directory, without `.` and `..`, in no particular order.
     func names() throws(SystemError) -> [String] {
         // fdopendir takes ownership of its descriptor, so give it a fresh one.
-        let fd = openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .current("open", path) }
-        guard let stream = fdopendir(fd) else {
-            let error = SystemError.current("opendir", path)
-            close(fd)
-            throw error
-        }
+        let fresh = try FileDescriptor.open(".", O_RDONLY | O_DIRECTORY, in: descriptor.rawValue, path: path)
+        guard let stream = fdopendir(fresh.rawValue) else { throw .current("opendir", path) }
+        _ = fresh.release()  // the stream owns it now
         defer { closedir(stream) }
         var names: [String] = []
         while true {
@@ -120,15 +111,16 @@ final class DirectoryHandle: Sendable {
     /// The contents of the regular file `name`, or nil when there is none. A file larger than
     /// `limit` fails with `EFBIG`, so a planted file cannot make the host allocate without bound.
     func read(_ name: String, limit: Int) throws(StorageError) -> [UInt8]? {
-        let fd = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            if errno == ELOOP { throw StorageError(path: child(name), code: .notRegularFile(kind: "symlink")) }
-            throw .system(.current("open", child(name)))
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, in: descriptor.rawValue, path: child(name))
+        } catch {
+            if error.errno == ENOENT { return nil }
+            if error.errno == ELOOP { throw StorageError(path: child(name), code: .notRegularFile(kind: "symlink")) }
+            throw .system(error)
         }
-        defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw .system(.current("fstat", child(name))) }
+        guard fstat(file.rawValue, &st) == 0 else { throw .system(.current("fstat", child(name))) }
         if let kind = PluginScanner.nonRegularKind(st.st_mode) {
             throw StorageError(path: child(name), code: .notRegularFile(kind: kind))
         }
@@ -136,19 +128,9 @@ final class DirectoryHandle: Sendable {
             throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG))
         }
         // One byte more than fstat said, to notice a file that grew (never ours: we rename).
-        var bytes = [UInt8](repeating: 0, count: Int(st.st_size) + 1)
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .system(.current("read", child(name)))
-            }
-            if n == 0 { break }
-            done += n
-        }
-        guard done <= limit else { throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG)) }
-        bytes.removeLast(bytes.count - done)
+        let bytes: [UInt8]
+        do { bytes = try file.read(at: 0, count: Int(st.st_size) + 1, path: child(name)) } catch { throw .system(error) }
+        guard bytes.count <= limit else { throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG)) }
         return bytes
     }
 
@@ -158,44 +140,32 @@ final class DirectoryHandle: Sendable {
     /// Temporary files start with ``temporaryPrefix``; see ``removeTemporaryFiles()``.
     func replace(_ name: String, with bytes: UnsafeRawBufferPointer) throws(SystemError) {
         let temporary = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
-        let fd = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .current("open", child(temporary)) }
+        let file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600,
+                                           in: descriptor.rawValue, path: child(temporary))
         var failure: SystemError?
         do {
-            try writeAll(fd, bytes, temporary)
-            if fsync(fd) != 0 { failure = .current("fsync", child(temporary)) }
+            try file.writeAll(bytes, path: child(temporary))
+            if fsync(file.rawValue) != 0 { failure = .current("fsync", child(temporary)) }
         } catch {
             failure = error
         }
-        // close once, whatever happened: the descriptor is gone afterwards even when it fails.
-        if close(fd) != 0 && failure == nil { failure = .current("close", child(temporary)) }
+        // Closed here, so a write-back error is reported: the descriptor is gone either way.
+        do { try file.close(child(temporary)) } catch { failure = failure ?? error }
         if let failure {
-            unlinkat(descriptor, temporary, 0)
+            unlinkat(descriptor.rawValue, temporary, 0)
             throw failure
         }
-        guard renameat(descriptor, temporary, descriptor, name) == 0 else {
+        guard renameat(descriptor.rawValue, temporary, descriptor.rawValue, name) == 0 else {
             let error = SystemError.current("rename", child(name))
-            unlinkat(descriptor, temporary, 0)
+            unlinkat(descriptor.rawValue, temporary, 0)
             throw error
         }
         try sync()
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, _ name: String) throws(SystemError) {
-        var done = 0
-        while done < bytes.count {
-            let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .current("write", child(name))
-            }
-            done += n
-        }
-    }
-
     /// Removes the entry `name` durably; false when there was none.
     func remove(_ name: String) throws(SystemError) -> Bool {
-        guard unlinkat(descriptor, name, 0) == 0 else {
+        guard unlinkat(descriptor.rawValue, name, 0) == 0 else {
             if errno == ENOENT { return false }
             throw .current("unlink", child(name))
         }
@@ -213,7 +183,7 @@ final class DirectoryHandle: Sendable {
     func removeTemporaryFiles() throws(SystemError) -> Int {
         var removed = 0
         for name in try names() where name.hasPrefix(Self.temporaryPrefix) {
-            if unlinkat(descriptor, name, 0) == 0 { removed += 1 } else if errno != ENOENT {
+            if unlinkat(descriptor.rawValue, name, 0) == 0 { removed += 1 } else if errno != ENOENT {
                 throw .current("unlink", child(name))
             }
         }

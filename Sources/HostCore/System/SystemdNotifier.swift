@@ -36,9 +36,8 @@ public final class SystemdNotifier: Sendable {
     /// How often to send ``Message/watchdog``: half of `WATCHDOG_USEC`, or nil when systemd
     /// set no watchdog for this process.
     public let watchdogInterval: Duration?
-    private let descriptor: Int32
-    private let address: sockaddr_un
-    private let addressLength: socklen_t
+    private let socket: FileDescriptor
+    private let address: UnixSocketAddress
 
     /// The notifier systemd asked for, or nil when `NOTIFY_SOCKET` is unset or empty (the host
     /// was not started by systemd with `Type=notify`).
@@ -64,18 +63,19 @@ public final class SystemdNotifier: Sendable {
 
     /// A notifier sending to `socketPath` (`/run/…` or `@abstract`).
     /// - Throws: `EAFNOSUPPORT` for a socket address that is not a path or `@name` (systemd's
-    ///   `vsock:` addresses), `ENAMETOOLONG` for a path longer than `sun_path`, or the error of
-    ///   `socket(2)`.
+    ///   `vsock:` addresses), `ENAMETOOLONG` for a path longer than `sun_path` holds, or the
+    ///   error of `socket(2)`.
     public init(socketPath: String, watchdogInterval: Duration? = nil) throws(SystemError) {
         self.socketPath = socketPath
         self.watchdogInterval = watchdogInterval
-        (address, addressLength) = try Self.address(socketPath)
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .current("socket", socketPath) }
-        descriptor = fd
+        guard socketPath.hasPrefix("/") || socketPath.hasPrefix("@") else {
+            throw SystemError(operation: "connect", path: socketPath, errno: EAFNOSUPPORT)
+        }
+        do { address = try UnixSocketAddress(socketPath, allowingAbstract: true) } catch {
+            throw SystemError(operation: "connect", path: socketPath, errno: error.errno)
+        }
+        socket = try FileDescriptor.socket(SOCK_DGRAM, path: socketPath)
     }
-
-    deinit { close(descriptor) }
 
     /// Sends `message` as one datagram.
     /// - Throws: the error of `sendto(2)` (e.g. `ECONNREFUSED` when nobody listens).
@@ -85,40 +85,14 @@ public final class SystemdNotifier: Sendable {
 
     /// Sends `text` as one datagram, for fields ``Message`` does not name.
     public func send(text: String) throws(SystemError) {
-        var bytes = Array(text.utf8)
-        var address = self.address
-        while true {
-            let sent = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                    bytes.withUnsafeMutableBytes { buffer in
-                        sendto(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), socketAddress, addressLength)
-                    }
+        let bytes = Array(text.utf8)
+        _ = try retryingOnInterrupt("sendto", socketPath) {
+            address.withSocketAddress { socketAddress, length in
+                bytes.withUnsafeBytes { buffer in
+                    sendto(socket.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), socketAddress, length)
                 }
             }
-            if sent >= 0 { return }
-            if errno != EINTR { throw .current("sendto", socketPath) }
         }
-    }
-
-    /// The `sockaddr_un` for `path`; `@name` is `name` in the abstract namespace (a leading NUL,
-    /// and a length that counts only the name's bytes).
-    static func address(_ path: String) throws(SystemError) -> (sockaddr_un, socklen_t) {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        let abstract = bytes.first == UInt8(ascii: "@")
-        guard abstract || bytes.first == UInt8(ascii: "/") else {
-            throw SystemError(operation: "connect", path: path, errno: EAFNOSUPPORT)
-        }
-        if abstract { bytes[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        // A path needs room for its NUL; an abstract name does not.
-        guard bytes.count < capacity || (abstract && bytes.count <= capacity), !bytes.dropFirst().contains(0) else {
-            throw SystemError(operation: "connect", path: path, errno: ENAMETOOLONG)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        let length = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + (abstract ? 0 : 1)
-        return (address, socklen_t(length))
     }
 
     static func monotonicMicroseconds() -> UInt64 {

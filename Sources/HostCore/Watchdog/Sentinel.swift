@@ -32,12 +32,13 @@ public final class Sentinel: Sendable {
 
     /// The file's path.
     public let path: String
-    private let descriptor: Int32
+    // Holds the flock for the process lifetime.
+    private let descriptor: FileDescriptor
     // The mapping, for the process lifetime. Written only on the main thread (CallTracker's
     // enter/leave/register run there), read by nobody in this process: the next run reads the file.
     nonisolated(unsafe) let page: UnsafeMutableRawPointer
 
-    private init(path: String, descriptor: Int32, page: UnsafeMutableRawPointer) {
+    private init(path: String, descriptor: consuming FileDescriptor, page: UnsafeMutableRawPointer) {
         self.path = path
         self.descriptor = descriptor
         self.page = page
@@ -89,27 +90,19 @@ public final class Sentinel: Sendable {
     public static func open(stateDirectory: String) throws(OpenError) -> (Sentinel, PreviousRun?) {
         let path = (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + fileName
         do { try DirectoryHandle.makeDirectories(stateDirectory) } catch { throw .system(error) }
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .system(.current("open", path)) }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
-            let error = errno
-            Glibc.close(fd)
-            if error == EWOULDBLOCK { throw .inUse(path: path) }
-            throw .system(SystemError(operation: "flock", path: path, errno: error))
+        let file: FileDescriptor
+        do { file = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600) } catch { throw .system(error) }
+        let fd = file.rawValue
+        do {
+            _ = try retryingOnInterrupt("flock", path) { flock(fd, LOCK_EX | LOCK_NB) }
+        } catch {
+            throw error.errno == EWOULDBLOCK ? .inUse(path: path) : .system(error)
         }
-        var old = [UInt8](repeating: 0, count: size)
-        let count = old.withUnsafeMutableBytes { pread(fd, $0.baseAddress!, size, 0) }
-        let previous = count >= idsOffset + 8 ? decode(old) : nil
-        guard ftruncate(fd, off_t(size)) == 0 else {
-            let error = SystemError.current("ftruncate", path)
-            Glibc.close(fd)
-            throw .system(error)
-        }
-        guard let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
-            let error = SystemError.current("mmap", path)
-            Glibc.close(fd)
-            throw .system(error)
+        let old = (try? file.read(at: 0, count: size, path: path)) ?? []
+        let previous = old.count >= idsOffset + 8 ? decode(old) : nil
+        guard ftruncate(file.rawValue, off_t(size)) == 0 else { throw .system(.current("ftruncate", path)) }
+        guard let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.rawValue, 0), mapped != MAP_FAILED else {
+            throw .system(.current("mmap", path))
         }
         memset(mapped, 0, size)
         mapped.storeBytes(of: magic, toByteOffset: 0, as: UInt32.self)
@@ -117,7 +110,7 @@ public final class Sentinel: Sendable {
         mapped.storeBytes(of: getpid(), toByteOffset: 8, as: Int32.self)
         mapped.storeBytes(of: Int64(time(nil)), toByteOffset: 16, as: Int64.self)
         mapped.storeBytes(of: Int64(-1), toByteOffset: serviceOffset, as: Int64.self)
-        let sentinel = Sentinel(path: path, descriptor: fd, page: mapped)
+        let sentinel = Sentinel(path: path, descriptor: file, page: mapped)
         removalAtExit.withLock { $0 = path }
         atexit { removalAtExit.withLock { path in path.map { _ = unlink($0) } } }
         return (sentinel, previous)

@@ -39,7 +39,6 @@ final class WorkerConnection: Sendable {
     let pid: pid_t
     let channel: FrameChannel
     let forwarder: HostCallForwarder
-    private let output: Int32
     private let log: Log
     private let source: String
     private let state = Mutex(State())
@@ -53,14 +52,15 @@ final class WorkerConnection: Sendable {
          onDeath: @escaping @Sendable (WorkerConnection, WorkerDeath) -> Void) throws(SystemError) {
         let started = try WorkerSpawn.spawn(executable: executable, pluginPath: pluginPath)
         pid = started.pid
-        channel = FrameChannel(descriptor: started.channel)
+        channel = FrameChannel(socket: started.channel)
         channel.setSendTimeout(seconds: sendTimeout)
         forwarder = HostCallForwarder(channel: channel)
-        output = started.output
         self.log = log
         self.source = source
         self.onDeath = onDeath
-        DetachedThread.start { [self] in readUntilDeath() }
+        // The worker's output is the reader thread's alone: it closes when that thread ends.
+        let output = started.output
+        DetachedThread.start { [self] in readUntilDeath(output) }
     }
 
     /// The last step of loading the worker reported (PluginLoader.LoadStage), 0 before any.
@@ -108,7 +108,7 @@ final class WorkerConnection: Sendable {
     /// Closes the host's end: the worker reads end of file and exits.
     func close() {
         expectExit()
-        shutdown(channel.descriptor, Int32(SHUT_RDWR))
+        channel.shutdown()
     }
 
     @MainActor
@@ -171,7 +171,7 @@ final class WorkerConnection: Sendable {
 
     // MARK: The reader thread
 
-    private func readUntilDeath() {
+    private func readUntilDeath(_ output: borrowing FileDescriptor) {
         var decoder = FrameDecoder()
         var lines = OutputLines(log: log, source: source)
         var outputOpen = true
@@ -179,20 +179,17 @@ final class WorkerConnection: Sendable {
         defer { buffer.deallocate() }
         var reaped: WorkerExit?
         reading: while true {
-            var fds = [pollfd(fd: channel.descriptor, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: outputOpen ? output : -1, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, 500)
-            if ready < 0 && errno == EINTR { continue }
+            var fds = [pollfd(fd: channel.socket.rawValue, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: outputOpen ? output.rawValue : -1, events: Int16(POLLIN), revents: 0)]
+            let ready = (try? retryingOnInterrupt("poll", "worker channel") { poll(&fds, 2, 500) }) ?? -1
             if ready == 0 {
                 // A worker can die while something it started holds its channel open.
                 if let exit = reap(blocking: false) { reaped = exit; break reading }
                 continue
             }
             if fds[1].revents != 0 {
-                let n = Glibc.read(output, buffer.baseAddress!, buffer.count)
-                if n > 0 { lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n])) } else if n == 0 || errno != EINTR {
-                    outputOpen = false
-                }
+                let n = (try? output.read(into: buffer, path: source)) ?? 0
+                if n > 0 { lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n])) } else { outputOpen = false }
             }
             guard fds[0].revents != 0 else { continue }
             let n: Int
@@ -208,10 +205,8 @@ final class WorkerConnection: Sendable {
         }
         // What the worker printed last, without waiting for a descendant that holds the pipe.
         if outputOpen {
-            _ = fcntl(output, F_SETFL, O_NONBLOCK)
-            while true {
-                let n = Glibc.read(output, buffer.baseAddress!, buffer.count)
-                if n <= 0 { break }
+            _ = fcntl(output.rawValue, F_SETFL, O_NONBLOCK)
+            while let n = try? output.read(into: buffer, path: source), n > 0 {
                 lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
             }
         }
@@ -224,8 +219,6 @@ final class WorkerConnection: Sendable {
             return death
         }
         wake.signal()
-        Glibc.close(output)
-        channel.close()
         onDeath(self, death)
     }
 
@@ -245,12 +238,8 @@ final class WorkerConnection: Sendable {
 
     private func reap(blocking: Bool) -> WorkerExit? {
         var raw: Int32 = 0
-        while true {
-            let result = waitpid(pid, &raw, blocking ? 0 : WNOHANG)
-            if result == pid { return WorkerExit(waitStatus: raw) }
-            if result < 0 && errno == EINTR { continue }
-            return nil
-        }
+        let result = try? retryingOnInterrupt("waitpid", source) { waitpid(pid, &raw, blocking ? 0 : WNOHANG) }
+        return result == pid ? WorkerExit(waitStatus: raw) : nil
     }
 
     private func dispatch(_ frame: Frame) throws(WireError) {

@@ -9,48 +9,33 @@ enum WorkerSpawn {
     static let channelDescriptor: Int32 = 3
 
     /// A started worker: its pid, the host's end of the channel and the read end of its output.
-    struct Started {
+    struct Started: ~Copyable {
         let pid: pid_t
-        let channel: Int32
-        let output: Int32
+        let channel: FileDescriptor
+        let output: FileDescriptor
     }
 
     /// Spawns `executable __worker pluginPath`. The worker gets its own process group (a
     /// Ctrl-C in the terminal goes to the host, which shuts services down in order, not to
     /// the workers), stdin from /dev/null and every other descriptor closed (the host's are
-    /// all close-on-exec).
+    /// all close-on-exec from their creation, see ``FileDescriptor``).
     static func spawn(executable: String, pluginPath: String) throws(SystemError) -> Started {
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw .current("socketpair", pluginPath)
-        }
-        var pipeEnds: [Int32] = [-1, -1]
-        // pipe, then close-on-exec: workers are only spawned from the main thread, so no
-        // other spawn can inherit the pipe in between.
-        guard pipe(&pipeEnds) == 0 else {
-            let error = SystemError.current("pipe", pluginPath)
-            close(pair[0]); close(pair[1])
-            throw error
-        }
-        _ = fcntl(pipeEnds[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(pipeEnds[1], F_SETFD, FD_CLOEXEC)
-        // Out of the way of 0...3, so the dup2s below never meet their own source.
-        let childChannel = fcntl(pair[1], F_DUPFD_CLOEXEC, 10)
-        let childOutput = fcntl(pipeEnds[1], F_DUPFD_CLOEXEC, 10)
-        close(pair[1]); close(pipeEnds[1])
-        defer { close(childChannel); close(childOutput) }
-        guard childChannel >= 0, childOutput >= 0 else {
-            close(pair[0]); close(pipeEnds[0])
-            throw .current("fcntl", pluginPath)
-        }
+        markInheritedCloseOnExec()
+        let channel = try FileDescriptor.socketPair(path: pluginPath)
+        let output = try FileDescriptor.pipe(path: pluginPath)
+        // The worker's ends, numbered out of the way of 0...3 so the dup2s below never meet
+        // their own source: a dup2 to another number is what clears close-on-exec on the
+        // worker's copy. The host's copies close when this returns.
+        let childChannel = try channel.second.duplicate(atLeast: 10, path: pluginPath)
+        let childOutput = try output.second.duplicate(atLeast: 10, path: pluginPath)
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, childOutput, 1)
-        posix_spawn_file_actions_adddup2(&actions, childOutput, 2)
-        posix_spawn_file_actions_adddup2(&actions, childChannel, channelDescriptor)
+        posix_spawn_file_actions_adddup2(&actions, childOutput.rawValue, 1)
+        posix_spawn_file_actions_adddup2(&actions, childOutput.rawValue, 2)
+        posix_spawn_file_actions_adddup2(&actions, childChannel.rawValue, channelDescriptor)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -74,11 +59,19 @@ enum WorkerSpawn {
         defer { for entry in environment { free(entry) } }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environment + [nil])
-        guard result == 0 else {
-            close(pair[0]); close(pipeEnds[0])
-            throw SystemError(operation: "posix_spawn", path: executable, errno: result)
+        guard result == 0 else { throw SystemError(operation: "posix_spawn", path: executable, errno: result) }
+        return Started(pid: pid, channel: channel.first, output: output.first)
+    }
+
+    /// Makes every descriptor above stderr close-on-exec. The host creates all of its own so;
+    /// any other was inherited from whatever started the host (a shell, a test runner) or
+    /// opened by an in-process plugin, and must not reach a worker.
+    private static func markInheritedCloseOnExec() {
+        guard let names = try? DirectoryHandle.open("/proc/self/fd").names() else { return }
+        for case let number? in names.map({ Int32($0) }) where number > 2 {
+            let flags = fcntl(number, F_GETFD)
+            if flags >= 0 && flags & FD_CLOEXEC == 0 { _ = fcntl(number, F_SETFD, flags | FD_CLOEXEC) }
         }
-        return Started(pid: pid, channel: pair[0], output: pipeEnds[0])
     }
 
     /// The host's environment, plus a short Swift crash backtrace (the crashed thread's frames,

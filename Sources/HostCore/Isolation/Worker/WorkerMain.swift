@@ -17,12 +17,13 @@ public enum WorkerMain {
         guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else {
             fail("host \(subcommand) is internal: the host starts it, with its channel on descriptor \(fd)", status: 2)
         }
-        // Not inherited by programs a plugin starts; and the host's SIGTERM/SIGINT shutdown
-        // reaches services through the host, in order, never as a signal to the worker.
+        // Not inherited by programs a plugin starts (the host's dup2 cleared close-on-exec so
+        // that this process could inherit it); and the host's SIGTERM/SIGINT shutdown reaches
+        // services through the host, in order, never as a signal to the worker.
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
-        let channel = FrameChannel(descriptor: fd)
+        let channel = FrameChannel(socket: FileDescriptor(taking: fd))
         let calls = PendingCalls(channel: channel)
         let session = WorkerSession(channel: channel, calls: calls)
         var hello = WireWriter()

@@ -1,0 +1,14 @@
+// The libc calls HostCore needs that Glibc's Swift module hides: they are declared only
+// with _GNU_SOURCE, which a Swift module cannot set for the C library it imports. Internal
+// to HostCore, as swift-system's CSystem is to SystemPackage.
+#ifndef CSYSTEM_H
+#define CSYSTEM_H
+
+/// pipe2(2): a pipe whose ends get `flags` (O_CLOEXEC) in the same call.
+int csystem_pipe2(int fds[2], int flags);
+
+/// accept4(2) without the peer's address: the connection gets `flags` (SOCK_CLOEXEC) in the
+/// same call.
+int csystem_accept4(int fd, int flags);
+
+#endif
