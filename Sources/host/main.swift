@@ -19,26 +19,16 @@ func failure(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
-/// The bytes of a file, or of standard input for "-".
-func readInput(_ path: String) throws(SystemError) -> [UInt8] {
-    let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw .current("open", path) }
-    defer { if fd != STDIN_FILENO { close(fd) } }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = read(fd, &chunk, chunk.count)
-        if n < 0 && errno == EINTR { continue }
-        if n < 0 { throw .current("read", path) }
-        if n == 0 { return bytes }
-        bytes += chunk[..<n]
-    }
+/// Logs `message` as an error (in the log's format) and exits 2.
+func fatal(_ log: Log, _ message: String, event: String) -> Never {
+    log.error("host", message, event: event)
+    exit(2)
 }
 
 /// `host ctl …`: one request to a running host.
 func runCtl(_ arguments: [String]) -> Never {
     let invocation: CtlCommand.Invocation
-    do { invocation = try CtlCommand.parse(arguments, readInput: readInput) } catch { usageFailure(error, help: CtlCommand.help) }
+    do { invocation = try CtlCommand.parse(arguments, readInput: { try InputFile.read($0, limit: RunOptions.largestPayload) }) } catch { usageFailure(error, help: CtlCommand.help) }
     let path: String
     do { path = try invocation.control ?? ControlPaths.defaultSocket() } catch {
         failure("host ctl: no control socket: \(error) (pass --control PATH)", status: 1)
@@ -59,8 +49,9 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
     var request = LaunchRequest()
     do throws(InputError) {
         if let file = options.launchNotificationFile {
+            // The limit of a push through the control channel holds for a launch push too.
             let bytes: [UInt8]
-            do { bytes = try readInput(file) } catch { throw InputError("--launch-notification: \(error)") }
+            do { bytes = try InputFile.read(file, limit: options.maxPayload) } catch { throw InputError("--launch-notification: \(error)") }
             request.notification = try PushPayload(parsing: bytes)
         }
         if let url = options.launchURL { request.url = try OpenURLInput(url) }
@@ -83,11 +74,11 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
 func run(_ options: RunOptions) -> Never {
     // First thing: from here on SIGTERM, SIGINT and SIGHUP are recorded, never lost.
     ShutdownCoordinator.catchSignals()
-    let log = Log(level: options.logLevel)
+    let log = Log(level: options.logLevel, format: options.logFormat)
     let request = launchRequest(options)
     var trace: TraceWriter?
     if let path = options.traceFile {
-        do { trace = try TraceWriter(path: path) } catch { failure("host: cannot write the trace: \(error)", status: 2) }
+        do { trace = try TraceWriter(path: path) } catch { fatal(log, "cannot write the trace: \(error)", event: "host.traceFailed") }
     }
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
@@ -95,7 +86,7 @@ func run(_ options: RunOptions) -> Never {
         stateDirectory = try StateDirectory(path: try options.stateDirectory ?? StateDirectory.defaultPath())
         firstLaunch = try FirstLaunch(mode: options.firstLaunch, stateDirectory: stateDirectory)
     } catch {
-        failure("error [host] state directory: \(error)", status: 2)
+        fatal(log, "state directory: \(error)", event: "host.stateDirectoryFailed")
     }
     let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch)
     host.answerTimeout = options.fetchTimeout
@@ -110,25 +101,27 @@ func run(_ options: RunOptions) -> Never {
     do {
         host.notifier = try SystemdNotifier.fromEnvironment()
     } catch {
-        log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)")
+        log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)", event: "systemd.unusable")
     }
     do {
         try host.load(options.loadSettings)
     } catch {
-        failure("error [host] \(error)", status: 2)
+        fatal(log, "\(error)", event: "host.loadFailed")
     }
-    if host.services.isEmpty { log.warn("host", "no services loaded; running with none") }
+    if host.services.isEmpty { log.warn("host", "no services loaded; running with none", event: "host.noServices") }
 
     // Installed before launch, so a signal during launch waits for it and then shuts down.
     let coordinator = ShutdownCoordinator(timeout: options.shutdownTimeout, tracker: host.tracker, log: log, hangup: {
         MainActor.assumeIsolated {
-            host.log.info("host", "SIGHUP received: reloading")
-            do { _ = try host.reload() } catch { host.log.error("host", "reload failed, nothing changed: \(error)") }
+            host.log.info("host", "SIGHUP received: reloading", event: "reload.requested")
+            do { _ = try host.reload() } catch {
+                host.log.error("host", "reload failed, nothing changed: \(error)", event: "reload.failed")
+            }
         }
     }) {
         MainActor.assumeIsolated {
             try? host.terminate()
-            log.info("host", "terminated cleanly")
+            log.info("host", "terminated cleanly", event: "host.terminated")
             exit(0)
         }
     }
@@ -141,21 +134,23 @@ func run(_ options: RunOptions) -> Never {
         server = try ControlServer(path: controlPath, maxPayload: options.maxPayload, log: log,
                                    handler: ControlHandler(host: host, willTerminate: coordinator.armDeadline))
     } catch {
-        failure("error [host] \(error)", status: 2)
+        fatal(log, "\(error)", event: "control.unavailable")
     }
     do {
         let failedRequired = try host.launch(request)
         if !failedRequired.isEmpty {
-            log.error("host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping")
+            log.error("host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping",
+                      event: "host.requiredFailed", .strings("services", failedRequired))
             try? host.terminate()
             exit(2)
         }
     } catch {
-        log.error("host", error.description)
+        log.error("host", error.description, event: "host.launchFailed")
     }
     let watchdog = startWatchdog(host)
     log.info("host", "\(host.state.name) with \(host.services.count) service(s): "
-        + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)")
+        + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)", event: "host.ready",
+        .string("state", host.state.name), .strings("services", host.services.map(\.id)), .string("control", server.path))
     withExtendedLifetime(watchdog) { dispatchMain() }
 }
 

@@ -7,7 +7,7 @@ enum OptionValue {
     static let maxSeconds: Double = 86_400
 
     /// The largest control payload: 16 MiB, the largest frame a worker process accepts.
-    static let maxPayload = 16 << 20
+    public static let maxPayload = 16 << 20
 
     /// A number of seconds, more than 0 and at most `maxSeconds`.
     static func seconds(_ text: String) throws(UsageError) -> Double {

@@ -10,6 +10,8 @@ public struct RunOptions {
     public var traceFile: String?
     /// How much to log.
     public var logLevel: LogLevel = .info
+    /// How log lines are written: text for people, JSON lines for machines.
+    public var logFormat: LogFormat = .text
     /// How long shutdown may take before the host exits anyway.
     public var shutdownTimeout: Double = 5
     /// The control socket; nil means the default path.
@@ -47,6 +49,10 @@ public struct RunOptions {
         return settings
     }
 
+    /// The largest payload any path accepts (`--max-payload` may not go above it): the largest
+    /// frame a worker takes.
+    public static let largestPayload = OptionValue.maxPayload
+
     /// Default options.
     public init() {}
 
@@ -72,6 +78,10 @@ public struct RunOptions {
         .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },
         .value("--log-level", "LEVEL", "error, warn, info (default) or debug") { options, text throws(UsageError) in
             options.logLevel = try OptionValue.choice(text, "level", \LogLevel.name)
+        },
+        .value("--log-format", "FORMAT", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields") {
+            options, text throws(UsageError) in
+            options.logFormat = try OptionValue.choice(text, "format", \LogFormat.rawValue)
         },
         .value("--shutdown-timeout", "SECS", "how long SIGTERM's shutdown may take (default 5)") { options, text throws(UsageError) in
             options.shutdownTimeout = try OptionValue.seconds(text)

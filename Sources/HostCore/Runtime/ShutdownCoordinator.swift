@@ -27,11 +27,10 @@ public final class ShutdownCoordinator: Sendable {
     /// Installs the handlers that record the signals in the pipe. Call it first thing on the
     /// main thread; the signals are then never lost, and never kill the host by default.
     public static func catchSignals() {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        signalPipeRead = ends[0]
-        signalPipeWrite = ends[1]
+        // Close-on-exec from the start: workers never inherit it. Kept open for the process lifetime.
+        guard let ends = try? FileDescriptor.pipe(path: "the signal pipe") else { return }
+        signalPipeRead = ends.first.release()
+        signalPipeWrite = ends.second.release()
         for number in handled {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
@@ -76,9 +75,11 @@ public final class ShutdownCoordinator: Sendable {
     private func waitForSignals() -> Never {
         while true {
             var byte: UInt8 = 0
-            let n = read(signalPipeRead, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            guard n == 1 else { pause(); continue }  // no pipe: nothing will ever arrive
+            // No pipe (or a broken one): nothing will ever arrive.
+            guard (try? retryingOnInterrupt("read", "the signal pipe", { read(signalPipeRead, &byte, 1) })) == 1 else {
+                pause()
+                continue
+            }
             let number = Int32(byte)
             if number == SIGHUP {
                 DispatchQueue.main.async(execute: hangup)

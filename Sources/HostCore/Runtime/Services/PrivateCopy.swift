@@ -11,19 +11,24 @@ struct PrivateCopy {
         guard let made = mkdtemp(&template) else { throw .system(.current("mkdtemp", temporary)) }
         directory = String(cString: made)
         path = directory + "/" + (source.split(separator: "/").last.map(String.init) ?? "plugin.so")
-        let input = Glibc.open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw .system(.current("open", source)) }
-        defer { close(input) }
-        let output = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o700)
-        guard output >= 0 else { throw .system(.current("open", path)) }
-        defer { close(output) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = read(input, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw .system(.current("read", source)) }
-            if n == 0 { break }
-            guard write(output, buffer, n) == n else { throw .system(.current("write", path)) }
+        do throws(SystemError) {
+            let input = try FileDescriptor.open(source, O_RDONLY)
+            let output = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o700)
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { bytes in
+                    Result { () throws(SystemError) in try input.read(into: bytes, path: source) }
+                }.get()
+                if count == 0 { break }
+                try buffer.withUnsafeBytes { bytes in
+                    Result { () throws(SystemError) in
+                        try output.writeAll(UnsafeRawBufferPointer(rebasing: bytes[..<count]), path: path)
+                    }
+                }.get()
+            }
+        } catch {
+            remove()
+            throw .system(error)
         }
     }
 
