@@ -1,7 +1,12 @@
 import Glibc
 
-/// Lists the plugin files of plugin directories: every `*.so`, in name order, with the
-/// files that must be skipped (not regular, insecure) already turned into failures.
+/// Lists the plugin files of plugin directories: every `*.so` whose name does not start with a
+/// dot, in name order, with the files that must be skipped (not regular, insecure) already
+/// turned into failures.
+///
+/// Rationale for the dot rule: editors and installers write a new file as a hidden temporary
+/// (`.name.so.XXXX`, `.name.so`) and rename it into place; scanning one mid-write would load a
+/// half-written library or the same service twice.
 public enum PluginScanner {
     /// One directory entry named `*.so`: a file to inspect, or why it is skipped.
     public typealias Entry = Result<String, LoadFailure>
@@ -15,7 +20,10 @@ public enum PluginScanner {
         public var description: String { "plugin directory \(path): \(reason)" }
     }
 
-    /// The `*.so` entries of `directory` in byte order of their names.
+    /// Whether a directory entry named `name` is a plugin file: `*.so`, not hidden.
+    public static func isPluginName(_ name: String) -> Bool { name.hasSuffix(".so") && !name.hasPrefix(".") }
+
+    /// The plugin entries of `directory` (``isPluginName(_:)``) in byte order of their names.
     ///
     /// An insecure directory turns every entry into a failure (its files could be swapped);
     /// `allowInsecure` lifts both the directory and the file checks.
@@ -33,7 +41,7 @@ public enum PluginScanner {
         }
         let directoryProblem = allowInsecure ? nil : FileSecurity.problem(path: directory, status: dirStatus, what: "directory")
         let base = directory.hasSuffix("/") ? directory : directory + "/"
-        return names.filter { $0.hasSuffix(".so") }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { name in
+        return names.filter(isPluginName).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { name in
             let path = base + name
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
             return check(path: path, allowInsecure: allowInsecure)

@@ -100,7 +100,14 @@ public final class Sentinel: Sendable {
         }
         let old = (try? file.read(at: 0, count: size, path: path)) ?? []
         let previous = old.count >= idsOffset + 8 ? decode(old) : nil
-        guard ftruncate(file.rawValue, off_t(size)) == 0 else { throw .system(.current("ftruncate", path)) }
+        // Blocks allocated for real before mapping: a store into a sparse page on a full disk
+        // would kill the host with SIGBUS. Without the blocks, the host runs without a sentinel.
+        let allocated = posix_fallocate(file.rawValue, 0, off_t(size))
+        guard allocated == 0 else {
+            // A failed sentinel must not be taken for an unclean exit at the next start.
+            unlink(path)
+            throw .system(SystemError(operation: "posix_fallocate", path: path, errno: allocated))
+        }
         guard let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.rawValue, 0), mapped != MAP_FAILED else {
             throw .system(.current("mmap", path))
         }
