@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// The control socket's protocol, permissions and robustness.
-@Suite struct ControlChannelTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct ControlChannelTests {
     @Test func pipelinedRequests_areAnsweredInOrder_withTheirIDs() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// Crash and hang isolation with the real binary, as a user meets it (issue 5's "done when").
-@Suite struct IsolationTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct IsolationTests {
     @Test func aServiceThatSegfaultsOnBackground_isRestarted_andTheOthersNeverNotice() throws {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=10"])
