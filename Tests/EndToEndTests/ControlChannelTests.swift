@@ -94,8 +94,7 @@ import TestSupport
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)",
                              "PROBE_SLEEP_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_SLEEP_MS=1500"])
         try host.start(wait: false)
-        #expect(eventually { FileManager.default.fileExists(atPath: host.control) })
-        let socket = try ControlSocket(path: host.control)
+        let socket = try ControlSocket.connecting(to: host.control)
         socket.send([#"{"command":"open","url":"myapp://1"}"#, #"{"command":"open","url":"myapp://2"}"#,
                      #"{"command":"state"}"#].map { $0 + "\n" }.joined())
         #expect(socket.readReply()?["handledBy"] as? String == "test.a")
