@@ -116,5 +116,10 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
+        // The SDK's own checks (older, shorter structs from the host), without a host.
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceABI", "TestSupport"]),
+        .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON"]),
+        // Runs the built servicehost-metagen; reads its output with the host's decoder.
+        .testTarget(name: "MetagenTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
     ]
 )

@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// The bundled services (Plugins/) driven through `host ctl`, as a new user would.
-@Suite struct BundledServicesTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct BundledServicesTests {
     private func host(_ extra: [String] = []) throws -> RunningHost {
         let host = try RunningHost()
         for name in ["Logger", "Uptime", "PushNotifications", "DeepLinks", "Analytics", "OfflineQueue", "Onboarding"] {

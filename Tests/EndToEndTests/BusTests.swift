@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// Service-to-service notifications: subscriptions, service order, never re-entrant.
-@Suite struct BusTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct BusTests {
     private let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)"
 
     @Test func ctlPost_reachesSubscribersInServiceOrder() throws {

@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// The configuration file, first launch, policies and hot reload, through the real binary.
-@Suite struct ConfigurationTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct ConfigurationTests {
     private func probes(_ host: RunningHost, _ ids: [String], _ extra: [String] = []) throws {
         for id in ids { try host.probe(id, ["PROBE_ID=\"test.\(id)\""] + extra) }
     }

@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// The control socket's protocol, permissions and robustness.
-@Suite struct ControlChannelTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct ControlChannelTests {
     @Test func pipelinedRequests_areAnsweredInOrder_withTheirIDs() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
@@ -93,8 +94,7 @@ import TestSupport
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)",
                              "PROBE_SLEEP_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_SLEEP_MS=1500"])
         try host.start(wait: false)
-        #expect(eventually { FileManager.default.fileExists(atPath: host.control) })
-        let socket = try ControlSocket(path: host.control)
+        let socket = try ControlSocket.connecting(to: host.control)
         socket.send([#"{"command":"open","url":"myapp://1"}"#, #"{"command":"open","url":"myapp://2"}"#,
                      #"{"command":"state"}"#].map { $0 + "\n" }.joined())
         #expect(socket.readReply()?["handledBy"] as? String == "test.a")

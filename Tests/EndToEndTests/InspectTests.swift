@@ -3,7 +3,9 @@ import Testing
 import TestSupport
 
 /// `host inspect` reads static metadata and never runs plugin code.
-@Suite struct InspectTests {
+// A time limit: these tests start processes, and the first to need the out-of-tree Greeter
+// package builds it with `swift build`.
+@Suite(.timeLimit(.minutes(20))) struct InspectTests {
     @Test func printsEveryServicesMetadata() throws {
         let scratch = try Scratch()
         let lib = try scratch.folder("lib")

@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// openURL and continueUserActivity: first claim in priority order, ownership by claims.
-@Suite struct RoutingTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct RoutingTests {
     private let urlEvents = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"
 
     @Test func firstClaimWins_inPriorityOrder_andLaterServicesAreNeverAsked() throws {

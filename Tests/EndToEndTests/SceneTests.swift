@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// Scenes driven through `host --launch-scene` and `host ctl scene`, as a user would.
-@Suite struct SceneTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct SceneTests {
     /// A probe that handles the app lifecycle and every scene event.
     private let sceneEvents = "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES"
     /// The same, plus the app-level URL and activity events.

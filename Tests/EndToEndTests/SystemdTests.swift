@@ -3,7 +3,8 @@ import Testing
 import TestSupport
 
 /// The sd_notify protocol against a real datagram socket standing in for systemd.
-@Suite struct SystemdTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct SystemdTests {
     @Test func notifiesReadyReloadingReadyStopping_andPingsTheWatchdog() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

@@ -63,6 +63,7 @@ import Testing
         }
         do {
             _ = try lifecycle.steps(to: .active)
+            Issue.record("a terminated app was given steps to active")
         } catch {
             #expect(error.description == "cannot move from notRunning to active: the app has terminated")
         }

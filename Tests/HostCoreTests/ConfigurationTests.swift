@@ -177,7 +177,10 @@ import TestSupport
             try HostConfiguration.load(path: path)
         }
         #expect((try? HostConfiguration.load(path: path)) == nil)
-        do { _ = try HostConfiguration.load(path: path) } catch {
+        do {
+            _ = try HostConfiguration.load(path: path)
+            Issue.record("a missing file was read")
+        } catch {
             #expect(error.description == "\(path): open failed: No such file or directory")
         }
     }

@@ -6,7 +6,8 @@ import TestSupport
 
 /// Delivery order and failure handling, through the real dispatcher with real C plugins.
 @MainActor
-@Suite struct HostDispatchTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct HostDispatchTests {
     let scratch: Scratch
     let lib: String
 

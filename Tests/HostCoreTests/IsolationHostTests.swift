@@ -7,7 +7,8 @@ import TestSupport
 
 /// Per-service policies through the real dispatcher and real workers (the built `host`).
 @MainActor
-@Suite struct IsolationHostTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct IsolationHostTests {
     let scratch: Scratch
     let lib: String
 

@@ -5,7 +5,8 @@ import TestSupport
 
 /// Every loader failure, each from a crafted file, through the same loader `host` uses.
 @MainActor
-@Suite struct LoaderTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct LoaderTests {
     let scratch: Scratch
     let lib: String
 

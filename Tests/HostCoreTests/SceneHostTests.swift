@@ -6,7 +6,8 @@ import TestSupport
 
 /// Scenes through the real dispatcher with real C plugins, in process.
 @MainActor
-@Suite struct SceneHostTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct SceneHostTests {
     let scratch: Scratch
     let lib: String
     let logPath: String

@@ -3,7 +3,8 @@ import ServiceJSON
 import Testing
 
 /// The scene state machine, the app state derived from scenes, and scene requests.
-@Suite struct SceneModelTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct SceneModelTests {
     @Test(arguments: [
         (SceneState.unattached, SceneState.foregroundActive, [EventKind.sceneWillEnterForeground, .sceneDidBecomeActive]),
         (.foregroundActive, .background, [.sceneWillResignActive, .sceneDidEnterBackground]),

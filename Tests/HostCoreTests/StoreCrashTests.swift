@@ -9,7 +9,8 @@ import TestSupport
 ///
 /// The child is this test binary run again for ``crashChild_writesOneKeyUntilKilled(_:)`` alone,
 /// so it exercises the very `ServiceStore` code under test.
-@Suite struct StoreCrashTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct StoreCrashTests {
     static let childVariable = "SERVICEHOST_STORE_CRASH_CHILD"
     static let serviceID = "test.crash"
     static let valueA = [UInt8](repeating: UInt8(ascii: "A"), count: 256 << 10)

@@ -6,7 +6,8 @@ import TestSupport
 
 /// The parts of supervision that need no worker: backoff and crash limits, failure records,
 /// the sentinel, the options, trust.
-@Suite struct SupervisionTests {
+// A time limit: these tests start processes (a hang must fail the test, not stall the run).
+@Suite(.timeLimit(.minutes(10))) struct SupervisionTests {
     @Test func restartsBackOff_from100ms_doubling_to10s_andTheLimitCountsOnlyTheWindow() {
         var history = CrashHistory(limit: CrashLimit(count: 3, window: 60))
         var reached = history.record(at: 0)

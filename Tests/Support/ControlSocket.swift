@@ -24,6 +24,17 @@ public final class ControlSocket {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// Connects as soon as a host listens at `path`, trying for at most `seconds`: its file
+    /// appears at `bind`, a moment before `listen`, when a connection is still refused.
+    public static func connecting(to path: String, within seconds: Double = 60) throws -> ControlSocket {
+        var socket: ControlSocket?
+        _ = eventually(within: seconds) {
+            socket = try? ControlSocket(path: path)
+            return socket != nil
+        }
+        return try socket ?? ControlSocket(path: path)  // the last try's error says why
+    }
+
     deinit { close(fd) }
 
     /// Sends raw bytes.

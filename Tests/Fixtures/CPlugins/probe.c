@@ -5,6 +5,8 @@
 //   PROBE_FAIL_KIND     an event kind answered with PROBE_FAIL_RESULT (default SH_ERROR)
 //   PROBE_HANG_KIND     an event kind during which the service sleeps forever
 //   PROBE_SLEEP_KIND / PROBE_SLEEP_MS   an event kind during which it sleeps a while
+//   PROBE_MARK_KIND / PROBE_MARK_FILE   create that file as an event of that kind begins (before
+//                       any sleep or hang): a test polls for it to know the service is inside
 //   PROBE_ANSWER        the result of openURL / continueUserActivity (default SH_OK)
 //   PROBE_COMPLETE      how completions are answered: 0 at once (default), 1 never,
 //                       2 twice, 3 from another thread after 50 ms
@@ -253,6 +255,9 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #endif
 #ifdef PROBE_REGISTER_ON_KIND
     if (event->kind == PROBE_REGISTER_ON_KIND) host->register_for_remote_notifications(host);
+#endif
+#ifdef PROBE_MARK_KIND
+    if (event->kind == PROBE_MARK_KIND) close(open(PROBE_MARK_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0644));
 #endif
 #ifdef PROBE_SLEEP_KIND
     if (event->kind == PROBE_SLEEP_KIND) sleep_ms(PROBE_SLEEP_MS);

@@ -1,0 +1,120 @@
+import Foundation
+@testable import HostCore
+import ServiceABI
+import Testing
+import TestSupport
+
+/// A valid manifest's generated records, decoded back by the host's own metadata decoder
+/// (the one `host inspect` and the loader use): what the manifest says is what the host reads.
+@Suite(.timeLimit(.minutes(5)))
+struct GeneratedRecordTests {
+    private func generate(_ manifest: String) throws -> (swift: String, metadata: PluginMetadata) {
+        let run = try Metagen().run(manifest)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr == "")
+        let swift = try #require(run.output)
+        let metadata = try PluginMetadata.decode(Metagen.recordBytes(of: swift))
+        return (swift, metadata)
+    }
+
+    @Test func everyKey_isDecodedByTheHost() throws {
+        let (swift, metadata) = try generate("""
+            {
+              "services": [
+                { "id": "com.example.links", "type": "LinksService", "name": "Links", "version": "2.1.0",
+                  "events": ["lifecycle", "openURL", "continueUserActivity", "notification"], "priority": -7,
+                  "urls": ["MyApp", "https://Example.com"], "activities": ["com.example.view-item"],
+                  "subscribes": ["*", "queue.enqueue"] },
+                { "id": "com.example.car", "type": "Car.Display", "events": ["scenes"], "priority": 2147483647,
+                  "sceneRoles": ["car", "external"] }
+              ]
+            }
+            """)
+        #expect(metadata.abiVersion == SH_ABI_VERSION)
+        #expect(metadata.abiMin == SH_ABI_VERSION_MIN)
+        #expect(metadata.toolchain.hasPrefix("swift 6."))
+        #expect(metadata.sdkVersion == "0.1.0")
+        #expect(metadata.services.count == 2)
+
+        let links = metadata.services[0]
+        #expect(links.id == "com.example.links")
+        #expect(links.name == "Links")
+        #expect(links.version == "2.1.0")
+        #expect(links.priority == -7)
+        #expect(links.events.knownKinds == [.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
+                                            .didEnterBackground, .willEnterForeground, .willTerminate, .notification,
+                                            .openURL, .continueUserActivity])
+        #expect(links.events.unknownRawKinds == [])
+        #expect(links.urls == ["myapp", "https://example.com"])  // written lowercase
+        #expect(links.activities == ["com.example.view-item"])
+        #expect(links.subscriptions == ["*", "queue.enqueue"])
+        #expect(links.sceneRoles == [])
+
+        let car = metadata.services[1]
+        #expect(car.name == "Car.Display")  // defaults to the type
+        #expect(car.version == "0.0.0")
+        #expect(car.priority == Int32.max)
+        #expect(car.events.knownKinds == EventKind.allCases.filter(\.isSceneEvent))
+        #expect(car.sceneRoles == ["car", "external"])
+
+        // The entry creates each type; a scene service through the check that it adopts SceneService.
+        #expect(swift.contains(#".init(id: "com.example.links", make: { LinksService() }),"#))
+        #expect(swift.contains(#".init(id: "com.example.car", make: { ServicePlugin.sceneService(Car.Display()) }),"#))
+        #expect(swift.contains("@c(servicehost_entry)"))
+    }
+
+    @Test func theAllGroup_setsEveryEventTheHostKnows() throws {
+        let (_, metadata) = try generate(#"{"services":[{"id":"a.b","type":"A","events":["all"]}]}"#)
+        #expect(metadata.services[0].events.knownKinds == EventKind.allCases)
+        #expect(metadata.services[0].events.unknownRawKinds == [])
+    }
+
+    @Test func theSmallestManifest_getsEveryDefault() throws {
+        let (swift, metadata) = try generate(#"{"services":[{"id":"a.b","type":"A"}]}"#)
+        let service = try #require(metadata.services.first)
+        #expect(service == ServiceMetadata(id: "a.b", name: "A", version: "0.0.0", events: EventMask(0, 0), priority: 0))
+        #expect(!swift.contains("sh_meta_claim"))
+    }
+
+    @Test func valuesAtTheirLimits_fitTheirFields() throws {
+        let id = "a." + String(repeating: "b", count: 125)  // 127 bytes
+        let name = String(repeating: "n", count: 63)
+        let version = String(repeating: "1", count: 31)
+        let claim = String(repeating: "c", count: 119)
+        let (_, metadata) = try generate("""
+            {"services":[{"id":"\(id)","type":"A","name":"\(name)","version":"\(version)",
+              "events":["notification"],"subscribes":["\(claim)"],"priority":-2147483648}]}
+            """)
+        let service = try #require(metadata.services.first)
+        #expect(service.id == id)
+        #expect(service.name == name)
+        #expect(service.version == version)
+        #expect(service.subscriptions == [claim])
+        #expect(service.priority == Int32.min)
+    }
+
+    @Test func nonASCIINamesAndClaims_surviveAsUTF8() throws {
+        let (_, metadata) = try generate(
+            #"{"services":[{"id":"a.b","type":"A","name":"Café ☕","events":["notification"],"subscribes":["größe.änderung"]}]}"#)
+        #expect(metadata.services[0].name == "Café ☕")
+        #expect(metadata.services[0].subscriptions == ["größe.änderung"])
+    }
+
+    @Test func rerunningOnTheSameManifest_leavesTheOutputUntouched() throws {
+        let metagen = try Metagen()
+        let manifest = try metagen.scratch.write("servicehost.json", Array(#"{"services":[{"id":"a.b","type":"A"}]}"#.utf8))
+        let output = metagen.scratch.file("out.swift")
+        let tool = try Repository.product("servicehost-metagen")
+        #expect(try Command.run(tool, [manifest, output]).status == 0)
+        // Date the file back to 1970: a rewrite would give it the current time.
+        let epoch = Date(timeIntervalSince1970: 0)
+        try FileManager.default.setAttributes([.modificationDate: epoch], ofItemAtPath: output)
+        #expect(try Command.run(tool, [manifest, output]).status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: output)[.modificationDate] as? Date == epoch)
+        // A changed manifest rewrites it.
+        try metagen.scratch.write("servicehost.json", Array(#"{"services":[{"id":"a.c","type":"A"}]}"#.utf8))
+        #expect(try Command.run(tool, [manifest, output]).status == 0)
+        #expect(try PluginMetadata.decode(Metagen.recordBytes(of: String(contentsOfFile: output, encoding: .utf8)))
+            .services.map(\.id) == ["a.c"])
+    }
+}
