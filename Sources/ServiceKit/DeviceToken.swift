@@ -17,7 +17,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
 
     /// Copies the host's `sh_device_token` (valid only during the event).
     init(_ raw: UnsafePointer<sh_device_token>) {
-        let token = raw.pointee
+        let token = raw.copyWithinDeclaredSize()
         let size = Int(token.size)
         let lengthEnd = MemoryLayout<sh_device_token>.offset(of: \.length)! + MemoryLayout<Int>.size
         if size >= lengthEnd, let bytes = token.bytes {

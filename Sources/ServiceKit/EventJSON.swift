@@ -89,7 +89,7 @@ extension JSONValue {
     ///
     /// A malformed tape (a host bug) never crashes: nodes past the end read as `null`.
     init(tape: UnsafePointer<sh_json>) {
-        let document = tape.pointee
+        let document = tape.copyWithinDeclaredSize()
         let countOffset = MemoryLayout<sh_json>.offset(of: \.count)!
         guard Int(document.size) >= countOffset + MemoryLayout<Int>.size,
               let nodes = document.nodes, document.count > 0

@@ -60,7 +60,7 @@ public struct OpenURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Copies the host's `sh_open_url` (valid only during the event).
     init(_ raw: UnsafePointer<sh_open_url>) {
-        let url = raw.pointee
+        let url = raw.copyWithinDeclaredSize()
         let size = Int(url.size)
         let string = url.url.map { String(cString: $0) } ?? ""
         let colon = string.utf8.firstIndex(of: UInt8(ascii: ":")) ?? string.endIndex

@@ -37,7 +37,7 @@ public struct PushNotification: Sendable, Equatable {
 
     /// Points at the host's `sh_push` (valid only during the event; see ``endEvent()``).
     init(_ raw: UnsafePointer<sh_push>) {
-        let push = raw.pointee
+        let push = raw.copyWithinDeclaredSize()
         let size = Int(push.size)
         var text: UnsafeRawBufferPointer?
         if size >= MemoryLayout<sh_push>.offset(of: \.json_len)! + MemoryLayout<Int>.size, let json = push.json {

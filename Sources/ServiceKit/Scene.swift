@@ -40,7 +40,7 @@ public struct Scene: Sendable, Hashable, CustomStringConvertible {
 
     /// Copies the host's `sh_scene`.
     init(_ raw: UnsafePointer<sh_scene>) {
-        let scene = raw.pointee
+        let scene = raw.copyWithinDeclaredSize()
         let size = Int(scene.size)
         func covers<T>(_ member: KeyPath<sh_scene, T>) -> Bool {
             size >= MemoryLayout<sh_scene>.offset(of: member)! + MemoryLayout<T>.size
@@ -124,7 +124,7 @@ public struct SceneConnectionOptions: Sendable, Equatable {
     init(_ raw: UnsafePointer<sh_scene_connection_options>?) {
         self.init()
         guard let raw else { return }
-        let options = raw.pointee
+        let options = raw.copyWithinDeclaredSize()
         let size = Int(options.size)
         func covers<T>(_ member: KeyPath<sh_scene_connection_options, T>) -> Bool {
             size >= MemoryLayout<sh_scene_connection_options>.offset(of: member)! + MemoryLayout<T>.size

@@ -48,7 +48,7 @@ public struct UserActivity: Sendable, Equatable {
     /// Points at the host's `sh_user_activity` (valid only during the event; see
     /// ``endEvent()``).
     init(_ raw: UnsafePointer<sh_user_activity>) {
-        let activity = raw.pointee
+        let activity = raw.copyWithinDeclaredSize()
         let size = Int(activity.size)
         func covers<T>(_ member: KeyPath<sh_user_activity, T>) -> Bool {
             size >= MemoryLayout<sh_user_activity>.offset(of: member)! + MemoryLayout<T>.size

@@ -16,24 +16,13 @@ struct GuardPageTests {
     static let cases = ["launchOptions", "notification", "push", "response", "deviceToken", "openURL", "userActivity",
                         "tape", "scene", "connectionOptions", "event"]
 
-    /// The readers that copy the whole struct (`raw.pointee`) before looking at its `size`: a
-    /// product bug in ServiceKit, reported, not fixed here (Sources/ServiceKit is not the tests').
-    /// Each `init` starts with `let x = raw.pointee`, which reads every byte of the current
-    /// layout. When one is fixed, `withKnownIssue` fails the test until it is removed here.
-    static let copiesWholeStruct: Set<String> = ["push", "response", "deviceToken", "openURL", "userActivity", "tape",
-                                                 "scene", "connectionOptions"]
-
     @Test(arguments: cases)
     func olderStructEndingAtAnUnreadablePage_isReadOnlyUpToItsSize(_ name: String) throws {
         let child = try ChildProcess.rerunningThisTestBinary(
             test: "GuardPageTests/guardPageChild()", environment: [Self.childVariable: name])
         #expect(eventually { child.hasExited })
         let result = child.kill9AndWait()
-        withKnownIssue("ServiceKit copies the whole struct before checking its size") {
-            #expect(result.status == 0, "\(name): the child ended with \(result.status)\n\(result.stderr)")
-        } when: {
-            Self.copiesWholeStruct.contains(name)
-        }
+        #expect(result.status == 0, "\(name): the child ended with \(result.status)\n\(result.stderr)")
     }
 
     /// Runs only in the child process: reads the case its variable names from a guarded struct.
