@@ -21,7 +21,7 @@ public final class ControlHandler {
     }
 
     private func publishSnapshot() {
-        snapshot.publish(services: host.services.map { Self.describe($0) }, deviceToken: host.deviceToken?.hex)
+        snapshot.publish(services: host.services.map { Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path)) }, deviceToken: host.deviceToken?.hex)
     }
 
     /// Carries out `request`; `reply` runs on the main thread, at once or when the answers are in.
@@ -45,7 +45,9 @@ public final class ControlHandler {
             respond(body, .keepRunning)
         case .list:
             var body = ControlReply()
-            body.services = host.services.map { Self.describe($0, isolation: host.isolationFields(for: $0.id)) }
+            body.services = host.services.map {
+                Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path), isolation: host.isolationFields(for: $0.id))
+            }
             respond(body, .keepRunning)
         case .reload:
             do throws(LoadError) {
@@ -110,13 +112,13 @@ public final class ControlHandler {
 
     /// `list`'s entry for one service; `isolation` (where it runs, its state, failure) is
     /// added over it.
-    static func describe(_ service: ServiceSlot, isolation: [String: JSONValue] = [:]) -> ControlReply.Service {
+    static func describe(_ service: ServiceSlot, retiredCopies: Int = 0, isolation: [String: JSONValue] = [:]) -> ControlReply.Service {
         let meta = service.metadata
         return ControlReply.Service(
             id: meta.id, name: meta.name, version: meta.version, path: service.path, priority: Int(meta.priority),
             state: "running", events: InspectCommand.eventNames(meta.events), urls: meta.urls, activities: meta.activities,
             subscriptions: meta.subscriptions, sceneRoles: meta.sceneRoles, lastError: service.lastError,
-            isolation: isolation)
+            retiredCopies: retiredCopies, isolation: isolation)
     }
 
     /// An event's reply: who received it, who handled it, their answers.

@@ -11,7 +11,7 @@ enum ControlKey: String {
     // `state`: `busy` and `stuck` are objects of `service`, `event`, `seconds`, `deadline`.
     case state, services, deviceToken, busy, stuck, service, event, seconds, deadline
     // `list`: one object per service.
-    case version, path, priority, events, subscriptions, sceneRoles, lastError, stuckIn, failure
+    case version, path, priority, events, subscriptions, sceneRoles, lastError, retiredCopies, stuckIn, failure
     // `reload`.
     case added, removed, replaced, failures
     // Event replies.

@@ -92,6 +92,8 @@ public struct ControlReply: Sendable, Equatable {
         public var subscriptions: [String]
         public var sceneRoles: [String]
         public var lastError: String?
+        /// Earlier copies of its file replaced by reloads and still mapped (code cannot be unloaded).
+        public var retiredCopies: Int = 0
         /// Where it runs and how its worker fares (``Host/isolationFields(for:)``), which may
         /// override `state`; read back through `stuckIn` and `failure`.
         public var isolation: [String: JSONValue] = [:]
@@ -187,6 +189,7 @@ extension ControlReply.Service {
         object[.subscriptions] = .strings(subscriptions)
         object[.sceneRoles] = .strings(sceneRoles)
         object[.lastError] = lastError.map(JSONValue.string) ?? .null
+        object[.retiredCopies] = .number(Double(retiredCopies))
         return .object(object.merging(isolation) { $1 })
     }
 }
@@ -256,12 +259,13 @@ extension ControlReply.Service {
                   state: object[.state]?.stringValue ?? "", events: json.strings(.events), urls: json.strings(.urls),
                   activities: json.strings(.activities), subscriptions: json.strings(.subscriptions),
                   sceneRoles: json.strings(.sceneRoles), lastError: object[.lastError]?.stringValue,
+                  retiredCopies: object[.retiredCopies]?.intValue ?? 0,
                   isolation: object.filter { !Self.ownKeys.contains($0.key) })
     }
 
     /// The members this type reads itself; the others are isolation's.
     private static let ownKeys: Set<String> = Set([ControlKey.id, .name, .version, .path, .priority, .state, .events, .urls,
-                                                   .activities, .subscriptions, .sceneRoles, .lastError].map(\.rawValue))
+                                                   .activities, .subscriptions, .sceneRoles, .lastError, .retiredCopies].map(\.rawValue))
 }
 
 extension ControlReply.SceneEntry {

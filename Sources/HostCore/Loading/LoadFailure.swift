@@ -34,6 +34,9 @@ public struct LoadFailure: Error, CustomStringConvertible, Sendable {
         case attachFailed(id: String, result: Int32)
         /// The plugin's worker process died or hung while loading it (`--isolation process`).
         case worker(String)
+        /// The file changed again, but the copies of it already retired (code cannot be unloaded)
+        /// reached the limit: the running copy is kept.
+        case replacementLimit(limit: Int)
     }
 
     /// The file that failed.
@@ -93,6 +96,9 @@ public struct LoadFailure: Error, CustomStringConvertible, Sendable {
             "service \(id) declined to start: attach answered \(ResultCode.name(result)) (see its log lines)"
         case .worker(let detail):
             detail
+        case .replacementLimit(let limit):
+            "not replaced: \(limit) earlier copies of this file are already retired in this process (code cannot"
+                + " be unloaded); the running copy is kept until the host restarts"
         }
     }
 

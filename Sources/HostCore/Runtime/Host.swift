@@ -108,6 +108,13 @@ public final class Host {
     /// nothing.
     public func reload() throws(LoadError) -> LoadReport { try application.reload() }
 
+    /// How many earlier copies of the plugin file at `path` reloads replaced; they stay mapped
+    /// (code cannot be unloaded), and past ``retiredCopyLimit`` the file is not replaced again.
+    public func retiredCopies(of path: String) -> Int { serviceSet.retiredCopies[path, default: 0] }
+
+    /// The most copies of one plugin file a host retires before refusing to replace it again.
+    public static var retiredCopyLimit: Int { ServiceSet.retiredCopyLimit }
+
     // MARK: The app's lifecycle
 
     /// Moves the app to `target` through the legal path, delivering each step to every

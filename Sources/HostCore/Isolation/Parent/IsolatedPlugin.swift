@@ -307,7 +307,8 @@ final class IsolatedPlugin {
         let kept = saved.isEmpty ? "the reason could not be recorded: \(problems.joined(separator: "; "))"
             : "the reason is in \(saved.joined(separator: ", "))"
         log.error("host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
-                  event: "worker.failed", .strings("services", ids), .string("path", path))
+                  event: "worker.failed", .strings("services", ids), .string("path", path),
+                  .string("record", saved.isEmpty ? "unsaved" : "saved"))
         watchFile()
     }
 

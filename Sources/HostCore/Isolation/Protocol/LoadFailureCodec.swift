@@ -20,6 +20,7 @@ enum LoadFailureCodec {
         case .entry(let detail): w.u8(14); w.string(detail)
         case .attachFailed(let id, let result): w.u8(15); w.string(id); w.i32(result)
         case .worker(let detail): w.u8(16); w.string(detail)
+        case .replacementLimit(let limit): w.u8(17); w.u32(UInt32(clamping: limit))
         }
     }
 
@@ -43,6 +44,7 @@ enum LoadFailureCodec {
         case 14: reason = .entry(try r.string("detail"))
         case 15: reason = .attachFailed(id: try r.string("id"), result: try r.i32("result"))
         case 16: reason = .worker(try r.string("detail"))
+        case 17: reason = .replacementLimit(limit: Int(try r.u32("limit")))
         default: throw .malformed("load failure reason \(tag)")
         }
         try r.finish("the load failure")

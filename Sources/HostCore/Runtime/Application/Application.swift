@@ -108,7 +108,7 @@ final class Application {
             if kind == .didFinishLaunching { services.finishLaunch() }
             bus.drain()
         }
-        do { try services.firstLaunch.hostDidLaunch() } catch { log.error("host", "cannot record the first launch: \(error)") }
+        do { try services.firstLaunch.hostDidLaunch() } catch { log.error("host", "cannot record the first launch: \(error)", event: "firstLaunch.unrecorded") }
         notify(.ready)
     }
 

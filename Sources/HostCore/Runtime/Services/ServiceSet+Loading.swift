@@ -40,9 +40,16 @@ extension ServiceSet {
         let wanted = Set(plan.order)
         let onDisk = Dictionary(inspection.services.map { ($0.service.id, $0.plugin) }, uniquingKeysWith: { a, _ in a })
         var keep: [String: ServiceSlot] = [:]
-        for slot in slots where wanted.contains(slot.id) && onDisk[slot.id]?.identity == slot.identity
-            && onDisk[slot.id]?.path == slot.path && previousConfiguration.services[slot.id] == configuration.services[slot.id] {
-            keep[slot.id] = slot
+        for slot in slots where wanted.contains(slot.id) && onDisk[slot.id]?.path == slot.path {
+            let unchanged = onDisk[slot.id]?.identity == slot.identity
+                && previousConfiguration.services[slot.id] == configuration.services[slot.id]
+            if unchanged {
+                keep[slot.id] = slot
+            } else if onDisk[slot.id]?.identity != slot.identity && retiredCopies[slot.path, default: 0] >= Self.retiredCopyLimit {
+                // A replacement past the limit would map yet another copy for good: keep the one running.
+                keep[slot.id] = slot
+                record(LoadFailure(path: slot.path, reason: .replacementLimit(limit: Self.retiredCopyLimit)), report: &report)
+            }
         }
         let opened: [ServiceSlot]
         do throws(LoadError) {
@@ -168,7 +175,10 @@ extension ServiceSet {
         guard privately else { return try PluginLoader.open(plugin) }
         let copy = try PrivateCopy(of: plugin.path)
         defer { copy.remove() }  // the mapping stays valid once loaded
-        return try PluginLoader.open(plugin, loadPath: copy.path)
+        let infos = try PluginLoader.open(plugin, loadPath: copy.path)
+        // The copy in use until now stays mapped for good: one more retired copy of this file.
+        retiredCopies[plugin.path, default: 0] += 1
+        return infos
     }
 
     private func record(_ failure: LoadFailure, report: inout LoadReport) {

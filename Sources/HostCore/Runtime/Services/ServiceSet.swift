@@ -28,6 +28,11 @@ final class ServiceSet {
     /// Takes a plugin file instead of this process: its services running in a worker process,
     /// or none (safe mode); nil, or a nil answer, loads the file here.
     var placement: ((PluginInspector.Inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]?)?
+    /// How many copies of each plugin file (by path) were loaded and later replaced: their code
+    /// stays mapped, since it cannot be unloaded.
+    var retiredCopies: [String: Int] = [:]
+    /// The most copies of one file a host retires before it refuses to replace that file again.
+    static let retiredCopyLimit = 16
     /// Whether a failed launch of service `id` belongs to someone else (a worker's supervisor)
     /// rather than stopping the service.
     var ownsFailures: (String) -> Bool = { _ in false }
@@ -79,7 +84,7 @@ final class ServiceSet {
             if try firstLaunch.isFirstHostLaunch() { flags |= UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) }
             if try firstLaunch.isFirstServiceLaunch(slot.id) { flags |= UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) }
         } catch {
-            log.error("host", "cannot read the first-launch marks: \(error); launching as not first")
+            log.error("host", "cannot read the first-launch marks: \(error); launching as not first", event: "firstLaunch.unreadable")
         }
         return arena.launchOptions(request, flags: flags, settings: slot.configuration?.settingsJSON)
     }
@@ -87,7 +92,8 @@ final class ServiceSet {
     /// Records a service's successful launch for first-launch detection.
     func markLaunched(_ slot: ServiceSlot) {
         do { try firstLaunch.serviceDidLaunch(slot.id) } catch {
-            log.error("host", "cannot record the first launch of \(slot.id): \(error)")
+            log.error("host", "cannot record the first launch of \(slot.id): \(error)", event: "firstLaunch.unrecorded",
+                      .string("service", slot.id))
         }
     }
 
