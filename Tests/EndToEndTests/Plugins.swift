@@ -13,7 +13,13 @@ enum Plugins {
     static let greeter: Result<String, TestFailure> = Result {
         let package = Repository.fixture("ThirdPartyService")
         let scratch = Repository.root.appendingPathComponent(".build-fixtures/third-party").path
-        let build = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch])
+        var build = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch])
+        if build.status != 0 {
+            // SwiftPM keeps the dependency's build plan; files added to or removed from
+            // ServiceHost since the cached build leave it stale ("missing inputs"). Once afresh.
+            try? FileManager.default.removeItem(atPath: scratch)
+            build = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch])
+        }
         guard build.status == 0 else { throw TestFailure("building \(package) failed:\n\(build.stdout)\n\(build.stderr)") }
         let bin = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch, "--show-bin-path"])
         return bin.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/libGreeter.so"
