@@ -72,6 +72,8 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
                 throw InputError("--launch-scene: \(error.message)")
             }
         }
+        request.state = options.launchState
+        try request.validate()
     } catch {
         failure("host: \(error.message)", status: 2)
     }
@@ -146,7 +148,9 @@ func run(_ options: RunOptions) -> Never {
     do {
         let failedRequired = try host.launch(request)
         if !failedRequired.isEmpty {
-            log.error("host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping")
+            // The launch stopped before anyone became active; those that launched go down in reverse.
+            log.error("host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping",
+                      event: "launch.requiredFailed", .strings("services", failedRequired))
             try? host.terminate()
             exit(2)
         }

@@ -107,12 +107,11 @@ extension Application {
         }
     }
 
-    /// Launches into a scene: willFinishLaunching and didFinishLaunching (the app stays
-    /// inactive), then the scene connects with the launch URL and activity in its
+    /// Launches into a scene, after willFinishLaunching and didFinishLaunching (the app
+    /// stayed inactive): the scene connects with the launch URL and activity in its
     /// connection options (the app becomes active through it), then the launch push is
     /// replayed. The URL and activity are delivered once, through the scene.
-    func launch(_ request: LaunchRequest, connecting scene: SceneRequest) throws(TransitionError) {
-        try deliverLaunch(to: .inactive, request)
+    func launch(_ request: LaunchRequest, connecting scene: SceneRequest) {
         var connection = scene
         connection.urls += request.url.map { [$0] } ?? []
         connection.activities += request.activity.map { [$0] } ?? []
