@@ -99,7 +99,8 @@ func run(_ options: RunOptions) -> Never {
     } catch {
         failure("error [host] state directory: \(error)", status: 2)
     }
-    let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch)
+    let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
+                    notificationAuthorization: options.notificationAuthorization)
     host.answerTimeout = options.fetchTimeout
     // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
     // Per-service policies come from the configuration file (its errors are reported by load).

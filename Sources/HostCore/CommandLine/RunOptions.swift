@@ -31,6 +31,9 @@ public struct RunOptions {
     /// `--launch-state background|active`: where the launch leaves the app; nil lets the
     /// launch options decide.
     public var launchState: AppState?
+    /// `--notification-authorization prompt|grant|deny`: the answer to services'
+    /// authorization requests while the status is not determined.
+    public var notificationAuthorization: AuthorizationPolicy = .grant
     /// `--config FILE`.
     public var configFile: String?
     /// `--only-configured`: start only services the configuration lists.
@@ -111,6 +114,10 @@ public struct RunOptions {
                 throw UsageError("unknown launch state '\(text)' (use background or active)")
             }
             options.launchState = state
+        },
+        .value("--notification-authorization", "POLICY", "prompt, grant (default) or deny: how a service's\nauthorization request is answered") {
+            options, text throws(UsageError) in
+            options.notificationAuthorization = try OptionValue.choice(text, "policy", \AuthorizationPolicy.rawValue)
         },
         .value("--launch-scene", "NAME[:ROLE]", "connect this scene at launch") { options, text in
             let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)

@@ -87,6 +87,12 @@ public final class ControlHandler {
             }
         case .scene(let command):
             handleScene(command, respond: respond, refuse: refuse)
+        case .authorization(let status):
+            var body = status.map { Self.describe(host.setNotificationAuthorization($0)) } ?? ControlReply()
+            let settings = host.notificationSettings
+            body.authorization = ControlReply.Authorization(status: settings.status.name, allowed: settings.allowed.names)
+            body.handled = true
+            respond(body, .keepRunning)
         }
     }
 

@@ -27,7 +27,8 @@ extension Application {
         let scene = scenes.add(name: request.name, role: request.role ?? "")
         let arena = EventArena()
         return withExtendedLifetime(arena) {
-            let options = arena.sceneConnectionOptions(request)
+            // The activity a service saved when a scene of this name last went away: once.
+            let options = arena.sceneConnectionOptions(request, restoration: restorations.take(request.name))
             let choice = router.chooseConfiguration(for: scene, requestedRole: request.role, options: options.options, arena: arena)
             scene.configure(choice)
             log.info("host", "scene \(scene.name) connects: role \(choice.role), configuration \(choice.name)"
@@ -59,6 +60,13 @@ extension Application {
         }
         moveScenes([scene], to: move.target)
         return scene.info
+    }
+
+    /// `sh_host.set_scene_restoration`: saves `json` (nil: forgets it) as the restoration
+    /// activity of the connected scene `id`, under its name.
+    func setRestoration(service: String, scene id: UInt64, json: [UInt8]?) -> Int32 {
+        guard let scene = scenes.records.first(where: { $0.id == id }) else { return Int32(SH_NOT_FOUND) }
+        return restorations.save(json, scene: scene.name, service: service)
     }
 
     /// The connected scene named `name`.

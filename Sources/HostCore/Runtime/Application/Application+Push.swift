@@ -16,7 +16,19 @@ extension Application {
         } else if payload.isContentAvailable {
             fetch(payload, fromLaunch: false, completion: completion)
         } else if state == .active {
-            gather(.willPresentNotification, payload, merge: AnswerBook.mergePresentation, completion: completion)
+            // Every service is asked and its answer reported; what is shown is what the
+            // authorization allows (denied or not determined: nothing).
+            let settings = bus.authorization.current
+            gather(.willPresentNotification, payload, merge: { answers in
+                AnswerBook.mergePresentation(answers, allowed: settings.allowed)
+            }, completion: { outcome in
+                var outcome = outcome
+                if outcome.handled, settings.allowed != .all {
+                    outcome.note = "notification authorization is \(settings.status.name): presented within "
+                        + (settings.allowed.names.isEmpty ? "nothing" : settings.allowed.names.joined(separator: ", "))
+                }
+                completion(outcome)
+            })
         } else {
             completion(EventOutcome(event: nil, handled: false, note:
                 "the app is \(state.name): the system shows the notification, and services hear of it when the user taps it (--tap)"))

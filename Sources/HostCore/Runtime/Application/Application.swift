@@ -13,6 +13,8 @@ final class Application {
     let router: EventRouter
     let bus: NotificationBus
     let log: Log
+    /// Saved scene state restoration activities, by scene name.
+    let restorations: SceneRestorations
     /// The connected scenes; once one connected, the app's state follows them.
     let scenes = SceneTable()
     /// The state machine: where the app is and where it may go.
@@ -24,7 +26,9 @@ final class Application {
     private let stateCell: AppStateCell
 
     init(dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, router: EventRouter,
-         bus: NotificationBus, log: Log, stateCell: AppStateCell, notify: @escaping (SystemdNotifier.Message) -> Void) {
+         bus: NotificationBus, log: Log, stateCell: AppStateCell, restorations: SceneRestorations,
+         notify: @escaping (SystemdNotifier.Message) -> Void) {
+        self.restorations = restorations
         self.dispatcher = dispatcher
         self.services = services
         self.answers = answers

@@ -21,6 +21,8 @@ final class ServiceSet {
     let mailbox: Mailbox
     /// The app state readable from any thread, for the host tables.
     let stateCell: AppStateCell
+    /// What every host table reaches in common (authorization, scene restoration).
+    let shared: SharedServices
     /// The configuration file in force (empty without one).
     var configuration = HostConfiguration()
     /// What `reload` rescans.
@@ -33,13 +35,14 @@ final class ServiceSet {
     var ownsFailures: (String) -> Bool = { _ in false }
 
     init(dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
-         mailbox: Mailbox, stateCell: AppStateCell) {
+         mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices) {
         self.dispatcher = dispatcher
         self.log = log
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
         self.mailbox = mailbox
         self.stateCell = stateCell
+        self.shared = shared
     }
 
     /// The services, in dispatch order.
@@ -52,7 +55,8 @@ final class ServiceSet {
     /// declines (the failure is returned through `failure`).
     func attach(_ info: LoadedServiceInfo, failure: inout LoadFailure?) -> ServiceSlot? {
         let id = info.metadata.id
-        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory)
+        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory,
+                                     shared: shared)
         if let attach = info.descriptor.pointee.attach {
             let tracker = dispatcher.tracker
             tracker.register(ids: slots.map(\.id) + [id])
