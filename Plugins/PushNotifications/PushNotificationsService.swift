@@ -34,9 +34,12 @@ final class PushNotificationsService: ApplicationService {
     private var launchPush: PushNotification?
     /// Whether `launchPush` was delivered again and waits only for the app to be active.
     private var launchPushDelivered = false
+    /// The authorization last logged, so a request's answer and its change event log once.
+    private var loggedAuthorization: AuthorizationStatus?
 
     func didFinishLaunching(_ options: LaunchOptions) -> Bool {
-        if let push = options.notification {
+        // A background push woke the app: it arrives as a background fetch, nothing to hold.
+        if let push = options.notification, !push.aps.contentAvailable {
             launchPush = push
             host.log(.info, "push: launched by a notification; holding it until the app is active")
         }
@@ -58,6 +61,8 @@ final class PushNotificationsService: ApplicationService {
     }
 
     private func logAuthorization(_ status: AuthorizationStatus) {
+        guard status != loggedAuthorization else { return }
+        loggedAuthorization = status
         host.log(.info, "push: authorization \(status.name)"
             + (status == .denied ? ": open the settings to turn notifications on" : ""))
     }
