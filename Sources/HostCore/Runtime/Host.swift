@@ -130,10 +130,12 @@ public final class Host {
     public func transition(to target: AppState) throws(TransitionError) { try application.transition(to: target) }
 
     /// Launches: willFinishLaunching and didFinishLaunching with `request` as launch options,
-    /// then didBecomeActive (or, with `request.scene`, the scene's connection); then each
-    /// launch option once through its own event. Each service's launch options carry its
-    /// settings and first-launch flags. A service whose launch fails is stopped (`policy:
-    /// optional`, the default); the result lists the `policy: required` services that failed.
+    /// then didBecomeActive (or, with `request.scene`, the scene's connection; or nothing for
+    /// a launch into the background, ``LaunchRequest/target``); then each launch option once
+    /// through its own event. Each service's launch options carry its settings and
+    /// first-launch flags. A service whose launch fails is stopped (`policy: optional`, the
+    /// default); a `policy: required` one stops the launch before anyone becomes active, and
+    /// the result lists those (the caller then terminates, taking the others down in reverse).
     @discardableResult
     public func launch(_ request: LaunchRequest = LaunchRequest()) throws(TransitionError) -> [String] {
         try application.launch(request)

@@ -208,7 +208,10 @@ typedef struct sh_launch_options {
     /* The push notification that launched the app (UIKit's
      * .remoteNotification key), or NULL. It is also delivered once, after
      * the app becomes active, as didReceiveNotificationResponse with
-     * action_id SH_ACTION_DEFAULT and SH_FROM_LAUNCH. */
+     * action_id SH_ACTION_DEFAULT and SH_FROM_LAUNCH; a background push
+     * (content-available: 1) launches the app into the background instead
+     * (app_state SH_APP_BACKGROUND) and is delivered once, right after
+     * didFinishLaunching, as didReceiveRemoteNotification with SH_FROM_LAUNCH. */
     const struct sh_push *notification;
     /* The URL that launched the app (UIKit's .url key), or NULL. Also
      * delivered once, after the app becomes active, as openURL; when a scene
