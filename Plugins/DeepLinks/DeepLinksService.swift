@@ -13,13 +13,29 @@ import ServiceKit
 /// one, a web page URL ending in `/item/42`) → `deeplinks: continue item 42`; without an
 /// item → `deeplinks: no route for activity <type>`, and passes. A URL or activity that launched the app, delivered once more
 /// after the app became active, gets ` (launch)` at the end of its line.
+///
+/// Other services hand it routes on the bus: `route.open` with `{"url": URL, "source":
+/// NAME}` opens the URL as above, with ` (NAME)` at the end of its line (PushNotifications
+/// sends a tapped push's route this way).
 final class DeepLinksService: ApplicationService {
-    func open(_ url: OpenURL) -> Bool {
+    func open(_ url: OpenURL) -> Bool { open(url, suffix: url.isFromLaunch ? " (launch)" : "") }
+
+    func didReceive(_ notification: ServiceNotification) {
+        guard notification.name == "route.open" else { return }
+        let source = notification.payload?["source"]?.stringValue ?? notification.sender
+        guard let text = notification.payload?["url"]?.stringValue, let url = OpenURL(text) else {
+            host.log(.info, "deeplinks: no route for \(notification.payload?["url"]?.stringValue ?? "a route.open without a url") (\(source))")
+            return
+        }
+        _ = open(url, suffix: " (\(source))")
+    }
+
+    private func open(_ url: OpenURL, suffix: String) -> Bool {
         guard url.scheme == "myapp", let screen = screen(for: url) else {
-            host.log(.info, "deeplinks: no route for \(url.string)")
+            host.log(.info, "deeplinks: no route for \(url.string)\(suffix)")
             return false
         }
-        host.log(.info, "deeplinks: open \(screen)\(url.isFromLaunch ? " (launch)" : "")")
+        host.log(.info, "deeplinks: open \(screen)\(suffix)")
         return true
     }
 

@@ -9,6 +9,8 @@ import ServiceKit
 ///   nothing (a warn line). `host ctl post queue.enqueue '{"text":"hi"}'`.
 /// - `queue.flush`: "sends" every item (as the seed does once online: here it only logs
 ///   them), then empties the queue.
+/// - `network.reachable`: the network came back (seed 002: "once online, send what is
+///   queued first"): `network reachable: flushing`, then as `queue.flush`.
 /// - `queue.dump`: logs the items.
 ///
 /// Storage: one key, `queue.items`, holds the whole queue as a JSON array, oldest first
@@ -76,8 +78,11 @@ final class OfflineQueueService: ApplicationService {
         switch notification.name {
         case "queue.enqueue": enqueue(notification)
         case "queue.flush": flush()
+        case "network.reachable":
+            log(.info, "network reachable: flushing")
+            flush()
         case "queue.dump": dump()
-        default: break  // the manifest subscribes to these three names only
+        default: break  // the manifest subscribes to these four names only
         }
     }
 

@@ -12,11 +12,17 @@ import ServiceKit
 ///   `push: banner "<title>: <body>"`, and the answer banner, list and sound.
 /// - A background fetch (`content-available: 1`): `push: background fetch`, then the
 ///   result named by the custom key `"fetch"`.
+/// - Asks for notification authorization (alert, sound, badge) in didFinishLaunching, as
+///   seed 002's app does, and logs the answer: `push: authorization <status>`; denied adds
+///   `: open the settings to turn notifications on` (the seed's pushEnable check). A later
+///   change (`host ctl authorization`) logs the same line.
 /// - Registers for remote notifications in didFinishLaunching and logs the token:
 ///   `push: device token <hex>` (or `push: registration failed: <error>`, a warning).
 ///
 /// The route is the custom key `"route"` (e.g. `"myapp://item/42"`), else
-/// `aps.category`, else `"home"`.
+/// `aps.category`, else `"home"`. Routing a tapped push opens its screen (seed 002: "a push
+/// that opens a specific screen"): it posts `route.open` with `{"url": ROUTE, "source":
+/// "push"}` on the bus, which DeepLinks handles as it handles a URL.
 ///
 /// Test hooks, through the custom key `"fetch"` of a background fetch:
 /// `"new"` completes with newData, `"fail"` with failed, anything else (or none) with
@@ -28,11 +34,19 @@ final class PushNotificationsService: ApplicationService {
     private var launchPush: PushNotification?
     /// Whether `launchPush` was delivered again and waits only for the app to be active.
     private var launchPushDelivered = false
+    /// The authorization last logged, so a request's answer and its change event log once.
+    private var loggedAuthorization: AuthorizationStatus?
 
     func didFinishLaunching(_ options: LaunchOptions) -> Bool {
-        if let push = options.notification {
+        // A background push woke the app: it arrives as a background fetch, nothing to hold.
+        if let push = options.notification, !push.aps.contentAvailable {
             launchPush = push
             host.log(.info, "push: launched by a notification; holding it until the app is active")
+        }
+        do {
+            logAuthorization(try host.requestAuthorization([.alert, .sound, .badge]))
+        } catch {
+            host.log(.warn, "push: cannot ask for notification authorization: \(error)")
         }
         do {
             try host.registerForRemoteNotifications()
@@ -40,6 +54,17 @@ final class PushNotificationsService: ApplicationService {
             host.log(.warn, "push: cannot register for remote notifications: \(error)")
         }
         return true
+    }
+
+    func didChangeNotificationAuthorization(_ settings: NotificationSettings) {
+        logAuthorization(settings.status)
+    }
+
+    private func logAuthorization(_ status: AuthorizationStatus) {
+        guard status != loggedAuthorization else { return }
+        loggedAuthorization = status
+        host.log(.info, "push: authorization \(status.name)"
+            + (status == .denied ? ": open the settings to turn notifications on" : ""))
     }
 
     func didBecomeActive() {
@@ -58,7 +83,7 @@ final class PushNotificationsService: ApplicationService {
         if response.isDismissAction {
             host.log(.info, "push: dismissed \(route(of: push))")
         } else {
-            host.log(.info, "push: routing \(route(of: push))")
+            open(route(of: push), suffix: "")
         }
     }
 
@@ -91,7 +116,17 @@ final class PushNotificationsService: ApplicationService {
     private func routeLaunch(_ push: PushNotification) {
         launchPush = nil
         launchPushDelivered = false
-        host.log(.info, "push: routing \(route(of: push)) (launch)")
+        open(route(of: push), suffix: " (launch)")
+    }
+
+    /// Hands the route to whoever opens screens (DeepLinks) through the bus.
+    private func open(_ route: String, suffix: String) {
+        host.log(.info, "push: routing \(route)\(suffix)")
+        do {
+            try host.post("route.open", payload: ["url": .string(route), "source": .string("push")])
+        } catch {
+            host.log(.warn, "push: cannot hand \(route) on: \(error)")
+        }
     }
 
     /// The custom key "route", else aps.category, else "home".

@@ -99,6 +99,9 @@ public protocol ApplicationService: AnyObject {
     /// Continue `activity`: return `true` if this service handled it (no later
     /// service is asked), `false` to pass.
     func continueUserActivity(_ activity: UserActivity) -> Bool
+    /// The notification authorization changed (the user toggled it, or a
+    /// ``HostContext/requestAuthorization(_:)`` was answered): `settings` is the new one.
+    func didChangeNotificationAuthorization(_ settings: NotificationSettings)
 }
 
 extension ApplicationService {
@@ -145,6 +148,8 @@ extension ApplicationService {
     public func open(_ url: OpenURL) -> Bool { false }
     /// Returns `false`: not this service's activity.
     public func continueUserActivity(_ activity: UserActivity) -> Bool { false }
+    /// Does nothing.
+    public func didChangeNotificationAuthorization(_ settings: NotificationSettings) {}
 
     /// The host this service is attached to (see ``HostContext``).
     ///

@@ -17,3 +17,7 @@ public typealias LogLevel = ServiceVocabulary.LogLevel
 public typealias FetchResult = ServiceVocabulary.FetchResult
 /// How a notification is shown while the app is active (``ServiceVocabulary/PresentationOptions``).
 public typealias PresentationOptions = ServiceVocabulary.PresentationOptions
+/// Whether the app may present notifications (``ServiceVocabulary/AuthorizationStatus``).
+public typealias AuthorizationStatus = ServiceVocabulary.AuthorizationStatus
+/// What a service asks for in `requestAuthorization` (``ServiceVocabulary/AuthorizationOptions``).
+public typealias AuthorizationOptions = ServiceVocabulary.AuthorizationOptions

@@ -162,6 +162,51 @@ public struct HostContext: @unchecked Sendable {
         if code != SH_OK { throw HostError(code: code) }
     }
 
+    /// The notification authorization now, as `getNotificationSettings` (seed 002's
+    /// permission states). Any thread. Not determined before attach or from a host that
+    /// predates it.
+    public var notificationSettings: NotificationSettings {
+        guard let raw, has(\.notification_settings), let read = raw.pointee.notification_settings else {
+            return NotificationSettings(status: .notDetermined, allowed: [])
+        }
+        var allowed: UInt32 = 0
+        let status = read(raw, &allowed)
+        return NotificationSettings(status: AuthorizationStatus(rawValue: status) ?? .notDetermined,
+                                    allowed: PresentationOptions(rawValue: allowed))
+    }
+
+    /// Asks for notification authorization, as `requestAuthorization(options:)`. The host
+    /// answers with its policy while the status is not determined (it may stay so until the
+    /// user decides); a decided status never changes here. Returns the status after the
+    /// answer; a change also arrives as `didChangeNotificationAuthorization(_:)`. Any thread.
+    /// - Throws: ``HostError/unsupported`` when the host predates it.
+    @discardableResult
+    public func requestAuthorization(_ options: AuthorizationOptions) throws(HostError) -> AuthorizationStatus {
+        let raw = try attached()
+        guard has(\.request_authorization), let request = raw.pointee.request_authorization else { throw .unsupported }
+        let code = request(raw, options.rawValue)
+        guard let status = AuthorizationStatus(rawValue: code) else { throw HostError(code: code) }
+        return status
+    }
+
+    /// Saves `activity` as the state restoration activity of the connected scene
+    /// `sceneID` (``Scene/connectionID``); the SDK calls it with what
+    /// ``SceneService/stateRestorationActivity(for:)`` returns. Main thread.
+    /// - Throws: ``HostError/invalid`` for an activity over 64 KiB (the host logs why),
+    ///   ``HostError/unsupported`` without a state directory, or another ``HostError``.
+    public func setRestorationActivity(_ activity: UserActivity, forScene sceneID: UInt64) throws(HostError) {
+        let raw = try attached()
+        guard has(\.set_scene_restoration), let save = raw.pointee.set_scene_restoration else { throw .unsupported }
+        var object: [String: JSONValue] = ["type": .string(activity.type)]
+        if let url = activity.webpageURL { object["url"] = .string(url) }
+        if let userInfo = activity.userInfo { object["userInfo"] = userInfo }
+        var json = JSONValue.object(object).serialized
+        let code = json.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { save(raw, sceneID, $0.baseAddress, $0.count) }
+        }
+        if code != SH_OK { throw HostError(code: code) }
+    }
+
     /// Whether the host's table (as the host compiled it) has `member`: members after
     /// version 1 were appended, so an older host's table ends before them.
     func has<T>(_ member: KeyPath<sh_host, T>) -> Bool {

@@ -112,12 +112,18 @@ public struct SceneConnectionOptions: Sendable, Equatable {
     public var userActivities: [UserActivity]
     /// The scene connected at launch with the launch URL or activity (`SH_FROM_LAUNCH`).
     public var isFromLaunch: Bool
+    /// The state restoration activity a service saved when a scene of this name last went
+    /// to the background or disconnected (``SceneService/stateRestorationActivity(for:)``),
+    /// as `UISceneSession.stateRestorationActivity`; present in this one connection only.
+    public var restorationActivity: UserActivity?
 
     /// Creates connection options; for tests and previews.
-    public init(urlContexts: [OpenURL] = [], userActivities: [UserActivity] = [], isFromLaunch: Bool = false) {
+    public init(urlContexts: [OpenURL] = [], userActivities: [UserActivity] = [], isFromLaunch: Bool = false,
+                restorationActivity: UserActivity? = nil) {
         self.urlContexts = urlContexts
         self.userActivities = userActivities
         self.isFromLaunch = isFromLaunch
+        self.restorationActivity = restorationActivity
     }
 
     /// Copies the host's options (userInfo read lazily; see ``endEvent()``).
@@ -137,12 +143,16 @@ public struct SceneConnectionOptions: Sendable, Equatable {
             userActivities = UnsafeBufferPointer(start: activities, count: options.user_activity_count)
                 .compactMap { $0.map(UserActivity.init) }
         }
+        if covers(\.restoration_activity), let restoration = options.restoration_activity {
+            restorationActivity = UserActivity(restoration)
+        }
     }
 
     /// Called when the event returns: copies the userInfo the service kept out of the
     /// host's memory.
     mutating func endEvent() {
         for index in userActivities.indices { userActivities[index].endEvent() }
+        restorationActivity?.endEvent()
     }
 }
 

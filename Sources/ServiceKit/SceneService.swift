@@ -57,6 +57,11 @@ public protocol SceneService: ApplicationService {
     func scene(_ scene: Scene, open url: OpenURL) -> Bool
     /// Continue `activity` in `scene`: return `true` if this service handled it.
     func scene(_ scene: Scene, continue activity: UserActivity) -> Bool
+    /// The activity to restore the scene from when a scene of its name connects again, even
+    /// after a restart (UIKit's `stateRestorationActivity(for:)`): asked right after
+    /// `sceneDidEnterBackground(_:)` and `sceneDidDisconnect(_:)`; nil keeps what was saved.
+    /// The next connection finds it in ``SceneConnectionOptions/restorationActivity``.
+    func stateRestorationActivity(for scene: Scene) -> UserActivity?
 }
 
 extension SceneService {
@@ -80,4 +85,6 @@ extension SceneService {
     public func scene(_ scene: Scene, open url: OpenURL) -> Bool { false }
     /// Returns `false`: not this service's activity.
     public func scene(_ scene: Scene, continue activity: UserActivity) -> Bool { false }
+    /// Saves nothing.
+    public func stateRestorationActivity(for scene: Scene) -> UserActivity? { nil }
 }

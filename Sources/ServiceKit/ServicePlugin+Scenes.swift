@@ -42,10 +42,13 @@ extension ServicePlugin {
         case .sceneWillResignActive:
             service.sceneWillResignActive(SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self)))
         case .sceneDidEnterBackground:
-            service.sceneDidEnterBackground(SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self)))
+            let scene = SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self))
+            service.sceneDidEnterBackground(scene)
+            saveRestoration(of: scene, from: service)
         case .sceneDidDisconnect:
             let scene = SceneCache.scene(data.assumingMemoryBound(to: sh_scene.self))
             service.sceneDidDisconnect(scene)
+            saveRestoration(of: scene, from: service)
             SceneCache.forget(scene)
         case .sceneOpenURLContexts:
             let open = data.assumingMemoryBound(to: sh_scene_open_url.self)
@@ -65,6 +68,15 @@ extension ServicePlugin {
             return Int32(SH_UNSUPPORTED)
         }
         return Int32(SH_OK)
+    }
+
+    /// Asks `service` for the scene's restoration activity, as UIKit does when a scene goes
+    /// away, and hands it to the host; a refusal is logged by the host and here.
+    private static func saveRestoration(of scene: Scene, from service: any SceneService) {
+        guard let activity = service.stateRestorationActivity(for: scene) else { return }
+        do { try service.host.setRestorationActivity(activity, forScene: scene.connectionID) } catch {
+            service.host.log(.error, "stateRestorationActivity(for: \(scene.name)): not saved: \(error)")
+        }
     }
 
     /// Whether the host's struct (its `size`, the first member) reaches past `member`.

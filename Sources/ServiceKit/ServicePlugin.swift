@@ -223,6 +223,9 @@ public enum ServicePlugin {
             var activity = UserActivity(raw)
             defer { activity.endEvent() }
             return answer(instance.continueUserActivity(activity))
+        case .didChangeNotificationAuthorization:
+            guard let raw = data?.assumingMemoryBound(to: sh_notification_settings.self) else { return Int32(SH_INVALID) }
+            instance.didChangeNotificationAuthorization(NotificationSettings(raw.pointee))
         case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
              .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
              .sceneContinueUserActivity:

@@ -24,6 +24,8 @@ public enum EventData: Sendable, CaseIterable {
     case sceneOpenURL
     /// `sh_scene_user_activity`.
     case sceneUserActivity
+    /// `sh_notification_settings`.
+    case notificationSettings
 
     /// The C struct's name, or nil for `none`.
     public var cStruct: String? {
@@ -40,6 +42,7 @@ public enum EventData: Sendable, CaseIterable {
         case .scene: "sh_scene"
         case .sceneOpenURL: "sh_scene_open_url"
         case .sceneUserActivity: "sh_scene_user_activity"
+        case .notificationSettings: "sh_notification_settings"
         }
     }
 }

@@ -3,7 +3,7 @@
 public enum EventGroup: String, CaseIterable, NamedCase {
     /// The seven lifecycle events, willFinishLaunching to willTerminate (`SH_EVENTS_LIFECYCLE`).
     case lifecycle
-    /// The three notification events and the two device-token events.
+    /// The three notification events, the two device-token events and the authorization change.
     case push
     /// The nine scene events (`SH_EVENTS_SCENES`); a Swift service listing one adopts `SceneService`.
     case scenes

@@ -31,6 +31,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case sceneDidDisconnect = 23
     case sceneOpenURLContexts = 24
     case sceneContinueUserActivity = 25
+    case didChangeNotificationAuthorization = 26
 
     /// One row of the table: what ServiceHost knows about a kind besides its number.
     public struct Entry: Sendable {
@@ -81,6 +82,8 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .sceneDidDisconnect: Entry("sceneDidDisconnect", .scenes, .scene)
         case .sceneOpenURLContexts: Entry("sceneOpenURLContexts", .scenes, .sceneOpenURL)
         case .sceneContinueUserActivity: Entry("sceneContinueUserActivity", .scenes, .sceneUserActivity)
+        case .didChangeNotificationAuthorization:
+            Entry("didChangeNotificationAuthorization", .push, .notificationSettings)
         }
     }
 

@@ -63,6 +63,8 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
                 throw InputError("--launch-scene: \(error.message)")
             }
         }
+        request.state = options.launchState
+        try request.validate()
     } catch {
         failure("host: \(error.message)", status: 2)
     }
@@ -88,7 +90,8 @@ func run(_ options: RunOptions) -> Never {
     } catch {
         fatal(log, "state directory: \(error)", event: "host.stateDirectoryFailed")
     }
-    let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch)
+    let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
+                    notificationAuthorization: options.notificationAuthorization)
     host.answerTimeout = options.fetchTimeout
     // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
     // Per-service policies come from the configuration file (its errors are reported by load).
@@ -139,8 +142,9 @@ func run(_ options: RunOptions) -> Never {
     do {
         let failedRequired = try host.launch(request)
         if !failedRequired.isEmpty {
+            // The launch stopped before anyone became active; those that launched go down in reverse.
             log.error("host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping",
-                      event: "host.requiredFailed", .strings("services", failedRequired))
+                      event: "launch.requiredFailed", .strings("services", failedRequired))
             try? host.terminate()
             exit(2)
         }

@@ -92,4 +92,27 @@ import TestSupport
         let third = host.stop().stderr
         #expect(third.contains("offline-queue: restored 0 item(s)"))
     }
+
+    /// Seed 002's diary app: the permission prompt at launch, posts queued offline and sent
+    /// once the network is back, and a tapped push that opens its screen.
+    @Test(.timeLimit(.minutes(2)))
+    func diaryApp_queuesOffline_flushesWhenReachable_andATappedPushOpensItsScreen() throws {
+        let host = try host()
+        try host.start(["--notification-authorization", "prompt"])
+        #expect(try host.ctl("post", "queue.enqueue", #"{"text":"a rainy day"}"#).status == 0)
+        let reachable = try host.ctlJSON("post", "network.reachable")
+        #expect((reachable.reply["receivers"] as? [String])?.contains("dev.servicehost.offline-queue") == true)
+        #expect(try host.ctlJSON("authorization", "denied").reply["receivers"] as? [String] == ["dev.servicehost.push"])
+        try host.ctl("background")
+        let push = try host.file("tap.json", #"{"aps":{"alert":"A friend wrote"},"route":"myapp://item/42"}"#)
+        #expect(try host.ctl("push", "--tap", push).status == 0)
+        let log = host.stop().stderr
+        #expect(log.contains("info [dev.servicehost.push] push: authorization notDetermined"), "\(log)")
+        #expect(log.contains("info [dev.servicehost.push] push: authorization denied: open the settings to turn notifications on"))
+        let flushing = log.range(of: "info [dev.servicehost.offline-queue] offline-queue: network reachable: flushing")
+        let sent = log.range(of: "info [dev.servicehost.offline-queue] offline-queue: sent 1 item(s)")
+        #expect(flushing != nil && sent != nil, "\(log)")
+        // The push's route reaches DeepLinks through the bus, which opens the screen.
+        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: open item 42 (push)"), "\(log)")
+    }
 }

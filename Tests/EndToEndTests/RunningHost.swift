@@ -26,13 +26,14 @@ class RunningHost {
     }
 
     /// Starts the host (or `executable`) on `plugins` (default: `lib`); waits until it is
-    /// active unless `wait` is false.
-    func start(_ extra: [String] = [], plugins: [String]? = nil, executable: String? = nil, wait: Bool = true) throws {
+    /// `until` (active; background for a launch into the background) unless `wait` is false.
+    func start(_ extra: [String] = [], plugins: [String]? = nil, executable: String? = nil, wait: Bool = true,
+               until state: String = "active") throws {
         let folders = (plugins ?? [lib]).flatMap { ["--plugins", $0] }
         process = try Command.start(try executable ?? Repository.product("host"),
                                     folders + ["--control", control, "--trace", tracePath, "--state-dir", stateDirectory] + extra)
         if wait {
-            let active = eventually { (try? ctl("state").stdout.contains("state: active")) == true }
+            let active = eventually { (try? ctl("state").stdout.contains("state: \(state)")) == true }
             if !active {
                 process?.send(SIGKILL)
                 throw TestFailure("the host never became active:\n\(process?.wait().stderr ?? "")")

@@ -35,7 +35,7 @@ import TestSupport
         }
         #expect(EventGroup.push.kinds == [
             .willPresentNotification, .didReceiveNotificationResponse, .didReceiveRemoteNotification,
-            .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications,
+            .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications, .didChangeNotificationAuthorization,
         ])
         #expect(EventKind.allCases.filter(\.isSceneEvent) == EventGroup.scenes.kinds)
         // A manifest name is either a group or an event, never both ("all" is metagen's).
@@ -49,6 +49,8 @@ import TestSupport
         ("SH_FETCH_", FetchResult.allCases.map { ($0.name, Int64($0.rawValue)) }),
         ("SH_LOG_", LogLevel.allCases.map { ($0.name, Int64($0.rawValue)) }),
         ("SH_PRESENT_", PresentationOptions.named.map { ($0.name, Int64($0.option.rawValue)) }),
+        ("SH_AUTHORIZATION_", AuthorizationStatus.allCases.map { ($0.name, Int64($0.rawValue)) }),
+        ("SH_AUTHORIZE_", AuthorizationOptions.named.map { ($0.name, Int64($0.option.rawValue)) }),
     ])
     func everyEnumCase_isTheHeadersConstant_andViceVersa(prefix: String, cases: [(String, Int64)]) throws {
         let header = try HeaderEvents.enumerators(prefix: prefix)

@@ -98,7 +98,7 @@ import Testing
         return UnsafePointer(memory.place(sh_scene_connection_options(
             size: size, version: SH_SCENE_CONNECTION_OPTIONS_VERSION, flags: UInt32(SH_FROM_LAUNCH), reserved: 0,
             url_contexts: memory.array(urls), url_context_count: 2,
-            user_activities: memory.array(activities), user_activity_count: 1)))
+            user_activities: memory.array(activities), user_activity_count: 1, restoration_activity: nil)))
     }
 
     @Test func connectionOptions_ofTheCurrentSize_readEveryList() {

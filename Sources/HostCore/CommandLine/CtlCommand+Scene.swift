@@ -65,7 +65,10 @@ extension CtlCommand {
     static func sceneText(of reply: ControlReply) -> String {
         let app = "app: \(reply.state ?? "?")"
         if let scenes = reply.scenes {
-            return (scenes.map(sceneLine) + [scenes.isEmpty ? "no scene is connected; \(app)" : app]).joined(separator: "\n")
+            var lines = scenes.map(sceneLine) + [scenes.isEmpty ? "no scene is connected; \(app)" : app]
+            let elsewhere = (reply.savedScenes ?? []).filter { name in !scenes.contains { $0.name == name } }
+            if !elsewhere.isEmpty { lines.append("saved state, not connected: " + elsewhere.joined(separator: ", ")) }
+            return lines.joined(separator: "\n")
         }
         var lines: [String] = []
         if reply.event != nil {
@@ -85,6 +88,7 @@ extension CtlCommand {
     private static func sceneLine(_ scene: ControlReply.SceneEntry) -> String {
         var line = "\(scene.name): role \(scene.role), \(scene.state), configuration \(scene.configuration)"
         if let by = scene.configuredBy { line += " (chosen by \(by))" }
+        if scene.savedState { line += ", saved state" }
         return line
     }
 }

@@ -54,6 +54,7 @@ public enum CtlCommand {
           activity TYPE \(synopsis(activityTable))
           token HEX | token-error MESSAGE
           post NAME [JSON]
+          authorization [notDetermined|denied|authorized|provisional]
         \(sceneUsage)
         """
     }
@@ -124,6 +125,10 @@ public enum CtlCommand {
             command = .post(name: parsed[0], payload: payload)
         case "scene":
             command = .scene(try scene(arguments))
+        case "authorization":
+            let parsed = try OptionTable<Void>("ctl authorization", []).parse(arguments, from: ()).operands
+            guard parsed.count <= 1 else { throw UsageError("ctl authorization: expected [STATUS]") }
+            command = .authorization(status: parsed.first)
         default:
             throw UsageError("ctl: unknown command '\(name)'" + Suggestion.didYouMean(name, among: ControlMessage.Command.names)
                 + "\n\(usage)")
@@ -195,6 +200,12 @@ public enum CtlCommand {
                 }
                 return line
             }.joined(separator: "\n")
+        case "authorization":
+            var line = "authorization: \(reply.authorization?.status ?? "?")"
+            line += "; allowed: " + ((reply.authorization?.allowed ?? []).isEmpty ? "none" : reply.authorization!.allowed.joined(separator: ", "))
+            if let receivers = reply.receivers { line += receivers.isEmpty ? "; nobody handles the change" : "; delivered to " + receivers.joined(separator: ", ") }
+            if let note = reply.note { line += "; \(note)" }
+            return line
         case "reload":
             let report = reply.reload
             var lines = ["added: \((report?.added ?? []).joined(separator: ", "))",

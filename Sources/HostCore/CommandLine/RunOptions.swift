@@ -30,6 +30,12 @@ public struct RunOptions {
     public var isolation = IsolationOptions()
     /// `--launch-scene NAME[:ROLE]`, split: the scene that connects at launch.
     public var launchScene: (name: String, role: String?)?
+    /// `--launch-state background|active`: where the launch leaves the app; nil lets the
+    /// launch options decide.
+    public var launchState: AppState?
+    /// `--notification-authorization prompt|grant|deny`: the answer to services'
+    /// authorization requests while the status is not determined.
+    public var notificationAuthorization: AuthorizationPolicy = .grant
     /// `--config FILE`.
     public var configFile: String?
     /// `--only-configured`: start only services the configuration lists.
@@ -111,6 +117,17 @@ public struct RunOptions {
             let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
             guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
             options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
+        },
+        .value("--launch-state", "STATE", "background or active: where the launch leaves the app\n(default: background for a content-available push,\nelse active)") {
+            options, text throws(UsageError) in
+            guard let state = [AppState.background, .active].first(where: { $0.name == text }) else {
+                throw UsageError("unknown launch state '\(text)' (use background or active)")
+            }
+            options.launchState = state
+        },
+        .value("--notification-authorization", "POLICY", "prompt, grant (default) or deny: how a service's\nauthorization request is answered") {
+            options, text throws(UsageError) in
+            options.notificationAuthorization = try OptionValue.choice(text, "policy", \AuthorizationPolicy.rawValue)
         },
         .value("--launch-scene", "NAME[:ROLE]", "connect this scene at launch") { options, text in
             let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)

@@ -8,7 +8,13 @@ extension ControlHandler {
             var body = ControlReply()
             switch command {
             case .list:
-                body.scenes = host.scenes.list.map(Self.describe)
+                let saved = host.savedSceneStates
+                body.scenes = host.scenes.list.map { scene in
+                    var entry = Self.describe(scene)
+                    entry.savedState = saved.contains(scene.name)
+                    return entry
+                }
+                body.savedScenes = saved
             case .connect(let request):
                 let connection = try host.connectScene(request)
                 let unhandled = connection.deliveries.filter { !$0.handled }

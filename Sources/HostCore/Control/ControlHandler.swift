@@ -89,6 +89,12 @@ public final class ControlHandler {
             }
         case .scene(let command):
             handleScene(command, respond: respond, refuse: refuse)
+        case .authorization(let status):
+            var body = status.map { Self.describe(host.setNotificationAuthorization($0)) } ?? ControlReply()
+            let settings = host.notificationSettings
+            body.authorization = ControlReply.Authorization(status: settings.status.name, allowed: settings.allowed.names)
+            body.handled = true
+            respond(body, .keepRunning)
         }
     }
 
@@ -97,10 +103,18 @@ public final class ControlHandler {
         case .activate: try host.transition(to: .active)
         case .background: try host.transition(to: .background)
         case .resign:
-            // Only an active app resigns; anywhere else there is nothing to do.
+            // As `scene resign`: only an app in the foreground resigns (from inactive there is
+            // nothing to do); in the background it is a mistake, and said so.
+            if host.state == .background {
+                throw TransitionError(from: host.state, to: .inactive, reason: "only an active app resigns (the app is in the background)")
+            }
             if host.state == .active { try host.transition(to: .inactive) }
         case .foreground:
-            // Only a background app comes to the foreground.
+            // As `scene foreground`: only an app in the background comes to the foreground.
+            if host.state == .active {
+                throw TransitionError(from: host.state, to: .inactive,
+                                      reason: "only an app in the background comes to the foreground (the app is active)")
+            }
             if host.state == .background { try host.transition(to: .inactive) }
         case .terminate:
             willTerminate()

@@ -17,7 +17,9 @@ enum ControlKey: String {
     // Event replies.
     case handled, receivers, handledBy, answers, result, presentation, note
     // Scene replies.
-    case scene, scenes, deliveries, configuration, configuredBy, settings
+    case scene, scenes, deliveries, configuration, configuredBy, settings, savedState, savedScenes
+    // `authorization`: the request's `status`; the reply's `authorization` object of `status` and `allowed`.
+    case authorization, status, allowed
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

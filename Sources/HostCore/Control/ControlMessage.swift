@@ -30,6 +30,8 @@ public struct ControlMessage: Sendable, Equatable {
         case tokenError(message: String)
         case post(name: String, payload: JSONValue?)
         case scene(Scene)
+        /// `status`: the notification authorization to set, as a user toggling it; nil reads it.
+        case authorization(status: String?)
 
         /// The command's name on the wire, which is also its name in `host ctl`.
         public var name: String {
@@ -46,12 +48,13 @@ public struct ControlMessage: Sendable, Equatable {
             case .tokenError: "token-error"
             case .post: "post"
             case .scene: "scene"
+            case .authorization: "authorization"
             }
         }
 
         /// Every command name, as clients spell them.
         public static let names = ["state", "list", "reload"] + Lifecycle.allCases.map(\.rawValue)
-            + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "scene"]
+            + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "scene", "authorization"]
 
         /// The commands without members, by name.
         public static func plain(_ name: String) -> Command? {
@@ -137,6 +140,8 @@ extension ControlMessage {
         case .post(let name, let payload):
             object[.name] = .string(name)
             if let payload { object[.payload] = payload }
+        case .authorization(let status):
+            if let status { object[.status] = .string(status) }
         case .scene(let scene):
             object[.action] = .string(scene.action)
             switch scene {
@@ -205,6 +210,8 @@ extension ControlMessage {
             command = .post(name: try members.requiredString(.name), payload: payload)
         case "scene":
             command = .scene(try Scene(Members(command: "scene", object: object)))
+        case "authorization":
+            command = .authorization(status: try members.string(.status))
         default:
             throw InputError("unknown command \"\(name)\" (\(choices))")
         }

@@ -45,6 +45,16 @@ public struct ControlReply: Sendable, Equatable {
     public var scenes: [SceneEntry]?
     /// `scene connect`: what came of each URL and activity of its options.
     public var deliveries: [ControlReply]?
+    /// `scene list`: the names of the scenes with a saved restoration activity.
+    public var savedScenes: [String]?
+    /// `authorization`: the status and the presentation options it allows.
+    public var authorization: Authorization?
+
+    /// The notification authorization.
+    public struct Authorization: Sendable, Equatable {
+        public var status: String
+        public var allowed: [String]
+    }
 
     /// An empty reply; set `ok` for a top-level one.
     public init(ok: Bool? = nil, id: JSONValue? = nil) {
@@ -121,6 +131,8 @@ public struct ControlReply: Sendable, Equatable {
         public var configuration: String
         public var configuredBy: String?
         public var settings: JSONValue?
+        /// Whether a restoration activity is saved under its name.
+        public var savedState = false
     }
 }
 
@@ -159,6 +171,11 @@ extension ControlReply {
         if let scene { object[.scene] = scene?.json ?? .null }
         if let scenes { object[.scenes] = .array(scenes.map(\.json)) }
         if let deliveries { object[.deliveries] = .array(deliveries.map(\.json)) }
+        if let savedScenes { object[.savedScenes] = .strings(savedScenes) }
+        if let authorization {
+            object[.authorization] = .object([ControlKey.status.rawValue: .string(authorization.status),
+                                              ControlKey.allowed.rawValue: .strings(authorization.allowed)])
+        }
         return .object(object)
     }
 }
@@ -203,6 +220,7 @@ extension ControlReply.SceneEntry {
         object[.configuration] = .string(configuration)
         object[.configuredBy] = configuredBy.map(JSONValue.string) ?? .null
         object[.settings] = settings ?? .null
+        object[.savedState] = .bool(savedState)
         return .object(object)
     }
 }
@@ -241,6 +259,10 @@ extension ControlReply {
         if let scene = json[.scene] { self.scene = .some(SceneEntry(json: scene)) }
         scenes = json[.scenes]?.arrayValue?.compactMap(SceneEntry.init(json:))
         deliveries = json[.deliveries]?.arrayValue?.map(ControlReply.init(json:))
+        savedScenes = json[.savedScenes]?.arrayValue?.compactMap(\.stringValue)
+        if let object = json[.authorization], let status = object[.status]?.stringValue {
+            authorization = Authorization(status: status, allowed: object.strings(.allowed))
+        }
     }
 }
 
@@ -273,7 +295,7 @@ extension ControlReply.SceneEntry {
         guard let name = json[.name]?.stringValue else { return nil }
         self.init(name: name, role: json[.role]?.stringValue ?? "", state: json[.state]?.stringValue ?? "",
                   configuration: json[.configuration]?.stringValue ?? "", configuredBy: json[.configuredBy]?.stringValue,
-                  settings: json[.settings].flatMap { $0 == .null ? nil : $0 })
+                  settings: json[.settings].flatMap { $0 == .null ? nil : $0 }, savedState: json[.savedState]?.boolValue ?? false)
     }
 }
 

@@ -17,6 +17,8 @@ public struct ControlRequest: Sendable {
         case tokenError(String)
         case post(name: String, payload: JSONValue?)
         case scene(SceneCommand)
+        /// Sets the notification authorization (nil: reads it).
+        case authorization(AuthorizationStatus?)
     }
 
     /// The lifecycle commands.
@@ -73,6 +75,13 @@ public struct ControlRequest: Sendable {
             return .post(name: name, payload: payload)
         case .scene(let scene):
             return .scene(try SceneCommand(scene, maxPayload: maxPayload))
+        case .authorization(let name):
+            guard let name else { return .authorization(nil) }
+            guard let status = AuthorizationStatus(name: name) else {
+                throw InputError("authorization: unknown status \"\(name)\" (one of "
+                    + AuthorizationStatus.allCases.map(\.name).joined(separator: ", ") + ")")
+            }
+            return .authorization(status)
         }
     }
 

@@ -69,4 +69,10 @@ extension EventArena {
             url: request.url.map { openURL($0, fromLaunch: true) },
             activity: request.activity.map { activity($0, fromLaunch: true) }))
     }
+
+    func notificationSettings(_ settings: NotificationAuthorization.Settings) -> UnsafePointer<sh_notification_settings> {
+        box(sh_notification_settings(
+            size: UInt32(MemoryLayout<sh_notification_settings>.size), version: SH_NOTIFICATION_SETTINGS_VERSION,
+            status: settings.status.rawValue, allowed: settings.allowed.rawValue))
+    }
 }

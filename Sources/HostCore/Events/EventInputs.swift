@@ -151,14 +151,43 @@ public struct LaunchRequest: Sendable {
     /// `--launch-scene NAME[:ROLE]`: the scene that connects at launch, with `url` and
     /// `activity` in its connection options.
     public var scene: SceneRequest?
+    /// `--launch-state background|active`: where the launch leaves the app; nil lets the
+    /// launch options decide (``target``).
+    public var state: AppState?
 
     /// No launch options.
     public init(notification: PushPayload? = nil, url: OpenURLInput? = nil, activity: UserActivityInput? = nil,
-                scene: SceneRequest? = nil) {
+                scene: SceneRequest? = nil, state: AppState? = nil) {
         self.notification = notification
         self.url = url
         self.activity = activity
         self.scene = scene
+        self.state = state
+    }
+
+    /// Whether the app was woken by a background push (`content-available: 1`), as iOS
+    /// launches an app into the background for one, rather than by a tap that opened it.
+    public var isBackgroundPush: Bool { notification?.isContentAvailable == true && target == .background }
+
+    /// Where the launch leaves the app: `state` when given; else the background for a
+    /// background push without a launch scene (iOS launches such an app into the
+    /// background), and active otherwise.
+    public var target: AppState {
+        if let state { return state }
+        return notification?.isContentAvailable == true && scene == nil ? .background : .active
+    }
+
+    /// Refuses launch options that contradict each other: a launch scene or a tapped
+    /// notification opens the app, so neither launches it into the background.
+    public func validate() throws(InputError) {
+        guard state == .background else { return }
+        if let scene {
+            throw InputError("--launch-state background: the launch scene \(scene.name) brings the app to the foreground")
+        }
+        if let notification, !notification.isContentAvailable {
+            throw InputError("--launch-state background: a notification without content-available: 1 launches the app"
+                + " because the user tapped it, which brings it to the foreground")
+        }
     }
 }
 

@@ -42,26 +42,38 @@ public final class Host {
     /// A host with no services, logging to `log` and tracing to `trace`, keeping state in
     /// `stateDirectory` (none: stores answer "unsupported" and every launch is a first one
     /// unless `firstLaunch` says otherwise), timing deadlines on `clock`.
+    /// `notificationAuthorization` answers services' authorization requests while the saved
+    /// status (in `stateDirectory`) is not determined.
     public init(log: Log, trace: TraceWriter? = nil, stateDirectory: StateDirectory? = nil,
-                firstLaunch: FirstLaunch = .neverFirst(), clock: HostClock = SystemClock()) {
+                firstLaunch: FirstLaunch = .neverFirst(), clock: HostClock = SystemClock(),
+                notificationAuthorization: AuthorizationPolicy = .grant) {
         self.log = log
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
         self.clock = clock
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
+        let authorization = NotificationAuthorization(policy: notificationAuthorization, stateDirectory: stateDirectory) {
+            log.error("host", $0, event: "authorization.unreadable")
+        }
         // Services' other threads wake the main thread to drain what they sent.
         let wake = WeakBox<NotificationBus>()
         let mailbox = Mailbox { DispatchQueue.main.async { MainActor.assumeIsolated { wake.value?.drain() } } }
-        bus = NotificationBus(dispatcher: dispatcher, mailbox: mailbox)
+        bus = NotificationBus(dispatcher: dispatcher, mailbox: mailbox, authorization: authorization, log: log)
         wake.value = bus
+        let applicationBox = WeakBox<Application>()
+        let shared = SharedServices(authorization: authorization) { service, scene, json in
+            applicationBox.value?.setRestoration(service: service, scene: scene, json: json) ?? Int32(SH_NOT_FOUND)
+        }
         serviceSet = ServiceSet(dispatcher: dispatcher, log: log, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
-                                mailbox: mailbox, stateCell: stateCell)
+                                mailbox: mailbox, stateCell: stateCell, shared: shared)
         answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
         let notifyBox = WeakBox<Host>()
         application = Application(
             dispatcher: dispatcher, services: serviceSet, answers: answers,
             router: EventRouter(dispatcher: dispatcher, bus: bus, log: log), bus: bus, log: log, stateCell: stateCell,
+            restorations: SceneRestorations(stateDirectory: stateDirectory, log: log),
             notify: { message in notifyBox.value?.notify(message) })
+        applicationBox.value = application
         notifyBox.value = self
     }
 
@@ -79,6 +91,8 @@ public final class Host {
     public var loadSettings: LoadSettings { serviceSet.loadSettings }
     /// The connected scenes; once one connected, the app's state follows them.
     public var scenes: SceneTable { application.scenes }
+    /// The names of the scenes with a saved state restoration activity.
+    public var savedSceneStates: [String] { application.restorations.savedNames() }
     /// The last device token delivered, shown by `ctl state` and given to services that ask.
     public var deviceToken: DeviceToken? { bus.deviceToken }
     /// How long the host waits for a completion (background fetch and every other answer).
@@ -123,10 +137,12 @@ public final class Host {
     public func transition(to target: AppState) throws(TransitionError) { try application.transition(to: target) }
 
     /// Launches: willFinishLaunching and didFinishLaunching with `request` as launch options,
-    /// then didBecomeActive (or, with `request.scene`, the scene's connection); then each
-    /// launch option once through its own event. Each service's launch options carry its
-    /// settings and first-launch flags. A service whose launch fails is stopped (`policy:
-    /// optional`, the default); the result lists the `policy: required` services that failed.
+    /// then didBecomeActive (or, with `request.scene`, the scene's connection; or nothing for
+    /// a launch into the background, ``LaunchRequest/target``); then each launch option once
+    /// through its own event. Each service's launch options carry its settings and
+    /// first-launch flags. A service whose launch fails is stopped (`policy: optional`, the
+    /// default); a `policy: required` one stops the launch before anyone becomes active, and
+    /// the result lists those (the caller then terminates, taking the others down in reverse).
     @discardableResult
     public func launch(_ request: LaunchRequest = LaunchRequest()) throws(TransitionError) -> [String] {
         try application.launch(request)
@@ -169,6 +185,23 @@ public final class Host {
     /// subscribed service, in service order.
     public func post(name: String, payload: JSONValue?) throws(InputError) -> EventOutcome {
         try bus.post(name: name, payload: payload)
+    }
+
+    /// The notification authorization status and the presentation options it allows.
+    public var notificationSettings: (status: AuthorizationStatus, allowed: PresentationOptions) {
+        let settings = bus.authorization.current
+        return (settings.status, settings.allowed)
+    }
+
+    /// The user sets the notification authorization (`host ctl authorization STATUS`): it is
+    /// saved and, when it changed, didChangeNotificationAuthorization is delivered.
+    public func setNotificationAuthorization(_ status: AuthorizationStatus) -> EventOutcome {
+        guard bus.authorization.set(status) else {
+            return EventOutcome(event: nil, handled: true, note: "the authorization is \(status.name) already")
+        }
+        let outcome = bus.authorizationChanged()
+        bus.drain()
+        return outcome
     }
 
     /// Handles what services sent from other threads (notifications, token requests).

@@ -4,7 +4,8 @@ import ServiceABI
 extension EventArena {
     /// A scene's connection options, and each of its URL contexts and activities (the
     /// same structs are delivered once more after the scene became active).
-    func sceneConnectionOptions(_ request: SceneRequest) -> SceneConnectionData {
+    /// `restoration`: the state restoration activity saved for the scene's name, if any.
+    func sceneConnectionOptions(_ request: SceneRequest, restoration: UserActivityInput? = nil) -> SceneConnectionData {
         let flags = UInt32(SH_FROM_CONNECTION) | (request.isFromLaunch ? UInt32(SH_FROM_LAUNCH) : 0)
         let urls = request.urls.map { openURL($0, flags: flags) }
         let activities = request.activities.map { activity($0, flags: flags) }
@@ -12,7 +13,8 @@ extension EventArena {
             size: UInt32(MemoryLayout<sh_scene_connection_options>.size), version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
             flags: request.isFromLaunch ? UInt32(SH_FROM_LAUNCH) : 0, reserved: 0,
             url_contexts: array(urls.map(Optional.some)), url_context_count: urls.count,
-            user_activities: array(activities.map(Optional.some)), user_activity_count: activities.count))
+            user_activities: array(activities.map(Optional.some)), user_activity_count: activities.count,
+            restoration_activity: restoration.map { activity($0, flags: UInt32(SH_FROM_CONNECTION)) }))
         return SceneConnectionData(options: options, urls: urls, activities: activities)
     }
 

@@ -23,6 +23,8 @@ public struct StorageError: Error, CustomStringConvertible, Equatable, Sendable 
         case tooManyKeys(limit: Int)
         /// A value's file is a directory, FIFO, symlink or device.
         case notRegularFile(kind: String)
+        /// A file the host wrote holds something else now (damaged on disk, or edited).
+        case corrupt(detail: String)
     }
 
     /// The file or directory concerned.
@@ -56,7 +58,7 @@ public struct StorageError: Error, CustomStringConvertible, Equatable, Sendable 
     public var isInvalidRequest: Bool {
         switch code {
         case .invalidServiceID, .invalidKey, .keyTooLong, .valueTooLarge, .tooManyKeys: true
-        case .system, .insecure, .inUse, .noDefaultLocation, .notRegularFile: false
+        case .system, .insecure, .inUse, .noDefaultLocation, .notRegularFile, .corrupt: false
         }
     }
 
@@ -84,6 +86,8 @@ public struct StorageError: Error, CustomStringConvertible, Equatable, Sendable 
             "\(path): too many keys: the limit is \(limit) per service"
         case .notRegularFile(let kind):
             "\(path): is a \(kind), not a regular file"
+        case .corrupt(let detail):
+            "\(path): corrupt: \(detail)"
         }
     }
 }

@@ -20,6 +20,11 @@
 //                       (default PROBE_ANSWER)
 //   PROBE_POST_ON_KIND / PROBE_POST_NAME   post a notification while handling that kind
 //   PROBE_REGISTER_ON_KIND  ask for the device token while handling that kind
+//   PROBE_REQUEST_AUTHORIZATION  SH_AUTHORIZE_* options asked for in didFinishLaunching
+//                       (logs "authorization request -> STATUS")
+//   PROBE_RESTORATION   a restoration activity (JSON text) saved at sceneDidEnterBackground;
+//                       PROBE_RESTORATION_PAD N pads its userInfo to N bytes (logs
+//                       "restoration saved -> RESULT")
 //   PROBE_CONSTRUCTOR_MARKER  an ELF constructor creates the file named by $PROBE_MARKER
 //   PROBE_ABI_MIN / PROBE_ABI_MAX  the ABI range declared in metadata and answered
 //   PROBE_NO_METADATA   leave out the metadata section
@@ -32,6 +37,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,10 +152,31 @@ static void describe_options(const sh_scene_connection_options *o, char *out, si
     for (size_t i = 0; i < o->user_activity_count && used < size; i++)
         used += (size_t)snprintf(out + used, size - used, "%s%s", i ? "," : "", o->user_activities[i]->type);
     if (used < size)
-        snprintf(out + used, size - used, " options-flags=%u url-flags=%u", o->flags,
+        used += (size_t)snprintf(out + used, size - used, " options-flags=%u url-flags=%u", o->flags,
                  o->url_context_count ? o->url_contexts[0]->flags
                                       : (o->user_activity_count ? o->user_activities[0]->flags : 0u));
+    const sh_user_activity *r = o->size >= sizeof *o ? o->restoration_activity : NULL;
+    if (used < size)
+        snprintf(out + used, size - used, " restoration=%s restoration-info=%s", r ? r->type : "-",
+                 r && r->user_info_json ? r->user_info_json : "-");
 }
+
+#ifdef PROBE_RESTORATION
+static void save_restoration(const sh_scene *scene) {
+#ifdef PROBE_RESTORATION_PAD
+    static char json[PROBE_RESTORATION_PAD + 64];
+    int used = snprintf(json, sizeof json, "{\"type\":\"test.padded\",\"userInfo\":{\"pad\":\"");
+    while (used < PROBE_RESTORATION_PAD) json[used++] = 'x';
+    snprintf(json + used, sizeof json - (size_t)used, "\"}}");
+#else
+    const char *json = PROBE_RESTORATION;
+#endif
+    char line[200];
+    int32_t result = host->set_scene_restoration(host, scene->id, json, strlen(json));
+    snprintf(line, sizeof line, "probe %s: restoration saved -> %d", PROBE_ID, result);
+    host->log(host, SH_LOG_INFO, line);
+}
+#endif
 
 #ifdef PROBE_CONFIGURATION
 static int32_t configure(const sh_scene_connection *connection) {
@@ -234,6 +261,11 @@ static void describe(const sh_event *event, char *out, size_t size) {
     case SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS:
         snprintf(out, size, " token=%s", ((const sh_device_token *)event->data)->hex);
         break;
+    case SH_EVENT_DID_CHANGE_NOTIFICATION_AUTHORIZATION: {
+        const sh_notification_settings *n = event->data;
+        snprintf(out, size, " status=%d allowed=%u", n->status, n->allowed);
+        break;
+    }
     case SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS:
         snprintf(out, size, " error=%s", ((const sh_error_info *)event->data)->message);
         break;
@@ -258,6 +290,17 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #endif
 #ifdef PROBE_MARK_KIND
     if (event->kind == PROBE_MARK_KIND) close(open(PROBE_MARK_FILE, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+#endif
+#ifdef PROBE_REQUEST_AUTHORIZATION
+    if (event->kind == SH_EVENT_DID_FINISH_LAUNCHING) {
+        char answer[120];
+        snprintf(answer, sizeof answer, "probe %s: authorization request -> %d", PROBE_ID,
+                 host->request_authorization(host, PROBE_REQUEST_AUTHORIZATION));
+        host->log(host, SH_LOG_INFO, answer);
+    }
+#endif
+#ifdef PROBE_RESTORATION
+    if (event->kind == SH_EVENT_SCENE_DID_ENTER_BACKGROUND) save_restoration(event->data);
 #endif
 #ifdef PROBE_SLEEP_KIND
     if (event->kind == PROBE_SLEEP_KIND) sleep_ms(PROBE_SLEEP_MS);

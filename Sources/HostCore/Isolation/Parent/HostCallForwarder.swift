@@ -145,6 +145,7 @@ final class HostCallForwarder: Sendable {
             w.i32(Int32(SH_INVALID))
             if call == .storeGet { w.u64(0); w.bool(false) }
             if call == .storeKeys { w.u32(0) }
+            if call == .notificationSettings { w.u32(0) }
             return try channel.send(&w, .reply, sequence: frame.sequence)
         }
         let host = table.pointee
@@ -195,6 +196,22 @@ final class HostCallForwarder: Sendable {
             w.i32(result)
             w.u32(UInt32(keys.list.count))
             for key in keys.list { w.blob(key) }
+        case .notificationSettings:
+            try r.finish("notification_settings")
+            var allowed: UInt32 = 0
+            w.i32(host.notification_settings?(table, &allowed) ?? Int32(SH_UNSUPPORTED))
+            w.u32(allowed)
+        case .requestAuthorization:
+            let options = try r.u32("options")
+            try r.finish("request_authorization")
+            w.i32(host.request_authorization?(table, options) ?? Int32(SH_UNSUPPORTED))
+        case .setSceneRestoration:
+            let scene = try r.u64("scene"), json = try r.optionalBlob("activity")
+            try r.finish("set_scene_restoration")
+            let result = json.map { bytes in
+                bytes.withUnsafeBytes { host.set_scene_restoration?(table, scene, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+            } ?? host.set_scene_restoration?(table, scene, nil, 0)
+            w.i32(result ?? Int32(SH_UNSUPPORTED))
         }
         try channel.send(&w, .reply, sequence: frame.sequence)
     }

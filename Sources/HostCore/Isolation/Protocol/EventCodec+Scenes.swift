@@ -8,7 +8,7 @@ import ServiceABI
 /// (WorkerScenes) and updates it in place. Then the kind's own data:
 ///
 /// - configurationForConnecting, sceneWillConnect: the connection options (flags, each URL
-///   context, each user activity), then whether there is a configuration to fill and, when
+///   context, each user activity, the restoration activity if any), then whether there is a configuration to fill and, when
 ///   there is, its fixed fields as the host emptied them, `settings_capacity` and
 ///   `settings_len`, and the settings buffer's first `settings_len` bytes.
 /// - sceneOpenURLContexts: the URL; sceneContinueUserActivity: the activity.
@@ -71,6 +71,8 @@ extension EventCodec {
         for index in 0..<o.url_context_count { openURL(o.url_contexts[index]!.pointee, &w) }
         w.u64(UInt64(o.user_activity_count))
         for index in 0..<o.user_activity_count { activity(o.user_activities[index]!.pointee, &w) }
+        w.bool(o.restoration_activity != nil)
+        if let restoration = o.restoration_activity { activity(restoration.pointee, &w) }
     }
 
     /// The out-struct as the host prepared it.
@@ -205,10 +207,12 @@ extension EventCodec {
         guard activityCount <= UInt64(Wire.maxPayload / 12) else { throw .malformed("\(activityCount) user activities") }
         var activities: [UnsafePointer<sh_user_activity>?] = []
         for _ in 0..<activityCount { activities.append(try activity(&r, arena)) }
+        let restoration = try r.bool("restoration activity presence") ? try activity(&r, arena) : nil
         return arena.box(sh_scene_connection_options(
             size: UInt32(MemoryLayout<sh_scene_connection_options>.size), version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
             flags: flags, reserved: reserved, url_contexts: arena.array(urls), url_context_count: urls.count,
-            user_activities: arena.array(activities), user_activity_count: activities.count))
+            user_activities: arena.array(activities), user_activity_count: activities.count,
+            restoration_activity: restoration))
     }
 
     /// The out-struct for the service, as the host prepared it, with a buffer of the host's capacity.

@@ -48,6 +48,10 @@ enum EventCodec {
             activity(data.assumingMemoryBound(to: sh_user_activity.self).pointee, &w)
         case .none:
             break
+        case .notificationSettings:
+            let n = data.assumingMemoryBound(to: sh_notification_settings.self).pointee
+            w.i32(n.status)
+            w.u32(n.allowed)
         case .sceneConnection, .scene, .sceneOpenURL, .sceneUserActivity:
             sceneData(kind, data, &w)
         }
@@ -158,6 +162,10 @@ enum EventCodec {
             decoded.data = UnsafeRawPointer(try activity(&r, arena))
         case .none:
             throw .malformed("\(kind.name) carries no data")
+        case .notificationSettings:
+            decoded.data = UnsafeRawPointer(arena.box(sh_notification_settings(
+                size: UInt32(MemoryLayout<sh_notification_settings>.size), version: SH_NOTIFICATION_SETTINGS_VERSION,
+                status: try r.i32("status"), allowed: try r.u32("allowed"))))
         case .sceneConnection, .scene, .sceneOpenURL, .sceneUserActivity:
             try sceneData(kind, &r, arena, scenes, into: &decoded)
         }

@@ -79,12 +79,18 @@ enum HostCall: UInt8, Sendable {
     case storeRemove = 5
     /// `sh_host.store_keys`. Reply: i32 result, u32 count, keys.
     case storeKeys = 6
+    /// `sh_host.notification_settings`. Reply: i32 status, u32 allowed.
+    case notificationSettings = 7
+    /// `sh_host.request_authorization`: u32 options. Reply: i32.
+    case requestAuthorization = 8
+    /// `sh_host.set_scene_restoration`: u64 scene id, optional JSON. Reply: i32.
+    case setSceneRestoration = 9
 
     /// Whether the ABI says [main-thread]: the host runs these on its main thread.
     var needsMainThread: Bool {
         switch self {
-        case .appState, .unsubscribe: false
-        case .storeGet, .storeSet, .storeRemove, .storeKeys: true
+        case .appState, .unsubscribe, .notificationSettings, .requestAuthorization: false
+        case .storeGet, .storeSet, .storeRemove, .storeKeys, .setSceneRestoration: true
         }
     }
 }

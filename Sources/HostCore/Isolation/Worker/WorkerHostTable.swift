@@ -137,6 +137,27 @@ enum WorkerHostTable {
                 guard let context = WorkerHostTable.context(host) else { return Int32(SH_INVALID) }
                 context.send(.registerForRemoteNotifications) { _ in }
                 return Int32(SH_OK)
+            },
+            notification_settings: { host, allowed in
+                guard var reply = WorkerHostTable.context(host)?.call(.notificationSettings),
+                      let status = try? reply.i32("status"), let options = try? reply.u32("allowed") else {
+                    return Int32(SH_ERROR)
+                }
+                allowed?.pointee = options
+                return status
+            },
+            request_authorization: { host, options in
+                guard var reply = WorkerHostTable.context(host)?.call(.requestAuthorization, { $0.u32(options) }),
+                      let result = try? reply.i32("result") else { return Int32(SH_ERROR) }
+                return result
+            },
+            set_scene_restoration: { host, scene, json, length in
+                guard var reply = WorkerHostTable.context(host)?.call(.setSceneRestoration, { w in
+                    w.u64(scene)
+                    w.bool(json != nil)
+                    if json != nil { w.blob(json, count: length) }
+                }), let result = try? reply.i32("result") else { return Int32(SH_ERROR) }
+                return result
             }
         ))
         return UnsafePointer(table)

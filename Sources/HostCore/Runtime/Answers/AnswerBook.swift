@@ -97,11 +97,13 @@ final class AnswerBook {
         return .string(merged.name)
     }
 
-    /// Presentation options: the union of every answer.
-    static func mergePresentation(_ answers: [(service: String, result: Int32?)]) -> JSONValue? {
+    /// Presentation options: the union of every answer, within what the notification
+    /// authorization `allowed`.
+    static func mergePresentation(_ answers: [(service: String, result: Int32?)],
+                                  allowed: PresentationOptions = .all) -> JSONValue? {
         let union = answers.reduce(into: PresentationOptions()) { options, answer in
             if let result = answer.result { options.formUnion(PresentationOptions(result)) }
         }
-        return .array(union.names.map(JSONValue.string))
+        return .array(union.intersection(allowed).names.map(JSONValue.string))
     }
 }

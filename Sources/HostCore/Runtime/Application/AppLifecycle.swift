@@ -1,7 +1,8 @@
 /// UIKit's application state machine: which events lead from one state to another.
 ///
 /// The legal edges are notRunning → inactive (willFinishLaunching, didFinishLaunching),
-/// inactive ⇄ active (didBecomeActive, willResignActive), inactive ⇄ background
+/// notRunning → background (the same two events, for an app launched into the background
+/// by a background push or `--launch-state background`, as iOS launches one), inactive ⇄ active (didBecomeActive, willResignActive), inactive ⇄ background
 /// (didEnterBackground, willEnterForeground) and background → notRunning (willTerminate).
 /// A request for any other move is answered with the legal path through the states in
 /// between (active → background passes through willResignActive), so an illegal
@@ -44,6 +45,15 @@ public struct AppLifecycle: Sendable {
         precondition(Self.isLegal(from: state, kind), "illegal lifecycle edge \(state.name) --\(kind.name)-->")
         state = next
         if kind == .willTerminate { hasTerminated = true }
+    }
+
+    /// Records a launch event of a launch into the background: iOS launches an app woken by a
+    /// background push with `applicationState == .background` from willFinishLaunching on,
+    /// and delivers no didEnterBackground (the app was never in the foreground).
+    public mutating func applyBackgroundLaunch(_ kind: EventKind) {
+        precondition((state, kind) == (.notRunning, .willFinishLaunching) || (state, kind) == (.background, .didFinishLaunching),
+                     "illegal background launch edge \(state.name) --\(kind.name)-->")
+        state = .background
     }
 
     private static func isLegal(from state: AppState, _ kind: EventKind) -> Bool {

@@ -11,15 +11,45 @@ extension Application {
     /// `completion` runs on the main thread once every service answered or timed out.
     func push(_ payload: PushPayload, tap action: String?, completion: @escaping (EventOutcome) -> Void) {
         if let action {
+            bringForwardForTap(action)
             respond(to: payload, action: action, fromLaunch: false, completion: completion)
         } else if payload.isContentAvailable {
-            gather(.didReceiveRemoteNotification, payload, merge: AnswerBook.mergeFetch, completion: completion)
+            fetch(payload, fromLaunch: false, completion: completion)
         } else if state == .active {
-            gather(.willPresentNotification, payload, merge: AnswerBook.mergePresentation, completion: completion)
+            // Every service is asked and its answer reported; what is shown is what the
+            // authorization allows (denied or not determined: nothing).
+            let settings = bus.authorization.current
+            gather(.willPresentNotification, payload, merge: { answers in
+                AnswerBook.mergePresentation(answers, allowed: settings.allowed)
+            }, completion: { outcome in
+                var outcome = outcome
+                if outcome.handled, settings.allowed != .all {
+                    outcome.note = "notification authorization is \(settings.status.name): presented within "
+                        + (settings.allowed.names.isEmpty ? "nothing" : settings.allowed.names.joined(separator: ", "))
+                }
+                completion(outcome)
+            })
         } else {
             completion(EventOutcome(event: nil, handled: false, note:
                 "the app is \(state.name): the system shows the notification, and services hear of it when the user taps it (--tap)"))
         }
+    }
+
+    /// A tap opens the app: from the background (or inactive) UIKit brings it to the
+    /// foreground first (willEnterForeground, didBecomeActive, with the scene events when
+    /// scenes are in use), then delivers the response. Dismissing it opens nothing.
+    private func bringForwardForTap(_ action: String) {
+        guard state != .active, action != SH_ACTION_DISMISS else { return }
+        do { try transition(to: .active) } catch {
+            log.warn("host", "a tapped notification could not bring the app forward: \(error)",
+                     event: "push.notBroughtForward", .string("reason", error.reason))
+        }
+    }
+
+    /// didReceiveRemoteNotification (a background fetch): the answers merged, newData first.
+    func fetch(_ payload: PushPayload, fromLaunch: Bool, completion: @escaping (EventOutcome) -> Void) {
+        gather(.didReceiveRemoteNotification, payload, fromLaunch: fromLaunch, merge: AnswerBook.mergeFetch,
+               completion: completion)
     }
 
     /// didReceiveNotificationResponse: the user acted on a notification.

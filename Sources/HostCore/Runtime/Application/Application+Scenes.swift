@@ -27,7 +27,8 @@ extension Application {
         let scene = scenes.add(name: request.name, role: request.role ?? "")
         let arena = EventArena()
         return withExtendedLifetime(arena) {
-            let options = arena.sceneConnectionOptions(request)
+            // The activity a service saved when a scene of this name last went away: once.
+            let options = arena.sceneConnectionOptions(request, restoration: restorations.take(request.name))
             let choice = router.chooseConfiguration(for: scene, requestedRole: request.role, options: options.options, arena: arena)
             scene.configure(choice)
             log.info("host", "scene \(scene.name) connects: role \(choice.role), configuration \(choice.name)"
@@ -59,6 +60,13 @@ extension Application {
         }
         moveScenes([scene], to: move.target)
         return scene.info
+    }
+
+    /// `sh_host.set_scene_restoration`: saves `json` (nil: forgets it) as the restoration
+    /// activity of the connected scene `id`, under its name.
+    func setRestoration(service: String, scene id: UInt64, json: [UInt8]?) -> Int32 {
+        guard let scene = scenes.records.first(where: { $0.id == id }) else { return Int32(SH_NOT_FOUND) }
+        return restorations.save(json, scene: scene.name, service: service)
     }
 
     /// The connected scene named `name`.
@@ -107,12 +115,11 @@ extension Application {
         }
     }
 
-    /// Launches into a scene: willFinishLaunching and didFinishLaunching (the app stays
-    /// inactive), then the scene connects with the launch URL and activity in its
+    /// Launches into a scene, after willFinishLaunching and didFinishLaunching (the app
+    /// stayed inactive): the scene connects with the launch URL and activity in its
     /// connection options (the app becomes active through it), then the launch push is
     /// replayed. The URL and activity are delivered once, through the scene.
-    func launch(_ request: LaunchRequest, connecting scene: SceneRequest) throws(TransitionError) {
-        try deliverLaunch(to: .inactive, request)
+    func launch(_ request: LaunchRequest, connecting scene: SceneRequest) {
         var connection = scene
         connection.urls += request.url.map { [$0] } ?? []
         connection.activities += request.activity.map { [$0] } ?? []

@@ -13,6 +13,8 @@ final class Application {
     let router: EventRouter
     let bus: NotificationBus
     let log: Log
+    /// Saved scene state restoration activities, by scene name.
+    let restorations: SceneRestorations
     /// The connected scenes; once one connected, the app's state follows them.
     let scenes = SceneTable()
     /// The state machine: where the app is and where it may go.
@@ -24,7 +26,9 @@ final class Application {
     private let stateCell: AppStateCell
 
     init(dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, router: EventRouter,
-         bus: NotificationBus, log: Log, stateCell: AppStateCell, notify: @escaping (SystemdNotifier.Message) -> Void) {
+         bus: NotificationBus, log: Log, stateCell: AppStateCell, restorations: SceneRestorations,
+         notify: @escaping (SystemdNotifier.Message) -> Void) {
+        self.restorations = restorations
         self.dispatcher = dispatcher
         self.services = services
         self.answers = answers
@@ -67,6 +71,11 @@ final class Application {
 
     private func applyState(_ kind: EventKind) {
         lifecycle.apply(kind)
+        publishState()
+    }
+
+    /// Makes the lifecycle's state the one services read (`sh_host.app_state`, `sh_event.app_state`).
+    private func publishState() {
         stateCell.value = lifecycle.state
         dispatcher.appState = lifecycle.state
     }
@@ -74,49 +83,73 @@ final class Application {
     // MARK: Launch
 
     /// Launches: willFinishLaunching and didFinishLaunching with `request` as launch options,
-    /// then didBecomeActive; then delivers each launch option once through its own event, so
-    /// a service never has to remember a launch option to act on it. With `request.scene`,
-    /// the app becomes active through that scene instead. Returns the `policy: required`
-    /// services that failed to launch.
+    /// then didBecomeActive, or nothing more for a launch into the background
+    /// (``LaunchRequest/target``); then delivers each launch option once through its own
+    /// event, so a service never has to remember a launch option to act on it. With
+    /// `request.scene`, the app becomes active through that scene instead.
+    ///
+    /// A `policy: required` service whose launch fails (an error, or any answer other than
+    /// OK or FALSE) stops the launch after the launch event it failed: nobody becomes active
+    /// and no launch option is delivered. The result lists those services; the caller takes
+    /// the others down (``transition(to:)`` to notRunning, in reverse).
     func launch(_ request: LaunchRequest) throws(TransitionError) -> [String] {
+        let failed = try deliverLaunch(request, background: request.target == .background && request.scene == nil)
+        guard failed.isEmpty else { return failed }
         if let scene = request.scene {
-            try launch(request, connecting: scene)
+            finishLaunching()
+            launch(request, connecting: scene)
         } else {
-            try deliverLaunch(to: .active, request)
+            if request.target == .active { deliverLifecycle(.didBecomeActive) }
+            finishLaunching()
             replayLaunchOptions(request)
         }
-        return services.slots.filter { $0.launchFailed && $0.configuration?.policy == .required }.map(\.id)
+        return []
     }
 
-    /// The launch events up to `target` (inactive, or active), each service with its own
-    /// launch options; then the first-launch marks and READY.
-    func deliverLaunch(to target: AppState, _ request: LaunchRequest) throws(TransitionError) {
-        let steps = try lifecycle.steps(to: target)
+    /// willFinishLaunching and didFinishLaunching, each service with its own launch options,
+    /// the app inactive (or, launching into the background, in the background). Returns the
+    /// `policy: required` services that failed, after the first event one failed in.
+    func deliverLaunch(_ request: LaunchRequest, background: Bool) throws(TransitionError) -> [String] {
+        _ = try lifecycle.steps(to: .inactive)  // refuses a second launch
         let arena = EventArena()
         // One set of options per service: settings and first-launch flags differ.
         let perService = services.slots.map {
             UnsafeRawPointer(services.launchOptions(for: $0, arena: arena, request: request, restart: false))
         }
-        for kind in steps {
-            if kind.isDeliveredInNewState { applyState(kind) }
-            if kind == .willFinishLaunching || kind == .didFinishLaunching {
-                for index in dispatcher.handlers(kind) { dispatcher.call(index, kind, perService[index]) }
+        for kind in [EventKind.willFinishLaunching, .didFinishLaunching] {
+            if background {
+                lifecycle.applyBackgroundLaunch(kind)
+                publishState()
             } else {
-                dispatcher.deliver(kind, data: nil)
+                applyState(kind)
             }
-            if !kind.isDeliveredInNewState { applyState(kind) }
-            if kind == .didFinishLaunching { services.finishLaunch() }
+            for index in dispatcher.handlers(kind) { dispatcher.call(index, kind, perService[index]) }
+            let failed = services.stopFailedLaunches(finished: kind == .didFinishLaunching)
+            if !failed.isEmpty { return failed }
             bus.drain()
         }
+        return []
+    }
+
+    /// After a successful launch: the first-launch marks, then READY.
+    private func finishLaunching() {
         do { try services.firstLaunch.hostDidLaunch() } catch { log.error("host", "cannot record the first launch: \(error)", event: "firstLaunch.unrecorded") }
         notify(.ready)
     }
 
     func replayLaunchOptions(_ request: LaunchRequest) {
         if let notification = request.notification {
-            respond(to: notification, action: SH_ACTION_DEFAULT, fromLaunch: true) { [log] outcome in
+            let report = { [log] (outcome: EventOutcome) in
                 if !outcome.handled { log.warn("host", "the launch notification: \(outcome.note ?? "not handled")",
                                           event: "launch.unhandled", .string("what", "notification")) }
+            }
+            // Woken in the background by a background push: its fetch, as iOS calls
+            // didReceiveRemoteNotification after launching the app for it. Otherwise the user
+            // tapped the notification, which opened the app.
+            if request.isBackgroundPush {
+                fetch(notification, fromLaunch: true, completion: report)
+            } else {
+                respond(to: notification, action: SH_ACTION_DEFAULT, fromLaunch: true, completion: report)
             }
         }
         // A launch scene had the URL and the activity in its connection options, and

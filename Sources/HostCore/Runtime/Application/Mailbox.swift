@@ -11,6 +11,8 @@ final class Mailbox: Sendable {
         case post(name: String, sender: String, json: [UInt8]?)
         /// A service asked for the device token.
         case tokenRequest(service: String)
+        /// A service's authorization request changed the status: save it and announce it.
+        case authorizationChanged
     }
 
     private let queue = Mutex<[Message]>([])

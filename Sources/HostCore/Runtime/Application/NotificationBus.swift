@@ -12,10 +12,15 @@ final class NotificationBus {
     let mailbox: Mailbox
     /// The last device token delivered, shown by `ctl state` and given to services that ask.
     var deviceToken: DeviceToken?
+    /// The notification authorization, saved and announced here when it changes.
+    let authorization: NotificationAuthorization
+    private let log: Log
 
-    init(dispatcher: Dispatcher, mailbox: Mailbox) {
+    init(dispatcher: Dispatcher, mailbox: Mailbox, authorization: NotificationAuthorization, log: Log) {
         self.dispatcher = dispatcher
         self.mailbox = mailbox
+        self.authorization = authorization
+        self.log = log
     }
 
     /// Handles what services sent: notifications and token requests, in the order sent.
@@ -28,6 +33,8 @@ final class NotificationBus {
                 _ = deliver(name: name, sender: sender, json: json)
             case .tokenRequest(let service):
                 deliverToken(to: service)
+            case .authorizationChanged:
+                _ = authorizationChanged()
             }
         }
     }
@@ -51,6 +58,25 @@ final class NotificationBus {
         let arena = EventArena()
         let data = UnsafeRawPointer(arena.notification(name: name, sender: sender, json: json))
         for index in indexes { dispatcher.call(index, .notification, data) }
+        return outcome
+    }
+
+    /// The authorization changed: saves it, then delivers didChangeNotificationAuthorization
+    /// to every handler, in service order (a failure to save is logged: the change holds).
+    func authorizationChanged() -> EventOutcome {
+        let settings = authorization.current
+        do { try authorization.save() } catch {
+            log.error("host", "cannot save the notification authorization: \(error)", event: "authorization.saveFailed")
+        }
+        log.info("host", "notification authorization: \(settings.status.name)", event: "authorization.changed",
+                 .string("status", settings.status.name))
+        let indexes = dispatcher.handlers(.didChangeNotificationAuthorization)
+        var outcome = EventOutcome(event: .didChangeNotificationAuthorization, handled: true)
+        outcome.receivers = indexes.map { dispatcher.services[$0].id }
+        let arena = EventArena()
+        withExtendedLifetime(arena) {
+            dispatcher.deliver(.didChangeNotificationAuthorization, data: UnsafeRawPointer(arena.notificationSettings(settings)))
+        }
         return outcome
     }
 

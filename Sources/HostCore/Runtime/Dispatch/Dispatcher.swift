@@ -84,7 +84,7 @@ final class Dispatcher {
             let result = entry.handle(entry.service, &event)
             if traced || result != SH_OK {
                 tracker.leave(sentinel)
-                finishCall(entry.index, kind, seq: event.seq, result: result, scene: nil)
+                finishCall(entry.index, kind, seq: event.seq, result: result, scene: nil, state: nil)
             }
         }
         tracker.leave(sentinel)
@@ -111,16 +111,20 @@ final class Dispatcher {
         let result = service.handleEvent(service.descriptor, &event)
         tracker.leave(sentinel)
         hot.pointee.depth -= 1
-        finishCall(index, kind, seq: seq, result: result, scene: scene)
+        finishCall(index, kind, seq: seq, result: result, scene: scene, state: state)
         return (result, seq)
     }
 
-    /// After a call: the trace line, and what a failure means.
-    private func finishCall(_ index: Int, _ kind: EventKind, seq: UInt64, result: Int32, scene: String?) {
+    /// After a call: the trace line, and what a failure means. `state` is the state the event
+    /// carried when the caller chose it (a late service's catch-up).
+    private func finishCall(_ index: Int, _ kind: EventKind, seq: UInt64, result: Int32, scene: String?, state: AppState?) {
         let service = services[index]
         if let trace {
-            trace.record(seq: seq, event: kind, service: service.id, state: kind.stateAfter ?? appState,
-                         result: result, scene: scene)
+            // The state after the event: a did-event or a launch event is delivered in it
+            // (a launch into the background stays in the background); a will-event leads to it.
+            let carried = state ?? appState
+            trace.record(seq: seq, event: kind, service: service.id,
+                         state: kind.isDeliveredInNewState ? carried : kind.stateAfter ?? carried, result: result, scene: scene)
         }
         guard result != SH_OK else { return }
         switch result {
@@ -138,6 +142,8 @@ final class Dispatcher {
             log.error(service.id, message, event: "event.failed", .string("event", kind.name),
                       .string("result", ResultCode.name(result)))
         }
-        if result < 0 && (kind == .willFinishLaunching || kind == .didFinishLaunching) { service.launchFailed = true }
+        // A launch answer that is neither OK nor FALSE (an error, or a number the ABI does not
+        // define, such as 12345) is a failed launch: the policies treat it as one.
+        if kind == .willFinishLaunching || kind == .didFinishLaunching, result != SH_FALSE { service.launchFailed = true }
     }
 }

@@ -17,13 +17,16 @@ final class ServiceContext: Sendable {
     private let openedStore = Mutex<ServiceStore?>(nil)
     /// Names subscribed at run time through `sh_host.subscribe` (metadata names are separate).
     let subscriptions = Mutex<Set<String>>([])
+    /// What every service's table reaches in common.
+    let shared: SharedServices
 
-    init(id: String, log: Log, state: AppStateCell, mailbox: Mailbox, stateDirectory: StateDirectory?) {
+    init(id: String, log: Log, state: AppStateCell, mailbox: Mailbox, stateDirectory: StateDirectory?, shared: SharedServices) {
         self.id = id
         self.stateDirectory = stateDirectory
         self.log = log
         self.state = state
         self.mailbox = mailbox
+        self.shared = shared
     }
 
     /// The service's store, opened on first use; nil without a state directory.
@@ -35,6 +38,21 @@ final class ServiceContext: Sendable {
             opened = store
             return store
         }
+    }
+}
+
+/// What every service's `sh_host` reaches in common, beyond its own context.
+final class SharedServices: Sendable {
+    /// The notification authorization (`notification_settings`, `request_authorization`).
+    let authorization: NotificationAuthorization
+    /// `set_scene_restoration` for a service, a scene id and the activity (nil: forget it),
+    /// carried out by the application on the main thread; answers as the table does.
+    let setRestoration: @MainActor @Sendable (_ service: String, _ scene: UInt64, _ json: [UInt8]?) -> Int32
+
+    init(authorization: NotificationAuthorization,
+         setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32) {
+        self.authorization = authorization
+        self.setRestoration = setRestoration
     }
 }
 
@@ -113,6 +131,25 @@ enum HostTable {
                 guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
                 context.mailbox.send(.tokenRequest(service: context.id))
                 return Int32(SH_OK)
+            },
+            notification_settings: { host, allowed in
+                guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
+                let settings = context.shared.authorization.current
+                allowed?.pointee = settings.allowed.rawValue
+                return settings.status.rawValue
+            },
+            request_authorization: { host, options in
+                guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
+                let answer = context.shared.authorization.request(AuthorizationOptions(rawValue: options))
+                // Saved and announced on the main thread, after the current event.
+                if answer.changed { context.mailbox.send(.authorizationChanged) }
+                return answer.status.rawValue
+            },
+            set_scene_restoration: { host, scene, json, length in
+                guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
+                let bytes = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
+                // [main-thread] in host.h: the host calls services only there.
+                return MainActor.assumeIsolated { context.shared.setRestoration(context.id, scene, bytes) }
             }
         ))
         return UnsafePointer(table)

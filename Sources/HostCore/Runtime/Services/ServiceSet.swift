@@ -21,6 +21,8 @@ final class ServiceSet {
     let mailbox: Mailbox
     /// The app state readable from any thread, for the host tables.
     let stateCell: AppStateCell
+    /// What every host table reaches in common (authorization, scene restoration).
+    let shared: SharedServices
     /// The configuration file in force (empty without one).
     var configuration = HostConfiguration()
     /// What `reload` rescans.
@@ -38,13 +40,14 @@ final class ServiceSet {
     var ownsFailures: (String) -> Bool = { _ in false }
 
     init(dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
-         mailbox: Mailbox, stateCell: AppStateCell) {
+         mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices) {
         self.dispatcher = dispatcher
         self.log = log
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
         self.mailbox = mailbox
         self.stateCell = stateCell
+        self.shared = shared
     }
 
     /// The services, in dispatch order.
@@ -57,7 +60,8 @@ final class ServiceSet {
     /// declines (the failure is returned through `failure`).
     func attach(_ info: LoadedServiceInfo, failure: inout LoadFailure?) -> ServiceSlot? {
         let id = info.metadata.id
-        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory)
+        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory,
+                                     shared: shared)
         if let attach = info.descriptor.pointee.attach {
             let tracker = dispatcher.tracker
             tracker.register(ids: slots.map(\.id) + [id])
@@ -97,19 +101,24 @@ final class ServiceSet {
         }
     }
 
-    /// After didFinishLaunching: marks services launched, and stops optional services that
-    /// failed to launch (they receive nothing more). A service whose failures belong to its
-    /// supervisor (a worker: restarts, crash loops) is left to it.
-    func finishLaunch() {
-        for slot in slots where !slot.launchFailed { markLaunched(slot) }
-        let failed = slots.filter { slot in
-            slot.launchFailed && slot.configuration?.policy != .required && !ownsFailures(slot.id)
-        }
-        for slot in failed {
-            log.error(slot.id, "failed to launch; stopped (policy: optional): it receives no more events",
+    /// After a launch event: the `policy: required` services that failed it, whose failure
+    /// stops the launch. When it stops, or after didFinishLaunching (`finished`), every
+    /// service that failed a launch event is stopped (it receives no more events) and logged;
+    /// after a launch that succeeded the others are marked launched. A service whose
+    /// failures belong to its supervisor (a worker: restarts, crash loops) is left to it.
+    func stopFailedLaunches(finished: Bool) -> [String] {
+        let failed = slots.filter { slot in slot.launchFailed && !ownsFailures(slot.id) }
+        let required = failed.filter { $0.configuration?.policy == .required }
+        // Once the launch stops, or ends, no failed service hears anything more.
+        let stopped = finished || !required.isEmpty ? failed : []
+        for slot in stopped {
+            let policy = slot.configuration?.policy == .required ? "required: the launch stops" : "optional"
+            log.error(slot.id, "failed to launch; stopped (policy: \(policy)): it receives no more events",
                       event: "service.stopped", .string("reason", "launchFailed"))
         }
-        if !failed.isEmpty { dispatcher.setServices(slots.filter { slot in !failed.contains { $0 === slot } }) }
+        if !stopped.isEmpty { dispatcher.setServices(slots.filter { slot in !stopped.contains { $0 === slot } }) }
+        if finished && required.isEmpty { for slot in slots where !slot.launchFailed { markLaunched(slot) } }
+        return required.map(\.id)
     }
 
     // MARK: Late services

@@ -94,7 +94,37 @@ typedef enum sh_event_kind {
      * Answer like sceneOpenURLContexts; unclaimed, it is offered to
      * continueUserActivity handlers. */
     SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY = 25,
+
+    /* "didChangeNotificationAuthorization": the notification authorization
+     * changed (the user toggled it: host ctl authorization, or a
+     * request_authorization was answered). data is const
+     * sh_notification_settings *. Delivered in service order, after the
+     * change was stored. */
+    SH_EVENT_DID_CHANGE_NOTIFICATION_AUTHORIZATION = 26,
 } sh_event_kind;
+
+/* The notification authorization status (as UNAuthorizationStatus). */
+typedef enum sh_authorization_status {
+    /* Never asked: nothing is presented until the app asks
+     * (sh_host.request_authorization) and the user answers. */
+    SH_AUTHORIZATION_NOT_DETERMINED = 0,
+    /* The user refused: no banner, sound or badge. */
+    SH_AUTHORIZATION_DENIED = 1,
+    /* The user allowed notifications. */
+    SH_AUTHORIZATION_AUTHORIZED = 2,
+    /* Allowed quietly (delivered to the list only, no banner or sound). */
+    SH_AUTHORIZATION_PROVISIONAL = 3,
+} sh_authorization_status;
+
+/* What a service asks for in sh_host.request_authorization (as
+ * UNAuthorizationOptions). */
+enum {
+    SH_AUTHORIZE_BADGE = 1u << 0,
+    SH_AUTHORIZE_SOUND = 1u << 1,
+    SH_AUTHORIZE_ALERT = 1u << 2,
+    /* Ask for provisional authorization: granted at once, quietly. */
+    SH_AUTHORIZE_PROVISIONAL = 1u << 6,
+};
 
 /* Presentation options, the answer to willPresentNotification (as
  * UNNotificationPresentationOptions). */
@@ -178,7 +208,10 @@ typedef struct sh_launch_options {
     /* The push notification that launched the app (UIKit's
      * .remoteNotification key), or NULL. It is also delivered once, after
      * the app becomes active, as didReceiveNotificationResponse with
-     * action_id SH_ACTION_DEFAULT and SH_FROM_LAUNCH. */
+     * action_id SH_ACTION_DEFAULT and SH_FROM_LAUNCH; a background push
+     * (content-available: 1) launches the app into the background instead
+     * (app_state SH_APP_BACKGROUND) and is delivered once, right after
+     * didFinishLaunching, as didReceiveRemoteNotification with SH_FROM_LAUNCH. */
     const struct sh_push *notification;
     /* The URL that launched the app (UIKit's .url key), or NULL. Also
      * delivered once, after the app becomes active, as openURL; when a scene
@@ -319,6 +352,23 @@ typedef struct sh_notification {
     /* Length of json in bytes. */
     size_t json_len;
 } sh_notification;
+
+#define SH_NOTIFICATION_SETTINGS_VERSION 1u
+
+/* The data of didChangeNotificationAuthorization (as UNNotificationSettings).
+ * Owner: the host. Valid: until handle_event returns. */
+typedef struct sh_notification_settings {
+    /* sizeof(sh_notification_settings) as the host compiled it. */
+    uint32_t size;
+    /* SH_NOTIFICATION_SETTINGS_VERSION as the host compiled it. */
+    uint32_t version;
+    /* An sh_authorization_status. */
+    int32_t status;
+    /* The SH_PRESENT_* options a push may be presented with: the host
+     * presents the union of the willPresentNotification answers within
+     * these only (denied and not determined: none). */
+    uint32_t allowed;
+} sh_notification_settings;
 
 #define SH_COMPLETION_VERSION 1u
 

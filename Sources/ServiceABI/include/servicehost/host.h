@@ -11,12 +11,17 @@
 #define SERVICEHOST_HOST_H
 
 #include "version.h"
+#include "events.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SH_HOST_VERSION 1u
+/* 2: notification_settings, request_authorization, set_scene_restoration. */
+#define SH_HOST_VERSION 2u
+
+/* The largest restoration activity set_scene_restoration keeps, in bytes. */
+#define SH_RESTORATION_ACTIVITY_MAX 65536u
 
 /* Called by store_keys once per key, on the calling thread, in byte order.
  * key is NUL-terminated and valid only during the call. */
@@ -102,6 +107,45 @@ typedef struct sh_host {
      * main thread, after the current event); otherwise the service hears
      * when one arrives. Returns SH_OK. */
     int32_t (*register_for_remote_notifications)(const struct sh_host *host);
+
+    /* Version 2 (check size before calling these). */
+
+    /* [thread-safe] The notification authorization, as
+     * getNotificationSettings: returns an sh_authorization_status and, when
+     * allowed is not NULL, writes the SH_PRESENT_* options a push may be
+     * presented with. */
+    int32_t (*notification_settings)(const struct sh_host *host,
+                                     uint32_t *allowed);
+
+    /* [thread-safe] Ask for notification authorization with SH_AUTHORIZE_*
+     * options, as requestAuthorization(options:). The host answers with its
+     * policy (host --notification-authorization prompt|grant|deny) while the
+     * status is not determined: grant and deny decide at once; prompt leaves
+     * it not determined until the user decides (host ctl authorization).
+     * A decided status never changes here, as iOS asks once. Returns the
+     * sh_authorization_status after the answer; a change is also delivered
+     * as didChangeNotificationAuthorization, on the main thread after the
+     * current event. */
+    int32_t (*request_authorization)(const struct sh_host *host,
+                                     uint32_t options);
+
+    /* [main-thread] Save the state restoration activity of the connected
+     * scene scene_id (sh_scene.id), as UIKit's
+     * stateRestorationActivity(for:): call it while handling
+     * sceneDidEnterBackground or sceneDidDisconnect (or at any moment the
+     * scene is connected). json is a JSON object of json_len bytes,
+     * {"type": "...", "url": "...", "userInfo": {...}} (type required, the
+     * others optional), copied and stored in the state directory under the
+     * scene's name; NULL clears it. When a scene of that name connects again,
+     * even at the next launch, the activity is in its connection options
+     * (restoration_activity), once. Returns SH_OK; SH_NOT_FOUND when no
+     * scene with that id is connected; SH_INVALID when json is not such an
+     * object or is over SH_RESTORATION_ACTIVITY_MAX bytes (the host logs
+     * why); SH_ERROR when the disk fails (logged); SH_UNSUPPORTED without a
+     * state directory. */
+    int32_t (*set_scene_restoration)(const struct sh_host *host,
+                                     uint64_t scene_id, const char *json,
+                                     size_t json_len);
 } sh_host;
 
 #ifdef __cplusplus

@@ -117,7 +117,8 @@ typedef struct sh_scene {
     const struct sh_json *settings;
 } sh_scene;
 
-#define SH_SCENE_CONNECTION_OPTIONS_VERSION 1u
+/* 2: restoration_activity. */
+#define SH_SCENE_CONNECTION_OPTIONS_VERSION 2u
 
 /* What a scene was connected with (UIScene.ConnectionOptions).
  * Owner: the host. Valid: until handle_event returns; copy what you keep.
@@ -144,6 +145,13 @@ typedef struct sh_scene_connection_options {
      * through sceneContinueUserActivity, after the URL contexts. */
     const sh_user_activity *const *user_activities;
     size_t user_activity_count;
+    /* Version 2 (read it only if size covers it). The state restoration
+     * activity a service saved for a scene of this name
+     * (sh_host.set_scene_restoration) when it last went to the background
+     * or disconnected, as UISceneSession.stateRestorationActivity; NULL when
+     * none was saved. Present in this one connection (the host then forgets
+     * it), not delivered as an event: restore from it in sceneWillConnect. */
+    const sh_user_activity *restoration_activity;
 } sh_scene_connection_options;
 
 #define SH_SCENE_CONFIGURATION_VERSION 1u
