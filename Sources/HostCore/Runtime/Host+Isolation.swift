@@ -22,8 +22,12 @@ extension Host {
             supervisor.sentinel = sentinel
             tracker.attach(sentinel)
             if let previous {
-                log.warn("host", previous.description
-                    + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"))
+                log.write(.warn, "host", previous.description
+                    + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"), event: "sentinel.uncleanExit",
+                    fields: [.int("pid", previous.pid)] + [("service", previous.service), ("event", previous.event),
+                                                           ("loading", previous.loading)].compactMap { key, value in
+                        value.map { LogField.string(key, $0) }
+                    })
             }
         } catch {
             log.warn("host", "no crash sentinel: \(error)", event: "sentinel.unavailable")
