@@ -415,8 +415,10 @@ private extension CrashReport {
     /// The crash for the log's fields: `cause` (signal, exit, hang or killed), the `signal` or
     /// exit `status`, and the `event` it was handling.
     var logFields: [LogField] {
-        let cause = hung ? "hang" : signal != nil ? "signal" : status != nil ? "exit" : "killed"
-        return [.string("cause", cause)] + (signal.map { [LogField.int("signal", $0)] } ?? [])
-            + (status.map { [LogField.int("status", $0)] } ?? []) + (event.map { [LogField.string("event", $0)] } ?? [])
+        var fields: [LogField] = [.string("cause", hung ? "hang" : signal != nil ? "signal" : status != nil ? "exit" : "killed")]
+        if let signal { fields.append(.int("signal", signal)) }
+        if let status { fields.append(.int("status", status)) }
+        if let event { fields.append(.string("event", event)) }
+        return fields
     }
 }
