@@ -20,8 +20,8 @@ func failure(_ message: String, status: Int32) -> Never {
 }
 
 /// Logs `message` as an error (in the log's format) and exits 2.
-func fatal(_ log: Log, _ message: String, event: String) -> Never {
-    log.error("host", message, event: event)
+func fatal(_ log: Log, _ message: String, event: String, _ fields: LogField...) -> Never {
+    log.write(.error, "host", message, event: event, fields: fields)
     exit(2)
 }
 
@@ -137,14 +137,14 @@ func run(_ options: RunOptions) -> Never {
         server = try ControlServer(path: controlPath, maxPayload: options.maxPayload, log: log,
                                    handler: ControlHandler(host: host, willTerminate: coordinator.armDeadline))
     } catch {
-        fatal(log, "\(error)", event: "control.unavailable")
+        fatal(log, "\(error)", event: "control.unavailable", .string("path", controlPath))
     }
     do {
         let failedRequired = try host.launch(request)
         if !failedRequired.isEmpty {
             // The launch stopped before anyone became active; those that launched go down in reverse.
             log.error("host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping",
-                      event: "launch.requiredFailed", .strings("services", failedRequired))
+                      event: "host.requiredFailed", .strings("services", failedRequired))
             try? host.terminate()
             exit(2)
         }

@@ -24,14 +24,28 @@ import TestSupport
     }
 
     enum Expectation {
-        /// The loader refuses the file with this reason, in both modes.
+        /// The loader refuses the file with a reason starting with this, in both modes.
         case refused(String)
         /// It loads; this line shows what it did, and the host goes on (in both modes).
-        case survives(String)
+        case survives(Line)
         /// It would take the host down in-process; in a worker, this line says what happened.
-        case fatalInProcess(String)
+        case fatalInProcess(Line)
         /// It loads in both modes; the lines differ.
-        case differs(inProcess: String, process: String)
+        case differs(inProcess: Line, process: Line)
+    }
+
+    /// A line of the log that shows what a case did.
+    enum Line {
+        /// A service's own line (no event) whose message starts with this.
+        case says(String)
+        /// The host's line named `event`, with these fields (`source` is the record's source;
+        /// numbers and lists are compared as text, lists joined by commas).
+        case host(String, [String: String])
+        /// The loader's refusal of the case's file when its worker crashed or hung while
+        /// loading it, with a reason starting with this.
+        case loadFailed(String)
+        /// Raw text on stderr: an in-process plugin that writes to it itself bypasses the log.
+        case stderr(String)
     }
 
     struct Case {
@@ -50,86 +64,93 @@ import TestSupport
 
     static let cases: [Case] = [
         // Files that are not plugins: refused before any code runs.
-        Case(name: "empty", source: .bytes { _ in [] }, expected: .refused("empty.so: not an ELF shared object (the file is empty)")),
+        Case(name: "empty", source: .bytes { _ in [] }, expected: .refused("not an ELF shared object (the file is empty)")),
         Case(name: "random", source: .bytes { _ in (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) } },
-             expected: .refused("random.so: not an ELF shared object (it starts with bytes")),
+             expected: .refused("not an ELF shared object (it starts with bytes")),
         Case(name: "text", source: .bytes { _ in Array("#!/bin/sh\necho not a plugin\n".utf8) },
-             expected: .refused("text.so: not an ELF shared object (it is text, starting")),
+             expected: .refused("not an ELF shared object (it is text, starting")),
         Case(name: "truncated", source: .bytes { Array(try elf(of: $0).prefix(40)) },
-             expected: .refused("truncated.so: corrupt or truncated ELF file: the ELF header is cut short at 40 bytes")),
+             expected: .refused("corrupt or truncated ELF file: the ELF header is cut short at 40 bytes")),
         Case(name: "othermachine", source: .bytes { host in
             var bytes = try elf(of: host)
             bytes[18] = 183; bytes[19] = 0  // e_machine: EM_AARCH64
             return bytes
-        }, expected: .refused("othermachine.so: built for another architecture: the file is aarch64")),
+        }, expected: .refused("built for another architecture: the file is aarch64")),
         Case(name: "systemlib", source: .copy {
             let libm = try Command.run("/usr/bin/env", ["cc", "-print-file-name=libm.so.6"]).stdout
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             return URL(fileURLWithPath: libm).resolvingSymlinksInPath().path
-        }, expected: .refused("systemlib.so: no servicehost_entry symbol: not a ServiceHost plugin")),
+        }, expected: .refused("no servicehost_entry symbol: not a ServiceHost plugin")),
         Case(name: "nometadata", source: .probe(["PROBE_ID=\"test.nometadata\"", "PROBE_NO_METADATA"]),
-             expected: .refused("nometadata.so: no servicehost_meta section")),
+             expected: .refused("no servicehost_meta section")),
         Case(name: "abinew", source: .probe(["PROBE_ID=\"test.abinew\"", "PROBE_ABI_MIN=7", "PROBE_ABI_MAX=9"]),
-             expected: .refused("abinew.so: needs a newer host: the plugin speaks ABI versions 7 to 9")),
+             expected: .refused("needs a newer host: the plugin speaks ABI versions 7 to 9")),
         Case(name: "abiold", source: .probe(["PROBE_ID=\"test.abiold\"", "PROBE_ABI_MIN=0", "PROBE_ABI_MAX=0"]),
-             expected: .refused("abiold.so: too old for this host: the plugin speaks ABI version 0")),
+             expected: .refused("too old for this host: the plugin speaks ABI version 0")),
         Case(name: "badid", source: .bad(["BAD_ID=\"nodots\""]),
-             expected: .refused("badid.so: invalid metadata: service record 1: service id \"nodots\"")),
+             expected: .refused("invalid metadata: service record 1: service id \"nodots\"")),
         Case(name: "utf8id", source: .bad(["BAD_ID=\"test.\\xff\""]),
-             expected: .refused("utf8id.so: invalid metadata: service record 1: id is not valid UTF-8")),
+             expected: .refused("invalid metadata: service record 1: id is not valid UTF-8")),
         Case(name: "longid", source: .bad(["BAD_ID=\"test.\(String(repeating: "x", count: 123))\""]),
-             expected: .refused("longid.so: invalid metadata: service record 1: id is not NUL-terminated within its 128 bytes")),
-        Case(name: "dup1", source: .bad(["BAD_ID=\"test.dup\""]), expected: .survives("bad test.dup: event 3")),
-        Case(name: "dup2", source: .bad(["BAD_ID=\"test.dup\""]), expected: .refused("dup2.so: duplicate service id test.dup: already provided by")),
+             expected: .refused("invalid metadata: service record 1: id is not NUL-terminated within its 128 bytes")),
+        Case(name: "dup1", source: .bad(["BAD_ID=\"test.dup\""]), expected: .survives(.says("bad test.dup: event 3"))),
+        Case(name: "dup2", source: .bad(["BAD_ID=\"test.dup\""]), expected: .refused("duplicate service id test.dup: already provided by")),
         Case(name: "undefined", source: .probe(["PROBE_ID=\"test.undefined\"", "PROBE_UNDEFINED"]),
-             expected: .refused("undefined.so: dlopen failed:")),
+             expected: .refused("dlopen failed:")),
         // servicehost_entry's answers.
         Case(name: "entrynull", source: .bad(["BAD_ID=\"test.entrynull\"", "BAD_ENTRY=3"]),
-             expected: .refused("entrynull.so: servicehost_entry: returned NULL: the plugin failed to initialise")),
+             expected: .refused("servicehost_entry: returned NULL: the plugin failed to initialise")),
         Case(name: "smallstruct", source: .bad(["BAD_ID=\"test.smallstruct\"", "BAD_ENTRY=4"]),
-             expected: .refused("smallstruct.so: servicehost_entry: its sh_plugin is 8 bytes, smaller than version 1's")),
+             expected: .refused("servicehost_entry: its sh_plugin is 8 bytes, smaller than version 1's")),
         Case(name: "nohandler", source: .bad(["BAD_ID=\"test.nohandler\"", "BAD_ENTRY=5"]),
-             expected: .refused("nohandler.so: servicehost_entry: service test.nohandler has no handle_event")),
+             expected: .refused("servicehost_entry: service test.nohandler has no handle_event")),
         Case(name: "noid", source: .bad(["BAD_ID=\"test.noid\"", "BAD_ENTRY=6"]),
-             expected: .refused("noid.so: servicehost_entry: service 0 has no id")),
+             expected: .refused("servicehost_entry: service 0 has no id")),
         Case(name: "undeclared", source: .probe(["PROBE_ID=\"test.declared\"", "PROBE_EXPORT_OTHER_ID"]),
-             expected: .refused("undeclared.so: servicehost_entry: exports service test.undeclared, which its metadata does not declare")),
+             expected: .refused("servicehost_entry: exports service test.undeclared, which its metadata does not declare")),
         // Plugin code that crashes or hangs while loading.
         Case(name: "ctorcrash", source: .bad(["BAD_ID=\"test.ctorcrash\"", "BAD_CONSTRUCTOR=1"]),
-             expected: .fatalInProcess("ctorcrash.so: its worker process was killed by signal 11 (SIGSEGV) in dlopen (the library's ELF constructors)")),
+             expected: .fatalInProcess(.loadFailed("its worker process was killed by signal 11 (SIGSEGV) in dlopen (the library's ELF constructors)"))),
         Case(name: "ctorhang", source: .bad(["BAD_ID=\"test.ctorhang\"", "BAD_CONSTRUCTOR=2"]),
-             expected: .fatalInProcess("ctorhang.so: dlopen (the library's ELF constructors) did not return within 1 s; its worker process was killed")),
+             expected: .fatalInProcess(.loadFailed("dlopen (the library's ELF constructors) did not return within 1 s; its worker process was killed"))),
         Case(name: "entrycrash", source: .bad(["BAD_ID=\"test.entrycrash\"", "BAD_ENTRY=1"]),
-             expected: .fatalInProcess("entrycrash.so: its worker process was killed by signal 11 (SIGSEGV) in servicehost_entry")),
+             expected: .fatalInProcess(.loadFailed("its worker process was killed by signal 11 (SIGSEGV) in servicehost_entry"))),
         Case(name: "entryhang", source: .bad(["BAD_ID=\"test.entryhang\"", "BAD_ENTRY=2"]),
-             expected: .fatalInProcess("entryhang.so: servicehost_entry did not return within 1 s; its worker process was killed")),
+             expected: .fatalInProcess(.loadFailed("servicehost_entry did not return within 1 s; its worker process was killed"))),
         // Handlers that crash, exit or hang.
         Case(name: "segv", source: .bad(["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=1"]),
-             expected: .fatalInProcess("was killed by signal 11 (SIGSEGV) while handling didFinishLaunching; that is 3 crashes within 60 s: marked failed")),
+             expected: .fatalInProcess(.host("worker.failed", ["services": "test.segv", "cause": "signal", "signal": "11",
+                                                              "event": "didFinishLaunching"]))),
         Case(name: "abort", source: .bad(["BAD_ID=\"test.abort\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2"]),
-             expected: .fatalInProcess(") was killed by signal 6 (SIGABRT) while handling didBecomeActive")),
+             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.abort", "cause": "signal", "signal": "6",
+                                                               "event": "didBecomeActive"]))),
         Case(name: "exit", source: .bad(["BAD_ID=\"test.exit\"", "BAD_EVENTS=\(fetchKinds)",
                                          "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING", "BAD_ACTION=3"]),
-             expected: .fatalInProcess(") exited with status 3 while handling didReceiveMemoryWarning; restarting it in 0.1 s")),
+             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.exit", "cause": "exit", "status": "3",
+                                                               "event": "didReceiveMemoryWarning", "restart": "0.1"]))),
         Case(name: "spin", source: .bad(["BAD_ID=\"test.spin\"", "BAD_ON_KIND=SH_EVENT_WILL_ENTER_FOREGROUND", "BAD_ACTION=4"]),
-             expected: .fatalInProcess("service test.spin did not answer willEnterForeground within 1 s: its worker (pid ")),
+             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.spin", "cause": "hang", "event": "willEnterForeground"]))),
         Case(name: "sleep", source: .bad(["BAD_ID=\"test.sleep\"", "BAD_EVENTS=\(fetchKinds)",
                                           "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION", "BAD_ACTION=9"]),
-             expected: .fatalInProcess("service test.sleep did not answer didReceiveRemoteNotification within 1 s")),
+             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.sleep", "cause": "hang",
+                                                               "event": "didReceiveRemoteNotification"]))),
         Case(name: "closer", source: .bad(["BAD_ID=\"test.closer\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=7"]),
-             expected: .fatalInProcess("exited with status 71: it lost its channel to the host (did the service close descriptor 3?)")),
+             // Status 71: the worker's own exit when its channel to the host is gone (WorkerMain.lostChannelStatus).
+             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.closer", "cause": "exit", "status": "71",
+                                                               "event": "didEnterBackground"]))),
         // Handlers that break the rules and are survived anywhere.
         Case(name: "garbage", source: .bad(["BAD_ID=\"test.garbage\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=5"]),
-             expected: .survives("error [test.garbage] didBecomeActive failed (12345)")),
+             expected: .survives(.host("event.failed", ["source": "test.garbage", "event": "didBecomeActive", "result": "12345"]))),
         Case(name: "twice", source: .bad(["BAD_ID=\"test.twice\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=2"]),
-             expected: .survives("warn [test.twice] completed didReceiveRemoteNotification a second time; the second call is ignored")),
+             expected: .survives(.host("completion.twice", ["source": "test.twice", "event": "didReceiveRemoteNotification"]))),
         Case(name: "never", source: .bad(["BAD_ID=\"test.never\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=1"]),
-             expected: .survives("error [test.never] did not complete didReceiveRemoteNotification within 1 s; its answer counts as failed")),
+             expected: .survives(.host("completion.timeout", ["source": "test.never", "event": "didReceiveRemoteNotification",
+                                                              "deadline": "1"]))),
         Case(name: "threads", source: .bad(["BAD_ID=\"test.threads\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=8"]),
-             expected: .survives("info [test.threads] bad test.threads: 8 threads called the host 20000 times")),
+             expected: .survives(.says("bad test.threads: 8 threads called the host 20000 times"))),
         Case(name: "flood", source: .bad(["BAD_ID=\"test.flood\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=6"]),
-             expected: .differs(inProcess: "bad test.flood: stderr line 19999 of a flood",
-                                process: "warn [test.flood] prints too much: its output is dropped for up to 10 s")),
+             expected: .differs(inProcess: .stderr("bad test.flood: stderr line 19999 of a flood"),
+                                process: .host("worker.outputThrottled", ["source": "test.flood"]))),
     ]
 
     /// The deadline of the services that must not be cut short: far beyond what they need, so only
@@ -186,15 +207,32 @@ import TestSupport
                                                  "willResignActive", "didEnterBackground", "willEnterForeground",
                                                  "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"])
         let mode = process ? "process" : "in-process"
+        let records = result.records
         for item in cases {
-            let fragment: String
+            let path = "\(host.lib)/\(item.name).so"
+            let line: Line
             switch item.expected {
-            case .refused(let reason): fragment = "error [loader] \(host.lib)/\(reason)"
-            case .survives(let line): fragment = line
-            case .fatalInProcess(let line): fragment = line
-            case .differs(let inProcess, let inWorker): fragment = process ? inWorker : inProcess
+            case .refused(let reason): line = .loadFailed(reason)
+            case .survives(let expected), .fatalInProcess(let expected): line = expected
+            case .differs(let inProcess, let inWorker): line = process ? inWorker : inProcess
             }
-            #expect(result.stderr.contains(fragment), "\(mode) case \(item.name): no line with \(fragment)")
+            let found: Bool
+            switch line {
+            case .says(let prefix):
+                found = !records.messages(startingWith: prefix).isEmpty
+            case .host(let event, let fields):
+                found = records.named(event).contains { record in
+                    fields.allSatisfy { key, value in key == "source" ? record.source == value : record.text(key) == value }
+                }
+            case .loadFailed(let reason):
+                found = records.named("load.failed").contains {
+                    $0.level == "error" && $0.source == "loader" && $0.string("path") == path
+                        && $0.string("reason")?.hasPrefix(reason) == true
+                }
+            case .stderr(let text):
+                found = result.stderr.contains(text)
+            }
+            #expect(found, "\(mode) case \(item.name): no line \(line)")
         }
         #expect(cases.count >= (process ? 34 : 24))
     }
@@ -202,4 +240,16 @@ import TestSupport
     @Test func everyCaseInTheHostProcess_thatCanBeSurvived() throws { try run(process: false) }
 
     @Test func everyCaseInWorkerProcesses() throws { try run(process: true) }
+}
+
+private extension LogRecord {
+    /// A field as text: a string as it is, a number in decimal, a list joined by commas.
+    func text(_ key: String) -> String? {
+        switch fields[key] {
+        case let value as String: value
+        case let value as Int: String(value)
+        case let value as [String]: value.joined(separator: ",")
+        default: nil
+        }
+    }
 }

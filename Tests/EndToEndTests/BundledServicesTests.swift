@@ -17,13 +17,16 @@ import TestSupport
         let host = try host()
         let payload = try host.file("launch.json", #"{"aps":{"alert":"Hello"},"route":"myapp://item/7"}"#)
         try host.start(["--launch-notification", payload])
-        let log = host.stop().stderr
-        let held = log.range(of: "info [dev.servicehost.push] push: launched by a notification; holding it until the app is active")
-        let routed = log.range(of: "info [dev.servicehost.push] push: routing myapp://item/7 (launch)")
-        let active = log.range(of: "info [dev.servicehost.logger] didBecomeActive")
-        #expect(held != nil && routed != nil && active != nil, "\(log)")
-        if let held, let routed, let active { #expect(held.lowerBound < active.lowerBound && active.lowerBound < routed.lowerBound) }
-        #expect(lines(log, containing: "push: routing").count == 1)
+        let records = host.stop().records
+        func index(_ source: String, _ message: String) -> Int? {
+            records.firstIndex { $0.source == source && $0.event == nil && $0.message.hasPrefix(message) }
+        }
+        let held = index("dev.servicehost.push", "push: launched by a notification; holding it until the app is active")
+        let routed = index("dev.servicehost.push", "push: routing myapp://item/7 (launch)")
+        let active = index("dev.servicehost.logger", "didBecomeActive")
+        #expect(held != nil && routed != nil && active != nil, "\(records.text)")
+        if let held, let routed, let active { #expect(held < active && active < routed) }
+        #expect(records.messages(from: "dev.servicehost.push").filter { $0.hasPrefix("push: routing") }.count == 1)
     }
 
     @Test func pushes_inEachState_andBackgroundFetch() throws {
@@ -43,11 +46,15 @@ import TestSupport
         #expect(try fetch("none")["result"] as? String == "noData")
         #expect(try fetch("hang")["answers"] as? [String: String] == ["dev.servicehost.push": "timeout"])
         #expect(try fetch("twice")["result"] as? String == "newData")
-        let log = host.stop().stderr
-        #expect(log.contains(#"info [dev.servicehost.push] push: banner "Hi: there""#))
-        #expect(lines(log, containing: "push: routing myapp://item/9").count == 1)
-        #expect(log.contains("error [dev.servicehost.push] did not complete didReceiveRemoteNotification within 1 s"))
-        #expect(log.contains("warn [dev.servicehost.push] completed didReceiveRemoteNotification a second time"))
+        let records = host.stop().records
+        let push = records.messages(from: "dev.servicehost.push")
+        #expect(push.contains(#"push: banner "Hi: there""#), "\(push)")
+        #expect(push.filter { $0.hasPrefix("push: routing myapp://item/9") }.count == 1)
+        // The host's lines about the push service's answers: its missed deadline and its second call.
+        #expect(records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
+                == [["error", "dev.servicehost.push", "didReceiveRemoteNotification", "1"]], "\(records.text)")
+        #expect(records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
+                == [["warn", "dev.servicehost.push", "didReceiveRemoteNotification"]])
     }
 
     @Test func deepLinks_ownMyapp_andAnalyticsCountsAtTermination() throws {
@@ -60,12 +67,13 @@ import TestSupport
         #expect(activity.reply["handledBy"] as? String == "dev.servicehost.deeplinks")
         #expect(try host.ctl("post", "queue.enqueue", #"{"text":"hi"}"#).status == 0)
         #expect(try host.ctl("token", "0a0b").status == 0)
-        let log = host.stop().stderr
-        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: open item 42"))
-        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: no route for myapp://nowhere"))
-        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: continue item 5"))
-        #expect(log.contains("info [dev.servicehost.push] push: device token 0a0b"))
-        let analytics = lines(log, containing: "info [dev.servicehost.analytics] analytics:").first ?? ""
+        let records = host.stop().records
+        let deeplinks = records.messages(from: "dev.servicehost.deeplinks")
+        #expect(deeplinks.contains("deeplinks: open item 42"), "\(deeplinks)")
+        #expect(deeplinks.contains("deeplinks: no route for myapp://nowhere"))
+        #expect(deeplinks.contains("deeplinks: continue item 5"))
+        #expect(records.messages(from: "dev.servicehost.push").contains("push: device token 0a0b"))
+        let analytics = records.messages(from: "dev.servicehost.analytics").first { $0.hasPrefix("analytics:") } ?? ""
         #expect(analytics.contains("didBecomeActive=1") && analytics.contains("notification:queue.enqueue=1")
                 && analytics.contains("willTerminate=1"), "\(analytics)")
     }
@@ -76,21 +84,20 @@ import TestSupport
         for text in ["a", "b", "c"] {
             #expect(try host.ctl("post", "queue.enqueue", #"{"text":"\#(text)"}"#).status == 0)
         }
-        host.process?.send(SIGKILL)  // no willTerminate, no save at exit
-        let killed = host.process!.wait()
-        #expect(killed.stderr.contains(#"offline-queue: enqueued {"text":"c"} (3 pending)"#))
-        #expect(killed.stderr.contains("onboarding: first launch: showing the welcome flow"))
+        let killed = host.wait(sending: SIGKILL).records  // no willTerminate, no save at exit
+        #expect(killed.messages(from: "dev.servicehost.offline-queue").contains(#"offline-queue: enqueued {"text":"c"} (3 pending)"#))
+        #expect(killed.messages(from: "dev.servicehost.onboarding").contains("onboarding: first launch: showing the welcome flow"))
 
         try host.start()
         #expect(try host.ctl("post", "queue.flush").status == 0)
-        let second = host.stop().stderr
-        #expect(second.contains("offline-queue: restored 3 item(s)"), "\(second)")
-        #expect(second.contains("offline-queue: sent 3 item(s)"))
-        #expect(!second.contains("onboarding: first launch"))
+        let second = host.stop().records
+        let queue = second.messages(from: "dev.servicehost.offline-queue")
+        #expect(queue.contains("offline-queue: restored 3 item(s)"), "\(second.text)")
+        #expect(queue.contains("offline-queue: sent 3 item(s)"))
+        #expect(!second.messages(from: "dev.servicehost.onboarding").contains { $0.hasPrefix("onboarding: first launch") })
 
         try host.start()
-        let third = host.stop().stderr
-        #expect(third.contains("offline-queue: restored 0 item(s)"))
+        #expect(host.stop().records.messages(from: "dev.servicehost.offline-queue").contains("offline-queue: restored 0 item(s)"))
     }
 
     /// Seed 002's diary app: the permission prompt at launch, posts queued offline and sent

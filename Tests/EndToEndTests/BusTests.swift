@@ -17,9 +17,9 @@ import TestSupport
         #expect(status == 0)
         #expect(reply["receivers"] as? [String] == ["test.b", "test.a"])
         #expect(try host.ctl("post", "nobody.listens").status == 3)
-        let log = host.stop().stderr
-        #expect(lines(log, containing: "event 8 ").map { String($0.split(separator: " ")[1]) } == ["[test.b]", "[test.a]"])
-        #expect(lines(log, containing: "event 8 ").first?.contains(#"name=queue.enqueue sender=host json={"item":"x"}"#) == true)
+        let notifications = host.stop().records.probe(8)
+        #expect(notifications.map(\.source) == ["test.b", "test.a"])
+        #expect(notifications.first?.message.contains(#"name=queue.enqueue sender=host json={"item":"x"}"#) == true)
     }
 
     @Test func aPostDuringAnEvent_isDeliveredAfterIt_neverToThePoster() throws {

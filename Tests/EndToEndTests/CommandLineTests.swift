@@ -55,6 +55,6 @@ import TestSupport
         #expect(reply?["handledBy"] as? String == "test.a" && reply?["ok"] as? Bool == true)
         let stopped = running.stop()
         #expect(stopped.status == 0)
-        #expect(stopped.stderr.contains("debug ["), "--log-level=debug took effect")
+        #expect(stopped.records.contains { $0.level == "debug" }, "--log-level=debug took effect")
     }
 }

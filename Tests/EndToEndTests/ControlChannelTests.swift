@@ -78,9 +78,12 @@ import TestSupport
         #expect(status.st_mode & 0o777 == 0o600)
 
         let second = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--control", host.control,
-                                                                                    "--state-dir", host.scratch.file("state2")])
+                                                                                    "--state-dir", host.scratch.file("state2"),
+                                                                                    "--log-format", "json"])
         #expect(second.status == 2)
-        #expect(second.stderr.contains("another host is already running with control socket \(host.control)"))
+        // Refused, naming the socket the first host serves (a second host that started would never exit).
+        #expect(second.records.named("control.unavailable").map { [$0.level, $0.source, $0.string("path")] }
+                == [["error", "host", host.control]], "\(second.stderr)")
 
         host.process?.send(SIGKILL)
         _ = host.process?.wait()
@@ -124,7 +127,7 @@ import TestSupport
         let scratch = try Scratch()
         let result = try Command.run(try Repository.product("host"), ["ctl", "--control", scratch.file("none.sock"), "state"])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("cannot reach the host at \(scratch.file("none.sock")): No such file or directory (is a host running?"))
+        #expect(result.stderr.contains(scratch.file("none.sock")))  // the error names the socket
     }
 }
 

@@ -57,10 +57,12 @@ import TestSupport
         let long = scratch.file(String(repeating: "s", count: 200 - scratch.path.utf8.count - 1))
         #expect(long.utf8.count == 200)
         let run = try Command.run(try Repository.product("host"),
-                                  ["--plugins", lib, "--control", long, "--state-dir", scratch.file("state")])
+                                  ["--plugins", lib, "--control", long, "--state-dir", scratch.file("state"), "--log-format", "json"])
         #expect(run.status == 2)
-        #expect(run.stderr.contains("error [host] control socket path \(long) is 200 bytes; the limit is 107"
-            + " (pass a shorter --control PATH)"), "\(run.stderr)")
+        let refused = run.records.named("control.unavailable")
+        #expect(refused.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", long]], "\(run.stderr)")
+        // The message names the limit, and the option to change.
+        #expect(refused.first.map { $0.message.contains("107") && $0.message.contains("--control") } == true, "\(run.stderr)")
 
         let ctl = try Command.run(try Repository.product("host"), ["ctl", "--control", long, "state"])
         #expect(ctl.status == 1)

@@ -18,7 +18,7 @@ import TestSupport
         try scratch.write("lib/random.so", (0..<256).map { UInt8(truncatingIfNeeded: $0 * 31 + 1) })
         let trace = scratch.file("trace.jsonl")
 
-        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace])
+        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace, "--log-format", "json"])
         // File name order: libGreeter, libHelloC, libLogger, libUptime (all priority 0).
         let services = ["com.example.greeter", "com.example.hello-c", "dev.servicehost.logger", "dev.servicehost.uptime"]
         let launch = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"].flatMap { event in
@@ -34,15 +34,18 @@ import TestSupport
             services.reversed().map { "\(event) \($0)" }
         }
         #expect(traceEvents(trace) == launch + shutdown)
-        for bad in ["empty.so: not an ELF shared object (the file is empty)",
-                    "notes.so: not an ELF shared object (it is text, starting \"just some text\\n\")",
-                    "random.so: not an ELF shared object (it starts with bytes 01 20 3f 5e 7d 9c bb da)"] {
-            #expect(result.stderr.contains("error [loader] \(lib)/\(bad)"), "missing: \(bad)\n\(result.stderr)")
-        }
-        // Each service's own log line, prefixed with its id.
-        #expect(result.stderr.contains("info [com.example.greeter] greeter: didBecomeActive"))
-        #expect(result.stderr.contains("info [dev.servicehost.uptime] up "))
-        #expect(result.stderr.contains("info [dev.servicehost.logger]"))
+        let records = result.records
+        // Each bad file refused by the loader, with its path and why (as `host inspect` says it).
+        let refused = records.named("load.failed").filter { $0.level == "error" && $0.source == "loader" }
+        #expect(refused.map { [$0.string("path"), $0.string("reason")] } == [
+            ["\(lib)/empty.so", "not an ELF shared object (the file is empty)"],
+            ["\(lib)/notes.so", "not an ELF shared object (it is text, starting \"just some text\\n\")"],
+            ["\(lib)/random.so", "not an ELF shared object (it starts with bytes 01 20 3f 5e 7d 9c bb da)"],
+        ], "\(records.text)")
+        // Each service's own log lines, under its id.
+        #expect(records.messages(from: "com.example.greeter").contains("greeter: didBecomeActive"))
+        #expect(records.messages(from: "dev.servicehost.uptime").contains { $0.hasPrefix("up ") })
+        #expect(!records.messages(from: "dev.servicehost.logger").isEmpty)
     }
 
     @Test func strict_exitsTwoBeforeLaunchingAnything() throws {
@@ -51,11 +54,14 @@ import TestSupport
         try Plugins.helloC(into: lib)
         try scratch.write("lib/empty.so", [])
         let trace = scratch.file("trace.jsonl")
-        let result = try Command.run(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--strict", "--trace", trace])
+        let result = try Command.run(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--strict", "--trace", trace, "--log-format", "json"])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("--strict: 1 plugin file(s) or service(s) failed to load; exiting before launch"))
+        let records = result.records
+        #expect(records.named("load.failed").map { $0.string("path") } == ["\(lib)/empty.so"], "\(records.text)")
+        // The exit names the option that made the failure fatal.
+        #expect(records.named("host.loadFailed").map { $0.level == "error" && $0.message.contains("--strict") } == [true])
         #expect(traceEvents(trace).isEmpty)
-        #expect(!result.stderr.contains("hello-c: event"))
+        #expect(records.messages(from: "com.example.hello-c").isEmpty)
     }
 
     @Test func shutdownTimeout_exitsNamingTheServiceThatDidNotReturn() throws {
@@ -65,9 +71,10 @@ import TestSupport
         try host.start(["--shutdown-timeout", "3"])
         let result = host.stop()
         #expect(result.status == 1)
-        #expect(result.stderr.contains(
-            "forced exit: shutdown took longer than 3 s; service test.hang has not returned from willTerminate"),
-            "\(result.stderr)")
+        let forced = result.records.named("host.forcedExit")
+        #expect(forced.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
+        #expect(forced.first?.fields as? [String: String] == ["cause": "timeout", "deadline": "3", "service": "test.hang",
+                                                              "event": "willTerminate"])
     }
 
     @Test func secondSignal_exitsAtOnce() throws {
@@ -82,9 +89,10 @@ import TestSupport
         try #require(eventually { FileManager.default.fileExists(atPath: inside) }, "the host never entered didEnterBackground")
         let result = host.signal(SIGINT)
         #expect(result.status == 1)
-        #expect(result.stderr.contains(
-            "forced exit: second signal (SIGINT) during shutdown; service test.hang has not returned from didEnterBackground"),
-            "\(result.stderr)")
+        let forced = result.records.named("host.forcedExit")
+        #expect(forced.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
+        #expect(forced.first?.fields as? [String: String] == ["cause": "signal", "signal": "SIGINT", "service": "test.hang",
+                                                              "event": "didEnterBackground"])
     }
 
     @Test func helpVersionAndUsageErrors() throws {
@@ -104,9 +112,10 @@ import TestSupport
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
         }
-        let missing = try Command.run(host, ["--plugins", "/nonexistent/servicehost"])
+        let missing = try Command.run(host, ["--plugins", "/nonexistent/servicehost", "--log-format", "json"])
         #expect(missing.status == 2)
-        #expect(missing.stderr.contains("plugin directory /nonexistent/servicehost: No such file or directory"))
+        #expect(missing.records.named("host.loadFailed").map { $0.message.contains("/nonexistent/servicehost") } == [true],
+                "\(missing.stderr)")
     }
 }
 
@@ -122,7 +131,7 @@ extension HostRunTests {
             #expect(eventually { FileManager.default.fileExists(atPath: host.control) })
             let result = host.stop()
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains("terminated cleanly"))
+            #expect(result.records.named("host.terminated").count == 1)
         }
     }
 }

@@ -27,14 +27,23 @@ import TestSupport
                                                  "willFinishLaunching", "didFinishLaunching", "didEnterBackground",
                                                  "willEnterForeground", "didBecomeActive", "willResignActive",
                                                  "didEnterBackground", "willTerminate"])
-        let log = result.stderr
-        #expect(log.contains("error [host] service test.segv crashed: its worker (pid "), "\(log)")
-        #expect(log.contains(") was killed by signal 11 (SIGSEGV) while handling didEnterBackground; restarting it in 0.1 s"))
-        #expect(log.contains("info [host] service test.segv restarted (worker pid "))
-        #expect(log.contains("bad test.segv: event 1 state 1 restart 1"))
-        #expect(log.contains("bad test.segv: event 5 state 3"))
-        // The crash report names the plugin's own function.
-        #expect(log.contains("segfault") && log.contains("in segv.so"))
+        let records = result.records
+        let crashed = records.named("worker.crashed")
+        #expect(crashed.map { [$0.level, $0.source] } == [["error", "host"]], "\(records.text)")
+        let crash = crashed.first
+        #expect(crash?.strings("services") == ["test.segv"])
+        #expect(crash?.string("cause") == "signal" && crash?.int("signal") == 11 && crash?.string("event") == "didEnterBackground")
+        #expect(crash?.string("restart") == "0.1" && crash?.int("pid") != nil)
+        let restarted = records.named("worker.restarted")
+        #expect(restarted.map { [$0.level, $0.source] } == [["info", "host"]])
+        #expect(restarted.first?.strings("services") == ["test.segv"])
+        #expect(restarted.first.map { $0.int("pid") != nil && $0.int("pid") != crash?.int("pid") } == true)
+        let segv = records.messages(from: "test.segv")
+        #expect(segv.contains { $0.hasPrefix("bad test.segv: event 1 state 1 restart 1") }, "\(segv)")
+        #expect(segv.contains { $0.hasPrefix("bad test.segv: event 5 state 3") })
+        // The crash report, the worker's stderr relayed line by line, names the plugin's own function.
+        let output = records.named("worker.output").filter { $0.source == "test.segv" }.compactMap { $0.string("line") }
+        #expect(output.contains { $0.contains("segfault") } && output.contains { $0.contains("in segv.so") }, "\(output)")
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -52,12 +61,13 @@ import TestSupport
         // The same plugin under another id arrives by reload, in the host's process.
         try host.bad("late", ["BAD_ID=\"test.late\""])
         #expect(try host.ctlJSON("reload").reply["added"] as? [String] == ["test.late"])
-        let log = host.stop().stderr
+        let records = host.stop().records
+        let log = records.text
 
         // What each late launch event carried: state, restart, flags, settings.
         func caughtUp(_ id: String) -> [String] {
-            lines(log, containing: "bad \(id): event ").filter { $0.contains("restart 1") }
-                .map { String($0.components(separatedBy: "bad \(id): ")[1]) }
+            records.messages(from: id).filter { $0.hasPrefix("bad \(id): event ") && $0.contains("restart 1") }
+                .map { String($0.dropFirst("bad \(id): ".count)) }
         }
         let restarted = caughtUp("test.segv"), reloaded = caughtUp("test.late")
         #expect(restarted.count == 2, "\(log)")
@@ -85,8 +95,12 @@ import TestSupport
                 "\(inspect.stdout)")
         let first = host.stop()
         #expect(first.status == 0)
-        #expect(first.stderr.contains("that is 3 crashes within 60 s: marked failed, and not restarted until \(plugin) changes"
-            + " (the reason is in \(host.stateDirectory)/failures/test.loop.json)"), "\(first.stderr)")
+        let failed = first.records.named("worker.failed")
+        #expect(failed.map { [$0.level, $0.source] } == [["error", "host"]], "\(first.records.text)")
+        #expect(failed.first?.strings("services") == ["test.loop"] && failed.first?.string("path") == plugin)
+        #expect(failed.first?.strings("records") == ["\(host.stateDirectory)/failures/test.loop.json"])
+        #expect(failed.first.map { $0.int("signal") == 6 && $0.string("event") == "didBecomeActive" } == true)
+        #expect(first.records.named("worker.crashed").count == 2)  // the two crashes before the third
         #expect(host.events(of: "test.a") == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive",
                                               "willResignActive", "didEnterBackground", "willTerminate"])
 
@@ -99,10 +113,13 @@ import TestSupport
         #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "running" })
         let inspectAfter = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, plugin])
         #expect(!inspectAfter.stdout.contains("failed:"))
-        let second = host.stop()
-        #expect(second.stderr.contains("error [host] service test.loop is marked failed (crashed 3 times within 60 s;"))
-        #expect(second.stderr.contains("info [host] \(plugin) changed: starting service test.loop again"))
-        #expect(second.stderr.contains("bad test.loop: event 3 state 2"))
+        let second = host.stop().records
+        #expect(second.named("worker.blocked").map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", plugin]],
+                "\(second.text)")
+        #expect(second.named("worker.blocked").first?.strings("services") == ["test.loop"])
+        #expect(second.named("worker.fileChanged").map { [$0.level, $0.source, $0.string("path")] } == [["info", "host", plugin]])
+        #expect(second.named("worker.fileChanged").first?.strings("services") == ["test.loop"])
+        #expect(second.messages(from: "test.loop").contains { $0.hasPrefix("bad test.loop: event 3 state 2") })
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/failures/test.loop.json"))
     }
 
@@ -120,9 +137,10 @@ import TestSupport
         try host.ctl("activate")
         let result = host.stop()
         #expect(result.status == 0)
-        #expect(result.stderr.contains("error [host] service test.spin did not answer didEnterBackground within 1 s:"
-            + " its worker (pid "), "\(result.stderr)")
-        #expect(result.stderr.contains(") was killed; restarting it in 0.1 s"))
+        let hung = result.records.named("worker.crashed")
+        #expect(hung.map { [$0.level, $0.source, $0.string("cause"), $0.string("event"), $0.string("restart")] }
+                == [["error", "host", "hang", "didEnterBackground", "0.1"]], "\(result.records.text)")
+        #expect(hung.first.map { $0.strings("services") == ["test.spin"] && $0.int("pid") != nil } == true)
         #expect(host.events(of: "test.a") == steadyLifecycle.prefix(5) + ["willEnterForeground", "didBecomeActive",
                                                                            "willResignActive", "didEnterBackground", "willTerminate"])
     }
@@ -142,11 +160,10 @@ import TestSupport
         #expect(try host.ctl("state").stdout.contains("stuck: test.hang has not returned from didEnterBackground"))
         #expect(try host.service("test.hang")?["state"] as? String == "stuck")
         #expect(try host.service("test.a")?["state"] as? String == "running")
-        let killed = host.signal(SIGKILL)
-        #expect(lines(killed.stderr, containing: "has not returned from didEnterBackground within its 1 s deadline") == [
-            "error [host] service test.hang has not returned from didEnterBackground within its 1 s deadline; an in-process"
-                + " service cannot be stopped safely, so the host waits for it (host ctl state and list still answer;"
-                + " \"isolation\": \"process\" would have killed and restarted it)"])
+        let killed = host.signal(SIGKILL).records
+        // Named once, however long it stays stuck.
+        #expect(killed.named("service.stuck").map { [$0.level, $0.source, $0.string("service"), $0.string("event")] }
+                == [["error", "host", "test.hang", "didEnterBackground"]], "\(killed.text)")
 
         // The next start says who was running when the host died, and safe mode starts only the
         // trusted: here the bundled Uptime beside a copy of the host binary.
@@ -160,9 +177,12 @@ import TestSupport
         #expect(services.compactMap { $0["id"] as? String } == ["dev.servicehost.uptime"])
         let next = host.stop()
         #expect(next.status == 0)
-        #expect(next.stderr.contains("did not exit cleanly: service test.hang was handling didEnterBackground"), "\(next.stderr)")
-        #expect(next.stderr.contains("warn [loader] \(host.lib)/hang.so: not loaded in safe mode: test.hang is not trusted"))
-        #expect(next.stderr.contains("warn [loader] \(host.lib)/a.so: not loaded in safe mode: test.a is not trusted"))
+        let unclean = next.records.named("sentinel.uncleanExit")
+        #expect(unclean.map { [$0.level, $0.source, $0.string("service"), $0.string("event")] }
+                == [["warn", "host", "test.hang", "didEnterBackground"]], "\(next.records.text)")
+        #expect(unclean.first?.int("pid") != nil)
+        #expect(next.records.named("safeMode.skipped").map { [$0.level, $0.source, $0.string("path")] + ($0.strings("services") ?? []) }
+                == [["warn", "loader", "\(host.lib)/a.so", "test.a"], ["warn", "loader", "\(host.lib)/hang.so", "test.hang"]])
         // A clean exit leaves no sentinel, so the start after it is quiet.
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/sentinel"))
     }
@@ -256,7 +276,7 @@ private func drive(_ host: IsolatedHost, _ commands: [[String]]) throws -> (prob
         let result = try host.ctl(command)
         replies.append("\(result.status) \(result.stdout)")
     }
-    let result = host.process!.wait()
+    let result = host.wait()
     #expect(result.status == 0)
-    return (lines(result.stderr, containing: "] probe "), host.events, replies)
+    return (result.records.messages(startingWith: "probe ").map(\.description), host.events, replies)
 }

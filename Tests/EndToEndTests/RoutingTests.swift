@@ -17,10 +17,10 @@ import TestSupport
         #expect(status == 0)
         #expect(reply["handledBy"] as? String == "test.claims")
         #expect(reply["receivers"] as? [String] == ["test.passes", "test.claims"])
-        let log = host.stop().stderr
-        #expect(lines(log, containing: "probe test.later: event 15").isEmpty)
+        let opened = host.stop().records.probe(15)
+        #expect(!opened.contains { $0.source == "test.later" })
         // The answer combination bug of PluggableApplicationDelegate: a false never stops the asking.
-        #expect(lines(log, containing: "probe test.claims: event 15").count == 1)
+        #expect(opened.filter { $0.source == "test.claims" }.count == 1)
     }
 
     @Test func claimedSchemes_goOnlyToTheirOwners_andHostClaimsBeatSchemeClaims() throws {
@@ -32,9 +32,9 @@ import TestSupport
         #expect(try host.ctlJSON("open", "myapp://item/1").reply["handledBy"] as? String == "test.scheme")
         #expect(try host.ctlJSON("open", "MyApp://DRIVE/home").reply["handledBy"] as? String == "test.exact")
         #expect(try host.ctlJSON("open", "other://x").reply["handledBy"] as? String == "test.general")
-        let log = host.stop().stderr
-        #expect(lines(log, containing: "probe test.general: event 15").count == 1)
-        #expect(lines(log, containing: "probe test.exact: event 15").first?.contains("scheme=myapp host=drive") == true)
+        let opened = host.stop().records.probe(15)
+        #expect(opened.filter { $0.source == "test.general" }.count == 1)
+        #expect(opened.first { $0.source == "test.exact" }?.message.contains("scheme=myapp host=drive") == true)
     }
 
     @Test func unclaimedURL_exitsThreeWithALogLine() throws {
@@ -44,7 +44,9 @@ import TestSupport
         let result = try host.ctl("open", "myapp://nowhere")
         #expect(result.status == 3)
         #expect(result.stdout.contains("no service claimed the URL myapp://nowhere"))
-        #expect(host.stop().stderr.contains("info [host] no service claimed the URL myapp://nowhere"))
+        let unclaimed = host.stop().records.named("route.unclaimed")
+        #expect(unclaimed.map { [$0.level, $0.source, $0.string("event")] } == [["info", "host", "openURL"]])
+        #expect(unclaimed.first?.string("what")?.hasSuffix("myapp://nowhere") == true)
     }
 
     @Test func activities_routeByClaimedType() throws {
@@ -56,7 +58,7 @@ import TestSupport
         let owned = try host.ctlJSON("activity", "com.example.view", "--url", "https://example.com/1", "--user-info", #"{"item":1}"#)
         #expect(owned.reply["handledBy"] as? String == "test.owner")
         #expect(try host.ctlJSON("activity", "com.example.other").reply["handledBy"] as? String == "test.any")
-        let log = host.stop().stderr
-        #expect(lines(log, containing: "probe test.owner: event 16").first?.contains(#"info={"item":1}"#) == true)
+        let continued = host.stop().records.probe(16)
+        #expect(continued.first { $0.source == "test.owner" }?.message.contains(#"info={"item":1}"#) == true)
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 
-/// A `host` process started on a plugin folder with its own control socket and trace.
+/// A `host` process started on a plugin folder with its own control socket and trace, its
+/// log in JSON (`--log-format json`) so tests assert on events and fields, not sentences.
 class RunningHost {
     let scratch: Scratch
     let lib: String
@@ -10,6 +11,8 @@ class RunningHost {
     let tracePath: String
     let stateDirectory: String
     private(set) var process: Command.Running?
+    /// What the last process to end left (its exit status, stdout, stderr).
+    private(set) var lastResult: CommandResult?
 
     /// A scratch folder with an empty `lib/` to fill before `start`.
     init() throws {
@@ -31,7 +34,8 @@ class RunningHost {
                until state: String = "active") throws {
         let folders = (plugins ?? [lib]).flatMap { ["--plugins", $0] }
         process = try Command.start(try executable ?? Repository.product("host"),
-                                    folders + ["--control", control, "--trace", tracePath, "--state-dir", stateDirectory] + extra)
+                                    folders + ["--control", control, "--trace", tracePath, "--state-dir", stateDirectory,
+                                               "--log-format", "json"] + extra)
         if wait {
             let active = eventually { (try? ctl("state").stdout.contains("state: \(state)")) == true }
             if !active {
@@ -66,15 +70,25 @@ class RunningHost {
     var events: [String] { traceEvents(tracePath) }
 
     /// SIGTERM, then the process's output.
+    @discardableResult
     func stop() -> CommandResult { signal(SIGTERM) }
 
     /// Sends `number` and waits for the process to end.
-    func signal(_ number: Int32) -> CommandResult {
-        process?.send(number)
+    @discardableResult
+    func signal(_ number: Int32) -> CommandResult { wait(sending: number) }
+
+    /// Waits for the process to end (sending `number` first, if given).
+    @discardableResult
+    func wait(sending number: Int32? = nil) -> CommandResult {
+        if let number { process?.send(number) }
         let result = process!.wait()
         process = nil
+        lastResult = result
         return result
     }
+
+    /// The log records of the last process to end.
+    var records: [LogRecord] { lastResult?.records ?? [] }
 
     deinit {
         process?.send(SIGKILL)
@@ -85,4 +99,14 @@ class RunningHost {
 /// Lines of `text` containing `fragment`.
 func lines(_ text: String, containing fragment: String) -> [String] {
     text.split(separator: "\n").map(String.init).filter { $0.contains(fragment) }
+}
+
+extension Array where Element == LogRecord {
+    /// The lines probes (Tests/Fixtures/CPlugins/probe.c) wrote for events of `kinds`: their own
+    /// messages, "probe ID: event KIND state …", in order.
+    func probe(_ kinds: Int...) -> [LogRecord] {
+        filter { record in
+            record.event == nil && kinds.contains { record.message.hasPrefix("probe \(record.source): event \($0) ") }
+        }
+    }
 }

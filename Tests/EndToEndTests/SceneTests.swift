@@ -29,10 +29,11 @@ import TestSupport
         #expect(list?.first?["configuration"] as? String == "phone")
         #expect(list?.first?["configuredBy"] as? String == "test.scenes")
         #expect((list?.first?["settings"] as? [String: Any])?["theme"] as? String == "dark")
-        let log = host.stop().stderr
+        let records = host.stop().records
         // Every scene event sees the scene (and the configuration once it is chosen).
-        #expect(lines(log, containing: "event 18").first?.contains(#"scene=main role=main scene-state=0 configuration=phone settings={"theme":"dark"}"#) == true, "\(log)")
-        #expect(lines(log, containing: "event 20").first?.contains("scene-state=2") == true)
+        #expect(records.probe(18).first?.message.contains(#"scene=main role=main scene-state=0 configuration=phone settings={"theme":"dark"}"#) == true,
+                "\(records.text)")
+        #expect(records.probe(20).first?.message.contains("scene-state=2") == true)
     }
 
     @Test func appState_followsTwoScenesMovingIndependently() throws {
@@ -93,17 +94,18 @@ import TestSupport
         #expect(connect.status == 0)
         #expect((connect.reply["deliveries"] as? [[String: Any]])?.map { $0["event"] as? String }
                 == ["sceneOpenURLContexts", "sceneContinueUserActivity"])
-        let log = host.stop().stderr
+        let records = host.stop().records
         // In the launch options, as UIKit's, and delivered once: through the scene, flagged
         // SH_FROM_LAUNCH|SH_FROM_CONNECTION (3); never again as openURL or continueUserActivity.
-        #expect(lines(log, containing: "event 1 ").first?.contains("url=myapp://item/1 activity=com.example.view") == true)
-        #expect(lines(log, containing: "event 18").first?.contains("urls=myapp://item/1 activities=com.example.view options-flags=1 url-flags=3") == true, "\(log)")
-        #expect(lines(log, containing: "url=myapp://item/1").filter { $0.contains("event 24") || $0.contains("event 15") }
-                .map { $0.contains("event 24") && $0.contains("flags=3") } == [true])
-        #expect(lines(log, containing: "type=com.example.view").filter { $0.contains("event 25") || $0.contains("event 16") }
-                .map { $0.contains("event 25") && $0.contains("flags=3") } == [true])
-        #expect(lines(log, containing: "url=myapp://drive/home").filter { $0.contains("event 24") }.map { $0.contains("flags=2") } == [true])
-        #expect(lines(log, containing: "event 15").isEmpty && lines(log, containing: "event 16").isEmpty)
+        #expect(records.probe(1).first?.message.contains("url=myapp://item/1 activity=com.example.view") == true)
+        #expect(records.probe(18).first?.message.contains("urls=myapp://item/1 activities=com.example.view options-flags=1 url-flags=3") == true,
+                "\(records.text)")
+        #expect(records.probe(24, 15).map(\.message).filter { $0.contains("url=myapp://item/1") }
+                .map { $0.contains("event 24 ") && $0.contains("flags=3") } == [true])
+        #expect(records.probe(25, 16).map(\.message).filter { $0.contains("type=com.example.view") }
+                .map { $0.contains("event 25 ") && $0.contains("flags=3") } == [true])
+        #expect(records.probe(24).map(\.message).filter { $0.contains("url=myapp://drive/home") }.map { $0.contains("flags=2") } == [true])
+        #expect(records.probe(15, 16).isEmpty)
     }
 
     @Test func urlsAndActivitiesNoSceneHandlerClaims_fallBackToAppLevelHandlers() throws {
@@ -121,12 +123,12 @@ import TestSupport
         let activity = try host.ctlJSON("scene", "activity", "main", "com.example.view", "--url", "https://example.com/1")
         #expect(activity.reply["event"] as? String == "continueUserActivity")
         #expect(activity.reply["handledBy"] as? String == "test.legacy")
-        let log = host.stop().stderr
+        let records = host.stop().records
         // The cold-start URL: offered to the scene first, then once to the app-level handler, still flagged.
-        let launchURL = lines(log, containing: " url=myapp://item/1").filter { $0.contains("event 24") || $0.contains("event 15") }
-        #expect(launchURL.count == 2, "\(log)")
-        #expect(launchURL.first?.contains("probe test.scenes: event 24") == true)
-        #expect(launchURL.last?.contains("probe test.legacy: event 15") == true && launchURL.last?.contains("launch=1") == true)
+        let launchURL = records.probe(24, 15).map(\.message).filter { $0.contains(" url=myapp://item/1") }
+        #expect(launchURL.count == 2, "\(records.text)")
+        #expect(launchURL.first?.hasPrefix("probe test.scenes: event 24 ") == true)
+        #expect(launchURL.last?.hasPrefix("probe test.legacy: event 15 ") == true && launchURL.last?.contains("launch=1") == true)
     }
 
     @Test func disconnectingOneScene_leavesTheActiveOneAndTheApp_andTheLastOneSendsTheAppToTheBackground() throws {
@@ -262,17 +264,18 @@ import TestSupport
         #expect(try host.ctl("scene", "background", "car").status == 0)
         #expect(try host.ctl("scene", "disconnect", "car").status == 0)
         #expect(try host.ctl("state").stdout.contains("state: active"))
-        let log = host.stop().stderr
-        let carLine = "info [dev.servicehost.cardisplay] cardisplay: car "
+        let records = host.stop().records
+        let carDisplay = records.messages(from: "dev.servicehost.cardisplay")
         for line in ["connects with configuration car, template map (1 URL, 0 activities)", "sceneWillEnterForeground",
                      "sceneDidBecomeActive", "drives to work (connection) (launch)", "drives to home",
                      "sceneWillResignActive", "sceneDidEnterBackground", "sceneDidDisconnect"] {
-            #expect(lines(log, containing: carLine + line).count == 1, "\(line)\n\(log)")
+            #expect(carDisplay.filter { $0.hasPrefix("cardisplay: car " + line) }.count == 1, "\(line)\n\(carDisplay)")
         }
-        #expect(lines(log, containing: "dev.servicehost.cardisplay] cardisplay: main").isEmpty)
-        #expect(lines(log, containing: "deeplinks: open item 7").count == 1)
-        #expect(lines(log, containing: "deeplinks: open item 3").count == 1)
-        #expect(log.contains("info [dev.servicehost.logger] scene car sceneDidBecomeActive (foregroundActive)"))
+        #expect(!carDisplay.contains { $0.hasPrefix("cardisplay: main") })
+        let deeplinks = records.messages(from: "dev.servicehost.deeplinks")
+        #expect(deeplinks.filter { $0 == "deeplinks: open item 7" }.count == 1, "\(deeplinks)")
+        #expect(deeplinks.filter { $0 == "deeplinks: open item 3" }.count == 1)
+        #expect(records.messages(from: "dev.servicehost.logger").contains("scene car sceneDidBecomeActive (foregroundActive)"))
     }
 }
 

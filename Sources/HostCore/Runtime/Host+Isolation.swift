@@ -22,8 +22,13 @@ extension Host {
             supervisor.sentinel = sentinel
             tracker.attach(sentinel)
             if let previous {
-                log.warn("host", previous.description
-                    + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"))
+                var fields: [LogField] = [.int("pid", previous.pid)]
+                if let service = previous.service { fields.append(.string("service", service)) }
+                if let event = previous.event { fields.append(.string("event", event)) }
+                if let loading = previous.loading { fields.append(.string("loading", loading)) }
+                log.write(.warn, "host", previous.description
+                    + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"), event: "sentinel.uncleanExit",
+                    fields: fields)
             }
         } catch {
             log.warn("host", "no crash sentinel: \(error)", event: "sentinel.unavailable")

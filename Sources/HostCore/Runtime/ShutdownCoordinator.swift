@@ -91,31 +91,39 @@ public final class ShutdownCoordinator: Sendable {
 
     private func received(_ number: Int32) {
         let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
-        guard begin() else { forceExit(because: "second signal (\(name)) during shutdown") }
-        log.info("host", "\(name) received: shutting down (a second signal or \(formatted(timeout)) s forces exit)")
+        guard begin() else {
+            forceExit(because: "second signal (\(name)) during shutdown", .string("cause", "signal"), .string("signal", name))
+        }
+        log.info("host", "\(name) received: shutting down (a second signal or \(formatted(timeout)) s forces exit)",
+                 event: "host.shuttingDown", .string("by", name))
         DispatchQueue.main.async(execute: shutdown)
     }
 
     /// Starts the shutdown deadline for a shutdown that did not come from a signal
     /// (`host ctl terminate`); a signal after it forces exit.
     public func armDeadline() {
-        if begin() { log.info("host", "terminating on request (a signal or \(formatted(timeout)) s forces exit)") }
+        if begin() {
+            log.info("host", "terminating on request (a signal or \(formatted(timeout)) s forces exit)",
+                     event: "host.shuttingDown", .string("by", "request"))
+        }
     }
 
     /// Counts the shutdown request and starts the deadline; false when one was already made.
     private func begin() -> Bool {
         guard signalsSeen.add(1, ordering: .relaxed).newValue == 1 else { return false }
         queue.asyncAfter(deadline: .now() + timeout) { [self] in
-            forceExit(because: "shutdown took longer than \(formatted(timeout)) s")
+            forceExit(because: "shutdown took longer than \(formatted(timeout)) s", .string("cause", "timeout"),
+                      .string("deadline", formatted(timeout)))
         }
         return true
     }
 
-    private func forceExit(because reason: String) -> Never {
+    private func forceExit(because reason: String, _ fields: LogField...) -> Never {
         if let (service, event) = tracker.current {
-            log.error("host", "forced exit: \(reason); service \(service) has not returned from \(event)")
+            log.write(.error, "host", "forced exit: \(reason); service \(service) has not returned from \(event)",
+                      event: "host.forcedExit", fields: fields + [.string("service", service), .string("event", event)])
         } else {
-            log.error("host", "forced exit: \(reason)")
+            log.write(.error, "host", "forced exit: \(reason)", event: "host.forcedExit", fields: fields)
         }
         _exit(1)
     }

@@ -269,22 +269,24 @@ final class IsolatedPlugin {
             : "\(subject) crashed: its worker\(pid) \(report.reason)"
         for proxy in proxies { supervisor.noteCrash(proxy.id, what) }
         let limitReached = history.record(at: clock.now)
+        let fields = [LogField.strings("services", ids), .string("reason", report.reason)] + report.logFields
+            + (connection.map { [LogField.int("pid", $0.pid)] } ?? [])
         guard let host = supervisor.host, host.isRunning else {
             status = .stopped
             publish()
-            return log.error("host", what + "; not restarted: the host is terminating", event: "worker.crashed",
-                             .strings("services", ids), .string("reason", report.reason), .string("restart", "none"))
+            return log.write(.error, "host", what + "; not restarted: the host is terminating", event: "worker.crashed",
+                             fields: fields + [.string("restart", "none")])
         }
-        if limitReached { return markFailed(report, what) }
+        if limitReached { return markFailed(report, what, fields) }
         status = .restarting
         publish()
         let delay = history.restartDelay
-        log.error("host", what + "; restarting it in \(Seconds.text(delay)) s", event: "worker.crashed",
-                  .strings("services", ids), .string("reason", report.reason), .string("restart", Seconds.text(delay)))
+        log.write(.error, "host", what + "; restarting it in \(Seconds.text(delay)) s", event: "worker.crashed",
+                  fields: fields + [.string("restart", Seconds.text(delay))])
         clock.schedule(after: delay) { [weak self] in self?.restart() }
     }
 
-    private func markFailed(_ report: CrashReport, _ what: String) {
+    private func markFailed(_ report: CrashReport, _ what: String, _ fields: [LogField]) {
         let limit = supervisor.settings.crashLimit
         var saved: [String] = []
         var problems: [String] = []
@@ -306,9 +308,9 @@ final class IsolatedPlugin {
         blockedIdentity = identity
         let kept = saved.isEmpty ? "the reason could not be recorded: \(problems.joined(separator: "; "))"
             : "the reason is in \(saved.joined(separator: ", "))"
-        log.error("host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
-                  event: "worker.failed", .strings("services", ids), .string("path", path),
-                  .string("record", saved.isEmpty ? "unsaved" : "saved"))
+        log.write(.error, "host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
+                  event: "worker.failed", fields: fields + [.string("path", path), .strings("records", saved),
+                                                            .string("record", saved.isEmpty ? "unsaved" : "saved")])
         watchFile()
     }
 
@@ -407,5 +409,17 @@ final class IsolatedPlugin {
                 if failure != nil { entry.failure = failure }
             }
         }
+    }
+}
+
+private extension CrashReport {
+    /// The crash for the log's fields: `cause` (signal, exit, hang or killed), the `signal` or
+    /// exit `status`, and the `event` it was handling.
+    var logFields: [LogField] {
+        var fields: [LogField] = [.string("cause", hung ? "hang" : signal != nil ? "signal" : status != nil ? "exit" : "killed")]
+        if let signal { fields.append(.int("signal", signal)) }
+        if let status { fields.append(.int("status", status)) }
+        if let event { fields.append(.string("event", event)) }
+        return fields
     }
 }

@@ -83,7 +83,8 @@ final class AnswerBook {
         let timeout = self.timeout
         pending.start(timeout: timeout, clock: clock) { [log] record in
             log.error(record.serviceID, "did not complete \(record.event.name) within \(Seconds.text(timeout)) s;"
-                + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name))
+                + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name),
+                      .string("deadline", Seconds.text(timeout)))
             trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
         }
     }

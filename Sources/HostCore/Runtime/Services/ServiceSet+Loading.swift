@@ -189,9 +189,11 @@ extension ServiceSet {
     private func logFailure(_ failure: LoadFailure) {
         // A directory or FIFO named *.so is skipped, not a broken plugin.
         if case .notRegularFile = failure.reason {
-            log.warn("loader", failure.description, event: "load.skipped", .string("path", failure.path))
+            log.warn("loader", failure.description, event: "load.skipped", .string("path", failure.path),
+                     .string("reason", failure.message))
         } else {
-            log.error("loader", failure.description, event: "load.failed", .string("path", failure.path))
+            log.error("loader", failure.description, event: "load.failed", .string("path", failure.path),
+                      .string("reason", failure.message))
         }
     }
 }
