@@ -113,13 +113,17 @@ import TestSupport
         try host.ctl("background")
         let push = try host.file("tap.json", #"{"aps":{"alert":"A friend wrote"},"route":"myapp://item/42"}"#)
         #expect(try host.ctl("push", "--tap", push).status == 0)
-        let log = host.stop().stderr
-        #expect(log.contains("info [dev.servicehost.push] push: authorization notDetermined"), "\(log)")
-        #expect(log.contains("info [dev.servicehost.push] push: authorization denied: open the settings to turn notifications on"))
-        let flushing = log.range(of: "info [dev.servicehost.offline-queue] offline-queue: network reachable: flushing")
-        let sent = log.range(of: "info [dev.servicehost.offline-queue] offline-queue: sent 1 item(s)")
-        #expect(flushing != nil && sent != nil, "\(log)")
+        let records = host.stop().records
+        // Whether `source` wrote an info line of its own starting with `text`.
+        func said(_ source: String, _ text: String) -> Bool {
+            records.contains { $0.level == "info" && $0.source == source && $0.event == nil && $0.message.hasPrefix(text) }
+        }
+        #expect(said("dev.servicehost.push", "push: authorization notDetermined"), "\(records.text)")
+        #expect(said("dev.servicehost.push", "push: authorization denied: open the settings to turn notifications on"))
+        let flushing = said("dev.servicehost.offline-queue", "offline-queue: network reachable: flushing")
+        let sent = said("dev.servicehost.offline-queue", "offline-queue: sent 1 item(s)")
+        #expect(flushing && sent, "\(records.text)")
         // The push's route reaches DeepLinks through the bus, which opens the screen.
-        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: open item 42 (push)"), "\(log)")
+        #expect(said("dev.servicehost.deeplinks", "deeplinks: open item 42 (push)"), "\(records.text)")
     }
 }

@@ -25,15 +25,15 @@ import TestSupport
         ])
         #expect(traceObjects(host.tracePath).contains { $0["completion"] as? String == "newData" })
         try host.ctl("activate")
-        let log = host.stop().stderr
+        let records = host.stop().records
         #expect(Array(trace(host.tracePath).map(\.line).dropFirst(3).prefix(2)) == [
             "willEnterForeground test.a inactive", "didBecomeActive test.a active",
         ])
         // The launch push is in the launch options, and its fetch is flagged as from launch.
-        #expect(lines(log, containing: "event 2 ").first?.contains(#""content-available":1"#) == true, "\(log)")
-        #expect(lines(log, containing: "event 12 ").first?.contains("state 3") == true)
-        #expect(lines(log, containing: "event 12 ").first?.contains("launch=1") == true)
-        #expect(lines(log, containing: "event 11 ").isEmpty, "a background push is not a tap")
+        #expect(records.probe(2).first?.message.contains(#""content-available":1"#) == true, "\(records.text)")
+        #expect(records.probe(12).first?.message.contains("state 3") == true)
+        #expect(records.probe(12).first?.message.contains("launch=1") == true)
+        #expect(records.probe(11).isEmpty, "a background push is not a tap")
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -68,7 +68,7 @@ import TestSupport
         let config = try host.file("services.json", #"{"services": {"test.req": {"policy": "required"}}}"#)
         let result = try Command.run(try Repository.product("host"), [
             "--plugins", host.lib, "--config", config, "--control", host.control, "--state-dir", host.stateDirectory,
-            "--trace", host.tracePath,
+            "--trace", host.tracePath, "--log-format", "json",
         ])
         #expect(result.status == 2)
         // The configured service starts first; nobody becomes active; a and b go down in reverse.
@@ -77,8 +77,11 @@ import TestSupport
             "didFinishLaunching test.req", "didFinishLaunching test.a", "didFinishLaunching test.b",
             "didEnterBackground test.b", "didEnterBackground test.a", "willTerminate test.b", "willTerminate test.a",
         ])
-        #expect(result.stderr.contains("error [host] required service(s) failed to launch: test.req; stopping"), "\(result.stderr)")
-        #expect(result.stderr.contains("error [test.req] didFinishLaunching failed (12345)"))
+        let required = result.records.named("host.requiredFailed")
+        #expect(required.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
+        #expect(required.first?.strings("services") == ["test.req"])
+        #expect(result.records.named("event.failed").map { [$0.level, $0.source, $0.string("event"), $0.string("result")] }
+                == [["error", "test.req", "didFinishLaunching", "12345"]], "\(result.records.text)")
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -89,8 +92,9 @@ import TestSupport
         try host.start()
         let services = try host.ctlJSON("list").reply["services"] as? [[String: Any]]
         #expect(services?.compactMap { $0["id"] as? String } == ["test.ok"])
-        let log = host.stop().stderr
-        #expect(log.contains("willFinishLaunching failed (12345)"), "\(log)")
+        let records = host.stop().records
+        #expect(records.named("event.failed").map { [$0.level, $0.source, $0.string("event"), $0.string("result")] }
+                == [["error", "test.odd", "willFinishLaunching", "12345"]], "\(records.text)")
         #expect(!host.events.contains("didBecomeActive test.odd"))
     }
 
@@ -176,9 +180,10 @@ import TestSupport
         #expect(bad.status == 1)
         #expect(bad.stderr.contains(#"unknown status "maybe" (one of notDetermined, denied, authorized, provisional)"#))
         #expect(authorization(try host.ctlJSON("authorization").reply) == "authorized")
-        let log = host.stop().stderr
-        #expect(lines(log, containing: "authorization request -> 0").count == 1, "prompt leaves it notDetermined: \(log)")
-        #expect(lines(log, containing: "event 26 ").map { $0.components(separatedBy: " status=")[1] } == ["1 allowed=0", "2 allowed=15"])
+        let records = host.stop().records
+        #expect(records.messages(from: "test.a").filter { $0.contains("authorization request -> 0") }.count == 1,
+                "prompt leaves it notDetermined: \(records.text)")
+        #expect(records.probe(26).map { $0.message.components(separatedBy: " status=")[1] } == ["1 allowed=0", "2 allowed=15"])
         // The status is in the state directory: the next host starts authorized.
         let saved = try String(contentsOfFile: host.stateDirectory + "/notifications/authorization.json", encoding: .utf8)
         #expect(saved.contains(#""status":"authorized""#))
@@ -194,9 +199,10 @@ import TestSupport
         let reply = try host.ctlJSON("authorization").reply
         #expect(authorization(reply) == (policy == "grant" ? "authorized" : "denied"))
         if policy == "grant" { #expect((reply["authorization"] as? [String: Any])?["allowed"] as? [String] == ["banner", "list", "badge"]) }
-        let log = host.stop().stderr
-        #expect(lines(log, containing: "authorization request -> \(status)").count == 1, "\(log)")
-        #expect(lines(log, containing: "event 26 ").count == 1)
+        let records = host.stop().records
+        #expect(records.messages(from: "test.a").filter { $0.contains("authorization request -> \(status)") }.count == 1,
+                "\(records.text)")
+        #expect(records.probe(26).count == 1)
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -210,9 +216,11 @@ import TestSupport
         try host.start(["--notification-authorization", "prompt"])
         #expect(authorization(try host.ctlJSON("authorization").reply) == "notDetermined")
         try host.ctl("authorization", "provisional")
-        let log = host.stop().stderr
-        #expect(log.contains("error [host] cannot read the notification authorization ("), "\(log)")
-        #expect(log.contains("notifications/authorization.json: corrupt: not a saved authorization"), "\(log)")
+        let records = host.stop().records
+        let unreadable = records.named("authorization.unreadable")
+        #expect(unreadable.map { [$0.level, $0.source] } == [["error", "host"]], "\(records.text)")
+        #expect(unreadable.first?.string("path")?.hasSuffix("/notifications/authorization.json") == true)
+        #expect(unreadable.first?.string("reason") == "corrupt: not a saved authorization", "\(records.text)")
         let saved = try String(contentsOfFile: host.stateDirectory + "/notifications/authorization.json", encoding: .utf8)
         #expect(saved.contains(#""status":"provisional""#) && saved.contains(#""allowed":["list"]"#))
     }
@@ -236,13 +244,13 @@ import TestSupport
         #expect(entry?["savedState"] as? Bool == false, "handed out, so forgotten")
         try host.ctl("scene", "disconnect", "main")
         try host.ctl("scene", "connect", "main")
-        let log = host.stop().stderr
-        let connects = lines(log, containing: "event 18 ")
+        let records = host.stop().records
+        let connects = records.probe(18).map(\.message)
         #expect(connects.count == 2)
-        #expect(connects.first?.contains(#"restoration=test.edit restoration-info={"draft":7}"#) == true, "\(log)")
+        #expect(connects.first?.contains(#"restoration=test.edit restoration-info={"draft":7}"#) == true, "\(records.text)")
         // The second connection of this run: the scene went away again and saved anew.
         #expect(connects.last?.contains("restoration=test.edit") == true)
-        #expect(lines(log, containing: "restoration saved -> 0").count >= 2)
+        #expect(records.messages(from: "test.a").filter { $0.contains("restoration saved -> 0") }.count >= 2)
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -259,15 +267,22 @@ import TestSupport
         try host.ctl("scene", "background", "main")
         #expect(try host.ctlJSON("scene", "list").reply["savedScenes"] as? [String] == [])
         #expect(try host.ctlJSON("scene", "activate", "main").status == 0)
-        let log = host.stop().stderr
-        #expect(lines(log, containing: "error [host] scene main: the saved restoration activity cannot be used (").first?
-            .contains("scenes/main.json: corrupt: the restoration activity is not valid JSON") == true, "\(log)")
-        #expect(lines(log, containing: "warn [test.a] scene main: restoration activity refused: the restoration activity is ")
-            .first?.contains("bytes, over the limit of 65536 bytes; what was saved before stays") == true, "\(log)")
+        let records = host.stop().records
+        let unreadable = records.named("scene.restorationUnreadable").first
+        #expect(unreadable.map { [$0.level, $0.source, $0.string("scene")] } == ["error", "host", "main"], "\(records.text)")
+        #expect(unreadable?.string("path")?.hasSuffix("/scenes/main.json") == true)
+        #expect(unreadable?.string("reason")?.hasPrefix("corrupt: the restoration activity is not valid JSON") == true,
+                "\(records.text)")
+        // Refused with a warning each time; what was saved before stays.
+        let refused = records.named("scene.restorationRefused").first
+        #expect(refused.map { [$0.level, $0.source, $0.string("scene")] } == ["warn", "test.a", "main"], "\(records.text)")
+        #expect(refused?.string("reason").map {
+            $0.hasPrefix("the restoration activity is ") && $0.contains("bytes, over the limit of 65536 bytes")
+        } == true, "\(records.text)")
         // Refused each time (the background move, and the termination's): what was saved stays.
-        let saves = lines(log, containing: "restoration saved -> ")
-        #expect(!saves.isEmpty && saves.allSatisfy { $0.hasSuffix("restoration saved -> -3") }, "\(log)")
-        #expect(lines(log, containing: "event 18 ").first?.contains("restoration=-") == true)
+        let saves = records.messages(from: "test.a").filter { $0.contains("restoration saved -> ") }
+        #expect(!saves.isEmpty && saves.allSatisfy { $0.hasSuffix("restoration saved -> -3") }, "\(records.text)")
+        #expect(records.probe(18).first?.message.contains("restoration=-") == true)
     }
 
     // MARK: Helpers

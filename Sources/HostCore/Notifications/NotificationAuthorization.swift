@@ -59,8 +59,10 @@ final class NotificationAuthorization: Sendable {
 
     /// Reads the saved status from `stateDirectory` (not determined when there is none). A
     /// file that cannot be read or parsed is reported through `problem` and counts as not
-    /// determined; it is replaced at the next change.
-    init(policy: AuthorizationPolicy, stateDirectory: StateDirectory?, problem: (String) -> Void) {
+    /// determined; it is replaced at the next change. `problem` gets the message, the file's
+    /// path and what is wrong with it.
+    init(policy: AuthorizationPolicy, stateDirectory: StateDirectory?,
+         problem: (_ message: String, _ path: String, _ reason: String) -> Void) {
         self.policy = policy
         self.stateDirectory = stateDirectory
         var loaded = Settings(.notDetermined)
@@ -74,7 +76,8 @@ final class NotificationAuthorization: Sendable {
                     loaded = saved
                 }
             } catch {
-                problem("cannot read the notification authorization (\(error)); it counts as notDetermined")
+                problem("cannot read the notification authorization (\(error)); it counts as notDetermined",
+                        path, (error as? StorageError)?.reason(about: path) ?? "\(error)")
             }
         }
         settings = Mutex(loaded)

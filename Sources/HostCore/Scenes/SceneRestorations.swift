@@ -82,7 +82,8 @@ final class SceneRestorations {
             }
         } catch {
             log.error("host", "scene \(name): the saved restoration activity cannot be used (\(error)); the scene connects without it",
-                      event: "scene.restorationUnreadable", .string("scene", name), .string("path", path))
+                      event: "scene.restorationUnreadable", .string("scene", name), .string("path", path),
+                      .string("reason", (error as? StorageError)?.reason(about: path) ?? "\(error)"))
             return nil
         }
     }
