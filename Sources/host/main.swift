@@ -83,11 +83,12 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
 func run(_ options: RunOptions) -> Never {
     // First thing: from here on SIGTERM, SIGINT and SIGHUP are recorded, never lost.
     ShutdownCoordinator.catchSignals()
-    let log = Log(level: options.logLevel)
+    let watchers = WatchHub()
+    let log = Log(level: options.logLevel, time: options.logTime ?? .default(), watchers: watchers)
     let request = launchRequest(options)
-    var trace: TraceWriter?
-    if let path = options.traceFile {
-        do { trace = try TraceWriter(path: path) } catch { failure("host: cannot write the trace: \(error)", status: 2) }
+    let trace: TraceWriter
+    do { trace = try TraceWriter(path: options.traceFile, watchers: watchers) } catch {
+        failure("host: cannot write the trace: \(error)", status: 2)
     }
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
@@ -99,6 +100,11 @@ func run(_ options: RunOptions) -> Never {
     }
     let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch)
     host.answerTimeout = options.fetchTimeout
+    if options.statistics { host.enableStatistics() }
+    if options.pluginSource != "--plugins" {
+        log.info("host", "plugin directories from \(options.pluginSource): \(options.pluginDirectories.joined(separator: ":"))",
+                 event: "plugins.default", .strings("directories", options.pluginDirectories))
+    }
     // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
     // Per-service policies come from the configuration file (its errors are reported by load).
     var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
@@ -143,6 +149,16 @@ func run(_ options: RunOptions) -> Never {
     } catch {
         failure("error [host] \(error)", status: 2)
     }
+    var metrics: MetricsServer?
+    if let address = options.metricsListen {
+        do { metrics = try MetricsServer(address: address, host: host) } catch { failure("error [host] \(error)", status: 2) }
+        log.info("host", "metrics on http://\(metrics!.address)/metrics", event: "metrics.listening",
+                 .string("address", "\(metrics!.address)"))
+        if !address.isLoopback {
+            log.warn("host", "--metrics-listen \(address) is reachable from other machines: the figures name every service",
+                     event: "metrics.exposed", .string("address", "\(address)"))
+        }
+    }
     do {
         let failedRequired = try host.launch(request)
         if !failedRequired.isEmpty {
@@ -156,7 +172,7 @@ func run(_ options: RunOptions) -> Never {
     let watchdog = startWatchdog(host)
     log.info("host", "\(host.state.name) with \(host.services.count) service(s): "
         + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)")
-    withExtendedLifetime(watchdog) { dispatchMain() }
+    withExtendedLifetime((watchdog, metrics)) { dispatchMain() }
 }
 
 /// Pings systemd's watchdog at half its interval from the main queue, so a stuck main

@@ -10,6 +10,14 @@ public struct RunOptions {
     public var traceFile: String?
     /// How much to log.
     public var logLevel: LogLevel = .info
+    /// What log lines start with; nil: ``LogTime/default(for:)``.
+    public var logTime: LogTime?
+    /// `--stats`: count every delivery per service and event kind.
+    public var statistics = false
+    /// `--metrics-listen [ADDRESS:]PORT`: serve the figures for Prometheus.
+    public var metricsListen: ListenAddress?
+    /// Where the plugin directories came from: `--plugins`, or a default (PluginPath).
+    public var pluginSource = "--plugins"
     /// How long shutdown may take before the host exits anyway.
     public var shutdownTimeout: Double = 5
     /// The control socket; nil means the default path.
@@ -56,15 +64,20 @@ public struct RunOptions {
         if let operand = parsed.operands.first {
             throw UsageError(operand.hasPrefix("-") && operand != "-" ? "unknown option \(operand)" : "unexpected argument '\(operand)'")
         }
-        guard !parsed.options.pluginDirectories.isEmpty else {
-            throw UsageError("no plugin directory: pass --plugins DIR")
+        var options = parsed.options
+        if options.pluginDirectories.isEmpty {
+            guard let (directories, source) = PluginPath.defaults() else {
+                throw UsageError("no plugin directory: pass --plugins DIR, or set \(PluginPath.variable)")
+            }
+            options.pluginDirectories = directories
+            options.pluginSource = source
         }
-        return parsed.options
+        return options
     }
 
     /// The options of `host --plugins DIR …`, in the order `host --help` lists them.
     public static let table = OptionTable<RunOptions>(nil, [
-        .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable)") { $0.pluginDirectories.append($1) },
+        .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable;\ndefault: $SERVICEHOST_PLUGIN_PATH, else\n$XDG_DATA_HOME/servicehost/plugins)") { $0.pluginDirectories.append($1) },
         .flag("--strict", "any plugin that fails to load stops the host (exit 2)") { $0.strict = true },
         .flag("--allow-insecure-plugins", "load files or directories writable by others\nor owned by another user") {
             $0.allowInsecurePlugins = true
@@ -72,6 +85,18 @@ public struct RunOptions {
         .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },
         .value("--log-level", "LEVEL", "error, warn, info (default) or debug") { options, text throws(UsageError) in
             options.logLevel = try OptionValue.choice(text, "level", \LogLevel.name)
+        },
+        .value("--log-time", "WHEN", "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald") {
+            options, text throws(UsageError) in
+            options.logTime = try OptionValue.choice(text, "time", \LogTime.rawValue)
+        },
+        .flag("--stats", "count every delivery per service and event kind\n(host ctl stats); costs one clock read per call") {
+            $0.statistics = true
+        },
+        .value("--metrics-listen", "[ADDR:]PORT", "serve the statistics for Prometheus on GET /metrics\n(PORT alone: 127.0.0.1 only); implies --stats") {
+            options, text throws(UsageError) in
+            options.metricsListen = try ListenAddress(parsing: text)
+            options.statistics = true
         },
         .value("--shutdown-timeout", "SECS", "how long SIGTERM's shutdown may take (default 5)") { options, text throws(UsageError) in
             options.shutdownTimeout = try OptionValue.seconds(text)

@@ -18,6 +18,8 @@ enum ControlKey: String {
     case handled, receivers, handledBy, answers, result, presentation, note
     // Scene replies.
     case scene, scenes, deliveries, configuration, configuredBy, settings
+    // Operating the host (ControlMessage+Operate).
+    case all, force, logs, stats, blame, skipped, restarted, watching
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

@@ -30,6 +30,8 @@ public struct ControlMessage: Sendable, Equatable {
         case tokenError(message: String)
         case post(name: String, payload: JSONValue?)
         case scene(Scene)
+        /// Operating the host: statistics, blame, one service, `list --all`, watch.
+        case operate(Operate)
 
         /// The command's name on the wire, which is also its name in `host ctl`.
         public var name: String {
@@ -46,12 +48,13 @@ public struct ControlMessage: Sendable, Equatable {
             case .tokenError: "token-error"
             case .post: "post"
             case .scene: "scene"
+            case .operate(let operate): operate.name
             }
         }
 
         /// Every command name, as clients spell them.
         public static let names = ["state", "list", "reload"] + Lifecycle.allCases.map(\.rawValue)
-            + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "scene"]
+            + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "scene"] + Operate.names
 
         /// The commands without members, by name.
         public static func plain(_ name: String) -> Command? {
@@ -137,6 +140,8 @@ extension ControlMessage {
         case .post(let name, let payload):
             object[.name] = .string(name)
             if let payload { object[.payload] = payload }
+        case .operate(let operate):
+            operate.encode(into: &object)
         case .scene(let scene):
             object[.action] = .string(scene.action)
             switch scene {
@@ -184,6 +189,10 @@ extension ControlMessage {
         let choices = "one of \(Command.names.joined(separator: ", "))"
         guard let name = object[.command]?.stringValue else { throw InputError("missing \"\(ControlKey.command.rawValue)\" (\(choices))") }
         let members = Members(command: name, object: object)
+        if let operate = try Operate(name, members) {
+            command = .operate(operate)
+            return
+        }
         if let plain = Command.plain(name) {
             command = plain
             return

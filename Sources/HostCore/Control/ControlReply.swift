@@ -45,6 +45,9 @@ public struct ControlReply: Sendable, Equatable {
     public var scenes: [SceneEntry]?
     /// `scene connect`: what came of each URL and activity of its options.
     public var deliveries: [ControlReply]?
+    /// The members of the operating replies (`stats`, `blame`, `skipped`, `restarted`,
+    /// `watching`), as they go on the wire (ControlHandler+Operate words them).
+    public var members: [String: JSONValue] = [:]
 
     /// An empty reply; set `ok` for a top-level one.
     public init(ok: Bool? = nil, id: JSONValue? = nil) {
@@ -157,7 +160,7 @@ extension ControlReply {
         if let scene { object[.scene] = scene?.json ?? .null }
         if let scenes { object[.scenes] = .array(scenes.map(\.json)) }
         if let deliveries { object[.deliveries] = .array(deliveries.map(\.json)) }
-        return .object(object)
+        return .object(object.merging(members) { $1 })
     }
 }
 
@@ -238,6 +241,7 @@ extension ControlReply {
         if let scene = json[.scene] { self.scene = .some(SceneEntry(json: scene)) }
         scenes = json[.scenes]?.arrayValue?.compactMap(SceneEntry.init(json:))
         deliveries = json[.deliveries]?.arrayValue?.map(ControlReply.init(json:))
+        for key in [ControlKey.stats, .blame, .skipped, .restarted, .watching] { members[key] = json[key] }
     }
 }
 

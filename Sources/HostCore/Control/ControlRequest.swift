@@ -17,6 +17,7 @@ public struct ControlRequest: Sendable {
         case tokenError(String)
         case post(name: String, payload: JSONValue?)
         case scene(SceneCommand)
+        case operate(ControlMessage.Operate)
     }
 
     /// The lifecycle commands.
@@ -73,6 +74,8 @@ public struct ControlRequest: Sendable {
             return .post(name: name, payload: payload)
         case .scene(let scene):
             return .scene(try SceneCommand(scene, maxPayload: maxPayload))
+        case .operate(let operate):
+            return .operate(operate)
         }
     }
 
