@@ -43,14 +43,38 @@ func runCtl(_ arguments: [String]) -> Never {
     do { path = try invocation.control ?? ControlPaths.defaultSocket() } catch {
         failure("host ctl: no control socket: \(error) (pass --control PATH)", status: 1)
     }
+    if case .operate(.watch) = invocation.message.command { watch(invocation, path: path) }
     let raw: ServiceJSON.JSONValue
     do { raw = try ControlClient.send(invocation.message, to: path) } catch { failure("host ctl: \(error)", status: 1) }
     let reply = ControlReply(json: raw)
     let status = CtlCommand.status(of: reply)
-    let text = invocation.json ? raw.serialized : CtlCommand.text(of: reply, command: invocation.message.command.name)
+    let text = invocation.json ? raw.serialized
+        : CtlCommand.operateText(of: reply, command: invocation.message.command)
+            ?? CtlCommand.text(of: reply, command: invocation.message.command.name)
     if status == 1 { failure("host ctl: \(text)", status: 1) }
     print(text)
     exit(status)
+}
+
+/// `host ctl watch`: every record as it comes, until the host goes away or Ctrl-C.
+func watch(_ invocation: CtlCommand.Invocation, path: String) -> Never {
+    var first = true
+    do {
+        try ControlClient.exchange(invocation.message, with: path) { value in
+            defer { first = false }
+            if first {
+                // The reply that starts the stream: only an error is shown.
+                if value["ok"]?.boolValue != true { failure("host ctl: \(ControlReply(json: value).error ?? value.serialized)", status: 1) }
+                return true
+            }
+            print(invocation.json ? value.serialized : CtlCommand.watchText(value))
+            fflush(nil)
+            return true
+        }
+    } catch {
+        failure("host ctl: \(error)", status: 1)
+    }
+    exit(0)
 }
 
 /// What the app is launched with, from --launch-notification, --launch-url, --launch-activity,
@@ -83,6 +107,7 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
 func run(_ options: RunOptions) -> Never {
     // First thing: from here on SIGTERM, SIGINT and SIGHUP are recorded, never lost.
     ShutdownCoordinator.catchSignals()
+    HostClockStart.touch()
     let watchers = WatchHub()
     let log = Log(level: options.logLevel, time: options.logTime ?? .default(), watchers: watchers)
     let request = launchRequest(options)

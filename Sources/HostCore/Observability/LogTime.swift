@@ -22,7 +22,8 @@ public enum LogTime: String, CaseIterable, Sendable {
         case .none: return nil
         case .iso: return Clock.isoNowMilliseconds()
         case .mono:
-            let nanoseconds = Clock.nanoseconds() &- Clock.start
+            let zero = Clock.start  // read first: the first use sets it
+            let nanoseconds = Clock.nanoseconds() &- zero
             let micros = String(nanoseconds / 1000 % 1_000_000)
             return "\(nanoseconds / 1_000_000_000)." + String(repeating: "0", count: 6 - micros.count) + micros
         }

@@ -35,6 +35,11 @@ public final class MetricsServer: Sendable {
             DispatchQueue.main.sync { MainActor.assumeIsolated { host.metricsText() } }
         }
         source = DispatchSource.makeReadSource(fileDescriptor: listener.rawValue, queue: queue)
+        start()
+    }
+
+    // Nonisolated: the handler runs on the server's queue, not the main actor it was made on.
+    private nonisolated func start() {
         source.setEventHandler { [self] in acceptOne() }
         source.resume()
     }

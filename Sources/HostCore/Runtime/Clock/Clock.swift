@@ -51,3 +51,9 @@ enum Seconds {
         return tenths == value ? String(value) : String((value * 1000).rounded() / 1000)
     }
 }
+
+/// The zero of the trace's `t` and of `--log-time mono`, fixed when `host` starts.
+public enum HostClockStart {
+    /// Fixes the zero now (it is otherwise fixed at its first use).
+    public static func touch() { _ = Clock.start }
+}
