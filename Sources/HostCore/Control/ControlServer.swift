@@ -294,9 +294,9 @@ final class ControlConnection: Sendable {
     }
 
     private func close() {
-        let first = state.withLock { state in
+        let (first, suspended) = state.withLock { state in
             defer { state.cancelled = true }
-            return !state.cancelled
+            return (!state.cancelled, !state.reading)
         }
         guard first else { return }
         if let watch = state.withLock({ $0.watch }) {
@@ -306,6 +306,8 @@ final class ControlConnection: Sendable {
             shutdown(socket.rawValue, Int32(SHUT_RDWR))
         }
         source.cancel()
-        source.resume()  // a suspended source delivers its cancellation only once resumed
+        // A suspended source delivers its cancellation only once resumed; a watch stream
+        // dropped while its client still sends is not suspended (resuming it would trap).
+        if suspended { source.resume() }
     }
 }

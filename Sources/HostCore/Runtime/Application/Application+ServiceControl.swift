@@ -54,6 +54,7 @@ extension Application {
             bus.drain()
             return siblings.map(\.id)
         }
+        _ = try running(id, to: "restart")
         try stopService(id, force: force)
         try startService(id)
         return [id]
