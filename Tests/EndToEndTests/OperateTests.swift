@@ -239,6 +239,26 @@ import TestSupport
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }
 
+    @Test func withoutPlugins_theHostUsesThePluginPath_thenXDGDataHome() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let data = try host.scratch.folder("data")
+        _ = try host.scratch.folder("data/servicehost")
+        let xdgPlugins = try host.scratch.folder("data/servicehost/plugins")
+        try Plugins.probe(xdgPlugins + "/x.so", ["PROBE_ID=\"test.xdg\""])
+        for (environment, expected) in [(["SERVICEHOST_PLUGIN_PATH": host.lib + ":", "XDG_DATA_HOME": data], "test.a"),
+                                        (["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": data], "test.xdg")] {
+            let process = try Command.start(try Repository.product("host"), ["--control", host.control, "--state-dir", host.stateDirectory],
+                                            environment: environment)
+            #expect(eventually { (try? host.ctl("list").stdout.contains(expected)) == true })
+            process.send(SIGTERM)
+            let stderr = process.wait().stderr
+            #expect(stderr.contains("plugin directories from "), "\(stderr)")
+        }
+        let help = try Command.run(try Repository.product("host"), ["--help"], environment: ["SERVICEHOST_PLUGIN_PATH": "/a:/b"])
+        #expect(help.stdout.contains("/a:/b (from SERVICEHOST_PLUGIN_PATH)"))
+    }
+
     @Test func metricsListen_refusesABusyPort_andAnImplicitNonLoopbackAddress() throws {
         let blocker = try listeningSocket()
         defer { close(blocker.fd) }

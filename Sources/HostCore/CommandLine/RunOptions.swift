@@ -1,3 +1,4 @@
+import Glibc
 /// The options of `host --plugins DIR …`, parsed by ``table`` (the toolchain alone, no packages).
 public struct RunOptions {
     /// Plugin directories, in the order given.
@@ -68,6 +69,11 @@ public struct RunOptions {
         if options.pluginDirectories.isEmpty {
             guard let (directories, source) = PluginPath.defaults() else {
                 throw UsageError("no plugin directory: pass --plugins DIR, or set \(PluginPath.variable)")
+            }
+            // The XDG default is a guess: when it is not there, say what was searched.
+            if source != PluginPath.variable, let missing = directories.first(where: { access($0, F_OK) != 0 }) {
+                throw UsageError("no plugin directory: pass --plugins DIR, or set \(PluginPath.variable)"
+                    + " (searched \(missing), which does not exist)")
             }
             options.pluginDirectories = directories
             options.pluginSource = source
