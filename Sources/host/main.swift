@@ -33,14 +33,38 @@ func runCtl(_ arguments: [String]) -> Never {
     do { path = try invocation.control ?? ControlPaths.defaultSocket() } catch {
         failure("host ctl: no control socket: \(error) (pass --control PATH)", status: 1)
     }
+    if case .operate(.watch) = invocation.message.command { watch(invocation, path: path) }
     let raw: ServiceJSON.JSONValue
     do { raw = try ControlClient.send(invocation.message, to: path) } catch { failure("host ctl: \(error)", status: 1) }
     let reply = ControlReply(json: raw)
     let status = CtlCommand.status(of: reply)
-    let text = invocation.json ? raw.serialized : CtlCommand.text(of: reply, command: invocation.message.command.name)
+    let text = invocation.json ? raw.serialized
+        : CtlCommand.operateText(of: reply, command: invocation.message.command)
+            ?? CtlCommand.text(of: reply, command: invocation.message.command.name)
     if status == 1 { failure("host ctl: \(text)", status: 1) }
     print(text)
     exit(status)
+}
+
+/// `host ctl watch`: every record as it comes, until the host goes away or Ctrl-C.
+func watch(_ invocation: CtlCommand.Invocation, path: String) -> Never {
+    var first = true
+    do {
+        try ControlClient.exchange(invocation.message, with: path) { value in
+            defer { first = false }
+            if first {
+                // The reply that starts the stream: only an error is shown.
+                if value["ok"]?.boolValue != true { failure("host ctl: \(ControlReply(json: value).error ?? value.serialized)", status: 1) }
+                return true
+            }
+            print(invocation.json ? value.serialized : CtlCommand.watchText(value))
+            fflush(nil)
+            return true
+        }
+    } catch {
+        failure("host ctl: \(error)", status: 1)
+    }
+    exit(0)
 }
 
 /// What the app is launched with, from --launch-notification, --launch-url, --launch-activity,
@@ -76,11 +100,13 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
 func run(_ options: RunOptions) -> Never {
     // First thing: from here on SIGTERM, SIGINT and SIGHUP are recorded, never lost.
     ShutdownCoordinator.catchSignals()
-    let log = Log(level: options.logLevel, format: options.logFormat)
+    HostClockStart.touch()
+    let watchers = WatchHub()
+    let log = Log(level: options.logLevel, format: options.logFormat, time: options.logTime ?? .default(), watchers: watchers)
     let request = launchRequest(options)
-    var trace: TraceWriter?
-    if let path = options.traceFile {
-        do { trace = try TraceWriter(path: path) } catch { fatal(log, "cannot write the trace: \(error)", event: "host.traceFailed") }
+    let trace: TraceWriter
+    do { trace = try TraceWriter(path: options.traceFile, watchers: watchers) } catch {
+        fatal(log, "cannot write the trace: \(error)", event: "host.traceFailed")
     }
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
@@ -93,6 +119,11 @@ func run(_ options: RunOptions) -> Never {
     let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
                     notificationAuthorization: options.notificationAuthorization)
     host.answerTimeout = options.fetchTimeout
+    if options.statistics { host.enableStatistics() }
+    if options.pluginSource != "--plugins" {
+        log.info("host", "plugin directories from \(options.pluginSource): \(options.pluginDirectories.joined(separator: ":"))",
+                 event: "plugins.default", .strings("directories", options.pluginDirectories))
+    }
     // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
     // Per-service policies come from the configuration file (its errors are reported by load).
     var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
@@ -139,6 +170,16 @@ func run(_ options: RunOptions) -> Never {
     } catch {
         fatal(log, "\(error)", event: "control.unavailable", .string("path", controlPath))
     }
+    var metrics: MetricsServer?
+    if let address = options.metricsListen {
+        do { metrics = try MetricsServer(address: address, host: host) } catch { fatal(log, "\(error)", event: "metrics.unavailable") }
+        log.info("host", "metrics on http://\(metrics!.address)/metrics", event: "metrics.listening",
+                 .string("address", "\(metrics!.address)"))
+        if !address.isLoopback {
+            log.warn("host", "--metrics-listen \(address) is reachable from other machines: the figures name every service",
+                     event: "metrics.exposed", .string("address", "\(address)"))
+        }
+    }
     do {
         let failedRequired = try host.launch(request)
         if !failedRequired.isEmpty {
@@ -155,7 +196,7 @@ func run(_ options: RunOptions) -> Never {
     log.info("host", "\(host.state.name) with \(host.services.count) service(s): "
         + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)", event: "host.ready",
         .string("state", host.state.name), .strings("services", host.services.map(\.id)), .string("control", server.path))
-    withExtendedLifetime(watchdog) { dispatchMain() }
+    withExtendedLifetime((watchdog, metrics)) { dispatchMain() }
 }
 
 /// Pings systemd's watchdog at half its interval from the main queue, so a stuck main

@@ -37,6 +37,10 @@ struct DispatchRow {
                 throw BenchError("loaded \(host.services.count) of \(count) services: \(failures)")
             }
             do { try host.launch() } catch { throw BenchError("launch: \(error)") }
+            // The same services with timing switched on: statistics alone, then statistics and
+            // a trace (to /dev/null: the write(2) per call, not the disk).
+            let statsHost = try Self.launched(directory, count: count, trace: false)
+            let tracedHost = try Self.launched(directory, count: count, trace: true)
 
             let direct = DirectServices.make(count: count)
             let center = NotificationCenterObservers(count: count)
@@ -49,7 +53,10 @@ struct DispatchRow {
                 { directRounds(direct, rounds) },
                 { center.post(rounds: rounds) },
                 { hostRounds(host, rounds) },
+                { deliverRounds(statsHost, rounds) },
+                { deliverRounds(tracedHost, rounds) },
             ])
+            let (withStats, withTrace) = (medians[4], medians[5])
             let floorFigure = try floorNanoseconds(directory, rounds: rounds)
             let (ours, swiftArray, notificationCenter, transitions) = (medians[0], medians[1], medians[2], medians[3])
 
@@ -76,7 +83,18 @@ struct DispatchRow {
                         + "\(count) service\(count == 1 ? "" : "s"), per service call, vs (c) floor",
                     unit: .nanoseconds, ours: transitions, baseline: floorFigure, target: "—"),
             ]
+            let statsAllocations = MallocCounter.callsPerUnit(units: events) { deliverRounds(statsHost, allocationRounds) }
+            rows += [
+                Row(row: "1", measured: "\(label), with --stats (one clock read per call) vs off", unit: .nanoseconds,
+                    ours: withStats, baseline: ours, target: "—"),
+                Row(row: "1", measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), with --stats",
+                    unit: .count, ours: statsAllocations, baseline: hostAllocations, target: "0", maxValue: 0),
+                Row(row: "1", measured: "\(label), with --trace (to /dev/null) and --stats vs off", unit: .nanoseconds,
+                    ours: withTrace, baseline: ours, target: "—"),
+            ]
             let key = "dispatch.\(count)"
+            raw += [("\(key).host_stats_ns_per_call", withStats), ("\(key).host_trace_stats_ns_per_call", withTrace),
+                    ("\(key).host_stats_allocations_per_event", statsAllocations ?? .nan)]
             raw += [("\(key).host_ns_per_call", ours), ("\(key).swift_array_ns_per_call", swiftArray),
                     ("\(key).notification_center_ns_per_call", notificationCenter), ("\(key).c_floor_ns_per_call", floorFigure)]
             raw += [("\(key).host_transition_ns_per_call", transitions),
@@ -86,6 +104,18 @@ struct DispatchRow {
                     ("\(key).notification_center_allocations_per_event", centerAllocations ?? .nan)]
         }
         return rows
+    }
+
+    /// A host on `directory`, launched, with statistics on and, with `trace`, a trace to /dev/null.
+    private static func launched(_ directory: String, count: Int, trace: Bool) throws(BenchError) -> HostCore.Host {
+        let writer: TraceWriter?
+        do { writer = trace ? try TraceWriter(path: "/dev/null") : nil } catch { throw BenchError("trace: \(error)") }
+        let host = HostCore.Host(log: Log(level: .error), trace: writer)
+        do { try host.load(LoadSettings(directories: [directory])) } catch { throw BenchError("loading \(directory): \(error)") }
+        guard host.services.count == count else { throw BenchError("loaded \(host.services.count) of \(count) services") }
+        host.enableStatistics()
+        do { try host.launch() } catch { throw BenchError("launch: \(error)") }
+        return host
     }
 
     /// bench-floor's median ns per call over the same plugin files, in its own process.

@@ -108,7 +108,8 @@ import TestSupport
             (["--frobnicate"], "host: unknown option --frobnicate"),
             (["--plugins", "/tmp", "--shutdown-timeout=-1"], "host: --shutdown-timeout: '-1' is not a positive number of seconds"),
         ] {
-            let result = try Command.run(host, arguments)
+            // No plugin path and an XDG data folder without plugins: nothing to fall back to.
+            let result = try Command.run(host, arguments, environment: ["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": "/nonexistent-xdg"])
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
         }

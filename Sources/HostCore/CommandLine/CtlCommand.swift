@@ -56,6 +56,7 @@ public enum CtlCommand {
           post NAME [JSON]
           authorization [notDetermined|denied|authorized|provisional]
         \(sceneUsage)
+        \(operateUsage)
         """
     }
 
@@ -72,6 +73,12 @@ public enum CtlCommand {
         \(activityTable.help)
         scene connect
         \(sceneConnectTable.help)
+        list
+        \(listTable.help)
+        service
+        \(serviceTable.help)
+        watch
+        \(watchTable.help)
 
         exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
         """
@@ -96,6 +103,8 @@ public enum CtlCommand {
         }
         let command: ControlMessage.Command
         switch name {
+        case _ where try operate(name, arguments) != nil:
+            command = try operate(name, arguments)!
         case _ where ControlMessage.Command.plain(name) != nil:
             _ = try operands(0, "no arguments")
             command = ControlMessage.Command.plain(name)!

@@ -1,3 +1,4 @@
+import Glibc
 /// The options of `host --plugins DIR …`, parsed by ``table`` (the toolchain alone, no packages).
 public struct RunOptions {
     /// Plugin directories, in the order given.
@@ -12,6 +13,14 @@ public struct RunOptions {
     public var logLevel: LogLevel = .info
     /// How log lines are written: text for people, JSON lines for machines.
     public var logFormat: LogFormat = .text
+    /// What log lines start with; nil: ``LogTime/default(for:)``.
+    public var logTime: LogTime?
+    /// `--stats`: count every delivery per service and event kind.
+    public var statistics = false
+    /// `--metrics-listen [ADDRESS:]PORT`: serve the figures for Prometheus.
+    public var metricsListen: ListenAddress?
+    /// Where the plugin directories came from: `--plugins`, or a default (PluginPath).
+    public var pluginSource = "--plugins"
     /// How long shutdown may take before the host exits anyway.
     public var shutdownTimeout: Double = 5
     /// The control socket; nil means the default path.
@@ -68,15 +77,25 @@ public struct RunOptions {
         if let operand = parsed.operands.first {
             throw UsageError(operand.hasPrefix("-") && operand != "-" ? "unknown option \(operand)" : "unexpected argument '\(operand)'")
         }
-        guard !parsed.options.pluginDirectories.isEmpty else {
-            throw UsageError("no plugin directory: pass --plugins DIR")
+        var options = parsed.options
+        if options.pluginDirectories.isEmpty {
+            guard let (directories, source) = PluginPath.defaults() else {
+                throw UsageError("no plugin directory: pass --plugins DIR, or set \(PluginPath.variable)")
+            }
+            // The XDG default is a guess: when it is not there, say what was searched.
+            if source != PluginPath.variable, let missing = directories.first(where: { access($0, F_OK) != 0 }) {
+                throw UsageError("no plugin directory: pass --plugins DIR, or set \(PluginPath.variable)"
+                    + " (searched \(missing), which does not exist)")
+            }
+            options.pluginDirectories = directories
+            options.pluginSource = source
         }
-        return parsed.options
+        return options
     }
 
     /// The options of `host --plugins DIR …`, in the order `host --help` lists them.
     public static let table = OptionTable<RunOptions>(nil, [
-        .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable)") { $0.pluginDirectories.append($1) },
+        .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable;\ndefault: $SERVICEHOST_PLUGIN_PATH, else\n$XDG_DATA_HOME/servicehost/plugins)") { $0.pluginDirectories.append($1) },
         .flag("--strict", "any plugin that fails to load stops the host (exit 2)") { $0.strict = true },
         .flag("--allow-insecure-plugins", "load files or directories writable by others\nor owned by another user") {
             $0.allowInsecurePlugins = true
@@ -88,6 +107,18 @@ public struct RunOptions {
         .value("--log-format", "FORMAT", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields") {
             options, text throws(UsageError) in
             options.logFormat = try OptionValue.choice(text, "format", \LogFormat.rawValue)
+        },
+        .value("--log-time", "WHEN", "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald") {
+            options, text throws(UsageError) in
+            options.logTime = try OptionValue.choice(text, "time", \LogTime.rawValue)
+        },
+        .flag("--stats", "count every delivery per service and event kind\n(host ctl stats); costs one clock read per call") {
+            $0.statistics = true
+        },
+        .value("--metrics-listen", "[ADDR:]PORT", "serve the statistics for Prometheus on GET /metrics\n(PORT alone: 127.0.0.1 only); implies --stats") {
+            options, text throws(UsageError) in
+            options.metricsListen = try ListenAddress(parsing: text)
+            options.statistics = true
         },
         .value("--shutdown-timeout", "SECS", "how long SIGTERM's shutdown may take (default 5)") { options, text throws(UsageError) in
             options.shutdownTimeout = try OptionValue.seconds(text)

@@ -9,7 +9,7 @@ public enum Usage {
     }
 
     /// The help text, with a real example; the option lines come from the option tables.
-    public static let text = """
+    public static var text: String { """
     host: run ServiceHost services loaded from plugin directories
 
     USAGE
@@ -21,6 +21,9 @@ public enum Usage {
     RUN OPTIONS
     \(RunOptions.table.help)
 
+    PLUGIN DIRECTORIES without --plugins (\(PluginPath.variable), else
+    $XDG_DATA_HOME/servicehost/plugins): \(PluginPath.summary)
+
     CONTROL (a running host)
       host ctl state | list | reload
       host ctl activate | resign | background | foreground | terminate | memory-warning
@@ -30,6 +33,8 @@ public enum Usage {
       host ctl token HEX | token-error MESSAGE
       host ctl post NAME [JSON]
       host ctl scene connect|activate|resign|background|foreground|disconnect NAME …
+      host ctl list --all | stats [SERVICE] | blame | watch [--logs]
+      host ctl service stop|start|restart ID [--force]
       exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
 
     INSPECT
@@ -48,5 +53,5 @@ public enum Usage {
       host --plugins ./lib --trace trace.jsonl
       host ctl open myapp://item/42
       host inspect ./lib/libLogger.so
-    """
+    """ }
 }

@@ -3,19 +3,23 @@ import ServiceJSON
 /// Carries out control requests on the host, on the main thread, and words the replies.
 @MainActor
 public final class ControlHandler {
-    /// How a reply ends: whether the host exits once it is written.
-    public enum After: Sendable { case keepRunning, exit }
+    /// How a reply ends: whether the host exits once it is written, or the connection turns
+    /// into a `watch` stream (with log lines when `logs`).
+    public enum After: Sendable, Equatable { case keepRunning, exit, watch(logs: Bool) }
 
     let host: Host
     /// Called before a `terminate` request takes the app down (arms the shutdown deadline).
     private let willTerminate: () -> Void
     /// What `state` and `list` answer while the main thread is stuck (issue 5).
     public nonisolated let snapshot: ControlSnapshot
+    /// The `watch` clients' hub (the log's).
+    nonisolated let watchers: WatchHub?
 
     /// A handler for `host`.
     public init(host: Host, willTerminate: @escaping () -> Void = {}) {
         self.host = host
         self.willTerminate = willTerminate
+        watchers = host.log.watchers
         snapshot = ControlSnapshot(tracker: host.tracker, stateCell: host.stateCell, board: host.isolation?.board)
         publishSnapshot()
     }
@@ -45,9 +49,7 @@ public final class ControlHandler {
             respond(body, .keepRunning)
         case .list:
             var body = ControlReply()
-            body.services = host.services.map {
-                Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path), isolation: host.isolationFields(for: $0.id))
-            }
+            body.services = listedServices()
             respond(body, .keepRunning)
         case .reload:
             do throws(LoadError) {
@@ -95,6 +97,8 @@ public final class ControlHandler {
             body.authorization = ControlReply.Authorization(status: settings.status.name, allowed: settings.allowed.names)
             body.handled = true
             respond(body, .keepRunning)
+        case .operate(let command):
+            handleOperate(command, respond: respond, refuse: refuse)
         }
     }
 

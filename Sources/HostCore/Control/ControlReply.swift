@@ -55,6 +55,9 @@ public struct ControlReply: Sendable, Equatable {
         public var status: String
         public var allowed: [String]
     }
+    /// The members of the operating replies (`stats`, `blame`, `skipped`, `restarted`,
+    /// `watching`), as they go on the wire (ControlHandler+Operate words them).
+    public var members: [String: JSONValue] = [:]
 
     /// An empty reply; set `ok` for a top-level one.
     public init(ok: Bool? = nil, id: JSONValue? = nil) {
@@ -176,7 +179,7 @@ extension ControlReply {
             object[.authorization] = .object([ControlKey.status.rawValue: .string(authorization.status),
                                               ControlKey.allowed.rawValue: .strings(authorization.allowed)])
         }
-        return .object(object)
+        return .object(object.merging(members) { $1 })
     }
 }
 
@@ -263,6 +266,7 @@ extension ControlReply {
         if let object = json[.authorization], let status = object[.status]?.stringValue {
             authorization = Authorization(status: status, allowed: object.strings(.allowed))
         }
+        for key in [ControlKey.stats, .blame, .skipped, .restarted, .watching] { members[key] = json[key] }
     }
 }
 

@@ -19,6 +19,7 @@ public struct ControlRequest: Sendable {
         case scene(SceneCommand)
         /// Sets the notification authorization (nil: reads it).
         case authorization(AuthorizationStatus?)
+        case operate(ControlMessage.Operate)
     }
 
     /// The lifecycle commands.
@@ -82,6 +83,8 @@ public struct ControlRequest: Sendable {
                     + AuthorizationStatus.allCases.map(\.name).joined(separator: ", ") + ")")
             }
             return .authorization(status)
+        case .operate(let operate):
+            return .operate(operate)
         }
     }
 

@@ -82,6 +82,9 @@ public final class IsolationSupervisor {
         return blocking
     }
 
+    /// The plugin whose worker runs service `id`, if it runs in one.
+    func plugin(serving id: String) -> IsolatedPlugin? { plugins.first { $0.proxies.contains { $0.id == id } } }
+
     /// Notes a crash of service `id` for `ctl list` and the service's last error.
     func noteCrash(_ id: String, _ what: String) {
         board.update(id) { $0.lastCrash = what }

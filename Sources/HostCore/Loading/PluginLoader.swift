@@ -26,6 +26,8 @@ public enum PluginLoader {
         public var plugins: [PluginInspector.Inspected] = []
         /// Every file that was refused, in the order met.
         public var failures: [LoadFailure] = []
+        /// How long each file's inspection took, in nanoseconds, by path (`host ctl blame`).
+        public var inspectNanoseconds: [String: UInt64] = [:]
 
         /// The services of `plugins`, in load order (file order, then record order).
         public var services: [(service: ServiceMetadata, plugin: PluginInspector.Inspected)] {
@@ -51,7 +53,10 @@ public enum PluginLoader {
         var inspection = Inspection()
         var providers: [String: String] = [:]
         for entry in entries {
-            switch entry.flatMap(PluginInspector.inspect) {
+            let start = Clock.nanoseconds()
+            let inspected = entry.flatMap(PluginInspector.inspect)
+            if case .success(let plugin) = inspected { inspection.inspectNanoseconds[plugin.path] = Clock.nanoseconds() &- start }
+            switch inspected {
             case .failure(let failure):
                 inspection.failures.append(failure)
             case .success(let plugin):

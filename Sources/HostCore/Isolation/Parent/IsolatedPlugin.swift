@@ -316,6 +316,29 @@ final class IsolatedPlugin {
 
     // MARK: Restarting
 
+    /// `status` in `ctl list`'s words.
+    var statusName: String {
+        switch status {
+        case .running: "running"
+        case .restarting: "restarting"
+        case .failed: "failed"
+        case .stopped: "stopped"
+        }
+    }
+
+    /// Ends the running worker on purpose and starts a new one (`host ctl service restart`),
+    /// which the one catch-up brings to the app's state. False when no worker is running.
+    func replaceWorker() -> Bool {
+        guard case .running = status, let connection else { return false }
+        self.connection = nil
+        connection.close()
+        _ = connection.killAndWait()
+        for proxy in proxies { proxy.attached = false }
+        status = .restarting
+        restart()
+        return true
+    }
+
     private func restart() {
         guard let host = supervisor.host, host.isRunning else {
             status = .stopped

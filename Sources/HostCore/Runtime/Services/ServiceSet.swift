@@ -38,6 +38,15 @@ final class ServiceSet {
     /// Whether a failed launch of service `id` belongs to someone else (a worker's supervisor)
     /// rather than stopping the service.
     var ownsFailures: (String) -> Bool = { _ in false }
+    /// Services loaded but not running, with why: stopped by request (`host ctl service
+    /// stop`) or after a failed launch. Their code stays loaded (it cannot be unloaded), so
+    /// `service start` brings them back without opening anything.
+    var parked: [(slot: ServiceSlot, reason: String)] = []
+    /// Every file and service the last load or reload looked at and did not start, with why
+    /// (`host ctl list --all`).
+    var skipped: [SkippedEntry] = []
+    /// The start order of the last load or reload: where a restarted service goes back in.
+    var startOrder: [String] = []
 
     init(dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
          mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices) {
@@ -66,7 +75,9 @@ final class ServiceSet {
             let tracker = dispatcher.tracker
             tracker.register(ids: slots.map(\.id) + [id])
             tracker.enter(service: slots.count, event: .willFinishLaunching)
+            let start = Clock.nanoseconds()
             let result = attach(info.descriptor, HostTable.make(for: context))
+            dispatcher.stats.startup[id, default: StartupCost()].attach = Clock.nanoseconds() &- start
             tracker.leave()
             if result < 0 {
                 failure = LoadFailure(path: info.path, reason: .attachFailed(id: id, result: result))
@@ -117,6 +128,7 @@ final class ServiceSet {
                       event: "service.stopped", .string("reason", "launchFailed"))
         }
         if !stopped.isEmpty { dispatcher.setServices(slots.filter { slot in !stopped.contains { $0 === slot } }) }
+        parked += stopped.map { ($0, "failed to launch") }
         if finished && required.isEmpty { for slot in slots where !slot.launchFailed { markLaunched(slot) } }
         return required.map(\.id)
     }
