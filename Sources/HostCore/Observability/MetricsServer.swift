@@ -6,8 +6,7 @@ import Glibc
 ///
 /// Connections are read on a background queue; the figures are rendered on the main thread
 /// (where the dispatcher writes them), so a scrape never reads them mid-update. While the main
-/// thread is stuck in a service, scrapes wait for it (at most 5 s, then the client is answered
-/// 503).
+/// thread is stuck in a service, a scrape waits for it (and the scraper's own timeout ends it).
 public final class MetricsServer: Sendable {
     /// The address actually bound (the port chosen when 0 was asked for).
     public let address: ListenAddress
@@ -23,7 +22,7 @@ public final class MetricsServer: Sendable {
         public let description: String
     }
 
-    /// Listens on `address`; `render` runs on the main thread for each scrape.
+    /// Listens on `address`; each scrape renders `host.metricsText()` on the main thread.
     @MainActor
     public init(address: ListenAddress, host: Host) throws(StartError) {
         do { listener = try TCPListener.listen(address) } catch {

@@ -33,6 +33,8 @@ final class Dispatcher {
         // Whether calls are timed and observed (trace, watch clients, statistics): the one
         // branch a delivery takes per call when all of it is off.
         var observing = false
+        // Whether trace lines go anywhere (a file, a watch client): statistics alone skip them.
+        var tracing = false
     }
     // Owned by this dispatcher (freed never: one dispatcher lives as long as its host).
     private let hot: UnsafeMutablePointer<Hot>
@@ -86,7 +88,8 @@ final class Dispatcher {
 
     /// Re-reads whether calls are observed: after a watch client came or went.
     func refreshObserving() {
-        hot.pointee.observing = statisticsEnabled || trace?.isActive == true
+        hot.pointee.tracing = trace?.isActive == true
+        hot.pointee.observing = statisticsEnabled || hot.pointee.tracing
     }
 
     /// The indexes of the services that handle `kind`, in dispatch order.
@@ -140,6 +143,8 @@ final class Dispatcher {
         }
         let end = Clock.nanoseconds()
         if let row = entry.stats { ServiceStats.record(row, kind: kind.rawValue, nanoseconds: end &- start, failed: result < 0) }
+        // Statistics alone and a call that went well: nothing else to do (no Swift object touched).
+        guard hot.pointee.tracing || result != SH_OK else { return end }
         let wrote = finishCall(entry.index, kind, seq: seq, result: result, scene: nil, start: start, duration: end &- start)
         return wrote ? Clock.nanoseconds() : end
     }
