@@ -28,16 +28,28 @@ import TestSupport
     }
 
     @Test func logTime_isChosenByTheOption_andNoneByDefaultOffATerminal() throws {
-        for (option, pattern) in [([String](), #"^info \[host\] active with"#),
-                                  (["--log-time", "mono"], #"^[0-9]+\.[0-9]{6} info \[host\] active with"#),
-                                  (["--log-time", "iso"], #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z info \[host\] active with"#)] {
+        // The JSON format carries the stamp as `time`; the text format puts it first.
+        for (option, pattern) in [([String](), nil),
+                                  (["--log-time", "mono"], #"^[0-9]+\.[0-9]{6}$"#),
+                                  (["--log-time", "iso"], #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z$"#)] {
             let host = try RunningHost()
             try host.probe("a", ["PROBE_ID=\"test.a\""])
             try host.start(option)
             let stderr = host.stop().stderr
-            let line = try #require(lines(stderr, containing: "active with").first)
-            #expect(line.range(of: pattern, options: .regularExpression) != nil, "\(option): \(line)")
+            let line = try #require(stderr.split(separator: "\n").first { $0.contains("\"host.ready\"") })
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if let pattern {
+                let time = try #require(object["time"] as? String, "\(option): \(line)")
+                #expect(time.range(of: pattern, options: .regularExpression) != nil, "\(option): \(line)")
+            } else {
+                #expect(object["time"] == nil, "\(line)")
+            }
         }
+        let text = try RunningHost()
+        try text.probe("a", ["PROBE_ID=\"test.a\""])
+        try text.start(["--log-time", "mono", "--log-format", "text"])  // the last --log-format wins
+        let ready = try #require(lines(text.stop().stderr, containing: "active with").first)
+        #expect(ready.range(of: #"^[0-9]+\.[0-9]{6} info \[host\] active with"#, options: .regularExpression) != nil, "\(ready)")
         let bad = try Command.run(try Repository.product("host"), ["--plugins", "/nonexistent", "--log-time", "utc"])
         #expect(bad.status == 2 && bad.stderr.contains("--log-time: unknown time 'utc' (use none, iso or mono)"))
     }
@@ -215,7 +227,9 @@ import TestSupport
         let state = try host.ctl("state")
         let stderr = host.stop().stderr
         #expect(state.stdout.contains("state: active"), "\(state)\n\(stderr.suffix(3000))")
-        #expect(stderr.contains("warn [control] dropped a watch client: it left more than 1048576 bytes unread"))
+        let dropped = host.records.named("watch.dropped")
+        #expect(dropped.count == 1 && dropped.first?.level == "warn" && dropped.first?.source == "control", "\(host.records.text.suffix(3000))")
+        #expect(dropped.first?.int("bytes") == 1_048_576)
     }
 
     @Test func metrics_areServedForPrometheus_andPassPromtool() throws {
