@@ -234,19 +234,20 @@ struct ELFImage {
 
 extension [UInt8] {
     func u16(_ offset: Int, bigEndian: Bool = false) -> UInt16 {
-        guard offset + 2 <= count else { return 0 }
+        guard offset >= 0, offset + 2 <= count else { return 0 }
         return bigEndian ? UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
             : UInt16(self[offset]) | UInt16(self[offset + 1]) << 8
     }
 
     func u32(_ offset: Int) -> UInt32 {
-        guard offset + 4 <= count else { return 0 }
-        return (0..<4).reduce(0) { $0 | UInt32(self[offset + $1]) << (8 * UInt32($1)) }
+        guard offset >= 0, offset + 4 <= count else { return 0 }
+        return UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16
+            | UInt32(self[offset + 3]) << 24
     }
 
     func u64(_ offset: Int) -> UInt64 {
-        guard offset + 8 <= count else { return 0 }
-        return (0..<8).reduce(0) { $0 | UInt64(self[offset + $1]) << (8 * UInt64($1)) }
+        guard offset >= 0, offset + 8 <= count else { return 0 }
+        return UInt64(u32(offset)) | UInt64(u32(offset + 4)) << 32
     }
 
     /// The NUL-terminated string at `offset` (to the end when unterminated), decoded as UTF-8.
