@@ -57,7 +57,9 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
         if let file = options.launchNotificationFile {
             let bytes: [UInt8]
             do { bytes = try readInput(file) } catch { throw InputError("--launch-notification: \(error)") }
-            request.notification = try PushPayload(parsing: bytes)
+            do { request.notification = try PushPayload(parsing: bytes) } catch {
+                throw InputError("--launch-notification \(file): \(error.message)")
+            }
         }
         if let url = options.launchURL { request.url = try OpenURLInput(url) }
         if let activity = options.launchActivity {

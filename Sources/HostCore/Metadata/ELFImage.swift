@@ -92,7 +92,7 @@ struct ELFImage {
             }
             let section = Section(
                 name: "", type: type, offset: offset, size: size, link: Int(table.u32(base + 40)),
-                entrySize: Int(exactly: rawEntrySize) ?? Int.max)
+                entrySize: Int(exactly: rawEntrySize) ?? -1)
             raw.append((Int(table.u32(base)), section))
         }
         let namesSection = raw[namesIndex].section
@@ -119,8 +119,9 @@ struct ELFImage {
         guard symbols.link < sections.count, sections[symbols.link].type != Self.noBits else {
             throw .corrupt("the dynamic symbol table has no string table")
         }
-        guard symbols.entrySize >= 24 else {
-            throw .corrupt("the dynamic symbol table has entries of \(symbols.entrySize) bytes (24 expected)")
+        // Elf64_Sym is 24 bytes; the file's entry size (from 64 bits) is trusted only when it says so.
+        guard symbols.entrySize == 24 else {
+            throw .corrupt("the dynamic symbol table has entries of \(symbols.entrySize) bytes (an ELF64 symbol is 24)")
         }
         let stringTable = sections[symbols.link]
         let strings = try Self.exactly(source, at: stringTable.offset, count: stringTable.size, "the dynamic string table")
