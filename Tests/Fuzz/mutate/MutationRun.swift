@@ -119,8 +119,8 @@ func mutate(_ original: [UInt8], _ random: inout Random) -> ([UInt8], String) {
 enum Ending { case exited(Int32), signaled(Int32), hung }
 
 func run(_ executable: String, _ arguments: [String], log: String, timeout: Double,
-         stopWhen ready: String? = nil) throws -> Ending {
-    FileManager.default.createFile(atPath: log, contents: nil)
+         stopWhen ready: String? = nil, beforeStopping: () throws -> Void = {}) throws -> Ending {
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
     let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
     defer { try? output.close() }
     let process = Process()
@@ -139,6 +139,7 @@ func run(_ executable: String, _ arguments: [String], log: String, timeout: Doub
         }
         // The loader run: once the host is active, every file was inspected or loaded; stop it.
         if let ready, !signalled, let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains(ready) {
+            try beforeStopping()
             kill(process.processIdentifier, SIGTERM)
             signalled = true
         }
@@ -157,7 +158,7 @@ let plugins = try FileManager.default.contentsOfDirectory(atPath: pluginDirector
     .map { (name: String($0.dropLast(3)), bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: pluginDirectory + "/" + $0)))) }
 guard !plugins.isEmpty else { print("mutation-run: no .so files in \(pluginDirectory)"); exit(2) }
 
-let batchSize = 2000
+let batchSize = 1000
 var findings: [String] = []
 var inspected = 0, loaded = 0, refusedByLoader = 0
 var reasons: [String: Int] = [:]
@@ -173,7 +174,7 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
         let plugin = plugins[random.below(plugins.count)]
         let (bytes, what) = mutate(plugin.bytes, &random)
         let name = String(format: "%07d-%@-%@.so", number, what, plugin.name)
-        FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data(bytes),
+        _ = FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data(bytes),
                                        attributes: [.posixPermissions: 0o644])
         names.append(name)
     }
@@ -194,21 +195,28 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
     inspected += names.count
     // 2. The loader, with every plugin in a worker: refused files are logged by path; the
     //    first file of each service id that passes inspection is loaded in a worker.
-    let loadLog = "\(directory).load.log"
+    //    A loaded file is named by `host ctl list`, asked once the host is active.
+    let loadLog = "\(directory).load.log", listLog = "\(directory).list.json"
+    let socket = "\(work)/host.sock"
     let ending = try run(host, ["--plugins", directory, "--isolation", "process", "--state-dir", "\(work)/state",
-                                "--control", "\(work)/host.sock", "--event-timeout", "2", "--shutdown-timeout", "10",
+                                "--control", socket, "--event-timeout", "2", "--shutdown-timeout", "10",
                                 "--first-launch", "never"],
-                         log: loadLog, timeout: 180, stopWhen: "active with")
+                         log: loadLog, timeout: 180, stopWhen: "active with") {
+        _ = try run(host, ["ctl", "--control", socket, "--json", "list"], log: listLog, timeout: 30)
+    }
     switch ending {
     case .signaled(let signal): findings.append("host --plugins \(directory): killed by signal \(signal) (see \(loadLog))")
     case .hung: findings.append("host --plugins \(directory): not active and stopped within 180 s (see \(loadLog))")
     case .exited(let status):
         let text = try String(contentsOfFile: loadLog, encoding: .utf8)
+        let list = (try? String(contentsOfFile: listLog, encoding: .utf8)) ?? ""
         if status != 0 || !text.contains("active with") {
             findings.append("host --plugins \(directory): exit status \(status) (see \(loadLog))")
         }
         for name in names {
-            if text.contains("\(directory)/\(name):") { refusedByLoader += 1 } else if text.contains(name) { loaded += 1 } else {
+            if text.contains("\(directory)/\(name):") { refusedByLoader += 1 } else if list.contains("\(directory)/\(name)\"") {
+                loaded += 1
+            } else {
                 findings.append("host --plugins: \(name) not named in its log")
             }
         }
@@ -220,7 +228,7 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
 
 print("mutation-run: \(inspected) corrupted copies of \(plugins.count) plugins (seed \(seed)) through host inspect and the loader "
     + "in \(Int(Date().timeIntervalSince(started))) s")
-print("mutation-run: loader: \(refusedByLoader) refused with their path, \(loaded) named otherwise (loaded, or refused in a worker)")
+print("mutation-run: loader: \(refusedByLoader) refused, each with its path; \(loaded) loaded, each in ctl list")
 print("mutation-run: host inspect reasons:")
 for (reason, n) in reasons.sorted(by: { $0.value > $1.value }) { print("  \(n)\t\(reason)") }
 if findings.isEmpty {
