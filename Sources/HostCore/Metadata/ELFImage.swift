@@ -92,7 +92,7 @@ struct ELFImage {
             }
             let section = Section(
                 name: "", type: type, offset: offset, size: size, link: Int(table.u32(base + 40)),
-                entrySize: Int(exactly: rawEntrySize) ?? -1)
+                entrySize: Int(exactly: rawEntrySize) ?? -1)  // -1: too large for an Int
             raw.append((Int(table.u32(base)), section))
         }
         let namesSection = raw[namesIndex].section
@@ -121,7 +121,8 @@ struct ELFImage {
         }
         // Elf64_Sym is 24 bytes; the file's entry size (from 64 bits) is trusted only when it says so.
         guard symbols.entrySize == 24 else {
-            throw .corrupt("the dynamic symbol table has entries of \(symbols.entrySize) bytes (an ELF64 symbol is 24)")
+            let size = symbols.entrySize < 0 ? "2^63 or more" : String(symbols.entrySize)
+            throw .corrupt("the dynamic symbol table has entries of \(size) bytes (an ELF64 symbol is 24)")
         }
         let stringTable = sections[symbols.link]
         let strings = try Self.exactly(source, at: stringTable.offset, count: stringTable.size, "the dynamic string table")

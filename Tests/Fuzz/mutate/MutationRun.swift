@@ -148,6 +148,7 @@ func run(_ executable: String, _ arguments: [String], log: String, timeout: Doub
     return process.terminationReason == .uncaughtSignal ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
 }
 
+setvbuf(stdout, nil, _IOLBF, 0)  // progress lines as they happen, even into a log file
 let arguments = CommandLine.arguments
 guard arguments.count == 6, let count = Int(arguments[4]), let seed = UInt64(arguments[5]) else {
     FileHandle.standardError.write("usage: mutation-run HOST PLUGIN-DIR WORK-DIR COUNT SEED\n".data(using: .utf8)!)
