@@ -77,6 +77,576 @@ import Glibc
 import Musl
 #endif
 
+// MARK: - Constants
+
+/// The compiler that built this generator, which is the compiler that builds
+/// the plugin (both are built in one `swift build`).
+let toolchain: String = {
+    #if compiler(>=7.0)
+    return "swift 7+"
+    #elseif compiler(>=6.5)
+    return "swift 6.5+"
+    #elseif compiler(>=6.4.3)
+    return "swift 6.4.3+"
+    #elseif compiler(>=6.4.2)
+    return "swift 6.4.2"
+    #elseif compiler(>=6.4.1)
+    return "swift 6.4.1"
+    #elseif compiler(>=6.4)
+    return "swift 6.4"
+    #elseif compiler(>=6.3.5)
+    return "swift 6.3.5+"
+    #elseif compiler(>=6.3.4)
+    return "swift 6.3.4"
+    #elseif compiler(>=6.3.3)
+    return "swift 6.3.3"
+    #elseif compiler(>=6.3.2)
+    return "swift 6.3.2"
+    #elseif compiler(>=6.3.1)
+    return "swift 6.3.1"
+    #else
+    return "swift 6.3"
+    #endif
+}()
+
+/// Event names and their kinds (events.h).
+let eventKinds: [(name: String, kind: UInt32)] = [
+    ("willFinishLaunching", SH_EVENT_WILL_FINISH_LAUNCHING.rawValue),
+    ("didFinishLaunching", SH_EVENT_DID_FINISH_LAUNCHING.rawValue),
+    ("didBecomeActive", SH_EVENT_DID_BECOME_ACTIVE.rawValue),
+    ("willResignActive", SH_EVENT_WILL_RESIGN_ACTIVE.rawValue),
+    ("didEnterBackground", SH_EVENT_DID_ENTER_BACKGROUND.rawValue),
+    ("willEnterForeground", SH_EVENT_WILL_ENTER_FOREGROUND.rawValue),
+    ("willTerminate", SH_EVENT_WILL_TERMINATE.rawValue),
+    ("notification", SH_EVENT_NOTIFICATION.rawValue),
+    ("didReceiveMemoryWarning", SH_EVENT_DID_RECEIVE_MEMORY_WARNING.rawValue),
+    ("willPresentNotification", SH_EVENT_WILL_PRESENT_NOTIFICATION.rawValue),
+    ("didReceiveNotificationResponse", SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE.rawValue),
+    ("didReceiveRemoteNotification", SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION.rawValue),
+    ("didRegisterForRemoteNotifications", SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue),
+    ("didFailToRegisterForRemoteNotifications", SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue),
+    ("openURL", SH_EVENT_OPEN_URL.rawValue),
+    ("continueUserActivity", SH_EVENT_CONTINUE_USER_ACTIVITY.rawValue),
+    ("configurationForConnecting", SH_EVENT_CONFIGURATION_FOR_CONNECTING.rawValue),
+    ("sceneWillConnect", SH_EVENT_SCENE_WILL_CONNECT.rawValue),
+    ("sceneWillEnterForeground", SH_EVENT_SCENE_WILL_ENTER_FOREGROUND.rawValue),
+    ("sceneDidBecomeActive", SH_EVENT_SCENE_DID_BECOME_ACTIVE.rawValue),
+    ("sceneWillResignActive", SH_EVENT_SCENE_WILL_RESIGN_ACTIVE.rawValue),
+    ("sceneDidEnterBackground", SH_EVENT_SCENE_DID_ENTER_BACKGROUND.rawValue),
+    ("sceneDidDisconnect", SH_EVENT_SCENE_DID_DISCONNECT.rawValue),
+    ("sceneOpenURLContexts", SH_EVENT_SCENE_OPEN_URL_CONTEXTS.rawValue),
+    ("sceneContinueUserActivity", SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY.rawValue),
+]
+
+/// The scene events: a service listing any of them must adopt SceneService.
+let sceneEvents = [
+    "configurationForConnecting", "sceneWillConnect", "sceneWillEnterForeground", "sceneDidBecomeActive",
+    "sceneWillResignActive", "sceneDidEnterBackground", "sceneDidDisconnect", "sceneOpenURLContexts",
+    "sceneContinueUserActivity",
+]
+
+/// Event groups: a name in `events` that stands for several events.
+let eventGroups: [(name: String, events: [String])] = [
+    ("lifecycle", [
+        "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
+        "didEnterBackground", "willEnterForeground", "willTerminate",
+    ]),
+    ("push", [
+        "willPresentNotification", "didReceiveNotificationResponse", "didReceiveRemoteNotification",
+        "didRegisterForRemoteNotifications", "didFailToRegisterForRemoteNotifications",
+    ]),
+    ("scenes", sceneEvents),
+    ("all", eventKinds.map(\.name)),
+]
+
+/// The claim lists of a service: manifest key, SH_CLAIM_* kind, what a value is, and
+/// the events a service must handle (one of them) to be asked for what it claims.
+let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
+    ("urls", Int32(SH_CLAIM_URL), "URLs", ["openURL", "sceneOpenURLContexts"]),
+    ("activities", Int32(SH_CLAIM_ACTIVITY), "user activities", ["continueUserActivity", "sceneContinueUserActivity"]),
+    ("subscribes", Int32(SH_CLAIM_NOTIFICATION), "notifications", ["notification"]),
+    ("sceneRoles", Int32(SH_CLAIM_SCENE_ROLE), "scene roles", sceneEvents),
+]
+
+let serviceKeys = ["id", "type", "name", "version", "events", "priority"] + claimKeys.map(\.key)
+
+// MARK: - Errors
+
+struct ManifestError: Error {
+    let path: String
+    let reason: String
+}
+
+func fail(_ path: String, _ reason: String) -> ManifestError {
+    ManifestError(path: path, reason: reason)
+}
+
+// MARK: - Reading the manifest
+
+struct ServiceSpec {
+    var id: String
+    /// Lists a scene event: the generated entry checks that the type adopts SceneService.
+    var handlesScenes: Bool {
+        sceneEvents.contains { handles(events, $0) }
+    }
+    var type: String
+    var name: String
+    var version: String
+    var events: (UInt64, UInt64)
+    var priority: Int32
+    var claims: [Claim]
+}
+
+/// Whether `mask` holds the event named `name`.
+func handles(_ mask: (UInt64, UInt64), _ name: String) -> Bool {
+    let kind = eventKinds.first { $0.name == name }!.kind
+    return (kind / 64 == 0 ? mask.0 : mask.1) & (UInt64(1) << UInt64(kind % 64)) != 0
+}
+
+/// One sh_meta_claim: an SH_CLAIM_* kind and its value.
+struct Claim {
+    var claim: Int32
+    var value: String
+}
+
+func readFile(_ path: String) throws(ManifestError) -> [UInt8] {
+    guard let file = fopen(path, "rb") else {
+        throw fail("", "cannot read: \(String(cString: strerror(errno)))")
+    }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+        bytes.append(contentsOf: chunk[0..<count])
+        if count < chunk.count { break }
+    }
+    if ferror(file) != 0 { throw fail("", "cannot read: \(String(cString: strerror(errno)))") }
+    return bytes
+}
+
+/// "line L, column C" for a byte offset (columns count bytes, from 1).
+func lineColumn(of offset: Int, in bytes: [UInt8]) -> String {
+    var line = 1
+    var column = 1
+    for byte in bytes.prefix(offset) {
+        if byte == 0x0A { line += 1; column = 1 } else { column += 1 }
+    }
+    return "line \(line), column \(column)"
+}
+
+func typeName(_ value: JSONValue) -> String {
+    switch value {
+    case .null: "null"
+    case .bool: "a Boolean"
+    case .number: "a number"
+    case .string: "a string"
+    case .array: "an array"
+    case .object: "an object"
+    }
+}
+
+func checkKeys(_ object: [String: JSONValue], allowed: [String], path: (String) -> String) throws(ManifestError) {
+    let unknown = object.keys.filter { !allowed.contains($0) }.sorted()
+    if let key = unknown.first {
+        throw fail(path(key), "unknown key \"\(key)\" (expected one of: \(allowed.joined(separator: ", ")))")
+    }
+}
+
+func string(_ value: JSONValue?, _ path: String) throws(ManifestError) -> String? {
+    guard let value else { return nil }
+    guard case .string(let string) = value else { throw fail(path, "expected a string, found \(typeName(value))") }
+    if string.utf8.contains(0) { throw fail(path, "must not contain NUL characters") }
+    return string
+}
+
+func isValidID(_ id: String) -> Bool {
+    guard id.utf8.count <= 127 else { return false }
+    let labels = id.split(separator: ".", omittingEmptySubsequences: false)
+    guard labels.count >= 2 else { return false }
+    return labels.allSatisfy { label in
+        !label.isEmpty && label.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+}
+
+/// A Swift type name: ASCII identifiers joined by dots (nested types allowed).
+func isValidTypeName(_ type: String) -> Bool {
+    let parts = type.split(separator: ".", omittingEmptySubsequences: false)
+    return parts.allSatisfy { part in
+        guard let first = part.utf8.first, !(first >= 0x30 && first <= 0x39) else { return false }
+        return part.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "_")
+        }
+    }
+}
+
+/// A URL claim: an RFC 3986 scheme (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`),
+/// optionally followed by "://" and a host (unreserved characters: letters, digits,
+/// '-', '.', '_', '~'). Returns the value lowercased, or why it is not one.
+func urlClaim(_ value: String) -> Result<String, ClaimError> {
+    func isAlpha(_ byte: UInt8) -> Bool { (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) }
+    func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+    let utf8 = Array(value.utf8)
+    let separator = Array("://".utf8)
+    var schemeEnd = utf8.count
+    var host: ArraySlice<UInt8>?
+    if let colon = utf8.firstIndex(of: UInt8(ascii: ":")) {
+        guard utf8[colon...].starts(with: separator) else {
+            return .failure(ClaimError("\"\(value)\" is not a scheme (\"myapp\") or a scheme and host "
+                + "(\"https://example.com\"): a ':' must start \"://\""))
+        }
+        schemeEnd = colon
+        host = utf8[(colon + separator.count)...]
+    }
+    let scheme = utf8[..<schemeEnd]
+    guard let first = scheme.first, isAlpha(first),
+          scheme.allSatisfy({ isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
+              || $0 == UInt8(ascii: ".") })
+    else {
+        return .failure(ClaimError("\"\(value)\" does not start with a URL scheme (a letter, then letters, "
+            + "digits, '+', '-' or '.', as RFC 3986 defines it)"))
+    }
+    if let host {
+        guard !host.isEmpty else { return .failure(ClaimError("\"\(value)\" has \"://\" but no host")) }
+        let bad = host.first { byte in
+            !(isAlpha(byte) || isDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~"))
+        }
+        if let bad {
+            let shown = bad >= 0x21 && bad < 0x7F
+                ? "'\(Character(Unicode.Scalar(bad)))'" : "byte 0x\(String(bad, radix: 16))"
+            return .failure(ClaimError("\"\(value)\": the host may hold only letters, digits, '-', '.', '_' and '~' "
+                + "(found \(shown); no path, port or user)"))
+        }
+    }
+    return .success(value.lowercased())
+}
+
+/// Why a claimed value is invalid.
+struct ClaimError: Error {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
+    let root: JSONValue
+    do throws(JSONParseError) {
+        root = try JSONValue(parsing: bytes)
+    } catch {
+        throw fail(lineColumn(of: error.offset, in: bytes), "invalid JSON: \(error.reason)")
+    }
+    guard case .object(let top) = root else {
+        throw fail("(root)", "expected an object, found \(typeName(root))")
+    }
+    try checkKeys(top, allowed: ["services"]) { $0 }
+    guard let servicesValue = top["services"] else { throw fail("services", "missing (a non-empty array of services)") }
+    guard case .array(let services) = servicesValue else {
+        throw fail("services", "expected an array, found \(typeName(servicesValue))")
+    }
+    guard !services.isEmpty else { throw fail("services", "must list at least one service") }
+
+    var specs: [ServiceSpec] = []
+    var seenIDs: [String: Int] = [:]
+    for (index, value) in services.enumerated() {
+        let base = "services[\(index)]"
+        guard case .object(let object) = value else {
+            throw fail(base, "expected an object, found \(typeName(value))")
+        }
+        try checkKeys(object, allowed: serviceKeys) { "\(base).\($0)" }
+
+        guard let id = try string(object["id"], "\(base).id") else { throw fail("\(base).id", "missing") }
+        guard isValidID(id) else {
+            throw fail("\(base).id", "\"\(id)\" is not a reverse-DNS id (letters, digits, '-' and '_' "
+                + "in at least two dot-separated labels, at most 127 bytes)")
+        }
+        if let first = seenIDs[id] { throw fail("\(base).id", "duplicate id \"\(id)\" (also services[\(first)].id)") }
+        seenIDs[id] = index
+
+        guard let type = try string(object["type"], "\(base).type") else {
+            throw fail("\(base).type", "missing (the Swift class of the service)")
+        }
+        guard isValidTypeName(type) else { throw fail("\(base).type", "\"\(type)\" is not a Swift type name") }
+
+        let name = try string(object["name"], "\(base).name") ?? type
+        if name.isEmpty { throw fail("\(base).name", "must not be empty") }
+        if name.utf8.count >= Int(SH_META_NAME_MAX) {
+            throw fail("\(base).name", "too long (\(name.utf8.count) bytes, at most \(SH_META_NAME_MAX - 1))")
+        }
+
+        let version = try string(object["version"], "\(base).version") ?? "0.0.0"
+        if version.isEmpty { throw fail("\(base).version", "must not be empty") }
+        if version.utf8.count >= Int(SH_META_VERSION_MAX) {
+            throw fail("\(base).version", "too long (\(version.utf8.count) bytes, at most \(SH_META_VERSION_MAX - 1))")
+        }
+
+        var mask: (UInt64, UInt64) = (0, 0)
+        if let eventsValue = object["events"] {
+            guard case .array(let events) = eventsValue else {
+                throw fail("\(base).events", "expected an array of event names, found \(typeName(eventsValue))")
+            }
+            for (eventIndex, event) in events.enumerated() {
+                let path = "\(base).events[\(eventIndex)]"
+                guard let eventName = try string(event, path) else { continue }
+                let kinds: [UInt32]
+                if let group = eventGroups.first(where: { $0.name == eventName }) {
+                    kinds = eventKinds.filter { group.events.contains($0.name) }.map(\.kind)
+                } else if let kind = eventKinds.first(where: { $0.name == eventName })?.kind {
+                    kinds = [kind]
+                } else {
+                    throw fail(path, "unknown event \"\(eventName)\" (expected "
+                        + "\((eventGroups.map(\.name) + eventKinds.map(\.name)).joined(separator: ", ")))")
+                }
+                for kind in kinds {
+                    precondition(kind < SH_EVENT_KIND_LIMIT)
+                    let bit = UInt64(1) << UInt64(kind % 64)
+                    if kind / 64 == 0 { mask.0 |= bit } else { mask.1 |= bit }
+                }
+            }
+        }
+
+        var priority: Int32 = 0
+        if let priorityValue = object["priority"] {
+            guard case .number(let number) = priorityValue else {
+                throw fail("\(base).priority", "expected an integer, found \(typeName(priorityValue))")
+            }
+            guard let exact = Int32(exactly: number) else {
+                throw fail("\(base).priority", "expected an integer in \(Int32.min)...\(Int32.max), found \(number)")
+            }
+            priority = exact
+        }
+
+        var claims: [Claim] = []
+        for (key, claim, what, events) in claimKeys {
+            guard let listValue = object[key] else { continue }
+            let path = "\(base).\(key)"
+            guard case .array(let list) = listValue else {
+                throw fail(path, "expected an array of strings, found \(typeName(listValue))")
+            }
+            if !list.isEmpty && !events.contains(where: { handles(mask, $0) }) {
+                let named = events.count == 1 ? "\"\(events[0])\"" : "any of \(events.map { "\"\($0)\"" }.joined(separator: ", "))"
+                throw fail(path, "claims \(what) but \(base).events does not list \(named), so the host would "
+                    + "never deliver them (add \"\(events[0])\" to events)")
+            }
+            var seen: [String: Int] = [:]
+            for (valueIndex, item) in list.enumerated() {
+                let itemPath = "\(path)[\(valueIndex)]"
+                guard var value = try string(item, itemPath) else { continue }
+                if value.isEmpty { throw fail(itemPath, "must not be empty") }
+                if value.utf8.count >= Int(SH_META_CLAIM_MAX) {
+                    throw fail(itemPath, "too long (\(value.utf8.count) bytes, at most \(SH_META_CLAIM_MAX - 1))")
+                }
+                if value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                    throw fail(itemPath, "must not contain control characters")
+                }
+                if claim == Int32(SH_CLAIM_URL) {
+                    switch urlClaim(value) {
+                    case .success(let lowered): value = lowered
+                    case .failure(let error): throw fail(itemPath, error.reason)
+                    }
+                }
+                if claim == Int32(SH_CLAIM_SCENE_ROLE), !SceneRole.known.contains(SceneRole(rawValue: value)) {
+                    throw fail(itemPath, "unknown scene role \"\(value)\" (one of "
+                        + "\(SceneRole.known.map(\.rawValue).joined(separator: ", ")))")
+                }
+                if let first = seen[value] {
+                    throw fail(itemPath, "duplicate \"\(value)\" (also \(path)[\(first)])")
+                }
+                seen[value] = valueIndex
+                claims.append(Claim(claim: claim, value: value))
+            }
+        }
+
+        specs.append(ServiceSpec(
+            id: id, type: type, name: name, version: version, events: mask, priority: priority, claims: claims))
+    }
+    return specs
+}
+
+// MARK: - Records
+
+/// Little-endian record bytes, written at the offsets metadata.h defines.
+struct Record {
+    var bytes: [UInt8]
+
+    init(size: Int) { bytes = [UInt8](repeating: 0, count: size) }
+
+    mutating func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+        for index in 0..<MemoryLayout<T>.size {
+            bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * index))
+        }
+    }
+
+    /// Writes `string` NUL-padded into a field of `capacity` bytes.
+    mutating func put(_ string: String, at offset: Int, capacity: Int32) {
+        let utf8 = Array(string.utf8)
+        precondition(utf8.count < Int(capacity), "\(string) does not fit \(capacity) bytes")
+        bytes.replaceSubrange(offset..<offset + utf8.count, with: utf8)
+    }
+
+    mutating func putHeader(size: Int, version: UInt32, kind: Int) {
+        put(UInt32(size), at: MemoryLayout<sh_meta_header>.offset(of: \.size)!)
+        put(version, at: MemoryLayout<sh_meta_header>.offset(of: \.version)!)
+        put(SH_META_MAGIC, at: MemoryLayout<sh_meta_header>.offset(of: \.magic)!)
+        put(UInt32(kind), at: MemoryLayout<sh_meta_header>.offset(of: \.kind)!)
+    }
+}
+
+func pluginRecord() -> Record {
+    typealias P = sh_meta_plugin
+    let size = MemoryLayout<P>.size
+    var record = Record(size: size)
+    record.putHeader(size: size, version: SH_META_PLUGIN_VERSION, kind: SH_META_KIND_PLUGIN)
+    record.put(SH_ABI_VERSION, at: MemoryLayout<P>.offset(of: \.abi_version)!)
+    record.put(SH_ABI_VERSION_MIN, at: MemoryLayout<P>.offset(of: \.abi_min)!)
+    record.put(toolchain, at: MemoryLayout<P>.offset(of: \.toolchain)!, capacity: SH_META_TOOLCHAIN_MAX)
+    record.put(ServicePlugin.sdkVersion, at: MemoryLayout<P>.offset(of: \.sdk_version)!, capacity: SH_META_SDK_MAX)
+    return record
+}
+
+func serviceRecord(_ spec: ServiceSpec) -> Record {
+    typealias S = sh_meta_service
+    let size = MemoryLayout<S>.size
+    var record = Record(size: size)
+    record.putHeader(size: size, version: SH_META_SERVICE_VERSION, kind: SH_META_KIND_SERVICE)
+    record.put(spec.id, at: MemoryLayout<S>.offset(of: \.id)!, capacity: SH_META_ID_MAX)
+    record.put(spec.name, at: MemoryLayout<S>.offset(of: \.name)!, capacity: SH_META_NAME_MAX)
+    record.put(spec.version, at: MemoryLayout<S>.offset(of: \.version)!, capacity: SH_META_VERSION_MAX)
+    let events = MemoryLayout<S>.offset(of: \.events)!
+    record.put(spec.events.0, at: events)
+    record.put(spec.events.1, at: events + 8)
+    record.put(spec.priority, at: MemoryLayout<S>.offset(of: \.priority)!)
+    record.put(UInt32(0), at: MemoryLayout<S>.offset(of: \.flags)!)
+    return record
+}
+
+func claimRecord(_ claim: Claim, of spec: ServiceSpec) -> Record {
+    typealias C = sh_meta_claim
+    let size = MemoryLayout<C>.size
+    var record = Record(size: size)
+    record.putHeader(size: size, version: SH_META_CLAIM_VERSION, kind: SH_META_KIND_CLAIM)
+    record.put(spec.id, at: MemoryLayout<C>.offset(of: \.service_id)!, capacity: SH_META_ID_MAX)
+    record.put(UInt32(claim.claim), at: MemoryLayout<C>.offset(of: \.claim)!)
+    record.put(UInt32(0), at: MemoryLayout<C>.offset(of: \.reserved)!)
+    record.put(claim.value, at: MemoryLayout<C>.offset(of: \.value)!, capacity: SH_META_CLAIM_MAX)
+    return record
+}
+
+/// "url", "activity" or "notification", for the generated comments.
+func claimName(_ claim: Int32) -> String {
+    switch Int(claim) {
+    case SH_CLAIM_URL: "url"
+    case SH_CLAIM_ACTIVITY: "activity"
+    case SH_CLAIM_NOTIFICATION: "notification"
+    case SH_CLAIM_SCENE_ROLE: "scene role"
+    default: "claim \(claim)"
+    }
+}
+
+// MARK: - Swift output
+
+func hex64(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    let padded = String(repeating: "0", count: 16 - digits.count) + digits
+    return "0x" + padded.prefix(8) + "_" + padded.suffix(8)
+}
+
+/// The bytes as printable ASCII, "." for anything else.
+func printable(_ bytes: ArraySlice<UInt8>) -> String {
+    String(decoding: bytes.map { $0 >= 0x20 && $0 < 0x7F ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
+}
+
+/// A Swift string literal for `string` (the ids and type names are ASCII, but escape anyway).
+func swiftLiteral(_ string: String) -> String {
+    var out = "\""
+    for scalar in string.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            out += "\\u{\(String(scalar.value, radix: 16))}"
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+func global(_ name: String, _ record: Record, comment: String) -> String {
+    precondition(record.bytes.count % 8 == 0)
+    var lines = [
+        "// \(comment)",
+        "@section(\"servicehost_meta\") @used",
+        "private let \(name): InlineArray<\(record.bytes.count / 8), UInt64> = [",
+    ]
+    for offset in stride(from: 0, to: record.bytes.count, by: 8) {
+        var word: UInt64 = 0
+        for index in 0..<8 { word |= UInt64(record.bytes[offset + index]) << (8 * UInt64(index)) }
+        let chunk = record.bytes[offset..<offset + 8]
+        lines.append("    \(hex64(word)), // \(String(repeating: " ", count: 3 - String(offset).count))\(offset): \(printable(chunk))")
+    }
+    lines.append("]")
+    return lines.joined(separator: "\n")
+}
+
+func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
+    var parts: [String] = []
+    parts.append("""
+        // Generated by servicehost-metagen from \(manifestPath).
+        // Do not edit: edit servicehost.json instead.
+        //
+        // The records below are the plugin's static metadata (metadata.h), read by
+        // the host from the file's "servicehost_meta" section without running it.
+        // Each is little-endian bytes as UInt64 words, so records stay 8-byte aligned.
+
+        import ServiceKit
+        """)
+    parts.append(global(
+        "_servicehostMetaPlugin", pluginRecord(),
+        comment: "sh_meta_plugin: ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), \(toolchain), ServiceKit \(ServicePlugin.sdkVersion)"))
+    for (index, spec) in specs.enumerated() {
+        parts.append(global(
+            "_servicehostMetaService\(index)", serviceRecord(spec),
+            comment: "sh_meta_service: \(spec.id) \"\(spec.name)\" \(spec.version), events "
+                + "\(hex64(spec.events.0)) \(hex64(spec.events.1)), priority \(spec.priority)"))
+        for (claimIndex, claim) in spec.claims.enumerated() {
+            parts.append(global(
+                "_servicehostMetaClaim\(index)_\(claimIndex)", claimRecord(claim, of: spec),
+                comment: "sh_meta_claim: \(spec.id) \(claimName(claim.claim)) \(swiftLiteral(claim.value))"))
+        }
+    }
+    let entries = specs.map { spec in
+        // A service with scene events must adopt SceneService: the build says so here.
+        let make = spec.handlesScenes ? "ServicePlugin.sceneService(\(spec.type)())" : "\(spec.type)()"
+        return "        .init(id: \(swiftLiteral(spec.id)), make: { \(make) }),"
+    }
+    parts.append("""
+        /// The plugin's one exported symbol (plugin.h): `const sh_plugin *servicehost_entry(const sh_host_offer *)`.
+        @c(servicehost_entry)
+        public func _servicehostEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPointer? {
+            ServicePlugin.entry(offer, services: [
+        \(entries.joined(separator: "\n"))
+            ])
+        }
+        """)
+    return parts.joined(separator: "\n\n") + "\n"
+}
+
+/// Writes `text` to `path` unless the file already holds it.
+func writeIfChanged(_ text: String, to path: String) throws(ManifestError) {
+    let bytes = Array(text.utf8)
+    if let existing = try? readFile(path), existing == bytes { return }
+    guard let file = fopen(path, "wb") else {
+        throw fail("", "cannot write \(path): \(String(cString: strerror(errno)))")
+    }
+    let written = fwrite(bytes, 1, bytes.count, file)
+    if fclose(file) != 0 || written != bytes.count {
+        throw fail("", "cannot write \(path): \(String(cString: strerror(errno)))")
+    }
+}
+
 // MARK: - Main
 
 /// Prints one line to standard error.
