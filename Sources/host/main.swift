@@ -57,9 +57,7 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
         if let file = options.launchNotificationFile {
             let bytes: [UInt8]
             do { bytes = try readInput(file) } catch { throw InputError("--launch-notification: \(error)") }
-            do { request.notification = try PushPayload(parsing: bytes) } catch {
-                throw InputError("--launch-notification \(file): \(error.message)")
-            }
+            request.notification = try PushPayload(parsing: bytes)
         }
         if let url = options.launchURL { request.url = try OpenURLInput(url) }
         if let activity = options.launchActivity {
