@@ -16,14 +16,14 @@ final class StandInPeer {
     static let lastStoreSet = Mutex<StoreSet?>(nil)
 
     let forwarder: HostCallForwarder
-    private let host: Int32, worker: Int32
+    private let worker: Int32
     private let table: UnsafeMutablePointer<sh_host>
 
     init() throws {
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw SystemError.current("socketpair", "") }
-        (host, worker) = (pair[0], pair[1])
-        forwarder = HostCallForwarder(channel: FrameChannel(descriptor: pair[0]))
+        worker = pair[1]
+        forwarder = HostCallForwarder(channel: .adopting(pair[0]))
         table = .allocate(capacity: 1)
         table.initialize(to: sh_host())
         table.pointee.size = UInt32(MemoryLayout<sh_host>.size)
@@ -49,7 +49,6 @@ final class StandInPeer {
     }
 
     deinit {
-        close(host)
         close(worker)
         table.deallocate()
     }

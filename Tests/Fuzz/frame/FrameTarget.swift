@@ -50,7 +50,7 @@ private let forwarder: HostCallForwarder = {
     var pair: [Int32] = [0, 0]
     precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
     close(pair[1])
-    let forwarder = HostCallForwarder(channel: FrameChannel(descriptor: pair[0]))
+    let forwarder = HostCallForwarder(channel: .adopting(pair[0]))
     withUnsafePointer(to: &table) { forwarder.setTable($0, for: 0) }
     return forwarder
 }()
