@@ -172,8 +172,10 @@ final class HostCallForwarder: Sendable {
             w.bool(hasValue)
             if hasValue { w.blob(Array(buffer[..<length])) }
         case .storeSet:
-            let key = try r.optionalBlob("key"), value = try r.optionalBlob("value"), length = Int(try r.u64("length"))
+            let key = try r.optionalBlob("key"), value = try r.optionalBlob("value"), rawLength = try r.u64("length")
             try r.finish("store_set")
+            // A length no buffer can have is a worker that lies, not a value to store.
+            guard let length = Int(exactly: rawLength) else { throw .malformed("store_set of \(rawLength) bytes") }
             w.i32(optionalCString(key) { key in
                 guard let value else { return host.store_set?(table, key, nil, length) }
                 return value.withUnsafeBytes { host.store_set?(table, key, $0.baseAddress, $0.count) }

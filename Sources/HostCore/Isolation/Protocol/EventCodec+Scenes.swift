@@ -198,13 +198,14 @@ extension EventCodec {
     private static func connectionOptions(_ r: inout WireReader, _ arena: EventArena) throws(WireError)
         -> UnsafePointer<sh_scene_connection_options> {
         let flags = try r.u32("options flags"), reserved = try r.u32("options reserved")
-        // Every URL or activity takes more than 12 bytes on the wire: a count beyond that is a lie.
+        // Every URL or activity takes more than 12 bytes on the wire: a count the rest of the
+        // payload cannot hold is a lie.
         let urlCount = try r.u64("url context count")
-        guard urlCount <= UInt64(Wire.maxPayload / 12) else { throw .malformed("\(urlCount) url contexts") }
+        guard urlCount <= UInt64(r.remaining / 12) else { throw .malformed("\(urlCount) url contexts") }
         var urls: [UnsafePointer<sh_open_url>?] = []
         for _ in 0..<urlCount { urls.append(try openURL(&r, arena)) }
         let activityCount = try r.u64("user activity count")
-        guard activityCount <= UInt64(Wire.maxPayload / 12) else { throw .malformed("\(activityCount) user activities") }
+        guard activityCount <= UInt64(r.remaining / 12) else { throw .malformed("\(activityCount) user activities") }
         var activities: [UnsafePointer<sh_user_activity>?] = []
         for _ in 0..<activityCount { activities.append(try activity(&r, arena)) }
         let restoration = try r.bool("restoration activity presence") ? try activity(&r, arena) : nil

@@ -230,8 +230,9 @@ enum EventCodec {
     /// Rebuilds a tape: one block of strings, one array of nodes pointing into it.
     static func tape(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_json> {
         let count = try r.u64("tape size")
-        // Every node takes at least 12 bytes on the wire: a count beyond that is a lie.
-        guard count <= UInt64(Wire.maxPayload / 12) else { throw .malformed("a tape of \(count) nodes") }
+        // Every node takes at least 12 bytes on the wire: a count the rest of the payload cannot
+        // hold is a lie, refused before anything is reserved for it.
+        guard count <= UInt64(r.remaining / 12) else { throw .malformed("a tape of \(count) nodes in \(r.remaining) bytes") }
         var nodes: [sh_json_node] = []
         nodes.reserveCapacity(Int(count))
         var strings: [UInt8] = []

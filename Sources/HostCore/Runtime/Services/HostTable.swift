@@ -92,7 +92,8 @@ enum HostTable {
                 }
             },
             store_set: { host, key, value, length in
-                HostTable.storeCall(host, key) { store, key throws(StorageError) in
+                guard length >= 0, value != nil || length == 0 else { return Int32(SH_INVALID) }  // NULL with a length
+                return HostTable.storeCall(host, key) { store, key throws(StorageError) in
                     try store.set(key, to: UnsafeRawBufferPointer(start: length == 0 ? nil : value, count: length))
                     return Int32(SH_OK)
                 }
