@@ -76,7 +76,9 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
             // The limit of a push through the control channel holds for a launch push too.
             let bytes: [UInt8]
             do { bytes = try InputFile.read(file, limit: options.maxPayload) } catch { throw InputError("--launch-notification: \(error)") }
-            request.notification = try PushPayload(parsing: bytes)
+            do { request.notification = try PushPayload(parsing: bytes) } catch {
+                throw InputError("--launch-notification \(file): \(error.message)")
+            }
         }
         if let url = options.launchURL { request.url = try OpenURLInput(url) }
         if let activity = options.launchActivity {
