@@ -17,6 +17,8 @@ extern "C" {
 #endif
 
 #define SH_HOST_VERSION 1u
+/* sizeof(sh_host) in version 1, frozen (layout.h). */
+#define SH_HOST_SIZE_V1 112u
 
 /* Called by store_keys once per key, on the calling thread, in byte order.
  * key is NUL-terminated and valid only during the call. */
