@@ -357,11 +357,13 @@ typedef struct sh_notification {
 /* A completion: how a service answers an event whose answer may come later
  * (a background fetch, a presentation choice). Events that need one carry it
  * in sh_event.completion; all others have NULL there.
- * Owner: the host. Valid: for the process lifetime (the host never frees a
- * completion, so a late or second call is detected safely), on any thread.
- * Call complete() exactly once: the host ignores and logs a second call or
- * one after the deadline (--fetch-timeout), and counts a missing answer as
- * failed. A handle_event that returns a negative result for such an event
+ * Owner: the host. Valid: the struct stays readable for the process lifetime,
+ * on any thread. Call complete() exactly once: the host ignores and logs a
+ * second call or one after the deadline (--fetch-timeout), and counts a
+ * missing answer as failed. Rationale: the host reuses a completion's memory
+ * only after 16 384 later completions were answered or timed out, so a late
+ * or second call within that window is still detected (after it, a call may
+ * be taken for a newer event's answer: never call twice). A handle_event that returns a negative result for such an event
  * says it will not complete: the host counts it as failed at once.
  * Beware: SH_FETCH_NEW_DATA equals SH_OK and SH_FETCH_NO_DATA equals
  * SH_FALSE; pass the SH_FETCH_* names to complete(). */
