@@ -92,7 +92,8 @@ func run(_ options: RunOptions) -> Never {
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
     do {
-        stateDirectory = try StateDirectory(path: try options.stateDirectory ?? StateDirectory.defaultPath())
+        stateDirectory = try StateDirectory(path: try options.stateDirectory ?? StateDirectory.defaultPath(),
+                                            allowInsecure: options.allowInsecurePlugins)
         firstLaunch = try FirstLaunch(mode: options.firstLaunch, stateDirectory: stateDirectory)
     } catch {
         failure("error [host] state directory: \(error)", status: 2)
@@ -103,7 +104,7 @@ func run(_ options: RunOptions) -> Never {
     // Per-service policies come from the configuration file (its errors are reported by load).
     var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
     if let path = options.configFile ?? HostConfiguration.defaultPath(pluginDirectories: options.pluginDirectories),
-       let configuration = try? HostConfiguration.loadIfPresent(path: path) {
+       let configuration = try? HostConfiguration.loadIfPresent(path: path, allowInsecure: options.allowInsecurePlugins) {
         isolation.policies = IsolationSettings.policies(from: configuration)
     }
     host.startIsolation(isolation)

@@ -66,7 +66,7 @@ public struct StorageError: Error, CustomStringConvertible, Equatable, Sendable 
         case .system(let error):
             "\(path): \(error.operation) failed: \(error.reason)"
         case .insecure(let detail):
-            "\(path): refused: \(detail) (run chmod go-w on it, or choose another --state-dir)"
+            "\(path): refused: \(detail) (run chmod go-w on it, choose another --state-dir, or pass --allow-insecure-plugins)"
         case .inUse:
             "\(path): the state directory is in use by another process (two hosts cannot share one; pass --state-dir)"
         case .noDefaultLocation:
