@@ -205,7 +205,7 @@ final class CompletionPool: Sendable {
 }
 
 /// The answers to one event delivered to several services, gathered on the main thread
-/// until every service completed or the deadline passed.
+/// until every service completed or the deadline passed (``AnswerBook`` keeps the one timer).
 @MainActor
 final class PendingAnswer {
     let id: UInt64
@@ -214,8 +214,11 @@ final class PendingAnswer {
     /// service id → result, in the order answers arrived; nil for a service that timed out.
     private(set) var answers: [(service: String, result: Int32?)] = []
     private let finish: (PendingAnswer) -> Void
-    private var timer: ScheduledWork?
     private(set) var finished = false
+    /// When the answers still missing count as failed, on the book's clock.
+    private(set) var deadline = Double.infinity
+    /// The timeout the deadline came from, for the log.
+    private(set) var timeout = 0.0
 
     init(id: UInt64, event: EventKind, finish: @escaping (PendingAnswer) -> Void) {
         self.id = id
@@ -225,19 +228,22 @@ final class PendingAnswer {
 
     func add(_ record: CompletionRecord) { records.append(record) }
 
-    /// Starts the deadline on `clock`; finishes at once when every service already answered.
-    /// `expired` is told of each service that missed it.
-    func start(timeout: Double, clock: HostClock, expired: @escaping (CompletionRecord) -> Void) {
+    /// Sets the deadline; finishes at once when every service already answered.
+    func start(timeout: Double, now: Double) {
+        self.timeout = timeout
+        deadline = now + timeout
         finishIfComplete()
+    }
+
+    /// The deadline passed: every service that has not answered times out (`expired` is told
+    /// of each), and the answer finishes.
+    func expire(_ expired: (CompletionRecord) -> Void) {
         guard !finished else { return }
-        timer = clock.schedule(after: timeout) { [weak self] in
-            guard let self, !self.finished else { return }
-            for record in self.records where record.expire() {
-                expired(record)
-                self.answers.append((record.serviceID, nil))
-            }
-            self.finishIfComplete()
+        for record in records where record.expire() {
+            expired(record)
+            answers.append((record.serviceID, nil))
         }
+        finishIfComplete()
     }
 
     func answer(_ service: String, _ result: Int32) {
@@ -249,7 +255,6 @@ final class PendingAnswer {
     private func finishIfComplete() {
         guard !finished, answers.count == records.count else { return }
         finished = true
-        timer?.cancel()
         finish(self)
     }
 }
