@@ -154,7 +154,7 @@ import TestSupport
         let host = try IsolatedHost()
         let cases = try build(host, process: process)
         let fetch = try host.scratch.write("fetch.json", Array(#"{"aps":{"content-available":1}}"#.utf8))
-        try host.start(["--isolation", process ? "process" : "in-process", "--event-timeout", "1", "--fetch-timeout", "1",
+        try host.start(["--isolation", process ? "process" : "in-process", "--event-timeout", Sanitizer.deadline(1), "--fetch-timeout", Sanitizer.deadline(1),
                         "--crash-limit", "3/60"])
         #expect(try host.ctl("memory-warning").status == 0)
         let fetched = try host.reply("push", fetch)
