@@ -31,7 +31,7 @@ import TestSupport
         settings.workerExecutable = try Repository.product("host")
         settings.policies = ["test.a": IsolationPolicy(isolation: .process),
                              "test.c": IsolationPolicy(isolation: .process),
-                             "test.d": IsolationPolicy(isolation: .process, eventTimeout: 0.3)]
+                             "test.d": IsolationPolicy(isolation: .process, eventTimeout: Sanitizer.deadline(0.3))]
         host.startIsolation(settings)
         #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
         #expect(host.services.map(\.id) == ["test.a", "test.b", "test.c", "test.d"])

@@ -10,6 +10,9 @@ public enum Sanitizer {
     /// takes several times longer (a deadline here bounds a wait; no test asserts on time).
     public static func deadline(_ seconds: Int) -> String { String(isActive ? seconds * 5 : seconds) }
 
+    /// The same, in seconds.
+    public static func deadline(_ seconds: Double) -> Double { isActive ? seconds * 5 : seconds }
+
     /// Whether Swift's crash backtracer runs in the processes the tests start (scripts/test
     /// turns it off under the sanitizers, which cannot follow it: it forks in a signal handler).
     public static var crashReportsEnabled: Bool {

@@ -9,17 +9,22 @@ import Glibc
 /// one's, so inside HostCore this type is simply `Mutex`: it shadows the standard one there.
 final class Mutex<Value>: @unchecked Sendable {  // Sendable: `value` is only touched with `lock` held
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    // Behind a pointer rather than a stored `var`: the body's inout access is then plain
+    // memory the lock orders, not a class property access with its own exclusivity tracking.
+    private let value: UnsafeMutablePointer<Value>
 
     /// A lock guarding `initialValue`.
     init(_ initialValue: consuming sending Value) {
-        value = initialValue
         lock = .allocate(capacity: 1)
         lock.initialize(to: pthread_mutex_t())
         pthread_mutex_init(lock, nil)
+        value = .allocate(capacity: 1)
+        value.initialize(to: initialValue)
     }
 
     deinit {
+        value.deinitialize(count: 1)
+        value.deallocate()
         pthread_mutex_destroy(lock)
         lock.deallocate()
     }
@@ -28,6 +33,6 @@ final class Mutex<Value>: @unchecked Sendable {  // Sendable: `value` is only to
     func withLock<Result, E: Error>(_ body: (inout Value) throws(E) -> Result) throws(E) -> Result {
         pthread_mutex_lock(lock)
         defer { pthread_mutex_unlock(lock) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }

@@ -15,9 +15,9 @@ final class CompletionPool: Sendable {
     /// (another, as a test makes, is called directly).
     static let shared = CompletionPool()
 
-    /// Retired slots kept before one is reused: at least 16 384 answers come between a
-    /// completion's answer (or deadline) and its memory's reuse (about 1 MiB of slots).
-    static let quarantine = 16_384
+    /// Retired slots kept before one is reused: at least 8192 answers come between a
+    /// completion's answer (or deadline) and its memory's reuse (about 600 KiB of slots).
+    static let quarantine = 8192
     private static let blockSize = 4096
 
     /// A slot and the generation one completion got.

@@ -361,7 +361,7 @@ typedef struct sh_notification {
  * on any thread. Call complete() exactly once: the host ignores and logs a
  * second call or one after the deadline (--fetch-timeout), and counts a
  * missing answer as failed. Rationale: the host reuses a completion's memory
- * only after 16 384 later completions were answered or timed out, so a late
+ * only after 8192 later completions were answered or timed out, so a late
  * or second call within that window is still detected (after it, a call may
  * be taken for a newer event's answer: never call twice). A handle_event that returns a negative result for such an event
  * says it will not complete: the host counts it as failed at once.
