@@ -42,8 +42,10 @@ final class HostCallForwarder: Sendable {
     // The host's table of each service, by its index in the worker; set when it attaches.
     private let tables = Mutex<[Int: Pointer<sh_host>]>([:])
     // Completions the worker's services hold, by id. Kept after they are answered, so a second
-    // call still reaches the host's record (which logs it), as it would in-process.
+    // call still reaches the host's record (which logs it), as it would in-process; dropped
+    // once `kept` newer ones were given, when the host's pool may have reused the slot.
     private let completions = Mutex<(next: UInt32, table: [UInt32: Completion])>((0, [:]))
+    private static let kept = UInt32(CompletionPool.quarantine)
 
     init(channel: FrameChannel) { self.channel = channel }
 
@@ -61,6 +63,7 @@ final class HostCallForwarder: Sendable {
             state.next &+= 1
             if state.next == 0 { state.next = 1 }
             state.table[state.next] = Completion(copy: CompletionCopy(table: completion.pointee), state: .inFlight)
+            state.table[state.next &- Self.kept] = nil
             return state.next
         }
     }
@@ -99,13 +102,20 @@ final class HostCallForwarder: Sendable {
         case .complete:
             let id = try r.u32("completion"), result = try r.i32("result"), json = try r.optionalBlob("answer")
             try r.finish("complete")
-            let given = completions.withLock { state -> CompletionCopy? in
-                guard let entry = state.table[id] else { return nil }
+            enum Known { case given(CompletionCopy), dropped, never }
+            let known = completions.withLock { state -> Known in
+                guard let entry = state.table[id] else {
+                    // Ids count up from 1: one at most `next` that is gone was dropped long ago.
+                    return id != 0 && id <= state.next ? .dropped : .never
+                }
                 state.table[id]?.state = .answered
-                return entry.copy
+                return .given(entry.copy)
             }
-            guard let given else { throw .malformed("completion \(id) was never given") }
-            given.complete(result, json)
+            switch known {
+            case .given(let completion): completion.complete(result, json)
+            case .dropped: break  // a call long after its event: nothing waits for it
+            case .never: throw .malformed("completion \(id) was never given")
+            }
         case .log:
             let service = Int(try r.u32("service")), level = try r.i32("level"), message = try r.blob("message")
             try r.finish("log")

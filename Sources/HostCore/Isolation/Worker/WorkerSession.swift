@@ -99,7 +99,8 @@ final class WorkerSession {
             let id = decoded.completion
             // The data stays readable until the service completes, or the host's deadline passed.
             pendingData[id] = arena
-            completion = WorkerCompletion(id: id, channel: channel) {
+            completion = WorkerCompletion(id: id, event: EventKind(rawValue: decoded.kind) ?? .didReceiveRemoteNotification,
+                                          channel: channel) {
                 DispatchQueue.main.async { MainActor.assumeIsolated { _ = self.pendingData.removeValue(forKey: id) } }
             }
             DispatchQueue.main.asyncAfter(deadline: .now() + answerTimeout + 1) { [weak self] in

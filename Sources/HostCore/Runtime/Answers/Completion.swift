@@ -4,14 +4,14 @@ import ServiceABI
 ///
 /// Its `sh_completion` lives in the ``CompletionPool``: the record itself is freed once the
 /// answer is in or the deadline passed, and a late or second call is still detected there.
-final class CompletionRecord: Sendable {
+final class CompletionRecord: CompletionTarget {
     let answerID: UInt64
     let serviceID: String
     let event: EventKind
     /// The sequence number of the call that handed the completion out, for the trace.
     let seq: UInt64
     /// Told of the one answer that counts, on the thread that gave it.
-    let answered: @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void
+    private let onAnswer: @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void
     /// The pool slot holding this record's `sh_completion`.
     private let slot: CompletionPool.Handle
     // The slot's C struct, valid for the process lifetime (the pool never frees it); C calls
@@ -25,10 +25,12 @@ final class CompletionRecord: Sendable {
         self.serviceID = serviceID
         self.event = event
         self.seq = seq
-        self.answered = answered
+        onAnswer = answered
         (slot, table) = pool.acquire(serviceID: serviceID, event: event, log: log)
         pool.attach(self, to: slot)
     }
+
+    func answered(_ result: Int32, _ json: [UInt8]?) { onAnswer(self, result, json) }
 
     /// Marks the record timed out unless it was answered; true when it timed out now.
     func expire() -> Bool { slot.pool.expire(slot) }

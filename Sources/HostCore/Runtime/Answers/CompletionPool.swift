@@ -1,5 +1,12 @@
 import ServiceABI
 
+/// What a pool slot tells of its answer: the host's ``CompletionRecord``, or a worker's
+/// ``WorkerCompletion`` (which relays it to the host).
+protocol CompletionTarget: AnyObject, Sendable {
+    /// The first call of the slot's completion, on the thread that made it.
+    func answered(_ result: Int32, _ json: [UInt8]?)
+}
+
 /// The host's `sh_completion`s: generation-tagged slots that are reused, so a completion's
 /// memory is reclaimed once it is answered or its deadline passed, while a late or second
 /// call is still detected and logged.
@@ -31,10 +38,12 @@ final class CompletionPool: Sendable {
     private struct Slot {
         var generation: UInt32 = 0
         var state = State.timedOut
-        var record: CompletionRecord?
+        var target: (any CompletionTarget)?
         var serviceID = ""
         var event = EventKind.willFinishLaunching
         var log: Log?
+        /// Told of every call after the first instead of logging it (a worker relays them all).
+        var again: (@Sendable (Int32, [UInt8]?) -> Void)?
     }
     private struct Storage {
         /// The C structs, `blockSize` per block, never freed: a service may keep a pointer.
@@ -74,8 +83,10 @@ final class CompletionPool: Sendable {
     /// How many slots exist (waiting, retired or being reused): the pool's size.
     var capacity: Int { storage.withLock { $0.slots.count } }
 
-    /// A slot for one completion; the record is attached right after (`attach`).
-    func acquire(serviceID: String, event: EventKind, log: Log) -> (Handle, UnsafePointer<sh_completion>) {
+    /// A slot for one completion; its target is attached right after (`attach`). `again`, when
+    /// given, is told of later calls instead of the log.
+    func acquire(serviceID: String, event: EventKind, log: Log?,
+                 again: (@Sendable (Int32, [UInt8]?) -> Void)? = nil) -> (Handle, UnsafePointer<sh_completion>) {
         storage.withLock { storage in
             let index: Int
             if let reused = storage.reusable(quarantine: quarantine) {
@@ -91,6 +102,7 @@ final class CompletionPool: Sendable {
             storage.slots[index].serviceID = serviceID
             storage.slots[index].event = event
             storage.slots[index].log = log
+            storage.slots[index].again = again
             let table = storage.table(index)
             table.initialize(to: sh_completion(
                 size: UInt32(MemoryLayout<sh_completion>.size), version: SH_COMPLETION_VERSION,
@@ -104,15 +116,18 @@ final class CompletionPool: Sendable {
         }
     }
 
-    func attach(_ record: CompletionRecord, to handle: Handle) {
+    func attach(_ target: any CompletionTarget, to handle: Handle) {
         storage.withLock { storage in
-            if storage.slots[handle.index].generation == handle.generation { storage.slots[handle.index].record = record }
+            if storage.slots[handle.index].generation == handle.generation { storage.slots[handle.index].target = target }
         }
     }
 
     /// `sh_completion.complete`, on any thread: the first call of a waiting slot is the answer.
     func complete(_ completion: UnsafePointer<sh_completion>, _ result: Int32, _ json: [UInt8]?) {
-        enum Outcome { case answer(CompletionRecord), twice(String, EventKind, Log?), late(String, EventKind, Log?), unknown(Log?) }
+        enum Outcome {
+            case answer(any CompletionTarget), again(@Sendable (Int32, [UInt8]?) -> Void)
+            case twice(String, EventKind, Log?), late(String, EventKind, Log?), unknown(Log?)
+        }
         let outcome = storage.withLock { storage -> Outcome in
             // host_data is read under the lock: the pool rewrites it when it reuses the slot.
             let (index, generation) = Self.decode(completion.pointee.host_data)
@@ -122,16 +137,18 @@ final class CompletionPool: Sendable {
             switch slot.state {
             case .waiting:
                 storage.slots[index].state = .answered
-                storage.slots[index].record = nil
+                storage.slots[index].target = nil
                 storage.retire(index)
-                return slot.record.map(Outcome.answer) ?? .unknown(slot.log)
-            case .answered: return .twice(slot.serviceID, slot.event, slot.log)
+                return slot.target.map(Outcome.answer) ?? .unknown(slot.log)
+            case .answered: return slot.again.map(Outcome.again) ?? .twice(slot.serviceID, slot.event, slot.log)
             case .timedOut: return .late(slot.serviceID, slot.event, slot.log)
             }
         }
         switch outcome {
-        case .answer(let record):
-            record.answered(record, result, json)
+        case .answer(let target):
+            target.answered(result, json)
+        case .again(let relay):
+            relay(result, json)
         case .twice(let service, let event, let log):
             log?.warn(service, "completed \(event.name) a second time; the second call is ignored",
                       event: "completion.twice", .string("event", event.name))
@@ -151,7 +168,7 @@ final class CompletionPool: Sendable {
             guard storage.slots[handle.index].generation == handle.generation,
                   storage.slots[handle.index].state == .waiting else { return false }
             storage.slots[handle.index].state = .timedOut
-            storage.slots[handle.index].record = nil
+            storage.slots[handle.index].target = nil
             storage.retire(handle.index)
             return true
         }
