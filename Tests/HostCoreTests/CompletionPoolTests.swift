@@ -71,6 +71,27 @@ import TestSupport
         #expect(file.events.isEmpty)
     }
 
+    /// A worker's slot relays every call after the first to the host (which logs it there)
+    /// instead of logging it in the worker.
+    @Test func aSlotWithARelay_passesLaterCallsOn() throws {
+        final class Target: CompletionTarget {
+            let answers = Answers()
+            func answered(_ result: Int32, _ json: [UInt8]?) { answers.results.withLock { $0.append(result) } }
+        }
+        let file = try LogFile(), relayed = Answers(), target = Target()
+        let pool = CompletionPool(quarantine: 4)
+        let (slot, table) = pool.acquire(serviceID: "test.a", event: .willPresentNotification, log: file.log) { result, _ in
+            relayed.results.withLock { $0.append(result) }
+        }
+        pool.attach(target, to: slot)
+        pool.complete(table, 1, nil)
+        pool.complete(table, 2, nil)
+        pool.complete(table, 3, nil)
+        #expect(target.answers.all == [1])
+        #expect(relayed.all == [2, 3])
+        #expect(file.events.isEmpty)
+    }
+
     /// A completion kept (by value, as a worker's relay keeps it) past its slot's reuse is
     /// recognised by its generation: it never answers the slot's new event.
     @Test func aCopyOfAReusedCompletion_neverAnswersTheNewEvent() throws {
