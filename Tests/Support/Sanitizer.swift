@@ -8,9 +8,6 @@ public enum Sanitizer {
 
     /// `seconds` as a deadline for the host: stretched under a sanitizer, where the same work
     /// takes several times longer (a deadline here bounds a wait; no test asserts on time).
-    public static func deadline(_ seconds: Int) -> String { String(isActive ? seconds * 5 : seconds) }
-
-    /// The same, in seconds.
     public static func deadline(_ seconds: Double) -> Double { isActive ? seconds * 5 : seconds }
 
     /// Whether Swift's crash backtracer runs in the processes the tests start (scripts/test
