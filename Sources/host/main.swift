@@ -113,7 +113,8 @@ func run(_ options: RunOptions) -> Never {
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
     do {
-        stateDirectory = try StateDirectory(path: try options.stateDirectory ?? StateDirectory.defaultPath())
+        stateDirectory = try StateDirectory(path: try options.stateDirectory ?? StateDirectory.defaultPath(),
+                                            allowInsecure: options.allowInsecurePlugins)
         firstLaunch = try FirstLaunch(mode: options.firstLaunch, stateDirectory: stateDirectory)
     } catch {
         fatal(log, "state directory: \(error)", event: "host.stateDirectoryFailed")
@@ -130,7 +131,7 @@ func run(_ options: RunOptions) -> Never {
     // Per-service policies come from the configuration file (its errors are reported by load).
     var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
     if let path = options.configFile ?? HostConfiguration.defaultPath(pluginDirectories: options.pluginDirectories),
-       let configuration = try? HostConfiguration.loadIfPresent(path: path) {
+       let configuration = try? HostConfiguration.loadIfPresent(path: path, allowInsecure: options.allowInsecurePlugins) {
         isolation.policies = IsolationSettings.policies(from: configuration)
     }
     host.startIsolation(isolation)

@@ -71,15 +71,7 @@ struct Child {
     var text: String { String(decoding: buffer, as: UTF8.self) }
 
     /// The child's resident set size in bytes (`VmRSS` of /proc/PID/status).
-    func residentBytes() -> Double? {
-        guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
-        for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            // "VmRSS:\t   11260 kB": a tab, then spaces.
-            let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Double($0) }
-            return kib.map { $0 * 1024 }
-        }
-        return nil
-    }
+    func residentBytes() -> Double? { residentSetBytes(of: pid) }
 
     /// Sends `signal` (SIGKILL unless nil), reads the pipe to its end and reaps the child;
     /// returns its wait status.
@@ -102,4 +94,15 @@ struct Child {
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return status
     }
+}
+
+/// The resident set size of process `pid` in bytes (`VmRSS` of /proc/PID/status).
+func residentSetBytes(of pid: pid_t) -> Double? {
+    guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
+    for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        // "VmRSS:\t   11260 kB": a tab, then spaces.
+        let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Double($0) }
+        return kib.map { $0 * 1024 }
+    }
+    return nil
 }

@@ -95,6 +95,13 @@ do {
         raw += payload.raw
     }
 
+    if wants("7") {
+        progress("row 7: completions (RSS over \(quick ? "100 000" : "1 000 000") pushes)")
+        var completions = CompletionRow(pushes: quick ? 100_000 : 1_000_000)
+        rows += try completions.run(directory: cSet(1))
+        raw += completions.raw
+    }
+
     if wants("3") || wants("4") || wants("5") || wants("6") {
     progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
     var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,

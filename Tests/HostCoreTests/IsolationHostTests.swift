@@ -28,11 +28,13 @@ import TestSupport
         try compile("BadPlugins/bad.c", "d.so", ["BAD_ID=\"test.d\"", "BAD_ON_KIND=SH_EVENT_WILL_RESIGN_ACTIVE", "BAD_ACTION=9"])
         let tracePath = scratch.file("trace.jsonl")
         let host = Host(log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), trace: try TraceWriter(path: tracePath))
+        // test.d hangs: its deadline, stretched under a sanitizer (its worker takes longer to load).
+        let hangDeadline = Sanitizer.deadline(0.3)
         var settings = IsolationSettings(stateDirectory: scratch.file("state"))
         settings.workerExecutable = try Repository.product("host")
         settings.policies = ["test.a": IsolationPolicy(isolation: .process),
                              "test.c": IsolationPolicy(isolation: .process),
-                             "test.d": IsolationPolicy(isolation: .process, eventTimeout: 0.3)]
+                             "test.d": IsolationPolicy(isolation: .process, eventTimeout: hangDeadline)]
         host.startIsolation(settings)
         #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
         #expect(host.services.map(\.id) == ["test.a", "test.b", "test.c", "test.d"])
@@ -59,7 +61,7 @@ import TestSupport
         #expect(host.isolationFields(for: "test.c")["lastCrash"]?.stringValue?.contains(
             "was killed by signal 11 (SIGSEGV) while handling didEnterBackground") == true)
         #expect(host.isolationFields(for: "test.d")["lastCrash"]?.stringValue?.contains(
-            "did not answer willResignActive within 0.3 s") == true)
+            "did not answer willResignActive within \(Seconds.text(hangDeadline)) s") == true)
         #expect(host.isolationFields(for: "test.a")["state"] == "running")
     }
 }

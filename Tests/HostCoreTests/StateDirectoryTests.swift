@@ -36,8 +36,14 @@ import TestSupport
         } throws: { error in
             guard let error = error as? StorageError, case .insecure(let detail) = error.code else { return false }
             return detail == "directory \(path) is writable by other users (mode 0777)"
-                && error.description.hasSuffix("(run chmod go-w on it, or choose another --state-dir)")
+                && error.description.hasSuffix("(run chmod go-w on it, choose another --state-dir, or pass --allow-insecure-plugins)")
         }
+    }
+
+    @Test func anExistingDirectoryWritableByOthers_opensWithTheEscape() throws {
+        let path = try scratch.folder("open", mode: 0o777)
+        chmod(path, 0o777)
+        _ = try StateDirectory(path: path, allowInsecure: true)
     }
 
     @Test func aServicesFolderWritableByItsGroup_isRefused() throws {

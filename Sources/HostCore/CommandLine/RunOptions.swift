@@ -97,7 +97,7 @@ public struct RunOptions {
     public static let table = OptionTable<RunOptions>(nil, [
         .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable;\ndefault: $SERVICEHOST_PLUGIN_PATH, else\n$XDG_DATA_HOME/servicehost/plugins)") { $0.pluginDirectories.append($1) },
         .flag("--strict", "any plugin that fails to load stops the host (exit 2)") { $0.strict = true },
-        .flag("--allow-insecure-plugins", "load files or directories writable by others\nor owned by another user") {
+        .flag("--allow-insecure-plugins", "load files or directories writable by others\nor owned by another user (plugins, the\nconfiguration, the state directory)") {
             $0.allowInsecurePlugins = true
         },
         .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },

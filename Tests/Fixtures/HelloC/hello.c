@@ -27,11 +27,19 @@ static const sh_service hello_service = {
     sizeof(sh_service), SH_SERVICE_VERSION, hello_meta.id, NULL, hello_attach, hello_handle_event,
 };
 static const sh_service *const services[] = {&hello_service};
-static const sh_plugin plugin = {
+static sh_plugin plugin = {
     sizeof(sh_plugin), SH_PLUGIN_VERSION, SH_ABI_VERSION, 1, services, NULL,
 };
 
+/* Choose from the offer: the newest version both sides speak. This file speaks
+ * SH_ABI_VERSION_MIN to SH_ABI_VERSION (what its metadata declares). */
 SH_EXPORT const sh_plugin *servicehost_entry(const sh_host_offer *offer) {
-    (void)offer;
+    uint32_t chosen = offer->abi_max < SH_ABI_VERSION ? offer->abi_max : SH_ABI_VERSION;
+    if (chosen < offer->abi_min || chosen < SH_ABI_VERSION_MIN) {
+        plugin.service_count = 0;  /* none fits: answer our newest, with no services */
+        plugin.error = "no ABI version in common with this host";
+        return &plugin;
+    }
+    plugin.abi_version = chosen;
     return &plugin;
 }

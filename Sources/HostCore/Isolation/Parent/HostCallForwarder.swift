@@ -15,8 +15,26 @@ final class HostCallForwarder: Sendable {
     }
 
     private enum CompletionState { case inFlight, awaiting, answered }
+    /// A copy of the host's completion, made when the event was sent: its host_data holds the
+    /// pool slot's generation, so a call relayed after the slot was reused is recognised as
+    /// stale instead of answering the slot's newer event.
+    struct CompletionCopy: @unchecked Sendable {  // Sendable: an immutable copy whose `complete` is [thread-safe]
+        let table: sh_completion
+
+        func complete(_ result: Int32, _ json: [UInt8]?) {
+            var copy = table
+            let complete = table.complete
+            withUnsafePointer(to: &copy) { pointer in
+                if let json {
+                    json.withUnsafeBytes { complete?(pointer, result, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                } else {
+                    complete?(pointer, result, nil, 0)
+                }
+            }
+        }
+    }
     private struct Completion {
-        let pointer: Pointer<sh_completion>
+        let copy: CompletionCopy
         var state: CompletionState
     }
 
@@ -24,8 +42,10 @@ final class HostCallForwarder: Sendable {
     // The host's table of each service, by its index in the worker; set when it attaches.
     private let tables = Mutex<[Int: Pointer<sh_host>]>([:])
     // Completions the worker's services hold, by id. Kept after they are answered, so a second
-    // call still reaches the host's record (which logs it), as it would in-process.
+    // call still reaches the host's record (which logs it), as it would in-process; dropped
+    // once `kept` newer ones were given, when the host's pool may have reused the slot.
     private let completions = Mutex<(next: UInt32, table: [UInt32: Completion])>((0, [:]))
+    private static let kept = UInt32(CompletionPool.quarantine)
 
     init(channel: FrameChannel) { self.channel = channel }
 
@@ -42,7 +62,8 @@ final class HostCallForwarder: Sendable {
         completions.withLock { state in
             state.next &+= 1
             if state.next == 0 { state.next = 1 }
-            state.table[state.next] = Completion(pointer: Pointer(raw: completion), state: .inFlight)
+            state.table[state.next] = Completion(copy: CompletionCopy(table: completion.pointee), state: .inFlight)
+            state.table[state.next &- Self.kept] = nil
             return state.next
         }
     }
@@ -60,15 +81,15 @@ final class HostCallForwarder: Sendable {
     /// than at its deadline. Returns how many.
     @discardableResult
     func failOutstanding() -> Int {
-        let waiting = completions.withLock { state -> [Pointer<sh_completion>] in
-            var waiting: [Pointer<sh_completion>] = []
+        let waiting = completions.withLock { state -> [CompletionCopy] in
+            var waiting: [CompletionCopy] = []
             for (id, entry) in state.table where entry.state != .answered {
-                if entry.state == .awaiting { waiting.append(entry.pointer) }
+                if entry.state == .awaiting { waiting.append(entry.copy) }
                 state.table[id]?.state = .answered
             }
             return waiting
         }
-        for completion in waiting { completion.raw.pointee.complete?(completion.raw, Int32(SH_ERROR), nil, 0) }
+        for completion in waiting { completion.complete(Int32(SH_ERROR), nil) }
         return waiting.count
     }
 
@@ -81,16 +102,19 @@ final class HostCallForwarder: Sendable {
         case .complete:
             let id = try r.u32("completion"), result = try r.i32("result"), json = try r.optionalBlob("answer")
             try r.finish("complete")
-            let pointer = completions.withLock { state -> Pointer<sh_completion>? in
-                guard let entry = state.table[id] else { return nil }
+            enum Known { case given(CompletionCopy), dropped, never }
+            let known = completions.withLock { state -> Known in
+                guard let entry = state.table[id] else {
+                    // Ids count up from 1: one at most `next` that is gone was dropped long ago.
+                    return id != 0 && id <= state.next ? .dropped : .never
+                }
                 state.table[id]?.state = .answered
-                return entry.pointer
+                return .given(entry.copy)
             }
-            guard let pointer else { throw .malformed("completion \(id) was never given") }
-            if let json {
-                json.withUnsafeBytes { pointer.raw.pointee.complete?(pointer.raw, result, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
-            } else {
-                pointer.raw.pointee.complete?(pointer.raw, result, nil, 0)
+            switch known {
+            case .given(let completion): completion.complete(result, json)
+            case .dropped: break  // a call long after its event: nothing waits for it
+            case .never: throw .malformed("completion \(id) was never given")
             }
         case .log:
             let service = Int(try r.u32("service")), level = try r.i32("level"), message = try r.blob("message")

@@ -50,6 +50,6 @@ final class ServiceProxy {
 
     /// The loader's record of this service.
     func loadedInfo(path: String, identity: FileIdentity) -> LoadedServiceInfo {
-        LoadedServiceInfo(metadata: metadata, path: path, identity: identity, descriptor: UnsafePointer(descriptor))
+        LoadedServiceInfo(metadata: metadata, path: path, identity: identity, hostMade: UnsafePointer(descriptor))
     }
 }

@@ -194,7 +194,7 @@ enum EventCodec {
         let activity = try r.bool("activity presence") ? try activity(&r, arena) : nil
         return arena.box(sh_launch_options(
             size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
-            flags: flags, reserved: 0, settings_json: settings.map { charPointer(arena.bytes($0)) },
+            flags: flags, reserved: 0, settings_json: settings.map { charPointer(arena.bytes($0 + [0])) },
             settings_len: settings?.count ?? 0, notification: notification, url: url, activity: activity))
     }
 

@@ -18,6 +18,13 @@ final class AnswerBook {
     private var nextID: UInt64 = 0
     /// Events waiting for completions, by answer id.
     private var pending: [UInt64: PendingAnswer] = [:]
+    /// The lowest answer id that may still be pending. Deadlines follow ids (each is its
+    /// start plus the timeout), so the oldest pending answer has the next deadline.
+    private var oldest: UInt64 = 1
+    /// The one timer, set for the oldest pending answer's deadline. Rationale: a timer per
+    /// event would hold its memory until its deadline even after every answer came in, so
+    /// a burst of pushes would cost memory for --fetch-timeout seconds.
+    private var timer: ScheduledWork?
 
     init(dispatcher: Dispatcher, log: Log, clock: HostClock) {
         self.dispatcher = dispatcher
@@ -80,13 +87,41 @@ final class AnswerBook {
         }
         self.pending[pending.id] = pending
         for service in failed { pending.answer(service, Int32(SH_ERROR)) }
-        let timeout = self.timeout
-        pending.start(timeout: timeout, clock: clock) { [log] record in
-            log.error(record.serviceID, "did not complete \(record.event.name) within \(Seconds.text(timeout)) s;"
-                + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name),
-                      .string("deadline", Seconds.text(timeout)))
-            trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
+        pending.start(timeout: timeout, now: clock.now)
+        armDeadline()
+    }
+
+    // MARK: Deadlines
+
+    /// The oldest answer still pending (skipping the finished ones below it, once each).
+    private func oldestPending() -> PendingAnswer? {
+        while oldest <= nextID {
+            if let answer = pending[oldest] { return answer }
+            oldest += 1
         }
+        return nil
+    }
+
+    private func armDeadline() {
+        guard timer == nil, let next = oldestPending() else { return }
+        timer = clock.schedule(after: max(0, next.deadline - clock.now)) { [weak self] in self?.deadlinePassed() }
+    }
+
+    private func deadlinePassed() {
+        timer = nil
+        let trace = dispatcher.trace
+        while let next = oldestPending(), next.deadline <= clock.now {
+            next.expire { [log] record in
+                log.error(record.serviceID, "did not complete \(record.event.name) within \(Seconds.text(next.timeout)) s;"
+                    + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name),
+                    .string("deadline", Seconds.text(next.timeout)))
+                trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
+            }
+            // Answers given in time but still on their way to the main queue finish it when
+            // they land; it needs no deadline any more.
+            if !next.finished { oldest = next.id + 1 }
+        }
+        armDeadline()
     }
 
     // MARK: Merging

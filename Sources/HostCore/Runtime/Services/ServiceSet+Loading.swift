@@ -87,9 +87,9 @@ extension ServiceSet {
         let newConfiguration: HostConfiguration
         do {
             if let path = settings.configurationPath {
-                newConfiguration = try HostConfiguration.load(path: path)
+                newConfiguration = try HostConfiguration.load(path: path, allowInsecure: settings.allowInsecure)
             } else if let path = HostConfiguration.defaultPath(pluginDirectories: settings.directories) {
-                newConfiguration = try HostConfiguration.loadIfPresent(path: path) ?? HostConfiguration()
+                newConfiguration = try HostConfiguration.loadIfPresent(path: path, allowInsecure: settings.allowInsecure) ?? HostConfiguration()
             } else {
                 newConfiguration = HostConfiguration()
             }

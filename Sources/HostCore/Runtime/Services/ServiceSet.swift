@@ -71,7 +71,7 @@ final class ServiceSet {
         let id = info.metadata.id
         let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory,
                                      shared: shared)
-        if let attach = info.descriptor.pointee.attach {
+        if let attach = info.attach {
             let tracker = dispatcher.tracker
             tracker.register(ids: slots.map(\.id) + [id])
             tracker.enter(service: slots.count, event: .willFinishLaunching)
