@@ -605,8 +605,8 @@ func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
         }
         if !spec.handlesScenes { checks.append("ServiceKit._ManifestOmits_scenes") }
         parts.append("""
-            #sourceLocation(file: \(swiftLiteral(manifestPath)), line: \(spec.line))
             // \(spec.id): the class \(spec.type) handles exactly the events servicehost.json lists.
+            #sourceLocation(file: \(swiftLiteral(manifestPath)), line: \(spec.line))
             extension \(spec.type): \(checks.joined(separator: ", ")) {}
             #sourceLocation()
             """)
@@ -615,8 +615,8 @@ func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
         // A service with scene events must adopt SceneService: the build says so here.
         let make = spec.handlesScenes ? "ServicePlugin.sceneService(\(spec.type)())" : "\(spec.type)()"
         parts.append("""
-            #sourceLocation(file: \(swiftLiteral(manifestPath)), line: \(spec.line))
             // \(spec.id): servicehost.json's "type" names the class the host creates.
+            #sourceLocation(file: \(swiftLiteral(manifestPath)), line: \(spec.line))
             private func _servicehostMake\(index)() -> any ApplicationService { \(make) }
             #sourceLocation()
             """)

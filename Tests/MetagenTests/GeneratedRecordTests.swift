@@ -67,7 +67,7 @@ struct GeneratedRecordTests {
         #expect(swift.contains("ServiceKit._ManifestLists_sceneOpenURLContexts"))
         // Errors in the checks and in `type` point at the service's line in the manifest.
         let locations = swift.split(separator: "\n").filter { $0.hasPrefix("#sourceLocation(file:") }
-        #expect(locations.map { $0.split(separator: " ").last! } == ["3)", "3)", "7)", "7)"])
+        #expect(locations.map { $0.split(separator: " ").last! } == ["3)", "7)", "3)", "7)"])
         #expect(swift.contains("@c(servicehost_entry)"))
     }
 
