@@ -34,7 +34,9 @@ import Musl
 /// - `version` (default `"0.0.0"`): the service's version, at most 31 bytes.
 /// - `events` (default `[]`): event names (``EventKind/name``: `didBecomeActive`,
 ///   `openURL`, …) and the groups ``EventGroup`` names (`lifecycle`, `push`, `scenes`),
-///   or `all`. A type listing a scene event must adopt ``SceneService``. The host sends
+///   or `all`. A type listing a scene event must adopt ``SceneService``, and each event
+///   outside the lifecycle needs its capability protocol (``URLHandling``, …): the
+///   generated entry checks both ways, at the service's line of the manifest. The host sends
 ///   only these.
 /// - `priority` (default 0): an integer in Int32; higher runs earlier.
 /// - `urls` (default `[]`): URL schemes (`"myapp"`) or schemes and hosts

@@ -57,6 +57,11 @@
 //   Each urls/activities/subscribes/sceneRoles value is a non-empty string of at most 119
 //   bytes, listed once.
 //
+// The generated entry also checks each class against its events, with #sourceLocation at
+// the service's line of the manifest so the compiler's errors point there: each event
+// outside the lifecycle needs its ServiceKit capability protocol (EventKind's `capability`),
+// and an adopted capability needs its event listed (ServiceKit/ManifestChecks.swift).
+//
 // Every error prints "<manifest path>: <JSON path>: <reason>" to stderr (for
 // example "…/servicehost.json: services[1].events[0]: unknown event \"x\"")
 // and exits 1, which fails the build.
