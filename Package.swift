@@ -10,6 +10,8 @@ let package = Package(
         .executable(name: "host", targets: ["host"]),
         // The SDK a Swift service links (each plugin carries its own copy).
         .library(name: "ServiceKit", targets: ["ServiceKit"]),
+        // Runs a service class in a unit test, without the host: TestHost.
+        .library(name: "ServiceKitTesting", targets: ["ServiceKitTesting"]),
         // The build plugin that embeds a Swift plugin's static metadata and entry.
         .plugin(name: "ServiceMetadata", targets: ["ServiceMetadata"]),
         // The C contract, for C services built with SwiftPM.
@@ -45,6 +47,8 @@ let package = Package(
 
         // The service side.
         .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
+        // TestHost: a service's unit tests, in process, without the host binary.
+        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
         .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
         .plugin(
@@ -117,7 +121,7 @@ let package = Package(
         .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceABI", "TestSupport"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitTesting", "ServiceABI", "TestSupport"]),
         .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON"]),
         // Runs the built servicehost-metagen; reads its output with the host's decoder.
         .testTarget(name: "MetagenTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),

@@ -16,7 +16,7 @@ import ServiceKit
 ///
 /// Its manifest claims the role `car` (`sceneRoles`) and the URLs `myapp://drive`, so the
 /// host never asks it about other scenes or other URLs.
-final class CarDisplayService: SceneService {
+final class CarDisplayService: SceneConfiguring, SceneURLHandling {
     func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? {
         guard scene.role == .car else { return nil }
         return SceneConfiguration(name: "car", settings: ["template": "map"])

@@ -12,7 +12,10 @@ import ServiceKit
 /// "failed" into "no data".
 ///
 /// Settings: `{"enabled": false}` makes it decline launching (answers SH_FALSE).
-final class LoggerService: SceneService {
+final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPresenting, NotificationResponseHandling,
+    DeviceTokenReceiving, DeviceTokenErrorHandling, URLHandling, UserActivityHandling, SceneURLHandling,
+    SceneUserActivityHandling
+{
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {
         host.log(.info, "willFinishLaunching (\(describe(options)))")
         return options.settings?["enabled"]?.boolValue ?? true
@@ -34,14 +37,15 @@ final class LoggerService: SceneService {
         host.log(.info, "notification \(notification.name) from \(notification.sender): \(notification.json ?? "no payload")")
     }
 
-    func willPresent(_ notification: PushNotification) -> PresentationOptions {
+    func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
         host.log(.info, "willPresentNotification\(launch(notification.isFromLaunch)): \(trimmed(notification.json))")
-        return []
+        completion([])
     }
 
-    func didReceive(_ response: NotificationResponse) {
+    func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) {
         host.log(.info, "didReceiveNotificationResponse \(response.actionIdentifier)"
             + "\(launch(response.notification.isFromLaunch)): \(trimmed(response.notification.json))")
+        completion()
     }
 
     func didRegisterForRemoteNotifications(deviceToken: DeviceToken) {

@@ -40,7 +40,7 @@ import ServiceKit
 ///   the store refuses.
 ///
 /// Settings: see ``OfflineQueueSettings`` (`{"maxItems": 1000}`).
-final class OfflineQueueService: ApplicationService {
+final class OfflineQueueService: NotificationReceiving {
     /// The store key holding the queue as a JSON array.
     static let key = "queue.items"
     /// Where an unreadable stored queue is kept, so that writing ``key`` does not destroy it.

@@ -3,10 +3,10 @@ import ServiceABI
 /// A push notification: an APNs-shaped JSON payload (a copy of `sh_push`).
 ///
 /// ```swift
-/// func willPresent(_ notification: PushNotification) -> PresentationOptions {
+/// func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
 ///     host.log(.info, "\(notification.aps.title ?? ""): \(notification.aps.body ?? "")")
 ///     let route = notification["route"]?.stringValue ?? "home"
-///     return [.banner, .sound]
+///     completion([.banner, .sound])
 /// }
 /// ```
 ///

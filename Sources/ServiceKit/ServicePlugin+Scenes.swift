@@ -14,6 +14,7 @@ extension ServicePlugin {
         guard let service = instance as? any SceneService, let data else { return Int32(SH_UNSUPPORTED) }
         switch kind {
         case .configurationForConnecting:
+            guard let service = service as? any SceneConfiguring else { return Int32(SH_UNSUPPORTED) }
             let connection = data.assumingMemoryBound(to: sh_scene_connection.self)
             guard covers(connection, \.configuration), let raw = connection.pointee.scene,
                   let answer = connection.pointee.configuration
@@ -51,12 +52,14 @@ extension ServicePlugin {
             saveRestoration(of: scene, from: service)
             SceneCache.forget(scene)
         case .sceneOpenURLContexts:
+            guard let service = service as? any SceneURLHandling else { return Int32(SH_UNSUPPORTED) }
             let open = data.assumingMemoryBound(to: sh_scene_open_url.self)
             guard covers(open, \.url), let raw = open.pointee.scene, let url = open.pointee.url else {
                 return Int32(SH_INVALID)
             }
             return answer(service.scene(SceneCache.scene(raw), open: OpenURL(url)))
         case .sceneContinueUserActivity:
+            guard let service = service as? any SceneUserActivityHandling else { return Int32(SH_UNSUPPORTED) }
             let continuation = data.assumingMemoryBound(to: sh_scene_user_activity.self)
             guard covers(continuation, \.activity), let raw = continuation.pointee.scene,
                   let rawActivity = continuation.pointee.activity

@@ -232,6 +232,14 @@ case "inspect":
     }
 case "ctl":
     runCtl(Array(arguments.dropFirst()))
+case "new-service":
+    do {
+        let plan = try NewServiceCommand.plan(Array(arguments.dropFirst()))
+        do { try NewServiceCommand.write(plan) } catch { failure("host new-service: \(error)", status: 1) }
+        print((["wrote " + plan.directory + ":"] + plan.files.map { "  " + $0.path } + [plan.nextSteps]).joined(separator: "\n"))
+    } catch {
+        usageFailure(error, help: NewServiceCommand.help)
+    }
 case WorkerMain.subcommand:
     WorkerMain.run()
 case let word? where !word.hasPrefix("-"):

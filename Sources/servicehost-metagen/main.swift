@@ -57,6 +57,11 @@
 //   Each urls/activities/subscribes/sceneRoles value is a non-empty string of at most 119
 //   bytes, listed once.
 //
+// The generated entry also checks each class against its events, with #sourceLocation at
+// the service's line of the manifest so the compiler's errors point there: each event
+// outside the lifecycle needs its ServiceKit capability protocol (EventKind's `capability`),
+// and an adopted capability needs its event listed (ServiceKit/ManifestChecks.swift).
+//
 // Every error prints "<manifest path>: <JSON path>: <reason>" to stderr (for
 // example "…/servicehost.json: services[1].events[0]: unknown event \"x\"")
 // and exits 1, which fails the build.
@@ -147,6 +152,9 @@ func fail(_ path: String, _ reason: String) -> ManifestError {
 
 struct ServiceSpec {
     var id: String
+    /// The manifest line that names the service (its id), where the generated checks put
+    /// their errors.
+    var line: Int = 1
     /// Lists a scene event: the generated entry checks that the type adopts SceneService.
     var handlesScenes: Bool {
         sceneEvents.contains { handles(events, $0) }
@@ -187,6 +195,16 @@ func readFile(_ path: String) throws(ManifestError) -> [UInt8] {
     return bytes
 }
 
+/// The line (from 1) of the first occurrence of `text` in `bytes`, or 1.
+func line(of text: String, in bytes: [UInt8]) -> Int {
+    let needle = Array(text.utf8)
+    guard !needle.isEmpty, bytes.count >= needle.count else { return 1 }
+    for start in 0...(bytes.count - needle.count) where bytes[start..<start + needle.count].elementsEqual(needle) {
+        return 1 + bytes[..<start].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    }
+    return 1
+}
+
 /// "line L, column C" for a byte offset (columns count bytes, from 1).
 func lineColumn(of offset: Int, in bytes: [UInt8]) -> String {
     var line = 1
@@ -211,7 +229,8 @@ func typeName(_ value: JSONValue) -> String {
 func checkKeys(_ object: [String: JSONValue], allowed: [String], path: (String) -> String) throws(ManifestError) {
     let unknown = object.keys.filter { !allowed.contains($0) }.sorted()
     if let key = unknown.first {
-        throw fail(path(key), "unknown key \"\(key)\" (expected one of: \(allowed.joined(separator: ", ")))")
+        throw fail(path(key), "unknown key \"\(key)\"\(Suggestion.hint(for: key, among: allowed)) "
+            + "(expected one of: \(allowed.joined(separator: ", ")))")
     }
 }
 
@@ -359,8 +378,9 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                 } else if let kind = eventKinds.first(where: { $0.name == eventName })?.kind {
                     kinds = [kind]
                 } else {
-                    throw fail(path, "unknown event \"\(eventName)\" (expected "
-                        + "\((eventGroups.map(\.name) + eventKinds.map(\.name)).joined(separator: ", ")))")
+                    let names = eventGroups.map(\.name) + eventKinds.map(\.name)
+                    throw fail(path, "unknown event \"\(eventName)\"\(Suggestion.hint(for: eventName, among: names)) "
+                        + "(expected \(names.joined(separator: ", ")))")
                 }
                 for kind in kinds {
                     precondition(kind < SH_EVENT_KIND_LIMIT)
@@ -423,7 +443,8 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
         }
 
         specs.append(ServiceSpec(
-            id: id, type: type, name: name, version: version, events: mask, priority: priority, claims: claims))
+            id: id, line: line(of: "\"\(id)\"", in: bytes), type: type, name: name, version: version,
+            events: mask, priority: priority, claims: claims))
     }
     return specs
 }
@@ -579,10 +600,34 @@ func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
                 comment: "sh_meta_claim: \(spec.id) \(claimName(claim.claim)) \(swiftLiteral(claim.value))"))
         }
     }
-    let entries = specs.map { spec in
+    // The checks and the class's creation carry the manifest's line (#sourceLocation), so a
+    // wrong `type`, a missing or misspelled handler, or a handler whose event is not listed
+    // fails the build with an error at servicehost.json, not in this generated file.
+    for spec in specs {
+        let listed = Set(eventKinds.filter { handles(spec.events, $0.name) }.map(\.name))
+        var checks = EventKind.allCases.filter { $0.capability != nil }.map { kind in
+            "ServiceKit._Manifest\(listed.contains(kind.name) ? "Lists" : "Omits")_\(kind.name)"
+        }
+        if !spec.handlesScenes { checks.append("ServiceKit._ManifestOmits_scenes") }
+        parts.append("""
+            // \(spec.id): the class \(spec.type) handles exactly the events servicehost.json lists.
+            #sourceLocation(file: \(swiftLiteral(manifestPath)), line: \(spec.line))
+            extension \(spec.type): \(checks.joined(separator: ", ")) {}
+            #sourceLocation()
+            """)
+    }
+    for (index, spec) in specs.enumerated() {
         // A service with scene events must adopt SceneService: the build says so here.
         let make = spec.handlesScenes ? "ServicePlugin.sceneService(\(spec.type)())" : "\(spec.type)()"
-        return "        .init(id: \(swiftLiteral(spec.id)), make: { \(make) }),"
+        parts.append("""
+            // \(spec.id): servicehost.json's "type" names the class the host creates.
+            #sourceLocation(file: \(swiftLiteral(manifestPath)), line: \(spec.line))
+            private func _servicehostMake\(index)() -> any ApplicationService { \(make) }
+            #sourceLocation()
+            """)
+    }
+    let entries = specs.enumerated().map { index, spec in
+        "        .init(id: \(swiftLiteral(spec.id)), make: _servicehostMake\(index)),"
     }
     parts.append("""
         /// The plugin's one exported symbol (plugin.h): `const sh_plugin *servicehost_entry(const sh_host_offer *)`.

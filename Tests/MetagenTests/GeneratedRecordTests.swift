@@ -58,8 +58,16 @@ struct GeneratedRecordTests {
         #expect(car.sceneRoles == ["car", "external"])
 
         // The entry creates each type; a scene service through the check that it adopts SceneService.
-        #expect(swift.contains(#".init(id: "com.example.links", make: { LinksService() }),"#))
-        #expect(swift.contains(#".init(id: "com.example.car", make: { ServicePlugin.sceneService(Car.Display()) }),"#))
+        #expect(swift.contains(#"private func _servicehostMake0() -> any ApplicationService { LinksService() }"#))
+        #expect(swift.contains(#"private func _servicehostMake1() -> any ApplicationService { ServicePlugin.sceneService(Car.Display()) }"#))
+        #expect(swift.contains(#".init(id: "com.example.links", make: _servicehostMake0),"#))
+        // Each class is checked against the events its manifest lists, at the manifest's line.
+        #expect(swift.contains("extension LinksService: ServiceKit._ManifestLists_notification,"))
+        #expect(swift.contains("ServiceKit._ManifestOmits_scenes {}"))
+        #expect(swift.contains("ServiceKit._ManifestLists_sceneOpenURLContexts"))
+        // Errors in the checks and in `type` point at the service's line in the manifest.
+        let locations = swift.split(separator: "\n").filter { $0.hasPrefix("#sourceLocation(file:") }
+        #expect(locations.map { $0.split(separator: " ").last! } == ["3)", "7)", "3)", "7)"])
         #expect(swift.contains("@c(servicehost_entry)"))
     }
 

@@ -58,7 +58,8 @@ struct ManifestErrorTests {
         // events
         (service(#""events":"lifecycle""#), "services[0].events", "expected an array of event names, found a string"),
         (service(#""events":["lifecycle",3]"#), "services[0].events[1]", "expected a string, found a number"),
-        (service(#""events":["didBecomeActive","didBecomeActve"]"#), "services[0].events[1]", "unknown event \"didBecomeActve\" (expected lifecycle, push, scenes, all, willFinishLaunching,"),
+        (service(#""events":["didBecomeActive","didBecomeActve"]"#), "services[0].events[1]", "unknown event \"didBecomeActve\" (did you mean \"didBecomeActive\"?) (expected lifecycle, push, scenes, all, willFinishLaunching,"),
+        (service(#""evnets":["lifecycle"]"#), "services[0].evnets", "unknown key \"evnets\" (did you mean \"events\"?) (expected one of:"),
         (service(#""events":["Lifecycle"]"#), "services[0].events[0]", "unknown event \"Lifecycle\""),
         // priority
         (service(#""priority":"high""#), "services[0].priority", "expected an integer, found a string"),

@@ -1,7 +1,7 @@
 /// The text of `host --help`, and the commands `host` takes.
 public enum Usage {
     /// The commands before any option: `host inspect …`, `host ctl …`, `host help`.
-    public static let commands = ["inspect", "ctl", "help"]
+    public static let commands = ["inspect", "ctl", "new-service", "help"]
 
     /// "unknown command 'inspet'; did you mean 'inspect'?".
     public static func unknownCommand(_ word: String) -> UsageError {
@@ -16,6 +16,7 @@ public enum Usage {
       host --plugins DIR [--plugins DIR …] [options]
       host ctl [--control PATH] [--json] COMMAND …
       host inspect [--json] PATH…
+      host new-service NAME [--swift|--c] [--id ID] [--dir DIR]
       host --help | --version
 
     RUN OPTIONS
@@ -42,6 +43,11 @@ public enum Usage {
                                 events from its static metadata, running no plugin code
     \(InspectCommand.table.help)
 
+    NEW SERVICE
+      host new-service NAME     write a plugin package (Swift, or --c) that builds
+                                and loads the first time
+    \(NewServiceCommand.table.help)
+
     EXIT STATUS
       0  clean exit (or every inspected file is a valid plugin)
       1  forced exit after a second signal or the shutdown timeout; an inspected
@@ -53,5 +59,6 @@ public enum Usage {
       host --plugins ./lib --trace trace.jsonl
       host ctl open myapp://item/42
       host inspect ./lib/libLogger.so
+      host new-service Greeter --id com.example.greeter
     """ }
 }
