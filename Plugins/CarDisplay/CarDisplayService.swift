@@ -23,10 +23,13 @@ final class CarDisplayService: SceneConfiguring, SceneURLHandling {
     }
 
     func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {
-        let urls = options.urlContexts.count, activities = options.userActivities.count
+        let urls = options.urlContexts.count
+        let activities = options.userActivities.count
         let template = scene.settings?["template"]?.stringValue ?? "none"
-        host.log(.info, "cardisplay: \(scene.name) connects with configuration \(scene.configurationName), "
-            + "template \(template) (\(urls) URL\(urls == 1 ? "" : "s"), \(activities) activit\(activities == 1 ? "y" : "ies"))")
+        host.log(
+            .info,
+            "cardisplay: \(scene.name) connects with configuration \(scene.configurationName), "
+                + "template \(template) (\(urls) URL\(urls == 1 ? "" : "s"), \(activities) activit\(activities == 1 ? "y" : "ies"))")
     }
 
     func sceneWillEnterForeground(_ scene: Scene) { log(scene, "sceneWillEnterForeground") }

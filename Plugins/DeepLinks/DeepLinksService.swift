@@ -41,7 +41,7 @@ final class DeepLinksService: URLHandling, UserActivityHandling, NotificationRec
 
     func continueUserActivity(_ activity: UserActivity) -> Bool {
         guard activity.type == "dev.servicehost.view-item",
-              let item = itemID(activity.userInfo?["item"]) ?? itemID(webpage: activity.webpageURL)
+            let item = itemID(activity.userInfo?["item"]) ?? itemID(webpage: activity.webpageURL)
         else {
             host.log(.info, "deeplinks: no route for activity \(activity.type)")
             return false

@@ -43,8 +43,10 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     }
 
     func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) {
-        host.log(.info, "didReceiveNotificationResponse \(response.actionIdentifier)"
-            + "\(launch(response.notification.isFromLaunch)): \(trimmed(response.notification.json))")
+        host.log(
+            .info,
+            "didReceiveNotificationResponse \(response.actionIdentifier)"
+                + "\(launch(response.notification.isFromLaunch)): \(trimmed(response.notification.json))")
         completion()
     }
 
@@ -71,8 +73,10 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {
         let urls = options.urlContexts.map { " url: \($0.string)" }.joined()
         let activities = options.userActivities.map { " userActivity: \($0.type)" }.joined()
-        host.log(.info, "scene \(scene.name) sceneWillConnect (role \(scene.role), configuration "
-            + "\(scene.configurationName)\(options.isFromLaunch ? ", launch" : ""))\(urls)\(activities)")
+        host.log(
+            .info,
+            "scene \(scene.name) sceneWillConnect (role \(scene.role), configuration "
+                + "\(scene.configurationName)\(options.isFromLaunch ? ", launch" : ""))\(urls)\(activities)")
     }
 
     func sceneWillEnterForeground(_ scene: Scene) { logScene(scene, "sceneWillEnterForeground") }
@@ -87,8 +91,10 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     }
 
     func scene(_ scene: Scene, continue activity: UserActivity) -> Bool {
-        host.log(.info, "scene \(scene.name) sceneContinueUserActivity \(activity.type)"
-            + connection(activity.isFromConnection))
+        host.log(
+            .info,
+            "scene \(scene.name) sceneContinueUserActivity \(activity.type)"
+                + connection(activity.isFromConnection))
         return false
     }
 
@@ -119,7 +125,8 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
 
     private func describe(_ options: LaunchOptions) -> String {
         if let error = options.settingsError { host.log(.warn, "settings are not valid JSON: \(error)") }
-        var text = "firstHostLaunch: \(options.isFirstHostLaunch), "
+        var text =
+            "firstHostLaunch: \(options.isFirstHostLaunch), "
             + "firstServiceLaunch: \(options.isFirstServiceLaunch), "
             + "restart: \(options.isRestart), settings: \(options.settings?.serialized ?? "none")"
         // Only when present, so the common line stays as it was.

@@ -201,8 +201,10 @@ final class OfflineQueueService: NotificationReceiving {
     private func write(_ queue: [JSONValue], after reason: String) -> Write {
         guard !inMemoryOnly else { return .skipped }
         guard loaded else {
-            log(.warn, "not saving \(queue.count) item(s) (\(reason)): the stored queue could not be read,"
-                + " and writing over it could lose items; the next save tries again")
+            log(
+                .warn,
+                "not saving \(queue.count) item(s) (\(reason)): the stored queue could not be read,"
+                    + " and writing over it could lose items; the next save tries again")
             return .skipped
         }
         do {

@@ -65,8 +65,10 @@ final class PushNotificationsService: AuthorizationObserving, NotificationRespon
     private func logAuthorization(_ status: AuthorizationStatus) {
         guard status != loggedAuthorization else { return }
         loggedAuthorization = status
-        host.log(.info, "push: authorization \(status.name)"
-            + (status == .denied ? ": open the settings to turn notifications on" : ""))
+        host.log(
+            .info,
+            "push: authorization \(status.name)"
+                + (status == .denied ? ": open the settings to turn notifications on" : ""))
     }
 
     func didBecomeActive() {

@@ -40,7 +40,9 @@ public protocol PushPresenting: ApplicationService {
 }
 
 extension PushPresenting {
-    @available(*, unavailable, message: "PushPresenting needs `func willPresent(_ notification: PushNotification, completion: PresentationCompletion)` (event \"willPresentNotification\" in servicehost.json)")
+    @available(
+        *, unavailable, message: "PushPresenting needs `func willPresent(_ notification: PushNotification, completion: PresentationCompletion)` (event \"willPresentNotification\" in servicehost.json)"
+    )
     public func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {}
 }
 
@@ -53,7 +55,10 @@ public protocol NotificationResponseHandling: ApplicationService {
 }
 
 extension NotificationResponseHandling {
-    @available(*, unavailable, message: "NotificationResponseHandling needs `func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)` (event \"didReceiveNotificationResponse\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message: "NotificationResponseHandling needs `func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)` (event \"didReceiveNotificationResponse\" in servicehost.json)"
+    )
     public func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) {}
 }
 
@@ -65,7 +70,11 @@ public protocol BackgroundFetching: ApplicationService {
 }
 
 extension BackgroundFetching {
-    @available(*, unavailable, message: "BackgroundFetching needs `func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion)` (event \"didReceiveRemoteNotification\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message:
+            "BackgroundFetching needs `func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion)` (event \"didReceiveRemoteNotification\" in servicehost.json)"
+    )
     public func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion) {}
 }
 
@@ -77,7 +86,9 @@ public protocol DeviceTokenReceiving: ApplicationService {
 }
 
 extension DeviceTokenReceiving {
-    @available(*, unavailable, message: "DeviceTokenReceiving needs `func didRegisterForRemoteNotifications(deviceToken: DeviceToken)` (event \"didRegisterForRemoteNotifications\" in servicehost.json)")
+    @available(
+        *, unavailable, message: "DeviceTokenReceiving needs `func didRegisterForRemoteNotifications(deviceToken: DeviceToken)` (event \"didRegisterForRemoteNotifications\" in servicehost.json)"
+    )
     public func didRegisterForRemoteNotifications(deviceToken: DeviceToken) {}
 }
 
@@ -88,7 +99,9 @@ public protocol DeviceTokenErrorHandling: ApplicationService {
 }
 
 extension DeviceTokenErrorHandling {
-    @available(*, unavailable, message: "DeviceTokenErrorHandling needs `func didFailToRegisterForRemoteNotifications(error: String)` (event \"didFailToRegisterForRemoteNotifications\" in servicehost.json)")
+    @available(
+        *, unavailable, message: "DeviceTokenErrorHandling needs `func didFailToRegisterForRemoteNotifications(error: String)` (event \"didFailToRegisterForRemoteNotifications\" in servicehost.json)"
+    )
     public func didFailToRegisterForRemoteNotifications(error: String) {}
 }
 
@@ -126,7 +139,10 @@ public protocol AuthorizationObserving: ApplicationService {
 }
 
 extension AuthorizationObserving {
-    @available(*, unavailable, message: "AuthorizationObserving needs `func didChangeNotificationAuthorization(_ settings: NotificationSettings)` (event \"didChangeNotificationAuthorization\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message: "AuthorizationObserving needs `func didChangeNotificationAuthorization(_ settings: NotificationSettings)` (event \"didChangeNotificationAuthorization\" in servicehost.json)"
+    )
     public func didChangeNotificationAuthorization(_ settings: NotificationSettings) {}
 }
 
@@ -140,7 +156,11 @@ public protocol SceneConfiguring: SceneService {
 }
 
 extension SceneConfiguring {
-    @available(*, unavailable, message: "SceneConfiguring needs `func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?` (event \"configurationForConnecting\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message:
+            "SceneConfiguring needs `func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?` (event \"configurationForConnecting\" in servicehost.json)"
+    )
     public func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? { nil }
 }
 
@@ -165,6 +185,8 @@ public protocol SceneUserActivityHandling: SceneService {
 }
 
 extension SceneUserActivityHandling {
-    @available(*, unavailable, message: "SceneUserActivityHandling needs `func scene(_ scene: Scene, continue activity: UserActivity) -> Bool` (event \"sceneContinueUserActivity\" in servicehost.json)")
+    @available(
+        *, unavailable, message: "SceneUserActivityHandling needs `func scene(_ scene: Scene, continue activity: UserActivity) -> Bool` (event \"sceneContinueUserActivity\" in servicehost.json)"
+    )
     public func scene(_ scene: Scene, continue activity: UserActivity) -> Bool { false }
 }

@@ -16,7 +16,11 @@ public protocol _ManifestLists_notification {
 }
 
 extension _ManifestLists_notification {
-    @available(*, unavailable, message: "servicehost.json lists the event \"notification\": adopt NotificationReceiving and implement `func didReceive(_ notification: ServiceNotification)` (or remove \"notification\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"notification\": adopt NotificationReceiving and implement `func didReceive(_ notification: ServiceNotification)` (or remove \"notification\" from events)"
+    )
     public static var _servicehostCheck_notification: Void { () }
 }
 
@@ -37,7 +41,11 @@ extension _ManifestOmits_notification {
 }
 
 extension _ManifestOmits_notification where Self: NotificationReceiving {
-    @available(*, unavailable, message: "the class adopts NotificationReceiving (`func didReceive(_ notification: ServiceNotification)`), but servicehost.json does not list the event \"notification\", so the host would never call it: add \"notification\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts NotificationReceiving (`func didReceive(_ notification: ServiceNotification)`), but servicehost.json does not list the event \"notification\", so the host would never call it: add \"notification\" to events"
+    )
     public static var _servicehostCheck_notification: Void { () }
 }
 
@@ -48,7 +56,11 @@ public protocol _ManifestLists_didReceiveMemoryWarning {
 }
 
 extension _ManifestLists_didReceiveMemoryWarning {
-    @available(*, unavailable, message: "servicehost.json lists the event \"didReceiveMemoryWarning\": adopt MemoryWarningHandling and implement `func didReceiveMemoryWarning()` (or remove \"didReceiveMemoryWarning\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didReceiveMemoryWarning\": adopt MemoryWarningHandling and implement `func didReceiveMemoryWarning()` (or remove \"didReceiveMemoryWarning\" from events)"
+    )
     public static var _servicehostCheck_didReceiveMemoryWarning: Void { () }
 }
 
@@ -69,7 +81,11 @@ extension _ManifestOmits_didReceiveMemoryWarning {
 }
 
 extension _ManifestOmits_didReceiveMemoryWarning where Self: MemoryWarningHandling {
-    @available(*, unavailable, message: "the class adopts MemoryWarningHandling (`func didReceiveMemoryWarning()`), but servicehost.json does not list the event \"didReceiveMemoryWarning\", so the host would never call it: add \"didReceiveMemoryWarning\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts MemoryWarningHandling (`func didReceiveMemoryWarning()`), but servicehost.json does not list the event \"didReceiveMemoryWarning\", so the host would never call it: add \"didReceiveMemoryWarning\" to events"
+    )
     public static var _servicehostCheck_didReceiveMemoryWarning: Void { () }
 }
 
@@ -80,7 +96,11 @@ public protocol _ManifestLists_willPresentNotification {
 }
 
 extension _ManifestLists_willPresentNotification {
-    @available(*, unavailable, message: "servicehost.json lists the event \"willPresentNotification\": adopt PushPresenting and implement `func willPresent(_ notification: PushNotification, completion: PresentationCompletion)` (or remove \"willPresentNotification\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"willPresentNotification\": adopt PushPresenting and implement `func willPresent(_ notification: PushNotification, completion: PresentationCompletion)` (or remove \"willPresentNotification\" from events)"
+    )
     public static var _servicehostCheck_willPresentNotification: Void { () }
 }
 
@@ -101,7 +121,11 @@ extension _ManifestOmits_willPresentNotification {
 }
 
 extension _ManifestOmits_willPresentNotification where Self: PushPresenting {
-    @available(*, unavailable, message: "the class adopts PushPresenting (`func willPresent(_ notification: PushNotification, completion: PresentationCompletion)`), but servicehost.json does not list the event \"willPresentNotification\", so the host would never call it: add \"willPresentNotification\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts PushPresenting (`func willPresent(_ notification: PushNotification, completion: PresentationCompletion)`), but servicehost.json does not list the event \"willPresentNotification\", so the host would never call it: add \"willPresentNotification\" to events"
+    )
     public static var _servicehostCheck_willPresentNotification: Void { () }
 }
 
@@ -112,7 +136,11 @@ public protocol _ManifestLists_didReceiveNotificationResponse {
 }
 
 extension _ManifestLists_didReceiveNotificationResponse {
-    @available(*, unavailable, message: "servicehost.json lists the event \"didReceiveNotificationResponse\": adopt NotificationResponseHandling and implement `func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)` (or remove \"didReceiveNotificationResponse\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didReceiveNotificationResponse\": adopt NotificationResponseHandling and implement `func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)` (or remove \"didReceiveNotificationResponse\" from events)"
+    )
     public static var _servicehostCheck_didReceiveNotificationResponse: Void { () }
 }
 
@@ -133,7 +161,11 @@ extension _ManifestOmits_didReceiveNotificationResponse {
 }
 
 extension _ManifestOmits_didReceiveNotificationResponse where Self: NotificationResponseHandling {
-    @available(*, unavailable, message: "the class adopts NotificationResponseHandling (`func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)`), but servicehost.json does not list the event \"didReceiveNotificationResponse\", so the host would never call it: add \"didReceiveNotificationResponse\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts NotificationResponseHandling (`func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)`), but servicehost.json does not list the event \"didReceiveNotificationResponse\", so the host would never call it: add \"didReceiveNotificationResponse\" to events"
+    )
     public static var _servicehostCheck_didReceiveNotificationResponse: Void { () }
 }
 
@@ -144,7 +176,11 @@ public protocol _ManifestLists_didReceiveRemoteNotification {
 }
 
 extension _ManifestLists_didReceiveRemoteNotification {
-    @available(*, unavailable, message: "servicehost.json lists the event \"didReceiveRemoteNotification\": adopt BackgroundFetching and implement `func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion)` (or remove \"didReceiveRemoteNotification\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didReceiveRemoteNotification\": adopt BackgroundFetching and implement `func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion)` (or remove \"didReceiveRemoteNotification\" from events)"
+    )
     public static var _servicehostCheck_didReceiveRemoteNotification: Void { () }
 }
 
@@ -165,7 +201,11 @@ extension _ManifestOmits_didReceiveRemoteNotification {
 }
 
 extension _ManifestOmits_didReceiveRemoteNotification where Self: BackgroundFetching {
-    @available(*, unavailable, message: "the class adopts BackgroundFetching (`func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion)`), but servicehost.json does not list the event \"didReceiveRemoteNotification\", so the host would never call it: add \"didReceiveRemoteNotification\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts BackgroundFetching (`func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion)`), but servicehost.json does not list the event \"didReceiveRemoteNotification\", so the host would never call it: add \"didReceiveRemoteNotification\" to events"
+    )
     public static var _servicehostCheck_didReceiveRemoteNotification: Void { () }
 }
 
@@ -176,7 +216,11 @@ public protocol _ManifestLists_didRegisterForRemoteNotifications {
 }
 
 extension _ManifestLists_didRegisterForRemoteNotifications {
-    @available(*, unavailable, message: "servicehost.json lists the event \"didRegisterForRemoteNotifications\": adopt DeviceTokenReceiving and implement `func didRegisterForRemoteNotifications(deviceToken: DeviceToken)` (or remove \"didRegisterForRemoteNotifications\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didRegisterForRemoteNotifications\": adopt DeviceTokenReceiving and implement `func didRegisterForRemoteNotifications(deviceToken: DeviceToken)` (or remove \"didRegisterForRemoteNotifications\" from events)"
+    )
     public static var _servicehostCheck_didRegisterForRemoteNotifications: Void { () }
 }
 
@@ -197,7 +241,11 @@ extension _ManifestOmits_didRegisterForRemoteNotifications {
 }
 
 extension _ManifestOmits_didRegisterForRemoteNotifications where Self: DeviceTokenReceiving {
-    @available(*, unavailable, message: "the class adopts DeviceTokenReceiving (`func didRegisterForRemoteNotifications(deviceToken: DeviceToken)`), but servicehost.json does not list the event \"didRegisterForRemoteNotifications\", so the host would never call it: add \"didRegisterForRemoteNotifications\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts DeviceTokenReceiving (`func didRegisterForRemoteNotifications(deviceToken: DeviceToken)`), but servicehost.json does not list the event \"didRegisterForRemoteNotifications\", so the host would never call it: add \"didRegisterForRemoteNotifications\" to events"
+    )
     public static var _servicehostCheck_didRegisterForRemoteNotifications: Void { () }
 }
 
@@ -208,7 +256,11 @@ public protocol _ManifestLists_didFailToRegisterForRemoteNotifications {
 }
 
 extension _ManifestLists_didFailToRegisterForRemoteNotifications {
-    @available(*, unavailable, message: "servicehost.json lists the event \"didFailToRegisterForRemoteNotifications\": adopt DeviceTokenErrorHandling and implement `func didFailToRegisterForRemoteNotifications(error: String)` (or remove \"didFailToRegisterForRemoteNotifications\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didFailToRegisterForRemoteNotifications\": adopt DeviceTokenErrorHandling and implement `func didFailToRegisterForRemoteNotifications(error: String)` (or remove \"didFailToRegisterForRemoteNotifications\" from events)"
+    )
     public static var _servicehostCheck_didFailToRegisterForRemoteNotifications: Void { () }
 }
 
@@ -229,7 +281,11 @@ extension _ManifestOmits_didFailToRegisterForRemoteNotifications {
 }
 
 extension _ManifestOmits_didFailToRegisterForRemoteNotifications where Self: DeviceTokenErrorHandling {
-    @available(*, unavailable, message: "the class adopts DeviceTokenErrorHandling (`func didFailToRegisterForRemoteNotifications(error: String)`), but servicehost.json does not list the event \"didFailToRegisterForRemoteNotifications\", so the host would never call it: add \"didFailToRegisterForRemoteNotifications\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts DeviceTokenErrorHandling (`func didFailToRegisterForRemoteNotifications(error: String)`), but servicehost.json does not list the event \"didFailToRegisterForRemoteNotifications\", so the host would never call it: add \"didFailToRegisterForRemoteNotifications\" to events"
+    )
     public static var _servicehostCheck_didFailToRegisterForRemoteNotifications: Void { () }
 }
 
@@ -261,7 +317,11 @@ extension _ManifestOmits_openURL {
 }
 
 extension _ManifestOmits_openURL where Self: URLHandling {
-    @available(*, unavailable, message: "the class adopts URLHandling (`func open(_ url: OpenURL) -> Bool`), but servicehost.json does not list the event \"openURL\", so the host would never call it: add \"openURL\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts URLHandling (`func open(_ url: OpenURL) -> Bool`), but servicehost.json does not list the event \"openURL\", so the host would never call it: add \"openURL\" to events"
+    )
     public static var _servicehostCheck_openURL: Void { () }
 }
 
@@ -272,7 +332,11 @@ public protocol _ManifestLists_continueUserActivity {
 }
 
 extension _ManifestLists_continueUserActivity {
-    @available(*, unavailable, message: "servicehost.json lists the event \"continueUserActivity\": adopt UserActivityHandling and implement `func continueUserActivity(_ activity: UserActivity) -> Bool` (or remove \"continueUserActivity\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"continueUserActivity\": adopt UserActivityHandling and implement `func continueUserActivity(_ activity: UserActivity) -> Bool` (or remove \"continueUserActivity\" from events)"
+    )
     public static var _servicehostCheck_continueUserActivity: Void { () }
 }
 
@@ -293,7 +357,11 @@ extension _ManifestOmits_continueUserActivity {
 }
 
 extension _ManifestOmits_continueUserActivity where Self: UserActivityHandling {
-    @available(*, unavailable, message: "the class adopts UserActivityHandling (`func continueUserActivity(_ activity: UserActivity) -> Bool`), but servicehost.json does not list the event \"continueUserActivity\", so the host would never call it: add \"continueUserActivity\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts UserActivityHandling (`func continueUserActivity(_ activity: UserActivity) -> Bool`), but servicehost.json does not list the event \"continueUserActivity\", so the host would never call it: add \"continueUserActivity\" to events"
+    )
     public static var _servicehostCheck_continueUserActivity: Void { () }
 }
 
@@ -304,7 +372,11 @@ public protocol _ManifestLists_didChangeNotificationAuthorization {
 }
 
 extension _ManifestLists_didChangeNotificationAuthorization {
-    @available(*, unavailable, message: "servicehost.json lists the event \"didChangeNotificationAuthorization\": adopt AuthorizationObserving and implement `func didChangeNotificationAuthorization(_ settings: NotificationSettings)` (or remove \"didChangeNotificationAuthorization\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didChangeNotificationAuthorization\": adopt AuthorizationObserving and implement `func didChangeNotificationAuthorization(_ settings: NotificationSettings)` (or remove \"didChangeNotificationAuthorization\" from events)"
+    )
     public static var _servicehostCheck_didChangeNotificationAuthorization: Void { () }
 }
 
@@ -325,7 +397,11 @@ extension _ManifestOmits_didChangeNotificationAuthorization {
 }
 
 extension _ManifestOmits_didChangeNotificationAuthorization where Self: AuthorizationObserving {
-    @available(*, unavailable, message: "the class adopts AuthorizationObserving (`func didChangeNotificationAuthorization(_ settings: NotificationSettings)`), but servicehost.json does not list the event \"didChangeNotificationAuthorization\", so the host would never call it: add \"didChangeNotificationAuthorization\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts AuthorizationObserving (`func didChangeNotificationAuthorization(_ settings: NotificationSettings)`), but servicehost.json does not list the event \"didChangeNotificationAuthorization\", so the host would never call it: add \"didChangeNotificationAuthorization\" to events"
+    )
     public static var _servicehostCheck_didChangeNotificationAuthorization: Void { () }
 }
 
@@ -336,7 +412,11 @@ public protocol _ManifestLists_configurationForConnecting {
 }
 
 extension _ManifestLists_configurationForConnecting {
-    @available(*, unavailable, message: "servicehost.json lists the event \"configurationForConnecting\": adopt SceneConfiguring and implement `func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?` (or remove \"configurationForConnecting\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"configurationForConnecting\": adopt SceneConfiguring and implement `func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?` (or remove \"configurationForConnecting\" from events)"
+    )
     public static var _servicehostCheck_configurationForConnecting: Void { () }
 }
 
@@ -357,7 +437,11 @@ extension _ManifestOmits_configurationForConnecting {
 }
 
 extension _ManifestOmits_configurationForConnecting where Self: SceneConfiguring {
-    @available(*, unavailable, message: "the class adopts SceneConfiguring (`func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?`), but servicehost.json does not list the event \"configurationForConnecting\", so the host would never call it: add \"configurationForConnecting\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts SceneConfiguring (`func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?`), but servicehost.json does not list the event \"configurationForConnecting\", so the host would never call it: add \"configurationForConnecting\" to events"
+    )
     public static var _servicehostCheck_configurationForConnecting: Void { () }
 }
 
@@ -368,7 +452,11 @@ public protocol _ManifestLists_sceneOpenURLContexts {
 }
 
 extension _ManifestLists_sceneOpenURLContexts {
-    @available(*, unavailable, message: "servicehost.json lists the event \"sceneOpenURLContexts\": adopt SceneURLHandling and implement `func scene(_ scene: Scene, open url: OpenURL) -> Bool` (or remove \"sceneOpenURLContexts\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"sceneOpenURLContexts\": adopt SceneURLHandling and implement `func scene(_ scene: Scene, open url: OpenURL) -> Bool` (or remove \"sceneOpenURLContexts\" from events)"
+    )
     public static var _servicehostCheck_sceneOpenURLContexts: Void { () }
 }
 
@@ -389,7 +477,11 @@ extension _ManifestOmits_sceneOpenURLContexts {
 }
 
 extension _ManifestOmits_sceneOpenURLContexts where Self: SceneURLHandling {
-    @available(*, unavailable, message: "the class adopts SceneURLHandling (`func scene(_ scene: Scene, open url: OpenURL) -> Bool`), but servicehost.json does not list the event \"sceneOpenURLContexts\", so the host would never call it: add \"sceneOpenURLContexts\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts SceneURLHandling (`func scene(_ scene: Scene, open url: OpenURL) -> Bool`), but servicehost.json does not list the event \"sceneOpenURLContexts\", so the host would never call it: add \"sceneOpenURLContexts\" to events"
+    )
     public static var _servicehostCheck_sceneOpenURLContexts: Void { () }
 }
 
@@ -400,7 +492,11 @@ public protocol _ManifestLists_sceneContinueUserActivity {
 }
 
 extension _ManifestLists_sceneContinueUserActivity {
-    @available(*, unavailable, message: "servicehost.json lists the event \"sceneContinueUserActivity\": adopt SceneUserActivityHandling and implement `func scene(_ scene: Scene, continue activity: UserActivity) -> Bool` (or remove \"sceneContinueUserActivity\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"sceneContinueUserActivity\": adopt SceneUserActivityHandling and implement `func scene(_ scene: Scene, continue activity: UserActivity) -> Bool` (or remove \"sceneContinueUserActivity\" from events)"
+    )
     public static var _servicehostCheck_sceneContinueUserActivity: Void { () }
 }
 
@@ -421,7 +517,11 @@ extension _ManifestOmits_sceneContinueUserActivity {
 }
 
 extension _ManifestOmits_sceneContinueUserActivity where Self: SceneUserActivityHandling {
-    @available(*, unavailable, message: "the class adopts SceneUserActivityHandling (`func scene(_ scene: Scene, continue activity: UserActivity) -> Bool`), but servicehost.json does not list the event \"sceneContinueUserActivity\", so the host would never call it: add \"sceneContinueUserActivity\" to events")
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts SceneUserActivityHandling (`func scene(_ scene: Scene, continue activity: UserActivity) -> Bool`), but servicehost.json does not list the event \"sceneContinueUserActivity\", so the host would never call it: add \"sceneContinueUserActivity\" to events"
+    )
     public static var _servicehostCheck_sceneContinueUserActivity: Void { () }
 }
 
@@ -437,6 +537,9 @@ extension _ManifestOmits_scenes {
 }
 
 extension _ManifestOmits_scenes where Self: SceneService {
-    @available(*, unavailable, message: "the class adopts SceneService, but servicehost.json lists no scene event, so the host would never call its scene methods: add the events (or the group \"scenes\") to events")
+    @available(
+        *, unavailable,
+        message: "the class adopts SceneService, but servicehost.json lists no scene event, so the host would never call its scene methods: add the events (or the group \"scenes\") to events"
+    )
     public static var _servicehostCheck_scenes: Void { () }
 }

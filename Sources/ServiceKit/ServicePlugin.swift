@@ -1,9 +1,9 @@
 import ServiceABI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The plugin side of the ServiceHost C ABI: turns `ApplicationService`
@@ -122,9 +122,10 @@ public enum ServicePlugin {
         let low = max(SH_ABI_VERSION_MIN, hostMin)
         let high = min(SH_ABI_VERSION, hostMax)
         guard low <= high else {
-            return .failure(NegotiationError(
-                "ServiceKit \(sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
-                    + "the host offers \(hostMin)...\(hostMax)"))
+            return .failure(
+                NegotiationError(
+                    "ServiceKit \(sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
+                        + "the host offers \(hostMin)...\(hostMax)"))
         }
         return .success(high)
     }
@@ -168,7 +169,8 @@ public enum ServicePlugin {
     /// kept, because the host frees that memory once `handle_event` returns.
     static func dispatch(_ event: UnsafePointer<sh_event>, to instance: any ApplicationService) -> Int32 {
         let size = Int(event.pointee.size)
-        let data = size >= MemoryLayout<sh_event>.offset(of: \.data)! + MemoryLayout<Int>.size
+        let data =
+            size >= MemoryLayout<sh_event>.offset(of: \.data)! + MemoryLayout<Int>.size
             ? event.pointee.data : nil
         // A kind this SDK does not know comes from a newer host.
         guard let kind = EventKind(rawValue: event.pointee.kind) else { return Int32(SH_UNSUPPORTED) }
@@ -241,8 +243,8 @@ public enum ServicePlugin {
             guard let raw = data?.assumingMemoryBound(to: sh_notification_settings.self) else { return Int32(SH_INVALID) }
             service.didChangeNotificationAuthorization(NotificationSettings(raw.pointee))
         case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
-             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
-             .sceneContinueUserActivity:
+            .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
+            .sceneContinueUserActivity:
             return dispatchScene(kind, data: data, to: instance)
         }
         return Int32(SH_OK)

@@ -3,9 +3,9 @@ import ServiceKit
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// What the service did through its `sh_host` table, and what the table answers. The

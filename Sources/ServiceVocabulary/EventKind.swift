@@ -47,8 +47,10 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         /// or nil for a lifecycle event, whose method has a no-op default.
         public let capability: String?
 
-        init(_ name: String, _ group: EventGroup?, _ data: EventData, completion: Bool = false,
-             capability: String? = nil) {
+        init(
+            _ name: String, _ group: EventGroup?, _ data: EventData, completion: Bool = false,
+            capability: String? = nil
+        ) {
             self.name = name
             self.group = group
             self.data = data

@@ -12,7 +12,8 @@ struct Child {
     /// Starts `path` with `arguments` and the runner's environment plus `overrides`; file
     /// descriptor `captured` (1 or 2) goes to the pipe and the other to /dev/null.
     init(_ path: String, _ arguments: [String], capture captured: Int32, environment overrides: [String: String] = [:])
-        throws(BenchError) {
+        throws(BenchError)
+    {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
         // Close-on-exec, so later children never hold this pipe open (dup2 clears it in the child).

@@ -28,9 +28,13 @@ struct CompletionRow {
         try push(host, payload, pushes - warmUp)
         guard let after = residentSetBytes(of: getpid()) else { throw BenchError("no VmRSS in /proc/self/status") }
         raw += [("completions.rss_after_10000", before), ("completions.rss_after_\(pushes)", after)]
-        return [Row(row: "7", measured: "memory: RSS growth from 10 000 to \(pushes) pushes with completions "
-                        + "(1 C service, in process; baseline: RSS after 10 000)", unit: .bytes,
-                    ours: max(0, after - before), baseline: before, target: "≤ 1 MiB", maxValue: 1_048_576)]
+        return [
+            Row(
+                row: "7",
+                measured: "memory: RSS growth from 10 000 to \(pushes) pushes with completions "
+                    + "(1 C service, in process; baseline: RSS after 10 000)", unit: .bytes,
+                ours: max(0, after - before), baseline: before, target: "≤ 1 MiB", maxValue: 1_048_576)
+        ]
     }
 
     /// `count` pushes in batches of 10 000, each batch's outcomes awaited (a control
@@ -39,7 +43,8 @@ struct CompletionRow {
         var left = count
         while left > 0 {
             let batch = min(left, 10_000)
-            var done = 0, handled = 0
+            var done = 0
+            var handled = 0
             for _ in 0..<batch {
                 host.push(payload, tap: nil) { outcome in
                     done += 1

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// ABI version 1 frozen: plugins built with exactly the version-1 sizes and plugins built
 /// against a header whose structs grew both load and run, in the host and in a worker; the
@@ -22,15 +22,18 @@ import TestSupport
         try host.ctl("background")
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
-        let lifecycle = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
-                         "didEnterBackground", "willTerminate"]
+        let lifecycle = [
+            "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
+            "didEnterBackground", "willTerminate",
+        ]
         for id in ["test.v1", "test.v2"] {
             #expect(host.events.filter { $0.hasSuffix(" " + id) }.map { String($0.split(separator: " ")[0]) } == lifecycle)
         }
         // The grown plugin reads the host's table only within its size: v2's member is absent.
         // (136 bytes: SH_HOST_SIZE_V2, the table this host hands out.)
-        #expect(result.records.messages(from: "test.v2").contains("probe test.v2: shape 2 attached: host table 136 bytes, v2 member absent"),
-                "\(result.records.text)")
+        #expect(
+            result.records.messages(from: "test.v2").contains("probe test.v2: shape 2 attached: host table 136 bytes, v2 member absent"),
+            "\(result.records.text)")
     }
 
     @Test(.timeLimit(.minutes(3)), arguments: isolation)
@@ -43,8 +46,9 @@ import TestSupport
         #expect(list.compactMap { $0["id"] as? String } == ["test.good"])
         let result = host.stop()
         let refusal = result.records.named("load.failed").filter { $0.string("path")?.hasSuffix("/liar.so") == true }
-        #expect(refusal.count == 1 && refusal[0].string("reason")?.contains("answered ABI 5, outside the 1–1 its metadata declares") == true,
-                "\(result.records.text)")
+        #expect(
+            refusal.count == 1 && refusal[0].string("reason")?.contains("answered ABI 5, outside the 1–1 its metadata declares") == true,
+            "\(result.records.text)")
         #expect(!result.records.contains { $0.message.contains("upgrade the host") })
     }
 
@@ -52,8 +56,12 @@ import TestSupport
     func settingsAndNotificationJSON_areNULTerminated(_ options: [String]) throws {
         let host = try RunningHost()
         let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)"
-        try host.probe("nul", ["PROBE_ID=\"test.nul\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"note\"",
-                               "PROBE_CHECK_NUL"])
+        try host.probe(
+            "nul",
+            [
+                "PROBE_ID=\"test.nul\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"note\"",
+                "PROBE_CHECK_NUL",
+            ])
         let config = try host.file("services.json", #"{"services": {"test.nul": {"settings": {"k": [1, 2]}}}}"#)
         try host.start(options + ["--config", config])
         #expect(try host.ctl("post", "note", #"{"a":"b"}"#).status == 0)
@@ -78,7 +86,8 @@ import TestSupport
         try host.start()
         try host.ctl("background")
         _ = host.stop()
-        #expect(host.records.messages(from: "com.example.hello-c").filter { $0.hasPrefix("hello-c: event") }.count == 6,
-                "\(host.records.text)")
+        #expect(
+            host.records.messages(from: "com.example.hello-c").filter { $0.hasPrefix("hello-c: event") }.count == 6,
+            "\(host.records.text)")
     }
 }

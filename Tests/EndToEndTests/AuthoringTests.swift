@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// What a plugin author meets first (issue 16): `host new-service` scaffolds that build, load
 /// and pass their TestHost test the first time, and builds that fail, naming the method and
@@ -10,8 +10,9 @@ import TestSupport
 @Suite(.serialized, .timeLimit(.minutes(30))) struct AuthoringTests {
     /// `swift build --target TARGET` of Tests/Fixtures/TypoServices.
     static func buildTypoFixture(_ target: String) throws -> (status: Int32, output: String) {
-        let result = try swiftPM("build", package: Repository.fixture("TypoServices"), scratch: "typo-services",
-                                 ["--target", target])
+        let result = try swiftPM(
+            "build", package: Repository.fixture("TypoServices"), scratch: "typo-services",
+            ["--target", target])
         return (result.status, result.stdout + result.stderr)
     }
 
@@ -31,44 +32,50 @@ import TestSupport
         #expect(status != 0, "the build passed:\n\(output)")
         let errors = Self.errors(output)
         // Adopting the protocol with the method misspelled: the error names the method and the manifest.
-        #expect(errors.contains {
-            $0.contains("MisspelledService.swift") && $0.contains("func continueUserActivity(_ activity: UserActivity) -> Bool")
-                && $0.contains("servicehost.json")
-        }, "\(output)")
+        #expect(
+            errors.contains {
+                $0.contains("MisspelledService.swift") && $0.contains("func continueUserActivity(_ activity: UserActivity) -> Bool")
+                    && $0.contains("servicehost.json")
+            }, "\(output)")
         // Listing the event without the protocol: the error is at the service's line in servicehost.json.
-        #expect(errors.contains {
-            $0.contains("Misspelled/servicehost.json:4:") && $0.contains("continueUserActivity")
-                && $0.contains("func continueUserActivity(_ activity: UserActivity) -> Bool")
-        }, "\(output)")
+        #expect(
+            errors.contains {
+                $0.contains("Misspelled/servicehost.json:4:") && $0.contains("continueUserActivity")
+                    && $0.contains("func continueUserActivity(_ activity: UserActivity) -> Bool")
+            }, "\(output)")
     }
 
     @Test func handlerMissingFromTheManifest_failsTheBuild_namingTheMethodAndTheManifest() throws {
         let (status, output) = try Self.buildTypoFixture("Unlisted")
         #expect(status != 0, "the build passed:\n\(output)")
-        #expect(Self.errors(output).contains {
-            $0.contains("Unlisted/servicehost.json:3:") && $0.contains("func open(_ url: OpenURL) -> Bool")
-                && $0.contains("does not list the event \"openURL\"")
-        }, "\(output)")
+        #expect(
+            Self.errors(output).contains {
+                $0.contains("Unlisted/servicehost.json:3:") && $0.contains("func open(_ url: OpenURL) -> Bool")
+                    && $0.contains("does not list the event \"openURL\"")
+            }, "\(output)")
     }
 
     @Test func targetOutsideADynamicLibrary_buildsWithAWarningNamingTheFix() throws {
         // The build plugin speaks when SwiftPM plans the build: a newer manifest makes it plan again.
-        try FileManager.default.setAttributes([.modificationDate: Date()],
-                                              ofItemAtPath: Repository.fixture("TypoServices/Package.swift"))
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date()],
+            ofItemAtPath: Repository.fixture("TypoServices/Package.swift"))
         let (status, output) = try Self.buildTypoFixture("NotDynamic")
         #expect(status == 0, "\(output)")
-        #expect(output.split(separator: "\n").contains {
-            $0.contains("warning: ") && $0.contains("target 'NotDynamic'") && $0.contains("no dynamic library product holds it")
-                && $0.contains(".library(name: \"NotDynamic\", type: .dynamic")
-        }, "\(output)")
+        #expect(
+            output.split(separator: "\n").contains {
+                $0.contains("warning: ") && $0.contains("target 'NotDynamic'") && $0.contains("no dynamic library product holds it")
+                    && $0.contains(".library(name: \"NotDynamic\", type: .dynamic")
+            }, "\(output)")
     }
 
     @Test func newService_swift_buildsPassesItsTestHostTest_andLoads() throws {
         // A fixed folder, so the scratch build is reused between runs.
         let folder = Repository.root.appendingPathComponent(".build-fixtures/scaffold/Scaffolded").path
         try? FileManager.default.removeItem(atPath: folder)
-        let made = try Command.run(try Repository.product("host"),
-                                   ["new-service", "Scaffolded", "--id", "com.example.scaffolded", "--dir", folder])
+        let made = try Command.run(
+            try Repository.product("host"),
+            ["new-service", "Scaffolded", "--id", "com.example.scaffolded", "--dir", folder])
         #expect(made.status == 0, "\(made.stderr)")
         // The scaffold's own test (TestHost, no host binary) builds and passes.
         let test = try Self.swiftPM("test", package: folder, scratch: "scaffold-swift")
@@ -79,8 +86,9 @@ import TestSupport
         let bin = try Self.swiftPM("build", package: folder, scratch: "scaffold-swift", ["--show-bin-path"])
 
         let host = try RunningHost()
-        try host.scratch.copy(bin.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/libScaffolded.so",
-                              to: "lib/libScaffolded.so")
+        try host.scratch.copy(
+            bin.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/libScaffolded.so",
+            to: "lib/libScaffolded.so")
         try host.start()
         let (status, reply) = try host.ctlJSON("open", "scaffolded://item/42")
         let result = host.stop()
@@ -92,8 +100,9 @@ import TestSupport
     @Test func newService_c_buildsWithItsScript_andLoads() throws {
         let host = try RunningHost()
         let folder = host.scratch.file("HelloScaffold")
-        let made = try Command.run(try Repository.product("host"),
-                                   ["new-service", "HelloScaffold", "--c", "--id", "com.example.hello-scaffold", "--dir", folder])
+        let made = try Command.run(
+            try Repository.product("host"),
+            ["new-service", "HelloScaffold", "--c", "--id", "com.example.hello-scaffold", "--dir", folder])
         #expect(made.status == 0, "\(made.stderr)")
         let build = try Command.run(folder + "/build.sh", [])
         #expect(build.status == 0, "\(build.stderr)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The bundled services (Plugins/) driven through `host ctl`, as a new user would.
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
@@ -51,9 +51,11 @@ import TestSupport
         #expect(push.contains(#"push: banner "Hi: there""#), "\(push)")
         #expect(push.filter { $0.hasPrefix("push: routing myapp://item/9") }.count == 1)
         // The host's lines about the push service's answers: its missed deadline and its second call.
-        #expect(records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
+        #expect(
+            records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
                 == [["error", "dev.servicehost.push", "didReceiveRemoteNotification", "1"]], "\(records.text)")
-        #expect(records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
+        #expect(
+            records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
                 == [["warn", "dev.servicehost.push", "didReceiveRemoteNotification"]])
     }
 
@@ -74,7 +76,8 @@ import TestSupport
         #expect(deeplinks.contains("deeplinks: continue item 5"))
         #expect(records.messages(from: "dev.servicehost.push").contains("push: device token 0a0b"))
         let analytics = records.messages(from: "dev.servicehost.analytics").first { $0.hasPrefix("analytics:") } ?? ""
-        #expect(analytics.contains("didBecomeActive=1") && analytics.contains("notification:queue.enqueue=1")
+        #expect(
+            analytics.contains("didBecomeActive=1") && analytics.contains("notification:queue.enqueue=1")
                 && analytics.contains("willTerminate=1"), "\(analytics)")
     }
 

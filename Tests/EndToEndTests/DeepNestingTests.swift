@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// JSON nested 1 000 000 levels deep, through every entry point a user or client controls:
 /// the parser's depth limit (128) must refuse it with a reason naming the input, and the host
@@ -38,9 +38,12 @@ import TestSupport
         try host.probe("probe", [])
         let file = try host.file("deep.json", "{\"aps\":" + Self.deepArray() + "}")
         // A payload limit above the file's size (where it applies to the file), so the parser sees it.
-        let result = try Command.run(try Repository.product("host"),
-                                     ["--plugins", host.lib, "--launch-notification", file, "--max-payload", "4000000",
-                                      "--control", host.control, "--state-dir", host.stateDirectory])
+        let result = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", host.lib, "--launch-notification", file, "--max-payload", "4000000",
+                "--control", host.control, "--state-dir", host.stateDirectory,
+            ])
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains("the push payload is not valid JSON: byte 134: nesting deeper than 128"), "\(result.stderr)")
         #expect(!result.stderr.contains("active with"))
@@ -50,9 +53,12 @@ import TestSupport
         let host = try RunningHost()
         try host.probe("probe", [])
         let file = try host.file("services.json", "{\"services\":{\"test.probe\":{\"settings\":{\"x\":" + Self.deepArray() + "}}}}")
-        let result = try Command.run(try Repository.product("host"),
-                                     ["--plugins", host.lib, "--config", file, "--control", host.control,
-                                      "--state-dir", host.stateDirectory])
+        let result = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", host.lib, "--config", file, "--control", host.control,
+                "--state-dir", host.stateDirectory,
+            ])
         #expect(result.status == 2, "\(result.stderr)")
         // Four objects, then the 125th '[' is level 129: byte 167 of the line, column 168.
         #expect(result.stderr.contains("\(file): line 1, column 168: nesting deeper than 128"), "\(result.stderr)")

@@ -1,13 +1,14 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A service that breaks the host table's rules (issue 11): whatever it passes or writes,
 /// the host answers or kills the worker, and keeps serving.
 @Suite struct HostileWorkerTests {
     private func hostile(_ host: RunningHost, action: Int) throws {
-        try Command.compileC(Repository.fixture("HostileWorker/hostile.c"), to: host.lib + "/hostile.so",
-                             defines: ["HOSTILE_ACTION=\(action)"])
+        try Command.compileC(
+            Repository.fixture("HostileWorker/hostile.c"), to: host.lib + "/hostile.so",
+            defines: ["HOSTILE_ACTION=\(action)"])
     }
 
     @Test(arguments: ["in-process", "process"])
@@ -24,14 +25,16 @@ import TestSupport
         let host = try IsolatedHost()
         try hostile(host, action: 2)
         try host.start(["--isolation", "process"])
-        #expect(eventually {
-            let service = try? host.service("test.hostile")
-            return (service?["restarts"] as? Int ?? 0) >= 1 || service?["state"] as? String == "failed"
-        })
+        #expect(
+            eventually {
+                let service = try? host.service("test.hostile")
+                return (service?["restarts"] as? Int ?? 0) >= 1 || service?["state"] as? String == "failed"
+            })
         #expect(try host.ctl("state").stdout.contains("state: active"))
         let stopped = host.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
-        #expect(stopped.stderr.contains("broke the worker protocol (malformed frame: store_set of 9223372036854775808 bytes)"),
-                "\(stopped.stderr)")
+        #expect(
+            stopped.stderr.contains("broke the worker protocol (malformed frame: store_set of 9223372036854775808 bytes)"),
+            "\(stopped.stderr)")
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Operating a running host (issue 14): time in the trace and the log, statistics, blame,
 /// Prometheus metrics, one service at a time, skipped files, watch.
@@ -29,9 +29,11 @@ import TestSupport
 
     @Test func logTime_isChosenByTheOption_andNoneByDefaultOffATerminal() throws {
         // The JSON format carries the stamp as `time`; the text format puts it first.
-        for (option, pattern) in [([String](), nil),
-                                  (["--log-time", "mono"], #"^[0-9]+\.[0-9]{6}$"#),
-                                  (["--log-time", "iso"], #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z$"#)] {
+        for (option, pattern) in [
+            ([String](), nil),
+            (["--log-time", "mono"], #"^[0-9]+\.[0-9]{6}$"#),
+            (["--log-time", "iso"], #"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z$"#),
+        ] {
             let host = try RunningHost()
             try host.probe("a", ["PROBE_ID=\"test.a\""])
             try host.start(option)
@@ -110,8 +112,10 @@ import TestSupport
         try host.start()
         let stop = try host.ctlJSON("service", "stop", "test.a")
         #expect(stop.status == 0 && (stop.reply["services"] as? [[String: Any]])?.first?["state"] as? String == "stopped by request")
-        #expect(Array(host.events.filter { $0.hasSuffix(" test.a") }.suffix(3)) == [
-            "willResignActive test.a", "didEnterBackground test.a", "willTerminate test.a"])
+        #expect(
+            Array(host.events.filter { $0.hasSuffix(" test.a") }.suffix(3)) == [
+                "willResignActive test.a", "didEnterBackground test.a", "willTerminate test.a",
+            ])
         // It receives nothing while stopped, and list says so.
         try host.ctl("memory-warning")
         try host.ctl("background")
@@ -126,15 +130,19 @@ import TestSupport
         #expect(badAction.status == 2 && badAction.stderr.contains("unknown action 'halt'"))
         // Start: caught up to the background, flagged as a restart.
         #expect(try host.ctlJSON("service", "start", "test.a").status == 0)
-        #expect(Array(host.events.filter { $0.hasSuffix(" test.a") }.suffix(3)) == [
-            "willFinishLaunching test.a", "didFinishLaunching test.a", "didEnterBackground test.a"])
+        #expect(
+            Array(host.events.filter { $0.hasSuffix(" test.a") }.suffix(3)) == [
+                "willFinishLaunching test.a", "didFinishLaunching test.a", "didEnterBackground test.a",
+            ])
         // Restart: down, then up again.
         try host.ctl("activate")
         let count = host.events.count
         #expect(try host.ctlJSON("service", "restart", "test.a").status == 0)
-        #expect(Array(host.events.dropFirst(count)) == [
-            "willResignActive test.a", "didEnterBackground test.a", "willTerminate test.a",
-            "willFinishLaunching test.a", "didFinishLaunching test.a", "didBecomeActive test.a"])
+        #expect(
+            Array(host.events.dropFirst(count)) == [
+                "willResignActive test.a", "didEnterBackground test.a", "willTerminate test.a",
+                "willFinishLaunching test.a", "didFinishLaunching test.a", "didBecomeActive test.a",
+            ])
         #expect(try host.ctl("list").stdout.contains("test.a 0.1.0 (running)"))
     }
 
@@ -144,8 +152,11 @@ import TestSupport
         let config = try host.file("services.json", #"{"services":{"test.a":{"policy":"required"}}}"#)
         try host.start(["--config", config])
         let refused = try host.ctlJSON("service", "stop", "test.a")
-        #expect(refused.status == 1 && refused.reply["error"] as? String
-            == "service test.a is required (policy: required): stopping it needs --force")
+        #expect(
+            refused.status == 1
+                && refused.reply["error"] as? String
+                    == "service test.a is required (policy: required): stopping it needs --force"
+        )
         #expect(try host.ctlJSON("service", "stop", "--force", "test.a").status == 0)
     }
 
@@ -201,8 +212,11 @@ import TestSupport
         try host.ctl("background")
         var records: [[String: Any]] = []
         while records.count < 4, let record = watcher.readReply() { records.append(record) }
-        #expect(records.contains { $0["event"] as? String == "willResignActive" && $0["service"] as? String == "test.a"
-            && $0["dur_ns"] != nil && $0["t"] != nil })
+        #expect(
+            records.contains {
+                $0["event"] as? String == "willResignActive" && $0["service"] as? String == "test.a"
+                    && $0["dur_ns"] != nil && $0["t"] != nil
+            })
         #expect(records.contains { ($0["log"] as? String ?? "").contains("probe test.a: event 4") })
         // Bad input on the CLI: watch takes no operands.
         let bad = try host.ctl("watch", "now")
@@ -260,10 +274,13 @@ import TestSupport
         _ = try host.scratch.folder("data/servicehost")
         let xdgPlugins = try host.scratch.folder("data/servicehost/plugins")
         try Plugins.probe(xdgPlugins + "/x.so", ["PROBE_ID=\"test.xdg\""])
-        for (environment, expected) in [(["SERVICEHOST_PLUGIN_PATH": host.lib + ":", "XDG_DATA_HOME": data], "test.a"),
-                                        (["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": data], "test.xdg")] {
-            let process = try Command.start(try Repository.product("host"), ["--control", host.control, "--state-dir", host.stateDirectory],
-                                            environment: environment)
+        for (environment, expected) in [
+            (["SERVICEHOST_PLUGIN_PATH": host.lib + ":", "XDG_DATA_HOME": data], "test.a"),
+            (["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": data], "test.xdg"),
+        ] {
+            let process = try Command.start(
+                try Repository.product("host"), ["--control", host.control, "--state-dir", host.stateDirectory],
+                environment: environment)
             #expect(eventually { (try? host.ctl("list").stdout.contains(expected)) == true })
             process.send(SIGTERM)
             let stderr = process.wait().stderr

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// What a reader copies from the README builds: every code block introduced by a line naming
 /// a file (`` `Sources/Greeter/servicehost.json`: ``) is written to that path and compiled or
@@ -21,7 +21,10 @@ import TestSupport
                 let path = String(line.dropFirst().dropLast(2))
                 var body: [String] = []
                 var cursor = index + 3
-                while cursor < lines.count, !lines[cursor].hasPrefix("```") { body.append(lines[cursor]); cursor += 1 }
+                while cursor < lines.count, !lines[cursor].hasPrefix("```") {
+                    body.append(lines[cursor])
+                    cursor += 1
+                }
                 blocks.append((path, body.joined(separator: "\n") + "\n"))
                 index = cursor
             }
@@ -32,10 +35,11 @@ import TestSupport
 
     @Test func everyFileTheReadmeShows_compilesOrParsesAsThatFile() throws {
         let blocks = try Self.fileBlocks()
-        #expect(Set(blocks.map(\.path)).isSuperset(of: [
-            "Package.swift", "Sources/Greeter/GreeterService.swift", "Sources/Greeter/servicehost.json", "hello.c",
-            "lib/services.json", "Plugins/CarDisplay/servicehost.json",
-        ]), "\(blocks.map(\.path))")
+        #expect(
+            Set(blocks.map(\.path)).isSuperset(of: [
+                "Package.swift", "Sources/Greeter/GreeterService.swift", "Sources/Greeter/servicehost.json", "hello.c",
+                "lib/services.json", "Plugins/CarDisplay/servicehost.json",
+            ]), "\(blocks.map(\.path))")
 
         let scratch = try Scratch()
         // The package sits beside a checkout named ServiceHost, as the README's Package.swift expects.
@@ -69,16 +73,19 @@ import TestSupport
             }
         }
         // Each target's Swift files with the entry generated from its manifest: the checks must pass.
-        let targets = Set(blocks.filter { $0.path.hasSuffix(".swift") && $0.path.hasPrefix("Sources/") }
-            .map { ((root + "/" + $0.path) as NSString).deletingLastPathComponent })
+        let targets = Set(
+            blocks.filter { $0.path.hasSuffix(".swift") && $0.path.hasPrefix("Sources/") }
+                .map { ((root + "/" + $0.path) as NSString).deletingLastPathComponent })
         #expect(!targets.isEmpty)
         for target in targets {
             let sources = try FileManager.default.contentsOfDirectory(atPath: target).filter { $0.hasSuffix(".swift") }
                 .map { target + "/" + $0 }
-            let result = try Command.run("/usr/bin/env", [
-                "swiftc", "-typecheck", "-swift-version", "6", "-parse-as-library",
-                "-I", Repository.binDirectory.appendingPathComponent("Modules").path, "-I", Repository.abiInclude,
-            ] + sources)
+            let result = try Command.run(
+                "/usr/bin/env",
+                [
+                    "swiftc", "-typecheck", "-swift-version", "6", "-parse-as-library",
+                    "-I", Repository.binDirectory.appendingPathComponent("Modules").path, "-I", Repository.abiInclude,
+                ] + sources)
             #expect(generated[target] != nil, "\(target) has no servicehost.json in the README")
             #expect(result.status == 0, "\(target):\n\(result.stderr)")
         }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The permission rule for everything that grants trust (issue 11): the configuration file
 /// (it can mark services trusted) and the state directory are refused, naming the path, when
@@ -24,11 +24,17 @@ import TestSupport
 
     @Test(.timeLimit(.minutes(2))) func aGroupWritableConfiguration_isRefusedNamingIt_unlessAllowed() throws {
         let (host, config) = try host(configMode: 0o664)
-        let result = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--config", config,
-                                                                      "--state-dir", host.stateDirectory])
+        let result = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", host.lib, "--config", config,
+                "--state-dir", host.stateDirectory,
+            ])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("\(config): refused: configuration file \(resolved(config)) is writable by its group (mode 0664)"
-            + " (fix the permissions, or pass --allow-insecure-plugins)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "\(config): refused: configuration file \(resolved(config)) is writable by its group (mode 0664)"
+                    + " (fix the permissions, or pass --allow-insecure-plugins)"), "\(result.stderr)")
 
         try host.start(["--config", config, "--allow-insecure-plugins"])
         #expect(try host.ctlJSON("list").reply["services"] as? [[String: Any]] != nil)
@@ -39,11 +45,17 @@ import TestSupport
     @Test(.timeLimit(.minutes(2))) func aConfigurationInAWorldWritableFolder_isRefusedNamingTheFolder() throws {
         let (host, config) = try host(folderMode: 0o777)
         let folder = resolved(host.scratch.file("conf"))
-        let result = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--config", config,
-                                                                      "--state-dir", host.stateDirectory])
+        let result = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", host.lib, "--config", config,
+                "--state-dir", host.stateDirectory,
+            ])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("refused: directory \(folder) is writable by other users (mode 0777),"
-            + " on the path of configuration file \(resolved(config))"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "refused: directory \(folder) is writable by other users (mode 0777),"
+                    + " on the path of configuration file \(resolved(config))"), "\(result.stderr)")
     }
 
     @Test(.timeLimit(.minutes(2))) func theDefaultServicesJSON_followsTheSameRule() throws {
@@ -52,8 +64,9 @@ import TestSupport
         let config = try host.scratch.write("lib/services.json", Array(Self.config.utf8), mode: 0o646)
         let result = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--state-dir", host.stateDirectory])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("refused: configuration file \(resolved(config)) is writable by other users (mode 0646)"),
-                "\(result.stderr)")
+        #expect(
+            result.stderr.contains("refused: configuration file \(resolved(config)) is writable by other users (mode 0646)"),
+            "\(result.stderr)")
     }
 
     @Test(.timeLimit(.minutes(2))) func aStateDirectoryUnderAGroupWritableFolder_isRefusedNamingIt_unlessAllowed() throws {
@@ -64,8 +77,10 @@ import TestSupport
         let state = parent + "/state"
         let result = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--state-dir", state])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("\(state): refused: directory \(resolved(parent)) is writable by its group (mode 0775),"
-            + " on the path of state directory \(resolved(state))"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "\(state): refused: directory \(resolved(parent)) is writable by its group (mode 0775),"
+                    + " on the path of state directory \(resolved(state))"), "\(result.stderr)")
 
         try host.start(["--state-dir", state, "--allow-insecure-plugins"])
         #expect(try host.ctl("state").stdout.contains("state: active"))

@@ -1,9 +1,10 @@
 import Foundation
-@testable import HostCore
 import ServiceABI
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// Completions: exactly once, a second or late call detected and logged, and memory reused.
 @Suite struct CompletionPoolTests {
@@ -34,12 +35,15 @@ import TestSupport
     }
 
     private func record(_ pool: CompletionPool, _ log: Log, _ answers: Answers, id: UInt64 = 1) -> CompletionRecord {
-        CompletionRecord(answerID: id, serviceID: "test.a", event: .didReceiveRemoteNotification, seq: id, log: log,
-                         pool: pool) { _, result, _ in answers.results.withLock { $0.append(result) } }
+        CompletionRecord(
+            answerID: id, serviceID: "test.a", event: .didReceiveRemoteNotification, seq: id, log: log,
+            pool: pool
+        ) { _, result, _ in answers.results.withLock { $0.append(result) } }
     }
 
     @Test func aSecondCall_isIgnoredAndLogged() throws {
-        let file = try LogFile(), answers = Answers()
+        let file = try LogFile()
+        let answers = Answers()
         let pool = CompletionPool(quarantine: 4)
         let completion = record(pool, file.log, answers)
         pool.complete(completion.table, Int32(SH_FETCH_NEW_DATA), nil)
@@ -49,7 +53,8 @@ import TestSupport
     }
 
     @Test func aCallAfterTheDeadline_isIgnoredAndLogged() throws {
-        let file = try LogFile(), answers = Answers()
+        let file = try LogFile()
+        let answers = Answers()
         let pool = CompletionPool(quarantine: 4)
         let completion = record(pool, file.log, answers)
         #expect(completion.expire())
@@ -60,7 +65,8 @@ import TestSupport
     }
 
     @Test func answeredSlots_areReused_afterTheQuarantine_soThePoolStaysBounded() throws {
-        let file = try LogFile(), answers = Answers()
+        let file = try LogFile()
+        let answers = Answers()
         let pool = CompletionPool(quarantine: 8)
         for id in 1...10_000 {
             let completion = record(pool, file.log, answers, id: UInt64(id))
@@ -78,7 +84,9 @@ import TestSupport
             let answers = Answers()
             func answered(_ result: Int32, _ json: [UInt8]?) { answers.results.withLock { $0.append(result) } }
         }
-        let file = try LogFile(), relayed = Answers(), target = Target()
+        let file = try LogFile()
+        let relayed = Answers()
+        let target = Target()
         let pool = CompletionPool(quarantine: 4)
         let (slot, table) = pool.acquire(serviceID: "test.a", event: .willPresentNotification, log: file.log) { result, _ in
             relayed.results.withLock { $0.append(result) }
@@ -95,7 +103,8 @@ import TestSupport
     /// A completion kept (by value, as a worker's relay keeps it) past its slot's reuse is
     /// recognised by its generation: it never answers the slot's new event.
     @Test func aCopyOfAReusedCompletion_neverAnswersTheNewEvent() throws {
-        let file = try LogFile(), answers = Answers()
+        let file = try LogFile()
+        let answers = Answers()
         let pool = CompletionPool(quarantine: 1)
         let first = record(pool, file.log, answers, id: 1)
         var stale = first.table.pointee

@@ -1,9 +1,10 @@
 import Foundation
-@testable import HostCore
 import ServiceABI
 import ServiceJSON
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// Every committed fuzz corpus file (Tests/Fuzz/Corpus/<target>/) through the parser its
 /// target fuzzes, as ordinary tests: fast, no fuzzer needed, so a regression that brings a
@@ -61,7 +62,10 @@ import TestSupport
     func elf_issue11Crashes_areCorruptFileReasons(name: String, expected: String) throws {
         let path = Self.corpus("elf").first { $0.hasSuffix("/" + name) }!
         let failure = try #require(PluginInspector.inspect(path: path).failure)
-        guard case .corrupt(let detail) = failure.reason else { Issue.record("\(failure)"); return }
+        guard case .corrupt(let detail) = failure.reason else {
+            Issue.record("\(failure)")
+            return
+        }
         #expect(detail.contains(expected), "\(detail)")
         #expect(failure.description.hasPrefix(path + ": corrupt or truncated ELF file: "))
     }
@@ -70,8 +74,9 @@ import TestSupport
         let path = Self.corpus("elf").first { $0.hasSuffix("/regress-shoff-max.so") }!
         let size = try Self.bytes(path).count
         let failure = try #require(PluginInspector.inspect(path: path).failure)
-        #expect(failure.message == "corrupt or truncated ELF file: the section table at offset 0xffffffffffffffff"
-            + " (\(try Self.sectionCount(path)) entries of 64 bytes) lies past the end of the \(ELFImage.describe(size: size)) file")
+        #expect(
+            failure.message == "corrupt or truncated ELF file: the section table at offset 0xffffffffffffffff"
+                + " (\(try Self.sectionCount(path)) entries of 64 bytes) lies past the end of the \(ELFImage.describe(size: size)) file")
         #expect(ELFImage.describe(size: 8192) == "8 KiB")
         #expect(ELFImage.describe(size: 11888) == "11.6 KiB")
         #expect(ELFImage.describe(size: 312) == "312-byte")
@@ -166,8 +171,9 @@ import TestSupport
     @Test func frame_storeSetWithALengthOf2To63_breaksTheProtocol() throws {
         let peer = try StandInPeer()
         let path = Self.corpus("frame").first { $0.hasSuffix("/regress-store-set-length-2e63.bin") }!
-        #expect(Self.replay(try Self.bytes(path), forwarder: peer.forwarder)
-            == [WireError.malformed("store_set of 9223372036854775808 bytes")])
+        #expect(
+            Self.replay(try Self.bytes(path), forwarder: peer.forwarder)
+                == [WireError.malformed("store_set of 9223372036854775808 bytes")])
     }
 
     @Test func frame_storeSetOfNullWithALength_reachesTheTable_whichAnswersInvalid() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import HostCore
 
 /// journald's stream convention: `<N>` priority prefixes only when stderr is the journal.

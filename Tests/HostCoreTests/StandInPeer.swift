@@ -1,7 +1,8 @@
 import Glibc
-@testable import HostCore
 import ServiceABI
 import Synchronization
+
+@testable import HostCore
 
 /// The host's end of a worker channel with a stand-in `sh_host` table behind service 0, so
 /// tests can feed frames to a HostCallForwarder and read the replies it sends.

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HostCore
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// Where the state lives, how it is created, and the directories it refuses.
 @Suite struct StateDirectoryTests {

@@ -1,5 +1,6 @@
-@testable import ServiceKit
 import ServiceABI
+
+@testable import ServiceKit
 
 /// An `sh_completion` whose `complete` records each result in this box.
 final class CompletionBox {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// docs/ServiceKit.md cannot drift: every declaration in its `swift` blocks becomes a typed
 /// reference (`let _: (HostContext) -> (String, JSONValue?) throws(HostError) -> Void =
@@ -17,10 +17,12 @@ import TestSupport
         }
         let scratch = try Scratch()
         let source = try scratch.write("Reference.swift", Array(checks.source.utf8))
-        let result = try Command.run("/usr/bin/env", [
-            "swiftc", "-typecheck", "-swift-version", "6", "-I", Repository.binDirectory.appendingPathComponent("Modules").path,
-            "-I", Repository.abiInclude, source,
-        ])
+        let result = try Command.run(
+            "/usr/bin/env",
+            [
+                "swiftc", "-typecheck", "-swift-version", "6", "-I", Repository.binDirectory.appendingPathComponent("Modules").path,
+                "-I", Repository.abiInclude, source,
+            ])
         #expect(result.status == 0, "the reference does not match the SDK:\n\(result.stderr)\n\(checks.source)")
     }
 }
@@ -38,7 +40,11 @@ struct ReferenceChecks {
         var container: (name: String, generics: String, isProtocol: Bool)?
         for raw in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
             let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.hasPrefix("```") { inSwift = line == "```swift"; container = nil; continue }
+            if line.hasPrefix("```") {
+                inSwift = line == "```swift"
+                container = nil
+                continue
+            }
             guard inSwift, !line.hasPrefix("///") else { continue }
             var declaration = line.hasPrefix("public ") ? String(line.dropFirst("public ".count)) : line
             if let header = Self.header(declaration) {
@@ -82,7 +88,9 @@ struct ReferenceChecks {
     /// A typed reference to one declaration of `container`.
     static func check(_ declaration: String, in container: (name: String, generics: String, isProtocol: Bool)) throws -> String {
         let parameterNames = Self.parameterNames(container.generics)
-        let type = container.isProtocol ? "T"
+        let type =
+            container.isProtocol
+            ? "T"
             : container.generics.isEmpty ? container.name : "\(container.name)<\(parameterNames.joined(separator: ", "))>"
         if declaration.hasPrefix("var ") {
             let body = declaration.dropFirst("var ".count)
@@ -136,7 +144,12 @@ struct ReferenceChecks {
         for character in text {
             if "([<".contains(character) { depth += 1 }
             if ")]>".contains(character) { depth -= 1 }
-            if character == separator && depth == 0 { parts.append(current.trimmingCharacters(in: .whitespaces)); current = "" } else { current.append(character) }
+            if character == separator && depth == 0 {
+                parts.append(current.trimmingCharacters(in: .whitespaces))
+                current = ""
+            } else {
+                current.append(character)
+            }
         }
         parts.append(current.trimmingCharacters(in: .whitespaces))
         return parts

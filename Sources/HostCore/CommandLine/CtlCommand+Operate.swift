@@ -10,15 +10,21 @@ extension CtlCommand {
         var logs = false
     }
 
-    static let listTable = OptionTable<OperateOptions>("ctl list", [
-        .flag("--all", "also every file and service looked at and not started, with why") { $0.all = true },
-    ])
-    static let serviceTable = OptionTable<OperateOptions>("ctl service", [
-        .flag("--force", "stop or restart a required service (policy: required)") { $0.force = true },
-    ])
-    static let watchTable = OptionTable<OperateOptions>("ctl watch", [
-        .flag("--logs", "log lines too, as they are written") { $0.logs = true },
-    ])
+    static let listTable = OptionTable<OperateOptions>(
+        "ctl list",
+        [
+            .flag("--all", "also every file and service looked at and not started, with why") { $0.all = true }
+        ])
+    static let serviceTable = OptionTable<OperateOptions>(
+        "ctl service",
+        [
+            .flag("--force", "stop or restart a required service (policy: required)") { $0.force = true }
+        ])
+    static let watchTable = OptionTable<OperateOptions>(
+        "ctl watch",
+        [
+            .flag("--logs", "log lines too, as they are written") { $0.logs = true }
+        ])
 
     /// The usage lines of the operating commands.
     static var operateUsage: String {
@@ -50,8 +56,9 @@ extension CtlCommand {
             let actions = ControlMessage.Operate.ServiceAction.allCases.map(\.rawValue)
             guard parsed.operands.count == 2 else { throw serviceTable.error("expected \(actions.joined(separator: "|")) ID") }
             guard let action = ControlMessage.Operate.ServiceAction(rawValue: parsed.operands[0]) else {
-                throw serviceTable.error("unknown action '\(parsed.operands[0])' (one of \(actions.joined(separator: ", ")))"
-                    + Suggestion.didYouMean(parsed.operands[0], among: actions))
+                throw serviceTable.error(
+                    "unknown action '\(parsed.operands[0])' (one of \(actions.joined(separator: ", ")))"
+                        + Suggestion.didYouMean(parsed.operands[0], among: actions))
             }
             if action == .start && parsed.options.force { throw serviceTable.error("--force applies to stop and restart") }
             return .operate(.service(action, id: parsed.operands[1], force: parsed.options.force))
@@ -91,7 +98,9 @@ extension CtlCommand {
         case .service(let action, let id, _):
             let state = reply.services?.first?.state ?? "?"
             let restarted = (reply.members[.restarted]?.arrayValue ?? []).compactMap(\.stringValue)
-            let done = action == .restart && restarted.count > 1 ? "restarted \(restarted.joined(separator: ", ")) (they share a worker)"
+            let done =
+                action == .restart && restarted.count > 1
+                ? "restarted \(restarted.joined(separator: ", ")) (they share a worker)"
                 : "\(action.rawValue == "stop" ? "stopped" : action.rawValue == "start" ? "started" : "restarted") \(id)"
             return "\(done): \(state); app: \(reply.state ?? "?")"
         case .watch:
@@ -109,9 +118,10 @@ extension CtlCommand {
             for event in events {
                 let count = event["count"]?.intValue ?? 0
                 let total = event["total_ns"]?.doubleValue ?? 0
-                lines.append("  " + (event["event"]?.stringValue ?? "?").rightPadded(34) + "\(count)".leftPadded(8) + " calls"
-                    + "\(event["failures"]?.intValue ?? 0)".leftPadded(6) + " failed  avg "
-                    + microseconds(count > 0 ? total / Double(count) : 0) + "  max " + microseconds(event["max_ns"]?.doubleValue ?? 0))
+                lines.append(
+                    "  " + (event["event"]?.stringValue ?? "?").rightPadded(34) + "\(count)".leftPadded(8) + " calls"
+                        + "\(event["failures"]?.intValue ?? 0)".leftPadded(6) + " failed  avg "
+                        + microseconds(count > 0 ? total / Double(count) : 0) + "  max " + microseconds(event["max_ns"]?.doubleValue ?? 0))
             }
         }
         return lines.isEmpty ? "no services" : lines.joined(separator: "\n")
@@ -140,7 +150,7 @@ extension CtlCommand {
     }
 }
 
-private extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
-    func rightPadded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+    fileprivate func rightPadded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }

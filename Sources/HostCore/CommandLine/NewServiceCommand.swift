@@ -15,15 +15,17 @@ public enum NewServiceCommand {
     }
 
     /// The options of `host new-service`, in the order its help lists them.
-    public static let table = OptionTable<Options>("new-service", [
-        .flag("--swift", "a Swift package: ServiceKit, the build plugin, a TestHost test (default)") { $0.language = .swift },
-        .flag("--c", "one C file and a build script, against servicehost.h alone") { $0.language = .c },
-        .value("--id", "ID", "the service id (default: com.example.NAME, lowercased)") { $0.id = $1 },
-        .value("--dir", "DIR", "where to write it (default: ./NAME); must not exist or be empty") { $0.directory = $1 },
-        .value("--sdk", "DIR", "the ServiceHost checkout or install to build against (default: the\none this host came from)") {
-            $0.sdk = $1
-        },
-    ])
+    public static let table = OptionTable<Options>(
+        "new-service",
+        [
+            .flag("--swift", "a Swift package: ServiceKit, the build plugin, a TestHost test (default)") { $0.language = .swift },
+            .flag("--c", "one C file and a build script, against servicehost.h alone") { $0.language = .c },
+            .value("--id", "ID", "the service id (default: com.example.NAME, lowercased)") { $0.id = $1 },
+            .value("--dir", "DIR", "where to write it (default: ./NAME); must not exist or be empty") { $0.directory = $1 },
+            .value("--sdk", "DIR", "the ServiceHost checkout or install to build against (default: the\none this host came from)") {
+                $0.sdk = $1
+            },
+        ])
 
     /// The text of `host new-service --help`.
     public static var help: String {
@@ -66,9 +68,11 @@ public enum NewServiceCommand {
             throw UsageError("new-service: give one NAME, such as Greeter")
         }
         guard let first = name.utf8.first, isLetter(first), name.utf8.allSatisfy({ isLetter($0) || isDigit($0) }),
-              name.utf8.count <= 63 else {
-            throw UsageError("new-service: \"\(name)\" is not a valid NAME: it names the Swift target, the class "
-                + "and the library, so use letters and digits, starting with a letter (Greeter)")
+            name.utf8.count <= 63
+        else {
+            throw UsageError(
+                "new-service: \"\(name)\" is not a valid NAME: it names the Swift target, the class "
+                    + "and the library, so use letters and digits, starting with a letter (Greeter)")
         }
         let options = parsed.options
         let id = options.id ?? "com.example.\(name.lowercased())"
@@ -131,9 +135,11 @@ public enum NewServiceCommand {
     /// Why `id` is not a service id, or nil (the rule servicehost-metagen and the loader apply).
     static func idProblem(_ id: String) -> String? {
         let labels = id.split(separator: ".", omittingEmptySubsequences: false)
-        let valid = id.utf8.count <= 127 && labels.count >= 2 && labels.allSatisfy { label in
-            !label.isEmpty && label.utf8.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
-        }
+        let valid =
+            id.utf8.count <= 127 && labels.count >= 2
+            && labels.allSatisfy { label in
+                !label.isEmpty && label.utf8.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+            }
         return valid ? nil : "is not a reverse-DNS id (letters, digits, '-' and '_' in at least two dot-separated labels, at most 127 bytes)"
     }
 

@@ -179,54 +179,54 @@ struct ServiceTemplates {
     var cSource: String {
         let prefix = name.lowercased()
         return #"""
-        /* \#(name): a ServiceHost service in C, written by `host new-service --c`.
-         * servicehost.h is the whole contract: every struct and member is described there. */
-        #include <servicehost.h>
-        #include <stdio.h>
+            /* \#(name): a ServiceHost service in C, written by `host new-service --c`.
+             * servicehost.h is the whole contract: every struct and member is described there. */
+            #include <servicehost.h>
+            #include <stdio.h>
 
-        SH_PLUGIN_METADATA("c");
-        /* The static metadata the host reads without running this file: id, name, version,
-         * the events the service handles, priority. */
-        SH_SERVICE_METADATA(\#(prefix)_meta, "\#(id)", "\#(name)", "0.1.0", SH_EVENTS_LIFECYCLE, 0);
+            SH_PLUGIN_METADATA("c");
+            /* The static metadata the host reads without running this file: id, name, version,
+             * the events the service handles, priority. */
+            SH_SERVICE_METADATA(\#(prefix)_meta, "\#(id)", "\#(name)", "0.1.0", SH_EVENTS_LIFECYCLE, 0);
 
-        static const sh_host *host; /* set in attach, on the main thread; valid for the process */
+            static const sh_host *host; /* set in attach, on the main thread; valid for the process */
 
-        static int32_t \#(prefix)_attach(const sh_service *service, const sh_host *h) {
-            (void)service;
-            host = h;
-            return SH_OK;
-        }
+            static int32_t \#(prefix)_attach(const sh_service *service, const sh_host *h) {
+                (void)service;
+                host = h;
+                return SH_OK;
+            }
 
-        static int32_t \#(prefix)_handle_event(const sh_service *service, const sh_event *event) {
-            (void)service;
-            char line[96];
-            snprintf(line, sizeof line, "\#(prefix): event %u, app state %d", event->kind, event->app_state);
-            host->log(host, SH_LOG_INFO, line);
-            return SH_OK;
-        }
+            static int32_t \#(prefix)_handle_event(const sh_service *service, const sh_event *event) {
+                (void)service;
+                char line[96];
+                snprintf(line, sizeof line, "\#(prefix): event %u, app state %d", event->kind, event->app_state);
+                host->log(host, SH_LOG_INFO, line);
+                return SH_OK;
+            }
 
-        static const sh_service \#(prefix)_service = {
-            sizeof(sh_service), SH_SERVICE_VERSION, \#(prefix)_meta.id, NULL, \#(prefix)_attach, \#(prefix)_handle_event,
-        };
-        static const sh_service *const services[] = {&\#(prefix)_service};
-        static sh_plugin plugin = {
-            sizeof(sh_plugin), SH_PLUGIN_VERSION, SH_ABI_VERSION, 1, services, NULL,
-        };
+            static const sh_service \#(prefix)_service = {
+                sizeof(sh_service), SH_SERVICE_VERSION, \#(prefix)_meta.id, NULL, \#(prefix)_attach, \#(prefix)_handle_event,
+            };
+            static const sh_service *const services[] = {&\#(prefix)_service};
+            static sh_plugin plugin = {
+                sizeof(sh_plugin), SH_PLUGIN_VERSION, SH_ABI_VERSION, 1, services, NULL,
+            };
 
-        /* Called once, on the host's main thread. Choose the newest ABI version both sides
-         * speak; when none fits, answer no services and say why (the host logs it). */
-        SH_EXPORT const sh_plugin *servicehost_entry(const sh_host_offer *offer) {
-            if (offer == NULL || offer->size < sizeof(uint32_t) * 4 ||
-                offer->abi_min > SH_ABI_VERSION || offer->abi_max < SH_ABI_VERSION_MIN) {
-                plugin.service_count = 0;
-                plugin.error = "\#(name): no ABI version in common with the host";
+            /* Called once, on the host's main thread. Choose the newest ABI version both sides
+             * speak; when none fits, answer no services and say why (the host logs it). */
+            SH_EXPORT const sh_plugin *servicehost_entry(const sh_host_offer *offer) {
+                if (offer == NULL || offer->size < sizeof(uint32_t) * 4 ||
+                    offer->abi_min > SH_ABI_VERSION || offer->abi_max < SH_ABI_VERSION_MIN) {
+                    plugin.service_count = 0;
+                    plugin.error = "\#(name): no ABI version in common with the host";
+                    return &plugin;
+                }
+                plugin.abi_version = offer->abi_max < SH_ABI_VERSION ? offer->abi_max : SH_ABI_VERSION;
                 return &plugin;
             }
-            plugin.abi_version = offer->abi_max < SH_ABI_VERSION ? offer->abi_max : SH_ABI_VERSION;
-            return &plugin;
-        }
 
-        """#
+            """#
     }
 
     var buildScript: String {

@@ -110,7 +110,8 @@ public struct HostConfiguration: Sendable, Equatable {
 
     /// The 1-based line and byte column of `offset`.
     private static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
-        var line = 1, lineStart = 0
+        var line = 1
+        var lineStart = 0
         for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
             line += 1
             lineStart = index + 1

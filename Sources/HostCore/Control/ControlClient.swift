@@ -21,8 +21,10 @@ public enum ControlClient {
 
     /// Sends `message` and hands `each` every line the host sends back (the reply, then, for
     /// `watch`, every record) until `each` answers false or the host closes the connection.
-    public static func exchange(_ message: ControlMessage, with path: String,
-                                each: (JSONValue) -> Bool) throws(ClientError) {
+    public static func exchange(
+        _ message: ControlMessage, with path: String,
+        each: (JSONValue) -> Bool
+    ) throws(ClientError) {
         let socket: FileDescriptor
         do { socket = try UnixSocket.connect(try UnixSocketAddress(path)) } catch let error as SystemError {
             let hint = error.errno == ENOENT || error.errno == ECONNREFUSED ? " (is a host running? start one with host --plugins DIR)" : ""

@@ -9,13 +9,16 @@ extension ControlHandler {
             case .stats(let service):
                 body.members[.stats] = try host.statistics(of: service)
             case .blame:
-                body.members[.blame] = .array(host.blame().map { entry in
-                    let cost = entry.cost
-                    return .object(["service": .string(entry.service), "total_ns": .number(Double(cost.total)),
-                                    "inspect_ns": .number(Double(cost.inspect)), "dlopen_ns": .number(Double(cost.dlopen)),
-                                    "entry_ns": .number(Double(cost.entry)), "attach_ns": .number(Double(cost.attach)),
-                                    "launch_ns": .number(Double(cost.launch))])
-                })
+                body.members[.blame] = .array(
+                    host.blame().map { entry in
+                        let cost = entry.cost
+                        return .object([
+                            "service": .string(entry.service), "total_ns": .number(Double(cost.total)),
+                            "inspect_ns": .number(Double(cost.inspect)), "dlopen_ns": .number(Double(cost.dlopen)),
+                            "entry_ns": .number(Double(cost.entry)), "attach_ns": .number(Double(cost.attach)),
+                            "launch_ns": .number(Double(cost.launch)),
+                        ])
+                    })
             case .listAll:
                 body.services = listedServices()
                 body.members[.skipped] = .array(host.skipped.map(\.json))

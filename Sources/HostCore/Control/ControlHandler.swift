@@ -5,7 +5,10 @@ import ServiceJSON
 public final class ControlHandler {
     /// How a reply ends: whether the host exits once it is written, or the connection turns
     /// into a `watch` stream (with log lines when `logs`).
-    public enum After: Sendable, Equatable { case keepRunning, exit, watch(logs: Bool) }
+    public enum After: Sendable, Equatable {
+        case keepRunning, exit
+        case watch(logs: Bool)
+    }
 
     let host: Host
     /// Called before a `terminate` request takes the app down (arms the shutdown deadline).
@@ -43,9 +46,10 @@ public final class ControlHandler {
         case .state:
             var body = ControlReply()
             body.state = host.state.name
-            body.status = ControlReply.Status(serviceCount: host.services.count, deviceToken: host.deviceToken?.hex,
-                                              busy: host.tracker.current.map { ControlReply.Call(service: $0.0, event: $0.1) },
-                                              stuck: host.tracker.stuck.map(ControlSnapshot.describe))
+            body.status = ControlReply.Status(
+                serviceCount: host.services.count, deviceToken: host.deviceToken?.hex,
+                busy: host.tracker.current.map { ControlReply.Call(service: $0.0, event: $0.1) },
+                stuck: host.tracker.stuck.map(ControlSnapshot.describe))
             respond(body, .keepRunning)
         case .list:
             var body = ControlReply()
@@ -55,8 +59,9 @@ public final class ControlHandler {
             do throws(LoadError) {
                 let report = try host.reload()
                 var body = ControlReply()
-                body.reload = ControlReply.Reload(added: report.added, removed: report.removed, replaced: report.replaced,
-                                                  failures: report.failures.map(\.description))
+                body.reload = ControlReply.Reload(
+                    added: report.added, removed: report.removed, replaced: report.replaced,
+                    failures: report.failures.map(\.description))
                 respond(body, .keepRunning)
             } catch {
                 refuse("reload failed, nothing changed: \(error)")
@@ -116,8 +121,9 @@ public final class ControlHandler {
         case .foreground:
             // As `scene foreground`: only an app in the background comes to the foreground.
             if host.state == .active {
-                throw TransitionError(from: host.state, to: .inactive,
-                                      reason: "only an app in the background comes to the foreground (the app is active)")
+                throw TransitionError(
+                    from: host.state, to: .inactive,
+                    reason: "only an app in the background comes to the foreground (the app is active)")
             }
             if host.state == .background { try host.transition(to: .inactive) }
         case .terminate:

@@ -56,7 +56,8 @@ public struct ControlMessage: Sendable, Equatable {
         }
 
         /// Every command name, as clients spell them.
-        public static let names = ["state", "list", "reload"] + Lifecycle.allCases.map(\.rawValue)
+        public static let names =
+            ["state", "list", "reload"] + Lifecycle.allCases.map(\.rawValue)
             + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "scene", "authorization"] + Operate.names
 
         /// The commands without members, by name.
@@ -157,11 +158,12 @@ extension ControlMessage {
                 if let role { object[.role] = .string(role) }
                 if !urls.isEmpty { object[.urls] = .array(urls.map(JSONValue.string)) }
                 if !activities.isEmpty {
-                    object[.activities] = .array(activities.map { activity in
-                        var members: [String: JSONValue] = [:]
-                        activity.encode(into: &members)
-                        return .object(members)
-                    })
+                    object[.activities] = .array(
+                        activities.map { activity in
+                            var members: [String: JSONValue] = [:]
+                            activity.encode(into: &members)
+                            return .object(members)
+                        })
                 }
             case .move(_, let name):
                 object[.name] = .string(name)

@@ -1,5 +1,5 @@
-import ServiceJSON
 import ServiceABI
+import ServiceJSON
 
 /// One request of the control protocol: a JSON object on one line, `{"command": …}`.
 ///
@@ -79,8 +79,9 @@ public struct ControlRequest: Sendable {
         case .authorization(let name):
             guard let name else { return .authorization(nil) }
             guard let status = AuthorizationStatus(name: name) else {
-                throw InputError("authorization: unknown status \"\(name)\" (one of "
-                    + AuthorizationStatus.allCases.map(\.name).joined(separator: ", ") + ")")
+                throw InputError(
+                    "authorization: unknown status \"\(name)\" (one of "
+                        + AuthorizationStatus.allCases.map(\.name).joined(separator: ", ") + ")")
             }
             return .authorization(status)
         case .operate(let operate):

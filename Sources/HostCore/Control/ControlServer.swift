@@ -89,11 +89,12 @@ public final class ControlServer: Sendable {
         }
         do {
             return try UnixSocket.listen(address)
-        } catch where error.errno == EADDRINUSE {
+        } catch  where error.errno == EADDRINUSE {
             // A socket file is there: a live host answers a connect, a dead one's does not.
             if (try? UnixSocket.connect(address)) != nil {
-                throw StartError(description: "another host is already running with control socket \(path)"
-                    + " (stop it, or pass a different --control PATH)")
+                throw StartError(
+                    description: "another host is already running with control socket \(path)"
+                        + " (stop it, or pass a different --control PATH)")
             }
             unlink(path)
             do { return try UnixSocket.listen(address) } catch {
@@ -103,7 +104,6 @@ public final class ControlServer: Sendable {
             throw StartError(description: "control socket \(error)")
         }
     }
-
 
     private func acceptOne() {
         guard let socket = try? listener.accept(path: path) else { return }
@@ -115,8 +115,10 @@ public final class ControlServer: Sendable {
             return
         }
         UnixSocket.setSendTimeout(socket, seconds: 5)
-        ControlConnection(socket: socket, path: path, maxLine: maxPayload * 2 + 4096, maxPayload: maxPayload, log: log,
-                          watchers: watchers, perform: perform).start()
+        ControlConnection(
+            socket: socket, path: path, maxLine: maxPayload * 2 + 4096, maxPayload: maxPayload, log: log,
+            watchers: watchers, perform: perform
+        ).start()
     }
 }
 
@@ -157,8 +159,10 @@ final class ControlConnection: Sendable {
     // Immutable after init; DispatchSource's methods are thread-safe.
     nonisolated(unsafe) private let source: DispatchSourceRead
 
-    init(socket: consuming FileDescriptor, path: String, maxLine: Int, maxPayload: Int, log: Log, watchers: WatchHub?,
-         perform: @escaping Perform) {
+    init(
+        socket: consuming FileDescriptor, path: String, maxLine: Int, maxPayload: Int, log: Log, watchers: WatchHub?,
+        perform: @escaping Perform
+    ) {
         self.watchers = watchers
         source = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: queue)
         self.socket = socket
@@ -274,15 +278,20 @@ final class ControlConnection: Sendable {
     /// goes away, or is dropped for reading too slowly. Requests after `watch` are ignored.
     private func startWatching(logs: Bool) {
         guard let watchers else { return closeIfDone() }
-        let stream = WatchStream(queue: queue, write: { [self] bytes in
-            send(socket.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-        }, dropped: { [self] tooSlow in
-            if tooSlow {
-                log.warn("control", "dropped a watch client: it left more than \(WatchStream.bound) bytes unread;"
-                    + " the host goes on serving the others", event: "watch.dropped", .int("bytes", WatchStream.bound))
-            }
-            queue.async { self.close() }
-        })
+        let stream = WatchStream(
+            queue: queue,
+            write: { [self] bytes in
+                send(socket.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            },
+            dropped: { [self] tooSlow in
+                if tooSlow {
+                    log.warn(
+                        "control",
+                        "dropped a watch client: it left more than \(WatchStream.bound) bytes unread;"
+                            + " the host goes on serving the others", event: "watch.dropped", .int("bytes", WatchStream.bound))
+                }
+                queue.async { self.close() }
+            })
         let sink = WatchHub.Sink(logs: logs) { bytes in stream.enqueue(bytes) }
         state.withLock { $0.watch = (stream, sink) }
         watchers.add(sink)

@@ -87,9 +87,10 @@ public final class ControlSnapshot: Sendable {
         switch request.command {
         case .state:
             body.state = stateCell.value.name
-            body.status = ControlReply.Status(serviceCount: snapshot.services.count, deviceToken: snapshot.deviceToken,
-                                              busy: ControlReply.Call(service: stuck.service, event: stuck.event),
-                                              stuck: Self.describe(stuck))
+            body.status = ControlReply.Status(
+                serviceCount: snapshot.services.count, deviceToken: snapshot.deviceToken,
+                busy: ControlReply.Call(service: stuck.service, event: stuck.event),
+                stuck: Self.describe(stuck))
         case .list:
             body.services = snapshot.services.map { service in
                 var service = service
@@ -104,7 +105,8 @@ public final class ControlSnapshot: Sendable {
 
     /// The stuck call, how long it has run and its deadline.
     static func describe(_ stuck: CallTracker.StuckCall) -> ControlReply.Call {
-        ControlReply.Call(service: stuck.service, event: stuck.event, seconds: (Clock.monotonic() - stuck.since).rounded(),
-                          deadline: stuck.deadline)
+        ControlReply.Call(
+            service: stuck.service, event: stuck.event, seconds: (Clock.monotonic() - stuck.since).rounded(),
+            deadline: stuck.deadline)
     }
 }

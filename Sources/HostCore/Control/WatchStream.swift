@@ -22,8 +22,10 @@ final class WatchStream: Sendable {
     // Called once, outside any lock, when the client is dropped (too slow, or gone).
     private let dropped: @Sendable (_ tooSlow: Bool) -> Void
 
-    init(queue: DispatchQueue, write: @escaping @Sendable (UnsafeRawBufferPointer) -> Int,
-         dropped: @escaping @Sendable (_ tooSlow: Bool) -> Void) {
+    init(
+        queue: DispatchQueue, write: @escaping @Sendable (UnsafeRawBufferPointer) -> Int,
+        dropped: @escaping @Sendable (_ tooSlow: Bool) -> Void
+    ) {
         self.queue = queue
         self.write = write
         self.dropped = dropped
@@ -52,7 +54,12 @@ final class WatchStream: Sendable {
     }
 
     /// Ends the stream without a drop message (the client went away).
-    func end() { state.withLock { $0.dropped = true; $0.pending = [] } }
+    func end() {
+        state.withLock {
+            $0.dropped = true
+            $0.pending = []
+        }
+    }
 
     private func flush() {
         while true {

@@ -16,9 +16,11 @@ public struct LoadedServiceInfo {
     /// Its `handle_event`, read within the `size` the plugin declared.
     let handleEvent: @convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_event>?) -> Int32
 
-    init(metadata: ServiceMetadata, path: String, identity: FileIdentity, descriptor: UnsafePointer<sh_service>,
-         attach: (@convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_host>?) -> Int32)?,
-         handleEvent: @escaping @convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_event>?) -> Int32) {
+    init(
+        metadata: ServiceMetadata, path: String, identity: FileIdentity, descriptor: UnsafePointer<sh_service>,
+        attach: (@convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_host>?) -> Int32)?,
+        handleEvent: @escaping @convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_event>?) -> Int32
+    ) {
         self.metadata = metadata
         self.path = path
         self.identity = identity
@@ -29,8 +31,9 @@ public struct LoadedServiceInfo {
 
     /// A service whose descriptor the host made itself (a worker's proxy): its own full size.
     init(metadata: ServiceMetadata, path: String, identity: FileIdentity, hostMade descriptor: UnsafePointer<sh_service>) {
-        self.init(metadata: metadata, path: path, identity: identity, descriptor: descriptor,
-                  attach: descriptor.pointee.attach, handleEvent: descriptor.pointee.handle_event!)
+        self.init(
+            metadata: metadata, path: path, identity: identity, descriptor: descriptor,
+            attach: descriptor.pointee.attach, handleEvent: descriptor.pointee.handle_event!)
     }
 }
 
@@ -96,8 +99,10 @@ public enum PluginLoader {
     /// Opens one inspected file (from `loadPath` when given: a private copy of a changed file)
     /// and checks its answer against its metadata.
     /// `willRun` is told before each step that runs plugin code.
-    public static func open(_ inspected: PluginInspector.Inspected, loadPath: String? = nil,
-                     willRun: ((LoadStage) -> Void)? = nil) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+    public static func open(
+        _ inspected: PluginInspector.Inspected, loadPath: String? = nil,
+        willRun: ((LoadStage) -> Void)? = nil
+    ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         let metadata = inspected.metadata
         willRun?(.dlopen)
         let library = try DynamicLibrary(path: loadPath ?? inspected.path)
@@ -120,12 +125,14 @@ public enum PluginLoader {
         // not the host) and from the offer.
         let declared = metadata.abiMin...max(metadata.abiMin, metadata.abiVersion)
         guard declared.contains(plugin.abi_version) else {
-            throw .entry("answered ABI \(plugin.abi_version), outside the \(declared.lowerBound)–\(declared.upperBound)"
-                + " its metadata declares (a plugin bug: answer a version from both the offer and that range)")
+            throw .entry(
+                "answered ABI \(plugin.abi_version), outside the \(declared.lowerBound)–\(declared.upperBound)"
+                    + " its metadata declares (a plugin bug: answer a version from both the offer and that range)")
         }
         guard PluginInspector.hostABI.contains(plugin.abi_version) else {
-            throw .abiMismatch(pluginMin: plugin.abi_version, pluginMax: plugin.abi_version,
-                               hostMin: PluginInspector.hostABI.lowerBound, hostMax: PluginInspector.hostABI.upperBound)
+            throw .abiMismatch(
+                pluginMin: plugin.abi_version, pluginMax: plugin.abi_version,
+                hostMin: PluginInspector.hostABI.lowerBound, hostMax: PluginInspector.hostABI.upperBound)
         }
         guard plugin.service_count > 0, let list = plugin.services else {
             throw .entry("exports no services\(declined)")
@@ -145,8 +152,10 @@ public enum PluginLoader {
             }
             guard let handleEvent = service.handle_event else { throw .entry("service \(id) has no handle_event") }
             guard !accepted.contains(where: { $0.metadata.id == id }) else { throw .entry("exports service \(id) twice") }
-            accepted.append(LoadedServiceInfo(metadata: meta, path: inspected.path, identity: inspected.identity,
-                                              descriptor: descriptor, attach: service.attach, handleEvent: handleEvent))
+            accepted.append(
+                LoadedServiceInfo(
+                    metadata: meta, path: inspected.path, identity: inspected.identity,
+                    descriptor: descriptor, attach: service.attach, handleEvent: handleEvent))
         }
         if let missing = metadata.services.first(where: { meta in !accepted.contains { $0.metadata.id == meta.id } }) {
             throw .entry("its metadata declares service \(missing.id), which it does not export")

@@ -11,7 +11,8 @@ public enum PluginPath {
     /// The default directories and where they came from ("SERVICEHOST_PLUGIN_PATH" or
     /// "XDG_DATA_HOME"); nil when neither gives one.
     public static func defaults(_ environment: (String) -> String? = { getenv($0).map { String(cString: $0) } })
-        -> (directories: [String], source: String)? {
+        -> (directories: [String], source: String)?
+    {
         if let path = environment(variable) {
             let directories = path.split(separator: ":").map(String.init)
             if !directories.isEmpty { return (directories, variable) }

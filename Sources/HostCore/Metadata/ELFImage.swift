@@ -68,8 +68,9 @@ struct ELFImage {
         // count and entrySize are 16-bit, so their product cannot overflow; the offset can be anything.
         let tableSize = count * entrySize
         guard let tableOffset = Self.range(rawTableOffset, UInt64(tableSize), within: fileSize) else {
-            throw .corrupt("the section table at offset \(Self.hex(rawTableOffset)) (\(count) entries of \(entrySize) bytes)"
-                + " lies past the end of the \(Self.describe(size: fileSize)) file")
+            throw .corrupt(
+                "the section table at offset \(Self.hex(rawTableOffset)) (\(count) entries of \(entrySize) bytes)"
+                    + " lies past the end of the \(Self.describe(size: fileSize)) file")
         }
         guard tableOffset > 0 else { throw .corrupt("the section table overlaps the ELF header") }
 
@@ -79,13 +80,17 @@ struct ELFImage {
         for index in 0..<count {
             let base = index * entrySize
             let type = table.u32(base + 4)
-            let rawOffset = table.u64(base + 24), rawSize = table.u64(base + 32), rawEntrySize = table.u64(base + 56)
-            var offset = 0, size = 0
+            let rawOffset = table.u64(base + 24)
+            let rawSize = table.u64(base + 32)
+            let rawEntrySize = table.u64(base + 56)
+            var offset = 0
+            var size = 0
             // SHT_NOBITS occupies no bytes in the file (.bss): its offset and size are never read.
             if type != Self.noBits {
                 guard let start = Self.range(rawOffset, rawSize, within: fileSize) else {
-                    throw .corrupt("section \(index) (\(Self.hex(rawSize)) bytes at offset \(Self.hex(rawOffset)))"
-                        + " lies past the end of the \(Self.describe(size: fileSize)) file")
+                    throw .corrupt(
+                        "section \(index) (\(Self.hex(rawSize)) bytes at offset \(Self.hex(rawOffset)))"
+                            + " lies past the end of the \(Self.describe(size: fileSize)) file")
                 }
                 offset = start
                 size = Int(rawSize)  // within the file, so it fits
@@ -102,8 +107,9 @@ struct ELFImage {
         let names = try Self.exactly(source, at: namesSection.offset, count: namesSection.size, "the section names")
         sections = raw.map { entry in
             let s = entry.section
-            return Section(name: names.cString(at: entry.nameOffset), type: s.type, offset: s.offset,
-                           size: s.size, link: s.link, entrySize: s.entrySize)
+            return Section(
+                name: names.cString(at: entry.nameOffset), type: s.type, offset: s.offset,
+                size: s.size, link: s.link, entrySize: s.entrySize)
         }
     }
 
@@ -163,8 +169,12 @@ struct ELFImage {
     static func describe(size: Int) -> String {
         if size < 1024 { return size == 1 ? "1-byte" : "\(size)-byte" }
         let units = ["KiB", "MiB", "GiB", "TiB"]
-        var value = Double(size) / 1024, unit = 0
-        while value >= 1024, unit < units.count - 1 { value /= 1024; unit += 1 }
+        var value = Double(size) / 1024
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
         let tenths = (value * 10).rounded() / 10
         let text = tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
         return "\(text) \(units[unit])"
@@ -200,21 +210,22 @@ struct ELFImage {
                 .replacingAll("\n", with: "\\n").replacingAll("\t", with: "\\t").replacingAll("\r", with: "\\r")
             return "it is text, starting \"\(text)\""
         }
-        return "it starts with bytes " + start.prefix(8).map { byte in
-            let hex = String(byte, radix: 16)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined(separator: " ")
+        return "it starts with bytes "
+            + start.prefix(8).map { byte in
+                let hex = String(byte, radix: 16)
+                return hex.count == 1 ? "0" + hex : hex
+            }.joined(separator: " ")
     }
 
     static let hostMachine: (number: UInt16, name: String) = {
         #if arch(x86_64)
-        (62, "x86_64")
+            (62, "x86_64")
         #elseif arch(arm64)
-        (183, "aarch64")
+            (183, "aarch64")
         #elseif arch(riscv64)
-        (243, "riscv64")
+            (243, "riscv64")
         #else
-        (0, "unknown")
+            (0, "unknown")
         #endif
     }()
 
@@ -237,7 +248,8 @@ struct ELFImage {
 extension [UInt8] {
     func u16(_ offset: Int, bigEndian: Bool = false) -> UInt16 {
         guard offset >= 0, offset + 2 <= count else { return 0 }
-        return bigEndian ? UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
+        return bigEndian
+            ? UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
             : UInt16(self[offset]) | UInt16(self[offset + 1]) << 8
     }
 

@@ -46,8 +46,10 @@ public final class Log: Sendable {
 
     /// A log writing lines at `level` and above to `descriptor`, stamped with `time`, with
     /// journald's priority prefix when `descriptor` is the journal, copied to `watchers`.
-    public init(level: LogLevel, format: LogFormat = .text, time: LogTime = .none, descriptor: Int32 = STDERR_FILENO,
-                journal: Bool? = nil, watchers: WatchHub? = nil) {
+    public init(
+        level: LogLevel, format: LogFormat = .text, time: LogTime = .none, descriptor: Int32 = STDERR_FILENO,
+        journal: Bool? = nil, watchers: WatchHub? = nil
+    ) {
         self.level = level
         self.format = format
         self.time = time
@@ -62,8 +64,10 @@ public final class Log: Sendable {
     /// Writes one line. `source` is "host", "loader" or a service id; `event` names what
     /// happened for machines (`worker.crashed`), with `fields` its details. The message is only
     /// built when the level is enabled, so a debug line costs nothing at info level.
-    public func write(_ level: LogLevel, _ source: String, _ message: @autoclosure () -> String,
-                      event: String? = nil, fields: [LogField] = []) {
+    public func write(
+        _ level: LogLevel, _ source: String, _ message: @autoclosure () -> String,
+        event: String? = nil, fields: [LogField] = []
+    ) {
         guard enabled(level) else { return }
         let message = message()
         let stamp = time.stamp()
@@ -74,7 +78,8 @@ public final class Log: Sendable {
             // One line per call: a message with newlines is kept on one line.
             for character in message { line.append(character == "\n" ? " " : character) }
         case .json:
-            line = "{" + (stamp.map { "\"time\":\(JSONText.string($0))," } ?? "")
+            line =
+                "{" + (stamp.map { "\"time\":\(JSONText.string($0))," } ?? "")
                 + "\"level\":\"\(level.name)\",\"source\":\(JSONText.string(source))"
             if let event { line += ",\"event\":\(JSONText.string(event))" }
             line += ",\"message\":\(JSONText.string(message))"
@@ -91,9 +96,10 @@ public final class Log: Sendable {
         utf8.withUnsafeMutableBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let n = (try? retryingOnInterrupt("write", "log") {
-                    Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                }) ?? -1
+                let n =
+                    (try? retryingOnInterrupt("write", "log") {
+                        Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                    }) ?? -1
                 if n <= 0 { return }
                 done += n
             }

@@ -58,17 +58,19 @@ public final class MetricsServer: Sendable {
         let response: String
         if requestLine.count >= 2, requestLine[0] == "GET", requestLine[1] == "/metrics" || requestLine[1].hasPrefix("/metrics?") {
             let body = render() ?? ""
-            response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+            response =
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
         } else {
             let body = "only GET /metrics is served here\n"
-            response = "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n"
+            response =
+                "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n"
                 + "Connection: close\r\n\r\n" + body
         }
         try? connection.sendAll(Array(response.utf8), path: "\(address)")
     }
 }
 
-private extension Array where Element == UInt8 {
-    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+extension Array where Element == UInt8 {
+    fileprivate func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
 }

@@ -8,22 +8,30 @@ extension Host {
             out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
             for sample in samples { out += sample + "\n" }
         }
-        family("servicehost_services", "gauge", "Services loaded, by state.", [
-            "servicehost_services{state=\"running\"} \(services.count)",
-            "servicehost_services{state=\"stopped\"} \(parkedServices.count)",
-            "servicehost_services{state=\"skipped\"} \(skipped.count)",
-        ])
-        family("servicehost_startup_seconds", "gauge", "What starting each service cost, by step.",
-               blame().flatMap { entry in
-                   let cost = entry.cost
-                   return [("inspect", cost.inspect), ("dlopen", cost.dlopen), ("entry", cost.entry),
-                           ("attach", cost.attach), ("launch", cost.launch)].map { step, nanoseconds in
-                       "servicehost_startup_seconds{service=\(Self.label(entry.service)),step=\"\(step)\"} \(Self.seconds(nanoseconds))"
-                   }
-               })
+        family(
+            "servicehost_services", "gauge", "Services loaded, by state.",
+            [
+                "servicehost_services{state=\"running\"} \(services.count)",
+                "servicehost_services{state=\"stopped\"} \(parkedServices.count)",
+                "servicehost_services{state=\"skipped\"} \(skipped.count)",
+            ])
+        family(
+            "servicehost_startup_seconds", "gauge", "What starting each service cost, by step.",
+            blame().flatMap { entry in
+                let cost = entry.cost
+                return [
+                    ("inspect", cost.inspect), ("dlopen", cost.dlopen), ("entry", cost.entry),
+                    ("attach", cost.attach), ("launch", cost.launch),
+                ].map { step, nanoseconds in
+                    "servicehost_startup_seconds{service=\(Self.label(entry.service)),step=\"\(step)\"} \(Self.seconds(nanoseconds))"
+                }
+            })
         guard statisticsEnabled else { return out }
         let stats = dispatcher.stats
-        var deliveries: [String] = [], failures: [String] = [], longest: [String] = [], histogram: [String] = []
+        var deliveries: [String] = []
+        var failures: [String] = []
+        var longest: [String] = []
+        var histogram: [String] = []
         for id in stats.ids {
             for figures in stats.figures(for: id) {
                 let labels = "service=\(Self.label(id)),event=\(Self.label(figures.kind.name))"

@@ -33,27 +33,34 @@ public final class TraceWriter: Sendable {
     public func recordCompletion(seq: UInt64, event: EventKind, service: String, result: Int32?) {
         guard isActive else { return }
         let answer = result.map { ResultCode.answerName($0, for: event) } ?? "timeout"
-        write(JSONText.object([
-            "seq": String(seq), "event": JSONText.string(event.name), "service": JSONText.string(service),
-            "completion": JSONText.string(answer),
-        ]))
+        write(
+            JSONText.object([
+                "seq": String(seq), "event": JSONText.string(event.name), "service": JSONText.string(service),
+                "completion": JSONText.string(answer),
+            ]))
     }
 
     /// Records one delivery: `{"seq":1,"t":52310,"event":"didBecomeActive","service":"…","state":"active",
     /// "result":"ok","dur_ns":840}`; `t` is when the call began, in nanoseconds since the host
     /// started, `dur_ns` how long the service took. A scene event also names its scene:
     /// `"scene":"car"` after `event`.
-    public func record(seq: UInt64, event: EventKind, service: String, state: AppState, result: Int32,
-                       scene: String? = nil, time: UInt64 = 0, duration: UInt64 = 0) {
+    public func record(
+        seq: UInt64, event: EventKind, service: String, state: AppState, result: Int32,
+        scene: String? = nil, time: UInt64 = 0, duration: UInt64 = 0
+    ) {
         var members: KeyValuePairs<String, String> = [:]
         if let scene {
-            members = ["seq": String(seq), "t": String(time), "event": JSONText.string(event.name), "scene": JSONText.string(scene),
-                       "service": JSONText.string(service), "state": JSONText.string(state.name),
-                       "result": JSONText.string(ResultCode.name(result)), "dur_ns": String(duration)]
+            members = [
+                "seq": String(seq), "t": String(time), "event": JSONText.string(event.name), "scene": JSONText.string(scene),
+                "service": JSONText.string(service), "state": JSONText.string(state.name),
+                "result": JSONText.string(ResultCode.name(result)), "dur_ns": String(duration),
+            ]
         } else {
-            members = ["seq": String(seq), "t": String(time), "event": JSONText.string(event.name),
-                       "service": JSONText.string(service), "state": JSONText.string(state.name),
-                       "result": JSONText.string(ResultCode.name(result)), "dur_ns": String(duration)]
+            members = [
+                "seq": String(seq), "t": String(time), "event": JSONText.string(event.name),
+                "service": JSONText.string(service), "state": JSONText.string(state.name),
+                "result": JSONText.string(ResultCode.name(result)), "dur_ns": String(duration),
+            ]
         }
         write(JSONText.object(members))
     }

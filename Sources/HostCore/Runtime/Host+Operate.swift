@@ -42,8 +42,10 @@ extension Host {
         var entries = serviceSet.skipped
         for slot in services {
             if let failure = isolation?.board.fields(for: slot.id)[.failure].flatMap(FailureRecord.init(json:)) {
-                entries.append(SkippedEntry(path: slot.path, services: [slot.id], reason: .crashLooped,
-                                            message: "marked failed after a crash loop (\(failure.summary)); starts again when the file changes"))
+                entries.append(
+                    SkippedEntry(
+                        path: slot.path, services: [slot.id], reason: .crashLooped,
+                        message: "marked failed after a crash loop (\(failure.summary)); starts again when the file changes"))
             }
         }
         return entries
@@ -58,23 +60,31 @@ extension Host {
         var ids = stats.ids
         if let service {
             guard ids.contains(service) || services.contains(where: { $0.id == service }) else {
-                throw ServiceControlError("no statistics for unknown service \(service)"
-                    + Suggestion.didYouMean(service, among: ids) + " (known: \(ids.joined(separator: ", ")))")
+                throw ServiceControlError(
+                    "no statistics for unknown service \(service)"
+                        + Suggestion.didYouMean(service, among: ids) + " (known: \(ids.joined(separator: ", ")))")
             }
             ids = [service]
         }
         let bounds = ServiceStats.bounds.map { JSONValue.number(Double($0)) }
         return .object([
             "bounds_ns": .array(bounds),
-            "services": .array(ids.map { id in
-                .object(["service": .string(id), "events": .array(stats.figures(for: id).map { figures in
-                    .object(["event": .string(figures.kind.name), "count": .number(Double(figures.count)),
-                             "failures": .number(Double(figures.failures)),
-                             "total_ns": .number(Double(figures.totalNanoseconds)),
-                             "max_ns": .number(Double(figures.maxNanoseconds)),
-                             "buckets": .array(figures.buckets.map { .number(Double($0)) })])
-                })])
-            }),
+            "services": .array(
+                ids.map { id in
+                    .object([
+                        "service": .string(id),
+                        "events": .array(
+                            stats.figures(for: id).map { figures in
+                                .object([
+                                    "event": .string(figures.kind.name), "count": .number(Double(figures.count)),
+                                    "failures": .number(Double(figures.failures)),
+                                    "total_ns": .number(Double(figures.totalNanoseconds)),
+                                    "max_ns": .number(Double(figures.maxNanoseconds)),
+                                    "buckets": .array(figures.buckets.map { .number(Double($0)) }),
+                                ])
+                            }),
+                    ])
+                }),
         ])
     }
 

@@ -44,9 +44,11 @@ public final class Host {
     /// unless `firstLaunch` says otherwise), timing deadlines on `clock`.
     /// `notificationAuthorization` answers services' authorization requests while the saved
     /// status (in `stateDirectory`) is not determined.
-    public init(log: Log, trace: TraceWriter? = nil, stateDirectory: StateDirectory? = nil,
-                firstLaunch: FirstLaunch = .neverFirst(), clock: HostClock = SystemClock(),
-                notificationAuthorization: AuthorizationPolicy = .grant) {
+    public init(
+        log: Log, trace: TraceWriter? = nil, stateDirectory: StateDirectory? = nil,
+        firstLaunch: FirstLaunch = .neverFirst(), clock: HostClock = SystemClock(),
+        notificationAuthorization: AuthorizationPolicy = .grant
+    ) {
         self.log = log
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
@@ -64,8 +66,9 @@ public final class Host {
         let shared = SharedServices(authorization: authorization) { service, scene, json in
             applicationBox.value?.setRestoration(service: service, scene: scene, json: json) ?? Int32(SH_NOT_FOUND)
         }
-        serviceSet = ServiceSet(dispatcher: dispatcher, log: log, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
-                                mailbox: mailbox, stateCell: stateCell, shared: shared)
+        serviceSet = ServiceSet(
+            dispatcher: dispatcher, log: log, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
+            mailbox: mailbox, stateCell: stateCell, shared: shared)
         answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
         let notifyBox = WeakBox<Host>()
         application = Application(

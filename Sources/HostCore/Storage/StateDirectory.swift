@@ -119,7 +119,8 @@ public final class StateDirectory: Sendable {
     /// Refuses an id that is not a service id or could leave the directory it names.
     static func checkServiceID(_ id: String, in directory: String) throws(StorageError) {
         // Belt and braces: ServiceID's rules already exclude all of these.
-        let escapes = id.isEmpty || id == "." || id == ".." || id.hasPrefix(".") || id.utf8.contains(0)
+        let escapes =
+            id.isEmpty || id == "." || id == ".." || id.hasPrefix(".") || id.utf8.contains(0)
             || id.utf8.contains(UInt8(ascii: "/"))
         if escapes {
             throw StorageError(path: directory, code: .invalidServiceID(id: id, reason: "it could name a path outside the state directory"))

@@ -15,8 +15,9 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         let portText = parts.count == 2 ? parts[1] : parts[0]
         guard let port = UInt16(portText) else { throw UsageError("'\(portText)' is not a port from 0 to 65535") }
         if parts.count == 2 && hostText.isEmpty {
-            throw UsageError("'\(text)' has no address: give PORT for loopback only, or the address to listen on"
-                + " (0.0.0.0:\(port) for every interface, on purpose)")
+            throw UsageError(
+                "'\(text)' has no address: give PORT for loopback only, or the address to listen on"
+                    + " (0.0.0.0:\(port) for every interface, on purpose)")
         }
         var probe = in_addr()
         guard inet_pton(AF_INET, hostText, &probe) == 1 else { throw UsageError("'\(hostText)' is not an IPv4 address") }
@@ -35,9 +36,10 @@ enum TCPListener {
     /// Binds and listens on `address`.
     static func listen(_ address: ListenAddress) throws(SystemError) -> FileDescriptor {
         let what = "\(address)"
-        let socket = FileDescriptor(taking: try retryingOnInterrupt("socket", what) {
-            Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        })
+        let socket = FileDescriptor(
+            taking: try retryingOnInterrupt("socket", what) {
+                Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            })
         var yes: Int32 = 1
         setsockopt(socket.rawValue, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var inet = sockaddr_in()

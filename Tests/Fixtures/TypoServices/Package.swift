@@ -14,7 +14,7 @@ let package = Package(
         .library(name: "Unlisted", type: .dynamic, targets: ["Unlisted"]),
     ],
     dependencies: [
-        .package(name: "ServiceHost", path: "../../.."),
+        .package(name: "ServiceHost", path: "../../..")
     ],
     targets: ["Misspelled", "Unlisted", "NotDynamic"].map { name in
         .target(

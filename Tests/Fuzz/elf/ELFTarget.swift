@@ -1,7 +1,8 @@
+import ServiceABI
+
 // Fuzz target `elf`: a plugin file's bytes through the ELF reader and the static metadata
 // decoder, as `host inspect` and the loader read them (scripts/fuzz builds it).
 @testable import HostCore
-import ServiceABI
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

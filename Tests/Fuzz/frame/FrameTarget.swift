@@ -4,8 +4,9 @@
 // failure codec, and the worker's event decoder. Any WireError is the peer breaking the
 // protocol (the host kills that worker); nothing may trap.
 import Glibc
-@testable import HostCore
 import ServiceABI
+
+@testable import HostCore
 
 /// The stand-in table: each function checks what the ABI promises it (a real table trusts it).
 /// Members are set one by one, so the table still builds when sh_host grows.

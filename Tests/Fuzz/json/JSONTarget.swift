@@ -1,9 +1,10 @@
+import ServiceABI
+import ServiceJSON
+
 // Fuzz target `json`: bytes through ServiceJSON's parser, then the value through the event
 // tape (JSONTape). Checks what must hold for every document the parser accepts: it
 // serializes to text that parses back to the same value, and its tape reads back to it.
 @testable import HostCore
-import ServiceABI
-import ServiceJSON
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -49,7 +50,8 @@ func readTape(_ nodes: UnsafePointer<sh_json_node>, _ count: Int, _ index: inout
         var members: [String: JSONValue] = [:]
         for _ in 0..<node.count {
             guard index < count, nodes[index].type == SH_JSON_STRING.rawValue, let key = tapeString(nodes[index]),
-                  nodes[index].next == UInt32(index + 1) else { return nil }
+                nodes[index].next == UInt32(index + 1)
+            else { return nil }
             index += 1
             guard let member = readTape(nodes, count, &index) else { return nil }
             members[key] = member

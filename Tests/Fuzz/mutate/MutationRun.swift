@@ -75,25 +75,33 @@ func mutate(_ original: [UInt8], _ random: inout Random) -> ([UInt8], String) {
     case 3:  // truncation
         return (Array(bytes.prefix(random.below(bytes.count))), "truncate")
     case 4:  // an ELF header field set to an extreme
-        let fields: [(String, Int, Int)] = [("shoff", 40, 8), ("phoff", 32, 8), ("shentsize", 58, 2), ("shnum", 60, 2),
-                                            ("shstrndx", 62, 2), ("type", 16, 2), ("class", 4, 1), ("data", 5, 1)]
+        let fields: [(String, Int, Int)] = [
+            ("shoff", 40, 8), ("phoff", 32, 8), ("shentsize", 58, 2), ("shnum", 60, 2),
+            ("shstrndx", 62, 2), ("type", 16, 2), ("class", 4, 1), ("data", 5, 1),
+        ]
         let (name, offset, size) = fields[random.below(fields.count)]
         put(extreme(size), size, at: offset, in: &bytes)
         return (bytes, name)
     case 5, 6:  // a section header field set to an extreme
         let sections = layout.sections
         guard !sections.isEmpty else { return (bytes, "none") }
-        let base = random.below(3) == 0 && layout.namesIndex < sections.count ? sections[layout.namesIndex]
+        let base =
+            random.below(3) == 0 && layout.namesIndex < sections.count
+            ? sections[layout.namesIndex]
             : sections[random.below(sections.count)]
-        let fields: [(String, Int, Int)] = [("sh_name", 0, 4), ("sh_type", 4, 4), ("sh_offset", 24, 8), ("sh_size", 32, 8),
-                                            ("sh_link", 40, 4), ("sh_entsize", 56, 8)]
+        let fields: [(String, Int, Int)] = [
+            ("sh_name", 0, 4), ("sh_type", 4, 4), ("sh_offset", 24, 8), ("sh_size", 32, 8),
+            ("sh_link", 40, 4), ("sh_entsize", 56, 8),
+        ]
         let (name, offset, size) = fields[random.below(fields.count)]
         put(extreme(size), size, at: base + offset, in: &bytes)
         return (bytes, name)
     case 7:  // a string or symbol table made SHT_NOBITS with a huge size
         let sections = layout.sections
         guard !sections.isEmpty else { return (bytes, "none") }
-        let base = random.below(2) == 0 && layout.namesIndex < sections.count ? sections[layout.namesIndex]
+        let base =
+            random.below(2) == 0 && layout.namesIndex < sections.count
+            ? sections[layout.namesIndex]
             : sections[random.below(sections.count)]
         put(8, 4, at: base + 4, in: &bytes)
         put(random.below(2) == 0 ? 1 << 40 : 1 << 30, 8, at: base + 32, in: &bytes)
@@ -103,8 +111,12 @@ func mutate(_ original: [UInt8], _ random: inout Random) -> ([UInt8], String) {
         guard !records.isEmpty else { return (bytes, "none") }
         let record = records[random.below(records.count)]
         switch random.below(4) {
-        case 0: put(extreme(4), 4, at: record, in: &bytes); return (bytes, "meta_size")
-        case 1: put(UInt64(random.below(8)), 4, at: record + 12, in: &bytes); return (bytes, "meta_kind")
+        case 0:
+            put(extreme(4), 4, at: record, in: &bytes)
+            return (bytes, "meta_size")
+        case 1:
+            put(UInt64(random.below(8)), 4, at: record + 12, in: &bytes)
+            return (bytes, "meta_kind")
         case 2:
             for i in (record + 16)..<min(bytes.count, record + 272) { bytes[i] = 0x41 }
             return (bytes, "meta_nonul")
@@ -116,10 +128,16 @@ func mutate(_ original: [UInt8], _ random: inout Random) -> ([UInt8], String) {
 }
 
 /// Runs `arguments` with output to `log`; kills it after `timeout` s (a hang). Returns how it ended.
-enum Ending { case exited(Int32), signaled(Int32), hung }
+enum Ending {
+    case exited(Int32)
+    case signaled(Int32)
+    case hung
+}
 
-func run(_ executable: String, _ arguments: [String], log: String, timeout: Double,
-         stopWhen ready: String? = nil, beforeStopping: () throws -> Void = {}) throws -> Ending {
+func run(
+    _ executable: String, _ arguments: [String], log: String, timeout: Double,
+    stopWhen ready: String? = nil, beforeStopping: () throws -> Void = {}
+) throws -> Ending {
     _ = FileManager.default.createFile(atPath: log, contents: nil)
     let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
     defer { try? output.close() }
@@ -157,26 +175,33 @@ guard arguments.count == 6, let count = Int(arguments[4]), let seed = UInt64(arg
 let (host, pluginDirectory, work) = (arguments[1], arguments[2], arguments[3])
 let plugins = try FileManager.default.contentsOfDirectory(atPath: pluginDirectory).filter { $0.hasSuffix(".so") }.sorted()
     .map { (name: String($0.dropLast(3)), bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: pluginDirectory + "/" + $0)))) }
-guard !plugins.isEmpty else { print("mutation-run: no .so files in \(pluginDirectory)"); exit(2) }
+guard !plugins.isEmpty else {
+    print("mutation-run: no .so files in \(pluginDirectory)")
+    exit(2)
+}
 
 let batchSize = 1000
 var findings: [String] = []
-var inspected = 0, loaded = 0, refusedByLoader = 0
+var inspected = 0
+var loaded = 0
+var refusedByLoader = 0
 var reasons: [String: Int] = [:]
 let started = Date()
 try? FileManager.default.removeItem(atPath: work)
 for batchStart in stride(from: 0, to: count, by: batchSize) {
     let directory = "\(work)/batch-\(batchStart)"
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                            attributes: [.posixPermissions: 0o755])
+    try FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o755])
     var names: [String] = []
     for number in batchStart..<min(count, batchStart + batchSize) {
-        var random = Random(state: seed &* 0x100000001B3 &+ UInt64(number))
+        var random = Random(state: seed &* 0x100_0000_01B3 &+ UInt64(number))
         let plugin = plugins[random.below(plugins.count)]
         let (bytes, what) = mutate(plugin.bytes, &random)
         let name = String(format: "%07d-%@-%@.so", number, what, plugin.name)
-        _ = FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data(bytes),
-                                       attributes: [.posixPermissions: 0o644])
+        _ = FileManager.default.createFile(
+            atPath: "\(directory)/\(name)", contents: Data(bytes),
+            attributes: [.posixPermissions: 0o644])
         names.append(name)
     }
     // 1. host inspect: every file gets a block starting with its path.
@@ -197,12 +222,18 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
     // 2. The loader, with every plugin in a worker: refused files are logged by path; the
     //    first file of each service id that passes inspection is loaded in a worker.
     //    A loaded file is named by `host ctl list`, asked once the host is active.
-    let loadLog = "\(directory).load.log", listLog = "\(directory).list.json"
+    let loadLog = "\(directory).load.log"
+    let listLog = "\(directory).list.json"
     let socket = "\(work)/host.sock"
-    let ending = try run(host, ["--plugins", directory, "--isolation", "process", "--state-dir", "\(work)/state",
-                                "--control", socket, "--event-timeout", "2", "--shutdown-timeout", "10",
-                                "--first-launch", "never"],
-                         log: loadLog, timeout: 180, stopWhen: "active with") {
+    let ending = try run(
+        host,
+        [
+            "--plugins", directory, "--isolation", "process", "--state-dir", "\(work)/state",
+            "--control", socket, "--event-timeout", "2", "--shutdown-timeout", "10",
+            "--first-launch", "never",
+        ],
+        log: loadLog, timeout: 180, stopWhen: "active with"
+    ) {
         _ = try run(host, ["ctl", "--control", socket, "--json", "list"], log: listLog, timeout: 30)
     }
     switch ending {
@@ -215,7 +246,9 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
             findings.append("host --plugins \(directory): exit status \(status) (see \(loadLog))")
         }
         for name in names {
-            if text.contains("\(directory)/\(name):") { refusedByLoader += 1 } else if list.contains("\(directory)/\(name)\"") {
+            if text.contains("\(directory)/\(name):") {
+                refusedByLoader += 1
+            } else if list.contains("\(directory)/\(name)\"") {
                 loaded += 1
             } else {
                 findings.append("host --plugins: \(name) not named in its log")
@@ -227,8 +260,9 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
     if findings.isEmpty { try? FileManager.default.removeItem(atPath: directory) }
 }
 
-print("mutation-run: \(inspected) corrupted copies of \(plugins.count) plugins (seed \(seed)) through host inspect and the loader "
-    + "in \(Int(Date().timeIntervalSince(started))) s")
+print(
+    "mutation-run: \(inspected) corrupted copies of \(plugins.count) plugins (seed \(seed)) through host inspect and the loader "
+        + "in \(Int(Date().timeIntervalSince(started))) s")
 print("mutation-run: loader: \(refusedByLoader) refused, each with its path; \(loaded) loaded, each in ctl list")
 print("mutation-run: host inspect reasons:")
 for (reason, n) in reasons.sorted(by: { $0.value > $1.value }) { print("  \(n)\t\(reason)") }

@@ -100,9 +100,14 @@ final class HostCallForwarder: Sendable {
         var r = frame.reader
         switch frame.type {
         case .complete:
-            let id = try r.u32("completion"), result = try r.i32("result"), json = try r.optionalBlob("answer")
+            let id = try r.u32("completion")
+            let result = try r.i32("result")
+            let json = try r.optionalBlob("answer")
             try r.finish("complete")
-            enum Known { case given(CompletionCopy), dropped, never }
+            enum Known {
+                case given(CompletionCopy)
+                case dropped, never
+            }
             let known = completions.withLock { state -> Known in
                 guard let entry = state.table[id] else {
                     // Ids count up from 1: one at most `next` that is gone was dropped long ago.
@@ -117,12 +122,16 @@ final class HostCallForwarder: Sendable {
             case .never: throw .malformed("completion \(id) was never given")
             }
         case .log:
-            let service = Int(try r.u32("service")), level = try r.i32("level"), message = try r.blob("message")
+            let service = Int(try r.u32("service"))
+            let level = try r.i32("level")
+            let message = try r.blob("message")
             try r.finish("log")
             guard let table = table(service) else { return }
             cString(message) { table.pointee.log?(table, level, $0) }
         case .post:
-            let service = Int(try r.u32("service")), name = try r.blob("name"), json = try r.optionalBlob("payload")
+            let service = Int(try r.u32("service"))
+            let name = try r.blob("name")
+            let json = try r.optionalBlob("payload")
             try r.finish("post")
             guard let table = table(service) else { return }
             cString(name) { name in
@@ -133,7 +142,8 @@ final class HostCallForwarder: Sendable {
                 }
             }
         case .subscribe:
-            let service = Int(try r.u32("service")), name = try r.blob("name")
+            let service = Int(try r.u32("service"))
+            let name = try r.blob("name")
             try r.finish("subscribe")
             guard let table = table(service) else { return }
             cString(name) { _ = table.pointee.subscribe?(table, $0) }
@@ -167,7 +177,10 @@ final class HostCallForwarder: Sendable {
         var w = WireWriter()
         guard let table = table(service) else {
             w.i32(Int32(SH_INVALID))
-            if call == .storeGet { w.u64(0); w.bool(false) }
+            if call == .storeGet {
+                w.u64(0)
+                w.bool(false)
+            }
             if call == .storeKeys { w.u32(0) }
             if call == .notificationSettings { w.u32(0) }
             return try channel.send(&w, .reply, sequence: frame.sequence)
@@ -196,14 +209,17 @@ final class HostCallForwarder: Sendable {
             w.bool(hasValue)
             if hasValue { w.blob(Array(buffer[..<length])) }
         case .storeSet:
-            let key = try r.optionalBlob("key"), value = try r.optionalBlob("value"), rawLength = try r.u64("length")
+            let key = try r.optionalBlob("key")
+            let value = try r.optionalBlob("value")
+            let rawLength = try r.u64("length")
             try r.finish("store_set")
             // A length no buffer can have is a worker that lies, not a value to store.
             guard let length = Int(exactly: rawLength) else { throw .malformed("store_set of \(rawLength) bytes") }
-            w.i32(optionalCString(key) { key in
-                guard let value else { return host.store_set?(table, key, nil, length) }
-                return value.withUnsafeBytes { host.store_set?(table, key, $0.baseAddress, $0.count) }
-            } ?? Int32(SH_UNSUPPORTED))
+            w.i32(
+                optionalCString(key) { key in
+                    guard let value else { return host.store_set?(table, key, nil, length) }
+                    return value.withUnsafeBytes { host.store_set?(table, key, $0.baseAddress, $0.count) }
+                } ?? Int32(SH_UNSUPPORTED))
         case .storeRemove:
             let key = try r.optionalBlob("key")
             try r.finish("store_remove")
@@ -213,11 +229,13 @@ final class HostCallForwarder: Sendable {
             final class Keys { var list: [[UInt8]] = [] }
             let keys = Keys()
             let result = withExtendedLifetime(keys) {
-                host.store_keys?(table, { context, key in
-                    guard let context, let key else { return }
-                    let keys = Unmanaged<Keys>.fromOpaque(context).takeUnretainedValue()
-                    keys.list.append(Array(UnsafeRawBufferPointer(start: key, count: strlen(key))))
-                }, Unmanaged.passUnretained(keys).toOpaque()) ?? Int32(SH_UNSUPPORTED)
+                host.store_keys?(
+                    table,
+                    { context, key in
+                        guard let context, let key else { return }
+                        let keys = Unmanaged<Keys>.fromOpaque(context).takeUnretainedValue()
+                        keys.list.append(Array(UnsafeRawBufferPointer(start: key, count: strlen(key))))
+                    }, Unmanaged.passUnretained(keys).toOpaque()) ?? Int32(SH_UNSUPPORTED)
             }
             w.i32(result)
             w.u32(UInt32(keys.list.count))
@@ -232,11 +250,13 @@ final class HostCallForwarder: Sendable {
             try r.finish("request_authorization")
             w.i32(host.request_authorization?(table, options) ?? Int32(SH_UNSUPPORTED))
         case .setSceneRestoration:
-            let scene = try r.u64("scene"), json = try r.optionalBlob("activity")
+            let scene = try r.u64("scene")
+            let json = try r.optionalBlob("activity")
             try r.finish("set_scene_restoration")
-            let result = json.map { bytes in
-                bytes.withUnsafeBytes { host.set_scene_restoration?(table, scene, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
-            } ?? host.set_scene_restoration?(table, scene, nil, 0)
+            let result =
+                json.map { bytes in
+                    bytes.withUnsafeBytes { host.set_scene_restoration?(table, scene, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                } ?? host.set_scene_restoration?(table, scene, nil, 0)
             w.i32(result ?? Int32(SH_UNSUPPORTED))
         }
         try channel.send(&w, .reply, sequence: frame.sequence)

@@ -1,5 +1,5 @@
 #if canImport(CSystem)
-import CSystem
+    import CSystem
 #endif
 
 extension FrameChannel {
@@ -10,9 +10,9 @@ extension FrameChannel {
     // change it merge; once they have, this is `FrameChannel(socket: FileDescriptor(taking:))`.
     static func adopting(_ descriptor: Int32) -> FrameChannel {
         #if canImport(CSystem)
-        FrameChannel(socket: FileDescriptor(taking: descriptor))
+            FrameChannel(socket: FileDescriptor(taking: descriptor))
         #else
-        FrameChannel(descriptor: descriptor)
+            FrameChannel(descriptor: descriptor)
         #endif
     }
 }

@@ -39,9 +39,11 @@ final class AnswerBook {
     /// `completion` on the main thread with who received it, each service's answer
     /// ("timeout" for a missed deadline) and `merge` of the answers. `arena` (the event's
     /// data) lives until the answers are in: services may read the data until they complete.
-    func gather(_ kind: EventKind, data: UnsafeRawPointer, arena: EventArena,
-                merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
-                completion: @escaping (EventOutcome) -> Void) {
+    func gather(
+        _ kind: EventKind, data: UnsafeRawPointer, arena: EventArena,
+        merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
+        completion: @escaping (EventOutcome) -> Void
+    ) {
         let indexes = dispatcher.handlers(kind)
         guard !indexes.isEmpty else {
             return completion(EventOutcome(event: kind, handled: false, note: "no service handles \(kind.name)"))
@@ -61,8 +63,10 @@ final class AnswerBook {
 
     /// Delivers `kind` with a completion to each service in `indexes` and calls `finish` once
     /// every one completed or the deadline passed.
-    private func ask(_ kind: EventKind, data: UnsafeRawPointer?, to indexes: [Int],
-                     finish: @escaping (PendingAnswer) -> Void) {
+    private func ask(
+        _ kind: EventKind, data: UnsafeRawPointer?, to indexes: [Int],
+        finish: @escaping (PendingAnswer) -> Void
+    ) {
         nextID &+= 1
         let trace = dispatcher.trace
         let pending = PendingAnswer(id: nextID, event: kind) { [weak self] answer in
@@ -72,8 +76,10 @@ final class AnswerBook {
         var failed: [String] = []
         for index in indexes {
             // The call about to be made takes the next sequence number: its trace lines share it.
-            let record = CompletionRecord(answerID: pending.id, serviceID: dispatcher.services[index].id, event: kind,
-                                          seq: dispatcher.sequence &+ 1, log: log) { [weak self] record, result, _ in
+            let record = CompletionRecord(
+                answerID: pending.id, serviceID: dispatcher.services[index].id, event: kind,
+                seq: dispatcher.sequence &+ 1, log: log
+            ) { [weak self] record, result, _ in
                 trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: result)
                 DispatchQueue.main.async {
                     MainActor.assumeIsolated { self?.pending[record.answerID]?.answer(record.serviceID, result) }
@@ -112,8 +118,10 @@ final class AnswerBook {
         let trace = dispatcher.trace
         while let next = oldestPending(), next.deadline <= clock.now {
             next.expire { [log] record in
-                log.error(record.serviceID, "did not complete \(record.event.name) within \(Seconds.text(next.timeout)) s;"
-                    + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name),
+                log.error(
+                    record.serviceID,
+                    "did not complete \(record.event.name) within \(Seconds.text(next.timeout)) s;"
+                        + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name),
                     .string("deadline", Seconds.text(next.timeout)))
                 trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
             }
@@ -135,8 +143,10 @@ final class AnswerBook {
 
     /// Presentation options: the union of every answer, within what the notification
     /// authorization `allowed`.
-    static func mergePresentation(_ answers: [(service: String, result: Int32?)],
-                                  allowed: PresentationOptions = .all) -> JSONValue? {
+    static func mergePresentation(
+        _ answers: [(service: String, result: Int32?)],
+        allowed: PresentationOptions = .all
+    ) -> JSONValue? {
         let union = answers.reduce(into: PresentationOptions()) { options, answer in
             if let result = answer.result { options.formUnion(PresentationOptions(result)) }
         }

@@ -18,9 +18,11 @@ final class CompletionRecord: CompletionTarget {
     // it, Swift only hands it out.
     nonisolated(unsafe) let table: UnsafePointer<sh_completion>
 
-    init(answerID: UInt64, serviceID: String, event: EventKind, seq: UInt64, log: Log,
-         pool: CompletionPool = .shared,
-         answered: @escaping @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void) {
+    init(
+        answerID: UInt64, serviceID: String, event: EventKind, seq: UInt64, log: Log,
+        pool: CompletionPool = .shared,
+        answered: @escaping @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void
+    ) {
         self.answerID = answerID
         self.serviceID = serviceID
         self.event = event

@@ -85,8 +85,10 @@ final class CompletionPool: Sendable {
 
     /// A slot for one completion; its target is attached right after (`attach`). `again`, when
     /// given, is told of later calls instead of the log.
-    func acquire(serviceID: String, event: EventKind, log: Log?,
-                 again: (@Sendable (Int32, [UInt8]?) -> Void)? = nil) -> (Handle, UnsafePointer<sh_completion>) {
+    func acquire(
+        serviceID: String, event: EventKind, log: Log?,
+        again: (@Sendable (Int32, [UInt8]?) -> Void)? = nil
+    ) -> (Handle, UnsafePointer<sh_completion>) {
         storage.withLock { storage in
             let index: Int
             if let reused = storage.reusable(quarantine: quarantine) {
@@ -104,14 +106,15 @@ final class CompletionPool: Sendable {
             storage.slots[index].log = log
             storage.slots[index].again = again
             let table = storage.table(index)
-            table.initialize(to: sh_completion(
-                size: UInt32(MemoryLayout<sh_completion>.size), version: SH_COMPLETION_VERSION,
-                host_data: Self.hostData(index: index, generation: generation),
-                complete: { completion, result, json, length in
-                    guard let completion else { return }
-                    let answer = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
-                    CompletionPool.shared.complete(completion, result, answer)
-                }))
+            table.initialize(
+                to: sh_completion(
+                    size: UInt32(MemoryLayout<sh_completion>.size), version: SH_COMPLETION_VERSION,
+                    host_data: Self.hostData(index: index, generation: generation),
+                    complete: { completion, result, json, length in
+                        guard let completion else { return }
+                        let answer = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
+                        CompletionPool.shared.complete(completion, result, answer)
+                    }))
             return (Handle(pool: self, index: index, generation: generation), UnsafePointer(table))
         }
     }
@@ -125,8 +128,11 @@ final class CompletionPool: Sendable {
     /// `sh_completion.complete`, on any thread: the first call of a waiting slot is the answer.
     func complete(_ completion: UnsafePointer<sh_completion>, _ result: Int32, _ json: [UInt8]?) {
         enum Outcome {
-            case answer(any CompletionTarget), again(@Sendable (Int32, [UInt8]?) -> Void)
-            case twice(String, EventKind, Log?), late(String, EventKind, Log?), unknown(Log?)
+            case answer(any CompletionTarget)
+            case again(@Sendable (Int32, [UInt8]?) -> Void)
+            case twice(String, EventKind, Log?)
+            case late(String, EventKind, Log?)
+            case unknown(Log?)
         }
         let outcome = storage.withLock { storage -> Outcome in
             // host_data is read under the lock: the pool rewrites it when it reuses the slot.
@@ -150,15 +156,18 @@ final class CompletionPool: Sendable {
         case .again(let relay):
             relay(result, json)
         case .twice(let service, let event, let log):
-            log?.warn(service, "completed \(event.name) a second time; the second call is ignored",
-                      event: "completion.twice", .string("event", event.name))
+            log?.warn(
+                service, "completed \(event.name) a second time; the second call is ignored",
+                event: "completion.twice", .string("event", event.name))
         case .late(let service, let event, let log):
-            log?.warn(service, "completed \(event.name) after its deadline; the late answer is ignored",
-                      event: "completion.late", .string("event", event.name))
+            log?.warn(
+                service, "completed \(event.name) after its deadline; the late answer is ignored",
+                event: "completion.late", .string("event", event.name))
         case .unknown(let log):
             // A copy of a completion whose slot was reused since: too late to say whose it was.
-            log?.warn("host", "a completion was called long after its event finished; the call is ignored",
-                             event: "completion.stale")
+            log?.warn(
+                "host", "a completion was called long after its event finished; the call is ignored",
+                event: "completion.stale")
         }
     }
 
@@ -166,7 +175,8 @@ final class CompletionPool: Sendable {
     func expire(_ handle: Handle) -> Bool {
         storage.withLock { storage in
             guard storage.slots[handle.index].generation == handle.generation,
-                  storage.slots[handle.index].state == .waiting else { return false }
+                storage.slots[handle.index].state == .waiting
+            else { return false }
             storage.slots[handle.index].state = .timedOut
             storage.slots[handle.index].target = nil
             storage.retire(handle.index)

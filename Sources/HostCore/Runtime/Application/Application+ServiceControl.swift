@@ -25,13 +25,15 @@ extension Application {
         slot.launchFailed = false
         let order = services.startOrder
         let position = { (slot: ServiceSlot) in order.firstIndex(of: slot.id) ?? order.count }
-        dispatcher.setServices((services.slots + [slot]).enumerated().sorted { a, b in
-            (position(a.element), a.offset) < (position(b.element), b.offset)
-        }.map(\.element))
+        dispatcher.setServices(
+            (services.slots + [slot]).enumerated().sorted { a, b in
+                (position(a.element), a.offset) < (position(b.element), b.offset)
+            }.map(\.element))
         catchUp([slot])
         if slot.launchFailed { log.warn("host", "service \(id) started again but its launch failed") }
-        log.info("host", "service \(id) started by request; caught up to \(state.name)", event: "service.startedByRequest",
-                 .string("service", id))
+        log.info(
+            "host", "service \(id) started by request; caught up to \(state.name)", event: "service.startedByRequest",
+            .string("service", id))
     }
 
     /// Stops and starts service `id`; a process-isolated one gets a new worker, and so do the
@@ -39,8 +41,9 @@ extension Application {
     func restartService(_ id: String, force: Bool, isolation: IsolationSupervisor?) throws(ServiceControlError) -> [String] {
         if let plugin = isolation?.plugin(serving: id) {
             if case .failed(let record) = plugin.status {
-                throw ServiceControlError("service \(id) is marked failed after a crash loop (\(record.summary));"
-                    + " it starts again when \(plugin.path) changes")
+                throw ServiceControlError(
+                    "service \(id) is marked failed after a crash loop (\(record.summary));"
+                        + " it starts again when \(plugin.path) changes")
             }
             _ = try running(id, to: "restart")
             let siblings = services.slots.filter { slot in plugin.proxies.contains { $0.id == slot.id } }
@@ -74,8 +77,9 @@ extension Application {
             return ServiceControlError("service \(id) is not loaded: \(skipped.message) (fix that, then host ctl reload)")
         }
         let known = services.slots.map(\.id) + services.parked.map(\.slot.id)
-        return ServiceControlError("cannot \(verb) unknown service \(id)" + Suggestion.didYouMean(id, among: known)
-            + " (known: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+        return ServiceControlError(
+            "cannot \(verb) unknown service \(id)" + Suggestion.didYouMean(id, among: known)
+                + " (known: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
     }
 }
 

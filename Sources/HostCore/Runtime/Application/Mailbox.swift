@@ -30,5 +30,10 @@ final class Mailbox: Sendable {
     }
 
     /// Everything sent so far, oldest first; the mailbox is left empty.
-    func takeAll() -> [Message] { queue.withLock { pending in defer { pending = [] }; return pending } }
+    func takeAll() -> [Message] {
+        queue.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+    }
 }

@@ -41,8 +41,10 @@ struct DispatchTable {
         for kind in 0..<limit {
             starts[kind] = built.count
             for (index, service) in services.enumerated() where service.metadata.events.contains(rawKind: UInt32(kind)) {
-                built.append(DispatchEntry(handle: service.handleEvent, service: service.descriptor, index: index,
-                                           stats: statsRows[index]))
+                built.append(
+                    DispatchEntry(
+                        handle: service.handleEvent, service: service.descriptor, index: index,
+                        stats: statsRows[index]))
             }
         }
         starts[limit] = built.count
@@ -53,7 +55,8 @@ struct DispatchTable {
 
     /// The handlers of `kind`, in dispatch order.
     @inline(__always) func handlers(_ kind: UInt32) -> UnsafeBufferPointer<DispatchEntry> {
-        let start = starts[Int(kind)], end = starts[Int(kind) + 1]
+        let start = starts[Int(kind)]
+        let end = starts[Int(kind) + 1]
         guard let entries, end > start else { return UnsafeBufferPointer(start: nil, count: 0) }
         return UnsafeBufferPointer(start: entries + start, count: end - start)
     }

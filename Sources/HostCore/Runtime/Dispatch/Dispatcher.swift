@@ -109,7 +109,7 @@ final class Dispatcher {
         let tracker = self.tracker
         let observing = hot.pointee.observing
         #if DEBUG
-        hot.pointee.depth += 1
+            hot.pointee.depth += 1
         #endif
         var event = sh_event(
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
@@ -133,7 +133,7 @@ final class Dispatcher {
         tracker.leave(sentinel)
         hot.pointee.sequence = event.seq
         #if DEBUG
-        hot.pointee.depth -= 1
+            hot.pointee.depth -= 1
         #endif
     }
 
@@ -141,8 +141,10 @@ final class Dispatcher {
     /// means. Returns the next call's start: the call's end, or a fresh read when a line was
     /// written (so writing it is not counted against the next service).
     @inline(never)
-    private func observed(_ entry: DispatchEntry, _ kind: EventKind, seq: UInt64, result: Int32, start: UInt64,
-                          timed: Bool) -> UInt64 {
+    private func observed(
+        _ entry: DispatchEntry, _ kind: EventKind, seq: UInt64, result: Int32, start: UInt64,
+        timed: Bool
+    ) -> UInt64 {
         guard timed else {
             finishCall(entry.index, kind, seq: seq, result: result, scene: nil)
             return 0
@@ -159,9 +161,11 @@ final class Dispatcher {
     /// the call's sequence number. `state` overrides the app state the event carries (a
     /// late service's catch-up); `scene` names a scene event's scene for the trace.
     @discardableResult
-    func call(_ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
-              completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil,
-              state: AppState? = nil) -> (result: Int32, seq: UInt64) {
+    func call(
+        _ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
+        completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil,
+        state: AppState? = nil
+    ) -> (result: Int32, seq: UInt64) {
         let service = services[index]
         hot.pointee.sequence &+= 1
         let seq = hot.pointee.sequence
@@ -169,7 +173,7 @@ final class Dispatcher {
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
             app_state: state?.rawValue ?? hot.pointee.appState, seq: seq, data: data, completion: completion)
         #if DEBUG
-        hot.pointee.depth += 1
+            hot.pointee.depth += 1
         #endif
         let sentinel = tracker.begin(kind)
         // Not the hot path (launch, catch-up, answers, scenes): always timed, for `blame`.
@@ -179,7 +183,7 @@ final class Dispatcher {
         tracker.leave(sentinel)
         let duration = Clock.nanoseconds() &- start
         #if DEBUG
-        hot.pointee.depth -= 1
+            hot.pointee.depth -= 1
         #endif
         if statisticsEnabled {
             ServiceStats.record(stats.row(for: service.id), kind: kind.rawValue, nanoseconds: duration, failed: result < 0)
@@ -194,33 +198,38 @@ final class Dispatcher {
     /// After a call: the trace line, and what a failure means. Returns whether it wrote a line.
     /// `state` is the state the event carried when the caller chose it (a late service's catch-up).
     @discardableResult
-    private func finishCall(_ index: Int, _ kind: EventKind, seq: UInt64, result: Int32, scene: String?,
-                            state: AppState? = nil, start: UInt64 = 0, duration: UInt64 = 0) -> Bool {
+    private func finishCall(
+        _ index: Int, _ kind: EventKind, seq: UInt64, result: Int32, scene: String?,
+        state: AppState? = nil, start: UInt64 = 0, duration: UInt64 = 0
+    ) -> Bool {
         let service = services[index]
         let traced = trace?.isActive == true
         if traced, let trace {
             // The state after the event: a did-event or a launch event is delivered in it
             // (a launch into the background stays in the background); a will-event leads to it.
             let carried = state ?? appState
-            trace.record(seq: seq, event: kind, service: service.id,
-                         state: kind.isDeliveredInNewState ? carried : kind.stateAfter ?? carried,
-                         result: result, scene: scene, time: start == 0 ? 0 : start &- Clock.start, duration: duration)
+            trace.record(
+                seq: seq, event: kind, service: service.id,
+                state: kind.isDeliveredInNewState ? carried : kind.stateAfter ?? carried,
+                result: result, scene: scene, time: start == 0 ? 0 : start &- Clock.start, duration: duration)
         }
         guard result != SH_OK else { return traced }
         switch result {
         case Int32(SH_FALSE):
             // openURL and continueUserActivity answer false to pass: that is not a failure.
             if kind.stateAfter != nil {
-                log.warn(service.id, "answered false to \(kind.name); the other services were still called",
-                         event: "event.answeredFalse", .string("event", kind.name))
+                log.warn(
+                    service.id, "answered false to \(kind.name); the other services were still called",
+                    event: "event.answeredFalse", .string("event", kind.name))
             }
         case Int32(SH_UNSUPPORTED):
             log.debug(service.id, "answered unsupported to \(kind.name)")
         default:
             let message = "\(kind.name) failed (\(ResultCode.name(result)))"
             service.lastError = message
-            log.error(service.id, message, event: "event.failed", .string("event", kind.name),
-                      .string("result", ResultCode.name(result)))
+            log.error(
+                service.id, message, event: "event.failed", .string("event", kind.name),
+                .string("result", ResultCode.name(result)))
         }
         // A launch answer that is neither OK nor FALSE (an error, or a number the ABI does not
         // define, such as 12345) is a failed launch: the policies treat it as one.

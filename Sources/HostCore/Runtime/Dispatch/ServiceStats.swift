@@ -36,8 +36,10 @@ final class ServiceStats {
     }
 
     /// Adds one call to `row`: `nanoseconds` long, failed when its result was an error.
-    @inline(__always) nonisolated static func record(_ row: UnsafeMutablePointer<UInt64>, kind: UInt32, nanoseconds: UInt64,
-                                                     failed: Bool) {
+    @inline(__always) nonisolated static func record(
+        _ row: UnsafeMutablePointer<UInt64>, kind: UInt32, nanoseconds: UInt64,
+        failed: Bool
+    ) {
         guard Int(kind) < kinds else { return }
         let cell = row + Int(kind) * cellWords
         cell[count] &+= 1
@@ -70,9 +72,10 @@ final class ServiceStats {
         return EventKind.allCases.compactMap { kind in
             let cell = row + Int(kind.rawValue) * Self.cellWords
             guard cell[Self.count] > 0 else { return nil }
-            return Figures(kind: kind, count: cell[Self.count], failures: cell[Self.failures],
-                           totalNanoseconds: cell[Self.total], maxNanoseconds: cell[Self.longest],
-                           buckets: (0..<8).map { cell[Self.buckets + $0] })
+            return Figures(
+                kind: kind, count: cell[Self.count], failures: cell[Self.failures],
+                totalNanoseconds: cell[Self.total], maxNanoseconds: cell[Self.longest],
+                buckets: (0..<8).map { cell[Self.buckets + $0] })
         }
     }
 }

@@ -41,7 +41,8 @@ extension ServiceSet {
         let onDisk = Dictionary(inspection.services.map { ($0.service.id, $0.plugin) }, uniquingKeysWith: { a, _ in a })
         var keep: [String: ServiceSlot] = [:]
         for slot in slots where wanted.contains(slot.id) && onDisk[slot.id]?.path == slot.path {
-            let unchanged = onDisk[slot.id]?.identity == slot.identity
+            let unchanged =
+                onDisk[slot.id]?.identity == slot.identity
                 && previousConfiguration.services[slot.id] == configuration.services[slot.id]
             if unchanged {
                 keep[slot.id] = slot
@@ -76,8 +77,10 @@ extension ServiceSet {
         dispatcher.setServices(change.slots)
         catchUp(change.arriving, to: lifecycle.state)
         let report = change.report
-        log.info("host", "reloaded: added [\(report.added.joined(separator: ", "))], removed ["
-            + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]",
+        log.info(
+            "host",
+            "reloaded: added [\(report.added.joined(separator: ", "))], removed ["
+                + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]",
             event: "reload.done", .strings("added", report.added), .strings("removed", report.removed),
             .strings("replaced", report.replaced))
     }
@@ -114,8 +117,11 @@ extension ServiceSet {
         skipped += plan.disabled.map { SkippedEntry(service: $0, reason: .disabled, message: "disabled by the configuration") }
         skipped += plan.notConfigured.map { SkippedEntry(service: $0, reason: .notConfigured, message: "not in the configuration (--only-configured)") }
         for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration", event: "service.disabled", .string("service", id)) }
-        for id in plan.notConfigured { log.info("host", "\(id) is not in the configuration: not started (--only-configured)",
-                                                   event: "service.notConfigured", .string("service", id)) }
+        for id in plan.notConfigured {
+            log.info(
+                "host", "\(id) is not in the configuration: not started (--only-configured)",
+                event: "service.notConfigured", .string("service", id))
+        }
         for id in plan.missing {
             if newConfiguration.services[id]?.policy == .required {
                 throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
@@ -133,8 +139,10 @@ extension ServiceSet {
 
     /// Opens and attaches the services of `plan` that are not in `keeping`; returns every
     /// service to run, in start order. A service whose requirement failed is not started.
-    private func open(plan: StartPlan, inspection: PluginLoader.Inspection, keeping: [String: ServiceSlot],
-                      report: inout LoadReport) throws(LoadError) -> [ServiceSlot] {
+    private func open(
+        plan: StartPlan, inspection: PluginLoader.Inspection, keeping: [String: ServiceSlot],
+        report: inout LoadReport
+    ) throws(LoadError) -> [ServiceSlot] {
         let wanted = Set(plan.order).subtracting(keeping.keys)
         var opened: [String: ServiceSlot] = [:]
         var failed = Set<String>()
@@ -147,8 +155,10 @@ extension ServiceSet {
                 let infos = try openCopy(plugin, privately: changed, cost: &cost)
                 if infos.isEmpty {
                     // Only safe mode places a file nowhere.
-                    skipped.append(SkippedEntry(path: plugin.path, services: ids, reason: .safeMode,
-                                                message: "not trusted: refused by safe mode"))
+                    skipped.append(
+                        SkippedEntry(
+                            path: plugin.path, services: ids, reason: .safeMode,
+                            message: "not trusted: refused by safe mode"))
                 }
                 for info in infos where ids.contains(info.metadata.id) {
                     var failure: LoadFailure?
@@ -172,8 +182,9 @@ extension ServiceSet {
             if let missing = requires.first(where: unavailable.contains) {
                 unavailable.insert(id)
                 skipped.append(SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), which failed to load"))
-                log.error("host", "\(id) is not started: it requires \(missing), which failed to load",
-                          event: "service.requirementFailed", .string("service", id), .string("requires", missing))
+                log.error(
+                    "host", "\(id) is not started: it requires \(missing), which failed to load",
+                    event: "service.requirementFailed", .string("service", id), .string("requires", missing))
                 failed.insert(id)
                 continue
             }
@@ -189,8 +200,10 @@ extension ServiceSet {
     /// because `dlopen` of the same path would return the old copy.
     /// `cost` gets the time of `dlopen` and of `servicehost_entry` (a worker's whole start
     /// counts as its `dlopen`).
-    private func openCopy(_ plugin: PluginInspector.Inspected, privately: Bool,
-                          cost: inout StartupCost) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+    private func openCopy(
+        _ plugin: PluginInspector.Inspected, privately: Bool,
+        cost: inout StartupCost
+    ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         var start = Clock.nanoseconds()
         if let elsewhere = try placement?(plugin) {
             cost.dlopen = Clock.nanoseconds() &- start
@@ -224,11 +237,13 @@ extension ServiceSet {
     private func logFailure(_ failure: LoadFailure) {
         // A directory or FIFO named *.so is skipped, not a broken plugin.
         if case .notRegularFile = failure.reason {
-            log.warn("loader", failure.description, event: "load.skipped", .string("path", failure.path),
-                     .string("reason", failure.message))
+            log.warn(
+                "loader", failure.description, event: "load.skipped", .string("path", failure.path),
+                .string("reason", failure.message))
         } else {
-            log.error("loader", failure.description, event: "load.failed", .string("path", failure.path),
-                      .string("reason", failure.message))
+            log.error(
+                "loader", failure.description, event: "load.failed", .string("path", failure.path),
+                .string("reason", failure.message))
         }
     }
 }

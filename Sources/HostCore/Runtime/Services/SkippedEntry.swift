@@ -53,15 +53,16 @@ public struct SkippedEntry: Sendable, Equatable {
 
     /// A file the loader refused.
     init(_ failure: LoadFailure) {
-        let reason: Reason = switch failure.reason {
-        case .insecure: .insecure
-        case .notRegularFile, .notELF, .wrongArchitecture, .notSharedObject, .noEntrySymbol, .noMetadata: .notPlugin
-        case .corrupt, .invalidMetadata, .system: .corrupt
-        case .abiMismatch: .incompatible
-        case .duplicateServiceID: .duplicateID
-        case .dlopen, .entry, .attachFailed, .worker: .failed
-        case .replacementLimit: .replacementLimit
-        }
+        let reason: Reason =
+            switch failure.reason {
+            case .insecure: .insecure
+            case .notRegularFile, .notELF, .wrongArchitecture, .notSharedObject, .noEntrySymbol, .noMetadata: .notPlugin
+            case .corrupt, .invalidMetadata, .system: .corrupt
+            case .abiMismatch: .incompatible
+            case .duplicateServiceID: .duplicateID
+            case .dlopen, .entry, .attachFailed, .worker: .failed
+            case .replacementLimit: .replacementLimit
+            }
         var services: [String] = []
         if case .attachFailed(let id, _) = failure.reason { services = [id] }
         if case .duplicateServiceID(let id, _) = failure.reason { services = [id] }
@@ -70,7 +71,9 @@ public struct SkippedEntry: Sendable, Equatable {
 
     /// `{"path":…,"services":[…],"reason":"insecure","message":"…"}`.
     var json: JSONValue {
-        .object(["path": path.map(JSONValue.string) ?? .null, "services": .array(services.map(JSONValue.string)),
-                 "reason": .string(reason.rawValue), "message": .string(message)])
+        .object([
+            "path": path.map(JSONValue.string) ?? .null, "services": .array(services.map(JSONValue.string)),
+            "reason": .string(reason.rawValue), "message": .string(message),
+        ])
     }
 }
