@@ -9,7 +9,7 @@ import Testing
 @Suite struct ABITests {
     static let isolation: [[String]] = [[], ["--isolation", "process"]]
 
-    @Test(.timeLimit(.minutes(3)), arguments: isolation)
+    @Test(.timeLimit(.minutes(10)), arguments: isolation)
     func pluginsWithV1Sizes_andWithGrownV2Structs_bothLoadAndRun(_ options: [String]) throws {
         let host = try RunningHost()
         try host.probe("v1", ["PROBE_ID=\"test.v1\"", "PROBE_SHAPE=1"])
@@ -36,7 +36,7 @@ import Testing
             "\(result.records.text)")
     }
 
-    @Test(.timeLimit(.minutes(3)), arguments: isolation)
+    @Test(.timeLimit(.minutes(10)), arguments: isolation)
     func aVersionOutsideThePluginsOwnRange_isRefusedAsAPluginBug(_ options: [String]) throws {
         let host = try RunningHost()
         try host.probe("good", ["PROBE_ID=\"test.good\""])
@@ -52,7 +52,7 @@ import Testing
         #expect(!result.records.contains { $0.message.contains("upgrade the host") })
     }
 
-    @Test(.timeLimit(.minutes(3)), arguments: isolation)
+    @Test(.timeLimit(.minutes(10)), arguments: isolation)
     func settingsAndNotificationJSON_areNULTerminated(_ options: [String]) throws {
         let host = try RunningHost()
         let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)"
@@ -75,7 +75,7 @@ import Testing
     }
 
     /// The C block of the README's "Write a service in C", compiled as written and run.
-    @Test(.timeLimit(.minutes(2))) func theREADMEsCExample_negotiatesAndRuns() throws {
+    @Test(.timeLimit(.minutes(10))) func theREADMEsCExample_negotiatesAndRuns() throws {
         let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try #require(readme.components(separatedBy: "## Write a service in C").dropFirst().first)
         let block = try #require(section.components(separatedBy: "```c\n").dropFirst().first?.components(separatedBy: "```").first)

@@ -105,7 +105,7 @@ import Testing
 
     /// Seed 002's diary app: the permission prompt at launch, posts queued offline and sent
     /// once the network is back, and a tapped push that opens its screen.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func diaryApp_queuesOffline_flushesWhenReachable_andATappedPushOpensItsScreen() throws {
         let host = try host()
         try host.start(["--notification-authorization", "prompt"])

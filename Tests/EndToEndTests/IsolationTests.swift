@@ -55,7 +55,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func aRestartedWorker_andAReloadedService_areCaughtUpTheSameWay() throws {
         let host = try IsolatedHost()
         try host.bad(

@@ -4,7 +4,7 @@ import Testing
 
 /// Operating a running host (issue 14): time in the trace and the log, statistics, blame,
 /// Prometheus metrics, one service at a time, skipped files, watch.
-@Suite(.timeLimit(.minutes(3))) struct OperateTests {
+@Suite(.timeLimit(.minutes(10))) struct OperateTests {
     /// The JSON objects of the trace.
     private func traceRecords(_ host: RunningHost) -> [[String: Any]] {
         ((try? String(contentsOfFile: host.tracePath, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
@@ -160,7 +160,7 @@ import Testing
         #expect(try host.ctlJSON("service", "stop", "--force", "test.a").status == 0)
     }
 
-    @Test(.timeLimit(.minutes(4))) func restart_givesAnIsolatedServiceANewWorker_andRefusesACrashLoopedOne() throws {
+    @Test(.timeLimit(.minutes(10))) func restart_givesAnIsolatedServiceANewWorker_andRefusesACrashLoopedOne() throws {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         try host.bad("loop", ["BAD_ID=\"test.loop\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2"])

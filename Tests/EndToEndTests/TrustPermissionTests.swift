@@ -22,7 +22,7 @@ import Testing
         return (host, config)
     }
 
-    @Test(.timeLimit(.minutes(2))) func aGroupWritableConfiguration_isRefusedNamingIt_unlessAllowed() throws {
+    @Test(.timeLimit(.minutes(10))) func aGroupWritableConfiguration_isRefusedNamingIt_unlessAllowed() throws {
         let (host, config) = try host(configMode: 0o664)
         let result = try Command.run(
             try Repository.product("host"),
@@ -42,7 +42,7 @@ import Testing
         #expect(host.records.messages(from: "test.a").contains { $0.contains(#"settings={"from":"config"}"#) }, "\(host.records.text)")
     }
 
-    @Test(.timeLimit(.minutes(2))) func aConfigurationInAWorldWritableFolder_isRefusedNamingTheFolder() throws {
+    @Test(.timeLimit(.minutes(10))) func aConfigurationInAWorldWritableFolder_isRefusedNamingTheFolder() throws {
         let (host, config) = try host(folderMode: 0o777)
         let folder = resolved(host.scratch.file("conf"))
         let result = try Command.run(
@@ -58,7 +58,7 @@ import Testing
                     + " on the path of configuration file \(resolved(config))"), "\(result.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(2))) func theDefaultServicesJSON_followsTheSameRule() throws {
+    @Test(.timeLimit(.minutes(10))) func theDefaultServicesJSON_followsTheSameRule() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let config = try host.scratch.write("lib/services.json", Array(Self.config.utf8), mode: 0o646)
@@ -69,7 +69,7 @@ import Testing
             "\(result.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(2))) func aStateDirectoryUnderAGroupWritableFolder_isRefusedNamingIt_unlessAllowed() throws {
+    @Test(.timeLimit(.minutes(10))) func aStateDirectoryUnderAGroupWritableFolder_isRefusedNamingIt_unlessAllowed() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let parent = try host.scratch.folder("shared")

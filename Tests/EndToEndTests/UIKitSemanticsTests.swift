@@ -15,7 +15,7 @@ import Testing
 
     // MARK: Launch
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func backgroundPushLaunch_staysInTheBackground_fetchesThenComesForwardWhenAsked() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(pushEvents)", "PROBE_RESULT=SH_FETCH_NEW_DATA"])
@@ -39,7 +39,7 @@ import Testing
         #expect(records.probe(11).isEmpty, "a background push is not a tap")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func launchStateBackground_isHonoured_andContradictionsAreRefused() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
@@ -65,7 +65,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func requiredLaunchFailure_stopsBeforeActive_andTakesTheOthersDownInReverse() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=10"])
@@ -95,7 +95,7 @@ import Testing
                 == [["error", "test.req", "didFinishLaunching", "12345"]], "\(result.records.text)")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func unknownLaunchResult_stopsAnOptionalServiceToo() throws {
         let host = try RunningHost()
         try host.probe("odd", ["PROBE_ID=\"test.odd\"", "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=12345"])
@@ -114,7 +114,7 @@ import Testing
 
     // MARK: Taps, seq, mistakes
 
-    @Test(.timeLimit(.minutes(2)), arguments: [false, true])
+    @Test(.timeLimit(.minutes(10)), arguments: [false, true])
     func tapFromTheBackground_bringsTheAppForward_thenDeliversTheResponse(scenes: Bool) throws {
         let host = try RunningHost()
         let events = pushEvents + (scenes ? "|SH_EVENTS_SCENES" : "")
@@ -141,7 +141,7 @@ import Testing
                     ]))
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func everyTraceLineOfADelivery_carriesThatDeliverysSeq() throws {
         let host = try RunningHost()
         for name in ["a", "b", "c"] {
@@ -157,7 +157,7 @@ import Testing
         #expect(completed == delivered, "a completion line carries its own delivery's seq")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func appLevelResignInTheBackground_andForegroundWhileActive_areErrors() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
@@ -175,7 +175,7 @@ import Testing
 
     // MARK: Notification authorization
 
-    @Test(.timeLimit(.minutes(2)), arguments: ["in-process", "process"])
+    @Test(.timeLimit(.minutes(10)), arguments: ["in-process", "process"])
     func authorization_gatesPresentation_isAnnounced_andPersists(isolation: String) throws {
         let host = try RunningHost()
         try host.probe(
@@ -214,7 +214,7 @@ import Testing
         #expect(authorization(try host.ctlJSON("authorization").reply) == "authorized")
     }
 
-    @Test(.timeLimit(.minutes(2)), arguments: [("grant", "2"), ("deny", "1")])
+    @Test(.timeLimit(.minutes(10)), arguments: [("grant", "2"), ("deny", "1")])
     func authorizationRequest_isAnsweredByThePolicy(policy: String, status: String) throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(pushEvents)", "PROBE_REQUEST_AUTHORIZATION=SH_AUTHORIZE_ALERT|SH_AUTHORIZE_BADGE"])
@@ -229,7 +229,7 @@ import Testing
         #expect(records.probe(26).count == 1)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func corruptAuthorizationFile_isReported_andCountsAsNotDetermined() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
@@ -252,7 +252,7 @@ import Testing
 
     // MARK: Scene state restoration
 
-    @Test(.timeLimit(.minutes(3)), arguments: ["in-process", "process"])
+    @Test(.timeLimit(.minutes(10)), arguments: ["in-process", "process"])
     func restorationActivity_isSaved_thenInTheNextConnectionsOptions_once(isolation: String) throws {
         let host = try RunningHost()
         try host.probe(
@@ -282,7 +282,7 @@ import Testing
         #expect(records.messages(from: "test.a").filter { $0.contains("restoration saved -> 0") }.count >= 2)
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func restorationOverTheLimit_andACorruptFile_areErrors_andTheHostGoesOn() throws {
         let host = try RunningHost()
         try host.probe(

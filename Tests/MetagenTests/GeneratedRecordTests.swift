@@ -7,7 +7,7 @@ import Testing
 
 /// A valid manifest's generated records, decoded back by the host's own metadata decoder
 /// (the one `host inspect` and the loader use): what the manifest says is what the host reads.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct GeneratedRecordTests {
     private func generate(_ manifest: String) throws -> (swift: String, metadata: PluginMetadata) {
         let run = try Metagen().run(manifest)

@@ -4,7 +4,7 @@ import Testing
 
 /// Every manifest error servicehost-metagen reports: the build fails (status 1, no output file)
 /// with one line naming the manifest, the key's JSON path and the reason.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct ManifestErrorTests {
     /// One service with `members` added to a valid minimal one; `id` and `type` are JSON values.
     private static func service(_ members: String = "", id: String = #""com.example.a""#, type: String = #""A""#) -> String {

@@ -6,7 +6,7 @@ import Testing
 /// reference (`let _: (HostContext) -> (String, JSONValue?) throws(HostError) -> Void =
 /// HostContext.post(_:payload:)`) compiled against the built ServiceKit and ServiceKitTesting.
 /// A renamed method, a changed label, parameter, return type or thrown error fails to compile.
-@Suite(.timeLimit(.minutes(5))) struct ReferenceTests {
+@Suite(.timeLimit(.minutes(10))) struct ReferenceTests {
     @Test func everyDeclarationInTheReference_compilesAgainstTheSDK() throws {
         let reference = try String(contentsOf: Repository.root.appendingPathComponent("docs/ServiceKit.md"), encoding: .utf8)
         let checks = try ReferenceChecks(markdown: reference)
