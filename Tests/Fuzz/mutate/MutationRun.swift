@@ -166,7 +166,6 @@ func run(
     return process.terminationReason == .uncaughtSignal ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
 }
 
-setvbuf(stdout, nil, _IOLBF, 0)  // progress lines as they happen, even into a log file
 let arguments = CommandLine.arguments
 guard arguments.count == 6, let count = Int(arguments[4]), let seed = UInt64(arguments[5]) else {
     FileHandle.standardError.write("usage: mutation-run HOST PLUGIN-DIR WORK-DIR COUNT SEED\n".data(using: .utf8)!)
@@ -257,6 +256,7 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
     }
     let elapsed = Int(Date().timeIntervalSince(started))
     print("mutation-run: \(inspected) of \(count) files (\(elapsed) s), \(findings.count) finding(s)")
+    fflush(nil)  // progress lines as they happen, even into a log file
     if findings.isEmpty { try? FileManager.default.removeItem(atPath: directory) }
 }
 
