@@ -123,7 +123,7 @@ public final class ControlServer: Sendable {
 }
 
 // The socket to unlink when the process exits normally (an atexit handler cannot capture).
-private let atExitRemoval = Mutex<String?>(nil)
+private let atExitRemoval = Locked<String?>(nil)
 
 /// Carries a batch of requests out on the main thread, in order; each reply closure is
 /// called once, on any thread.
@@ -155,7 +155,7 @@ final class ControlConnection: Sendable {
         /// Set once the connection turned into a `watch` stream.
         var watch: (stream: WatchStream, sink: WatchHub.Sink)?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     // Immutable after init; DispatchSource's methods are thread-safe.
     nonisolated(unsafe) private let source: DispatchSourceRead
 

@@ -15,9 +15,9 @@ public final class ControlSnapshot: Sendable {
         var services: [ControlReply.Service] = []
         var deviceToken: String?
     }
-    private let published = Mutex(Published())
+    private let published = Locked(Published())
     // `state` and `list` requests waiting for the main thread, answered from here if it gets stuck.
-    private let waiting = Mutex<[UInt64: Waiting]>([:])
+    private let waiting = Locked<[UInt64: Waiting]>([:])
     private let nextWaiting = Atomic<UInt64>(0)
 
     /// A request that the main thread or the snapshot answers, whichever comes first.

@@ -15,7 +15,7 @@ final class WatchStream: Sendable {
         var flushing = false
         var dropped = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let queue: DispatchQueue
     // Writes without blocking (MSG_DONTWAIT); returns send(2)'s result.
     private let write: @Sendable (UnsafeRawBufferPointer) -> Int

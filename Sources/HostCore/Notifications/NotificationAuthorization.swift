@@ -53,7 +53,7 @@ final class NotificationAuthorization: Sendable {
 
     /// The answer to requests while the status is not determined.
     let policy: AuthorizationPolicy
-    private let settings: Mutex<Settings>
+    private let settings: Locked<Settings>
     private let stateDirectory: StateDirectory?
     static let folder = "notifications"
     static let file = "authorization.json"
@@ -84,7 +84,7 @@ final class NotificationAuthorization: Sendable {
                     path, (error as? StorageError)?.reason(about: path) ?? "\(error)")
             }
         }
-        settings = Mutex(loaded)
+        settings = Locked(loaded)
     }
 
     /// The status and what it allows, now.

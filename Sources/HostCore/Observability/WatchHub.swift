@@ -20,10 +20,10 @@ public final class WatchHub: Sendable {
         }
     }
 
-    private let sinks = Mutex<[ObjectIdentifier: Sink]>([:])
+    private let sinks = Locked<[ObjectIdentifier: Sink]>([:])
     // Read on every delivery by the dispatcher's slow path and by every log line: one load.
     private let count = Atomic<Int>(0)
-    private let changed = Mutex<(@Sendable () -> Void)?>(nil)
+    private let changed = Locked<(@Sendable () -> Void)?>(nil)
 
     /// A hub without clients.
     public init() {}

@@ -24,7 +24,7 @@ public final class StateDirectory: Sendable {
     let allowInsecure: Bool
     private let servicesDirectory: DirectoryHandle
     // One store per service for the lifetime of this object; guarded by the mutex.
-    private let stores = Mutex<[String: ServiceStore]>([:])
+    private let stores = Locked<[String: ServiceStore]>([:])
 
     /// The default location: `$XDG_STATE_HOME/servicehost` when `XDG_STATE_HOME` is an
     /// absolute path (the XDG spec ignores relative ones), else `~/.local/state/servicehost`

@@ -18,7 +18,7 @@ final class HangWatchdog: Sendable {
     private let interval: Double
     private let now: @Sendable () -> Double
     // What the sampling thread watches; only that thread (or a test driving ``check()``) uses it.
-    private let watch = Mutex<Watch>(Watch())
+    private let watch = Locked<Watch>(Watch())
 
     private struct Watch {
         // The call being watched: the delivery's count and the service, and when it was first seen.

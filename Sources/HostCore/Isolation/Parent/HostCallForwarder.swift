@@ -40,11 +40,11 @@ final class HostCallForwarder: Sendable {
 
     private let channel: FrameChannel
     // The host's table of each service, by its index in the worker; set when it attaches.
-    private let tables = Mutex<[Int: Pointer<sh_host>]>([:])
+    private let tables = Locked<[Int: Pointer<sh_host>]>([:])
     // Completions the worker's services hold, by id. Kept after they are answered, so a second
     // call still reaches the host's record (which logs it), as it would in-process; dropped
     // once `kept` newer ones were given, when the host's pool may have reused the slot.
-    private let completions = Mutex<(next: UInt32, table: [UInt32: Completion])>((0, [:]))
+    private let completions = Locked<(next: UInt32, table: [UInt32: Completion])>((0, [:]))
     private static let kept = UInt32(CompletionPool.quarantine)
 
     init(channel: FrameChannel) { self.channel = channel }

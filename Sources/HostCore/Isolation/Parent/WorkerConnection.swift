@@ -41,7 +41,7 @@ final class WorkerConnection: Sendable {
     let forwarder: HostCallForwarder
     private let log: Log
     private let source: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     // Told on the reader thread once the worker is reaped; set once at init.
     private let onDeath: @Sendable (WorkerConnection, WorkerDeath) -> Void

@@ -18,7 +18,7 @@ final class IsolationBoard: Sendable {
         var lastCrash: String?
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Locked<[String: Entry]>([:])
 
     func update(_ id: String, _ change: (inout Entry) -> Void) {
         entries.withLock { entries in

@@ -75,7 +75,7 @@ final class CompletionPool: Sendable {
         }
     }
 
-    private let storage = Mutex(Storage())
+    private let storage = Locked(Storage())
     private let quarantine: Int
 
     init(quarantine: Int = CompletionPool.quarantine) { self.quarantine = quarantine }

@@ -15,7 +15,7 @@ final class Mailbox: Sendable {
         case authorizationChanged
     }
 
-    private let queue = Mutex<[Message]>([])
+    private let queue = Locked<[Message]>([])
     // Asks the main thread to drain; set once at init.
     private let wake: @Sendable () -> Void
 

@@ -14,9 +14,9 @@ final class ServiceContext: Sendable {
     private let stateDirectory: StateDirectory?
     // Opened on the first store call, not at attach: most services never use a store, and
     // opening one costs a few system calls per service at start-up.
-    private let openedStore = Mutex<ServiceStore?>(nil)
+    private let openedStore = Locked<ServiceStore?>(nil)
     /// Names subscribed at run time through `sh_host.subscribe` (metadata names are separate).
-    let subscriptions = Mutex<Set<String>>([])
+    let subscriptions = Locked<Set<String>>([])
     /// What every service's table reaches in common.
     let shared: SharedServices
 

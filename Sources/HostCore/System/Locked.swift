@@ -5,9 +5,10 @@ import Glibc
 /// Why not the standard library's `Synchronization.Mutex`: on Linux it locks with futex calls
 /// ThreadSanitizer cannot see, so every value it guards is reported as a race under
 /// `scripts/test --sanitize thread` (reports that hide real ones). `pthread_mutex_lock` is
-/// intercepted by the sanitizers, and costs the same uncontended. The API is the standard
-/// one's, so inside HostCore this type is simply `Mutex`: it shadows the standard one there.
-final class Mutex<Value>: @unchecked Sendable {  // Sendable: `value` is only touched with `lock` held
+/// intercepted by the sanitizers, and costs the same uncontended. Its API is the standard
+/// one's (`withLock`); its name is its own, because a type that shadows `Mutex` inside one
+/// module confused incremental builds (files compiled against either type crashed at run time).
+final class Locked<Value>: @unchecked Sendable {  // Sendable: `value` is only touched with `lock` held
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
     // Behind a pointer rather than a stored `var`: the body's inout access is then plain
     // memory the lock orders, not a class property access with its own exclusivity tracking.
