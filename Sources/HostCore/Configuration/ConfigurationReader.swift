@@ -7,7 +7,7 @@ struct ConfigurationReader {
 
     static let topLevelKeys = ["services"]
     static let serviceKeys = [
-        "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
+        "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout", "activation",
     ]
 
     func read(_ document: JSONValue) throws(ConfigurationError) -> HostConfiguration {
@@ -51,6 +51,7 @@ struct ConfigurationReader {
         if let value = members["policy"] { service.policy = try choice(value, at: path + ".policy") }
         if let value = members["isolation"] { service.isolation = try choice(value, at: path + ".isolation") }
         if let value = members["trusted"] { service.trusted = try bool(value, at: path + ".trusted") }
+        if let value = members["activation"] { service.activation = try choice(value, at: path + ".activation") }
         if let value = members["eventTimeout"] {
             guard let seconds = value.doubleValue, seconds > 0 else {
                 throw fail(path + ".eventTimeout", "expected a number of seconds greater than 0, found \(Self.describe(value))")

@@ -21,6 +21,14 @@ public struct ServiceConfiguration: Sendable, Equatable {
         case process
     }
 
+    /// When the service is opened (issue 15).
+    public enum Activation: String, Sendable, CaseIterable {
+        /// At start, with the host.
+        case eager
+        /// On the first event it would be asked for (``DormantServices``).
+        case lazy
+    }
+
     /// The service id: the key under `services`.
     public var id: String
     /// `enabled`: `false` keeps the service from loading. Default `true`.
@@ -44,6 +52,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var trusted: Bool?
     /// `eventTimeout`: seconds, greater than 0; `nil` when the file does not say (issue 5).
     public var eventTimeout: Double?
+    /// `activation`: `"lazy"` or `"eager"`, overriding the plugin's metadata; `nil` keeps it.
+    public var activation: Activation?
 
     /// A service configuration; every member but `id` has the file's default.
     public init(

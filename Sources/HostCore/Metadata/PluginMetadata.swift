@@ -34,6 +34,8 @@ public struct ServiceMetadata: Sendable, Equatable {
     public var subscriptions: [String] = []
     /// Scene roles it serves (`SH_CLAIM_SCENE_ROLE`); empty means every role.
     public var sceneRoles: [String] = []
+    /// Whether it asks to be opened on its first event rather than at start (`SH_META_SERVICE_LAZY`).
+    public var lazy = false
 }
 
 extension PluginMetadata {
@@ -130,12 +132,14 @@ extension PluginMetadata {
         }
         let layout = MemoryLayout<sh_meta_service>.self
         let eventsOffset = layout.offset(of: \.events)!
-        let service = ServiceMetadata(
+        var service = ServiceMetadata(
             id: try field(record, layout.offset(of: \.id)!, Int(SH_META_ID_MAX), what, "id"),
             name: try field(record, layout.offset(of: \.name)!, Int(SH_META_NAME_MAX), what, "name"),
             version: try field(record, layout.offset(of: \.version)!, Int(SH_META_VERSION_MAX), what, "version"),
             events: EventMask(record.u64(eventsOffset), record.u64(eventsOffset + 8)),
             priority: Int32(bitPattern: record.u32(layout.offset(of: \.priority)!)))
+        // Flags this host does not know are ignored: they come from a newer SDK.
+        service.lazy = record.u32(layout.offset(of: \.flags)!) & UInt32(SH_META_SERVICE_LAZY) != 0
         if let problem = ServiceID.problem(with: service.id) {
             throw .invalidMetadata("\(what): service id \"\(service.id)\" \(problem)")
         }

@@ -60,7 +60,8 @@ public final class Host {
         // Services' other threads wake the main thread to drain what they sent.
         let wake = WeakBox<NotificationBus>()
         let mailbox = Mailbox { DispatchQueue.main.async { MainActor.assumeIsolated { wake.value?.drain() } } }
-        bus = NotificationBus(dispatcher: dispatcher, mailbox: mailbox, authorization: authorization, log: log)
+        let dormant = DormantServices()
+        bus = NotificationBus(dispatcher: dispatcher, mailbox: mailbox, authorization: authorization, dormant: dormant, log: log)
         wake.value = bus
         let applicationBox = WeakBox<Application>()
         let shared = SharedServices(authorization: authorization) { service, scene, json in
@@ -68,12 +69,12 @@ public final class Host {
         }
         serviceSet = ServiceSet(
             dispatcher: dispatcher, log: log, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
-            mailbox: mailbox, stateCell: stateCell, shared: shared)
+            mailbox: mailbox, stateCell: stateCell, shared: shared, dormant: dormant)
         answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
         let notifyBox = WeakBox<Host>()
         application = Application(
             dispatcher: dispatcher, services: serviceSet, answers: answers,
-            router: EventRouter(dispatcher: dispatcher, bus: bus, log: log), bus: bus, log: log, stateCell: stateCell,
+            router: EventRouter(dispatcher: dispatcher, bus: bus, dormant: dormant, log: log), bus: bus, log: log, stateCell: stateCell,
             restorations: SceneRestorations(stateDirectory: stateDirectory, log: log),
             notify: { message in notifyBox.value?.notify(message) })
         applicationBox.value = application

@@ -76,6 +76,7 @@ extension Application {
         merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
         completion: @escaping (EventOutcome) -> Void
     ) {
+        services.dormant.wake(kind, "push")
         let arena = EventArena()
         let data = arena.push(payload, action: action, fromLaunch: fromLaunch)
         answers.gather(kind, data: UnsafeRawPointer(data), arena: arena, merge: merge, completion: completion)

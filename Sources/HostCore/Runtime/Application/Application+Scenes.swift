@@ -195,6 +195,7 @@ extension Application {
     /// Delivers a scene event to every service that handles it and serves the scene's role,
     /// in service order (reverse for the events that take a scene down).
     func deliverScene(_ kind: EventKind, _ scene: SceneRecord, data: UnsafeRawPointer) {
+        services.dormant.wake(kind, "scene \(scene.name)") { EventRouter.serves($0, role: scene.role) }
         let list = dispatcher.handlers(kind).filter { router.serves($0, role: scene.role) }
         for index in kind.isTearDown ? list.reversed() : list { dispatcher.call(index, kind, data, scene: scene.name) }
     }

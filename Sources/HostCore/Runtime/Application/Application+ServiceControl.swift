@@ -20,15 +20,16 @@ extension Application {
     /// place in the start order, caught up to the app's state with `SH_LAUNCH_RESTART`.
     func startService(_ id: String) throws(ServiceControlError) {
         if services.slot(id) != nil { throw ServiceControlError("service \(id) is already running") }
+        if services.dormant.wake(id, trigger: "host ctl service start") {
+            // Opening it failed: the reason is logged and listed (list --all).
+            guard services.slot(id) != nil else { throw unknown(id, to: "start") }
+            bus.drain()
+            return
+        }
         guard let index = services.parked.firstIndex(where: { $0.slot.id == id }) else { throw unknown(id, to: "start") }
         let slot = services.parked.remove(at: index).slot
         slot.launchFailed = false
-        let order = services.startOrder
-        let position = { (slot: ServiceSlot) in order.firstIndex(of: slot.id) ?? order.count }
-        dispatcher.setServices(
-            (services.slots + [slot]).enumerated().sorted { a, b in
-                (position(a.element), a.offset) < (position(b.element), b.offset)
-            }.map(\.element))
+        services.insertInStartOrder([slot])
         catchUp([slot])
         if slot.launchFailed { log.warn("host", "service \(id) started again but its launch failed") }
         log.info(

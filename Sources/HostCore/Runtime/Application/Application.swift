@@ -116,7 +116,7 @@ final class Application {
         let arena = EventArena()
         // One set of options per service: settings and first-launch flags differ.
         let perService = services.slots.map {
-            UnsafeRawPointer(services.launchOptions(for: $0, arena: arena, request: request, restart: false))
+            UnsafeRawPointer(services.launchOptions(for: $0, arena: arena, request: request, late: nil))
         }
         for kind in [EventKind.willFinishLaunching, .didFinishLaunching] {
             if background {
@@ -201,6 +201,7 @@ final class Application {
 
     /// Delivers a data-carrying broadcast event to every handler and reports who got it.
     func deliverToAll(_ kind: EventKind, data: UnsafeRawPointer?) -> EventOutcome {
+        services.dormant.wake(kind, kind.name)
         let indexes = dispatcher.handlers(kind)
         var outcome = EventOutcome(
             event: kind, handled: !indexes.isEmpty,

@@ -23,6 +23,7 @@ extension EventRouter {
             answer.deallocate()
         }
         let data = UnsafeRawPointer(arena.sceneConnection(scene, options, configuration: answer))
+        dormant.wake(.configurationForConnecting, "scene \(scene.name)") { Self.serves($0, role: scene.role) }
         for index in dispatcher.handlers(.configurationForConnecting) where serves(index, role: scene.role) {
             var empty = sh_scene_configuration()
             empty.size = UInt32(MemoryLayout<sh_scene_configuration>.size)

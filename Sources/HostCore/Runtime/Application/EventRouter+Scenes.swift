@@ -10,8 +10,8 @@ extension EventRouter {
         arena: EventArena
     ) -> EventOutcome {
         let candidates = claimants(
-            .sceneOpenURLContexts, include: { self.serves($0, role: scene.role) },
-            score: { service in service.metadata.urls.map(url.match).max() })
+            .sceneOpenURLContexts, for: "URL \(url.url)", include: { Self.serves($0, role: scene.role) },
+            score: { service in service.urls.map(url.match).max() })
         let claim = firstClaim(
             .sceneOpenURLContexts, candidates, data: UnsafeRawPointer(arena.sceneOpenURL(scene, data)),
             what: "URL \(url.url)", scene: scene.name, quiet: true)
@@ -28,8 +28,8 @@ extension EventRouter {
         arena: EventArena
     ) -> EventOutcome {
         let candidates = claimants(
-            .sceneContinueUserActivity, include: { self.serves($0, role: scene.role) },
-            score: { service in activity.match(service.metadata.activities) })
+            .sceneContinueUserActivity, for: "activity \(activity.type)", include: { Self.serves($0, role: scene.role) },
+            score: { service in activity.match(service.activities) })
         let claim = firstClaim(
             .sceneContinueUserActivity, candidates,
             data: UnsafeRawPointer(arena.sceneActivity(scene, data)),
@@ -48,8 +48,10 @@ extension EventRouter {
 extension EventRouter {
     /// Whether service `index` receives events of scenes of `role`: it claims no role, or
     /// this one ("" while configurationForConnecting decides the role: every service).
-    func serves(_ index: Int, role: String) -> Bool {
-        let roles = dispatcher.services[index].metadata.sceneRoles
-        return roles.isEmpty || role.isEmpty || roles.contains(role)
+    func serves(_ index: Int, role: String) -> Bool { Self.serves(dispatcher.services[index].metadata, role: role) }
+
+    /// Whether a service with `metadata` receives events of scenes of `role`.
+    static func serves(_ metadata: ServiceMetadata, role: String) -> Bool {
+        metadata.sceneRoles.isEmpty || role.isEmpty || metadata.sceneRoles.contains(role)
     }
 }

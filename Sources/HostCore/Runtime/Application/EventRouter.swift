@@ -10,34 +10,50 @@ import ServiceABI
 final class EventRouter {
     let dispatcher: Dispatcher
     let bus: NotificationBus
+    /// Lazy services a URL, an activity or a scene may open first.
+    let dormant: DormantServices
     let log: Log
 
-    init(dispatcher: Dispatcher, bus: NotificationBus, log: Log) {
+    init(dispatcher: Dispatcher, bus: NotificationBus, dormant: DormantServices, log: Log) {
         self.dispatcher = dispatcher
         self.bus = bus
+        self.dormant = dormant
         self.log = log
     }
 
     /// openURL with its data already built.
     func open(_ url: OpenURLInput, data: UnsafePointer<sh_open_url>) -> EventOutcome {
-        let candidates = claimants(.openURL) { service in service.metadata.urls.map(url.match).max() }
-        return firstClaim(.openURL, candidates, data: UnsafeRawPointer(data), what: "URL \(url.url)")
+        let what = "URL \(url.url)"
+        let candidates = claimants(.openURL, for: what) { service in service.urls.map(url.match).max() }
+        return firstClaim(.openURL, candidates, data: UnsafeRawPointer(data), what: what)
     }
 
     /// continueUserActivity with its data already built.
     func continueActivity(_ activity: UserActivityInput, data: UnsafePointer<sh_user_activity>) -> EventOutcome {
-        let candidates = claimants(.continueUserActivity) { service in activity.match(service.metadata.activities) }
-        return firstClaim(
-            .continueUserActivity, candidates, data: UnsafeRawPointer(data),
-            what: "activity \(activity.type)")
+        let what = "activity \(activity.type)"
+        let candidates = claimants(.continueUserActivity, for: what) { service in activity.match(service.activities) }
+        return firstClaim(.continueUserActivity, candidates, data: UnsafeRawPointer(data), what: what)
     }
 
     /// The handlers of `kind` to ask, in order: those whose claims match best, or when no
     /// claim matches, those without claims. `score` is nil for a service without claims;
-    /// services `include` rejects are never asked.
-    func claimants(_ kind: EventKind, include: (Int) -> Bool = { _ in true }, score: (ServiceSlot) -> Int?) -> [Int] {
+    /// services `include` rejects are never asked. A lazy service that would be asked is
+    /// opened first (`what` names the event that opened it), so the order is as if it had
+    /// been eager.
+    func claimants(
+        _ kind: EventKind, for what: String, include: (ServiceMetadata) -> Bool = { _ in true },
+        score: (ServiceMetadata) -> Int?
+    ) -> [Int] {
         let services = dispatcher.services
-        let scored = dispatcher.handlers(kind).filter(include).map { ($0, score(services[$0])) }
+        let scored = dispatcher.handlers(kind).filter { include(services[$0].metadata) }.map { ($0, score(services[$0].metadata)) }
+        if !dormant.entries.isEmpty {
+            let waiting = dormant.entries.map(\.metadata).filter { $0.events.contains(kind) && include($0) }
+            let best = (scored.compactMap(\.1) + waiting.compactMap(score)).max() ?? 0
+            if waiting.contains(where: { best > 0 ? score($0) == best : score($0) == nil }) {
+                dormant.wake(kind, what) { include($0) && (best > 0 ? score($0) == best : score($0) == nil) }
+                return claimants(kind, for: what, include: include, score: score)
+            }
+        }
         let best = scored.compactMap(\.1).max() ?? 0
         if best > 0 { return scored.filter { $0.1 == best }.map(\.0) }
         return scored.filter { $0.1 == nil }.map(\.0)

@@ -14,10 +14,13 @@ final class NotificationBus {
     var deviceToken: DeviceToken?
     /// The notification authorization, saved and announced here when it changes.
     let authorization: NotificationAuthorization
+    /// Lazy services a notification or an authorization change may open first.
+    let dormant: DormantServices
     private let log: Log
 
-    init(dispatcher: Dispatcher, mailbox: Mailbox, authorization: NotificationAuthorization, log: Log) {
+    init(dispatcher: Dispatcher, mailbox: Mailbox, authorization: NotificationAuthorization, dormant: DormantServices, log: Log) {
         self.dispatcher = dispatcher
+        self.dormant = dormant
         self.mailbox = mailbox
         self.authorization = authorization
         self.log = log
@@ -47,6 +50,9 @@ final class NotificationBus {
     }
 
     private func deliver(name: String, sender: String, json: [UInt8]?) -> EventOutcome {
+        dormant.wake(.notification, "notification \(name)") { service in
+            service.id != sender && (service.subscriptions.contains(name) || service.subscriptions.contains("*"))
+        }
         let services = dispatcher.services
         let indexes = dispatcher.handlers(.notification).filter { index in
             services[index].id != sender && services[index].isSubscribed(to: name)
@@ -72,6 +78,7 @@ final class NotificationBus {
         log.info(
             "host", "notification authorization: \(settings.status.name)", event: "authorization.changed",
             .string("status", settings.status.name))
+        dormant.wake(.didChangeNotificationAuthorization, "notification authorization \(settings.status.name)")
         let indexes = dispatcher.handlers(.didChangeNotificationAuthorization)
         var outcome = EventOutcome(event: .didChangeNotificationAuthorization, handled: true)
         outcome.receivers = indexes.map { dispatcher.services[$0].id }

@@ -11,8 +11,9 @@ extension ServiceSet {
         loadSettings = settings
         let (plan, inspection) = try prepare(settings)
         var report = LoadReport(failures: inspection.failures)
-        let opened = try open(plan: plan, inspection: inspection, keeping: [:], report: &report)
+        let (opened, waiting) = try open(plan: plan, inspection: inspection, keeping: [:], report: &report)
         dispatcher.setServices(opened)
+        dormant.replace(with: waiting)
         report.added = opened.map(\.id)
         if settings.strict && !report.failures.isEmpty {
             throw LoadError(description: "--strict: \(report.failures.count) plugin file(s) or service(s) failed to load; exiting before launch")
@@ -24,6 +25,8 @@ extension ServiceSet {
     /// everything as it was): the new service list and who leaves and arrives.
     struct ReloadChange {
         var slots: [ServiceSlot]
+        /// The lazy services that wait for their first event after the reload.
+        var dormant: [DormantServices.Entry]
         var leaving: [ServiceSlot]
         var arriving: [ServiceSlot]
         var report: LoadReport
@@ -53,8 +56,9 @@ extension ServiceSet {
             }
         }
         let opened: [ServiceSlot]
+        let waiting: [DormantServices.Entry]
         do throws(LoadError) {
-            opened = try open(plan: plan, inspection: inspection, keeping: keep, report: &report)
+            (opened, waiting) = try open(plan: plan, inspection: inspection, keeping: keep, report: &report)
             if loadSettings.strict && !report.failures.isEmpty {
                 throw LoadError(description: "--strict: \(report.failures.count) plugin file(s) or service(s) failed to load")
             }
@@ -67,7 +71,7 @@ extension ServiceSet {
         report.removed = leaving.map(\.id).filter { id in !arriving.contains { $0.id == id } }
         report.replaced = leaving.map(\.id).filter { id in arriving.contains { $0.id == id } }
         report.added = arriving.map(\.id).filter { id in !leaving.contains { $0.id == id } }
-        return ReloadChange(slots: opened, leaving: leaving, arriving: arriving, report: report)
+        return ReloadChange(slots: opened, dormant: waiting, leaving: leaving, arriving: arriving, report: report)
     }
 
     /// Carries out a reload: what leaves is taken down (reverse start order) from the app's
@@ -75,6 +79,7 @@ extension ServiceSet {
     func apply(_ change: ReloadChange, lifecycle: AppLifecycle) {
         takeDown(change.leaving, from: lifecycle)
         dispatcher.setServices(change.slots)
+        dormant.replace(with: change.dormant)
         catchUp(change.arriving, to: lifecycle.state)
         let report = change.report
         log.info(
@@ -138,17 +143,30 @@ extension ServiceSet {
     }
 
     /// Opens and attaches the services of `plan` that are not in `keeping`; returns every
-    /// service to run, in start order. A service whose requirement failed is not started.
+    /// service to run, in start order, and the lazy ones that wait for their first event. A
+    /// service whose requirement failed is not started.
     private func open(
         plan: StartPlan, inspection: PluginLoader.Inspection, keeping: [String: ServiceSlot],
         report: inout LoadReport
-    ) throws(LoadError) -> [ServiceSlot] {
+    ) throws(LoadError) -> (slots: [ServiceSlot], dormant: [DormantServices.Entry]) {
         let wanted = Set(plan.order).subtracting(keeping.keys)
+        let lazy = lazyServices(plan: plan, inspection: inspection, wanted: wanted)
+        let before = Dictionary(dormant.entries.map { ($0.metadata.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var waiting: [String: DormantServices.Entry] = [:]
         var opened: [String: ServiceSlot] = [:]
         var failed = Set<String>()
         for plugin in inspection.plugins {
             let ids = plugin.metadata.services.map(\.id).filter(wanted.contains)
             guard !ids.isEmpty else { continue }
+            // A file of lazy services only is not opened at all; one waiting since before
+            // keeps the descriptor it already has.
+            if ids.allSatisfy(lazy.contains) {
+                for service in plugin.metadata.services where ids.contains(service.id) {
+                    let previous = before[service.id].flatMap { $0.plugin.identity == plugin.identity && $0.plugin.path == plugin.path ? $0.opened : nil }
+                    waiting[service.id] = DormantServices.Entry(metadata: service, plugin: plugin, opened: previous)
+                }
+                continue
+            }
             do throws(LoadFailure.Reason) {
                 let changed = slots.contains { $0.path == plugin.path }
                 var cost = StartupCost(inspect: inspection.inspectNanoseconds[plugin.path] ?? 0)
@@ -161,6 +179,11 @@ extension ServiceSet {
                             message: "not trusted: refused by safe mode"))
                 }
                 for info in infos where ids.contains(info.metadata.id) {
+                    if lazy.contains(info.metadata.id) {
+                        // Opened for an eager sibling: its descriptor waits, unattached.
+                        waiting[info.metadata.id] = DormantServices.Entry(metadata: info.metadata, plugin: plugin, opened: info)
+                        continue
+                    }
                     var failure: LoadFailure?
                     dispatcher.stats.startup[info.metadata.id] = cost
                     if let slot = attach(info, failure: &failure) {
@@ -176,6 +199,7 @@ extension ServiceSet {
             }
         }
         var result: [ServiceSlot] = []
+        var resting: [DormantServices.Entry] = []
         var unavailable = failed.union(plan.missing)
         for id in plan.order {
             let requires = configuration.services[id]?.requires ?? []
@@ -189,18 +213,50 @@ extension ServiceSet {
                 continue
             }
             if let slot = keeping[id] ?? opened[id] { result.append(slot) }
+            if let entry = waiting[id] { resting.append(entry) }
         }
         if let required = plan.order.first(where: { failed.contains($0) && configuration.services[$0]?.policy == .required }) {
             throw LoadError(description: "required service \(required) failed to load (policy: required)")
         }
-        return result
+        return (result, resting)
+    }
+
+    /// The services of `wanted` to leave dormant: lazy by their metadata or the
+    /// configuration, and able to be woken (a lifecycle-only service cannot: it is opened at
+    /// start, with a warning). A lazy service an eager one requires is opened at start too.
+    private func lazyServices(plan: StartPlan, inspection: PluginLoader.Inspection, wanted: Set<String>) -> Set<String> {
+        var lazy = Set<String>()
+        for plugin in inspection.plugins {
+            for service in plugin.metadata.services where wanted.contains(service.id) {
+                let activation = configuration.services[service.id]?.activation ?? (service.lazy ? .lazy : .eager)
+                guard activation == .lazy else { continue }
+                guard !service.activationEvents.isEmpty else {
+                    log.warn(
+                        service.id,
+                        "is lazy but handles only lifecycle events, which never open a lazy service: opened at start",
+                        event: "service.lazyRefused", .string("service", service.id), .string("reason", "lifecycleOnly"))
+                    continue
+                }
+                lazy.insert(service.id)
+            }
+        }
+        // Dependents before their requirements (the plan is in start order): an eager service
+        // needs what it requires running, so that is opened at start.
+        for id in plan.order.reversed() where !lazy.contains(id) {
+            for required in configuration.services[id]?.requires ?? [] where lazy.remove(required) != nil {
+                log.info(
+                    required, "is lazy but \(id) requires it: opened at start", event: "service.lazyRefused",
+                    .string("service", required), .string("reason", "requiredBy"), .string("requiredBy", id))
+            }
+        }
+        return lazy
     }
 
     /// Opens `plugin`; a file already loaded under its path is copied to a private path first,
     /// because `dlopen` of the same path would return the old copy.
     /// `cost` gets the time of `dlopen` and of `servicehost_entry` (a worker's whole start
     /// counts as its `dlopen`).
-    private func openCopy(
+    func openCopy(
         _ plugin: PluginInspector.Inspected, privately: Bool,
         cost: inout StartupCost
     ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
@@ -228,7 +284,7 @@ extension ServiceSet {
         return infos
     }
 
-    private func record(_ failure: LoadFailure, report: inout LoadReport) {
+    func record(_ failure: LoadFailure, report: inout LoadReport) {
         logFailure(failure)
         report.failures.append(failure)
         skipped.append(SkippedEntry(failure))

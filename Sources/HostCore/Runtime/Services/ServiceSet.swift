@@ -47,11 +47,16 @@ final class ServiceSet {
     var skipped: [SkippedEntry] = []
     /// The start order of the last load or reload: where a restarted service goes back in.
     var startOrder: [String] = []
+    /// Lazy services waiting for their first event.
+    let dormant: DormantServices
+    /// What opened each lazy service opened so far (`host ctl list`).
+    var activatedBy: [String: String] = [:]
 
     init(
         dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
-        mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices
+        mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices, dormant: DormantServices
     ) {
+        self.dormant = dormant
         self.dispatcher = dispatcher
         self.log = log
         self.stateDirectory = stateDirectory
@@ -59,6 +64,7 @@ final class ServiceSet {
         self.mailbox = mailbox
         self.stateCell = stateCell
         self.shared = shared
+        dormant.activate = { [unowned self] entries, trigger in activate(entries, trigger: trigger) }
     }
 
     /// The services, in dispatch order.
@@ -94,12 +100,12 @@ final class ServiceSet {
     // MARK: Launch options and first launch
 
     /// The launch options of one service: its settings (as it was attached with them) and its
-    /// first-launch flags; `restart` adds `SH_LAUNCH_RESTART` (a service started late).
+    /// first-launch flags; `late` adds `SH_LAUNCH_RESTART` or `SH_LAUNCH_LAZY` (a service started late).
     func launchOptions(
         for slot: ServiceSlot, arena: EventArena, request: LaunchRequest,
-        restart: Bool
+        late: LateStart?
     ) -> UnsafePointer<sh_launch_options> {
-        var flags: UInt32 = restart ? UInt32(SH_LAUNCH_RESTART) : 0
+        var flags: UInt32 = late?.flag ?? 0
         do {
             if try firstLaunch.isFirstHostLaunch() { flags |= UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) }
             if try firstLaunch.isFirstServiceLaunch(slot.id) { flags |= UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) }
@@ -146,8 +152,9 @@ final class ServiceSet {
     /// service started with the host would have had: kind by kind, each to every late service
     /// that handles it (in reverse for the events that take the app down), the launch events
     /// with the launch options of a restart, every event carrying the state it leaves the app
-    /// in. The one catch-up: hot reload and a restarted worker both come here.
-    func catchUp(_ late: [ServiceSlot], to state: AppState) {
+    /// in. The one catch-up: hot reload, a restarted worker and a lazy service's activation
+    /// all come here (`why` picks the launch flag).
+    func catchUp(_ late: [ServiceSlot], to state: AppState, why: LateStart = .restart) {
         guard !late.isEmpty, let steps = try? AppLifecycle().steps(to: state) else { return }
         let arena = EventArena()
         var fresh = AppLifecycle()
@@ -162,11 +169,21 @@ final class ServiceSet {
                 let launching = kind == .willFinishLaunching || kind == .didFinishLaunching
                 let data =
                     launching
-                    ? UnsafeRawPointer(launchOptions(for: slot, arena: arena, request: LaunchRequest(), restart: true)) : nil
+                    ? UnsafeRawPointer(launchOptions(for: slot, arena: arena, request: LaunchRequest(), late: why)) : nil
                 let result = dispatcher.call(index, kind, data, state: carried).result
                 if kind == .didFinishLaunching && result >= 0 { markLaunched(slot) }
             }
         }
+    }
+
+    /// Puts `arriving` among the running services in their places in the start order.
+    func insertInStartOrder(_ arriving: [ServiceSlot]) {
+        let order = Dictionary(startOrder.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        let position = { (slot: ServiceSlot) in order[slot.id] ?? order.count }
+        dispatcher.setServices(
+            (slots + arriving).enumerated().sorted { a, b in
+                (position(a.element), a.offset) < (position(b.element), b.offset)
+            }.map(\.element))
     }
 
     /// Takes `leaving` (running services) down from `lifecycle`'s state with the events that
@@ -177,4 +194,14 @@ final class ServiceSet {
             for index in kind.isTearDown ? targets.reversed() : targets { dispatcher.call(index, kind, nil) }
         }
     }
+}
+
+/// Why a service starts after the host did: the flag its launch options carry.
+enum LateStart {
+    /// Restarted: a reload, a new worker, `service start` (`SH_LAUNCH_RESTART`).
+    case restart
+    /// A lazy service opened on its first event (`SH_LAUNCH_LAZY`).
+    case lazy
+
+    var flag: UInt32 { UInt32(self == .restart ? SH_LAUNCH_RESTART : SH_LAUNCH_LAZY) }
 }

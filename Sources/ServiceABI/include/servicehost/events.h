@@ -198,6 +198,10 @@ enum {
     /* The service was restarted (after a crash or a reload), not launched
      * with the host. */
     SH_LAUNCH_RESTART = 1u << 2,
+    /* The service is lazy (SH_META_SERVICE_LAZY) and was opened on its first
+     * event, not with the host: its launch events come just before that
+     * event, and the app may already be active. */
+    SH_LAUNCH_LAZY = 1u << 3,
 };
 
 #define SH_LAUNCH_OPTIONS_VERSION 1u

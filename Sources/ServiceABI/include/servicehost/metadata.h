@@ -97,9 +97,23 @@ typedef struct sh_meta_service {
     /* Higher runs earlier; equal priorities keep load order. 0 is the
      * default. */
     int32_t priority;
-    /* Reserved for flags, zero. */
+    /* SH_META_SERVICE_* flags; other bits reserved, zero. */
     uint32_t flags;
 } sh_meta_service;
+
+/* Flags of sh_meta_service.flags. */
+enum {
+    /* Lazy activation: the host does not open the service at start but on the
+     * first event it would be asked for that is not a lifecycle event: a URL
+     * or activity it claims, a notification it subscribes to, a scene of its
+     * role, a push (when it handles push events), or host ctl service start.
+     * It is then launched (SH_LAUNCH_LAZY) and caught up to the app's state
+     * before that event, which it receives in its place in the service order.
+     * A service that handles only lifecycle events cannot be lazy (the host
+     * opens it at start and says why). Hosts older than this flag ignore it
+     * and open the service at start. */
+    SH_META_SERVICE_LAZY = 1u << 0,
+};
 
 /* What an sh_meta_claim claims. */
 enum {
@@ -158,10 +172,19 @@ typedef struct sh_meta_claim {
  * events_ is word 0 of the mask (kinds below 64), or both words given with
  * SH_EVENT_WORDS(word0, word1) for kinds 64 and above (events.h).        */
 #define SH_SERVICE_METADATA(name_, id_, display_, version_, events_, priority_) \
+    SH_SERVICE_METADATA_FLAGS(name_, id_, display_, version_, events_,         \
+                              priority_, 0)
+
+/* SH_SERVICE_METADATA with SH_META_SERVICE_* flags, for a lazy service:
+ *     SH_SERVICE_METADATA_FLAGS(links_meta, "com.example.links", "Links",
+ *                               "1.0.0", SH_EVENT_BIT(SH_EVENT_OPEN_URL), 0,
+ *                               SH_META_SERVICE_LAZY);                      */
+#define SH_SERVICE_METADATA_FLAGS(name_, id_, display_, version_, events_,     \
+                                  priority_, flags_)                           \
     SH_META_ATTRIBUTES static const sh_meta_service name_ = {                  \
         {sizeof(sh_meta_service), SH_META_SERVICE_VERSION, SH_META_MAGIC,      \
          SH_META_KIND_SERVICE},                                                \
-        id_, display_, version_, {events_}, (priority_), 0}
+        id_, display_, version_, {events_}, (priority_), (flags_)}
 
 /* Declare one claim of a service declared with SH_SERVICE_METADATA:
  *     SH_CLAIM_METADATA(links_url, "com.example.links", SH_CLAIM_URL, "myapp"); */
