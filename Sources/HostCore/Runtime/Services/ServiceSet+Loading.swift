@@ -85,35 +85,20 @@ extension ServiceSet {
             .strings("replaced", report.replaced))
     }
 
-    /// Reads the configuration, inspects the directories and plans the start order.
+    /// Reads the configuration, inspects the directories and plans the start order (the
+    /// planner `host check` shares), logging what it found; throws at the first problem that
+    /// stops a load.
     private func prepare(_ settings: LoadSettings) throws(LoadError) -> (StartPlan, PluginLoader.Inspection) {
+        let planner = LoadPlanner(settings)
         let newConfiguration: HostConfiguration
-        do {
-            if let path = settings.configurationPath {
-                newConfiguration = try HostConfiguration.load(path: path, allowInsecure: settings.allowInsecure)
-            } else if let path = HostConfiguration.defaultPath(pluginDirectories: settings.directories) {
-                newConfiguration = try HostConfiguration.loadIfPresent(path: path, allowInsecure: settings.allowInsecure) ?? HostConfiguration()
-            } else {
-                newConfiguration = HostConfiguration()
-            }
-        } catch {
-            throw LoadError(description: error.description)
-        }
         let inspection: PluginLoader.Inspection
-        do {
-            inspection = try PluginLoader.inspect(directories: settings.directories, allowInsecure: settings.allowInsecure)
-        } catch {
-            throw LoadError(description: error.description)
-        }
+        let plan: StartPlan
+        do { newConfiguration = try planner.configuration.get() } catch { throw LoadError(description: error.description) }
+        do { inspection = try planner.inspection.get() } catch { throw LoadError(description: error.description) }
         for failure in inspection.failures { logFailure(failure) }
         skipped = inspection.failures.map(SkippedEntry.init)
-        let found = inspection.services.map { FoundService(id: $0.service.id, priority: $0.service.priority) }
-        let plan: StartPlan
-        do {
-            plan = try StartPlan.compute(found: found, configuration: newConfiguration, onlyConfigured: settings.onlyConfigured)
-        } catch {
-            throw LoadError(description: error.description)
-        }
+        // The planner plans whenever the configuration and the inspection succeeded.
+        do { plan = try planner.plan!.get() } catch { throw LoadError(description: error.description) }
         skipped += plan.disabled.map { SkippedEntry(service: $0, reason: .disabled, message: "disabled by the configuration") }
         skipped += plan.notConfigured.map { SkippedEntry(service: $0, reason: .notConfigured, message: "not in the configuration (--only-configured)") }
         for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration", event: "service.disabled", .string("service", id)) }
@@ -122,10 +107,10 @@ extension ServiceSet {
                 "host", "\(id) is not in the configuration: not started (--only-configured)",
                 event: "service.notConfigured", .string("service", id))
         }
+        if let id = planner.requiredButMissing.first {
+            throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
+        }
         for id in plan.missing {
-            if newConfiguration.services[id]?.policy == .required {
-                throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
-            }
             log.warn("host", "\(id) is in the configuration but no plugin provides it", event: "service.missing", .string("service", id))
         }
         configuration = newConfiguration
