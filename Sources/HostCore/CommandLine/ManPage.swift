@@ -6,6 +6,7 @@ public enum ManPage {
     public static var text: String {
         var lines = [
             ".TH HOST 1 \"\" \"ServiceHost \(roff(HostVersion.string))\" \"User Commands\"",
+            ".nh",  // no hyphenation: option names stay whole, so they can be searched for
             ".SH NAME",
             "host \\- run ServiceHost services loaded from plugin directories",
             ".SH SYNOPSIS",

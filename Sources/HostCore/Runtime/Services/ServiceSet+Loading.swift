@@ -213,6 +213,43 @@ extension ServiceSet {
         return infos
     }
 
+    /// Why a load leaves out a service whose file is fine: `host ctl service start` loads those.
+    static let startableReasons: Set<SkippedEntry.Reason> = [.disabled, .notConfigured]
+
+    /// Loads service `id`, which the last load or reload left out for one of the
+    /// ``startableReasons``: its file inspected again and opened as a reload opens one (a
+    /// private copy when the file is already loaded), then attached. Returns its slot, not yet
+    /// running: the caller places it and catches it up. Errors name the service and the file.
+    func loadLeftOut(_ id: String) throws(ServiceControlError) -> ServiceSlot {
+        let inspection: PluginLoader.Inspection
+        do { inspection = try PluginLoader.inspect(directories: loadSettings.directories, allowInsecure: loadSettings.allowInsecure) } catch {
+            throw ServiceControlError("service \(id) cannot be loaded: \(error)")
+        }
+        guard let plugin = inspection.plugins.first(where: { $0.metadata.services.contains { $0.id == id } }) else {
+            let failure = inspection.failures.first { SkippedEntry($0).services.contains(id) }
+            throw ServiceControlError("service \(id) cannot be loaded: " + (failure?.description ?? "no plugin file provides it any more"))
+        }
+        let loaded = slots.contains { $0.path == plugin.path } || parked.contains { $0.slot.path == plugin.path }
+        var cost = StartupCost(inspect: inspection.inspectNanoseconds[plugin.path] ?? 0)
+        let infos: [LoadedServiceInfo]
+        do { infos = try openCopy(plugin, privately: loaded, cost: &cost) } catch {
+            throw ServiceControlError("service \(id) cannot be loaded: \(LoadFailure(path: plugin.path, reason: error))")
+        }
+        guard let info = infos.first(where: { $0.metadata.id == id }) else {
+            throw ServiceControlError("service \(id) cannot be loaded: \(plugin.path) is not trusted: refused by safe mode")
+        }
+        dispatcher.stats.startup[id] = cost
+        var failure: LoadFailure?
+        guard let slot = attach(info, failure: &failure) else {
+            throw ServiceControlError("service \(id) cannot be loaded: \(failure.map(\.description) ?? "its attach failed")")
+        }
+        skipped.removeAll { $0.services == [id] && Self.startableReasons.contains($0.reason) }
+        log.info(
+            "loader", "loaded \(id) from \(plugin.path), which the last load left out", event: "service.loadedByRequest",
+            .string("service", id), .string("path", plugin.path))
+        return slot
+    }
+
     private func record(_ failure: LoadFailure, report: inout LoadReport) {
         logFailure(failure)
         report.failures.append(failure)
