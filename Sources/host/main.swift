@@ -248,6 +248,22 @@ case "inspect":
     } catch {
         usageFailure(error, help: InspectCommand.help)
     }
+case "check":
+    do {
+        let options = try CheckCommand.parse(Array(arguments.dropFirst()))
+        let report = CheckReport(options)
+        print(options.json ? report.json : report.text)
+        exit(report.status)
+    } catch {
+        usageFailure(error, help: CheckCommand.help)
+    }
+case "completion":
+    do { print(ShellCompletion.script(try ShellCompletion.parse(Array(arguments.dropFirst()))), terminator: "") } catch {
+        usageFailure(error, help: "host completion bash|zsh: print the shell completion script")
+    }
+case "man":
+    guard arguments.count == 1 else { usageFailure(UsageError("man: expected no arguments"), help: Usage.text) }
+    print(ManPage.text, terminator: "")
 case "ctl":
     runCtl(Array(arguments.dropFirst()))
 case "new-service":

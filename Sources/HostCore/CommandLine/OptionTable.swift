@@ -18,10 +18,24 @@ public struct CommandOption<Options>: Sendable {
     public let value: Value
     /// What it does, for `--help`; a line break starts a new help line.
     public let help: String
+    /// The words its value may be, when it takes one of a fixed set (`--log-level`): what
+    /// shell completion offers and the man page lists. Empty for a free value.
+    public let values: [String]
     /// Applies the option to `options`; the text is the value ("" for a flag, nil for an
     /// optional value not given). Its errors say what is wrong with the value; the table
     /// names the option.
     let apply: @Sendable (inout Options, String?) throws(UsageError) -> Void
+
+    init(
+        name: String, value: Value, help: String, values: [String] = [],
+        apply: @escaping @Sendable (inout Options, String?) throws(UsageError) -> Void
+    ) {
+        self.name = name
+        self.value = value
+        self.help = help
+        self.values = values
+        self.apply = apply
+    }
 
     /// A flag.
     public static func flag(
@@ -38,6 +52,35 @@ public struct CommandOption<Options>: Sendable {
     ) -> CommandOption {
         CommandOption(name: name, value: .required(placeholder: placeholder), help: help) { options, text throws(UsageError) in
             try apply(&options, text ?? "")
+        }
+    }
+
+    /// An option whose value is one of the cases of `T`, as `word` spells them; `what` names
+    /// the value in the error ("unknown level 'loud' (use error, warn, info or debug)").
+    public static func choice<T: CaseIterable & SendableMetatype>(
+        _ name: String, _ placeholder: String, _ what: String, _ help: String, _ word: @escaping @Sendable (T) -> String,
+        _ apply: @escaping @Sendable (inout Options, T) -> Void
+    ) -> CommandOption {
+        CommandOption(name: name, value: .required(placeholder: placeholder), help: help, values: T.allCases.map(word)) {
+            options, text throws(UsageError) in
+            apply(&options, try OptionValue.choice(text ?? "", what, word))
+        }
+    }
+
+    /// This option filling in the `Options` inside larger options: a command that takes some
+    /// of another's options (`host check` takes the run's `--plugins` and `--config`), so
+    /// both are one entry of one table.
+    public func lifted<Outer>(_ path: WritableKeyPath<Outer, Options> & Sendable) -> CommandOption<Outer> {
+        let apply = self.apply
+        // Value is nested in the generic type: the same case, of the outer options' Value.
+        let outerValue: CommandOption<Outer>.Value =
+            switch value {
+            case .none: .none
+            case .required(let placeholder): .required(placeholder: placeholder)
+            case .optional(let placeholder): .optional(placeholder: placeholder)
+            }
+        return CommandOption<Outer>(name: name, value: outerValue, help: help, values: values) { outer, text throws(UsageError) in
+            try apply(&outer[keyPath: path], text)
         }
     }
 

@@ -107,16 +107,12 @@ public struct RunOptions {
                 $0.allowInsecurePlugins = true
             },
             .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },
-            .value("--log-level", "LEVEL", "error, warn, info (default) or debug") { options, text throws(UsageError) in
-                options.logLevel = try OptionValue.choice(text, "level", \LogLevel.name)
+            .choice("--log-level", "LEVEL", "level", "error, warn, info (default) or debug", \LogLevel.name) { $0.logLevel = $1 },
+            .choice("--log-format", "FORMAT", "format", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields", \LogFormat.rawValue) {
+                $0.logFormat = $1
             },
-            .value("--log-format", "FORMAT", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields") {
-                options, text throws(UsageError) in
-                options.logFormat = try OptionValue.choice(text, "format", \LogFormat.rawValue)
-            },
-            .value("--log-time", "WHEN", "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald") {
-                options, text throws(UsageError) in
-                options.logTime = try OptionValue.choice(text, "time", \LogTime.rawValue)
+            .choice("--log-time", "WHEN", "time", "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald", \LogTime.rawValue) {
+                $0.logTime = $1
             },
             .flag("--stats", "count every delivery per service and event kind\n(host ctl stats); costs one clock read per call") {
                 $0.statistics = true
@@ -137,9 +133,7 @@ public struct RunOptions {
             .value("--state-dir", "DIR", "stores, first-launch marks, crash records (default\n$XDG_STATE_HOME/servicehost)") {
                 $0.stateDirectory = $1
             },
-            .value("--first-launch", "MODE", "auto (default), always or never") { options, text throws(UsageError) in
-                options.firstLaunch = try OptionValue.choice(text, "mode", \FirstLaunchMode.rawValue)
-            },
+            .choice("--first-launch", "MODE", "mode", "auto (default), always or never", \FirstLaunchMode.rawValue) { $0.firstLaunch = $1 },
             .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") { options, text throws(UsageError) in
                 options.fetchTimeout = try OptionValue.seconds(text)
             },
@@ -155,24 +149,26 @@ public struct RunOptions {
                 guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
                 options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
             },
-            .value("--launch-state", "STATE", "background or active: where the launch leaves the app\n(default: background for a content-available push,\nelse active)") {
-                options, text throws(UsageError) in
+            CommandOption(
+                name: "--launch-state", value: .required(placeholder: "STATE"),
+                help: "background or active: where the launch leaves the app\n(default: background for a content-available push,\nelse active)",
+                values: ["background", "active"]
+            ) { options, given throws(UsageError) in
+                let text = given ?? ""
                 guard let state = [AppState.background, .active].first(where: { $0.name == text }) else {
                     throw UsageError("unknown launch state '\(text)' (use background or active)")
                 }
                 options.launchState = state
             },
-            .value("--notification-authorization", "POLICY", "prompt, grant (default) or deny: how a service's\nauthorization request is answered") {
-                options, text throws(UsageError) in
-                options.notificationAuthorization = try OptionValue.choice(text, "policy", \AuthorizationPolicy.rawValue)
+            .choice("--notification-authorization", "POLICY", "policy", "prompt, grant (default) or deny: how a service's\nauthorization request is answered", \AuthorizationPolicy.rawValue) {
+                $0.notificationAuthorization = $1
             },
             .value("--launch-scene", "NAME[:ROLE]", "connect this scene at launch") { options, text in
                 let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
                 options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
             },
-            .value("--isolation", "MODE", "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes") {
-                options, text throws(UsageError) in
-                options.isolation.isolation = try OptionValue.choice(text, "mode", \ServiceConfiguration.Isolation.rawValue)
+            .choice("--isolation", "MODE", "mode", "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes", \ServiceConfiguration.Isolation.rawValue) {
+                $0.isolation.isolation = $1
             },
             .value("--event-timeout", "SECS", "every event's deadline (default 10); a worker that\nmisses it is killed and restarted") {
                 options, text throws(UsageError) in

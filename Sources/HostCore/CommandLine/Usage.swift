@@ -1,7 +1,7 @@
 /// The text of `host --help`, and the commands `host` takes.
 public enum Usage {
     /// The commands before any option: `host inspect …`, `host ctl …`, `host help`.
-    public static let commands = ["inspect", "ctl", "new-service", "help"]
+    public static let commands = ["check", "inspect", "ctl", "new-service", "completion", "man", "help"]
 
     /// "unknown command 'inspet'; did you mean 'inspect'?".
     public static func unknownCommand(_ word: String) -> UsageError {
@@ -16,8 +16,10 @@ public enum Usage {
         USAGE
           host --plugins DIR [--plugins DIR …] [options]
           host ctl [--control PATH] [--json] COMMAND …
+          host check [--plugins DIR …] [--config FILE] [--json]
           host inspect [--json] PATH…
           host new-service NAME [--swift|--c] [--id ID] [--dir DIR]
+          host completion bash|zsh | man
           host --help | --version
 
         RUN OPTIONS
@@ -37,7 +39,19 @@ public enum Usage {
           host ctl scene connect|activate|resign|background|foreground|disconnect NAME …
           host ctl list --all | stats [SERVICE] | blame | watch [--logs]
           host ctl service stop|start|restart ID [--force]
+            (start also loads a service that was disabled or left out, when its file
+            is a loadable plugin)
           exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
+
+        CHECK (a dry run: no plugin code runs)
+          host check                print the directories searched, the configuration,
+                                    the start order and every problem; exit status 0
+                                    clean, 1 warnings only, 2 errors
+        \(CheckCommand.table.help)
+
+        COMPLETION AND MANUAL (generated from these option tables)
+          source <(host completion bash)    host completion zsh > ~/.zfunc/_host
+          host man > host.1 && man -l host.1
 
         INSPECT
           host inspect PATH…        print each plugin's services, versions, ABI and

@@ -16,8 +16,11 @@ extension Application {
         log.info("host", "service \(id) stopped by request", event: "service.stoppedByRequest", .string("service", id))
     }
 
-    /// Starts service `id` again (stopped by request, or after a failed launch): back in its
-    /// place in the start order, caught up to the app's state with `SH_LAUNCH_RESTART`.
+    /// Starts service `id` again (stopped by request, or after a failed launch), or for the
+    /// first time when the last load left it out (disabled by the configuration, or not in it
+    /// under `--only-configured`) and its file is a loadable plugin: back in its place in the
+    /// start order, caught up to the app's state with `SH_LAUNCH_RESTART`. Any other service
+    /// `list --all` names is refused with the reason it gives.
     func startService(_ id: String) throws(ServiceControlError) {
         if services.slot(id) != nil { throw ServiceControlError("service \(id) is already running") }
         if services.dormant.wake(id, trigger: "host ctl service start") {
@@ -26,9 +29,15 @@ extension Application {
             bus.drain()
             return
         }
-        guard let index = services.parked.firstIndex(where: { $0.slot.id == id }) else { throw unknown(id, to: "start") }
-        let slot = services.parked.remove(at: index).slot
-        slot.launchFailed = false
+        let slot: ServiceSlot
+        if let index = services.parked.firstIndex(where: { $0.slot.id == id }) {
+            slot = services.parked.remove(at: index).slot
+            slot.launchFailed = false
+        } else if services.skipped.contains(where: { $0.services == [id] && ServiceSet.startableReasons.contains($0.reason) }) {
+            slot = try services.loadLeftOut(id)
+        } else {
+            throw unknown(id, to: "start")
+        }
         services.insertInStartOrder([slot])
         catchUp([slot])
         if slot.launchFailed { log.warn("host", "service \(id) started again but its launch failed") }
@@ -75,7 +84,8 @@ extension Application {
 
     private func unknown(_ id: String, to verb: String) -> ServiceControlError {
         if let skipped = services.skipped.first(where: { $0.services.contains(id) }) {
-            return ServiceControlError("service \(id) is not loaded: \(skipped.message) (fix that, then host ctl reload)")
+            return ServiceControlError(
+                "service \(id) is not loaded (\(skipped.reason.rawValue)): \(skipped.message) (fix that, then host ctl reload)")
         }
         let known = services.slots.map(\.id) + services.parked.map(\.slot.id)
         return ServiceControlError(

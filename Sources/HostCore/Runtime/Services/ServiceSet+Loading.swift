@@ -90,35 +90,20 @@ extension ServiceSet {
             .strings("replaced", report.replaced))
     }
 
-    /// Reads the configuration, inspects the directories and plans the start order.
+    /// Reads the configuration, inspects the directories and plans the start order (the
+    /// planner `host check` shares), logging what it found; throws at the first problem that
+    /// stops a load.
     private func prepare(_ settings: LoadSettings) throws(LoadError) -> (StartPlan, PluginLoader.Inspection) {
+        let planner = LoadPlanner(settings)
         let newConfiguration: HostConfiguration
-        do {
-            if let path = settings.configurationPath {
-                newConfiguration = try HostConfiguration.load(path: path, allowInsecure: settings.allowInsecure)
-            } else if let path = HostConfiguration.defaultPath(pluginDirectories: settings.directories) {
-                newConfiguration = try HostConfiguration.loadIfPresent(path: path, allowInsecure: settings.allowInsecure) ?? HostConfiguration()
-            } else {
-                newConfiguration = HostConfiguration()
-            }
-        } catch {
-            throw LoadError(description: error.description)
-        }
         let inspection: PluginLoader.Inspection
-        do {
-            inspection = try PluginLoader.inspect(directories: settings.directories, allowInsecure: settings.allowInsecure)
-        } catch {
-            throw LoadError(description: error.description)
-        }
+        let plan: StartPlan
+        do { newConfiguration = try planner.configuration.get() } catch { throw LoadError(description: error.description) }
+        do { inspection = try planner.inspection.get() } catch { throw LoadError(description: error.description) }
         for failure in inspection.failures { logFailure(failure) }
         skipped = inspection.failures.map(SkippedEntry.init)
-        let found = inspection.services.map { FoundService(id: $0.service.id, priority: $0.service.priority) }
-        let plan: StartPlan
-        do {
-            plan = try StartPlan.compute(found: found, configuration: newConfiguration, onlyConfigured: settings.onlyConfigured)
-        } catch {
-            throw LoadError(description: error.description)
-        }
+        // The planner plans whenever the configuration and the inspection succeeded.
+        do { plan = try planner.plan!.get() } catch { throw LoadError(description: error.description) }
         skipped += plan.disabled.map { SkippedEntry(service: $0, reason: .disabled, message: "disabled by the configuration") }
         skipped += plan.notConfigured.map { SkippedEntry(service: $0, reason: .notConfigured, message: "not in the configuration (--only-configured)") }
         for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration", event: "service.disabled", .string("service", id)) }
@@ -127,10 +112,10 @@ extension ServiceSet {
                 "host", "\(id) is not in the configuration: not started (--only-configured)",
                 event: "service.notConfigured", .string("service", id))
         }
+        if let id = planner.requiredButMissing.first {
+            throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
+        }
         for id in plan.missing {
-            if newConfiguration.services[id]?.policy == .required {
-                throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
-            }
             log.warn("host", "\(id) is in the configuration but no plugin provides it", event: "service.missing", .string("service", id))
         }
         configuration = newConfiguration
@@ -282,6 +267,43 @@ extension ServiceSet {
         // The copy in use until now stays mapped for good: one more retired copy of this file.
         retiredCopies[plugin.path, default: 0] += 1
         return infos
+    }
+
+    /// Why a load leaves out a service whose file is fine: `host ctl service start` loads those.
+    static let startableReasons: Set<SkippedEntry.Reason> = [.disabled, .notConfigured]
+
+    /// Loads service `id`, which the last load or reload left out for one of the
+    /// ``startableReasons``: its file inspected again and opened as a reload opens one (a
+    /// private copy when the file is already loaded), then attached. Returns its slot, not yet
+    /// running: the caller places it and catches it up. Errors name the service and the file.
+    func loadLeftOut(_ id: String) throws(ServiceControlError) -> ServiceSlot {
+        let inspection: PluginLoader.Inspection
+        do { inspection = try PluginLoader.inspect(directories: loadSettings.directories, allowInsecure: loadSettings.allowInsecure) } catch {
+            throw ServiceControlError("service \(id) cannot be loaded: \(error)")
+        }
+        guard let plugin = inspection.plugins.first(where: { $0.metadata.services.contains { $0.id == id } }) else {
+            let failure = inspection.failures.first { SkippedEntry($0).services.contains(id) }
+            throw ServiceControlError("service \(id) cannot be loaded: " + (failure?.description ?? "no plugin file provides it any more"))
+        }
+        let loaded = slots.contains { $0.path == plugin.path } || parked.contains { $0.slot.path == plugin.path }
+        var cost = StartupCost(inspect: inspection.inspectNanoseconds[plugin.path] ?? 0)
+        let infos: [LoadedServiceInfo]
+        do { infos = try openCopy(plugin, privately: loaded, cost: &cost) } catch {
+            throw ServiceControlError("service \(id) cannot be loaded: \(LoadFailure(path: plugin.path, reason: error))")
+        }
+        guard let info = infos.first(where: { $0.metadata.id == id }) else {
+            throw ServiceControlError("service \(id) cannot be loaded: \(plugin.path) is not trusted: refused by safe mode")
+        }
+        dispatcher.stats.startup[id] = cost
+        var failure: LoadFailure?
+        guard let slot = attach(info, failure: &failure) else {
+            throw ServiceControlError("service \(id) cannot be loaded: \(failure.map(\.description) ?? "its attach failed")")
+        }
+        skipped.removeAll { $0.services == [id] && Self.startableReasons.contains($0.reason) }
+        log.info(
+            "loader", "loaded \(id) from \(plugin.path), which the last load left out", event: "service.loadedByRequest",
+            .string("service", id), .string("path", plugin.path))
+        return slot
     }
 
     func record(_ failure: LoadFailure, report: inout LoadReport) {

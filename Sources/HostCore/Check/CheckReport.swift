@@ -1,0 +1,191 @@
+import ServiceJSON
+
+/// What `host check` found: where it looked, the start order the host would use, and every
+/// problem, each an error (the host would refuse to start, or a file or service would fail
+/// to load: what the host logs as an error) or a warning (what it logs as a warning, and
+/// claims that shadow each other).
+public struct CheckReport {
+    /// How bad a problem is.
+    public enum Severity: String, Sendable {
+        case error, warning
+    }
+
+    /// One problem: a stable code for tools, what it is about, and the reason in words.
+    public struct Problem: Sendable, Equatable {
+        public var severity: Severity
+        /// `configuration`, `plugin-directory`, a ``SkippedEntry/Reason`` for a refused file
+        /// (`insecure`, `corrupt`, …), `cycle`, `requires-unknown`, `requires-disabled`,
+        /// `requires-not-configured`, `required-missing`, `missing`, `after-unknown`,
+        /// `url-claim-conflict` or `activity-claim-conflict`.
+        public var code: String
+        /// The file concerned, when there is one.
+        public var file: String?
+        /// The service concerned, when there is one.
+        public var service: String?
+        /// The reason in words.
+        public var message: String
+
+        var json: JSONValue {
+            .object([
+                "severity": .string(severity.rawValue), "code": .string(code), "file": file.map(JSONValue.string) ?? .null,
+                "service": service.map(JSONValue.string) ?? .null, "message": .string(message),
+            ])
+        }
+    }
+
+    /// The plugin directories searched, in order.
+    public var directories: [String]
+    /// Where they came from: `--plugins`, `SERVICEHOST_PLUGIN_PATH` or `XDG_DATA_HOME`.
+    public var directorySource: String
+    /// The configuration file read; nil when there is none.
+    public var configurationPath: String?
+    /// The services the host would start, in start order, with their files.
+    public var order: [(service: String, file: String)] = []
+    /// Services the configuration disables, and those `--only-configured` leaves out.
+    public var disabled: [String] = [], notConfigured: [String] = []
+    /// Every problem, in the order found.
+    public var problems: [Problem] = []
+
+    /// The exit status: 0 clean, 1 warnings only, 2 errors.
+    public var status: Int32 {
+        problems.contains { $0.severity == .error } ? 2 : problems.isEmpty ? 0 : 1
+    }
+
+    /// Checks what `options` would load, with the planner the host loads with.
+    @MainActor
+    public init(_ options: CheckCommand.Options) {
+        let settings = options.run.loadSettings
+        directories = settings.directories
+        directorySource = options.run.pluginSource
+        let planner = LoadPlanner(settings)
+        configurationPath = planner.configurationPath
+        var configuration = HostConfiguration()
+        switch planner.configuration {
+        case .success(let read): configuration = read
+        case .failure(let error): problem(.error, "configuration", file: error.file, error.description)
+        }
+        guard case .success(let inspection) = planner.inspection else {
+            if case .failure(let error) = planner.inspection { problem(.error, "plugin-directory", file: error.path, error.reason) }
+            return
+        }
+        for failure in inspection.failures {
+            let entry = SkippedEntry(failure)
+            // A directory or FIFO named *.so is skipped with a warning, as the host logs it.
+            let severity: Severity = if case .notRegularFile = failure.reason { .warning } else { .error }
+            problem(severity, entry.reason.rawValue, file: failure.path, service: entry.services.first, failure.message)
+        }
+        let found = Dictionary(inspection.services.map { ($0.service.id, $0) }, uniquingKeysWith: { first, _ in first })
+        checkReferences(configuration, found: found)
+        guard case .success(let plan)? = planner.plan else {
+            if case .failure(let error)? = planner.plan { startOrderProblem(error) }
+            return
+        }
+        order = plan.order.compactMap { id in found[id].map { (id, $0.plugin.path) } }
+        disabled = plan.disabled
+        notConfigured = plan.notConfigured
+        let required = Set(planner.requiredButMissing)
+        for id in plan.missing {
+            if required.contains(id) {
+                problem(.error, "required-missing", service: id, "required service \(id) is in the configuration but no plugin provides it")
+            } else {
+                problem(.warning, "missing", service: id, "\(id) is in the configuration but no plugin provides it")
+            }
+        }
+        checkClaims(plan.order.compactMap { found[$0]?.service })
+    }
+
+    private mutating func problem(_ severity: Severity, _ code: String, file: String? = nil, service: String? = nil, _ message: String) {
+        problems.append(Problem(severity: severity, code: code, file: file, service: service, message: message))
+    }
+
+    /// `requires` and `after` naming ids that no plugin provides and the configuration does
+    /// not list: every one (the planner stops at the first `requires`; `after` it ignores).
+    private mutating func checkReferences(_ configuration: HostConfiguration, found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)]) {
+        for id in configuration.services.keys.sorted() {
+            guard let entry = configuration.services[id], entry.enabled else { continue }
+            for other in entry.requires where found[other] == nil && configuration.services[other] == nil {
+                problem(.error, "requires-unknown", service: id, "\(id) requires \(other), which no plugin provides")
+            }
+            for other in entry.after where found[other] == nil && configuration.services[other] == nil {
+                problem(.warning, "after-unknown", service: id, "\(id) starts after \(other), which no plugin provides (ignored)")
+            }
+        }
+    }
+
+    private mutating func startOrderProblem(_ error: StartOrderError) {
+        switch error.code {
+        case .requirementMissing(let service, let requirement):
+            // Already reported by checkReferences unless the configuration lists the requirement.
+            if !problems.contains(where: { $0.code == "requires-unknown" && $0.service == service }) {
+                problem(.error, "requires-unknown", service: service, "\(service) requires \(requirement), which no plugin provides")
+            }
+        case .requirementDisabled(let service, _):
+            problem(.error, "requires-disabled", service: service, error.description)
+        case .requirementNotConfigured(let service, _):
+            problem(.error, "requires-not-configured", service: service, error.description)
+        case .cycle(let services):
+            problem(.error, "cycle", service: services.first, error.description)
+        }
+    }
+
+    /// Two services to start claiming the same URL (scheme, or scheme and host) or activity
+    /// type: the first in service order is asked first, the other only when it declines.
+    private mutating func checkClaims(_ services: [ServiceMetadata]) {
+        for (kind, claims) in [("URL", { (s: ServiceMetadata) in s.urls }), ("activity", { (s: ServiceMetadata) in s.activities })] {
+            var first: [String: String] = [:]
+            for service in services {
+                for claim in Set(claims(service)).sorted() {
+                    guard let owner = first[claim] else {
+                        first[claim] = service.id
+                        continue
+                    }
+                    problem(
+                        .warning, "\(kind.lowercased())-claim-conflict", service: service.id,
+                        "\(owner) and \(service.id) both claim the \(kind) \(claim): \(owner) is asked first (start order),"
+                            + " \(service.id) only when \(owner) declines")
+                }
+            }
+        }
+    }
+
+    /// The report for a person: directories, configuration, start order, then the problems.
+    public var text: String {
+        let source = directorySource == "--plugins" ? "--plugins" : "from \(directorySource)"
+        var lines = ["plugin directories (\(source)): " + directories.joined(separator: ":")]
+        lines.append("configuration: " + (configurationPath ?? "none"))
+        lines.append(order.isEmpty ? "start order: none" : "start order:")
+        let width = order.map(\.service.count).max() ?? 0
+        for (index, entry) in order.enumerated() {
+            lines.append("  \(index + 1). " + entry.service + String(repeating: " ", count: width - entry.service.count) + "  " + entry.file)
+        }
+        if !disabled.isEmpty { lines.append("disabled: " + disabled.joined(separator: ", ")) }
+        if !notConfigured.isEmpty { lines.append("not configured (--only-configured): " + notConfigured.joined(separator: ", ")) }
+        for problem in problems {
+            // A service's message names it; a file's does not once problemText drops it.
+            lines.append("\(problem.severity.rawValue): \(problem.code): " + (problem.file.map { "\($0): " } ?? "") + problemText(problem))
+        }
+        let errors = problems.filter { $0.severity == .error }.count
+        let warnings = problems.count - errors
+        lines.append(problems.isEmpty ? "no problems" : "\(count(errors, "error")), \(count(warnings, "warning"))")
+        return lines.joined(separator: "\n")
+    }
+
+    /// The message without the file it starts with (the line names it first).
+    private func problemText(_ problem: Problem) -> String {
+        guard let file = problem.file, problem.message.hasPrefix(file + ": ") else { return problem.message }
+        return String(problem.message.dropFirst(file.count + 2))
+    }
+
+    private func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+
+    /// The report as one JSON object.
+    public var json: String {
+        JSONValue.object([
+            "directories": .array(directories.map(JSONValue.string)), "directorySource": .string(directorySource),
+            "configuration": configurationPath.map(JSONValue.string) ?? .null,
+            "order": .array(order.map { .object(["service": .string($0.service), "file": .string($0.file)]) }),
+            "disabled": .array(disabled.map(JSONValue.string)), "notConfigured": .array(notConfigured.map(JSONValue.string)),
+            "problems": .array(problems.map(\.json)), "status": .number(Double(status)),
+        ]).serialized
+    }
+}

@@ -1,0 +1,110 @@
+/// One option of one command, whatever the command's options type: what the shell
+/// completions and the man page are generated from.
+public struct OptionSpec: Sendable, Equatable {
+    /// `--name`.
+    public var name: String
+    /// The value's placeholder (`DIR`, `LEVEL`); nil for a flag.
+    public var placeholder: String?
+    /// The value may only be given inline (`--tap=ACTION`).
+    public var inlineOnly: Bool
+    /// The words the value may be, when the table knows them.
+    public var values: [String]
+    /// The help text (a line break starts a new help line).
+    public var help: String
+
+    /// Whether the value is a path: completed with file (or, for `DIR`, directory) names.
+    public var isPath: Bool { ["DIR", "FILE", "PATH"].contains(placeholder ?? "") }
+}
+
+extension OptionTable {
+    /// The options, type-erased.
+    public var specs: [OptionSpec] {
+        options.map { option in
+            switch option.value {
+            case .none: OptionSpec(name: option.name, placeholder: nil, inlineOnly: false, values: [], help: option.help)
+            case .required(let placeholder): OptionSpec(name: option.name, placeholder: placeholder, inlineOnly: false, values: option.values, help: option.help)
+            case .optional(let placeholder): OptionSpec(name: option.name, placeholder: placeholder, inlineOnly: true, values: option.values, help: option.help)
+            }
+        }
+    }
+}
+
+/// One command of `host`: its words (`[]` for `host` itself, `["ctl", "push"]`), its synopsis
+/// and summary, its options from its option table, and the words its first operand may be.
+public struct CommandSpec: Sendable {
+    /// The words after `host` that name it.
+    public var words: [String]
+    /// What follows the words in a synopsis: `[--json] PATH…`.
+    public var synopsis: String
+    /// One sentence on what it does.
+    public var summary: String
+    /// Its options.
+    public var options: [OptionSpec]
+    /// The words its first operand may be (subcommands, ctl commands, shells); empty when free.
+    public var operands: [String] = []
+    /// Its first operand is a path.
+    public var operandIsPath = false
+
+    /// `host ctl push`.
+    public var name: String { (["host"] + words).joined(separator: " ") }
+}
+
+/// Every command `host` takes and its options, from the option tables: the one source of
+/// `host completion` and `host man`.
+public enum CommandLineSpec {
+    /// The commands, `host` itself first.
+    public static var commands: [CommandSpec] {
+        [
+            CommandSpec(
+                words: [], synopsis: "[--plugins DIR …] [options]",
+                summary: "Loads every service of the plugin directories, launches the app and serves until terminated.",
+                options: RunOptions.table.specs + [
+                    OptionSpec(name: "--help", placeholder: nil, inlineOnly: false, values: [], help: "print the help and exit"),
+                    OptionSpec(name: "--version", placeholder: nil, inlineOnly: false, values: [], help: "print the version and exit"),
+                ],
+                operands: Usage.commands),
+            CommandSpec(
+                words: ["check"], synopsis: "[--plugins DIR …] [--config FILE] [--json]",
+                summary: "A dry run: reads everything the host would, running no plugin code; prints the start order and every problem."
+                    + " Exit status 0 clean, 1 warnings only, 2 errors.",
+                options: CheckCommand.table.specs),
+            CommandSpec(
+                words: ["inspect"], synopsis: "[--json] [--state-dir DIR] PATH…",
+                summary: "Prints each plugin's services, versions, ABI and events from its static metadata, running no plugin code.",
+                options: InspectCommand.table.specs, operandIsPath: true),
+            CommandSpec(
+                words: ["new-service"], synopsis: "NAME [--swift|--c] [--id ID] [--dir DIR] [--sdk DIR]",
+                summary: "Writes a plugin package that builds and loads the first time.", options: NewServiceCommand.table.specs),
+            CommandSpec(
+                words: ["completion"], synopsis: "bash|zsh",
+                summary: "Prints the shell completion script for bash or zsh: source <(host completion bash).",
+                options: [], operands: ShellCompletion.Shell.allCases.map(\.rawValue)),
+            CommandSpec(words: ["man"], synopsis: "", summary: "Prints this manual page (roff): host man > host.1.", options: []),
+            CommandSpec(
+                words: ["ctl"], synopsis: "[--control PATH] [--json] COMMAND …",
+                summary: "Sends one request to a running host and prints its reply."
+                    + " Exit status 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled.",
+                options: CtlCommand.table.specs, operands: ControlMessage.Command.names),
+            CommandSpec(
+                words: ["ctl", "push"], synopsis: "[--tap [ACTION]] FILE|-", summary: "Delivers a push notification read from FILE or standard input.",
+                options: CtlCommand.pushTable.specs, operandIsPath: true),
+            CommandSpec(
+                words: ["ctl", "activity"], synopsis: "TYPE [--url URL] [--user-info JSON]", summary: "Continues a user activity.",
+                options: CtlCommand.activityTable.specs),
+            CommandSpec(
+                words: ["ctl", "scene"], synopsis: "ACTION NAME …", summary: "Connects, moves and disconnects scenes.",
+                options: CtlCommand.sceneConnectTable.specs,
+                operands: ["list", "connect", "activate", "resign", "background", "foreground", "disconnect", "open", "activity"]),
+            CommandSpec(
+                words: ["ctl", "list"], synopsis: "[--all]", summary: "Lists the services; --all adds every file and service not started, with why.",
+                options: CtlCommand.listTable.specs),
+            CommandSpec(
+                words: ["ctl", "service"], synopsis: "stop|start|restart ID [--force]",
+                summary: "Stops, starts or restarts one service; start loads a service that was never loaded when its file is a loadable plugin.",
+                options: CtlCommand.serviceTable.specs, operands: ControlMessage.Operate.ServiceAction.allCases.map(\.rawValue)),
+            CommandSpec(
+                words: ["ctl", "watch"], synopsis: "[--logs]", summary: "Streams trace records (and log lines) until interrupted.",
+                options: CtlCommand.watchTable.specs),
+        ]
+    }
+}

@@ -1,0 +1,58 @@
+/// What a load reads before it runs any plugin code: the configuration, every plugin file's
+/// static metadata, and the start plan. The host's load and reload (``ServiceSet``) and
+/// `host check` share it, so the dry run plans exactly what the host would.
+///
+/// Each step keeps its own outcome, so `host check` can report every problem while the host
+/// stops at the first (configuration, then directories, then the start order).
+public struct LoadPlanner {
+    /// The configuration file read: `--config`, or the default file when it exists; nil for none.
+    public var configurationPath: String?
+    /// The configuration (empty without a file), or why the file cannot be used.
+    public var configuration: Result<HostConfiguration, ConfigurationError>
+    /// The plugin files inspected, or the first unusable directory.
+    public var inspection: Result<PluginLoader.Inspection, PluginScanner.DirectoryError>
+    /// The start plan; nil when the configuration or the inspection failed.
+    public var plan: Result<StartPlan, StartOrderError>?
+
+    /// Reads the configuration, inspects the directories and plans the start order of `settings`.
+    @MainActor
+    public init(_ settings: LoadSettings) {
+        var path = settings.configurationPath
+        do throws(ConfigurationError) {
+            if let given = settings.configurationPath {
+                configuration = .success(try HostConfiguration.load(path: given, allowInsecure: settings.allowInsecure))
+            } else if let standard = HostConfiguration.defaultPath(pluginDirectories: settings.directories),
+                let found = try HostConfiguration.loadIfPresent(path: standard, allowInsecure: settings.allowInsecure)
+            {
+                path = standard
+                configuration = .success(found)
+            } else {
+                configuration = .success(HostConfiguration())
+            }
+        } catch {
+            // The default file exists (loadIfPresent threw), so it is the one that failed.
+            path = path ?? HostConfiguration.defaultPath(pluginDirectories: settings.directories)
+            configuration = .failure(error)
+        }
+        configurationPath = path
+        do throws(PluginScanner.DirectoryError) {
+            inspection = .success(try PluginLoader.inspect(directories: settings.directories, allowInsecure: settings.allowInsecure))
+        } catch {
+            inspection = .failure(error)
+        }
+        if case .success(let configuration) = configuration, case .success(let inspection) = inspection {
+            let found = inspection.services.map { FoundService(id: $0.service.id, priority: $0.service.priority) }
+            do throws(StartOrderError) {
+                plan = .success(try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: settings.onlyConfigured))
+            } catch {
+                plan = .failure(error)
+            }
+        }
+    }
+
+    /// The configured `policy: required` services no plugin provides: the host refuses to start.
+    public var requiredButMissing: [String] {
+        guard case .success(let configuration) = configuration, case .success(let plan)? = plan else { return [] }
+        return plan.missing.filter { configuration.services[$0]?.policy == .required }
+    }
+}

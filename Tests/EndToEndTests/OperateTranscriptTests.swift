@@ -1,0 +1,103 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The README's "Operating a host" transcripts (issue 14) against the real binary: the same
+/// commands on the same files, each output line compared by shape (numbers aside), so the
+/// transcripts cannot drift silently.
+@Suite(.timeLimit(.minutes(10))) struct OperateTranscriptTests {
+    /// One `$ command` of a transcript and the lines it printed.
+    struct Step {
+        var command: String
+        var output: [String]
+    }
+
+    /// The commands whose output the test compares; every one must be in the README.
+    static let checked = [
+        "host ctl stats dev.servicehost.logger", "host ctl blame", "host ctl list --all", "host ctl service restart dev.servicehost.uptime",
+        "host ctl service start dev.servicehost.analytics", "host check --plugins lib; echo $?", "head -4 host.log",
+    ]
+
+    /// The steps of the `text` blocks of the README's "Operating a host" section.
+    static func transcript() throws -> [Step] {
+        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "\n## Operating a host\n").dropFirst().first?.components(separatedBy: "\n## ").first)
+        var steps: [Step] = []
+        for block in section.components(separatedBy: "```text\n").dropFirst() {
+            for line in (block.components(separatedBy: "\n```").first ?? "").split(separator: "\n", omittingEmptySubsequences: false) {
+                if line.hasPrefix("$ ") {
+                    steps.append(Step(command: String(line.dropFirst(2)), output: []))
+                } else if !steps.isEmpty {
+                    steps[steps.count - 1].output.append(String(line))
+                }
+            }
+        }
+        return steps
+    }
+
+    /// A line without its figures: every number is N, runs of spaces are one.
+    static func shape(_ line: String) -> String {
+        line.replacingOccurrences(of: #"[0-9]+(\.[0-9]+)?"#, with: "N", options: .regularExpression)
+            .replacingOccurrences(of: #" +"#, with: " ", options: .regularExpression)
+    }
+
+    @Test func theTranscripts_matchWhatTheCommandsPrintNow() throws {
+        let steps = try Self.transcript()
+        for command in Self.checked { #expect(steps.contains { $0.command == command }, "the README has no `$ \(command)`") }
+        // The files of the transcript: five bundled plugins, a text file, a configuration.
+        let scratch = try Scratch()
+        _ = try scratch.folder("lib")
+        for name in ["Logger", "Uptime", "DeepLinks", "OfflineQueue", "Analytics"] {
+            _ = try scratch.copy(try Repository.product("lib\(name).so"), to: "lib/lib\(name).so", mode: 0o644)
+        }
+        _ = try scratch.write("lib/notes.so", Array("hi\n".utf8))
+        _ = try scratch.write("lib/services.json", Array(#"{"services":{"dev.servicehost.analytics":{"enabled":false}}}"#.utf8))
+        let log = try scratch.write("host.log", [])
+        let executable = try Repository.product("host")
+        let control = scratch.file("host.sock")
+        // The host of the journald example and of the ctl commands: its stderr is the journal stream.
+        let identity = try FileManager.default.attributesOfItem(atPath: log)
+        let stream = "\((identity[.systemNumber] as? NSNumber)?.uint64Value ?? 0):\((identity[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0)"
+        let host = try Command.start(
+            "/bin/sh", ["-c", "exec \"$0\" --plugins lib --stats --control \"$1\" --state-dir state 2>>host.log", executable, control],
+            environment: ["JOURNAL_STREAM": stream], directory: scratch.path)
+        defer {
+            host.send(SIGTERM)
+            _ = host.wait()
+        }
+        func run(_ command: String) throws -> [String] {
+            var output: [String] = []
+            var status: Int32 = 0
+            for part in command.components(separatedBy: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                if part == "echo $?" {
+                    output.append("\(status)")
+                    continue
+                }
+                var words = part.replacingOccurrences(of: ">/dev/null", with: "").split(separator: " ").map(String.init)
+                let quiet = part.contains(">/dev/null")
+                let result: CommandResult
+                if words.first == "host" {
+                    words.removeFirst()
+                    if words.first == "ctl" { words.insert(contentsOf: ["--control", control], at: 1) }
+                    result = try Command.run(executable, words, directory: scratch.path)
+                } else {
+                    result = try Command.run("/bin/sh", ["-c", part], directory: scratch.path)
+                }
+                status = result.status
+                if !quiet { output += result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast() }
+            }
+            return output
+        }
+        #expect(eventually { (try? run("host ctl state").first) == "state: active" })
+        for step in steps where step.command.hasPrefix("host ctl") || Self.checked.contains(step.command) {
+            guard !step.command.hasPrefix("host ctl watch"), !step.command.hasPrefix("host ctl service stop") else { continue }
+            let real = try run(step.command)
+            guard Self.checked.contains(step.command) else { continue }
+            // blame is slowest first: the order depends on the machine, the lines do not.
+            let sorted = step.command == "host ctl blame"
+            let expected = step.output.map(Self.shape)
+            let actual = real.prefix(step.command.hasPrefix("head") ? expected.count : real.count).map(Self.shape)
+            #expect(sorted ? expected.sorted() == actual.sorted() : expected == actual, "`\(step.command)` now prints:\n\(real.joined(separator: "\n"))")
+        }
+    }
+}
