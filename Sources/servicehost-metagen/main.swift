@@ -56,6 +56,10 @@
 //               event.
 //   Each urls/activities/subscribes/sceneRoles value is a non-empty string of at most 119
 //   bytes, listed once.
+//   activation  optional, "eager" (the default: opened at start) or "lazy" (SH_META_SERVICE_LAZY:
+//               opened on the first URL, activity, notification, scene or push it would be
+//               asked for). A lazy service must list one of those events: lifecycle events
+//               never open one.
 //
 // The generated entry also checks each class against its events, with #sourceLocation at
 // the service's line of the manifest so the compiler's errors point there: each event
@@ -137,7 +141,7 @@ let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
     ("sceneRoles", Int32(SH_CLAIM_SCENE_ROLE), "scene roles", sceneEvents),
 ]
 
-let serviceKeys = ["id", "type", "name", "version", "events", "priority"] + claimKeys.map(\.key)
+let serviceKeys = ["id", "type", "name", "version", "events", "priority", "activation"] + claimKeys.map(\.key)
 
 // MARK: - Errors
 
@@ -167,6 +171,8 @@ struct ServiceSpec {
     var events: (UInt64, UInt64)
     var priority: Int32
     var claims: [Claim]
+    /// `SH_META_SERVICE_*` flags.
+    var flags: UInt32 = 0
 }
 
 /// Whether `mask` holds the event named `name`.
@@ -469,10 +475,32 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
             }
         }
 
+        var flags: UInt32 = 0
+        if let activation = object["activation"] {
+            let path = "\(base).activation"
+            guard case .string(let value) = activation else {
+                throw fail(path, "expected \"eager\" or \"lazy\", found \(typeName(activation))")
+            }
+            switch value {
+            case "eager": break
+            case "lazy":
+                let openers = eventKinds.filter { EventKind(rawValue: $0.kind)?.canActivate == true && handles(mask, $0.name) }
+                guard !openers.isEmpty else {
+                    throw fail(
+                        path,
+                        "a lazy service is opened by its first URL, activity, notification, scene or push, but "
+                            + "\(base).events lists none of those (lifecycle events never open a lazy service)")
+                }
+                flags |= UInt32(SH_META_SERVICE_LAZY)
+            default:
+                throw fail(path, "expected \"eager\" or \"lazy\", found \"\(value)\"" + Suggestion.hint(for: value, among: ["eager", "lazy"]))
+            }
+        }
+
         specs.append(
             ServiceSpec(
                 id: id, line: line(of: "\"\(id)\"", in: bytes), type: type, name: name, version: version,
-                events: mask, priority: priority, claims: claims))
+                events: mask, priority: priority, claims: claims, flags: flags))
     }
     return specs
 }
@@ -530,7 +558,7 @@ func serviceRecord(_ spec: ServiceSpec) -> Record {
     record.put(spec.events.0, at: events)
     record.put(spec.events.1, at: events + 8)
     record.put(spec.priority, at: MemoryLayout<S>.offset(of: \.priority)!)
-    record.put(UInt32(0), at: MemoryLayout<S>.offset(of: \.flags)!)
+    record.put(spec.flags, at: MemoryLayout<S>.offset(of: \.flags)!)
     return record
 }
 

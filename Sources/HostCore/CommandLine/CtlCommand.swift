@@ -209,6 +209,7 @@ public enum CtlCommand {
         case "list":
             return (reply.services ?? []).map { service in
                 var line = "\(service.id) \(service.version) (\(service.state)) events: " + service.events.joined(separator: ",")
+                if let trigger = service.activatedBy { line += " opened (lazy) by: \(trigger)" }
                 if let stuckIn = service.stuckIn { line += " stuck in: \(stuckIn)" }
                 if let failure = service.failure {
                     line += " failed: \(failure.summary); not restarted until its file changes"

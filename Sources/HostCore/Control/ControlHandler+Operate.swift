@@ -41,14 +41,24 @@ extension ControlHandler {
     }
 
     /// `list`: the running services, then those loaded but not running, with why
-    /// (`stopped by request`, `failed to launch`).
+    /// (`stopped by request`, `failed to launch`), then the lazy ones not opened yet.
     func listedServices() -> [ControlReply.Service] {
         host.services.map {
-            Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path), isolation: host.isolationFields(for: $0.id))
+            var entry = Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path), isolation: host.isolationFields(for: $0.id))
+            if let trigger = host.activatedBy(of: $0.id) {
+                entry.activation = "lazy"
+                entry.activatedBy = trigger
+            }
+            return entry
         }
             + host.parkedServices.map { parked in
                 var entry = Self.describe(parked.slot, isolation: host.isolationFields(for: parked.slot.id))
                 entry.state = parked.reason
+                return entry
+            }
+            + host.dormantServices.map { dormant in
+                var entry = Self.describe(dormant.metadata, path: dormant.path, state: "lazy (not loaded)")
+                entry.activation = "lazy"
                 return entry
             }
     }

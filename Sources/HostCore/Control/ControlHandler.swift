@@ -137,12 +137,19 @@ public final class ControlHandler {
     /// `list`'s entry for one service; `isolation` (where it runs, its state, failure) is
     /// added over it.
     static func describe(_ service: ServiceSlot, retiredCopies: Int = 0, isolation: [String: JSONValue] = [:]) -> ControlReply.Service {
-        let meta = service.metadata
-        return ControlReply.Service(
-            id: meta.id, name: meta.name, version: meta.version, path: service.path, priority: Int(meta.priority),
-            state: "running", events: InspectCommand.eventNames(meta.events), urls: meta.urls, activities: meta.activities,
-            subscriptions: meta.subscriptions, sceneRoles: meta.sceneRoles, lastError: service.lastError,
-            retiredCopies: retiredCopies, isolation: isolation)
+        var entry = describe(service.metadata, path: service.path, state: "running")
+        entry.lastError = service.lastError
+        entry.retiredCopies = retiredCopies
+        entry.isolation = isolation
+        return entry
+    }
+
+    /// `list`'s entry for a service from its static metadata alone (a lazy one not opened yet).
+    static func describe(_ meta: ServiceMetadata, path: String, state: String) -> ControlReply.Service {
+        ControlReply.Service(
+            id: meta.id, name: meta.name, version: meta.version, path: path, priority: Int(meta.priority),
+            state: state, events: InspectCommand.eventNames(meta.events), urls: meta.urls, activities: meta.activities,
+            subscriptions: meta.subscriptions, sceneRoles: meta.sceneRoles, lastError: nil)
     }
 
     /// An event's reply: who received it, who handled it, their answers.

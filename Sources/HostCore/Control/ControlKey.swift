@@ -12,6 +12,7 @@ enum ControlKey: String {
     case state, services, deviceToken, busy, stuck, service, event, seconds, deadline
     // `list`: one object per service.
     case version, path, priority, events, subscriptions, sceneRoles, lastError, retiredCopies, stuckIn, failure
+    case activation, activatedBy
     // `reload`.
     case added, removed, replaced, failures
     // Event replies.

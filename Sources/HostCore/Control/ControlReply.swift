@@ -107,6 +107,10 @@ public struct ControlReply: Sendable, Equatable {
         public var lastError: String?
         /// Earlier copies of its file replaced by reloads and still mapped (code cannot be unloaded).
         public var retiredCopies: Int = 0
+        /// `lazy` when it is opened on its first event, `eager` when at start.
+        public var activation: String = "eager"
+        /// What opened it, when it is lazy and was opened ("URL myapp://x", "push", …).
+        public var activatedBy: String?
         /// Where it runs and how its worker fares (``Host/isolationFields(for:)``), which may
         /// override `state`; read back through `stuckIn` and `failure`.
         public var isolation: [String: JSONValue] = [:]
@@ -212,6 +216,8 @@ extension ControlReply.Service {
         object[.sceneRoles] = .strings(sceneRoles)
         object[.lastError] = lastError.map(JSONValue.string) ?? .null
         object[.retiredCopies] = .number(Double(retiredCopies))
+        object[.activation] = .string(activation)
+        object[.activatedBy] = activatedBy.map(JSONValue.string) ?? .null
         return .object(object.merging(isolation) { $1 })
     }
 }
@@ -290,15 +296,15 @@ extension ControlReply.Service {
             state: object[.state]?.stringValue ?? "", events: json.strings(.events), urls: json.strings(.urls),
             activities: json.strings(.activities), subscriptions: json.strings(.subscriptions),
             sceneRoles: json.strings(.sceneRoles), lastError: object[.lastError]?.stringValue,
-            retiredCopies: object[.retiredCopies]?.intValue ?? 0,
-            isolation: object.filter { !Self.ownKeys.contains($0.key) })
+            retiredCopies: object[.retiredCopies]?.intValue ?? 0, activation: object[.activation]?.stringValue ?? "eager",
+            activatedBy: object[.activatedBy]?.stringValue, isolation: object.filter { !Self.ownKeys.contains($0.key) })
     }
 
     /// The members this type reads itself; the others are isolation's.
     private static let ownKeys: Set<String> = Set(
         [
             ControlKey.id, .name, .version, .path, .priority, .state, .events, .urls,
-            .activities, .subscriptions, .sceneRoles, .lastError, .retiredCopies,
+            .activities, .subscriptions, .sceneRoles, .lastError, .retiredCopies, .activation, .activatedBy,
         ].map(\.rawValue))
 }
 

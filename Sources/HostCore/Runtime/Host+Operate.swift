@@ -33,6 +33,14 @@ extension Host {
         if isTerminating || state == .notRunning { throw ServiceControlError("the host is not running its services") }
     }
 
+    /// Lazy services not opened yet, in start order: their metadata and file.
+    public var dormantServices: [(metadata: ServiceMetadata, path: String)] {
+        serviceSet.dormant.entries.map { ($0.metadata, $0.plugin.path) }
+    }
+
+    /// What opened lazy service `id`, or nil when it is not a lazy service opened so far.
+    public func activatedBy(of id: String) -> String? { serviceSet.activatedBy[id] }
+
     /// Services loaded but not running, and why (`stopped by request`, `failed to launch`).
     public var parkedServices: [(slot: ServiceSlot, reason: String)] { serviceSet.parked }
 

@@ -28,6 +28,7 @@
 //   PROBE_CONSTRUCTOR_MARKER  an ELF constructor creates the file named by $PROBE_MARKER
 //   PROBE_ABI_MIN / PROBE_ABI_MAX  the ABI range declared in metadata and answered
 //   PROBE_NO_METADATA   leave out the metadata section
+//   PROBE_FLAGS         SH_META_SERVICE_* flags of its metadata (default 0), e.g. SH_META_SERVICE_LAZY
 //   PROBE_UNDEFINED     reference a symbol nothing defines (dlopen fails)
 //   PROBE_EXPORT_OTHER_ID  export a service id the metadata does not declare
 //   PROBE_ANSWER_ABI    the ABI version servicehost_entry answers, whatever the offer (default:
@@ -83,7 +84,10 @@
 SH_META_ATTRIBUTES static const sh_meta_plugin plugin_meta = {
     {sizeof(sh_meta_plugin), SH_META_PLUGIN_VERSION, SH_META_MAGIC, SH_META_KIND_PLUGIN},
     PROBE_ABI_MAX, PROBE_ABI_MIN, "c", ""};
-SH_SERVICE_METADATA(probe_meta, PROBE_ID, "Probe", "0.1.0", PROBE_EVENTS, PROBE_PRIORITY);
+#ifndef PROBE_FLAGS
+#define PROBE_FLAGS 0
+#endif
+SH_SERVICE_METADATA_FLAGS(probe_meta, PROBE_ID, "Probe", "0.1.0", PROBE_EVENTS, PROBE_PRIORITY, PROBE_FLAGS);
 #ifdef PROBE_URL_CLAIM
 SH_CLAIM_METADATA(probe_url, PROBE_ID, SH_CLAIM_URL, PROBE_URL_CLAIM);
 #endif

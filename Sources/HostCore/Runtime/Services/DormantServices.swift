@@ -59,20 +59,6 @@ final class DormantServices {
     }
 }
 
-extension EventKind {
-    /// Whether this event can open a lazy service: URLs and activities (app and scene), a
-    /// notification, a scene's connection, and the push events. Lifecycle events cannot.
-    var canActivate: Bool {
-        switch self {
-        case .openURL, .continueUserActivity, .sceneOpenURLContexts, .sceneContinueUserActivity, .notification,
-            .configurationForConnecting, .sceneWillConnect:
-            true
-        default:
-            group == .push
-        }
-    }
-}
-
 extension ServiceMetadata {
     /// The events that can open this service when it is lazy; empty for a service that
     /// handles only lifecycle events, which therefore cannot be lazy.
