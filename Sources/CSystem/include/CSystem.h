@@ -11,4 +11,7 @@ int csystem_pipe2(int fds[2], int flags);
 /// same call.
 int csystem_accept4(int fd, int flags);
 
+/// sendfile(2): copies up to `count` bytes of `in` from `*offset` to `out`.
+long csystem_sendfile(int out, int in, long *offset, unsigned long count);
+
 #endif

@@ -52,7 +52,8 @@ public enum InspectCommand {
                     results.append(.failure(LoadFailure(path: path, reason: .notRegularFile(kind: "unreadable directory: \(error.reason)"))))
                 }
             } else {
-                results.append(PluginScanner.check(path: path, allowInsecure: true).flatMap(PluginInspector.inspect))
+                // A path as typed; the loader carries paths escaped (PathBytes).
+                results.append(PluginScanner.check(path: PathBytes.escape(path), allowInsecure: true).flatMap(PluginInspector.inspect))
             }
         }
         return (parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory))
@@ -69,7 +70,7 @@ public enum InspectCommand {
     private static func sameFile(_ a: String, _ b: String) -> Bool {
         var first = stat()
         var second = stat()
-        return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
+        return stat(PathBytes.cString(a), &first) == 0 && stat(PathBytes.cString(b), &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// Human-readable text, one block per file; `failures` adds services marked failed.

@@ -105,6 +105,7 @@ struct ConfigurationReader {
             throw fail(path, "expected an array of service ids, found \(Self.describe(value))")
         }
         var ids: [String] = []
+        var seen = Set<String>()
         for (index, element) in elements.enumerated() {
             let elementPath = "\(path)[\(index)]"
             guard let id = element.stringValue else {
@@ -112,7 +113,7 @@ struct ConfigurationReader {
             }
             if let problem = ServiceID.problem(with: id) { throw fail(elementPath, "invalid service id \"\(id)\": it \(problem)") }
             if id == owner { throw fail(elementPath, "a service cannot depend on itself") }
-            if ids.contains(id) { throw fail(elementPath, "\(id) is listed twice") }
+            if !seen.insert(id).inserted { throw fail(elementPath, "\(id) is listed twice") }
             ids.append(id)
         }
         return ids

@@ -87,6 +87,7 @@ public struct StartPlan: Sendable, Equatable {
         of entry: ServiceConfiguration, graph: Graph, config: [String: ServiceConfiguration], onlyConfigured: Bool
     ) throws(StartOrderError) -> [String] {
         var result: [String] = []
+        var listed = Set<String>()
         for requirement in entry.requires {
             let requirementEntry = config[requirement]
             if requirementEntry?.enabled == false {
@@ -98,14 +99,11 @@ public struct StartPlan: Sendable, Equatable {
             if requirementEntry == nil && onlyConfigured {
                 throw StartOrderError(.requirementNotConfigured(service: entry.id, requirement: requirement))
             }
-            result.append(requirement)
+            if listed.insert(requirement).inserted { result.append(requirement) }
         }
-        for other in entry.after where !result.contains(other) && graph.loadIndex[other] != nil {
-            if let otherEntry = config[other] {
-                if otherEntry.enabled { result.append(other) }
-            } else if !onlyConfigured {
-                result.append(other)
-            }
+        for other in entry.after where !listed.contains(other) && graph.loadIndex[other] != nil {
+            let running = config[other].map(\.enabled) ?? !onlyConfigured
+            if running && listed.insert(other).inserted { result.append(other) }
         }
         return result
     }
@@ -131,14 +129,16 @@ private struct Graph {
             waitingOn[service.id] = dependencies.count
             for dependency in dependencies { dependents[dependency, default: []].append(service.id) }
         }
-        var ready = group.filter { waitingOn[$0.id] == 0 }.map(\.id)
+        // A binary heap of the services free to start, first the one to start next: the order
+        // costs n·log n however long the dependency lists are.
+        var ready = Heap(precedes: precedes)
+        for service in group where waitingOn[service.id] == 0 { ready.push(service.id) }
         var order: [String] = []
-        while let next = ready.indices.min(by: { precedes(ready[$0], ready[$1]) }) {
-            let id = ready.remove(at: next)
+        while let id = ready.pop() {
             order.append(id)
             for dependent in dependents[id] ?? [] {
                 waitingOn[dependent]! -= 1
-                if waitingOn[dependent] == 0 { ready.append(dependent) }
+                if waitingOn[dependent] == 0 { ready.push(dependent) }
             }
         }
         guard order.count == group.count else {
@@ -176,5 +176,42 @@ private struct Graph {
         let start = loop.indices.min { loadIndex[loop[$0]]! < loadIndex[loop[$1]]! }!
         let rotated = Array(loop[start...] + loop[..<start])
         return rotated + [rotated[0]]
+    }
+}
+
+/// A binary min-heap of ids under `precedes`.
+private struct Heap {
+    let precedes: (String, String) -> Bool
+    private var items: [String] = []
+
+    init(precedes: @escaping (String, String) -> Bool) { self.precedes = precedes }
+
+    mutating func push(_ id: String) {
+        items.append(id)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard precedes(items[child], items[parent]) else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() -> String? {
+        guard let first = items.first else { return nil }
+        let last = items.removeLast()
+        guard !items.isEmpty else { return first }
+        items[0] = last
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var best = parent
+            if left < items.count && precedes(items[left], items[best]) { best = left }
+            if right < items.count && precedes(items[right], items[best]) { best = right }
+            guard best != parent else { return first }
+            items.swapAt(parent, best)
+            parent = best
+        }
     }
 }

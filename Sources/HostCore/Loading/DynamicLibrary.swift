@@ -10,11 +10,14 @@ struct DynamicLibrary {
     let path: String
     private let handle: UnsafeMutableRawPointer
 
-    /// Opens `path`; the error is `dlerror()`'s text.
-    init(path: String) throws(LoadFailure.Reason) {
+    /// Opens `path`; the error is `dlerror()`'s text, with `path` (a private copy's
+    /// `/proc/self/fd/N`) shown as `name`, the file the user knows.
+    init(path: String, naming name: String) throws(LoadFailure.Reason) {
         _ = dlerror()  // clear a stale error
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-            throw .dlopen(Self.lastError() ?? "unknown error")
+            var error = Self.lastError() ?? "unknown error"
+            if error.hasPrefix(path + ":") { error = name + error.dropFirst(path.count) }
+            throw .dlopen(error)
         }
         self.path = path
         self.handle = handle

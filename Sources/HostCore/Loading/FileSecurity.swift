@@ -17,30 +17,72 @@ enum FileSecurity {
         return nil
     }
 
-    /// Why `path` (something that grants trust: a configuration file, the state directory) is
-    /// unsafe, or nil when it is safe: it and every directory on its resolved path (symlinks
-    /// followed, up to `/`) must pass ``problem(path:status:what:)``, as ssh checks the path
-    /// to a key. A root-owned directory with the sticky bit (`/tmp`) may be world-writable:
-    /// nobody else can rename or remove what is in it.
+    /// Why `path` (something that grants trust: a configuration file, the state directory;
+    /// a path as the user wrote it) is unsafe, or nil when it is safe: it and every directory
+    /// on its resolved path (symlinks followed, up to `/`) must pass
+    /// ``problem(path:status:what:)``, as ssh checks the path to a key. A root-owned directory
+    /// with the sticky bit (`/tmp`) may be world-writable: nobody else can rename or remove
+    /// what is in it.
     static func pathProblem(_ path: String, what: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }  // missing: the caller's open reports it
-        let target = String(cString: resolved)
-        free(resolved)
+        guard let target = resolved(Array(path.utf8CString)) else { return nil }  // missing: the caller's open reports it
         var status = stat()
         guard stat(target, &status) == 0 else { return nil }
-        if let problem = problem(path: target, status: status, what: what) { return problem }
+        let name = PathBytes.escape(bytes(target))
+        if let problem = problem(path: name, status: status, what: what) { return problem }
+        return directoriesProblem(of: target, what: what, name: name)
+    }
+
+    /// Why a directory on the resolved path of the plugin file `path` (escaped, see
+    /// ``PathBytes``) is unsafe, or nil: the rule of ``pathProblem(_:what:)`` for the
+    /// directories, so a symlink into a directory others can write to cannot hand the host
+    /// code they choose. `checked` remembers the directories already found safe in one scan.
+    static func directoriesProblem(ofPlugin path: String, checked: inout Set<[CChar]>) -> String? {
+        guard let target = resolved(PathBytes.cString(path)) else { return nil }  // missing: the open reports it
+        return directoriesProblem(of: target, what: "file", name: PathBytes.escape(bytes(target)), checked: &checked)
+    }
+
+    private static func directoriesProblem(of target: [CChar], what: String, name: String) -> String? {
+        var checked = Set<[CChar]>()
+        return directoriesProblem(of: target, what: what, name: name, checked: &checked)
+    }
+
+    private static func directoriesProblem(
+        of target: [CChar], what: String, name: String, checked: inout Set<[CChar]>
+    ) -> String? {
         var directory = target
-        while directory != "/" {
-            let slash = directory.lastIndex(of: "/") ?? directory.startIndex
-            directory = slash == directory.startIndex ? "/" : String(directory[..<slash])
+        var status = stat()
+        var walked: [[CChar]] = []
+        while let parent = parent(of: directory) {
+            directory = parent
+            // A directory in `checked` was found safe with every directory above it.
+            if checked.contains(directory) { break }
             guard stat(directory, &status) == 0 else { return nil }
+            walked.append(directory)
             if status.st_mode & S_ISVTX != 0 && status.st_uid == 0 { continue }
-            if let problem = problem(path: directory, status: status, what: "directory") {
-                return "\(problem), on the path of \(what) \(target)"
+            if let problem = problem(path: PathBytes.escape(bytes(directory)), status: status, what: "directory") {
+                return "\(problem), on the path of \(what) \(name)"
             }
         }
+        checked.formUnion(walked)
         return nil
     }
+
+    /// `realpath(3)` of a NUL-terminated path, NUL-terminated; nil when it does not resolve.
+    private static func resolved(_ path: [CChar]) -> [CChar]? {
+        guard let pointer = realpath(path, nil) else { return nil }
+        defer { free(pointer) }
+        return Array(UnsafeBufferPointer(start: pointer, count: strlen(pointer) + 1))
+    }
+
+    /// The directory holding the absolute NUL-terminated `path`, NUL-terminated; nil for `/`.
+    private static func parent(of path: [CChar]) -> [CChar]? {
+        let length = path.count - 1
+        guard length > 1 else { return nil }
+        let slash = path[..<length].lastIndex(of: CChar(UInt8(ascii: "/"))) ?? 0
+        return slash == 0 ? [CChar(UInt8(ascii: "/")), 0] : Array(path[..<slash]) + [0]
+    }
+
+    private static func bytes(_ path: [CChar]) -> [UInt8] { path.dropLast().map { UInt8(bitPattern: $0) } }
 
     private static func octal(_ mode: mode_t) -> String {
         let digits = String(mode, radix: 8)

@@ -37,6 +37,9 @@ public struct LoadFailure: Error, CustomStringConvertible, Sendable {
         /// The file changed again, but the copies of it already retired (code cannot be unloaded)
         /// reached the limit: the running copy is kept.
         case replacementLimit(limit: Int)
+        /// The file changed after it was inspected, or while it was being copied to be loaded:
+        /// nothing of it was loaded (a `reload` once it is complete loads it).
+        case changed
     }
 
     /// The file that failed.
@@ -99,6 +102,8 @@ public struct LoadFailure: Error, CustomStringConvertible, Sendable {
         case .replacementLimit(let limit):
             "not replaced: \(limit) earlier copies of this file are already retired in this process (code cannot"
                 + " be unloaded); the running copy is kept until the host restarts"
+        case .changed:
+            "not loaded: the file changed while it was being loaded (reload once it is complete)"
         }
     }
 

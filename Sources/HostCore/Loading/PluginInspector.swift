@@ -21,7 +21,7 @@ public enum PluginInspector {
     public static func inspect(path: String) -> Result<Inspected, LoadFailure> {
         do throws(LoadFailure.Reason) {
             let file: ReadOnlyFile
-            do { file = try ReadOnlyFile(path: path) } catch { throw .system(error) }
+            do { file = try ReadOnlyFile(pluginPath: path) } catch { throw .system(error) }
             // The file may have changed since it was scanned; never parse a FIFO or device.
             if let kind = PluginScanner.nonRegularKind(file.status.st_mode) { throw .notRegularFile(kind: kind) }
             let image = try ELFImage(file: file)

@@ -96,16 +96,20 @@ public enum PluginLoader {
         return inspection
     }
 
-    /// Opens one inspected file (from `loadPath` when given: a private copy of a changed file)
-    /// and checks its answer against its metadata.
-    /// `willRun` is told before each step that runs plugin code.
+    /// Opens one inspected file from a private copy of it (``ImmutableCopy``: the file may
+    /// change afterwards, the code loaded never does) and checks its answer against its
+    /// metadata. `willRun` is told before each step that runs plugin code.
     public static func open(
-        _ inspected: PluginInspector.Inspected, loadPath: String? = nil,
-        willRun: ((LoadStage) -> Void)? = nil
+        _ inspected: PluginInspector.Inspected, willRun: ((LoadStage) -> Void)? = nil
     ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         let metadata = inspected.metadata
+        let copy = try ImmutableCopy(of: inspected.path, identity: inspected.identity)
         willRun?(.dlopen)
-        let library = try DynamicLibrary(path: loadPath ?? inspected.path)
+        let library: DynamicLibrary
+        do { library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path) } catch {
+            copy.discard()
+            throw error
+        }
         let entry = unsafeBitCast(try library.symbol(SH_ENTRY_SYMBOL), to: sh_entry_fn.self)
 
         var offer = sh_host_offer(
@@ -138,7 +142,10 @@ public enum PluginLoader {
             throw .entry("exports no services\(declined)")
         }
 
+        var byID: [String: ServiceMetadata] = [:]
+        for service in metadata.services { byID[service.id] = service }
         var accepted: [LoadedServiceInfo] = []
+        var exported = Set<String>()
         for index in 0..<Int(plugin.service_count) {
             guard let descriptor = list[index] else { throw .entry("service \(index) is NULL") }
             let service: sh_service
@@ -147,17 +154,17 @@ public enum PluginLoader {
             }
             guard let idPointer = service.id else { throw .entry("service \(index) has no id") }
             let id = String(cString: idPointer)
-            guard let meta = metadata.services.first(where: { $0.id == id }) else {
+            guard let meta = byID[id] else {
                 throw .entry("exports service \(id), which its metadata does not declare")
             }
             guard let handleEvent = service.handle_event else { throw .entry("service \(id) has no handle_event") }
-            guard !accepted.contains(where: { $0.metadata.id == id }) else { throw .entry("exports service \(id) twice") }
+            guard exported.insert(id).inserted else { throw .entry("exports service \(id) twice") }
             accepted.append(
                 LoadedServiceInfo(
                     metadata: meta, path: inspected.path, identity: inspected.identity,
                     descriptor: descriptor, attach: service.attach, handleEvent: handleEvent))
         }
-        if let missing = metadata.services.first(where: { meta in !accepted.contains { $0.metadata.id == meta.id } }) {
+        if let missing = metadata.services.first(where: { !exported.contains($0.id) }) {
             throw .entry("its metadata declares service \(missing.id), which it does not export")
         }
         return accepted

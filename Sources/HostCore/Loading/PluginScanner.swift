@@ -21,9 +21,13 @@ public enum PluginScanner {
     }
 
     /// Whether a directory entry named `name` is a plugin file: `*.so`, not hidden.
-    public static func isPluginName(_ name: String) -> Bool { name.hasSuffix(".so") && !name.hasPrefix(".") }
+    public static func isPluginName(_ name: String) -> Bool { isPluginName(Array(name.utf8)) }
+
+    static func isPluginName(_ name: [UInt8]) -> Bool { name.suffix(3).elementsEqual(".so".utf8) && name.first != UInt8(ascii: ".") }
 
     /// The plugin entries of `directory` (``isPluginName(_:)``) in byte order of their names.
+    /// Each path is the directory as given and the name as `readdir` read it, escaped (see
+    /// ``PathBytes``: a name that is not UTF-8 keeps its bytes).
     ///
     /// An insecure directory turns every entry into a failure (its files could be swapped);
     /// `allowInsecure` lifts both the directory and the file checks.
@@ -35,31 +39,44 @@ public enum PluginScanner {
         guard dirStatus.st_mode & S_IFMT == S_IFDIR else {
             throw DirectoryError(path: directory, reason: "not a directory")
         }
-        let names: [String]
+        let names: [[UInt8]]
         do { names = try entryNames(directory) } catch {
             throw DirectoryError(path: directory, reason: error.reason)
         }
         let directoryProblem = allowInsecure ? nil : FileSecurity.problem(path: directory, status: dirStatus, what: "directory")
-        let base = directory.hasSuffix("/") ? directory : directory + "/"
-        return names.filter(isPluginName).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { name in
-            let path = base + name
+        let base = PathBytes.escape(directory.hasSuffix("/") ? directory : directory + "/")
+        var checked = Set<[CChar]>()
+        return names.filter(isPluginName).sorted { $0.lexicographicallyPrecedes($1) }.map { name in
+            let path = base + PathBytes.escape(name)
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
-            return check(path: path, allowInsecure: allowInsecure)
+            return check(path: path, allowInsecure: allowInsecure, checked: &checked)
         }
     }
 
-    /// Checks one named file: it must be a regular file (after symlinks) with safe permissions.
+    /// Checks one named file (escaped, see ``PathBytes``): it must be a regular file (after
+    /// symlinks) with safe permissions, in safe directories all along its resolved path (ssh's
+    /// rule: a symlink into a directory others can write to is refused, naming that directory).
     /// Nothing is opened, so a FIFO cannot block.
     public static func check(path: String, allowInsecure: Bool) -> Entry {
+        var checked = Set<[CChar]>()
+        return check(path: path, allowInsecure: allowInsecure, checked: &checked)
+    }
+
+    /// ``check(path:allowInsecure:)``, remembering the directories found safe in `checked`.
+    static func check(path: String, allowInsecure: Bool, checked: inout Set<[CChar]>) -> Entry {
         var status = stat()
-        guard stat(path, &status) == 0 else {
+        guard stat(PathBytes.cString(path), &status) == 0 else {
             return .failure(LoadFailure(path: path, reason: .system(.current("stat", path))))
         }
         if let kind = nonRegularKind(status.st_mode) {
             return .failure(LoadFailure(path: path, reason: .notRegularFile(kind: kind)))
         }
-        if !allowInsecure, let problem = FileSecurity.problem(path: path, status: status, what: "file") {
-            return .failure(LoadFailure(path: path, reason: .insecure(problem)))
+        if !allowInsecure {
+            if let problem = FileSecurity.problem(path: path, status: status, what: "file")
+                ?? FileSecurity.directoriesProblem(ofPlugin: path, checked: &checked)
+            {
+                return .failure(LoadFailure(path: path, reason: .insecure(problem)))
+            }
         }
         return .success(path)
     }
@@ -76,15 +93,16 @@ public enum PluginScanner {
         }
     }
 
-    private static func entryNames(_ directory: String) throws(SystemError) -> [String] {
+    /// The entry names of `directory`, as the bytes `readdir` gives (never repaired to UTF-8).
+    private static func entryNames(_ directory: String) throws(SystemError) -> [[UInt8]] {
         guard let stream = opendir(directory) else { throw .current("opendir", directory) }
         defer { closedir(stream) }
-        var names: [String] = []
+        var names: [[UInt8]] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                Array(raw.prefix { $0 != 0 })
             }
-            if name != "." && name != ".." { names.append(name) }
+            if name != [UInt8(ascii: ".")] && name != [UInt8(ascii: "."), UInt8(ascii: ".")] { names.append(name) }
         }
         return names
     }

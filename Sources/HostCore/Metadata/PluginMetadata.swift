@@ -39,17 +39,26 @@ public struct ServiceMetadata: Sendable, Equatable {
 }
 
 extension PluginMetadata {
+    /// The most services one plugin file may declare; a file declaring more is refused.
+    public static let maxServices = 256
+    /// The most claims (URLs, activities, subscriptions, scene roles together) one service may
+    /// make; a file making more is refused.
+    public static let maxClaimsPerService = 256
+
     static let pluginRecordSize = MemoryLayout<sh_meta_plugin>.size
     static let serviceRecordSize = MemoryLayout<sh_meta_service>.size
 
     /// Decodes the records of a `servicehost_meta` section.
     ///
     /// Bytes that do not start a record (linker padding) are skipped; record kinds this
-    /// host does not know are skipped by their size.
+    /// host does not know are skipped by their size. Linear in the section's size: more than
+    /// ``maxServices`` services, or more than ``maxClaimsPerService`` claims for one service,
+    /// are refused.
     public static func decode(_ bytes: [UInt8]) throws(LoadFailure.Reason) -> PluginMetadata {
         var plugin: PluginMetadata?
         var services: [ServiceMetadata] = []
         var claims: [(service: String, kind: UInt32, value: String)] = []
+        var claimCount: [String: Int] = [:]
         var offset = 0
         while offset + 16 <= bytes.count {
             guard bytes.u32(offset + 8) == SH_META_MAGIC else {
@@ -67,9 +76,17 @@ extension PluginMetadata {
                 guard plugin == nil else { throw .invalidMetadata("more than one plugin record") }
                 plugin = try decodePlugin(record)
             case UInt32(SH_META_KIND_SERVICE):
+                guard services.count < maxServices else {
+                    throw .invalidMetadata("more than \(maxServices) service records (the limit per plugin file)")
+                }
                 services.append(try decodeService(record, index: services.count))
             case UInt32(SH_META_KIND_CLAIM):
-                claims.append(try decodeClaim(record, index: claims.count))
+                let claim = try decodeClaim(record, index: claims.count)
+                claimCount[claim.service, default: 0] += 1
+                guard claimCount[claim.service]! <= maxClaimsPerService else {
+                    throw .invalidMetadata("service \(claim.service) makes more than \(maxClaimsPerService) claims (the limit per service)")
+                }
+                claims.append(claim)
             default:
                 break  // a kind from a newer SDK
             }
@@ -79,12 +96,12 @@ extension PluginMetadata {
             throw .invalidMetadata("no plugin record (C: add SH_PLUGIN_METADATA)")
         }
         guard !services.isEmpty else { throw .invalidMetadata("no service records") }
-        var seen = Set<String>()
-        for service in services where !seen.insert(service.id).inserted {
+        var indexes: [String: Int] = [:]
+        for (index, service) in services.enumerated() where indexes.updateValue(index, forKey: service.id) != nil {
             throw .invalidMetadata("service id \(service.id) is declared twice")
         }
         for claim in claims {
-            guard let index = services.firstIndex(where: { $0.id == claim.service }) else {
+            guard let index = indexes[claim.service] else {
                 throw .invalidMetadata("a claim names service \(claim.service), which the file does not declare")
             }
             switch Int(claim.kind) {

@@ -10,9 +10,20 @@ final class ReadOnlyFile {
     /// `fstat` of the opened file, so checks and reads concern the same inode.
     let status: stat
 
-    init(path: String) throws(SystemError) {
+    /// Opens `path`, a path as the user wrote it.
+    convenience init(path: String) throws(SystemError) {
+        try self.init(path: path, name: Array(path.utf8CString))
+    }
+
+    /// Opens the plugin file `path`, escaped as ``PathBytes`` says, by its exact bytes.
+    convenience init(pluginPath path: String) throws(SystemError) {
+        try self.init(path: path, name: PathBytes.cString(path))
+    }
+
+    private init(path: String, name: [CChar]) throws(SystemError) {
         self.path = path
-        let file = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY)
+        let file = FileDescriptor(
+            taking: try retryingOnInterrupt("open", path) { openat(AT_FDCWD, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) })
         var st = stat()
         guard fstat(file.rawValue, &st) == 0 else { throw .current("fstat", path) }
         descriptor = file

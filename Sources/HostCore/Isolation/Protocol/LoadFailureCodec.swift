@@ -58,6 +58,7 @@ enum LoadFailureCodec {
         case .replacementLimit(let limit):
             w.u8(17)
             w.u32(UInt32(clamping: limit))
+        case .changed: w.u8(18)
         }
     }
 
@@ -82,6 +83,7 @@ enum LoadFailureCodec {
         case 15: reason = .attachFailed(id: try r.string("id"), result: try r.i32("result"))
         case 16: reason = .worker(try r.string("detail"))
         case 17: reason = .replacementLimit(limit: Int(try r.u32("limit")))
+        case 18: reason = .changed
         default: throw .malformed("load failure reason \(tag)")
         }
         try r.finish("the load failure")

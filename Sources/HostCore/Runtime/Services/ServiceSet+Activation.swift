@@ -33,7 +33,7 @@ extension ServiceSet {
                         infos = known
                     } else {
                         var cost = StartupCost()
-                        infos = try openCopy(entry.plugin, privately: slots.contains { $0.path == entry.plugin.path }, cost: &cost)
+                        infos = try openPlugin(entry.plugin, replacing: slots.contains { $0.path == entry.plugin.path }, cost: &cost)
                         dispatcher.stats.startup[id] = cost
                         files[entry.plugin.path] = infos
                         // Services of the file still waiting keep these descriptors: no second open.

@@ -152,10 +152,11 @@ extension ServiceSet {
                 }
                 continue
             }
+            let idSet = Set(ids)
             do throws(LoadFailure.Reason) {
-                let changed = slots.contains { $0.path == plugin.path }
+                let replacing = slots.contains { $0.path == plugin.path }
                 var cost = StartupCost(inspect: inspection.inspectNanoseconds[plugin.path] ?? 0)
-                let infos = try openCopy(plugin, privately: changed, cost: &cost)
+                let infos = try openPlugin(plugin, replacing: replacing, cost: &cost)
                 if infos.isEmpty {
                     // Only safe mode places a file nowhere.
                     skipped.append(
@@ -163,7 +164,7 @@ extension ServiceSet {
                             path: plugin.path, services: ids, reason: .safeMode,
                             message: "not trusted: refused by safe mode"))
                 }
-                for info in infos where ids.contains(info.metadata.id) {
+                for info in infos where idSet.contains(info.metadata.id) {
                     if lazy.contains(info.metadata.id) {
                         // Opened for an eager sibling: its descriptor waits, unattached.
                         waiting[info.metadata.id] = DormantServices.Entry(metadata: info.metadata, plugin: plugin, opened: info)
@@ -237,12 +238,12 @@ extension ServiceSet {
         return lazy
     }
 
-    /// Opens `plugin`; a file already loaded under its path is copied to a private path first,
-    /// because `dlopen` of the same path would return the old copy.
+    /// Opens `plugin` (always from a sealed private copy, see ``ImmutableCopy``); `replacing`
+    /// says a copy of the same path is loaded already, which stays mapped: one more retired copy.
     /// `cost` gets the time of `dlopen` and of `servicehost_entry` (a worker's whole start
     /// counts as its `dlopen`).
-    func openCopy(
-        _ plugin: PluginInspector.Inspected, privately: Bool,
+    func openPlugin(
+        _ plugin: PluginInspector.Inspected, replacing: Bool,
         cost: inout StartupCost
     ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         var start = Clock.nanoseconds()
@@ -260,12 +261,8 @@ extension ServiceSet {
             cost.dlopen = dlopenTime
             cost.entry = Clock.nanoseconds() &- start
         }
-        guard privately else { return try PluginLoader.open(plugin, willRun: mark) }
-        let copy = try PrivateCopy(of: plugin.path)
-        defer { copy.remove() }  // the mapping stays valid once loaded
-        let infos = try PluginLoader.open(plugin, loadPath: copy.path, willRun: mark)
-        // The copy in use until now stays mapped for good: one more retired copy of this file.
-        retiredCopies[plugin.path, default: 0] += 1
+        let infos = try PluginLoader.open(plugin, willRun: mark)
+        if replacing { retiredCopies[plugin.path, default: 0] += 1 }
         return infos
     }
 
@@ -288,7 +285,7 @@ extension ServiceSet {
         let loaded = slots.contains { $0.path == plugin.path } || parked.contains { $0.slot.path == plugin.path }
         var cost = StartupCost(inspect: inspection.inspectNanoseconds[plugin.path] ?? 0)
         let infos: [LoadedServiceInfo]
-        do { infos = try openCopy(plugin, privately: loaded, cost: &cost) } catch {
+        do { infos = try openPlugin(plugin, replacing: loaded, cost: &cost) } catch {
             throw ServiceControlError("service \(id) cannot be loaded: \(LoadFailure(path: plugin.path, reason: error))")
         }
         guard let info = infos.first(where: { $0.metadata.id == id }) else {

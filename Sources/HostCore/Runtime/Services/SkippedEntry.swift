@@ -60,7 +60,7 @@ public struct SkippedEntry: Sendable, Equatable {
             case .corrupt, .invalidMetadata, .system: .corrupt
             case .abiMismatch: .incompatible
             case .duplicateServiceID: .duplicateID
-            case .dlopen, .entry, .attachFailed, .worker: .failed
+            case .dlopen, .entry, .attachFailed, .worker, .changed: .failed
             case .replacementLimit: .replacementLimit
             }
         var services: [String] = []
