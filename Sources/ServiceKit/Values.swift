@@ -17,6 +17,10 @@ public struct LaunchOptions: Sendable, Equatable {
     public var isFirstServiceLaunch: Bool
     /// The service was restarted (after a crash or a reload), not launched with the host.
     public var isRestart: Bool
+    /// The service is lazy and was opened by its first event, not launched with the host
+    /// (`SH_LAUNCH_LAZY`): that event comes right after the launch, and the app may already
+    /// be active.
+    public var isLazyStart: Bool
     /// The service's settings object, or `nil` when it has none (or the host
     /// sent settings that are not valid JSON; see ``settingsError``).
     public var settings: JSONValue?
@@ -38,12 +42,13 @@ public struct LaunchOptions: Sendable, Equatable {
     /// Creates launch options; for tests and previews.
     public init(
         isFirstHostLaunch: Bool = false, isFirstServiceLaunch: Bool = false,
-        isRestart: Bool = false, settings: JSONValue? = nil,
+        isRestart: Bool = false, isLazyStart: Bool = false, settings: JSONValue? = nil,
         notification: PushNotification? = nil, url: OpenURL? = nil, userActivity: UserActivity? = nil
     ) {
         self.isFirstHostLaunch = isFirstHostLaunch
         self.isFirstServiceLaunch = isFirstServiceLaunch
         self.isRestart = isRestart
+        self.isLazyStart = isLazyStart
         self.settings = settings
         self.settingsError = nil
         self.notification = notification
@@ -61,6 +66,7 @@ public struct LaunchOptions: Sendable, Equatable {
             isFirstHostLaunch = flags & UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) != 0
             isFirstServiceLaunch = flags & UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) != 0
             isRestart = flags & UInt32(SH_LAUNCH_RESTART) != 0
+            isLazyStart = flags & UInt32(SH_LAUNCH_LAZY) != 0
         }
         if size >= MemoryLayout<sh_launch_options>.offset(of: \.settings_len)! + MemoryLayout<Int>.size,
             let json = raw.pointee.settings_json

@@ -96,9 +96,10 @@ import Testing
         try host.start(["--config", config])
         func opened() throws -> [String: String] {
             let list = try host.ctlJSON("list").reply["services"] as? [[String: Any]] ?? []
-            return Dictionary(uniqueKeysWithValues: list.compactMap { entry in
-                (entry["activatedBy"] as? String).map { (entry["id"] as! String, $0) }
-            })
+            return Dictionary(
+                uniqueKeysWithValues: list.compactMap { entry in
+                    (entry["activatedBy"] as? String).map { (entry["id"] as! String, $0) }
+                })
         }
         #expect(try opened().isEmpty)
         #expect(try host.ctlJSON("activity", "com.example.view").reply["handledBy"] as? String == "test.activity")

@@ -28,7 +28,14 @@ struct ManifestErrorTests {
         (#"{"services":[]}"#, "services", "must list at least one service"),
         (#"{"services":[null]}"#, "services[0]", "expected an object, found null"),
         (#"{"services":[{"id":"com.example.a","type":"A"},true]}"#, "services[1]", "expected an object, found a Boolean"),
-        (service(#""colour":"red""#), "services[0].colour", "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, urls, activities, subscribes, sceneRoles)"),
+        (
+            service(#""colour":"red""#), "services[0].colour",
+            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, urls, activities, subscribes, sceneRoles)"
+        ),
+        // activation
+        (service(#""activation":true"#), "services[0].activation", "expected \"eager\" or \"lazy\", found a Boolean"),
+        (service(#""activation":"lazzy""#), "services[0].activation", "expected \"eager\" or \"lazy\", found \"lazzy\" (did you mean \"lazy\"?)"),
+        (service(#""activation":"lazy""#), "services[0].activation", "lists none of those (lifecycle events never open a lazy service)"),
         // id
         (#"{"services":[{"type":"A"}]}"#, "services[0].id", "missing"),
         (service(id: #"7"#), "services[0].id", "expected a string, found a number"),

@@ -172,10 +172,13 @@ typedef struct sh_meta_claim {
  * events_ is word 0 of the mask (kinds below 64), or both words given with
  * SH_EVENT_WORDS(word0, word1) for kinds 64 and above (events.h).        */
 #define SH_SERVICE_METADATA(name_, id_, display_, version_, events_, priority_) \
-    SH_SERVICE_METADATA_FLAGS(name_, id_, display_, version_, events_,         \
-                              priority_, 0)
+    SH_META_ATTRIBUTES static const sh_meta_service name_ = {                  \
+        {sizeof(sh_meta_service), SH_META_SERVICE_VERSION, SH_META_MAGIC,      \
+         SH_META_KIND_SERVICE},                                                \
+        id_, display_, version_, {events_}, (priority_), 0}
 
-/* SH_SERVICE_METADATA with SH_META_SERVICE_* flags, for a lazy service:
+/* SH_SERVICE_METADATA with SH_META_SERVICE_* flags, for a lazy service (its
+ * own definition, not a forward: events_ may be SH_EVENT_WORDS(a, b)):
  *     SH_SERVICE_METADATA_FLAGS(links_meta, "com.example.links", "Links",
  *                               "1.0.0", SH_EVENT_BIT(SH_EVENT_OPEN_URL), 0,
  *                               SH_META_SERVICE_LAZY);                      */
