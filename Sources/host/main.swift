@@ -154,6 +154,7 @@ func run(_ options: RunOptions) -> Never {
     if host.services.isEmpty { log.warn("host", "no services loaded; running with none", event: "host.noServices") }
 
     // Installed before launch, so a signal during launch waits for it and then shuts down.
+    let shutdownTimeout = options.shutdownTimeout
     let coordinator = ShutdownCoordinator(
         timeout: options.shutdownTimeout, tracker: host.tracker, log: log,
         hangup: {
@@ -167,6 +168,9 @@ func run(_ options: RunOptions) -> Never {
         shutdown: {
             MainActor.assumeIsolated {
                 try? host.terminate()
+                // Replies already produced (a request carried out just before the signal) reach
+                // their clients; one that does not read costs at most half the shutdown timeout.
+                ControlServer.flushReplies(within: shutdownTimeout / 2)
                 log.info("host", "terminated cleanly", event: "host.terminated")
                 exit(0)
             }
@@ -180,7 +184,7 @@ func run(_ options: RunOptions) -> Never {
     let server: ControlServer
     do {
         server = try ControlServer(
-            path: controlPath, maxPayload: options.maxPayload, log: log,
+            path: controlPath, maxPayload: options.maxPayload, shutdownTimeout: options.shutdownTimeout, log: log,
             handler: ControlHandler(host: host, willTerminate: coordinator.armDeadline))
     } catch {
         fatal(log, "\(error)", event: "control.unavailable", .string("path", controlPath))

@@ -27,8 +27,23 @@ public final class ControlHandler {
         publishSnapshot()
     }
 
+    /// What the published snapshot shows, to publish again only when it changed: most
+    /// requests (every event, `state`, `list`) change none of it, and rebuilding the list
+    /// cost more than the request itself.
+    private var shown: (services: [(slot: ObjectIdentifier, lastError: String?, retired: Int)], token: DeviceToken?)?
+
     private func publishSnapshot() {
-        snapshot.publish(services: host.services.map { Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path)) }, deviceToken: host.deviceToken?.hex)
+        let services = host.services
+        let token = host.deviceToken
+        if let shown, shown.token == token, shown.services.count == services.count,
+            zip(shown.services, services).allSatisfy({ old, slot in
+                old.slot == ObjectIdentifier(slot) && old.lastError == slot.lastError && old.retired == host.retiredCopies(of: slot.path)
+            })
+        {
+            return
+        }
+        shown = (services.map { (ObjectIdentifier($0), $0.lastError, host.retiredCopies(of: $0.path)) }, token)
+        snapshot.publish(services: services.map { Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path)) }, deviceToken: token?.hex)
     }
 
     /// Carries out `request`; `reply` runs on the main thread, at once or when the answers are in.

@@ -25,6 +25,11 @@ public struct ControlRequest: Sendable {
     /// The lifecycle commands.
     public typealias LifecycleCommand = ControlMessage.Lifecycle
 
+    /// The longest notification name a `post` may carry, in bytes (README, Limits).
+    public static let maxName = 255
+    /// The longest `token-error` message, in bytes (README, Limits).
+    public static let maxMessage = 4096
+
     /// The client's `id`, echoed in the reply.
     public let id: JSONValue?
     /// The command.
@@ -69,10 +74,16 @@ public struct ControlRequest: Sendable {
         case .token(let hex):
             return .token(try DeviceToken(hex: hex))
         case .tokenError(let message):
+            guard message.utf8.count <= maxMessage else {
+                throw InputError("token-error: the message is \(message.utf8.count) bytes, over the limit of \(maxMessage)")
+            }
             return .tokenError(message)
         case .post(let name, let payload):
             if let payload { try checkSize(payload, .payload, maxPayload) }
             guard !name.isEmpty else { throw InputError("post: \"\(ControlKey.name.rawValue)\" is empty") }
+            guard name.utf8.count <= maxName else {
+                throw InputError("post: the name is \(name.utf8.count) bytes, over the limit of \(maxName)")
+            }
             return .post(name: name, payload: payload)
         case .scene(let scene):
             return .scene(try SceneCommand(scene, maxPayload: maxPayload))

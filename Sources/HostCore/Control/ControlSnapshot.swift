@@ -5,8 +5,9 @@ import Synchronization
 /// deadline: the last published service list and the live parts (app state, isolation board,
 /// the stuck call), all readable from the control channel's own threads.
 ///
-/// ControlHandler publishes after every request it carries out, so the list is as fresh as
-/// the last request; the app state and the isolation states are read live.
+/// ControlHandler publishes after a request it carries out changed what the list or the token
+/// shows, so they are as fresh as the last request; the app state and the isolation states
+/// are read live.
 public final class ControlSnapshot: Sendable {
     private let tracker: CallTracker
     private let stateCell: AppStateCell

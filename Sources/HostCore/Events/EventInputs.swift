@@ -47,8 +47,14 @@ public struct OpenURLInput: Sendable, Equatable {
     /// Its host, lowercased; empty when it has none.
     public let host: String
 
+    /// The longest URL the host takes, in bytes (README, Limits).
+    public static let maxLength = 8192
+
     /// Parses `text` as an absolute URL (RFC 3986 scheme, then anything without spaces).
     public init(_ text: String) throws(InputError) {
+        guard text.utf8.count <= Self.maxLength else {
+            throw InputError("invalid URL \"\(text.prefix(40))…\": it is \(text.utf8.count) bytes, over the limit of \(Self.maxLength)")
+        }
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
             throw InputError("invalid URL \"\(text)\": it has no scheme (expected scheme:…, like myapp://item/42)")
         }
@@ -93,9 +99,15 @@ public struct UserActivityInput: Sendable {
     /// Its userInfo object.
     public let userInfo: JSONValue?
 
+    /// The longest activity type, in bytes (README, Limits).
+    public static let maxTypeLength = 255
+
     /// Validates an activity.
     public init(type: String, webpageURL: String? = nil, userInfo: JSONValue? = nil) throws(InputError) {
         guard !type.isEmpty else { throw InputError("an activity needs a type") }
+        guard type.utf8.count <= Self.maxTypeLength else {
+            throw InputError("an activity type is \(type.utf8.count) bytes, over the limit of \(Self.maxTypeLength)")
+        }
         if let userInfo, userInfo.objectValue == nil { throw InputError("an activity's userInfo must be a JSON object") }
         self.type = type
         self.webpageURL = try webpageURL.map { (text) throws(InputError) in try OpenURLInput(text) }
@@ -116,8 +128,16 @@ public struct DeviceToken: Sendable, Equatable {
     /// Lowercase hex.
     public var hex: String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
 
-    /// Parses hex text: an even number of hex digits, at least one byte.
+    /// The longest token, in bytes (README, Limits): APNs tokens are 32 bytes today, and Apple
+    /// warns they may grow; the host keeps the token and answers it in every `state`.
+    public static let maxBytes = 256
+
+    /// Parses hex text: an even number of hex digits, at least one byte, at most ``maxBytes``.
     public init(hex text: String) throws(InputError) {
+        guard text.utf8.count <= 2 * Self.maxBytes else {
+            throw InputError(
+                "invalid token: \(text.utf8.count) hex digits, over the limit of \(Self.maxBytes) bytes (\(2 * Self.maxBytes) digits)")
+        }
         let digits = Array(text.utf8)
         guard !digits.isEmpty, digits.count % 2 == 0 else {
             throw InputError("invalid token \"\(text)\": expected an even number of hex digits")

@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Thread-safe: trace records come from the main thread, log lines and completions from any.
 /// A client's sink never blocks the caller: it buffers, and drops its client once its unread
-/// output passes a bound (the control connection's ``WatchStream``).
+/// output passes a bound (the control connection's ``ConnectionOutput``).
 public final class WatchHub: Sendable {
     /// One client.
     final class Sink: Sendable {
@@ -34,18 +34,14 @@ public final class WatchHub: Sendable {
     /// Calls `observer` (on the caller's thread) whenever a client comes or goes.
     func whenChanged(_ observer: @escaping @Sendable () -> Void) { changed.withLock { $0 = observer } }
 
-    func add(_ sink: Sink) {
-        let total = sinks.withLock { sinks in
-            sinks[ObjectIdentifier(sink)] = sink
-            return sinks.count
-        }
-        count.store(total, ordering: .relaxed)
-        changed.withLock { $0 }?()
-    }
+    func add(_ sink: Sink) { update(sink, to: sink) }
 
-    func remove(_ sink: Sink) {
+    func remove(_ sink: Sink) { update(sink, to: nil) }
+
+    /// Sets `sink`'s entry, keeps the count every delivery reads, tells the observer.
+    private func update(_ sink: Sink, to entry: Sink?) {
         let total = sinks.withLock { sinks in
-            sinks[ObjectIdentifier(sink)] = nil
+            sinks[ObjectIdentifier(sink)] = entry
             return sinks.count
         }
         count.store(total, ordering: .relaxed)

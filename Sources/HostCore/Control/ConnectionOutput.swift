@@ -1,0 +1,177 @@
+import Dispatch
+import Glibc
+
+/// The output of one control connection (its replies, and for `host ctl watch` its stream):
+/// bytes are queued without ever blocking whoever produces them (the main thread, a logging
+/// thread) and written without blocking on the connection's queue as fast as the client reads,
+/// everything queued meanwhile in one `send`. A client whose unread output passes ``bound``
+/// is dropped, so one client that does not read never holds the host or the other clients back.
+final class ConnectionOutput: Sendable {
+    /// The most unread output a client may have before it is dropped (README, Limits).
+    static let bound = 1 << 20
+
+    /// Why the output ended.
+    enum Drop: Sendable {
+        /// More than ``bound`` bytes were waiting for the client to read.
+        case tooSlow
+        /// A write failed: the client went away.
+        case gone
+    }
+
+    private struct State {
+        var pending: [UInt8] = []
+        /// Bytes taken out of `pending` by the send in progress (still unread by the client).
+        var sending = 0
+        var flushing = false
+        /// Nothing more is taken or written.
+        var ended = false
+        /// Whether ``end(dropping:)`` ran (it runs once).
+        var finished = false
+        /// Whether `writable` is resumed (waiting for room in the socket).
+        var armed = false
+        /// Callers of ``waitUntilWritten(before:)``, signalled once nothing is pending.
+        var waiters: [DispatchSemaphore] = []
+    }
+    private let state = Locked(State())
+    private let socket: Int32
+    private let queue: DispatchQueue
+    // Immutable after init; DispatchSource's methods are thread-safe, and this one is only
+    // resumed, suspended and cancelled on `queue`.
+    nonisolated(unsafe) private let writable: DispatchSourceWrite
+    // Called once, on `queue`, when the output ends by a drop.
+    private let dropped: @Sendable (Drop) -> Void
+    // Called on `queue` each time everything queued is written.
+    private let drained: @Sendable () -> Void
+
+    /// The output of `socket`, which `owner` keeps open until the write source is cancelled
+    /// (its cancel handler holds the owner).
+    init(
+        socket: Int32, queue: DispatchQueue, owner: AnyObject & Sendable, dropped: @escaping @Sendable (Drop) -> Void,
+        drained: @escaping @Sendable () -> Void
+    ) {
+        self.socket = socket
+        self.queue = queue
+        self.dropped = dropped
+        self.drained = drained
+        writable = DispatchSource.makeWriteSource(fileDescriptor: socket, queue: queue)
+        writable.setCancelHandler { withExtendedLifetime(owner) {} }
+        writable.setEventHandler { [weak self] in self?.becameWritable() }
+    }
+
+    /// Whether nothing is waiting to be written.
+    var isEmpty: Bool { state.withLock { $0.pending.isEmpty && $0.sending == 0 } }
+
+    /// Queues bytes (any thread, never blocks); drops the client past ``bound``.
+    func enqueue(_ bytes: [UInt8]) {
+        enum Next { case nothing, flush, drop }
+        let next: Next = state.withLock { state in
+            guard !state.ended else { return .nothing }
+            state.pending += bytes
+            if state.pending.count + state.sending > Self.bound {
+                state.ended = true
+                state.pending = []
+                return .drop
+            }
+            if state.flushing || state.armed { return .nothing }
+            state.flushing = true
+            return .flush
+        }
+        switch next {
+        case .nothing: break
+        case .flush: queue.async { self.flush() }
+        case .drop: queue.async { self.end(dropping: .tooSlow) }
+        }
+    }
+
+    /// Waits (not on `queue`) until everything queued so far is written, the output ended,
+    /// or `deadline` passed; false when it passed.
+    func waitUntilWritten(before deadline: DispatchTime) -> Bool {
+        let semaphore = DispatchSemaphore(value: 0)
+        let done = state.withLock { state in
+            if state.ended || (state.pending.isEmpty && state.sending == 0) { return true }
+            state.waiters.append(semaphore)
+            return false
+        }
+        return done || semaphore.wait(timeout: deadline) == .success
+    }
+
+    /// Ends the output (on `queue`): nothing more is written; `drop` says why, nil when the
+    /// connection simply closes.
+    func end(dropping drop: Drop? = nil) {
+        let (first, waiters, activate) = state.withLock { state in
+            defer {
+                state.ended = true
+                state.finished = true
+                state.pending = []
+                state.waiters = []
+            }
+            let activate = !state.armed && !state.finished
+            state.armed = true
+            return (!state.finished, state.waiters, activate)
+        }
+        guard first else { return }
+        for waiter in waiters { waiter.signal() }
+        writable.cancel()
+        // A suspended (or never activated) source delivers its cancellation only once resumed.
+        if activate { writable.resume() }
+        if let drop { dropped(drop) }
+    }
+
+    private func becameWritable() {
+        let proceed = state.withLock { state in
+            guard state.armed && !state.finished else { return false }
+            state.armed = false
+            return true
+        }
+        guard proceed else { return }
+        writable.suspend()
+        flush()
+    }
+
+    private func flush() {
+        while true {
+            // The whole queue at once: one send for every reply and line that came meanwhile.
+            // nil once ended: a drop on its way reports itself.
+            let taken: [UInt8]? = state.withLock { state in
+                guard !state.ended else { return nil }
+                guard !state.pending.isEmpty else {
+                    state.flushing = false
+                    return []
+                }
+                defer { state.pending = [] }
+                state.sending = state.pending.count
+                return state.pending
+            }
+            guard var chunk = taken else { return }
+            if chunk.isEmpty { return finished() }
+            let sent = chunk.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            let full = sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+            if sent < 0 && !full { return end(dropping: .gone) }
+            if sent == chunk.count {
+                state.withLock { $0.sending = 0 }
+                continue
+            }
+            // The client's socket is full: the rest goes first once it has room.
+            chunk.removeFirst(max(sent, 0))
+            let arm = state.withLock { state in
+                state.sending = 0
+                guard !state.ended else { return false }
+                state.pending = chunk + state.pending
+                state.flushing = false
+                state.armed = true
+                return true
+            }
+            if arm { writable.resume() }
+            return
+        }
+    }
+
+    private func finished() {
+        let waiters = state.withLock { state in
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.signal() }
+        drained()
+    }
+}
