@@ -135,7 +135,8 @@ func run(_ options: RunOptions) -> Never {
     let server: ControlServer
     do {
         server = try ControlServer(path: controlPath, maxPayload: options.maxPayload, log: log,
-                                   handler: ControlHandler(host: host, willTerminate: coordinator.armDeadline))
+                                   handler: ControlHandler(host: host, maxPayload: options.maxPayload,
+                                                          willTerminate: coordinator.armDeadline))
     } catch {
         fatal(log, "\(error)", event: "control.unavailable", .string("path", controlPath))
     }

@@ -8,6 +8,7 @@ struct ConfigurationReader {
     static let topLevelKeys = ["services"]
     static let serviceKeys = [
         "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
+        "requests",
     ]
 
     func read(_ document: JSONValue) throws(ConfigurationError) -> HostConfiguration {
@@ -57,6 +58,7 @@ struct ConfigurationReader {
             }
             service.eventTimeout = seconds
         }
+        if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         return service
     }
 

@@ -21,6 +21,15 @@ public struct ServiceConfiguration: Sendable, Equatable {
         case process
     }
 
+    /// Which control requests the service may make through `sh_host.request` (issue 17).
+    public enum RequestGrant: String, Sendable, CaseIterable {
+        /// The events a client causes (`push`, `open`, `activity`, `post`, `memory-warning`)
+        /// and the read-only `state` and `list`.
+        case events
+        /// Every request the control socket takes, lifecycle moves and `reload` included.
+        case all
+    }
+
     /// The service id: the key under `services`.
     public var id: String
     /// `enabled`: `false` keeps the service from loading. Default `true`.
@@ -44,6 +53,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var trusted: Bool?
     /// `eventTimeout`: seconds, greater than 0; `nil` when the file does not say (issue 5).
     public var eventTimeout: Double?
+    /// `requests`: `"events"` or `"all"`; `nil` (the default) lets the service make no control
+    /// requests through `sh_host.request`.
+    public var requests: RequestGrant?
 
     /// A service configuration; every member but `id` has the file's default.
     public init(

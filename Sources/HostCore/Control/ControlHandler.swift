@@ -12,12 +12,14 @@ public final class ControlHandler {
     /// What `state` and `list` answer while the main thread is stuck (issue 5).
     public nonisolated let snapshot: ControlSnapshot
 
-    /// A handler for `host`.
-    public init(host: Host, willTerminate: @escaping () -> Void = {}) {
+    /// A handler for `host`; it also carries out the requests services make through
+    /// `sh_host.request`, with payloads up to `maxPayload` bytes as on the socket.
+    public init(host: Host, maxPayload: Int = 65536, willTerminate: @escaping () -> Void = {}) {
         self.host = host
         self.willTerminate = willTerminate
         snapshot = ControlSnapshot(tracker: host.tracker, stateCell: host.stateCell, board: host.isolation?.board)
         publishSnapshot()
+        host.requests.accept(from: self, maxPayload: maxPayload)
     }
 
     private func publishSnapshot() {

@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The MQTT bridge (issue 17) against a real Mosquitto: pushes to one host and to the fleet,
+/// a host killed while QoS 1 pushes are published, a broker restarted under a host, and a
+/// hostile broker. Each host runs the bridge and a C probe that logs every push it receives.
+@Suite(.timeLimit(.minutes(10)), .enabled(if: Mosquitto.installed != nil, "needs mosquitto (see the SKIPPED banner)"))
+struct MQTTBridgeTests {
+    static let bridge = "dev.servicehost.mqtt-bridge"
+
+    /// A host with the bridge (clientId and hostId `id`) on `port` and the probe.
+    static func fleetHost(_ id: String, port: Int, extra: String = "") throws -> RunningHost {
+        let host = try RunningHost()
+        try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so")
+        try host.probe("probe", ["PROBE_ID=\"test.probe\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
+        _ = try host.file("lib/services.json", """
+            {"services": {"\(bridge)": {"requests": "events", "settings":
+              {"broker": "tcp://127.0.0.1:\(port)", "hostId": "\(id)", "keepAlive": 5\(extra)}}}}
+            """)
+        return host
+    }
+
+    static func push(_ number: Int) -> String { #"{"aps":{"alert":"hello"},"n":\#(number)}"# }
+
+    /// How many times the probe received push `number` in `records`.
+    static func deliveries(of number: Int, in records: [LogRecord]) -> Int {
+        records.probe(10).filter { $0.message.contains(#""n":\#(number)}"#) }.count
+    }
+
+    static func subscribed(_ broker: Mosquitto, _ client: String, times: Int = 1) -> Bool {
+        eventually(within: 30) { broker.log.components(separatedBy: "Sending SUBACK to \(client)").count - 1 >= times }
+    }
+
+    @Test func pushToOneHost_andToAll_andTheStateIsRetained() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let h1 = try Self.fleetHost("h1", port: broker.port), h2 = try Self.fleetHost("h2", port: broker.port)
+        try h1.start()
+        try h2.start()
+        #expect(Self.subscribed(broker, "h1") && Self.subscribed(broker, "h2"))
+        try broker.publish("servicehost/h1/push", Self.push(1))
+        try broker.publish("servicehost/all/push", Self.push(2))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 2 && broker.acknowledgements(from: "h2") >= 1 })
+        let state = try broker.retained("servicehost/h1/state") ?? ""
+        let object = (try? JSONSerialization.jsonObject(with: Data(state.utf8))) as? [String: Any]
+        #expect(object?["status"] as? String == "online" && object?["state"] as? String == "active", "\(state)")
+        #expect((object?["services"] as? [String])?.contains("test.probe") == true, "\(state)")
+        let one = h1.stop().records, two = h2.stop().records
+        #expect(Self.deliveries(of: 1, in: one) == 1 && Self.deliveries(of: 2, in: one) == 1)
+        #expect(Self.deliveries(of: 1, in: two) == 0 && Self.deliveries(of: 2, in: two) == 1)
+        // A clean stop leaves `offline` retained, as the will does for a dead host.
+        #expect(try broker.retained("servicehost/h1/state") == "offline")
+    }
+
+    @Test func killedWhileQoS1PushesArePublished_everyPushIsDeliveredExactlyOnce() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let host = try Self.fleetHost("h1", port: broker.port)
+        try host.start()
+        #expect(Self.subscribed(broker, "h1"))
+        for number in 1...5 { try broker.publish("servicehost/h1/push", Self.push(number)) }
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 5 })
+        // Frozen, the host reads nothing: these stay in flight or queued at the broker.
+        host.process?.send(SIGSTOP)
+        for number in 6...15 { try broker.publish("servicehost/all/push", Self.push(number)) }
+        let first = host.signal(SIGKILL)
+        #expect(first.status == 128 + SIGKILL)
+        try host.start()
+        for number in 16...20 { try broker.publish("servicehost/h1/push", Self.push(number)) }
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 20 })
+        let records = first.records + host.stop().records
+        for number in 1...20 { #expect(Self.deliveries(of: number, in: records) == 1, "push \(number)") }
+    }
+
+    @Test func brokerRestartedUnderAConnectedHost_theHostReconnects() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let host = try Self.fleetHost("h1", port: broker.port)
+        try host.start()
+        #expect(Self.subscribed(broker, "h1"))
+        try broker.publish("servicehost/h1/push", Self.push(1))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 1 })
+        broker.stop()
+        try broker.start()
+        #expect(Self.subscribed(broker, "h1", times: 2))
+        try broker.publish("servicehost/h1/push", Self.push(2))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 2 })
+        #expect(try host.ctl("state").status == 0)
+        let records = host.stop().records
+        let bridgeLines = records.filter { $0.source == Self.bridge }.map(\.message)
+        #expect(bridgeLines.filter { $0.hasPrefix("mqtt.connected:") }.count == 2, "\(bridgeLines)")
+        #expect(bridgeLines.contains { $0.hasPrefix("mqtt.disconnected:") })
+        #expect(Self.deliveries(of: 1, in: records) == 1 && Self.deliveries(of: 2, in: records) == 1)
+    }
+
+    @Test func hostileBroker_clearErrors_theHostKeepsServing_andARedeliveryIsDeliveredOnce() throws {
+        let done = Flag()
+        let accepted: [UInt8] = [0x20, 0x02, 0x00, 0x00]
+        @Sendable func publish(_ id: UInt8, _ number: Int, dup: Bool) -> [UInt8] {
+            let topic = Array("servicehost/h1/push".utf8), payload = Array(Self.push(number).utf8)
+            let body = [0, UInt8(topic.count)] + topic + [0, id] + payload
+            return [dup ? 0x3A : 0x32, UInt8(body.count)] + body
+        }
+        let fake = try FakeBroker { number, connection in
+            _ = FakeBroker.read(connection)  // CONNECT
+            switch number {
+            case 1: FakeBroker.write(connection, [0x20, 0x02, 0x00, 0x05])  // not authorized
+            case 2:
+                FakeBroker.write(connection, accepted)
+                _ = FakeBroker.read(connection)  // SUBSCRIBE
+                FakeBroker.write(connection, [0x30, 0xFF, 0xFF, 0xFF, 0x7F])  // 256 MiB announced
+            case 3:
+                FakeBroker.write(connection, accepted)
+                _ = FakeBroker.read(connection)
+                FakeBroker.write(connection, [0x41, 0x02, 0x00, 0x01])  // PUBACK with reserved flags
+            case 4:
+                FakeBroker.write(connection, accepted)
+                _ = FakeBroker.read(connection)
+                FakeBroker.write(connection, [0x90, 0x03, 0x00, 0x01, 0x01] + publish(5, 1, dup: false))
+                var seen = FakeBroker.read(connection)
+                while !seen.contains(0x40) { seen += FakeBroker.read(connection) }  // its PUBACK
+                FakeBroker.write(connection, publish(5, 1, dup: true))  // redelivered: acknowledged only
+                seen = FakeBroker.read(connection)
+                while !seen.contains(0x40) { seen += FakeBroker.read(connection) }
+                FakeBroker.write(connection, publish(6, 2, dup: false))
+                seen = FakeBroker.read(connection)
+                while !seen.contains(0x40) { seen += FakeBroker.read(connection) }
+                done.set()
+                while !FakeBroker.read(connection).isEmpty {}
+            default: break
+            }
+        }
+        let host = try Self.fleetHost("h1", port: fake.port)
+        try host.start()
+        #expect(eventually { done.isSet })
+        #expect(try host.ctl("state").status == 0)  // the host kept serving throughout
+        let records = host.stop().records
+        let lines = records.filter { $0.source == Self.bridge }.map(\.message)
+        #expect(lines.contains { $0.hasPrefix("mqtt.refused:") && $0.contains("not authorized") && $0.contains("code 5") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("mqtt.protocolError:") && $0.contains("268435455") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("mqtt.protocolError:") && $0.contains("malformed PUBACK") }, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("mqtt.duplicate:") }.count == 1, "\(lines)")
+        #expect(Self.deliveries(of: 1, in: records) == 1 && Self.deliveries(of: 2, in: records) == 1)
+    }
+
+    @Test func withoutSettings_theBridgeOpensNoSocket() throws {
+        let host = try RunningHost()
+        try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so")
+        try host.start()
+        let sockets = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(host.process!.pid)/fd").filter {
+            ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(host.process!.pid)/fd/\($0)")) ?? "").hasPrefix("socket:")
+        }
+        let records = host.stop().records
+        #expect(records.contains { $0.source == Self.bridge && $0.message.hasPrefix("mqtt.off:") })
+        // The control socket's listener is the host's only socket.
+        #expect(sockets.count == 1, "\(sockets)")
+    }
+}
+
+/// A flag a fake broker's thread sets and the test polls.
+final class Flag: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
