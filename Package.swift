@@ -118,7 +118,7 @@ let package = Package(
 
         // Benchmarks (scripts/bench): the runner and a minimal Swift service; the C floor and
         // fixtures in Sources/bench-c are compiled by scripts/bench with cc (no Swift runtime).
-        .executableTarget(name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI", "ServiceJSON"]),
+        .executableTarget(name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI", "ServiceJSON", "MQTTCodec"]),
         .target(name: "BenchSwiftService", dependencies: ["ServiceKit"], path: "Sources/bench-swift-service",
                 exclude: ["servicehost.json"], plugins: ["ServiceMetadata"]),
 

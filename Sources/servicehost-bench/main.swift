@@ -29,13 +29,17 @@ var quick = false
 var onlyRows: Set<String>?
 var paths: [String: String] = [:]
 var jsonPath = "bench-results.json"
+// --fleet: only row 7, the fleet of hosts on one Mosquitto (issue 17).
+var fleet = false
 var argumentList = CommandLine.arguments.dropFirst()
 while let argument = argumentList.popFirst() {
     switch argument {
     case "--quick": quick = true
+    case "--fleet": fleet = true
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
-    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong": paths[argument] = argumentList.popFirst()
+    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service":
+        paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
     }
 }
@@ -63,6 +67,13 @@ do { farm = try PluginFarm() } catch { fail(error.description) }
 
 var rows: [Row] = []
 var raw: [(String, Double)] = []
+if fleet {
+    guard let bridge = paths["--mqtt-bridge"], let service = paths["--fleet-service"] else { fail("--fleet needs --mqtt-bridge and --fleet-service") }
+    var row = FleetRow(host: hostPath, bridge: bridge, service: service, pushes: quick ? 20 : 200)
+    do { rows += try row.run(counts: quick ? [10] : [10, 50, 100]) } catch { fail(error.description) }
+    raw += row.raw
+}
+if !fleet {
 do {
     progress("generating plugins in \(farm.root)")
     let cTemplate = try readFile(cPluginPath)
@@ -118,6 +129,7 @@ do {
 } catch {
     farm.remove()
     fail(error.description)
+}
 }
 farm.remove()
 

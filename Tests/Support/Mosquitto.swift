@@ -44,6 +44,7 @@ public final class Mosquitto {
         guard let executable = Self.installed else { throw TestFailure("mosquitto is not installed") }
         self.port = port ?? Self.freePort()
         logPath = scratch.file("mosquitto-\(self.port).log")
+        // As root, mosquitto would drop to the `mosquitto` user, who cannot write in a 0700 scratch folder.
         configPath = try scratch.write("mosquitto-\(self.port).conf", Array("""
             listener \(self.port) 127.0.0.1
             allow_anonymous true
@@ -51,6 +52,7 @@ public final class Mosquitto {
             log_dest file \(logPath)
             log_type all
             max_queued_messages 10000
+            \(getuid() == 0 ? "user root" : "")
 
             """.utf8))
         _ = executable
@@ -63,9 +65,10 @@ public final class Mosquitto {
         guard eventually(within: 20, { Self.accepts(port) }) else { throw TestFailure("mosquitto did not listen on \(port)") }
     }
 
-    /// Stops the broker (SIGTERM) and waits for it.
+    /// Stops the broker (SIGKILL: children of the test process inherit its blocked SIGTERM) and
+    /// waits for it.
     public func stop() {
-        process?.send(SIGTERM)
+        process?.send(SIGKILL)
         _ = process?.wait()
         process = nil
     }
