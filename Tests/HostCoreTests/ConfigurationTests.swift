@@ -91,7 +91,7 @@ import TestSupport
          #"services.json: services.com.example.x.eventTimout: unknown key (did you mean "eventTimeout"?)"#),
         (#"{"services": {"com.example.x": {"color": "red"}}}"#,
          "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-            + " settings, policy, isolation, trusted, eventTimeout)"),
+            + " settings, policy, isolation, trusted, eventTimeout, requests)"),
         // Wrong types and values.
         (#"{"services": {"com.example.x": {"enabled": "no"}}}"#,
          #"services.json: services.com.example.x.enabled: expected true or false, found a string ("no")"#),
