@@ -10,6 +10,8 @@ let package = Package(
         .executable(name: "host", targets: ["host"]),
         // The SDK a Swift service links (each plugin carries its own copy).
         .library(name: "ServiceKit", targets: ["ServiceKit"]),
+        // Runs a service class in a unit test, without the host: TestHost.
+        .library(name: "ServiceKitTesting", targets: ["ServiceKitTesting"]),
         // The build plugin that embeds a Swift plugin's static metadata and entry.
         .plugin(name: "ServiceMetadata", targets: ["ServiceMetadata"]),
         // The C contract, for C services built with SwiftPM.
@@ -46,6 +48,8 @@ let package = Package(
 
         // The service side.
         .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
+        // TestHost: a service's unit tests, in process, without the host binary.
+        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
         .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
         .plugin(
@@ -119,15 +123,16 @@ let package = Package(
         // Benchmarks (scripts/bench): the runner and a minimal Swift service; the C floor and
         // fixtures in Sources/bench-c are compiled by scripts/bench with cc (no Swift runtime).
         .executableTarget(name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI", "ServiceJSON", "MQTTCodec"]),
-        .target(name: "BenchSwiftService", dependencies: ["ServiceKit"], path: "Sources/bench-swift-service",
-                exclude: ["servicehost.json"], plugins: ["ServiceMetadata"]),
+        .target(
+            name: "BenchSwiftService", dependencies: ["ServiceKit"], path: "Sources/bench-swift-service",
+            exclude: ["servicehost.json"], plugins: ["ServiceMetadata"]),
 
         // Tests. TestSupport finds built products and compiles C fixtures.
         .target(name: "TestSupport", path: "Tests/Support"),
         .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceABI", "TestSupport"]),
+        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitTesting", "ServiceABI", "TestSupport"]),
         .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON"]),
         // The MQTT codec's own checks, and the replay of its fuzz corpus (Tests/Fuzz/Corpus/mqtt).
         .testTarget(name: "MQTTCodecTests", dependencies: ["MQTTCodec", "TestSupport"]),

@@ -8,7 +8,7 @@ import ServiceKit
 ///
 /// Events count under their name; each notification counts under
 /// `notification:<name>`, so a notification can never be mistaken for an event.
-final class AnalyticsService: ApplicationService {
+final class AnalyticsService: NotificationReceiving {
     /// Counter per name. Main thread only (every event arrives there).
     private var counts: [String: Int] = [:]
 

@@ -16,17 +16,20 @@ import ServiceKit
 ///
 /// Its manifest claims the role `car` (`sceneRoles`) and the URLs `myapp://drive`, so the
 /// host never asks it about other scenes or other URLs.
-final class CarDisplayService: SceneService {
+final class CarDisplayService: SceneConfiguring, SceneURLHandling {
     func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? {
         guard scene.role == .car else { return nil }
         return SceneConfiguration(name: "car", settings: ["template": "map"])
     }
 
     func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {
-        let urls = options.urlContexts.count, activities = options.userActivities.count
+        let urls = options.urlContexts.count
+        let activities = options.userActivities.count
         let template = scene.settings?["template"]?.stringValue ?? "none"
-        host.log(.info, "cardisplay: \(scene.name) connects with configuration \(scene.configurationName), "
-            + "template \(template) (\(urls) URL\(urls == 1 ? "" : "s"), \(activities) activit\(activities == 1 ? "y" : "ies"))")
+        host.log(
+            .info,
+            "cardisplay: \(scene.name) connects with configuration \(scene.configurationName), "
+                + "template \(template) (\(urls) URL\(urls == 1 ? "" : "s"), \(activities) activit\(activities == 1 ? "y" : "ies"))")
     }
 
     func sceneWillEnterForeground(_ scene: Scene) { log(scene, "sceneWillEnterForeground") }

@@ -17,7 +17,7 @@ import ServiceKit
 /// Other services hand it routes on the bus: `route.open` with `{"url": URL, "source":
 /// NAME}` opens the URL as above, with ` (NAME)` at the end of its line (PushNotifications
 /// sends a tapped push's route this way).
-final class DeepLinksService: ApplicationService {
+final class DeepLinksService: URLHandling, UserActivityHandling, NotificationReceiving {
     func open(_ url: OpenURL) -> Bool { open(url, suffix: url.isFromLaunch ? " (launch)" : "") }
 
     func didReceive(_ notification: ServiceNotification) {
@@ -41,7 +41,7 @@ final class DeepLinksService: ApplicationService {
 
     func continueUserActivity(_ activity: UserActivity) -> Bool {
         guard activity.type == "dev.servicehost.view-item",
-              let item = itemID(activity.userInfo?["item"]) ?? itemID(webpage: activity.webpageURL)
+            let item = itemID(activity.userInfo?["item"]) ?? itemID(webpage: activity.webpageURL)
         else {
             host.log(.info, "deeplinks: no route for activity \(activity.type)")
             return false

@@ -12,7 +12,10 @@ import ServiceKit
 /// "failed" into "no data".
 ///
 /// Settings: `{"enabled": false}` makes it decline launching (answers SH_FALSE).
-final class LoggerService: SceneService {
+final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPresenting, NotificationResponseHandling,
+    DeviceTokenReceiving, DeviceTokenErrorHandling, URLHandling, UserActivityHandling, SceneURLHandling,
+    SceneUserActivityHandling
+{
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {
         host.log(.info, "willFinishLaunching (\(describe(options)))")
         return options.settings?["enabled"]?.boolValue ?? true
@@ -34,14 +37,17 @@ final class LoggerService: SceneService {
         host.log(.info, "notification \(notification.name) from \(notification.sender): \(notification.json ?? "no payload")")
     }
 
-    func willPresent(_ notification: PushNotification) -> PresentationOptions {
+    func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
         host.log(.info, "willPresentNotification\(launch(notification.isFromLaunch)): \(trimmed(notification.json))")
-        return []
+        completion([])
     }
 
-    func didReceive(_ response: NotificationResponse) {
-        host.log(.info, "didReceiveNotificationResponse \(response.actionIdentifier)"
-            + "\(launch(response.notification.isFromLaunch)): \(trimmed(response.notification.json))")
+    func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) {
+        host.log(
+            .info,
+            "didReceiveNotificationResponse \(response.actionIdentifier)"
+                + "\(launch(response.notification.isFromLaunch)): \(trimmed(response.notification.json))")
+        completion()
     }
 
     func didRegisterForRemoteNotifications(deviceToken: DeviceToken) {
@@ -67,8 +73,10 @@ final class LoggerService: SceneService {
     func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {
         let urls = options.urlContexts.map { " url: \($0.string)" }.joined()
         let activities = options.userActivities.map { " userActivity: \($0.type)" }.joined()
-        host.log(.info, "scene \(scene.name) sceneWillConnect (role \(scene.role), configuration "
-            + "\(scene.configurationName)\(options.isFromLaunch ? ", launch" : ""))\(urls)\(activities)")
+        host.log(
+            .info,
+            "scene \(scene.name) sceneWillConnect (role \(scene.role), configuration "
+                + "\(scene.configurationName)\(options.isFromLaunch ? ", launch" : ""))\(urls)\(activities)")
     }
 
     func sceneWillEnterForeground(_ scene: Scene) { logScene(scene, "sceneWillEnterForeground") }
@@ -83,8 +91,10 @@ final class LoggerService: SceneService {
     }
 
     func scene(_ scene: Scene, continue activity: UserActivity) -> Bool {
-        host.log(.info, "scene \(scene.name) sceneContinueUserActivity \(activity.type)"
-            + connection(activity.isFromConnection))
+        host.log(
+            .info,
+            "scene \(scene.name) sceneContinueUserActivity \(activity.type)"
+                + connection(activity.isFromConnection))
         return false
     }
 
@@ -115,7 +125,8 @@ final class LoggerService: SceneService {
 
     private func describe(_ options: LaunchOptions) -> String {
         if let error = options.settingsError { host.log(.warn, "settings are not valid JSON: \(error)") }
-        var text = "firstHostLaunch: \(options.isFirstHostLaunch), "
+        var text =
+            "firstHostLaunch: \(options.isFirstHostLaunch), "
             + "firstServiceLaunch: \(options.isFirstServiceLaunch), "
             + "restart: \(options.isRestart), settings: \(options.settings?.serialized ?? "none")"
         // Only when present, so the common line stays as it was.

@@ -25,7 +25,10 @@ import ServiceKit
 /// Log lines start with a stable word: `mqtt.off`, `mqtt.settings`, `mqtt.connected`,
 /// `mqtt.unreachable`, `mqtt.disconnected`, `mqtt.refused`, `mqtt.protocolError`,
 /// `mqtt.subscribeRefused`, `mqtt.badMessage`, `mqtt.delivered` (debug), `mqtt.duplicate`,
-/// `mqtt.commandRefused`, `mqtt.requestFailed`, `mqtt.storeFailed`.
+/// `mqtt.commandRefused`, `mqtt.requestFailed`, `mqtt.storeFailed`. Some carry `key=value`
+/// fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
+/// `mqtt.protocolError error=tooLarge` (an ``MQTTError/Code``, or `unexpected`, and `packet=`
+/// when the packet is known), `mqtt.duplicate packet=5`.
 final class MQTTBridgeService: ApplicationService {
     // Set once at didFinishLaunching on the main thread; read there and from the bridge.
     private var bridge: Bridge?
@@ -111,14 +114,14 @@ final class Bridge: Sendable {
         var ticket: UInt64 = 0
         if let key, let id = message.id {
             if message.dup && delivered.contains(key) {
-                host.log(.info, "mqtt.duplicate: \(message.topic) (packet \(id)) was delivered before; acknowledged, not delivered again")
+                host.log(.info, "mqtt.duplicate packet=\(id): \(message.topic) (packet \(id)) was delivered before; acknowledged, not delivered again")
                 let place = acks.enqueue(id: id, key: nil)
                 acks.complete(place.ticket, key: nil, send: ack)
                 return
             }
             let place = acks.enqueue(id: id, key: key)
             if place.alreadyWithHost {
-                host.log(.info, "mqtt.duplicate: \(message.topic) (packet \(id)) is with the host already; acknowledged with it")
+                host.log(.info, "mqtt.duplicate packet=\(id): \(message.topic) (packet \(id)) is with the host already; acknowledged with it")
                 return
             }
             ticket = place.ticket

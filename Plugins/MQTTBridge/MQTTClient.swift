@@ -153,7 +153,7 @@ final class MQTTClient: Sendable {
                     switch packet {
                     case .connack(_, let code) where !accepted:
                         guard code == 0 else {
-                            handlers.log(.error, "mqtt.refused: \(settings.broker) refused the connection: \(MQTTConnectReturn.describe(code)) (CONNACK return code \(code))")
+                            handlers.log(.error, "mqtt.refused code=\(code): \(settings.broker) refused the connection: \(MQTTConnectReturn.describe(code)) (CONNACK return code \(code))")
                             end = "refused"
                             break loop
                         }
@@ -169,7 +169,7 @@ final class MQTTClient: Sendable {
                     case .publish(let message) where accepted:
                         guard message.qos < 2 else {
                             end = "a QoS 2 message on \(message.topic): the bridge subscribes at QoS 1 only"
-                            handlers.log(.error, "mqtt.protocolError: \(end)")
+                            handlers.log(.error, "mqtt.protocolError error=unexpected packet=PUBLISH: \(end)")
                             break loop
                         }
                         handlers.message(message)
@@ -177,13 +177,16 @@ final class MQTTClient: Sendable {
                     case .puback, .unsuback: break
                     default:
                         end = "unexpected \(packet.name) from the broker" + (accepted ? "" : " before CONNACK")
-                        handlers.log(.error, "mqtt.protocolError: \(end)")
+                        handlers.log(.error, "mqtt.protocolError error=unexpected packet=\(packet.name): \(end)")
                         break loop
                     }
                 }
             } catch {
                 end = error.description
-                handlers.log(.error, "mqtt.protocolError: \(error.description) from \(settings.broker); dropping the connection")
+                let packet = error.packet.map { " packet=\($0)" } ?? ""
+                handlers.log(
+                    .error,
+                    "mqtt.protocolError error=\(error.code.rawValue)\(packet): \(error.description) from \(settings.broker); dropping the connection")
                 break
             }
         }

@@ -40,7 +40,7 @@ import ServiceKit
 ///   the store refuses.
 ///
 /// Settings: see ``OfflineQueueSettings`` (`{"maxItems": 1000}`).
-final class OfflineQueueService: ApplicationService {
+final class OfflineQueueService: NotificationReceiving {
     /// The store key holding the queue as a JSON array.
     static let key = "queue.items"
     /// Where an unreadable stored queue is kept, so that writing ``key`` does not destroy it.
@@ -201,8 +201,10 @@ final class OfflineQueueService: ApplicationService {
     private func write(_ queue: [JSONValue], after reason: String) -> Write {
         guard !inMemoryOnly else { return .skipped }
         guard loaded else {
-            log(.warn, "not saving \(queue.count) item(s) (\(reason)): the stored queue could not be read,"
-                + " and writing over it could lose items; the next save tries again")
+            log(
+                .warn,
+                "not saving \(queue.count) item(s) (\(reason)): the stored queue could not be read,"
+                    + " and writing over it could lose items; the next save tries again")
             return .skipped
         }
         do {

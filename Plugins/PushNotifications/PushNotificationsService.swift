@@ -29,7 +29,9 @@ import ServiceKit
 /// noData; `"hang"` never completes (to exercise the host's `--fetch-timeout`) and
 /// `"twice"` completes with newData twice (to exercise the host's double-completion
 /// log line).
-final class PushNotificationsService: ApplicationService {
+final class PushNotificationsService: AuthorizationObserving, NotificationResponseHandling, PushPresenting,
+    BackgroundFetching, DeviceTokenReceiving, DeviceTokenErrorHandling
+{
     /// The push that launched the app, until it is routed. Main thread only.
     private var launchPush: PushNotification?
     /// Whether `launchPush` was delivered again and waits only for the app to be active.
@@ -63,15 +65,18 @@ final class PushNotificationsService: ApplicationService {
     private func logAuthorization(_ status: AuthorizationStatus) {
         guard status != loggedAuthorization else { return }
         loggedAuthorization = status
-        host.log(.info, "push: authorization \(status.name)"
-            + (status == .denied ? ": open the settings to turn notifications on" : ""))
+        host.log(
+            .info,
+            "push: authorization \(status.name)"
+                + (status == .denied ? ": open the settings to turn notifications on" : ""))
     }
 
     func didBecomeActive() {
         if launchPushDelivered, let push = launchPush { routeLaunch(push) }
     }
 
-    func didReceive(_ response: NotificationResponse) {
+    func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) {
+        defer { completion() }
         let push = response.notification
         if push.isFromLaunch {
             // The launch push, delivered once more now that the app is (normally) active.
@@ -87,9 +92,9 @@ final class PushNotificationsService: ApplicationService {
         }
     }
 
-    func willPresent(_ notification: PushNotification) -> PresentationOptions {
+    func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
         host.log(.info, "push: banner \"\(bannerText(notification))\"")
-        return [.banner, .list, .sound]
+        completion([.banner, .list, .sound])
     }
 
     func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion) {

@@ -1,5 +1,6 @@
 // ServiceABI is a header-only contract; SwiftPM needs one source file per C target.
-// The assertions below pin the layouts the static metadata reader depends on.
+// Including the umbrella header here checks, every time the package builds, the layouts
+// servicehost/layout.h pins (every runtime struct) and those below (the static metadata).
 #include "servicehost.h"
 
 _Static_assert(sizeof(sh_meta_header) == 16, "sh_meta_header layout");

@@ -268,9 +268,15 @@ private struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw fail("unexpected \(describeCurrent()), expected a value")
         }
@@ -279,7 +285,8 @@ private struct JSONParser {
     mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
         let start = index
         let count = literal.utf8CodeUnitCount
-        let matches = index + count <= bytes.count
+        let matches =
+            index + count <= bytes.count
             && (0..<count).allSatisfy { bytes[index + $0] == literal.utf8Start[$0] }
         guard matches else { throw fail("invalid literal, expected '\(literal)'", at: start) }
         index += count
@@ -448,7 +455,7 @@ private struct JSONParser {
                 var scalarValue = UInt32(unit)
                 if (0xD800...0xDBFF).contains(unit) {
                     guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                          bytes[index + 1] == UInt8(ascii: "u")
+                        bytes[index + 1] == UInt8(ascii: "u")
                     else { throw fail("unpaired high surrogate in \\u escape", at: escapeStart) }
                     index += 2
                     let low = try parseHex4()

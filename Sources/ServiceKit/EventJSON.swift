@@ -92,7 +92,7 @@ extension JSONValue {
         let document = tape.copyWithinDeclaredSize()
         let countOffset = MemoryLayout<sh_json>.offset(of: \.count)!
         guard Int(document.size) >= countOffset + MemoryLayout<Int>.size,
-              let nodes = document.nodes, document.count > 0
+            let nodes = document.nodes, document.count > 0
         else {
             self = .null
             return

@@ -1,9 +1,9 @@
 import ServiceABI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Why a call to the host failed.
@@ -156,7 +156,7 @@ public struct HostContext: @unchecked Sendable {
     public func registerForRemoteNotifications() throws(HostError) {
         let raw = try attached()
         guard has(\.register_for_remote_notifications),
-              let register = raw.pointee.register_for_remote_notifications
+            let register = raw.pointee.register_for_remote_notifications
         else { throw .unsupported }
         let code = register(raw)
         if code != SH_OK { throw HostError(code: code) }
@@ -171,8 +171,9 @@ public struct HostContext: @unchecked Sendable {
         }
         var allowed: UInt32 = 0
         let status = read(raw, &allowed)
-        return NotificationSettings(status: AuthorizationStatus(rawValue: status) ?? .notDetermined,
-                                    allowed: PresentationOptions(rawValue: allowed))
+        return NotificationSettings(
+            status: AuthorizationStatus(rawValue: status) ?? .notDetermined,
+            allowed: PresentationOptions(rawValue: allowed))
     }
 
     /// Asks for notification authorization, as `requestAuthorization(options:)`. The host
@@ -293,10 +294,12 @@ public struct HostContext: @unchecked Sendable {
             guard let storeKeys = raw.pointee.store_keys else { throw .unsupported }
             var keys: [String] = []
             let code = withUnsafeMutablePointer(to: &keys) { keysPointer in
-                storeKeys(raw, { context, key in
-                    guard let context, let key else { return }
-                    context.assumingMemoryBound(to: [String].self).pointee.append(String(cString: key))
-                }, keysPointer)
+                storeKeys(
+                    raw,
+                    { context, key in
+                        guard let context, let key else { return }
+                        context.assumingMemoryBound(to: [String].self).pointee.append(String(cString: key))
+                    }, keysPointer)
             }
             if code != SH_OK { throw HostError(code: code) }
             return keys

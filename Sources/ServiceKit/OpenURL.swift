@@ -53,7 +53,7 @@ public struct OpenURL: Sendable, Hashable, CustomStringConvertible {
     /// Splits `string`; `nil` when it does not start with a scheme and ":".
     public init?(_ string: String, isFromLaunch: Bool = false) {
         guard let colon = string.utf8.firstIndex(of: UInt8(ascii: ":")),
-              Self.isScheme(string[..<colon])
+            Self.isScheme(string[..<colon])
         else { return nil }
         self.init(string: string, colon: colon, isFromLaunch: isFromLaunch)
     }
@@ -153,7 +153,7 @@ public struct OpenURL: Sendable, Hashable, CustomStringConvertible {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-               let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
             {
                 out.append(high << 4 | low)
                 index += 3

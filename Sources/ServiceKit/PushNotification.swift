@@ -3,10 +3,10 @@ import ServiceABI
 /// A push notification: an APNs-shaped JSON payload (a copy of `sh_push`).
 ///
 /// ```swift
-/// func willPresent(_ notification: PushNotification) -> PresentationOptions {
+/// func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
 ///     host.log(.info, "\(notification.aps.title ?? ""): \(notification.aps.body ?? "")")
 ///     let route = notification["route"]?.stringValue ?? "home"
-///     return [.banner, .sound]
+///     completion([.banner, .sound])
 /// }
 /// ```
 ///
@@ -48,7 +48,8 @@ public struct PushNotification: Sendable, Equatable {
             tape = push.parsed
         }
         storage = EventJSON(tape: tape, text: text)
-        isFromLaunch = size >= MemoryLayout<sh_push>.offset(of: \.flags)! + 4
+        isFromLaunch =
+            size >= MemoryLayout<sh_push>.offset(of: \.flags)! + 4
             && push.flags & UInt32(SH_FROM_LAUNCH) != 0
     }
 
@@ -135,8 +136,10 @@ public struct NotificationResponse: Sendable, Equatable {
     public var isDismissAction: Bool { actionIdentifier == Self.dismissActionIdentifier }
 
     /// Creates a response; for tests and previews.
-    public init(actionIdentifier: String = NotificationResponse.defaultActionIdentifier,
-                notification: PushNotification) {
+    public init(
+        actionIdentifier: String = NotificationResponse.defaultActionIdentifier,
+        notification: PushNotification
+    ) {
         self.actionIdentifier = actionIdentifier
         self.notification = notification
     }
@@ -146,7 +149,7 @@ public struct NotificationResponse: Sendable, Equatable {
         notification = PushNotification(raw)
         let size = Int(raw.pointee.size)
         if size >= MemoryLayout<sh_push>.offset(of: \.action_id)! + MemoryLayout<Int>.size,
-           let action = raw.pointee.action_id
+            let action = raw.pointee.action_id
         {
             actionIdentifier = String(cString: action)
         } else {

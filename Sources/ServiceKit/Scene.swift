@@ -28,8 +28,10 @@ public struct Scene: Sendable, Hashable, CustomStringConvertible {
     public var connectionID: UInt64
 
     /// Creates a scene; for tests and previews.
-    public init(name: String, role: SceneRole, state: SceneState = .foregroundActive,
-                configurationName: String = "default", settings: JSONValue? = nil, connectionID: UInt64 = 0) {
+    public init(
+        name: String, role: SceneRole, state: SceneState = .foregroundActive,
+        configurationName: String = "default", settings: JSONValue? = nil, connectionID: UInt64 = 0
+    ) {
         self.name = name
         self.role = role
         self.state = state
@@ -118,8 +120,10 @@ public struct SceneConnectionOptions: Sendable, Equatable {
     public var restorationActivity: UserActivity?
 
     /// Creates connection options; for tests and previews.
-    public init(urlContexts: [OpenURL] = [], userActivities: [UserActivity] = [], isFromLaunch: Bool = false,
-                restorationActivity: UserActivity? = nil) {
+    public init(
+        urlContexts: [OpenURL] = [], userActivities: [UserActivity] = [], isFromLaunch: Bool = false,
+        restorationActivity: UserActivity? = nil
+    ) {
         self.urlContexts = urlContexts
         self.userActivities = userActivities
         self.isFromLaunch = isFromLaunch
@@ -192,8 +196,9 @@ public struct SceneConfiguration: Sendable, Equatable {
         guard case .object = settings else { return .failure(ConfigurationError("the settings are not a JSON object")) }
         let text = Array(settings.serialized.utf8)
         guard let buffer = raw.pointee.settings, text.count <= raw.pointee.settings_capacity else {
-            return .failure(ConfigurationError(
-                "the settings are \(text.count) bytes; the host takes at most \(raw.pointee.settings_capacity)"))
+            return .failure(
+                ConfigurationError(
+                    "the settings are \(text.count) bytes; the host takes at most \(raw.pointee.settings_capacity)"))
         }
         text.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         raw.pointee.settings_len = text.count

@@ -2,32 +2,35 @@
 /// application delegate): a phone window, a CarPlay screen, an external display, each with
 /// its own lifecycle.
 ///
-/// Requirements (each has a default, so implement only what you need; list the events in
-/// `servicehost.json`, or the group `"scenes"`, and the host sends only those):
-/// - ``configuration(forConnecting:options:)`` → ``SceneConfiguration``? (default `nil`:
-///   pass) (`configurationForConnecting`)
+/// Requirements: a scene's lifecycle, each with a no-op default, so implement only what
+/// you need (list the events in `servicehost.json`; the host sends only those):
 /// - ``scene(_:willConnectWith:)`` (`sceneWillConnect`)
 /// - ``sceneWillEnterForeground(_:)``, ``sceneDidBecomeActive(_:)``,
 ///   ``sceneWillResignActive(_:)``, ``sceneDidEnterBackground(_:)``,
 ///   ``sceneDidDisconnect(_:)`` (the events of the same names)
-/// - ``scene(_:open:)`` → `Bool` (default `false`: not mine) (`sceneOpenURLContexts`)
-/// - ``scene(_:continue:)`` → `Bool` (default `false`) (`sceneContinueUserActivity`)
+/// - ``stateRestorationActivity(for:)`` (default `nil`: save nothing)
+///
+/// Choosing a configuration and handling URLs and activities in a scene are capabilities
+/// without defaults, as for the app: ``SceneConfiguring`` (`configurationForConnecting`),
+/// ``SceneURLHandling`` (`sceneOpenURLContexts`), ``SceneUserActivityHandling``
+/// (`sceneContinueUserActivity`).
 ///
 /// The app's own events keep coming through ``ApplicationService``: once scenes are in use
 /// the host derives them from the scenes (didBecomeActive right after the first
 /// sceneDidBecomeActive, didEnterBackground right after the last sceneDidEnterBackground).
 ///
 /// Connection options need no replay: after the scene became active, each URL context and
-/// user activity arrives once through ``scene(_:open:)`` or ``scene(_:continue:)`` with
-/// `isFromConnection` set. A URL or activity no scene handler claims goes to
-/// ``ApplicationService/open(_:)`` and ``ApplicationService/continueUserActivity(_:)``.
+/// user activity arrives once through ``SceneURLHandling/scene(_:open:)`` or
+/// ``SceneUserActivityHandling/scene(_:continue:)`` with `isFromConnection` set. A URL or
+/// activity no scene handler claims goes to ``URLHandling/open(_:)`` and
+/// ``UserActivityHandling/continueUserActivity(_:)``.
 ///
 /// To hear only some roles, list them under `sceneRoles` in `servicehost.json`
 /// (`["car"]`); without it a service hears every scene. Every method is called on the
 /// host's main thread, one at a time.
 ///
 /// ```swift
-/// final class CarDisplayService: SceneService {
+/// final class CarDisplayService: SceneConfiguring {
 ///     func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? {
 ///         scene.role == .car ? SceneConfiguration(name: "car") : nil
 ///     }
@@ -35,11 +38,6 @@
 /// }
 /// ```
 public protocol SceneService: ApplicationService {
-    /// A scene is connecting: choose its configuration, or return `nil` to let the next
-    /// service choose. The first service (in service order) to answer wins; without any
-    /// answer the scene gets "default" and the role it asked for (else main).
-    /// `scene.role` is ``SceneRole/unspecified`` when the connection asked for no role.
-    func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?
     /// The scene is about to connect with `options` (its configuration is chosen).
     func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions)
     /// The scene is about to come on screen.
@@ -52,11 +50,6 @@ public protocol SceneService: ApplicationService {
     func sceneDidEnterBackground(_ scene: Scene)
     /// The scene disconnected: release what you keep for it. Its last event.
     func sceneDidDisconnect(_ scene: Scene)
-    /// Open `url` in `scene`: return `true` if this service handled it (no later service is
-    /// asked), `false` to pass.
-    func scene(_ scene: Scene, open url: OpenURL) -> Bool
-    /// Continue `activity` in `scene`: return `true` if this service handled it.
-    func scene(_ scene: Scene, continue activity: UserActivity) -> Bool
     /// The activity to restore the scene from when a scene of its name connects again, even
     /// after a restart (UIKit's `stateRestorationActivity(for:)`): asked right after
     /// `sceneDidEnterBackground(_:)` and `sceneDidDisconnect(_:)`; nil keeps what was saved.
@@ -65,10 +58,6 @@ public protocol SceneService: ApplicationService {
 }
 
 extension SceneService {
-    /// Returns `nil`: let another service choose.
-    public func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? {
-        nil
-    }
     /// Does nothing.
     public func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {}
     /// Does nothing.
@@ -81,10 +70,6 @@ extension SceneService {
     public func sceneDidEnterBackground(_ scene: Scene) {}
     /// Does nothing.
     public func sceneDidDisconnect(_ scene: Scene) {}
-    /// Returns `false`: not this service's URL.
-    public func scene(_ scene: Scene, open url: OpenURL) -> Bool { false }
-    /// Returns `false`: not this service's activity.
-    public func scene(_ scene: Scene, continue activity: UserActivity) -> Bool { false }
     /// Saves nothing.
     public func stateRestorationActivity(for scene: Scene) -> UserActivity? { nil }
 }

@@ -9,14 +9,17 @@ extension ServicePlugin {
     /// that does not adopt ``SceneService`` (or a kind that is not a scene event). Scene
     /// lifecycle events reuse the ``Scene`` built at sceneWillConnect, so they allocate
     /// nothing.
-    static func dispatchScene(_ kind: EventKind, data: UnsafeRawPointer?,
-                              to instance: any ApplicationService) -> Int32 {
+    static func dispatchScene(
+        _ kind: EventKind, data: UnsafeRawPointer?,
+        to instance: any ApplicationService
+    ) -> Int32 {
         guard let service = instance as? any SceneService, let data else { return Int32(SH_UNSUPPORTED) }
         switch kind {
         case .configurationForConnecting:
+            guard let service = service as? any SceneConfiguring else { return Int32(SH_UNSUPPORTED) }
             let connection = data.assumingMemoryBound(to: sh_scene_connection.self)
             guard covers(connection, \.configuration), let raw = connection.pointee.scene,
-                  let answer = connection.pointee.configuration
+                let answer = connection.pointee.configuration
             else { return Int32(SH_INVALID) }
             var options = SceneConnectionOptions(connection.pointee.options)
             defer { options.endEvent() }
@@ -51,15 +54,17 @@ extension ServicePlugin {
             saveRestoration(of: scene, from: service)
             SceneCache.forget(scene)
         case .sceneOpenURLContexts:
+            guard let service = service as? any SceneURLHandling else { return Int32(SH_UNSUPPORTED) }
             let open = data.assumingMemoryBound(to: sh_scene_open_url.self)
             guard covers(open, \.url), let raw = open.pointee.scene, let url = open.pointee.url else {
                 return Int32(SH_INVALID)
             }
             return answer(service.scene(SceneCache.scene(raw), open: OpenURL(url)))
         case .sceneContinueUserActivity:
+            guard let service = service as? any SceneUserActivityHandling else { return Int32(SH_UNSUPPORTED) }
             let continuation = data.assumingMemoryBound(to: sh_scene_user_activity.self)
             guard covers(continuation, \.activity), let raw = continuation.pointee.scene,
-                  let rawActivity = continuation.pointee.activity
+                let rawActivity = continuation.pointee.activity
             else { return Int32(SH_INVALID) }
             var activity = UserActivity(rawActivity)
             defer { activity.endEvent() }

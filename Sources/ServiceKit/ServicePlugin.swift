@@ -1,9 +1,9 @@
 import ServiceABI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The plugin side of the ServiceHost C ABI: turns `ApplicationService`
@@ -34,7 +34,9 @@ import Musl
 /// - `version` (default `"0.0.0"`): the service's version, at most 31 bytes.
 /// - `events` (default `[]`): event names (``EventKind/name``: `didBecomeActive`,
 ///   `openURL`, …) and the groups ``EventGroup`` names (`lifecycle`, `push`, `scenes`),
-///   or `all`. A type listing a scene event must adopt ``SceneService``. The host sends
+///   or `all`. A type listing a scene event must adopt ``SceneService``, and each event
+///   outside the lifecycle needs its capability protocol (``URLHandling``, …): the
+///   generated entry checks both ways, at the service's line of the manifest. The host sends
 ///   only these.
 /// - `priority` (default 0): an integer in Int32; higher runs earlier.
 /// - `urls` (default `[]`): URL schemes (`"myapp"`) or schemes and hosts
@@ -120,9 +122,10 @@ public enum ServicePlugin {
         let low = max(SH_ABI_VERSION_MIN, hostMin)
         let high = min(SH_ABI_VERSION, hostMax)
         guard low <= high else {
-            return .failure(NegotiationError(
-                "ServiceKit \(sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
-                    + "the host offers \(hostMin)...\(hostMax)"))
+            return .failure(
+                NegotiationError(
+                    "ServiceKit \(sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
+                        + "the host offers \(hostMin)...\(hostMax)"))
         }
         return .success(high)
     }
@@ -157,14 +160,17 @@ public enum ServicePlugin {
     }
 
     /// Calls the method for `event` on `instance`; allocates nothing for
-    /// events without data (the lifecycle events after launch).
+    /// events without data (the lifecycle events after launch). An event outside the
+    /// lifecycle reaches the capability protocol that handles it (`URLHandling`, …), which
+    /// the generated entry made sure the class adopts; `SH_UNSUPPORTED` otherwise.
     ///
     /// Data that points into host memory (push payloads, userInfo) is read lazily by
     /// the service; when the method returns, `endEvent()` copies whatever the service
     /// kept, because the host frees that memory once `handle_event` returns.
     static func dispatch(_ event: UnsafePointer<sh_event>, to instance: any ApplicationService) -> Int32 {
         let size = Int(event.pointee.size)
-        let data = size >= MemoryLayout<sh_event>.offset(of: \.data)! + MemoryLayout<Int>.size
+        let data =
+            size >= MemoryLayout<sh_event>.offset(of: \.data)! + MemoryLayout<Int>.size
             ? event.pointee.data : nil
         // A kind this SDK does not know comes from a newer host.
         guard let kind = EventKind(rawValue: event.pointee.kind) else { return Int32(SH_UNSUPPORTED) }
@@ -189,46 +195,56 @@ public enum ServicePlugin {
         case .willTerminate:
             instance.willTerminate()
         case .notification:
-            instance.didReceive(ServiceNotification(data?.assumingMemoryBound(to: sh_notification.self)))
+            guard let service = instance as? any NotificationReceiving else { return Int32(SH_UNSUPPORTED) }
+            service.didReceive(ServiceNotification(data?.assumingMemoryBound(to: sh_notification.self)))
         case .didReceiveMemoryWarning:
-            instance.didReceiveMemoryWarning()
+            guard let service = instance as? any MemoryWarningHandling else { return Int32(SH_UNSUPPORTED) }
+            service.didReceiveMemoryWarning()
         case .willPresentNotification:
+            guard let service = instance as? any PushPresenting else { return Int32(SH_UNSUPPORTED) }
             guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
             var notification = PushNotification(push)
             defer { notification.endEvent() }
-            instance.willPresent(notification, completion: PresentationCompletion(completion(of: event)))
+            service.willPresent(notification, completion: PresentationCompletion(completion(of: event)))
         case .didReceiveNotificationResponse:
+            guard let service = instance as? any NotificationResponseHandling else { return Int32(SH_UNSUPPORTED) }
             guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
             var response = NotificationResponse(push)
             defer { response.notification.endEvent() }
-            instance.didReceive(response, completion: ResponseCompletion(completion(of: event)))
+            service.didReceive(response, completion: ResponseCompletion(completion(of: event)))
         case .didReceiveRemoteNotification:
+            guard let service = instance as? any BackgroundFetching else { return Int32(SH_UNSUPPORTED) }
             guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }
             var notification = PushNotification(push)
             defer { notification.endEvent() }
-            instance.didReceiveRemoteNotification(notification, completion: FetchCompletion(completion(of: event)))
+            service.didReceiveRemoteNotification(notification, completion: FetchCompletion(completion(of: event)))
         case .didRegisterForRemoteNotifications:
+            guard let service = instance as? any DeviceTokenReceiving else { return Int32(SH_UNSUPPORTED) }
             guard let token = data?.assumingMemoryBound(to: sh_device_token.self) else { return Int32(SH_INVALID) }
-            instance.didRegisterForRemoteNotifications(deviceToken: DeviceToken(token))
+            service.didRegisterForRemoteNotifications(deviceToken: DeviceToken(token))
         case .didFailToRegisterForRemoteNotifications:
+            guard let service = instance as? any DeviceTokenErrorHandling else { return Int32(SH_UNSUPPORTED) }
             guard let info = data?.assumingMemoryBound(to: sh_error_info.self) else { return Int32(SH_INVALID) }
             let messageEnd = MemoryLayout<sh_error_info>.offset(of: \.message)! + MemoryLayout<Int>.size
             let message = Int(info.pointee.size) >= messageEnd ? info.pointee.message.map { String(cString: $0) } : nil
-            instance.didFailToRegisterForRemoteNotifications(error: message ?? "")
+            service.didFailToRegisterForRemoteNotifications(error: message ?? "")
         case .openURL:
+            guard let service = instance as? any URLHandling else { return Int32(SH_UNSUPPORTED) }
             guard let url = data?.assumingMemoryBound(to: sh_open_url.self) else { return Int32(SH_INVALID) }
-            return answer(instance.open(OpenURL(url)))
+            return answer(service.open(OpenURL(url)))
         case .continueUserActivity:
+            guard let service = instance as? any UserActivityHandling else { return Int32(SH_UNSUPPORTED) }
             guard let raw = data?.assumingMemoryBound(to: sh_user_activity.self) else { return Int32(SH_INVALID) }
             var activity = UserActivity(raw)
             defer { activity.endEvent() }
-            return answer(instance.continueUserActivity(activity))
+            return answer(service.continueUserActivity(activity))
         case .didChangeNotificationAuthorization:
+            guard let service = instance as? any AuthorizationObserving else { return Int32(SH_UNSUPPORTED) }
             guard let raw = data?.assumingMemoryBound(to: sh_notification_settings.self) else { return Int32(SH_INVALID) }
-            instance.didChangeNotificationAuthorization(NotificationSettings(raw.pointee))
+            service.didChangeNotificationAuthorization(NotificationSettings(raw.pointee))
         case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
-             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
-             .sceneContinueUserActivity:
+            .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
+            .sceneContinueUserActivity:
             return dispatchScene(kind, data: data, to: instance)
         }
         return Int32(SH_OK)
@@ -251,6 +267,7 @@ public enum ServicePlugin {
         for slot in Registry.slots where slot.instance === service {
             return slot.host
         }
+        if let host = TestAttachments.host(for: service) { return host }
         return HostContext(raw: nil, serviceID: String(describing: type(of: service)))
     }
 }

@@ -36,8 +36,10 @@ public struct UserActivity: Sendable, Equatable {
     public var userInfoJSON: String? { storage?.text }
 
     /// Creates an activity; for tests and previews.
-    public init(type: String, webpageURL: String? = nil, userInfo: JSONValue? = nil, isFromLaunch: Bool = false,
-                isFromConnection: Bool = false) {
+    public init(
+        type: String, webpageURL: String? = nil, userInfo: JSONValue? = nil, isFromLaunch: Bool = false,
+        isFromConnection: Bool = false
+    ) {
         self.type = type
         self.webpageURL = webpageURL
         self.isFromLaunch = isFromLaunch
@@ -57,7 +59,8 @@ public struct UserActivity: Sendable, Equatable {
         webpageURL = covers(\.webpage_url) ? activity.webpage_url.map { String(cString: $0) } : nil
         isFromLaunch = covers(\.flags) && activity.flags & UInt32(SH_FROM_LAUNCH) != 0
         isFromConnection = covers(\.flags) && activity.flags & UInt32(SH_FROM_CONNECTION) != 0
-        let text = covers(\.user_info_len)
+        let text =
+            covers(\.user_info_len)
             ? activity.user_info_json.map { UnsafeRawBufferPointer(start: $0, count: activity.user_info_len) } : nil
         let tape = covers(\.user_info) ? activity.user_info : nil
         storage = text == nil && tape == nil ? nil : EventJSON(tape: tape, text: text)

@@ -63,7 +63,7 @@ public struct LaunchOptions: Sendable, Equatable {
             isRestart = flags & UInt32(SH_LAUNCH_RESTART) != 0
         }
         if size >= MemoryLayout<sh_launch_options>.offset(of: \.settings_len)! + MemoryLayout<Int>.size,
-           let json = raw.pointee.settings_json
+            let json = raw.pointee.settings_json
         {
             do {
                 settings = try JSONValue(
@@ -119,7 +119,7 @@ public struct ServiceNotification: Sendable, Equatable {
             if let sender = raw.pointee.sender { self.sender = String(cString: sender) }
         }
         if size >= MemoryLayout<sh_notification>.offset(of: \.json_len)! + MemoryLayout<Int>.size,
-           let json = raw.pointee.json
+            let json = raw.pointee.json
         {
             let bytes = UnsafeRawBufferPointer(start: json, count: raw.pointee.json_len)
             self.json = String(decoding: bytes, as: UTF8.self)

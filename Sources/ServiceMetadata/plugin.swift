@@ -27,6 +27,7 @@ struct ServiceMetadata: BuildToolPlugin {
                     + "\(manifest.path(percentEncoded: false)); create servicehost.json there "
                     + "(and add it to the target's exclude:)")
         }
+        warnUnlessInDynamicLibrary(target, of: context.package)
         let output = context.pluginWorkDirectoryURL.appending(path: "ServiceHostEntry.swift")
         return [
             .buildCommand(
@@ -37,6 +38,21 @@ struct ServiceMetadata: BuildToolPlugin {
                 outputFiles: [output]
             )
         ]
+    }
+}
+
+/// Warns when no `.library(type: .dynamic)` product holds `target`: SwiftPM then builds no
+/// `.so`, and the build "succeeds" with nothing for `host --plugins` to load.
+func warnUnlessInDynamicLibrary(_ target: SourceModuleTarget, of package: Package) {
+    let inDynamicLibrary = package.products.contains { product in
+        guard let library = product as? LibraryProduct, case .dynamic = library.kind else { return false }
+        return library.targets.contains { $0.id == target.id }
+    }
+    if !inDynamicLibrary {
+        Diagnostics.warning(
+            "target '\(target.name)' is a ServiceHost plugin but no dynamic library product holds it, so the "
+                + "build makes no lib\(target.name).so for host --plugins to load; add "
+                + ".library(name: \"\(target.name)\", type: .dynamic, targets: [\"\(target.name)\"]) to the package's products")
     }
 }
 

@@ -43,12 +43,19 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         public let data: EventData
         /// Whether `sh_event.completion` is set: the service answers later, exactly once.
         public let needsCompletion: Bool
+        /// The ServiceKit protocol a Swift service adopts to handle the event (`URLHandling`),
+        /// or nil for a lifecycle event, whose method has a no-op default.
+        public let capability: String?
 
-        init(_ name: String, _ group: EventGroup?, _ data: EventData, completion: Bool = false) {
+        init(
+            _ name: String, _ group: EventGroup?, _ data: EventData, completion: Bool = false,
+            capability: String? = nil
+        ) {
             self.name = name
             self.group = group
             self.data = data
             self.needsCompletion = completion
+            self.capability = capability
         }
     }
 
@@ -63,27 +70,27 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .didEnterBackground: Entry("didEnterBackground", .lifecycle, .none)
         case .willEnterForeground: Entry("willEnterForeground", .lifecycle, .none)
         case .willTerminate: Entry("willTerminate", .lifecycle, .none)
-        case .notification: Entry("notification", nil, .notification)
-        case .didReceiveMemoryWarning: Entry("didReceiveMemoryWarning", nil, .none)
-        case .willPresentNotification: Entry("willPresentNotification", .push, .push, completion: true)
-        case .didReceiveNotificationResponse: Entry("didReceiveNotificationResponse", .push, .push, completion: true)
-        case .didReceiveRemoteNotification: Entry("didReceiveRemoteNotification", .push, .push, completion: true)
-        case .didRegisterForRemoteNotifications: Entry("didRegisterForRemoteNotifications", .push, .deviceToken)
+        case .notification: Entry("notification", nil, .notification, capability: "NotificationReceiving")
+        case .didReceiveMemoryWarning: Entry("didReceiveMemoryWarning", nil, .none, capability: "MemoryWarningHandling")
+        case .willPresentNotification: Entry("willPresentNotification", .push, .push, completion: true, capability: "PushPresenting")
+        case .didReceiveNotificationResponse: Entry("didReceiveNotificationResponse", .push, .push, completion: true, capability: "NotificationResponseHandling")
+        case .didReceiveRemoteNotification: Entry("didReceiveRemoteNotification", .push, .push, completion: true, capability: "BackgroundFetching")
+        case .didRegisterForRemoteNotifications: Entry("didRegisterForRemoteNotifications", .push, .deviceToken, capability: "DeviceTokenReceiving")
         case .didFailToRegisterForRemoteNotifications:
-            Entry("didFailToRegisterForRemoteNotifications", .push, .errorInfo)
-        case .openURL: Entry("openURL", nil, .openURL)
-        case .continueUserActivity: Entry("continueUserActivity", nil, .userActivity)
-        case .configurationForConnecting: Entry("configurationForConnecting", .scenes, .sceneConnection)
+            Entry("didFailToRegisterForRemoteNotifications", .push, .errorInfo, capability: "DeviceTokenErrorHandling")
+        case .openURL: Entry("openURL", nil, .openURL, capability: "URLHandling")
+        case .continueUserActivity: Entry("continueUserActivity", nil, .userActivity, capability: "UserActivityHandling")
+        case .configurationForConnecting: Entry("configurationForConnecting", .scenes, .sceneConnection, capability: "SceneConfiguring")
         case .sceneWillConnect: Entry("sceneWillConnect", .scenes, .sceneConnection)
         case .sceneWillEnterForeground: Entry("sceneWillEnterForeground", .scenes, .scene)
         case .sceneDidBecomeActive: Entry("sceneDidBecomeActive", .scenes, .scene)
         case .sceneWillResignActive: Entry("sceneWillResignActive", .scenes, .scene)
         case .sceneDidEnterBackground: Entry("sceneDidEnterBackground", .scenes, .scene)
         case .sceneDidDisconnect: Entry("sceneDidDisconnect", .scenes, .scene)
-        case .sceneOpenURLContexts: Entry("sceneOpenURLContexts", .scenes, .sceneOpenURL)
-        case .sceneContinueUserActivity: Entry("sceneContinueUserActivity", .scenes, .sceneUserActivity)
+        case .sceneOpenURLContexts: Entry("sceneOpenURLContexts", .scenes, .sceneOpenURL, capability: "SceneURLHandling")
+        case .sceneContinueUserActivity: Entry("sceneContinueUserActivity", .scenes, .sceneUserActivity, capability: "SceneUserActivityHandling")
         case .didChangeNotificationAuthorization:
-            Entry("didChangeNotificationAuthorization", .push, .notificationSettings)
+            Entry("didChangeNotificationAuthorization", .push, .notificationSettings, capability: "AuthorizationObserving")
         }
     }
 
@@ -98,6 +105,9 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
 
     /// Whether the event carries an `sh_completion` the service must call exactly once.
     public var needsCompletion: Bool { entry.needsCompletion }
+
+    /// The ServiceKit protocol that handles the event, or nil for a lifecycle event.
+    public var capability: String? { entry.capability }
 
     /// Whether the event is one of a scene's (the `scenes` group, scenes.h).
     public var isSceneEvent: Bool { group == .scenes }

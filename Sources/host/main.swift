@@ -33,14 +33,40 @@ func runCtl(_ arguments: [String]) -> Never {
     do { path = try invocation.control ?? ControlPaths.defaultSocket() } catch {
         failure("host ctl: no control socket: \(error) (pass --control PATH)", status: 1)
     }
+    if case .operate(.watch) = invocation.message.command { watch(invocation, path: path) }
     let raw: ServiceJSON.JSONValue
     do { raw = try ControlClient.send(invocation.message, to: path) } catch { failure("host ctl: \(error)", status: 1) }
     let reply = ControlReply(json: raw)
     let status = CtlCommand.status(of: reply)
-    let text = invocation.json ? raw.serialized : CtlCommand.text(of: reply, command: invocation.message.command.name)
+    let text =
+        invocation.json
+        ? raw.serialized
+        : CtlCommand.operateText(of: reply, command: invocation.message.command)
+            ?? CtlCommand.text(of: reply, command: invocation.message.command.name)
     if status == 1 { failure("host ctl: \(text)", status: 1) }
     print(text)
     exit(status)
+}
+
+/// `host ctl watch`: every record as it comes, until the host goes away or Ctrl-C.
+func watch(_ invocation: CtlCommand.Invocation, path: String) -> Never {
+    var first = true
+    do {
+        try ControlClient.exchange(invocation.message, with: path) { value in
+            defer { first = false }
+            if first {
+                // The reply that starts the stream: only an error is shown.
+                if value["ok"]?.boolValue != true { failure("host ctl: \(ControlReply(json: value).error ?? value.serialized)", status: 1) }
+                return true
+            }
+            print(invocation.json ? value.serialized : CtlCommand.watchText(value))
+            fflush(nil)
+            return true
+        }
+    } catch {
+        failure("host ctl: \(error)", status: 1)
+    }
+    exit(0)
 }
 
 /// What the app is launched with, from --launch-notification, --launch-url, --launch-activity,
@@ -52,7 +78,9 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
             // The limit of a push through the control channel holds for a launch push too.
             let bytes: [UInt8]
             do { bytes = try InputFile.read(file, limit: options.maxPayload) } catch { throw InputError("--launch-notification: \(error)") }
-            request.notification = try PushPayload(parsing: bytes)
+            do { request.notification = try PushPayload(parsing: bytes) } catch {
+                throw InputError("--launch-notification \(file): \(error.message)")
+            }
         }
         if let url = options.launchURL { request.url = try OpenURLInput(url) }
         if let activity = options.launchActivity {
@@ -76,28 +104,40 @@ func launchRequest(_ options: RunOptions) -> LaunchRequest {
 func run(_ options: RunOptions) -> Never {
     // First thing: from here on SIGTERM, SIGINT and SIGHUP are recorded, never lost.
     ShutdownCoordinator.catchSignals()
-    let log = Log(level: options.logLevel, format: options.logFormat)
+    HostClockStart.touch()
+    let watchers = WatchHub()
+    let log = Log(level: options.logLevel, format: options.logFormat, time: options.logTime ?? .default(), watchers: watchers)
     let request = launchRequest(options)
-    var trace: TraceWriter?
-    if let path = options.traceFile {
-        do { trace = try TraceWriter(path: path) } catch { fatal(log, "cannot write the trace: \(error)", event: "host.traceFailed") }
+    let trace: TraceWriter
+    do { trace = try TraceWriter(path: options.traceFile, watchers: watchers) } catch {
+        fatal(log, "cannot write the trace: \(error)", event: "host.traceFailed")
     }
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
     do {
-        stateDirectory = try StateDirectory(path: try options.stateDirectory ?? StateDirectory.defaultPath())
+        stateDirectory = try StateDirectory(
+            path: try options.stateDirectory ?? StateDirectory.defaultPath(),
+            allowInsecure: options.allowInsecurePlugins)
         firstLaunch = try FirstLaunch(mode: options.firstLaunch, stateDirectory: stateDirectory)
     } catch {
         fatal(log, "state directory: \(error)", event: "host.stateDirectoryFailed")
     }
-    let host = Host(log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
-                    notificationAuthorization: options.notificationAuthorization)
+    let host = Host(
+        log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
+        notificationAuthorization: options.notificationAuthorization)
     host.answerTimeout = options.fetchTimeout
+    if options.statistics { host.enableStatistics() }
+    if options.pluginSource != "--plugins" {
+        log.info(
+            "host", "plugin directories from \(options.pluginSource): \(options.pluginDirectories.joined(separator: ":"))",
+            event: "plugins.default", .strings("directories", options.pluginDirectories))
+    }
     // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
     // Per-service policies come from the configuration file (its errors are reported by load).
     var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
     if let path = options.configFile ?? HostConfiguration.defaultPath(pluginDirectories: options.pluginDirectories),
-       let configuration = try? HostConfiguration.loadIfPresent(path: path) {
+        let configuration = try? HostConfiguration.loadIfPresent(path: path, allowInsecure: options.allowInsecurePlugins)
+    {
         isolation.policies = IsolationSettings.policies(from: configuration)
     }
     host.startIsolation(isolation)
@@ -114,38 +154,56 @@ func run(_ options: RunOptions) -> Never {
     if host.services.isEmpty { log.warn("host", "no services loaded; running with none", event: "host.noServices") }
 
     // Installed before launch, so a signal during launch waits for it and then shuts down.
-    let coordinator = ShutdownCoordinator(timeout: options.shutdownTimeout, tracker: host.tracker, log: log, hangup: {
-        MainActor.assumeIsolated {
-            host.log.info("host", "SIGHUP received: reloading", event: "reload.requested")
-            do { _ = try host.reload() } catch {
-                host.log.error("host", "reload failed, nothing changed: \(error)", event: "reload.failed")
+    let coordinator = ShutdownCoordinator(
+        timeout: options.shutdownTimeout, tracker: host.tracker, log: log,
+        hangup: {
+            MainActor.assumeIsolated {
+                host.log.info("host", "SIGHUP received: reloading", event: "reload.requested")
+                do { _ = try host.reload() } catch {
+                    host.log.error("host", "reload failed, nothing changed: \(error)", event: "reload.failed")
+                }
             }
-        }
-    }) {
-        MainActor.assumeIsolated {
-            try? host.terminate()
-            log.info("host", "terminated cleanly", event: "host.terminated")
-            exit(0)
-        }
-    }
+        },
+        shutdown: {
+            MainActor.assumeIsolated {
+                try? host.terminate()
+                log.info("host", "terminated cleanly", event: "host.terminated")
+                exit(0)
+            }
+        })
     coordinator.install()
     // Bound before launch: requests made while the app launches wait, in order, until it is active.
-    let controlPath = options.controlPath ?? ((try? ControlPaths.defaultSocket(stateDirectory: stateDirectory.path))
-        ?? stateDirectory.path + "/host.sock")
+    let controlPath =
+        options.controlPath
+        ?? ((try? ControlPaths.defaultSocket(stateDirectory: stateDirectory.path))
+            ?? stateDirectory.path + "/host.sock")
     let server: ControlServer
     do {
-        server = try ControlServer(path: controlPath, maxPayload: options.maxPayload, log: log,
-                                   handler: ControlHandler(host: host, maxPayload: options.maxPayload,
-                                                          willTerminate: coordinator.armDeadline))
+        server = try ControlServer(
+            path: controlPath, maxPayload: options.maxPayload, log: log,
+            handler: ControlHandler(host: host, maxPayload: options.maxPayload, willTerminate: coordinator.armDeadline))
     } catch {
         fatal(log, "\(error)", event: "control.unavailable", .string("path", controlPath))
+    }
+    var metrics: MetricsServer?
+    if let address = options.metricsListen {
+        do { metrics = try MetricsServer(address: address, host: host) } catch { fatal(log, "\(error)", event: "metrics.unavailable") }
+        log.info(
+            "host", "metrics on http://\(metrics!.address)/metrics", event: "metrics.listening",
+            .string("address", "\(metrics!.address)"))
+        if !address.isLoopback {
+            log.warn(
+                "host", "--metrics-listen \(address) is reachable from other machines: the figures name every service",
+                event: "metrics.exposed", .string("address", "\(address)"))
+        }
     }
     do {
         let failedRequired = try host.launch(request)
         if !failedRequired.isEmpty {
             // The launch stopped before anyone became active; those that launched go down in reverse.
-            log.error("host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping",
-                      event: "host.requiredFailed", .strings("services", failedRequired))
+            log.error(
+                "host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping",
+                event: "host.requiredFailed", .strings("services", failedRequired))
             try? host.terminate()
             exit(2)
         }
@@ -153,10 +211,12 @@ func run(_ options: RunOptions) -> Never {
         log.error("host", error.description, event: "host.launchFailed")
     }
     let watchdog = startWatchdog(host)
-    log.info("host", "\(host.state.name) with \(host.services.count) service(s): "
-        + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)", event: "host.ready",
+    log.info(
+        "host",
+        "\(host.state.name) with \(host.services.count) service(s): "
+            + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)", event: "host.ready",
         .string("state", host.state.name), .strings("services", host.services.map(\.id)), .string("control", server.path))
-    withExtendedLifetime(watchdog) { dispatchMain() }
+    withExtendedLifetime((watchdog, metrics)) { dispatchMain() }
 }
 
 /// Pings systemd's watchdog at half its interval from the main queue, so a stuck main
@@ -181,14 +241,23 @@ case "--version":
 case "inspect":
     do {
         let (json, results, failures) = try InspectCommand.run(Array(arguments.dropFirst()))
-        print(json ? InspectCommand.json(results, failures: failures) : InspectCommand.text(results, failures: failures),
-              terminator: "")
+        print(
+            json ? InspectCommand.json(results, failures: failures) : InspectCommand.text(results, failures: failures),
+            terminator: "")
         exit(results.allSatisfy { if case .success = $0 { true } else { false } } ? 0 : 1)
     } catch {
         usageFailure(error, help: InspectCommand.help)
     }
 case "ctl":
     runCtl(Array(arguments.dropFirst()))
+case "new-service":
+    do {
+        let plan = try NewServiceCommand.plan(Array(arguments.dropFirst()))
+        do { try NewServiceCommand.write(plan) } catch { failure("host new-service: \(error)", status: 1) }
+        print((["wrote " + plan.directory + ":"] + plan.files.map { "  " + $0.path } + [plan.nextSteps]).joined(separator: "\n"))
+    } catch {
+        usageFailure(error, help: NewServiceCommand.help)
+    }
 case WorkerMain.subcommand:
     WorkerMain.run()
 case let word? where !word.hasPrefix("-"):

@@ -13,7 +13,8 @@ struct Child {
     /// Starts `path` with `arguments` and the runner's environment plus `overrides`; file
     /// descriptor `captured` (1 or 2) goes to the pipe and the other to /dev/null.
     init(_ path: String, _ arguments: [String], capture captured: Int32, environment overrides: [String: String] = [:])
-        throws(BenchError) {
+        throws(BenchError)
+    {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
         // Close-on-exec, so later children never hold this pipe open (dup2 clears it in the child).
@@ -72,15 +73,7 @@ struct Child {
     var text: String { String(decoding: buffer, as: UTF8.self) }
 
     /// The child's resident set size in bytes (`VmRSS` of /proc/PID/status).
-    func residentBytes() -> Double? {
-        guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
-        for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            // "VmRSS:\t   11260 kB": a tab, then spaces.
-            let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Double($0) }
-            return kib.map { $0 * 1024 }
-        }
-        return nil
-    }
+    func residentBytes() -> Double? { residentSetBytes(of: pid) }
 
     /// Sends `signal` (SIGKILL unless nil), reads the pipe to its end and reaps the child;
     /// returns its wait status.
@@ -103,4 +96,15 @@ struct Child {
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return status
     }
+}
+
+/// The resident set size of process `pid` in bytes (`VmRSS` of /proc/PID/status).
+func residentSetBytes(of pid: pid_t) -> Double? {
+    guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
+    for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        // "VmRSS:\t   11260 kB": a tab, then spaces.
+        let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Double($0) }
+        return kib.map { $0 * 1024 }
+    }
+    return nil
 }

@@ -25,8 +25,9 @@ struct ControlRow {
         mkdir(root + "/state", 0o700)
         defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/rm"), arguments: ["-rf", root]).waitUntilExit() }
 
-        var child = try Child(host, ["--plugins", directory, "--control", socketPath, "--state-dir", root + "/state"],
-                              capture: 2)
+        var child = try Child(
+            host, ["--plugins", directory, "--control", socketPath, "--state-dir", root + "/state"],
+            capture: 2)
         defer { child.finish() }
         guard child.waitFor("] active with ") else { throw BenchError("host did not become active:\n\(child.text)") }
         let fd = try Self.connect(socketPath)
@@ -53,34 +54,45 @@ struct ControlRow {
         latency.sort()
         let ours = (eps: median(throughput), p50: latency[latency.count / 2], p99: latency[Int(Double(latency.count) * 0.99)])
 
-        var floorChild = try Child(pingpong, [String(Self.request.count), String(replySize), String(pipelined),
-                                              String(roundTrips), String(reps)], capture: 1)
+        var floorChild = try Child(
+            pingpong,
+            [
+                String(Self.request.count), String(replySize), String(pipelined),
+                String(roundTrips), String(reps),
+            ], capture: 1)
         let status = floorChild.finish(signal: nil)
         let figures = floorChild.text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
         guard status == 0, figures.count == 3 else { throw BenchError("bench-pingpong failed (\(status)): \(floorChild.text)") }
         let floor = (eps: figures[0], p50: figures[1], p99: figures[2])
 
-        raw += [("control.host_events_per_s", ours.eps), ("control.floor_events_per_s", floor.eps),
-                ("control.host_p50_ns", ours.p50), ("control.host_p99_ns", ours.p99),
-                ("control.floor_p50_ns", floor.p50), ("control.floor_p99_ns", floor.p99),
-                ("control.reply_bytes", Double(replySize))]
+        raw += [
+            ("control.host_events_per_s", ours.eps), ("control.floor_events_per_s", floor.eps),
+            ("control.host_p50_ns", ours.p50), ("control.host_p99_ns", ours.p99),
+            ("control.floor_p50_ns", floor.p50), ("control.floor_p99_ns", floor.p99),
+            ("control.reply_bytes", Double(replySize)),
+        ]
         let what = "`memory-warning` to \(services) C services"
         return [
             // Throughput as time per event, so that the ratio reads like every other row
             // (lower is better): ≥ 50% of the floor's events/s is ≤ 2× its time per event.
-            Row(row: "4", measured: "control channel: \(what), pipelined on one connection, per event "
+            Row(
+                row: "4",
+                measured: "control channel: \(what), pipelined on one connection, per event "
                     + "(\(Self.rate(ours.eps)) vs \(Self.rate(floor.eps))), vs a C Unix-socket ping-pong",
                 unit: .nanoseconds, ours: 1e9 / ours.eps, baseline: 1e9 / floor.eps,
                 target: "≥ 50% of the floor's events/s: ≤ 2×", maxRatio: 2),
-            Row(row: "4", measured: "control channel: \(what), single request round trip, p50", unit: .nanoseconds,
+            Row(
+                row: "4", measured: "control channel: \(what), single request round trip, p50", unit: .nanoseconds,
                 ours: ours.p50, baseline: floor.p50, target: "—"),
-            Row(row: "4", measured: "control channel: \(what), single request round trip, p99", unit: .nanoseconds,
+            Row(
+                row: "4", measured: "control channel: \(what), single request round trip, p99", unit: .nanoseconds,
                 ours: ours.p99, baseline: floor.p99, target: "—"),
         ]
     }
 
     static func rate(_ eventsPerSecond: Double) -> String {
-        eventsPerSecond >= 1e6 ? Report.format(eventsPerSecond / 1e6, digits: 2) + " M events/s"
+        eventsPerSecond >= 1e6
+            ? Report.format(eventsPerSecond / 1e6, digits: 2) + " M events/s"
             : Report.format(eventsPerSecond / 1e3, digits: 1) + " k events/s"
     }
 

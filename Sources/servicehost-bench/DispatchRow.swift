@@ -37,6 +37,10 @@ struct DispatchRow {
                 throw BenchError("loaded \(host.services.count) of \(count) services: \(failures)")
             }
             do { try host.launch() } catch { throw BenchError("launch: \(error)") }
+            // The same services with timing switched on: statistics alone, then statistics and
+            // a trace (to /dev/null: the write(2) per call, not the disk).
+            let statsHost = try Self.launched(directory, count: count, trace: false)
+            let tracedHost = try Self.launched(directory, count: count, trace: true)
 
             let direct = DirectServices.make(count: count)
             let center = NotificationCenterObservers(count: count)
@@ -44,12 +48,17 @@ struct DispatchRow {
             let rounds = max(1, callsPerRep / (2 * count))
             let calls = rounds * 2 * count
 
-            let medians = interleavedMedians(reps: reps, units: calls, [
-                { deliverRounds(host, rounds) },
-                { directRounds(direct, rounds) },
-                { center.post(rounds: rounds) },
-                { hostRounds(host, rounds) },
-            ])
+            let medians = interleavedMedians(
+                reps: reps, units: calls,
+                [
+                    { deliverRounds(host, rounds) },
+                    { directRounds(direct, rounds) },
+                    { center.post(rounds: rounds) },
+                    { hostRounds(host, rounds) },
+                    { deliverRounds(statsHost, rounds) },
+                    { deliverRounds(tracedHost, rounds) },
+                ])
+            let (withStats, withTrace) = (medians[4], medians[5])
             let floorFigure = try floorNanoseconds(directory, rounds: rounds)
             let (ours, swiftArray, notificationCenter, transitions) = (medians[0], medians[1], medians[2], medians[3])
 
@@ -63,29 +72,69 @@ struct DispatchRow {
 
             let label = "dispatch, \(count) service\(count == 1 ? "" : "s"), per service call"
             rows += [
-                Row(row: "1", measured: "\(label) vs (a) Swift `[any Service]` array", unit: .nanoseconds,
+                Row(
+                    row: "1", measured: "\(label) vs (a) Swift `[any Service]` array", unit: .nanoseconds,
                     ours: ours, baseline: swiftArray, target: "≤ 1.5×", maxRatio: 1.5),
-                Row(row: "1", measured: "\(label) vs (b) `NotificationCenter.post`", unit: .nanoseconds,
+                Row(
+                    row: "1", measured: "\(label) vs (b) `NotificationCenter.post`", unit: .nanoseconds,
                     ours: ours, baseline: notificationCenter, target: "≤ 0.05× (20× faster)", maxRatio: 0.05),
-                Row(row: "1", measured: "\(label) vs (c) C loop over function pointers (floor)", unit: .nanoseconds,
+                Row(
+                    row: "1", measured: "\(label) vs (c) C loop over function pointers (floor)", unit: .nanoseconds,
                     ours: ours, baseline: floorFigure, target: "≤ \(Self.floorTarget(count))×",
                     maxRatio: Self.floorTarget(count)),
-                Row(row: "1", measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), vs (a)",
+                Row(
+                    row: "1", measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), vs (a)",
                     unit: .count, ours: hostAllocations, baseline: directAllocations, target: "0", maxValue: 0),
-                Row(row: "1", measured: "the same two events as a transition pair (moves the state machine), "
+                Row(
+                    row: "1",
+                    measured: "the same two events as a transition pair (moves the state machine), "
                         + "\(count) service\(count == 1 ? "" : "s"), per service call, vs (c) floor",
                     unit: .nanoseconds, ours: transitions, baseline: floorFigure, target: "—"),
             ]
+            let statsAllocations = MallocCounter.callsPerUnit(units: events) { deliverRounds(statsHost, allocationRounds) }
+            rows += [
+                Row(
+                    row: "1", measured: "\(label), with --stats (one clock read per call) vs off", unit: .nanoseconds,
+                    ours: withStats, baseline: ours, target: "—"),
+                Row(
+                    row: "1", measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), with --stats",
+                    unit: .count, ours: statsAllocations, baseline: hostAllocations, target: "0", maxValue: 0),
+                Row(
+                    row: "1", measured: "\(label), with --trace (to /dev/null) and --stats vs off", unit: .nanoseconds,
+                    ours: withTrace, baseline: ours, target: "—"),
+            ]
             let key = "dispatch.\(count)"
-            raw += [("\(key).host_ns_per_call", ours), ("\(key).swift_array_ns_per_call", swiftArray),
-                    ("\(key).notification_center_ns_per_call", notificationCenter), ("\(key).c_floor_ns_per_call", floorFigure)]
-            raw += [("\(key).host_transition_ns_per_call", transitions),
-                    ("\(key).host_transition_allocations_per_event", transitionAllocations ?? .nan)]
-            raw += [("\(key).host_allocations_per_event", hostAllocations ?? .nan),
-                    ("\(key).swift_array_allocations_per_event", directAllocations ?? .nan),
-                    ("\(key).notification_center_allocations_per_event", centerAllocations ?? .nan)]
+            raw += [
+                ("\(key).host_stats_ns_per_call", withStats), ("\(key).host_trace_stats_ns_per_call", withTrace),
+                ("\(key).host_stats_allocations_per_event", statsAllocations ?? .nan),
+            ]
+            raw += [
+                ("\(key).host_ns_per_call", ours), ("\(key).swift_array_ns_per_call", swiftArray),
+                ("\(key).notification_center_ns_per_call", notificationCenter), ("\(key).c_floor_ns_per_call", floorFigure),
+            ]
+            raw += [
+                ("\(key).host_transition_ns_per_call", transitions),
+                ("\(key).host_transition_allocations_per_event", transitionAllocations ?? .nan),
+            ]
+            raw += [
+                ("\(key).host_allocations_per_event", hostAllocations ?? .nan),
+                ("\(key).swift_array_allocations_per_event", directAllocations ?? .nan),
+                ("\(key).notification_center_allocations_per_event", centerAllocations ?? .nan),
+            ]
         }
         return rows
+    }
+
+    /// A host on `directory`, launched, with statistics on and, with `trace`, a trace to /dev/null.
+    private static func launched(_ directory: String, count: Int, trace: Bool) throws(BenchError) -> HostCore.Host {
+        let writer: TraceWriter?
+        do { writer = trace ? try TraceWriter(path: "/dev/null") : nil } catch { throw BenchError("trace: \(error)") }
+        let host = HostCore.Host(log: Log(level: .error), trace: writer)
+        do { try host.load(LoadSettings(directories: [directory])) } catch { throw BenchError("loading \(directory): \(error)") }
+        guard host.services.count == count else { throw BenchError("loaded \(host.services.count) of \(count) services") }
+        host.enableStatistics()
+        do { try host.launch() } catch { throw BenchError("launch: \(error)") }
+        return host
     }
 
     /// bench-floor's median ns per call over the same plugin files, in its own process.
@@ -159,10 +208,22 @@ extension DirectService {
 
 // Four distinct classes, mixed in the array, so every call goes through a witness table
 // as it would with services from different modules.
-final class DirectServiceA: DirectService { func didBecomeActive() {}; func willResignActive() {} }
-final class DirectServiceB: DirectService { func didBecomeActive() {}; func willResignActive() {} }
-final class DirectServiceC: DirectService { func didBecomeActive() {}; func willResignActive() {} }
-final class DirectServiceD: DirectService { func didBecomeActive() {}; func willResignActive() {} }
+final class DirectServiceA: DirectService {
+    func didBecomeActive() {}
+    func willResignActive() {}
+}
+final class DirectServiceB: DirectService {
+    func didBecomeActive() {}
+    func willResignActive() {}
+}
+final class DirectServiceC: DirectService {
+    func didBecomeActive() {}
+    func willResignActive() {}
+}
+final class DirectServiceD: DirectService {
+    func didBecomeActive() {}
+    func willResignActive() {}
+}
 
 enum DirectServices {
     static func make(count: Int) -> [any DirectService] {

@@ -81,11 +81,11 @@ struct FleetRow {
             for (label, quantile) in [("p50", 0.5), ("p99", 0.99)] {
                 let ours = percentile(hostLatency, quantile), floor = percentile(floorLatency, quantile)
                 raw += [("fleet.\(count).\(label).hosts", ours), ("fleet.\(count).\(label).mosquitto_sub", floor)]
-                rows.append(Row(row: "7", measured: "fleet, \(count) hosts: push fan-out \(label), publish → the last host's service, vs \(count) `mosquitto_sub` clients (the broker's floor)",
+                rows.append(Row(row: "8", measured: "fleet, \(count) hosts: push fan-out \(label), publish → the last host's service, vs \(count) `mosquitto_sub` clients (the broker's floor)",
                                 unit: .nanoseconds, ours: ours, baseline: floor, target: count == 100 && label == "p99" ? "≤ 2×" : "—",
                                 maxRatio: count == 100 && label == "p99" ? 2 : nil))
             }
-            rows.append(Row(row: "7", measured: "fleet, \(count) hosts: memory per host (VmRSS, bridge + 1 C service) vs one `mosquitto_sub`",
+            rows.append(Row(row: "8", measured: "fleet, \(count) hosts: memory per host (VmRSS, bridge + 1 C service) vs one `mosquitto_sub`",
                             unit: .bytes, ours: memory, baseline: subscriberMemory, target: "—"))
         }
         return rows

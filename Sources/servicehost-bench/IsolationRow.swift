@@ -33,21 +33,28 @@ struct IsolationRow {
         let isolated = try loaded(directory, isolation: settings)
         let rounds = max(1, eventsPerRep / 2)
         let events = rounds * 2
-        let medians = interleavedMedians(reps: reps, units: events, [
-            { hostRounds(isolated, rounds) },
-            { hostRounds(inProcess, rounds) },
-        ])
+        let medians = interleavedMedians(
+            reps: reps, units: events,
+            [
+                { hostRounds(isolated, rounds) },
+                { hostRounds(inProcess, rounds) },
+            ])
         let floor = try pingPongNanoseconds(roundTrips: events)
         let workerRSS = isolated.services.first.flatMap { isolated.isolationFields(for: $0.id)["pid"]?.intValue }
             .flatMap { residentBytes(of: pid_t($0)) }
-        raw += [("isolation.worker_ns_per_event", medians[0]), ("isolation.in_process_ns_per_event", medians[1]),
-                ("isolation.socket_floor_ns_per_round_trip", floor), ("isolation.worker_rss_bytes", workerRSS ?? .nan)]
+        raw += [
+            ("isolation.worker_ns_per_event", medians[0]), ("isolation.in_process_ns_per_event", medians[1]),
+            ("isolation.socket_floor_ns_per_round_trip", floor), ("isolation.worker_rss_bytes", workerRSS ?? .nan),
+        ]
         return [
-            Row(row: "5", measured: "process isolation: one event to 1 C service in a worker, round trip, vs in-process dispatch",
+            Row(
+                row: "5", measured: "process isolation: one event to 1 C service in a worker, round trip, vs in-process dispatch",
                 unit: .nanoseconds, ours: medians[0], baseline: medians[1], target: "—"),
-            Row(row: "5", measured: "process isolation: the same round trip vs a Unix-socket ping-pong between two processes (floor)",
+            Row(
+                row: "5", measured: "process isolation: the same round trip vs a Unix-socket ping-pong between two processes (floor)",
                 unit: .nanoseconds, ours: medians[0], baseline: floor, target: "≤ 3× socket floor", maxRatio: 3),
-            Row(row: "6", measured: "memory: RSS of one worker process (1 C service)", unit: .bytes,
+            Row(
+                row: "6", measured: "memory: RSS of one worker process (1 C service)", unit: .bytes,
                 ours: workerRSS, baseline: nil, target: "—"),
         ]
     }

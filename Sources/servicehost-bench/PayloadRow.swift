@@ -28,27 +28,36 @@ struct PayloadRow {
         let events = self.events
         for size in [1024, 4096] {
             let bytes = Self.payload(bytes: size)
-            let medians = interleavedMedians(reps: reps, units: events, [
-                { Self.parseOnly(bytes, events) },
-                { Self.pushEvents(hosts[0], bytes, events) },
-                { Self.pushEvents(hosts[1], bytes, events) },
-            ])
+            let medians = interleavedMedians(
+                reps: reps, units: events,
+                [
+                    { Self.parseOnly(bytes, events) },
+                    { Self.pushEvents(hosts[0], bytes, events) },
+                    { Self.pushEvents(hosts[1], bytes, events) },
+                ])
             let (parse, one, ten) = (medians[0], medians[1], medians[2])
             let perService = (ten - one) / 9
             let label = "\(size / 1024) KiB"
             rows += [
-                Row(row: "2", measured: "payload event, \(label) push to 10 C services (parse + Host.push → willPresentNotification, "
+                Row(
+                    row: "2",
+                    measured: "payload event, \(label) push to 10 C services (parse + Host.push → willPresentNotification, "
                         + "all completions in), per event, vs parsing the JSON once", unit: .nanoseconds,
                     ours: ten, baseline: parse, target: "—"),
-                Row(row: "2", measured: "payload event, \(label) push to 1 C service, per event, vs parsing the JSON once",
+                Row(
+                    row: "2", measured: "payload event, \(label) push to 1 C service, per event, vs parsing the JSON once",
                     unit: .nanoseconds, ours: one, baseline: parse, target: "—"),
-                Row(row: "2", measured: "payload event, \(label): cost per added service ((t(10) − t(1)) ÷ 9) vs one parse "
+                Row(
+                    row: "2",
+                    measured: "payload event, \(label): cost per added service ((t(10) − t(1)) ÷ 9) vs one parse "
                         + "(a parse per service would be ≥ 1×)", unit: .nanoseconds,
                     ours: perService, baseline: parse, target: "parsed ≤ 1× per event: < 1×", maxRatio: 1),
             ]
-            raw += [("payload.\(size).parse_ns", parse), ("payload.\(size).host_1_service_ns_per_event", one),
-                    ("payload.\(size).host_10_services_ns_per_event", ten),
-                    ("payload.\(size).per_added_service_ns", perService)]
+            raw += [
+                ("payload.\(size).parse_ns", parse), ("payload.\(size).host_1_service_ns_per_event", one),
+                ("payload.\(size).host_10_services_ns_per_event", ten),
+                ("payload.\(size).per_added_service_ns", perService),
+            ]
         }
         return rows
     }
@@ -93,7 +102,8 @@ struct PayloadRow {
     /// An APNs-shaped payload of exactly `bytes` bytes: an alert, and custom data (an array of
     /// small objects with strings and numbers) filled up to the size.
     static func payload(bytes size: Int) -> [UInt8] {
-        let head = #"{"aps":{"alert":{"title":"Order shipped","body":"Your order #4711 is on its way"},"sound":"default","badge":3},"#
+        let head =
+            #"{"aps":{"alert":{"title":"Order shipped","body":"Your order #4711 is on its way"},"sound":"default","badge":3},"#
             + #""items":["#
         var text = head
         var index = 0

@@ -1,7 +1,11 @@
 /// One line of the results table: our figure against a baseline from the same run.
 struct Row {
     /// What a figure measures, for formatting: time in ns, size in bytes, or a plain count.
-    enum Unit: String { case nanoseconds = "ns", bytes = "bytes", count = "count" }
+    enum Unit: String {
+        case nanoseconds = "ns"
+        case bytes = "bytes"
+        case count = "count"
+    }
 
     /// The row number ("1", "3", …).
     let row: String
@@ -48,7 +52,9 @@ enum Report {
         ]
         for row in rows {
             let met: String
-            if let pending = row.pending { met = "pending: \(pending)" } else {
+            if let pending = row.pending {
+                met = "pending: \(pending)"
+            } else {
                 switch row.met {
                 case true?: met = "yes"
                 case false?: met = "**no** (\(missedBy(row)))"
@@ -56,8 +62,9 @@ enum Report {
                 }
             }
             let ratio = row.ratio.map { format($0, digits: 2) + "×" } ?? "—"
-            lines.append("| \(row.row) | \(row.measured) | \(show(row.ours, row.unit)) | \(show(row.baseline, row.unit)) "
-                + "| \(ratio) | \(row.target) | \(met) |")
+            lines.append(
+                "| \(row.row) | \(row.measured) | \(show(row.ours, row.unit)) | \(show(row.baseline, row.unit)) "
+                    + "| \(ratio) | \(row.target) | \(met) |")
         }
         return lines.joined(separator: "\n") + "\n"
     }

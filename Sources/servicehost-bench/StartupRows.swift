@@ -60,8 +60,11 @@ struct StartupRows {
         for (key, value) in m.sorted(by: { $0.key < $1.key }) { raw.append(("memory.\(key).rss_bytes", value)) }
 
         guard let empty = sets.first(where: { $0.count == 0 }) else { throw BenchError("no empty plugin set") }
-        var rows = [Row(row: "3", measured: "start-up, no plugins: exec → active (the fixed cost)", unit: .nanoseconds,
-                        ours: t["host." + empty.key], baseline: t["floor." + empty.key], target: "—")]
+        var rows = [
+            Row(
+                row: "3", measured: "start-up, no plugins: exec → active (the fixed cost)", unit: .nanoseconds,
+                ours: t["host." + empty.key], baseline: t["floor." + empty.key], target: "—")
+        ]
         // Per plugin beyond the first: the first plugin of a language also pays one-time costs
         // (the floor, a C program, loads the Swift runtime with its first Swift plugin).
         func perPlugin(_ table: [String: Double], _ program: String, _ set: PluginSet, base: PluginSet) -> Double? {
@@ -72,30 +75,39 @@ struct StartupRows {
             let ofLanguage = sets.filter { $0.language == language }.sorted { $0.count < $1.count }
             guard let base = ofLanguage.first(where: { $0.count == 1 }) else { continue }
             for set in ofLanguage where set.count > 1 {
-                rows.append(Row(row: "3", measured: "start-up, \(set.count) \(language) plugins: exec → active, per plugin",
-                                unit: .nanoseconds, ours: perPlugin(t, "host", set, base: base),
-                                baseline: perPlugin(t, "floor", set, base: base), target: "≤ 1.25× (+ fixed cost)", maxRatio: 1.25))
+                rows.append(
+                    Row(
+                        row: "3", measured: "start-up, \(set.count) \(language) plugins: exec → active, per plugin",
+                        unit: .nanoseconds, ours: perPlugin(t, "host", set, base: base),
+                        baseline: perPlugin(t, "floor", set, base: base), target: "≤ 1.25× (+ fixed cost)", maxRatio: 1.25))
             }
         }
-        rows.append(Row(row: "3", measured: "`host inspect`, \(inspectSet.count) \(inspectSet.language) plugins, vs dlopen + entry",
-                        unit: .nanoseconds, ours: median(inspect["host"] ?? []), baseline: median(inspect["floor"] ?? []),
-                        target: "≤ 0.2× (5× faster)", maxRatio: 0.2))
+        rows.append(
+            Row(
+                row: "3", measured: "`host inspect`, \(inspectSet.count) \(inspectSet.language) plugins, vs dlopen + entry",
+                unit: .nanoseconds, ours: median(inspect["host"] ?? []), baseline: median(inspect["floor"] ?? []),
+                target: "≤ 0.2× (5× faster)", maxRatio: 0.2))
         raw += [("inspect.host_ns", median(inspect["host"] ?? [])), ("inspect.floor_ns", median(inspect["floor"] ?? []))]
 
-        rows.append(Row(row: "6", measured: "memory: host idle with no services (VmRSS) vs bench-floor idle", unit: .bytes,
-                        ours: m["host." + empty.key], baseline: m["floor." + empty.key], target: "—"))
+        rows.append(
+            Row(
+                row: "6", measured: "memory: host idle with no services (VmRSS) vs bench-floor idle", unit: .bytes,
+                ours: m["host." + empty.key], baseline: m["floor." + empty.key], target: "—"))
         for language in ["C", "Swift"] {
             let ofLanguage = sets.filter { $0.language == language }.sorted { $0.count < $1.count }
             guard let base = ofLanguage.first(where: { $0.count == 1 }), let top = ofLanguage.last, top.count > 1 else { continue }
-            rows.append(Row(row: "6", measured: "memory: per added \(language) service (1 → \(top.count) plugins)", unit: .bytes,
-                            ours: perPlugin(m, "host", top, base: base), baseline: perPlugin(m, "floor", top, base: base), target: "—"))
+            rows.append(
+                Row(
+                    row: "6", measured: "memory: per added \(language) service (1 → \(top.count) plugins)", unit: .bytes,
+                    ours: perPlugin(m, "host", top, base: base), baseline: perPlugin(m, "floor", top, base: base), target: "—"))
         }
         return rows
     }
 
     /// Starts `program`, waits for `marker` on its stderr, reads its RSS, then kills it.
     private func launch(_ program: String, _ arguments: [String], marker: String, environment: [String: String] = [:])
-        throws(BenchError) -> (nanoseconds: Double, rss: Double) {
+        throws(BenchError) -> (nanoseconds: Double, rss: Double)
+    {
         let start = nowNanoseconds()
         var child = try Child(program, arguments, capture: 2, environment: environment)
         guard child.waitFor(marker) else {

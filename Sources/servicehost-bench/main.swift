@@ -29,7 +29,7 @@ var quick = false
 var onlyRows: Set<String>?
 var paths: [String: String] = [:]
 var jsonPath = "bench-results.json"
-// --fleet: only row 7, the fleet of hosts on one Mosquitto (issue 17).
+// --fleet: only row 8, the fleet of hosts on one Mosquitto (issue 17).
 var fleet = false
 var argumentList = CommandLine.arguments.dropFirst()
 while let argument = argumentList.popFirst() {
@@ -44,7 +44,8 @@ while let argument = argumentList.popFirst() {
     }
 }
 guard let hostPath = paths["--host"], let floorPath = paths["--floor"], let cPluginPath = paths["--c-plugin"],
-      let swiftPluginPath = paths["--swift-plugin"], let pingpongPath = paths["--pingpong"] else { fail(usage) }
+    let swiftPluginPath = paths["--swift-plugin"], let pingpongPath = paths["--pingpong"]
+else { fail(usage) }
 
 // The machine, quoted with the table.
 func machine() -> [(String, String)] {
@@ -52,7 +53,8 @@ func machine() -> [(String, String)] {
     uname(&name)
     let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     let cpuinfo = (try? readFile("/proc/cpuinfo")).map { String(decoding: $0, as: UTF8.self) } ?? ""
-    let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+    let model =
+        cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
         .flatMap { $0.split(separator: ":", maxSplits: 1).last }.map { String($0.drop { $0 == " " }) } ?? "unknown"
     return [("nproc", String(sysconf(Int32(_SC_NPROCESSORS_ONLN)))), ("cpu", model), ("kernel", release)]
 }
@@ -82,20 +84,26 @@ do {
     let empty = try farm.makeSet("empty", template: [], placeholder: "", count: 0)
     var sets = [StartupRows.PluginSet(language: "C", count: 0, directory: empty)]
     for count in [1, 10, 100, 1000] {
-        sets.append(.init(language: "C", count: count, directory: try farm.makeSet(
-            "c-\(count)", template: cTemplate, placeholder: "bench.c-service.s0000000", count: count)))
+        sets.append(
+            .init(
+                language: "C", count: count,
+                directory: try farm.makeSet(
+                    "c-\(count)", template: cTemplate, placeholder: "bench.c-service.s0000000", count: count)))
     }
     // 1000 Swift copies are 400+ MB to write: the full run only.
     for count in quick ? [1, 10, 100] : [1, 10, 100, 1000] {
-        sets.append(.init(language: "Swift", count: count, directory: try farm.makeSet(
-            "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000", count: count)))
+        sets.append(
+            .init(
+                language: "Swift", count: count,
+                directory: try farm.makeSet(
+                    "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000", count: count)))
     }
 
     if wants("1") {
-    progress("row 1: dispatch (\(MallocCounter.isLoaded ? "counting allocations" : "no malloc counter: run through scripts/bench"))")
-    var dispatch = DispatchRow(floor: floorPath, reps: reps, callsPerRep: quick ? 20_000 : 1_000_000)
-    rows += try dispatch.run(sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
-    raw += dispatch.raw
+        progress("row 1: dispatch (\(MallocCounter.isLoaded ? "counting allocations" : "no malloc counter: run through scripts/bench"))")
+        var dispatch = DispatchRow(floor: floorPath, reps: reps, callsPerRep: quick ? 20_000 : 1_000_000)
+        rows += try dispatch.run(sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
+        raw += dispatch.raw
     }
 
     func cSet(_ count: Int) -> String { sets.first { $0.language == "C" && $0.count == count }!.directory }
@@ -106,25 +114,34 @@ do {
         raw += payload.raw
     }
 
+    if wants("7") {
+        progress("row 7: completions (RSS over \(quick ? "100 000" : "1 000 000") pushes)")
+        var completions = CompletionRow(pushes: quick ? 100_000 : 1_000_000)
+        rows += try completions.run(directory: cSet(1))
+        raw += completions.raw
+    }
+
     if wants("3") || wants("4") || wants("5") || wants("6") {
-    progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
-    var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
-                              hostEnvironment: farm.hostEnvironment)
-    let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
-    raw += startup.raw
-    rows += startupRows.filter { $0.row == "3" }
-    progress("row 4: control channel")
-    var control = ControlRow(host: hostPath, pingpong: pingpongPath, reps: reps, pipelined: quick ? 1_000 : 10_000,
-                             roundTrips: quick ? 500 : 5_000)
-    rows += try control.run(directory: cSet(10), services: 10)
-    raw += control.raw
-    progress("rows 5 and 6: process isolation")
-    var isolation = IsolationRow(host: hostPath, reps: reps, eventsPerRep: quick ? 2_000 : 20_000)
-    let isolationRows = try isolation.run(directory: sets.first { $0.language == "C" && $0.count == 1 }!.directory)
-    raw += isolation.raw
-    rows += isolationRows.filter { $0.row == "5" }
-    rows += startupRows.filter { $0.row == "6" }
-    rows += isolationRows.filter { $0.row == "6" }
+        progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
+        var startup = StartupRows(
+            host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
+            hostEnvironment: farm.hostEnvironment)
+        let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
+        raw += startup.raw
+        rows += startupRows.filter { $0.row == "3" }
+        progress("row 4: control channel")
+        var control = ControlRow(
+            host: hostPath, pingpong: pingpongPath, reps: reps, pipelined: quick ? 1_000 : 10_000,
+            roundTrips: quick ? 500 : 5_000)
+        rows += try control.run(directory: cSet(10), services: 10)
+        raw += control.raw
+        progress("rows 5 and 6: process isolation")
+        var isolation = IsolationRow(host: hostPath, reps: reps, eventsPerRep: quick ? 2_000 : 20_000)
+        let isolationRows = try isolation.run(directory: sets.first { $0.language == "C" && $0.count == 1 }!.directory)
+        raw += isolation.raw
+        rows += isolationRows.filter { $0.row == "5" }
+        rows += startupRows.filter { $0.row == "6" }
+        rows += isolationRows.filter { $0.row == "6" }
     }
 } catch {
     farm.remove()

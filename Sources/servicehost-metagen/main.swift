@@ -57,6 +57,11 @@
 //   Each urls/activities/subscribes/sceneRoles value is a non-empty string of at most 119
 //   bytes, listed once.
 //
+// The generated entry also checks each class against its events, with #sourceLocation at
+// the service's line of the manifest so the compiler's errors point there: each event
+// outside the lifecycle needs its ServiceKit capability protocol (EventKind's `capability`),
+// and an adopted capability needs its event listed (ServiceKit/ManifestChecks.swift).
+//
 // Every error prints "<manifest path>: <JSON path>: <reason>" to stderr (for
 // example "…/servicehost.json: services[1].events[0]: unknown event \"x\"")
 // and exits 1, which fails the build.
@@ -73,9 +78,9 @@ import ServiceKit
 import ServiceVocabulary
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 // MARK: - Constants
@@ -84,29 +89,29 @@ import Musl
 /// the plugin (both are built in one `swift build`).
 let toolchain: String = {
     #if compiler(>=7.0)
-    return "swift 7+"
+        return "swift 7+"
     #elseif compiler(>=6.5)
-    return "swift 6.5+"
+        return "swift 6.5+"
     #elseif compiler(>=6.4.3)
-    return "swift 6.4.3+"
+        return "swift 6.4.3+"
     #elseif compiler(>=6.4.2)
-    return "swift 6.4.2"
+        return "swift 6.4.2"
     #elseif compiler(>=6.4.1)
-    return "swift 6.4.1"
+        return "swift 6.4.1"
     #elseif compiler(>=6.4)
-    return "swift 6.4"
+        return "swift 6.4"
     #elseif compiler(>=6.3.5)
-    return "swift 6.3.5+"
+        return "swift 6.3.5+"
     #elseif compiler(>=6.3.4)
-    return "swift 6.3.4"
+        return "swift 6.3.4"
     #elseif compiler(>=6.3.3)
-    return "swift 6.3.3"
+        return "swift 6.3.3"
     #elseif compiler(>=6.3.2)
-    return "swift 6.3.2"
+        return "swift 6.3.2"
     #elseif compiler(>=6.3.1)
-    return "swift 6.3.1"
+        return "swift 6.3.1"
     #else
-    return "swift 6.3"
+        return "swift 6.3"
     #endif
 }()
 
@@ -124,8 +129,10 @@ let eventGroups: [(name: String, events: [String])] =
 /// the events a service must handle (one of them) to be asked for what it claims.
 let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
     ("urls", Int32(SH_CLAIM_URL), "URLs", [EventKind.openURL.name, EventKind.sceneOpenURLContexts.name]),
-    ("activities", Int32(SH_CLAIM_ACTIVITY), "user activities",
-     [EventKind.continueUserActivity.name, EventKind.sceneContinueUserActivity.name]),
+    (
+        "activities", Int32(SH_CLAIM_ACTIVITY), "user activities",
+        [EventKind.continueUserActivity.name, EventKind.sceneContinueUserActivity.name]
+    ),
     ("subscribes", Int32(SH_CLAIM_NOTIFICATION), "notifications", [EventKind.notification.name]),
     ("sceneRoles", Int32(SH_CLAIM_SCENE_ROLE), "scene roles", sceneEvents),
 ]
@@ -147,6 +154,9 @@ func fail(_ path: String, _ reason: String) -> ManifestError {
 
 struct ServiceSpec {
     var id: String
+    /// The manifest line that names the service (its id), where the generated checks put
+    /// their errors.
+    var line: Int = 1
     /// Lists a scene event: the generated entry checks that the type adopts SceneService.
     var handlesScenes: Bool {
         sceneEvents.contains { handles(events, $0) }
@@ -187,12 +197,27 @@ func readFile(_ path: String) throws(ManifestError) -> [UInt8] {
     return bytes
 }
 
+/// The line (from 1) of the first occurrence of `text` in `bytes`, or 1.
+func line(of text: String, in bytes: [UInt8]) -> Int {
+    let needle = Array(text.utf8)
+    guard !needle.isEmpty, bytes.count >= needle.count else { return 1 }
+    for start in 0...(bytes.count - needle.count) where bytes[start..<start + needle.count].elementsEqual(needle) {
+        return 1 + bytes[..<start].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    }
+    return 1
+}
+
 /// "line L, column C" for a byte offset (columns count bytes, from 1).
 func lineColumn(of offset: Int, in bytes: [UInt8]) -> String {
     var line = 1
     var column = 1
     for byte in bytes.prefix(offset) {
-        if byte == 0x0A { line += 1; column = 1 } else { column += 1 }
+        if byte == 0x0A {
+            line += 1
+            column = 1
+        } else {
+            column += 1
+        }
     }
     return "line \(line), column \(column)"
 }
@@ -211,7 +236,10 @@ func typeName(_ value: JSONValue) -> String {
 func checkKeys(_ object: [String: JSONValue], allowed: [String], path: (String) -> String) throws(ManifestError) {
     let unknown = object.keys.filter { !allowed.contains($0) }.sorted()
     if let key = unknown.first {
-        throw fail(path(key), "unknown key \"\(key)\" (expected one of: \(allowed.joined(separator: ", ")))")
+        throw fail(
+            path(key),
+            "unknown key \"\(key)\"\(Suggestion.hint(for: key, among: allowed)) "
+                + "(expected one of: \(allowed.joined(separator: ", ")))")
     }
 }
 
@@ -227,10 +255,11 @@ func isValidID(_ id: String) -> Bool {
     let labels = id.split(separator: ".", omittingEmptySubsequences: false)
     guard labels.count >= 2 else { return false }
     return labels.allSatisfy { label in
-        !label.isEmpty && label.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        !label.isEmpty
+            && label.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 }
 
@@ -258,19 +287,25 @@ func urlClaim(_ value: String) -> Result<String, ClaimError> {
     var host: ArraySlice<UInt8>?
     if let colon = utf8.firstIndex(of: UInt8(ascii: ":")) {
         guard utf8[colon...].starts(with: separator) else {
-            return .failure(ClaimError("\"\(value)\" is not a scheme (\"myapp\") or a scheme and host "
-                + "(\"https://example.com\"): a ':' must start \"://\""))
+            return .failure(
+                ClaimError(
+                    "\"\(value)\" is not a scheme (\"myapp\") or a scheme and host "
+                        + "(\"https://example.com\"): a ':' must start \"://\""))
         }
         schemeEnd = colon
         host = utf8[(colon + separator.count)...]
     }
     let scheme = utf8[..<schemeEnd]
     guard let first = scheme.first, isAlpha(first),
-          scheme.allSatisfy({ isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
-              || $0 == UInt8(ascii: ".") })
+        scheme.allSatisfy({
+            isAlpha($0) || isDigit($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-")
+                || $0 == UInt8(ascii: ".")
+        })
     else {
-        return .failure(ClaimError("\"\(value)\" does not start with a URL scheme (a letter, then letters, "
-            + "digits, '+', '-' or '.', as RFC 3986 defines it)"))
+        return .failure(
+            ClaimError(
+                "\"\(value)\" does not start with a URL scheme (a letter, then letters, "
+                    + "digits, '+', '-' or '.', as RFC 3986 defines it)"))
     }
     if let host {
         guard !host.isEmpty else { return .failure(ClaimError("\"\(value)\" has \"://\" but no host")) }
@@ -279,10 +314,13 @@ func urlClaim(_ value: String) -> Result<String, ClaimError> {
                 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "~"))
         }
         if let bad {
-            let shown = bad >= 0x21 && bad < 0x7F
+            let shown =
+                bad >= 0x21 && bad < 0x7F
                 ? "'\(Character(Unicode.Scalar(bad)))'" : "byte 0x\(String(bad, radix: 16))"
-            return .failure(ClaimError("\"\(value)\": the host may hold only letters, digits, '-', '.', '_' and '~' "
-                + "(found \(shown); no path, port or user)"))
+            return .failure(
+                ClaimError(
+                    "\"\(value)\": the host may hold only letters, digits, '-', '.', '_' and '~' "
+                        + "(found \(shown); no path, port or user)"))
         }
     }
     return .success(value.lowercased())
@@ -322,8 +360,10 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
 
         guard let id = try string(object["id"], "\(base).id") else { throw fail("\(base).id", "missing") }
         guard isValidID(id) else {
-            throw fail("\(base).id", "\"\(id)\" is not a reverse-DNS id (letters, digits, '-' and '_' "
-                + "in at least two dot-separated labels, at most 127 bytes)")
+            throw fail(
+                "\(base).id",
+                "\"\(id)\" is not a reverse-DNS id (letters, digits, '-' and '_' "
+                    + "in at least two dot-separated labels, at most 127 bytes)")
         }
         if let first = seenIDs[id] { throw fail("\(base).id", "duplicate id \"\(id)\" (also services[\(first)].id)") }
         seenIDs[id] = index
@@ -359,8 +399,11 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                 } else if let kind = eventKinds.first(where: { $0.name == eventName })?.kind {
                     kinds = [kind]
                 } else {
-                    throw fail(path, "unknown event \"\(eventName)\" (expected "
-                        + "\((eventGroups.map(\.name) + eventKinds.map(\.name)).joined(separator: ", ")))")
+                    let names = eventGroups.map(\.name) + eventKinds.map(\.name)
+                    throw fail(
+                        path,
+                        "unknown event \"\(eventName)\"\(Suggestion.hint(for: eventName, among: names)) "
+                            + "(expected \(names.joined(separator: ", ")))")
                 }
                 for kind in kinds {
                     precondition(kind < SH_EVENT_KIND_LIMIT)
@@ -390,8 +433,10 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
             }
             if !list.isEmpty && !events.contains(where: { handles(mask, $0) }) {
                 let named = events.count == 1 ? "\"\(events[0])\"" : "any of \(events.map { "\"\($0)\"" }.joined(separator: ", "))"
-                throw fail(path, "claims \(what) but \(base).events does not list \(named), so the host would "
-                    + "never deliver them (add \"\(events[0])\" to events)")
+                throw fail(
+                    path,
+                    "claims \(what) but \(base).events does not list \(named), so the host would "
+                        + "never deliver them (add \"\(events[0])\" to events)")
             }
             var seen: [String: Int] = [:]
             for (valueIndex, item) in list.enumerated() {
@@ -411,8 +456,10 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                     }
                 }
                 if claim == Int32(SH_CLAIM_SCENE_ROLE), !SceneRole.known.contains(SceneRole(rawValue: value)) {
-                    throw fail(itemPath, "unknown scene role \"\(value)\" (one of "
-                        + "\(SceneRole.known.map(\.rawValue).joined(separator: ", ")))")
+                    throw fail(
+                        itemPath,
+                        "unknown scene role \"\(value)\" (one of "
+                            + "\(SceneRole.known.map(\.rawValue).joined(separator: ", ")))")
                 }
                 if let first = seen[value] {
                     throw fail(itemPath, "duplicate \"\(value)\" (also \(path)[\(first)])")
@@ -422,8 +469,10 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
             }
         }
 
-        specs.append(ServiceSpec(
-            id: id, type: type, name: name, version: version, events: mask, priority: priority, claims: claims))
+        specs.append(
+            ServiceSpec(
+                id: id, line: line(of: "\"\(id)\"", in: bytes), type: type, name: name, version: version,
+                events: mask, priority: priority, claims: claims))
     }
     return specs
 }
@@ -555,7 +604,8 @@ func global(_ name: String, _ record: Record, comment: String) -> String {
 
 func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
     var parts: [String] = []
-    parts.append("""
+    parts.append(
+        """
         // Generated by servicehost-metagen from \(manifestPath).
         // Do not edit: edit servicehost.json instead.
         //
@@ -565,26 +615,56 @@ func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
 
         import ServiceKit
         """)
-    parts.append(global(
-        "_servicehostMetaPlugin", pluginRecord(),
-        comment: "sh_meta_plugin: ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), \(toolchain), ServiceKit \(ServicePlugin.sdkVersion)"))
+    parts.append(
+        global(
+            "_servicehostMetaPlugin", pluginRecord(),
+            comment: "sh_meta_plugin: ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), \(toolchain), ServiceKit \(ServicePlugin.sdkVersion)"))
     for (index, spec) in specs.enumerated() {
-        parts.append(global(
-            "_servicehostMetaService\(index)", serviceRecord(spec),
-            comment: "sh_meta_service: \(spec.id) \"\(spec.name)\" \(spec.version), events "
-                + "\(hex64(spec.events.0)) \(hex64(spec.events.1)), priority \(spec.priority)"))
+        parts.append(
+            global(
+                "_servicehostMetaService\(index)", serviceRecord(spec),
+                comment: "sh_meta_service: \(spec.id) \"\(spec.name)\" \(spec.version), events "
+                    + "\(hex64(spec.events.0)) \(hex64(spec.events.1)), priority \(spec.priority)"))
         for (claimIndex, claim) in spec.claims.enumerated() {
-            parts.append(global(
-                "_servicehostMetaClaim\(index)_\(claimIndex)", claimRecord(claim, of: spec),
-                comment: "sh_meta_claim: \(spec.id) \(claimName(claim.claim)) \(swiftLiteral(claim.value))"))
+            parts.append(
+                global(
+                    "_servicehostMetaClaim\(index)_\(claimIndex)", claimRecord(claim, of: spec),
+                    comment: "sh_meta_claim: \(spec.id) \(claimName(claim.claim)) \(swiftLiteral(claim.value))"))
         }
     }
-    let entries = specs.map { spec in
+    // The checks and the class's creation carry the manifest's line (#sourceLocation), so a
+    // wrong `type`, a missing or misspelled handler, or a handler whose event is not listed
+    // fails the build with an error at servicehost.json, not in this generated file.
+    for spec in specs {
+        let listed = Set(eventKinds.filter { handles(spec.events, $0.name) }.map(\.name))
+        var checks = EventKind.allCases.filter { $0.capability != nil }.map { kind in
+            "ServiceKit._Manifest\(listed.contains(kind.name) ? "Lists" : "Omits")_\(kind.name)"
+        }
+        if !spec.handlesScenes { checks.append("ServiceKit._ManifestOmits_scenes") }
+        parts.append(
+            """
+            // \(spec.id): the class \(spec.type) handles exactly the events servicehost.json lists.
+            #sourceLocation(file: \(swiftLiteral(manifestPath)), line: \(spec.line))
+            extension \(spec.type): \(checks.joined(separator: ", ")) {}
+            #sourceLocation()
+            """)
+    }
+    for (index, spec) in specs.enumerated() {
         // A service with scene events must adopt SceneService: the build says so here.
         let make = spec.handlesScenes ? "ServicePlugin.sceneService(\(spec.type)())" : "\(spec.type)()"
-        return "        .init(id: \(swiftLiteral(spec.id)), make: { \(make) }),"
+        parts.append(
+            """
+            // \(spec.id): servicehost.json's "type" names the class the host creates.
+            #sourceLocation(file: \(swiftLiteral(manifestPath)), line: \(spec.line))
+            private func _servicehostMake\(index)() -> any ApplicationService { \(make) }
+            #sourceLocation()
+            """)
     }
-    parts.append("""
+    let entries = specs.enumerated().map { index, spec in
+        "        .init(id: \(swiftLiteral(spec.id)), make: _servicehostMake\(index)),"
+    }
+    parts.append(
+        """
         /// The plugin's one exported symbol (plugin.h): `const sh_plugin *servicehost_entry(const sh_host_offer *)`.
         @c(servicehost_entry)
         public func _servicehostEntry(_ offer: UnsafeRawPointer?) -> UnsafeRawPointer? {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The bad-plugin corpus: files and services that break every rule we could think of, each
 /// with what must happen. Every case that can be survived in the host process is loaded into
@@ -57,100 +57,178 @@ import TestSupport
     static let fetchKinds = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
 
     static func elf(of host: IsolatedHost, _ defines: [String] = []) throws -> [UInt8] {
-        let path = try Command.compileC(Repository.fixture("BadPlugins/bad.c"), to: host.scratch.file("elf-\(UUID()).so"),
-                                        defines: ["BAD_ID=\"test.elf\""] + defines)
+        let path = try Command.compileC(
+            Repository.fixture("BadPlugins/bad.c"), to: host.scratch.file("elf-\(UUID()).so"),
+            defines: ["BAD_ID=\"test.elf\""] + defines)
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
     static let cases: [Case] = [
         // Files that are not plugins: refused before any code runs.
         Case(name: "empty", source: .bytes { _ in [] }, expected: .refused("not an ELF shared object (the file is empty)")),
-        Case(name: "random", source: .bytes { _ in (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) } },
-             expected: .refused("not an ELF shared object (it starts with bytes")),
-        Case(name: "text", source: .bytes { _ in Array("#!/bin/sh\necho not a plugin\n".utf8) },
-             expected: .refused("not an ELF shared object (it is text, starting")),
-        Case(name: "truncated", source: .bytes { Array(try elf(of: $0).prefix(40)) },
-             expected: .refused("corrupt or truncated ELF file: the ELF header is cut short at 40 bytes")),
-        Case(name: "othermachine", source: .bytes { host in
-            var bytes = try elf(of: host)
-            bytes[18] = 183; bytes[19] = 0  // e_machine: EM_AARCH64
-            return bytes
-        }, expected: .refused("built for another architecture: the file is aarch64")),
-        Case(name: "systemlib", source: .copy {
-            let libm = try Command.run("/usr/bin/env", ["cc", "-print-file-name=libm.so.6"]).stdout
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            return URL(fileURLWithPath: libm).resolvingSymlinksInPath().path
-        }, expected: .refused("no servicehost_entry symbol: not a ServiceHost plugin")),
-        Case(name: "nometadata", source: .probe(["PROBE_ID=\"test.nometadata\"", "PROBE_NO_METADATA"]),
-             expected: .refused("no servicehost_meta section")),
-        Case(name: "abinew", source: .probe(["PROBE_ID=\"test.abinew\"", "PROBE_ABI_MIN=7", "PROBE_ABI_MAX=9"]),
-             expected: .refused("needs a newer host: the plugin speaks ABI versions 7 to 9")),
-        Case(name: "abiold", source: .probe(["PROBE_ID=\"test.abiold\"", "PROBE_ABI_MIN=0", "PROBE_ABI_MAX=0"]),
-             expected: .refused("too old for this host: the plugin speaks ABI version 0")),
-        Case(name: "badid", source: .bad(["BAD_ID=\"nodots\""]),
-             expected: .refused("invalid metadata: service record 1: service id \"nodots\"")),
-        Case(name: "utf8id", source: .bad(["BAD_ID=\"test.\\xff\""]),
-             expected: .refused("invalid metadata: service record 1: id is not valid UTF-8")),
-        Case(name: "longid", source: .bad(["BAD_ID=\"test.\(String(repeating: "x", count: 123))\""]),
-             expected: .refused("invalid metadata: service record 1: id is not NUL-terminated within its 128 bytes")),
+        Case(
+            name: "random", source: .bytes { _ in (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) } },
+            expected: .refused("not an ELF shared object (it starts with bytes")),
+        Case(
+            name: "text", source: .bytes { _ in Array("#!/bin/sh\necho not a plugin\n".utf8) },
+            expected: .refused("not an ELF shared object (it is text, starting")),
+        Case(
+            name: "truncated", source: .bytes { Array(try elf(of: $0).prefix(40)) },
+            expected: .refused("corrupt or truncated ELF file: the ELF header is cut short at 40 bytes")),
+        Case(
+            name: "othermachine",
+            source: .bytes { host in
+                var bytes = try elf(of: host)
+                bytes[18] = 183
+                bytes[19] = 0  // e_machine: EM_AARCH64
+                return bytes
+            }, expected: .refused("built for another architecture: the file is aarch64")),
+        Case(
+            name: "systemlib",
+            source: .copy {
+                let libm = try Command.run("/usr/bin/env", ["cc", "-print-file-name=libm.so.6"]).stdout
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                return URL(fileURLWithPath: libm).resolvingSymlinksInPath().path
+            }, expected: .refused("no servicehost_entry symbol: not a ServiceHost plugin")),
+        Case(
+            name: "nometadata", source: .probe(["PROBE_ID=\"test.nometadata\"", "PROBE_NO_METADATA"]),
+            expected: .refused("no servicehost_meta section")),
+        Case(
+            name: "abinew", source: .probe(["PROBE_ID=\"test.abinew\"", "PROBE_ABI_MIN=7", "PROBE_ABI_MAX=9"]),
+            expected: .refused("needs a newer host: the plugin speaks ABI versions 7 to 9")),
+        Case(
+            name: "abiold", source: .probe(["PROBE_ID=\"test.abiold\"", "PROBE_ABI_MIN=0", "PROBE_ABI_MAX=0"]),
+            expected: .refused("too old for this host: the plugin speaks ABI version 0")),
+        Case(
+            name: "badid", source: .bad(["BAD_ID=\"nodots\""]),
+            expected: .refused("invalid metadata: service record 1: service id \"nodots\"")),
+        Case(
+            name: "utf8id", source: .bad(["BAD_ID=\"test.\\xff\""]),
+            expected: .refused("invalid metadata: service record 1: id is not valid UTF-8")),
+        Case(
+            name: "longid", source: .bad(["BAD_ID=\"test.\(String(repeating: "x", count: 123))\""]),
+            expected: .refused("invalid metadata: service record 1: id is not NUL-terminated within its 128 bytes")),
         Case(name: "dup1", source: .bad(["BAD_ID=\"test.dup\""]), expected: .survives(.says("bad test.dup: event 3"))),
         Case(name: "dup2", source: .bad(["BAD_ID=\"test.dup\""]), expected: .refused("duplicate service id test.dup: already provided by")),
-        Case(name: "undefined", source: .probe(["PROBE_ID=\"test.undefined\"", "PROBE_UNDEFINED"]),
-             expected: .refused("dlopen failed:")),
+        Case(
+            name: "undefined", source: .probe(["PROBE_ID=\"test.undefined\"", "PROBE_UNDEFINED"]),
+            expected: .refused("dlopen failed:")),
         // servicehost_entry's answers.
-        Case(name: "entrynull", source: .bad(["BAD_ID=\"test.entrynull\"", "BAD_ENTRY=3"]),
-             expected: .refused("servicehost_entry: returned NULL: the plugin failed to initialise")),
-        Case(name: "smallstruct", source: .bad(["BAD_ID=\"test.smallstruct\"", "BAD_ENTRY=4"]),
-             expected: .refused("servicehost_entry: its sh_plugin is 8 bytes, smaller than version 1's")),
-        Case(name: "nohandler", source: .bad(["BAD_ID=\"test.nohandler\"", "BAD_ENTRY=5"]),
-             expected: .refused("servicehost_entry: service test.nohandler has no handle_event")),
-        Case(name: "noid", source: .bad(["BAD_ID=\"test.noid\"", "BAD_ENTRY=6"]),
-             expected: .refused("servicehost_entry: service 0 has no id")),
-        Case(name: "undeclared", source: .probe(["PROBE_ID=\"test.declared\"", "PROBE_EXPORT_OTHER_ID"]),
-             expected: .refused("servicehost_entry: exports service test.undeclared, which its metadata does not declare")),
+        Case(
+            name: "entrynull", source: .bad(["BAD_ID=\"test.entrynull\"", "BAD_ENTRY=3"]),
+            expected: .refused("servicehost_entry: returned NULL: the plugin failed to initialise")),
+        Case(
+            name: "smallstruct", source: .bad(["BAD_ID=\"test.smallstruct\"", "BAD_ENTRY=4"]),
+            expected: .refused("servicehost_entry: its sh_plugin is 8 bytes, smaller than version 1's")),
+        Case(
+            name: "nohandler", source: .bad(["BAD_ID=\"test.nohandler\"", "BAD_ENTRY=5"]),
+            expected: .refused("servicehost_entry: service test.nohandler has no handle_event")),
+        Case(
+            name: "noid", source: .bad(["BAD_ID=\"test.noid\"", "BAD_ENTRY=6"]),
+            expected: .refused("servicehost_entry: service 0 has no id")),
+        Case(
+            name: "undeclared", source: .probe(["PROBE_ID=\"test.declared\"", "PROBE_EXPORT_OTHER_ID"]),
+            expected: .refused("servicehost_entry: exports service test.undeclared, which its metadata does not declare")),
         // Plugin code that crashes or hangs while loading.
-        Case(name: "ctorcrash", source: .bad(["BAD_ID=\"test.ctorcrash\"", "BAD_CONSTRUCTOR=1"]),
-             expected: .fatalInProcess(.loadFailed("its worker process was killed by signal 11 (SIGSEGV) in dlopen (the library's ELF constructors)"))),
-        Case(name: "ctorhang", source: .bad(["BAD_ID=\"test.ctorhang\"", "BAD_CONSTRUCTOR=2"]),
-             expected: .fatalInProcess(.loadFailed("dlopen (the library's ELF constructors) did not return within 1 s; its worker process was killed"))),
-        Case(name: "entrycrash", source: .bad(["BAD_ID=\"test.entrycrash\"", "BAD_ENTRY=1"]),
-             expected: .fatalInProcess(.loadFailed("its worker process was killed by signal 11 (SIGSEGV) in servicehost_entry"))),
-        Case(name: "entryhang", source: .bad(["BAD_ID=\"test.entryhang\"", "BAD_ENTRY=2"]),
-             expected: .fatalInProcess(.loadFailed("servicehost_entry did not return within 1 s; its worker process was killed"))),
+        Case(
+            name: "ctorcrash", source: .bad(["BAD_ID=\"test.ctorcrash\"", "BAD_CONSTRUCTOR=1"]),
+            expected: .fatalInProcess(.loadFailed("its worker process was killed by signal 11 (SIGSEGV) in dlopen (the library's ELF constructors)"))),
+        Case(
+            name: "ctorhang", source: .bad(["BAD_ID=\"test.ctorhang\"", "BAD_CONSTRUCTOR=2"]),
+            expected: .fatalInProcess(.loadFailed("dlopen (the library's ELF constructors) did not return within 1 s; its worker process was killed"))),
+        Case(
+            name: "entrycrash", source: .bad(["BAD_ID=\"test.entrycrash\"", "BAD_ENTRY=1"]),
+            expected: .fatalInProcess(.loadFailed("its worker process was killed by signal 11 (SIGSEGV) in servicehost_entry"))),
+        Case(
+            name: "entryhang", source: .bad(["BAD_ID=\"test.entryhang\"", "BAD_ENTRY=2"]),
+            expected: .fatalInProcess(.loadFailed("servicehost_entry did not return within 1 s; its worker process was killed"))),
         // Handlers that crash, exit or hang.
-        Case(name: "segv", source: .bad(["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=1"]),
-             expected: .fatalInProcess(.host("worker.failed", ["services": "test.segv", "cause": "signal", "signal": "11",
-                                                              "event": "didFinishLaunching"]))),
-        Case(name: "abort", source: .bad(["BAD_ID=\"test.abort\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2"]),
-             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.abort", "cause": "signal", "signal": "6",
-                                                               "event": "didBecomeActive"]))),
-        Case(name: "exit", source: .bad(["BAD_ID=\"test.exit\"", "BAD_EVENTS=\(fetchKinds)",
-                                         "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING", "BAD_ACTION=3"]),
-             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.exit", "cause": "exit", "status": "3",
-                                                               "event": "didReceiveMemoryWarning", "restart": "0.1"]))),
-        Case(name: "spin", source: .bad(["BAD_ID=\"test.spin\"", "BAD_ON_KIND=SH_EVENT_WILL_ENTER_FOREGROUND", "BAD_ACTION=4"]),
-             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.spin", "cause": "hang", "event": "willEnterForeground"]))),
-        Case(name: "sleep", source: .bad(["BAD_ID=\"test.sleep\"", "BAD_EVENTS=\(fetchKinds)",
-                                          "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION", "BAD_ACTION=9"]),
-             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.sleep", "cause": "hang",
-                                                               "event": "didReceiveRemoteNotification"]))),
-        Case(name: "closer", source: .bad(["BAD_ID=\"test.closer\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=7"]),
-             // Status 71: the worker's own exit when its channel to the host is gone (WorkerMain.lostChannelStatus).
-             expected: .fatalInProcess(.host("worker.crashed", ["services": "test.closer", "cause": "exit", "status": "71",
-                                                               "event": "didEnterBackground"]))),
+        Case(
+            name: "segv", source: .bad(["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=1"]),
+            expected: .fatalInProcess(
+                .host(
+                    "worker.failed",
+                    [
+                        "services": "test.segv", "cause": "signal", "signal": "11",
+                        "event": "didFinishLaunching",
+                    ]))),
+        Case(
+            name: "abort", source: .bad(["BAD_ID=\"test.abort\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2"]),
+            expected: .fatalInProcess(
+                .host(
+                    "worker.crashed",
+                    [
+                        "services": "test.abort", "cause": "signal", "signal": "6",
+                        "event": "didBecomeActive",
+                    ]))),
+        Case(
+            name: "exit",
+            source: .bad([
+                "BAD_ID=\"test.exit\"", "BAD_EVENTS=\(fetchKinds)",
+                "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING", "BAD_ACTION=3",
+            ]),
+            expected: .fatalInProcess(
+                .host(
+                    "worker.crashed",
+                    [
+                        "services": "test.exit", "cause": "exit", "status": "3",
+                        "event": "didReceiveMemoryWarning", "restart": "0.1",
+                    ]))),
+        Case(
+            name: "spin", source: .bad(["BAD_ID=\"test.spin\"", "BAD_ON_KIND=SH_EVENT_WILL_ENTER_FOREGROUND", "BAD_ACTION=4"]),
+            expected: .fatalInProcess(.host("worker.crashed", ["services": "test.spin", "cause": "hang", "event": "willEnterForeground"]))),
+        Case(
+            name: "sleep",
+            source: .bad([
+                "BAD_ID=\"test.sleep\"", "BAD_EVENTS=\(fetchKinds)",
+                "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION", "BAD_ACTION=9",
+            ]),
+            expected: .fatalInProcess(
+                .host(
+                    "worker.crashed",
+                    [
+                        "services": "test.sleep", "cause": "hang",
+                        "event": "didReceiveRemoteNotification",
+                    ]))),
+        Case(
+            name: "closer", source: .bad(["BAD_ID=\"test.closer\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=7"]),
+            // Status 71: the worker's own exit when its channel to the host is gone (WorkerMain.lostChannelStatus).
+            expected: .fatalInProcess(
+                .host(
+                    "worker.crashed",
+                    [
+                        "services": "test.closer", "cause": "exit", "status": "71",
+                        "event": "didEnterBackground",
+                    ]))),
         // Handlers that break the rules and are survived anywhere.
-        Case(name: "garbage", source: .bad(["BAD_ID=\"test.garbage\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=5"]),
-             expected: .survives(.host("event.failed", ["source": "test.garbage", "event": "didBecomeActive", "result": "12345"]))),
-        Case(name: "twice", source: .bad(["BAD_ID=\"test.twice\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=2"]),
-             expected: .survives(.host("completion.twice", ["source": "test.twice", "event": "didReceiveRemoteNotification"]))),
-        Case(name: "never", source: .bad(["BAD_ID=\"test.never\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=1"]),
-             expected: .survives(.host("completion.timeout", ["source": "test.never", "event": "didReceiveRemoteNotification",
-                                                              "deadline": "1"]))),
-        Case(name: "threads", source: .bad(["BAD_ID=\"test.threads\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=8"]),
-             expected: .survives(.says("bad test.threads: 8 threads called the host 20000 times"))),
-        Case(name: "flood", source: .bad(["BAD_ID=\"test.flood\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=6"]),
-             expected: .differs(inProcess: .stderr("bad test.flood: stderr line 19999 of a flood"),
-                                process: .host("worker.outputThrottled", ["source": "test.flood"]))),
+        Case(
+            name: "garbage", source: .bad(["BAD_ID=\"test.garbage\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=5"]),
+            expected: .survives(.host("event.failed", ["source": "test.garbage", "event": "didBecomeActive", "result": "12345"]))),
+        Case(
+            name: "twice", source: .bad(["BAD_ID=\"test.twice\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=2"]),
+            expected: .survives(.host("completion.twice", ["source": "test.twice", "event": "didReceiveRemoteNotification"]))),
+        Case(
+            name: "never", source: .bad(["BAD_ID=\"test.never\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=1"]),
+            expected: .survives(
+                .host(
+                    "completion.timeout",
+                    [
+                        "source": "test.never", "event": "didReceiveRemoteNotification",
+                        "deadline": "1",
+                    ]))),
+        // Under a sanitizer a host call costs many times more: fewer calls fit the deadline.
+        Case(
+            name: "threads",
+            source: .bad([
+                "BAD_ID=\"test.threads\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=8",
+                "BAD_HAMMER_ROUNDS=\(Sanitizer.isActive ? 25 : 500)",
+            ]),
+            expected: .survives(.says("bad test.threads: 8 threads called the host \(Sanitizer.isActive ? 1000 : 20000) times"))),
+        Case(
+            name: "flood", source: .bad(["BAD_ID=\"test.flood\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=6"]),
+            expected: .differs(
+                inProcess: .stderr("bad test.flood: stderr line 19999 of a flood"),
+                process: .host("worker.outputThrottled", ["source": "test.flood"]))),
     ]
 
     /// The deadline of the services that must not be cut short: far beyond what they need, so only
@@ -183,12 +261,16 @@ import TestSupport
         // Every misbehaving case gets a 1 s deadline, except two that must never miss theirs: the
         // threads case (its 20000 host calls from a worker are 20000 round trips, several seconds
         // on a loaded 2-core machine) and the well-behaved service whose events are compared.
-        let configuration = try host.file("services.json", """
+        let configuration = try host.file(
+            "services.json",
+            """
             {"services": {"test.threads": {"eventTimeout": \(Self.generousDeadline)},
                           "test.good": {"eventTimeout": \(Self.generousDeadline)}}}
             """)
-        try host.start(["--isolation", process ? "process" : "in-process", "--event-timeout", "1", "--fetch-timeout", "1",
-                        "--crash-limit", "3/60", "--config", configuration])
+        try host.start([
+            "--isolation", process ? "process" : "in-process", "--event-timeout", "1", "--fetch-timeout", "1",
+            "--crash-limit", "3/60", "--config", configuration,
+        ])
         #expect(try host.ctl("memory-warning").status == 0)
         let fetched = try host.reply("push", fetch)
         #expect((fetched["answers"] as? [String: String])?["test.good"] == "noData")
@@ -202,10 +284,13 @@ import TestSupport
         #expect(try host.ctl("state").status == 0)
         let result = host.stop()
         #expect(result.status == 0, "the host did not exit cleanly")
-        #expect(host.events(of: "test.good") == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive",
-                                                 "didReceiveMemoryWarning", "didReceiveRemoteNotification",
-                                                 "willResignActive", "didEnterBackground", "willEnterForeground",
-                                                 "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"])
+        #expect(
+            host.events(of: "test.good") == [
+                "willFinishLaunching", "didFinishLaunching", "didBecomeActive",
+                "didReceiveMemoryWarning", "didReceiveRemoteNotification",
+                "willResignActive", "didEnterBackground", "willEnterForeground",
+                "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate",
+            ])
         let mode = process ? "process" : "in-process"
         let records = result.records
         for item in cases {
@@ -242,9 +327,9 @@ import TestSupport
     @Test func everyCaseInWorkerProcesses() throws { try run(process: true) }
 }
 
-private extension LogRecord {
+extension LogRecord {
     /// A field as text: a string as it is, a number in decimal, a list joined by commas.
-    func text(_ key: String) -> String? {
+    fileprivate func text(_ key: String) -> String? {
         switch fields[key] {
         case let value as String: value
         case let value as Int: String(value)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The bundled services (Plugins/) driven through `host ctl`, as a new user would.
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
@@ -51,9 +51,11 @@ import TestSupport
         #expect(push.contains(#"push: banner "Hi: there""#), "\(push)")
         #expect(push.filter { $0.hasPrefix("push: routing myapp://item/9") }.count == 1)
         // The host's lines about the push service's answers: its missed deadline and its second call.
-        #expect(records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
+        #expect(
+            records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
                 == [["error", "dev.servicehost.push", "didReceiveRemoteNotification", "1"]], "\(records.text)")
-        #expect(records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
+        #expect(
+            records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
                 == [["warn", "dev.servicehost.push", "didReceiveRemoteNotification"]])
     }
 
@@ -74,7 +76,8 @@ import TestSupport
         #expect(deeplinks.contains("deeplinks: continue item 5"))
         #expect(records.messages(from: "dev.servicehost.push").contains("push: device token 0a0b"))
         let analytics = records.messages(from: "dev.servicehost.analytics").first { $0.hasPrefix("analytics:") } ?? ""
-        #expect(analytics.contains("didBecomeActive=1") && analytics.contains("notification:queue.enqueue=1")
+        #expect(
+            analytics.contains("didBecomeActive=1") && analytics.contains("notification:queue.enqueue=1")
                 && analytics.contains("willTerminate=1"), "\(analytics)")
     }
 
@@ -102,7 +105,7 @@ import TestSupport
 
     /// Seed 002's diary app: the permission prompt at launch, posts queued offline and sent
     /// once the network is back, and a tapped push that opens its screen.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(10)))
     func diaryApp_queuesOffline_flushesWhenReachable_andATappedPushOpensItsScreen() throws {
         let host = try host()
         try host.start(["--notification-authorization", "prompt"])
@@ -113,13 +116,17 @@ import TestSupport
         try host.ctl("background")
         let push = try host.file("tap.json", #"{"aps":{"alert":"A friend wrote"},"route":"myapp://item/42"}"#)
         #expect(try host.ctl("push", "--tap", push).status == 0)
-        let log = host.stop().stderr
-        #expect(log.contains("info [dev.servicehost.push] push: authorization notDetermined"), "\(log)")
-        #expect(log.contains("info [dev.servicehost.push] push: authorization denied: open the settings to turn notifications on"))
-        let flushing = log.range(of: "info [dev.servicehost.offline-queue] offline-queue: network reachable: flushing")
-        let sent = log.range(of: "info [dev.servicehost.offline-queue] offline-queue: sent 1 item(s)")
-        #expect(flushing != nil && sent != nil, "\(log)")
+        let records = host.stop().records
+        // Whether `source` wrote an info line of its own starting with `text`.
+        func said(_ source: String, _ text: String) -> Bool {
+            records.contains { $0.level == "info" && $0.source == source && $0.event == nil && $0.message.hasPrefix(text) }
+        }
+        #expect(said("dev.servicehost.push", "push: authorization notDetermined"), "\(records.text)")
+        #expect(said("dev.servicehost.push", "push: authorization denied: open the settings to turn notifications on"))
+        let flushing = said("dev.servicehost.offline-queue", "offline-queue: network reachable: flushing")
+        let sent = said("dev.servicehost.offline-queue", "offline-queue: sent 1 item(s)")
+        #expect(flushing && sent, "\(records.text)")
         // The push's route reaches DeepLinks through the bus, which opens the screen.
-        #expect(log.contains("info [dev.servicehost.deeplinks] deeplinks: open item 42 (push)"), "\(log)")
+        #expect(said("dev.servicehost.deeplinks", "deeplinks: open item 42 (push)"), "\(records.text)")
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Service-to-service notifications: subscriptions, service order, never re-entrant.
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
@@ -24,15 +24,20 @@ import TestSupport
 
     @Test func aPostDuringAnEvent_isDeliveredAfterIt_neverToThePoster() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_PRIORITY=2",
-                             "PROBE_POST_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "PROBE_POST_NAME=\"a.ready\""])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_PRIORITY=2",
+                "PROBE_POST_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "PROBE_POST_NAME=\"a.ready\"",
+            ])
         try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_PRIORITY=1"])
         try host.start()
         _ = host.stop()
         // test.a posts inside didBecomeActive; test.b still gets didBecomeActive first.
-        #expect(Array(host.events.prefix(7)) == [
-            "willFinishLaunching test.a", "willFinishLaunching test.b", "didFinishLaunching test.a",
-            "didFinishLaunching test.b", "didBecomeActive test.a", "didBecomeActive test.b", "notification test.b",
-        ])
+        #expect(
+            Array(host.events.prefix(7)) == [
+                "willFinishLaunching test.a", "willFinishLaunching test.b", "didFinishLaunching test.a",
+                "didFinishLaunching test.b", "didBecomeActive test.a", "didBecomeActive test.b", "notification test.b",
+            ])
     }
 }

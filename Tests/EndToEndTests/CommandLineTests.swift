@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The command line of the real `host`: one set of parsing rules for every command.
 @Suite struct CommandLineTests {
@@ -12,13 +12,19 @@ import TestSupport
         (["--plugins", "/tmp", "--strict=no"], "host: --strict is a flag and takes no value (given 'no')"),
         (["inspet", "/tmp"], "host: unknown command 'inspet'; did you mean 'inspect'?"),
         (["--plugins", "/tmp", "--stirct"], "host: unknown option --stirct; did you mean '--strict'?"),
-        (["--plugins", "/tmp", "--event-timeout", "1e300"],
-         "host: --event-timeout: '1e300' is out of range: SECS must be more than 0 and at most 86400 (a day)"),
+        (
+            ["--plugins", "/tmp", "--event-timeout", "1e300"],
+            "host: --event-timeout: '1e300' is out of range: SECS must be more than 0 and at most 86400 (a day)"
+        ),
         (["--plugins", "/tmp", "--max-payload", "2^62"], "host: --max-payload: '2^62' is not a number of bytes from 1 to 16777216"),
-        (["--plugins", "/tmp", "--max-payload=4611686018427387904"],
-         "host: --max-payload: '4611686018427387904' is not a number of bytes from 1 to 16777216"),
-        (["--plugins", "/tmp", "--shutdown-timeout", "1e19"],
-         "host: --shutdown-timeout: '1e19' is out of range: SECS must be more than 0 and at most 86400 (a day)"),
+        (
+            ["--plugins", "/tmp", "--max-payload=4611686018427387904"],
+            "host: --max-payload: '4611686018427387904' is not a number of bytes from 1 to 16777216"
+        ),
+        (
+            ["--plugins", "/tmp", "--shutdown-timeout", "1e19"],
+            "host: --shutdown-timeout: '1e19' is out of range: SECS must be more than 0 and at most 86400 (a day)"
+        ),
         (["ctl", "stat"], "host: ctl: unknown command 'stat'; did you mean 'state'?"),
         (["ctl", "--json=yes", "state"], "host: ctl: --json is a flag and takes no value (given 'yes')"),
         (["inspect", "--jsn", "/tmp"], "host: inspect: unknown option --jsn; did you mean '--json'?"),

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The configuration file, first launch, policies and hot reload, through the real binary.
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
@@ -12,22 +12,28 @@ import TestSupport
     @Test func configReordersDisablesAndConfigures() throws {
         let host = try RunningHost()
         try probes(host, ["a", "b", "c", "d"])
-        let config = try host.file("services.json", """
-        {"services": {
-          "test.a": {"requires": ["test.c"], "settings": {"greeting": "hi", "n": 2}},
-          "test.b": {"enabled": false},
-          "test.c": {"after": ["test.d"]},
-          "test.d": {"priority": 5}
-        }}
-        """)
+        let config = try host.file(
+            "services.json",
+            """
+            {"services": {
+              "test.a": {"requires": ["test.c"], "settings": {"greeting": "hi", "n": 2}},
+              "test.b": {"enabled": false},
+              "test.c": {"after": ["test.d"]},
+              "test.d": {"priority": 5}
+            }}
+            """)
         try host.start(["--config", config])
         let result = host.stop()
         // d before c (after), c before a (requires); b never loaded.
-        #expect(Array(host.events.prefix(3)) == ["willFinishLaunching test.d", "willFinishLaunching test.c",
-                                                 "willFinishLaunching test.a"])
+        #expect(
+            Array(host.events.prefix(3)) == [
+                "willFinishLaunching test.d", "willFinishLaunching test.c",
+                "willFinishLaunching test.a",
+            ])
         #expect(host.events.suffix(3) == ["willTerminate test.a", "willTerminate test.c", "willTerminate test.d"])
         #expect(!host.events.contains { $0.hasSuffix("test.b") })
-        #expect(result.records.named("service.disabled").map { [$0.level, $0.source, $0.string("service")] }
+        #expect(
+            result.records.named("service.disabled").map { [$0.level, $0.source, $0.string("service")] }
                 == [["info", "host", "test.b"]], "\(result.records.text)")
         #expect(result.records.probe(1).first { $0.source == "test.a" }?.message.contains(#"settings={"greeting":"hi","n":2}"#) == true)
     }
@@ -39,7 +45,8 @@ import TestSupport
         try host.start(["--only-configured"])
         let result = host.stop()
         #expect(host.events.allSatisfy { $0.hasSuffix("test.b") })
-        #expect(result.records.named("service.notConfigured").map { [$0.level, $0.source, $0.string("service")] }
+        #expect(
+            result.records.named("service.notConfigured").map { [$0.level, $0.source, $0.string("service")] }
                 == [["info", "host", "test.a"]], "\(result.records.text)")
     }
 
@@ -55,13 +62,17 @@ import TestSupport
         let host = try RunningHost()
         try probes(host, ["a", "b"])
         let path = try host.file("services.json", config)
-        let result = try Command.run(try Repository.product("host"),
-                                     ["--plugins", host.lib, "--config", path, "--control", host.control, "--state-dir", host.stateDirectory,
-                                      "--log-format", "json"])
+        let result = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", host.lib, "--config", path, "--control", host.control, "--state-dir", host.stateDirectory,
+                "--log-format", "json",
+            ])
         #expect(result.status == 2)
         // One error line; its message is the configuration reader's, naming the key, cycle, service or file.
-        #expect(result.records.named("host.loadFailed").map { $0.level == "error" && $0.message.contains(expected) } == [true],
-                "\(result.stderr)")
+        #expect(
+            result.records.named("host.loadFailed").map { $0.level == "error" && $0.message.contains(expected) } == [true],
+            "\(result.stderr)")
     }
 
     @Test func requiredServiceThatFailsToLaunch_stopsTheHost_optionalOneIsStopped() throws {
@@ -76,9 +87,13 @@ import TestSupport
         let strict = try RunningHost()
         try strict.probe("req", ["PROBE_ID=\"test.req\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING"])
         let config = try strict.file("services.json", #"{"services": {"test.req": {"policy": "required"}}}"#)
-        let result = try Command.run(try Repository.product("host"), ["--plugins", strict.lib, "--config", config,
-                                                                     "--control", strict.control, "--state-dir", strict.stateDirectory,
-                                                                     "--log-format", "json"])
+        let result = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", strict.lib, "--config", config,
+                "--control", strict.control, "--state-dir", strict.stateDirectory,
+                "--log-format", "json",
+            ])
         #expect(result.status == 2)
         #expect(result.records.named("host.requiredFailed").map { [$0.level, $0.source] } == [["error", "host"]])
         #expect(result.records.named("host.requiredFailed").first?.strings("services") == ["test.req"])
@@ -92,11 +107,11 @@ import TestSupport
             let line = host.stop().records.probe(1).first { $0.source == "test.a" }?.message ?? ""
             return String(line.components(separatedBy: "flags=")[1].prefix { $0 != " " })
         }
-        #expect(try flags("auto") == "3")   // first host launch and first service launch
-        #expect(try flags("auto") == "0")   // remembered in the state directory
+        #expect(try flags("auto") == "3")  // first host launch and first service launch
+        #expect(try flags("auto") == "0")  // remembered in the state directory
         #expect(try flags("always") == "3")
         #expect(try flags("never") == "0")
-        #expect(try flags("auto") == "0")   // always/never neither read nor wrote the marks
+        #expect(try flags("auto") == "0")  // always/never neither read nor wrote the marks
     }
 
     @Test func reload_addsCatchesUp_removesTakesDown_replacesChangedFiles() throws {
@@ -104,8 +119,8 @@ import TestSupport
         try probes(host, ["a", "b"])
         try host.start()
         try host.ctl("background")
-        try probes(host, ["c"])                                              // added
-        try FileManager.default.removeItem(atPath: host.lib + "/b.so")       // removed
+        try probes(host, ["c"])  // added
+        try FileManager.default.removeItem(atPath: host.lib + "/b.so")  // removed
         usleep(20_000)
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=0", "PROBE_SLEEP_KIND=99", "PROBE_SLEEP_MS=1"])  // changed
         let reload = try host.ctlJSON("reload")
@@ -117,11 +132,12 @@ import TestSupport
         // Taken down from the background state: only willTerminate; caught up to background
         // the way a start delivers: event by event, didEnterBackground in reverse order.
         let reloadEvents = Array(host.events.dropFirst(3 * 2 + 2 * 2))
-        #expect(Array(reloadEvents.prefix(8)) == [
-            "willTerminate test.b", "willTerminate test.a",
-            "willFinishLaunching test.a", "willFinishLaunching test.c", "didFinishLaunching test.a",
-            "didFinishLaunching test.c", "didEnterBackground test.c", "didEnterBackground test.a",
-        ], "\(host.events)")
+        #expect(
+            Array(reloadEvents.prefix(8)) == [
+                "willTerminate test.b", "willTerminate test.a",
+                "willFinishLaunching test.a", "willFinishLaunching test.c", "didFinishLaunching test.a",
+                "didFinishLaunching test.c", "didEnterBackground test.c", "didEnterBackground test.a",
+            ], "\(host.events)")
     }
 
     @Test func failedReload_changesNothing_andSIGHUPReloads() throws {

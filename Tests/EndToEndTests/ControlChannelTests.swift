@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The control socket's protocol, permissions and robustness.
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
@@ -28,8 +28,10 @@ import TestSupport
             (Array(#"{"command":"fly"}"#.utf8) + [10], #"unknown command "fly""#),
             (Array(#"{"id":7}"#.utf8) + [10], #"missing "command""#),
             (Array(#"["state"]"#.utf8) + [10], "a request must be a JSON object"),
-            (Array((#"{"command":"post","name":"n","payload":""# + String(repeating: "x", count: 200) + "\"}\n").utf8),
-             "payload is 202 bytes, over the limit of 100 (--max-payload)"),
+            (
+                Array((#"{"command":"post","name":"n","payload":""# + String(repeating: "x", count: 200) + "\"}\n").utf8),
+                "payload is 202 bytes, over the limit of 100 (--max-payload)"
+            ),
             (Array(#"{"command":"open","url":"no scheme here"}"#.utf8) + [10], "invalid URL"),
             (Array(#"{"command":"token","hex":"abc"}"#.utf8) + [10], "invalid token"),
             (Array(#"{"command":"state","x":""#.utf8) + [0xC3, 0x28] + Array("\"}\n".utf8), "not valid UTF-8"),
@@ -77,12 +79,17 @@ import TestSupport
         #expect(stat(host.control, &status) == 0)
         #expect(status.st_mode & 0o777 == 0o600)
 
-        let second = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--control", host.control,
-                                                                                    "--state-dir", host.scratch.file("state2"),
-                                                                                    "--log-format", "json"])
+        let second = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", host.lib, "--control", host.control,
+                "--state-dir", host.scratch.file("state2"),
+                "--log-format", "json",
+            ])
         #expect(second.status == 2)
         // Refused, naming the socket the first host serves (a second host that started would never exit).
-        #expect(second.records.named("control.unavailable").map { [$0.level, $0.source, $0.string("path")] }
+        #expect(
+            second.records.named("control.unavailable").map { [$0.level, $0.source, $0.string("path")] }
                 == [["error", "host", host.control]], "\(second.stderr)")
 
         host.process?.send(SIGKILL)
@@ -94,18 +101,28 @@ import TestSupport
 
     @Test func requestsDuringLaunch_waitAndKeepTheirOrder() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)",
-                             "PROBE_SLEEP_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_SLEEP_MS=1500"])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)",
+                "PROBE_SLEEP_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_SLEEP_MS=1500",
+            ])
         try host.start(wait: false)
         let socket = try ControlSocket.connecting(to: host.control)
-        socket.send([#"{"command":"open","url":"myapp://1"}"#, #"{"command":"open","url":"myapp://2"}"#,
-                     #"{"command":"state"}"#].map { $0 + "\n" }.joined())
+        socket.send(
+            [
+                #"{"command":"open","url":"myapp://1"}"#, #"{"command":"open","url":"myapp://2"}"#,
+                #"{"command":"state"}"#,
+            ].map { $0 + "\n" }.joined())
         #expect(socket.readReply()?["handledBy"] as? String == "test.a")
         #expect(socket.readReply()?["handledBy"] as? String == "test.a")
         #expect(socket.readReply()?["state"] as? String == "active")
         _ = host.stop()
-        #expect(Array(host.events.prefix(5)) == ["willFinishLaunching test.a", "didFinishLaunching test.a",
-                                                 "didBecomeActive test.a", "openURL test.a", "openURL test.a"])
+        #expect(
+            Array(host.events.prefix(5)) == [
+                "willFinishLaunching test.a", "didFinishLaunching test.a",
+                "didBecomeActive test.a", "openURL test.a", "openURL test.a",
+            ])
     }
 
     @Test func ctlTerminate_shutsDownInReverse_andExitsZero() throws {
@@ -117,9 +134,12 @@ import TestSupport
         #expect(result.status == 0)
         #expect(result.stdout.contains("state: notRunning"))
         #expect(host.process!.wait().status == 0)
-        #expect(Array(host.events.suffix(6)) == ["willResignActive test.b", "willResignActive test.a",
-                                                 "didEnterBackground test.b", "didEnterBackground test.a",
-                                                 "willTerminate test.b", "willTerminate test.a"])
+        #expect(
+            Array(host.events.suffix(6)) == [
+                "willResignActive test.b", "willResignActive test.a",
+                "didEnterBackground test.b", "didEnterBackground test.a",
+                "willTerminate test.b", "willTerminate test.a",
+            ])
         #expect(!FileManager.default.fileExists(atPath: host.control))
     }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The host's descriptors and socket paths, seen from outside the real binary.
 @Suite struct DescriptorTests {
@@ -11,9 +11,9 @@ import TestSupport
         return try FileManager.default.contentsOfDirectory(atPath: folder).compactMap { name in
             // One can close between the listing and the read: it is then no longer held.
             guard let number = Int(name), number > 2,
-                  let info = try? String(contentsOfFile: folder + "/" + name, encoding: .utf8),
-                  let flags = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") })
-                      .flatMap({ Int($0.dropFirst("flags:".count).trimmingCharacters(in: .whitespaces), radix: 8) })
+                let info = try? String(contentsOfFile: folder + "/" + name, encoding: .utf8),
+                let flags = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") })
+                    .flatMap({ Int($0.dropFirst("flags:".count).trimmingCharacters(in: .whitespaces), radix: 8) })
             else { return nil }
             let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)")) ?? "?"
             return (number, target, flags & 0o2000000 != 0)
@@ -56,8 +56,9 @@ import TestSupport
         let lib = try scratch.folder("lib")
         let long = scratch.file(String(repeating: "s", count: 200 - scratch.path.utf8.count - 1))
         #expect(long.utf8.count == 200)
-        let run = try Command.run(try Repository.product("host"),
-                                  ["--plugins", lib, "--control", long, "--state-dir", scratch.file("state"), "--log-format", "json"])
+        let run = try Command.run(
+            try Repository.product("host"),
+            ["--plugins", lib, "--control", long, "--state-dir", scratch.file("state"), "--log-format", "json"])
         #expect(run.status == 2)
         let refused = run.records.named("control.unavailable")
         #expect(refused.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", long]], "\(run.stderr)")

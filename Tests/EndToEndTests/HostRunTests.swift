@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The built `host` binary with real plugins, as a user runs it.
 // A time limit: these tests start processes, and the first to need the out-of-tree Greeter
@@ -18,7 +18,8 @@ import TestSupport
         try scratch.write("lib/random.so", (0..<256).map { UInt8(truncatingIfNeeded: $0 * 31 + 1) })
         let trace = scratch.file("trace.jsonl")
 
-        let host = try Command.start(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace, "--log-format", "json"])
+        let host = try Command.start(
+            try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace, "--log-format", "json"])
         // File name order: libGreeter, libHelloC, libLogger, libUptime (all priority 0).
         let services = ["com.example.greeter", "com.example.hello-c", "dev.servicehost.logger", "dev.servicehost.uptime"]
         let launch = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"].flatMap { event in
@@ -37,11 +38,12 @@ import TestSupport
         let records = result.records
         // Each bad file refused by the loader, with its path and why (as `host inspect` says it).
         let refused = records.named("load.failed").filter { $0.level == "error" && $0.source == "loader" }
-        #expect(refused.map { [$0.string("path"), $0.string("reason")] } == [
-            ["\(lib)/empty.so", "not an ELF shared object (the file is empty)"],
-            ["\(lib)/notes.so", "not an ELF shared object (it is text, starting \"just some text\\n\")"],
-            ["\(lib)/random.so", "not an ELF shared object (it starts with bytes 01 20 3f 5e 7d 9c bb da)"],
-        ], "\(records.text)")
+        #expect(
+            refused.map { [$0.string("path"), $0.string("reason")] } == [
+                ["\(lib)/empty.so", "not an ELF shared object (the file is empty)"],
+                ["\(lib)/notes.so", "not an ELF shared object (it is text, starting \"just some text\\n\")"],
+                ["\(lib)/random.so", "not an ELF shared object (it starts with bytes 01 20 3f 5e 7d 9c bb da)"],
+            ], "\(records.text)")
         // Each service's own log lines, under its id.
         #expect(records.messages(from: "com.example.greeter").contains("greeter: didBecomeActive"))
         #expect(records.messages(from: "dev.servicehost.uptime").contains { $0.hasPrefix("up ") })
@@ -54,7 +56,8 @@ import TestSupport
         try Plugins.helloC(into: lib)
         try scratch.write("lib/empty.so", [])
         let trace = scratch.file("trace.jsonl")
-        let result = try Command.run(try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--strict", "--trace", trace, "--log-format", "json"])
+        let result = try Command.run(
+            try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--strict", "--trace", trace, "--log-format", "json"])
         #expect(result.status == 2)
         let records = result.records
         #expect(records.named("load.failed").map { $0.string("path") } == ["\(lib)/empty.so"], "\(records.text)")
@@ -73,15 +76,22 @@ import TestSupport
         #expect(result.status == 1)
         let forced = result.records.named("host.forcedExit")
         #expect(forced.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
-        #expect(forced.first?.fields as? [String: String] == ["cause": "timeout", "deadline": "3", "service": "test.hang",
-                                                              "event": "willTerminate"])
+        #expect(
+            forced.first?.fields as? [String: String] == [
+                "cause": "timeout", "deadline": "3", "service": "test.hang",
+                "event": "willTerminate",
+            ])
     }
 
     @Test func secondSignal_exitsAtOnce() throws {
         let host = try RunningHost()
         let inside = host.scratch.file("inside-didEnterBackground")
-        try host.probe("hang", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_ENTER_BACKGROUND",
-                                "PROBE_MARK_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "PROBE_MARK_FILE=\"\(inside)\""])
+        try host.probe(
+            "hang",
+            [
+                "PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_ENTER_BACKGROUND",
+                "PROBE_MARK_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "PROBE_MARK_FILE=\"\(inside)\"",
+            ])
         try host.start()
         host.process?.send(SIGTERM)
         // The hang begins inside didEnterBackground, which is only traced once it returns: the
@@ -91,8 +101,11 @@ import TestSupport
         #expect(result.status == 1)
         let forced = result.records.named("host.forcedExit")
         #expect(forced.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
-        #expect(forced.first?.fields as? [String: String] == ["cause": "signal", "signal": "SIGINT", "service": "test.hang",
-                                                              "event": "didEnterBackground"])
+        #expect(
+            forced.first?.fields as? [String: String] == [
+                "cause": "signal", "signal": "SIGINT", "service": "test.hang",
+                "event": "didEnterBackground",
+            ])
     }
 
     @Test func helpVersionAndUsageErrors() throws {
@@ -108,14 +121,16 @@ import TestSupport
             (["--frobnicate"], "host: unknown option --frobnicate"),
             (["--plugins", "/tmp", "--shutdown-timeout=-1"], "host: --shutdown-timeout: '-1' is not a positive number of seconds"),
         ] {
-            let result = try Command.run(host, arguments)
+            // No plugin path and an XDG data folder without plugins: nothing to fall back to.
+            let result = try Command.run(host, arguments, environment: ["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": "/nonexistent-xdg"])
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
         }
         let missing = try Command.run(host, ["--plugins", "/nonexistent/servicehost", "--log-format", "json"])
         #expect(missing.status == 2)
-        #expect(missing.records.named("host.loadFailed").map { $0.message.contains("/nonexistent/servicehost") } == [true],
-                "\(missing.stderr)")
+        #expect(
+            missing.records.named("host.loadFailed").map { $0.message.contains("/nonexistent/servicehost") } == [true],
+            "\(missing.stderr)")
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `host inspect` reads static metadata and never runs plugin code.
 // A time limit: these tests start processes, and the first to need the out-of-tree Greeter
@@ -30,8 +30,11 @@ import TestSupport
         let services = array[0]["services"] as! [[String: Any]]
         #expect(array[0]["valid"] as? Bool == true)
         #expect(services[0]["id"] as? String == "com.example.hello-c")
-        #expect(services[0]["events"] as? [String] == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive",
-                                                       "willResignActive", "didEnterBackground", "willEnterForeground", "willTerminate"])
+        #expect(
+            services[0]["events"] as? [String] == [
+                "willFinishLaunching", "didFinishLaunching", "didBecomeActive",
+                "willResignActive", "didEnterBackground", "willEnterForeground", "willTerminate",
+            ])
     }
 
     @Test func neverRunsPluginCode_whileLoadingDoes() throws {
@@ -47,8 +50,9 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: marker), "inspect ran the plugin's ELF constructor")
 
         // The control: loading the same file does run its constructor, so the check above can fail.
-        let running = try Command.start(host, ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", scratch.file("t.jsonl")],
-                                        environment: ["PROBE_MARKER": marker])
+        let running = try Command.start(
+            host, ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", scratch.file("t.jsonl")],
+            environment: ["PROBE_MARKER": marker])
         #expect(eventually { FileManager.default.fileExists(atPath: marker) })
         running.send(SIGTERM)
         #expect(running.wait().status == 0)

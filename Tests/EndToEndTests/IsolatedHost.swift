@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A `host` process for the isolation tests: a RunningHost that also builds bad plugins and
 /// reads `ctl list` by service.
@@ -33,6 +33,8 @@ final class IsolatedHost: RunningHost {
 }
 
 /// The lifecycle a well-behaved service sees for launch, background, foreground, activate, terminate.
-let steadyLifecycle = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
-                       "didEnterBackground", "willEnterForeground", "didBecomeActive", "willResignActive",
-                       "didEnterBackground", "willTerminate"]
+let steadyLifecycle = [
+    "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
+    "didEnterBackground", "willEnterForeground", "didBecomeActive", "willResignActive",
+    "didEnterBackground", "willTerminate",
+]

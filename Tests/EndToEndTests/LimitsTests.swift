@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Full disks, unbounded inputs and leftovers (issue 19): the host degrades, it never crashes
 /// or grows without bound.
@@ -22,8 +22,9 @@ import TestSupport
         let disk = try SmallFilesystem(at: try host.scratch.folder("disk"), kibibytes: 512)
         defer { disk.unmount() }
         let state = disk.path + "/state"
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: state, withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
         try host.scratch.copy(try Repository.product("libOfflineQueue.so"), to: "lib/libOfflineQueue.so")
         try host.bad("crash", ["BAD_ID=\"test.crash\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=1"])
         let config = try host.file("services.json", #"{"services": {"test.crash": {"isolation": "process"}}}"#)
@@ -44,9 +45,10 @@ import TestSupport
         #expect((sentinel.first?["message"] as? String)?.contains("posix_fallocate") == true, "\(result.stderr)")
         // The store and the failure record could not be written: each said so. (First-launch marks
         // are empty files: a full tmpfs still takes them.)
-        #expect(records(result.stderr).contains {
-            $0["source"] as? String == "dev.servicehost.offline-queue" && ($0["message"] as? String)?.contains("cannot save") == true
-        }, "\(result.stderr)")
+        #expect(
+            records(result.stderr).contains {
+                $0["source"] as? String == "dev.servicehost.offline-queue" && ($0["message"] as? String)?.contains("cannot save") == true
+            }, "\(result.stderr)")
         let failed = events(result.stderr, "worker.failed").first?["fields"] as? [String: Any]
         #expect(failed?["record"] as? String == "unsaved", "\(result.stderr)")
     }
@@ -54,10 +56,12 @@ import TestSupport
     @Test func aLaunchNotification_overThePayloadLimit_isRefusedNamingTheLimit() throws {
         let host = try RunningHost()
         let payload = try host.file("big.json", #"{"aps": {"alert": ""# + String(repeating: "x", count: 70_000) + #""}}"#)
-        let result = try Command.run(try Repository.product("host"), [
-            "--plugins", host.lib, "--control", host.control, "--state-dir", host.stateDirectory,
-            "--launch-notification", payload,
-        ])
+        let result = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", host.lib, "--control", host.control, "--state-dir", host.stateDirectory,
+                "--launch-notification", payload,
+            ])
         #expect(result.status == 2)
         #expect(result.stderr.contains(payload) && result.stderr.contains("65536"), "\(result.stderr)")
     }
@@ -75,8 +79,10 @@ import TestSupport
 
     @Test func replacingAFileAgainAndAgain_stopsAtTheRetiredCopyLimit_andKeepsTheRunningCopy() throws {
         let host = try RunningHost()
-        let builds = [try Plugins.probe(host.scratch.file("v1.so"), ["PROBE_ID=\"test.a\""]),
-                      try Plugins.probe(host.scratch.file("v2.so"), ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=1"])]
+        let builds = [
+            try Plugins.probe(host.scratch.file("v1.so"), ["PROBE_ID=\"test.a\""]),
+            try Plugins.probe(host.scratch.file("v2.so"), ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=1"]),
+        ]
         let target = host.lib + "/a.so"
         try FileManager.default.copyItem(atPath: builds[0], toPath: target)
         try host.start()

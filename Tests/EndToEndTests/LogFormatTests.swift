@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `--log-format json`, the log the other end-to-end tests read: every line one JSON object
 /// of the documented shape, whoever wrote it (the host, the loader, a service, a worker).
@@ -10,10 +10,18 @@ import TestSupport
     /// unclaimed URL, a worker's crash, restart and output, a reload, debug lines; then stops it.
     private func busyHost(_ format: [String]) throws -> CommandResult {
         let host = try IsolatedHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)",
-                             "PROBE_ANSWER=SH_FALSE"])
-        try host.bad("segv", ["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=1",
-                              "BAD_ONCE_MARKER=" + host.marker("segv.crashed")])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)",
+                "PROBE_ANSWER=SH_FALSE",
+            ])
+        try host.bad(
+            "segv",
+            [
+                "BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=1",
+                "BAD_ONCE_MARKER=" + host.marker("segv.crashed"),
+            ])
         try host.scratch.write("lib/empty.so", [])
         let config = try host.file("services.json", #"{"services": {"test.segv": {"isolation": "process"}}}"#)
         // RunningHost asks for JSON; a later --log-format wins, as any repeated option does.
@@ -52,8 +60,10 @@ import TestSupport
         let records = result.records
         #expect(records.count == lines.count)
         let events = Set(records.compactMap(\.event))
-        for event in ["load.failed", "route.unclaimed", "worker.crashed", "worker.restarted", "reload.done", "host.ready",
-                      "host.shuttingDown", "host.terminated"] {
+        for event in [
+            "load.failed", "route.unclaimed", "worker.crashed", "worker.restarted", "reload.done", "host.ready",
+            "host.shuttingDown", "host.terminated",
+        ] {
             #expect(events.contains(event), "no \(event) line in:\n\(records.text)")
         }
         #expect(!records.messages(from: "test.a").isEmpty && records.contains { $0.level == "debug" })

@@ -43,8 +43,9 @@ func traceEvents(_ path: String) -> [String] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
     return text.split(separator: "\n").compactMap { line in
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              object["completion"] == nil,  // completion lines record answers, not deliveries
-              let event = object["event"] as? String, let service = object["service"] as? String else { return nil }
+            object["completion"] == nil,  // completion lines record answers, not deliveries
+            let event = object["event"] as? String, let service = object["service"] as? String
+        else { return nil }
         return "\(event) \(service)"
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Push notifications by app state, completions, deadlines, and cold launch, through the
 /// real binary and `host ctl`.
@@ -24,8 +24,9 @@ import TestSupport
         // The payload reached the service as text and as the host's parsed tape (11 nodes).
         let presented = host.stop().records.probe(10)
         #expect(presented.map(\.source) == ["test.a", "test.b"])
-        #expect(presented.allSatisfy { $0.message.contains("nodes=11") && $0.message.contains(#""route":"myapp://item/7""#) },
-                "\(presented)")
+        #expect(
+            presented.allSatisfy { $0.message.contains("nodes=11") && $0.message.contains(#""route":"myapp://item/7""#) },
+            "\(presented)")
     }
 
     @Test func tap_deliversTheResponseWithItsAction_inAnyState() throws {
@@ -40,8 +41,11 @@ import TestSupport
         #expect(try host.ctl("push", "--tap", "dismiss", payload).status == 0)
         let responses = host.stop().records.probe(11).map(\.message)
         let actions = responses.map { $0.components(separatedBy: "action=").last?.prefix { $0 != " " } }
-        #expect(actions == ["com.apple.UNNotificationDefaultActionIdentifier", "reply",
-                            "com.apple.UNNotificationDismissActionIdentifier"])
+        #expect(
+            actions == [
+                "com.apple.UNNotificationDefaultActionIdentifier", "reply",
+                "com.apple.UNNotificationDismissActionIdentifier",
+            ])
         // The first tap brought the app forward from the background (UIKitSemanticsTests has
         // the order): every response arrives with the app active.
         #expect(responses.allSatisfy { $0.hasPrefix("probe test.a: event 11 state 2 ") })
@@ -93,7 +97,8 @@ import TestSupport
         #expect(reply["answers"] as? [String: String] == ["test.never": "timeout", "test.nodata": "noData"])
         #expect(reply["result"] as? String == "noData")
         let records = host.stop().records
-        #expect(records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
+        #expect(
+            records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
                 == [["error", "test.never", "didReceiveRemoteNotification", "5"]], "\(records.text)")
         // The main thread stayed free: the background request was handled while the fetch still
         // waited, so its events are traced before test.never's timeout.
@@ -113,7 +118,8 @@ import TestSupport
         #expect(status == 0)
         #expect(reply["result"] as? String == "newData")
         let records = host.stop().records
-        #expect(records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
+        #expect(
+            records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
                 == [["warn", "test.twice", "didReceiveRemoteNotification"]], "\(records.text)")
         let trace = try String(contentsOfFile: host.tracePath, encoding: .utf8)
         #expect(lines(trace, containing: #""completion":"newData""#).count == 1)
@@ -121,17 +127,21 @@ import TestSupport
 
     @Test func coldLaunch_optionsArriveInLaunchEvents_thenEachExactlyOnceWhenActive() throws {
         let host = try RunningHost()
-        let all = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
+        let all =
+            "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
             + "|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)"
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(all)"])
         let payload = try host.file("launch.json", alert)
-        try host.start(["--launch-url", "myapp://item/42", "--launch-activity", "com.example.view,https://example.com/v",
-                        "--launch-notification", payload])
+        try host.start([
+            "--launch-url", "myapp://item/42", "--launch-activity", "com.example.view,https://example.com/v",
+            "--launch-notification", payload,
+        ])
         let records = host.stop().records
         let launch = records.probe(1).map(\.message)
         #expect(launch.count == 1)
         #expect(launch.first?.contains("url=myapp://item/42 activity=com.example.view notification={") == true, "\(launch)")
-        let opened = records.probe(15).map(\.message), continued = records.probe(16).map(\.message)
+        let opened = records.probe(15).map(\.message)
+        let continued = records.probe(16).map(\.message)
         let responses = records.probe(11).map(\.message)
         #expect(opened.count == 1)
         #expect(opened.first?.contains("url=myapp://item/42 scheme=myapp host=item launch=1") == true)
@@ -140,13 +150,17 @@ import TestSupport
         #expect(responses.count == 1)
         #expect(responses.first?.contains("action=com.apple.UNNotificationDefaultActionIdentifier launch=1") == true)
         // Replayed after didBecomeActive, in the active state.
-        #expect(Array(host.events.prefix(6)) == ["willFinishLaunching test.a", "didFinishLaunching test.a", "didBecomeActive test.a",
-                                           "didReceiveNotificationResponse test.a", "openURL test.a", "continueUserActivity test.a"])
+        #expect(
+            Array(host.events.prefix(6)) == [
+                "willFinishLaunching test.a", "didFinishLaunching test.a", "didBecomeActive test.a",
+                "didReceiveNotificationResponse test.a", "openURL test.a", "continueUserActivity test.a",
+            ])
     }
 
     @Test func token_isRemembered_andBadTokensAreRefused() throws {
         let host = try RunningHost()
-        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
+        let events =
+            "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
             + "|SH_EVENT_BIT(SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)"])
         try host.start()
@@ -165,10 +179,15 @@ import TestSupport
 extension PushTests {
     @Test func aServiceThatAsksForTheToken_getsTheLastOne_aloneAndAfterTheCurrentEvent() throws {
         let host = try RunningHost()
-        let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
+        let events =
+            "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
             + "|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)"
-        try host.probe("a", ["PROBE_ID=\"test.asks\"", "PROBE_EVENTS=\(events)",
-                             "PROBE_REGISTER_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING"])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.asks\"", "PROBE_EVENTS=\(events)",
+                "PROBE_REGISTER_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING",
+            ])
         try host.probe("b", ["PROBE_ID=\"test.other\"", "PROBE_EVENTS=\(events)"])
         try host.start()
         #expect(try host.ctl("memory-warning").status == 0)  // no token yet: nothing to deliver
@@ -176,11 +195,12 @@ extension PushTests {
         #expect(try host.ctl("memory-warning").status == 0)
         _ = host.stop()
         let tokens = host.events.filter { $0.hasPrefix("didRegisterForRemoteNotifications") || $0.hasPrefix("didReceiveMemoryWarning") }
-        #expect(tokens == [
-            "didReceiveMemoryWarning test.asks", "didReceiveMemoryWarning test.other",
-            "didRegisterForRemoteNotifications test.asks", "didRegisterForRemoteNotifications test.other",
-            "didReceiveMemoryWarning test.asks", "didReceiveMemoryWarning test.other",
-            "didRegisterForRemoteNotifications test.asks",
-        ])
+        #expect(
+            tokens == [
+                "didReceiveMemoryWarning test.asks", "didReceiveMemoryWarning test.other",
+                "didRegisterForRemoteNotifications test.asks", "didRegisterForRemoteNotifications test.other",
+                "didReceiveMemoryWarning test.asks", "didReceiveMemoryWarning test.other",
+                "didRegisterForRemoteNotifications test.asks",
+            ])
     }
 }

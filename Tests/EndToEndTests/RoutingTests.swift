@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// openURL and continueUserActivity: first claim in priority order, ownership by claims.
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).

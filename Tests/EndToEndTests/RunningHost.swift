@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A `host` process started on a plugin folder with its own control socket and trace, its
 /// log in JSON (`--log-format json`) so tests assert on events and fields, not sentences.
@@ -30,12 +30,17 @@ class RunningHost {
 
     /// Starts the host (or `executable`) on `plugins` (default: `lib`); waits until it is
     /// `until` (active; background for a launch into the background) unless `wait` is false.
-    func start(_ extra: [String] = [], plugins: [String]? = nil, executable: String? = nil, wait: Bool = true,
-               until state: String = "active") throws {
+    func start(
+        _ extra: [String] = [], plugins: [String]? = nil, executable: String? = nil, wait: Bool = true,
+        until state: String = "active"
+    ) throws {
         let folders = (plugins ?? [lib]).flatMap { ["--plugins", $0] }
-        process = try Command.start(try executable ?? Repository.product("host"),
-                                    folders + ["--control", control, "--trace", tracePath, "--state-dir", stateDirectory,
-                                               "--log-format", "json"] + extra)
+        process = try Command.start(
+            try executable ?? Repository.product("host"),
+            folders + [
+                "--control", control, "--trace", tracePath, "--state-dir", stateDirectory,
+                "--log-format", "json",
+            ] + extra)
         if wait {
             let active = eventually { (try? ctl("state").stdout.contains("state: \(state)")) == true }
             if !active {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Scenes driven through `host --launch-scene` and `host ctl scene`, as a user would.
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
@@ -8,20 +8,26 @@ import TestSupport
     /// A probe that handles the app lifecycle and every scene event.
     private let sceneEvents = "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES"
     /// The same, plus the app-level URL and activity events.
-    private let allEvents = "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"
+    private let allEvents =
+        "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"
         + "|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
 
     @Test func launchScene_deliversUIKitsStartUpOrder_andTheChosenConfiguration() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.scenes\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_CONFIGURATION=\"phone\"",
-                             #"PROBE_CONFIGURATION_SETTINGS="{\"theme\":\"dark\"}""#])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.scenes\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_CONFIGURATION=\"phone\"",
+                #"PROBE_CONFIGURATION_SETTINGS="{\"theme\":\"dark\"}""#,
+            ])
         try host.start(["--launch-scene", "main"])
-        #expect(sceneTrace(host.tracePath) == [
-            "willFinishLaunching test.scenes", "didFinishLaunching test.scenes",
-            "configurationForConnecting@main test.scenes", "sceneWillConnect@main test.scenes",
-            "sceneWillEnterForeground@main test.scenes", "sceneDidBecomeActive@main test.scenes",
-            "didBecomeActive test.scenes",
-        ])
+        #expect(
+            sceneTrace(host.tracePath) == [
+                "willFinishLaunching test.scenes", "didFinishLaunching test.scenes",
+                "configurationForConnecting@main test.scenes", "sceneWillConnect@main test.scenes",
+                "sceneWillEnterForeground@main test.scenes", "sceneDidBecomeActive@main test.scenes",
+                "didBecomeActive test.scenes",
+            ])
         let list = try host.ctlJSON("scene", "list").reply["scenes"] as? [[String: Any]]
         #expect(list?.count == 1)
         #expect(list?.first?["name"] as? String == "main" && list?.first?["role"] as? String == "main")
@@ -31,8 +37,9 @@ import TestSupport
         #expect((list?.first?["settings"] as? [String: Any])?["theme"] as? String == "dark")
         let records = host.stop().records
         // Every scene event sees the scene (and the configuration once it is chosen).
-        #expect(records.probe(18).first?.message.contains(#"scene=main role=main scene-state=0 configuration=phone settings={"theme":"dark"}"#) == true,
-                "\(records.text)")
+        #expect(
+            records.probe(18).first?.message.contains(#"scene=main role=main scene-state=0 configuration=phone settings={"theme":"dark"}"#) == true,
+            "\(records.text)")
         #expect(records.probe(20).first?.message.contains("scene-state=2") == true)
     }
 
@@ -58,8 +65,12 @@ import TestSupport
         // Main follows: the app resigns after main does, and enters the background after it.
         step = try scene("background", "main")
         #expect(step.state == "background")
-        #expect(step.events == ["sceneWillResignActive@main", "willResignActive", "sceneDidEnterBackground@main",
-                                "didEnterBackground"].map { $0 + probe })
+        #expect(
+            step.events
+                == [
+                    "sceneWillResignActive@main", "willResignActive", "sceneDidEnterBackground@main",
+                    "didEnterBackground",
+                ].map { $0 + probe })
         // One scene in the foreground but none active: inactive.
         step = try scene("foreground", "car")
         #expect(step.state == "inactive")
@@ -83,26 +94,36 @@ import TestSupport
         let host = try RunningHost()
         // Handles the scene events and the app-level ones: it must get each link once, in the scene.
         try host.probe("a", ["PROBE_ID=\"test.scenes\"", "PROBE_EVENTS=\(allEvents)"])
-        try host.start(["--launch-scene", "main", "--launch-url", "myapp://item/1",
-                        "--launch-activity", "com.example.view,https://example.com/item/1"])
+        try host.start([
+            "--launch-scene", "main", "--launch-url", "myapp://item/1",
+            "--launch-activity", "com.example.view,https://example.com/item/1",
+        ])
         let trace = sceneTrace(host.tracePath)
-        #expect(Array(trace.suffix(3)) == ["didBecomeActive test.scenes", "sceneOpenURLContexts@main test.scenes",
-                                    "sceneContinueUserActivity@main test.scenes"])
+        #expect(
+            Array(trace.suffix(3)) == [
+                "didBecomeActive test.scenes", "sceneOpenURLContexts@main test.scenes",
+                "sceneContinueUserActivity@main test.scenes",
+            ])
         // Connected later, with options of its own: the same rule.
-        let connect = try host.ctlJSON("scene", "connect", "car", "--role", "car", "--url", "myapp://drive/home",
-                                       "--activity", "com.example.drive")
+        let connect = try host.ctlJSON(
+            "scene", "connect", "car", "--role", "car", "--url", "myapp://drive/home",
+            "--activity", "com.example.drive")
         #expect(connect.status == 0)
-        #expect((connect.reply["deliveries"] as? [[String: Any]])?.map { $0["event"] as? String }
+        #expect(
+            (connect.reply["deliveries"] as? [[String: Any]])?.map { $0["event"] as? String }
                 == ["sceneOpenURLContexts", "sceneContinueUserActivity"])
         let records = host.stop().records
         // In the launch options, as UIKit's, and delivered once: through the scene, flagged
         // SH_FROM_LAUNCH|SH_FROM_CONNECTION (3); never again as openURL or continueUserActivity.
         #expect(records.probe(1).first?.message.contains("url=myapp://item/1 activity=com.example.view") == true)
-        #expect(records.probe(18).first?.message.contains("urls=myapp://item/1 activities=com.example.view options-flags=1 url-flags=3") == true,
-                "\(records.text)")
-        #expect(records.probe(24, 15).map(\.message).filter { $0.contains("url=myapp://item/1") }
+        #expect(
+            records.probe(18).first?.message.contains("urls=myapp://item/1 activities=com.example.view options-flags=1 url-flags=3") == true,
+            "\(records.text)")
+        #expect(
+            records.probe(24, 15).map(\.message).filter { $0.contains("url=myapp://item/1") }
                 .map { $0.contains("event 24 ") && $0.contains("flags=3") } == [true])
-        #expect(records.probe(25, 16).map(\.message).filter { $0.contains("type=com.example.view") }
+        #expect(
+            records.probe(25, 16).map(\.message).filter { $0.contains("type=com.example.view") }
                 .map { $0.contains("event 25 ") && $0.contains("flags=3") } == [true])
         #expect(records.probe(24).map(\.message).filter { $0.contains("url=myapp://drive/home") }.map { $0.contains("flags=2") } == [true])
         #expect(records.probe(15, 16).isEmpty)
@@ -112,8 +133,13 @@ import TestSupport
         let host = try RunningHost()
         // A scene handler that passes on every URL and activity, and a service from before scenes.
         try host.probe("a", ["PROBE_ID=\"test.scenes\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_SCENE_ANSWER=SH_FALSE"])
-        try host.probe("b", ["PROBE_ID=\"test.legacy\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"
-                             + "|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"])
+        try host.probe(
+            "b",
+            [
+                "PROBE_ID=\"test.legacy\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"
+                    + "|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)",
+            ])
         try host.start(["--launch-scene", "main", "--launch-url", "myapp://item/1"])
         let open = try host.ctlJSON("scene", "open", "main", "myapp://item/2")
         #expect(open.status == 0)
@@ -140,7 +166,8 @@ import TestSupport
         let (status, reply) = try host.ctlJSON("scene", "disconnect", "car")
         #expect(status == 0 && reply["state"] as? String == "active")
         #expect((reply["scene"] as? [String: Any])?["state"] as? String == "unattached")
-        #expect(Array(sceneTrace(host.tracePath).dropFirst(before))
+        #expect(
+            Array(sceneTrace(host.tracePath).dropFirst(before))
                 == ["sceneWillResignActive@car", "sceneDidEnterBackground@car", "sceneDidDisconnect@car"].map { $0 + " test.scenes" })
         let list = try host.ctlJSON("scene", "list").reply["scenes"] as? [[String: Any]] ?? []
         #expect(list.map { "\($0["name"]!) \($0["state"]!)" } == ["main foregroundActive"])
@@ -154,8 +181,12 @@ import TestSupport
         // A scene coming back brings the app back; a name may be reused once disconnected.
         let again = try host.ctlJSON("scene", "connect", "main")
         #expect(again.reply["state"] as? String == "active")
-        #expect(Array(sceneTrace(host.tracePath).suffix(4)) == ["sceneWillEnterForeground@main", "willEnterForeground",
-                                                         "sceneDidBecomeActive@main", "didBecomeActive"].map { $0 + " test.scenes" })
+        #expect(
+            Array(sceneTrace(host.tracePath).suffix(4))
+                == [
+                    "sceneWillEnterForeground@main", "willEnterForeground",
+                    "sceneDidBecomeActive@main", "didBecomeActive",
+                ].map { $0 + " test.scenes" })
     }
 
     @Test func appLevelCommands_moveEveryScene_andTerminationDisconnectsThemLastFirst() throws {
@@ -166,24 +197,30 @@ import TestSupport
         var before = sceneTrace(host.tracePath).count
         #expect(try host.ctlJSON("background").reply["state"] as? String == "background")
         // Every scene resigns (last connected first) before any enters the background.
-        #expect(Array(sceneTrace(host.tracePath).dropFirst(before)) == [
-            "sceneWillResignActive@car", "sceneWillResignActive@main", "willResignActive",
-            "sceneDidEnterBackground@car", "sceneDidEnterBackground@main", "didEnterBackground",
-        ].map { $0 + " test.scenes" })
+        #expect(
+            Array(sceneTrace(host.tracePath).dropFirst(before))
+                == [
+                    "sceneWillResignActive@car", "sceneWillResignActive@main", "willResignActive",
+                    "sceneDidEnterBackground@car", "sceneDidEnterBackground@main", "didEnterBackground",
+                ].map { $0 + " test.scenes" })
         before = sceneTrace(host.tracePath).count
         #expect(try host.ctlJSON("activate").reply["state"] as? String == "active")
-        #expect(Array(sceneTrace(host.tracePath).dropFirst(before)) == [
-            "sceneWillEnterForeground@main", "willEnterForeground", "sceneWillEnterForeground@car",
-            "sceneDidBecomeActive@main", "didBecomeActive", "sceneDidBecomeActive@car",
-        ].map { $0 + " test.scenes" })
+        #expect(
+            Array(sceneTrace(host.tracePath).dropFirst(before))
+                == [
+                    "sceneWillEnterForeground@main", "willEnterForeground", "sceneWillEnterForeground@car",
+                    "sceneDidBecomeActive@main", "didBecomeActive", "sceneDidBecomeActive@car",
+                ].map { $0 + " test.scenes" })
         before = sceneTrace(host.tracePath).count
         let result = host.stop()
         #expect(result.status == 0)
-        #expect(Array(sceneTrace(host.tracePath).dropFirst(before)) == [
-            "sceneWillResignActive@car", "sceneWillResignActive@main", "willResignActive",
-            "sceneDidEnterBackground@car", "sceneDidEnterBackground@main", "didEnterBackground",
-            "sceneDidDisconnect@car", "sceneDidDisconnect@main", "willTerminate",
-        ].map { $0 + " test.scenes" })
+        #expect(
+            Array(sceneTrace(host.tracePath).dropFirst(before))
+                == [
+                    "sceneWillResignActive@car", "sceneWillResignActive@main", "willResignActive",
+                    "sceneDidEnterBackground@car", "sceneDidEnterBackground@main", "didEnterBackground",
+                    "sceneDidDisconnect@car", "sceneDidDisconnect@main", "willTerminate",
+                ].map { $0 + " test.scenes" })
     }
 
     @Test func badSceneCommands_getClearErrors_fromCtlAndTheProtocol() throws {
@@ -210,11 +247,12 @@ import TestSupport
         #expect(try host.ctl("scene", "open", "main").status == 2)
 
         let socket = try ControlSocket(path: host.control)
-        socket.send(#"{"id":1,"command":"scene","action":"foreground","name":"main"}"# + "\n"
-            + #"{"id":2,"command":"scene","action":"foreground","name":"main"}"# + "\n"
-            + #"{"id":3,"command":"scene","action":"resign","name":"ghost"}"# + "\n"
-            + #"{"id":4,"command":"scene","name":"main"}"# + "\n"
-            + #"{"id":5,"command":"scene","action":"connect","name":"x","urls":"myapp://a"}"# + "\n")
+        socket.send(
+            #"{"id":1,"command":"scene","action":"foreground","name":"main"}"# + "\n"
+                + #"{"id":2,"command":"scene","action":"foreground","name":"main"}"# + "\n"
+                + #"{"id":3,"command":"scene","action":"resign","name":"ghost"}"# + "\n"
+                + #"{"id":4,"command":"scene","name":"main"}"# + "\n"
+                + #"{"id":5,"command":"scene","action":"connect","name":"x","urls":"myapp://a"}"# + "\n")
         let replies = (1...5).map { _ in socket.readReply() }
         #expect(replies[0]?["ok"] as? Bool == true && replies[0]?["state"] as? String == "inactive")
         #expect(replies[1]?["ok"] as? Bool == true)  // already in the foreground: nothing to do
@@ -232,15 +270,21 @@ import TestSupport
         try host.start()
         #expect(try host.ctl("resign").status == 0)
         #expect(try host.ctl("activate").status == 0)
-        #expect(sceneTrace(host.tracePath) == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive",
-                                                           "willResignActive", "didBecomeActive"].map { $0 + " test.scenes" })
+        #expect(
+            sceneTrace(host.tracePath)
+                == [
+                    "willFinishLaunching", "didFinishLaunching", "didBecomeActive",
+                    "willResignActive", "didBecomeActive",
+                ].map { $0 + " test.scenes" })
         #expect(try host.ctl("scene", "list").stdout.contains("no scene is connected; app: active"))
         // The first scene to connect into the active app never makes it resign on the way.
         let before = sceneTrace(host.tracePath).count
         #expect(try host.ctlJSON("scene", "connect", "main").reply["state"] as? String == "active")
-        #expect(Array(sceneTrace(host.tracePath).dropFirst(before)) == [
-            "configurationForConnecting@main", "sceneWillConnect@main", "sceneWillEnterForeground@main", "sceneDidBecomeActive@main",
-        ].map { $0 + " test.scenes" })
+        #expect(
+            Array(sceneTrace(host.tracePath).dropFirst(before))
+                == [
+                    "configurationForConnecting@main", "sceneWillConnect@main", "sceneWillEnterForeground@main", "sceneDidBecomeActive@main",
+                ].map { $0 + " test.scenes" })
     }
 
     @Test func carDisplay_drivesTheCarScene_andDeepLinksKeepWorkingInEveryScene() throws {
@@ -254,10 +298,12 @@ import TestSupport
         #expect((main.reply["scene"] as? [String: Any])?["configuration"] as? String == "default")
         let car = (try host.ctlJSON("scene", "list").reply["scenes"] as? [[String: Any]])?.first
         #expect(car?["configuration"] as? String == "car" && car?["configuredBy"] as? String == "dev.servicehost.cardisplay")
-        #expect(try host.ctlJSON("scene", "open", "car", "myapp://drive/home").reply["handledBy"] as? String
+        #expect(
+            try host.ctlJSON("scene", "open", "car", "myapp://drive/home").reply["handledBy"] as? String
                 == "dev.servicehost.cardisplay")
         // Not a drive URL: CarDisplay is not asked; DeepLinks gets it as openURL.
-        #expect(try host.ctlJSON("scene", "open", "car", "myapp://item/3").reply["handledBy"] as? String
+        #expect(
+            try host.ctlJSON("scene", "open", "car", "myapp://item/3").reply["handledBy"] as? String
                 == "dev.servicehost.deeplinks")
         // A drive URL in the main scene: CarDisplay serves only car scenes.
         #expect(try host.ctl("scene", "open", "main", "myapp://drive/home").status == 3)
@@ -266,9 +312,11 @@ import TestSupport
         #expect(try host.ctl("state").stdout.contains("state: active"))
         let records = host.stop().records
         let carDisplay = records.messages(from: "dev.servicehost.cardisplay")
-        for line in ["connects with configuration car, template map (1 URL, 0 activities)", "sceneWillEnterForeground",
-                     "sceneDidBecomeActive", "drives to work (connection) (launch)", "drives to home",
-                     "sceneWillResignActive", "sceneDidEnterBackground", "sceneDidDisconnect"] {
+        for line in [
+            "connects with configuration car, template map (1 URL, 0 activities)", "sceneWillEnterForeground",
+            "sceneDidBecomeActive", "drives to work (connection) (launch)", "drives to home",
+            "sceneWillResignActive", "sceneDidEnterBackground", "sceneDidDisconnect",
+        ] {
             #expect(carDisplay.filter { $0.hasPrefix("cardisplay: car " + line) }.count == 1, "\(line)\n\(carDisplay)")
         }
         #expect(!carDisplay.contains { $0.hasPrefix("cardisplay: main") })
@@ -285,8 +333,9 @@ private func sceneTrace(_ path: String) -> [String] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
     return text.split(separator: "\n").compactMap { line in
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              object["completion"] == nil,
-              let event = object["event"] as? String, let service = object["service"] as? String else { return nil }
+            object["completion"] == nil,
+            let event = object["event"] as? String, let service = object["service"] as? String
+        else { return nil }
         let scene = (object["scene"] as? String).map { "@" + $0 } ?? ""
         return "\(event)\(scene) \(service)"
     }

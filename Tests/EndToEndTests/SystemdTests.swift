@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The sd_notify protocol against a real datagram socket standing in for systemd.
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
@@ -9,9 +9,10 @@ import TestSupport
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let systemd = try DatagramListener(path: host.scratch.file("notify.sock"))
-        let process = try Command.start(try Repository.product("host"),
-                                        ["--plugins", host.lib, "--control", host.control, "--state-dir", host.stateDirectory],
-                                        environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "400000"])
+        let process = try Command.start(
+            try Repository.product("host"),
+            ["--plugins", host.lib, "--control", host.control, "--state-dir", host.stateDirectory],
+            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "400000"])
         var seen: [String] = []
         func next(_ wanted: String) -> Bool {
             while let message = systemd.receive() {

@@ -1,8 +1,9 @@
 import Glibc
-@testable import HostCore
 import ServiceJSON
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// `--config FILE`: every key, its default, and every error with the key's path.
 @Suite struct ConfigurationTests {
@@ -21,7 +22,8 @@ import TestSupport
     }
 
     @Test func everyKey_isReadIntoTheServiceConfiguration() throws {
-        let configuration = try parse("""
+        let configuration = try parse(
+            """
             {
               "services": {
                 "com.example.a": {
@@ -58,9 +60,12 @@ import TestSupport
     }
 
     @Test func settings_areKeptAsCompactJSONBytesForTheLaunchOptions() throws {
-        let service = try #require(try parse("""
-            {"services": {"com.example.a": {"settings": { "b": [true, null], "a": 1, "s": "é\\n" }}}}
-            """).services["com.example.a"])
+        let service = try #require(
+            try parse(
+                """
+                {"services": {"com.example.a": {"settings": { "b": [true, null], "a": 1, "s": "é\\n" }}}}
+                """
+            ).services["com.example.a"])
         let bytes = try #require(service.settingsJSON)
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"a":1,"b":[true,null],"s":"é\n"}"#)
         #expect(try JSONValue(parsing: bytes) == .object(service.settings!))
@@ -70,75 +75,131 @@ import TestSupport
         // The document and the services object.
         (#"[]"#, #"services.json: the configuration must be a JSON object like {"services": {…}}, found an array"#),
         (#"{"service": {}}"#, #"services.json: service: unknown key (did you mean "services"?)"#),
-        (#"{"onlyConfigured": true}"#,
-         "services.json: onlyConfigured: unknown key (--only-configured is a command-line flag, not a configuration key)"),
+        (
+            #"{"onlyConfigured": true}"#,
+            "services.json: onlyConfigured: unknown key (--only-configured is a command-line flag, not a configuration key)"
+        ),
         (#"{"version": 1}"#, "services.json: version: unknown key (known keys: services)"),
         (#"{"services": []}"#, "services.json: services: expected an object keyed by service id, found an array"),
-        (#"{"services": {"logger": {}}}"#,
-         #"services.json: services.logger: invalid service id "logger": it is not reverse-DNS (expected at least two labels, like com.example.name)"#),
-        (#"{"services": {"com.example/x.y": {}}}"#,
-         #"services.json: services.com.example/x.y: invalid service id "com.example/x.y": it may hold only ASCII letters, digits, '-', '_' and '.'"#),
-        (#"{"services": {"com.example.x": true}}"#,
-         "services.json: services.com.example.x: expected an object of settings for the service, found true"),
+        (
+            #"{"services": {"logger": {}}}"#,
+            #"services.json: services.logger: invalid service id "logger": it is not reverse-DNS (expected at least two labels, like com.example.name)"#
+        ),
+        (
+            #"{"services": {"com.example/x.y": {}}}"#,
+            #"services.json: services.com.example/x.y: invalid service id "com.example/x.y": it may hold only ASCII letters, digits, '-', '_' and '.'"#
+        ),
+        (
+            #"{"services": {"com.example.x": true}}"#,
+            "services.json: services.com.example.x: expected an object of settings for the service, found true"
+        ),
         // Unknown keys in a service.
-        (#"{"services": {"com.example.x": {"priorty": 1}}}"#,
-         #"services.json: services.com.example.x.priorty: unknown key (did you mean "priority"?)"#),
-        (#"{"services": {"com.example.x": {"Enabled": false}}}"#,
-         #"services.json: services.com.example.x.Enabled: unknown key (did you mean "enabled"?)"#),
-        (#"{"services": {"com.example.x": {"requries": []}}}"#,
-         #"services.json: services.com.example.x.requries: unknown key (did you mean "requires"?)"#),
-        (#"{"services": {"com.example.x": {"eventTimout": 1}}}"#,
-         #"services.json: services.com.example.x.eventTimout: unknown key (did you mean "eventTimeout"?)"#),
-        (#"{"services": {"com.example.x": {"color": "red"}}}"#,
-         "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-            + " settings, policy, isolation, trusted, eventTimeout, requests)"),
+        (
+            #"{"services": {"com.example.x": {"priorty": 1}}}"#,
+            #"services.json: services.com.example.x.priorty: unknown key (did you mean "priority"?)"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"Enabled": false}}}"#,
+            #"services.json: services.com.example.x.Enabled: unknown key (did you mean "enabled"?)"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"requries": []}}}"#,
+            #"services.json: services.com.example.x.requries: unknown key (did you mean "requires"?)"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"eventTimout": 1}}}"#,
+            #"services.json: services.com.example.x.eventTimout: unknown key (did you mean "eventTimeout"?)"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"color": "red"}}}"#,
+            "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
+                + " settings, policy, isolation, trusted, eventTimeout, requests)"
+        ),
         // Wrong types and values.
-        (#"{"services": {"com.example.x": {"enabled": "no"}}}"#,
-         #"services.json: services.com.example.x.enabled: expected true or false, found a string ("no")"#),
-        (#"{"services": {"com.example.x": {"priority": 1.5}}}"#,
-         "services.json: services.com.example.x.priority: expected an integer from -2147483648 to 2147483647, found 1.5"),
-        (#"{"services": {"com.example.x": {"priority": 3000000000}}}"#,
-         "services.json: services.com.example.x.priority: expected an integer from -2147483648 to 2147483647, found 3000000000"),
-        (#"{"services": {"com.example.x": {"priority": "high"}}}"#,
-         #"services.json: services.com.example.x.priority: expected an integer from -2147483648 to 2147483647, found a string ("high")"#),
-        (#"{"services": {"com.example.x": {"requires": "com.example.y"}}}"#,
-         #"services.json: services.com.example.x.requires: expected an array of service ids, found a string ("com.example.y")"#),
-        (#"{"services": {"com.example.x": {"requires": ["com.example.y", 2]}}}"#,
-         "services.json: services.com.example.x.requires[1]: expected a service id (a string), found 2"),
-        (#"{"services": {"com.example.x": {"after": ["com..y"]}}}"#,
-         #"services.json: services.com.example.x.after[0]: invalid service id "com..y": it has an empty label"#),
-        (#"{"services": {"com.example.x": {"requires": ["com.example.x"]}}}"#,
-         "services.json: services.com.example.x.requires[0]: a service cannot depend on itself"),
-        (#"{"services": {"com.example.x": {"after": ["com.example.y", "com.example.y"]}}}"#,
-         "services.json: services.com.example.x.after[1]: com.example.y is listed twice"),
-        (#"{"services": {"com.example.x": {"settings": [1]}}}"#,
-         "services.json: services.com.example.x.settings: expected an object, found an array"),
-        (#"{"services": {"com.example.x": {"settings": null}}}"#,
-         "services.json: services.com.example.x.settings: expected an object, found null"),
-        (#"{"services": {"com.example.x": {"policy": "requird"}}}"#,
-         #"services.json: services.com.example.x.policy: expected "required" or "optional", found a string ("requird") (did you mean "required"?)"#),
-        (#"{"services": {"com.example.x": {"policy": true}}}"#,
-         #"services.json: services.com.example.x.policy: expected "required" or "optional", found true"#),
-        (#"{"services": {"com.example.x": {"isolation": "inprocess"}}}"#,
-         #"services.json: services.com.example.x.isolation: expected "in-process" or "process", found a string ("inprocess") (did you mean "in-process"?)"#),
-        (#"{"services": {"com.example.x": {"trusted": 1}}}"#,
-         "services.json: services.com.example.x.trusted: expected true or false, found 1"),
-        (#"{"services": {"com.example.x": {"eventTimeout": 0}}}"#,
-         "services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found 0"),
-        (#"{"services": {"com.example.x": {"eventTimeout": -1.5}}}"#,
-         "services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found -1.5"),
-        (#"{"services": {"com.example.x": {"eventTimeout": "5"}}}"#,
-         #"services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found a string ("5")"#),
+        (
+            #"{"services": {"com.example.x": {"enabled": "no"}}}"#,
+            #"services.json: services.com.example.x.enabled: expected true or false, found a string ("no")"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"priority": 1.5}}}"#,
+            "services.json: services.com.example.x.priority: expected an integer from -2147483648 to 2147483647, found 1.5"
+        ),
+        (
+            #"{"services": {"com.example.x": {"priority": 3000000000}}}"#,
+            "services.json: services.com.example.x.priority: expected an integer from -2147483648 to 2147483647, found 3000000000"
+        ),
+        (
+            #"{"services": {"com.example.x": {"priority": "high"}}}"#,
+            #"services.json: services.com.example.x.priority: expected an integer from -2147483648 to 2147483647, found a string ("high")"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"requires": "com.example.y"}}}"#,
+            #"services.json: services.com.example.x.requires: expected an array of service ids, found a string ("com.example.y")"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"requires": ["com.example.y", 2]}}}"#,
+            "services.json: services.com.example.x.requires[1]: expected a service id (a string), found 2"
+        ),
+        (
+            #"{"services": {"com.example.x": {"after": ["com..y"]}}}"#,
+            #"services.json: services.com.example.x.after[0]: invalid service id "com..y": it has an empty label"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"requires": ["com.example.x"]}}}"#,
+            "services.json: services.com.example.x.requires[0]: a service cannot depend on itself"
+        ),
+        (
+            #"{"services": {"com.example.x": {"after": ["com.example.y", "com.example.y"]}}}"#,
+            "services.json: services.com.example.x.after[1]: com.example.y is listed twice"
+        ),
+        (
+            #"{"services": {"com.example.x": {"settings": [1]}}}"#,
+            "services.json: services.com.example.x.settings: expected an object, found an array"
+        ),
+        (
+            #"{"services": {"com.example.x": {"settings": null}}}"#,
+            "services.json: services.com.example.x.settings: expected an object, found null"
+        ),
+        (
+            #"{"services": {"com.example.x": {"policy": "requird"}}}"#,
+            #"services.json: services.com.example.x.policy: expected "required" or "optional", found a string ("requird") (did you mean "required"?)"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"policy": true}}}"#,
+            #"services.json: services.com.example.x.policy: expected "required" or "optional", found true"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"isolation": "inprocess"}}}"#,
+            #"services.json: services.com.example.x.isolation: expected "in-process" or "process", found a string ("inprocess") (did you mean "in-process"?)"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"trusted": 1}}}"#,
+            "services.json: services.com.example.x.trusted: expected true or false, found 1"
+        ),
+        (
+            #"{"services": {"com.example.x": {"eventTimeout": 0}}}"#,
+            "services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found 0"
+        ),
+        (
+            #"{"services": {"com.example.x": {"eventTimeout": -1.5}}}"#,
+            "services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found -1.5"
+        ),
+        (
+            #"{"services": {"com.example.x": {"eventTimeout": "5"}}}"#,
+            #"services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found a string ("5")"#
+        ),
     ])
     func everyMistake_isAnErrorNamingTheFileAndTheKeysPath(_ text: String, _ expected: String) {
         #expect(failure(text) == expected)
     }
 
     @Test func aSyntaxError_saysTheLineAndColumn() {
-        #expect(failure("{\n  \"services\": {\n    \"com.example.x\": {,}\n  }\n}")
-            == "services.json: line 3, column 23: unexpected ',', expected a string key")
-        #expect(failure(#"{"services": {}, "services": {}}"#)
-            == #"services.json: line 1, column 18: duplicate key "services""#)
+        #expect(
+            failure("{\n  \"services\": {\n    \"com.example.x\": {,}\n  }\n}")
+                == "services.json: line 3, column 23: unexpected ',', expected a string key")
+        #expect(
+            failure(#"{"services": {}, "services": {}}"#)
+                == #"services.json: line 1, column 18: duplicate key "services""#)
     }
 
     @Test func anError_keepsTheKeyPathApart() {

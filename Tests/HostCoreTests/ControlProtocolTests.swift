@@ -1,6 +1,7 @@
-@testable import HostCore
 import ServiceJSON
 import Testing
+
+@testable import HostCore
 
 /// The control protocol's typed requests and replies: one encoding and one decoding each,
 /// and the bytes the README promises.
@@ -28,9 +29,11 @@ import Testing
     }
 
     @Test func requests_areTheREADMEsBytes() {
-        #expect(ControlMessage(.open(url: "myapp://item/42"), id: 1).json.serialized
+        #expect(
+            ControlMessage(.open(url: "myapp://item/42"), id: 1).json.serialized
                 == #"{"command":"open","id":1,"url":"myapp://item/42"}"#)
-        #expect(ControlMessage(.scene(.connect(name: "car", role: "car", urls: ["myapp://drive/work"], activities: [])), id: 4)
+        #expect(
+            ControlMessage(.scene(.connect(name: "car", role: "car", urls: ["myapp://drive/work"], activities: [])), id: 4)
                 .json.serialized
                 == #"{"action":"connect","command":"scene","id":4,"name":"car","role":"car","urls":["myapp://drive/work"]}"#)
     }
@@ -45,7 +48,8 @@ import Testing
         #expect(error(["command": "open", "url": .null]) == #"open: missing "url""#)
         #expect(error(["command": "token", "hex": 1]) == #"token: "hex" must be a string"#)
         #expect(error(["id": 3])?.hasPrefix(#"missing "command" (one of state, list, reload, activate"#) == true)
-        #expect(error(["command": "scene", "action": "connect", "name": "c", "urls": ["a", 1]])
+        #expect(
+            error(["command": "scene", "action": "connect", "name": "c", "urls": ["a", 1]])
                 == #"scene: each of "urls" must be a string"#)
     }
 
@@ -61,14 +65,18 @@ import Testing
         var state = ControlReply(ok: true)
         state.snapshot = true
         state.state = "active"
-        state.status = ControlReply.Status(serviceCount: 2, deviceToken: nil, busy: ControlReply.Call(service: "a.b", event: "openURL"),
-                                           stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12, deadline: 0.5))
+        state.status = ControlReply.Status(
+            serviceCount: 2, deviceToken: nil, busy: ControlReply.Call(service: "a.b", event: "openURL"),
+            stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12, deadline: 0.5))
 
         var list = ControlReply(ok: true)
-        list.services = [ControlReply.Service(id: "a.b", name: "A", version: "1.0.0", path: "/p/a.so", priority: -3, state: "stuck",
-                                              events: ["openURL"], urls: ["myapp"], activities: [], subscriptions: ["*"],
-                                              sceneRoles: ["main"], lastError: nil,
-                                              isolation: ["isolation": "process", "stuckIn": "openURL", "restarts": 2])]
+        list.services = [
+            ControlReply.Service(
+                id: "a.b", name: "A", version: "1.0.0", path: "/p/a.so", priority: -3, state: "stuck",
+                events: ["openURL"], urls: ["myapp"], activities: [], subscriptions: ["*"],
+                sceneRoles: ["main"], lastError: nil,
+                isolation: ["isolation": "process", "stuckIn": "openURL", "restarts": 2])
+        ]
 
         var reload = ControlReply(ok: true)
         reload.reload = ControlReply.Reload(added: ["a.b"], removed: [], replaced: ["c.d"], failures: ["x.so: bad"])
@@ -76,8 +84,9 @@ import Testing
         var scene = ControlReply(ok: true)
         scene.state = "active"
         scene.handled = false
-        scene.scene = ControlReply.SceneEntry(name: "car", role: "car", state: "foregroundActive", configuration: "car",
-                                              configuredBy: "a.b", settings: ["template": "map"])
+        scene.scene = ControlReply.SceneEntry(
+            name: "car", role: "car", state: "foregroundActive", configuration: "car",
+            configuredBy: "a.b", settings: ["template": "map"])
         var delivery = ControlReply()
         delivery.event = "sceneOpenURLContexts"
         delivery.handled = false
@@ -103,7 +112,8 @@ import Testing
         open.handledBy = "dev.servicehost.deeplinks"
         open.receivers = ["dev.servicehost.deeplinks"]
         #expect(open.json.serialized == #"{"event":"openURL","handled":true,"handledBy":"dev.servicehost.deeplinks","id":1,"ok":true,"receivers":["dev.servicehost.deeplinks"]}"#)
-        #expect(ControlReply(ControlRefusal(id: 5, message: #"unknown scene "ghost" (connected: main, car)"#)).json.serialized
+        #expect(
+            ControlReply(ControlRefusal(id: 5, message: #"unknown scene "ghost" (connected: main, car)"#)).json.serialized
                 == #"{"error":"unknown scene \"ghost\" (connected: main, car)","id":5,"ok":false}"#)
         var state = ControlReply(ok: true)
         state.state = "active"
@@ -114,9 +124,11 @@ import Testing
     @Test func ctl_printsAReplyFromItsTypedFields() {
         var state = ControlReply(ok: true)
         state.state = "active"
-        state.status = ControlReply.Status(serviceCount: 1, deviceToken: "00ff",
-                                           stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12, deadline: 0.5))
-        #expect(CtlCommand.text(of: state, command: "state")
+        state.status = ControlReply.Status(
+            serviceCount: 1, deviceToken: "00ff",
+            stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12, deadline: 0.5))
+        #expect(
+            CtlCommand.text(of: state, command: "state")
                 == "state: active\nservices: 1\ndevice token: 00ff\nstuck: a.b has not returned from openURL for 12 s (its deadline is 0.5 s)")
         var unhandled = ControlReply(ok: true)
         unhandled.handled = false

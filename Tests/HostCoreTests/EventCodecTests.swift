@@ -1,8 +1,9 @@
 import Foundation
-@testable import HostCore
 import ServiceABI
 import ServiceJSON
 import Testing
+
+@testable import HostCore
 
 /// An event crosses to a worker byte for byte: every field, every string (even invalid
 /// UTF-8), the JSON text and its parsed tape node for node.
@@ -16,10 +17,13 @@ import Testing
     /// Sends `data` of `kind` through the codec and compares what the worker would see.
     /// Returns what the worker decoded, with the arena its data lives in (scenes live in `scenes`).
     @discardableResult
-    private func roundTrip(_ kind: EventKind, _ data: UnsafeRawPointer?, completion: UInt32 = 0,
-                           scenes: WorkerScenes = WorkerScenes()) throws -> (decoded: EventCodec.Decoded, arena: EventArena) {
-        var event = sh_event(size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
-                             app_state: AppState.background.rawValue, seq: 42, data: data, completion: nil)
+    private func roundTrip(
+        _ kind: EventKind, _ data: UnsafeRawPointer?, completion: UInt32 = 0,
+        scenes: WorkerScenes = WorkerScenes()
+    ) throws -> (decoded: EventCodec.Decoded, arena: EventArena) {
+        var event = sh_event(
+            size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
+            app_state: AppState.background.rawValue, seq: 42, data: data, completion: nil)
         var writer = WireWriter()
         withUnsafePointer(to: &event) { EventCodec.encode($0, service: 3, completion: completion, into: &writer) }
         let bytes = writer.finish(.event, sequence: 9)
@@ -49,8 +53,10 @@ import Testing
         let launch = LaunchRequest(notification: push, url: try OpenURLInput("myapp://x"), activity: activity)
         try roundTrip(.willFinishLaunching, UnsafeRawPointer(arena.launchOptions(launch, flags: 3, settings: Array(#"{"k":true}"#.utf8))))
         try roundTrip(.didFinishLaunching, UnsafeRawPointer(arena.launchOptions(LaunchRequest(), flags: 0, settings: nil)))
-        for kind in [EventKind.didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
-                     .didReceiveMemoryWarning] {
+        for kind in [
+            EventKind.didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
+            .didReceiveMemoryWarning,
+        ] {
             try roundTrip(kind, nil)
         }
     }
@@ -58,20 +64,29 @@ import Testing
     @Test func settingsFlagsAndInvalidUTF8_crossByteForByte() throws {
         let arena = EventArena()
         let settings = Array(#"{"verbose":true}"#.utf8)
-        let options = arena.box(sh_launch_options(
-            size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
-            flags: UInt32(SH_LAUNCH_RESTART | SH_LAUNCH_FIRST_SERVICE_LAUNCH), reserved: 0,
-            settings_json: UnsafeRawPointer(arena.bytes(settings)).assumingMemoryBound(to: CChar.self),
-            settings_len: settings.count, notification: nil, url: nil, activity: nil))
+        let options = arena.box(
+            sh_launch_options(
+                size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
+                flags: UInt32(SH_LAUNCH_RESTART | SH_LAUNCH_FIRST_SERVICE_LAUNCH), reserved: 0,
+                settings_json: UnsafeRawPointer(arena.bytes(settings)).assumingMemoryBound(to: CChar.self),
+                settings_len: settings.count, notification: nil, url: nil, activity: nil))
         try roundTrip(.willFinishLaunching, UnsafeRawPointer(options))
         let invalid = UnsafeRawPointer(arena.bytes([0x62, 0xFF, 0xC3, 0x00])).assumingMemoryBound(to: CChar.self)
-        try roundTrip(.didFailToRegisterForRemoteNotifications, UnsafeRawPointer(arena.box(sh_error_info(
-            size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION, message: invalid))))
+        try roundTrip(
+            .didFailToRegisterForRemoteNotifications,
+            UnsafeRawPointer(
+                arena.box(
+                    sh_error_info(
+                        size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION, message: invalid))))
     }
 
     @Test func aTapeThatJumpsBackward_orDataOnALifecycleEvent_isRefused() {
         var writer = WireWriter()
-        writer.u32(0); writer.u32(EventKind.didBecomeActive.rawValue); writer.i32(2); writer.u64(1); writer.u32(0)
+        writer.u32(0)
+        writer.u32(EventKind.didBecomeActive.rawValue)
+        writer.i32(2)
+        writer.u64(1)
+        writer.u32(0)
         writer.bool(true)
         let bytes = writer.finish(.event, sequence: 1)
         var reader = WireReader(Array(bytes[Wire.headerSize...]))
@@ -84,14 +99,17 @@ import Testing
     private func configuredScene(id: UInt64, name: String, role: String) throws -> SceneRecord {
         let scene = SceneRecord(id: id, name: name, role: "")
         let text = Array(#"{"theme":"dark","n":[1,2.5,null]}"#.utf8)
-        scene.configure(SceneConfigurationChoice(name: "phone ✓", role: role, settings: (try JSONValue(parsing: text), text),
-                                                 service: "a"))
+        scene.configure(
+            SceneConfigurationChoice(
+                name: "phone ✓", role: role, settings: (try JSONValue(parsing: text), text),
+                service: "a"))
         return scene
     }
 
     /// A host-side out-struct of configurationForConnecting, emptied as the host empties it.
     private func emptyConfiguration(_ arena: EventArena, capacity: Int = EventRouter.sceneSettingsCapacity)
-        -> UnsafeMutablePointer<sh_scene_configuration> {
+        -> UnsafeMutablePointer<sh_scene_configuration>
+    {
         var empty = sh_scene_configuration()
         empty.size = UInt32(MemoryLayout<sh_scene_configuration>.size)
         empty.version = SH_SCENE_CONFIGURATION_VERSION
@@ -103,14 +121,20 @@ import Testing
 
     @Test func everySceneKindsData_crossesUnchanged() throws {
         let arena = EventArena()
-        var request = try SceneRequest(name: "car", role: "car", urls: [try OpenURLInput("MyApp://Item/42?q=ü"), try OpenURLInput("myapp://b")],
-                                       activities: [try UserActivityInput(type: "com.example.view", webpageURL: "https://example.com/a",
-                                                                          userInfo: ["id": 42])])
+        var request = try SceneRequest(
+            name: "car", role: "car", urls: [try OpenURLInput("MyApp://Item/42?q=ü"), try OpenURLInput("myapp://b")],
+            activities: [
+                try UserActivityInput(
+                    type: "com.example.view", webpageURL: "https://example.com/a",
+                    userInfo: ["id": 42])
+            ])
         request.isFromLaunch = true
         let options = arena.sceneConnectionOptions(request)
         let connecting = SceneRecord(id: 7, name: "car", role: "")
-        try roundTrip(.configurationForConnecting, UnsafeRawPointer(
-            arena.sceneConnection(connecting, options.options, configuration: emptyConfiguration(arena))))
+        try roundTrip(
+            .configurationForConnecting,
+            UnsafeRawPointer(
+                arena.sceneConnection(connecting, options.options, configuration: emptyConfiguration(arena))))
         let scene = try configuredScene(id: 7, name: "car", role: "car")
         try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(scene, options.options, configuration: nil)))
         let bare = arena.sceneConnectionOptions(try SceneRequest(name: "x"))
@@ -118,9 +142,11 @@ import Testing
         _ = try withExtendedLifetime(plain) {
             try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(plain, bare.options, configuration: nil)))
         }
-        for (kind, state) in [(EventKind.sceneWillEnterForeground, SceneState.unattached), (.sceneDidBecomeActive, .foregroundActive),
-                              (.sceneWillResignActive, .foregroundActive), (.sceneDidEnterBackground, .background),
-                              (.sceneDidDisconnect, .unattached)] {
+        for (kind, state) in [
+            (EventKind.sceneWillEnterForeground, SceneState.unattached), (.sceneDidBecomeActive, .foregroundActive),
+            (.sceneWillResignActive, .foregroundActive), (.sceneDidEnterBackground, .background),
+            (.sceneDidDisconnect, .unattached),
+        ] {
             scene.setState(state)
             try roundTrip(kind, UnsafeRawPointer(scene.raw))
         }
@@ -129,25 +155,31 @@ import Testing
     }
 
     @Test func aScene_isOneStructPerConnectionInTheWorker_updatedInPlace_andRetiredAfterItsDisconnect() throws {
-        let arena = EventArena(), scenes = WorkerScenes()
+        let arena = EventArena()
+        let scenes = WorkerScenes()
         let options = arena.sceneConnectionOptions(try SceneRequest(name: "main", urls: [try OpenURLInput("myapp://x")]))
         let main = SceneRecord(id: 1, name: "main", role: "")
-        var (first, keep) = try roundTrip(.configurationForConnecting, UnsafeRawPointer(
-            arena.sceneConnection(main, options.options, configuration: emptyConfiguration(arena))), scenes: scenes)
+        var (first, keep) = try roundTrip(
+            .configurationForConnecting,
+            UnsafeRawPointer(
+                arena.sceneConnection(main, options.options, configuration: emptyConfiguration(arena))), scenes: scenes)
         let pointer = try #require(first.data?.assumingMemoryBound(to: sh_scene_connection.self).pointee.scene)
         #expect(pointer.pointee.configuration == nil && String(cString: pointer.pointee.role) == "")
         main.configure(SceneConfigurationChoice(name: "phone", role: "main", settings: nil, service: nil))
         var seen: [UnsafePointer<sh_scene>] = []
-        (first, keep) = try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(main, options.options, configuration: nil)),
-                                      scenes: scenes)
+        (first, keep) = try roundTrip(
+            .sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(main, options.options, configuration: nil)),
+            scenes: scenes)
         seen.append(first.data!.assumingMemoryBound(to: sh_scene_connection.self).pointee.scene)
         main.setState(.foregroundInactive)
-        seen.append(try roundTrip(.sceneWillEnterForeground, UnsafeRawPointer(main.raw), scenes: scenes).decoded.data!
-            .assumingMemoryBound(to: sh_scene.self))
+        seen.append(
+            try roundTrip(.sceneWillEnterForeground, UnsafeRawPointer(main.raw), scenes: scenes).decoded.data!
+                .assumingMemoryBound(to: sh_scene.self))
         #expect(seen.last!.pointee.state == SceneState.foregroundInactive.rawValue)
         #expect(String(cString: seen.last!.pointee.configuration) == "phone" && String(cString: seen.last!.pointee.role) == "main")
-        (first, keep) = try roundTrip(.sceneOpenURLContexts, UnsafeRawPointer(arena.sceneOpenURL(main, options.urls[0])),
-                                      scenes: scenes)
+        (first, keep) = try roundTrip(
+            .sceneOpenURLContexts, UnsafeRawPointer(arena.sceneOpenURL(main, options.urls[0])),
+            scenes: scenes)
         seen.append(first.data!.assumingMemoryBound(to: sh_scene_open_url.self).pointee.scene)
         // A second scene gets its own struct.
         let car = try configuredScene(id: 2, name: "car", role: "car")
@@ -158,8 +190,9 @@ import Testing
         // freed at the next other event.
         main.setState(.unattached)
         for _ in 0..<2 {
-            seen.append(try roundTrip(.sceneDidDisconnect, UnsafeRawPointer(main.raw), scenes: scenes).decoded.data!
-                .assumingMemoryBound(to: sh_scene.self))
+            seen.append(
+                try roundTrip(.sceneDidDisconnect, UnsafeRawPointer(main.raw), scenes: scenes).decoded.data!
+                    .assumingMemoryBound(to: sh_scene.self))
             #expect(scenes.count == 2)
         }
         #expect(seen.allSatisfy { $0 == pointer })
@@ -172,8 +205,10 @@ import Testing
     }
 
     /// The configuration a service fills in a worker, back in the host's out-struct.
-    private func answer(filling: (inout sh_scene_configuration, UnsafeMutablePointer<CChar>) -> Void,
-                        hostSize: Int = MemoryLayout<sh_scene_configuration>.size) throws -> sh_scene_configuration {
+    private func answer(
+        filling: (inout sh_scene_configuration, UnsafeMutablePointer<CChar>) -> Void,
+        hostSize: Int = MemoryLayout<sh_scene_configuration>.size
+    ) throws -> sh_scene_configuration {
         let arena = EventArena()
         keeper.arenas.append(arena)
         let scene = SceneRecord(id: 3, name: "car", role: "car")
@@ -181,33 +216,36 @@ import Testing
         let out = emptyConfiguration(arena)
         out.pointee.size = UInt32(hostSize)
         let connection = arena.sceneConnection(scene, options.options, configuration: out)
-        var event = sh_event(size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION,
-                             kind: EventKind.configurationForConnecting.rawValue, app_state: AppState.inactive.rawValue,
-                             seq: 5, data: UnsafeRawPointer(connection), completion: nil)
-        return try withExtendedLifetime(scene) { try withUnsafePointer(to: &event) { event in
-            var writer = WireWriter()
-            EventCodec.encode(event, service: 0, completion: 0, into: &writer)
-            let sent = writer.finish(.event, sequence: 1)
-            var reader = WireReader(Array(sent[Wire.headerSize...]))
-            let workerArena = EventArena()
-            let decoded = try EventCodec.decode(&reader, arena: workerArena, scenes: WorkerScenes())
-            let asked = try #require(decoded.data?.assumingMemoryBound(to: sh_scene_connection.self).pointee.configuration)
-            #expect(asked != out)
-            if hostSize == MemoryLayout<sh_scene_configuration>.size {
-                #expect(Self.configuration(asked.pointee) == Self.configuration(out.pointee))
+        var event = sh_event(
+            size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION,
+            kind: EventKind.configurationForConnecting.rawValue, app_state: AppState.inactive.rawValue,
+            seq: 5, data: UnsafeRawPointer(connection), completion: nil)
+        return try withExtendedLifetime(scene) {
+            try withUnsafePointer(to: &event) { event in
+                var writer = WireWriter()
+                EventCodec.encode(event, service: 0, completion: 0, into: &writer)
+                let sent = writer.finish(.event, sequence: 1)
+                var reader = WireReader(Array(sent[Wire.headerSize...]))
+                let workerArena = EventArena()
+                let decoded = try EventCodec.decode(&reader, arena: workerArena, scenes: WorkerScenes())
+                let asked = try #require(decoded.data?.assumingMemoryBound(to: sh_scene_connection.self).pointee.configuration)
+                #expect(asked != out)
+                if hostSize == MemoryLayout<sh_scene_configuration>.size {
+                    #expect(Self.configuration(asked.pointee) == Self.configuration(out.pointee))
+                }
+                filling(&asked.pointee, asked.pointee.settings)
+                var result = WireWriter()
+                result.i32(Int32(SH_OK))
+                EventCodec.writeAnswer(decoded, into: &result)
+                let back = result.finish(.result, sequence: 1)
+                var answer = WireReader(Array(back[Wire.headerSize...]))
+                #expect(try answer.i32("result") == Int32(SH_OK))
+                try EventCodec.readAnswer(&answer, for: event)
+                try answer.finish("result")
+                #expect(out.pointee.settings_capacity == EventRouter.sceneSettingsCapacity)
+                return out.pointee
             }
-            filling(&asked.pointee, asked.pointee.settings)
-            var result = WireWriter()
-            result.i32(Int32(SH_OK))
-            EventCodec.writeAnswer(decoded, into: &result)
-            let back = result.finish(.result, sequence: 1)
-            var answer = WireReader(Array(back[Wire.headerSize...]))
-            #expect(try answer.i32("result") == Int32(SH_OK))
-            try EventCodec.readAnswer(&answer, for: event)
-            try answer.finish("result")
-            #expect(out.pointee.settings_capacity == EventRouter.sceneSettingsCapacity)
-            return out.pointee
-        } }
+        }
     }
 
     private static func text<T>(_ field: T) -> String {
@@ -239,11 +277,12 @@ import Testing
         #expect(throws: InputError.self) { try EventRouter.read(bad, settings: bad.settings, requestedRole: "car") }
 
         // A host whose struct ends before role: only the name is copied.
-        let short = try answer(filling: { c, _ in
-            withUnsafeMutableBytes(of: &c.name) { $0.copyBytes(from: Array("n".utf8) + [0]) }
-            withUnsafeMutableBytes(of: &c.role) { $0.copyBytes(from: Array("car".utf8) + [0]) }
-            c.settings_len = 3
-        }, hostSize: MemoryLayout<sh_scene_configuration>.offset(of: \sh_scene_configuration.role)!)
+        let short = try answer(
+            filling: { c, _ in
+                withUnsafeMutableBytes(of: &c.name) { $0.copyBytes(from: Array("n".utf8) + [0]) }
+                withUnsafeMutableBytes(of: &c.role) { $0.copyBytes(from: Array("car".utf8) + [0]) }
+                c.settings_len = 3
+            }, hostSize: MemoryLayout<sh_scene_configuration>.offset(of: \sh_scene_configuration.role)!)
         #expect(Self.text(short.name) == "n" && Self.text(short.role) == "" && short.settings_len == 0)
     }
 
@@ -281,7 +320,7 @@ import Testing
             let a = data.assumingMemoryBound(to: sh_scene_user_activity.self).pointee
             return "sceneActivity(\(a.size),\(a.version),\(scene(a.scene.pointee)),\(activity(a.activity.pointee)))"
         case .sceneWillEnterForeground, .sceneDidBecomeActive, .sceneWillResignActive, .sceneDidEnterBackground,
-             .sceneDidDisconnect:
+            .sceneDidDisconnect:
             return scene(data.assumingMemoryBound(to: sh_scene.self).pointee)
         default: return "unexpected data"
         }
@@ -301,7 +340,8 @@ import Testing
     }
 
     static func configuration(_ c: sh_scene_configuration) -> String {
-        let name = withUnsafeBytes(of: c.name) { Array($0) }, role = withUnsafeBytes(of: c.role) { Array($0) }
+        let name = withUnsafeBytes(of: c.name) { Array($0) }
+        let role = withUnsafeBytes(of: c.role) { Array($0) }
         return "configuration(\(c.size),\(c.version),\(name),\(role),\(c.settings_capacity),\(c.settings_len),"
             + "\(bytes(c.settings, min(c.settings_len, c.settings_capacity))))"
     }
@@ -334,7 +374,8 @@ import Testing
         var out = "tape(\(json.size),\(json.version),\(json.count):"
         for index in 0..<json.count {
             let node = json.nodes[index]
-            out += "[\(node.type),\(node.count),\(node.next),\(node.reserved),\(node.number.bitPattern),"
+            out +=
+                "[\(node.type),\(node.count),\(node.next),\(node.reserved),\(node.number.bitPattern),"
                 + "\(node.string.map { bytes($0, node.length + 1) } ?? "NULL"),\(node.length)]"
         }
         return out + ")"

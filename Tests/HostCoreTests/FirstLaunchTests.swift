@@ -1,8 +1,9 @@
 import Foundation
-@testable import HostCore
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// First-launch detection (seed 004): the logic over in-memory marks, then the disk-backed marks.
 @Suite struct FirstLaunchTests {
@@ -22,8 +23,18 @@ import TestSupport
         func launch(_ mode: FirstLaunchMode = .auto) -> FirstLaunch {
             FirstLaunch(
                 mode: mode,
-                wasSeen: { subject in self.state.withLock { $0.reads += 1; return $0.seen.contains(subject) } },
-                markSeen: { subject in self.state.withLock { $0.writes.append(subject); $0.seen.insert(subject) } })
+                wasSeen: { subject in
+                    self.state.withLock {
+                        $0.reads += 1
+                        return $0.seen.contains(subject)
+                    }
+                },
+                markSeen: { subject in
+                    self.state.withLock {
+                        $0.writes.append(subject)
+                        $0.seen.insert(subject)
+                    }
+                })
         }
 
         var reads: Int { state.withLock { $0.reads } }

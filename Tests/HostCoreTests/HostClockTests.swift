@@ -1,9 +1,10 @@
 import Foundation
-@testable import HostCore
 import ServiceABI
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// Deadlines driven by a test's own clock: nothing here sleeps.
 @MainActor
@@ -12,7 +13,10 @@ import TestSupport
         let clock = ManualClock()
         var ran: [String] = []
         clock.schedule(after: 2) { ran.append("b") }
-        clock.schedule(after: 1) { ran.append("a"); clock.schedule(after: 0.5) { ran.append("a+0.5") } }
+        clock.schedule(after: 1) {
+            ran.append("a")
+            clock.schedule(after: 0.5) { ran.append("a+0.5") }
+        }
         clock.schedule(after: 1.2) { ran.append("cancelled") }.cancel()
         clock.advance(by: 0.9)
         #expect(ran.isEmpty)
@@ -24,10 +28,12 @@ import TestSupport
     @Test func aCompletionThatNeverComes_timesOutWhenTheClockSaysSo() throws {
         let scratch = try Scratch()
         let lib = try scratch.folder("lib")
-        try Command.compileC(Repository.fixture("CPlugins/probe.c"), to: lib + "/never.so", defines: [
-            "PROBE_ID=\"test.never\"", "PROBE_COMPLETE=1",
-            "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION))",
-        ])
+        try Command.compileC(
+            Repository.fixture("CPlugins/probe.c"), to: lib + "/never.so",
+            defines: [
+                "PROBE_ID=\"test.never\"", "PROBE_COMPLETE=1",
+                "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION))",
+            ])
         let clock = ManualClock()
         let host = Host(log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), clock: clock)
         host.answerTimeout = 30
@@ -48,17 +54,23 @@ import TestSupport
         let tracker = CallTracker()
         tracker.register(ids: ["test.a", "test.b"])
         let time = Mutex<Double>(0)
-        let watchdog = HangWatchdog(tracker: tracker, log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)),
-                                    shortestDeadline: 10, deadline: { _ in 10 }, isIsolated: { _ in false },
-                                    now: { time.withLock { $0 } })
-        func at(_ seconds: Double) { time.withLock { $0 = seconds }; watchdog.check() }
+        let watchdog = HangWatchdog(
+            tracker: tracker, log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)),
+            shortestDeadline: 10, deadline: { _ in 10 }, isIsolated: { _ in false },
+            now: { time.withLock { $0 } })
+        func at(_ seconds: Double) {
+            time.withLock { $0 = seconds }
+            watchdog.check()
+        }
 
         // Two services of one delivery, 6 s each: neither is past its own 10 s deadline.
         let sentinel = tracker.begin(.didBecomeActive)
         tracker.enter(0, sentinel)
-        at(0); at(6)
+        at(0)
+        at(6)
         tracker.enter(1, sentinel)
-        at(6); at(12)
+        at(6)
+        at(12)
         #expect(tracker.stuck == nil)
         // test.b stays: past its deadline 10 s after it was first seen.
         at(16.5)

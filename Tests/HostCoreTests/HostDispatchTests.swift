@@ -1,8 +1,8 @@
 import Foundation
 import HostCore
 import ServiceABI
-import Testing
 import TestSupport
+import Testing
 
 /// Delivery order and failure handling, through the real dispatcher with real C plugins.
 @MainActor
@@ -30,8 +30,12 @@ import TestSupport
 
     @Test func priorityOrder_reverseTearDown_andFailuresNeverSkipTheNext() throws {
         try probe("a.so", ["PROBE_ID=\"test.a\""])
-        try probe("b.so", ["PROBE_ID=\"test.b\"", "PROBE_PRIORITY=10",
-                           "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=SH_ERROR"])
+        try probe(
+            "b.so",
+            [
+                "PROBE_ID=\"test.b\"", "PROBE_PRIORITY=10",
+                "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=SH_ERROR",
+            ])
         try probe("c.so", ["PROBE_ID=\"test.c\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=SH_FALSE"])
         // Asks only for didBecomeActive: it must never be called for anything else.
         try probe("d.so", ["PROBE_ID=\"test.d\"", "PROBE_EVENTS=SH_EVENT_BIT(SH_EVENT_DID_BECOME_ACTIVE)"])
@@ -53,7 +57,8 @@ import TestSupport
         let running = ["test.a", "test.c"]
         let reversed = Array(running.reversed())
         func pairs(_ event: String, _ services: [String]) -> [String] { services.map { "\(event) \($0)" } }
-        let expected = pairs("willFinishLaunching", order) + pairs("didFinishLaunching", order)
+        let expected =
+            pairs("willFinishLaunching", order) + pairs("didFinishLaunching", order)
             + pairs("didBecomeActive", running + ["test.d"])
             + pairs("willResignActive", reversed) + pairs("didEnterBackground", reversed)
             + pairs("willEnterForeground", running) + pairs("didBecomeActive", running + ["test.d"])

@@ -1,9 +1,10 @@
 import Foundation
-@testable import HostCore
 import ServiceABI
 import ServiceJSON
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// Per-service policies through the real dispatcher and real workers (the built `host`).
 @MainActor
@@ -28,11 +29,15 @@ import TestSupport
         try compile("BadPlugins/bad.c", "d.so", ["BAD_ID=\"test.d\"", "BAD_ON_KIND=SH_EVENT_WILL_RESIGN_ACTIVE", "BAD_ACTION=9"])
         let tracePath = scratch.file("trace.jsonl")
         let host = Host(log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), trace: try TraceWriter(path: tracePath))
+        // test.d hangs: its deadline, stretched under a sanitizer (its worker takes longer to load).
+        let hangDeadline = Sanitizer.deadline(0.3)
         var settings = IsolationSettings(stateDirectory: scratch.file("state"))
         settings.workerExecutable = try Repository.product("host")
-        settings.policies = ["test.a": IsolationPolicy(isolation: .process),
-                             "test.c": IsolationPolicy(isolation: .process),
-                             "test.d": IsolationPolicy(isolation: .process, eventTimeout: 0.3)]
+        settings.policies = [
+            "test.a": IsolationPolicy(isolation: .process),
+            "test.c": IsolationPolicy(isolation: .process),
+            "test.d": IsolationPolicy(isolation: .process, eventTimeout: hangDeadline),
+        ]
         host.startIsolation(settings)
         #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
         #expect(host.services.map(\.id) == ["test.a", "test.b", "test.c", "test.d"])
@@ -50,16 +55,19 @@ import TestSupport
         func pairs(_ event: String, _ services: [String], _ result: (String) -> String = { _ in "ok" }) -> [String] {
             services.map { "\(event) \($0) \(result($0))" }
         }
-        #expect(lines == pairs("willFinishLaunching", order) + pairs("didFinishLaunching", order)
-            + pairs("didBecomeActive", order)
-            + pairs("willResignActive", order.reversed()) { $0 == "test.d" ? "error" : "ok" }
-            // test.d is down (its hang killed its worker), so it answers unsupported until restarted.
-            + pairs("didEnterBackground", order.reversed()) { ["test.c": "error", "test.d": "unsupported"][$0] ?? "ok" })
+        #expect(
+            lines == pairs("willFinishLaunching", order) + pairs("didFinishLaunching", order)
+                + pairs("didBecomeActive", order)
+                + pairs("willResignActive", order.reversed()) { $0 == "test.d" ? "error" : "ok" }
+                // test.d is down (its hang killed its worker), so it answers unsupported until restarted.
+                + pairs("didEnterBackground", order.reversed()) { ["test.c": "error", "test.d": "unsupported"][$0] ?? "ok" })
         #expect(host.isolationFields(for: "test.c")["state"] == "restarting")
-        #expect(host.isolationFields(for: "test.c")["lastCrash"]?.stringValue?.contains(
-            "was killed by signal 11 (SIGSEGV) while handling didEnterBackground") == true)
-        #expect(host.isolationFields(for: "test.d")["lastCrash"]?.stringValue?.contains(
-            "did not answer willResignActive within 0.3 s") == true)
+        #expect(
+            host.isolationFields(for: "test.c")["lastCrash"]?.stringValue?.contains(
+                "was killed by signal 11 (SIGSEGV) while handling didEnterBackground") == true)
+        #expect(
+            host.isolationFields(for: "test.d")["lastCrash"]?.stringValue?.contains(
+                "did not answer willResignActive within \(Seconds.text(hangDeadline)) s") == true)
         #expect(host.isolationFields(for: "test.a")["state"] == "running")
     }
 }

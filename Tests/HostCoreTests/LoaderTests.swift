@@ -1,7 +1,8 @@
 import Foundation
-@testable import HostCore
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// Every loader failure, each from a crafted file, through the same loader `host` uses.
 @MainActor
@@ -44,7 +45,8 @@ import TestSupport
         while case let n = read(fd, &chunk, chunk.count), n > 0 { bytes += chunk[..<n] }
         let maps = String(decoding: bytes, as: UTF8.self)
         guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("/libc.so.6") }),
-              let slash = line.firstIndex(of: "/") else { throw TestFailure("libc.so.6 not in /proc/self/maps:\n\(maps)") }
+            let slash = line.firstIndex(of: "/")
+        else { throw TestFailure("libc.so.6 not in /proc/self/maps:\n\(maps)") }
         return String(line[slash...])
     }
 
@@ -78,15 +80,19 @@ import TestSupport
         let (report, failures) = try loadAll()
         #expect(report.services.map(\.path) == [first])
         #expect(failures["b.so"] == .duplicateServiceID(id: "test.same", otherPath: first))
-        #expect(LoadFailure(path: lib + "/b.so", reason: failures["b.so"]!).description
-            == "\(lib)/b.so: duplicate service id test.same: already provided by \(first)")
+        #expect(
+            LoadFailure(path: lib + "/b.so", reason: failures["b.so"]!).description
+                == "\(lib)/b.so: duplicate service id test.same: already provided by \(first)")
     }
 
     @Test func insecureFileMode_isRefusedUnlessAllowed() throws {
         let path = try probe("open.so")
         chmod(path, 0o666)
         let (_, failures) = try loadAll()
-        guard case .insecure(let why)? = failures["open.so"] else { Issue.record("not refused: \(failures)"); return }
+        guard case .insecure(let why)? = failures["open.so"] else {
+            Issue.record("not refused: \(failures)")
+            return
+        }
         #expect(why == "file \(path) is writable by other users (mode 0666)")
         let (allowed, _) = try loadAll(allowInsecure: true)
         #expect(allowed.services.count == 1)
@@ -140,7 +146,10 @@ import TestSupport
     @Test func undefinedSymbol_givesTheDlopenError() throws {
         try probe("undefined.so", ["PROBE_UNDEFINED"])
         let (_, failures) = try loadAll()
-        guard case .dlopen(let text)? = failures["undefined.so"] else { Issue.record("\(failures)"); return }
+        guard case .dlopen(let text)? = failures["undefined.so"] else {
+            Issue.record("\(failures)")
+            return
+        }
         #expect(text.contains("undefined symbol: servicehost_probe_missing_function"))
     }
 

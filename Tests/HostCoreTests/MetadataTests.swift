@@ -1,6 +1,7 @@
-@testable import HostCore
 import ServiceABI
 import Testing
+
+@testable import HostCore
 
 @Suite struct MetadataTests {
     private func header(size: Int, kind: Int) -> [UInt8] {
@@ -24,7 +25,8 @@ import Testing
 
     @Test func decodes_recordsSeparatedByPaddingAndUnknownKinds() throws {
         let unknown = header(size: 24, kind: 99) + [UInt8](repeating: 7, count: 8)
-        let bytes = [0, 0, 0] + serviceRecord(id: "a.b", priority: -3) + [0, 0, 0, 0, 0] + unknown
+        let bytes =
+            [0, 0, 0] + serviceRecord(id: "a.b", priority: -3) + [0, 0, 0, 0, 0] + unknown
             + pluginRecord() + serviceRecord(id: "c.d")
         let metadata = try PluginMetadata.decode(bytes)
         #expect(metadata.abiVersion == 1)

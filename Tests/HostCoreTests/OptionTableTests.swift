@@ -1,7 +1,8 @@
-@testable import HostCore
 import ServiceABI
 import ServiceJSON
 import Testing
+
+@testable import HostCore
 
 /// The option tables: one parser and one help for `host`, `host inspect` and `host ctl`.
 @Suite struct OptionTableTests {
@@ -11,10 +12,14 @@ import Testing
     }
 
     @Test func equalsAndASeparateValue_areTheSame() throws {
-        let split = try RunOptions.parse(["--plugins", "/a", "--trace", "t.jsonl", "--max-payload", "100",
-                                          "--launch-scene", "car:car", "--event-timeout", "2"])
-        let joined = try RunOptions.parse(["--plugins=/a", "--trace=t.jsonl", "--max-payload=100",
-                                           "--launch-scene=car:car", "--event-timeout=2"])
+        let split = try RunOptions.parse([
+            "--plugins", "/a", "--trace", "t.jsonl", "--max-payload", "100",
+            "--launch-scene", "car:car", "--event-timeout", "2",
+        ])
+        let joined = try RunOptions.parse([
+            "--plugins=/a", "--trace=t.jsonl", "--max-payload=100",
+            "--launch-scene=car:car", "--event-timeout=2",
+        ])
         for options in [split, joined] {
             #expect(options.pluginDirectories == ["/a"] && options.traceFile == "t.jsonl" && options.maxPayload == 100)
             #expect(options.launchScene?.name == "car" && options.launchScene?.role == "car")
@@ -77,24 +82,31 @@ import Testing
 
     @Test func theHelp_listsEveryOptionOfEveryTable() {
         for synopsis in RunOptions.table.options.map(\.synopsis) + InspectCommand.table.options.map(\.synopsis) {
-            #expect(Usage.text.contains("  " + synopsis + " ") || Usage.text.contains("  " + synopsis + "\n"),
-                    "\(synopsis) is missing from host --help")
+            #expect(
+                Usage.text.contains("  " + synopsis + " ") || Usage.text.contains("  " + synopsis + "\n"),
+                "\(synopsis) is missing from host --help")
         }
         for synopsis in CtlCommand.table.options.map(\.synopsis) + CtlCommand.pushTable.options.map(\.synopsis)
-            + CtlCommand.activityTable.options.map(\.synopsis) + CtlCommand.sceneConnectTable.options.map(\.synopsis) {
+            + CtlCommand.activityTable.options.map(\.synopsis) + CtlCommand.sceneConnectTable.options.map(\.synopsis)
+        {
             #expect(CtlCommand.help.contains("  " + synopsis + " "), "\(synopsis) is missing from host ctl --help")
         }
         #expect(InspectCommand.help.contains("  --state-dir DIR           show the services"))
     }
 
     @Test func ctl_takesEqualsToo_andDashDashEndsTheOptions() throws {
-        let invocation = try CtlCommand.parse(["--control=/tmp/h.sock", "--json", "activity", "t", "--url=myapp://x",
-                                               "--user-info", #"{"a":1}"#], readInput: { _ in [] })
+        let invocation = try CtlCommand.parse(
+            [
+                "--control=/tmp/h.sock", "--json", "activity", "t", "--url=myapp://x",
+                "--user-info", #"{"a":1}"#,
+            ], readInput: { _ in [] })
         #expect(invocation.control == "/tmp/h.sock" && invocation.json)
         #expect(invocation.request == ["command": "activity", "type": "t", "url": "myapp://x", "userInfo": ["a": 1]])
-        #expect(try CtlCommand.parse(["token-error", "--", "--weird"], readInput: { _ in [] }).request
+        #expect(
+            try CtlCommand.parse(["token-error", "--", "--weird"], readInput: { _ in [] }).request
                 == ["command": "token-error", "message": "--weird"])
-        #expect(try CtlCommand.parse(["token-error", "-1"], readInput: { _ in [] }).request
+        #expect(
+            try CtlCommand.parse(["token-error", "-1"], readInput: { _ in [] }).request
                 == ["command": "token-error", "message": "-1"])
         #expect(throws: UsageError("ctl activity: --user-info: not valid JSON: byte 0: unexpected 'x', expected a value")) {
             try CtlCommand.parse(["activity", "t", "--user-info=x"], readInput: { _ in [] })
@@ -104,12 +116,15 @@ import Testing
     @Test func ctlPush_takesTheTapActionEitherWay() throws {
         let payload: (String) throws -> [UInt8] = { _ in Array(#"{"aps":{}}"#.utf8) }
         for arguments in [["push", "--tap=dismiss", "p.json"], ["push", "--tap", "dismiss", "p.json"]] {
-            #expect(try CtlCommand.parse(arguments, readInput: payload).message.command
+            #expect(
+                try CtlCommand.parse(arguments, readInput: payload).message.command
                     == .push(payload: ["aps": [:]], tap: true, action: SH_ACTION_DISMISS))
         }
-        #expect(try CtlCommand.parse(["push", "--tap", "p.json"], readInput: payload).message.command
+        #expect(
+            try CtlCommand.parse(["push", "--tap", "p.json"], readInput: payload).message.command
                 == .push(payload: ["aps": [:]], tap: true, action: nil))
-        #expect(try CtlCommand.parse(["push", "-"], readInput: payload).message.command
+        #expect(
+            try CtlCommand.parse(["push", "-"], readInput: payload).message.command
                 == .push(payload: ["aps": [:]], tap: false, action: nil))
         #expect(throws: UsageError.self) { try CtlCommand.parse(["push", "a", "b"], readInput: payload) }
     }

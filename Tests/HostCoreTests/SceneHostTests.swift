@@ -1,8 +1,8 @@
 import Foundation
 import HostCore
 import ServiceABI
-import Testing
 import TestSupport
+import Testing
 
 /// Scenes through the real dispatcher with real C plugins, in process.
 @MainActor
@@ -26,8 +26,9 @@ import TestSupport
     /// A host on `lib` logging to `logPath`, with its trace.
     private func host() throws -> (HostCore.Host, trace: String) {
         let trace = scratch.file("trace.jsonl")
-        let host = Host(log: Log(level: .info, descriptor: open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)),
-                        trace: try TraceWriter(path: trace))
+        let host = Host(
+            log: Log(level: .info, descriptor: open(logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)),
+            trace: try TraceWriter(path: trace))
         #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
         return (host, trace)
     }
@@ -44,11 +45,19 @@ import TestSupport
 
     @Test func theFirstValidConfigurationWins_andAnInvalidOneIsRefusedNamingItsService() throws {
         // Highest priority first: it answers a role other than the one asked for, so it is refused.
-        try probe("a.so", ["PROBE_ID=\"test.wrong\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_PRIORITY=20",
-                           "PROBE_CONFIGURATION=\"ext\"", "PROBE_CONFIGURATION_ROLE=\"external\""])
+        try probe(
+            "a.so",
+            [
+                "PROBE_ID=\"test.wrong\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_PRIORITY=20",
+                "PROBE_CONFIGURATION=\"ext\"", "PROBE_CONFIGURATION_ROLE=\"external\"",
+            ])
         try probe("b.so", ["PROBE_ID=\"test.passes\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_PRIORITY=10"])
-        try probe("c.so", ["PROBE_ID=\"test.car\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_PRIORITY=5",
-                           "PROBE_CONFIGURATION=\"car\"", #"PROBE_CONFIGURATION_SETTINGS="{\"template\":\"map\"}""#])
+        try probe(
+            "c.so",
+            [
+                "PROBE_ID=\"test.car\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_PRIORITY=5",
+                "PROBE_CONFIGURATION=\"car\"", #"PROBE_CONFIGURATION_SETTINGS="{\"template\":\"map\"}""#,
+            ])
         try probe("d.so", ["PROBE_ID=\"test.never\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_CONFIGURATION=\"late\""])
         let (host, trace) = try host()
         try host.launch()
@@ -57,10 +66,13 @@ import TestSupport
         #expect(connection.scene.configuredBy == "test.car")
         #expect(connection.scene.settings == ["template": "map"])
         #expect(connection.scene.state == .foregroundActive)
-        #expect(try deliveries(trace).filter { $0.hasPrefix("configurationForConnecting") }
+        #expect(
+            try deliveries(trace).filter { $0.hasPrefix("configurationForConnecting") }
                 == ["test.wrong", "test.passes", "test.car"].map { "configurationForConnecting@car \($0)" })
-        #expect(log.contains("error [test.wrong] configurationForConnecting: the configuration for scene car is refused:"
-            + " it chose role external for a scene connected as car"))
+        #expect(
+            log.contains(
+                "error [test.wrong] configurationForConnecting: the configuration for scene car is refused:"
+                    + " it chose role external for a scene connected as car"))
         #expect(host.services.first { $0.id == "test.wrong" }?.lastError?.contains("it chose role external") == true)
         // No role asked for: the answer's role is taken; no answer at all: "default" and main.
         #expect(try host.connectScene(try SceneRequest(name: "screen")).scene.role == "external")

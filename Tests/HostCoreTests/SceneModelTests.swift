@@ -54,20 +54,29 @@ import Testing
     }
 
     @Test func ctlScene_buildsTheProtocolRequest() throws {
-        let connect = try CtlCommand.parse(["scene", "connect", "car", "--role", "car", "--url", "myapp://drive/a",
-                                            "--url", "myapp://drive/b", "--activity", "com.example.drive,https://e.com/1"],
-                                           readInput: { _ in [] }).request
-        #expect(connect == [
-            "command": "scene", "action": "connect", "name": "car", "role": "car",
-            "urls": ["myapp://drive/a", "myapp://drive/b"],
-            "activities": [["type": "com.example.drive", "url": "https://e.com/1"]],
-        ])
-        #expect(try CtlCommand.parse(["scene", "resign", "main"], readInput: { _ in [] }).request
+        let connect = try CtlCommand.parse(
+            [
+                "scene", "connect", "car", "--role", "car", "--url", "myapp://drive/a",
+                "--url", "myapp://drive/b", "--activity", "com.example.drive,https://e.com/1",
+            ],
+            readInput: { _ in [] }
+        ).request
+        #expect(
+            connect == [
+                "command": "scene", "action": "connect", "name": "car", "role": "car",
+                "urls": ["myapp://drive/a", "myapp://drive/b"],
+                "activities": [["type": "com.example.drive", "url": "https://e.com/1"]],
+            ])
+        #expect(
+            try CtlCommand.parse(["scene", "resign", "main"], readInput: { _ in [] }).request
                 == ["command": "scene", "action": "resign", "name": "main"])
-        #expect(try CtlCommand.parse(["scene", "activity", "main", "t", "--user-info", #"{"a":1}"#], readInput: { _ in [] }).request
+        #expect(
+            try CtlCommand.parse(["scene", "activity", "main", "t", "--user-info", #"{"a":1}"#], readInput: { _ in [] }).request
                 == ["command": "scene", "action": "activity", "name": "main", "type": "t", "userInfo": ["a": 1]])
-        for bad in [["scene"], ["scene", "connect"], ["scene", "open", "main"], ["scene", "list", "x"],
-                    ["scene", "connect", "car", "--role"], ["scene", "connect", "car", "--colour", "red"]] {
+        for bad in [
+            ["scene"], ["scene", "connect"], ["scene", "open", "main"], ["scene", "list", "x"],
+            ["scene", "connect", "car", "--role"], ["scene", "connect", "car", "--colour", "red"],
+        ] {
             #expect(throws: UsageError.self) { try CtlCommand.parse(bad, readInput: { _ in [] }) }
         }
     }
@@ -81,7 +90,8 @@ import Testing
         #expect(error(#"{"command":"scene","action":"list"}"#) == nil)
         #expect(error(#"{"command":"scene","action":"open","name":"car"}"#) == #"scene: missing "url""#)
         #expect(error(#"{"command":"scene","action":"activate"}"#) == #"scene: missing "name""#)
-        #expect(error(#"{"command":"scene","action":"connect","name":"c","activities":["t"]}"#)
+        #expect(
+            error(#"{"command":"scene","action":"connect","name":"c","activities":["t"]}"#)
                 == #"scene: each of "activities" must be an object like {"type":"…"}"#)
         #expect(error(#"{"command":"scene","action":"connect","name":"c","urls":["nope"]}"#)?.hasPrefix("invalid URL") == true)
     }

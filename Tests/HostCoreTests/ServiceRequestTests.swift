@@ -17,6 +17,13 @@ import Testing
         #expect(!ServiceRequests.allows(.events, terminate) && !ServiceRequests.allows(.events, reload))
         #expect(ServiceRequests.allows(.all, terminate) && ServiceRequests.allows(.all, reload))
         #expect(!ServiceRequests.allows(nil, push))
+        // The operating requests: `list --all` reads like `list`; the rest need "all".
+        let listAll = try command(#"{"command":"list","all":true}"#)
+        let stats = try command(#"{"command":"stats"}"#)
+        let restart = try command(#"{"command":"service","action":"restart","service":"a.b"}"#)
+        #expect(ServiceRequests.allows(.events, listAll))
+        #expect(!ServiceRequests.allows(.events, stats) && !ServiceRequests.allows(.events, restart))
+        #expect(ServiceRequests.allows(.all, stats) && ServiceRequests.allows(.all, restart))
     }
 
     @Test func theGrantIsReadFromTheConfiguration_andATypoIsNamed() throws {

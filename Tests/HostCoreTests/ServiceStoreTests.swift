@@ -1,7 +1,8 @@
 import Foundation
-@testable import HostCore
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// A service's key-value store: values, keys as file names, limits, and ids or keys that try
 /// to leave the state directory.
@@ -152,8 +153,9 @@ import TestSupport
         #expect(throws: StorageError(path: store.path, code: .keyTooLong(fileNameBytes: 258, limit: 255))) {
             try store.set([UInt8](repeating: 0xFF, count: 86), to: [1])
         }
-        #expect(StorageError(path: "p", code: .keyTooLong(fileNameBytes: 258, limit: 255)).description
-            == "p: key too long: its file name would be 258 bytes, the limit is 255 (bytes other than A-Z a-z 0-9 . _ - take three)")
+        #expect(
+            StorageError(path: "p", code: .keyTooLong(fileNameBytes: 258, limit: 255)).description
+                == "p: key too long: its file name would be 258 bytes, the limit is 255 (bytes other than A-Z a-z 0-9 . _ - take three)")
     }
 
     @Test func aValueLargerThanTheLimit_isRefused_andOneAtTheLimitIsKept() throws {

@@ -11,8 +11,9 @@ import Testing
     private func service(
         _ name: String, enabled: Bool = true, priority: Int32? = nil, requires: [String] = [], after: [String] = []
     ) -> ServiceConfiguration {
-        ServiceConfiguration(id: "test." + name, enabled: enabled, priority: priority,
-                             requires: requires.map { "test." + $0 }, after: after.map { "test." + $0 })
+        ServiceConfiguration(
+            id: "test." + name, enabled: enabled, priority: priority,
+            requires: requires.map { "test." + $0 }, after: after.map { "test." + $0 })
     }
 
     private func plan(
@@ -66,8 +67,10 @@ import Testing
     @Test func order_ofADiamond_isStableByPriorityThenLoadOrder() throws {
         // d needs b and c; b and c need a; c outranks b.
         let services = found(("d", 0), ("c", 0), ("b", 0), ("a", 0))
-        let configured = [service("d", requires: ["b", "c"]), service("c", priority: 1, requires: ["a"]),
-                          service("b", requires: ["a"]), service("a")]
+        let configured = [
+            service("d", requires: ["b", "c"]), service("c", priority: 1, requires: ["a"]),
+            service("b", requires: ["a"]), service("a"),
+        ]
         #expect(try order(services, configured) == ["a", "c", "b", "d"])
     }
 
@@ -101,8 +104,9 @@ import Testing
         #expect(throws: StartOrderError(.requirementMissing(service: "test.a", requirement: "test.zzz"))) {
             try plan(found(("a", 0)), [service("a", requires: ["zzz"])])
         }
-        #expect(StartOrderError(.requirementMissing(service: "test.a", requirement: "test.zzz")).description
-            == "test.a requires test.zzz, which no plugin provides")
+        #expect(
+            StartOrderError(.requirementMissing(service: "test.a", requirement: "test.zzz")).description
+                == "test.a requires test.zzz, which no plugin provides")
     }
 
     @Test func order_whenRequiresIsDisabled_namesBoth() {
@@ -113,8 +117,9 @@ import Testing
         #expect(throws: StartOrderError(.requirementDisabled(service: "test.a", requirement: "test.b"))) {
             try plan(found(("a", 0)), [service("a", requires: ["b"]), service("b", enabled: false)])
         }
-        #expect(StartOrderError(.requirementDisabled(service: "test.a", requirement: "test.b")).description
-            == "test.a requires test.b, which is disabled in the configuration")
+        #expect(
+            StartOrderError(.requirementDisabled(service: "test.a", requirement: "test.b")).description
+                == "test.a requires test.b, which is disabled in the configuration")
     }
 
     @Test func order_whenRequiresIsUnconfiguredUnderOnlyConfigured_namesBoth() {
@@ -142,8 +147,9 @@ import Testing
         let services = found(("a", 0), ("b", 0), ("c", 0), ("x", 0))
         let configured = [service("a", requires: ["b"]), service("b", after: ["c"]), service("c", requires: ["a"]), service("x")]
         #expect(throws: StartOrderError(.cycle(["test.a", "test.b", "test.c", "test.a"]))) { try plan(services, configured) }
-        #expect(StartOrderError(.cycle(["a", "b", "c", "a"])).description
-            == "dependency cycle: a → b → c → a (each must start after the next)")
+        #expect(
+            StartOrderError(.cycle(["a", "b", "c", "a"])).description
+                == "dependency cycle: a → b → c → a (each must start after the next)")
     }
 
     @Test func order_withACycle_startsItAtItsEarliestLoadedService_andLeavesOutServicesWaitingOnIt() {

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HostCore
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// Where the state lives, how it is created, and the directories it refuses.
 @Suite struct StateDirectoryTests {
@@ -36,8 +37,14 @@ import TestSupport
         } throws: { error in
             guard let error = error as? StorageError, case .insecure(let detail) = error.code else { return false }
             return detail == "directory \(path) is writable by other users (mode 0777)"
-                && error.description.hasSuffix("(run chmod go-w on it, or choose another --state-dir)")
+                && error.description.hasSuffix("(run chmod go-w on it, choose another --state-dir, or pass --allow-insecure-plugins)")
         }
+    }
+
+    @Test func anExistingDirectoryWritableByOthers_opensWithTheEscape() throws {
+        let path = try scratch.folder("open", mode: 0o777)
+        chmod(path, 0o777)
+        _ = try StateDirectory(path: path, allowInsecure: true)
     }
 
     @Test func aServicesFolderWritableByItsGroup_isRefused() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import HostCore
-import Testing
 import TestSupport
+import Testing
 
 /// Atomicity under `kill -9`: a child process writes one key in a tight loop, alternating two
 /// large values of different lengths, and is killed at random moments; after every kill the key
@@ -53,8 +53,9 @@ import TestSupport
             if !leftovers.isEmpty { killedMidWrite += 1 }
             let store = try StateDirectory(path: statePath).store(for: Self.serviceID)
             let value = try #require(try store.get("key"), "round \(round): the key has no value")
-            #expect(value == Self.valueA || value == Self.valueB,
-                    "round \(round): a mixed value of \(value.count) bytes, starting \(value.first ?? 0)")
+            #expect(
+                value == Self.valueA || value == Self.valueB,
+                "round \(round): a mixed value of \(value.count) bytes, starting \(value.first ?? 0)")
             seen.insert(value[0])
             // Opening the store removed what the kill left behind.
             #expect(try FileManager.default.contentsOfDirectory(atPath: store.path) == ["key"])

@@ -1,8 +1,9 @@
 import Foundation
-@testable import HostCore
 import ServiceJSON
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// The parts of supervision that need no worker: backoff and crash limits, failure records,
 /// the sentinel, the options, trust.
@@ -35,8 +36,10 @@ import TestSupport
     }
 
     @Test func runOptions_takeTheIsolationFlags() throws {
-        let options = try RunOptions.parse(["--plugins", "/tmp", "--isolation", "process", "--event-timeout=0.5",
-                                            "--crash-limit", "3/10", "--safe-mode"])
+        let options = try RunOptions.parse([
+            "--plugins", "/tmp", "--isolation", "process", "--event-timeout=0.5",
+            "--crash-limit", "3/10", "--safe-mode",
+        ])
         #expect(options.isolation.isolation == .process)
         #expect(options.isolation.eventTimeout == 0.5)
         #expect(options.isolation.crashLimit == CrashLimit(count: 3, window: 10))
@@ -55,8 +58,10 @@ import TestSupport
 
     @Test func policies_overrideTheDefaults_perService() {
         var settings = IsolationSettings(stateDirectory: "/tmp/x")
-        settings.policies = ["a.b": IsolationPolicy(isolation: .process, trusted: true, eventTimeout: 2),
-                             "c.d": IsolationPolicy(ServiceConfiguration(id: "c.d", isolation: .inProcess, eventTimeout: 0.5))]
+        settings.policies = [
+            "a.b": IsolationPolicy(isolation: .process, trusted: true, eventTimeout: 2),
+            "c.d": IsolationPolicy(ServiceConfiguration(id: "c.d", isolation: .inProcess, eventTimeout: 0.5)),
+        ]
         settings.isolation = .process
         #expect(settings.isolation(for: "a.b") == .process)
         #expect(settings.isolation(for: "c.d") == .inProcess)
@@ -89,25 +94,30 @@ import TestSupport
         let scratch = try Scratch()
         let store = FailureStore(stateDirectory: scratch.file("state") + "/")
         let file = FileIdentity(device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1_795_322_275_796_787_731)
-        let record = FailureRecord(serviceID: "test.bad", path: "/lib/bad.so", file: file,
-                                   reason: "was killed by signal 11 (SIGSEGV) while handling didBecomeActive",
-                                   signal: 11, status: nil, event: "didBecomeActive", time: "2025-11-22T04:30:00Z",
-                                   limit: .standard)
+        let record = FailureRecord(
+            serviceID: "test.bad", path: "/lib/bad.so", file: file,
+            reason: "was killed by signal 11 (SIGSEGV) while handling didBecomeActive",
+            signal: 11, status: nil, event: "didBecomeActive", time: "2025-11-22T04:30:00Z",
+            limit: .standard)
         #expect(store.record(for: "test.bad") == nil)
         try store.save(record)
         #expect(store.record(for: "test.bad") == record)
         #expect(store.path(for: "test.bad") == scratch.file("state") + "/failures/test.bad.json")
         let json = try JSONValue(parsing: Array(try String(contentsOfFile: store.path(for: "test.bad"), encoding: .utf8).utf8))
         #expect(json["signalName"] == "SIGSEGV")
-        #expect(record.summary == "crashed 5 times within 60 s; the last time its worker was killed by signal 11 (SIGSEGV)"
-            + " while handling didBecomeActive (2025-11-22T04:30:00Z)")
+        #expect(
+            record.summary == "crashed 5 times within 60 s; the last time its worker was killed by signal 11 (SIGSEGV)"
+                + " while handling didBecomeActive (2025-11-22T04:30:00Z)")
         #expect(record.blocks(file))
         #expect(!record.blocks(FileIdentity(device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1)))
         #expect(try store.remove("test.bad"))
         #expect(store.record(for: "test.bad") == nil)
-        #expect(throws: StorageError.self) { try store.save(FailureRecord(
-            serviceID: "../escape", path: "", file: file, reason: "", signal: nil, status: nil, event: nil, time: "",
-            limit: .standard)) }
+        #expect(throws: StorageError.self) {
+            try store.save(
+                FailureRecord(
+                    serviceID: "../escape", path: "", file: file, reason: "", signal: nil, status: nil, event: nil, time: "",
+                    limit: .standard))
+        }
     }
 
     @Test func theSentinel_namesTheCallAnUncleanExitInterrupted() throws {
@@ -140,10 +150,12 @@ import TestSupport
     @Test func workerExits_areWorded() {
         #expect(WorkerExit(waitStatus: 11).description == "was killed by signal 11 (SIGSEGV)")
         #expect(WorkerExit(waitStatus: 3 << 8).description == "exited with status 3")
-        #expect(WorkerDeath(exit: .signaled(9), cause: .protocolError("bad magic")).description
-            == "broke the worker protocol (bad magic) and was killed")
+        #expect(
+            WorkerDeath(exit: .signaled(9), cause: .protocolError("bad magic")).description
+                == "broke the worker protocol (bad magic) and was killed")
         #expect(WorkerDeath(exit: .exited(WorkerMain.lostChannelStatus), cause: nil).description.contains("lost its channel"))
-        #expect(CrashReport(hungIn: "didEnterBackground", deadline: 1).reason
-            == "did not answer didEnterBackground within 1 s and was killed")
+        #expect(
+            CrashReport(hungIn: "didEnterBackground", deadline: 1).reason
+                == "did not answer didEnterBackground within 1 s and was killed")
     }
 }

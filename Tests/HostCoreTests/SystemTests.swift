@@ -1,8 +1,9 @@
 import Foundation
-@testable import HostCore
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// The system plumbing: the EINTR retry, descriptors that close once and never leak into a
 /// worker, and socket addresses checked against `sun_path`.

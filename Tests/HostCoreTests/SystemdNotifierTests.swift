@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
-@testable import HostCore
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// `NOTIFY_SOCKET`: the messages arrive, in order, at a real datagram socket standing in for systemd.
 @Suite struct SystemdNotifierTests {
@@ -73,7 +74,8 @@ import TestSupport
         let path = scratch.file("notify")
         let systemd = try FakeSystemd(path: path)
         let notifier = try SystemdNotifier(socketPath: path)
-        let threads = 8, each = 50
+        let threads = 8
+        let each = 50
         let failures = Atomic(0)
         // The kernel queues only a few datagrams; senders block until the listener reads.
         let senders = Thread {

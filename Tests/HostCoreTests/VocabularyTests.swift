@@ -1,8 +1,9 @@
 import Foundation
-@testable import HostCore
 import ServiceABI
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// The one vocabulary (ServiceVocabulary) against the C header it mirrors: every event kind
 /// and enum case in servicehost/*.h has exactly one Swift entry with the same number, and
@@ -33,10 +34,11 @@ import TestSupport
             let listed = try HeaderEvents.maskMembers(macro).map { numbers[$0] }
             #expect(!listed.isEmpty && listed == group.kinds.map(\.rawValue), "\(group.name) differs from \(macro)")
         }
-        #expect(EventGroup.push.kinds == [
-            .willPresentNotification, .didReceiveNotificationResponse, .didReceiveRemoteNotification,
-            .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications, .didChangeNotificationAuthorization,
-        ])
+        #expect(
+            EventGroup.push.kinds == [
+                .willPresentNotification, .didReceiveNotificationResponse, .didReceiveRemoteNotification,
+                .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications, .didChangeNotificationAuthorization,
+            ])
         #expect(EventKind.allCases.filter(\.isSceneEvent) == EventGroup.scenes.kinds)
         // A manifest name is either a group or an event, never both ("all" is metagen's).
         let groupNames = EventGroup.allCases.map(\.name) + ["all"]
@@ -91,7 +93,7 @@ private func cIdentifier(_ name: String) -> String {
         // A word starts at a capital after a lowercase letter, or at the last capital of an
         // acronym followed by a lowercase letter (URLContexts → URL_CONTEXTS).
         if character.isUppercase, index > 0,
-           characters[index - 1].isLowercase || (index + 1 < characters.count && characters[index + 1].isLowercase)
+            characters[index - 1].isLowercase || (index + 1 < characters.count && characters[index + 1].isLowercase)
         {
             result.append("_")
         }
@@ -112,8 +114,9 @@ private enum HeaderEvents {
     }
 
     static func text(_ file: String) throws -> String {
-        try String(contentsOf: Repository.root.appendingPathComponent("Sources/ServiceABI/include/servicehost/\(file)"),
-                   encoding: .utf8)
+        try String(
+            contentsOf: Repository.root.appendingPathComponent("Sources/ServiceABI/include/servicehost/\(file)"),
+            encoding: .utf8)
     }
 
     /// The kinds of `enum sh_event_kind`, in order.
@@ -128,10 +131,11 @@ private enum HeaderEvents {
             let quoted = flat.firstMatch(of: try Regex(#"^ ?"(\w+)":"#)).map { String($0.output[1].substring!) }
             let data = flat.firstMatch(of: try Regex(#"data is (?:const )?(sh_\w+|NULL)"#))
                 .map { String($0.output[1].substring!) }
-            events.append(Event(
-                identifier: String(match.output[1].substring!), number: UInt32(match.output[2].substring!)!,
-                quotedName: quoted, dataStruct: data == "NULL" ? nil : data,
-                hasCompletion: flat.contains("completion is set")))
+            events.append(
+                Event(
+                    identifier: String(match.output[1].substring!), number: UInt32(match.output[2].substring!)!,
+                    quotedName: quoted, dataStruct: data == "NULL" ? nil : data,
+                    hasCompletion: flat.contains("completion is set")))
         }
         return events
     }
@@ -153,7 +157,8 @@ private enum HeaderEvents {
             for match in text.matches(of: try Regex(#"\n\s*(\#(prefix)[A-Z_]+)\s*=\s*([^,\n]+),"#)) {
                 let value = String(match.output[2].substring!).trimmingCharacters(in: .whitespaces)
                 let parts = value.components(separatedBy: " << ")
-                let number = parts.count == 2
+                let number =
+                    parts.count == 2
                     ? Int64(parts[0].trimmingCharacters(in: CharacterSet(charactersIn: "u")))! << Int64(parts[1])!
                     : Int64(value)!
                 result[String(match.output[1].substring!)] = number

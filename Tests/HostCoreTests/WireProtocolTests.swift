@@ -1,6 +1,7 @@
 import Foundation
-@testable import HostCore
 import Testing
+
+@testable import HostCore
 
 /// The worker protocol's framing: what a frame is on the wire, and what breaks it.
 @Suite struct WireProtocolTests {
@@ -26,7 +27,12 @@ import Testing
     }
 
     @Test func framesSplitAnywhere_comeOutWhole_andInOrder() throws {
-        let stream = frame(.log, sequence: 0) { $0.u32(1); $0.i32(2); $0.string("hello") }
+        let stream =
+            frame(.log, sequence: 0) {
+                $0.u32(1)
+                $0.i32(2)
+                $0.string("hello")
+            }
             + frame(.result, sequence: 7) { $0.i32(-1) }
         var decoder = FrameDecoder()
         var frames: [Frame] = []

@@ -1,12 +1,13 @@
 import Foundation
-@testable import HostCore
 import ServiceABI
-import Testing
 import TestSupport
+import Testing
+
+@testable import HostCore
 
 /// A valid manifest's generated records, decoded back by the host's own metadata decoder
 /// (the one `host inspect` and the loader use): what the manifest says is what the host reads.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct GeneratedRecordTests {
     private func generate(_ manifest: String) throws -> (swift: String, metadata: PluginMetadata) {
         let run = try Metagen().run(manifest)
@@ -18,7 +19,8 @@ struct GeneratedRecordTests {
     }
 
     @Test func everyKey_isDecodedByTheHost() throws {
-        let (swift, metadata) = try generate("""
+        let (swift, metadata) = try generate(
+            """
             {
               "services": [
                 { "id": "com.example.links", "type": "LinksService", "name": "Links", "version": "2.1.0",
@@ -41,9 +43,12 @@ struct GeneratedRecordTests {
         #expect(links.name == "Links")
         #expect(links.version == "2.1.0")
         #expect(links.priority == -7)
-        #expect(links.events.knownKinds == [.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
-                                            .didEnterBackground, .willEnterForeground, .willTerminate, .notification,
-                                            .openURL, .continueUserActivity])
+        #expect(
+            links.events.knownKinds == [
+                .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive,
+                .didEnterBackground, .willEnterForeground, .willTerminate, .notification,
+                .openURL, .continueUserActivity,
+            ])
         #expect(links.events.unknownRawKinds == [])
         #expect(links.urls == ["myapp", "https://example.com"])  // written lowercase
         #expect(links.activities == ["com.example.view-item"])
@@ -58,8 +63,16 @@ struct GeneratedRecordTests {
         #expect(car.sceneRoles == ["car", "external"])
 
         // The entry creates each type; a scene service through the check that it adopts SceneService.
-        #expect(swift.contains(#".init(id: "com.example.links", make: { LinksService() }),"#))
-        #expect(swift.contains(#".init(id: "com.example.car", make: { ServicePlugin.sceneService(Car.Display()) }),"#))
+        #expect(swift.contains(#"private func _servicehostMake0() -> any ApplicationService { LinksService() }"#))
+        #expect(swift.contains(#"private func _servicehostMake1() -> any ApplicationService { ServicePlugin.sceneService(Car.Display()) }"#))
+        #expect(swift.contains(#".init(id: "com.example.links", make: _servicehostMake0),"#))
+        // Each class is checked against the events its manifest lists, at the manifest's line.
+        #expect(swift.contains("extension LinksService: ServiceKit._ManifestLists_notification,"))
+        #expect(swift.contains("ServiceKit._ManifestOmits_scenes {}"))
+        #expect(swift.contains("ServiceKit._ManifestLists_sceneOpenURLContexts"))
+        // Errors in the checks and in `type` point at the service's line in the manifest.
+        let locations = swift.split(separator: "\n").filter { $0.hasPrefix("#sourceLocation(file:") }
+        #expect(locations.map { $0.split(separator: " ").last! } == ["3)", "7)", "3)", "7)"])
         #expect(swift.contains("@c(servicehost_entry)"))
     }
 
@@ -81,7 +94,8 @@ struct GeneratedRecordTests {
         let name = String(repeating: "n", count: 63)
         let version = String(repeating: "1", count: 31)
         let claim = String(repeating: "c", count: 119)
-        let (_, metadata) = try generate("""
+        let (_, metadata) = try generate(
+            """
             {"services":[{"id":"\(id)","type":"A","name":"\(name)","version":"\(version)",
               "events":["notification"],"subscribes":["\(claim)"],"priority":-2147483648}]}
             """)
@@ -114,7 +128,8 @@ struct GeneratedRecordTests {
         // A changed manifest rewrites it.
         try metagen.scratch.write("servicehost.json", Array(#"{"services":[{"id":"a.c","type":"A"}]}"#.utf8))
         #expect(try Command.run(tool, [manifest, output]).status == 0)
-        #expect(try PluginMetadata.decode(Metagen.recordBytes(of: String(contentsOfFile: output, encoding: .utf8)))
-            .services.map(\.id) == ["a.c"])
+        #expect(
+            try PluginMetadata.decode(Metagen.recordBytes(of: String(contentsOfFile: output, encoding: .utf8)))
+                .services.map(\.id) == ["a.c"])
     }
 }

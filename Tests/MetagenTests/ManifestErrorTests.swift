@@ -1,10 +1,10 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Every manifest error servicehost-metagen reports: the build fails (status 1, no output file)
 /// with one line naming the manifest, the key's JSON path and the reason.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct ManifestErrorTests {
     /// One service with `members` added to a valid minimal one; `id` and `type` are JSON values.
     private static func service(_ members: String = "", id: String = #""com.example.a""#, type: String = #""A""#) -> String {
@@ -38,8 +38,10 @@ struct ManifestErrorTests {
         (service(id: #""com.example.a b""#), "services[0].id", "is not a reverse-DNS id"),
         (service(id: #""com.exämple""#), "services[0].id", "is not a reverse-DNS id"),
         (service(id: "\"" + long128 + "\""), "services[0].id", "is not a reverse-DNS id"),
-        (#"{"services":[{"id":"com.example.a","type":"A"},{"id":"com.example.a","type":"B"}]}"#, "services[1].id",
-         "duplicate id \"com.example.a\" (also services[0].id)"),
+        (
+            #"{"services":[{"id":"com.example.a","type":"A"},{"id":"com.example.a","type":"B"}]}"#, "services[1].id",
+            "duplicate id \"com.example.a\" (also services[0].id)"
+        ),
         // type
         (#"{"services":[{"id":"com.example.a"}]}"#, "services[0].type", "missing (the Swift class of the service)"),
         (service(type: #"["A"]"#), "services[0].type", "expected a string, found an array"),
@@ -58,7 +60,11 @@ struct ManifestErrorTests {
         // events
         (service(#""events":"lifecycle""#), "services[0].events", "expected an array of event names, found a string"),
         (service(#""events":["lifecycle",3]"#), "services[0].events[1]", "expected a string, found a number"),
-        (service(#""events":["didBecomeActive","didBecomeActve"]"#), "services[0].events[1]", "unknown event \"didBecomeActve\" (expected lifecycle, push, scenes, all, willFinishLaunching,"),
+        (
+            service(#""events":["didBecomeActive","didBecomeActve"]"#), "services[0].events[1]",
+            "unknown event \"didBecomeActve\" (did you mean \"didBecomeActive\"?) (expected lifecycle, push, scenes, all, willFinishLaunching,"
+        ),
+        (service(#""evnets":["lifecycle"]"#), "services[0].evnets", "unknown key \"evnets\" (did you mean \"events\"?) (expected one of:"),
         (service(#""events":["Lifecycle"]"#), "services[0].events[0]", "unknown event \"Lifecycle\""),
         // priority
         (service(#""priority":"high""#), "services[0].priority", "expected an integer, found a string"),
@@ -71,13 +77,21 @@ struct ManifestErrorTests {
         (service(#""events":["openURL"],"urls":[""]"#), "services[0].urls[0]", "must not be empty"),
         (service(#""events":["notification"],"subscribes":["a","b\u0001"]"#), "services[0].subscribes[1]", "must not contain control characters"),
         (service(#""events":["notification"],"subscribes":["a\u007f"]"#), "services[0].subscribes[0]", "must not contain control characters"),
-        (service(#""events":["continueUserActivity"],"activities":[""# + String(repeating: "x", count: 120) + #""]"#),
-         "services[0].activities[0]", "too long (120 bytes, at most 119)"),
+        (
+            service(#""events":["continueUserActivity"],"activities":[""# + String(repeating: "x", count: 120) + #""]"#),
+            "services[0].activities[0]", "too long (120 bytes, at most 119)"
+        ),
         (service(#""events":["notification"],"subscribes":["a","b","a"]"#), "services[0].subscribes[2]", "duplicate \"a\" (also services[0].subscribes[0])"),
         // claims: the event each needs
         (service(#""urls":["myapp"]"#), "services[0].urls", "claims URLs but services[0].events does not list any of \"openURL\", \"sceneOpenURLContexts\""),
-        (service(#""events":["lifecycle"],"activities":["x"]"#), "services[0].activities", "claims user activities but services[0].events does not list any of \"continueUserActivity\", \"sceneContinueUserActivity\""),
-        (service(#""events":["push"],"subscribes":["*"]"#), "services[0].subscribes", "claims notifications but services[0].events does not list \"notification\", so the host would never deliver them (add \"notification\" to events)"),
+        (
+            service(#""events":["lifecycle"],"activities":["x"]"#), "services[0].activities",
+            "claims user activities but services[0].events does not list any of \"continueUserActivity\", \"sceneContinueUserActivity\""
+        ),
+        (
+            service(#""events":["push"],"subscribes":["*"]"#), "services[0].subscribes",
+            "claims notifications but services[0].events does not list \"notification\", so the host would never deliver them (add \"notification\" to events)"
+        ),
         (service(#""events":["lifecycle"],"sceneRoles":["car"]"#), "services[0].sceneRoles", "claims scene roles but services[0].events does not list any of \"configurationForConnecting\""),
         // claims: URLs
         (service(#""events":["openURL"],"urls":["myapp:x"]"#), "services[0].urls[0]", "a ':' must start \"://\""),
@@ -93,8 +107,10 @@ struct ManifestErrorTests {
         (service(scenes + #","sceneRoles":["watch"]"#), "services[0].sceneRoles[0]", "unknown scene role \"watch\" (one of main, car, external)"),
         (service(scenes + #","sceneRoles":["car","car"]"#), "services[0].sceneRoles[1]", "duplicate \"car\""),
         // An error in a later service names that service.
-        (#"{"services":[{"id":"com.example.a","type":"A"},{"id":"com.example.b","type":"B","events":["x"]}]}"#,
-         "services[1].events[0]", "unknown event \"x\""),
+        (
+            #"{"services":[{"id":"com.example.a","type":"A"},{"id":"com.example.b","type":"B","events":["x"]}]}"#,
+            "services[1].events[0]", "unknown event \"x\""
+        ),
     ]
 
     @Test(arguments: cases)

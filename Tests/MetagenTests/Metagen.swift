@@ -25,8 +25,9 @@ final class Metagen {
         let path = try scratch.write("\(name).json", bytes)
         let output = scratch.file("\(name).swift")
         let result = try Command.run(try Repository.product("servicehost-metagen"), [path, output])
-        return Run(status: result.status, stderr: result.stderr, output: try? String(contentsOfFile: output, encoding: .utf8),
-                   manifest: path)
+        return Run(
+            status: result.status, stderr: result.stderr, output: try? String(contentsOfFile: output, encoding: .utf8),
+            manifest: path)
     }
 
     /// The manifest error a failed run printed: `(JSON path, reason)` from
@@ -48,8 +49,14 @@ final class Metagen {
         var bytes: [UInt8] = []
         var inRecord = false
         for line in swift.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("private let _servicehostMeta") { inRecord = true; continue }
-            if line == "]" { inRecord = false; continue }
+            if line.hasPrefix("private let _servicehostMeta") {
+                inRecord = true
+                continue
+            }
+            if line == "]" {
+                inRecord = false
+                continue
+            }
             guard inRecord else { continue }
             let word = line.trimmingCharacters(in: .whitespaces).prefix { $0 != "," }
             guard word.hasPrefix("0x"), let value = UInt64(word.dropFirst(2).replacingOccurrences(of: "_", with: ""), radix: 16)

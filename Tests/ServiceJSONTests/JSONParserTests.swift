@@ -19,21 +19,23 @@ import Testing
 
     // MARK: - Accepted
 
-    @Test(arguments: [
-        ("null", JSONValue.null), ("true", true), ("false", false), ("0", 0), ("-0", 0), ("42", 42),
-        ("\"\"", ""), ("[]", []), ("{}", [:]), (" \t\r\n 1 \n", 1),
-        (#"[1,"a",true,null,{"k":[]}]"#, [1, "a", true, .null, ["k": []]]),
-        (#"{"a":{"b":{"c":[1,[2,[3]]]}}}"#, ["a": ["b": ["c": [1, [2, [3]]]]]]),
-    ] as [(String, JSONValue)])
+    @Test(
+        arguments: [
+            ("null", JSONValue.null), ("true", true), ("false", false), ("0", 0), ("-0", 0), ("42", 42),
+            ("\"\"", ""), ("[]", []), ("{}", [:]), (" \t\r\n 1 \n", 1),
+            (#"[1,"a",true,null,{"k":[]}]"#, [1, "a", true, .null, ["k": []]]),
+            (#"{"a":{"b":{"c":[1,[2,[3]]]}}}"#, ["a": ["b": ["c": [1, [2, [3]]]]]]),
+        ] as [(String, JSONValue)])
     func everyKindOfValue_parses(text: String, value: JSONValue) throws {
         #expect(try parse(text) == value)
     }
 
-    @Test(arguments: [
-        ("1.5", 1.5), ("-0.25", -0.25), ("1e3", 1000), ("1E+2", 100), ("25e-1", 2.5), ("-1.5e-3", -0.0015),
-        ("123456789012", 123_456_789_012), ("1.7976931348623157e308", 1.7976931348623157e308), ("5e-324", 5e-324),
-        ("1e-400", 0),  // underflows to zero: finite, so accepted
-    ] as [(String, Double)])
+    @Test(
+        arguments: [
+            ("1.5", 1.5), ("-0.25", -0.25), ("1e3", 1000), ("1E+2", 100), ("25e-1", 2.5), ("-1.5e-3", -0.0015),
+            ("123456789012", 123_456_789_012), ("1.7976931348623157e308", 1.7976931348623157e308), ("5e-324", 5e-324),
+            ("1e-400", 0),  // underflows to zero: finite, so accepted
+        ] as [(String, Double)])
     func numbers_parseAsDoubles(text: String, value: Double) throws {
         #expect(try parse(text) == .number(value))
     }
@@ -139,13 +141,14 @@ import Testing
         #expect(failure(text) == JSONParseError(offset: offset, reason: reason))
     }
 
-    @Test(arguments: [
-        [0x22, 0xFF, 0x22],  // a byte that never starts UTF-8
-        [0x22, 0xC3, 0x22],  // a sequence cut short
-        [0x22, 0xC0, 0xAF, 0x22],  // an overlong '/'
-        [0x22, 0xED, 0xA0, 0x80, 0x22],  // a surrogate encoded as UTF-8
-        [0x22, 0x61, 0x5C, 0x6E, 0xF8, 0x22],  // bad UTF-8 after an escape
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x22, 0xFF, 0x22],  // a byte that never starts UTF-8
+            [0x22, 0xC3, 0x22],  // a sequence cut short
+            [0x22, 0xC0, 0xAF, 0x22],  // an overlong '/'
+            [0x22, 0xED, 0xA0, 0x80, 0x22],  // a surrogate encoded as UTF-8
+            [0x22, 0x61, 0x5C, 0x6E, 0xF8, 0x22],  // bad UTF-8 after an escape
+        ] as [[UInt8]])
     func invalidUTF8_inAString_isRefused(bytes: [UInt8]) {
         #expect(throws: JSONParseError(offset: 0, reason: "invalid UTF-8 in string")) {
             try JSONValue(parsing: bytes)
@@ -175,8 +178,10 @@ import Testing
 
     @Test func theDefaultLimit_refusesAHostileDocumentWithoutCrashing() {
         let hostile = String(repeating: "[", count: 100_000)
-        #expect(failure(hostile) == JSONParseError(
-            offset: JSONValue.defaultMaxDepth, reason: "nesting deeper than \(JSONValue.defaultMaxDepth)"))
+        #expect(
+            failure(hostile)
+                == JSONParseError(
+                    offset: JSONValue.defaultMaxDepth, reason: "nesting deeper than \(JSONValue.defaultMaxDepth)"))
         let limit = String(repeating: "[", count: JSONValue.defaultMaxDepth) + String(repeating: "]", count: JSONValue.defaultMaxDepth)
         #expect(failure(limit) == nil)
     }

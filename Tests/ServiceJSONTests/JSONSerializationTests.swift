@@ -4,12 +4,13 @@ import Testing
 /// `serialized`: compact, keys in UTF-8 byte order, whole numbers without a fraction, and text
 /// the parser reads back to the same value.
 @Suite struct JSONSerializationTests {
-    @Test(arguments: [
-        (JSONValue.null, "null"), (true, "true"), (false, "false"), (0, "0"), (-7, "-7"), (1.5, "1.5"),
-        (-0.25, "-0.25"), (1e300, "1e+300"), (9_007_199_254_740_991, "9007199254740991"),
-        (9_007_199_254_740_992, "9007199254740992.0"), ([], "[]"), ([:], "{}"),
-        ([1, "a", [true, .null]], #"[1,"a",[true,null]]"#),
-    ] as [(JSONValue, String)])
+    @Test(
+        arguments: [
+            (JSONValue.null, "null"), (true, "true"), (false, "false"), (0, "0"), (-7, "-7"), (1.5, "1.5"),
+            (-0.25, "-0.25"), (1e300, "1e+300"), (9_007_199_254_740_991, "9007199254740991"),
+            (9_007_199_254_740_992, "9007199254740992.0"), ([], "[]"), ([:], "{}"),
+            ([1, "a", [true, .null]], #"[1,"a",[true,null]]"#),
+        ] as [(JSONValue, String)])
     func values_serializeCompactly(value: JSONValue, text: String) {
         #expect(value.serialized == text)
         #expect(value.description == text)
@@ -99,9 +100,11 @@ import Testing
 
     private func randomString(using generator: inout SplitMix) -> String {
         let scalars: [Unicode.Scalar] = ["a", "Z", "\"", "\\", "/", "\n", "\u{0}", "\u{1F}", "é", "中", "😀", " "]
-        return String(String.UnicodeScalarView((0..<generator.next() % 8).map { _ in
-            scalars[Int(generator.next() % UInt64(scalars.count))]
-        }))
+        return String(
+            String.UnicodeScalarView(
+                (0..<generator.next() % 8).map { _ in
+                    scalars[Int(generator.next() % UInt64(scalars.count))]
+                }))
     }
 }
 

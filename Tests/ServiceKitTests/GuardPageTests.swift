@@ -1,8 +1,9 @@
 import Foundation
-@testable import ServiceKit
 import ServiceABI
-import Testing
 import TestSupport
+import Testing
+
+@testable import ServiceKit
 
 /// An older host's struct can end right at the end of its memory. Each case places a struct
 /// shortened to end just before a member at the very end of a mapping, followed by a page that
@@ -13,8 +14,10 @@ struct GuardPageTests {
     static let childVariable = "SERVICEKIT_GUARD_PAGE_CASE"
 
     /// Every reader of a host struct that is given a shortened one.
-    static let cases = ["launchOptions", "notification", "push", "response", "deviceToken", "openURL", "userActivity",
-                        "tape", "scene", "connectionOptions", "event"]
+    static let cases = [
+        "launchOptions", "notification", "push", "response", "deviceToken", "openURL", "userActivity",
+        "tape", "scene", "connectionOptions", "event",
+    ]
 
     @Test(arguments: cases)
     func olderStructEndingAtAnUnreadablePage_isReadOnlyUpToItsSize(_ name: String) throws {
@@ -94,7 +97,7 @@ final class GuardedMemory {
     init() throws {
         page = Int(sysconf(Int32(_SC_PAGESIZE)))
         guard let mapped = mmap(nil, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-              mapped != MAP_FAILED
+            mapped != MAP_FAILED
         else { throw TestFailure("mmap failed: errno \(errno)") }
         base = mapped
         guard mprotect(base + page, page, PROT_NONE) == 0 else { throw TestFailure("mprotect failed: errno \(errno)") }

@@ -1,16 +1,16 @@
 import ServiceABI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// C memory a test hands to the SDK the way a host would, freed when the test ends.
 final class HostMemory {
     private var frees: [() -> Void] = []
 
-    deinit { frees.forEach { $0() } }
+    deinit { for free in frees { free() } }
 
     /// A NUL-terminated copy of `text`.
     func string(_ text: String) -> UnsafePointer<CChar> {
@@ -31,7 +31,10 @@ final class HostMemory {
     func place<T>(_ value: T) -> UnsafeMutablePointer<T> {
         let pointer = UnsafeMutablePointer<T>.allocate(capacity: 1)
         pointer.initialize(to: value)
-        frees.append { pointer.deinitialize(count: 1); pointer.deallocate() }
+        frees.append {
+            pointer.deinitialize(count: 1)
+            pointer.deallocate()
+        }
         return pointer
     }
 
@@ -39,21 +42,31 @@ final class HostMemory {
     func array<T>(_ values: [T]) -> UnsafePointer<T> {
         let pointer = UnsafeMutablePointer<T>.allocate(capacity: max(values.count, 1))
         pointer.initialize(from: values, count: values.count)
-        frees.append { pointer.deinitialize(count: values.count); pointer.deallocate() }
+        frees.append {
+            pointer.deinitialize(count: values.count)
+            pointer.deallocate()
+        }
         return UnsafePointer(pointer)
     }
 
     /// A one-node-per-value `sh_json` tape for a flat object of numbers, in key order:
     /// what the host would send for `{"key": number, …}`.
     func tape(object members: [(String, Double)]) -> UnsafePointer<sh_json> {
-        var nodes = [sh_json_node(type: SH_JSON_OBJECT.rawValue, count: UInt32(members.count),
-                                  next: UInt32(1 + 2 * members.count), reserved: 0, string: nil, length: 0, number: 0)]
+        var nodes = [
+            sh_json_node(
+                type: SH_JSON_OBJECT.rawValue, count: UInt32(members.count),
+                next: UInt32(1 + 2 * members.count), reserved: 0, string: nil, length: 0, number: 0)
+        ]
         for (index, (key, number)) in members.enumerated() {
             let next = UInt32(2 + 2 * index)
-            nodes.append(sh_json_node(type: SH_JSON_STRING.rawValue, count: 0, next: next, reserved: 0,
-                                      string: string(key), length: key.utf8.count, number: 0))
-            nodes.append(sh_json_node(type: SH_JSON_NUMBER.rawValue, count: 0, next: next + 1, reserved: 0,
-                                      string: nil, length: 0, number: number))
+            nodes.append(
+                sh_json_node(
+                    type: SH_JSON_STRING.rawValue, count: 0, next: next, reserved: 0,
+                    string: string(key), length: key.utf8.count, number: 0))
+            nodes.append(
+                sh_json_node(
+                    type: SH_JSON_NUMBER.rawValue, count: 0, next: next + 1, reserved: 0,
+                    string: nil, length: 0, number: number))
         }
         return tape(nodes)
     }

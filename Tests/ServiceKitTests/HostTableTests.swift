@@ -1,6 +1,7 @@
-@testable import ServiceKit
 import ServiceABI
 import Testing
+
+@testable import ServiceKit
 
 /// The host's offer and its `sh_host` table as the SDK checks them: an offer too short to
 /// hold the ABI range, or a table shorter than version 1, is refused; members appended after
@@ -12,15 +13,18 @@ import Testing
     private func offer(_ memory: HostMemory, size: UInt32 = fullSize(sh_host_offer.self), min: UInt32, max: UInt32)
         -> UnsafeRawPointer
     {
-        UnsafeRawPointer(memory.place(sh_host_offer(
-            size: size, version: SH_HOST_OFFER_VERSION, abi_min: min, abi_max: max, host_version: memory.string("test 1"))))
+        UnsafeRawPointer(
+            memory.place(
+                sh_host_offer(
+                    size: size, version: SH_HOST_OFFER_VERSION, abi_min: min, abi_max: max, host_version: memory.string("test 1"))))
     }
 
     @Test func offer_thatOverlapsTheSDK_picksTheHighestCommonVersion() throws {
         let memory = HostMemory()
         #expect(try ServicePlugin.negotiate(offer(memory, min: 0, max: 99)).get() == SH_ABI_VERSION)
-        #expect(try ServicePlugin.negotiate(offer(memory, min: SH_ABI_VERSION_MIN, max: SH_ABI_VERSION_MIN)).get()
-            == SH_ABI_VERSION_MIN)
+        #expect(
+            try ServicePlugin.negotiate(offer(memory, min: SH_ABI_VERSION_MIN, max: SH_ABI_VERSION_MIN)).get()
+                == SH_ABI_VERSION_MIN)
     }
 
     @Test func offer_endingBeforeItsMaximum_isRefusedAsTooSmall() {
@@ -40,8 +44,9 @@ import Testing
             Issue.record("a newer-only host was accepted")
             return
         }
-        #expect(error.message == "ServiceKit \(ServicePlugin.sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
-            + "the host offers \(SH_ABI_VERSION + 1)...\(SH_ABI_VERSION + 5)")
+        #expect(
+            error.message == "ServiceKit \(ServicePlugin.sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
+                + "the host offers \(SH_ABI_VERSION + 1)...\(SH_ABI_VERSION + 5)")
     }
 
     @Test func missingOffer_isRefused() {
@@ -191,7 +196,7 @@ final class FakeHost {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif

@@ -1,6 +1,7 @@
-@testable import ServiceKit
 import ServiceABI
 import Testing
+
+@testable import ServiceKit
 
 /// The scene structs (scenes.h) from an older, shorter host: each member past `size` is
 /// ignored, and a connection or answer struct too short to hold what the event needs is
@@ -11,18 +12,22 @@ import Testing
         -> UnsafeMutablePointer<sh_scene>
     {
         let settings = #"{"n":1}"#
-        return memory.place(sh_scene(
-            size: size, version: SH_SCENE_VERSION, id: id, name: memory.string(name), role: memory.string("car"),
-            state: Int32(SH_SCENE_FOREGROUND_ACTIVE.rawValue), reserved: 0, configuration: memory.string("dash"),
-            settings_json: memory.string(settings), settings_len: settings.utf8.count,
-            settings: memory.tape(object: [("n", 2)])))
+        return memory.place(
+            sh_scene(
+                size: size, version: SH_SCENE_VERSION, id: id, name: memory.string(name), role: memory.string("car"),
+                state: Int32(SH_SCENE_FOREGROUND_ACTIVE.rawValue), reserved: 0, configuration: memory.string("dash"),
+                settings_json: memory.string(settings), settings_len: settings.utf8.count,
+                settings: memory.tape(object: [("n", 2)])))
     }
 
     @Test func scene_ofTheCurrentSize_readsEveryMemberAndTheTape() {
         let memory = HostMemory()
         let scene = Scene(UnsafePointer(scene(memory, id: 7)))
-        #expect(scene == Scene(name: "car", role: .car, state: .foregroundActive, configurationName: "dash",
-                               settings: ["n": 2], connectionID: 7))
+        #expect(
+            scene
+                == Scene(
+                    name: "car", role: .car, state: .foregroundActive, configurationName: "dash",
+                    settings: ["n": 2], connectionID: 7))
     }
 
     @Test func scene_endingBeforeItsTape_parsesTheSettingsText() {
@@ -87,18 +92,22 @@ import Testing
     // MARK: - sh_scene_connection_options
 
     private func options(_ memory: HostMemory, size: UInt32) -> UnsafePointer<sh_scene_connection_options> {
-        let url = UnsafePointer(memory.place(sh_open_url(
-            size: fullSize(sh_open_url.self), version: SH_OPEN_URL_VERSION, flags: 0, reserved: 0,
-            url: memory.string("myapp://a"), scheme: nil, host: nil)))
+        let url = UnsafePointer(
+            memory.place(
+                sh_open_url(
+                    size: fullSize(sh_open_url.self), version: SH_OPEN_URL_VERSION, flags: 0, reserved: 0,
+                    url: memory.string("myapp://a"), scheme: nil, host: nil)))
         var activity = sh_user_activity()
         activity.size = fullSize(sh_user_activity.self)
         activity.type = memory.string("com.example.view")
         let urls: [UnsafePointer<sh_open_url>?] = [url, nil]
         let activities: [UnsafePointer<sh_user_activity>?] = [UnsafePointer(memory.place(activity))]
-        return UnsafePointer(memory.place(sh_scene_connection_options(
-            size: size, version: SH_SCENE_CONNECTION_OPTIONS_VERSION, flags: UInt32(SH_FROM_LAUNCH), reserved: 0,
-            url_contexts: memory.array(urls), url_context_count: 2,
-            user_activities: memory.array(activities), user_activity_count: 1, restoration_activity: nil)))
+        return UnsafePointer(
+            memory.place(
+                sh_scene_connection_options(
+                    size: size, version: SH_SCENE_CONNECTION_OPTIONS_VERSION, flags: UInt32(SH_FROM_LAUNCH), reserved: 0,
+                    url_contexts: memory.array(urls), url_context_count: 2,
+                    user_activities: memory.array(activities), user_activity_count: 1, restoration_activity: nil)))
     }
 
     @Test func connectionOptions_ofTheCurrentSize_readEveryList() {
@@ -130,8 +139,9 @@ import Testing
         let raw = memory.place(sh_scene_configuration())
         raw.pointee.size = size
         raw.pointee.version = SH_SCENE_CONFIGURATION_VERSION
-        raw.pointee.settings = UnsafeMutablePointer(mutating: UnsafePointer<CChar>(
-            OpaquePointer(memory.bytes([UInt8](repeating: 0, count: capacity)))))
+        raw.pointee.settings = UnsafeMutablePointer(
+            mutating: UnsafePointer<CChar>(
+                OpaquePointer(memory.bytes([UInt8](repeating: 0, count: capacity)))))
         raw.pointee.settings_capacity = capacity
         return raw
     }
@@ -143,8 +153,9 @@ import Testing
         #expect(throws: Never.self) { try result.get() }
         #expect(withUnsafeBytes(of: raw.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } == "dash")
         #expect(withUnsafeBytes(of: raw.pointee.role) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } == "car")
-        let settings = String(decoding: UnsafeRawBufferPointer(start: raw.pointee.settings, count: raw.pointee.settings_len),
-                              as: UTF8.self)
+        let settings = String(
+            decoding: UnsafeRawBufferPointer(start: raw.pointee.settings, count: raw.pointee.settings_len),
+            as: UTF8.self)
         #expect(settings == #"{"n":1}"#)
     }
 
@@ -185,10 +196,11 @@ import Testing
         let service = RecordingService()
         service.configuration = SceneConfiguration(name: "dash")
         let answer = answer(memory, size: fullSize(sh_scene_configuration.self))
-        let connection = memory.place(sh_scene_connection(
-            size: fullSize(sh_scene_connection.self), version: SH_SCENE_CONNECTION_VERSION,
-            scene: UnsafePointer(scene(memory, id: 0, name: "main")),
-            options: options(memory, size: fullSize(sh_scene_connection_options.self)), configuration: answer))
+        let connection = memory.place(
+            sh_scene_connection(
+                size: fullSize(sh_scene_connection.self), version: SH_SCENE_CONNECTION_VERSION,
+                scene: UnsafePointer(scene(memory, id: 0, name: "main")),
+                options: options(memory, size: fullSize(sh_scene_connection_options.self)), configuration: answer))
         let event = sceneEvent(memory, SH_EVENT_CONFIGURATION_FOR_CONNECTING, data: connection)
         #expect(ServicePlugin.dispatch(event, to: service) == Int32(SH_OK))
         #expect(service.calls == ["configuration main"])
@@ -202,9 +214,10 @@ import Testing
     @Test func willConnect_whoseConnectionEndsBeforeTheOptions_isRefusedBeforeTheService() {
         let memory = HostMemory()
         let service = RecordingService()
-        let connection = memory.place(sh_scene_connection(
-            size: fullSize(sh_scene_connection.self), version: SH_SCENE_CONNECTION_VERSION,
-            scene: UnsafePointer(scene(memory, id: 0, name: "main")), options: nil, configuration: nil))
+        let connection = memory.place(
+            sh_scene_connection(
+                size: fullSize(sh_scene_connection.self), version: SH_SCENE_CONNECTION_VERSION,
+                scene: UnsafePointer(scene(memory, id: 0, name: "main")), options: nil, configuration: nil))
         let event = sceneEvent(memory, SH_EVENT_SCENE_WILL_CONNECT, data: connection)
         #expect(ServicePlugin.dispatch(event, to: service) == Int32(SH_OK))
         #expect(service.calls == ["willConnect main"])
@@ -216,12 +229,15 @@ import Testing
     @Test func sceneOpenURL_whoseStructEndsBeforeTheURL_isRefusedBeforeTheService() {
         let memory = HostMemory()
         let service = RecordingService()
-        let url = UnsafePointer(memory.place(sh_open_url(
-            size: fullSize(sh_open_url.self), version: SH_OPEN_URL_VERSION, flags: 0, reserved: 0,
-            url: memory.string("myapp://x"), scheme: nil, host: nil)))
-        let open = memory.place(sh_scene_open_url(
-            size: fullSize(sh_scene_open_url.self), version: SH_SCENE_OPEN_URL_VERSION,
-            scene: UnsafePointer(scene(memory, id: 0, name: "main")), url: url))
+        let url = UnsafePointer(
+            memory.place(
+                sh_open_url(
+                    size: fullSize(sh_open_url.self), version: SH_OPEN_URL_VERSION, flags: 0, reserved: 0,
+                    url: memory.string("myapp://x"), scheme: nil, host: nil)))
+        let open = memory.place(
+            sh_scene_open_url(
+                size: fullSize(sh_scene_open_url.self), version: SH_SCENE_OPEN_URL_VERSION,
+                scene: UnsafePointer(scene(memory, id: 0, name: "main")), url: url))
         let event = sceneEvent(memory, SH_EVENT_SCENE_OPEN_URL_CONTEXTS, data: open)
         #expect(ServicePlugin.dispatch(event, to: service) == Int32(SH_OK))
         open.pointee.size = size(endingBefore: \sh_scene_open_url.url)
@@ -242,8 +258,10 @@ import Testing
     private func sceneEvent<T>(_ memory: HostMemory, _ kind: sh_event_kind, data: UnsafeMutablePointer<T>)
         -> UnsafePointer<sh_event>
     {
-        UnsafePointer(memory.place(sh_event(
-            size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: kind.rawValue,
-            app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(data), completion: nil)))
+        UnsafePointer(
+            memory.place(
+                sh_event(
+                    size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: kind.rawValue,
+                    app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(data), completion: nil)))
     }
 }

@@ -1,6 +1,7 @@
-@testable import ServiceKit
 import ServiceABI
 import Testing
+
+@testable import ServiceKit
 
 /// Every struct the host hands a plugin starts with its `size`: an older host sends a shorter
 /// struct, and the SDK must read only the members that size covers (and use their documented
@@ -22,11 +23,13 @@ import Testing
         activity.size = fullSize(sh_user_activity.self)
         activity.type = memory.string("com.example.launch")
         let flags = UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) | UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) | UInt32(SH_LAUNCH_RESTART)
-        return UnsafePointer(memory.place(sh_launch_options(
-            size: size, version: SH_LAUNCH_OPTIONS_VERSION, flags: flags, reserved: 0,
-            settings_json: memory.string(settings), settings_len: settings.utf8.count,
-            notification: UnsafePointer(memory.place(push)), url: UnsafePointer(memory.place(url)),
-            activity: UnsafePointer(memory.place(activity)))))
+        return UnsafePointer(
+            memory.place(
+                sh_launch_options(
+                    size: size, version: SH_LAUNCH_OPTIONS_VERSION, flags: flags, reserved: 0,
+                    settings_json: memory.string(settings), settings_len: settings.utf8.count,
+                    notification: UnsafePointer(memory.place(push)), url: UnsafePointer(memory.place(url)),
+                    activity: UnsafePointer(memory.place(activity)))))
     }
 
     @Test func launchOptions_ofTheCurrentSize_readEveryMember() {
@@ -91,9 +94,11 @@ import Testing
 
     private func notification(_ memory: HostMemory, size: UInt32) -> UnsafePointer<sh_notification> {
         let json = #"{"n":1}"#
-        return UnsafePointer(memory.place(sh_notification(
-            size: size, version: SH_NOTIFICATION_VERSION, name: memory.string("queue.enqueue"),
-            sender: memory.string("dev.example.sender"), json: memory.string(json), json_len: json.utf8.count)))
+        return UnsafePointer(
+            memory.place(
+                sh_notification(
+                    size: size, version: SH_NOTIFICATION_VERSION, name: memory.string("queue.enqueue"),
+                    sender: memory.string("dev.example.sender"), json: memory.string(json), json_len: json.utf8.count)))
     }
 
     @Test func notification_ofTheCurrentSize_readsNameSenderAndPayload() {
@@ -125,10 +130,12 @@ import Testing
     /// A push whose text says 1 and whose tape says 2, so a test sees which one was read.
     private func push(_ memory: HostMemory, size: UInt32) -> UnsafePointer<sh_push> {
         let json = #"{"n":1}"#
-        return UnsafePointer(memory.place(sh_push(
-            size: size, version: SH_PUSH_VERSION, flags: UInt32(SH_FROM_LAUNCH), reserved: 0,
-            json: memory.string(json), json_len: json.utf8.count, parsed: memory.tape(object: [("n", 2)]),
-            action_id: memory.string("reply"))))
+        return UnsafePointer(
+            memory.place(
+                sh_push(
+                    size: size, version: SH_PUSH_VERSION, flags: UInt32(SH_FROM_LAUNCH), reserved: 0,
+                    json: memory.string(json), json_len: json.utf8.count, parsed: memory.tape(object: [("n", 2)]),
+                    action_id: memory.string("reply"))))
     }
 
     @Test func push_ofTheCurrentSize_readsTheHostsTapeNotTheText() {
@@ -185,9 +192,10 @@ import Testing
 
     @Test func deviceToken_endingBeforeItsLength_hasNoBytes() {
         let memory = HostMemory()
-        let raw = memory.place(sh_device_token(
-            size: fullSize(sh_device_token.self), version: SH_DEVICE_TOKEN_VERSION,
-            bytes: memory.bytes([0xAB, 0x01]), length: 2, hex: memory.string("ab01")))
+        let raw = memory.place(
+            sh_device_token(
+                size: fullSize(sh_device_token.self), version: SH_DEVICE_TOKEN_VERSION,
+                bytes: memory.bytes([0xAB, 0x01]), length: 2, hex: memory.string("ab01")))
         #expect(DeviceToken(UnsafePointer(raw)).bytes == [0xAB, 0x01])
         #expect(DeviceToken(UnsafePointer(raw)).hex == "ab01")
         raw.pointee.size = size(endingBefore: \sh_device_token.length)
@@ -199,10 +207,12 @@ import Testing
 
     /// A URL whose host-given scheme and host differ from its text, so a test sees which was read.
     private func openURL(_ memory: HostMemory, size: UInt32) -> UnsafePointer<sh_open_url> {
-        UnsafePointer(memory.place(sh_open_url(
-            size: size, version: SH_OPEN_URL_VERSION, flags: UInt32(SH_FROM_LAUNCH) | UInt32(SH_FROM_CONNECTION),
-            reserved: 0, url: memory.string("MyApp://Item/42?ref=push"), scheme: memory.string("host-scheme"),
-            host: memory.string("host-host"))))
+        UnsafePointer(
+            memory.place(
+                sh_open_url(
+                    size: size, version: SH_OPEN_URL_VERSION, flags: UInt32(SH_FROM_LAUNCH) | UInt32(SH_FROM_CONNECTION),
+                    reserved: 0, url: memory.string("MyApp://Item/42?ref=push"), scheme: memory.string("host-scheme"),
+                    host: memory.string("host-host"))))
     }
 
     @Test func openURL_ofTheCurrentSize_takesTheHostsSchemeAndHost() {
@@ -235,11 +245,13 @@ import Testing
     /// An activity whose userInfo text says 1 and whose tape says 2.
     private func activity(_ memory: HostMemory, size: UInt32) -> UnsafePointer<sh_user_activity> {
         let info = #"{"n":1}"#
-        return UnsafePointer(memory.place(sh_user_activity(
-            size: size, version: SH_USER_ACTIVITY_VERSION, flags: UInt32(SH_FROM_LAUNCH), reserved: 0,
-            type: memory.string("com.example.view"), webpage_url: memory.string("https://example.com/x"),
-            user_info_json: memory.string(info), user_info_len: info.utf8.count,
-            user_info: memory.tape(object: [("n", 2)]))))
+        return UnsafePointer(
+            memory.place(
+                sh_user_activity(
+                    size: size, version: SH_USER_ACTIVITY_VERSION, flags: UInt32(SH_FROM_LAUNCH), reserved: 0,
+                    type: memory.string("com.example.view"), webpage_url: memory.string("https://example.com/x"),
+                    user_info_json: memory.string(info), user_info_len: info.utf8.count,
+                    user_info: memory.tape(object: [("n", 2)]))))
     }
 
     @Test func activity_ofTheCurrentSize_readsEveryMemberAndTheTape() {
@@ -306,8 +318,9 @@ import Testing
 
     @Test func tape_withANonFiniteNumber_readsItAsNull() {
         let memory = HostMemory()
-        let node = sh_json_node(type: SH_JSON_NUMBER.rawValue, count: 0, next: 1, reserved: 0, string: nil, length: 0,
-                                number: .infinity)
+        let node = sh_json_node(
+            type: SH_JSON_NUMBER.rawValue, count: 0, next: 1, reserved: 0, string: nil, length: 0,
+            number: .infinity)
         #expect(JSONValue(tape: memory.tape([node])) == .null)
     }
 
@@ -331,10 +344,11 @@ import Testing
         push.size = fullSize(sh_push.self)
         let box = CompletionBox()
         let completion = UnsafePointer(memory.place(box.completion(size: fullSize(sh_completion.self))))
-        let event = memory.place(sh_event(
-            size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: SH_EVENT_WILL_PRESENT_NOTIFICATION.rawValue,
-            app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(memory.place(push)),
-            completion: completion))
+        let event = memory.place(
+            sh_event(
+                size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: SH_EVENT_WILL_PRESENT_NOTIFICATION.rawValue,
+                app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(memory.place(push)),
+                completion: completion))
         #expect(ServicePlugin.dispatch(UnsafePointer(event), to: service) == Int32(SH_OK))
         #expect(service.calls == ["willPresent"])
         #expect(box.results == [0])  // the default answer: present nothing
@@ -350,11 +364,12 @@ import Testing
         var push = sh_push()
         push.size = fullSize(sh_push.self)
         let box = CompletionBox()
-        let event = memory.place(sh_event(
-            size: size(endingBefore: \sh_event.completion), version: SH_EVENT_VERSION,
-            kind: SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION.rawValue, app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1,
-            data: UnsafeRawPointer(memory.place(push)),
-            completion: UnsafePointer(memory.place(box.completion(size: fullSize(sh_completion.self))))))
+        let event = memory.place(
+            sh_event(
+                size: size(endingBefore: \sh_event.completion), version: SH_EVENT_VERSION,
+                kind: SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION.rawValue, app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1,
+                data: UnsafeRawPointer(memory.place(push)),
+                completion: UnsafePointer(memory.place(box.completion(size: fullSize(sh_completion.self))))))
         #expect(ServicePlugin.dispatch(UnsafePointer(event), to: service) == Int32(SH_OK))
         #expect(service.calls == ["didReceiveRemoteNotification"])
         #expect(box.results == [])
@@ -364,9 +379,10 @@ import Testing
         let memory = HostMemory()
         let service = RecordingService()
         let options = launchOptions(memory, size: fullSize(sh_launch_options.self))
-        let event = memory.place(sh_event(
-            size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: SH_EVENT_WILL_FINISH_LAUNCHING.rawValue,
-            app_state: Int32(SH_APP_INACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(options), completion: nil))
+        let event = memory.place(
+            sh_event(
+                size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: SH_EVENT_WILL_FINISH_LAUNCHING.rawValue,
+                app_state: Int32(SH_APP_INACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(options), completion: nil))
         #expect(ServicePlugin.dispatch(UnsafePointer(event), to: service) == Int32(SH_OK))
         #expect(service.launchOptions.last?.isRestart == true)
         event.pointee.size = size(endingBefore: \sh_event.data)
@@ -377,12 +393,14 @@ import Testing
     @Test func registrationError_endingBeforeItsMessage_isEmpty() {
         let memory = HostMemory()
         let service = RecordingService()
-        let info = memory.place(sh_error_info(
-            size: fullSize(sh_error_info.self), version: SH_ERROR_INFO_VERSION, message: memory.string("no network")))
-        let event = memory.place(sh_event(
-            size: fullSize(sh_event.self), version: SH_EVENT_VERSION,
-            kind: SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue,
-            app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(info), completion: nil))
+        let info = memory.place(
+            sh_error_info(
+                size: fullSize(sh_error_info.self), version: SH_ERROR_INFO_VERSION, message: memory.string("no network")))
+        let event = memory.place(
+            sh_event(
+                size: fullSize(sh_event.self), version: SH_EVENT_VERSION,
+                kind: SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS.rawValue,
+                app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(info), completion: nil))
         _ = ServicePlugin.dispatch(UnsafePointer(event), to: service)
         info.pointee.size = size(endingBefore: \sh_error_info.message)
         _ = ServicePlugin.dispatch(UnsafePointer(event), to: service)
@@ -391,9 +409,10 @@ import Testing
 
     @Test func eventOfAKindThisSDKDoesNotKnow_isUnsupported() {
         let memory = HostMemory()
-        let event = memory.place(sh_event(
-            size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: 120,
-            app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(memory.place(0)), completion: nil))
+        let event = memory.place(
+            sh_event(
+                size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: 120,
+                app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(memory.place(0)), completion: nil))
         #expect(ServicePlugin.dispatch(UnsafePointer(event), to: RecordingService()) == Int32(SH_UNSUPPORTED))
     }
 }

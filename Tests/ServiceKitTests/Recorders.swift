@@ -1,5 +1,6 @@
-@testable import ServiceKit
 import ServiceABI
+
+@testable import ServiceKit
 
 /// An `sh_completion` whose `complete` records each result in this box.
 final class CompletionBox {
@@ -16,9 +17,10 @@ final class CompletionBox {
     }
 }
 
-/// A service that records what the SDK called; every completion is called at once with the
-/// protocol's default answer.
-final class RecordingService: SceneService {
+/// A service that records what the SDK called; every completion is called at once.
+final class RecordingService: SceneConfiguring, SceneURLHandling, PushPresenting, BackgroundFetching,
+    DeviceTokenErrorHandling
+{
     var calls: [String] = []
     var launchOptions: [LaunchOptions] = []
     var registrationErrors: [String] = []

@@ -13,21 +13,26 @@ public struct CommandResult: Sendable {
 /// Runs programs and C compilers for tests.
 public enum Command {
     /// Runs `executable` with `arguments` to completion.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                           directory: String? = nil) throws -> CommandResult {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        directory: String? = nil
+    ) throws -> CommandResult {
         let process = try start(executable, arguments, environment: environment, directory: directory)
         return process.wait()
     }
 
     /// Starts `executable`; the caller signals and waits on the returned handle.
-    public static func start(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                             directory: String? = nil) throws -> Running {
+    public static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        directory: String? = nil
+    ) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
@@ -65,11 +70,14 @@ public enum Command {
         public func wait() -> CommandResult {
             process.waitUntilExit()
             group.wait()
-            let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus
+            let status =
+                process.terminationReason == .uncaughtSignal
+                ? 128 + process.terminationStatus
                 : process.terminationStatus
             return lock.withLock {
-                CommandResult(status: status, stdout: String(decoding: outData, as: UTF8.self),
-                              stderr: String(decoding: errData, as: UTF8.self))
+                CommandResult(
+                    status: status, stdout: String(decoding: outData, as: UTF8.self),
+                    stderr: String(decoding: errData, as: UTF8.self))
             }
         }
     }
@@ -78,9 +86,13 @@ public enum Command {
     /// `cc -shared -fPIC -I Sources/ServiceABI/include SOURCE -o OUTPUT`.
     @discardableResult
     public static func compileC(_ source: String, to output: String, defines: [String] = []) throws -> String {
-        let result = try run("/usr/bin/env", ["cc", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC",
-                                              "-I", Repository.abiInclude] + defines.map { "-D" + $0 }
-                                              + [source, "-o", output])
+        let result = try run(
+            "/usr/bin/env",
+            [
+                "cc", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC",
+                "-I", Repository.abiInclude,
+            ] + defines.map { "-D" + $0 }
+                + [source, "-o", output])
         guard result.status == 0 else { throw TestFailure("cc \(source) failed:\n\(result.stderr)") }
         return output
     }

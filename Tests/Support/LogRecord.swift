@@ -18,8 +18,9 @@ public struct LogRecord: CustomStringConvertible {
     /// `source` and `message` strings (an in-process plugin may write raw text to stderr).
     public init?(line: some StringProtocol) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let level = object["level"] as? String, let source = object["source"] as? String,
-              let message = object["message"] as? String else { return nil }
+            let level = object["level"] as? String, let source = object["source"] as? String,
+            let message = object["message"] as? String
+        else { return nil }
         self.level = level
         self.source = source
         self.message = message
@@ -41,8 +42,12 @@ public struct LogRecord: CustomStringConvertible {
 
     /// `level [source] event: message {fields}`, for failure messages.
     public var description: String {
-        let fieldText = fields.isEmpty ? "" : " " + fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            .joined(separator: " ")
+        let fieldText =
+            fields.isEmpty
+            ? ""
+            : " "
+                + fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                .joined(separator: " ")
         return "\(level) [\(source)] \(event.map { $0 + ": " } ?? "")\(message)\(fieldText)"
     }
 }

@@ -89,10 +89,38 @@ public final class Mosquitto {
     /// The broker's log so far.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// How many PUBACKs the broker received from `client` so far (its log names each one).
-    public func acknowledgements(from client: String) -> Int {
-        log.split(separator: "\n").filter { $0.contains("Received PUBACK from \(client) ") }.count
+    /// One packet in the broker's log (`log_type all`): received from or sent to a client.
+    public struct Packet: Equatable {
+        public enum Direction: Equatable { case received, sent }
+        public let direction: Direction
+        /// The MQTT packet type as the broker names it (`PUBACK`, `SUBACK`).
+        public let type: String
+        /// The client id.
+        public let client: String
     }
+
+    /// The packets the broker logged so far, in order. Mosquitto has no structured log; its
+    /// per-packet lines have one fixed shape, `TIME: Received TYPE from CLIENT (…)` and
+    /// `TIME: Sending TYPE to CLIENT (…)`, read here once so tests compare fields.
+    public var packets: [Packet] {
+        log.split(separator: "\n").compactMap { line in
+            let words = line.split(separator: " ")
+            guard words.count >= 5 else { return nil }
+            switch (words[1], words[3]) {
+            case ("Received", "from"): return Packet(direction: .received, type: String(words[2]), client: String(words[4]))
+            case ("Sending", "to"): return Packet(direction: .sent, type: String(words[2]), client: String(words[4]))
+            default: return nil
+            }
+        }
+    }
+
+    /// How many `type` packets the broker received from (or sent to) `client` so far.
+    public func count(_ direction: Packet.Direction, _ type: String, client: String) -> Int {
+        packets.filter { $0 == Packet(direction: direction, type: type, client: client) }.count
+    }
+
+    /// How many PUBACKs the broker received from `client` so far.
+    public func acknowledgements(from client: String) -> Int { count(.received, "PUBACK", client: client) }
 
     deinit { stop() }
 

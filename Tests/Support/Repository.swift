@@ -17,8 +17,10 @@ public enum Repository {
     /// The folder holding the built `host` and plugin products: the test binary's own folder
     /// (SwiftPM's `--show-bin-path`), never a hard-coded `.build/debug`.
     public static let binDirectory: URL = {
-        var url = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0]).deletingLastPathComponent()
+        var url = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0]
+        ).deletingLastPathComponent()
         // Linux test binaries live in <bin>/ServiceHostPackageTests.xctest; step out of a bundle folder.
         while url.pathExtension == "xctest" || url.lastPathComponent == "Contents" || url.lastPathComponent == "MacOS" {
             url.deleteLastPathComponent()

@@ -20,8 +20,9 @@ public final class Scratch {
     /// A subfolder, created with `mode`.
     public func folder(_ name: String, mode: Int = 0o755) throws -> String {
         let folder = file(name)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: mode])
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: mode])
         return folder
     }
 

@@ -1,7 +1,8 @@
 /// Why bytes from the broker are not a packet the client accepts: the packet and the reason.
 public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What kind of problem, for code that reacts to it.
-    public enum Code: Sendable, Equatable {
+    /// What kind of problem, for code that reacts to it; its raw value is the bridge's
+    /// `error=` log field.
+    public enum Code: String, Sendable, Equatable {
         /// The remaining length uses more than four bytes.
         case malformedLength
         /// The remaining length is over the client's limit.
@@ -13,15 +14,18 @@ public struct MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public let code: Code
+    /// The packet's name (`PUBACK`) when its type was read.
+    public let packet: String?
     /// The sentence for the log: names the packet and the reason.
     public let description: String
 
-    init(_ code: Code, _ description: String) {
+    init(_ code: Code, packet: String? = nil, _ description: String) {
         self.code = code
+        self.packet = packet
         self.description = description
     }
 
     static func malformed(_ packet: String, _ reason: String) -> MQTTError {
-        MQTTError(.malformed, "malformed \(packet) packet: \(reason)")
+        MQTTError(.malformed, packet: packet, "malformed \(packet) packet: \(reason)")
     }
 }

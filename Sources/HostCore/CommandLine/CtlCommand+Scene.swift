@@ -9,15 +9,17 @@ extension CtlCommand {
         var activities: [ControlMessage.Activity] = []
     }
 
-    static let sceneConnectTable = OptionTable<SceneConnect>("ctl scene connect", [
-        .value("--role", "ROLE", "main, car or external") { $0.role = $1 },
-        .value("--url", "URL", "a URL to open in it (repeatable)") { $0.urls.append($1) },
-        .value("--activity", "TYPE[,URL]", "a user activity to continue in it (repeatable)") { options, text throws(UsageError) in
-            let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
-            guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
-            options.activities.append(ControlMessage.Activity(type: type, url: parts.count > 1 ? parts[1] : nil))
-        },
-    ])
+    static let sceneConnectTable = OptionTable<SceneConnect>(
+        "ctl scene connect",
+        [
+            .value("--role", "ROLE", "main, car or external") { $0.role = $1 },
+            .value("--url", "URL", "a URL to open in it (repeatable)") { $0.urls.append($1) },
+            .value("--activity", "TYPE[,URL]", "a user activity to continue in it (repeatable)") { options, text throws(UsageError) in
+                let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
+                guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
+                options.activities.append(ControlMessage.Activity(type: type, url: parts.count > 1 ? parts[1] : nil))
+            },
+        ])
 
     /// The usage lines of `host ctl scene`.
     static var sceneUsage: String {
@@ -41,8 +43,9 @@ extension CtlCommand {
         case "connect":
             let parsed = try sceneConnectTable.parse(rest, from: SceneConnect())
             guard parsed.operands.count == 1 else { throw sceneConnectTable.error("expected NAME") }
-            return .connect(name: parsed.operands[0], role: parsed.options.role, urls: parsed.options.urls,
-                            activities: parsed.options.activities)
+            return .connect(
+                name: parsed.operands[0], role: parsed.options.role, urls: parsed.options.urls,
+                activities: parsed.options.activities)
         case "activity":
             let table = OptionTable("ctl scene activity", activityTable.options)
             let parsed = try table.parse(rest, from: ControlMessage.Activity(type: ""))

@@ -1,6 +1,6 @@
 import Glibc
-import ServiceJSON
 import ServiceABI
+import ServiceJSON
 
 /// `host ctl [--control PATH] [--json] COMMAND …`: drives a running host.
 public enum CtlCommand {
@@ -17,10 +17,12 @@ public enum CtlCommand {
     }
 
     /// The options before the command.
-    public static let table = OptionTable<Invocation>("ctl", [
-        .value("--control", "PATH", "the control socket (default: the host's)") { $0.control = $1 },
-        .flag("--json", "print the host's reply as it came") { $0.json = true },
-    ])
+    public static let table = OptionTable<Invocation>(
+        "ctl",
+        [
+            .value("--control", "PATH", "the control socket (default: the host's)") { $0.control = $1 },
+            .flag("--json", "print the host's reply as it came") { $0.json = true },
+        ])
 
     /// The options of `push`.
     struct Push {
@@ -28,20 +30,24 @@ public enum CtlCommand {
         var action: String?
     }
 
-    static let pushTable = OptionTable<Push>("ctl push", [
-        .optionalValue("--tap", "ACTION", "the user tapped it; ACTION: default, dismiss or an action id") { options, action in
-            options.tap = true
-            options.action = action.map(actionID)
-        },
-    ])
+    static let pushTable = OptionTable<Push>(
+        "ctl push",
+        [
+            .optionalValue("--tap", "ACTION", "the user tapped it; ACTION: default, dismiss or an action id") { options, action in
+                options.tap = true
+                options.action = action.map(actionID)
+            }
+        ])
 
     /// The options of `activity` (and `scene activity`).
-    static let activityTable = OptionTable<ControlMessage.Activity>("ctl activity", [
-        .value("--url", "URL", "its webpage URL") { $0.url = $1 },
-        .value("--user-info", "JSON", "its user info, a JSON object") { options, text throws(UsageError) in
-            options.userInfo = try json(text)
-        },
-    ])
+    static let activityTable = OptionTable<ControlMessage.Activity>(
+        "ctl activity",
+        [
+            .value("--url", "URL", "its webpage URL") { $0.url = $1 },
+            .value("--user-info", "JSON", "its user info, a JSON object") { options, text throws(UsageError) in
+                options.userInfo = try json(text)
+            },
+        ])
 
     /// The usage of `host ctl`, its lines built from the option tables.
     public static var usage: String {
@@ -56,6 +62,7 @@ public enum CtlCommand {
           post NAME [JSON]
           authorization [notDetermined|denied|authorized|provisional]
         \(sceneUsage)
+        \(operateUsage)
         """
     }
 
@@ -72,6 +79,12 @@ public enum CtlCommand {
         \(activityTable.help)
         scene connect
         \(sceneConnectTable.help)
+        list
+        \(listTable.help)
+        service
+        \(serviceTable.help)
+        watch
+        \(watchTable.help)
 
         exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
         """
@@ -96,6 +109,8 @@ public enum CtlCommand {
         }
         let command: ControlMessage.Command
         switch name {
+        case _ where try operate(name, arguments) != nil:
+            command = try operate(name, arguments)!
         case _ where ControlMessage.Command.plain(name) != nil:
             _ = try operands(0, "no arguments")
             command = ControlMessage.Command.plain(name)!
@@ -130,8 +145,9 @@ public enum CtlCommand {
             guard parsed.count <= 1 else { throw UsageError("ctl authorization: expected [STATUS]") }
             command = .authorization(status: parsed.first)
         default:
-            throw UsageError("ctl: unknown command '\(name)'" + Suggestion.didYouMean(name, among: ControlMessage.Command.names)
-                + "\n\(usage)")
+            throw UsageError(
+                "ctl: unknown command '\(name)'" + Suggestion.didYouMean(name, among: ControlMessage.Command.names)
+                    + "\n\(usage)")
         }
         invocation.message = ControlMessage(command)
         return invocation
@@ -185,8 +201,9 @@ public enum CtlCommand {
             if let token = reply.status?.deviceToken { lines.append("device token: \(token)") }
             if let busy = reply.status?.busy { lines.append("busy: \(busy.service) in \(busy.event)") }
             if let stuck = reply.status?.stuck {
-                lines.append("stuck: \(stuck.service) has not returned from \(stuck.event) for \(Int(stuck.seconds ?? 0)) s"
-                    + " (its deadline is \(stuck.deadline.map { JSONValue.number($0).serialized } ?? "?") s)")
+                lines.append(
+                    "stuck: \(stuck.service) has not returned from \(stuck.event) for \(Int(stuck.seconds ?? 0)) s"
+                        + " (its deadline is \(stuck.deadline.map { JSONValue.number($0).serialized } ?? "?") s)")
             }
             return lines.joined(separator: "\n")
         case "list":
@@ -208,9 +225,11 @@ public enum CtlCommand {
             return line
         case "reload":
             let report = reply.reload
-            var lines = ["added: \((report?.added ?? []).joined(separator: ", "))",
-                         "removed: \((report?.removed ?? []).joined(separator: ", "))",
-                         "replaced: \((report?.replaced ?? []).joined(separator: ", "))"]
+            var lines = [
+                "added: \((report?.added ?? []).joined(separator: ", "))",
+                "removed: \((report?.removed ?? []).joined(separator: ", "))",
+                "replaced: \((report?.replaced ?? []).joined(separator: ", "))",
+            ]
             lines += (report?.failures ?? []).map { "failed: \($0)" }
             return lines.joined(separator: "\n")
         default:

@@ -14,12 +14,14 @@ public enum InspectCommand {
     }
 
     /// The options of `host inspect`, in the order its help lists them.
-    public static let table = OptionTable<Options>("inspect", [
-        .flag("--json", "the same as a JSON array") { $0.json = true },
-        .value("--state-dir", "DIR", "show the services a crash loop marked failed there\n(default: the host's state directory)") {
-            $0.stateDirectory = $1
-        },
-    ])
+    public static let table = OptionTable<Options>(
+        "inspect",
+        [
+            .flag("--json", "the same as a JSON array") { $0.json = true },
+            .value("--state-dir", "DIR", "show the services a crash loop marked failed there\n(default: the host's state directory)") {
+                $0.stateDirectory = $1
+            },
+        ])
 
     /// The text of `host inspect --help`.
     public static var help: String {
@@ -59,12 +61,14 @@ public enum InspectCommand {
     /// The failure record that keeps `service` of `plugin` from starting, if any.
     static func failure(of service: String, in plugin: PluginInspector.Inspected, _ failures: FailureStore?) -> FailureRecord? {
         guard let record = failures?.record(for: service), record.path == plugin.path || sameFile(record.path, plugin.path),
-              record.blocks(plugin.identity) else { return nil }
+            record.blocks(plugin.identity)
+        else { return nil }
         return record
     }
 
     private static func sameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat(), second = stat()
+        var first = stat()
+        var second = stat()
         return stat(a, &first) == 0 && stat(b, &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
@@ -77,7 +81,8 @@ public enum InspectCommand {
             case .success(let plugin):
                 let meta = plugin.metadata
                 let sdk = meta.sdkVersion.isEmpty ? "" : ", ServiceKit \(meta.sdkVersion)"
-                var out = "\(plugin.path)\n  ABI \(meta.abiVersion) (speaks \(meta.abiMin) to \(meta.abiVersion)),"
+                var out =
+                    "\(plugin.path)\n  ABI \(meta.abiVersion) (speaks \(meta.abiMin) to \(meta.abiVersion)),"
                     + " built with \(meta.toolchain)\(sdk)\n"
                 for service in meta.services {
                     out += "  service \(service.id)\n"
@@ -85,8 +90,10 @@ public enum InspectCommand {
                     out += "    version:  \(service.version)\n"
                     out += "    priority: \(service.priority)\n"
                     out += "    events:   \(eventNames(service.events).joined(separator: ", "))\n"
-                    for (label, values) in [("urls", service.urls), ("activities", service.activities),
-                                            ("subscribes", service.subscriptions)] where !values.isEmpty {
+                    for (label, values) in [
+                        ("urls", service.urls), ("activities", service.activities),
+                        ("subscribes", service.subscriptions),
+                    ] where !values.isEmpty {
                         out += "    \(label):\(String(repeating: " ", count: max(1, 10 - label.count)))\(values.joined(separator: ", "))\n"
                     }
                     if let record = failure(of: service.id, in: plugin, failures) {
@@ -100,32 +107,34 @@ public enum InspectCommand {
 
     /// A JSON array, one object per file; `failures` adds a `failure` to services marked failed.
     public static func json(_ results: [Result], failures: FailureStore? = nil) -> String {
-        JSONText.array(results.map { result in
-            switch result {
-            case .failure(let failure):
-                return JSONText.object([
-                    "path": JSONText.string(failure.path), "valid": "false", "reason": JSONText.string(failure.message),
-                ])
-            case .success(let plugin):
-                let meta = plugin.metadata
-                return JSONText.object([
-                    "path": JSONText.string(plugin.path), "valid": "true",
-                    "abiVersion": String(meta.abiVersion), "abiMin": String(meta.abiMin),
-                    "toolchain": JSONText.string(meta.toolchain), "sdkVersion": JSONText.string(meta.sdkVersion),
-                    "services": JSONText.array(meta.services.map { service in
-                        JSONText.object([
-                            "id": JSONText.string(service.id), "name": JSONText.string(service.name),
-                            "version": JSONText.string(service.version), "priority": String(service.priority),
-                            "events": JSONText.array(eventNames(service.events).map(JSONText.string)),
-                            "urls": JSONText.array(service.urls.map(JSONText.string)),
-                            "activities": JSONText.array(service.activities.map(JSONText.string)),
-                            "subscribes": JSONText.array(service.subscriptions.map(JSONText.string)),
-                            "failure": failure(of: service.id, in: plugin, failures)?.json.serialized ?? "null",
-                        ])
-                    }),
-                ])
-            }
-        }) + "\n"
+        JSONText.array(
+            results.map { result in
+                switch result {
+                case .failure(let failure):
+                    return JSONText.object([
+                        "path": JSONText.string(failure.path), "valid": "false", "reason": JSONText.string(failure.message),
+                    ])
+                case .success(let plugin):
+                    let meta = plugin.metadata
+                    return JSONText.object([
+                        "path": JSONText.string(plugin.path), "valid": "true",
+                        "abiVersion": String(meta.abiVersion), "abiMin": String(meta.abiMin),
+                        "toolchain": JSONText.string(meta.toolchain), "sdkVersion": JSONText.string(meta.sdkVersion),
+                        "services": JSONText.array(
+                            meta.services.map { service in
+                                JSONText.object([
+                                    "id": JSONText.string(service.id), "name": JSONText.string(service.name),
+                                    "version": JSONText.string(service.version), "priority": String(service.priority),
+                                    "events": JSONText.array(eventNames(service.events).map(JSONText.string)),
+                                    "urls": JSONText.array(service.urls.map(JSONText.string)),
+                                    "activities": JSONText.array(service.activities.map(JSONText.string)),
+                                    "subscribes": JSONText.array(service.subscriptions.map(JSONText.string)),
+                                    "failure": failure(of: service.id, in: plugin, failures)?.json.serialized ?? "null",
+                                ])
+                            }),
+                    ])
+                }
+            }) + "\n"
     }
 
     /// Known event names, then unknown kinds as "event N".

@@ -24,22 +24,28 @@ public struct CommandOption<Options>: Sendable {
     let apply: @Sendable (inout Options, String?) throws(UsageError) -> Void
 
     /// A flag.
-    public static func flag(_ name: String, _ help: String,
-                            _ apply: @escaping @Sendable (inout Options) -> Void) -> CommandOption {
+    public static func flag(
+        _ name: String, _ help: String,
+        _ apply: @escaping @Sendable (inout Options) -> Void
+    ) -> CommandOption {
         CommandOption(name: name, value: .none, help: help) { options, _ in apply(&options) }
     }
 
     /// An option that takes a value, named `placeholder` in the help.
-    public static func value(_ name: String, _ placeholder: String, _ help: String,
-                             _ apply: @escaping @Sendable (inout Options, String) throws(UsageError) -> Void) -> CommandOption {
+    public static func value(
+        _ name: String, _ placeholder: String, _ help: String,
+        _ apply: @escaping @Sendable (inout Options, String) throws(UsageError) -> Void
+    ) -> CommandOption {
         CommandOption(name: name, value: .required(placeholder: placeholder), help: help) { options, text throws(UsageError) in
             try apply(&options, text ?? "")
         }
     }
 
     /// An option whose value may only be given inline (`--tap` or `--tap=ACTION`).
-    public static func optionalValue(_ name: String, _ placeholder: String, _ help: String,
-                                     _ apply: @escaping @Sendable (inout Options, String?) throws(UsageError) -> Void) -> CommandOption {
+    public static func optionalValue(
+        _ name: String, _ placeholder: String, _ help: String,
+        _ apply: @escaping @Sendable (inout Options, String?) throws(UsageError) -> Void
+    ) -> CommandOption {
         CommandOption(name: name, value: .optional(placeholder: placeholder), help: help, apply: apply)
     }
 
@@ -81,8 +87,10 @@ public struct OptionTable<Options>: Sendable {
     /// Applies every option in `arguments` to `options`; the rest are operands. With
     /// `untilOperand`, stops at the first operand and leaves it, and all after it, in
     /// `arguments` (`host ctl [options] COMMAND …`). Throws `UsageError.help` for `--help`.
-    public func parse(_ arguments: inout ArraySlice<String>, into options: inout Options,
-                      untilOperand: Bool = false) throws(UsageError) -> [String] {
+    public func parse(
+        _ arguments: inout ArraySlice<String>, into options: inout Options,
+        untilOperand: Bool = false
+    ) throws(UsageError) -> [String] {
         var operands: [String] = []
         while let argument = arguments.first {
             if argument == "--" {

@@ -30,8 +30,10 @@ enum OptionValue {
 
     /// One of a fixed set of words (every case of `T`, as `word` spells it), or an error naming
     /// the option, the words it takes and the nearest one.
-    static func choice<T: CaseIterable>(_ text: String, _ what: String,
-                                        _ word: (T) -> String) throws(UsageError) -> T {
+    static func choice<T: CaseIterable>(
+        _ text: String, _ what: String,
+        _ word: (T) -> String
+    ) throws(UsageError) -> T {
         let words = T.allCases.map(word)
         guard let value = T.allCases.first(where: { word($0) == text }) else {
             let allowed = words.dropLast().joined(separator: ", ") + " or " + words.last!

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The options of `host --plugins DIR …`, parsed by ``table`` (the toolchain alone, no packages).
 public struct RunOptions {
     /// Plugin directories, in the order given.
@@ -12,6 +14,14 @@ public struct RunOptions {
     public var logLevel: LogLevel = .info
     /// How log lines are written: text for people, JSON lines for machines.
     public var logFormat: LogFormat = .text
+    /// What log lines start with; nil: ``LogTime/default(for:)``.
+    public var logTime: LogTime?
+    /// `--stats`: count every delivery per service and event kind.
+    public var statistics = false
+    /// `--metrics-listen [ADDRESS:]PORT`: serve the figures for Prometheus.
+    public var metricsListen: ListenAddress?
+    /// Where the plugin directories came from: `--plugins`, or a default (PluginPath).
+    public var pluginSource = "--plugins"
     /// How long shutdown may take before the host exits anyway.
     public var shutdownTimeout: Double = 5
     /// The control socket; nil means the default path.
@@ -68,87 +78,114 @@ public struct RunOptions {
         if let operand = parsed.operands.first {
             throw UsageError(operand.hasPrefix("-") && operand != "-" ? "unknown option \(operand)" : "unexpected argument '\(operand)'")
         }
-        guard !parsed.options.pluginDirectories.isEmpty else {
-            throw UsageError("no plugin directory: pass --plugins DIR")
+        var options = parsed.options
+        if options.pluginDirectories.isEmpty {
+            guard let (directories, source) = PluginPath.defaults() else {
+                throw UsageError("no plugin directory: pass --plugins DIR, or set \(PluginPath.variable)")
+            }
+            // The XDG default is a guess: when it is not there, say what was searched.
+            if source != PluginPath.variable, let missing = directories.first(where: { access($0, F_OK) != 0 }) {
+                throw UsageError(
+                    "no plugin directory: pass --plugins DIR, or set \(PluginPath.variable)"
+                        + " (searched \(missing), which does not exist)")
+            }
+            options.pluginDirectories = directories
+            options.pluginSource = source
         }
-        return parsed.options
+        return options
     }
 
     /// The options of `host --plugins DIR …`, in the order `host --help` lists them.
-    public static let table = OptionTable<RunOptions>(nil, [
-        .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable)") { $0.pluginDirectories.append($1) },
-        .flag("--strict", "any plugin that fails to load stops the host (exit 2)") { $0.strict = true },
-        .flag("--allow-insecure-plugins", "load files or directories writable by others\nor owned by another user") {
-            $0.allowInsecurePlugins = true
-        },
-        .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },
-        .value("--log-level", "LEVEL", "error, warn, info (default) or debug") { options, text throws(UsageError) in
-            options.logLevel = try OptionValue.choice(text, "level", \LogLevel.name)
-        },
-        .value("--log-format", "FORMAT", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields") {
-            options, text throws(UsageError) in
-            options.logFormat = try OptionValue.choice(text, "format", \LogFormat.rawValue)
-        },
-        .value("--shutdown-timeout", "SECS", "how long SIGTERM's shutdown may take (default 5)") { options, text throws(UsageError) in
-            options.shutdownTimeout = try OptionValue.seconds(text)
-        },
-        .value("--control", "PATH", "the control socket (default\n$XDG_RUNTIME_DIR/servicehost/host.sock)") { $0.controlPath = $1 },
-        .value("--config", "FILE", "services.json: order, settings, policies (default:\nservices.json in the first plugin directory)") {
-            $0.configFile = $1
-        },
-        .flag("--only-configured", "start only the services the configuration lists") { $0.onlyConfigured = true },
-        .value("--state-dir", "DIR", "stores, first-launch marks, crash records (default\n$XDG_STATE_HOME/servicehost)") {
-            $0.stateDirectory = $1
-        },
-        .value("--first-launch", "MODE", "auto (default), always or never") { options, text throws(UsageError) in
-            options.firstLaunch = try OptionValue.choice(text, "mode", \FirstLaunchMode.rawValue)
-        },
-        .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") { options, text throws(UsageError) in
-            options.fetchTimeout = try OptionValue.seconds(text)
-        },
-        .value("--max-payload", "BYTES", "the largest payload of a control request (default 65536)") { options, text throws(UsageError) in
-            options.maxPayload = try OptionValue.integer(text, in: 1...OptionValue.maxPayload, "bytes")
-        },
-        .value("--launch-notification", "FILE", "cold launch by this push: in the launch options,\nthen delivered once") {
-            $0.launchNotificationFile = $1
-        },
-        .value("--launch-url", "URL", "cold launch by this URL, likewise") { $0.launchURL = $1 },
-        .value("--launch-activity", "TYPE[,URL]", "cold launch by this user activity, likewise") { options, text throws(UsageError) in
-            let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
-            guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
-            options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
-        },
-        .value("--launch-state", "STATE", "background or active: where the launch leaves the app\n(default: background for a content-available push,\nelse active)") {
-            options, text throws(UsageError) in
-            guard let state = [AppState.background, .active].first(where: { $0.name == text }) else {
-                throw UsageError("unknown launch state '\(text)' (use background or active)")
-            }
-            options.launchState = state
-        },
-        .value("--notification-authorization", "POLICY", "prompt, grant (default) or deny: how a service's\nauthorization request is answered") {
-            options, text throws(UsageError) in
-            options.notificationAuthorization = try OptionValue.choice(text, "policy", \AuthorizationPolicy.rawValue)
-        },
-        .value("--launch-scene", "NAME[:ROLE]", "connect this scene at launch") { options, text in
-            let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
-        },
-        .value("--isolation", "MODE", "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes") {
-            options, text throws(UsageError) in
-            options.isolation.isolation = try OptionValue.choice(text, "mode", \ServiceConfiguration.Isolation.rawValue)
-        },
-        .value("--event-timeout", "SECS", "every event's deadline (default 10); a worker that\nmisses it is killed and restarted") {
-            options, text throws(UsageError) in
-            options.isolation.eventTimeout = try OptionValue.seconds(text)
-        },
-        .value("--crash-limit", "N/SECS", "crashes that mark a service failed (default 5/60)") { options, text throws(UsageError) in
-            guard let limit = CrashLimit(parsing: text) else {
-                throw UsageError("'\(text)' is not N/SECS (crashes within seconds, like 5/60)")
-            }
-            options.isolation.crashLimit = limit
-        },
-        .flag("--safe-mode", "start only trusted services (bundled ones, and\nthose the configuration marks \"trusted\": true)") {
-            $0.isolation.safeMode = true
-        },
-    ])
+    public static let table = OptionTable<RunOptions>(
+        nil,
+        [
+            .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable;\ndefault: $SERVICEHOST_PLUGIN_PATH, else\n$XDG_DATA_HOME/servicehost/plugins)") {
+                $0.pluginDirectories.append($1)
+            },
+            .flag("--strict", "any plugin that fails to load stops the host (exit 2)") { $0.strict = true },
+            .flag("--allow-insecure-plugins", "load files or directories writable by others\nor owned by another user (plugins, the\nconfiguration, the state directory)") {
+                $0.allowInsecurePlugins = true
+            },
+            .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },
+            .value("--log-level", "LEVEL", "error, warn, info (default) or debug") { options, text throws(UsageError) in
+                options.logLevel = try OptionValue.choice(text, "level", \LogLevel.name)
+            },
+            .value("--log-format", "FORMAT", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields") {
+                options, text throws(UsageError) in
+                options.logFormat = try OptionValue.choice(text, "format", \LogFormat.rawValue)
+            },
+            .value("--log-time", "WHEN", "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald") {
+                options, text throws(UsageError) in
+                options.logTime = try OptionValue.choice(text, "time", \LogTime.rawValue)
+            },
+            .flag("--stats", "count every delivery per service and event kind\n(host ctl stats); costs one clock read per call") {
+                $0.statistics = true
+            },
+            .value("--metrics-listen", "[ADDR:]PORT", "serve the statistics for Prometheus on GET /metrics\n(PORT alone: 127.0.0.1 only); implies --stats") {
+                options, text throws(UsageError) in
+                options.metricsListen = try ListenAddress(parsing: text)
+                options.statistics = true
+            },
+            .value("--shutdown-timeout", "SECS", "how long SIGTERM's shutdown may take (default 5)") { options, text throws(UsageError) in
+                options.shutdownTimeout = try OptionValue.seconds(text)
+            },
+            .value("--control", "PATH", "the control socket (default\n$XDG_RUNTIME_DIR/servicehost/host.sock)") { $0.controlPath = $1 },
+            .value("--config", "FILE", "services.json: order, settings, policies (default:\nservices.json in the first plugin directory)") {
+                $0.configFile = $1
+            },
+            .flag("--only-configured", "start only the services the configuration lists") { $0.onlyConfigured = true },
+            .value("--state-dir", "DIR", "stores, first-launch marks, crash records (default\n$XDG_STATE_HOME/servicehost)") {
+                $0.stateDirectory = $1
+            },
+            .value("--first-launch", "MODE", "auto (default), always or never") { options, text throws(UsageError) in
+                options.firstLaunch = try OptionValue.choice(text, "mode", \FirstLaunchMode.rawValue)
+            },
+            .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") { options, text throws(UsageError) in
+                options.fetchTimeout = try OptionValue.seconds(text)
+            },
+            .value("--max-payload", "BYTES", "the largest payload of a control request (default 65536)") { options, text throws(UsageError) in
+                options.maxPayload = try OptionValue.integer(text, in: 1...OptionValue.maxPayload, "bytes")
+            },
+            .value("--launch-notification", "FILE", "cold launch by this push: in the launch options,\nthen delivered once") {
+                $0.launchNotificationFile = $1
+            },
+            .value("--launch-url", "URL", "cold launch by this URL, likewise") { $0.launchURL = $1 },
+            .value("--launch-activity", "TYPE[,URL]", "cold launch by this user activity, likewise") { options, text throws(UsageError) in
+                let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
+                guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
+                options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
+            },
+            .value("--launch-state", "STATE", "background or active: where the launch leaves the app\n(default: background for a content-available push,\nelse active)") {
+                options, text throws(UsageError) in
+                guard let state = [AppState.background, .active].first(where: { $0.name == text }) else {
+                    throw UsageError("unknown launch state '\(text)' (use background or active)")
+                }
+                options.launchState = state
+            },
+            .value("--notification-authorization", "POLICY", "prompt, grant (default) or deny: how a service's\nauthorization request is answered") {
+                options, text throws(UsageError) in
+                options.notificationAuthorization = try OptionValue.choice(text, "policy", \AuthorizationPolicy.rawValue)
+            },
+            .value("--launch-scene", "NAME[:ROLE]", "connect this scene at launch") { options, text in
+                let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+                options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
+            },
+            .value("--isolation", "MODE", "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes") {
+                options, text throws(UsageError) in
+                options.isolation.isolation = try OptionValue.choice(text, "mode", \ServiceConfiguration.Isolation.rawValue)
+            },
+            .value("--event-timeout", "SECS", "every event's deadline (default 10); a worker that\nmisses it is killed and restarted") {
+                options, text throws(UsageError) in
+                options.isolation.eventTimeout = try OptionValue.seconds(text)
+            },
+            .value("--crash-limit", "N/SECS", "crashes that mark a service failed (default 5/60)") { options, text throws(UsageError) in
+                guard let limit = CrashLimit(parsing: text) else {
+                    throw UsageError("'\(text)' is not N/SECS (crashes within seconds, like 5/60)")
+                }
+                options.isolation.crashLimit = limit
+            },
+            .flag("--safe-mode", "start only trusted services (bundled ones, and\nthose the configuration marks \"trusted\": true)") {
+                $0.isolation.safeMode = true
+            },
+        ])
 }

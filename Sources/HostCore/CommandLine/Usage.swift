@@ -1,7 +1,7 @@
 /// The text of `host --help`, and the commands `host` takes.
 public enum Usage {
     /// The commands before any option: `host inspect …`, `host ctl …`, `host help`.
-    public static let commands = ["inspect", "ctl", "help"]
+    public static let commands = ["inspect", "ctl", "new-service", "help"]
 
     /// "unknown command 'inspet'; did you mean 'inspect'?".
     public static func unknownCommand(_ word: String) -> UsageError {
@@ -9,44 +9,58 @@ public enum Usage {
     }
 
     /// The help text, with a real example; the option lines come from the option tables.
-    public static let text = """
-    host: run ServiceHost services loaded from plugin directories
+    public static var text: String {
+        """
+        host: run ServiceHost services loaded from plugin directories
 
-    USAGE
-      host --plugins DIR [--plugins DIR …] [options]
-      host ctl [--control PATH] [--json] COMMAND …
-      host inspect [--json] PATH…
-      host --help | --version
+        USAGE
+          host --plugins DIR [--plugins DIR …] [options]
+          host ctl [--control PATH] [--json] COMMAND …
+          host inspect [--json] PATH…
+          host new-service NAME [--swift|--c] [--id ID] [--dir DIR]
+          host --help | --version
 
-    RUN OPTIONS
-    \(RunOptions.table.help)
+        RUN OPTIONS
+        \(RunOptions.table.help)
 
-    CONTROL (a running host)
-      host ctl state | list | reload
-      host ctl activate | resign | background | foreground | terminate | memory-warning
-      host ctl push [--tap [ACTION]] FILE|-
-      host ctl open URL
-      host ctl activity TYPE [--url URL] [--user-info JSON]
-      host ctl token HEX | token-error MESSAGE
-      host ctl post NAME [JSON]
-      host ctl scene connect|activate|resign|background|foreground|disconnect NAME …
-      exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
+        PLUGIN DIRECTORIES without --plugins (\(PluginPath.variable), else
+        $XDG_DATA_HOME/servicehost/plugins): \(PluginPath.summary)
 
-    INSPECT
-      host inspect PATH…        print each plugin's services, versions, ABI and
-                                events from its static metadata, running no plugin code
-    \(InspectCommand.table.help)
+        CONTROL (a running host)
+          host ctl state | list | reload
+          host ctl activate | resign | background | foreground | terminate | memory-warning
+          host ctl push [--tap [ACTION]] FILE|-
+          host ctl open URL
+          host ctl activity TYPE [--url URL] [--user-info JSON]
+          host ctl token HEX | token-error MESSAGE
+          host ctl post NAME [JSON]
+          host ctl scene connect|activate|resign|background|foreground|disconnect NAME …
+          host ctl list --all | stats [SERVICE] | blame | watch [--logs]
+          host ctl service stop|start|restart ID [--force]
+          exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
 
-    EXIT STATUS
-      0  clean exit (or every inspected file is a valid plugin)
-      1  forced exit after a second signal or the shutdown timeout; an inspected
-         file is not a valid plugin
-      2  bad command line, configuration or directory; a load failure with --strict
-         or of a required service; another host already on the control socket
+        INSPECT
+          host inspect PATH…        print each plugin's services, versions, ABI and
+                                    events from its static metadata, running no plugin code
+        \(InspectCommand.table.help)
 
-    EXAMPLE
-      host --plugins ./lib --trace trace.jsonl
-      host ctl open myapp://item/42
-      host inspect ./lib/libLogger.so
-    """
+        NEW SERVICE
+          host new-service NAME     write a plugin package (Swift, or --c) that builds
+                                    and loads the first time
+        \(NewServiceCommand.table.help)
+
+        EXIT STATUS
+          0  clean exit (or every inspected file is a valid plugin)
+          1  forced exit after a second signal or the shutdown timeout; an inspected
+             file is not a valid plugin
+          2  bad command line, configuration or directory; a load failure with --strict
+             or of a required service; another host already on the control socket
+
+        EXAMPLE
+          host --plugins ./lib --trace trace.jsonl
+          host ctl open myapp://item/42
+          host inspect ./lib/libLogger.so
+          host new-service Greeter --id com.example.greeter
+        """
+    }
 }

@@ -13,6 +13,9 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable, Sen
         case tooLarge(bytes: Int)
         /// The text is not JSON; `line` and `column` (bytes) count from 1.
         case syntax(line: Int, column: Int, reason: String)
+        /// The file, or a directory on its path, could be changed by another user (it can
+        /// mark services trusted): `detail` says how.
+        case insecure(detail: String)
         /// A key or value is wrong: `path` is the key's JSON path (`services.com.example.x.priority`,
         /// `services.com.example.x.requires[1]`), empty for the document itself.
         case invalid(path: String, reason: String)
@@ -48,6 +51,8 @@ public struct ConfigurationError: Error, CustomStringConvertible, Equatable, Sen
             "\(file): is a \(kind), not a regular file"
         case .tooLarge(let bytes):
             "\(file): is \(bytes) bytes; the limit is \(HostConfiguration.maxFileSize)"
+        case .insecure(let detail):
+            "\(file): refused: \(detail) (fix the permissions, or pass --allow-insecure-plugins)"
         case .syntax(let line, let column, let reason):
             "\(file): line \(line), column \(column): \(reason)"
         case .invalid(let path, let reason):

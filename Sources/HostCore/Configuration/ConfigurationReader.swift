@@ -68,7 +68,8 @@ struct ConfigurationReader {
         _ members: [String: JSONValue], allowed: [String], at path: String, extraHint: (String) -> String?
     ) throws(ConfigurationError) {
         for key in members.keys.sorted() where !allowed.contains(key) {
-            let hint = extraHint(key) ?? Suggestion.closest(to: key, among: allowed).map { " (did you mean \"\($0)\"?)" }
+            let hint =
+                extraHint(key) ?? Suggestion.closest(to: key, among: allowed).map { " (did you mean \"\($0)\"?)" }
                 ?? " (known keys: \(allowed.joined(separator: ", ")))"
             throw fail(path.isEmpty ? key : path + "." + key, "unknown key" + hint)
         }

@@ -54,15 +54,18 @@ public struct HostConfiguration: Sendable, Equatable {
         return (first.hasSuffix("/") ? first : first + "/") + defaultFileName
     }
 
-    /// Reads and checks the configuration file at `path`.
-    public static func load(path: String) throws(ConfigurationError) -> HostConfiguration {
-        try parse(bytes: try readFile(path), file: path)
+    /// Reads and checks the configuration file at `path`. Unless `allowInsecure`, it is refused
+    /// when another user could change it or a directory on its path (it can mark services
+    /// trusted), as plugin files are.
+    public static func load(path: String, allowInsecure: Bool = false) throws(ConfigurationError) -> HostConfiguration {
+        try parse(bytes: try readFile(path, allowInsecure: allowInsecure), file: path)
     }
 
-    /// ``load(path:)``, or nil when nothing exists at `path` (the default file is optional).
-    public static func loadIfPresent(path: String) throws(ConfigurationError) -> HostConfiguration? {
+    /// ``load(path:allowInsecure:)``, or nil when nothing exists at `path` (the default file is
+    /// optional).
+    public static func loadIfPresent(path: String, allowInsecure: Bool = false) throws(ConfigurationError) -> HostConfiguration? {
         do {
-            return try load(path: path)
+            return try load(path: path, allowInsecure: allowInsecure)
         } catch {
             if case .unreadable(let system) = error.code, system.errno == ENOENT, system.operation == "open" { return nil }
             throw error
@@ -86,11 +89,14 @@ public struct HostConfiguration: Sendable, Equatable {
         return try ConfigurationReader(file: file).read(document)
     }
 
-    private static func readFile(_ path: String) throws(ConfigurationError) -> [UInt8] {
+    private static func readFile(_ path: String, allowInsecure: Bool) throws(ConfigurationError) -> [UInt8] {
         let file: ReadOnlyFile
         do { file = try ReadOnlyFile(path: path) } catch { throw ConfigurationError(file: path, code: .unreadable(error)) }
         if let kind = PluginScanner.nonRegularKind(file.status.st_mode) {
             throw ConfigurationError(file: path, code: .notRegularFile(kind: kind))
+        }
+        if !allowInsecure, let problem = FileSecurity.pathProblem(path, what: "configuration file") {
+            throw ConfigurationError(file: path, code: .insecure(detail: problem))
         }
         guard file.size <= maxFileSize else { throw ConfigurationError(file: path, code: .tooLarge(bytes: file.size)) }
         let bytes: [UInt8]
@@ -104,7 +110,8 @@ public struct HostConfiguration: Sendable, Equatable {
 
     /// The 1-based line and byte column of `offset`.
     private static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
-        var line = 1, lineStart = 0
+        var line = 1
+        var lineStart = 0
         for index in 0..<min(offset, bytes.count) where bytes[index] == 0x0A {
             line += 1
             lineStart = index + 1

@@ -41,7 +41,8 @@ extension ControlHandler {
 
     /// `{"name":"car","role":"car","state":"foregroundActive","configuration":"car",…}`.
     private static func describe(_ scene: SceneInfo) -> ControlReply.SceneEntry {
-        ControlReply.SceneEntry(name: scene.name, role: scene.role, state: scene.state.name, configuration: scene.configuration,
-                                configuredBy: scene.configuredBy, settings: scene.settings)
+        ControlReply.SceneEntry(
+            name: scene.name, role: scene.role, state: scene.state.name, configuration: scene.configuration,
+            configuredBy: scene.configuredBy, settings: scene.settings)
     }
 }

@@ -3,20 +3,27 @@ import ServiceJSON
 /// Carries out control requests on the host, on the main thread, and words the replies.
 @MainActor
 public final class ControlHandler {
-    /// How a reply ends: whether the host exits once it is written.
-    public enum After: Sendable { case keepRunning, exit }
+    /// How a reply ends: whether the host exits once it is written, or the connection turns
+    /// into a `watch` stream (with log lines when `logs`).
+    public enum After: Sendable, Equatable {
+        case keepRunning, exit
+        case watch(logs: Bool)
+    }
 
     let host: Host
     /// Called before a `terminate` request takes the app down (arms the shutdown deadline).
     private let willTerminate: () -> Void
     /// What `state` and `list` answer while the main thread is stuck (issue 5).
     public nonisolated let snapshot: ControlSnapshot
+    /// The `watch` clients' hub (the log's).
+    nonisolated let watchers: WatchHub?
 
     /// A handler for `host`; it also carries out the requests services make through
     /// `sh_host.request`, with payloads up to `maxPayload` bytes as on the socket.
     public init(host: Host, maxPayload: Int = 65536, willTerminate: @escaping () -> Void = {}) {
         self.host = host
         self.willTerminate = willTerminate
+        watchers = host.log.watchers
         snapshot = ControlSnapshot(tracker: host.tracker, stateCell: host.stateCell, board: host.isolation?.board)
         publishSnapshot()
         host.requests.accept(from: self, maxPayload: maxPayload)
@@ -41,22 +48,22 @@ public final class ControlHandler {
         case .state:
             var body = ControlReply()
             body.state = host.state.name
-            body.status = ControlReply.Status(serviceCount: host.services.count, deviceToken: host.deviceToken?.hex,
-                                              busy: host.tracker.current.map { ControlReply.Call(service: $0.0, event: $0.1) },
-                                              stuck: host.tracker.stuck.map(ControlSnapshot.describe))
+            body.status = ControlReply.Status(
+                serviceCount: host.services.count, deviceToken: host.deviceToken?.hex,
+                busy: host.tracker.current.map { ControlReply.Call(service: $0.0, event: $0.1) },
+                stuck: host.tracker.stuck.map(ControlSnapshot.describe))
             respond(body, .keepRunning)
         case .list:
             var body = ControlReply()
-            body.services = host.services.map {
-                Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path), isolation: host.isolationFields(for: $0.id))
-            }
+            body.services = listedServices()
             respond(body, .keepRunning)
         case .reload:
             do throws(LoadError) {
                 let report = try host.reload()
                 var body = ControlReply()
-                body.reload = ControlReply.Reload(added: report.added, removed: report.removed, replaced: report.replaced,
-                                                  failures: report.failures.map(\.description))
+                body.reload = ControlReply.Reload(
+                    added: report.added, removed: report.removed, replaced: report.replaced,
+                    failures: report.failures.map(\.description))
                 respond(body, .keepRunning)
             } catch {
                 refuse("reload failed, nothing changed: \(error)")
@@ -97,6 +104,8 @@ public final class ControlHandler {
             body.authorization = ControlReply.Authorization(status: settings.status.name, allowed: settings.allowed.names)
             body.handled = true
             respond(body, .keepRunning)
+        case .operate(let command):
+            handleOperate(command, respond: respond, refuse: refuse)
         }
     }
 
@@ -114,8 +123,9 @@ public final class ControlHandler {
         case .foreground:
             // As `scene foreground`: only an app in the background comes to the foreground.
             if host.state == .active {
-                throw TransitionError(from: host.state, to: .inactive,
-                                      reason: "only an app in the background comes to the foreground (the app is active)")
+                throw TransitionError(
+                    from: host.state, to: .inactive,
+                    reason: "only an app in the background comes to the foreground (the app is active)")
             }
             if host.state == .background { try host.transition(to: .inactive) }
         case .terminate:

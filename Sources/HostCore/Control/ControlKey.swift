@@ -20,6 +20,8 @@ enum ControlKey: String {
     case scene, scenes, deliveries, configuration, configuredBy, settings, savedState, savedScenes
     // `authorization`: the request's `status`; the reply's `authorization` object of `status` and `allowed`.
     case authorization, status, allowed
+    // Operating the host (ControlMessage+Operate).
+    case all, force, logs, stats, blame, skipped, restarted, watching
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

@@ -32,6 +32,8 @@ public struct ControlMessage: Sendable, Equatable {
         case scene(Scene)
         /// `status`: the notification authorization to set, as a user toggling it; nil reads it.
         case authorization(status: String?)
+        /// Operating the host: statistics, blame, one service, `list --all`, watch.
+        case operate(Operate)
 
         /// The command's name on the wire, which is also its name in `host ctl`.
         public var name: String {
@@ -49,12 +51,14 @@ public struct ControlMessage: Sendable, Equatable {
             case .post: "post"
             case .scene: "scene"
             case .authorization: "authorization"
+            case .operate(let operate): operate.name
             }
         }
 
         /// Every command name, as clients spell them.
-        public static let names = ["state", "list", "reload"] + Lifecycle.allCases.map(\.rawValue)
-            + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "scene", "authorization"]
+        public static let names =
+            ["state", "list", "reload"] + Lifecycle.allCases.map(\.rawValue)
+            + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "scene", "authorization"] + Operate.names
 
         /// The commands without members, by name.
         public static func plain(_ name: String) -> Command? {
@@ -142,6 +146,8 @@ extension ControlMessage {
             if let payload { object[.payload] = payload }
         case .authorization(let status):
             if let status { object[.status] = .string(status) }
+        case .operate(let operate):
+            operate.encode(into: &object)
         case .scene(let scene):
             object[.action] = .string(scene.action)
             switch scene {
@@ -152,11 +158,12 @@ extension ControlMessage {
                 if let role { object[.role] = .string(role) }
                 if !urls.isEmpty { object[.urls] = .array(urls.map(JSONValue.string)) }
                 if !activities.isEmpty {
-                    object[.activities] = .array(activities.map { activity in
-                        var members: [String: JSONValue] = [:]
-                        activity.encode(into: &members)
-                        return .object(members)
-                    })
+                    object[.activities] = .array(
+                        activities.map { activity in
+                            var members: [String: JSONValue] = [:]
+                            activity.encode(into: &members)
+                            return .object(members)
+                        })
                 }
             case .move(_, let name):
                 object[.name] = .string(name)
@@ -189,6 +196,10 @@ extension ControlMessage {
         let choices = "one of \(Command.names.joined(separator: ", "))"
         guard let name = object[.command]?.stringValue else { throw InputError("missing \"\(ControlKey.command.rawValue)\" (\(choices))") }
         let members = Members(command: name, object: object)
+        if let operate = try Operate(name, members) {
+            command = .operate(operate)
+            return
+        }
         if let plain = Command.plain(name) {
             command = plain
             return

@@ -55,6 +55,9 @@ public struct ControlReply: Sendable, Equatable {
         public var status: String
         public var allowed: [String]
     }
+    /// The members of the operating replies (`stats`, `blame`, `skipped`, `restarted`,
+    /// `watching`), as they go on the wire (ControlHandler+Operate words them).
+    public var members: [String: JSONValue] = [:]
 
     /// An empty reply; set `ok` for a top-level one.
     public init(ok: Bool? = nil, id: JSONValue? = nil) {
@@ -173,10 +176,12 @@ extension ControlReply {
         if let deliveries { object[.deliveries] = .array(deliveries.map(\.json)) }
         if let savedScenes { object[.savedScenes] = .strings(savedScenes) }
         if let authorization {
-            object[.authorization] = .object([ControlKey.status.rawValue: .string(authorization.status),
-                                              ControlKey.allowed.rawValue: .strings(authorization.allowed)])
+            object[.authorization] = .object([
+                ControlKey.status.rawValue: .string(authorization.status),
+                ControlKey.allowed.rawValue: .strings(authorization.allowed),
+            ])
         }
-        return .object(object)
+        return .object(object.merging(members) { $1 })
     }
 }
 
@@ -225,8 +230,8 @@ extension ControlReply.SceneEntry {
     }
 }
 
-private extension JSONValue {
-    static func strings(_ texts: [String]) -> JSONValue { .array(texts.map(JSONValue.string)) }
+extension JSONValue {
+    fileprivate static func strings(_ texts: [String]) -> JSONValue { .array(texts.map(JSONValue.string)) }
 }
 
 // MARK: - Decoding
@@ -240,13 +245,15 @@ extension ControlReply {
         snapshot = json[.snapshot]?.boolValue ?? false
         state = json[.state]?.stringValue
         if let count = json[.services]?.intValue {
-            status = Status(serviceCount: count, deviceToken: json[.deviceToken]?.stringValue,
-                            busy: json[.busy].flatMap(Call.init(json:)), stuck: json[.stuck].flatMap(Call.init(json:)))
+            status = Status(
+                serviceCount: count, deviceToken: json[.deviceToken]?.stringValue,
+                busy: json[.busy].flatMap(Call.init(json:)), stuck: json[.stuck].flatMap(Call.init(json:)))
         }
         services = json[.services]?.arrayValue?.compactMap(Service.init(json:))
         if json[.added] != nil {
-            reload = Reload(added: json.strings(.added), removed: json.strings(.removed), replaced: json.strings(.replaced),
-                            failures: json.strings(.failures))
+            reload = Reload(
+                added: json.strings(.added), removed: json.strings(.removed), replaced: json.strings(.replaced),
+                failures: json.strings(.failures))
         }
         event = json[.event]?.stringValue
         handled = json[.handled]?.boolValue
@@ -263,6 +270,7 @@ extension ControlReply {
         if let object = json[.authorization], let status = object[.status]?.stringValue {
             authorization = Authorization(status: status, allowed: object.strings(.allowed))
         }
+        for key in [ControlKey.stats, .blame, .skipped, .restarted, .watching] { members[key] = json[key] }
     }
 }
 
@@ -276,29 +284,34 @@ extension ControlReply.Call {
 extension ControlReply.Service {
     init?(json: JSONValue) {
         guard case .object(let object) = json, let id = object[.id]?.stringValue else { return nil }
-        self.init(id: id, name: object[.name]?.stringValue ?? "", version: object[.version]?.stringValue ?? "",
-                  path: object[.path]?.stringValue ?? "", priority: object[.priority]?.intValue ?? 0,
-                  state: object[.state]?.stringValue ?? "", events: json.strings(.events), urls: json.strings(.urls),
-                  activities: json.strings(.activities), subscriptions: json.strings(.subscriptions),
-                  sceneRoles: json.strings(.sceneRoles), lastError: object[.lastError]?.stringValue,
-                  retiredCopies: object[.retiredCopies]?.intValue ?? 0,
-                  isolation: object.filter { !Self.ownKeys.contains($0.key) })
+        self.init(
+            id: id, name: object[.name]?.stringValue ?? "", version: object[.version]?.stringValue ?? "",
+            path: object[.path]?.stringValue ?? "", priority: object[.priority]?.intValue ?? 0,
+            state: object[.state]?.stringValue ?? "", events: json.strings(.events), urls: json.strings(.urls),
+            activities: json.strings(.activities), subscriptions: json.strings(.subscriptions),
+            sceneRoles: json.strings(.sceneRoles), lastError: object[.lastError]?.stringValue,
+            retiredCopies: object[.retiredCopies]?.intValue ?? 0,
+            isolation: object.filter { !Self.ownKeys.contains($0.key) })
     }
 
     /// The members this type reads itself; the others are isolation's.
-    private static let ownKeys: Set<String> = Set([ControlKey.id, .name, .version, .path, .priority, .state, .events, .urls,
-                                                   .activities, .subscriptions, .sceneRoles, .lastError, .retiredCopies].map(\.rawValue))
+    private static let ownKeys: Set<String> = Set(
+        [
+            ControlKey.id, .name, .version, .path, .priority, .state, .events, .urls,
+            .activities, .subscriptions, .sceneRoles, .lastError, .retiredCopies,
+        ].map(\.rawValue))
 }
 
 extension ControlReply.SceneEntry {
     init?(json: JSONValue) {
         guard let name = json[.name]?.stringValue else { return nil }
-        self.init(name: name, role: json[.role]?.stringValue ?? "", state: json[.state]?.stringValue ?? "",
-                  configuration: json[.configuration]?.stringValue ?? "", configuredBy: json[.configuredBy]?.stringValue,
-                  settings: json[.settings].flatMap { $0 == .null ? nil : $0 }, savedState: json[.savedState]?.boolValue ?? false)
+        self.init(
+            name: name, role: json[.role]?.stringValue ?? "", state: json[.state]?.stringValue ?? "",
+            configuration: json[.configuration]?.stringValue ?? "", configuredBy: json[.configuredBy]?.stringValue,
+            settings: json[.settings].flatMap { $0 == .null ? nil : $0 }, savedState: json[.savedState]?.boolValue ?? false)
     }
 }
 
-private extension JSONValue {
-    func strings(_ key: ControlKey) -> [String] { (self[key]?.arrayValue ?? []).compactMap(\.stringValue) }
+extension JSONValue {
+    fileprivate func strings(_ key: ControlKey) -> [String] { (self[key]?.arrayValue ?? []).compactMap(\.stringValue) }
 }

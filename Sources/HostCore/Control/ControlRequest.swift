@@ -1,5 +1,5 @@
-import ServiceJSON
 import ServiceABI
+import ServiceJSON
 
 /// One request of the control protocol: a JSON object on one line, `{"command": …}`.
 ///
@@ -19,6 +19,7 @@ public struct ControlRequest: Sendable {
         case scene(SceneCommand)
         /// Sets the notification authorization (nil: reads it).
         case authorization(AuthorizationStatus?)
+        case operate(ControlMessage.Operate)
     }
 
     /// The lifecycle commands.
@@ -78,10 +79,13 @@ public struct ControlRequest: Sendable {
         case .authorization(let name):
             guard let name else { return .authorization(nil) }
             guard let status = AuthorizationStatus(name: name) else {
-                throw InputError("authorization: unknown status \"\(name)\" (one of "
-                    + AuthorizationStatus.allCases.map(\.name).joined(separator: ", ") + ")")
+                throw InputError(
+                    "authorization: unknown status \"\(name)\" (one of "
+                        + AuthorizationStatus.allCases.map(\.name).joined(separator: ", ") + ")")
             }
             return .authorization(status)
+        case .operate(let operate):
+            return .operate(operate)
         }
     }
 

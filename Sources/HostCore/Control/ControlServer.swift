@@ -22,6 +22,8 @@ public final class ControlServer: Sendable {
     nonisolated(unsafe) private let acceptSource: DispatchSourceRead
     // Carries requests out on the main thread; set once at init.
     private let perform: Perform
+    // The `watch` clients' hub.
+    private let watchers: WatchHub?
 
     /// Why the control socket could not be opened.
     public struct StartError: Error, CustomStringConvertible {
@@ -35,6 +37,7 @@ public final class ControlServer: Sendable {
         self.path = path
         self.maxPayload = maxPayload
         self.log = log
+        watchers = handler.watchers
         let snapshot = handler.snapshot
         perform = { batch in
             // A main thread stuck in a service cannot answer: state and list come from a snapshot,
@@ -86,11 +89,12 @@ public final class ControlServer: Sendable {
         }
         do {
             return try UnixSocket.listen(address)
-        } catch where error.errno == EADDRINUSE {
+        } catch  where error.errno == EADDRINUSE {
             // A socket file is there: a live host answers a connect, a dead one's does not.
             if (try? UnixSocket.connect(address)) != nil {
-                throw StartError(description: "another host is already running with control socket \(path)"
-                    + " (stop it, or pass a different --control PATH)")
+                throw StartError(
+                    description: "another host is already running with control socket \(path)"
+                        + " (stop it, or pass a different --control PATH)")
             }
             unlink(path)
             do { return try UnixSocket.listen(address) } catch {
@@ -100,7 +104,6 @@ public final class ControlServer: Sendable {
             throw StartError(description: "control socket \(error)")
         }
     }
-
 
     private func acceptOne() {
         guard let socket = try? listener.accept(path: path) else { return }
@@ -112,12 +115,15 @@ public final class ControlServer: Sendable {
             return
         }
         UnixSocket.setSendTimeout(socket, seconds: 5)
-        ControlConnection(socket: socket, path: path, maxLine: maxPayload * 2 + 4096, maxPayload: maxPayload, log: log, perform: perform).start()
+        ControlConnection(
+            socket: socket, path: path, maxLine: maxPayload * 2 + 4096, maxPayload: maxPayload, log: log,
+            watchers: watchers, perform: perform
+        ).start()
     }
 }
 
 // The socket to unlink when the process exits normally (an atexit handler cannot capture).
-private let atExitRemoval = Mutex<String?>(nil)
+private let atExitRemoval = Locked<String?>(nil)
 
 /// Carries a batch of requests out on the main thread, in order; each reply closure is
 /// called once, on any thread.
@@ -136,6 +142,7 @@ final class ControlConnection: Sendable {
     private let log: Log
     private let queue = DispatchQueue(label: "servicehost.control.connection")
     private let perform: Perform
+    private let watchers: WatchHub?
     private struct State {
         var buffer: [UInt8] = []
         /// The number the next request gets, and the first whose reply is not written yet.
@@ -145,13 +152,18 @@ final class ControlConnection: Sendable {
         var ready: [UInt64: (ControlReply, ControlHandler.After)] = [:]
         var reading = true
         var cancelled = false
+        /// Set once the connection turned into a `watch` stream.
+        var watch: (stream: WatchStream, sink: WatchHub.Sink)?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     // Immutable after init; DispatchSource's methods are thread-safe.
     nonisolated(unsafe) private let source: DispatchSourceRead
 
-    init(socket: consuming FileDescriptor, path: String, maxLine: Int, maxPayload: Int, log: Log,
-         perform: @escaping Perform) {
+    init(
+        socket: consuming FileDescriptor, path: String, maxLine: Int, maxPayload: Int, log: Log, watchers: WatchHub?,
+        perform: @escaping Perform
+    ) {
+        self.watchers = watchers
         source = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: queue)
         self.socket = socket
         self.path = path
@@ -180,6 +192,8 @@ final class ControlConnection: Sendable {
             finishReading()
             return
         }
+        // A watch stream only listens for its client going away.
+        if state.withLock({ $0.watch != nil }) { return }
         var lines: [[UInt8]] = []
         var overflow = false
         state.withLock { state in
@@ -238,23 +252,49 @@ final class ControlConnection: Sendable {
 
     /// Records reply `number` and writes every reply now in order, in one write.
     private func finished(_ number: UInt64, _ reply: ControlReply, _ after: ControlHandler.After) {
-        let (text, exits) = state.withLock { state in
+        let (text, exits, watch) = state.withLock { state in
             state.ready[number] = (reply, after)
             var text = ""
             var exits = false
+            var watch: Bool?
             while let (value, then) = state.ready.removeValue(forKey: state.nextReply) {
                 text += value.json.serialized + "\n"
                 exits = exits || then == .exit
                 state.nextReply += 1
-                if exits { break }
+                if case .watch(let logs) = then { watch = logs }
+                if exits || watch != nil { break }
             }
-            return (text, exits)
+            return (text, exits, watch)
         }
         if !text.isEmpty && (try? socket.sendAll(Array(text.utf8), path: path)) == nil {
             log.debug("control", "a client went away before its reply")
         }
         if exits { exit(0) }
+        if let logs = watch { return startWatching(logs: logs) }
         closeIfDone()
+    }
+
+    /// Turns the connection into a stream of trace records (and log lines): until the client
+    /// goes away, or is dropped for reading too slowly. Requests after `watch` are ignored.
+    private func startWatching(logs: Bool) {
+        guard let watchers else { return closeIfDone() }
+        let stream = WatchStream(
+            queue: queue,
+            write: { [self] bytes in
+                send(socket.rawValue, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            },
+            dropped: { [self] tooSlow in
+                if tooSlow {
+                    log.warn(
+                        "control",
+                        "dropped a watch client: it left more than \(WatchStream.bound) bytes unread;"
+                            + " the host goes on serving the others", event: "watch.dropped", .int("bytes", WatchStream.bound))
+                }
+                queue.async { self.close() }
+            })
+        let sink = WatchHub.Sink(logs: logs) { bytes in stream.enqueue(bytes) }
+        state.withLock { $0.watch = (stream, sink) }
+        watchers.add(sink)
     }
 
     private func closeIfDone() {
@@ -263,12 +303,20 @@ final class ControlConnection: Sendable {
     }
 
     private func close() {
-        let first = state.withLock { state in
+        let (first, suspended) = state.withLock { state in
             defer { state.cancelled = true }
-            return !state.cancelled
+            return (!state.cancelled, !state.reading)
         }
         guard first else { return }
+        if let watch = state.withLock({ $0.watch }) {
+            watch.stream.end()
+            watchers?.remove(watch.sink)
+            // Wakes a client blocked reading the stream.
+            shutdown(socket.rawValue, Int32(SHUT_RDWR))
+        }
         source.cancel()
-        source.resume()  // a suspended source delivers its cancellation only once resumed
+        // A suspended source delivers its cancellation only once resumed; a watch stream
+        // dropped while its client still sends is not suspended (resuming it would trap).
+        if suspended { source.resume() }
     }
 }

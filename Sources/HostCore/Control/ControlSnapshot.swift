@@ -15,9 +15,9 @@ public final class ControlSnapshot: Sendable {
         var services: [ControlReply.Service] = []
         var deviceToken: String?
     }
-    private let published = Mutex(Published())
+    private let published = Locked(Published())
     // `state` and `list` requests waiting for the main thread, answered from here if it gets stuck.
-    private let waiting = Mutex<[UInt64: Waiting]>([:])
+    private let waiting = Locked<[UInt64: Waiting]>([:])
     private let nextWaiting = Atomic<UInt64>(0)
 
     /// A request that the main thread or the snapshot answers, whichever comes first.
@@ -87,9 +87,10 @@ public final class ControlSnapshot: Sendable {
         switch request.command {
         case .state:
             body.state = stateCell.value.name
-            body.status = ControlReply.Status(serviceCount: snapshot.services.count, deviceToken: snapshot.deviceToken,
-                                              busy: ControlReply.Call(service: stuck.service, event: stuck.event),
-                                              stuck: Self.describe(stuck))
+            body.status = ControlReply.Status(
+                serviceCount: snapshot.services.count, deviceToken: snapshot.deviceToken,
+                busy: ControlReply.Call(service: stuck.service, event: stuck.event),
+                stuck: Self.describe(stuck))
         case .list:
             body.services = snapshot.services.map { service in
                 var service = service
@@ -104,7 +105,8 @@ public final class ControlSnapshot: Sendable {
 
     /// The stuck call, how long it has run and its deadline.
     static func describe(_ stuck: CallTracker.StuckCall) -> ControlReply.Call {
-        ControlReply.Call(service: stuck.service, event: stuck.event, seconds: (Clock.monotonic() - stuck.since).rounded(),
-                          deadline: stuck.deadline)
+        ControlReply.Call(
+            service: stuck.service, event: stuck.event, seconds: (Clock.monotonic() - stuck.since).rounded(),
+            deadline: stuck.deadline)
     }
 }

@@ -1,7 +1,6 @@
 import Dispatch
 import Glibc
 import ServiceJSON
-import Synchronization
 
 /// Control requests from services (`sh_host.request`, issue 17): a service such as the MQTT
 /// bridge hands the host the same request objects a control client writes on the socket.
@@ -15,7 +14,7 @@ final class ServiceRequests: Sendable {
         var maxPayload = 65536
     }
 
-    private let wiring = Mutex(Wiring())
+    private let wiring = Locked(Wiring())
     private let log: Log
 
     init(log: Log) { self.log = log }
@@ -58,6 +57,12 @@ final class ServiceRequests: Sendable {
                     log.warn(service, message, event: "request.refused", .string("reason", message))
                     return send(ControlReply(ControlRefusal(id: request.id, message: message)))
                 }
+                // `watch` turns a socket connection into a stream; a service's request has none.
+                if case .operate(.watch) = request.command {
+                    let message = "service \(service) may not make the request \"watch\": it streams on a control connection"
+                    log.warn(service, message, event: "request.refused", .string("reason", message))
+                    return send(ControlReply(ControlRefusal(id: request.id, message: message)))
+                }
                 handler.handle(request) { body, after in
                     send(body)
                     // As on the socket: `terminate` exits once its reply is out.
@@ -75,7 +80,7 @@ final class ServiceRequests: Sendable {
         case .all: return true
         case .events:
             switch command {
-            case .state, .list, .push, .open, .activity, .post, .memoryWarning: return true
+            case .state, .list, .operate(.listAll), .push, .open, .activity, .post, .memoryWarning: return true
             default: return false
             }
         }
@@ -83,7 +88,7 @@ final class ServiceRequests: Sendable {
 }
 
 extension ControlRequest.Command {
-    /// The command's name on the wire.
+    /// The command's name on the wire (`list --all` is `list`).
     var name: String {
         switch self {
         case .state: "state"
@@ -99,6 +104,7 @@ extension ControlRequest.Command {
         case .post: "post"
         case .scene: "scene"
         case .authorization: "authorization"
+        case .operate(let operate): operate.name
         }
     }
 }

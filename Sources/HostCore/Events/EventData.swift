@@ -4,11 +4,12 @@ import ServiceABI
 extension EventArena {
     func push(_ payload: PushPayload, action: String?, fromLaunch: Bool) -> UnsafePointer<sh_push> {
         let tape = JSONTape(value: payload.value, text: payload.text)
-        return box(sh_push(
-            size: UInt32(MemoryLayout<sh_push>.size), version: SH_PUSH_VERSION,
-            flags: fromLaunch ? UInt32(SH_FROM_LAUNCH) : 0, reserved: 0,
-            json: UnsafePointer(tape.text.baseAddress), json_len: tape.textLength,
-            parsed: keep(tape), action_id: action.map(string)))
+        return box(
+            sh_push(
+                size: UInt32(MemoryLayout<sh_push>.size), version: SH_PUSH_VERSION,
+                flags: fromLaunch ? UInt32(SH_FROM_LAUNCH) : 0, reserved: 0,
+                json: UnsafePointer(tape.text.baseAddress), json_len: tape.textLength,
+                parsed: keep(tape), action_id: action.map(string)))
     }
 
     func openURL(_ url: OpenURLInput, fromLaunch: Bool) -> UnsafePointer<sh_open_url> {
@@ -17,10 +18,11 @@ extension EventArena {
 
     /// `flags`: SH_FROM_LAUNCH, SH_FROM_CONNECTION (a scene's connection options), or both.
     func openURL(_ url: OpenURLInput, flags: UInt32) -> UnsafePointer<sh_open_url> {
-        box(sh_open_url(
-            size: UInt32(MemoryLayout<sh_open_url>.size), version: SH_OPEN_URL_VERSION,
-            flags: flags, reserved: 0,
-            url: string(url.url), scheme: string(url.scheme), host: string(url.host)))
+        box(
+            sh_open_url(
+                size: UInt32(MemoryLayout<sh_open_url>.size), version: SH_OPEN_URL_VERSION,
+                flags: flags, reserved: 0,
+                url: string(url.url), scheme: string(url.scheme), host: string(url.host)))
     }
 
     func activity(_ activity: UserActivityInput, fromLaunch: Bool) -> UnsafePointer<sh_user_activity> {
@@ -31,48 +33,55 @@ extension EventArena {
     func activity(_ activity: UserActivityInput, flags: UInt32) -> UnsafePointer<sh_user_activity> {
         var json: JSONTape?
         if let info = activity.userInfo { json = JSONTape(value: info, text: Array(info.serialized.utf8)) }
-        return box(sh_user_activity(
-            size: UInt32(MemoryLayout<sh_user_activity>.size), version: SH_USER_ACTIVITY_VERSION,
-            flags: flags, reserved: 0,
-            type: string(activity.type), webpage_url: activity.webpageURL.map { string($0.url) },
-            user_info_json: json.map { UnsafePointer($0.text.baseAddress!) }, user_info_len: json?.textLength ?? 0,
-            user_info: json.map(keep)))
+        return box(
+            sh_user_activity(
+                size: UInt32(MemoryLayout<sh_user_activity>.size), version: SH_USER_ACTIVITY_VERSION,
+                flags: flags, reserved: 0,
+                type: string(activity.type), webpage_url: activity.webpageURL.map { string($0.url) },
+                user_info_json: json.map { UnsafePointer($0.text.baseAddress!) }, user_info_len: json?.textLength ?? 0,
+                user_info: json.map(keep)))
     }
 
     func deviceToken(_ token: DeviceToken) -> UnsafePointer<sh_device_token> {
-        box(sh_device_token(
-            size: UInt32(MemoryLayout<sh_device_token>.size), version: SH_DEVICE_TOKEN_VERSION,
-            bytes: bytes(token.bytes), length: token.bytes.count, hex: string(token.hex)))
+        box(
+            sh_device_token(
+                size: UInt32(MemoryLayout<sh_device_token>.size), version: SH_DEVICE_TOKEN_VERSION,
+                bytes: bytes(token.bytes), length: token.bytes.count, hex: string(token.hex)))
     }
 
     func errorInfo(_ message: String) -> UnsafePointer<sh_error_info> {
-        box(sh_error_info(size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION,
-                          message: string(message)))
+        box(
+            sh_error_info(
+                size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION,
+                message: string(message)))
     }
 
     func notification(name: String, sender: String, json: [UInt8]?) -> UnsafePointer<sh_notification> {
         let text = json.map { bytes($0 + [0]) }
-        return box(sh_notification(
-            size: UInt32(MemoryLayout<sh_notification>.size), version: SH_NOTIFICATION_VERSION,
-            name: string(name), sender: string(sender),
-            json: text.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, json_len: json?.count ?? 0))
+        return box(
+            sh_notification(
+                size: UInt32(MemoryLayout<sh_notification>.size), version: SH_NOTIFICATION_VERSION,
+                name: string(name), sender: string(sender),
+                json: text.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, json_len: json?.count ?? 0))
     }
 
     func launchOptions(_ request: LaunchRequest, flags: UInt32, settings: [UInt8]?) -> UnsafePointer<sh_launch_options> {
         let json = settings.map { bytes($0 + [0]) }
-        return box(sh_launch_options(
-            size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
-            flags: flags, reserved: 0,
-            settings_json: json.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-            settings_len: settings?.count ?? 0,
-            notification: request.notification.map { push($0, action: nil, fromLaunch: true) },
-            url: request.url.map { openURL($0, fromLaunch: true) },
-            activity: request.activity.map { activity($0, fromLaunch: true) }))
+        return box(
+            sh_launch_options(
+                size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
+                flags: flags, reserved: 0,
+                settings_json: json.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                settings_len: settings?.count ?? 0,
+                notification: request.notification.map { push($0, action: nil, fromLaunch: true) },
+                url: request.url.map { openURL($0, fromLaunch: true) },
+                activity: request.activity.map { activity($0, fromLaunch: true) }))
     }
 
     func notificationSettings(_ settings: NotificationAuthorization.Settings) -> UnsafePointer<sh_notification_settings> {
-        box(sh_notification_settings(
-            size: UInt32(MemoryLayout<sh_notification_settings>.size), version: SH_NOTIFICATION_SETTINGS_VERSION,
-            status: settings.status.rawValue, allowed: settings.allowed.rawValue))
+        box(
+            sh_notification_settings(
+                size: UInt32(MemoryLayout<sh_notification_settings>.size), version: SH_NOTIFICATION_SETTINGS_VERSION,
+                status: settings.status.rawValue, allowed: settings.allowed.rawValue))
     }
 }

@@ -65,8 +65,10 @@ public struct OpenURLInput: Sendable, Equatable {
         if rest.hasPrefix("//") {
             let authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
             let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-            host = String(hostAndPort.hasPrefix("[") ? hostAndPort.prefix { $0 != "]" } + "]"
-                          : hostAndPort.prefix { $0 != ":" })
+            host = String(
+                hostAndPort.hasPrefix("[")
+                    ? hostAndPort.prefix { $0 != "]" } + "]"
+                    : hostAndPort.prefix { $0 != ":" })
         }
         self.url = text
         self.scheme = scheme.lowercased()
@@ -156,8 +158,10 @@ public struct LaunchRequest: Sendable {
     public var state: AppState?
 
     /// No launch options.
-    public init(notification: PushPayload? = nil, url: OpenURLInput? = nil, activity: UserActivityInput? = nil,
-                scene: SceneRequest? = nil, state: AppState? = nil) {
+    public init(
+        notification: PushPayload? = nil, url: OpenURLInput? = nil, activity: UserActivityInput? = nil,
+        scene: SceneRequest? = nil, state: AppState? = nil
+    ) {
         self.notification = notification
         self.url = url
         self.activity = activity
@@ -185,8 +189,9 @@ public struct LaunchRequest: Sendable {
             throw InputError("--launch-state background: the launch scene \(scene.name) brings the app to the foreground")
         }
         if let notification, !notification.isContentAvailable {
-            throw InputError("--launch-state background: a notification without content-available: 1 launches the app"
-                + " because the user tapped it, which brings it to the foreground")
+            throw InputError(
+                "--launch-state background: a notification without content-available: 1 launches the app"
+                    + " because the user tapped it, which brings it to the foreground")
         }
     }
 }

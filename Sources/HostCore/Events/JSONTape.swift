@@ -26,13 +26,16 @@ final class JSONTape {
         for (index, byte) in bytes.enumerated() { text[index] = CChar(bitPattern: byte) }
         text[bytes.count] = 0
 
-        var nodeCount = 0, stringBytes = 0
+        var nodeCount = 0
+        var stringBytes = 0
         Self.measure(value, nodes: &nodeCount, strings: &stringBytes)
         nodes = .allocate(capacity: max(nodeCount, 1))
         strings = .allocate(byteCount: max(stringBytes, 1), alignment: 1)
-        document = sh_json(size: UInt32(MemoryLayout<sh_json>.size), version: SH_JSON_VERSION,
-                           nodes: nil, count: nodeCount)
-        var nodeIndex = 0, stringOffset = 0
+        document = sh_json(
+            size: UInt32(MemoryLayout<sh_json>.size), version: SH_JSON_VERSION,
+            nodes: nil, count: nodeCount)
+        var nodeIndex = 0
+        var stringOffset = 0
         fill(value, node: &nodeIndex, string: &stringOffset)
         document.nodes = UnsafePointer(nodes.baseAddress)
     }

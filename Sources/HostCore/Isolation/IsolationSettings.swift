@@ -74,7 +74,8 @@ public struct IsolationSettings: Sendable {
     /// `plugins/` beside the running executable (resolved), or nil.
     public static func defaultBundledDirectory() -> String? {
         guard let executable = realPath("/proc/self/exe"),
-              let slash = executable.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+            let slash = executable.utf8.lastIndex(of: UInt8(ascii: "/"))
+        else { return nil }
         return realPath(String(executable[..<slash]) + "/plugins")
     }
 

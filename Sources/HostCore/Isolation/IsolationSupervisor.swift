@@ -40,10 +40,12 @@ public final class IsolationSupervisor {
         if settings.safeMode {
             let untrusted = services.filter { !settings.isTrusted($0.id, path: inspected.path) }.map(\.id)
             if !untrusted.isEmpty {
-                log.warn("loader", "\(inspected.path): not loaded in safe mode: \(untrusted.joined(separator: ", "))"
-                    + " \(untrusted.count == 1 ? "is" : "are") not trusted (bundled plugins are;"
-                    + " others need \"trusted\": true in the configuration)",
-                         event: "safeMode.skipped", .string("path", inspected.path), .strings("services", untrusted))
+                log.warn(
+                    "loader",
+                    "\(inspected.path): not loaded in safe mode: \(untrusted.joined(separator: ", "))"
+                        + " \(untrusted.count == 1 ? "is" : "are") not trusted (bundled plugins are;"
+                        + " others need \"trusted\": true in the configuration)",
+                    event: "safeMode.skipped", .string("path", inspected.path), .strings("services", untrusted))
                 return []
             }
         }
@@ -74,13 +76,18 @@ public final class IsolationSupervisor {
             if record.path == inspected.path && record.blocks(inspected.identity) {
                 blocking = blocking ?? record
             } else {
-                log.info("host", "service \(service.id) was marked failed (\(record.summary)), but \(inspected.path)"
-                    + " changed since: starting it again")
+                log.info(
+                    "host",
+                    "service \(service.id) was marked failed (\(record.summary)), but \(inspected.path)"
+                        + " changed since: starting it again")
                 _ = try? failures.remove(service.id)
             }
         }
         return blocking
     }
+
+    /// The plugin whose worker runs service `id`, if it runs in one.
+    func plugin(serving id: String) -> IsolatedPlugin? { plugins.first { $0.proxies.contains { $0.id == id } } }
 
     /// Notes a crash of service `id` for `ctl list` and the service's last error.
     func noteCrash(_ id: String, _ what: String) {

@@ -17,6 +17,31 @@ enum FileSecurity {
         return nil
     }
 
+    /// Why `path` (something that grants trust: a configuration file, the state directory) is
+    /// unsafe, or nil when it is safe: it and every directory on its resolved path (symlinks
+    /// followed, up to `/`) must pass ``problem(path:status:what:)``, as ssh checks the path
+    /// to a key. A root-owned directory with the sticky bit (`/tmp`) may be world-writable:
+    /// nobody else can rename or remove what is in it.
+    static func pathProblem(_ path: String, what: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }  // missing: the caller's open reports it
+        let target = String(cString: resolved)
+        free(resolved)
+        var status = stat()
+        guard stat(target, &status) == 0 else { return nil }
+        if let problem = problem(path: target, status: status, what: what) { return problem }
+        var directory = target
+        while directory != "/" {
+            let slash = directory.lastIndex(of: "/") ?? directory.startIndex
+            directory = slash == directory.startIndex ? "/" : String(directory[..<slash])
+            guard stat(directory, &status) == 0 else { return nil }
+            if status.st_mode & S_ISVTX != 0 && status.st_uid == 0 { continue }
+            if let problem = problem(path: directory, status: status, what: "directory") {
+                return "\(problem), on the path of \(what) \(target)"
+            }
+        }
+        return nil
+    }
+
     private static func octal(_ mode: mode_t) -> String {
         let digits = String(mode, radix: 8)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits

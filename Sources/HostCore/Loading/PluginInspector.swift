@@ -1,5 +1,5 @@
-import ServiceABI
 import Glibc
+import ServiceABI
 
 /// Reads what a plugin file is without running any of it: ELF checks, the entry symbol,
 /// the static metadata and the ABI range. `host inspect` and the loader share it.
@@ -34,8 +34,9 @@ public enum PluginInspector {
                 throw .invalidMetadata("abi_min \(metadata.abiMin) is above abi_version \(metadata.abiVersion)")
             }
             guard metadata.abiMin <= hostABI.upperBound, metadata.abiVersion >= hostABI.lowerBound else {
-                throw .abiMismatch(pluginMin: metadata.abiMin, pluginMax: metadata.abiVersion,
-                                   hostMin: hostABI.lowerBound, hostMax: hostABI.upperBound)
+                throw .abiMismatch(
+                    pluginMin: metadata.abiMin, pluginMax: metadata.abiVersion,
+                    hostMin: hostABI.lowerBound, hostMax: hostABI.upperBound)
             }
             return .success(Inspected(path: path, metadata: metadata, identity: FileIdentity(file.status)))
         } catch {

@@ -8,8 +8,33 @@ public struct LoadedServiceInfo {
     public let path: String
     /// The library's identity when it was inspected.
     public let identity: FileIdentity
-    /// The plugin-owned descriptor, valid for the process lifetime.
+    /// The plugin-owned descriptor, valid for the process lifetime; passed back as the first
+    /// argument of its functions.
     let descriptor: UnsafePointer<sh_service>
+    /// Its `attach`, read within the `size` the plugin declared.
+    let attach: (@convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_host>?) -> Int32)?
+    /// Its `handle_event`, read within the `size` the plugin declared.
+    let handleEvent: @convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_event>?) -> Int32
+
+    init(
+        metadata: ServiceMetadata, path: String, identity: FileIdentity, descriptor: UnsafePointer<sh_service>,
+        attach: (@convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_host>?) -> Int32)?,
+        handleEvent: @escaping @convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_event>?) -> Int32
+    ) {
+        self.metadata = metadata
+        self.path = path
+        self.identity = identity
+        self.descriptor = descriptor
+        self.attach = attach
+        self.handleEvent = handleEvent
+    }
+
+    /// A service whose descriptor the host made itself (a worker's proxy): its own full size.
+    init(metadata: ServiceMetadata, path: String, identity: FileIdentity, hostMade descriptor: UnsafePointer<sh_service>) {
+        self.init(
+            metadata: metadata, path: path, identity: identity, descriptor: descriptor,
+            attach: descriptor.pointee.attach, handleEvent: descriptor.pointee.handle_event!)
+    }
 }
 
 /// Turns plugin directories into services in two steps: `inspect` reads every file without
@@ -26,6 +51,8 @@ public enum PluginLoader {
         public var plugins: [PluginInspector.Inspected] = []
         /// Every file that was refused, in the order met.
         public var failures: [LoadFailure] = []
+        /// How long each file's inspection took, in nanoseconds, by path (`host ctl blame`).
+        public var inspectNanoseconds: [String: UInt64] = [:]
 
         /// The services of `plugins`, in load order (file order, then record order).
         public var services: [(service: ServiceMetadata, plugin: PluginInspector.Inspected)] {
@@ -51,7 +78,10 @@ public enum PluginLoader {
         var inspection = Inspection()
         var providers: [String: String] = [:]
         for entry in entries {
-            switch entry.flatMap(PluginInspector.inspect) {
+            let start = Clock.nanoseconds()
+            let inspected = entry.flatMap(PluginInspector.inspect)
+            if case .success(let plugin) = inspected { inspection.inspectNanoseconds[plugin.path] = Clock.nanoseconds() &- start }
+            switch inspected {
             case .failure(let failure):
                 inspection.failures.append(failure)
             case .success(let plugin):
@@ -69,8 +99,10 @@ public enum PluginLoader {
     /// Opens one inspected file (from `loadPath` when given: a private copy of a changed file)
     /// and checks its answer against its metadata.
     /// `willRun` is told before each step that runs plugin code.
-    public static func open(_ inspected: PluginInspector.Inspected, loadPath: String? = nil,
-                     willRun: ((LoadStage) -> Void)? = nil) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+    public static func open(
+        _ inspected: PluginInspector.Inspected, loadPath: String? = nil,
+        willRun: ((LoadStage) -> Void)? = nil
+    ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         let metadata = inspected.metadata
         willRun?(.dlopen)
         let library = try DynamicLibrary(path: loadPath ?? inspected.path)
@@ -84,14 +116,23 @@ public enum PluginLoader {
         guard let answer = withUnsafePointer(to: &offer, { entry($0) }) else {
             throw .entry("returned NULL: the plugin failed to initialise (see its log lines)")
         }
-        guard answer.pointee.size >= UInt32(MemoryLayout<sh_plugin>.size) else {
-            throw .entry("its sh_plugin is \(answer.pointee.size) bytes, smaller than version 1's \(MemoryLayout<sh_plugin>.size)")
+        let plugin: sh_plugin
+        do { plugin = try ABIStruct.read(answer, v1Size: SH_PLUGIN_SIZE_V1) } catch {
+            throw .entry("its sh_plugin is \(error.declared) bytes, smaller than version 1's \(error.v1Size)")
         }
-        let plugin = answer.pointee
         let declined = plugin.error.map { ": " + String(cString: $0) } ?? ""
+        // The answer must come from the plugin's own declared range (else the plugin is wrong,
+        // not the host) and from the offer.
+        let declared = metadata.abiMin...max(metadata.abiMin, metadata.abiVersion)
+        guard declared.contains(plugin.abi_version) else {
+            throw .entry(
+                "answered ABI \(plugin.abi_version), outside the \(declared.lowerBound)–\(declared.upperBound)"
+                    + " its metadata declares (a plugin bug: answer a version from both the offer and that range)")
+        }
         guard PluginInspector.hostABI.contains(plugin.abi_version) else {
-            throw .abiMismatch(pluginMin: plugin.abi_version, pluginMax: plugin.abi_version,
-                               hostMin: PluginInspector.hostABI.lowerBound, hostMax: PluginInspector.hostABI.upperBound)
+            throw .abiMismatch(
+                pluginMin: plugin.abi_version, pluginMax: plugin.abi_version,
+                hostMin: PluginInspector.hostABI.lowerBound, hostMax: PluginInspector.hostABI.upperBound)
         }
         guard plugin.service_count > 0, let list = plugin.services else {
             throw .entry("exports no services\(declined)")
@@ -100,18 +141,21 @@ public enum PluginLoader {
         var accepted: [LoadedServiceInfo] = []
         for index in 0..<Int(plugin.service_count) {
             guard let descriptor = list[index] else { throw .entry("service \(index) is NULL") }
-            let service = descriptor.pointee
-            guard service.size >= UInt32(MemoryLayout<sh_service>.size) else {
-                throw .entry("service \(index)'s sh_service is \(service.size) bytes, smaller than version 1's")
+            let service: sh_service
+            do { service = try ABIStruct.read(descriptor, v1Size: SH_SERVICE_SIZE_V1) } catch {
+                throw .entry("service \(index)'s sh_service is \(error.declared) bytes, smaller than version 1's \(error.v1Size)")
             }
             guard let idPointer = service.id else { throw .entry("service \(index) has no id") }
             let id = String(cString: idPointer)
             guard let meta = metadata.services.first(where: { $0.id == id }) else {
                 throw .entry("exports service \(id), which its metadata does not declare")
             }
-            guard service.handle_event != nil else { throw .entry("service \(id) has no handle_event") }
+            guard let handleEvent = service.handle_event else { throw .entry("service \(id) has no handle_event") }
             guard !accepted.contains(where: { $0.metadata.id == id }) else { throw .entry("exports service \(id) twice") }
-            accepted.append(LoadedServiceInfo(metadata: meta, path: inspected.path, identity: inspected.identity, descriptor: descriptor))
+            accepted.append(
+                LoadedServiceInfo(
+                    metadata: meta, path: inspected.path, identity: inspected.identity,
+                    descriptor: descriptor, attach: service.attach, handleEvent: handleEvent))
         }
         if let missing = metadata.services.first(where: { meta in !accepted.contains { $0.metadata.id == meta.id } }) {
             throw .entry("its metadata declares service \(missing.id), which it does not export")

@@ -1,8 +1,35 @@
+/// Where an ELF image's bytes come from: a plugin file, or memory (tests and fuzz targets).
+protocol ELFByteSource {
+    /// The size in bytes; no read reaches past it.
+    var size: Int { get }
+    /// Exactly `count` bytes at `offset`, or fewer only when the source ends first.
+    func bytes(at offset: Int, count: Int) throws(LoadFailure.Reason) -> [UInt8]
+}
+
+extension ReadOnlyFile: ELFByteSource {
+    func bytes(at offset: Int, count: Int) throws(LoadFailure.Reason) -> [UInt8] {
+        do { return try read(at: offset, count: count) } catch { throw .system(error) }
+    }
+}
+
+/// An ELF image held in memory.
+struct ELFBytes: ELFByteSource {
+    let contents: [UInt8]
+    var size: Int { contents.count }
+
+    func bytes(at offset: Int, count: Int) throws(LoadFailure.Reason) -> [UInt8] {
+        guard offset >= 0, count >= 0, offset <= contents.count else { return [] }
+        return Array(contents[offset..<offset + min(count, contents.count - offset)])
+    }
+}
+
 /// The parts of an ELF shared object the host reads before running anything in it:
 /// the header, the section table, one named section and the dynamic symbol table.
 ///
 /// Only 64-bit little-endian objects for the host's own machine are accepted; anything
-/// else is refused with what the file actually is.
+/// else is refused with what the file actually is. Every offset and size comes from the
+/// file, so each is converted exactly and checked against the file's size before it is
+/// used: a corrupt file is a `.corrupt` reason, never a trap or a large allocation.
 struct ELFImage {
     struct Section {
         let name: String
@@ -13,62 +40,99 @@ struct ELFImage {
         let entrySize: Int
     }
 
-    let file: ReadOnlyFile
+    let source: any ELFByteSource
     let sections: [Section]
 
     private static let dynamicSymbolTable: UInt32 = 11  // SHT_DYNSYM
     private static let noBits: UInt32 = 8  // SHT_NOBITS
 
     init(file: ReadOnlyFile) throws(LoadFailure.Reason) {
-        self.file = file
-        let header = try Self.read(file, at: 0, count: 64)
-        try Self.checkIdentity(header, fileSize: file.size)
+        try self.init(source: file)
+    }
 
-        let sectionTableOffset = Int(header.u64(40))
+    init(source: any ELFByteSource) throws(LoadFailure.Reason) {
+        self.source = source
+        let fileSize = source.size
+        let header = try source.bytes(at: 0, count: 64)
+        try Self.checkIdentity(header, fileSize: fileSize)
+
+        let rawTableOffset = header.u64(40)
         let entrySize = Int(header.u16(58))
         let count = Int(header.u16(60))
         let namesIndex = Int(header.u16(62))
-        guard count > 0, entrySize >= 64, namesIndex < count,
-              sectionTableOffset > 0, sectionTableOffset <= file.size,
-              count * entrySize <= file.size - sectionTableOffset
-        else { throw .corrupt("the section table lies outside the file") }
+        guard count > 0 else { throw .corrupt("the file has no section table (e_shnum is 0)") }
+        guard entrySize >= 64 else { throw .corrupt("section table entries of \(entrySize) bytes (64 expected)") }
+        guard namesIndex < count else {
+            throw .corrupt("the section names are in section \(namesIndex), but the table has \(count)")
+        }
+        // count and entrySize are 16-bit, so their product cannot overflow; the offset can be anything.
+        let tableSize = count * entrySize
+        guard let tableOffset = Self.range(rawTableOffset, UInt64(tableSize), within: fileSize) else {
+            throw .corrupt(
+                "the section table at offset \(Self.hex(rawTableOffset)) (\(count) entries of \(entrySize) bytes)"
+                    + " lies past the end of the \(Self.describe(size: fileSize)) file")
+        }
+        guard tableOffset > 0 else { throw .corrupt("the section table overlaps the ELF header") }
 
-        let table = try Self.read(file, at: sectionTableOffset, count: count * entrySize)
+        let table = try Self.exactly(source, at: tableOffset, count: tableSize, "the section table")
         var raw: [(nameOffset: Int, section: Section)] = []
         raw.reserveCapacity(count)
         for index in 0..<count {
             let base = index * entrySize
-            let section = Section(
-                name: "", type: table.u32(base + 4), offset: Int(table.u64(base + 24)),
-                size: Int(table.u64(base + 32)), link: Int(table.u32(base + 40)),
-                entrySize: Int(table.u64(base + 56)))
-            if section.type != Self.noBits, section.offset > file.size || section.size > file.size - section.offset {
-                throw .corrupt("section \(index) lies outside the file")
+            let type = table.u32(base + 4)
+            let rawOffset = table.u64(base + 24)
+            let rawSize = table.u64(base + 32)
+            let rawEntrySize = table.u64(base + 56)
+            var offset = 0
+            var size = 0
+            // SHT_NOBITS occupies no bytes in the file (.bss): its offset and size are never read.
+            if type != Self.noBits {
+                guard let start = Self.range(rawOffset, rawSize, within: fileSize) else {
+                    throw .corrupt(
+                        "section \(index) (\(Self.hex(rawSize)) bytes at offset \(Self.hex(rawOffset)))"
+                            + " lies past the end of the \(Self.describe(size: fileSize)) file")
+                }
+                offset = start
+                size = Int(rawSize)  // within the file, so it fits
             }
+            let section = Section(
+                name: "", type: type, offset: offset, size: size, link: Int(table.u32(base + 40)),
+                entrySize: Int(exactly: rawEntrySize) ?? -1)  // -1: too large for an Int
             raw.append((Int(table.u32(base)), section))
         }
-        let names = try Self.read(file, at: raw[namesIndex].section.offset, count: raw[namesIndex].section.size)
+        let namesSection = raw[namesIndex].section
+        guard namesSection.type != Self.noBits else {
+            throw .corrupt("the section names (section \(namesIndex)) are marked SHT_NOBITS: they have no bytes in the file")
+        }
+        let names = try Self.exactly(source, at: namesSection.offset, count: namesSection.size, "the section names")
         sections = raw.map { entry in
             let s = entry.section
-            return Section(name: names.cString(at: entry.nameOffset), type: s.type, offset: s.offset,
-                           size: s.size, link: s.link, entrySize: s.entrySize)
+            return Section(
+                name: names.cString(at: entry.nameOffset), type: s.type, offset: s.offset,
+                size: s.size, link: s.link, entrySize: s.entrySize)
         }
     }
 
     /// The bytes of the first section called `name`, or nil when there is none.
     func sectionBytes(named name: String) throws(LoadFailure.Reason) -> [UInt8]? {
         guard let section = sections.first(where: { $0.name == name }), section.type != Self.noBits else { return nil }
-        return try Self.read(file, at: section.offset, count: section.size)
+        return try Self.exactly(source, at: section.offset, count: section.size, "section \(name)")
     }
 
     /// Whether the dynamic symbol table defines a global or weak symbol called `name`.
     func definesDynamicSymbol(_ name: String) throws(LoadFailure.Reason) -> Bool {
         guard let symbols = sections.first(where: { $0.type == Self.dynamicSymbolTable }) else { return false }
-        guard symbols.link < sections.count, symbols.entrySize >= 24 else {
+        guard symbols.link < sections.count, sections[symbols.link].type != Self.noBits else {
             throw .corrupt("the dynamic symbol table has no string table")
         }
-        let strings = try Self.read(file, at: sections[symbols.link].offset, count: sections[symbols.link].size)
-        let table = try Self.read(file, at: symbols.offset, count: symbols.size)
+        // Elf64_Sym is 24 bytes; the file's entry size (from 64 bits) is trusted only when it says so.
+        guard symbols.entrySize == 24 else {
+            let size = symbols.entrySize < 0 ? "2^63 or more" : String(symbols.entrySize)
+            throw .corrupt("the dynamic symbol table has entries of \(size) bytes (an ELF64 symbol is 24)")
+        }
+        let stringTable = sections[symbols.link]
+        let strings = try Self.exactly(source, at: stringTable.offset, count: stringTable.size, "the dynamic string table")
+        let table = try Self.exactly(source, at: symbols.offset, count: symbols.size, "the dynamic symbol table")
         let wanted = Array(name.utf8)
         for base in stride(from: 0, to: table.count - symbols.entrySize + 1, by: symbols.entrySize) {
             let binding = table[base + 4] >> 4  // STB_GLOBAL 1, STB_WEAK 2
@@ -79,12 +143,41 @@ struct ELFImage {
         return false
     }
 
-    private static func read(_ file: ReadOnlyFile, at offset: Int, count: Int) throws(LoadFailure.Reason) -> [UInt8] {
-        do {
-            return try file.read(at: offset, count: count)
-        } catch {
-            throw .system(error)
+    /// `offset` as an Int when `offset + size` stays within `fileSize`; nil when it does not
+    /// (or would overflow).
+    static func range(_ offset: UInt64, _ size: UInt64, within fileSize: Int) -> Int? {
+        guard let start = Int(exactly: offset), let count = Int(exactly: size) else { return nil }
+        let (end, overflow) = start.addingReportingOverflow(count)
+        guard !overflow, end <= fileSize else { return nil }
+        return start
+    }
+
+    /// Reads `count` bytes the section table promised; a file that shrank since `fstat` is corrupt.
+    private static func exactly(
+        _ source: any ELFByteSource, at offset: Int, count: Int, _ what: String
+    ) throws(LoadFailure.Reason) -> [UInt8] {
+        let bytes = try source.bytes(at: offset, count: count)
+        guard bytes.count == count else {
+            throw .corrupt("\(what) is cut short at \(bytes.count) of \(count) bytes (the file shrank while it was read)")
         }
+        return bytes
+    }
+
+    static func hex(_ value: UInt64) -> String { "0x" + String(value, radix: 16) }
+
+    /// "8 KiB", "1.5 MiB" or "312 bytes": a file size as an error message gives it.
+    static func describe(size: Int) -> String {
+        if size < 1024 { return size == 1 ? "1-byte" : "\(size)-byte" }
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        var value = Double(size) / 1024
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        let tenths = (value * 10).rounded() / 10
+        let text = tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+        return "\(text) \(units[unit])"
     }
 
     private static func checkIdentity(_ header: [UInt8], fileSize: Int) throws(LoadFailure.Reason) {
@@ -117,21 +210,22 @@ struct ELFImage {
                 .replacingAll("\n", with: "\\n").replacingAll("\t", with: "\\t").replacingAll("\r", with: "\\r")
             return "it is text, starting \"\(text)\""
         }
-        return "it starts with bytes " + start.prefix(8).map { byte in
-            let hex = String(byte, radix: 16)
-            return hex.count == 1 ? "0" + hex : hex
-        }.joined(separator: " ")
+        return "it starts with bytes "
+            + start.prefix(8).map { byte in
+                let hex = String(byte, radix: 16)
+                return hex.count == 1 ? "0" + hex : hex
+            }.joined(separator: " ")
     }
 
     static let hostMachine: (number: UInt16, name: String) = {
         #if arch(x86_64)
-        (62, "x86_64")
+            (62, "x86_64")
         #elseif arch(arm64)
-        (183, "aarch64")
+            (183, "aarch64")
         #elseif arch(riscv64)
-        (243, "riscv64")
+            (243, "riscv64")
         #else
-        (0, "unknown")
+            (0, "unknown")
         #endif
     }()
 
@@ -153,19 +247,21 @@ struct ELFImage {
 
 extension [UInt8] {
     func u16(_ offset: Int, bigEndian: Bool = false) -> UInt16 {
-        guard offset + 2 <= count else { return 0 }
-        return bigEndian ? UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
+        guard offset >= 0, offset + 2 <= count else { return 0 }
+        return bigEndian
+            ? UInt16(self[offset]) << 8 | UInt16(self[offset + 1])
             : UInt16(self[offset]) | UInt16(self[offset + 1]) << 8
     }
 
     func u32(_ offset: Int) -> UInt32 {
-        guard offset + 4 <= count else { return 0 }
-        return (0..<4).reduce(0) { $0 | UInt32(self[offset + $1]) << (8 * UInt32($1)) }
+        guard offset >= 0, offset + 4 <= count else { return 0 }
+        return UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16
+            | UInt32(self[offset + 3]) << 24
     }
 
     func u64(_ offset: Int) -> UInt64 {
-        guard offset + 8 <= count else { return 0 }
-        return (0..<8).reduce(0) { $0 | UInt64(self[offset + $1]) << (8 * UInt64($1)) }
+        guard offset >= 0, offset + 8 <= count else { return 0 }
+        return UInt64(u32(offset)) | UInt64(u32(offset + 4)) << 32
     }
 
     /// The NUL-terminated string at `offset` (to the end when unterminated), decoded as UTF-8.

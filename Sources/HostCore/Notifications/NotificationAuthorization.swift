@@ -40,7 +40,8 @@ final class NotificationAuthorization: Sendable {
         /// Reads ``json``; nil when it is not such an object.
         init?(json: JSONValue) {
             guard let name = json["status"]?.stringValue, let status = AuthorizationStatus(name: name),
-                  let names = json["allowed"]?.arrayValue?.map(\.stringValue) else { return nil }
+                let names = json["allowed"]?.arrayValue?.map(\.stringValue)
+            else { return nil }
             var allowed: PresentationOptions = []
             for name in names {
                 guard let option = PresentationOptions.named.first(where: { $0.name == name }) else { return nil }
@@ -52,15 +53,19 @@ final class NotificationAuthorization: Sendable {
 
     /// The answer to requests while the status is not determined.
     let policy: AuthorizationPolicy
-    private let settings: Mutex<Settings>
+    private let settings: Locked<Settings>
     private let stateDirectory: StateDirectory?
     static let folder = "notifications"
     static let file = "authorization.json"
 
     /// Reads the saved status from `stateDirectory` (not determined when there is none). A
     /// file that cannot be read or parsed is reported through `problem` and counts as not
-    /// determined; it is replaced at the next change.
-    init(policy: AuthorizationPolicy, stateDirectory: StateDirectory?, problem: (String) -> Void) {
+    /// determined; it is replaced at the next change. `problem` gets the message, the file's
+    /// path and what is wrong with it.
+    init(
+        policy: AuthorizationPolicy, stateDirectory: StateDirectory?,
+        problem: (_ message: String, _ path: String, _ reason: String) -> Void
+    ) {
         self.policy = policy
         self.stateDirectory = stateDirectory
         var loaded = Settings(.notDetermined)
@@ -74,10 +79,12 @@ final class NotificationAuthorization: Sendable {
                     loaded = saved
                 }
             } catch {
-                problem("cannot read the notification authorization (\(error)); it counts as notDetermined")
+                problem(
+                    "cannot read the notification authorization (\(error)); it counts as notDetermined",
+                    path, (error as? StorageError)?.reason(about: path) ?? "\(error)")
             }
         }
-        settings = Mutex(loaded)
+        settings = Locked(loaded)
     }
 
     /// The status and what it allows, now.
@@ -89,12 +96,13 @@ final class NotificationAuthorization: Sendable {
     func request(_ options: AuthorizationOptions) -> (status: AuthorizationStatus, changed: Bool) {
         settings.withLock { settings in
             guard settings.status == .notDetermined else { return (settings.status, false) }
-            let answer: Settings? = switch policy {
-            case _ where options.contains(.provisional): Settings(.provisional)
-            case .grant: Settings(.authorized, allowed: options.presentation)
-            case .deny: Settings(.denied)
-            case .prompt: nil
-            }
+            let answer: Settings? =
+                switch policy {
+                case _ where options.contains(.provisional): Settings(.provisional)
+                case .grant: Settings(.authorized, allowed: options.presentation)
+                case .deny: Settings(.denied)
+                case .prompt: nil
+                }
             guard let answer else { return (settings.status, false) }
             settings = answer
             return (answer.status, true)

@@ -36,13 +36,26 @@ public final class Log: Sendable {
     public let level: LogLevel
     /// The format of the lines.
     public let format: LogFormat
+    /// What each line starts with (`--log-time`).
+    public let time: LogTime
+    /// Whether lines get journald's `<N>` priority prefix (stderr is the journal).
+    public let journal: Bool
+    /// `host ctl watch --logs` clients, who get every line written.
+    public let watchers: WatchHub?
     private let descriptor: Int32
 
-    /// A log writing lines at `level` and above to `descriptor`.
-    public init(level: LogLevel, format: LogFormat = .text, descriptor: Int32 = STDERR_FILENO) {
+    /// A log writing lines at `level` and above to `descriptor`, stamped with `time`, with
+    /// journald's priority prefix when `descriptor` is the journal, copied to `watchers`.
+    public init(
+        level: LogLevel, format: LogFormat = .text, time: LogTime = .none, descriptor: Int32 = STDERR_FILENO,
+        journal: Bool? = nil, watchers: WatchHub? = nil
+    ) {
         self.level = level
         self.format = format
+        self.time = time
         self.descriptor = descriptor
+        self.journal = journal ?? Journal.isStream(descriptor)
+        self.watchers = watchers
     }
 
     /// Whether a line at `level` would be written; check before building an expensive message.
@@ -51,18 +64,23 @@ public final class Log: Sendable {
     /// Writes one line. `source` is "host", "loader" or a service id; `event` names what
     /// happened for machines (`worker.crashed`), with `fields` its details. The message is only
     /// built when the level is enabled, so a debug line costs nothing at info level.
-    public func write(_ level: LogLevel, _ source: String, _ message: @autoclosure () -> String,
-                      event: String? = nil, fields: [LogField] = []) {
+    public func write(
+        _ level: LogLevel, _ source: String, _ message: @autoclosure () -> String,
+        event: String? = nil, fields: [LogField] = []
+    ) {
         guard enabled(level) else { return }
         let message = message()
+        let stamp = time.stamp()
         var line: String
         switch format {
         case .text:
-            line = "\(level.name) [\(source)] "
+            line = (stamp.map { $0 + " " } ?? "") + "\(level.name) [\(source)] "
             // One line per call: a message with newlines is kept on one line.
             for character in message { line.append(character == "\n" ? " " : character) }
         case .json:
-            line = "{\"level\":\"\(level.name)\",\"source\":\(JSONText.string(source))"
+            line =
+                "{" + (stamp.map { "\"time\":\(JSONText.string($0))," } ?? "")
+                + "\"level\":\"\(level.name)\",\"source\":\(JSONText.string(source))"
             if let event { line += ",\"event\":\(JSONText.string(event))" }
             line += ",\"message\":\(JSONText.string(message))"
             if !fields.isEmpty {
@@ -71,13 +89,17 @@ public final class Log: Sendable {
             line += "}"
         }
         line.append("\n")
+        if let watchers, watchers.isWatching { watchers.publish(log: line) }
+        // sd-daemon(3): the journal stores a line starting with <N> at priority N.
+        if journal { line = "<\(Journal.priority(level))>" + line }
         var utf8 = Array(line.utf8)
         utf8.withUnsafeMutableBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let n = (try? retryingOnInterrupt("write", "log") {
-                    Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                }) ?? -1
+                let n =
+                    (try? retryingOnInterrupt("write", "log") {
+                        Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                    }) ?? -1
                 if n <= 0 { return }
                 done += n
             }

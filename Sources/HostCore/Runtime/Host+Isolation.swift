@@ -26,21 +26,26 @@ extension Host {
                 if let service = previous.service { fields.append(.string("service", service)) }
                 if let event = previous.event { fields.append(.string("event", event)) }
                 if let loading = previous.loading { fields.append(.string("loading", loading)) }
-                log.write(.warn, "host", previous.description
-                    + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"), event: "sentinel.uncleanExit",
+                log.write(
+                    .warn, "host",
+                    previous.description
+                        + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"), event: "sentinel.uncleanExit",
                     fields: fields)
             }
         } catch {
             log.warn("host", "no crash sentinel: \(error)", event: "sentinel.unavailable")
         }
         if settings.safeMode {
-            log.warn("host", "safe mode: only trusted services start (bundled plugins, and services the configuration marks \"trusted\": true)",
-                     event: "safeMode.on")
+            log.warn(
+                "host", "safe mode: only trusted services start (bundled plugins, and services the configuration marks \"trusted\": true)",
+                event: "safeMode.on")
         }
         let board = supervisor.board
         let shortest = ([settings.eventTimeout] + settings.policies.values.compactMap(\.eventTimeout)).min()!
-        HangWatchdog(tracker: tracker, log: log, shortestDeadline: shortest,
-                     deadline: { settings.eventTimeout(for: $0) }, isIsolated: { board.isIsolated($0) }).start()
+        HangWatchdog(
+            tracker: tracker, log: log, shortestDeadline: shortest,
+            deadline: { settings.eventTimeout(for: $0) }, isIsolated: { board.isIsolated($0) }
+        ).start()
     }
 
     /// What `ctl list` adds about service `id`: where it runs (`isolation`), its `state`

@@ -46,16 +46,18 @@ public final class Host {
     /// unless `firstLaunch` says otherwise), timing deadlines on `clock`.
     /// `notificationAuthorization` answers services' authorization requests while the saved
     /// status (in `stateDirectory`) is not determined.
-    public init(log: Log, trace: TraceWriter? = nil, stateDirectory: StateDirectory? = nil,
-                firstLaunch: FirstLaunch = .neverFirst(), clock: HostClock = SystemClock(),
-                notificationAuthorization: AuthorizationPolicy = .grant) {
+    public init(
+        log: Log, trace: TraceWriter? = nil, stateDirectory: StateDirectory? = nil,
+        firstLaunch: FirstLaunch = .neverFirst(), clock: HostClock = SystemClock(),
+        notificationAuthorization: AuthorizationPolicy = .grant
+    ) {
         self.log = log
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
         self.clock = clock
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
         let authorization = NotificationAuthorization(policy: notificationAuthorization, stateDirectory: stateDirectory) {
-            log.error("host", $0, event: "authorization.unreadable")
+            log.error("host", $0, event: "authorization.unreadable", .string("path", $1), .string("reason", $2))
         }
         // Services' other threads wake the main thread to drain what they sent.
         let wake = WeakBox<NotificationBus>()
@@ -67,8 +69,9 @@ public final class Host {
         let shared = SharedServices(authorization: authorization, requests: requests) { service, scene, json in
             applicationBox.value?.setRestoration(service: service, scene: scene, json: json) ?? Int32(SH_NOT_FOUND)
         }
-        serviceSet = ServiceSet(dispatcher: dispatcher, log: log, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
-                                mailbox: mailbox, stateCell: stateCell, shared: shared)
+        serviceSet = ServiceSet(
+            dispatcher: dispatcher, log: log, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
+            mailbox: mailbox, stateCell: stateCell, shared: shared)
         answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
         let notifyBox = WeakBox<Host>()
         application = Application(

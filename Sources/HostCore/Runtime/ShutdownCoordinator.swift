@@ -47,8 +47,10 @@ public final class ShutdownCoordinator: Sendable {
 
     /// A coordinator that runs `shutdown` on the main queue at the first SIGTERM or SIGINT,
     /// and `hangup` at each SIGHUP.
-    public init(timeout: Double, tracker: CallTracker, log: Log,
-                hangup: @escaping @Sendable () -> Void = {}, shutdown: @escaping @Sendable () -> Void) {
+    public init(
+        timeout: Double, tracker: CallTracker, log: Log,
+        hangup: @escaping @Sendable () -> Void = {}, shutdown: @escaping @Sendable () -> Void
+    ) {
         self.timeout = timeout
         self.tracker = tracker
         self.log = log
@@ -60,10 +62,12 @@ public final class ShutdownCoordinator: Sendable {
     public func install() {
         var thread = pthread_t()
         let unmanaged = Unmanaged.passRetained(self)
-        let made = pthread_create(&thread, nil, { raw in
-            let coordinator = Unmanaged<ShutdownCoordinator>.fromOpaque(raw!).takeRetainedValue()
-            coordinator.waitForSignals()
-        }, unmanaged.toOpaque())
+        let made = pthread_create(
+            &thread, nil,
+            { raw in
+                let coordinator = Unmanaged<ShutdownCoordinator>.fromOpaque(raw!).takeRetainedValue()
+                coordinator.waitForSignals()
+            }, unmanaged.toOpaque())
         if made != 0 {
             unmanaged.release()
             log.error("host", "cannot start the signal thread: \(String(cString: strerror(made)))")
@@ -94,8 +98,9 @@ public final class ShutdownCoordinator: Sendable {
         guard begin() else {
             forceExit(because: "second signal (\(name)) during shutdown", .string("cause", "signal"), .string("signal", name))
         }
-        log.info("host", "\(name) received: shutting down (a second signal or \(formatted(timeout)) s forces exit)",
-                 event: "host.shuttingDown", .string("by", name))
+        log.info(
+            "host", "\(name) received: shutting down (a second signal or \(formatted(timeout)) s forces exit)",
+            event: "host.shuttingDown", .string("by", name))
         DispatchQueue.main.async(execute: shutdown)
     }
 
@@ -103,8 +108,9 @@ public final class ShutdownCoordinator: Sendable {
     /// (`host ctl terminate`); a signal after it forces exit.
     public func armDeadline() {
         if begin() {
-            log.info("host", "terminating on request (a signal or \(formatted(timeout)) s forces exit)",
-                     event: "host.shuttingDown", .string("by", "request"))
+            log.info(
+                "host", "terminating on request (a signal or \(formatted(timeout)) s forces exit)",
+                event: "host.shuttingDown", .string("by", "request"))
         }
     }
 
@@ -112,16 +118,18 @@ public final class ShutdownCoordinator: Sendable {
     private func begin() -> Bool {
         guard signalsSeen.add(1, ordering: .relaxed).newValue == 1 else { return false }
         queue.asyncAfter(deadline: .now() + timeout) { [self] in
-            forceExit(because: "shutdown took longer than \(formatted(timeout)) s", .string("cause", "timeout"),
-                      .string("deadline", formatted(timeout)))
+            forceExit(
+                because: "shutdown took longer than \(formatted(timeout)) s", .string("cause", "timeout"),
+                .string("deadline", formatted(timeout)))
         }
         return true
     }
 
     private func forceExit(because reason: String, _ fields: LogField...) -> Never {
         if let (service, event) = tracker.current {
-            log.write(.error, "host", "forced exit: \(reason); service \(service) has not returned from \(event)",
-                      event: "host.forcedExit", fields: fields + [.string("service", service), .string("event", event)])
+            log.write(
+                .error, "host", "forced exit: \(reason); service \(service) has not returned from \(event)",
+                event: "host.forcedExit", fields: fields + [.string("service", service), .string("event", event)])
         } else {
             log.write(.error, "host", "forced exit: \(reason)", event: "host.forcedExit", fields: fields)
         }

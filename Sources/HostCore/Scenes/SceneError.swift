@@ -25,18 +25,23 @@ public struct SceneError: Error, CustomStringConvertible, Equatable {
     }
 
     static func duplicateName(_ name: String) -> SceneError {
-        SceneError(code: .duplicateName, message:
-            "a scene named \"\(name)\" is already connected (disconnect it first, or choose another name)")
+        SceneError(
+            code: .duplicateName,
+            message:
+                "a scene named \"\(name)\" is already connected (disconnect it first, or choose another name)")
     }
 
     static func illegalTransition(_ move: SceneMove, scene: String, state: SceneState) -> SceneError {
-        let rule = switch move {
-        case .resign: "only a foregroundActive scene resigns"
-        case .foreground: "only a scene in the background comes to the foreground"
-        default: "it cannot \(move.rawValue) from there"
-        }
-        return SceneError(code: .illegalTransition, message:
-            "cannot \(move.rawValue) scene \"\(scene)\": it is \(state.name), and \(rule)")
+        let rule =
+            switch move {
+            case .resign: "only a foregroundActive scene resigns"
+            case .foreground: "only a scene in the background comes to the foreground"
+            default: "it cannot \(move.rawValue) from there"
+            }
+        return SceneError(
+            code: .illegalTransition,
+            message:
+                "cannot \(move.rawValue) scene \"\(scene)\": it is \(state.name), and \(rule)")
     }
 
     static func notRunning(_ reason: String) -> SceneError {

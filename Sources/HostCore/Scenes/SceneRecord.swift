@@ -29,10 +29,11 @@ final class SceneRecord {
         self.name = name
         self.role = role
         raw = .allocate(capacity: 1)
-        raw.initialize(to: sh_scene(
-            size: UInt32(MemoryLayout<sh_scene>.size), version: SH_SCENE_VERSION, id: id,
-            name: arena.string(name), role: arena.string(role), state: SceneState.unattached.rawValue, reserved: 0,
-            configuration: nil, settings_json: nil, settings_len: 0, settings: nil))
+        raw.initialize(
+            to: sh_scene(
+                size: UInt32(MemoryLayout<sh_scene>.size), version: SH_SCENE_VERSION, id: id,
+                name: arena.string(name), role: arena.string(role), state: SceneState.unattached.rawValue, reserved: 0,
+                configuration: nil, settings_json: nil, settings_len: 0, settings: nil))
     }
 
     deinit { raw.deallocate() }
@@ -61,8 +62,9 @@ final class SceneRecord {
 
     /// What `scene list` shows.
     var info: SceneInfo {
-        SceneInfo(name: name, role: role, state: state, configuration: configuration ?? "default",
-                  configuredBy: configuredBy, settings: settings)
+        SceneInfo(
+            name: name, role: role, state: state, configuration: configuration ?? "default",
+            configuredBy: configuredBy, settings: settings)
     }
 }
 

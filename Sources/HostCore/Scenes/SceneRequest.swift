@@ -17,8 +17,10 @@ public struct SceneRequest: Sendable {
     var isFromLaunch = false
 
     /// Validates a request: the name and the role (one of ``roles``).
-    public init(name: String, role: String? = nil, urls: [OpenURLInput] = [],
-                activities: [UserActivityInput] = []) throws(InputError) {
+    public init(
+        name: String, role: String? = nil, urls: [OpenURLInput] = [],
+        activities: [UserActivityInput] = []
+    ) throws(InputError) {
         try Self.check(name: name)
         if let role { try Self.check(role: role) }
         self.name = name
@@ -29,10 +31,12 @@ public struct SceneRequest: Sendable {
 
     /// A scene name: 1 to 63 bytes of ASCII letters, digits, `-`, `_` and `.`.
     public static func check(name: String) throws(InputError) {
-        let valid = (1...63).contains(name.utf8.count) && name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
-        }
+        let valid =
+            (1...63).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            }
         if !valid {
             throw InputError("invalid scene name \"\(name)\": use 1 to 63 letters, digits, '-', '_' or '.'")
         }

@@ -43,8 +43,9 @@ final class SceneRestorations {
         guard let stateDirectory else { return Int32(SH_UNSUPPORTED) }
         if let bytes {
             do { _ = try Self.activity(bytes) } catch {
-                log.warn(service, "scene \(name): restoration activity refused: \(error.message); what was saved before stays",
-                         event: "scene.restorationRefused", .string("scene", name), .string("reason", error.message))
+                log.warn(
+                    service, "scene \(name): restoration activity refused: \(error.message); what was saved before stays",
+                    event: "scene.restorationRefused", .string("scene", name), .string("reason", error.message))
                 return Int32(SH_INVALID)
             }
         }
@@ -61,8 +62,9 @@ final class SceneRestorations {
             }
             return Int32(SH_OK)
         } catch {
-            log.error(service, "scene \(name): cannot save the restoration activity: \(error)",
-                      event: "scene.restorationFailed", .string("scene", name))
+            log.error(
+                service, "scene \(name): cannot save the restoration activity: \(error)",
+                event: "scene.restorationFailed", .string("scene", name))
             return Int32(SH_ERROR)
         }
     }
@@ -81,8 +83,10 @@ final class SceneRestorations {
                 throw StorageError(path: path, code: .corrupt(detail: error.message))
             }
         } catch {
-            log.error("host", "scene \(name): the saved restoration activity cannot be used (\(error)); the scene connects without it",
-                      event: "scene.restorationUnreadable", .string("scene", name), .string("path", path))
+            log.error(
+                "host", "scene \(name): the saved restoration activity cannot be used (\(error)); the scene connects without it",
+                event: "scene.restorationUnreadable", .string("scene", name), .string("path", path),
+                .string("reason", (error as? StorageError)?.reason(about: path) ?? "\(error)"))
             return nil
         }
     }
@@ -90,7 +94,8 @@ final class SceneRestorations {
     /// The names of the scenes with a saved activity, in name order.
     func savedNames() -> [String] {
         guard let stateDirectory, let folder = try? stateDirectory.subdirectory(Self.folder),
-              let names = try? folder.names() else { return [] }
+            let names = try? folder.names()
+        else { return [] }
         return names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(DirectoryHandle.temporaryPrefix) }
             .map { String($0.dropLast(5)) }.sorted()
     }

@@ -19,7 +19,7 @@ extension SceneState {
         case (.unattached, .unattached): [.sceneDidDisconnect]
         case (_, .unattached): steps(to: .background) + [.sceneDidDisconnect]
         case (.foregroundInactive, .foregroundInactive), (.foregroundActive, .foregroundActive),
-             (.background, .background):
+            (.background, .background):
             []
         }
     }

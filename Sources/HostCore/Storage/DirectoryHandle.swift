@@ -68,7 +68,7 @@ final class DirectoryHandle: Sendable {
         do {
             _ = try retryingOnInterrupt("flock", path) { flock(descriptor.rawValue, LOCK_EX | LOCK_NB) }
             return true
-        } catch where error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EWOULDBLOCK {
             return false
         }
     }
@@ -140,8 +140,9 @@ final class DirectoryHandle: Sendable {
     /// Temporary files start with ``temporaryPrefix``; see ``removeTemporaryFiles()``.
     func replace(_ name: String, with bytes: UnsafeRawBufferPointer) throws(SystemError) {
         let temporary = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
-        let file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600,
-                                           in: descriptor.rawValue, path: child(temporary))
+        let file = try FileDescriptor.open(
+            temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600,
+            in: descriptor.rawValue, path: child(temporary))
         var failure: SystemError?
         do {
             try file.writeAll(bytes, path: child(temporary))
@@ -183,7 +184,9 @@ final class DirectoryHandle: Sendable {
     func removeTemporaryFiles() throws(SystemError) -> Int {
         var removed = 0
         for name in try names() where name.hasPrefix(Self.temporaryPrefix) {
-            if unlinkat(descriptor.rawValue, name, 0) == 0 { removed += 1 } else if errno != ENOENT {
+            if unlinkat(descriptor.rawValue, name, 0) == 0 {
+                removed += 1
+            } else if errno != ENOENT {
                 throw .current("unlink", child(name))
             }
         }

@@ -49,7 +49,7 @@ public final class FirstLaunch: Sendable {
     private let markSeen: MarkSeen
     // Each subject's answer, read once, and the subjects marked by this launch. The mutex also
     // keeps two threads from reading or marking the same subject at once.
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var answers: [Subject: Bool] = [:]

@@ -46,7 +46,7 @@ public final class ServiceStore: Sendable {
     // Keeps the state directory open, and so its lock held, while the store lives.
     private let root: DirectoryHandle
     // The number of keys, kept by set and remove; the mutex also serializes every write.
-    private let keyCount: Mutex<Int>
+    private let keyCount: Locked<Int>
 
     init(serviceID: String, directory: DirectoryHandle, root: DirectoryHandle, limits: Limits) throws(StorageError) {
         self.serviceID = serviceID
@@ -54,7 +54,7 @@ public final class ServiceStore: Sendable {
         self.root = root
         self.limits = limits
         do { try directory.removeTemporaryFiles() } catch { throw .system(error) }
-        keyCount = Mutex(try Self.countKeys(in: directory))
+        keyCount = Locked(try Self.countKeys(in: directory))
     }
 
     /// The store's directory.

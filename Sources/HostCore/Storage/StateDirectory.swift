@@ -12,16 +12,19 @@ import Synchronization
 /// ```
 ///
 /// Opening it creates it (and missing parents) with mode 0700, refuses it when another user
-/// could change it (writable by group or others, or owned by neither root nor us: anyone
-/// who can swap a service's state can feed it data), and takes an exclusive `flock` on it for
+/// could change it or any directory on its resolved path (writable by group or others, or
+/// owned by neither root nor us: anyone who can swap a service's state can feed it data;
+/// `--allow-insecure-plugins` lifts the rule), and takes an exclusive `flock` on it for
 /// as long as this object lives, so two hosts never write the same state at once.
 public final class StateDirectory: Sendable {
     /// The directory as given.
     public let path: String
     let root: DirectoryHandle
+    /// Whether the permission rule is lifted (`--allow-insecure-plugins`).
+    let allowInsecure: Bool
     private let servicesDirectory: DirectoryHandle
     // One store per service for the lifetime of this object; guarded by the mutex.
-    private let stores = Mutex<[String: ServiceStore]>([:])
+    private let stores = Locked<[String: ServiceStore]>([:])
 
     /// The default location: `$XDG_STATE_HOME/servicehost` when `XDG_STATE_HOME` is an
     /// absolute path (the XDG spec ignores relative ones), else `~/.local/state/servicehost`
@@ -46,9 +49,10 @@ public final class StateDirectory: Sendable {
         base.hasSuffix("/") ? base + rest : base + "/" + rest
     }
 
-    /// Opens (creating when missing) the state directory at `path`.
+    /// Opens (creating when missing) the state directory at `path`; `allowInsecure` skips the
+    /// permission rule (`--allow-insecure-plugins`).
     /// - Throws: ``StorageError`` naming the path: `insecure`, `inUse`, or a failed system call.
-    public init(path: String) throws(StorageError) {
+    public init(path: String, allowInsecure: Bool = false) throws(StorageError) {
         self.path = path
         do {
             try DirectoryHandle.makeDirectories(path)
@@ -56,7 +60,13 @@ public final class StateDirectory: Sendable {
         } catch {
             throw .system(error)
         }
-        try Self.checkSecurity(root)
+        self.allowInsecure = allowInsecure
+        if !allowInsecure {
+            try Self.checkSecurity(root)
+            if let problem = FileSecurity.pathProblem(path, what: "state directory") {
+                throw StorageError(path: path, code: .insecure(detail: problem))
+            }
+        }
         // A lock held for a moment is not "in use": between fork and exec a child of another
         // thread briefly shares the lock's open file description (and a host restarting right
         // after another exits may overlap it). Give it 200 ms.
@@ -67,7 +77,7 @@ public final class StateDirectory: Sendable {
             if attempt < 19 { usleep(10_000) }
         }
         guard locked else { throw StorageError(path: path, code: .inUse) }
-        servicesDirectory = try Self.subdirectory("services", of: root)
+        servicesDirectory = try Self.subdirectory("services", of: root, allowInsecure: allowInsecure)
     }
 
     /// The store of `serviceID`, created when missing; the same object for the same id.
@@ -79,7 +89,7 @@ public final class StateDirectory: Sendable {
         try Self.checkServiceID(serviceID, in: servicesDirectory.path)
         return try stores.withLock { (stores) throws(StorageError) -> ServiceStore in
             if let store = stores[serviceID] { return store }
-            let directory = try Self.subdirectory(serviceID, of: servicesDirectory)
+            let directory = try Self.subdirectory(serviceID, of: servicesDirectory, allowInsecure: allowInsecure)
             let store = try ServiceStore(serviceID: serviceID, directory: directory, root: root, limits: limits)
             stores[serviceID] = store
             return store
@@ -88,13 +98,13 @@ public final class StateDirectory: Sendable {
 
     /// `<state>/name`, created when missing and checked like the state directory.
     func subdirectory(_ name: String) throws(StorageError) -> DirectoryHandle {
-        try Self.subdirectory(name, of: root)
+        try Self.subdirectory(name, of: root, allowInsecure: allowInsecure)
     }
 
-    private static func subdirectory(_ name: String, of parent: DirectoryHandle) throws(StorageError) -> DirectoryHandle {
+    private static func subdirectory(_ name: String, of parent: DirectoryHandle, allowInsecure: Bool) throws(StorageError) -> DirectoryHandle {
         let directory: DirectoryHandle
         do { directory = try parent.subdirectory(name) } catch { throw .system(error) }
-        try checkSecurity(directory)
+        if !allowInsecure { try checkSecurity(directory) }
         return directory
     }
 
@@ -109,7 +119,8 @@ public final class StateDirectory: Sendable {
     /// Refuses an id that is not a service id or could leave the directory it names.
     static func checkServiceID(_ id: String, in directory: String) throws(StorageError) {
         // Belt and braces: ServiceID's rules already exclude all of these.
-        let escapes = id.isEmpty || id == "." || id == ".." || id.hasPrefix(".") || id.utf8.contains(0)
+        let escapes =
+            id.isEmpty || id == "." || id == ".." || id.hasPrefix(".") || id.utf8.contains(0)
             || id.utf8.contains(UInt8(ascii: "/"))
         if escapes {
             throw StorageError(path: directory, code: .invalidServiceID(id: id, reason: "it could name a path outside the state directory"))

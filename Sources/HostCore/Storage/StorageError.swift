@@ -64,30 +64,42 @@ public struct StorageError: Error, CustomStringConvertible, Equatable, Sendable 
 
     /// One line: the path, then what is wrong.
     public var description: String {
+        if case .noDefaultLocation = code { return reason }
+        return "\(path): \(reason)"
+    }
+
+    /// What is wrong, without the path (`corrupt: not a saved authorization`): the `reason`
+    /// field of the log events about a file that cannot be used.
+    public var reason: String {
         switch code {
         case .system(let error):
-            "\(path): \(error.operation) failed: \(error.reason)"
+            "\(error.operation) failed: \(error.reason)"
         case .insecure(let detail):
-            "\(path): refused: \(detail) (run chmod go-w on it, or choose another --state-dir)"
+            "refused: \(detail) (run chmod go-w on it, choose another --state-dir, or pass --allow-insecure-plugins)"
         case .inUse:
-            "\(path): the state directory is in use by another process (two hosts cannot share one; pass --state-dir)"
+            "the state directory is in use by another process (two hosts cannot share one; pass --state-dir)"
         case .noDefaultLocation:
             "no state directory: neither XDG_STATE_HOME nor HOME is set and the user has no home directory (pass --state-dir)"
         case .invalidServiceID(let id, let reason):
-            "\(path): invalid service id \"\(id)\": \(reason)"
+            "invalid service id \"\(id)\": \(reason)"
         case .invalidKey(let reason):
-            "\(path): invalid key: \(reason)"
+            "invalid key: \(reason)"
         case .keyTooLong(let bytes, let limit):
-            "\(path): key too long: its file name would be \(bytes) bytes, the limit is \(limit)"
+            "key too long: its file name would be \(bytes) bytes, the limit is \(limit)"
                 + " (bytes other than A-Z a-z 0-9 . _ - take three)"
         case .valueTooLarge(let bytes, let limit):
-            "\(path): value too large: \(bytes) bytes, the limit is \(limit)"
+            "value too large: \(bytes) bytes, the limit is \(limit)"
         case .tooManyKeys(let limit):
-            "\(path): too many keys: the limit is \(limit) per service"
+            "too many keys: the limit is \(limit) per service"
         case .notRegularFile(let kind):
-            "\(path): is a \(kind), not a regular file"
+            "is a \(kind), not a regular file"
         case .corrupt(let detail):
-            "\(path): corrupt: \(detail)"
+            "corrupt: \(detail)"
         }
     }
+
+    /// What is wrong, for a log line that names the file `path` in a field of its own: the
+    /// reason alone when the error is about that file, with the error's own path when it is
+    /// about another (the folder holding it).
+    public func reason(about path: String) -> String { self.path == path ? reason : description }
 }

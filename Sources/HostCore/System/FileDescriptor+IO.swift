@@ -51,8 +51,10 @@ extension FileDescriptor {
     }
 
     /// Repeats `call` (a write) until all of `bytes` are written: one call may write only part.
-    private func writeInFull(_ bytes: UnsafeRawBufferPointer, _ operation: String, _ path: String,
-                             _ call: (UnsafeRawPointer, Int) -> Int) throws(SystemError) {
+    private func writeInFull(
+        _ bytes: UnsafeRawBufferPointer, _ operation: String, _ path: String,
+        _ call: (UnsafeRawPointer, Int) -> Int
+    ) throws(SystemError) {
         var done = 0
         while done < bytes.count {
             let n = try retryingOnInterrupt(operation, path) { call(bytes.baseAddress! + done, bytes.count - done) }

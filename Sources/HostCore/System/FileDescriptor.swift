@@ -50,17 +50,20 @@ struct FileDescriptor: ~Copyable, Sendable {
 
     /// `openat(2)` of `name` in `directory` (the working directory by default), close-on-exec.
     /// - Parameter path: names the file in the error; `name` when nil.
-    static func open(_ name: String, _ flags: Int32, mode: mode_t = 0, in directory: Int32 = AT_FDCWD,
-                     path: String? = nil) throws(SystemError) -> FileDescriptor {
+    static func open(
+        _ name: String, _ flags: Int32, mode: mode_t = 0, in directory: Int32 = AT_FDCWD,
+        path: String? = nil
+    ) throws(SystemError) -> FileDescriptor {
         FileDescriptor(taking: try retryingOnInterrupt("open", path ?? name) { openat(directory, name, flags | O_CLOEXEC, mode) })
     }
 
     /// An `AF_UNIX` socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`), close-on-exec.
     /// - Parameter path: the socket it is for, named in the error.
     static func socket(_ type: __socket_type, path: String) throws(SystemError) -> FileDescriptor {
-        FileDescriptor(taking: try retryingOnInterrupt("socket", path) {
-            Glibc.socket(AF_UNIX, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        })
+        FileDescriptor(
+            taking: try retryingOnInterrupt("socket", path) {
+                Glibc.socket(AF_UNIX, Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            })
     }
 
     /// A connected pair of `AF_UNIX` stream sockets (`socketpair(2)`), both close-on-exec.
@@ -82,9 +85,10 @@ struct FileDescriptor: ~Copyable, Sendable {
 
     /// The next connection on this listening socket (`accept4(2)`), close-on-exec.
     func accept(path: String) throws(SystemError) -> FileDescriptor {
-        FileDescriptor(taking: try retryingOnInterrupt("accept", path) {
-            csystem_accept4(rawValue, Int32(SOCK_CLOEXEC.rawValue))
-        })
+        FileDescriptor(
+            taking: try retryingOnInterrupt("accept", path) {
+                csystem_accept4(rawValue, Int32(SOCK_CLOEXEC.rawValue))
+            })
     }
 
     /// A second descriptor for the same open file, numbered `atLeast` or above, close-on-exec

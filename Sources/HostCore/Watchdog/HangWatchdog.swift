@@ -18,7 +18,7 @@ final class HangWatchdog: Sendable {
     private let interval: Double
     private let now: @Sendable () -> Double
     // What the sampling thread watches; only that thread (or a test driving ``check()``) uses it.
-    private let watch = Mutex<Watch>(Watch())
+    private let watch = Locked<Watch>(Watch())
 
     private struct Watch {
         // The call being watched: the delivery's count and the service, and when it was first seen.
@@ -28,9 +28,11 @@ final class HangWatchdog: Sendable {
 
     /// A watchdog of `tracker`; `deadline` gives a service's event timeout, `isIsolated` skips
     /// services whose worker has its own deadline; `now` is the monotonic clock (a test's own).
-    init(tracker: CallTracker, log: Log, shortestDeadline: Double,
-         deadline: @escaping @Sendable (String) -> Double, isIsolated: @escaping @Sendable (String) -> Bool,
-         now: @escaping @Sendable () -> Double = Clock.monotonic) {
+    init(
+        tracker: CallTracker, log: Log, shortestDeadline: Double,
+        deadline: @escaping @Sendable (String) -> Double, isIsolated: @escaping @Sendable (String) -> Bool,
+        now: @escaping @Sendable () -> Double = Clock.monotonic
+    ) {
         self.tracker = tracker
         self.log = log
         self.deadline = deadline
@@ -74,9 +76,11 @@ final class HangWatchdog: Sendable {
             let event = EventKind(rawValue: sample.event)?.name ?? "event \(sample.event)"
             watch.reported = true
             tracker.stuck = CallTracker.StuckCall(service: id, event: event, since: call.since, deadline: limit)
-            log.error("host", "service \(id) has not returned from \(event) within its \(Seconds.text(limit)) s deadline;"
-                + " an in-process service cannot be stopped safely, so the host waits for it (host ctl state and list"
-                + " still answer; \"isolation\": \"process\" would have killed and restarted it)",
+            log.error(
+                "host",
+                "service \(id) has not returned from \(event) within its \(Seconds.text(limit)) s deadline;"
+                    + " an in-process service cannot be stopped safely, so the host waits for it (host ctl state and list"
+                    + " still answer; \"isolation\": \"process\" would have killed and restarted it)",
                 event: "service.stuck", .string("service", id), .string("event", event))
         }
     }

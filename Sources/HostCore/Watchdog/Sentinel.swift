@@ -195,4 +195,4 @@ public final class Sentinel: Sendable {
 }
 
 // The sentinel to remove when the process exits normally (an atexit handler cannot capture).
-private let removalAtExit = Mutex<String?>(nil)
+private let removalAtExit = Locked<String?>(nil)

@@ -22,5 +22,6 @@
 #include "servicehost/host.h"
 #include "servicehost/plugin.h"
 #include "servicehost/metadata.h"
+#include "servicehost/layout.h"
 
 #endif /* SERVICEHOST_H */

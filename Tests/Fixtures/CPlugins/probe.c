@@ -30,6 +30,13 @@
 //   PROBE_NO_METADATA   leave out the metadata section
 //   PROBE_UNDEFINED     reference a symbol nothing defines (dlopen fails)
 //   PROBE_EXPORT_OTHER_ID  export a service id the metadata does not declare
+//   PROBE_ANSWER_ABI    the ABI version servicehost_entry answers, whatever the offer (default:
+//                       the newest in both the offer and PROBE_ABI_MIN..PROBE_ABI_MAX)
+//   PROBE_SHAPE         1: sh_plugin and sh_service say exactly their version-1 sizes
+//                       (SH_*_SIZE_V1); 2: a plugin built against a future header whose
+//                       sh_plugin and sh_service grew (version 2, extra members), which
+//                       reads the host's structs only within their sizes
+//   PROBE_CHECK_NUL     log whether each JSON buffer handed over is NUL-terminated
 // Every event is logged as "probe ID: event KIND state S host-state H seq N" plus its data.
 #define _POSIX_C_SOURCE 200809L
 #include <servicehost.h>
@@ -104,9 +111,34 @@ extern void servicehost_probe_missing_function(void);
 
 static const sh_host *host;  // set in attach, on the main thread
 
+#if PROBE_SHAPE == 2
+/* What a future header's structs could look like: version 1's members, then more. */
+typedef struct probe_service_v2 {
+    sh_service v1;
+    int32_t (*detach)(const sh_service *service);
+    uint64_t v2_flags;
+} probe_service_v2;
+typedef struct probe_plugin_v2 {
+    sh_plugin v1;
+    const char *v2_homepage;
+    uint64_t v2_reserved[4];
+} probe_plugin_v2;
+/* A host table member a v2 header would append after register_for_remote_notifications. */
+typedef struct probe_host_v2 {
+    sh_host v1;
+    int32_t (*v2_open_settings)(const sh_host *host);
+} probe_host_v2;
+#endif
+
 static int32_t probe_attach(const sh_service *service, const sh_host *h) {
     (void)service;
     host = h;
+#if PROBE_SHAPE == 2
+    char line[160];
+    snprintf(line, sizeof line, "probe %s: shape 2 attached: host table %u bytes, v2 member %s", PROBE_ID, h->size,
+             SH_HAS_MEMBER(h, probe_host_v2, v2_open_settings) ? "present" : "absent");
+    h->log(h, SH_LOG_INFO, line);
+#endif
     return SH_OK;
 }
 
@@ -193,6 +225,14 @@ static int32_t configure(const sh_scene_connection *connection) {
 }
 #endif
 
+#ifdef PROBE_CHECK_NUL
+/* Appends " NAME-nul=1" when text[length] is the NUL the header promises, else " NAME-nul=0". */
+static void terminated(char *out, size_t size, const char *name, const char *text, size_t length) {
+    size_t used = strlen(out);
+    if (used < size) snprintf(out + used, size - used, " %s-nul=%d", name, text[length] == 0);
+}
+#endif
+
 static void describe(const sh_event *event, char *out, size_t size) {
     out[0] = 0;
     switch (event->kind) {
@@ -230,12 +270,18 @@ static void describe(const sh_event *event, char *out, size_t size) {
         snprintf(out, size, " launch flags=%u settings=%.*s url=%s activity=%s notification=%s", o->flags,
                  (int)o->settings_len, o->settings_json ? o->settings_json : "", o->url ? o->url->url : "-",
                  o->activity ? o->activity->type : "-", o->notification ? o->notification->json : "-");
+#ifdef PROBE_CHECK_NUL
+        if (o->settings_json) terminated(out, size, "settings", o->settings_json, o->settings_len);
+#endif
         break;
     }
     case SH_EVENT_NOTIFICATION: {
         const sh_notification *n = event->data;
         snprintf(out, size, " name=%s sender=%s json=%.*s", n->name, n->sender, (int)n->json_len,
                  n->json ? n->json : "");
+#ifdef PROBE_CHECK_NUL
+        if (n->json) terminated(out, size, "json", n->json, n->json_len);
+#endif
         break;
     }
     case SH_EVENT_OPEN_URL: {
@@ -331,15 +377,51 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #define PROBE_RUNTIME_ID PROBE_ID
 #endif
 
+#ifndef PROBE_SHAPE
+#define PROBE_SHAPE 0
+#endif
+
+#if PROBE_SHAPE == 2
+static const probe_service_v2 probe_service_grown = {
+    {sizeof(probe_service_v2), 2, PROBE_RUNTIME_ID, NULL, probe_attach, probe_handle_event}, NULL, ~UINT64_C(0),
+};
+static const sh_service *const services[] = {&probe_service_grown.v1};
+static probe_plugin_v2 plugin_grown = {
+    {sizeof(probe_plugin_v2), 2, PROBE_ABI_MAX, 1, services, NULL}, "https://example.com", {1, 2, 3, 4},
+};
+static sh_plugin *const answer_plugin = &plugin_grown.v1;
+#else
+#if PROBE_SHAPE == 1
+#define PROBE_SERVICE_SIZE SH_SERVICE_SIZE_V1
+#define PROBE_PLUGIN_SIZE SH_PLUGIN_SIZE_V1
+#else
+#define PROBE_SERVICE_SIZE sizeof(sh_service)
+#define PROBE_PLUGIN_SIZE sizeof(sh_plugin)
+#endif
 static const sh_service probe_service = {
-    sizeof(sh_service), SH_SERVICE_VERSION, PROBE_RUNTIME_ID, NULL, probe_attach, probe_handle_event,
+    PROBE_SERVICE_SIZE, SH_SERVICE_VERSION, PROBE_RUNTIME_ID, NULL, probe_attach, probe_handle_event,
 };
 static const sh_service *const services[] = {&probe_service};
-static const sh_plugin plugin = {
-    sizeof(sh_plugin), SH_PLUGIN_VERSION, PROBE_ABI_MAX, 1, services, NULL,
+static sh_plugin plugin = {
+    PROBE_PLUGIN_SIZE, SH_PLUGIN_VERSION, PROBE_ABI_MAX, 1, services, NULL,
 };
+static sh_plugin *const answer_plugin = &plugin;
+#endif
 
+/* Negotiates as the header says: the newest version in both the offer and this file's range. */
 SH_EXPORT const sh_plugin *servicehost_entry(const sh_host_offer *offer) {
+#ifdef PROBE_ANSWER_ABI
     (void)offer;
-    return &plugin;
+    answer_plugin->abi_version = PROBE_ANSWER_ABI;
+#else
+    uint32_t chosen = offer->abi_max < PROBE_ABI_MAX ? offer->abi_max : PROBE_ABI_MAX;
+    if (chosen < offer->abi_min || chosen < PROBE_ABI_MIN) {
+        answer_plugin->abi_version = PROBE_ABI_MAX;
+        answer_plugin->service_count = 0;
+        answer_plugin->error = "no ABI version in common";
+    } else {
+        answer_plugin->abi_version = chosen;
+    }
+#endif
+    return answer_plugin;
 }

@@ -1,5 +1,3 @@
-// An out-of-tree C service, built from the README's steps alone:
-//   cc -shared -fPIC -I Sources/ServiceABI/include hello.c -o libHelloC.so
 #include <servicehost.h>
 #include <stdio.h>
 
@@ -7,7 +5,7 @@ SH_PLUGIN_METADATA("c");
 SH_SERVICE_METADATA(hello_meta, "com.example.hello-c", "Hello C", "1.0.0",
                     SH_EVENTS_LIFECYCLE, 0);
 
-static const sh_host *host;  // set in attach, on the main thread
+static const sh_host *host;  /* set in attach, on the main thread */
 
 static int32_t hello_attach(const sh_service *service, const sh_host *h) {
     (void)service;
@@ -27,11 +25,17 @@ static const sh_service hello_service = {
     sizeof(sh_service), SH_SERVICE_VERSION, hello_meta.id, NULL, hello_attach, hello_handle_event,
 };
 static const sh_service *const services[] = {&hello_service};
-static const sh_plugin plugin = {
+static sh_plugin plugin = {
     sizeof(sh_plugin), SH_PLUGIN_VERSION, SH_ABI_VERSION, 1, services, NULL,
 };
 
+/* Negotiate: the newest ABI version both sides speak, or no services and the reason. */
 SH_EXPORT const sh_plugin *servicehost_entry(const sh_host_offer *offer) {
-    (void)offer;
+    if (offer == NULL || offer->abi_min > SH_ABI_VERSION || offer->abi_max < SH_ABI_VERSION_MIN) {
+        plugin.service_count = 0;
+        plugin.error = "hello-c: no ABI version in common with the host";
+        return &plugin;
+    }
+    plugin.abi_version = offer->abi_max < SH_ABI_VERSION ? offer->abi_max : SH_ABI_VERSION;
     return &plugin;
 }

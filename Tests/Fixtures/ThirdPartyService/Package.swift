@@ -9,10 +9,10 @@ let package = Package(
     name: "ThirdPartyService",
     products: [
         // A plugin is a dynamic library: `host --plugins DIR` loads libGreeter.so.
-        .library(name: "Greeter", type: .dynamic, targets: ["Greeter"]),
+        .library(name: "Greeter", type: .dynamic, targets: ["Greeter"])
     ],
     dependencies: [
-        .package(name: "ServiceHost", path: "../../.."),
+        .package(name: "ServiceHost", path: "../../..")
     ],
     targets: [
         .target(
@@ -20,6 +20,6 @@ let package = Package(
             dependencies: [.product(name: "ServiceKit", package: "ServiceHost")],
             exclude: ["servicehost.json"],
             plugins: [.plugin(name: "ServiceMetadata", package: "ServiceHost")]
-        ),
+        )
     ]
 )

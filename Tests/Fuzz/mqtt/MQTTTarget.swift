@@ -2,15 +2,9 @@
 // what must hold for every packet the reader accepts: it encodes to bytes that decode to the
 // same packet. A refusal must be an MQTTError (a trap or an overflow is the finding).
 //
-// Built like the other targets of scripts/fuzz (branch `fuzz`): the MQTTCodec module from
-// Plugins/MQTTBridge/Codec, this file, -sanitize=fuzzer,address. Until that script knows the
-// target, by hand:
-//   swiftc -sanitize=fuzzer,address -parse-as-library -O -g Plugins/MQTTBridge/Codec/*.swift \
-//     Tests/Fuzz/mqtt/MQTTTarget.swift -module-name MQTTFuzz -o .build/fuzz-mqtt
-//   .build/fuzz-mqtt -max_total_time=60 -dict=Tests/Fuzz/mqtt/mqtt.dict Tests/Fuzz/Corpus/mqtt
-#if canImport(MQTTCodec)
+// Built and run by scripts/fuzz (`scripts/fuzz mqtt`), with the MQTTCodec module compiled
+// from Plugins/MQTTBridge/Codec; seeds in Tests/Fuzz/Corpus/mqtt, replayed by MQTTCodecTests.
 import MQTTCodec
-#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -15,17 +15,37 @@ final class HostCallForwarder: Sendable {
     }
 
     private enum CompletionState { case inFlight, awaiting, answered }
+    /// A copy of the host's completion, made when the event was sent: its host_data holds the
+    /// pool slot's generation, so a call relayed after the slot was reused is recognised as
+    /// stale instead of answering the slot's newer event.
+    struct CompletionCopy: @unchecked Sendable {  // Sendable: an immutable copy whose `complete` is [thread-safe]
+        let table: sh_completion
+
+        func complete(_ result: Int32, _ json: [UInt8]?) {
+            var copy = table
+            let complete = table.complete
+            withUnsafePointer(to: &copy) { pointer in
+                if let json {
+                    json.withUnsafeBytes { complete?(pointer, result, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                } else {
+                    complete?(pointer, result, nil, 0)
+                }
+            }
+        }
+    }
     private struct Completion {
-        let pointer: Pointer<sh_completion>
+        let copy: CompletionCopy
         var state: CompletionState
     }
 
     private let channel: FrameChannel
     // The host's table of each service, by its index in the worker; set when it attaches.
-    private let tables = Mutex<[Int: Pointer<sh_host>]>([:])
+    private let tables = Locked<[Int: Pointer<sh_host>]>([:])
     // Completions the worker's services hold, by id. Kept after they are answered, so a second
-    // call still reaches the host's record (which logs it), as it would in-process.
-    private let completions = Mutex<(next: UInt32, table: [UInt32: Completion])>((0, [:]))
+    // call still reaches the host's record (which logs it), as it would in-process; dropped
+    // once `kept` newer ones were given, when the host's pool may have reused the slot.
+    private let completions = Locked<(next: UInt32, table: [UInt32: Completion])>((0, [:]))
+    private static let kept = UInt32(CompletionPool.quarantine)
 
     init(channel: FrameChannel) { self.channel = channel }
 
@@ -42,7 +62,8 @@ final class HostCallForwarder: Sendable {
         completions.withLock { state in
             state.next &+= 1
             if state.next == 0 { state.next = 1 }
-            state.table[state.next] = Completion(pointer: Pointer(raw: completion), state: .inFlight)
+            state.table[state.next] = Completion(copy: CompletionCopy(table: completion.pointee), state: .inFlight)
+            state.table[state.next &- Self.kept] = nil
             return state.next
         }
     }
@@ -60,15 +81,15 @@ final class HostCallForwarder: Sendable {
     /// than at its deadline. Returns how many.
     @discardableResult
     func failOutstanding() -> Int {
-        let waiting = completions.withLock { state -> [Pointer<sh_completion>] in
-            var waiting: [Pointer<sh_completion>] = []
+        let waiting = completions.withLock { state -> [CompletionCopy] in
+            var waiting: [CompletionCopy] = []
             for (id, entry) in state.table where entry.state != .answered {
-                if entry.state == .awaiting { waiting.append(entry.pointer) }
+                if entry.state == .awaiting { waiting.append(entry.copy) }
                 state.table[id]?.state = .answered
             }
             return waiting
         }
-        for completion in waiting { completion.raw.pointee.complete?(completion.raw, Int32(SH_ERROR), nil, 0) }
+        for completion in waiting { completion.complete(Int32(SH_ERROR), nil) }
         return waiting.count
     }
 
@@ -79,26 +100,38 @@ final class HostCallForwarder: Sendable {
         var r = frame.reader
         switch frame.type {
         case .complete:
-            let id = try r.u32("completion"), result = try r.i32("result"), json = try r.optionalBlob("answer")
+            let id = try r.u32("completion")
+            let result = try r.i32("result")
+            let json = try r.optionalBlob("answer")
             try r.finish("complete")
-            let pointer = completions.withLock { state -> Pointer<sh_completion>? in
-                guard let entry = state.table[id] else { return nil }
-                state.table[id]?.state = .answered
-                return entry.pointer
+            enum Known {
+                case given(CompletionCopy)
+                case dropped, never
             }
-            guard let pointer else { throw .malformed("completion \(id) was never given") }
-            if let json {
-                json.withUnsafeBytes { pointer.raw.pointee.complete?(pointer.raw, result, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
-            } else {
-                pointer.raw.pointee.complete?(pointer.raw, result, nil, 0)
+            let known = completions.withLock { state -> Known in
+                guard let entry = state.table[id] else {
+                    // Ids count up from 1: one at most `next` that is gone was dropped long ago.
+                    return id != 0 && id <= state.next ? .dropped : .never
+                }
+                state.table[id]?.state = .answered
+                return .given(entry.copy)
+            }
+            switch known {
+            case .given(let completion): completion.complete(result, json)
+            case .dropped: break  // a call long after its event: nothing waits for it
+            case .never: throw .malformed("completion \(id) was never given")
             }
         case .log:
-            let service = Int(try r.u32("service")), level = try r.i32("level"), message = try r.blob("message")
+            let service = Int(try r.u32("service"))
+            let level = try r.i32("level")
+            let message = try r.blob("message")
             try r.finish("log")
             guard let table = table(service) else { return }
             cString(message) { table.pointee.log?(table, level, $0) }
         case .post:
-            let service = Int(try r.u32("service")), name = try r.blob("name"), json = try r.optionalBlob("payload")
+            let service = Int(try r.u32("service"))
+            let name = try r.blob("name")
+            let json = try r.optionalBlob("payload")
             try r.finish("post")
             guard let table = table(service) else { return }
             cString(name) { name in
@@ -109,7 +142,8 @@ final class HostCallForwarder: Sendable {
                 }
             }
         case .subscribe:
-            let service = Int(try r.u32("service")), name = try r.blob("name")
+            let service = Int(try r.u32("service"))
+            let name = try r.blob("name")
             try r.finish("subscribe")
             guard let table = table(service) else { return }
             cString(name) { _ = table.pointee.subscribe?(table, $0) }
@@ -143,7 +177,10 @@ final class HostCallForwarder: Sendable {
         var w = WireWriter()
         guard let table = table(service) else {
             w.i32(Int32(SH_INVALID))
-            if call == .storeGet { w.u64(0); w.bool(false) }
+            if call == .storeGet {
+                w.u64(0)
+                w.bool(false)
+            }
             if call == .storeKeys { w.u32(0) }
             if call == .notificationSettings { w.u32(0) }
             return try channel.send(&w, .reply, sequence: frame.sequence)
@@ -172,12 +209,17 @@ final class HostCallForwarder: Sendable {
             w.bool(hasValue)
             if hasValue { w.blob(Array(buffer[..<length])) }
         case .storeSet:
-            let key = try r.optionalBlob("key"), value = try r.optionalBlob("value"), length = Int(try r.u64("length"))
+            let key = try r.optionalBlob("key")
+            let value = try r.optionalBlob("value")
+            let rawLength = try r.u64("length")
             try r.finish("store_set")
-            w.i32(optionalCString(key) { key in
-                guard let value else { return host.store_set?(table, key, nil, length) }
-                return value.withUnsafeBytes { host.store_set?(table, key, $0.baseAddress, $0.count) }
-            } ?? Int32(SH_UNSUPPORTED))
+            // A length no buffer can have is a worker that lies, not a value to store.
+            guard let length = Int(exactly: rawLength) else { throw .malformed("store_set of \(rawLength) bytes") }
+            w.i32(
+                optionalCString(key) { key in
+                    guard let value else { return host.store_set?(table, key, nil, length) }
+                    return value.withUnsafeBytes { host.store_set?(table, key, $0.baseAddress, $0.count) }
+                } ?? Int32(SH_UNSUPPORTED))
         case .storeRemove:
             let key = try r.optionalBlob("key")
             try r.finish("store_remove")
@@ -187,11 +229,13 @@ final class HostCallForwarder: Sendable {
             final class Keys { var list: [[UInt8]] = [] }
             let keys = Keys()
             let result = withExtendedLifetime(keys) {
-                host.store_keys?(table, { context, key in
-                    guard let context, let key else { return }
-                    let keys = Unmanaged<Keys>.fromOpaque(context).takeUnretainedValue()
-                    keys.list.append(Array(UnsafeRawBufferPointer(start: key, count: strlen(key))))
-                }, Unmanaged.passUnretained(keys).toOpaque()) ?? Int32(SH_UNSUPPORTED)
+                host.store_keys?(
+                    table,
+                    { context, key in
+                        guard let context, let key else { return }
+                        let keys = Unmanaged<Keys>.fromOpaque(context).takeUnretainedValue()
+                        keys.list.append(Array(UnsafeRawBufferPointer(start: key, count: strlen(key))))
+                    }, Unmanaged.passUnretained(keys).toOpaque()) ?? Int32(SH_UNSUPPORTED)
             }
             w.i32(result)
             w.u32(UInt32(keys.list.count))
@@ -206,11 +250,13 @@ final class HostCallForwarder: Sendable {
             try r.finish("request_authorization")
             w.i32(host.request_authorization?(table, options) ?? Int32(SH_UNSUPPORTED))
         case .setSceneRestoration:
-            let scene = try r.u64("scene"), json = try r.optionalBlob("activity")
+            let scene = try r.u64("scene")
+            let json = try r.optionalBlob("activity")
             try r.finish("set_scene_restoration")
-            let result = json.map { bytes in
-                bytes.withUnsafeBytes { host.set_scene_restoration?(table, scene, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
-            } ?? host.set_scene_restoration?(table, scene, nil, 0)
+            let result =
+                json.map { bytes in
+                    bytes.withUnsafeBytes { host.set_scene_restoration?(table, scene, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                } ?? host.set_scene_restoration?(table, scene, nil, 0)
             w.i32(result ?? Int32(SH_UNSUPPORTED))
         }
         try channel.send(&w, .reply, sequence: frame.sequence)

@@ -80,9 +80,16 @@ final class IsolatedPlugin {
     func startBlocked(by record: FailureRecord) -> [LoadedServiceInfo] {
         status = .failed(record)
         blockedIdentity = record.file
-        for proxy in proxies { supervisor.board.update(proxy.id) { $0.state = "failed"; $0.failure = record } }
-        log.error("host", "\(subject) \(proxies.count == 1 ? "is" : "are") marked failed (\(record.summary));"
-            + " not started until \(path) changes", event: "worker.blocked", .strings("services", ids), .string("path", path))
+        for proxy in proxies {
+            supervisor.board.update(proxy.id) {
+                $0.state = "failed"
+                $0.failure = record
+            }
+        }
+        log.error(
+            "host",
+            "\(subject) \(proxies.count == 1 ? "is" : "are") marked failed (\(record.summary));"
+                + " not started until \(path) changes", event: "worker.blocked", .strings("services", ids), .string("path", path))
         watchFile()
         return proxies.map { $0.loadedInfo(path: path, identity: identity) }
     }
@@ -219,7 +226,8 @@ final class IsolatedPlugin {
             var r = frame.reader
             // configurationForConnecting: the service's answer is copied into the host's out-struct.
             guard let result = try? r.i32("result"), (try? EventCodec.readAnswer(&r, for: event)) != nil,
-                  (try? r.finish("result")) != nil else {
+                (try? r.finish("result")) != nil
+            else {
                 return brokeProtocol(connection, "a malformed result", during: name)
             }
             if completion != 0 { connection.forwarder.eventReturned(completion: completion, result: result) }
@@ -265,24 +273,29 @@ final class IsolatedPlugin {
         }
         for proxy in proxies { proxy.attached = false }
         let pid = connection.map { " (pid \($0.pid))" } ?? ""
-        let what = report.hung ? "\(subject) \(report.how): its worker\(pid) was killed"
+        let what =
+            report.hung
+            ? "\(subject) \(report.how): its worker\(pid) was killed"
             : "\(subject) crashed: its worker\(pid) \(report.reason)"
         for proxy in proxies { supervisor.noteCrash(proxy.id, what) }
         let limitReached = history.record(at: clock.now)
-        let fields = [LogField.strings("services", ids), .string("reason", report.reason)] + report.logFields
+        let fields =
+            [LogField.strings("services", ids), .string("reason", report.reason)] + report.logFields
             + (connection.map { [LogField.int("pid", $0.pid)] } ?? [])
         guard let host = supervisor.host, host.isRunning else {
             status = .stopped
             publish()
-            return log.write(.error, "host", what + "; not restarted: the host is terminating", event: "worker.crashed",
-                             fields: fields + [.string("restart", "none")])
+            return log.write(
+                .error, "host", what + "; not restarted: the host is terminating", event: "worker.crashed",
+                fields: fields + [.string("restart", "none")])
         }
         if limitReached { return markFailed(report, what, fields) }
         status = .restarting
         publish()
         let delay = history.restartDelay
-        log.write(.error, "host", what + "; restarting it in \(Seconds.text(delay)) s", event: "worker.crashed",
-                  fields: fields + [.string("restart", Seconds.text(delay))])
+        log.write(
+            .error, "host", what + "; restarting it in \(Seconds.text(delay)) s", event: "worker.crashed",
+            fields: fields + [.string("restart", Seconds.text(delay))])
         clock.schedule(after: delay) { [weak self] in self?.restart() }
     }
 
@@ -292,9 +305,10 @@ final class IsolatedPlugin {
         var problems: [String] = []
         var first: FailureRecord?
         for proxy in proxies {
-            let record = FailureRecord(serviceID: proxy.id, path: path, file: identity, reason: report.reason,
-                                       signal: report.signal, status: report.status, event: report.event,
-                                       time: Clock.isoNow(), limit: limit)
+            let record = FailureRecord(
+                serviceID: proxy.id, path: path, file: identity, reason: report.reason,
+                signal: report.signal, status: report.status, event: report.event,
+                time: Clock.isoNow(), limit: limit)
             first = first ?? record
             do {
                 try supervisor.failures.save(record)
@@ -302,19 +316,52 @@ final class IsolatedPlugin {
             } catch {
                 problems.append("\(error)")
             }
-            supervisor.board.update(proxy.id) { $0.state = "failed"; $0.failure = record; $0.pid = nil }
+            supervisor.board.update(proxy.id) {
+                $0.state = "failed"
+                $0.failure = record
+                $0.pid = nil
+            }
         }
         status = .failed(first!)
         blockedIdentity = identity
-        let kept = saved.isEmpty ? "the reason could not be recorded: \(problems.joined(separator: "; "))"
+        let kept =
+            saved.isEmpty
+            ? "the reason could not be recorded: \(problems.joined(separator: "; "))"
             : "the reason is in \(saved.joined(separator: ", "))"
-        log.write(.error, "host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
-                  event: "worker.failed", fields: fields + [.string("path", path), .strings("records", saved),
-                                                            .string("record", saved.isEmpty ? "unsaved" : "saved")])
+        log.write(
+            .error, "host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
+            event: "worker.failed",
+            fields: fields + [
+                .string("path", path), .strings("records", saved),
+                .string("record", saved.isEmpty ? "unsaved" : "saved"),
+            ])
         watchFile()
     }
 
     // MARK: Restarting
+
+    /// `status` in `ctl list`'s words.
+    var statusName: String {
+        switch status {
+        case .running: "running"
+        case .restarting: "restarting"
+        case .failed: "failed"
+        case .stopped: "stopped"
+        }
+    }
+
+    /// Ends the running worker on purpose and starts a new one (`host ctl service restart`),
+    /// which the one catch-up brings to the app's state. False when no worker is running.
+    func replaceWorker() -> Bool {
+        guard case .running = status, let connection else { return false }
+        self.connection = nil
+        connection.close()
+        _ = connection.killAndWait()
+        for proxy in proxies { proxy.attached = false }
+        status = .restarting
+        restart()
+        return true
+    }
 
     private func restart() {
         guard let host = supervisor.host, host.isRunning else {
@@ -353,16 +400,18 @@ final class IsolatedPlugin {
         // The host's one catch-up: the launch events up to the app's state, flagged SH_LAUNCH_RESTART.
         host.catchUp(proxies.filter(\.attached).map { UnsafePointer($0.descriptor) })
         guard case .running = status else { return }
-        log.info("host", "\(subject) restarted (worker pid \(connection.pid)); caught up to \(host.state.name)",
-                 event: "worker.restarted", .strings("services", ids), .int("pid", connection.pid))
+        log.info(
+            "host", "\(subject) restarted (worker pid \(connection.pid)); caught up to \(host.state.name)",
+            event: "worker.restarted", .strings("services", ids), .int("pid", connection.pid))
     }
 
     private func stop(because reason: String) {
         status = .stopped
         blockedIdentity = identity
         publish()
-        log.error("host", "\(subject) cannot be restarted: \(reason); it starts again when \(path) changes",
-                  event: "worker.stopped", .strings("services", ids), .string("path", path))
+        log.error(
+            "host", "\(subject) cannot be restarted: \(reason); it starts again when \(path) changes",
+            event: "worker.stopped", .strings("services", ids), .string("path", path))
         watchFile()
     }
 
@@ -380,8 +429,9 @@ final class IsolatedPlugin {
         }
         var info = stat()
         guard stat(path, &info) == 0, FileIdentity(info) != blocked else { return watchFile() }
-        log.info("host", "\(path) changed: starting \(subject) again", event: "worker.fileChanged",
-                 .strings("services", ids), .string("path", path))
+        log.info(
+            "host", "\(path) changed: starting \(subject) again", event: "worker.fileChanged",
+            .strings("services", ids), .string("path", path))
         for proxy in proxies { _ = try? supervisor.failures.remove(proxy.id) }
         for proxy in proxies { supervisor.board.update(proxy.id) { $0.failure = nil } }
         blockedIdentity = nil
@@ -397,7 +447,9 @@ final class IsolatedPlugin {
         switch status {
         case .running: state = "running"
         case .restarting: state = "restarting"
-        case .failed(let record): state = "failed"; failure = record
+        case .failed(let record):
+            state = "failed"
+            failure = record
         case .stopped: state = "stopped"
         }
         let pid = connection?.pid
@@ -412,10 +464,10 @@ final class IsolatedPlugin {
     }
 }
 
-private extension CrashReport {
+extension CrashReport {
     /// The crash for the log's fields: `cause` (signal, exit, hang or killed), the `signal` or
     /// exit `status`, and the `event` it was handling.
-    var logFields: [LogField] {
+    fileprivate var logFields: [LogField] {
         var fields: [LogField] = [.string("cause", hung ? "hang" : signal != nil ? "signal" : status != nil ? "exit" : "killed")]
         if let signal { fields.append(.int("signal", signal)) }
         if let status { fields.append(.int("status", status)) }

@@ -48,8 +48,10 @@ struct OutputLines {
         }
         guard logged < Self.budget else {
             if dropped == 0 {
-                log.warn(source, "prints too much: its output is dropped for up to \(Int(Self.window)) s"
-                    + " (at most \(Self.budget) lines are logged per \(Int(Self.window)) s)", event: "worker.outputThrottled",
+                log.warn(
+                    source,
+                    "prints too much: its output is dropped for up to \(Int(Self.window)) s"
+                        + " (at most \(Self.budget) lines are logged per \(Int(Self.window)) s)", event: "worker.outputThrottled",
                     .int("budget", Self.budget), .int("window", Int(Self.window)))
             }
             dropped += 1

@@ -28,17 +28,18 @@ final class ServiceProxy {
         self.index = index
         self.plugin = plugin
         descriptor = .allocate(capacity: 1)
-        descriptor.initialize(to: sh_service(
-            size: UInt32(MemoryLayout<sh_service>.size), version: SH_SERVICE_VERSION,
-            id: UnsafePointer(strdup(metadata.id)!), context: nil,
-            attach: { service, host in
-                guard let proxy = ServiceProxy.from(service), let host else { return Int32(SH_INVALID) }
-                return MainActor.assumeIsolated { proxy.plugin.attach(proxy, host: host) }
-            },
-            handle_event: { service, event in
-                guard let proxy = ServiceProxy.from(service), let event else { return Int32(SH_INVALID) }
-                return MainActor.assumeIsolated { proxy.plugin.deliver(event, to: proxy) }
-            }))
+        descriptor.initialize(
+            to: sh_service(
+                size: UInt32(MemoryLayout<sh_service>.size), version: SH_SERVICE_VERSION,
+                id: UnsafePointer(strdup(metadata.id)!), context: nil,
+                attach: { service, host in
+                    guard let proxy = ServiceProxy.from(service), let host else { return Int32(SH_INVALID) }
+                    return MainActor.assumeIsolated { proxy.plugin.attach(proxy, host: host) }
+                },
+                handle_event: { service, event in
+                    guard let proxy = ServiceProxy.from(service), let event else { return Int32(SH_INVALID) }
+                    return MainActor.assumeIsolated { proxy.plugin.deliver(event, to: proxy) }
+                }))
         // Retained for the process lifetime, like the descriptor that points to it.
         descriptor.pointee.context = Unmanaged.passRetained(self).toOpaque()
     }
@@ -50,6 +51,6 @@ final class ServiceProxy {
 
     /// The loader's record of this service.
     func loadedInfo(path: String, identity: FileIdentity) -> LoadedServiceInfo {
-        LoadedServiceInfo(metadata: metadata, path: path, identity: identity, descriptor: UnsafePointer(descriptor))
+        LoadedServiceInfo(metadata: metadata, path: path, identity: identity, hostMade: UnsafePointer(descriptor))
     }
 }

@@ -41,15 +41,17 @@ final class WorkerConnection: Sendable {
     let forwarder: HostCallForwarder
     private let log: Log
     private let source: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     // Told on the reader thread once the worker is reaped; set once at init.
     private let onDeath: @Sendable (WorkerConnection, WorkerDeath) -> Void
 
     /// Starts `executable __worker pluginPath` and its reader thread. `source` names the
     /// worker's services in log lines about its output.
-    init(executable: String, pluginPath: String, sendTimeout: Double, log: Log, source: String,
-         onDeath: @escaping @Sendable (WorkerConnection, WorkerDeath) -> Void) throws(SystemError) {
+    init(
+        executable: String, pluginPath: String, sendTimeout: Double, log: Log, source: String,
+        onDeath: @escaping @Sendable (WorkerConnection, WorkerDeath) -> Void
+    ) throws(SystemError) {
         let started = try WorkerSpawn.spawn(executable: executable, pluginPath: pluginPath)
         pid = started.pid
         channel = FrameChannel(socket: started.channel)
@@ -137,7 +139,10 @@ final class WorkerConnection: Sendable {
                 case .answer(let frame) where isAnswer(frame):
                     // Calls that arrived with or after the answer still run, here and now.
                     items += state.withLock { state in
-                        defer { state.inbox = []; state.waiting = false }
+                        defer {
+                            state.inbox = []
+                            state.waiting = false
+                        }
                         return state.inbox
                     }
                     for case .mainThreadCall(let call) in items[(index + 1)...] { performOnMain(call) }
@@ -154,7 +159,10 @@ final class WorkerConnection: Sendable {
             }
             if timedOut {
                 let leftovers = state.withLock { state in
-                    defer { state.inbox = []; state.waiting = false }
+                    defer {
+                        state.inbox = []
+                        state.waiting = false
+                    }
                     return state.inbox
                 }
                 for case .mainThreadCall(let call) in leftovers { performOnMain(call) }
@@ -179,12 +187,17 @@ final class WorkerConnection: Sendable {
         defer { buffer.deallocate() }
         var reaped: WorkerExit?
         reading: while true {
-            var fds = [pollfd(fd: channel.socket.rawValue, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: outputOpen ? output.rawValue : -1, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: channel.socket.rawValue, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: outputOpen ? output.rawValue : -1, events: Int16(POLLIN), revents: 0),
+            ]
             let ready = (try? retryingOnInterrupt("poll", "worker channel") { poll(&fds, 2, 500) }) ?? -1
             if ready == 0 {
                 // A worker can die while something it started holds its channel open.
-                if let exit = reap(blocking: false) { reaped = exit; break reading }
+                if let exit = reap(blocking: false) {
+                    reaped = exit
+                    break reading
+                }
                 continue
             }
             if fds[1].revents != 0 {

@@ -93,7 +93,8 @@ extension EventCodec {
             if out != nil { throw .malformed("no answer for the configuration") }
             return
         }
-        let name = try r.blob("configuration name"), role = try r.blob("configuration role")
+        let name = try r.blob("configuration name")
+        let role = try r.blob("configuration role")
         let length = try r.u64("settings length")
         let settings = try r.blob("settings")
         guard let out else { throw .malformed("an answer to no configuration") }
@@ -114,8 +115,9 @@ extension EventCodec {
             withUnsafeMutableBytes(of: &out.pointee.role) { $0.copyBytes(from: role) }
         }
         if fits(\sh_scene_configuration.settings_len, Int.self),
-           fits(\sh_scene_configuration.settings_capacity, Int.self),
-           fits(\sh_scene_configuration.settings, UnsafeMutablePointer<CChar>?.self) {
+            fits(\sh_scene_configuration.settings_capacity, Int.self),
+            fits(\sh_scene_configuration.settings, UnsafeMutablePointer<CChar>?.self)
+        {
             // The host's buffer takes what fits; a settings_len beyond it is kept, so the
             // host refuses the answer as it would refuse it from an in-process service.
             if let buffer = out.pointee.settings, !settings.isEmpty {
@@ -128,8 +130,10 @@ extension EventCodec {
 
     // MARK: Decoding (worker side)
 
-    static func sceneData(_ kind: EventKind, _ r: inout WireReader, _ arena: EventArena, _ scenes: WorkerScenes,
-                          into decoded: inout Decoded) throws(WireError) {
+    static func sceneData(
+        _ kind: EventKind, _ r: inout WireReader, _ arena: EventArena, _ scenes: WorkerScenes,
+        into decoded: inout Decoded
+    ) throws(WireError) {
         let scene = try scene(&r, kind, arena, scenes)
         switch kind.data {
         case .sceneConnection:
@@ -141,28 +145,38 @@ extension EventCodec {
                 configuration = answer.configuration
                 decoded.answer = answer
             }
-            decoded.data = UnsafeRawPointer(arena.box(sh_scene_connection(
-                size: UInt32(MemoryLayout<sh_scene_connection>.size), version: SH_SCENE_CONNECTION_VERSION,
-                scene: scene, options: options, configuration: configuration)))
+            decoded.data = UnsafeRawPointer(
+                arena.box(
+                    sh_scene_connection(
+                        size: UInt32(MemoryLayout<sh_scene_connection>.size), version: SH_SCENE_CONNECTION_VERSION,
+                        scene: scene, options: options, configuration: configuration)))
         case .sceneOpenURL:
-            decoded.data = UnsafeRawPointer(arena.box(sh_scene_open_url(
-                size: UInt32(MemoryLayout<sh_scene_open_url>.size), version: SH_SCENE_OPEN_URL_VERSION,
-                scene: scene, url: try openURL(&r, arena))))
+            decoded.data = UnsafeRawPointer(
+                arena.box(
+                    sh_scene_open_url(
+                        size: UInt32(MemoryLayout<sh_scene_open_url>.size), version: SH_SCENE_OPEN_URL_VERSION,
+                        scene: scene, url: try openURL(&r, arena))))
         case .sceneUserActivity:
-            decoded.data = UnsafeRawPointer(arena.box(sh_scene_user_activity(
-                size: UInt32(MemoryLayout<sh_scene_user_activity>.size), version: SH_SCENE_USER_ACTIVITY_VERSION,
-                scene: scene, activity: try activity(&r, arena))))
+            decoded.data = UnsafeRawPointer(
+                arena.box(
+                    sh_scene_user_activity(
+                        size: UInt32(MemoryLayout<sh_scene_user_activity>.size), version: SH_SCENE_USER_ACTIVITY_VERSION,
+                        scene: scene, activity: try activity(&r, arena))))
         default:
             decoded.data = UnsafeRawPointer(scene)
         }
     }
 
     /// The scene's one `sh_scene` in the worker, updated in place.
-    private static func scene(_ r: inout WireReader, _ kind: EventKind, _ arena: EventArena,
-                              _ scenes: WorkerScenes) throws(WireError) -> UnsafePointer<sh_scene> {
+    private static func scene(
+        _ r: inout WireReader, _ kind: EventKind, _ arena: EventArena,
+        _ scenes: WorkerScenes
+    ) throws(WireError) -> UnsafePointer<sh_scene> {
         let id = try r.u64("scene id")
-        let name = try r.blob("scene name"), role = try r.blob("scene role")
-        let state = try r.i32("scene state"), reserved = try r.u32("scene reserved")
+        let name = try r.blob("scene name")
+        let role = try r.blob("scene role")
+        let state = try r.i32("scene state")
+        let reserved = try r.u32("scene reserved")
         let configuration = try r.optionalBlob("scene configuration")
         let settings = try r.optionalBlob("scene settings")
         let hasTape = try r.bool("scene settings tape presence")
@@ -196,32 +210,38 @@ extension EventCodec {
     }
 
     private static func connectionOptions(_ r: inout WireReader, _ arena: EventArena) throws(WireError)
-        -> UnsafePointer<sh_scene_connection_options> {
-        let flags = try r.u32("options flags"), reserved = try r.u32("options reserved")
-        // Every URL or activity takes more than 12 bytes on the wire: a count beyond that is a lie.
+        -> UnsafePointer<sh_scene_connection_options>
+    {
+        let flags = try r.u32("options flags")
+        let reserved = try r.u32("options reserved")
+        // Every URL or activity takes more than 12 bytes on the wire: a count the rest of the
+        // payload cannot hold is a lie.
         let urlCount = try r.u64("url context count")
-        guard urlCount <= UInt64(Wire.maxPayload / 12) else { throw .malformed("\(urlCount) url contexts") }
+        guard urlCount <= UInt64(r.remaining / 12) else { throw .malformed("\(urlCount) url contexts") }
         var urls: [UnsafePointer<sh_open_url>?] = []
         for _ in 0..<urlCount { urls.append(try openURL(&r, arena)) }
         let activityCount = try r.u64("user activity count")
-        guard activityCount <= UInt64(Wire.maxPayload / 12) else { throw .malformed("\(activityCount) user activities") }
+        guard activityCount <= UInt64(r.remaining / 12) else { throw .malformed("\(activityCount) user activities") }
         var activities: [UnsafePointer<sh_user_activity>?] = []
         for _ in 0..<activityCount { activities.append(try activity(&r, arena)) }
         let restoration = try r.bool("restoration activity presence") ? try activity(&r, arena) : nil
-        return arena.box(sh_scene_connection_options(
-            size: UInt32(MemoryLayout<sh_scene_connection_options>.size), version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
-            flags: flags, reserved: reserved, url_contexts: arena.array(urls), url_context_count: urls.count,
-            user_activities: arena.array(activities), user_activity_count: activities.count,
-            restoration_activity: restoration))
+        return arena.box(
+            sh_scene_connection_options(
+                size: UInt32(MemoryLayout<sh_scene_connection_options>.size), version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
+                flags: flags, reserved: reserved, url_contexts: arena.array(urls), url_context_count: urls.count,
+                user_activities: arena.array(activities), user_activity_count: activities.count,
+                restoration_activity: restoration))
     }
 
     /// The out-struct for the service, as the host prepared it, with a buffer of the host's capacity.
     private static func question(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> ConfigurationAnswer {
-        let name = try r.blob("configuration name"), role = try r.blob("configuration role")
+        let name = try r.blob("configuration name")
+        let role = try r.blob("configuration role")
         guard name.count == Int(SH_SCENE_CONFIGURATION_NAME_MAX), role.count == Int(SH_SCENE_ROLE_MAX) else {
             throw .malformed("a configuration of \(name.count) and \(role.count) bytes")
         }
-        let capacity = try r.u64("settings capacity"), length = try r.u64("settings length")
+        let capacity = try r.u64("settings capacity")
+        let length = try r.u64("settings length")
         // The answer carries the settings back: they must fit in a frame.
         guard capacity <= UInt64(Wire.maxPayload / 2), length <= UInt64(Int.max) else {
             throw .malformed("a settings buffer of \(capacity) bytes")
@@ -239,8 +259,9 @@ extension EventCodec {
         c.settings = UnsafeMutableRawPointer(mutating: storage).assumingMemoryBound(to: CChar.self)
         c.settings_capacity = Int(capacity)
         c.settings_len = Int(length)
-        return ConfigurationAnswer(configuration: UnsafeMutablePointer(mutating: arena.box(c)), buffer: storage,
-                                   capacity: Int(capacity))
+        return ConfigurationAnswer(
+            configuration: UnsafeMutablePointer(mutating: arena.box(c)), buffer: storage,
+            capacity: Int(capacity))
     }
 
     /// Writes the service's answer after the result (configurationForConnecting only).

@@ -127,8 +127,9 @@ enum EventCodec {
     /// Reads an `event` frame's payload; the data's C structs live in `arena`, except each
     /// scene's `sh_scene`, which lives in `scenes` (one stable struct per connection).
     static func decode(_ r: inout WireReader, arena: EventArena, scenes: WorkerScenes) throws(WireError) -> Decoded {
-        var decoded = Decoded(service: Int(try r.u32("service")), kind: try r.u32("kind"), appState: try r.i32("app state"),
-                              seq: try r.u64("seq"), completion: try r.u32("completion"), data: nil)
+        var decoded = Decoded(
+            service: Int(try r.u32("service")), kind: try r.u32("kind"), appState: try r.i32("app state"),
+            seq: try r.u64("seq"), completion: try r.u32("completion"), data: nil)
         // A scene whose sceneDidDisconnect returned is freed before any other event.
         if EventKind(rawValue: decoded.kind)?.isSceneEvent != true { scenes.retire() }
         guard try r.bool("data presence") else {
@@ -140,22 +141,29 @@ enum EventCodec {
         case .launchOptions:
             decoded.data = UnsafeRawPointer(try launchOptions(&r, arena))
         case .notification:
-            let name = try cString(&r, arena, "name"), sender = try cString(&r, arena, "sender")
+            let name = try cString(&r, arena, "name")
+            let sender = try cString(&r, arena, "sender")
             let json = try r.optionalBlob("json")
-            decoded.data = UnsafeRawPointer(arena.box(sh_notification(
-                size: UInt32(MemoryLayout<sh_notification>.size), version: SH_NOTIFICATION_VERSION,
-                name: name, sender: sender, json: json.map { charPointer(arena.bytes($0 + [0])) }, json_len: json?.count ?? 0)))
+            decoded.data = UnsafeRawPointer(
+                arena.box(
+                    sh_notification(
+                        size: UInt32(MemoryLayout<sh_notification>.size), version: SH_NOTIFICATION_VERSION,
+                        name: name, sender: sender, json: json.map { charPointer(arena.bytes($0 + [0])) }, json_len: json?.count ?? 0)))
         case .push:
             decoded.data = UnsafeRawPointer(try push(&r, arena))
         case .deviceToken:
             let bytes = try r.blob("token")
-            decoded.data = UnsafeRawPointer(arena.box(sh_device_token(
-                size: UInt32(MemoryLayout<sh_device_token>.size), version: SH_DEVICE_TOKEN_VERSION,
-                bytes: arena.bytes(bytes), length: bytes.count, hex: try cString(&r, arena, "hex"))))
+            decoded.data = UnsafeRawPointer(
+                arena.box(
+                    sh_device_token(
+                        size: UInt32(MemoryLayout<sh_device_token>.size), version: SH_DEVICE_TOKEN_VERSION,
+                        bytes: arena.bytes(bytes), length: bytes.count, hex: try cString(&r, arena, "hex"))))
         case .errorInfo:
-            decoded.data = UnsafeRawPointer(arena.box(sh_error_info(
-                size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION,
-                message: try cString(&r, arena, "message"))))
+            decoded.data = UnsafeRawPointer(
+                arena.box(
+                    sh_error_info(
+                        size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION,
+                        message: try cString(&r, arena, "message"))))
         case .openURL:
             decoded.data = UnsafeRawPointer(try openURL(&r, arena))
         case .userActivity:
@@ -163,9 +171,11 @@ enum EventCodec {
         case .none:
             throw .malformed("\(kind.name) carries no data")
         case .notificationSettings:
-            decoded.data = UnsafeRawPointer(arena.box(sh_notification_settings(
-                size: UInt32(MemoryLayout<sh_notification_settings>.size), version: SH_NOTIFICATION_SETTINGS_VERSION,
-                status: try r.i32("status"), allowed: try r.u32("allowed"))))
+            decoded.data = UnsafeRawPointer(
+                arena.box(
+                    sh_notification_settings(
+                        size: UInt32(MemoryLayout<sh_notification_settings>.size), version: SH_NOTIFICATION_SETTINGS_VERSION,
+                        status: try r.i32("status"), allowed: try r.u32("allowed"))))
         case .sceneConnection, .scene, .sceneOpenURL, .sceneUserActivity:
             try sceneData(kind, &r, arena, scenes, into: &decoded)
         }
@@ -192,10 +202,11 @@ enum EventCodec {
         let notification = try r.bool("notification presence") ? try push(&r, arena) : nil
         let url = try r.bool("url presence") ? try openURL(&r, arena) : nil
         let activity = try r.bool("activity presence") ? try activity(&r, arena) : nil
-        return arena.box(sh_launch_options(
-            size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
-            flags: flags, reserved: 0, settings_json: settings.map { charPointer(arena.bytes($0)) },
-            settings_len: settings?.count ?? 0, notification: notification, url: url, activity: activity))
+        return arena.box(
+            sh_launch_options(
+                size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
+                flags: flags, reserved: 0, settings_json: settings.map { charPointer(arena.bytes($0 + [0])) },
+                settings_len: settings?.count ?? 0, notification: notification, url: url, activity: activity))
     }
 
     private static func push(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_push> {
@@ -203,16 +214,21 @@ enum EventCodec {
         let json = try r.blob("push json")
         let parsed = try r.bool("tape presence") ? try tape(&r, arena) : nil
         let action = try optionalCString(&r, arena, "action id")
-        return arena.box(sh_push(
-            size: UInt32(MemoryLayout<sh_push>.size), version: SH_PUSH_VERSION, flags: flags, reserved: 0,
-            json: charPointer(arena.bytes(json + [0])), json_len: json.count, parsed: parsed, action_id: action))
+        return arena.box(
+            sh_push(
+                size: UInt32(MemoryLayout<sh_push>.size), version: SH_PUSH_VERSION, flags: flags, reserved: 0,
+                json: charPointer(arena.bytes(json + [0])), json_len: json.count, parsed: parsed, action_id: action))
     }
 
     static func openURL(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_open_url> {
         let flags = try r.u32("url flags")
-        let url = try cString(&r, arena, "url"), scheme = try cString(&r, arena, "scheme"), host = try cString(&r, arena, "host")
-        return arena.box(sh_open_url(size: UInt32(MemoryLayout<sh_open_url>.size), version: SH_OPEN_URL_VERSION,
-                                     flags: flags, reserved: 0, url: url, scheme: scheme, host: host))
+        let url = try cString(&r, arena, "url")
+        let scheme = try cString(&r, arena, "scheme")
+        let host = try cString(&r, arena, "host")
+        return arena.box(
+            sh_open_url(
+                size: UInt32(MemoryLayout<sh_open_url>.size), version: SH_OPEN_URL_VERSION,
+                flags: flags, reserved: 0, url: url, scheme: scheme, host: host))
     }
 
     static func activity(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_user_activity> {
@@ -221,17 +237,19 @@ enum EventCodec {
         let webpage = try optionalCString(&r, arena, "webpage url")
         let info = try r.optionalBlob("user info")
         let tape = try r.bool("user info tape presence") ? try tape(&r, arena) : nil
-        return arena.box(sh_user_activity(
-            size: UInt32(MemoryLayout<sh_user_activity>.size), version: SH_USER_ACTIVITY_VERSION, flags: flags,
-            reserved: 0, type: type, webpage_url: webpage, user_info_json: info.map { charPointer(arena.bytes($0 + [0])) },
-            user_info_len: info?.count ?? 0, user_info: tape))
+        return arena.box(
+            sh_user_activity(
+                size: UInt32(MemoryLayout<sh_user_activity>.size), version: SH_USER_ACTIVITY_VERSION, flags: flags,
+                reserved: 0, type: type, webpage_url: webpage, user_info_json: info.map { charPointer(arena.bytes($0 + [0])) },
+                user_info_len: info?.count ?? 0, user_info: tape))
     }
 
     /// Rebuilds a tape: one block of strings, one array of nodes pointing into it.
     static func tape(_ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<sh_json> {
         let count = try r.u64("tape size")
-        // Every node takes at least 12 bytes on the wire: a count beyond that is a lie.
-        guard count <= UInt64(Wire.maxPayload / 12) else { throw .malformed("a tape of \(count) nodes") }
+        // Every node takes at least 12 bytes on the wire: a count the rest of the payload cannot
+        // hold is a lie, refused before anything is reserved for it.
+        guard count <= UInt64(r.remaining / 12) else { throw .malformed("a tape of \(count) nodes in \(r.remaining) bytes") }
         var nodes: [sh_json_node] = []
         nodes.reserveCapacity(Int(count))
         var strings: [UInt8] = []
@@ -252,7 +270,7 @@ enum EventCodec {
             case SH_JSON_NUMBER.rawValue:
                 node.number = try r.f64("number node")
             case SH_JSON_NULL.rawValue, SH_JSON_FALSE.rawValue, SH_JSON_TRUE.rawValue, SH_JSON_ARRAY.rawValue,
-                 SH_JSON_OBJECT.rawValue:
+                SH_JSON_OBJECT.rawValue:
                 break
             default:
                 throw .malformed("tape node type \(node.type)")
@@ -263,7 +281,9 @@ enum EventCodec {
         for (index, offset) in stringOffsets { nodes[index].string = block.map { $0 + offset } }
         let nodeBytes = nodes.withUnsafeBytes { Array($0) }
         let stored = UnsafeRawPointer(arena.bytes(nodeBytes)).assumingMemoryBound(to: sh_json_node.self)
-        return arena.box(sh_json(size: UInt32(MemoryLayout<sh_json>.size), version: SH_JSON_VERSION,
-                                 nodes: nodes.isEmpty ? nil : stored, count: nodes.count))
+        return arena.box(
+            sh_json(
+                size: UInt32(MemoryLayout<sh_json>.size), version: SH_JSON_VERSION,
+                nodes: nodes.isEmpty ? nil : stored, count: nodes.count))
     }
 }

@@ -8,7 +8,7 @@ final class FrameChannel: Sendable {
     /// ``shutdown()`` ends the connection before that.
     let socket: FileDescriptor
     // Held while a frame is written, so frames from several threads never interleave.
-    private let writing = Mutex<Void>(())
+    private let writing = Locked<Void>(())
     private let sequence = Atomic<UInt32>(0)
 
     init(socket: consuming FileDescriptor) { self.socket = socket }

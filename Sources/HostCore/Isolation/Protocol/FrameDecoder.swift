@@ -36,8 +36,9 @@ struct FrameDecoder {
         guard available >= Wire.headerSize + Int(length) else { return nil }
         guard let type = FrameType(rawValue: rawType) else { throw WireError(.unknownType(rawType)) }
         let payloadStart = start + Wire.headerSize
-        let frame = Frame(type: type, sequence: UInt32(field(8, 4)),
-                          payload: Array(buffer[payloadStart..<payloadStart + Int(length)]))
+        let frame = Frame(
+            type: type, sequence: UInt32(field(8, 4)),
+            payload: Array(buffer[payloadStart..<payloadStart + Int(length)]))
         start = payloadStart + Int(length)
         return frame
     }

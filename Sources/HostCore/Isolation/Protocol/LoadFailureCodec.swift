@@ -3,24 +3,61 @@
 enum LoadFailureCodec {
     static func encode(_ reason: LoadFailure.Reason, into w: inout WireWriter) {
         switch reason {
-        case .notRegularFile(let kind): w.u8(1); w.string(kind)
-        case .insecure(let why): w.u8(2); w.string(why)
-        case .system(let error): w.u8(3); w.string(error.operation); w.string(error.path); w.i32(error.errno)
-        case .notELF(let detail): w.u8(4); w.string(detail)
-        case .wrongArchitecture(let found, let host): w.u8(5); w.string(found); w.string(host)
-        case .notSharedObject(let type): w.u8(6); w.string(type)
-        case .corrupt(let detail): w.u8(7); w.string(detail)
+        case .notRegularFile(let kind):
+            w.u8(1)
+            w.string(kind)
+        case .insecure(let why):
+            w.u8(2)
+            w.string(why)
+        case .system(let error):
+            w.u8(3)
+            w.string(error.operation)
+            w.string(error.path)
+            w.i32(error.errno)
+        case .notELF(let detail):
+            w.u8(4)
+            w.string(detail)
+        case .wrongArchitecture(let found, let host):
+            w.u8(5)
+            w.string(found)
+            w.string(host)
+        case .notSharedObject(let type):
+            w.u8(6)
+            w.string(type)
+        case .corrupt(let detail):
+            w.u8(7)
+            w.string(detail)
         case .noEntrySymbol: w.u8(8)
         case .noMetadata: w.u8(9)
-        case .invalidMetadata(let detail): w.u8(10); w.string(detail)
+        case .invalidMetadata(let detail):
+            w.u8(10)
+            w.string(detail)
         case .abiMismatch(let pluginMin, let pluginMax, let hostMin, let hostMax):
-            w.u8(11); w.u32(pluginMin); w.u32(pluginMax); w.u32(hostMin); w.u32(hostMax)
-        case .duplicateServiceID(let id, let otherPath): w.u8(12); w.string(id); w.string(otherPath)
-        case .dlopen(let error): w.u8(13); w.string(error)
-        case .entry(let detail): w.u8(14); w.string(detail)
-        case .attachFailed(let id, let result): w.u8(15); w.string(id); w.i32(result)
-        case .worker(let detail): w.u8(16); w.string(detail)
-        case .replacementLimit(let limit): w.u8(17); w.u32(UInt32(clamping: limit))
+            w.u8(11)
+            w.u32(pluginMin)
+            w.u32(pluginMax)
+            w.u32(hostMin)
+            w.u32(hostMax)
+        case .duplicateServiceID(let id, let otherPath):
+            w.u8(12)
+            w.string(id)
+            w.string(otherPath)
+        case .dlopen(let error):
+            w.u8(13)
+            w.string(error)
+        case .entry(let detail):
+            w.u8(14)
+            w.string(detail)
+        case .attachFailed(let id, let result):
+            w.u8(15)
+            w.string(id)
+            w.i32(result)
+        case .worker(let detail):
+            w.u8(16)
+            w.string(detail)
+        case .replacementLimit(let limit):
+            w.u8(17)
+            w.u32(UInt32(clamping: limit))
         }
     }
 

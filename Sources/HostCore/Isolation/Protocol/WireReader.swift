@@ -9,6 +9,9 @@ struct WireReader {
     /// Whether every byte was read.
     var isAtEnd: Bool { offset == bytes.count }
 
+    /// The bytes not read yet: an upper bound for any count the payload declares.
+    var remaining: Int { bytes.count - offset }
+
     private mutating func take(_ count: Int, _ what: String) throws(WireError) -> ArraySlice<UInt8> {
         guard count >= 0, bytes.count - offset >= count else { throw .truncated(what) }
         defer { offset += count }

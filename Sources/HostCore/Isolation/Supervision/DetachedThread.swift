@@ -11,11 +11,13 @@ enum DetachedThread {
     static func start(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { argument in
-            let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
-            body.run()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &thread, nil,
+            { argument in
+                let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
+                body.run()
+                return nil
+            }, box)
         precondition(result == 0, "pthread_create failed: \(String(cString: strerror(result)))")
         pthread_detach(thread)
     }

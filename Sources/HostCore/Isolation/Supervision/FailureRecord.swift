@@ -41,8 +41,10 @@ public struct FailureRecord: Sendable, Equatable {
             "summary": .string(summary),
             "crashes": .number(Double(limit.count)), "window": .number(limit.window),
             // Strings: an inode or a time in nanoseconds can pass 2^53, where JSON numbers stop being exact.
-            "file": ["device": .string(String(file.device)), "inode": .string(String(file.inode)),
-                     "size": .string(String(file.size)), "modified": .string(String(file.modified))],
+            "file": [
+                "device": .string(String(file.device)), "inode": .string(String(file.inode)),
+                "size": .string(String(file.size)), "modified": .string(String(file.modified)),
+            ],
         ]
         if let signal {
             object["signal"] = .number(Double(signal))
@@ -56,22 +58,25 @@ public struct FailureRecord: Sendable, Equatable {
     /// A record read back from its JSON; nil when it is not one.
     public init?(json: JSONValue) {
         guard let id = json["service"]?.stringValue, let path = json["path"]?.stringValue,
-              let reason = json["reason"]?.stringValue, let time = json["time"]?.stringValue,
-              let file = json["file"], let device = file["device"]?.stringValue.flatMap({ UInt64($0) }),
-              let inode = file["inode"]?.stringValue.flatMap({ UInt64($0) }),
-              let size = file["size"]?.stringValue.flatMap({ Int64($0) }),
-              let modified = file["modified"]?.stringValue.flatMap({ Int64($0) }),
-              let crashes = json["crashes"]?.intValue, let window = json["window"]?.doubleValue
+            let reason = json["reason"]?.stringValue, let time = json["time"]?.stringValue,
+            let file = json["file"], let device = file["device"]?.stringValue.flatMap({ UInt64($0) }),
+            let inode = file["inode"]?.stringValue.flatMap({ UInt64($0) }),
+            let size = file["size"]?.stringValue.flatMap({ Int64($0) }),
+            let modified = file["modified"]?.stringValue.flatMap({ Int64($0) }),
+            let crashes = json["crashes"]?.intValue, let window = json["window"]?.doubleValue
         else { return nil }
-        self.init(serviceID: id, path: path,
-                  file: FileIdentity(device: device, inode: inode, size: size, modified: modified),
-                  reason: reason, signal: json["signal"]?.intValue.map(Int32.init), status: json["status"]?.intValue.map(Int32.init),
-                  event: json["event"]?.stringValue, time: time, limit: CrashLimit(count: crashes, window: window))
+        self.init(
+            serviceID: id, path: path,
+            file: FileIdentity(device: device, inode: inode, size: size, modified: modified),
+            reason: reason, signal: json["signal"]?.intValue.map(Int32.init), status: json["status"]?.intValue.map(Int32.init),
+            event: json["event"]?.stringValue, time: time, limit: CrashLimit(count: crashes, window: window))
     }
 
     /// A record of every field.
-    public init(serviceID: String, path: String, file: FileIdentity, reason: String, signal: Int32?, status: Int32?,
-                event: String?, time: String, limit: CrashLimit) {
+    public init(
+        serviceID: String, path: String, file: FileIdentity, reason: String, signal: Int32?, status: Int32?,
+        event: String?, time: String, limit: CrashLimit
+    ) {
         self.serviceID = serviceID
         self.path = path
         self.file = file

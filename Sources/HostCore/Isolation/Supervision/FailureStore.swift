@@ -26,9 +26,10 @@ public struct FailureStore: Sendable {
     /// The record of `serviceID`, or nil when there is none (or it cannot be read).
     public func record(for serviceID: String) -> FailureRecord? {
         guard (try? StateDirectory.checkServiceID(serviceID, in: directory)) != nil,
-              let folder = try? DirectoryHandle.open(directory),
-              let bytes = try? folder.read(serviceID + ".json", limit: Self.maxRecordSize) ?? nil,
-              let value = try? JSONValue(parsing: bytes) else { return nil }
+            let folder = try? DirectoryHandle.open(directory),
+            let bytes = try? folder.read(serviceID + ".json", limit: Self.maxRecordSize) ?? nil,
+            let value = try? JSONValue(parsing: bytes)
+        else { return nil }
         return FailureRecord(json: value)
     }
 

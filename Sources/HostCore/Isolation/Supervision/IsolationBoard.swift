@@ -18,7 +18,7 @@ final class IsolationBoard: Sendable {
         var lastCrash: String?
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Locked<[String: Entry]>([:])
 
     func update(_ id: String, _ change: (inout Entry) -> Void) {
         entries.withLock { entries in
@@ -37,8 +37,10 @@ final class IsolationBoard: Sendable {
     /// The `list` members of service `id`: isolation, state, pid, restarts, failure.
     func fields(for id: String) -> [String: JSONValue] {
         guard let entry = entries.withLock({ $0[id] }) else { return ["isolation": "in-process"] }
-        var fields: [String: JSONValue] = ["isolation": "process", "state": .string(entry.state),
-                                           "restarts": .number(Double(entry.restarts))]
+        var fields: [String: JSONValue] = [
+            "isolation": "process", "state": .string(entry.state),
+            "restarts": .number(Double(entry.restarts)),
+        ]
         if let pid = entry.pid { fields["pid"] = .number(Double(pid)) }
         if let failure = entry.failure { fields[.failure] = failure.json }
         if let crash = entry.lastCrash { fields["lastCrash"] = .string(crash) }

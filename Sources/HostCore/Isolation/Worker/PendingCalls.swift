@@ -11,7 +11,7 @@ final class PendingCalls: Sendable {
     }
 
     private let channel: FrameChannel
-    private let slots = Mutex<[UInt32: Slot]>([:])
+    private let slots = Locked<[UInt32: Slot]>([:])
 
     init(channel: FrameChannel) { self.channel = channel }
 

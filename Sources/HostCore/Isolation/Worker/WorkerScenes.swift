@@ -21,9 +21,10 @@ final class WorkerScenes {
 
         init(id: UInt64) {
             raw = .allocate(capacity: 1)
-            raw.initialize(to: sh_scene(
-                size: UInt32(MemoryLayout<sh_scene>.size), version: SH_SCENE_VERSION, id: id, name: nil, role: nil,
-                state: 0, reserved: 0, configuration: nil, settings_json: nil, settings_len: 0, settings: nil))
+            raw.initialize(
+                to: sh_scene(
+                    size: UInt32(MemoryLayout<sh_scene>.size), version: SH_SCENE_VERSION, id: id, name: nil, role: nil,
+                    state: 0, reserved: 0, configuration: nil, settings_json: nil, settings_len: 0, settings: nil))
         }
 
         deinit { raw.deallocate() }

@@ -48,8 +48,9 @@ final class WorkerSession {
     private func open(_ frame: Frame) throws(WireError) {
         var r = frame.reader
         let path = try r.string("path")
-        let expected = FileIdentity(device: try r.u64("device"), inode: try r.u64("inode"), size: try r.i64("size"),
-                                    modified: try r.i64("modified"))
+        let expected = FileIdentity(
+            device: try r.u64("device"), inode: try r.u64("inode"), size: try r.i64("size"),
+            modified: try r.i64("modified"))
         logLevel = Int32(try r.u8("log level"))
         answerTimeout = try r.f64("answer timeout")
         try r.finish("open")
@@ -83,9 +84,11 @@ final class WorkerSession {
         try r.finish("attach")
         guard services.indices.contains(index) else { throw .malformed("no service \(index)") }
         let descriptor = services[index].descriptor
-        let table = WorkerHostTable.make(WorkerHostTable.Context(index: UInt32(index), channel: channel, calls: calls,
-                                                                 level: logLevel))
-        let result = descriptor.pointee.attach.map { $0(descriptor, table) } ?? Int32(SH_OK)
+        let table = WorkerHostTable.make(
+            WorkerHostTable.Context(
+                index: UInt32(index), channel: channel, calls: calls,
+                level: logLevel))
+        let result = services[index].attach.map { $0(descriptor, table) } ?? Int32(SH_OK)
         reply(.attached, to: frame) { $0.i32(result) }
     }
 
@@ -99,7 +102,10 @@ final class WorkerSession {
             let id = decoded.completion
             // The data stays readable until the service completes, or the host's deadline passed.
             pendingData[id] = arena
-            completion = WorkerCompletion(id: id, channel: channel) {
+            completion = WorkerCompletion(
+                id: id, event: EventKind(rawValue: decoded.kind) ?? .didReceiveRemoteNotification,
+                channel: channel
+            ) {
                 DispatchQueue.main.async { MainActor.assumeIsolated { _ = self.pendingData.removeValue(forKey: id) } }
             }
             DispatchQueue.main.asyncAfter(deadline: .now() + answerTimeout + 1) { [weak self] in
@@ -111,7 +117,7 @@ final class WorkerSession {
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: decoded.kind,
             app_state: decoded.appState, seq: decoded.seq, data: decoded.data,
             completion: completion.map { UnsafePointer($0.table) })
-        let result = withExtendedLifetime(arena) { descriptor.pointee.handle_event!(descriptor, &event) }
+        let result = withExtendedLifetime(arena) { services[decoded.service].handleEvent(descriptor, &event) }
         reply(.result, to: frame) { w in
             w.i32(result)
             // configurationForConnecting: the configuration the service filled goes back with it.

@@ -18,6 +18,13 @@ final class AnswerBook {
     private var nextID: UInt64 = 0
     /// Events waiting for completions, by answer id.
     private var pending: [UInt64: PendingAnswer] = [:]
+    /// The lowest answer id that may still be pending. Deadlines follow ids (each is its
+    /// start plus the timeout), so the oldest pending answer has the next deadline.
+    private var oldest: UInt64 = 1
+    /// The one timer, set for the oldest pending answer's deadline. Rationale: a timer per
+    /// event would hold its memory until its deadline even after every answer came in, so
+    /// a burst of pushes would cost memory for --fetch-timeout seconds.
+    private var timer: ScheduledWork?
 
     init(dispatcher: Dispatcher, log: Log, clock: HostClock) {
         self.dispatcher = dispatcher
@@ -32,9 +39,11 @@ final class AnswerBook {
     /// `completion` on the main thread with who received it, each service's answer
     /// ("timeout" for a missed deadline) and `merge` of the answers. `arena` (the event's
     /// data) lives until the answers are in: services may read the data until they complete.
-    func gather(_ kind: EventKind, data: UnsafeRawPointer, arena: EventArena,
-                merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
-                completion: @escaping (EventOutcome) -> Void) {
+    func gather(
+        _ kind: EventKind, data: UnsafeRawPointer, arena: EventArena,
+        merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
+        completion: @escaping (EventOutcome) -> Void
+    ) {
         let indexes = dispatcher.handlers(kind)
         guard !indexes.isEmpty else {
             return completion(EventOutcome(event: kind, handled: false, note: "no service handles \(kind.name)"))
@@ -54,8 +63,10 @@ final class AnswerBook {
 
     /// Delivers `kind` with a completion to each service in `indexes` and calls `finish` once
     /// every one completed or the deadline passed.
-    private func ask(_ kind: EventKind, data: UnsafeRawPointer?, to indexes: [Int],
-                     finish: @escaping (PendingAnswer) -> Void) {
+    private func ask(
+        _ kind: EventKind, data: UnsafeRawPointer?, to indexes: [Int],
+        finish: @escaping (PendingAnswer) -> Void
+    ) {
         nextID &+= 1
         let trace = dispatcher.trace
         let pending = PendingAnswer(id: nextID, event: kind) { [weak self] answer in
@@ -65,8 +76,10 @@ final class AnswerBook {
         var failed: [String] = []
         for index in indexes {
             // The call about to be made takes the next sequence number: its trace lines share it.
-            let record = CompletionRecord(answerID: pending.id, serviceID: dispatcher.services[index].id, event: kind,
-                                          seq: dispatcher.sequence &+ 1, log: log) { [weak self] record, result, _ in
+            let record = CompletionRecord(
+                answerID: pending.id, serviceID: dispatcher.services[index].id, event: kind,
+                seq: dispatcher.sequence &+ 1, log: log
+            ) { [weak self] record, result, _ in
                 trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: result)
                 DispatchQueue.main.async {
                     MainActor.assumeIsolated { self?.pending[record.answerID]?.answer(record.serviceID, result) }
@@ -80,13 +93,43 @@ final class AnswerBook {
         }
         self.pending[pending.id] = pending
         for service in failed { pending.answer(service, Int32(SH_ERROR)) }
-        let timeout = self.timeout
-        pending.start(timeout: timeout, clock: clock) { [log] record in
-            log.error(record.serviceID, "did not complete \(record.event.name) within \(Seconds.text(timeout)) s;"
-                + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name),
-                      .string("deadline", Seconds.text(timeout)))
-            trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
+        pending.start(timeout: timeout, now: clock.now)
+        armDeadline()
+    }
+
+    // MARK: Deadlines
+
+    /// The oldest answer still pending (skipping the finished ones below it, once each).
+    private func oldestPending() -> PendingAnswer? {
+        while oldest <= nextID {
+            if let answer = pending[oldest] { return answer }
+            oldest += 1
         }
+        return nil
+    }
+
+    private func armDeadline() {
+        guard timer == nil, let next = oldestPending() else { return }
+        timer = clock.schedule(after: max(0, next.deadline - clock.now)) { [weak self] in self?.deadlinePassed() }
+    }
+
+    private func deadlinePassed() {
+        timer = nil
+        let trace = dispatcher.trace
+        while let next = oldestPending(), next.deadline <= clock.now {
+            next.expire { [log] record in
+                log.error(
+                    record.serviceID,
+                    "did not complete \(record.event.name) within \(Seconds.text(next.timeout)) s;"
+                        + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name),
+                    .string("deadline", Seconds.text(next.timeout)))
+                trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
+            }
+            // Answers given in time but still on their way to the main queue finish it when
+            // they land; it needs no deadline any more.
+            if !next.finished { oldest = next.id + 1 }
+        }
+        armDeadline()
     }
 
     // MARK: Merging
@@ -100,8 +143,10 @@ final class AnswerBook {
 
     /// Presentation options: the union of every answer, within what the notification
     /// authorization `allowed`.
-    static func mergePresentation(_ answers: [(service: String, result: Int32?)],
-                                  allowed: PresentationOptions = .all) -> JSONValue? {
+    static func mergePresentation(
+        _ answers: [(service: String, result: Int32?)],
+        allowed: PresentationOptions = .all
+    ) -> JSONValue? {
         let union = answers.reduce(into: PresentationOptions()) { options, answer in
             if let result = answer.result { options.formUnion(PresentationOptions(result)) }
         }

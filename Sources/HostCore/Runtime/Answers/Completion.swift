@@ -1,70 +1,45 @@
-import Dispatch
-import Glibc
 import ServiceABI
-import Synchronization
 
 /// One service's `sh_completion` for one event, enforcing "exactly once".
 ///
-/// Never freed: a service may call `complete` late or twice, from any thread, and the
-/// pointer it holds must stay valid for that call to be detected and ignored. The cost is
-/// about 100 bytes per service per event that needs an answer (pushes, not lifecycle).
-final class CompletionRecord: Sendable {
-    enum State: UInt8 { case waiting = 0, answered = 1, timedOut = 2 }
-
+/// Its `sh_completion` lives in the ``CompletionPool``: the record itself is freed once the
+/// answer is in or the deadline passed, and a late or second call is still detected there.
+final class CompletionRecord: CompletionTarget {
     let answerID: UInt64
     let serviceID: String
     let event: EventKind
     /// The sequence number of the call that handed the completion out, for the trace.
     let seq: UInt64
-    // Written once in init; C reads it, Swift only hands it out.
-    nonisolated(unsafe) let table: UnsafeMutablePointer<sh_completion>
-    private let state = Atomic<UInt8>(State.waiting.rawValue)
-    private let log: Log
-    private let answered: @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void
+    /// Told of the one answer that counts, on the thread that gave it.
+    private let onAnswer: @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void
+    /// The pool slot holding this record's `sh_completion`.
+    private let slot: CompletionPool.Handle
+    // The slot's C struct, valid for the process lifetime (the pool never frees it); C calls
+    // it, Swift only hands it out.
+    nonisolated(unsafe) let table: UnsafePointer<sh_completion>
 
-    init(answerID: UInt64, serviceID: String, event: EventKind, seq: UInt64, log: Log,
-         answered: @escaping @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void) {
+    init(
+        answerID: UInt64, serviceID: String, event: EventKind, seq: UInt64, log: Log,
+        pool: CompletionPool = .shared,
+        answered: @escaping @Sendable (CompletionRecord, Int32, [UInt8]?) -> Void
+    ) {
         self.answerID = answerID
         self.serviceID = serviceID
         self.event = event
         self.seq = seq
-        self.log = log
-        self.answered = answered
-        table = .allocate(capacity: 1)
-        table.initialize(to: sh_completion(
-            size: UInt32(MemoryLayout<sh_completion>.size), version: SH_COMPLETION_VERSION,
-            host_data: nil,
-            complete: { completion, result, json, length in
-                guard let data = completion?.pointee.host_data else { return }
-                let record = Unmanaged<CompletionRecord>.fromOpaque(data).takeUnretainedValue()
-                record.complete(result, json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) })
-            }))
-        table.pointee.host_data = Unmanaged.passRetained(self).toOpaque()
+        onAnswer = answered
+        (slot, table) = pool.acquire(serviceID: serviceID, event: event, log: log)
+        pool.attach(self, to: slot)
     }
 
-    /// `sh_completion.complete`, on any thread.
-    private func complete(_ result: Int32, _ json: [UInt8]?) {
-        let (exchanged, original) = state.compareExchange(
-            expected: State.waiting.rawValue, desired: State.answered.rawValue, ordering: .acquiringAndReleasing)
-        if exchanged { return answered(self, result, json) }
-        if original == State.answered.rawValue {
-            log.warn(serviceID, "completed \(event.name) a second time; the second call is ignored",
-                     event: "completion.twice", .string("event", event.name))
-        } else {
-            log.warn(serviceID, "completed \(event.name) after its deadline; the late answer is ignored",
-                     event: "completion.late", .string("event", event.name))
-        }
-    }
+    func answered(_ result: Int32, _ json: [UInt8]?) { onAnswer(self, result, json) }
 
     /// Marks the record timed out unless it was answered; true when it timed out now.
-    func expire() -> Bool {
-        state.compareExchange(expected: State.waiting.rawValue, desired: State.timedOut.rawValue,
-                              ordering: .acquiringAndReleasing).exchanged
-    }
+    func expire() -> Bool { slot.pool.expire(slot) }
 }
 
 /// The answers to one event delivered to several services, gathered on the main thread
-/// until every service completed or the deadline passed.
+/// until every service completed or the deadline passed (``AnswerBook`` keeps the one timer).
 @MainActor
 final class PendingAnswer {
     let id: UInt64
@@ -73,8 +48,11 @@ final class PendingAnswer {
     /// service id → result, in the order answers arrived; nil for a service that timed out.
     private(set) var answers: [(service: String, result: Int32?)] = []
     private let finish: (PendingAnswer) -> Void
-    private var timer: ScheduledWork?
     private(set) var finished = false
+    /// When the answers still missing count as failed, on the book's clock.
+    private(set) var deadline = Double.infinity
+    /// The timeout the deadline came from, for the log.
+    private(set) var timeout = 0.0
 
     init(id: UInt64, event: EventKind, finish: @escaping (PendingAnswer) -> Void) {
         self.id = id
@@ -84,19 +62,22 @@ final class PendingAnswer {
 
     func add(_ record: CompletionRecord) { records.append(record) }
 
-    /// Starts the deadline on `clock`; finishes at once when every service already answered.
-    /// `expired` is told of each service that missed it.
-    func start(timeout: Double, clock: HostClock, expired: @escaping (CompletionRecord) -> Void) {
+    /// Sets the deadline; finishes at once when every service already answered.
+    func start(timeout: Double, now: Double) {
+        self.timeout = timeout
+        deadline = now + timeout
         finishIfComplete()
+    }
+
+    /// The deadline passed: every service that has not answered times out (`expired` is told
+    /// of each), and the answer finishes.
+    func expire(_ expired: (CompletionRecord) -> Void) {
         guard !finished else { return }
-        timer = clock.schedule(after: timeout) { [weak self] in
-            guard let self, !self.finished else { return }
-            for record in self.records where record.expire() {
-                expired(record)
-                self.answers.append((record.serviceID, nil))
-            }
-            self.finishIfComplete()
+        for record in records where record.expire() {
+            expired(record)
+            answers.append((record.serviceID, nil))
         }
+        finishIfComplete()
     }
 
     func answer(_ service: String, _ result: Int32) {
@@ -108,7 +89,6 @@ final class PendingAnswer {
     private func finishIfComplete() {
         guard !finished, answers.count == records.count else { return }
         finished = true
-        timer?.cancel()
         finish(self)
     }
 }

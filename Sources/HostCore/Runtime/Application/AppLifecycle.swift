@@ -51,17 +51,18 @@ public struct AppLifecycle: Sendable {
     /// background push with `applicationState == .background` from willFinishLaunching on,
     /// and delivers no didEnterBackground (the app was never in the foreground).
     public mutating func applyBackgroundLaunch(_ kind: EventKind) {
-        precondition((state, kind) == (.notRunning, .willFinishLaunching) || (state, kind) == (.background, .didFinishLaunching),
-                     "illegal background launch edge \(state.name) --\(kind.name)-->")
+        precondition(
+            (state, kind) == (.notRunning, .willFinishLaunching) || (state, kind) == (.background, .didFinishLaunching),
+            "illegal background launch edge \(state.name) --\(kind.name)-->")
         state = .background
     }
 
     private static func isLegal(from state: AppState, _ kind: EventKind) -> Bool {
         switch (state, kind) {
         case (.notRunning, .willFinishLaunching), (.inactive, .didFinishLaunching),
-             (.inactive, .didBecomeActive), (.active, .willResignActive),
-             (.inactive, .didEnterBackground), (.background, .willEnterForeground),
-             (.background, .willTerminate):
+            (.inactive, .didBecomeActive), (.active, .willResignActive),
+            (.inactive, .didEnterBackground), (.background, .willEnterForeground),
+            (.background, .willTerminate):
             return true
         default:
             return false

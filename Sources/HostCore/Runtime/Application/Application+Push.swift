@@ -19,19 +19,26 @@ extension Application {
             // Every service is asked and its answer reported; what is shown is what the
             // authorization allows (denied or not determined: nothing).
             let settings = bus.authorization.current
-            gather(.willPresentNotification, payload, merge: { answers in
-                AnswerBook.mergePresentation(answers, allowed: settings.allowed)
-            }, completion: { outcome in
-                var outcome = outcome
-                if outcome.handled, settings.allowed != .all {
-                    outcome.note = "notification authorization is \(settings.status.name): presented within "
-                        + (settings.allowed.names.isEmpty ? "nothing" : settings.allowed.names.joined(separator: ", "))
-                }
-                completion(outcome)
-            })
+            gather(
+                .willPresentNotification, payload,
+                merge: { answers in
+                    AnswerBook.mergePresentation(answers, allowed: settings.allowed)
+                },
+                completion: { outcome in
+                    var outcome = outcome
+                    if outcome.handled, settings.allowed != .all {
+                        outcome.note =
+                            "notification authorization is \(settings.status.name): presented within "
+                            + (settings.allowed.names.isEmpty ? "nothing" : settings.allowed.names.joined(separator: ", "))
+                    }
+                    completion(outcome)
+                })
         } else {
-            completion(EventOutcome(event: nil, handled: false, note:
-                "the app is \(state.name): the system shows the notification, and services hear of it when the user taps it (--tap)"))
+            completion(
+                EventOutcome(
+                    event: nil, handled: false,
+                    note:
+                        "the app is \(state.name): the system shows the notification, and services hear of it when the user taps it (--tap)"))
         }
     }
 
@@ -41,27 +48,34 @@ extension Application {
     private func bringForwardForTap(_ action: String) {
         guard state != .active, action != SH_ACTION_DISMISS else { return }
         do { try transition(to: .active) } catch {
-            log.warn("host", "a tapped notification could not bring the app forward: \(error)",
-                     event: "push.notBroughtForward", .string("reason", error.reason))
+            log.warn(
+                "host", "a tapped notification could not bring the app forward: \(error)",
+                event: "push.notBroughtForward", .string("reason", error.reason))
         }
     }
 
     /// didReceiveRemoteNotification (a background fetch): the answers merged, newData first.
     func fetch(_ payload: PushPayload, fromLaunch: Bool, completion: @escaping (EventOutcome) -> Void) {
-        gather(.didReceiveRemoteNotification, payload, fromLaunch: fromLaunch, merge: AnswerBook.mergeFetch,
-               completion: completion)
+        gather(
+            .didReceiveRemoteNotification, payload, fromLaunch: fromLaunch, merge: AnswerBook.mergeFetch,
+            completion: completion)
     }
 
     /// didReceiveNotificationResponse: the user acted on a notification.
-    func respond(to payload: PushPayload, action: String, fromLaunch: Bool,
-                 completion: @escaping (EventOutcome) -> Void) {
-        gather(.didReceiveNotificationResponse, payload, action: action, fromLaunch: fromLaunch,
-               merge: { _ in nil }, completion: completion)
+    func respond(
+        to payload: PushPayload, action: String, fromLaunch: Bool,
+        completion: @escaping (EventOutcome) -> Void
+    ) {
+        gather(
+            .didReceiveNotificationResponse, payload, action: action, fromLaunch: fromLaunch,
+            merge: { _ in nil }, completion: completion)
     }
 
-    private func gather(_ kind: EventKind, _ payload: PushPayload, action: String? = nil, fromLaunch: Bool = false,
-                        merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
-                        completion: @escaping (EventOutcome) -> Void) {
+    private func gather(
+        _ kind: EventKind, _ payload: PushPayload, action: String? = nil, fromLaunch: Bool = false,
+        merge: @escaping ([(service: String, result: Int32?)]) -> JSONValue?,
+        completion: @escaping (EventOutcome) -> Void
+    ) {
         let arena = EventArena()
         let data = arena.push(payload, action: action, fromLaunch: fromLaunch)
         answers.gather(kind, data: UnsafeRawPointer(data), arena: arena, merge: merge, completion: completion)

@@ -31,11 +31,14 @@ extension Application {
             let options = arena.sceneConnectionOptions(request, restoration: restorations.take(request.name))
             let choice = router.chooseConfiguration(for: scene, requestedRole: request.role, options: options.options, arena: arena)
             scene.configure(choice)
-            log.info("host", "scene \(scene.name) connects: role \(choice.role), configuration \(choice.name)"
-                + (choice.service.map { " (chosen by \($0))" } ?? ""), event: "scene.connected",
-                     .string("scene", scene.name), .string("role", choice.role), .string("configuration", choice.name))
-            deliverScene(.sceneWillConnect, scene,
-                         data: UnsafeRawPointer(arena.sceneConnection(scene, options.options, configuration: nil)))
+            log.info(
+                "host",
+                "scene \(scene.name) connects: role \(choice.role), configuration \(choice.name)"
+                    + (choice.service.map { " (chosen by \($0))" } ?? ""), event: "scene.connected",
+                .string("scene", scene.name), .string("role", choice.role), .string("configuration", choice.name))
+            deliverScene(
+                .sceneWillConnect, scene,
+                data: UnsafeRawPointer(arena.sceneConnection(scene, options.options, configuration: nil)))
             bus.drain()
             moveScenes([scene], to: .foregroundActive)
             var deliveries: [EventOutcome] = []
@@ -93,8 +96,10 @@ extension Application {
     func transitionScenes(to target: AppState) throws(TransitionError) {
         _ = try lifecycle.steps(to: target)  // refuses every move once the app has terminated
         let all = scenes.records
-        let noScene = TransitionError(from: state, to: target, reason:
-            "the app uses scenes and none is connected (connect one: host ctl scene connect NAME)")
+        let noScene = TransitionError(
+            from: state, to: target,
+            reason:
+                "the app uses scenes and none is connected (connect one: host ctl scene connect NAME)")
         switch target {
         case .notRunning:
             isTerminating = true
@@ -128,8 +133,9 @@ extension Application {
             let connected = try connectScene(connection)
             let what = connection.urls.map { "URL \($0.url)" } + connection.activities.map { "activity \($0.type)" }
             for (outcome, what) in zip(connected.deliveries, what) where !outcome.handled {
-                log.warn("host", "the launch \(what): \(outcome.note ?? "not handled")", event: "launch.unhandled",
-                         .string("what", what))
+                log.warn(
+                    "host", "the launch \(what): \(outcome.note ?? "not handled")", event: "launch.unhandled",
+                    .string("what", what))
             }
         } catch {
             log.error("host", "the launch scene \(scene.name): \(error)", event: "launch.sceneFailed", .string("scene", scene.name))
@@ -181,7 +187,7 @@ extension Application {
         let derived = scenes.derivedAppState
         let level = (derived: derived.foregroundLevel, current: state.foregroundLevel)
         guard state != .notRunning, rising ? level.derived > level.current : level.derived < level.current,
-              let steps = try? lifecycle.steps(to: derived)
+            let steps = try? lifecycle.steps(to: derived)
         else { return }
         for kind in steps { deliverLifecycle(kind) }
     }

@@ -25,9 +25,11 @@ final class Application {
     let notify: (SystemdNotifier.Message) -> Void
     private let stateCell: AppStateCell
 
-    init(dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, router: EventRouter,
-         bus: NotificationBus, log: Log, stateCell: AppStateCell, restorations: SceneRestorations,
-         notify: @escaping (SystemdNotifier.Message) -> Void) {
+    init(
+        dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, router: EventRouter,
+        bus: NotificationBus, log: Log, stateCell: AppStateCell, restorations: SceneRestorations,
+        notify: @escaping (SystemdNotifier.Message) -> Void
+    ) {
         self.restorations = restorations
         self.dispatcher = dispatcher
         self.services = services
@@ -140,8 +142,11 @@ final class Application {
     func replayLaunchOptions(_ request: LaunchRequest) {
         if let notification = request.notification {
             let report = { [log] (outcome: EventOutcome) in
-                if !outcome.handled { log.warn("host", "the launch notification: \(outcome.note ?? "not handled")",
-                                          event: "launch.unhandled", .string("what", "notification")) }
+                if !outcome.handled {
+                    log.warn(
+                        "host", "the launch notification: \(outcome.note ?? "not handled")",
+                        event: "launch.unhandled", .string("what", "notification"))
+                }
             }
             // Woken in the background by a background push: its fetch, as iOS calls
             // didReceiveRemoteNotification after launching the app for it. Otherwise the user
@@ -156,13 +161,19 @@ final class Application {
         // delivered them already: once overall.
         if let url = request.url, request.scene == nil {
             let outcome = open(url, fromLaunch: true)
-            if !outcome.handled { log.warn("host", "the launch URL \(url.url): \(outcome.note ?? "not handled")",
-                                          event: "launch.unhandled", .string("what", "URL \(url.url)")) }
+            if !outcome.handled {
+                log.warn(
+                    "host", "the launch URL \(url.url): \(outcome.note ?? "not handled")",
+                    event: "launch.unhandled", .string("what", "URL \(url.url)"))
+            }
         }
         if let activity = request.activity, request.scene == nil {
             let outcome = continueActivity(activity, fromLaunch: true)
-            if !outcome.handled { log.warn("host", "the launch activity \(activity.type): \(outcome.note ?? "not handled")",
-                                          event: "launch.unhandled", .string("what", "activity \(activity.type)")) }
+            if !outcome.handled {
+                log.warn(
+                    "host", "the launch activity \(activity.type): \(outcome.note ?? "not handled")",
+                    event: "launch.unhandled", .string("what", "activity \(activity.type)"))
+            }
         }
     }
 
@@ -191,8 +202,9 @@ final class Application {
     /// Delivers a data-carrying broadcast event to every handler and reports who got it.
     func deliverToAll(_ kind: EventKind, data: UnsafeRawPointer?) -> EventOutcome {
         let indexes = dispatcher.handlers(kind)
-        var outcome = EventOutcome(event: kind, handled: !indexes.isEmpty,
-                                   note: indexes.isEmpty ? "no service handles \(kind.name)" : nil)
+        var outcome = EventOutcome(
+            event: kind, handled: !indexes.isEmpty,
+            note: indexes.isEmpty ? "no service handles \(kind.name)" : nil)
         outcome.receivers = indexes.map { dispatcher.services[$0].id }
         dispatcher.deliver(kind, data: data)
         bus.drain()

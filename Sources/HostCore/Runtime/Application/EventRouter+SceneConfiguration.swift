@@ -11,9 +11,11 @@ extension EventRouter {
     /// in order, until one answers `SH_OK` with a valid configuration; an invalid answer is
     /// logged with the service's id and the next service is asked. Without an answer the
     /// scene gets the default: configuration "default", the role asked for (else "main").
-    func chooseConfiguration(for scene: SceneRecord, requestedRole: String?,
-                             options: UnsafePointer<sh_scene_connection_options>,
-                             arena: EventArena) -> SceneConfigurationChoice {
+    func chooseConfiguration(
+        for scene: SceneRecord, requestedRole: String?,
+        options: UnsafePointer<sh_scene_connection_options>,
+        arena: EventArena
+    ) -> SceneConfigurationChoice {
         let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Self.sceneSettingsCapacity)
         let answer = UnsafeMutablePointer<sh_scene_configuration>.allocate(capacity: 1)
         defer {
@@ -44,8 +46,10 @@ extension EventRouter {
 
     /// A service's answer, checked: a NUL-terminated name and role, a known role that is
     /// the one asked for (if any), settings that are a JSON object within the buffer.
-    static func read(_ answer: sh_scene_configuration, settings buffer: UnsafePointer<CChar>,
-                     requestedRole: String?) throws(InputError) -> SceneConfigurationChoice {
+    static func read(
+        _ answer: sh_scene_configuration, settings buffer: UnsafePointer<CChar>,
+        requestedRole: String?
+    ) throws(InputError) -> SceneConfigurationChoice {
         guard let name = fixedText(answer.name) else {
             throw InputError("its name is not NUL-terminated UTF-8 within \(SH_SCENE_CONFIGURATION_NAME_MAX) bytes")
         }
@@ -71,8 +75,9 @@ extension EventRouter {
             }
             settings = (value, text)
         }
-        return SceneConfigurationChoice(name: name.isEmpty ? "default" : name, role: chosenRole,
-                                        settings: settings, service: nil)
+        return SceneConfigurationChoice(
+            name: name.isEmpty ? "default" : name, role: chosenRole,
+            settings: settings, service: nil)
     }
 
     /// The text of a fixed-size C char array, up to its NUL; nil without one, or for bad UTF-8.

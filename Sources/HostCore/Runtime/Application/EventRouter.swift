@@ -27,8 +27,9 @@ final class EventRouter {
     /// continueUserActivity with its data already built.
     func continueActivity(_ activity: UserActivityInput, data: UnsafePointer<sh_user_activity>) -> EventOutcome {
         let candidates = claimants(.continueUserActivity) { service in activity.match(service.metadata.activities) }
-        return firstClaim(.continueUserActivity, candidates, data: UnsafeRawPointer(data),
-                          what: "activity \(activity.type)")
+        return firstClaim(
+            .continueUserActivity, candidates, data: UnsafeRawPointer(data),
+            what: "activity \(activity.type)")
     }
 
     /// The handlers of `kind` to ask, in order: those whose claims match best, or when no
@@ -43,8 +44,10 @@ final class EventRouter {
     }
 
     /// Asks `candidates` in order until one claims; logs when none does unless `quiet`.
-    func firstClaim(_ kind: EventKind, _ candidates: [Int], data: UnsafeRawPointer, what: String,
-                    scene: String? = nil, quiet: Bool = false) -> EventOutcome {
+    func firstClaim(
+        _ kind: EventKind, _ candidates: [Int], data: UnsafeRawPointer, what: String,
+        scene: String? = nil, quiet: Bool = false
+    ) -> EventOutcome {
         var outcome = EventOutcome(event: kind, handled: false)
         for index in candidates {
             outcome.receivers.append(dispatcher.services[index].id)
@@ -57,7 +60,9 @@ final class EventRouter {
         }
         bus.drain()
         if !outcome.handled {
-            outcome.note = candidates.isEmpty ? "no service handles \(kind.name) for \(what)"
+            outcome.note =
+                candidates.isEmpty
+                ? "no service handles \(kind.name) for \(what)"
                 : "no service claimed the \(what)"
             if !quiet { log.info("host", outcome.note!, event: "route.unclaimed", .string("event", kind.name), .string("what", what)) }
         }

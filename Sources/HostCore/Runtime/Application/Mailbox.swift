@@ -15,7 +15,7 @@ final class Mailbox: Sendable {
         case authorizationChanged
     }
 
-    private let queue = Mutex<[Message]>([])
+    private let queue = Locked<[Message]>([])
     // Asks the main thread to drain; set once at init.
     private let wake: @Sendable () -> Void
 
@@ -30,5 +30,10 @@ final class Mailbox: Sendable {
     }
 
     /// Everything sent so far, oldest first; the mailbox is left empty.
-    func takeAll() -> [Message] { queue.withLock { pending in defer { pending = [] }; return pending } }
+    func takeAll() -> [Message] {
+        queue.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+    }
 }

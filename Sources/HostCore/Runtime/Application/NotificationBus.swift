@@ -51,8 +51,9 @@ final class NotificationBus {
         let indexes = dispatcher.handlers(.notification).filter { index in
             services[index].id != sender && services[index].isSubscribed(to: name)
         }
-        var outcome = EventOutcome(event: .notification, handled: !indexes.isEmpty,
-                                   note: indexes.isEmpty ? "no service subscribes to \(name)" : nil)
+        var outcome = EventOutcome(
+            event: .notification, handled: !indexes.isEmpty,
+            note: indexes.isEmpty ? "no service subscribes to \(name)" : nil)
         outcome.receivers = indexes.map { services[$0].id }
         guard !indexes.isEmpty else { return outcome }
         let arena = EventArena()
@@ -68,8 +69,9 @@ final class NotificationBus {
         do { try authorization.save() } catch {
             log.error("host", "cannot save the notification authorization: \(error)", event: "authorization.saveFailed")
         }
-        log.info("host", "notification authorization: \(settings.status.name)", event: "authorization.changed",
-                 .string("status", settings.status.name))
+        log.info(
+            "host", "notification authorization: \(settings.status.name)", event: "authorization.changed",
+            .string("status", settings.status.name))
         let indexes = dispatcher.handlers(.didChangeNotificationAuthorization)
         var outcome = EventOutcome(event: .didChangeNotificationAuthorization, handled: true)
         outcome.receivers = indexes.map { dispatcher.services[$0].id }
@@ -83,9 +85,9 @@ final class NotificationBus {
     /// A service asked for the token: give it the last one, if any (else it hears when one arrives).
     private func deliverToken(to serviceID: String) {
         guard let token = deviceToken,
-              let index = dispatcher.handlers(.didRegisterForRemoteNotifications).first(where: {
-                  dispatcher.services[$0].id == serviceID
-              })
+            let index = dispatcher.handlers(.didRegisterForRemoteNotifications).first(where: {
+                dispatcher.services[$0].id == serviceID
+            })
         else { return }
         let arena = EventArena()
         dispatcher.call(index, .didRegisterForRemoteNotifications, UnsafeRawPointer(arena.deviceToken(token)))

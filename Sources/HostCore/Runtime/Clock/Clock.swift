@@ -9,6 +9,26 @@ enum Clock {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
+    /// Nanoseconds on CLOCK_MONOTONIC: one vDSO call, no allocation (the dispatcher's timing).
+    @inline(__always) static func nanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+    }
+
+    /// When this process started counting (first use, early in `main`): the zero of the
+    /// trace's `t` and of `--log-time mono`.
+    static let start = nanoseconds()
+
+    /// The wall time as ISO 8601 UTC with milliseconds: "2025-11-22T04:30:00.123Z".
+    static func isoNowMilliseconds() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let base = iso(seconds: Int(now.tv_sec))
+        let millis = Int(now.tv_nsec / 1_000_000)
+        return base.dropLast() + "." + (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis) + "Z"
+    }
+
     /// The wall time as ISO 8601 UTC: "2025-11-22T04:30:00Z".
     static func isoNow() -> String { iso(seconds: time(nil)) }
 
@@ -30,4 +50,10 @@ enum Seconds {
         let tenths = (value * 10).rounded() / 10
         return tenths == value ? String(value) : String((value * 1000).rounded() / 1000)
     }
+}
+
+/// The zero of the trace's `t` and of `--log-time mono`, fixed when `host` starts.
+public enum HostClockStart {
+    /// Fixes the zero now (it is otherwise fixed at its first use).
+    public static func touch() { _ = Clock.start }
 }

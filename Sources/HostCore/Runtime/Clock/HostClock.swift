@@ -31,7 +31,12 @@ public final class ScheduledWork {
     /// Makes sure the work does not run (if it has not run yet).
     public func cancel() { isCancelled = true }
 
-    func run() { if !isCancelled { isCancelled = true; work() } }
+    func run() {
+        if !isCancelled {
+            isCancelled = true
+            work()
+        }
+    }
 }
 
 /// Real time: the main dispatch queue and CLOCK_MONOTONIC.

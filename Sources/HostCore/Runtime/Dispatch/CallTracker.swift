@@ -15,11 +15,11 @@ public final class CallTracker: Sendable {
     // The mapped sentinel page (Sentinel) as an address, set once when supervision starts; 0 before.
     private let sentinel = Atomic<UInt>(0)
     // Written on the main thread when services are loaded; read by the watchdog thread.
-    private let ids = Mutex<[String]>([])
+    private let ids = Locked<[String]>([])
     // Set by the hang watchdog while a call is past its deadline.
-    private let stuckCall = Mutex<StuckCall?>(nil)
+    private let stuckCall = Locked<StuckCall?>(nil)
     // Told when a call becomes stuck (the control snapshot answers the requests waiting for it).
-    private let stuckObservers = Mutex<[@Sendable () -> Void]>([])
+    private let stuckObservers = Locked<[@Sendable () -> Void]>([])
 
     /// An idle tracker.
     public init() {}

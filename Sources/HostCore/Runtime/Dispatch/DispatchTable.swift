@@ -10,6 +10,8 @@ struct DispatchEntry {
     let service: UnsafePointer<sh_service>
     /// The service's index in the dispatcher's service list (tracking, trace, failures).
     let index: Int
+    /// The service's statistics row (``ServiceStats``); nil while statistics are off.
+    let stats: UnsafeMutablePointer<UInt64>?
 }
 
 /// The handlers of every event kind, in dispatch order, in one C-allocated block:
@@ -30,15 +32,19 @@ struct DispatchTable {
         starts.initialize(repeating: 0, count: Int(SH_EVENT_KIND_LIMIT) + 1)
     }
 
-    /// A table for `services`, in their order.
-    @MainActor init(_ services: [ServiceSlot]) {
+    /// A table for `services`, in their order, each with its statistics row from `rows`.
+    @MainActor init(_ services: [ServiceSlot], rows: (ServiceSlot) -> UnsafeMutablePointer<UInt64>?) {
         self.init()
         let limit = Int(SH_EVENT_KIND_LIMIT)
         var built: [DispatchEntry] = []
+        let statsRows = services.map(rows)
         for kind in 0..<limit {
             starts[kind] = built.count
             for (index, service) in services.enumerated() where service.metadata.events.contains(rawKind: UInt32(kind)) {
-                built.append(DispatchEntry(handle: service.handleEvent, service: service.descriptor, index: index))
+                built.append(
+                    DispatchEntry(
+                        handle: service.handleEvent, service: service.descriptor, index: index,
+                        stats: statsRows[index]))
             }
         }
         starts[limit] = built.count
@@ -49,7 +55,8 @@ struct DispatchTable {
 
     /// The handlers of `kind`, in dispatch order.
     @inline(__always) func handlers(_ kind: UInt32) -> UnsafeBufferPointer<DispatchEntry> {
-        let start = starts[Int(kind)], end = starts[Int(kind) + 1]
+        let start = starts[Int(kind)]
+        let end = starts[Int(kind) + 1]
         guard let entries, end > start else { return UnsafeBufferPointer(start: nil, count: 0) }
         return UnsafeBufferPointer(start: entries + start, count: end - start)
     }

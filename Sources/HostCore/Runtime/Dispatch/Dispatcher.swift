@@ -1,3 +1,4 @@
+import Dispatch
 import ServiceABI
 
 /// Calls services: the per-event-kind handler lists, one delivery to every handler, one call
@@ -7,7 +8,9 @@ import ServiceABI
 /// hot path is ``deliver(_:data:)``: its per-event state lives behind a raw pointer (plain
 /// loads and stores, no dynamic exclusivity checks) and the handlers are a flat table of
 /// C function pointers, so a lifecycle event to N services costs N indirect calls, two
-/// tracker stores each, and no allocation. Only a traced or failed call takes the slow path.
+/// tracker stores each, and no allocation. Only a traced, timed or failed call takes the slow
+/// path: with the trace, a watch client or statistics on, each call costs one more clock read
+/// (its end is the next call's start) and a few adds into the service's preallocated row.
 @MainActor
 final class Dispatcher {
     /// The services in dispatch order, as the handler table indexes them.
@@ -15,14 +18,25 @@ final class Dispatcher {
     let log: Log
     let trace: TraceWriter?
     let tracker: CallTracker
+    /// Figures per service and event kind (while on) and start-up costs (always).
+    let stats = ServiceStats()
+    /// Whether every call adds to ``stats`` (`--stats`, `--metrics-listen`).
+    private(set) var statisticsEnabled = false
 
     // The state a delivery reads and writes, allocated once for the dispatcher's lifetime.
     private struct Hot {
         var table = DispatchTable()
         var sequence: UInt64 = 0
         var appState: Int32 = AppState.notRunning.rawValue
-        // Deliveries in progress: the table must not be replaced under one.
+        // Deliveries in progress: the table must not be replaced under one. Counted in debug
+        // builds only (the tests): in release the two stores per delivery are the dispatcher's
+        // largest cost at one service.
         var depth = 0
+        // Whether calls are timed and observed (trace, watch clients, statistics): the one
+        // branch a delivery takes per call when all of it is off.
+        var observing = false
+        // Whether trace lines go anywhere (a file, a watch client): statistics alone skip them.
+        var tracing = false
     }
     // Owned by this dispatcher (freed never: one dispatcher lives as long as its host).
     private let hot: UnsafeMutablePointer<Hot>
@@ -33,6 +47,11 @@ final class Dispatcher {
         self.tracker = tracker
         hot = .allocate(capacity: 1)
         hot.initialize(to: Hot())
+        refreshObserving()
+        // A watch client coming or going (on a connection's queue) flips the branch on the main thread.
+        trace?.watchers?.whenChanged { [weak self] in
+            DispatchQueue.main.async { MainActor.assumeIsolated { self?.refreshObserving() } }
+        }
     }
 
     /// The app state events carry (`sh_event.app_state`); the application sets it as it moves.
@@ -47,12 +66,32 @@ final class Dispatcher {
     /// Makes `slots` the services, in that order, and rebuilds the handler table.
     /// Never called from inside a delivery (nothing a service can do changes the list).
     func setServices(_ slots: [ServiceSlot]) {
-        precondition(hot.pointee.depth == 0, "the service list changed during a delivery")
+        assert(hot.pointee.depth == 0, "the service list changed during a delivery")
         services = slots
-        let old = hot.pointee.table
-        hot.pointee.table = DispatchTable(slots)
-        old.deallocate()
+        rebuildTable()
         tracker.register(ids: slots.map(\.id))
+    }
+
+    private func rebuildTable() {
+        let old = hot.pointee.table
+        let stats = self.stats
+        hot.pointee.table = DispatchTable(services, rows: statisticsEnabled ? { stats.row(for: $0.id) } : { _ in nil })
+        old.deallocate()
+    }
+
+    /// Starts counting every call into ``stats``.
+    func enableStatistics() {
+        assert(hot.pointee.depth == 0, "statistics switched on during a delivery")
+        guard !statisticsEnabled else { return }
+        statisticsEnabled = true
+        rebuildTable()
+        refreshObserving()
+    }
+
+    /// Re-reads whether calls are observed: after a watch client came or went.
+    func refreshObserving() {
+        hot.pointee.tracing = trace?.isActive == true
+        hot.pointee.observing = statisticsEnabled || hot.pointee.tracing
     }
 
     /// The indexes of the services that handle `kind`, in dispatch order.
@@ -68,82 +107,133 @@ final class Dispatcher {
         let list = hot.pointee.table.handlers(kind.rawValue)
         guard !list.isEmpty else { return }
         let tracker = self.tracker
-        let traced = trace != nil
-        hot.pointee.depth += 1
+        let observing = hot.pointee.observing
+        #if DEBUG
+            hot.pointee.depth += 1
+        #endif
         var event = sh_event(
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
             app_state: hot.pointee.appState, seq: hot.pointee.sequence, data: data, completion: nil)
         let sentinel = tracker.begin(kind)
         var position = kind.isTearDown ? list.count - 1 : 0
         let step = kind.isTearDown ? -1 : 1
+        // One clock read per call, only when observing: each call's end is the next one's start.
+        var start = observing ? Clock.nanoseconds() : 0
         for _ in 0..<list.count {
             let entry = list[position]
             position += step
             event.seq &+= 1
             tracker.enter(entry.index, sentinel)
             let result = entry.handle(entry.service, &event)
-            if traced || result != SH_OK {
+            if observing || result != SH_OK {
                 tracker.leave(sentinel)
-                finishCall(entry.index, kind, seq: event.seq, result: result, scene: nil, state: nil)
+                start = observed(entry, kind, seq: event.seq, result: result, start: start, timed: observing)
             }
         }
         tracker.leave(sentinel)
         hot.pointee.sequence = event.seq
-        hot.pointee.depth -= 1
+        #if DEBUG
+            hot.pointee.depth -= 1
+        #endif
+    }
+
+    /// After a call on the slow path: its figures (when `timed`), its trace line, what a failure
+    /// means. Returns the next call's start: the call's end, or a fresh read when a line was
+    /// written (so writing it is not counted against the next service).
+    @inline(never)
+    private func observed(
+        _ entry: DispatchEntry, _ kind: EventKind, seq: UInt64, result: Int32, start: UInt64,
+        timed: Bool
+    ) -> UInt64 {
+        guard timed else {
+            finishCall(entry.index, kind, seq: seq, result: result, scene: nil)
+            return 0
+        }
+        let end = Clock.nanoseconds()
+        if let row = entry.stats { ServiceStats.record(row, kind: kind.rawValue, nanoseconds: end &- start, failed: result < 0) }
+        // Statistics alone and a call that went well: nothing else to do (no Swift object touched).
+        guard hot.pointee.tracing || result != SH_OK else { return end }
+        let wrote = finishCall(entry.index, kind, seq: seq, result: result, scene: nil, start: start, duration: end &- start)
+        return wrote ? Clock.nanoseconds() : end
     }
 
     /// Calls service `index` with one event and reports a failure; returns its result and
     /// the call's sequence number. `state` overrides the app state the event carries (a
     /// late service's catch-up); `scene` names a scene event's scene for the trace.
     @discardableResult
-    func call(_ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
-              completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil,
-              state: AppState? = nil) -> (result: Int32, seq: UInt64) {
+    func call(
+        _ index: Int, _ kind: EventKind, _ data: UnsafeRawPointer?,
+        completion: UnsafePointer<sh_completion>? = nil, scene: String? = nil,
+        state: AppState? = nil
+    ) -> (result: Int32, seq: UInt64) {
         let service = services[index]
         hot.pointee.sequence &+= 1
         let seq = hot.pointee.sequence
         var event = sh_event(
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
             app_state: state?.rawValue ?? hot.pointee.appState, seq: seq, data: data, completion: completion)
-        hot.pointee.depth += 1
+        #if DEBUG
+            hot.pointee.depth += 1
+        #endif
         let sentinel = tracker.begin(kind)
+        // Not the hot path (launch, catch-up, answers, scenes): always timed, for `blame`.
+        let start = Clock.nanoseconds()
         tracker.enter(index, sentinel)
         let result = service.handleEvent(service.descriptor, &event)
         tracker.leave(sentinel)
-        hot.pointee.depth -= 1
-        finishCall(index, kind, seq: seq, result: result, scene: scene, state: state)
+        let duration = Clock.nanoseconds() &- start
+        #if DEBUG
+            hot.pointee.depth -= 1
+        #endif
+        if statisticsEnabled {
+            ServiceStats.record(stats.row(for: service.id), kind: kind.rawValue, nanoseconds: duration, failed: result < 0)
+        }
+        // blame's launch cost: the launch events of the latest start (a catch-up starts over).
+        if kind == .willFinishLaunching { stats.startup[service.id, default: StartupCost()].launch = duration }
+        if kind == .didFinishLaunching { stats.startup[service.id, default: StartupCost()].launch &+= duration }
+        finishCall(index, kind, seq: seq, result: result, scene: scene, state: state, start: start, duration: duration)
         return (result, seq)
     }
 
-    /// After a call: the trace line, and what a failure means. `state` is the state the event
-    /// carried when the caller chose it (a late service's catch-up).
-    private func finishCall(_ index: Int, _ kind: EventKind, seq: UInt64, result: Int32, scene: String?, state: AppState?) {
+    /// After a call: the trace line, and what a failure means. Returns whether it wrote a line.
+    /// `state` is the state the event carried when the caller chose it (a late service's catch-up).
+    @discardableResult
+    private func finishCall(
+        _ index: Int, _ kind: EventKind, seq: UInt64, result: Int32, scene: String?,
+        state: AppState? = nil, start: UInt64 = 0, duration: UInt64 = 0
+    ) -> Bool {
         let service = services[index]
-        if let trace {
+        let traced = trace?.isActive == true
+        if traced, let trace {
             // The state after the event: a did-event or a launch event is delivered in it
             // (a launch into the background stays in the background); a will-event leads to it.
             let carried = state ?? appState
-            trace.record(seq: seq, event: kind, service: service.id,
-                         state: kind.isDeliveredInNewState ? carried : kind.stateAfter ?? carried, result: result, scene: scene)
+            trace.record(
+                seq: seq, event: kind, service: service.id,
+                state: kind.isDeliveredInNewState ? carried : kind.stateAfter ?? carried,
+                result: result, scene: scene, time: start == 0 ? 0 : start &- Clock.start, duration: duration)
         }
-        guard result != SH_OK else { return }
+        guard result != SH_OK else { return traced }
         switch result {
         case Int32(SH_FALSE):
             // openURL and continueUserActivity answer false to pass: that is not a failure.
             if kind.stateAfter != nil {
-                log.warn(service.id, "answered false to \(kind.name); the other services were still called",
-                         event: "event.answeredFalse", .string("event", kind.name))
+                log.warn(
+                    service.id, "answered false to \(kind.name); the other services were still called",
+                    event: "event.answeredFalse", .string("event", kind.name))
             }
         case Int32(SH_UNSUPPORTED):
             log.debug(service.id, "answered unsupported to \(kind.name)")
         default:
             let message = "\(kind.name) failed (\(ResultCode.name(result)))"
             service.lastError = message
-            log.error(service.id, message, event: "event.failed", .string("event", kind.name),
-                      .string("result", ResultCode.name(result)))
+            log.error(
+                service.id, message, event: "event.failed", .string("event", kind.name),
+                .string("result", ResultCode.name(result)))
         }
         // A launch answer that is neither OK nor FALSE (an error, or a number the ABI does not
         // define, such as 12345) is a failed launch: the policies treat it as one.
         if kind == .willFinishLaunching || kind == .didFinishLaunching, result != SH_FALSE { service.launchFailed = true }
+        return true
     }
 }

@@ -14,9 +14,9 @@ final class ServiceContext: Sendable {
     private let stateDirectory: StateDirectory?
     // Opened on the first store call, not at attach: most services never use a store, and
     // opening one costs a few system calls per service at start-up.
-    private let openedStore = Mutex<ServiceStore?>(nil)
+    private let openedStore = Locked<ServiceStore?>(nil)
     /// Names subscribed at run time through `sh_host.subscribe` (metadata names are separate).
-    let subscriptions = Mutex<Set<String>>([])
+    let subscriptions = Locked<Set<String>>([])
     /// What every service's table reaches in common.
     let shared: SharedServices
 
@@ -51,8 +51,10 @@ final class SharedServices: Sendable {
     /// `request`: control requests from services, carried out by the control handler.
     let requests: ServiceRequests
 
-    init(authorization: NotificationAuthorization, requests: ServiceRequests,
-         setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32) {
+    init(
+        authorization: NotificationAuthorization, requests: ServiceRequests,
+        setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32
+    ) {
         self.authorization = authorization
         self.requests = requests
         self.setRestoration = setRestoration
@@ -64,108 +66,112 @@ enum HostTable {
     /// A table for `context`, never freed: services may keep the pointer until exit.
     static func make(for context: ServiceContext) -> UnsafePointer<sh_host> {
         let table = UnsafeMutablePointer<sh_host>.allocate(capacity: 1)
-        table.initialize(to: sh_host(
-            size: UInt32(MemoryLayout<sh_host>.size),
-            version: SH_HOST_VERSION,
-            host_data: Unmanaged.passRetained(context).toOpaque(),
-            host_version: HostVersion.cString,
-            log: { host, level, message in
-                guard let context = HostTable.context(host) else { return }
-                let text = message.map { String(cString: $0) } ?? ""
-                context.log.write(LogLevel(rawValue: min(max(level, 0), 3)) ?? .info, context.id, text)
-            },
-            post: { host, name, json, length in
-                guard let context = HostTable.context(host), let name, name.pointee != 0 else {
-                    return Int32(SH_INVALID)
-                }
-                let payload = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
-                context.mailbox.send(.post(name: String(cString: name), sender: context.id, json: payload))
-                return Int32(SH_OK)
-            },
-            app_state: { host in
-                HostTable.context(host)?.state.value.rawValue ?? AppState.notRunning.rawValue
-            },
-            store_get: { host, key, buffer, capacity, length in
-                HostTable.storeCall(host, key) { store, key throws(StorageError) in
-                    guard let value = try store.get(key) else { return Int32(SH_NOT_FOUND) }
-                    length?.pointee = value.count
-                    guard value.count <= capacity else { return Int32(SH_TOO_SMALL) }
-                    if let buffer { value.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        table.initialize(
+            to: sh_host(
+                size: UInt32(MemoryLayout<sh_host>.size),
+                version: SH_HOST_VERSION,
+                host_data: Unmanaged.passRetained(context).toOpaque(),
+                host_version: HostVersion.cString,
+                log: { host, level, message in
+                    guard let context = HostTable.context(host) else { return }
+                    let text = message.map { String(cString: $0) } ?? ""
+                    context.log.write(LogLevel(rawValue: min(max(level, 0), 3)) ?? .info, context.id, text)
+                },
+                post: { host, name, json, length in
+                    guard let context = HostTable.context(host), let name, name.pointee != 0 else {
+                        return Int32(SH_INVALID)
+                    }
+                    let payload = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
+                    context.mailbox.send(.post(name: String(cString: name), sender: context.id, json: payload))
                     return Int32(SH_OK)
-                }
-            },
-            store_set: { host, key, value, length in
-                HostTable.storeCall(host, key) { store, key throws(StorageError) in
-                    try store.set(key, to: UnsafeRawBufferPointer(start: length == 0 ? nil : value, count: length))
+                },
+                app_state: { host in
+                    HostTable.context(host)?.state.value.rawValue ?? AppState.notRunning.rawValue
+                },
+                store_get: { host, key, buffer, capacity, length in
+                    HostTable.storeCall(host, key) { store, key throws(StorageError) in
+                        guard let value = try store.get(key) else { return Int32(SH_NOT_FOUND) }
+                        length?.pointee = value.count
+                        guard value.count <= capacity else { return Int32(SH_TOO_SMALL) }
+                        if let buffer { value.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+                        return Int32(SH_OK)
+                    }
+                },
+                store_set: { host, key, value, length in
+                    guard length >= 0, value != nil || length == 0 else { return Int32(SH_INVALID) }  // NULL with a length
+                    return HostTable.storeCall(host, key) { store, key throws(StorageError) in
+                        try store.set(key, to: UnsafeRawBufferPointer(start: length == 0 ? nil : value, count: length))
+                        return Int32(SH_OK)
+                    }
+                },
+                store_remove: { host, key in
+                    HostTable.storeCall(host, key) { store, key throws(StorageError) in
+                        try store.remove(key) ? Int32(SH_OK) : Int32(SH_NOT_FOUND)
+                    }
+                },
+                store_keys: { host, each, context in
+                    guard let each else { return Int32(SH_INVALID) }
+                    return HostTable.storeCall(host, nil) { store, _ throws(StorageError) in
+                        for key in try store.keys() {
+                            (key + [0]).withUnsafeBufferPointer { bytes in
+                                bytes.withMemoryRebound(to: CChar.self) { each(context, $0.baseAddress) }
+                            }
+                        }
+                        return Int32(SH_OK)
+                    }
+                },
+                get_extension: { _, _ in nil },
+                subscribe: { host, name in
+                    guard let context = HostTable.context(host), let name, name.pointee != 0 else {
+                        return Int32(SH_INVALID)
+                    }
+                    let text = String(cString: name)
+                    context.subscriptions.withLock { _ = $0.insert(text) }
                     return Int32(SH_OK)
-                }
-            },
-            store_remove: { host, key in
-                HostTable.storeCall(host, key) { store, key throws(StorageError) in
-                    try store.remove(key) ? Int32(SH_OK) : Int32(SH_NOT_FOUND)
-                }
-            },
-            store_keys: { host, each, context in
-                guard let each else { return Int32(SH_INVALID) }
-                return HostTable.storeCall(host, nil) { store, _ throws(StorageError) in
-                    for key in try store.keys() {
-                        (key + [0]).withUnsafeBufferPointer { bytes in
-                            bytes.withMemoryRebound(to: CChar.self) { each(context, $0.baseAddress) }
+                },
+                unsubscribe: { host, name in
+                    guard let context = HostTable.context(host), let name else { return Int32(SH_INVALID) }
+                    let text = String(cString: name)
+                    return context.subscriptions.withLock { $0.remove(text) } == nil ? Int32(SH_NOT_FOUND) : Int32(SH_OK)
+                },
+                register_for_remote_notifications: { host in
+                    guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
+                    context.mailbox.send(.tokenRequest(service: context.id))
+                    return Int32(SH_OK)
+                },
+                notification_settings: { host, allowed in
+                    guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
+                    let settings = context.shared.authorization.current
+                    allowed?.pointee = settings.allowed.rawValue
+                    return settings.status.rawValue
+                },
+                request_authorization: { host, options in
+                    guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
+                    let answer = context.shared.authorization.request(AuthorizationOptions(rawValue: options))
+                    // Saved and announced on the main thread, after the current event.
+                    if answer.changed { context.mailbox.send(.authorizationChanged) }
+                    return answer.status.rawValue
+                },
+                set_scene_restoration: { host, scene, json, length in
+                    guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
+                    let bytes = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
+                    // [main-thread] in host.h: the host calls services only there.
+                    return MainActor.assumeIsolated { context.shared.setRestoration(context.id, scene, bytes) }
+                },
+                request: { host, json, length, reply, replyContext in
+                    guard let context = HostTable.context(host), let json, length > 0, let reply else {
+                        return Int32(SH_INVALID)
+                    }
+                    let bytes = Array(UnsafeRawBufferPointer(start: json, count: length))
+                    let target = ReplyTarget(function: reply, context: replyContext)
+                    context.shared.requests.submit(from: context.id, bytes) { answer in
+                        (answer + [0]).withUnsafeBufferPointer { text in
+                            text.withMemoryRebound(to: CChar.self) { target.function(target.context, $0.baseAddress, answer.count) }
                         }
                     }
                     return Int32(SH_OK)
                 }
-            },
-            get_extension: { _, _ in nil },
-            subscribe: { host, name in
-                guard let context = HostTable.context(host), let name, name.pointee != 0 else {
-                    return Int32(SH_INVALID)
-                }
-                let text = String(cString: name)
-                context.subscriptions.withLock { _ = $0.insert(text) }
-                return Int32(SH_OK)
-            },
-            unsubscribe: { host, name in
-                guard let context = HostTable.context(host), let name else { return Int32(SH_INVALID) }
-                let text = String(cString: name)
-                return context.subscriptions.withLock { $0.remove(text) } == nil ? Int32(SH_NOT_FOUND) : Int32(SH_OK)
-            },
-            register_for_remote_notifications: { host in
-                guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
-                context.mailbox.send(.tokenRequest(service: context.id))
-                return Int32(SH_OK)
-            },
-            notification_settings: { host, allowed in
-                guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
-                let settings = context.shared.authorization.current
-                allowed?.pointee = settings.allowed.rawValue
-                return settings.status.rawValue
-            },
-            request_authorization: { host, options in
-                guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
-                let answer = context.shared.authorization.request(AuthorizationOptions(rawValue: options))
-                // Saved and announced on the main thread, after the current event.
-                if answer.changed { context.mailbox.send(.authorizationChanged) }
-                return answer.status.rawValue
-            },
-            set_scene_restoration: { host, scene, json, length in
-                guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }
-                let bytes = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
-                // [main-thread] in host.h: the host calls services only there.
-                return MainActor.assumeIsolated { context.shared.setRestoration(context.id, scene, bytes) }
-            },
-            request: { host, json, length, reply, replyContext in
-                guard let context = HostTable.context(host), let json, length > 0, let reply else { return Int32(SH_INVALID) }
-                let bytes = Array(UnsafeRawBufferPointer(start: json, count: length))
-                let target = ReplyTarget(function: reply, context: replyContext)
-                context.shared.requests.submit(from: context.id, bytes) { answer in
-                    (answer + [0]).withUnsafeBufferPointer { text in
-                        text.withMemoryRebound(to: CChar.self) { target.function(target.context, $0.baseAddress, answer.count) }
-                    }
-                }
-                return Int32(SH_OK)
-            }
-        ))
+            ))
         return UnsafePointer(table)
     }
 

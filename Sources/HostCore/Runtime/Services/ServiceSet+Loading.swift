@@ -41,7 +41,8 @@ extension ServiceSet {
         let onDisk = Dictionary(inspection.services.map { ($0.service.id, $0.plugin) }, uniquingKeysWith: { a, _ in a })
         var keep: [String: ServiceSlot] = [:]
         for slot in slots where wanted.contains(slot.id) && onDisk[slot.id]?.path == slot.path {
-            let unchanged = onDisk[slot.id]?.identity == slot.identity
+            let unchanged =
+                onDisk[slot.id]?.identity == slot.identity
                 && previousConfiguration.services[slot.id] == configuration.services[slot.id]
             if unchanged {
                 keep[slot.id] = slot
@@ -76,8 +77,10 @@ extension ServiceSet {
         dispatcher.setServices(change.slots)
         catchUp(change.arriving, to: lifecycle.state)
         let report = change.report
-        log.info("host", "reloaded: added [\(report.added.joined(separator: ", "))], removed ["
-            + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]",
+        log.info(
+            "host",
+            "reloaded: added [\(report.added.joined(separator: ", "))], removed ["
+                + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]",
             event: "reload.done", .strings("added", report.added), .strings("removed", report.removed),
             .strings("replaced", report.replaced))
     }
@@ -87,9 +90,9 @@ extension ServiceSet {
         let newConfiguration: HostConfiguration
         do {
             if let path = settings.configurationPath {
-                newConfiguration = try HostConfiguration.load(path: path)
+                newConfiguration = try HostConfiguration.load(path: path, allowInsecure: settings.allowInsecure)
             } else if let path = HostConfiguration.defaultPath(pluginDirectories: settings.directories) {
-                newConfiguration = try HostConfiguration.loadIfPresent(path: path) ?? HostConfiguration()
+                newConfiguration = try HostConfiguration.loadIfPresent(path: path, allowInsecure: settings.allowInsecure) ?? HostConfiguration()
             } else {
                 newConfiguration = HostConfiguration()
             }
@@ -103,6 +106,7 @@ extension ServiceSet {
             throw LoadError(description: error.description)
         }
         for failure in inspection.failures { logFailure(failure) }
+        skipped = inspection.failures.map(SkippedEntry.init)
         let found = inspection.services.map { FoundService(id: $0.service.id, priority: $0.service.priority) }
         let plan: StartPlan
         do {
@@ -110,9 +114,14 @@ extension ServiceSet {
         } catch {
             throw LoadError(description: error.description)
         }
+        skipped += plan.disabled.map { SkippedEntry(service: $0, reason: .disabled, message: "disabled by the configuration") }
+        skipped += plan.notConfigured.map { SkippedEntry(service: $0, reason: .notConfigured, message: "not in the configuration (--only-configured)") }
         for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration", event: "service.disabled", .string("service", id)) }
-        for id in plan.notConfigured { log.info("host", "\(id) is not in the configuration: not started (--only-configured)",
-                                                   event: "service.notConfigured", .string("service", id)) }
+        for id in plan.notConfigured {
+            log.info(
+                "host", "\(id) is not in the configuration: not started (--only-configured)",
+                event: "service.notConfigured", .string("service", id))
+        }
         for id in plan.missing {
             if newConfiguration.services[id]?.policy == .required {
                 throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
@@ -120,13 +129,20 @@ extension ServiceSet {
             log.warn("host", "\(id) is in the configuration but no plugin provides it", event: "service.missing", .string("service", id))
         }
         configuration = newConfiguration
-        return (plan, inspection)
+        // A service stopped by request stays stopped across reloads.
+        let stoppedIDs = Set(parked.map(\.slot.id))
+        var kept = plan
+        kept.order = plan.order.filter { !stoppedIDs.contains($0) }
+        startOrder = plan.order
+        return (kept, inspection)
     }
 
     /// Opens and attaches the services of `plan` that are not in `keeping`; returns every
     /// service to run, in start order. A service whose requirement failed is not started.
-    private func open(plan: StartPlan, inspection: PluginLoader.Inspection, keeping: [String: ServiceSlot],
-                      report: inout LoadReport) throws(LoadError) -> [ServiceSlot] {
+    private func open(
+        plan: StartPlan, inspection: PluginLoader.Inspection, keeping: [String: ServiceSlot],
+        report: inout LoadReport
+    ) throws(LoadError) -> [ServiceSlot] {
         let wanted = Set(plan.order).subtracting(keeping.keys)
         var opened: [String: ServiceSlot] = [:]
         var failed = Set<String>()
@@ -135,8 +151,18 @@ extension ServiceSet {
             guard !ids.isEmpty else { continue }
             do throws(LoadFailure.Reason) {
                 let changed = slots.contains { $0.path == plugin.path }
-                for info in try openCopy(plugin, privately: changed) where ids.contains(info.metadata.id) {
+                var cost = StartupCost(inspect: inspection.inspectNanoseconds[plugin.path] ?? 0)
+                let infos = try openCopy(plugin, privately: changed, cost: &cost)
+                if infos.isEmpty {
+                    // Only safe mode places a file nowhere.
+                    skipped.append(
+                        SkippedEntry(
+                            path: plugin.path, services: ids, reason: .safeMode,
+                            message: "not trusted: refused by safe mode"))
+                }
+                for info in infos where ids.contains(info.metadata.id) {
                     var failure: LoadFailure?
+                    dispatcher.stats.startup[info.metadata.id] = cost
                     if let slot = attach(info, failure: &failure) {
                         opened[info.metadata.id] = slot
                     } else if let failure {
@@ -155,8 +181,10 @@ extension ServiceSet {
             let requires = configuration.services[id]?.requires ?? []
             if let missing = requires.first(where: unavailable.contains) {
                 unavailable.insert(id)
-                log.error("host", "\(id) is not started: it requires \(missing), which failed to load",
-                          event: "service.requirementFailed", .string("service", id), .string("requires", missing))
+                skipped.append(SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), which failed to load"))
+                log.error(
+                    "host", "\(id) is not started: it requires \(missing), which failed to load",
+                    event: "service.requirementFailed", .string("service", id), .string("requires", missing))
                 failed.insert(id)
                 continue
             }
@@ -170,12 +198,31 @@ extension ServiceSet {
 
     /// Opens `plugin`; a file already loaded under its path is copied to a private path first,
     /// because `dlopen` of the same path would return the old copy.
-    private func openCopy(_ plugin: PluginInspector.Inspected, privately: Bool) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
-        if let elsewhere = try placement?(plugin) { return elsewhere }
-        guard privately else { return try PluginLoader.open(plugin) }
+    /// `cost` gets the time of `dlopen` and of `servicehost_entry` (a worker's whole start
+    /// counts as its `dlopen`).
+    private func openCopy(
+        _ plugin: PluginInspector.Inspected, privately: Bool,
+        cost: inout StartupCost
+    ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+        var start = Clock.nanoseconds()
+        if let elsewhere = try placement?(plugin) {
+            cost.dlopen = Clock.nanoseconds() &- start
+            return elsewhere
+        }
+        var dlopenTime: UInt64 = 0
+        let mark = { (stage: PluginLoader.LoadStage) in
+            let now = Clock.nanoseconds()
+            if stage == .entry { dlopenTime = now &- start }
+            start = now
+        }
+        defer {
+            cost.dlopen = dlopenTime
+            cost.entry = Clock.nanoseconds() &- start
+        }
+        guard privately else { return try PluginLoader.open(plugin, willRun: mark) }
         let copy = try PrivateCopy(of: plugin.path)
         defer { copy.remove() }  // the mapping stays valid once loaded
-        let infos = try PluginLoader.open(plugin, loadPath: copy.path)
+        let infos = try PluginLoader.open(plugin, loadPath: copy.path, willRun: mark)
         // The copy in use until now stays mapped for good: one more retired copy of this file.
         retiredCopies[plugin.path, default: 0] += 1
         return infos
@@ -184,16 +231,19 @@ extension ServiceSet {
     private func record(_ failure: LoadFailure, report: inout LoadReport) {
         logFailure(failure)
         report.failures.append(failure)
+        skipped.append(SkippedEntry(failure))
     }
 
     private func logFailure(_ failure: LoadFailure) {
         // A directory or FIFO named *.so is skipped, not a broken plugin.
         if case .notRegularFile = failure.reason {
-            log.warn("loader", failure.description, event: "load.skipped", .string("path", failure.path),
-                     .string("reason", failure.message))
+            log.warn(
+                "loader", failure.description, event: "load.skipped", .string("path", failure.path),
+                .string("reason", failure.message))
         } else {
-            log.error("loader", failure.description, event: "load.failed", .string("path", failure.path),
-                      .string("reason", failure.message))
+            log.error(
+                "loader", failure.description, event: "load.failed", .string("path", failure.path),
+                .string("reason", failure.message))
         }
     }
 }

@@ -38,9 +38,20 @@ final class ServiceSet {
     /// Whether a failed launch of service `id` belongs to someone else (a worker's supervisor)
     /// rather than stopping the service.
     var ownsFailures: (String) -> Bool = { _ in false }
+    /// Services loaded but not running, with why: stopped by request (`host ctl service
+    /// stop`) or after a failed launch. Their code stays loaded (it cannot be unloaded), so
+    /// `service start` brings them back without opening anything.
+    var parked: [(slot: ServiceSlot, reason: String)] = []
+    /// Every file and service the last load or reload looked at and did not start, with why
+    /// (`host ctl list --all`).
+    var skipped: [SkippedEntry] = []
+    /// The start order of the last load or reload: where a restarted service goes back in.
+    var startOrder: [String] = []
 
-    init(dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
-         mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices) {
+    init(
+        dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
+        mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices
+    ) {
         self.dispatcher = dispatcher
         self.log = log
         self.stateDirectory = stateDirectory
@@ -60,13 +71,16 @@ final class ServiceSet {
     /// declines (the failure is returned through `failure`).
     func attach(_ info: LoadedServiceInfo, failure: inout LoadFailure?) -> ServiceSlot? {
         let id = info.metadata.id
-        let context = ServiceContext(id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory,
-                                     shared: shared)
-        if let attach = info.descriptor.pointee.attach {
+        let context = ServiceContext(
+            id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory,
+            shared: shared)
+        if let attach = info.attach {
             let tracker = dispatcher.tracker
             tracker.register(ids: slots.map(\.id) + [id])
             tracker.enter(service: slots.count, event: .willFinishLaunching)
+            let start = Clock.nanoseconds()
             let result = attach(info.descriptor, HostTable.make(for: context))
+            dispatcher.stats.startup[id, default: StartupCost()].attach = Clock.nanoseconds() &- start
             tracker.leave()
             if result < 0 {
                 failure = LoadFailure(path: info.path, reason: .attachFailed(id: id, result: result))
@@ -81,8 +95,10 @@ final class ServiceSet {
 
     /// The launch options of one service: its settings (as it was attached with them) and its
     /// first-launch flags; `restart` adds `SH_LAUNCH_RESTART` (a service started late).
-    func launchOptions(for slot: ServiceSlot, arena: EventArena, request: LaunchRequest,
-                       restart: Bool) -> UnsafePointer<sh_launch_options> {
+    func launchOptions(
+        for slot: ServiceSlot, arena: EventArena, request: LaunchRequest,
+        restart: Bool
+    ) -> UnsafePointer<sh_launch_options> {
         var flags: UInt32 = restart ? UInt32(SH_LAUNCH_RESTART) : 0
         do {
             if try firstLaunch.isFirstHostLaunch() { flags |= UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) }
@@ -96,8 +112,9 @@ final class ServiceSet {
     /// Records a service's successful launch for first-launch detection.
     func markLaunched(_ slot: ServiceSlot) {
         do { try firstLaunch.serviceDidLaunch(slot.id) } catch {
-            log.error("host", "cannot record the first launch of \(slot.id): \(error)", event: "firstLaunch.unrecorded",
-                      .string("service", slot.id))
+            log.error(
+                "host", "cannot record the first launch of \(slot.id): \(error)", event: "firstLaunch.unrecorded",
+                .string("service", slot.id))
         }
     }
 
@@ -113,10 +130,12 @@ final class ServiceSet {
         let stopped = finished || !required.isEmpty ? failed : []
         for slot in stopped {
             let policy = slot.configuration?.policy == .required ? "required: the launch stops" : "optional"
-            log.error(slot.id, "failed to launch; stopped (policy: \(policy)): it receives no more events",
-                      event: "service.stopped", .string("reason", "launchFailed"))
+            log.error(
+                slot.id, "failed to launch; stopped (policy: \(policy)): it receives no more events",
+                event: "service.stopped", .string("reason", "launchFailed"))
         }
         if !stopped.isEmpty { dispatcher.setServices(slots.filter { slot in !stopped.contains { $0 === slot } }) }
+        parked += stopped.map { ($0, "failed to launch") }
         if finished && required.isEmpty { for slot in slots where !slot.launchFailed { markLaunched(slot) } }
         return required.map(\.id)
     }
@@ -141,7 +160,8 @@ final class ServiceSet {
             for index in kind.isTearDown ? targets.reversed() : targets {
                 let slot = slots[index]
                 let launching = kind == .willFinishLaunching || kind == .didFinishLaunching
-                let data = launching
+                let data =
+                    launching
                     ? UnsafeRawPointer(launchOptions(for: slot, arena: arena, request: LaunchRequest(), restart: true)) : nil
                 let result = dispatcher.call(index, kind, data, state: carried).result
                 if kind == .didFinishLaunching && result >= 0 { markLaunched(slot) }

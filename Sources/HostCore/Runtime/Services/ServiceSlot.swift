@@ -37,6 +37,6 @@ public final class ServiceSlot {
         path = info.path
         identity = info.identity
         descriptor = info.descriptor
-        handleEvent = info.descriptor.pointee.handle_event!
+        handleEvent = info.handleEvent
     }
 }

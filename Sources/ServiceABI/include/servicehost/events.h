@@ -151,7 +151,13 @@ enum {
 /* The bit for one kind in word (kind / 64) of an event mask. */
 #define SH_EVENT_BIT(kind) (UINT64_C(1) << ((unsigned)(kind) % 64u))
 
-/* Every lifecycle event, as word 0 of a mask. */
+/* A two-word event mask for SH_SERVICE_METADATA (metadata.h): word0 holds
+ * kinds 0-63, word1 kinds 64-127 (SH_EVENT_BIT of a kind goes in word
+ * kind / 64). A mask given without SH_EVENT_WORDS is word 0 alone:
+ *     SH_EVENT_WORDS(SH_EVENTS_LIFECYCLE, SH_EVENT_BIT(70))               */
+#define SH_EVENT_WORDS(word0, word1) (word0), (word1)
+
+/* Every lifecycle event, as word 0 of a mask (the manifest group "lifecycle"). */
 #define SH_EVENTS_LIFECYCLE                                                     \
     (SH_EVENT_BIT(SH_EVENT_WILL_FINISH_LAUNCHING) |                             \
      SH_EVENT_BIT(SH_EVENT_DID_FINISH_LAUNCHING) |                              \
@@ -160,6 +166,16 @@ enum {
      SH_EVENT_BIT(SH_EVENT_DID_ENTER_BACKGROUND) |                              \
      SH_EVENT_BIT(SH_EVENT_WILL_ENTER_FOREGROUND) |                             \
      SH_EVENT_BIT(SH_EVENT_WILL_TERMINATE))
+
+/* Every push event, as word 0 of a mask (the manifest group "push"): the
+ * three notification events and the two device token events. */
+#define SH_EVENTS_PUSH                                                          \
+    (SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION) |                         \
+     SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE) |                 \
+     SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION) |                   \
+     SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS) |             \
+     SH_EVENT_BIT(SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS) |     \
+     SH_EVENT_BIT(SH_EVENT_DID_CHANGE_NOTIFICATION_AUTHORIZATION))
 
 /* The application's state, as UIApplication.State plus the states around it. */
 typedef enum sh_app_state {
@@ -185,6 +201,8 @@ enum {
 };
 
 #define SH_LAUNCH_OPTIONS_VERSION 1u
+/* sizeof(sh_launch_options) in version 1, frozen (layout.h). */
+#define SH_LAUNCH_OPTIONS_SIZE_V1 56u
 
 /* The data of willFinishLaunching and didFinishLaunching, like UIKit's
  * launchOptions dictionary.
@@ -200,8 +218,8 @@ typedef struct sh_launch_options {
     uint32_t flags;
     /* Reserved, zero. */
     uint32_t reserved;
-    /* The service's settings as a JSON object (UTF-8), or NULL when it has
-     * none. Not NUL-terminated: use settings_len. */
+    /* The service's settings as a JSON object (UTF-8, NUL-terminated;
+     * settings_len excludes the NUL), or NULL when it has none. */
     const char *settings_json;
     /* Length of settings_json in bytes. */
     size_t settings_len;
@@ -240,6 +258,8 @@ enum {
 #define SH_ACTION_DISMISS "com.apple.UNNotificationDismissActionIdentifier"
 
 #define SH_PUSH_VERSION 1u
+/* sizeof(sh_push) in version 1, frozen (layout.h). */
+#define SH_PUSH_SIZE_V1 48u
 
 /* A push notification: an APNs-shaped JSON payload (aps.alert, aps.badge,
  * aps.sound, aps.category, aps.content-available, custom keys).
@@ -268,6 +288,8 @@ typedef struct sh_push {
 } sh_push;
 
 #define SH_DEVICE_TOKEN_VERSION 1u
+/* sizeof(sh_device_token) in version 1, frozen (layout.h). */
+#define SH_DEVICE_TOKEN_SIZE_V1 32u
 
 /* The data of didRegisterForRemoteNotifications.
  * Owner: the host. Valid: until handle_event returns. */
@@ -282,6 +304,8 @@ typedef struct sh_device_token {
 } sh_device_token;
 
 #define SH_ERROR_INFO_VERSION 1u
+/* sizeof(sh_error_info) in version 1, frozen (layout.h). */
+#define SH_ERROR_INFO_SIZE_V1 16u
 
 /* The data of didFailToRegisterForRemoteNotifications.
  * Owner: the host. Valid: until handle_event returns. */
@@ -293,6 +317,8 @@ typedef struct sh_error_info {
 } sh_error_info;
 
 #define SH_OPEN_URL_VERSION 1u
+/* sizeof(sh_open_url) in version 1, frozen (layout.h). */
+#define SH_OPEN_URL_SIZE_V1 40u
 
 /* The data of openURL, and a URL context of a scene (scenes.h).
  * Owner: the host. Valid: until handle_event returns; copy what you keep. */
@@ -311,6 +337,8 @@ typedef struct sh_open_url {
 } sh_open_url;
 
 #define SH_USER_ACTIVITY_VERSION 1u
+/* sizeof(sh_user_activity) in version 1, frozen (layout.h). */
+#define SH_USER_ACTIVITY_SIZE_V1 56u
 
 /* The data of continueUserActivity (as NSUserActivity), and a user activity
  * of a scene (scenes.h).
@@ -333,6 +361,8 @@ typedef struct sh_user_activity {
 } sh_user_activity;
 
 #define SH_NOTIFICATION_VERSION 1u
+/* sizeof(sh_notification) in version 1, frozen (layout.h). */
+#define SH_NOTIFICATION_SIZE_V1 40u
 
 /* The data of SH_EVENT_NOTIFICATION.
  * Owner: the host. Valid: until handle_event returns; copy what you keep.
@@ -347,9 +377,10 @@ typedef struct sh_notification {
     /* The id of the service that posted it, NUL-terminated; "host" when the
      * host itself (or a control client) posted it. */
     const char *sender;
-    /* The payload as JSON (UTF-8), or NULL. Not NUL-terminated. */
+    /* The payload as JSON (UTF-8, NUL-terminated; json_len excludes the
+     * NUL), or NULL. */
     const char *json;
-    /* Length of json in bytes. */
+    /* Length of json in bytes, without the NUL. */
     size_t json_len;
 } sh_notification;
 
@@ -371,15 +402,19 @@ typedef struct sh_notification_settings {
 } sh_notification_settings;
 
 #define SH_COMPLETION_VERSION 1u
+/* sizeof(sh_completion) in version 1, frozen (layout.h). */
+#define SH_COMPLETION_SIZE_V1 24u
 
 /* A completion: how a service answers an event whose answer may come later
  * (a background fetch, a presentation choice). Events that need one carry it
  * in sh_event.completion; all others have NULL there.
- * Owner: the host. Valid: for the process lifetime (the host never frees a
- * completion, so a late or second call is detected safely), on any thread.
- * Call complete() exactly once: the host ignores and logs a second call or
- * one after the deadline (--fetch-timeout), and counts a missing answer as
- * failed. A handle_event that returns a negative result for such an event
+ * Owner: the host. Valid: the struct stays readable for the process lifetime,
+ * on any thread. Call complete() exactly once: the host ignores and logs a
+ * second call or one after the deadline (--fetch-timeout), and counts a
+ * missing answer as failed. Rationale: the host reuses a completion's memory
+ * only after 8192 later completions were answered or timed out, so a late
+ * or second call within that window is still detected (after it, a call may
+ * be taken for a newer event's answer: never call twice). A handle_event that returns a negative result for such an event
  * says it will not complete: the host counts it as failed at once.
  * Beware: SH_FETCH_NEW_DATA equals SH_OK and SH_FETCH_NO_DATA equals
  * SH_FALSE; pass the SH_FETCH_* names to complete(). */
@@ -398,6 +433,8 @@ typedef struct sh_completion {
 } sh_completion;
 
 #define SH_EVENT_VERSION 1u
+/* sizeof(sh_event) in version 1, frozen (layout.h). */
+#define SH_EVENT_SIZE_V1 40u
 
 /* One event for one service.
  * Owner: the host. Valid: until handle_event returns (except completion, see

@@ -20,6 +20,12 @@ extern "C" {
 /* 2: notification_settings, request_authorization, set_scene_restoration.
  * 3: request. */
 #define SH_HOST_VERSION 3u
+/* sizeof(sh_host) in version 1, frozen (layout.h). */
+#define SH_HOST_SIZE_V1 112u
+/* sizeof(sh_host) in version 2 (layout.h). */
+#define SH_HOST_SIZE_V2 136u
+/* sizeof(sh_host) in version 3 (layout.h). */
+#define SH_HOST_SIZE_V3 144u
 
 /* The largest restoration activity set_scene_restoration keeps, in bytes. */
 #define SH_RESTORATION_ACTIVITY_MAX 65536u

@@ -49,6 +49,8 @@ typedef struct sh_json_node {
 } sh_json_node;
 
 #define SH_JSON_VERSION 1u
+/* sizeof(sh_json) in version 1, frozen (layout.h). */
+#define SH_JSON_SIZE_V1 24u
 
 /* A parsed document. nodes[0] is the root.
  * Owner: the host. Valid: as long as the event data that points to it.

@@ -154,12 +154,14 @@ typedef struct sh_meta_claim {
 /* Declare one service record; name_ becomes a C variable whose .id the
  * runtime sh_service can point to, so the id is written once:
  *     SH_SERVICE_METADATA(uptime_meta, "dev.servicehost.uptime", "Uptime",
- *                         "1.0.0", SH_EVENTS_LIFECYCLE, 0);               */
+ *                         "1.0.0", SH_EVENTS_LIFECYCLE, 0);
+ * events_ is word 0 of the mask (kinds below 64), or both words given with
+ * SH_EVENT_WORDS(word0, word1) for kinds 64 and above (events.h).        */
 #define SH_SERVICE_METADATA(name_, id_, display_, version_, events_, priority_) \
     SH_META_ATTRIBUTES static const sh_meta_service name_ = {                  \
         {sizeof(sh_meta_service), SH_META_SERVICE_VERSION, SH_META_MAGIC,      \
          SH_META_KIND_SERVICE},                                                \
-        id_, display_, version_, {(events_), 0}, (priority_), 0}
+        id_, display_, version_, {events_}, (priority_), 0}
 
 /* Declare one claim of a service declared with SH_SERVICE_METADATA:
  *     SH_CLAIM_METADATA(links_url, "com.example.links", SH_CLAIM_URL, "myapp"); */

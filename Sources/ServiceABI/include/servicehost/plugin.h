@@ -19,6 +19,8 @@ extern "C" {
 #define SH_ENTRY_SYMBOL "servicehost_entry"
 
 #define SH_HOST_OFFER_VERSION 1u
+/* sizeof(sh_host_offer) in version 1, frozen (layout.h). */
+#define SH_HOST_OFFER_SIZE_V1 24u
 
 /* What the host offers the plugin.
  * Owner: the host. Valid: during servicehost_entry only.
@@ -37,6 +39,8 @@ typedef struct sh_host_offer {
 } sh_host_offer;
 
 #define SH_SERVICE_VERSION 1u
+/* sizeof(sh_service) in version 1, frozen (layout.h). */
+#define SH_SERVICE_SIZE_V1 40u
 
 /* One service: what the host calls.
  * Owner: the plugin. Valid: for the process lifetime (the host never unloads
@@ -64,6 +68,8 @@ typedef struct sh_service {
 } sh_service;
 
 #define SH_PLUGIN_VERSION 1u
+/* sizeof(sh_plugin) in version 1, frozen (layout.h). */
+#define SH_PLUGIN_SIZE_V1 32u
 
 /* The plugin's answer to the offer.
  * Owner: the plugin. Valid: for the process lifetime.

@@ -65,7 +65,7 @@ typedef enum sh_scene_state {
 #define SH_SCENE_CONFIGURATION_NAME_MAX 64
 #define SH_SCENE_ROLE_MAX 32
 
-/* Every scene event, as word 0 of a mask (sh_meta_service.events). */
+/* Every scene event, as word 0 of a mask (the manifest group "scenes"). */
 #define SH_EVENTS_SCENES                                                        \
     (SH_EVENT_BIT(SH_EVENT_CONFIGURATION_FOR_CONNECTING) |                      \
      SH_EVENT_BIT(SH_EVENT_SCENE_WILL_CONNECT) |                                \
@@ -78,6 +78,8 @@ typedef enum sh_scene_state {
      SH_EVENT_BIT(SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY))
 
 #define SH_SCENE_VERSION 1u
+/* sizeof(sh_scene) in version 1, frozen (layout.h). */
+#define SH_SCENE_SIZE_V1 72u
 
 /* One connected scene: the data of the scene lifecycle events.
  * Owner: the host. Valid: from configurationForConnecting until
@@ -119,6 +121,10 @@ typedef struct sh_scene {
 
 /* 2: restoration_activity. */
 #define SH_SCENE_CONNECTION_OPTIONS_VERSION 2u
+/* sizeof(sh_scene_connection_options) in version 1, frozen (layout.h). */
+#define SH_SCENE_CONNECTION_OPTIONS_SIZE_V1 48u
+/* sizeof(sh_scene_connection_options) in version 2 (layout.h). */
+#define SH_SCENE_CONNECTION_OPTIONS_SIZE_V2 56u
 
 /* What a scene was connected with (UIScene.ConnectionOptions).
  * Owner: the host. Valid: until handle_event returns; copy what you keep.
@@ -155,6 +161,8 @@ typedef struct sh_scene_connection_options {
 } sh_scene_connection_options;
 
 #define SH_SCENE_CONFIGURATION_VERSION 1u
+/* sizeof(sh_scene_configuration) in version 1, frozen (layout.h). */
+#define SH_SCENE_CONFIGURATION_SIZE_V1 128u
 
 /* A service's answer to configurationForConnecting (UISceneConfiguration):
  * fill it, then return SH_OK.
@@ -187,6 +195,8 @@ typedef struct sh_scene_configuration {
 } sh_scene_configuration;
 
 #define SH_SCENE_CONNECTION_VERSION 1u
+/* sizeof(sh_scene_connection) in version 1, frozen (layout.h). */
+#define SH_SCENE_CONNECTION_SIZE_V1 32u
 
 /* The data of configurationForConnecting and sceneWillConnect.
  * Owner: the host. Valid: until handle_event returns (scene: see sh_scene).
@@ -206,6 +216,8 @@ typedef struct sh_scene_connection {
 } sh_scene_connection;
 
 #define SH_SCENE_OPEN_URL_VERSION 1u
+/* sizeof(sh_scene_open_url) in version 1, frozen (layout.h). */
+#define SH_SCENE_OPEN_URL_SIZE_V1 24u
 
 /* The data of sceneOpenURLContexts: one URL context for one scene.
  * Rationale: one URL per event (UIKit passes a set), so each URL is claimed,
@@ -224,6 +236,8 @@ typedef struct sh_scene_open_url {
 } sh_scene_open_url;
 
 #define SH_SCENE_USER_ACTIVITY_VERSION 1u
+/* sizeof(sh_scene_user_activity) in version 1, frozen (layout.h). */
+#define SH_SCENE_USER_ACTIVITY_SIZE_V1 24u
 
 /* The data of sceneContinueUserActivity.
  * Owner: the host. Valid: until handle_event returns; copy what you keep. */

@@ -16,10 +16,26 @@
 extern "C" {
 #endif
 
-/* Until the first release, ABI version 1 is still being written: members
- * are appended to version 1's structs without raising a version (nothing
- * built against an earlier draft is supported). From the first release on,
- * every appended member raises its struct's version and this number. */
+/* ABI version 1 is frozen. Every struct of version 1 keeps its members, their
+ * offsets and its size (SH_*_SIZE_V1, pinned by servicehost/layout.h) for
+ * good. A later version only appends members at the end of a struct (raising
+ * that struct's version and SH_ABI_VERSION); nothing moves or changes meaning.
+ *
+ * Rule for every struct with a `size` member, on both sides: accept it when
+ * size covers version 1 (size >= SH_<STRUCT>_SIZE_V1), and read a member
+ * added later only when size covers it (SH_HAS_MEMBER). So a plugin built
+ * against an older header runs in a newer host, and one built against a newer
+ * header runs in an older host within the ABI range both speak. */
+
+/* Whether the struct at ptr (whose first member is its size) was compiled
+ * with member: use it before reading a member added after version 1. */
+#define SH_HAS_MEMBER(ptr, type, member)                                       \
+    ((size_t)(ptr)->size >= offsetof(type, member) + sizeof(((type *)0)->member))
+
+/* The layouts are defined for 64-bit targets (LP64: x86_64, aarch64). */
+#if defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ != 8
+#error "the ServiceHost ABI is defined for 64-bit targets only"
+#endif
 
 /* The newest ABI version this header describes. A plugin built against this
  * header declares it in its static metadata and answers it in sh_plugin. */

@@ -1,9 +1,10 @@
-/// "Did you mean …?" for a misspelled key, value, option or command.
-enum Suggestion {
+/// "Did you mean …?" for a misspelled key, value, option or command: shared by the host's
+/// configuration and command line and servicehost-metagen's manifest checks.
+public enum Suggestion {
     /// The candidate closest to `word`, when it is close enough to be a likely typo: a case
     /// difference, or at most two edits (insert, delete, replace, swap two neighbours) and
     /// fewer than half the word's length. Ties go to the earlier candidate.
-    static func closest(to word: String, among candidates: [String]) -> String? {
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         let typed = Array(word.lowercased().utf8)
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
@@ -15,17 +16,17 @@ enum Suggestion {
     }
 
     /// " (did you mean "x"?)", or "" when nothing is close.
-    static func hint(for word: String, among candidates: [String]) -> String {
+    public static func hint(for word: String, among candidates: [String]) -> String {
         closest(to: word, among: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
     }
 
     /// "; did you mean 'x'?", or "" when nothing is close: the command line's wording.
-    static func didYouMean(_ word: String, among candidates: [String]) -> String {
+    public static func didYouMean(_ word: String, among candidates: [String]) -> String {
         closest(to: word, among: candidates).map { "; did you mean '\($0)'?" } ?? ""
     }
 
     /// The optimal-string-alignment distance: Levenshtein plus swaps of adjacent bytes.
-    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    public static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         // Three rows: the one before the previous is needed for swaps.

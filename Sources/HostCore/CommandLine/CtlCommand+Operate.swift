@@ -1,0 +1,156 @@
+import ServiceJSON
+
+/// `host ctl stats|blame|list --all|service|watch`: the requests that operate the host, and
+/// the text they print.
+extension CtlCommand {
+    /// The options of the operating commands.
+    struct OperateOptions {
+        var all = false
+        var force = false
+        var logs = false
+    }
+
+    static let listTable = OptionTable<OperateOptions>(
+        "ctl list",
+        [
+            .flag("--all", "also every file and service looked at and not started, with why") { $0.all = true }
+        ])
+    static let serviceTable = OptionTable<OperateOptions>(
+        "ctl service",
+        [
+            .flag("--force", "stop or restart a required service (policy: required)") { $0.force = true }
+        ])
+    static let watchTable = OptionTable<OperateOptions>(
+        "ctl watch",
+        [
+            .flag("--logs", "log lines too, as they are written") { $0.logs = true }
+        ])
+
+    /// The usage lines of the operating commands.
+    static var operateUsage: String {
+        """
+          list \(synopsis(listTable)) | stats [SERVICE] | blame
+          service stop|start|restart ID \(synopsis(serviceTable))
+          watch \(synopsis(watchTable))
+        """
+    }
+
+    /// The request for `name` when it is an operating command; nil otherwise.
+    static func operate(_ name: String, _ arguments: [String]) throws(UsageError) -> ControlMessage.Command? {
+        switch name {
+        case "list":
+            let parsed = try listTable.parse(arguments, from: OperateOptions())
+            guard parsed.operands.isEmpty else { throw listTable.error("expected no arguments") }
+            return parsed.options.all ? .operate(.listAll) : .list
+        case "stats":
+            let operands = try OptionTable<Void>("ctl stats", []).parse(arguments, from: ()).operands
+            guard operands.count <= 1 else { throw UsageError("ctl stats: expected [SERVICE]") }
+            return .operate(.stats(service: operands.first))
+        case "blame":
+            guard try OptionTable<Void>("ctl blame", []).parse(arguments, from: ()).operands.isEmpty else {
+                throw UsageError("ctl blame: expected no arguments")
+            }
+            return .operate(.blame)
+        case "service":
+            let parsed = try serviceTable.parse(arguments, from: OperateOptions())
+            let actions = ControlMessage.Operate.ServiceAction.allCases.map(\.rawValue)
+            guard parsed.operands.count == 2 else { throw serviceTable.error("expected \(actions.joined(separator: "|")) ID") }
+            guard let action = ControlMessage.Operate.ServiceAction(rawValue: parsed.operands[0]) else {
+                throw serviceTable.error(
+                    "unknown action '\(parsed.operands[0])' (one of \(actions.joined(separator: ", ")))"
+                        + Suggestion.didYouMean(parsed.operands[0], among: actions))
+            }
+            if action == .start && parsed.options.force { throw serviceTable.error("--force applies to stop and restart") }
+            return .operate(.service(action, id: parsed.operands[1], force: parsed.options.force))
+        case "watch":
+            let parsed = try watchTable.parse(arguments, from: OperateOptions())
+            guard parsed.operands.isEmpty else { throw watchTable.error("expected no arguments") }
+            return .operate(.watch(logs: parsed.options.logs))
+        default:
+            return nil
+        }
+    }
+
+    /// An operating reply as text; nil for the others.
+    public static func operateText(of reply: ControlReply, command: ControlMessage.Command) -> String? {
+        guard reply.ok == true, case .operate(let operate) = command else { return nil }
+        switch operate {
+        case .stats:
+            return statsText(reply.members[.stats])
+        case .blame:
+            let rows = reply.members[.blame]?.arrayValue ?? []
+            if rows.isEmpty { return "no services" }
+            return rows.map { row in
+                func ms(_ key: String) -> String { milliseconds(row[key]?.doubleValue ?? 0) }
+                return "\(ms("total_ns").leftPadded(10)) \(row["service"]?.stringValue ?? "?")"
+                    + "  (inspect \(ms("inspect_ns")), dlopen \(ms("dlopen_ns")), entry \(ms("entry_ns")),"
+                    + " attach \(ms("attach_ns")), launch \(ms("launch_ns")))"
+            }.joined(separator: "\n")
+        case .listAll:
+            var lines = [text(of: reply, command: "list")]
+            for entry in reply.members[.skipped]?.arrayValue ?? [] {
+                let services = (entry["services"]?.arrayValue ?? []).compactMap(\.stringValue)
+                let what = entry["path"]?.stringValue ?? services.joined(separator: ", ")
+                let ids = entry["path"]?.stringValue != nil && !services.isEmpty ? " (\(services.joined(separator: ", ")))" : ""
+                lines.append("skipped \(what)\(ids): \(entry["reason"]?.stringValue ?? "?"): \(entry["message"]?.stringValue ?? "")")
+            }
+            return lines.filter { !$0.isEmpty }.joined(separator: "\n")
+        case .service(let action, let id, _):
+            let state = reply.services?.first?.state ?? "?"
+            let restarted = (reply.members[.restarted]?.arrayValue ?? []).compactMap(\.stringValue)
+            let done =
+                action == .restart && restarted.count > 1
+                ? "restarted \(restarted.joined(separator: ", ")) (they share a worker)"
+                : "\(action.rawValue == "stop" ? "stopped" : action.rawValue == "start" ? "started" : "restarted") \(id)"
+            return "\(done): \(state); app: \(reply.state ?? "?")"
+        case .watch:
+            return ""
+        }
+    }
+
+    /// `stats` as a table: one line per service and event kind.
+    private static func statsText(_ stats: JSONValue?) -> String {
+        var lines: [String] = []
+        for service in stats?["services"]?.arrayValue ?? [] {
+            lines.append(service["service"]?.stringValue ?? "?")
+            let events = service["events"]?.arrayValue ?? []
+            if events.isEmpty { lines.append("  no deliveries") }
+            for event in events {
+                let count = event["count"]?.intValue ?? 0
+                let total = event["total_ns"]?.doubleValue ?? 0
+                lines.append(
+                    "  " + (event["event"]?.stringValue ?? "?").rightPadded(34) + "\(count)".leftPadded(8) + " calls"
+                        + "\(event["failures"]?.intValue ?? 0)".leftPadded(6) + " failed  avg "
+                        + microseconds(count > 0 ? total / Double(count) : 0) + "  max " + microseconds(event["max_ns"]?.doubleValue ?? 0))
+            }
+        }
+        return lines.isEmpty ? "no services" : lines.joined(separator: "\n")
+    }
+
+    /// One streamed record as text: a trace record as "seq t event service result dur", a log
+    /// line as written.
+    public static func watchText(_ record: JSONValue) -> String {
+        if let log = record["log"]?.stringValue { return log }
+        let seconds = (record["t"]?.doubleValue ?? 0) / 1e9
+        var line = "\(Seconds.text(seconds)) #\(record["seq"]?.intValue ?? 0) \(record["event"]?.stringValue ?? "?")"
+        if let scene = record["scene"]?.stringValue { line += " [\(scene)]" }
+        line += " \(record["service"]?.stringValue ?? "?")"
+        if let completion = record["completion"]?.stringValue { return line + " completed: \(completion)" }
+        return line + " \(record["result"]?.stringValue ?? "?") in " + microseconds(record["dur_ns"]?.doubleValue ?? 0)
+    }
+
+    private static func milliseconds(_ nanoseconds: Double) -> String {
+        let value = (nanoseconds / 1e4).rounded() / 100
+        return "\(value) ms"
+    }
+
+    private static func microseconds(_ nanoseconds: Double) -> String {
+        let value = (nanoseconds / 10).rounded() / 100
+        return "\(value) µs"
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+    fileprivate func rightPadded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}

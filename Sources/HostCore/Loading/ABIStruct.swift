@@ -1,0 +1,26 @@
+import ServiceABI
+
+/// Reads a struct a plugin handed over by the ABI's rule (servicehost/version.h): it is
+/// accepted when its `size` covers its version-1 members, and a member it was not compiled
+/// with (one added after the size it declares) reads as zero, never as the bytes after it.
+enum ABIStruct {
+    /// Why a struct was refused: its declared size is below its version 1's.
+    struct TooSmall: Error {
+        let declared: UInt32
+        let v1Size: UInt32
+    }
+
+    /// A copy of `*pointer` holding the first `size` bytes the plugin declared (at most the
+    /// host's own size), the rest zero; throws when `size` does not cover version 1.
+    static func read<T>(_ pointer: UnsafePointer<T>, v1Size: UInt32) throws(TooSmall) -> T {
+        // Every runtime struct starts with its size (layout.h pins offset 0).
+        let declared = UnsafeRawPointer(pointer).load(as: UInt32.self)
+        guard declared >= v1Size else { throw TooSmall(declared: declared, v1Size: v1Size) }
+        let size = MemoryLayout<T>.size
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<T>.alignment)
+        defer { copy.deallocate() }
+        copy.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        copy.copyMemory(from: pointer, byteCount: min(Int(declared), size))
+        return copy.load(as: T.self)
+    }
+}

@@ -1,0 +1,91 @@
+/// One service at a time: `host ctl service stop|start|restart ID`, through the same
+/// take-down a reload gives a removed service and the one catch-up every late service gets.
+extension Application {
+    /// Takes service `id` down with the events that take the app down (from the app's state);
+    /// it receives nothing afterwards and shows as `stopped by request` until started again.
+    /// A `policy: required` service refuses without `force`.
+    func stopService(_ id: String, force: Bool) throws(ServiceControlError) {
+        let slot = try running(id, to: "stop")
+        if slot.configuration?.policy == .required && !force {
+            throw ServiceControlError("service \(id) is required (policy: required): stopping it needs --force")
+        }
+        services.takeDown([slot], from: lifecycle)
+        dispatcher.setServices(services.slots.filter { $0 !== slot })
+        services.parked.append((slot, "stopped by request"))
+        bus.drain()
+        log.info("host", "service \(id) stopped by request", event: "service.stoppedByRequest", .string("service", id))
+    }
+
+    /// Starts service `id` again (stopped by request, or after a failed launch): back in its
+    /// place in the start order, caught up to the app's state with `SH_LAUNCH_RESTART`.
+    func startService(_ id: String) throws(ServiceControlError) {
+        if services.slot(id) != nil { throw ServiceControlError("service \(id) is already running") }
+        guard let index = services.parked.firstIndex(where: { $0.slot.id == id }) else { throw unknown(id, to: "start") }
+        let slot = services.parked.remove(at: index).slot
+        slot.launchFailed = false
+        let order = services.startOrder
+        let position = { (slot: ServiceSlot) in order.firstIndex(of: slot.id) ?? order.count }
+        dispatcher.setServices(
+            (services.slots + [slot]).enumerated().sorted { a, b in
+                (position(a.element), a.offset) < (position(b.element), b.offset)
+            }.map(\.element))
+        catchUp([slot])
+        if slot.launchFailed { log.warn("host", "service \(id) started again but its launch failed") }
+        log.info(
+            "host", "service \(id) started by request; caught up to \(state.name)", event: "service.startedByRequest",
+            .string("service", id))
+    }
+
+    /// Stops and starts service `id`; a process-isolated one gets a new worker, and so do the
+    /// other services of its file, which share that worker. Returns the services restarted.
+    func restartService(_ id: String, force: Bool, isolation: IsolationSupervisor?) throws(ServiceControlError) -> [String] {
+        if let plugin = isolation?.plugin(serving: id) {
+            if case .failed(let record) = plugin.status {
+                throw ServiceControlError(
+                    "service \(id) is marked failed after a crash loop (\(record.summary));"
+                        + " it starts again when \(plugin.path) changes")
+            }
+            _ = try running(id, to: "restart")
+            let siblings = services.slots.filter { slot in plugin.proxies.contains { $0.id == slot.id } }
+            if !force, let required = siblings.first(where: { $0.configuration?.policy == .required }) {
+                throw ServiceControlError("service \(required.id) is required (policy: required): restarting it needs --force")
+            }
+            services.takeDown(siblings, from: lifecycle)
+            guard plugin.replaceWorker() else {
+                throw ServiceControlError("service \(id)'s worker is not running (\(plugin.statusName)); try again once it is")
+            }
+            bus.drain()
+            return siblings.map(\.id)
+        }
+        _ = try running(id, to: "restart")
+        try stopService(id, force: force)
+        try startService(id)
+        return [id]
+    }
+
+    /// The running service `id`, or an error saying what it is instead.
+    private func running(_ id: String, to verb: String) throws(ServiceControlError) -> ServiceSlot {
+        if let slot = services.slot(id) { return slot }
+        if let parked = services.parked.first(where: { $0.slot.id == id }) {
+            throw ServiceControlError("service \(id) is not running (\(parked.reason)); nothing to \(verb)")
+        }
+        throw unknown(id, to: verb)
+    }
+
+    private func unknown(_ id: String, to verb: String) -> ServiceControlError {
+        if let skipped = services.skipped.first(where: { $0.services.contains(id) }) {
+            return ServiceControlError("service \(id) is not loaded: \(skipped.message) (fix that, then host ctl reload)")
+        }
+        let known = services.slots.map(\.id) + services.parked.map(\.slot.id)
+        return ServiceControlError(
+            "cannot \(verb) unknown service \(id)" + Suggestion.didYouMean(id, among: known)
+                + " (known: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+    }
+}
+
+/// A `service stop|start|restart` request the host refuses, saying why.
+public struct ServiceControlError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong, naming the service.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

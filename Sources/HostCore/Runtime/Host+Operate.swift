@@ -1,0 +1,97 @@
+import ServiceJSON
+
+/// Operating a running host: statistics, start-up cost, one service at a time, what was not
+/// started. The control channel and the metrics endpoint read these on the main thread.
+extension Host {
+    /// Starts counting every delivery per service and event kind (`--stats`,
+    /// `--metrics-listen`). Until then the dispatch path does not time calls at all.
+    public func enableStatistics() { dispatcher.enableStatistics() }
+
+    /// Whether deliveries are counted.
+    public var statisticsEnabled: Bool { dispatcher.statisticsEnabled }
+
+    /// Stops service `id` (see ``Application/stopService(_:force:)``).
+    public func stopService(_ id: String, force: Bool = false) throws(ServiceControlError) {
+        try refuseWhileTerminating()
+        try application.stopService(id, force: force)
+    }
+
+    /// Starts service `id` again, caught up to the app's state.
+    public func startService(_ id: String) throws(ServiceControlError) {
+        try refuseWhileTerminating()
+        try application.startService(id)
+    }
+
+    /// Restarts service `id` (a new worker when it runs in one); returns the services restarted.
+    @discardableResult
+    public func restartService(_ id: String, force: Bool = false) throws(ServiceControlError) -> [String] {
+        try refuseWhileTerminating()
+        return try application.restartService(id, force: force, isolation: isolation)
+    }
+
+    private func refuseWhileTerminating() throws(ServiceControlError) {
+        if isTerminating || state == .notRunning { throw ServiceControlError("the host is not running its services") }
+    }
+
+    /// Services loaded but not running, and why (`stopped by request`, `failed to launch`).
+    public var parkedServices: [(slot: ServiceSlot, reason: String)] { serviceSet.parked }
+
+    /// Every file and service the host looked at and did not start, with why; crash-looped
+    /// services too (they are listed as services, `failed`, and here with the reason).
+    public var skipped: [SkippedEntry] {
+        var entries = serviceSet.skipped
+        for slot in services {
+            if let failure = isolation?.board.fields(for: slot.id)[.failure].flatMap(FailureRecord.init(json:)) {
+                entries.append(
+                    SkippedEntry(
+                        path: slot.path, services: [slot.id], reason: .crashLooped,
+                        message: "marked failed after a crash loop (\(failure.summary)); starts again when the file changes"))
+            }
+        }
+        return entries
+    }
+
+    /// The figures of every service (or of `service`), as `host ctl stats --json` shows them.
+    func statistics(of service: String?) throws(ServiceControlError) -> JSONValue {
+        guard statisticsEnabled else {
+            throw ServiceControlError("statistics are off: start the host with --stats (or --metrics-listen)")
+        }
+        let stats = dispatcher.stats
+        var ids = stats.ids
+        if let service {
+            guard ids.contains(service) || services.contains(where: { $0.id == service }) else {
+                throw ServiceControlError(
+                    "no statistics for unknown service \(service)"
+                        + Suggestion.didYouMean(service, among: ids) + " (known: \(ids.joined(separator: ", ")))")
+            }
+            ids = [service]
+        }
+        let bounds = ServiceStats.bounds.map { JSONValue.number(Double($0)) }
+        return .object([
+            "bounds_ns": .array(bounds),
+            "services": .array(
+                ids.map { id in
+                    .object([
+                        "service": .string(id),
+                        "events": .array(
+                            stats.figures(for: id).map { figures in
+                                .object([
+                                    "event": .string(figures.kind.name), "count": .number(Double(figures.count)),
+                                    "failures": .number(Double(figures.failures)),
+                                    "total_ns": .number(Double(figures.totalNanoseconds)),
+                                    "max_ns": .number(Double(figures.maxNanoseconds)),
+                                    "buckets": .array(figures.buckets.map { .number(Double($0)) }),
+                                ])
+                            }),
+                    ])
+                }),
+        ])
+    }
+
+    /// What starting each service cost, slowest first (`host ctl blame`).
+    func blame() -> [(service: String, cost: StartupCost)] {
+        let known = Set(services.map(\.id) + serviceSet.parked.map(\.slot.id))
+        return dispatcher.stats.startup.filter { known.contains($0.key) }.map { ($0.key, $0.value) }
+            .sorted { ($0.cost.total, $1.service) > ($1.cost.total, $0.service) }
+    }
+}

@@ -1,0 +1,545 @@
+// The checks the generated entry adds for each service (servicehost-metagen): for every
+// capability event, the class adopts `_ManifestLists_EVENT` when servicehost.json lists the
+// event and `_ManifestOmits_EVENT` when it does not. Each protocol has one requirement with two
+// defaults; the compiler picks the more constrained one, and the unavailable one fails the
+// build with a message naming the method and the manifest:
+// - listed, but the class does not adopt the capability protocol: the method is missing or
+//   misspelled, and the host would call a handler that is not there;
+// - not listed, but the class adopts it: the host would never call the method.
+// The generated code puts these conformances at the service's line in servicehost.json
+// (#sourceLocation), so that is where the error points. Not for use by hand.
+
+/// Generated code only: servicehost.json lists "notification"; the class must adopt ``NotificationReceiving``.
+public protocol _ManifestLists_notification {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``NotificationReceiving``.
+    static var _servicehostCheck_notification: Void { get }
+}
+
+extension _ManifestLists_notification {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"notification\": adopt NotificationReceiving and implement `func didReceive(_ notification: ServiceNotification)` (or remove \"notification\" from events)"
+    )
+    public static var _servicehostCheck_notification: Void { () }
+}
+
+extension _ManifestLists_notification where Self: NotificationReceiving {
+    /// The class adopts ``NotificationReceiving``: the check passes.
+    public static var _servicehostCheck_notification: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "notification"; the class must not adopt ``NotificationReceiving``.
+public protocol _ManifestOmits_notification {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``NotificationReceiving``.
+    static var _servicehostCheck_notification: Void { get }
+}
+
+extension _ManifestOmits_notification {
+    /// The class does not adopt ``NotificationReceiving``: the check passes.
+    public static var _servicehostCheck_notification: Void { () }
+}
+
+extension _ManifestOmits_notification where Self: NotificationReceiving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts NotificationReceiving (`func didReceive(_ notification: ServiceNotification)`), but servicehost.json does not list the event \"notification\", so the host would never call it: add \"notification\" to events"
+    )
+    public static var _servicehostCheck_notification: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "didReceiveMemoryWarning"; the class must adopt ``MemoryWarningHandling``.
+public protocol _ManifestLists_didReceiveMemoryWarning {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``MemoryWarningHandling``.
+    static var _servicehostCheck_didReceiveMemoryWarning: Void { get }
+}
+
+extension _ManifestLists_didReceiveMemoryWarning {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didReceiveMemoryWarning\": adopt MemoryWarningHandling and implement `func didReceiveMemoryWarning()` (or remove \"didReceiveMemoryWarning\" from events)"
+    )
+    public static var _servicehostCheck_didReceiveMemoryWarning: Void { () }
+}
+
+extension _ManifestLists_didReceiveMemoryWarning where Self: MemoryWarningHandling {
+    /// The class adopts ``MemoryWarningHandling``: the check passes.
+    public static var _servicehostCheck_didReceiveMemoryWarning: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "didReceiveMemoryWarning"; the class must not adopt ``MemoryWarningHandling``.
+public protocol _ManifestOmits_didReceiveMemoryWarning {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``MemoryWarningHandling``.
+    static var _servicehostCheck_didReceiveMemoryWarning: Void { get }
+}
+
+extension _ManifestOmits_didReceiveMemoryWarning {
+    /// The class does not adopt ``MemoryWarningHandling``: the check passes.
+    public static var _servicehostCheck_didReceiveMemoryWarning: Void { () }
+}
+
+extension _ManifestOmits_didReceiveMemoryWarning where Self: MemoryWarningHandling {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts MemoryWarningHandling (`func didReceiveMemoryWarning()`), but servicehost.json does not list the event \"didReceiveMemoryWarning\", so the host would never call it: add \"didReceiveMemoryWarning\" to events"
+    )
+    public static var _servicehostCheck_didReceiveMemoryWarning: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "willPresentNotification"; the class must adopt ``PushPresenting``.
+public protocol _ManifestLists_willPresentNotification {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``PushPresenting``.
+    static var _servicehostCheck_willPresentNotification: Void { get }
+}
+
+extension _ManifestLists_willPresentNotification {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"willPresentNotification\": adopt PushPresenting and implement `func willPresent(_ notification: PushNotification, completion: PresentationCompletion)` (or remove \"willPresentNotification\" from events)"
+    )
+    public static var _servicehostCheck_willPresentNotification: Void { () }
+}
+
+extension _ManifestLists_willPresentNotification where Self: PushPresenting {
+    /// The class adopts ``PushPresenting``: the check passes.
+    public static var _servicehostCheck_willPresentNotification: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "willPresentNotification"; the class must not adopt ``PushPresenting``.
+public protocol _ManifestOmits_willPresentNotification {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``PushPresenting``.
+    static var _servicehostCheck_willPresentNotification: Void { get }
+}
+
+extension _ManifestOmits_willPresentNotification {
+    /// The class does not adopt ``PushPresenting``: the check passes.
+    public static var _servicehostCheck_willPresentNotification: Void { () }
+}
+
+extension _ManifestOmits_willPresentNotification where Self: PushPresenting {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts PushPresenting (`func willPresent(_ notification: PushNotification, completion: PresentationCompletion)`), but servicehost.json does not list the event \"willPresentNotification\", so the host would never call it: add \"willPresentNotification\" to events"
+    )
+    public static var _servicehostCheck_willPresentNotification: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "didReceiveNotificationResponse"; the class must adopt ``NotificationResponseHandling``.
+public protocol _ManifestLists_didReceiveNotificationResponse {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``NotificationResponseHandling``.
+    static var _servicehostCheck_didReceiveNotificationResponse: Void { get }
+}
+
+extension _ManifestLists_didReceiveNotificationResponse {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didReceiveNotificationResponse\": adopt NotificationResponseHandling and implement `func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)` (or remove \"didReceiveNotificationResponse\" from events)"
+    )
+    public static var _servicehostCheck_didReceiveNotificationResponse: Void { () }
+}
+
+extension _ManifestLists_didReceiveNotificationResponse where Self: NotificationResponseHandling {
+    /// The class adopts ``NotificationResponseHandling``: the check passes.
+    public static var _servicehostCheck_didReceiveNotificationResponse: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "didReceiveNotificationResponse"; the class must not adopt ``NotificationResponseHandling``.
+public protocol _ManifestOmits_didReceiveNotificationResponse {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``NotificationResponseHandling``.
+    static var _servicehostCheck_didReceiveNotificationResponse: Void { get }
+}
+
+extension _ManifestOmits_didReceiveNotificationResponse {
+    /// The class does not adopt ``NotificationResponseHandling``: the check passes.
+    public static var _servicehostCheck_didReceiveNotificationResponse: Void { () }
+}
+
+extension _ManifestOmits_didReceiveNotificationResponse where Self: NotificationResponseHandling {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts NotificationResponseHandling (`func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)`), but servicehost.json does not list the event \"didReceiveNotificationResponse\", so the host would never call it: add \"didReceiveNotificationResponse\" to events"
+    )
+    public static var _servicehostCheck_didReceiveNotificationResponse: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "didReceiveRemoteNotification"; the class must adopt ``BackgroundFetching``.
+public protocol _ManifestLists_didReceiveRemoteNotification {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``BackgroundFetching``.
+    static var _servicehostCheck_didReceiveRemoteNotification: Void { get }
+}
+
+extension _ManifestLists_didReceiveRemoteNotification {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didReceiveRemoteNotification\": adopt BackgroundFetching and implement `func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion)` (or remove \"didReceiveRemoteNotification\" from events)"
+    )
+    public static var _servicehostCheck_didReceiveRemoteNotification: Void { () }
+}
+
+extension _ManifestLists_didReceiveRemoteNotification where Self: BackgroundFetching {
+    /// The class adopts ``BackgroundFetching``: the check passes.
+    public static var _servicehostCheck_didReceiveRemoteNotification: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "didReceiveRemoteNotification"; the class must not adopt ``BackgroundFetching``.
+public protocol _ManifestOmits_didReceiveRemoteNotification {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``BackgroundFetching``.
+    static var _servicehostCheck_didReceiveRemoteNotification: Void { get }
+}
+
+extension _ManifestOmits_didReceiveRemoteNotification {
+    /// The class does not adopt ``BackgroundFetching``: the check passes.
+    public static var _servicehostCheck_didReceiveRemoteNotification: Void { () }
+}
+
+extension _ManifestOmits_didReceiveRemoteNotification where Self: BackgroundFetching {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts BackgroundFetching (`func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion)`), but servicehost.json does not list the event \"didReceiveRemoteNotification\", so the host would never call it: add \"didReceiveRemoteNotification\" to events"
+    )
+    public static var _servicehostCheck_didReceiveRemoteNotification: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "didRegisterForRemoteNotifications"; the class must adopt ``DeviceTokenReceiving``.
+public protocol _ManifestLists_didRegisterForRemoteNotifications {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``DeviceTokenReceiving``.
+    static var _servicehostCheck_didRegisterForRemoteNotifications: Void { get }
+}
+
+extension _ManifestLists_didRegisterForRemoteNotifications {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didRegisterForRemoteNotifications\": adopt DeviceTokenReceiving and implement `func didRegisterForRemoteNotifications(deviceToken: DeviceToken)` (or remove \"didRegisterForRemoteNotifications\" from events)"
+    )
+    public static var _servicehostCheck_didRegisterForRemoteNotifications: Void { () }
+}
+
+extension _ManifestLists_didRegisterForRemoteNotifications where Self: DeviceTokenReceiving {
+    /// The class adopts ``DeviceTokenReceiving``: the check passes.
+    public static var _servicehostCheck_didRegisterForRemoteNotifications: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "didRegisterForRemoteNotifications"; the class must not adopt ``DeviceTokenReceiving``.
+public protocol _ManifestOmits_didRegisterForRemoteNotifications {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``DeviceTokenReceiving``.
+    static var _servicehostCheck_didRegisterForRemoteNotifications: Void { get }
+}
+
+extension _ManifestOmits_didRegisterForRemoteNotifications {
+    /// The class does not adopt ``DeviceTokenReceiving``: the check passes.
+    public static var _servicehostCheck_didRegisterForRemoteNotifications: Void { () }
+}
+
+extension _ManifestOmits_didRegisterForRemoteNotifications where Self: DeviceTokenReceiving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts DeviceTokenReceiving (`func didRegisterForRemoteNotifications(deviceToken: DeviceToken)`), but servicehost.json does not list the event \"didRegisterForRemoteNotifications\", so the host would never call it: add \"didRegisterForRemoteNotifications\" to events"
+    )
+    public static var _servicehostCheck_didRegisterForRemoteNotifications: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "didFailToRegisterForRemoteNotifications"; the class must adopt ``DeviceTokenErrorHandling``.
+public protocol _ManifestLists_didFailToRegisterForRemoteNotifications {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``DeviceTokenErrorHandling``.
+    static var _servicehostCheck_didFailToRegisterForRemoteNotifications: Void { get }
+}
+
+extension _ManifestLists_didFailToRegisterForRemoteNotifications {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didFailToRegisterForRemoteNotifications\": adopt DeviceTokenErrorHandling and implement `func didFailToRegisterForRemoteNotifications(error: String)` (or remove \"didFailToRegisterForRemoteNotifications\" from events)"
+    )
+    public static var _servicehostCheck_didFailToRegisterForRemoteNotifications: Void { () }
+}
+
+extension _ManifestLists_didFailToRegisterForRemoteNotifications where Self: DeviceTokenErrorHandling {
+    /// The class adopts ``DeviceTokenErrorHandling``: the check passes.
+    public static var _servicehostCheck_didFailToRegisterForRemoteNotifications: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "didFailToRegisterForRemoteNotifications"; the class must not adopt ``DeviceTokenErrorHandling``.
+public protocol _ManifestOmits_didFailToRegisterForRemoteNotifications {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``DeviceTokenErrorHandling``.
+    static var _servicehostCheck_didFailToRegisterForRemoteNotifications: Void { get }
+}
+
+extension _ManifestOmits_didFailToRegisterForRemoteNotifications {
+    /// The class does not adopt ``DeviceTokenErrorHandling``: the check passes.
+    public static var _servicehostCheck_didFailToRegisterForRemoteNotifications: Void { () }
+}
+
+extension _ManifestOmits_didFailToRegisterForRemoteNotifications where Self: DeviceTokenErrorHandling {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts DeviceTokenErrorHandling (`func didFailToRegisterForRemoteNotifications(error: String)`), but servicehost.json does not list the event \"didFailToRegisterForRemoteNotifications\", so the host would never call it: add \"didFailToRegisterForRemoteNotifications\" to events"
+    )
+    public static var _servicehostCheck_didFailToRegisterForRemoteNotifications: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "openURL"; the class must adopt ``URLHandling``.
+public protocol _ManifestLists_openURL {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``URLHandling``.
+    static var _servicehostCheck_openURL: Void { get }
+}
+
+extension _ManifestLists_openURL {
+    @available(*, unavailable, message: "servicehost.json lists the event \"openURL\": adopt URLHandling and implement `func open(_ url: OpenURL) -> Bool` (or remove \"openURL\" from events)")
+    public static var _servicehostCheck_openURL: Void { () }
+}
+
+extension _ManifestLists_openURL where Self: URLHandling {
+    /// The class adopts ``URLHandling``: the check passes.
+    public static var _servicehostCheck_openURL: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "openURL"; the class must not adopt ``URLHandling``.
+public protocol _ManifestOmits_openURL {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``URLHandling``.
+    static var _servicehostCheck_openURL: Void { get }
+}
+
+extension _ManifestOmits_openURL {
+    /// The class does not adopt ``URLHandling``: the check passes.
+    public static var _servicehostCheck_openURL: Void { () }
+}
+
+extension _ManifestOmits_openURL where Self: URLHandling {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts URLHandling (`func open(_ url: OpenURL) -> Bool`), but servicehost.json does not list the event \"openURL\", so the host would never call it: add \"openURL\" to events"
+    )
+    public static var _servicehostCheck_openURL: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "continueUserActivity"; the class must adopt ``UserActivityHandling``.
+public protocol _ManifestLists_continueUserActivity {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``UserActivityHandling``.
+    static var _servicehostCheck_continueUserActivity: Void { get }
+}
+
+extension _ManifestLists_continueUserActivity {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"continueUserActivity\": adopt UserActivityHandling and implement `func continueUserActivity(_ activity: UserActivity) -> Bool` (or remove \"continueUserActivity\" from events)"
+    )
+    public static var _servicehostCheck_continueUserActivity: Void { () }
+}
+
+extension _ManifestLists_continueUserActivity where Self: UserActivityHandling {
+    /// The class adopts ``UserActivityHandling``: the check passes.
+    public static var _servicehostCheck_continueUserActivity: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "continueUserActivity"; the class must not adopt ``UserActivityHandling``.
+public protocol _ManifestOmits_continueUserActivity {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``UserActivityHandling``.
+    static var _servicehostCheck_continueUserActivity: Void { get }
+}
+
+extension _ManifestOmits_continueUserActivity {
+    /// The class does not adopt ``UserActivityHandling``: the check passes.
+    public static var _servicehostCheck_continueUserActivity: Void { () }
+}
+
+extension _ManifestOmits_continueUserActivity where Self: UserActivityHandling {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts UserActivityHandling (`func continueUserActivity(_ activity: UserActivity) -> Bool`), but servicehost.json does not list the event \"continueUserActivity\", so the host would never call it: add \"continueUserActivity\" to events"
+    )
+    public static var _servicehostCheck_continueUserActivity: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "didChangeNotificationAuthorization"; the class must adopt ``AuthorizationObserving``.
+public protocol _ManifestLists_didChangeNotificationAuthorization {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``AuthorizationObserving``.
+    static var _servicehostCheck_didChangeNotificationAuthorization: Void { get }
+}
+
+extension _ManifestLists_didChangeNotificationAuthorization {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didChangeNotificationAuthorization\": adopt AuthorizationObserving and implement `func didChangeNotificationAuthorization(_ settings: NotificationSettings)` (or remove \"didChangeNotificationAuthorization\" from events)"
+    )
+    public static var _servicehostCheck_didChangeNotificationAuthorization: Void { () }
+}
+
+extension _ManifestLists_didChangeNotificationAuthorization where Self: AuthorizationObserving {
+    /// The class adopts ``AuthorizationObserving``: the check passes.
+    public static var _servicehostCheck_didChangeNotificationAuthorization: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "didChangeNotificationAuthorization"; the class must not adopt ``AuthorizationObserving``.
+public protocol _ManifestOmits_didChangeNotificationAuthorization {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``AuthorizationObserving``.
+    static var _servicehostCheck_didChangeNotificationAuthorization: Void { get }
+}
+
+extension _ManifestOmits_didChangeNotificationAuthorization {
+    /// The class does not adopt ``AuthorizationObserving``: the check passes.
+    public static var _servicehostCheck_didChangeNotificationAuthorization: Void { () }
+}
+
+extension _ManifestOmits_didChangeNotificationAuthorization where Self: AuthorizationObserving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts AuthorizationObserving (`func didChangeNotificationAuthorization(_ settings: NotificationSettings)`), but servicehost.json does not list the event \"didChangeNotificationAuthorization\", so the host would never call it: add \"didChangeNotificationAuthorization\" to events"
+    )
+    public static var _servicehostCheck_didChangeNotificationAuthorization: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "configurationForConnecting"; the class must adopt ``SceneConfiguring``.
+public protocol _ManifestLists_configurationForConnecting {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``SceneConfiguring``.
+    static var _servicehostCheck_configurationForConnecting: Void { get }
+}
+
+extension _ManifestLists_configurationForConnecting {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"configurationForConnecting\": adopt SceneConfiguring and implement `func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?` (or remove \"configurationForConnecting\" from events)"
+    )
+    public static var _servicehostCheck_configurationForConnecting: Void { () }
+}
+
+extension _ManifestLists_configurationForConnecting where Self: SceneConfiguring {
+    /// The class adopts ``SceneConfiguring``: the check passes.
+    public static var _servicehostCheck_configurationForConnecting: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "configurationForConnecting"; the class must not adopt ``SceneConfiguring``.
+public protocol _ManifestOmits_configurationForConnecting {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``SceneConfiguring``.
+    static var _servicehostCheck_configurationForConnecting: Void { get }
+}
+
+extension _ManifestOmits_configurationForConnecting {
+    /// The class does not adopt ``SceneConfiguring``: the check passes.
+    public static var _servicehostCheck_configurationForConnecting: Void { () }
+}
+
+extension _ManifestOmits_configurationForConnecting where Self: SceneConfiguring {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts SceneConfiguring (`func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?`), but servicehost.json does not list the event \"configurationForConnecting\", so the host would never call it: add \"configurationForConnecting\" to events"
+    )
+    public static var _servicehostCheck_configurationForConnecting: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "sceneOpenURLContexts"; the class must adopt ``SceneURLHandling``.
+public protocol _ManifestLists_sceneOpenURLContexts {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``SceneURLHandling``.
+    static var _servicehostCheck_sceneOpenURLContexts: Void { get }
+}
+
+extension _ManifestLists_sceneOpenURLContexts {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"sceneOpenURLContexts\": adopt SceneURLHandling and implement `func scene(_ scene: Scene, open url: OpenURL) -> Bool` (or remove \"sceneOpenURLContexts\" from events)"
+    )
+    public static var _servicehostCheck_sceneOpenURLContexts: Void { () }
+}
+
+extension _ManifestLists_sceneOpenURLContexts where Self: SceneURLHandling {
+    /// The class adopts ``SceneURLHandling``: the check passes.
+    public static var _servicehostCheck_sceneOpenURLContexts: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "sceneOpenURLContexts"; the class must not adopt ``SceneURLHandling``.
+public protocol _ManifestOmits_sceneOpenURLContexts {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``SceneURLHandling``.
+    static var _servicehostCheck_sceneOpenURLContexts: Void { get }
+}
+
+extension _ManifestOmits_sceneOpenURLContexts {
+    /// The class does not adopt ``SceneURLHandling``: the check passes.
+    public static var _servicehostCheck_sceneOpenURLContexts: Void { () }
+}
+
+extension _ManifestOmits_sceneOpenURLContexts where Self: SceneURLHandling {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts SceneURLHandling (`func scene(_ scene: Scene, open url: OpenURL) -> Bool`), but servicehost.json does not list the event \"sceneOpenURLContexts\", so the host would never call it: add \"sceneOpenURLContexts\" to events"
+    )
+    public static var _servicehostCheck_sceneOpenURLContexts: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "sceneContinueUserActivity"; the class must adopt ``SceneUserActivityHandling``.
+public protocol _ManifestLists_sceneContinueUserActivity {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``SceneUserActivityHandling``.
+    static var _servicehostCheck_sceneContinueUserActivity: Void { get }
+}
+
+extension _ManifestLists_sceneContinueUserActivity {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"sceneContinueUserActivity\": adopt SceneUserActivityHandling and implement `func scene(_ scene: Scene, continue activity: UserActivity) -> Bool` (or remove \"sceneContinueUserActivity\" from events)"
+    )
+    public static var _servicehostCheck_sceneContinueUserActivity: Void { () }
+}
+
+extension _ManifestLists_sceneContinueUserActivity where Self: SceneUserActivityHandling {
+    /// The class adopts ``SceneUserActivityHandling``: the check passes.
+    public static var _servicehostCheck_sceneContinueUserActivity: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "sceneContinueUserActivity"; the class must not adopt ``SceneUserActivityHandling``.
+public protocol _ManifestOmits_sceneContinueUserActivity {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``SceneUserActivityHandling``.
+    static var _servicehostCheck_sceneContinueUserActivity: Void { get }
+}
+
+extension _ManifestOmits_sceneContinueUserActivity {
+    /// The class does not adopt ``SceneUserActivityHandling``: the check passes.
+    public static var _servicehostCheck_sceneContinueUserActivity: Void { () }
+}
+
+extension _ManifestOmits_sceneContinueUserActivity where Self: SceneUserActivityHandling {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts SceneUserActivityHandling (`func scene(_ scene: Scene, continue activity: UserActivity) -> Bool`), but servicehost.json does not list the event \"sceneContinueUserActivity\", so the host would never call it: add \"sceneContinueUserActivity\" to events"
+    )
+    public static var _servicehostCheck_sceneContinueUserActivity: Void { () }
+}
+
+/// Generated code only: servicehost.json lists no scene event; the class must not adopt ``SceneService``.
+public protocol _ManifestOmits_scenes {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``SceneService``.
+    static var _servicehostCheck_scenes: Void { get }
+}
+
+extension _ManifestOmits_scenes {
+    /// The class is no scene service: the check passes.
+    public static var _servicehostCheck_scenes: Void { () }
+}
+
+extension _ManifestOmits_scenes where Self: SceneService {
+    @available(
+        *, unavailable,
+        message: "the class adopts SceneService, but servicehost.json lists no scene event, so the host would never call its scene methods: add the events (or the group \"scenes\") to events"
+    )
+    public static var _servicehostCheck_scenes: Void { () }
+}

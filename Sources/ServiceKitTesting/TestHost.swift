@@ -1,0 +1,249 @@
+import ServiceABI
+import ServiceKit
+
+/// Runs one service class in process, without the `host` binary: delivers events in UIKit's
+/// order, answers its completions, records what it logged, posted, stored and asked for, and
+/// keeps a manual clock for the completions' deadlines.
+///
+/// Like swift-service-lifecycle's TestKit and swift-log's in-memory handler, it lets a unit
+/// test drive a service and assert on what it did:
+///
+/// ```swift
+/// let host = TestHost(GreeterService())
+/// host.launch()                                  // willFinishLaunching, didFinishLaunching, didBecomeActive
+/// #expect(host.logs.contains(LogLine(.info, "greeter: didBecomeActive")))
+/// let fetch = host.fetch(try PushNotification(json: #"{"aps":{"content-available":1}}"#))
+/// host.advance(by: 30)                           // the deadline passes: fetch.timedOut
+/// ```
+///
+/// The service's `host` works as under the real host: `host.appState` follows the moves,
+/// `host.store` reads and writes ``store``, `host.post` records into ``posts`` (never
+/// delivered back: the poster does not get its own), `host.requestAuthorization` answers
+/// with ``authorizationAnswer`` while the status is not determined. Events reach only the
+/// capability protocols the class adopts; one it does not adopt is not delivered (nil).
+/// Use a `TestHost` from one thread; the service's completions and `host` calls may come
+/// from any.
+public final class TestHost<Service: ApplicationService> {
+    /// The service under test.
+    public let service: Service
+    /// Its id, as `host.log` lines and the store would see it.
+    public let id: String
+    /// How long a completion may take, in seconds of ``now`` (the host's `--fetch-timeout`).
+    public var answerDeadline: Double = 30
+    /// The manual clock, in seconds; only ``advance(by:)`` moves it.
+    public private(set) var now: Double = 0
+    /// Every event delivered so far, by name (`"didBecomeActive"`), in order.
+    public private(set) var deliveries: [String] = []
+
+    private let recorder = TestRecorder()
+    private let table: UnsafeMutablePointer<sh_host>
+    private var expiring: [(Double) -> Void] = []
+
+    /// Attaches `service` as `id`; the app is not running until ``launch(_:into:)``.
+    public init(_ service: Service, id: String = "test.service") {
+        self.service = service
+        self.id = id
+        table = TestHostTable.make(for: recorder)
+        TestAttachments.attach(service, id: id, to: table)
+    }
+
+    deinit {
+        TestAttachments.detach(service)
+        TestHostTable.release(table)
+    }
+
+    // MARK: - What the service did
+
+    /// The lines it logged, in order.
+    public var logs: [LogLine] { recorder.state.withLock { $0.logs } }
+    /// The notifications it posted, in order.
+    public var posts: [Post] { recorder.state.withLock { $0.posts } }
+    /// What else it asked of the host, in order.
+    public var requests: [Request] { recorder.state.withLock { $0.requests } }
+    /// Its persistent store; set values before ``launch(_:into:)`` to seed it.
+    public var store: [String: [UInt8]] {
+        get { recorder.state.withLock { $0.store } }
+        set { recorder.state.withLock { $0.store = newValue } }
+    }
+    /// The app's state as the service reads it (`host.appState`).
+    public var appState: AppState { recorder.state.withLock { $0.appState } }
+    /// The notification authorization the service reads (`host.notificationSettings`).
+    public var notificationSettings: NotificationSettings { recorder.state.withLock { $0.settings } }
+    /// What `host.requestAuthorization` decides while the status is not determined
+    /// (the host's `--notification-authorization grant`: authorized).
+    public var authorizationAnswer: AuthorizationStatus {
+        get { recorder.state.withLock { $0.authorizationAnswer } }
+        set { recorder.state.withLock { $0.authorizationAnswer = newValue } }
+    }
+
+    // MARK: - The lifecycle, in UIKit's order
+
+    /// Launches the app: willFinishLaunching, didFinishLaunching (the app inactive, or in
+    /// the background for `into: .background`), then didBecomeActive for `into: .active`.
+    /// Returns whether both launch events answered `true`.
+    @discardableResult
+    public func launch(_ options: LaunchOptions = LaunchOptions(), into state: AppState = .active) -> Bool {
+        precondition(appState == .notRunning, "TestHost: launch() once, from notRunning")
+        setState(state == .background ? .background : .inactive)
+        deliveries.append("willFinishLaunching")
+        let will = service.willFinishLaunching(options)
+        deliveries.append("didFinishLaunching")
+        let did = service.didFinishLaunching(options)
+        if state == .active { move(to: .active) }
+        return will && did
+    }
+
+    /// Moves the app along UIKit's legal path to `target`, delivering each step's event:
+    /// active → background is willResignActive, didEnterBackground; background → active is
+    /// willEnterForeground, didBecomeActive; `.notRunning` ends with willTerminate.
+    public func move(to target: AppState) {
+        while appState != target && appState != .notRunning {
+            switch (appState, target) {
+            case (.active, _):
+                deliver("willResignActive") { service.willResignActive() }
+                setState(.inactive)
+            case (.inactive, .active):
+                setState(.active)
+                deliver("didBecomeActive") { service.didBecomeActive() }
+            case (.inactive, _):
+                setState(.background)
+                deliver("didEnterBackground") { service.didEnterBackground() }
+            case (.background, .notRunning):
+                deliver("willTerminate") { service.willTerminate() }
+                setState(.notRunning)
+            case (.background, _):
+                deliver("willEnterForeground") { service.willEnterForeground() }
+                setState(.inactive)
+            default:
+                return
+            }
+        }
+    }
+
+    /// `host ctl activate`: to active.
+    public func activate() { move(to: .active) }
+    /// `host ctl background`: to the background.
+    public func background() { move(to: .background) }
+    /// `host ctl foreground`: from the background to inactive.
+    public func foreground() { move(to: .inactive) }
+    /// SIGTERM: to the background, then willTerminate.
+    public func terminate() { move(to: .notRunning) }
+
+    // MARK: - Other events
+
+    /// `host ctl memory-warning`; false when the class does not adopt MemoryWarningHandling.
+    @discardableResult
+    public func memoryWarning() -> Bool {
+        guard let handler = service as? any MemoryWarningHandling else { return false }
+        deliver("didReceiveMemoryWarning") { handler.didReceiveMemoryWarning() }
+        return true
+    }
+
+    /// A notification posted by `sender`; false when the class does not adopt NotificationReceiving.
+    @discardableResult
+    public func post(_ name: String, payload: JSONValue? = nil, from sender: String = "host") -> Bool {
+        guard let handler = service as? any NotificationReceiving else { return false }
+        deliver("notification") { handler.didReceive(ServiceNotification(name: name, sender: sender, payload: payload)) }
+        return true
+    }
+
+    /// A push while the app is active (willPresentNotification); nil when the class does not
+    /// adopt PushPresenting.
+    public func present(_ push: PushNotification) -> Answer<PresentationOptions>? {
+        guard let handler = service as? any PushPresenting else { return nil }
+        let answer = pending(PresentationOptions.self)
+        deliver("willPresentNotification") {
+            handler.willPresent(push, completion: PresentationCompletion { answer.complete($0) })
+        }
+        return answer
+    }
+
+    /// A background fetch (didReceiveRemoteNotification); nil when the class does not adopt
+    /// BackgroundFetching.
+    public func fetch(_ push: PushNotification) -> Answer<FetchResult>? {
+        guard let handler = service as? any BackgroundFetching else { return nil }
+        let answer = pending(FetchResult.self)
+        deliver("didReceiveRemoteNotification") {
+            handler.didReceiveRemoteNotification(push, completion: FetchCompletion { answer.complete($0) })
+        }
+        return answer
+    }
+
+    /// The user acted on a notification. As in UIKit, anything but a dismissal first brings
+    /// the app forward (willEnterForeground, didBecomeActive); nil when the class does not
+    /// adopt NotificationResponseHandling.
+    public func respond(_ response: NotificationResponse) -> Answer<Void>? {
+        guard let handler = service as? any NotificationResponseHandling else { return nil }
+        if !response.isDismissAction { move(to: .active) }
+        let answer = pending(Void.self)
+        deliver("didReceiveNotificationResponse") {
+            handler.didReceive(response, completion: ResponseCompletion { answer.complete(()) })
+        }
+        return answer
+    }
+
+    /// `host ctl open URL`: whether the service claimed it; nil when the class does not adopt
+    /// URLHandling (or `url` is not a URL).
+    public func open(_ url: String) -> Bool? {
+        guard let handler = service as? any URLHandling, let url = OpenURL(url) else { return nil }
+        return deliver("openURL") { handler.open(url) }
+    }
+
+    /// `host ctl activity TYPE`: whether the service claimed it; nil when the class does not
+    /// adopt UserActivityHandling.
+    public func continueActivity(_ activity: UserActivity) -> Bool? {
+        guard let handler = service as? any UserActivityHandling else { return nil }
+        return deliver("continueUserActivity") { handler.continueUserActivity(activity) }
+    }
+
+    /// `host ctl token HEX`; false when the class does not adopt DeviceTokenReceiving.
+    @discardableResult
+    public func register(deviceToken: DeviceToken) -> Bool {
+        guard let handler = service as? any DeviceTokenReceiving else { return false }
+        deliver("didRegisterForRemoteNotifications") { handler.didRegisterForRemoteNotifications(deviceToken: deviceToken) }
+        return true
+    }
+
+    /// `host ctl token-error MESSAGE`; false when the class does not adopt DeviceTokenErrorHandling.
+    @discardableResult
+    public func failToRegister(error: String) -> Bool {
+        guard let handler = service as? any DeviceTokenErrorHandling else { return false }
+        deliver("didFailToRegisterForRemoteNotifications") { handler.didFailToRegisterForRemoteNotifications(error: error) }
+        return true
+    }
+
+    /// `host ctl authorization STATUS`: stores the settings, then delivers
+    /// didChangeNotificationAuthorization to a class that adopts AuthorizationObserving.
+    public func authorize(_ settings: NotificationSettings) {
+        recorder.state.withLock { $0.settings = settings }
+        guard let handler = service as? any AuthorizationObserving else { return }
+        deliver("didChangeNotificationAuthorization") { handler.didChangeNotificationAuthorization(settings) }
+    }
+
+    // MARK: - Time
+
+    /// Moves the manual clock on by `seconds`: every answer still pending at its deadline
+    /// times out, as the host answers for a service that did not complete in time.
+    public func advance(by seconds: Double) {
+        precondition(seconds >= 0, "TestHost: time only moves forward")
+        now += seconds
+        for expire in expiring { expire(now) }
+    }
+
+    // MARK: - Helpers
+
+    private func setState(_ state: AppState) {
+        recorder.state.withLock { $0.appState = state }
+    }
+
+    private func deliver<T>(_ event: String, _ call: () -> T) -> T {
+        deliveries.append(event)
+        return call()
+    }
+
+    private func pending<Value: Sendable>(_: Value.Type) -> Answer<Value> {
+        let answer = Answer<Value>(deadline: now + answerDeadline)
+        expiring.append { answer.expire(at: $0) }
+        return answer
+    }
+}

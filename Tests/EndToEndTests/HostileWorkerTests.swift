@@ -1,0 +1,40 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// A service that breaks the host table's rules (issue 11): whatever it passes or writes,
+/// the host answers or kills the worker, and keeps serving.
+@Suite struct HostileWorkerTests {
+    private func hostile(_ host: RunningHost, action: Int) throws {
+        try Command.compileC(
+            Repository.fixture("HostileWorker/hostile.c"), to: host.lib + "/hostile.so",
+            defines: ["HOSTILE_ACTION=\(action)"])
+    }
+
+    @Test(arguments: ["in-process", "process"])
+    func storeSetOfNullWithALength_answersInvalid(isolation: String) throws {
+        let host = try RunningHost()
+        try hostile(host, action: 1)
+        try host.start(["--isolation", isolation])
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("hostile: store_set(key, NULL, 5) answered -3"), "\(stopped.stderr)")  // SH_INVALID
+    }
+
+    @Test func callFrameWithALengthOf2To63_killsTheWorker_notTheHost() throws {
+        let host = try IsolatedHost()
+        try hostile(host, action: 2)
+        try host.start(["--isolation", "process"])
+        #expect(
+            eventually {
+                let service = try? host.service("test.hostile")
+                return (service?["restarts"] as? Int ?? 0) >= 1 || service?["state"] as? String == "failed"
+            })
+        #expect(try host.ctl("state").stdout.contains("state: active"))
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(
+            stopped.stderr.contains("broke the worker protocol (malformed frame: store_set of 9223372036854775808 bytes)"),
+            "\(stopped.stderr)")
+    }
+}

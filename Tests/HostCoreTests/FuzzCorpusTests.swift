@@ -1,0 +1,205 @@
+import Foundation
+import ServiceABI
+import ServiceJSON
+import TestSupport
+import Testing
+
+@testable import HostCore
+
+/// Every committed fuzz corpus file (Tests/Fuzz/Corpus/<target>/) through the parser its
+/// target fuzzes, as ordinary tests: fast, no fuzzer needed, so a regression that brings a
+/// trap back fails `swift test`. The `regress-*` files are the crashes issue 11 reported;
+/// each has its own test with the exact reason.
+@Suite struct FuzzCorpusTests {
+    static func corpus(_ target: String) -> [String] {
+        let folder = Repository.root.appendingPathComponent("Tests/Fuzz/Corpus/\(target)").path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.sorted().map { folder + "/" + $0 }
+    }
+
+    static func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+
+    @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest"])
+    func everyTargetHasASeedCorpus(target: String) {
+        #expect(Self.corpus(target).count >= 5)
+    }
+
+    // MARK: elf
+
+    @Test(arguments: corpus("elf"))
+    func elf_fromTheFileAndFromMemory_giveTheSameAnswer(path: String) throws {
+        // The inspector reads the file with pread; the fuzz target reads the same bytes from memory.
+        let fromFile = PluginInspector.inspect(path: path)
+        let contents = try Self.bytes(path)
+        let fromMemory = Result { () throws(LoadFailure.Reason) -> PluginMetadata in
+            let image = try ELFImage(source: ELFBytes(contents: contents))
+            guard try image.definesDynamicSymbol(SH_ENTRY_SYMBOL) else { throw .noEntrySymbol }
+            guard let section = try image.sectionBytes(named: SH_METADATA_SECTION) else { throw .noMetadata }
+            return try PluginMetadata.decode(section)
+        }
+        switch (fromFile, fromMemory) {
+        case (.success(let inspected), .success(let metadata)): #expect(inspected.metadata == metadata)
+        case (.failure(let failure), .failure(let reason)): #expect(failure.reason == reason)
+        default: Issue.record("\(path): the file gives \(fromFile), memory gives \(fromMemory)")
+        }
+    }
+
+    @Test func elf_seedPlugins_areReadWhole() throws {
+        let uptime = try PluginInspector.inspect(path: Self.corpus("elf").first { $0.hasSuffix("/uptime.so") }!).get()
+        #expect(uptime.metadata.services.map(\.id) == ["dev.servicehost.uptime"])
+        let hello = try PluginInspector.inspect(path: Self.corpus("elf").first { $0.hasSuffix("/hello-c.so") }!).get()
+        #expect(hello.metadata.services.map(\.id) == ["com.example.hello-c"])
+    }
+
+    @Test(arguments: [
+        ("regress-shoff-max.so", "the section table at offset 0xffffffffffffffff"),
+        ("regress-shstrtab-size-2e63.so", "bytes at offset"),
+        ("regress-shstrtab-nobits-1tib.so", "are marked SHT_NOBITS: they have no bytes in the file"),
+        ("regress-dynstr-nobits-1gib.so", "the dynamic symbol table has no string table"),
+        ("regress-dynsym-entsize-2e63.so", "the dynamic symbol table has entries of"),
+        ("regress-dynsym-offset-wraps.so", "bytes at offset 0xfffffffffffffff8"),
+    ])
+    func elf_issue11Crashes_areCorruptFileReasons(name: String, expected: String) throws {
+        let path = Self.corpus("elf").first { $0.hasSuffix("/" + name) }!
+        let failure = try #require(PluginInspector.inspect(path: path).failure)
+        guard case .corrupt(let detail) = failure.reason else {
+            Issue.record("\(failure)")
+            return
+        }
+        #expect(detail.contains(expected), "\(detail)")
+        #expect(failure.description.hasPrefix(path + ": corrupt or truncated ELF file: "))
+    }
+
+    @Test func elf_sectionTablePastTheEnd_namesTheOffsetAndTheFileSize() throws {
+        let path = Self.corpus("elf").first { $0.hasSuffix("/regress-shoff-max.so") }!
+        let size = try Self.bytes(path).count
+        let failure = try #require(PluginInspector.inspect(path: path).failure)
+        #expect(
+            failure.message == "corrupt or truncated ELF file: the section table at offset 0xffffffffffffffff"
+                + " (\(try Self.sectionCount(path)) entries of 64 bytes) lies past the end of the \(ELFImage.describe(size: size)) file")
+        #expect(ELFImage.describe(size: 8192) == "8 KiB")
+        #expect(ELFImage.describe(size: 11888) == "11.6 KiB")
+        #expect(ELFImage.describe(size: 312) == "312-byte")
+    }
+
+    static func sectionCount(_ path: String) throws -> Int {
+        let bytes = try Self.bytes(path)
+        return Int(bytes[60]) | Int(bytes[61]) << 8
+    }
+
+    // MARK: json
+
+    @Test(arguments: corpus("json") + corpus("config") + corpus("control"))
+    func json_acceptedDocuments_roundTrip_andBecomeATape(path: String) throws {
+        let bytes = try Self.bytes(path)
+        guard let value = try? JSONValue(parsing: bytes) else { return }
+        #expect(try JSONValue(parsing: Array(value.serialized.utf8)) == value)
+        let tape = JSONTape(value: value, text: bytes)
+        #expect(tape.document.count >= 1)
+        #expect(tape.textLength == bytes.count)
+    }
+
+    @Test func json_129Levels_isRefusedAtTheLevelThatBreaksTheLimit() throws {
+        let path = Self.corpus("json").first { $0.hasSuffix("/deep-129.json") }!
+        #expect(throws: JSONParseError(offset: 128, reason: "nesting deeper than 128")) {
+            try JSONValue(parsing: try Self.bytes(path))
+        }
+        let deep = Self.corpus("json").first { $0.hasSuffix("/deep-128.json") }!
+        #expect((try? JSONValue(parsing: try Self.bytes(deep))) != nil)
+    }
+
+    @Test func json_aMillionLevels_isRefusedWithoutRecursingAMillionTimes() {
+        let text = Array(String(repeating: "[", count: 1_000_000).utf8) + Array(String(repeating: "]", count: 1_000_000).utf8)
+        #expect(throws: JSONParseError(offset: 128, reason: "nesting deeper than 128")) { try JSONValue(parsing: text) }
+        #expect(throws: JSONParseError.self) { try JSONTape(parsing: text) }
+    }
+
+    // MARK: control
+
+    @Test(arguments: corpus("control"))
+    func control_everyLineIsARequestOrARefusalWithAReason(path: String) throws {
+        switch ControlRequest.parse(try Self.bytes(path), maxPayload: 65536) {
+        case .success: break
+        case .failure(let refusal): #expect(!refusal.message.isEmpty)
+        }
+    }
+
+    // MARK: config
+
+    @Test(arguments: corpus("config"))
+    func config_everyFileIsAConfigurationOrAnErrorNamingTheFile(path: String) throws {
+        let bytes = try Self.bytes(path)
+        do {
+            _ = try HostConfiguration.parse(bytes: bytes, file: path)
+        } catch {
+            #expect(error.description.hasPrefix(path + ": "))
+        }
+    }
+
+    // MARK: frame
+
+    /// Decodes every frame of `bytes` as the host and the worker would; each WireError is collected.
+    static func replay(_ bytes: [UInt8], forwarder: HostCallForwarder) -> [WireError] {
+        var decoder = FrameDecoder()
+        bytes.withUnsafeBytes { decoder.append($0) }
+        var errors: [WireError] = []
+        let scenes = WorkerScenes()
+        while true {
+            do throws(WireError) {
+                guard let frame = try decoder.next() else { break }
+                var r = frame.reader
+                switch frame.type {
+                case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call: try forwarder.perform(frame)
+                case .openFailed: _ = try LoadFailureCodec.decode(&r)
+                case .event: _ = try EventCodec.decode(&r, arena: EventArena(), scenes: scenes)
+                default: while !r.isAtEnd { _ = try r.blob("anything") }
+                }
+            } catch {
+                errors.append(error)
+                if case .badMagic = error.code { break }
+            }
+        }
+        return errors
+    }
+
+    @Test(arguments: corpus("frame"))
+    func frame_everyFileDecodesOrBreaksTheProtocolWithAReason(path: String) throws {
+        let peer = try StandInPeer()
+        for error in Self.replay(try Self.bytes(path), forwarder: peer.forwarder) { #expect(!error.description.isEmpty) }
+    }
+
+    @Test func frame_storeSetWithALengthOf2To63_breaksTheProtocol() throws {
+        let peer = try StandInPeer()
+        let path = Self.corpus("frame").first { $0.hasSuffix("/regress-store-set-length-2e63.bin") }!
+        #expect(
+            Self.replay(try Self.bytes(path), forwarder: peer.forwarder)
+                == [WireError.malformed("store_set of 9223372036854775808 bytes")])
+    }
+
+    @Test func frame_storeSetOfNullWithALength_reachesTheTable_whichAnswersInvalid() throws {
+        let peer = try StandInPeer()
+        let path = Self.corpus("frame").first { $0.hasSuffix("/regress-store-set-null-5.bin") }!
+        #expect(Self.replay(try Self.bytes(path), forwarder: peer.forwarder).isEmpty)
+        var reply = try #require(try peer.reply())
+        #expect(try reply.i32("result") == Int32(SH_INVALID))
+        #expect(StandInPeer.lastStoreSet.withLock { $0 } == .init(valueIsNull: true, length: 5))
+    }
+
+    // MARK: manifest
+
+    @Test(arguments: corpus("manifest"))
+    func manifest_everyFileGeneratesOrFailsWithItsPath(path: String) throws {
+        let output = try Scratch().file("out.swift")
+        let result = try Command.run(try Repository.product("servicehost-metagen"), [path, output])
+        #expect(result.status == 0 || result.status == 1, "\(result.stderr)")  // never a signal (128 + n)
+        if result.status == 0 {
+            #expect(try String(contentsOfFile: output, encoding: .utf8).contains("@c(servicehost_entry)"))
+        } else {
+            #expect(result.stderr.hasPrefix(path + ": "), "\(result.stderr)")
+        }
+    }
+}
+
+extension Result {
+    var failure: Failure? { if case .failure(let error) = self { error } else { nil } }
+}
