@@ -22,7 +22,9 @@ enum BrokerAddress: Equatable, CustomStringConvertible {
             return .unix(path: path)
         }
         var rest = Substring(text)
-        if rest.hasPrefix("tcp://") { rest = rest.dropFirst(6) } else if rest.contains("://") {
+        if rest.hasPrefix("tcp://") {
+            rest = rest.dropFirst(6)
+        } else if rest.contains("://") {
             throw .init("settings.broker \"\(text)\": only tcp:// and unix: are spoken (TLS is the local broker's bridge's job)")
         }
         var host = rest
@@ -73,7 +75,10 @@ enum BrokerAddress: Equatable, CustomStringConvertible {
             while let current = entry {
                 entry = current.pointee.ai_next
                 let fd = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
-                guard fd >= 0 else { last = .system("socket", self); continue }
+                guard fd >= 0 else {
+                    last = .system("socket", self)
+                    continue
+                }
                 if Glibc.connect(fd, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 {
                     var on: Int32 = 1  // small packets (acks, pings) go out at once
                     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))

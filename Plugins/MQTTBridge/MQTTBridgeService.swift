@@ -93,10 +93,11 @@ final class Bridge: Sendable {
 
     /// Publishes the retained state: the app state and, from a `list` request, the services.
     func publishState() {
-        let submitted = (try? host.request(.object(["command": "list"])) { [self] reply in
-            let services = reply["services"]?.arrayValue?.compactMap { $0["id"] } ?? []
-            sendState(services: services)
-        }) != nil
+        let submitted =
+            (try? host.request(.object(["command": "list"])) { [self] reply in
+                let services = reply["services"]?.arrayValue?.compactMap { $0["id"] } ?? []
+                sendState(services: services)
+            }) != nil
         if !submitted { sendState(services: []) }
     }
 

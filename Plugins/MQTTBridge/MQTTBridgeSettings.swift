@@ -57,8 +57,9 @@ struct MQTTBridgeSettings: Equatable {
         guard !hostID.isEmpty, !hostID.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) else {
             throw Problem("settings.hostId \"\(hostID)\" must be non-empty without /, + or #")
         }
-        var result = MQTTBridgeSettings(broker: broker, hostID: hostID, clientID: try string(members, "clientId") ?? hostID,
-                                        prefix: try string(members, "prefix") ?? "servicehost/\(hostID)")
+        var result = MQTTBridgeSettings(
+            broker: broker, hostID: hostID, clientID: try string(members, "clientId") ?? hostID,
+            prefix: try string(members, "prefix") ?? "servicehost/\(hostID)")
         guard result.clientID.utf8.count <= 65535, !result.clientID.isEmpty else { throw Problem("settings.clientId must be 1 to 65 535 bytes") }
         guard !result.prefix.isEmpty, !result.prefix.contains("+"), !result.prefix.contains("#"), !result.prefix.hasSuffix("/") else {
             throw Problem("settings.prefix \"\(result.prefix)\" must be a topic without wildcards or a trailing /")

@@ -113,8 +113,9 @@ final class MQTTClient: Sendable {
             connection.withLock { $0.fd = -1 }
             close(fd)
         }
-        let connect = MQTTConnect(clientID: settings.clientID, cleanSession: false, keepAlive: settings.keepAlive, will: will,
-                                  username: settings.username, password: settings.password)
+        let connect = MQTTConnect(
+            clientID: settings.clientID, cleanSession: false, keepAlive: settings.keepAlive, will: will,
+            username: settings.username, password: settings.password)
         guard Self.writeAll(fd, MQTTPacket.connect(connect).encoded()) else {
             handlers.log(.warn, "mqtt.disconnected: cannot send CONNECT to \(settings.broker): \(String(cString: strerror(errno)))")
             return false
@@ -123,17 +124,25 @@ final class MQTTClient: Sendable {
         var pingOutstanding: Double?
         var buffer = [UInt8](repeating: 0, count: 65536)
         loop: while true {
-            if isStopped { end = "stopped"; break }
+            if isStopped {
+                end = "stopped"
+                break
+            }
             let waitMS = Int32(max(1, min(keepAlive / 2, 1) * 1000))
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, waitMS)
             let time = now()
-            if ready < 0 && errno != EINTR { end = "poll: \(String(cString: strerror(errno)))"; break }
+            if ready < 0 && errno != EINTR {
+                end = "poll: \(String(cString: strerror(errno)))"
+                break
+            }
             if !accepted && time - lastPing > max(keepAlive, 10) {
-                end = "no CONNACK from \(settings.broker) within \(Int(max(keepAlive, 10))) s"; break
+                end = "no CONNACK from \(settings.broker) within \(Int(max(keepAlive, 10))) s"
+                break
             }
             if let sent = pingOutstanding, time - sent > keepAlive {
-                end = "no PINGRESP within the keep-alive (\(settings.keepAlive) s)"; break
+                end = "no PINGRESP within the keep-alive (\(settings.keepAlive) s)"
+                break
             }
             if accepted && time - lastPing >= keepAlive / 2 {
                 send(.pingreq)

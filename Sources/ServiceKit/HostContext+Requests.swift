@@ -23,12 +23,14 @@ extension HostContext {
         guard !json.isEmpty else { throw .invalid }
         let box = Unmanaged.passRetained(ReplyBox(reply)).toOpaque()
         let code = json.withUnsafeBytes { bytes in
-            submit(raw, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count, { context, text, length in
-                guard let context else { return }
-                let box = Unmanaged<ReplyBox>.fromOpaque(context).takeRetainedValue()
-                let bytes = text.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-                box.reply((try? JSONValue(parsing: bytes)) ?? .object(["ok": .bool(false), "error": .string("unreadable reply")]))
-            }, box)
+            submit(
+                raw, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count,
+                { context, text, length in
+                    guard let context else { return }
+                    let box = Unmanaged<ReplyBox>.fromOpaque(context).takeRetainedValue()
+                    let bytes = text.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+                    box.reply((try? JSONValue(parsing: bytes)) ?? .object(["ok": .bool(false), "error": .string("unreadable reply")]))
+                }, box)
         }
         if code != SH_OK {
             Unmanaged<ReplyBox>.fromOpaque(box).release()  // the host will not call back

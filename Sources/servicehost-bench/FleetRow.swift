@@ -27,8 +27,10 @@ struct FleetRow {
         try copy(bridge, to: plugins + "/libMQTTBridge.so")
         try copy(service, to: plugins + "/fleet_service.so")
         let port = 20000 + Int(getpid() % 20000)
-        try write(root + "/mosquitto.conf", "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_connections -1\n"
-                  + (getuid() == 0 ? "user root\n" : ""))
+        try write(
+            root + "/mosquitto.conf",
+            "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\nmax_connections -1\n"
+                + (getuid() == 0 ? "user root\n" : ""))
         var broker = try Child("/usr/sbin/mosquitto", ["-c", root + "/mosquitto.conf"], capture: 2)
         defer { broker.finish(signal: SIGTERM) }
         usleep(300_000)
@@ -45,14 +47,23 @@ struct FleetRow {
                 let name = "n\(count)-h\(index)"
                 let state = root + "/" + name
                 mkdir(state, 0o700)
-                try write(state + "/services.json", """
+                try write(
+                    state + "/services.json",
+                    """
                     {"services": {"dev.servicehost.mqtt-bridge": {"requests": "events", "settings":
                       {"broker": "tcp://127.0.0.1:\(port)", "hostId": "\(name)"}}}}
                     """)
-                hosts.append(try Child(host, ["--plugins", plugins, "--config", state + "/services.json", "--state-dir", state,
-                                              "--control", state + "/host.sock", "--log-level", "error"], capture: 1))
-                subscribers.append(try Child("/usr/bin/mosquitto_sub", ["-p", String(port), "-q", "1", "-t", "servicehost/all/push"],
-                                             capture: 1))
+                hosts.append(
+                    try Child(
+                        host,
+                        [
+                            "--plugins", plugins, "--config", state + "/services.json", "--state-dir", state,
+                            "--control", state + "/host.sock", "--log-level", "error",
+                        ], capture: 1))
+                subscribers.append(
+                    try Child(
+                        "/usr/bin/mosquitto_sub", ["-p", String(port), "-q", "1", "-t", "servicehost/all/push"],
+                        capture: 1))
             }
             let publisher = try Publisher(port: port)
             // Until every host and client has heard one push, they are still connecting.
@@ -79,14 +90,19 @@ struct FleetRow {
             let memory = hosts.compactMap { $0.residentBytes() }.reduce(0, +) / Double(count)
             let subscriberMemory = subscribers.compactMap { $0.residentBytes() }.reduce(0, +) / Double(count)
             for (label, quantile) in [("p50", 0.5), ("p99", 0.99)] {
-                let ours = percentile(hostLatency, quantile), floor = percentile(floorLatency, quantile)
+                let ours = percentile(hostLatency, quantile)
+                let floor = percentile(floorLatency, quantile)
                 raw += [("fleet.\(count).\(label).hosts", ours), ("fleet.\(count).\(label).mosquitto_sub", floor)]
-                rows.append(Row(row: "8", measured: "fleet, \(count) hosts: push fan-out \(label), publish → the last host's service, vs \(count) `mosquitto_sub` clients (the broker's floor)",
-                                unit: .nanoseconds, ours: ours, baseline: floor, target: count == 100 && label == "p99" ? "≤ 2×" : "—",
-                                maxRatio: count == 100 && label == "p99" ? 2 : nil))
+                rows.append(
+                    Row(
+                        row: "8", measured: "fleet, \(count) hosts: push fan-out \(label), publish → the last host's service, vs \(count) `mosquitto_sub` clients (the broker's floor)",
+                        unit: .nanoseconds, ours: ours, baseline: floor, target: count == 100 && label == "p99" ? "≤ 2×" : "—",
+                        maxRatio: count == 100 && label == "p99" ? 2 : nil))
             }
-            rows.append(Row(row: "8", measured: "fleet, \(count) hosts: memory per host (VmRSS, bridge + 1 C service) vs one `mosquitto_sub`",
-                            unit: .bytes, ours: memory, baseline: subscriberMemory, target: "—"))
+            rows.append(
+                Row(
+                    row: "8", measured: "fleet, \(count) hosts: memory per host (VmRSS, bridge + 1 C service) vs one `mosquitto_sub`",
+                    unit: .bytes, ours: memory, baseline: subscriberMemory, target: "—"))
         }
         return rows
     }
@@ -179,19 +195,24 @@ final class Publisher {
         let socket = fd
         var thread = pthread_t()
         let context = UnsafeMutableRawPointer(bitPattern: Int(socket) + 1)
-        pthread_create(&thread, nil, { context in
-            let fd = Int32(Int(bitPattern: context) - 1)
-            var sink = [UInt8](repeating: 0, count: 4096)
-            while Glibc.read(fd, &sink, sink.count) > 0 {}
-            return nil
-        }, context)
+        pthread_create(
+            &thread, nil,
+            { context in
+                let fd = Int32(Int(bitPattern: context) - 1)
+                var sink = [UInt8](repeating: 0, count: 4096)
+                while Glibc.read(fd, &sink, sink.count) > 0 {}
+                return nil
+            }, context)
         pthread_detach(thread)
     }
 
     func push(_ number: Int) {
         nextID = nextID == UInt16.max ? 1 : nextID + 1
-        send(.publish(MQTTPublish(topic: "servicehost/all/push", payload: Array(#"{"aps":{"alert":"fleet"},"n":\#(number)}"#.utf8),
-                                  qos: 1, id: nextID)))
+        send(
+            .publish(
+                MQTTPublish(
+                    topic: "servicehost/all/push", payload: Array(#"{"aps":{"alert":"fleet"},"n":\#(number)}"#.utf8),
+                    qos: 1, id: nextID)))
     }
 
     private func send(_ packet: MQTTPacket) {

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The MQTT bridge (issue 17) against a real Mosquitto: pushes to one host and to the fleet,
 /// a host killed while QoS 1 pushes are published, a broker restarted under a host, and a
@@ -14,7 +14,9 @@ struct MQTTBridgeTests {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so")
         try host.probe("probe", ["PROBE_ID=\"test.probe\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
-        _ = try host.file("lib/services.json", """
+        _ = try host.file(
+            "lib/services.json",
+            """
             {"services": {"\(bridge)": {"requests": "events", "settings":
               {"broker": "tcp://127.0.0.1:\(port)", "hostId": "\(id)", "keepAlive": 5\(extra)}}}}
             """)
@@ -41,7 +43,8 @@ struct MQTTBridgeTests {
     @Test func pushToOneHost_andToAll_andTheStateIsRetained() throws {
         let scratch = try Scratch()
         let broker = try Mosquitto(in: scratch)
-        let h1 = try Self.fleetHost("h1", port: broker.port), h2 = try Self.fleetHost("h2", port: broker.port)
+        let h1 = try Self.fleetHost("h1", port: broker.port)
+        let h2 = try Self.fleetHost("h2", port: broker.port)
         try h1.start()
         try h2.start()
         #expect(Self.subscribed(broker, "h1") && Self.subscribed(broker, "h2"))
@@ -52,7 +55,8 @@ struct MQTTBridgeTests {
         let object = (try? JSONSerialization.jsonObject(with: Data(state.utf8))) as? [String: Any]
         #expect(object?["status"] as? String == "online" && object?["state"] as? String == "active", "\(state)")
         #expect((object?["services"] as? [String])?.contains("test.probe") == true, "\(state)")
-        let one = h1.stop().records, two = h2.stop().records
+        let one = h1.stop().records
+        let two = h2.stop().records
         #expect(Self.deliveries(of: 1, in: one) == 1 && Self.deliveries(of: 2, in: one) == 1)
         #expect(Self.deliveries(of: 1, in: two) == 0 && Self.deliveries(of: 2, in: two) == 1)
         // A clean stop leaves `offline` retained, as the will does for a dead host.
@@ -104,7 +108,8 @@ struct MQTTBridgeTests {
         let done = Flag()
         let accepted: [UInt8] = [0x20, 0x02, 0x00, 0x00]
         @Sendable func publish(_ id: UInt8, _ number: Int, dup: Bool) -> [UInt8] {
-            let topic = Array("servicehost/h1/push".utf8), payload = Array(Self.push(number).utf8)
+            let topic = Array("servicehost/h1/push".utf8)
+            let payload = Array(Self.push(number).utf8)
             let body = [0, UInt8(topic.count)] + topic + [0, id] + payload
             return [dup ? 0x3A : 0x32, UInt8(body.count)] + body
         }

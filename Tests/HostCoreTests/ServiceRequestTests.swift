@@ -1,6 +1,7 @@
-@testable import HostCore
 import ServiceJSON
 import Testing
+
+@testable import HostCore
 
 /// `sh_host.request` (issue 17): what the configuration's `requests` grant lets a service ask.
 @Suite struct ServiceRequestTests {

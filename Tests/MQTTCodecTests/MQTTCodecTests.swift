@@ -5,9 +5,11 @@ import Testing
 /// hostile broker can send is refused with a reason naming the packet.
 @Suite struct MQTTCodecTests {
     static let packets: [MQTTPacket] = [
-        .connect(MQTTConnect(clientID: "kiosk-17", cleanSession: false, keepAlive: 30,
-                             will: MQTTPublish(topic: "servicehost/kiosk-17/state", payload: Array("offline".utf8), qos: 1, retain: true),
-                             username: "fleet", password: Array("secret".utf8))),
+        .connect(
+            MQTTConnect(
+                clientID: "kiosk-17", cleanSession: false, keepAlive: 30,
+                will: MQTTPublish(topic: "servicehost/kiosk-17/state", payload: Array("offline".utf8), qos: 1, retain: true),
+                username: "fleet", password: Array("secret".utf8))),
         .connect(MQTTConnect(clientID: "a", cleanSession: true, keepAlive: 0)),
         .connack(sessionPresent: true, returnCode: 0),
         .connack(sessionPresent: false, returnCode: 5),
@@ -63,18 +65,19 @@ import Testing
         }
     }
 
-    @Test(arguments: [
-        ([0x20, 0x02, 0x02, 0x00], "reserved acknowledge flags"),       // CONNACK with flag bit 1
-        ([0x20, 0x03, 0x00, 0x00, 0x00], "after the packet's last field"),
-        ([0x32, 0x03, 0x00, 0x01, 0x61], "ends early"),                 // QoS 1 PUBLISH without its id
-        ([0x36, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], "QoS 3"),
-        ([0x30, 0x03, 0x00, 0x01, 0x23], "wildcard"),                   // topic "#"
-        ([0x30, 0x04, 0x00, 0x02, 0xC3, 0x28], "not valid UTF-8"),
-        ([0x38, 0x03, 0x00, 0x01, 0x61], "DUP set on a QoS 0"),
-        ([0x41, 0x02, 0x00, 0x01], "fixed-header flags"),               // PUBACK with flags 1
-        ([0x00, 0x00], "unknown packet type 0"),
-        ([0xF0, 0x00], "unknown packet type 15"),
-    ] as [([UInt8], String)])
+    @Test(
+        arguments: [
+            ([0x20, 0x02, 0x02, 0x00], "reserved acknowledge flags"),  // CONNACK with flag bit 1
+            ([0x20, 0x03, 0x00, 0x00, 0x00], "after the packet's last field"),
+            ([0x32, 0x03, 0x00, 0x01, 0x61], "ends early"),  // QoS 1 PUBLISH without its id
+            ([0x36, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], "QoS 3"),
+            ([0x30, 0x03, 0x00, 0x01, 0x23], "wildcard"),  // topic "#"
+            ([0x30, 0x04, 0x00, 0x02, 0xC3, 0x28], "not valid UTF-8"),
+            ([0x38, 0x03, 0x00, 0x01, 0x61], "DUP set on a QoS 0"),
+            ([0x41, 0x02, 0x00, 0x01], "fixed-header flags"),  // PUBACK with flags 1
+            ([0x00, 0x00], "unknown packet type 0"),
+            ([0xF0, 0x00], "unknown packet type 15"),
+        ] as [([UInt8], String)])
     func malformedPacketsAreRefusedWithTheirReason(bytes: [UInt8], reason: String) {
         var reader = MQTTFrameReader(maxPacket: 1 << 20)
         reader.append(bytes)

@@ -9,28 +9,33 @@ import Foundation
 public final class Mosquitto {
     /// The broker's executable, or nil (with the reason printed once) when it cannot be had.
     public static let installed: String? = {
-        let broker = "/usr/sbin/mosquitto", publisher = "/usr/bin/mosquitto_pub"
+        let broker = "/usr/sbin/mosquitto"
+        let publisher = "/usr/bin/mosquitto_pub"
         func present() -> Bool { FileManager.default.isExecutableFile(atPath: broker) && FileManager.default.isExecutableFile(atPath: publisher) }
         if present() { return broker }
         if getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/apt-get") {
             FileHandle.standardError.write(Data("Mosquitto: not installed; installing mosquitto and mosquitto-clients with apt-get\n".utf8))
-            _ = try? Command.run("/usr/bin/apt-get", ["install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
-                                 environment: ["DEBIAN_FRONTEND": "noninteractive"])
+            _ = try? Command.run(
+                "/usr/bin/apt-get", ["install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
+                environment: ["DEBIAN_FRONTEND": "noninteractive"])
             if !present() {
                 _ = try? Command.run("/usr/bin/apt-get", ["update", "-qq"])
-                _ = try? Command.run("/usr/bin/apt-get", ["install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
-                                     environment: ["DEBIAN_FRONTEND": "noninteractive"])
+                _ = try? Command.run(
+                    "/usr/bin/apt-get", ["install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
+                    environment: ["DEBIAN_FRONTEND": "noninteractive"])
             }
             if present() { return broker }
         }
-        FileHandle.standardError.write(Data("""
-            **************************************************************************
-            SKIPPED: the MQTT end-to-end tests need a real mosquitto (Debian packages
-            mosquitto and mosquitto-clients) and it could not be installed here
-            (not root, or no apt-get). Install them and run the tests again.
-            **************************************************************************
+        FileHandle.standardError.write(
+            Data(
+                """
+                **************************************************************************
+                SKIPPED: the MQTT end-to-end tests need a real mosquitto (Debian packages
+                mosquitto and mosquitto-clients) and it could not be installed here
+                (not root, or no apt-get). Install them and run the tests again.
+                **************************************************************************
 
-            """.utf8))
+                """.utf8))
         return nil
     }()
 
@@ -45,16 +50,19 @@ public final class Mosquitto {
         self.port = port ?? Self.freePort()
         logPath = scratch.file("mosquitto-\(self.port).log")
         // As root, mosquitto would drop to the `mosquitto` user, who cannot write in a 0700 scratch folder.
-        configPath = try scratch.write("mosquitto-\(self.port).conf", Array("""
-            listener \(self.port) 127.0.0.1
-            allow_anonymous true
-            persistence false
-            log_dest file \(logPath)
-            log_type all
-            max_queued_messages 10000
-            \(getuid() == 0 ? "user root" : "")
+        configPath = try scratch.write(
+            "mosquitto-\(self.port).conf",
+            Array(
+                """
+                listener \(self.port) 127.0.0.1
+                allow_anonymous true
+                persistence false
+                log_dest file \(logPath)
+                log_type all
+                max_queued_messages 10000
+                \(getuid() == 0 ? "user root" : "")
 
-            """.utf8))
+                """.utf8))
         _ = executable
         try start()
     }
@@ -75,8 +83,12 @@ public final class Mosquitto {
 
     /// `mosquitto_pub -q QOS -t TOPIC -m MESSAGE`, waiting for the broker's acknowledgement.
     public func publish(_ topic: String, _ message: String, qos: Int = 1) throws {
-        let result = try Command.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-q", String(qos),
-                                                                "-t", topic, "-m", message])
+        let result = try Command.run(
+            "/usr/bin/mosquitto_pub",
+            [
+                "-h", "127.0.0.1", "-p", String(port), "-q", String(qos),
+                "-t", topic, "-m", message,
+            ])
         guard result.status == 0 else { throw TestFailure("mosquitto_pub failed: \(result.stderr)") }
     }
 
@@ -161,7 +173,12 @@ public final class FakeBroker: @unchecked Sendable {
         // Guarded by `lock`: the accepting thread adds, the test reads.
         private let lock = NSLock()
         private var count = 0
-        func next() -> Int { lock.withLock { count += 1; return count } }
+        func next() -> Int {
+            lock.withLock {
+                count += 1
+                return count
+            }
+        }
         var value: Int { lock.withLock { count } }
     }
 

@@ -17,8 +17,9 @@ extension MQTTPacket {
             var connect = MQTTConnect(clientID: try reader.string(), cleanSession: connectFlags & 0x02 != 0, keepAlive: keepAlive)
             if connectFlags & 0x04 != 0 {
                 let topic = try reader.string()
-                connect.will = MQTTPublish(topic: topic, payload: try reader.field(), qos: connectFlags >> 3 & 3,
-                                           retain: connectFlags & 0x20 != 0)
+                connect.will = MQTTPublish(
+                    topic: topic, payload: try reader.field(), qos: connectFlags >> 3 & 3,
+                    retain: connectFlags & 0x20 != 0)
             } else if connectFlags & 0x38 != 0 {
                 throw .malformed("CONNECT", "will QoS or retain set without a will")
             }
@@ -43,12 +44,26 @@ extension MQTTPacket {
             let id = qos > 0 ? try reader.uint16() : nil
             if id == 0 { throw .malformed("PUBLISH", "packet identifier 0") }
             guard qos > 0 || flags & 0x08 == 0 else { throw .malformed("PUBLISH", "DUP set on a QoS 0 message") }
-            packet = .publish(MQTTPublish(topic: topic, payload: reader.rest(), qos: qos, retain: flags & 1 != 0,
-                                          dup: flags & 0x08 != 0, id: id))
-        case 4: reader.packet = "PUBACK"; try reader.expectFlags(flags, 0); packet = .puback(id: try reader.uint16())
-        case 5: reader.packet = "PUBREC"; try reader.expectFlags(flags, 0); packet = .pubrec(id: try reader.uint16())
-        case 6: reader.packet = "PUBREL"; try reader.expectFlags(flags, 2); packet = .pubrel(id: try reader.uint16())
-        case 7: reader.packet = "PUBCOMP"; try reader.expectFlags(flags, 0); packet = .pubcomp(id: try reader.uint16())
+            packet = .publish(
+                MQTTPublish(
+                    topic: topic, payload: reader.rest(), qos: qos, retain: flags & 1 != 0,
+                    dup: flags & 0x08 != 0, id: id))
+        case 4:
+            reader.packet = "PUBACK"
+            try reader.expectFlags(flags, 0)
+            packet = .puback(id: try reader.uint16())
+        case 5:
+            reader.packet = "PUBREC"
+            try reader.expectFlags(flags, 0)
+            packet = .pubrec(id: try reader.uint16())
+        case 6:
+            reader.packet = "PUBREL"
+            try reader.expectFlags(flags, 2)
+            packet = .pubrel(id: try reader.uint16())
+        case 7:
+            reader.packet = "PUBCOMP"
+            try reader.expectFlags(flags, 0)
+            packet = .pubcomp(id: try reader.uint16())
         case 8:
             reader.packet = "SUBSCRIBE"
             try reader.expectFlags(flags, 2)
@@ -75,10 +90,22 @@ extension MQTTPacket {
             var filters: [String] = []
             repeat { filters.append(try reader.string()) } while !reader.isAtEnd
             packet = .unsubscribe(id: id, filters: filters)
-        case 11: reader.packet = "UNSUBACK"; try reader.expectFlags(flags, 0); packet = .unsuback(id: try reader.uint16())
-        case 12: reader.packet = "PINGREQ"; try reader.expectFlags(flags, 0); packet = .pingreq
-        case 13: reader.packet = "PINGRESP"; try reader.expectFlags(flags, 0); packet = .pingresp
-        case 14: reader.packet = "DISCONNECT"; try reader.expectFlags(flags, 0); packet = .disconnect
+        case 11:
+            reader.packet = "UNSUBACK"
+            try reader.expectFlags(flags, 0)
+            packet = .unsuback(id: try reader.uint16())
+        case 12:
+            reader.packet = "PINGREQ"
+            try reader.expectFlags(flags, 0)
+            packet = .pingreq
+        case 13:
+            reader.packet = "PINGRESP"
+            try reader.expectFlags(flags, 0)
+            packet = .pingresp
+        case 14:
+            reader.packet = "DISCONNECT"
+            try reader.expectFlags(flags, 0)
+            packet = .disconnect
         default:
             throw MQTTError(.unknownType, "unknown packet type \(first >> 4) (first byte 0x\(String(first, radix: 16)))")
         }

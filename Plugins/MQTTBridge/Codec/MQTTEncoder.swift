@@ -29,10 +29,18 @@ extension MQTTPacket {
             body.appendString(publish.topic)
             if publish.qos > 0 { body.appendUInt16(publish.id ?? 0) }
             body += publish.payload
-        case .puback(let id): first = 0x40; body.appendUInt16(id)
-        case .pubrec(let id): first = 0x50; body.appendUInt16(id)
-        case .pubrel(let id): first = 0x62; body.appendUInt16(id)
-        case .pubcomp(let id): first = 0x70; body.appendUInt16(id)
+        case .puback(let id):
+            first = 0x40
+            body.appendUInt16(id)
+        case .pubrec(let id):
+            first = 0x50
+            body.appendUInt16(id)
+        case .pubrel(let id):
+            first = 0x62
+            body.appendUInt16(id)
+        case .pubcomp(let id):
+            first = 0x70
+            body.appendUInt16(id)
         case .subscribe(let id, let filters):
             first = 0x82
             body.appendUInt16(id)
@@ -48,7 +56,9 @@ extension MQTTPacket {
             first = 0xA2
             body.appendUInt16(id)
             for filter in filters { body.appendString(filter) }
-        case .unsuback(let id): first = 0xB0; body.appendUInt16(id)
+        case .unsuback(let id):
+            first = 0xB0
+            body.appendUInt16(id)
         case .pingreq: first = 0xC0
         case .pingresp: first = 0xD0
         case .disconnect: first = 0xE0

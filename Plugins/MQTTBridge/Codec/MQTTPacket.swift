@@ -50,8 +50,10 @@ public struct MQTTConnect: Sendable, Equatable {
     public var username: String?
     public var password: [UInt8]?
 
-    public init(clientID: String, cleanSession: Bool, keepAlive: UInt16, will: MQTTPublish? = nil,
-                username: String? = nil, password: [UInt8]? = nil) {
+    public init(
+        clientID: String, cleanSession: Bool, keepAlive: UInt16, will: MQTTPublish? = nil,
+        username: String? = nil, password: [UInt8]? = nil
+    ) {
         self.clientID = clientID
         self.cleanSession = cleanSession
         self.keepAlive = keepAlive

@@ -31,7 +31,8 @@ final class ServiceRequests: Sendable {
     func submit(from service: String, _ bytes: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) {
         let (handler, maxPayload) = wiring.withLock { ($0.handler, $0.maxPayload) }
         let maxLine = maxPayload * 2 + 4096
-        let parsed = bytes.count > maxLine
+        let parsed =
+            bytes.count > maxLine
             ? .failure(ControlRefusal(id: nil, message: "the request is longer than \(maxLine) bytes (--max-payload is \(maxPayload))"))
             : ControlRequest.parse(bytes, maxPayload: maxPayload)
         // FIFO: a service's requests are carried out in the order it made them.
@@ -44,16 +45,19 @@ final class ServiceRequests: Sendable {
                 let request: ControlRequest
                 switch parsed {
                 case .failure(let refusal):
-                    log.warn(service, "request refused: \(refusal.message)", event: "request.refused",
-                             .string("reason", refusal.message))
+                    log.warn(
+                        service, "request refused: \(refusal.message)", event: "request.refused",
+                        .string("reason", refusal.message))
                     return send(ControlReply(refusal))
                 case .success(let parsed): request = parsed
                 }
                 let grant = handler.host.configuration.services[service]?.requests
                 guard Self.allows(grant, request.command) else {
-                    let message = "service \(service) may not make the request \"\(request.command.name)\" "
-                        + (grant == nil ? "(grant it in services.json: \"requests\": \"events\" or \"all\")"
-                                        : "(services.json grants it \"requests\": \"events\"; this one needs \"all\")")
+                    let message =
+                        "service \(service) may not make the request \"\(request.command.name)\" "
+                        + (grant == nil
+                            ? "(grant it in services.json: \"requests\": \"events\" or \"all\")"
+                            : "(services.json grants it \"requests\": \"events\"; this one needs \"all\")")
                     log.warn(service, message, event: "request.refused", .string("reason", message))
                     return send(ControlReply(ControlRefusal(id: request.id, message: message)))
                 }
