@@ -10,14 +10,14 @@ struct MQTTBridgeTests {
     static let bridge = "dev.servicehost.mqtt-bridge"
 
     /// A host with the bridge (clientId and hostId `id`) on `port` and the probe.
-    static func fleetHost(_ id: String, port: Int, extra: String = "") throws -> RunningHost {
+    static func fleetHost(_ id: String, port: Int, requests: String = "events", extra: String = "") throws -> RunningHost {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so")
         try host.probe("probe", ["PROBE_ID=\"test.probe\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
         _ = try host.file(
             "lib/services.json",
             """
-            {"services": {"\(bridge)": {"requests": "events", "settings":
+            {"services": {"\(bridge)": {"requests": "\(requests)", "settings":
               {"broker": "tcp://127.0.0.1:\(port)", "hostId": "\(id)", "keepAlive": 5\(extra)}}}}
             """)
         return host
@@ -153,6 +153,26 @@ struct MQTTBridgeTests {
         #expect(errors == [["tooLarge", nil], ["malformed", "PUBACK"]], "\(records.text)")
         #expect(lines.named("mqtt.duplicate").map { $0.fields["packet"] } == ["5"], "\(records.text)")
         #expect(Self.deliveries(of: 1, in: records) == 1 && Self.deliveries(of: 2, in: records) == 1)
+    }
+
+    @Test func commandsOnCtl_areAnsweredOnTheirReplyTopic_andWatchIsRefusedToAService() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let host = try Self.fleetHost("h1", port: broker.port, requests: "all", extra: #", "commands": true"#)
+        try host.start()
+        #expect(Self.subscribed(broker, "h1"))
+        let replies = try broker.subscriber("replies/h1", count: 2, client: "dashboard")
+        try broker.publish("servicehost/h1/ctl", #"{"command":"state","replyTo":"replies/h1"}"#)
+        // `watch` would turn a socket connection into a stream; a service's request has none.
+        try broker.publish("servicehost/h1/ctl", #"{"command":"watch","replyTo":"replies/h1"}"#)
+        let objects = replies.wait().stdout.split(separator: "\n").map {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:]
+        }
+        #expect(objects.count == 2, "\(objects)")
+        #expect(objects.first?["ok"] as? Bool == true && objects.first?["state"] as? String == "active", "\(objects)")
+        #expect(objects.last?["ok"] as? Bool == false, "\(objects)")
+        let records = host.stop().records
+        #expect(records.named("request.refused").map(\.source) == [Self.bridge], "\(records.text)")
     }
 
     @Test func withoutSettings_theBridgeOpensNoSocket() throws {

@@ -98,6 +98,19 @@ public final class Mosquitto {
         return result.status == 0 ? result.stdout.trimmingCharacters(in: .newlines) : nil
     }
 
+    /// `mosquitto_sub -i CLIENT -t TOPIC -C COUNT`, started and subscribed (its SUBACK is in the
+    /// broker's log) before this returns; `wait()` gives the COUNT messages, one a line.
+    public func subscriber(_ topic: String, count: Int, client: String) throws -> Command.Running {
+        let running = try Command.start(
+            "/usr/bin/mosquitto_sub",
+            ["-h", "127.0.0.1", "-p", String(port), "-i", client, "-t", topic, "-C", String(count), "-W", "60"])
+        guard eventually(within: 30, { self.count(.sent, "SUBACK", client: client) >= 1 }) else {
+            running.send(SIGKILL)
+            throw TestFailure("mosquitto_sub \(client) did not subscribe to \(topic)")
+        }
+        return running
+    }
+
     /// The broker's log so far.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
