@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "OfflineQueue", type: .dynamic, targets: ["OfflineQueue"]),
         .library(name: "Onboarding", type: .dynamic, targets: ["Onboarding"]),
         .library(name: "CarDisplay", type: .dynamic, targets: ["CarDisplay"]),
+        .library(name: "MQTTBridge", type: .dynamic, targets: ["MQTTBridge"]),
         // scripts/bench: the Swift service it copies into generated plugins.
         .library(name: "BenchSwiftService", type: .dynamic, targets: ["BenchSwiftService"]),
     ],
@@ -109,10 +110,19 @@ let package = Package(
             exclude: ["servicehost.json"],
             plugins: ["ServiceMetadata"]
         ),
+        .target(
+            name: "MQTTBridge",
+            dependencies: ["ServiceKit", "MQTTCodec"],
+            path: "Plugins/MQTTBridge",
+            exclude: ["servicehost.json", "Codec"],
+            plugins: ["ServiceMetadata"]
+        ),
+        // MQTTBridge's MQTT 3.1.1 packet codec, on its own for its unit tests and fuzz target.
+        .target(name: "MQTTCodec", path: "Plugins/MQTTBridge/Codec"),
 
         // Benchmarks (scripts/bench): the runner and a minimal Swift service; the C floor and
         // fixtures in Sources/bench-c are compiled by scripts/bench with cc (no Swift runtime).
-        .executableTarget(name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI", "ServiceJSON"]),
+        .executableTarget(name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI", "ServiceJSON", "MQTTCodec"]),
         .target(
             name: "BenchSwiftService", dependencies: ["ServiceKit"], path: "Sources/bench-swift-service",
             exclude: ["servicehost.json"], plugins: ["ServiceMetadata"]),
@@ -124,6 +134,8 @@ let package = Package(
         // The SDK's own checks (older, shorter structs from the host), without a host.
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitTesting", "ServiceABI", "TestSupport"]),
         .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON"]),
+        // The MQTT codec's own checks, and the replay of its fuzz corpus (Tests/Fuzz/Corpus/mqtt).
+        .testTarget(name: "MQTTCodecTests", dependencies: ["MQTTCodec", "TestSupport"]),
         // Runs the built servicehost-metagen; reads its output with the host's decoder.
         .testTarget(name: "MetagenTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
     ]

@@ -185,7 +185,7 @@ func run(_ options: RunOptions) -> Never {
     do {
         server = try ControlServer(
             path: controlPath, maxPayload: options.maxPayload, shutdownTimeout: options.shutdownTimeout, log: log,
-            handler: ControlHandler(host: host, willTerminate: coordinator.armDeadline))
+            handler: ControlHandler(host: host, maxPayload: options.maxPayload, willTerminate: coordinator.armDeadline))
     } catch {
         fatal(log, "\(error)", event: "control.unavailable", .string("path", controlPath))
     }

@@ -6,7 +6,8 @@ import Glibc
 /// runner may carry never slows the programs it times.
 struct Child {
     let pid: pid_t
-    private let output: Int32
+    /// The read end of the captured output's pipe (the fleet row polls many at once).
+    let output: Int32
     private var buffer: [UInt8] = []
 
     /// Starts `path` with `arguments` and the runner's environment plus `overrides`; file

@@ -29,13 +29,17 @@ var quick = false
 var onlyRows: Set<String>?
 var paths: [String: String] = [:]
 var jsonPath = "bench-results.json"
+// --fleet: only row 8, the fleet of hosts on one Mosquitto (issue 17).
+var fleet = false
 var argumentList = CommandLine.arguments.dropFirst()
 while let argument = argumentList.popFirst() {
     switch argument {
     case "--quick": quick = true
+    case "--fleet": fleet = true
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
-    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong": paths[argument] = argumentList.popFirst()
+    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service":
+        paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
     }
 }
@@ -65,76 +69,84 @@ do { farm = try PluginFarm() } catch { fail(error.description) }
 
 var rows: [Row] = []
 var raw: [(String, Double)] = []
-do {
-    progress("generating plugins in \(farm.root)")
-    let cTemplate = try readFile(cPluginPath)
-    let swiftTemplate = try readFile(swiftPluginPath)
-    // No plugins: the fixed cost and idle memory. Per-plugin figures start from the 1-plugin sets.
-    let empty = try farm.makeSet("empty", template: [], placeholder: "", count: 0)
-    var sets = [StartupRows.PluginSet(language: "C", count: 0, directory: empty)]
-    for count in [1, 10, 100, 1000] {
-        sets.append(
-            .init(
-                language: "C", count: count,
-                directory: try farm.makeSet(
-                    "c-\(count)", template: cTemplate, placeholder: "bench.c-service.s0000000", count: count)))
-    }
-    // 1000 Swift copies are 400+ MB to write: the full run only.
-    for count in quick ? [1, 10, 100] : [1, 10, 100, 1000] {
-        sets.append(
-            .init(
-                language: "Swift", count: count,
-                directory: try farm.makeSet(
-                    "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000", count: count)))
-    }
+if fleet {
+    guard let bridge = paths["--mqtt-bridge"], let service = paths["--fleet-service"] else { fail("--fleet needs --mqtt-bridge and --fleet-service") }
+    var row = FleetRow(host: hostPath, bridge: bridge, service: service, pushes: quick ? 20 : 200)
+    do { rows += try row.run(counts: quick ? [10] : [10, 50, 100]) } catch { fail(error.description) }
+    raw += row.raw
+}
+if !fleet {
+    do {
+        progress("generating plugins in \(farm.root)")
+        let cTemplate = try readFile(cPluginPath)
+        let swiftTemplate = try readFile(swiftPluginPath)
+        // No plugins: the fixed cost and idle memory. Per-plugin figures start from the 1-plugin sets.
+        let empty = try farm.makeSet("empty", template: [], placeholder: "", count: 0)
+        var sets = [StartupRows.PluginSet(language: "C", count: 0, directory: empty)]
+        for count in [1, 10, 100, 1000] {
+            sets.append(
+                .init(
+                    language: "C", count: count,
+                    directory: try farm.makeSet(
+                        "c-\(count)", template: cTemplate, placeholder: "bench.c-service.s0000000", count: count)))
+        }
+        // 1000 Swift copies are 400+ MB to write: the full run only.
+        for count in quick ? [1, 10, 100] : [1, 10, 100, 1000] {
+            sets.append(
+                .init(
+                    language: "Swift", count: count,
+                    directory: try farm.makeSet(
+                        "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000", count: count)))
+        }
 
-    if wants("1") {
-        progress("row 1: dispatch (\(MallocCounter.isLoaded ? "counting allocations" : "no malloc counter: run through scripts/bench"))")
-        var dispatch = DispatchRow(floor: floorPath, reps: reps, callsPerRep: quick ? 20_000 : 1_000_000)
-        rows += try dispatch.run(sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
-        raw += dispatch.raw
-    }
+        if wants("1") {
+            progress("row 1: dispatch (\(MallocCounter.isLoaded ? "counting allocations" : "no malloc counter: run through scripts/bench"))")
+            var dispatch = DispatchRow(floor: floorPath, reps: reps, callsPerRep: quick ? 20_000 : 1_000_000)
+            rows += try dispatch.run(sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
+            raw += dispatch.raw
+        }
 
-    func cSet(_ count: Int) -> String { sets.first { $0.language == "C" && $0.count == count }!.directory }
-    if wants("2") {
-        progress("row 2: payload events")
-        var payload = PayloadRow(reps: reps, events: quick ? 200 : 5_000)
-        rows += try payload.run(one: cSet(1), ten: cSet(10))
-        raw += payload.raw
-    }
+        func cSet(_ count: Int) -> String { sets.first { $0.language == "C" && $0.count == count }!.directory }
+        if wants("2") {
+            progress("row 2: payload events")
+            var payload = PayloadRow(reps: reps, events: quick ? 200 : 5_000)
+            rows += try payload.run(one: cSet(1), ten: cSet(10))
+            raw += payload.raw
+        }
 
-    if wants("7") {
-        progress("row 7: completions (RSS over \(quick ? "100 000" : "1 000 000") pushes)")
-        var completions = CompletionRow(pushes: quick ? 100_000 : 1_000_000)
-        rows += try completions.run(directory: cSet(1))
-        raw += completions.raw
-    }
+        if wants("7") {
+            progress("row 7: completions (RSS over \(quick ? "100 000" : "1 000 000") pushes)")
+            var completions = CompletionRow(pushes: quick ? 100_000 : 1_000_000)
+            rows += try completions.run(directory: cSet(1))
+            raw += completions.raw
+        }
 
-    if wants("3") || wants("4") || wants("5") || wants("6") {
-        progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
-        var startup = StartupRows(
-            host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
-            hostEnvironment: farm.hostEnvironment)
-        let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
-        raw += startup.raw
-        rows += startupRows.filter { $0.row == "3" }
-        progress("row 4: control channel")
-        var control = ControlRow(
-            host: hostPath, pingpong: pingpongPath, reps: reps, pipelined: quick ? 1_000 : 10_000,
-            roundTrips: quick ? 500 : 5_000)
-        rows += try control.run(directory: cSet(10), services: 10)
-        raw += control.raw
-        progress("rows 5 and 6: process isolation")
-        var isolation = IsolationRow(host: hostPath, reps: reps, eventsPerRep: quick ? 2_000 : 20_000)
-        let isolationRows = try isolation.run(directory: sets.first { $0.language == "C" && $0.count == 1 }!.directory)
-        raw += isolation.raw
-        rows += isolationRows.filter { $0.row == "5" }
-        rows += startupRows.filter { $0.row == "6" }
-        rows += isolationRows.filter { $0.row == "6" }
+        if wants("3") || wants("4") || wants("5") || wants("6") {
+            progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
+            var startup = StartupRows(
+                host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
+                hostEnvironment: farm.hostEnvironment)
+            let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
+            raw += startup.raw
+            rows += startupRows.filter { $0.row == "3" }
+            progress("row 4: control channel")
+            var control = ControlRow(
+                host: hostPath, pingpong: pingpongPath, reps: reps, pipelined: quick ? 1_000 : 10_000,
+                roundTrips: quick ? 500 : 5_000)
+            rows += try control.run(directory: cSet(10), services: 10)
+            raw += control.raw
+            progress("rows 5 and 6: process isolation")
+            var isolation = IsolationRow(host: hostPath, reps: reps, eventsPerRep: quick ? 2_000 : 20_000)
+            let isolationRows = try isolation.run(directory: sets.first { $0.language == "C" && $0.count == 1 }!.directory)
+            raw += isolation.raw
+            rows += isolationRows.filter { $0.row == "5" }
+            rows += startupRows.filter { $0.row == "6" }
+            rows += isolationRows.filter { $0.row == "6" }
+        }
+    } catch {
+        farm.remove()
+        fail(error.description)
     }
-} catch {
-    farm.remove()
-    fail(error.description)
 }
 farm.remove()
 

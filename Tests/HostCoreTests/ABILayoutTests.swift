@@ -47,9 +47,10 @@ import Testing
                 (\sh_service.size, 0), (\sh_service.version, 4), (\sh_service.id, 8),
                 (\sh_service.context, 16), (\sh_service.attach, 24), (\sh_service.handle_event, 32),
             ])
-        // Version 2 appended three members after the 112 bytes of version 1.
+        // Version 2 appended three members after the 112 bytes of version 1, version 3 one
+        // (request) after the 136 bytes of version 2.
         check(
-            sh_host.self, SH_HOST_SIZE_V2,
+            sh_host.self, SH_HOST_SIZE_V3,
             [
                 (\sh_host.size, 0), (\sh_host.version, 4), (\sh_host.host_data, 8),
                 (\sh_host.host_version, 16), (\sh_host.log, 24), (\sh_host.post, 32), (\sh_host.app_state, 40),
@@ -57,7 +58,7 @@ import Testing
                 (\sh_host.store_keys, 72), (\sh_host.get_extension, 80), (\sh_host.subscribe, 88),
                 (\sh_host.unsubscribe, 96), (\sh_host.register_for_remote_notifications, 104),
                 (\sh_host.notification_settings, Int(SH_HOST_SIZE_V1)), (\sh_host.request_authorization, 120),
-                (\sh_host.set_scene_restoration, 128),
+                (\sh_host.set_scene_restoration, 128), (\sh_host.request, Int(SH_HOST_SIZE_V2)),
             ])
         check(
             sh_event.self, SH_EVENT_SIZE_V1,

@@ -113,7 +113,7 @@ import Testing
         (
             #"{"services": {"com.example.x": {"color": "red"}}}"#,
             "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-                + " settings, policy, isolation, trusted, eventTimeout, activation)"
+                + " settings, policy, isolation, trusted, eventTimeout, activation, requests)"
         ),
         // Wrong types and values.
         (

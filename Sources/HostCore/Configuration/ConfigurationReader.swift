@@ -8,6 +8,7 @@ struct ConfigurationReader {
     static let topLevelKeys = ["services"]
     static let serviceKeys = [
         "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout", "activation",
+        "requests",
     ]
 
     func read(_ document: JSONValue) throws(ConfigurationError) -> HostConfiguration {
@@ -58,6 +59,7 @@ struct ConfigurationReader {
             }
             service.eventTimeout = seconds
         }
+        if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         return service
     }
 

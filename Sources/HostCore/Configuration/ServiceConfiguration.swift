@@ -29,6 +29,15 @@ public struct ServiceConfiguration: Sendable, Equatable {
         case lazy
     }
 
+    /// Which control requests the service may make through `sh_host.request` (issue 17).
+    public enum RequestGrant: String, Sendable, CaseIterable {
+        /// The events a client causes (`push`, `open`, `activity`, `post`, `memory-warning`)
+        /// and the read-only `state` and `list`.
+        case events
+        /// Every request the control socket takes, lifecycle moves and `reload` included.
+        case all
+    }
+
     /// The service id: the key under `services`.
     public var id: String
     /// `enabled`: `false` keeps the service from loading. Default `true`.
@@ -54,6 +63,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var eventTimeout: Double?
     /// `activation`: `"lazy"` or `"eager"`, overriding the plugin's metadata; `nil` keeps it.
     public var activation: Activation?
+    /// `requests`: `"events"` or `"all"`; `nil` (the default) lets the service make no control
+    /// requests through `sh_host.request`.
+    public var requests: RequestGrant?
 
     /// A service configuration; every member but `id` has the file's default.
     public init(

@@ -18,13 +18,15 @@ public final class ControlHandler {
     /// The `watch` clients' hub (the log's).
     nonisolated let watchers: WatchHub?
 
-    /// A handler for `host`.
-    public init(host: Host, willTerminate: @escaping () -> Void = {}) {
+    /// A handler for `host`; it also carries out the requests services make through
+    /// `sh_host.request`, with payloads up to `maxPayload` bytes as on the socket.
+    public init(host: Host, maxPayload: Int = 65536, willTerminate: @escaping () -> Void = {}) {
         self.host = host
         self.willTerminate = willTerminate
         watchers = host.log.watchers
         snapshot = ControlSnapshot(tracker: host.tracker, stateCell: host.stateCell, board: host.isolation?.board)
         publishSnapshot()
+        host.requests.accept(from: self, maxPayload: maxPayload)
     }
 
     /// What the published snapshot shows, to publish again only when it changed: most

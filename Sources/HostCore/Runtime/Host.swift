@@ -38,6 +38,8 @@ public final class Host {
     let answers: AnswerBook
     let bus: NotificationBus
     let application: Application
+    /// Control requests from services (`sh_host.request`), once a ``ControlHandler`` takes them.
+    let requests: ServiceRequests
 
     /// A host with no services, logging to `log` and tracing to `trace`, keeping state in
     /// `stateDirectory` (none: stores answer "unsupported" and every launch is a first one
@@ -64,7 +66,8 @@ public final class Host {
         bus = NotificationBus(dispatcher: dispatcher, mailbox: mailbox, authorization: authorization, dormant: dormant, log: log)
         wake.value = bus
         let applicationBox = WeakBox<Application>()
-        let shared = SharedServices(authorization: authorization) { service, scene, json in
+        requests = ServiceRequests(log: log)
+        let shared = SharedServices(authorization: authorization, requests: requests) { service, scene, json in
             applicationBox.value?.setRestoration(service: service, scene: scene, json: json) ?? Int32(SH_NOT_FOUND)
         }
         serviceSet = ServiceSet(

@@ -178,7 +178,10 @@ enum WorkerHostTable {
                             }), let result = try? reply.i32("result")
                     else { return Int32(SH_ERROR) }
                     return result
-                }
+                },
+                // A reply would have to cross back into the worker on a thread of its own; the
+                // bundled service that needs requests (MQTTBridge) runs in-process.
+                request: { _, _, _, _, _ in Int32(SH_UNSUPPORTED) }
             ))
         return UnsafePointer(table)
     }

@@ -48,12 +48,15 @@ final class SharedServices: Sendable {
     /// `set_scene_restoration` for a service, a scene id and the activity (nil: forget it),
     /// carried out by the application on the main thread; answers as the table does.
     let setRestoration: @MainActor @Sendable (_ service: String, _ scene: UInt64, _ json: [UInt8]?) -> Int32
+    /// `request`: control requests from services, carried out by the control handler.
+    let requests: ServiceRequests
 
     init(
-        authorization: NotificationAuthorization,
+        authorization: NotificationAuthorization, requests: ServiceRequests,
         setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32
     ) {
         self.authorization = authorization
+        self.requests = requests
         self.setRestoration = setRestoration
     }
 }
@@ -154,6 +157,19 @@ enum HostTable {
                     let bytes = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
                     // [main-thread] in host.h: the host calls services only there.
                     return MainActor.assumeIsolated { context.shared.setRestoration(context.id, scene, bytes) }
+                },
+                request: { host, json, length, reply, replyContext in
+                    guard let context = HostTable.context(host), let json, length > 0, let reply else {
+                        return Int32(SH_INVALID)
+                    }
+                    let bytes = Array(UnsafeRawBufferPointer(start: json, count: length))
+                    let target = ReplyTarget(function: reply, context: replyContext)
+                    context.shared.requests.submit(from: context.id, bytes) { answer in
+                        (answer + [0]).withUnsafeBufferPointer { text in
+                            text.withMemoryRebound(to: CChar.self) { target.function(target.context, $0.baseAddress, answer.count) }
+                        }
+                    }
+                    return Int32(SH_OK)
                 }
             ))
         return UnsafePointer(table)
@@ -179,6 +195,14 @@ enum HostTable {
             context.log.error(context.id, "store: \(error)")
             return Int32(SH_ERROR)
         }
+    }
+
+    /// Where a request's reply goes: the service's function and its context pointer.
+    private struct ReplyTarget: @unchecked Sendable {
+        // @unchecked: the host never touches `context`, only hands it back to the service's
+        // function once, on the main thread, as host.h promises the service.
+        let function: sh_request_reply_fn
+        let context: UnsafeMutableRawPointer?
     }
 
     private static func context(_ host: UnsafePointer<sh_host>?) -> ServiceContext? {

@@ -17,12 +17,15 @@
 extern "C" {
 #endif
 
-/* 2: notification_settings, request_authorization, set_scene_restoration. */
-#define SH_HOST_VERSION 2u
+/* 2: notification_settings, request_authorization, set_scene_restoration.
+ * 3: request. */
+#define SH_HOST_VERSION 3u
 /* sizeof(sh_host) in version 1, frozen (layout.h). */
 #define SH_HOST_SIZE_V1 112u
 /* sizeof(sh_host) in version 2 (layout.h). */
 #define SH_HOST_SIZE_V2 136u
+/* sizeof(sh_host) in version 3 (layout.h). */
+#define SH_HOST_SIZE_V3 144u
 
 /* The largest restoration activity set_scene_restoration keeps, in bytes. */
 #define SH_RESTORATION_ACTIVITY_MAX 65536u
@@ -30,6 +33,14 @@ extern "C" {
 /* Called by store_keys once per key, on the calling thread, in byte order.
  * key is NUL-terminated and valid only during the call. */
 typedef void (*sh_store_key_fn)(void *context, const char *key);
+
+/* Called by the host exactly once per accepted sh_host.request, on the host's
+ * main thread, with the reply: one JSON object of reply_len bytes (also
+ * NUL-terminated), the object the control socket would write for the same
+ * request ("ok", and "error" or the event's "handled", "receivers", ...).
+ * reply is host-owned and valid only during the call; copy what you keep. */
+typedef void (*sh_request_reply_fn)(void *context, const char *reply,
+                                    size_t reply_len);
 
 /* The host's functions, one table per service: the host knows which service
  * calls from the table it uses.
@@ -150,6 +161,33 @@ typedef struct sh_host {
     int32_t (*set_scene_restoration)(const struct sh_host *host,
                                      uint64_t scene_id, const char *json,
                                      size_t json_len);
+
+    /* Version 3 (check size before calling it). */
+
+    /* [thread-safe] Hand the host one control request, exactly as a line on
+     * the control socket: json is a request object of json_len bytes
+     * ({"command":"push","payload":{...}}, "open" with "url", "post" with
+     * "name" and "payload", ...), copied before returning. It is parsed and
+     * checked by the socket's parser with the socket's limits (--max-payload),
+     * carried out on the main thread after the current event, in the order
+     * the service made its requests, by the same handler (a push follows the
+     * app state; requests during launch wait until it is active; after
+     * termination began they are refused), and answered by calling
+     * reply(context, ...) once on the main thread with the socket's reply
+     * object; a refused request is answered too ("ok": false, "error" says
+     * why). The reply comes only after the host carried the request out: a
+     * service that acknowledges something upstream on the reply never
+     * acknowledges an event the host did not take.
+     * Rationale: not a back door. The configuration grants it per service,
+     * "requests": "events" (state, list, push, open, activity, post,
+     * memory-warning) or "all" (everything the socket takes); without a grant
+     * every request is answered with an error naming the service and the key.
+     * Returns SH_OK when the reply will come; SH_INVALID for a NULL json or
+     * reply, or json_len 0; SH_UNSUPPORTED where the host takes no requests
+     * (a service in a worker process). context is passed back untouched. */
+    int32_t (*request)(const struct sh_host *host, const char *json,
+                       size_t json_len, sh_request_reply_fn reply,
+                       void *context);
 } sh_host;
 
 #ifdef __cplusplus

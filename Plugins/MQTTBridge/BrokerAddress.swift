@@ -1,0 +1,103 @@
+import Glibc
+
+/// Where the broker listens: `tcp://HOST:PORT` (or `HOST:PORT`; port 1883 when left out) or
+/// `unix:/PATH` (a Unix-domain socket, as a local Mosquitto's `listener 0 /PATH`).
+enum BrokerAddress: Equatable, CustomStringConvertible {
+    case tcp(host: String, port: UInt16)
+    case unix(path: String)
+
+    var description: String {
+        switch self {
+        case .tcp(let host, let port): "tcp://\(host):\(port)"
+        case .unix(let path): "unix:\(path)"
+        }
+    }
+
+    static func parse(_ text: String) throws(MQTTBridgeSettings.Problem) -> BrokerAddress {
+        if text.hasPrefix("unix:") {
+            let path = String(text.dropFirst(5))
+            guard path.hasPrefix("/"), path.utf8.count < 108 else {
+                throw .init("settings.broker \"\(text)\": a Unix socket needs an absolute path under 108 bytes")
+            }
+            return .unix(path: path)
+        }
+        var rest = Substring(text)
+        if rest.hasPrefix("tcp://") {
+            rest = rest.dropFirst(6)
+        } else if rest.contains("://") {
+            throw .init("settings.broker \"\(text)\": only tcp:// and unix: are spoken (TLS is the local broker's bridge's job)")
+        }
+        var host = rest
+        var port: UInt16 = 1883
+        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
+            guard let number = UInt16(rest[rest.index(after: colon)...]), number > 0 else {
+                throw .init("settings.broker \"\(text)\": the port must be 1 to 65535")
+            }
+            port = number
+            host = rest[..<colon]
+        }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        guard !host.isEmpty else { throw .init("settings.broker \"\(text)\": no host") }
+        return .tcp(host: String(host), port: port)
+    }
+
+    /// A connected stream socket, or the reason there is none (names the address).
+    func connect() -> Result<Int32, ConnectionError> {
+        switch self {
+        case .unix(let path):
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { return .failure(.system("socket", self)) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+                for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+            }
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard result == 0 else {
+                let error = ConnectionError.system("connect", self)
+                close(fd)
+                return .failure(error)
+            }
+            return .success(fd)
+        case .tcp(let host, let port):
+            var hints = addrinfo()
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            var list: UnsafeMutablePointer<addrinfo>?
+            let status = getaddrinfo(host, String(port), &hints, &list)
+            guard status == 0, let list else {
+                return .failure(ConnectionError("cannot resolve \(host): \(String(cString: gai_strerror(status)))"))
+            }
+            defer { freeaddrinfo(list) }
+            var last = ConnectionError("no address for \(host)")
+            var entry: UnsafeMutablePointer<addrinfo>? = list
+            while let current = entry {
+                entry = current.pointee.ai_next
+                let fd = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
+                guard fd >= 0 else {
+                    last = .system("socket", self)
+                    continue
+                }
+                if Glibc.connect(fd, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 {
+                    var on: Int32 = 1  // small packets (acks, pings) go out at once
+                    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+                    return .success(fd)
+                }
+                last = .system("connect", self)
+                close(fd)
+            }
+            return .failure(last)
+        }
+    }
+}
+
+/// Why the broker could not be reached or the connection ended; names the address.
+struct ConnectionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+
+    static func system(_ call: String, _ address: BrokerAddress) -> ConnectionError {
+        ConnectionError("\(call) \(address): \(String(cString: strerror(errno)))")
+    }
+}

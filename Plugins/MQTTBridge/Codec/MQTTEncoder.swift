@@ -1,0 +1,92 @@
+extension MQTTPacket {
+    /// The packet's bytes on the wire: fixed header, remaining length, body.
+    public func encoded() -> [UInt8] {
+        var body: [UInt8] = []
+        let first: UInt8
+        switch self {
+        case .connect(let connect):
+            first = 0x10
+            body.appendString("MQTT")
+            body.append(4)  // protocol level: 3.1.1
+            var flags: UInt8 = connect.cleanSession ? 0x02 : 0
+            if let will = connect.will { flags |= 0x04 | (will.qos & 3) << 3 | (will.retain ? 0x20 : 0) }
+            if connect.password != nil { flags |= 0x40 }
+            if connect.username != nil { flags |= 0x80 }
+            body.append(flags)
+            body.appendUInt16(connect.keepAlive)
+            body.appendString(connect.clientID)
+            if let will = connect.will {
+                body.appendString(will.topic)
+                body.appendBytes(will.payload)
+            }
+            if let username = connect.username { body.appendString(username) }
+            if let password = connect.password { body.appendBytes(password) }
+        case .connack(let sessionPresent, let code):
+            first = 0x20
+            body = [sessionPresent ? 1 : 0, code]
+        case .publish(let publish):
+            first = 0x30 | (publish.dup ? 0x08 : 0) | (publish.qos & 3) << 1 | (publish.retain ? 1 : 0)
+            body.appendString(publish.topic)
+            if publish.qos > 0 { body.appendUInt16(publish.id ?? 0) }
+            body += publish.payload
+        case .puback(let id):
+            first = 0x40
+            body.appendUInt16(id)
+        case .pubrec(let id):
+            first = 0x50
+            body.appendUInt16(id)
+        case .pubrel(let id):
+            first = 0x62
+            body.appendUInt16(id)
+        case .pubcomp(let id):
+            first = 0x70
+            body.appendUInt16(id)
+        case .subscribe(let id, let filters):
+            first = 0x82
+            body.appendUInt16(id)
+            for entry in filters {
+                body.appendString(entry.filter)
+                body.append(entry.qos)
+            }
+        case .suback(let id, let codes):
+            first = 0x90
+            body.appendUInt16(id)
+            body += codes
+        case .unsubscribe(let id, let filters):
+            first = 0xA2
+            body.appendUInt16(id)
+            for filter in filters { body.appendString(filter) }
+        case .unsuback(let id):
+            first = 0xB0
+            body.appendUInt16(id)
+        case .pingreq: first = 0xC0
+        case .pingresp: first = 0xD0
+        case .disconnect: first = 0xE0
+        }
+        var bytes = [first]
+        var length = body.count
+        repeat {
+            var digit = UInt8(length % 128)
+            length /= 128
+            if length > 0 { digit |= 0x80 }
+            bytes.append(digit)
+        } while length > 0
+        return bytes + body
+    }
+}
+
+extension [UInt8] {
+    mutating func appendUInt16(_ value: UInt16) {
+        append(UInt8(value >> 8))
+        append(UInt8(value & 0xFF))
+    }
+
+    /// A length-prefixed byte string (at most 65 535 bytes; longer is cut, which callers prevent).
+    mutating func appendBytes(_ bytes: [UInt8]) {
+        let count = Swift.min(bytes.count, 65535)
+        appendUInt16(UInt16(count))
+        self += bytes[..<count]
+    }
+
+    mutating func appendString(_ text: String) { appendBytes(Array(text.utf8)) }
+}

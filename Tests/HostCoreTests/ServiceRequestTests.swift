@@ -1,0 +1,37 @@
+import ServiceJSON
+import Testing
+
+@testable import HostCore
+
+/// `sh_host.request` (issue 17): what the configuration's `requests` grant lets a service ask.
+@Suite struct ServiceRequestTests {
+    private func command(_ json: String) throws -> ControlRequest.Command {
+        try ControlRequest.parse(Array(json.utf8), maxPayload: 65536).get().command
+    }
+
+    @Test func eventsCoverWhatAClientCauses_allCoversEverything_noneNothing() throws {
+        let push = try command(#"{"command":"push","payload":{"aps":{}}}"#)
+        let terminate = try command(#"{"command":"terminate"}"#)
+        let reload = try command(#"{"command":"reload"}"#)
+        let list = try command(#"{"command":"list"}"#)
+        #expect(ServiceRequests.allows(.events, push) && ServiceRequests.allows(.events, list))
+        #expect(!ServiceRequests.allows(.events, terminate) && !ServiceRequests.allows(.events, reload))
+        #expect(ServiceRequests.allows(.all, terminate) && ServiceRequests.allows(.all, reload))
+        #expect(!ServiceRequests.allows(nil, push))
+        // The operating requests: `list --all` reads like `list`; the rest need "all".
+        let listAll = try command(#"{"command":"list","all":true}"#)
+        let stats = try command(#"{"command":"stats"}"#)
+        let restart = try command(#"{"command":"service","action":"restart","service":"a.b"}"#)
+        #expect(ServiceRequests.allows(.events, listAll))
+        #expect(!ServiceRequests.allows(.events, stats) && !ServiceRequests.allows(.events, restart))
+        #expect(ServiceRequests.allows(.all, stats) && ServiceRequests.allows(.all, restart))
+    }
+
+    @Test func theGrantIsReadFromTheConfiguration_andATypoIsNamed() throws {
+        let configuration = try HostConfiguration.parse(#"{"services":{"a.b":{"requests":"events"}}}"#, file: "services.json")
+        #expect(configuration.services["a.b"]?.requests == .events)
+        #expect(throws: ConfigurationError.self) {
+            try HostConfiguration.parse(#"{"services":{"a.b":{"requests":"everything"}}}"#, file: "services.json")
+        }
+    }
+}

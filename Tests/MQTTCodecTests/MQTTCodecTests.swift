@@ -1,0 +1,97 @@
+import MQTTCodec
+import Testing
+
+/// The bridge's MQTT 3.1.1 codec: every packet it sends and receives round-trips, and what a
+/// hostile broker can send is refused with a reason naming the packet.
+@Suite struct MQTTCodecTests {
+    static let packets: [MQTTPacket] = [
+        .connect(
+            MQTTConnect(
+                clientID: "kiosk-17", cleanSession: false, keepAlive: 30,
+                will: MQTTPublish(topic: "servicehost/kiosk-17/state", payload: Array("offline".utf8), qos: 1, retain: true),
+                username: "fleet", password: Array("secret".utf8))),
+        .connect(MQTTConnect(clientID: "a", cleanSession: true, keepAlive: 0)),
+        .connack(sessionPresent: true, returnCode: 0),
+        .connack(sessionPresent: false, returnCode: 5),
+        .publish(MQTTPublish(topic: "servicehost/all/push", payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), qos: 1, dup: true, id: 7)),
+        .publish(MQTTPublish(topic: "t", payload: [], qos: 0, retain: true)),
+        .publish(MQTTPublish(topic: "big", payload: [UInt8](repeating: 0xAB, count: 20_000), qos: 1, id: 65535)),
+        .puback(id: 1), .pubrec(id: 2), .pubrel(id: 3), .pubcomp(id: 4),
+        .subscribe(id: 9, filters: [MQTTSubscription("servicehost/x/push", qos: 1), MQTTSubscription("servicehost/all/post/+", qos: 1)]),
+        .suback(id: 9, codes: [1, 0x80]),
+        .unsubscribe(id: 10, filters: ["a/b"]), .unsuback(id: 10),
+        .pingreq, .pingresp, .disconnect,
+    ]
+
+    @Test func everyPacketRoundTrips() throws {
+        for packet in Self.packets {
+            var reader = MQTTFrameReader(maxPacket: 1 << 20)
+            reader.append(packet.encoded())
+            #expect(try reader.next() == packet, "\(packet.name)")
+            #expect(reader.pending == 0)
+        }
+    }
+
+    @Test func packetsSplitAcrossReadsAreReassembled() throws {
+        let stream = Self.packets.flatMap { $0.encoded() }
+        var reader = MQTTFrameReader(maxPacket: 1 << 20)
+        var decoded: [MQTTPacket] = []
+        for byte in stream {
+            reader.append([byte])
+            while let packet = try reader.next() { decoded.append(packet) }
+        }
+        #expect(decoded == Self.packets)
+    }
+
+    @Test func remainingLengthUsesTheSpecificationsExamples() {
+        // 3.1.1 section 2.2.3: 127 is one byte, 128 two, 16 383 two, 16 384 three.
+        #expect(MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 124))).encoded()[1...1] == [127])
+        #expect(MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 125))).encoded()[1...2] == [0x80, 0x01])
+        #expect(MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 16_381))).encoded()[1...3] == [0x80, 0x80, 0x01])
+    }
+
+    @Test func a256MiBRemainingLengthIsRefusedFromItsHeaderAlone() {
+        var reader = MQTTFrameReader(maxPacket: 1 << 20)
+        reader.append([0x30, 0x80, 0x80, 0x80, 0x80 | 0x01])  // 5 length bytes: malformed
+        #expect(throws: MQTTError.self) { try reader.next() }
+        var large = MQTTFrameReader(maxPacket: 1 << 20)
+        large.append([0x30, 0xFF, 0xFF, 0xFF, 0x7F])  // 268 435 455 bytes announced, none sent
+        do {
+            _ = try large.next()
+            Issue.record("a 256 MiB packet was not refused")
+        } catch {
+            #expect(error.code == .tooLarge)
+            #expect(error.description.contains("268435455"))
+        }
+    }
+
+    @Test(
+        arguments: [
+            ([0x20, 0x02, 0x02, 0x00], "reserved acknowledge flags"),  // CONNACK with flag bit 1
+            ([0x20, 0x03, 0x00, 0x00, 0x00], "after the packet's last field"),
+            ([0x32, 0x03, 0x00, 0x01, 0x61], "ends early"),  // QoS 1 PUBLISH without its id
+            ([0x36, 0x05, 0x00, 0x01, 0x61, 0x00, 0x01], "QoS 3"),
+            ([0x30, 0x03, 0x00, 0x01, 0x23], "wildcard"),  // topic "#"
+            ([0x30, 0x04, 0x00, 0x02, 0xC3, 0x28], "not valid UTF-8"),
+            ([0x38, 0x03, 0x00, 0x01, 0x61], "DUP set on a QoS 0"),
+            ([0x41, 0x02, 0x00, 0x01], "fixed-header flags"),  // PUBACK with flags 1
+            ([0x00, 0x00], "unknown packet type 0"),
+            ([0xF0, 0x00], "unknown packet type 15"),
+        ] as [([UInt8], String)])
+    func malformedPacketsAreRefusedWithTheirReason(bytes: [UInt8], reason: String) {
+        var reader = MQTTFrameReader(maxPacket: 1 << 20)
+        reader.append(bytes)
+        do {
+            let packet = try reader.next()
+            Issue.record("accepted \(String(describing: packet))")
+        } catch {
+            #expect(error.description.contains(reason), "\(error.description)")
+        }
+    }
+
+    @Test func connackRefusalsAreNamed() {
+        #expect(MQTTConnectReturn.describe(4) == "bad user name or password")
+        #expect(MQTTConnectReturn.describe(5) == "not authorized")
+        #expect(MQTTConnectReturn.describe(77).contains("77"))
+    }
+}
