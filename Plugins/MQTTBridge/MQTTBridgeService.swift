@@ -17,7 +17,7 @@ import ServiceKit
 /// - `<prefix>/state` (published, retained): `{"status":"online","state":…,"services":[…],
 ///   "version":…}` on every connection and app state change; the will is `offline`.
 ///
-/// Every message reaches the host through `sh_host.request`, so the host's grant
+/// Every message reaches the host through `sh_host.control`, so the host's grant
 /// (`"requests"` in services.json) and the control socket's rules apply. A QoS 1 message is
 /// acknowledged only after the host answered its request; the last 1024 delivered messages
 /// are kept in the store, so a redelivery after a crash is acknowledged, not delivered again.
@@ -94,7 +94,7 @@ final class Bridge: Sendable {
     /// Publishes the retained state: the app state and, from a `list` request, the services.
     func publishState() {
         let submitted =
-            (try? host.request(.object(["command": "list"])) { [self] reply in
+            (try? host.control(.object(["command": "list"])) { [self] reply in
                 let services = reply["services"]?.arrayValue?.compactMap { $0["id"] } ?? []
                 sendState(services: services)
             }) != nil
@@ -152,7 +152,7 @@ final class Bridge: Sendable {
             replyTo = to
         }
         do {
-            try host.request(request) { [self] reply in
+            try host.control(request) { [self] reply in
                 host.log(.debug, "mqtt.delivered: \(message.topic): \(reply.serialized)")
                 if let replyTo { publishReply(replyTo, reply) }
                 finish()

@@ -12,14 +12,14 @@ extension HostContext {
     /// error naming the key. Any thread.
     /// - Throws: ``HostError/unsupported`` when the host predates requests or takes none
     ///   (a service in a worker process), ``HostError/invalid`` for an empty request.
-    public func request(_ request: JSONValue, reply: @escaping @Sendable (JSONValue) -> Void) throws(HostError) {
-        try self.request(Array(request.serialized.utf8), reply: reply)
+    public func control(_ request: JSONValue, reply: @escaping @Sendable (JSONValue) -> Void) throws(HostError) {
+        try control(Array(request.serialized.utf8), reply: reply)
     }
 
-    /// ``request(_:reply:)`` with the request already serialized (`json`: one JSON object).
-    public func request(_ json: [UInt8], reply: @escaping @Sendable (JSONValue) -> Void) throws(HostError) {
+    /// ``control(_:reply:)`` with the request already serialized (`json`: one JSON object).
+    public func control(_ json: [UInt8], reply: @escaping @Sendable (JSONValue) -> Void) throws(HostError) {
         let raw = try attached()
-        guard has(\.request), let submit = raw.pointee.request else { throw .unsupported }
+        guard has(\.control), let submit = raw.pointee.control else { throw .unsupported }
         guard !json.isEmpty else { throw .invalid }
         let box = Unmanaged.passRetained(ReplyBox(reply)).toOpaque()
         let code = json.withUnsafeBytes { bytes in

@@ -48,7 +48,7 @@ import Testing
                 (\sh_service.context, 16), (\sh_service.attach, 24), (\sh_service.handle_event, 32),
             ])
         // Version 2 appended three members after the 112 bytes of version 1, version 3 one
-        // (request) after the 136 bytes of version 2.
+        // (control) after the 136 bytes of version 2.
         check(
             sh_host.self, SH_HOST_SIZE_V3,
             [
@@ -58,7 +58,7 @@ import Testing
                 (\sh_host.store_keys, 72), (\sh_host.get_extension, 80), (\sh_host.subscribe, 88),
                 (\sh_host.unsubscribe, 96), (\sh_host.register_for_remote_notifications, 104),
                 (\sh_host.notification_settings, Int(SH_HOST_SIZE_V1)), (\sh_host.request_authorization, 120),
-                (\sh_host.set_scene_restoration, 128), (\sh_host.request, Int(SH_HOST_SIZE_V2)),
+                (\sh_host.set_scene_restoration, 128), (\sh_host.control, Int(SH_HOST_SIZE_V2)),
             ])
         check(
             sh_event.self, SH_EVENT_SIZE_V1,

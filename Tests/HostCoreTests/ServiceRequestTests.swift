@@ -3,7 +3,7 @@ import Testing
 
 @testable import HostCore
 
-/// `sh_host.request` (issue 17): what the configuration's `requests` grant lets a service ask.
+/// `sh_host.control` (issue 17): what the configuration's `requests` grant lets a service ask.
 @Suite struct ServiceRequestTests {
     private func command(_ json: String) throws -> ControlRequest.Command {
         try ControlRequest.parse(Array(json.utf8), maxPayload: 65536).get().command

@@ -29,7 +29,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         case lazy
     }
 
-    /// Which control requests the service may make through `sh_host.request` (issue 17).
+    /// Which control requests the service may make through `sh_host.control` (issue 17).
     public enum RequestGrant: String, Sendable, CaseIterable {
         /// The events a client causes (`push`, `open`, `activity`, `post`, `memory-warning`)
         /// and the read-only `state` and `list`.
@@ -64,7 +64,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// `activation`: `"lazy"` or `"eager"`, overriding the plugin's metadata; `nil` keeps it.
     public var activation: Activation?
     /// `requests`: `"events"` or `"all"`; `nil` (the default) lets the service make no control
-    /// requests through `sh_host.request`.
+    /// requests through `sh_host.control`.
     public var requests: RequestGrant?
 
     /// A service configuration; every member but `id` has the file's default.

@@ -19,7 +19,7 @@ public final class ControlHandler {
     nonisolated let watchers: WatchHub?
 
     /// A handler for `host`; it also carries out the requests services make through
-    /// `sh_host.request`, with payloads up to `maxPayload` bytes as on the socket.
+    /// `sh_host.control`, with payloads up to `maxPayload` bytes as on the socket.
     public init(host: Host, maxPayload: Int = 65536, willTerminate: @escaping () -> Void = {}) {
         self.host = host
         self.willTerminate = willTerminate

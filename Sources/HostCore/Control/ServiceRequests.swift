@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import ServiceJSON
 
-/// Control requests from services (`sh_host.request`, issue 17): a service such as the MQTT
+/// Control requests from services (`sh_host.control`, issue 17): a service such as the MQTT
 /// bridge hands the host the same request objects a control client writes on the socket.
 ///
 /// Not a back door: each request is parsed by the socket's parser with the socket's limits,

@@ -38,7 +38,7 @@ public final class Host {
     let answers: AnswerBook
     let bus: NotificationBus
     let application: Application
-    /// Control requests from services (`sh_host.request`), once a ``ControlHandler`` takes them.
+    /// Control requests from services (`sh_host.control`), once a ``ControlHandler`` takes them.
     let requests: ServiceRequests
 
     /// A host with no services, logging to `log` and tracing to `trace`, keeping state in

@@ -158,7 +158,7 @@ enum HostTable {
                     // [main-thread] in host.h: the host calls services only there.
                     return MainActor.assumeIsolated { context.shared.setRestoration(context.id, scene, bytes) }
                 },
-                request: { host, json, length, reply, replyContext in
+                control: { host, json, length, reply, replyContext in
                     guard let context = HostTable.context(host), let json, length > 0, let reply else {
                         return Int32(SH_INVALID)
                     }
@@ -201,7 +201,7 @@ enum HostTable {
     private struct ReplyTarget: @unchecked Sendable {
         // @unchecked: the host never touches `context`, only hands it back to the service's
         // function once, on the main thread, as host.h promises the service.
-        let function: sh_request_reply_fn
+        let function: sh_control_reply_fn
         let context: UnsafeMutableRawPointer?
     }
 

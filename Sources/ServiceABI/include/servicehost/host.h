@@ -18,7 +18,8 @@ extern "C" {
 #endif
 
 /* 2: notification_settings, request_authorization, set_scene_restoration.
- * 3: request. */
+ * 3: control (named for what it takes: a control request; the name request
+ *    is kept for requests between services). */
 #define SH_HOST_VERSION 3u
 /* sizeof(sh_host) in version 1, frozen (layout.h). */
 #define SH_HOST_SIZE_V1 112u
@@ -34,12 +35,12 @@ extern "C" {
  * key is NUL-terminated and valid only during the call. */
 typedef void (*sh_store_key_fn)(void *context, const char *key);
 
-/* Called by the host exactly once per accepted sh_host.request, on the host's
+/* Called by the host exactly once per accepted sh_host.control, on the host's
  * main thread, with the reply: one JSON object of reply_len bytes (also
  * NUL-terminated), the object the control socket would write for the same
  * request ("ok", and "error" or the event's "handled", "receivers", ...).
  * reply is host-owned and valid only during the call; copy what you keep. */
-typedef void (*sh_request_reply_fn)(void *context, const char *reply,
+typedef void (*sh_control_reply_fn)(void *context, const char *reply,
                                     size_t reply_len);
 
 /* The host's functions, one table per service: the host knows which service
@@ -185,8 +186,8 @@ typedef struct sh_host {
      * Returns SH_OK when the reply will come; SH_INVALID for a NULL json or
      * reply, or json_len 0; SH_UNSUPPORTED where the host takes no requests
      * (a service in a worker process). context is passed back untouched. */
-    int32_t (*request)(const struct sh_host *host, const char *json,
-                       size_t json_len, sh_request_reply_fn reply,
+    int32_t (*control)(const struct sh_host *host, const char *json,
+                       size_t json_len, sh_control_reply_fn reply,
                        void *context);
 } sh_host;
 

@@ -73,7 +73,7 @@ SH_LAYOUT_OFFSET(sh_host, notification_settings, 112);
 SH_LAYOUT_OFFSET(sh_host, request_authorization, 120);
 SH_LAYOUT_OFFSET(sh_host, set_scene_restoration, 128);
 SH_LAYOUT_ASSERT(offsetof(sh_host, set_scene_restoration) + 8 == SH_HOST_SIZE_V2, "sh_host v2 ends after set_scene_restoration");
-SH_LAYOUT_OFFSET(sh_host, request, 136);
+SH_LAYOUT_OFFSET(sh_host, control, 136);
 SH_LAYOUT_SIZE(sh_host, SH_HOST_SIZE_V3);
 
 SH_LAYOUT_OFFSET(sh_event, size, 0);
