@@ -277,8 +277,11 @@ static void describe(const sh_event *event, char *out, size_t size) {
     }
     case SH_EVENT_NOTIFICATION: {
         const sh_notification *n = event->data;
-        snprintf(out, size, " name=%s sender=%s json=%.*s", n->name, n->sender, (int)n->json_len,
-                 n->json ? n->json : "");
+        // Version 2's tape, read only when the host's struct has it.
+        const sh_json *tape = n->size >= SH_NOTIFICATION_SIZE_V2 ? n->parsed : NULL;
+        const sh_json_node *first = tape && tape->count > 1 && tape->nodes[0].type == SH_JSON_OBJECT ? &tape->nodes[1] : NULL;
+        snprintf(out, size, " name=%s sender=%s nodes=%zu key=%s json=%.*s", n->name, n->sender, tape ? tape->count : 0,
+                 first ? first->string : "-", (int)n->json_len, n->json ? n->json : "");
 #ifdef PROBE_CHECK_NUL
         if (n->json) terminated(out, size, "json", n->json, n->json_len);
 #endif
