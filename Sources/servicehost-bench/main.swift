@@ -103,6 +103,13 @@ do {
         raw += payload.raw
     }
 
+    if wants("8") || wants("9") {
+        progress("rows 8 and 9: JSON parsing")
+        var json = JSONRow(floor: floorPath, directory: farm.root, reps: reps, quick: quick)
+        rows += try json.run(tape: wants("8"), value: wants("9"))
+        raw += json.raw
+    }
+
     if wants("7") {
         progress("row 7: completions (RSS over \(quick ? "100 000" : "1 000 000") pushes)")
         var completions = CompletionRow(pushes: quick ? 100_000 : 1_000_000)
