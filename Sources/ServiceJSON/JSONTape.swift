@@ -1,6 +1,5 @@
-import ServiceABI
-
 import Glibc
+import ServiceABI
 
 /// A JSON document as the ABI's `sh_json` tape (json.h) and the exact text it came from:
 /// what the host hands every service that receives a push or a notification.

@@ -121,7 +121,7 @@ struct JSONRow {
                 : #"RT @KATANA77: \u3048\u3063\u3000\u305d\u308c\u306f\u2026 http://t.co/PkCJAcSuYK #\u3064\u304f\u308a\u305f\u3044"#
             statuses.append(
                 #"{"metadata":{"result_type":"recent","iso_language_code":"ja"},"created_at":"Sun Aug 31 00:29:15 +0000 2014","#
-                    + #""id":\#(505874924095815681 + index),"id_str":"\#(505874924095815681 + index)","text":"\#(text)","#
+                    + #""id":\#(505_874_924_095_815_681 + index),"id_str":"\#(505_874_924_095_815_681 + index)","text":"\#(text)","#
                     + #""source":"<a href=\"http://twitter.com/download/iphone\" rel=\"nofollow\">Twitter for iPhone</a>","#
                     + #""truncated":false,"in_reply_to_status_id":null,"in_reply_to_user_id":\#(1_186_275_104 + index),"#
                     + #""user":{"id":\#(1_186_275_104 + index),"name":"AYUMI","screen_name":"ayuu0123","location":"","#
