@@ -96,6 +96,9 @@ private struct JSONTapeBuilder {
     var nodes: UnsafeMutablePointer<sh_json_node>
     var capacity: Int
     var used = 0
+    /// The text offsets of the keys of the objects being parsed, outermost first (for the
+    /// duplicate-key error).
+    var keyOffsets: [Int] = []
 
     init(_ bytes: UnsafeRawBufferPointer, maxDepth: Int) {
         scanner = JSONScanner(bytes, maxDepth: maxDepth)
@@ -234,8 +237,7 @@ private struct JSONTapeBuilder {
         scanner.index += 1  // {
         scanner.skipWhitespace()
         var count = 0
-        // Keys seen, for objects too large to search linearly.
-        var seen: Set<JSONKey>?
+        let mark = keyOffsets.count
         if scanner.current == UInt8(ascii: "}") {
             scanner.index += 1
         } else {
@@ -244,10 +246,8 @@ private struct JSONTapeBuilder {
                 guard scanner.current == UInt8(ascii: "\"") else {
                     throw scanner.fail("unexpected \(scanner.describeCurrent()), expected a string key")
                 }
-                let keyOffset = scanner.index
-                let keyIndex = used
+                keyOffsets.append(scanner.index)
                 try parseString()
-                try checkUnique(keyIndex, in: here, count: count, seen: &seen, offset: keyOffset)
                 scanner.skipWhitespace()
                 guard scanner.current == UInt8(ascii: ":") else { throw scanner.fail("unexpected \(scanner.describeCurrent()), expected ':'") }
                 scanner.index += 1
@@ -265,32 +265,37 @@ private struct JSONTapeBuilder {
                 }
             }
         }
+        try checkUnique(here, count: count, mark: mark)
+        keyOffsets.removeSubrange(mark...)
         scanner.depth -= 1
         set(here, SH_JSON_OBJECT, count: count)
     }
 
-    /// Refuses the key at `keyIndex` when one of the `count` members before it in the object
-    /// at `object` has the same bytes: linearly for small objects, by hash past 8 members.
-    private mutating func checkUnique(_ keyIndex: Int, in object: Int, count: Int, seen: inout Set<JSONKey>?, offset: Int) throws(JSONParseError) {
-        let key = JSONKey(nodes[keyIndex])
-        if count < 8 {
-            var at = object + 1
-            for _ in 0..<count {
-                if JSONKey(nodes[at]) == key { throw duplicate(key, offset) }
+    /// Refuses the object at `object` when two of its `count` members have the same key,
+    /// naming the later one (at `keyOffsets[mark + i]`). Checked once the object is closed, as
+    /// `JSONValue`'s parser does (so both report the same error first): linearly up to 8
+    /// members, by hash past that.
+    private func checkUnique(_ object: Int, count: Int, mark: Int) throws(JSONParseError) {
+        guard count > 1 else { return }
+        var at = object + 1
+        if count <= 8 {
+            for i in 0..<count {
+                let key = JSONKey(nodes[at])
+                var other = object + 1
+                for _ in 0..<i {
+                    if JSONKey(nodes[other]) == key { throw duplicate(key, keyOffsets[mark + i]) }
+                    other = Int(nodes[other + 1].next)
+                }
                 at = Int(nodes[at + 1].next)
             }
             return
         }
-        if seen == nil {
-            var keys = Set<JSONKey>(minimumCapacity: 16)
-            var at = object + 1
-            for _ in 0..<count {
-                keys.insert(JSONKey(nodes[at]))
-                at = Int(nodes[at + 1].next)
-            }
-            seen = keys
+        var seen = Set<JSONKey>(minimumCapacity: count)
+        for i in 0..<count {
+            let key = JSONKey(nodes[at])
+            if !seen.insert(key).inserted { throw duplicate(key, keyOffsets[mark + i]) }
+            at = Int(nodes[at + 1].next)
         }
-        if !seen!.insert(key).inserted { throw duplicate(key, offset) }
     }
 
     private func duplicate(_ key: JSONKey, _ offset: Int) -> JSONParseError {

@@ -76,6 +76,9 @@ import Testing
         "", " ", "[1,]", "{\"a\":1,}", "01", "1.", "-", "1e", "NaN", "[1 2]", "{\"a\" 1}", "{1:2}", "tru", "nul",
         #""\x""#, #""\ud800""#, #""\udc00""#, #""\ud800\u0041""#, #""abc"#, "\"a\u{1}\"", "[[]", "{\"a\":1,\"a\":2}",
         "1 2", "1e400", "\"\\u12\"", "\"\\u12G4\"",
+        // Found by the fuzzer: a duplicate key before a syntax error in the same object (the
+        // syntax error comes first: duplicates are checked when the object closes).
+        #"{"a":1,"a";"&:2}"#, #"{"a":{"b":1,"b":2},"c" 1}"#,
     ])
     func theTapeAndTheValueParser_agree(text: String) {
         expectSameOutcome(Array(text.utf8))
