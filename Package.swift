@@ -33,8 +33,9 @@ let package = Package(
         // The contract: C headers only.
         .target(name: "ServiceABI"),
 
-        // JSON values and a strict parser, shared by the host and the SDK (no Foundation).
-        .target(name: "ServiceJSON"),
+        // JSON values, a strict parser and the ABI's parsed tape (sh_json), shared by the host
+        // and the SDK (no Foundation).
+        .target(name: "ServiceJSON", dependencies: ["ServiceABI"]),
 
         // The events (one table: name, kind, group, data) and the enums mirrored from the C
         // header, declared once for the host, the SDK and servicehost-metagen (no Foundation).
@@ -133,7 +134,7 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.
         .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitTesting", "ServiceABI", "TestSupport"]),
-        .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON"]),
+        .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON", "ServiceABI"]),
         // The MQTT codec's own checks, and the replay of its fuzz corpus (Tests/Fuzz/Corpus/mqtt).
         .testTarget(name: "MQTTCodecTests", dependencies: ["MQTTCodec", "TestSupport"]),
         // Runs the built servicehost-metagen; reads its output with the host's decoder.

@@ -119,17 +119,21 @@ public struct ServiceNotification: Sendable, Equatable {
     init(_ raw: UnsafePointer<sh_notification>?) {
         self.init(name: "", sender: "")
         guard let raw else { return }
-        let size = Int(raw.pointee.size)
-        if size >= MemoryLayout<sh_notification>.offset(of: \.sender)! + MemoryLayout<Int>.size {
-            if let name = raw.pointee.name { self.name = String(cString: name) }
-            if let sender = raw.pointee.sender { self.sender = String(cString: sender) }
-        }
-        if size >= MemoryLayout<sh_notification>.offset(of: \.json_len)! + MemoryLayout<Int>.size,
-            let json = raw.pointee.json
-        {
-            let bytes = UnsafeRawBufferPointer(start: json, count: raw.pointee.json_len)
+        // Only the members within `size` are read (the rest are zero): an older host's struct
+        // ends before the later ones.
+        let notification = raw.copyWithinDeclaredSize()
+        let size = Int(notification.size)
+        if let name = notification.name { self.name = String(cString: name) }
+        if let sender = notification.sender { self.sender = String(cString: sender) }
+        if let json = notification.json {
+            let bytes = UnsafeRawBufferPointer(start: json, count: notification.json_len)
             self.json = String(decoding: bytes, as: UTF8.self)
-            self.payload = try? JSONValue(parsing: bytes)
+            // Version 2: the host's tape, parsed once for every receiver; a version 1 host's text is parsed here.
+            if let tape = notification.parsed {
+                self.payload = JSONValue(tape: tape)
+            } else if size < MemoryLayout<sh_notification>.size {
+                self.payload = try? JSONValue(parsing: bytes)
+            }
         }
     }
 }

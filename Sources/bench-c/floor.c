@@ -11,6 +11,9 @@
 //                             times willResignActive (reverse order) + didBecomeActive,
 //                             REPS times; prints the median ns per service call on stdout
 //                             (the floor of the dispatch row; services without attach only)
+//   bench-floor jsonscan FILE ROUNDS REPS
+//                             validates FILE as JSON (jsonscan.c) ROUNDS times, REPS times;
+//                             prints the median ns per scan (the floor of the JSON rows)
 #define _GNU_SOURCE
 #include <servicehost.h>
 #include <dirent.h>
@@ -20,6 +23,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "jsonscan.h"
 
 static int is_plugin(const struct dirent *entry) {
     size_t length = strlen(entry->d_name);
@@ -90,8 +95,41 @@ static void dispatch_rounds(const sh_service **services, size_t count, long roun
     }
 }
 
+static int compare(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+// jsonscan FILE ROUNDS REPS: the median ns per validating scan.
+static int scan_file(const char *path, long rounds, long reps) {
+    FILE *file = fopen(path, "rb");
+    if (!file) fail(path, "cannot open");
+    static uint8_t buffer[4 << 20];
+    size_t length = fread(buffer, 1, sizeof buffer, file);
+    fclose(file);
+    if (rounds <= 0 || reps <= 0 || reps > 99) fail("jsonscan", "bad arguments");
+    if (!jsonscan_validate(buffer, length)) fail(path, "not valid JSON");
+    double samples[99];
+    volatile int valid = 0;
+    for (long r = 0; r < reps; r++) {
+        double start = seconds();
+        for (long i = 0; i < rounds; i++) valid += jsonscan_validate(buffer, length);
+        samples[r] = (seconds() - start) * 1e9 / (double)rounds;
+    }
+    qsort(samples, (size_t)reps, sizeof samples[0], compare);
+    printf("%.2f\n", samples[reps / 2]);
+    return valid == 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 3) fail("usage", "bench-floor startup|load DIR | dispatch DIR ROUNDS REPS");
+    if (argc == 5 && strcmp(argv[1], "jsonscan") == 0) return scan_file(argv[2], atol(argv[3]), atol(argv[4]));
+    if (argc < 3) fail("usage", "bench-floor startup|load DIR | dispatch DIR ROUNDS REPS | jsonscan FILE ROUNDS REPS");
     size_t count;
     const sh_service **services = load(argv[2], &count);
     if (strcmp(argv[1], "load") == 0) return 0;

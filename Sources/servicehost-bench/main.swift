@@ -114,6 +114,13 @@ if !fleet {
             raw += payload.raw
         }
 
+        if wants("9") || wants("10") {
+            progress("rows 9 and 10: JSON parsing")
+            var json = JSONRow(floor: floorPath, directory: farm.root, reps: reps, quick: quick)
+            rows += try json.run(tape: wants("9"), value: wants("10"))
+            raw += json.raw
+        }
+
         if wants("7") {
             progress("row 7: completions (RSS over \(quick ? "100 000" : "1 000 000") pushes)")
             var completions = CompletionRow(pushes: quick ? 100_000 : 1_000_000)

@@ -29,6 +29,18 @@ import Testing
         #expect(records.messages(from: "dev.servicehost.push").filter { $0.hasPrefix("push: routing") }.count == 1)
     }
 
+    /// Uptime (C) claims "uptime.report" with SH_CLAIM_METADATA (its metadata variable, no id)
+    /// and reads the label from the notification's parsed tape (sh_notification v2).
+    @Test func uptime_reportsOnANotification_readingItsTape() throws {
+        let host = try host()
+        try host.start()
+        let (status, reply) = try host.ctlJSON("post", "uptime.report", #"{"n":1,"label":"checkpoint"}"#)
+        #expect(status == 0)
+        #expect((reply["receivers"] as? [String])?.contains("dev.servicehost.uptime") == true)
+        let reports = host.stop().records.messages(from: "dev.servicehost.uptime")
+        #expect(reports.contains { $0.hasPrefix("checkpoint: up ") && $0.contains(" s: active ") }, "\(reports)")
+    }
+
     @Test func pushes_inEachState_andBackgroundFetch() throws {
         let host = try host()
         try host.start(["--fetch-timeout", "1"])

@@ -152,7 +152,7 @@ extension HostileFilesTests {
             source += "SH_SERVICE_METADATA(s\(index), \"test.s\(index)\", \"S\", \"1.0\", SH_EVENTS_LIFECYCLE, 0);\n"
         }
         for index in 0..<claims {
-            source += "SH_CLAIM_METADATA(c\(index), \"test.s0\", SH_CLAIM_URL, \"scheme\(index)\");\n"
+            source += "SH_CLAIM_METADATA_ID(c\(index), \"test.s0\", SH_CLAIM_URL, \"scheme\(index)\");\n"
         }
         return source
     }

@@ -157,6 +157,44 @@ import Testing
             ])
     }
 
+    /// Odd whitespace, keys out of order, unicode escapes, a number written the long way:
+    /// what services receive is the file's bytes, whichever way the payload came in.
+    private let oddPayload = "{ \"zeta\" : 1.50 ,\n\t\"aps\":{\"alert\":\"caf\\u00e9 \\ud83d\\ude00\"} , \"alpha\":[ -0e0 ,true] }\n"
+
+    @Test(arguments: [[], ["--isolation", "process"]])
+    func ctlPush_deliversThePayloadsBytes_byteForByte(isolation: [String]) throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
+        try host.start(isolation)
+        #expect(try host.ctl("push", try host.file("odd.json", oddPayload)).status == 0)
+        let presented = host.stop().records.probe(10).map(\.message)
+        // 11 nodes: the object, 3 keys, 1.5, aps {alert: "café 😀"} (3), the array and its 2 elements.
+        #expect(presented.count == 1)
+        #expect(presented.first?.hasSuffix(" nodes=11 json=" + oddPayload) == true, "\(presented)")
+    }
+
+    @Test func launchNotification_deliversThePayloadsBytes_byteForByte() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)"])
+        try host.start(["--launch-notification", try host.file("odd.json", oddPayload)])
+        let records = host.stop().records
+        #expect(records.probe(1).first?.message.hasSuffix(" notification=" + oddPayload) == true, "\(records.probe(1))")
+        let responses = records.probe(11).map(\.message)
+        #expect(responses.count == 1)
+        #expect(responses.first?.hasSuffix(" launch=1 nodes=11 json=" + oddPayload) == true, "\(responses)")
+    }
+
+    @Test func aPayloadThatIsNotJSON_isRefusedByTheHost_namingTheByteAndTheReason() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
+        try host.start()
+        let result = try host.ctl("push", try host.file("bad.json", #"{"aps":{},"n":01}"#))
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("the push payload is not valid JSON: byte 15: invalid number, leading zero"), "\(result.stderr)")
+        #expect(try host.ctl("state").stdout.contains("state: active"))  // and it keeps serving
+        #expect(host.stop().records.probe(10).isEmpty)
+    }
+
     @Test func token_isRemembered_andBadTokensAreRefused() throws {
         let host = try RunningHost()
         let events =

@@ -124,11 +124,13 @@ import Testing
                 (\sh_user_activity.webpage_url, 24), (\sh_user_activity.user_info_json, 32),
                 (\sh_user_activity.user_info_len, 40), (\sh_user_activity.user_info, 48),
             ])
+        // Version 2 appended the parsed tape after the 40 bytes of version 1.
         check(
-            sh_notification.self, SH_NOTIFICATION_SIZE_V1,
+            sh_notification.self, SH_NOTIFICATION_SIZE_V2,
             [
                 (\sh_notification.size, 0), (\sh_notification.version, 4), (\sh_notification.name, 8),
                 (\sh_notification.sender, 16), (\sh_notification.json, 24), (\sh_notification.json_len, 32),
+                (\sh_notification.parsed, Int(SH_NOTIFICATION_SIZE_V1)),
             ])
         check(
             sh_scene.self, SH_SCENE_SIZE_V1,

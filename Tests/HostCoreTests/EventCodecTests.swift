@@ -48,8 +48,8 @@ import Testing
         try roundTrip(.continueUserActivity, UnsafeRawPointer(arena.activity(try UserActivityInput(type: "t"), fromLaunch: false)))
         try roundTrip(.didRegisterForRemoteNotifications, UnsafeRawPointer(arena.deviceToken(try DeviceToken(hex: "00ff10ab"))))
         try roundTrip(.didFailToRegisterForRemoteNotifications, UnsafeRawPointer(arena.errorInfo("no network")))
-        try roundTrip(.notification, UnsafeRawPointer(arena.notification(name: "queue.enqueue", sender: "host", json: Array(#"{"a":1}"#.utf8))))
-        try roundTrip(.notification, UnsafeRawPointer(arena.notification(name: "ping", sender: "a.b", json: nil)))
+        try roundTrip(.notification, UnsafeRawPointer(arena.notification(name: "queue.enqueue", sender: "host", json: Array(#"{"a":1}"#.utf8), tape: try JSONTape(parsing: Array(#"{"a":1}"#.utf8)))))
+        try roundTrip(.notification, UnsafeRawPointer(arena.notification(name: "ping", sender: "a.b", json: nil, tape: nil)))
         let launch = LaunchRequest(notification: push, url: try OpenURLInput("myapp://x"), activity: activity)
         try roundTrip(.willFinishLaunching, UnsafeRawPointer(arena.launchOptions(launch, flags: 3, settings: Array(#"{"k":true}"#.utf8))))
         try roundTrip(.didFinishLaunching, UnsafeRawPointer(arena.launchOptions(LaunchRequest(), flags: 0, settings: nil)))
@@ -298,7 +298,8 @@ import Testing
                 + "activity:\(o.activity.map { activity($0.pointee) } ?? "-"))"
         case .notification:
             let n = data.assumingMemoryBound(to: sh_notification.self).pointee
-            return "note(\(n.size),\(n.version),\(string(n.name)),\(string(n.sender)),\(bytes(n.json, n.json_len)))"
+            return "note(\(n.size),\(n.version),\(string(n.name)),\(string(n.sender)),\(bytes(n.json, n.json_len)),"
+                + "\(n.parsed.map { tape($0.pointee) } ?? "NULL"))"
         case .willPresentNotification, .didReceiveNotificationResponse, .didReceiveRemoteNotification:
             return push(data.assumingMemoryBound(to: sh_push.self).pointee)
         case .didRegisterForRemoteNotifications:

@@ -36,6 +36,31 @@ import Testing
         #expect(metadata.services[0].events.knownKinds == [.willFinishLaunching, .didFinishLaunching])
     }
 
+    private func claimRecord(service: String, kind: Int, value: String) -> [UInt8] {
+        header(size: 272, kind: SH_META_KIND_CLAIM) + field(service, 128) + le32(UInt32(kind)) + le32(0) + field(value, 128)
+    }
+
+    /// C's SH_CLAIM_METADATA names the service by its metadata variable: the record has no id,
+    /// and the claim is the file's only service's.
+    @Test func aClaimWithoutAnID_isTheOnlyServicesClaim() throws {
+        let bytes =
+            pluginRecord() + serviceRecord(id: "a.b") + claimRecord(service: "", kind: SH_CLAIM_NOTIFICATION, value: "x.y")
+            + claimRecord(service: "a.b", kind: SH_CLAIM_URL, value: "MyApp")
+        let metadata = try PluginMetadata.decode(bytes)
+        #expect(metadata.services[0].subscriptions == ["x.y"])
+        #expect(metadata.services[0].urls == ["myapp"])
+    }
+
+    @Test func aClaimWithoutAnID_inAFileOfSeveralServices_isRefusedSayingWhatToUse() {
+        let bytes =
+            pluginRecord() + serviceRecord(id: "a.b") + serviceRecord(id: "c.d")
+            + claimRecord(service: "", kind: SH_CLAIM_URL, value: "myapp")
+        #expect(
+            throws: LoadFailure.Reason.invalidMetadata(
+                "claim record 1 names no service, and the file declares 2 (C: name it with SH_CLAIM_METADATA_ID)")
+        ) { try PluginMetadata.decode(bytes) }
+    }
+
     @Test func missingPluginRecord_isNamed() {
         #expect(throws: LoadFailure.Reason.invalidMetadata("no plugin record (C: add SH_PLUGIN_METADATA)")) {
             try PluginMetadata.decode(serviceRecord(id: "a.b"))

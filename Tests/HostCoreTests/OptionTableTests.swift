@@ -114,18 +114,23 @@ import Testing
     }
 
     @Test func ctlPush_takesTheTapActionEitherWay() throws {
-        let payload: (String) throws -> [UInt8] = { _ in Array(#"{"aps":{}}"#.utf8) }
+        // Sent as the file's text, byte for byte (the host parses it).
+        let text = "{ \"aps\" : {}\n}"
+        let payload: (String) throws -> [UInt8] = { _ in Array(text.utf8) }
         for arguments in [["push", "--tap=dismiss", "p.json"], ["push", "--tap", "dismiss", "p.json"]] {
             #expect(
                 try CtlCommand.parse(arguments, readInput: payload).message.command
-                    == .push(payload: ["aps": [:]], tap: true, action: SH_ACTION_DISMISS))
+                    == .push(payload: .string(text), tap: true, action: SH_ACTION_DISMISS))
         }
         #expect(
             try CtlCommand.parse(["push", "--tap", "p.json"], readInput: payload).message.command
-                == .push(payload: ["aps": [:]], tap: true, action: nil))
+                == .push(payload: .string(text), tap: true, action: nil))
         #expect(
             try CtlCommand.parse(["push", "-"], readInput: payload).message.command
-                == .push(payload: ["aps": [:]], tap: false, action: nil))
+                == .push(payload: .string(text), tap: false, action: nil))
         #expect(throws: UsageError.self) { try CtlCommand.parse(["push", "a", "b"], readInput: payload) }
+        #expect(throws: UsageError("ctl push: p.json is not valid UTF-8")) {
+            try CtlCommand.parse(["push", "p.json"], readInput: { _ in [0x7B, 0xFF, 0x7D] })
+        }
     }
 }

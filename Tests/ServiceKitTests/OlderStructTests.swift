@@ -98,14 +98,24 @@ import Testing
             memory.place(
                 sh_notification(
                     size: size, version: SH_NOTIFICATION_VERSION, name: memory.string("queue.enqueue"),
-                    sender: memory.string("dev.example.sender"), json: memory.string(json), json_len: json.utf8.count)))
+                    sender: memory.string("dev.example.sender"), json: memory.string(json), json_len: json.utf8.count,
+                    parsed: memory.tape(object: [("n", 2)]))))
     }
 
-    @Test func notification_ofTheCurrentSize_readsNameSenderAndPayload() {
+    /// Version 2: the text says 1 and the tape says 2, so the test sees which one was read.
+    @Test func notification_ofTheCurrentSize_readsTheHostsTapeNotTheText() {
         let memory = HostMemory()
         let notification = ServiceNotification(notification(memory, size: fullSize(sh_notification.self)))
         #expect(notification.name == "queue.enqueue")
         #expect(notification.sender == "dev.example.sender")
+        #expect(notification.json == #"{"n":1}"#)
+        #expect(notification.payload == ["n": 2])
+    }
+
+    @Test func notification_ofVersion1_parsesTheText() {
+        let memory = HostMemory()
+        #expect(SH_NOTIFICATION_SIZE_V1 == size(endingBefore: \sh_notification.parsed))
+        let notification = ServiceNotification(notification(memory, size: SH_NOTIFICATION_SIZE_V1))
         #expect(notification.json == #"{"n":1}"#)
         #expect(notification.payload == ["n": 1])
     }
@@ -118,9 +128,17 @@ import Testing
         #expect(notification.payload == nil)
     }
 
-    @Test func notification_endingBeforeItsSender_readsNeitherNameNorSender() {
+    @Test func notification_endingBeforeItsSender_readsTheNameOnly() {
         let memory = HostMemory()
         let notification = ServiceNotification(notification(memory, size: size(endingBefore: \sh_notification.sender)))
+        #expect(notification.name == "queue.enqueue")
+        #expect(notification.sender == "")
+        #expect(notification.json == nil)
+    }
+
+    @Test func notification_endingBeforeItsName_readsNothing() {
+        let memory = HostMemory()
+        let notification = ServiceNotification(notification(memory, size: size(endingBefore: \sh_notification.name)))
         #expect(notification.name == "")
         #expect(notification.sender == "")
     }

@@ -166,9 +166,10 @@ public enum CtlCommand {
         let name = source == "-" ? "standard input" : source
         let bytes: [UInt8]
         do { bytes = try readInput(source) } catch { throw pushTable.error("cannot read \(name): \(error)") }
-        let payload: JSONValue
-        do { payload = try JSONValue(parsing: bytes) } catch { throw pushTable.error("\(name) is not valid JSON: \(error)") }
-        return .push(payload: payload, tap: parsed.options.tap, action: parsed.options.action)
+        // Sent as its text, not parsed here: the host parses it once and services receive
+        // these bytes. Only UTF-8 fits in the request's string (JSON accepts nothing else).
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw pushTable.error("\(name) is not valid UTF-8") }
+        return .push(payload: .string(text), tap: parsed.options.tap, action: parsed.options.action)
     }
 
     /// A JSON value given on the command line.

@@ -22,7 +22,8 @@ public struct ControlMessage: Sendable, Equatable {
     public enum Command: Sendable, Equatable {
         case state, list, reload, memoryWarning
         case lifecycle(Lifecycle)
-        /// `payload` (an object), `tap`, `action` (a tap with this action).
+        /// `payload` (the payload's JSON text as a string, delivered byte for byte; or an object,
+        /// delivered as its serialization), `tap`, `action` (a tap with this action).
         case push(payload: JSONValue, tap: Bool, action: String?)
         case open(url: String)
         case activity(Activity)

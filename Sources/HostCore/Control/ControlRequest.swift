@@ -65,8 +65,11 @@ public struct ControlRequest: Sendable {
         case .memoryWarning: return .memoryWarning
         case .lifecycle(let move): return .lifecycle(move)
         case .push(let payload, let tap, let action):
-            try checkSize(payload, .payload, maxPayload)
-            return .push(try PushPayload(payload), tapAction: action ?? (tap ? SH_ACTION_DEFAULT : nil))
+            // The text form is the payload's exact bytes; an object is taken as its serialization.
+            let text: [UInt8]
+            if case .string(let string) = payload { text = Array(string.utf8) } else { text = Array(payload.serialized.utf8) }
+            try checkSize(text.count, .payload, maxPayload)
+            return .push(try PushPayload(parsing: text), tapAction: action ?? (tap ? SH_ACTION_DEFAULT : nil))
         case .open(let url):
             return .open(try OpenURLInput(url))
         case .activity(let activity):
@@ -101,7 +104,10 @@ public struct ControlRequest: Sendable {
     }
 
     static func checkSize(_ value: JSONValue, _ key: ControlKey, _ limit: Int) throws(InputError) {
-        let size = value.serialized.utf8.count
+        try checkSize(value.serialized.utf8.count, key, limit)
+    }
+
+    static func checkSize(_ size: Int, _ key: ControlKey, _ limit: Int) throws(InputError) {
         if size > limit { throw InputError("\(key.rawValue) is \(size) bytes, over the limit of \(limit) (--max-payload)") }
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import ServiceABI
+import ServiceJSON
 
 /// C memory for one event's data (strings, payload structs, JSON tapes), freed together
 /// when the event's deliveries are over.

@@ -1,9 +1,10 @@
 import ServiceABI
+import ServiceJSON
 
 /// The C structs of events that carry data, built in an arena that outlives their deliveries.
 extension EventArena {
     func push(_ payload: PushPayload, action: String?, fromLaunch: Bool) -> UnsafePointer<sh_push> {
-        let tape = JSONTape(value: payload.value, text: payload.text)
+        let tape = payload.tape
         return box(
             sh_push(
                 size: UInt32(MemoryLayout<sh_push>.size), version: SH_PUSH_VERSION,
@@ -56,13 +57,19 @@ extension EventArena {
                 message: string(message)))
     }
 
-    func notification(name: String, sender: String, json: [UInt8]?) -> UnsafePointer<sh_notification> {
-        let text = json.map { bytes($0 + [0]) }
+    /// `json`: the payload's text, and its tape when it is valid JSON.
+    func notification(name: String, sender: String, json: [UInt8]?, tape: JSONTape?) -> UnsafePointer<sh_notification> {
+        // The tape holds the text already (NUL-terminated): no second copy.
+        let text = tape.map { UnsafePointer($0.text.baseAddress!) } ?? json.map { charPointer(bytes($0 + [0])) }
         return box(
             sh_notification(
                 size: UInt32(MemoryLayout<sh_notification>.size), version: SH_NOTIFICATION_VERSION,
-                name: string(name), sender: string(sender),
-                json: text.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }, json_len: json?.count ?? 0))
+                name: string(name), sender: string(sender), json: text, json_len: json?.count ?? 0,
+                parsed: tape.map(keep)))
+    }
+
+    private func charPointer(_ bytes: UnsafePointer<UInt8>) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(bytes).assumingMemoryBound(to: CChar.self)
     }
 
     func launchOptions(_ request: LaunchRequest, flags: UInt32, settings: [UInt8]?) -> UnsafePointer<sh_launch_options> {

@@ -1,41 +1,43 @@
 import ServiceABI
 import ServiceJSON
 
-/// A push notification payload: an APNs-shaped JSON object, validated and parsed once.
+/// A push notification payload: an APNs-shaped JSON object, parsed once, straight into the
+/// tape services read, its text kept byte for byte.
 public struct PushPayload: Sendable {
-    /// The parsed payload.
-    public let value: JSONValue
-    /// Its JSON text, as services receive it.
-    public let text: [UInt8]
+    /// The parsed payload, with its text exactly as given.
+    public let tape: JSONTape
+    /// `aps.content-available` is 1: a background fetch.
+    public let isContentAvailable: Bool
 
-    /// Validates an already parsed payload (from a control request).
+    /// Its JSON text, as services receive it (a copy).
+    public var text: [UInt8] { tape.bytes }
+
+    /// Validates an already parsed payload (the object form of a control request): services
+    /// receive its serialization (keys sorted, compact).
     public init(_ value: JSONValue) throws(InputError) {
-        try self.init(value, text: Array(value.serialized.utf8))
+        try self.init(parsing: Array(value.serialized.utf8))
     }
 
-    /// Parses and validates payload text (a file, stdin).
+    /// Parses and validates payload text (a file, stdin, a control request's text form);
+    /// services receive these bytes.
     public init(parsing bytes: [UInt8]) throws(InputError) {
-        let value: JSONValue
-        do { value = try JSONValue(parsing: bytes) } catch {
+        do { tape = try JSONTape(parsing: bytes) } catch {
             throw InputError("the push payload is not valid JSON: \(error)")
         }
-        try self.init(value, text: bytes)
-    }
-
-    private init(_ value: JSONValue, text: [UInt8]) throws(InputError) {
-        guard case .object = value else { throw InputError("the push payload must be a JSON object") }
-        if let aps = value["aps"] {
-            guard case .object = aps else { throw InputError("the push payload's \"aps\" must be an object") }
-            if let flag = aps["content-available"], flag.intValue != 0 && flag.intValue != 1 {
-                throw InputError("aps.content-available must be 0 or 1")
+        guard tape[0].type == SH_JSON_OBJECT.rawValue else { throw InputError("the push payload must be a JSON object") }
+        var contentAvailable = false
+        if let aps = tape.member("aps") {
+            guard tape[aps].type == SH_JSON_OBJECT.rawValue else { throw InputError("the push payload's \"aps\" must be an object") }
+            if let flag = tape.member("content-available", of: aps) {
+                let node = tape[flag]
+                guard node.type == SH_JSON_NUMBER.rawValue, node.number == 0 || node.number == 1 else {
+                    throw InputError("aps.content-available must be 0 or 1")
+                }
+                contentAvailable = node.number == 1
             }
         }
-        self.value = value
-        self.text = text
+        isContentAvailable = contentAvailable
     }
-
-    /// `aps.content-available` is 1: a background fetch.
-    public var isContentAvailable: Bool { value["aps"]?["content-available"]?.intValue == 1 }
 }
 
 /// A URL as services receive it, with its scheme and host split out and lowercased.

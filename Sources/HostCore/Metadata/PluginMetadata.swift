@@ -100,17 +100,21 @@ extension PluginMetadata {
         for (index, service) in services.enumerated() where indexes.updateValue(index, forKey: service.id) != nil {
             throw .invalidMetadata("service id \(service.id) is declared twice")
         }
-        for claim in claims {
+        for (number, claim) in claims.enumerated() {
+            // An empty id (C's SH_CLAIM_METADATA) is the file's only service.
+            if claim.service.isEmpty {
+                guard services.count == 1 else {
+                    throw .invalidMetadata(
+                        "claim record \(number + 1) names no service, and the file declares \(services.count) "
+                            + "(C: name it with SH_CLAIM_METADATA_ID)")
+                }
+                services[0].claim(claim.kind, claim.value)
+                continue
+            }
             guard let index = indexes[claim.service] else {
                 throw .invalidMetadata("a claim names service \(claim.service), which the file does not declare")
             }
-            switch Int(claim.kind) {
-            case SH_CLAIM_URL: services[index].urls.append(claim.value.lowercased())
-            case SH_CLAIM_ACTIVITY: services[index].activities.append(claim.value)
-            case SH_CLAIM_NOTIFICATION: services[index].subscriptions.append(claim.value)
-            case SH_CLAIM_SCENE_ROLE: services[index].sceneRoles.append(claim.value)
-            default: break  // a claim kind from a newer SDK
-            }
+            services[index].claim(claim.kind, claim.value)
         }
         result.services = services
         return result
@@ -124,7 +128,9 @@ extension PluginMetadata {
         }
         let service = try field(record, layout.offset(of: \.service_id)!, Int(SH_META_ID_MAX), what, "service_id")
         let value = try field(record, layout.offset(of: \.value)!, Int(SH_META_CLAIM_MAX), what, "value")
-        guard !value.isEmpty else { throw .invalidMetadata("\(what) of \(service) has an empty value") }
+        guard !value.isEmpty else {
+            throw .invalidMetadata("\(what) of \(service.isEmpty ? "the file's service" : service) has an empty value")
+        }
         return (service, record.u32(layout.offset(of: \.claim)!), value)
     }
 
@@ -197,5 +203,18 @@ public enum ServiceID {
             return "may hold only ASCII letters, digits, '-', '_' and '.'"
         }
         return nil
+    }
+}
+
+extension ServiceMetadata {
+    /// Adds one claim of `kind` (SH_CLAIM_*); kinds from a newer SDK are ignored.
+    fileprivate mutating func claim(_ kind: UInt32, _ value: String) {
+        switch Int(kind) {
+        case SH_CLAIM_URL: urls.append(value.lowercased())
+        case SH_CLAIM_ACTIVITY: activities.append(value)
+        case SH_CLAIM_NOTIFICATION: subscriptions.append(value)
+        case SH_CLAIM_SCENE_ROLE: sceneRoles.append(value)
+        default: break  // a claim kind from a newer SDK
+        }
     }
 }

@@ -89,16 +89,16 @@ SH_META_ATTRIBUTES static const sh_meta_plugin plugin_meta = {
 #endif
 SH_SERVICE_METADATA_FLAGS(probe_meta, PROBE_ID, "Probe", "0.1.0", PROBE_EVENTS, PROBE_PRIORITY, PROBE_FLAGS);
 #ifdef PROBE_URL_CLAIM
-SH_CLAIM_METADATA(probe_url, PROBE_ID, SH_CLAIM_URL, PROBE_URL_CLAIM);
+SH_CLAIM_METADATA_ID(probe_url, PROBE_ID, SH_CLAIM_URL, PROBE_URL_CLAIM);
 #endif
 #ifdef PROBE_ACTIVITY_CLAIM
-SH_CLAIM_METADATA(probe_activity, PROBE_ID, SH_CLAIM_ACTIVITY, PROBE_ACTIVITY_CLAIM);
+SH_CLAIM_METADATA_ID(probe_activity, PROBE_ID, SH_CLAIM_ACTIVITY, PROBE_ACTIVITY_CLAIM);
 #endif
 #ifdef PROBE_SUBSCRIBE
-SH_CLAIM_METADATA(probe_subscribe, PROBE_ID, SH_CLAIM_NOTIFICATION, PROBE_SUBSCRIBE);
+SH_CLAIM_METADATA_ID(probe_subscribe, PROBE_ID, SH_CLAIM_NOTIFICATION, PROBE_SUBSCRIBE);
 #endif
 #ifdef PROBE_SCENE_ROLE
-SH_CLAIM_METADATA(probe_scene_role, PROBE_ID, SH_CLAIM_SCENE_ROLE, PROBE_SCENE_ROLE);
+SH_CLAIM_METADATA_ID(probe_scene_role, PROBE_ID, SH_CLAIM_SCENE_ROLE, PROBE_SCENE_ROLE);
 #endif
 #endif
 
@@ -281,8 +281,11 @@ static void describe(const sh_event *event, char *out, size_t size) {
     }
     case SH_EVENT_NOTIFICATION: {
         const sh_notification *n = event->data;
-        snprintf(out, size, " name=%s sender=%s json=%.*s", n->name, n->sender, (int)n->json_len,
-                 n->json ? n->json : "");
+        // Version 2's tape, read only when the host's struct has it.
+        const sh_json *tape = n->size >= SH_NOTIFICATION_SIZE_V2 ? n->parsed : NULL;
+        const sh_json_node *first = tape && tape->count > 1 && tape->nodes[0].type == SH_JSON_OBJECT ? &tape->nodes[1] : NULL;
+        snprintf(out, size, " name=%s sender=%s nodes=%zu key=%s json=%.*s", n->name, n->sender, tape ? tape->count : 0,
+                 first ? first->string : "-", (int)n->json_len, n->json ? n->json : "");
 #ifdef PROBE_CHECK_NUL
         if (n->json) terminated(out, size, "json", n->json, n->json_len);
 #endif

@@ -1,27 +1,40 @@
 import ServiceABI
 import ServiceJSON
 
-// Fuzz target `json`: bytes through ServiceJSON's parser, then the value through the event
-// tape (JSONTape). Checks what must hold for every document the parser accepts: it
-// serializes to text that parses back to the same value, and its tape reads back to it.
-@testable import HostCore
-
+// Fuzz target `json`: bytes through both of ServiceJSON's parsers, `JSONValue` and the tape
+// parser the host runs on every push (JSONTape(parsing:)). Checks what must hold for every
+// input: both parsers accept it or refuse it with the same error; an accepted document
+// serializes to text that parses back to the same value, and both tapes (parsed from the
+// bytes, and flattened from the value) read back to it, the parsed one keeping the bytes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
-    guard let value = try? JSONValue(parsing: bytes) else { return 0 }
+    let parsedTape = Result { () throws(JSONParseError) -> JSONTape in try JSONTape(parsing: bytes) }
+    let value: JSONValue
+    do { value = try JSONValue(parsing: bytes) } catch {
+        guard case .failure(let tapeError) = parsedTape else { fatalError("the tape parser accepts what JSONValue refuses: \(error)") }
+        guard tapeError == error else { fatalError("the parsers disagree: \(tapeError) vs \(error)") }
+        return 0
+    }
+    guard case .success(let direct) = parsedTape else { fatalError("the tape parser refuses what JSONValue accepts") }
+    guard direct.bytes == bytes else { fatalError("the parsed tape does not keep the text") }
+    check(direct, value)
     let text = value.serialized
     guard let again = try? JSONValue(parsing: Array(text.utf8)) else { fatalError("serialized text does not parse: \(text)") }
     guard again == value else { fatalError("serialized text parses to another value: \(text)") }
+    check(JSONTape(value: value, text: bytes), value)
+    return 0
+}
 
-    let tape = JSONTape(value: value, text: bytes)
+/// The tape reads back as `value`, node for node.
+func check(_ tape: JSONTape, _ value: JSONValue) {
+    let text = value.serialized
     let document = tape.document
     guard let nodes = document.nodes, document.count > 0 else { fatalError("an empty tape for \(text)") }
     var index = 0
     guard let read = readTape(nodes, document.count, &index), index == document.count, read == value else {
         fatalError("the tape does not read back as the value: \(text)")
     }
-    return 0
 }
 
 /// The value at `index` (moved past it), or nil when a node breaks the tape's rules.

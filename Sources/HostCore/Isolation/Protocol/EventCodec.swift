@@ -34,6 +34,8 @@ enum EventCodec {
             w.cString(n.sender)
             w.bool(n.json != nil)
             if n.json != nil { w.blob(n.json, count: n.json_len) }
+            w.bool(n.parsed != nil)
+            if let parsed = n.parsed { tape(parsed.pointee, &w) }
         case .push:
             push(data.assumingMemoryBound(to: sh_push.self).pointee, &w)
         case .deviceToken:
@@ -144,11 +146,13 @@ enum EventCodec {
             let name = try cString(&r, arena, "name")
             let sender = try cString(&r, arena, "sender")
             let json = try r.optionalBlob("json")
+            let parsed = try r.bool("tape presence") ? try tape(&r, arena) : nil
             decoded.data = UnsafeRawPointer(
                 arena.box(
                     sh_notification(
                         size: UInt32(MemoryLayout<sh_notification>.size), version: SH_NOTIFICATION_VERSION,
-                        name: name, sender: sender, json: json.map { charPointer(arena.bytes($0 + [0])) }, json_len: json?.count ?? 0)))
+                        name: name, sender: sender, json: json.map { charPointer(arena.bytes($0 + [0])) }, json_len: json?.count ?? 0,
+                        parsed: parsed)))
         case .push:
             decoded.data = UnsafeRawPointer(try push(&r, arena))
         case .deviceToken:

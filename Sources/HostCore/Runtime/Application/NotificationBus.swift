@@ -62,8 +62,18 @@ final class NotificationBus {
             note: indexes.isEmpty ? "no service subscribes to \(name)" : nil)
         outcome.receivers = indexes.map { services[$0].id }
         guard !indexes.isEmpty else { return outcome }
+        // Parsed once for every receiver (sh_notification.parsed); text that is not JSON is
+        // still delivered as it was posted, without a tape.
+        var tape: JSONTape?
+        if let json {
+            do { tape = try JSONTape(parsing: json) } catch {
+                log.warn(
+                    sender, "notification \(name): the payload is not valid JSON (\(error)); delivered without a parsed tape",
+                    event: "notification.invalidJSON", .string("name", name), .string("reason", error.description))
+            }
+        }
         let arena = EventArena()
-        let data = UnsafeRawPointer(arena.notification(name: name, sender: sender, json: json))
+        let data = UnsafeRawPointer(arena.notification(name: name, sender: sender, json: json, tape: tape))
         for index in indexes { dispatcher.call(index, .notification, data) }
         return outcome
     }

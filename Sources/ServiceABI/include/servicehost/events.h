@@ -364,9 +364,12 @@ typedef struct sh_user_activity {
     const struct sh_json *user_info;
 } sh_user_activity;
 
-#define SH_NOTIFICATION_VERSION 1u
+/* Version 2 adds `parsed`. */
+#define SH_NOTIFICATION_VERSION 2u
 /* sizeof(sh_notification) in version 1, frozen (layout.h). */
 #define SH_NOTIFICATION_SIZE_V1 40u
+/* sizeof(sh_notification) in version 2, frozen (layout.h). */
+#define SH_NOTIFICATION_SIZE_V2 48u
 
 /* The data of SH_EVENT_NOTIFICATION.
  * Owner: the host. Valid: until handle_event returns; copy what you keep.
@@ -386,6 +389,13 @@ typedef struct sh_notification {
     const char *json;
     /* Length of json in bytes, without the NUL. */
     size_t json_len;
+    /* Version 2 (read it only when size >= SH_NOTIFICATION_SIZE_V2; an older
+     * host's struct ends before it): the same payload parsed once by the host
+     * for every receiver (json.h), members in document order; NULL when there
+     * is no payload or it is not valid JSON (the host logs why).
+     * Owner: the host. Valid: until handle_event returns, like the struct.
+     * Thread: read-only, on the thread that received the event. */
+    const struct sh_json *parsed;
 } sh_notification;
 
 #define SH_NOTIFICATION_SETTINGS_VERSION 1u

@@ -165,7 +165,9 @@ SH_LAYOUT_OFFSET(sh_notification, name, 8);
 SH_LAYOUT_OFFSET(sh_notification, sender, 16);
 SH_LAYOUT_OFFSET(sh_notification, json, 24);
 SH_LAYOUT_OFFSET(sh_notification, json_len, 32);
-SH_LAYOUT_SIZE(sh_notification, SH_NOTIFICATION_SIZE_V1);
+SH_LAYOUT_ASSERT(offsetof(sh_notification, json_len) + 8 == SH_NOTIFICATION_SIZE_V1, "sh_notification v1 ends after json_len");
+SH_LAYOUT_OFFSET(sh_notification, parsed, 40);
+SH_LAYOUT_SIZE(sh_notification, SH_NOTIFICATION_SIZE_V2);
 
 SH_LAYOUT_OFFSET(sh_scene, size, 0);
 SH_LAYOUT_OFFSET(sh_scene, version, 4);

@@ -140,7 +140,8 @@ enum {
 typedef struct sh_meta_claim {
     /* size = sizeof(sh_meta_claim), kind = SH_META_KIND_CLAIM. */
     sh_meta_header header;
-    /* The id of the service making the claim (declared in the same file). */
+    /* The id of the service making the claim (declared in the same file), or
+     * empty: the only service the file declares (SH_CLAIM_METADATA). */
     char service_id[SH_META_ID_MAX];
     /* SH_CLAIM_*. */
     uint32_t claim;
@@ -189,12 +190,41 @@ typedef struct sh_meta_claim {
          SH_META_KIND_SERVICE},                                                \
         id_, display_, version_, {events_}, (priority_), (flags_)}
 
-/* Declare one claim of a service declared with SH_SERVICE_METADATA:
- *     SH_CLAIM_METADATA(links_url, "com.example.links", SH_CLAIM_URL, "myapp"); */
-#define SH_CLAIM_METADATA(name_, service_id_, claim_, value_)                   \
-    SH_META_ATTRIBUTES static const sh_meta_claim name_ = {                    \
-        {sizeof(sh_meta_claim), SH_META_CLAIM_VERSION, SH_META_MAGIC,          \
-         SH_META_KIND_CLAIM},                                                  \
+#ifdef __cplusplus
+#define SH_META_STATIC_ASSERT static_assert
+#else
+#define SH_META_STATIC_ASSERT _Static_assert
+#endif
+
+/* Declare one claim of the service whose record is the variable service_
+ * (the first argument of its SH_SERVICE_METADATA), so the id is written once
+ * and a misspelt variable fails the build:
+ *     SH_SERVICE_METADATA(links_meta, "com.example.links", "Links", "1.0.0",
+ *                         SH_EVENT_BIT(SH_EVENT_OPEN_URL), 0);
+ *     SH_CLAIM_METADATA(links_url, links_meta, SH_CLAIM_URL, "myapp");
+ * The record's service_id stays empty: the host gives the claim to the only
+ * service the file declares. A file declaring several services names each
+ * claim's service with SH_CLAIM_METADATA_ID (the host refuses an id-less claim
+ * there, naming the file). Changed in 0.x (issue 16): the second argument was
+ * the id string, which is now SH_CLAIM_METADATA_ID's; passing a string here
+ * fails the build with the message below. Hosts before this change refuse an
+ * id-less claim. */
+#define SH_CLAIM_METADATA(name_, service_, claim_, value_)                    \
+    SH_META_STATIC_ASSERT(sizeof(service_) == sizeof(sh_meta_service),        \
+                          "SH_CLAIM_METADATA takes the service's metadata "   \
+                          "variable; for an id string use SH_CLAIM_METADATA_ID"); \
+    SH_META_ATTRIBUTES static const sh_meta_claim name_ = {                   \
+        {sizeof(sh_meta_claim), SH_META_CLAIM_VERSION, SH_META_MAGIC,         \
+         SH_META_KIND_CLAIM},                                                 \
+        "", (claim_), 0, value_}
+
+/* Declare one claim of the service with id service_id_ (a string literal),
+ * for files that declare more than one service:
+ *     SH_CLAIM_METADATA_ID(links_url, "com.example.links", SH_CLAIM_URL, "myapp"); */
+#define SH_CLAIM_METADATA_ID(name_, service_id_, claim_, value_)               \
+    SH_META_ATTRIBUTES static const sh_meta_claim name_ = {                   \
+        {sizeof(sh_meta_claim), SH_META_CLAIM_VERSION, SH_META_MAGIC,         \
+         SH_META_KIND_CLAIM},                                                 \
         service_id_, (claim_), 0, value_}
 
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
