@@ -78,7 +78,7 @@ enum RegistryFile {
             // Another layout may differ from here on: its version is all that is read.
             if format == formatVersion { writer = try reader.string("host version") }
         } catch {
-            throw .corrupt("\(error)")
+            throw .corrupt(detail(error))
         }
         guard format == formatVersion else { throw .otherVersion(format: format, host: "another host version") }
         guard writer == hostVersion else { throw .otherVersion(format: formatVersion, host: writer) }
@@ -111,7 +111,16 @@ enum RegistryFile {
             try reader.finish("the entries")
             return entries
         } catch {
-            throw .corrupt("\(error)")
+            throw .corrupt(detail(error))
+        }
+    }
+
+    /// A reader's error in the registry's words (WireError's own speak of frames).
+    private static func detail(_ error: WireError) -> String {
+        switch error.code {
+        case .truncated(let what): "cut short in \(what)"
+        case .malformed(let what): what
+        default: "\(error)"
         }
     }
 
