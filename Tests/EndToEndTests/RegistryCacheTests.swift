@@ -73,21 +73,27 @@ import Testing
 
     /// What is written over a good registry.bin, and the reason the host must give.
     static let damage: [(name: String, reason: String, damage: @Sendable ([UInt8]) -> [UInt8])] = [
-        ("corrupt", "corrupt or truncated: checksum mismatch", { bytes in
-            var bytes = bytes
-            bytes[bytes.count / 2] ^= 0x20
-            return bytes
-        }),
+        (
+            "corrupt", "corrupt or truncated: checksum mismatch",
+            { bytes in
+                var bytes = bytes
+                bytes[bytes.count / 2] ^= 0x20
+                return bytes
+            }
+        ),
         ("truncated", "corrupt or truncated", { Array($0.prefix($0.count - 9)) }),
         ("not a registry", "not a registry file (no SHRC header)", { _ in Array("garbage".utf8) }),
-        ("another version", "written by servicehost 0.0.0-other in format 1", { bytes in
-            // The host version follows the magic, the format (2 bytes) and its length (4 bytes).
-            var bytes = bytes
-            let count = Int(bytes[6]) | Int(bytes[7]) << 8
-            let version = Array("servicehost 0.0.0-other".utf8)
-            bytes.replaceSubrange(6..<(10 + count), with: [UInt8(version.count), 0, 0, 0] + version)
-            return bytes
-        }),
+        (
+            "another version", "written by servicehost 0.0.0-other in format 1",
+            { bytes in
+                // The host version follows the magic, the format (2 bytes) and its length (4 bytes).
+                var bytes = bytes
+                let count = Int(bytes[6]) | Int(bytes[7]) << 8
+                let version = Array("servicehost 0.0.0-other".utf8)
+                bytes.replaceSubrange(6..<(10 + count), with: [UInt8(version.count), 0, 0, 0] + version)
+                return bytes
+            }
+        ),
     ]
 
     @Test(arguments: damage.indices)

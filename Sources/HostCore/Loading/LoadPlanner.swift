@@ -36,7 +36,8 @@ public struct LoadPlanner {
         }
         configurationPath = path
         do throws(PluginScanner.DirectoryError) {
-            inspection = .success(try PluginLoader.inspect(
+            inspection = .success(
+                try PluginLoader.inspect(
                     directories: settings.directories, allowInsecure: settings.allowInsecure, registry: settings.registry))
         } catch {
             inspection = .failure(error)
