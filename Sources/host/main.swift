@@ -146,10 +146,17 @@ func run(_ options: RunOptions) -> Never {
     } catch {
         log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)", event: "systemd.unusable")
     }
+    var loadSettings = options.loadSettings
+    if options.registryCache { loadSettings.registry = RegistryCache(stateDirectory: stateDirectory, log: log) }
     do {
-        try host.load(options.loadSettings)
+        try host.load(loadSettings)
     } catch {
         fatal(log, "\(error)", event: "host.loadFailed")
+    }
+    if let counts = loadSettings.registry?.takeCounts() {
+        log.debug(
+            "host", "registry cache: \(counts.cached) file(s) from the cache, \(counts.read) read", event: "registry.used",
+            .int("cached", counts.cached), .int("read", counts.read))
     }
     if host.services.isEmpty { log.warn("host", "no services loaded; running with none", event: "host.noServices") }
 

@@ -20,7 +20,7 @@ import Testing
         init(seen: Set<FirstLaunch.Subject> = []) { state.withLock { $0.seen = seen } }
 
         /// A launch of the host over these marks, as the host would make at start-up.
-        func launch(_ mode: FirstLaunchMode = .auto) -> FirstLaunch {
+        func launch(_ mode: FirstLaunchMode = .auto, commit: @escaping FirstLaunch.Commit = {}) -> FirstLaunch {
             FirstLaunch(
                 mode: mode,
                 wasSeen: { subject in
@@ -34,7 +34,7 @@ import Testing
                         $0.writes.append(subject)
                         $0.seen.insert(subject)
                     }
-                })
+                }, commit: commit)
         }
 
         var reads: Int { state.withLock { $0.reads } }
@@ -105,6 +105,18 @@ import Testing
         try launch.serviceDidLaunch("test.a")
         try launch.serviceDidLaunch("test.a")
         #expect(marks.writes == [.service("test.a")])
+    }
+
+    @Test func auto_aBatchOfMarks_isCommittedOnce_withoutTheOnesSeenBefore() throws {
+        let marks = MemoryMarks(seen: [.service("test.b")])
+        let commits = Mutex(0)
+        let launch = marks.launch(commit: { commits.withLock { $0 += 1 } })
+        try launch.servicesDidLaunch(["test.a", "test.b", "test.c"])
+        #expect(marks.writes == [.service("test.a"), .service("test.c")])
+        #expect(commits.withLock { $0 } == 1)
+        // Nothing new to mark: nothing to commit.
+        try launch.servicesDidLaunch(["test.a", "test.b"])
+        #expect(commits.withLock { $0 } == 1)
     }
 
     @Test func auto_markingBeforeAsking_stillAnswersFirstForThisLaunch() throws {

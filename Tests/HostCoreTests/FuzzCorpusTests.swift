@@ -19,9 +19,43 @@ import Testing
 
     static func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
-    @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest"])
+    @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry"])
     func everyTargetHasASeedCorpus(target: String) {
         #expect(Self.corpus(target).count >= 5)
+    }
+
+    // MARK: registry
+
+    @Test(arguments: corpus("registry"))
+    func registry_everySeed_isReadOrRefusedWithAProblem(path: String) throws {
+        // What the reader accepts survives the writer; the rest is a Problem, never a trap.
+        guard let entries = try? RegistryFile.decode(try Self.bytes(path)) else { return }
+        #expect(try RegistryFile.decode(RegistryFile.encode(entries)) == entries)
+    }
+
+    @Test(arguments: [
+        ("empty.bin", nil),
+        ("truncated.bin", "corrupt or truncated: checksum mismatch"),
+        ("bad-checksum.bin", "corrupt or truncated: checksum mismatch"),
+        ("huge-count.bin", "corrupt or truncated: 4294967295 entries in 0 bytes"),
+        ("other-version.bin", "written by servicehost 9.9.9 in format 1"),
+        ("other-format.bin", "written by another host version in format 2"),
+    ])
+    func registry_seeds_giveTheirProblem(name: String, expected: String?) throws {
+        let path = Self.corpus("registry").first { $0.hasSuffix("/" + name) }!
+        do {
+            let entries = try RegistryFile.decode(try Self.bytes(path))
+            #expect(expected == nil && entries.isEmpty)
+        } catch let problem as RegistryFile.Problem {
+            #expect(expected != nil && problem.description.hasPrefix(expected!), "\(problem)")
+        }
+    }
+
+    @Test func registry_hostWrittenSeed_holdsBothPlugins() throws {
+        let path = Self.corpus("registry").first { $0.hasSuffix("/two-plugins.bin") }!
+        let entries = try RegistryFile.decode(try Self.bytes(path))
+        let ids = try entries.values.flatMap { try PluginMetadata.decode(try #require($0.section)).services.map(\.id) }
+        #expect(ids.sorted() == ["dev.servicehost.logger", "dev.servicehost.uptime"])
     }
 
     // MARK: elf

@@ -11,6 +11,8 @@ public enum InspectCommand {
         public var json = false
         /// `--state-dir DIR`: where the failure records are.
         public var stateDirectory = (try? StateDirectory.defaultPath()) ?? ""  // none: no failure records to show
+        /// `--no-cache`: read every file, neither using nor writing the registry cache.
+        public var useCache = true
     }
 
     /// The options of `host inspect`, in the order its help lists them.
@@ -21,12 +23,13 @@ public enum InspectCommand {
             .value("--state-dir", "DIR", "show the services a crash loop marked failed there\n(default: the host's state directory)") {
                 $0.stateDirectory = $1
             },
+            .flag("--no-cache", "read every file, neither using nor updating the\nregistry cache in the state directory") { $0.useCache = false },
         ])
 
     /// The text of `host inspect --help`.
     public static var help: String {
         """
-        host inspect [--json] [--state-dir DIR] PATH…
+        host inspect [--json] [--state-dir DIR] [--no-cache] PATH…
           print each plugin's services, versions, ABI and events from its static
           metadata, running no plugin code; directories give their *.so files
 
@@ -34,7 +37,7 @@ public enum InspectCommand {
         """
     }
 
-    /// Parses `[--json] [--state-dir DIR] PATH…` and inspects every path; directories give
+    /// Parses `[--json] [--state-dir DIR] [--no-cache] PATH…` and inspects every path; directories give
     /// their `*.so` files. The state directory's failure records (issue 5) say which services
     /// a crash loop marked failed.
     public static func run(_ arguments: [String]) throws(UsageError) -> (json: Bool, results: [Result], failures: FailureStore) {
@@ -42,18 +45,22 @@ public enum InspectCommand {
         let paths = parsed.operands
         guard !paths.isEmpty else { throw UsageError("inspect: give one or more plugin files or directories") }
         var results: [Result] = []
+        // The host's registry: a file it knows unchanged costs one stat.
+        let registry = parsed.options.useCache ? RegistryCache.forInspection(stateDirectory: parsed.options.stateDirectory) : nil
+        let inspect = { (path: String) in PluginInspector.inspect(path: path, registry: registry) }
+        defer { registry?.save(pruning: false) }
         for path in paths {
             if isDirectory(path) {
                 // Reading metadata runs nothing, so inspect shows insecure files too.
                 do {
                     let entries = try PluginScanner.scan(directory: path, allowInsecure: true)
-                    results += entries.map { $0.flatMap(PluginInspector.inspect) }
+                    results += entries.map { $0.flatMap(inspect) }
                 } catch {
                     results.append(.failure(LoadFailure(path: path, reason: .notRegularFile(kind: "unreadable directory: \(error.reason)"))))
                 }
             } else {
                 // A path as typed; the loader carries paths escaped (PathBytes).
-                results.append(PluginScanner.check(path: PathBytes.escape(path), allowInsecure: true).flatMap(PluginInspector.inspect))
+                results.append(PluginScanner.check(path: PathBytes.escape(path), allowInsecure: true).flatMap(inspect))
             }
         }
         return (parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory))

@@ -54,6 +54,8 @@ public struct RunOptions {
     public var stateDirectory: String?
     /// `--first-launch auto|always|never`.
     public var firstLaunch: FirstLaunchMode = .auto
+    /// False with `--no-registry-cache`: every plugin file is read at start and reload.
+    public var registryCache = true
 
     /// What `Host.load` and `Host.reload` use.
     public var loadSettings: LoadSettings {
@@ -132,6 +134,9 @@ public struct RunOptions {
             .flag("--only-configured", "start only the services the configuration lists") { $0.onlyConfigured = true },
             .value("--state-dir", "DIR", "stores, first-launch marks, crash records (default\n$XDG_STATE_HOME/servicehost)") {
                 $0.stateDirectory = $1
+            },
+            .flag("--no-registry-cache", "read every plugin file at start, neither using nor\nwriting the registry cache (<state>/registry.bin)") {
+                $0.registryCache = false
             },
             .choice("--first-launch", "MODE", "mode", "auto (default), always or never", \FirstLaunchMode.rawValue) { $0.firstLaunch = $1 },
             .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") { options, text throws(UsageError) in

@@ -36,7 +36,9 @@ public struct LoadPlanner {
         }
         configurationPath = path
         do throws(PluginScanner.DirectoryError) {
-            inspection = .success(try PluginLoader.inspect(directories: settings.directories, allowInsecure: settings.allowInsecure))
+            inspection = .success(
+                try PluginLoader.inspect(
+                    directories: settings.directories, allowInsecure: settings.allowInsecure, registry: settings.registry))
         } catch {
             inspection = .failure(error)
         }

@@ -17,31 +17,57 @@ public enum PluginInspector {
         public let identity: FileIdentity
     }
 
-    /// Inspects `path`, opening it read-only and non-blocking; nothing is executed.
-    public static func inspect(path: String) -> Result<Inspected, LoadFailure> {
+    /// Inspects `path`, opening it read-only and non-blocking; nothing is executed. With a
+    /// `registry`, a file whose key (path and `stat`) is there costs one `stat`; a file read
+    /// is recorded in it.
+    public static func inspect(path: String, registry: RegistryCache? = nil) -> Result<Inspected, LoadFailure> {
         do throws(LoadFailure.Reason) {
+            if let registry {
+                var status = stat()
+                if stat(PathBytes.cString(path), &status) == 0, nonRegularKind(status) == nil {
+                    let key = RegistryKey(path: path, status: status)
+                    if let entry = registry.lookup(key) {
+                        return .success(try inspected(path, entry, identity: key.identity))
+                    }
+                }
+            }
             let file: ReadOnlyFile
             do { file = try ReadOnlyFile(pluginPath: path) } catch { throw .system(error) }
             // The file may have changed since it was scanned; never parse a FIFO or device.
-            if let kind = PluginScanner.nonRegularKind(file.status.st_mode) { throw .notRegularFile(kind: kind) }
+            if let kind = nonRegularKind(file.status) { throw .notRegularFile(kind: kind) }
             let image = try ELFImage(file: file)
-            guard try image.definesDynamicSymbol(SH_ENTRY_SYMBOL) else { throw .noEntrySymbol }
-            guard let section = try image.sectionBytes(named: SH_METADATA_SECTION) else {
-                throw .noMetadata
+            // No entry symbol: the section is not read (nor its errors reported), as before.
+            let definesEntry = try image.definesDynamicSymbol(SH_ENTRY_SYMBOL)
+            let entry = RegistryEntry(definesEntry: definesEntry, section: definesEntry ? try image.sectionBytes(named: SH_METADATA_SECTION) : nil)
+            // Recorded only when the file did not change while it was read: the key must name these bytes.
+            var after = stat()
+            if let registry, fstat(file.descriptor.rawValue, &after) == 0,
+                RegistryKey(path: path, status: after) == RegistryKey(path: path, status: file.status)
+            {
+                registry.store(RegistryKey(path: path, status: file.status), entry)
             }
-            let metadata = try PluginMetadata.decode(section)
-            guard metadata.abiMin <= metadata.abiVersion else {
-                throw .invalidMetadata("abi_min \(metadata.abiMin) is above abi_version \(metadata.abiVersion)")
-            }
-            guard metadata.abiMin <= hostABI.upperBound, metadata.abiVersion >= hostABI.lowerBound else {
-                throw .abiMismatch(
-                    pluginMin: metadata.abiMin, pluginMax: metadata.abiVersion,
-                    hostMin: hostABI.lowerBound, hostMax: hostABI.upperBound)
-            }
-            return .success(Inspected(path: path, metadata: metadata, identity: FileIdentity(file.status)))
+            return .success(try inspected(path, entry, identity: FileIdentity(file.status)))
         } catch {
             return .failure(LoadFailure(path: path, reason: error))
         }
+    }
+
+    private static func nonRegularKind(_ status: stat) -> String? { PluginScanner.nonRegularKind(status.st_mode) }
+
+    /// The checks on what a file holds, the same whether it was just read or came from the registry.
+    private static func inspected(_ path: String, _ entry: RegistryEntry, identity: FileIdentity) throws(LoadFailure.Reason) -> Inspected {
+        guard entry.definesEntry else { throw .noEntrySymbol }
+        guard let section = entry.section else { throw .noMetadata }
+        let metadata = try PluginMetadata.decode(section)
+        guard metadata.abiMin <= metadata.abiVersion else {
+            throw .invalidMetadata("abi_min \(metadata.abiMin) is above abi_version \(metadata.abiVersion)")
+        }
+        guard metadata.abiMin <= hostABI.upperBound, metadata.abiVersion >= hostABI.lowerBound else {
+            throw .abiMismatch(
+                pluginMin: metadata.abiMin, pluginMax: metadata.abiVersion,
+                hostMin: hostABI.lowerBound, hostMax: hostABI.upperBound)
+        }
+        return Inspected(path: path, metadata: metadata, identity: identity)
     }
 }
 

@@ -69,8 +69,12 @@ public enum PluginLoader {
     }
 
     /// Inspects every `*.so` of each directory, in order; one bad file never stops the others.
-    /// A file declaring a service id an earlier file declares is refused, naming both.
-    public static func inspect(directories: [String], allowInsecure: Bool) throws(PluginScanner.DirectoryError) -> Inspection {
+    /// A file declaring a service id an earlier file declares is refused, naming both. With a
+    /// `registry`, files it knows unchanged are not read, and it is saved afterwards holding
+    /// just these directories' files.
+    public static func inspect(
+        directories: [String], allowInsecure: Bool, registry: RegistryCache? = nil
+    ) throws(PluginScanner.DirectoryError) -> Inspection {
         var entries: [PluginScanner.Entry] = []
         for directory in directories {
             entries += try PluginScanner.scan(directory: directory, allowInsecure: allowInsecure)
@@ -79,7 +83,7 @@ public enum PluginLoader {
         var providers: [String: String] = [:]
         for entry in entries {
             let start = Clock.nanoseconds()
-            let inspected = entry.flatMap(PluginInspector.inspect)
+            let inspected = entry.flatMap { PluginInspector.inspect(path: $0, registry: registry) }
             if case .success(let plugin) = inspected { inspection.inspectNanoseconds[plugin.path] = Clock.nanoseconds() &- start }
             switch inspected {
             case .failure(let failure):
@@ -93,6 +97,7 @@ public enum PluginLoader {
                 inspection.plugins.append(plugin)
             }
         }
+        registry?.save(pruning: true)
         return inspection
     }
 

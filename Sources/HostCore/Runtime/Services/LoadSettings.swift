@@ -12,6 +12,8 @@ public struct LoadSettings: Sendable {
     public var onlyConfigured = false
     /// Any load failure is fatal (at start: exit 2; on reload: the reload fails).
     public var strict = false
+    /// The registry cache to inspect through; nil reads every file (`--no-registry-cache`).
+    public var registry: RegistryCache?
 
     /// Settings for `directories`.
     public init(directories: [String]) { self.directories = directories }

@@ -275,7 +275,10 @@ extension ServiceSet {
     /// running: the caller places it and catches it up. Errors name the service and the file.
     func loadLeftOut(_ id: String) throws(ServiceControlError) -> ServiceSlot {
         let inspection: PluginLoader.Inspection
-        do { inspection = try PluginLoader.inspect(directories: loadSettings.directories, allowInsecure: loadSettings.allowInsecure) } catch {
+        do {
+            inspection = try PluginLoader.inspect(
+                directories: loadSettings.directories, allowInsecure: loadSettings.allowInsecure, registry: loadSettings.registry)
+        } catch {
             throw ServiceControlError("service \(id) cannot be loaded: \(error)")
         }
         guard let plugin = inspection.plugins.first(where: { $0.metadata.services.contains { $0.id == id } }) else {

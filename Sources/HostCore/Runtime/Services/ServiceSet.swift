@@ -115,12 +115,14 @@ final class ServiceSet {
         return arena.launchOptions(request, flags: flags, settings: slot.configuration?.settingsJSON)
     }
 
-    /// Records a service's successful launch for first-launch detection.
-    func markLaunched(_ slot: ServiceSlot) {
-        do { try firstLaunch.serviceDidLaunch(slot.id) } catch {
+    /// Records services' successful launch for first-launch detection, durable together.
+    func markLaunched(_ slots: [ServiceSlot]) {
+        guard !slots.isEmpty else { return }
+        do { try firstLaunch.servicesDidLaunch(slots.map(\.id)) } catch {
+            let ids = slots.map(\.id)
             log.error(
-                "host", "cannot record the first launch of \(slot.id): \(error)", event: "firstLaunch.unrecorded",
-                .string("service", slot.id))
+                "host", "cannot record the first launch of \(ids.joined(separator: ", ")): \(error)", event: "firstLaunch.unrecorded",
+                .strings("services", ids))
         }
     }
 
@@ -142,7 +144,7 @@ final class ServiceSet {
         }
         if !stopped.isEmpty { dispatcher.setServices(slots.filter { slot in !stopped.contains { $0 === slot } }) }
         parked += stopped.map { ($0, "failed to launch") }
-        if finished && required.isEmpty { for slot in slots where !slot.launchFailed { markLaunched(slot) } }
+        if finished && required.isEmpty { markLaunched(slots.filter { !$0.launchFailed }) }
         return required.map(\.id)
     }
 
@@ -171,7 +173,7 @@ final class ServiceSet {
                     launching
                     ? UnsafeRawPointer(launchOptions(for: slot, arena: arena, request: LaunchRequest(), late: why)) : nil
                 let result = dispatcher.call(index, kind, data, state: carried).result
-                if kind == .didFinishLaunching && result >= 0 { markLaunched(slot) }
+                if kind == .didFinishLaunching && result >= 0 { markLaunched([slot]) }
             }
         }
     }

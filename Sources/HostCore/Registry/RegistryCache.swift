@@ -1,0 +1,146 @@
+import Glibc
+
+/// The registry cache (GStreamer's registry): what ``PluginInspector`` read from each plugin
+/// file, kept in the state directory's `registry.bin` and keyed by path, device, inode, size,
+/// modification and change time, so a file met again costs one `stat` instead of an ELF read.
+///
+/// Stale metadata can never load a plugin: a file whose `stat` differs in any key field is read
+/// again, and the loader checks the file's identity once more when it copies it
+/// (``ImmutableCopy``), so the code loaded is the code whose metadata was used.
+///
+/// A registry file that is corrupt, truncated or from another host version is discarded (and,
+/// given a log, logged once as `registry.rebuilt`); the next save writes a new one. Saving is
+/// atomic (``DirectoryHandle/replace(_:with:)``: temporary file, `fsync`, rename).
+public final class RegistryCache: Sendable {
+    /// Where `registry.bin` is.
+    let directory: DirectoryHandle
+    private let log: Log?
+    // Guarded by its own lock: inspections of a reload and of `host ctl service start` may overlap.
+    private let state: Locked<State>
+
+    private struct State {
+        /// What the file held, then what was read since.
+        var entries: [RegistryKey: RegistryEntry]
+        /// The keys looked up or stored by this process: what a pruning save keeps.
+        var used: Set<RegistryKey> = []
+        /// Whether `entries` differ from the file.
+        var changed = false
+        /// Lookups answered from the registry and files read, since the last ``takeCounts()``.
+        var hits = 0, misses = 0
+        /// Whether a failed save was logged (once is enough).
+        var saveFailureLogged = false
+    }
+
+    /// Why the file read at open was discarded; nil when it was used or there was none.
+    public let discarded: String?
+
+    /// The registry in `directory`, read now; a file that cannot be used is logged and ignored.
+    init(directory: DirectoryHandle, log: Log?) {
+        self.directory = directory
+        self.log = log
+        var entries: [RegistryKey: RegistryEntry] = [:]
+        var discarded: String?
+        do {
+            if let bytes = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit) {
+                do { entries = try RegistryFile.decode(bytes) } catch { discarded = error.description }
+            }
+        } catch {
+            discarded = "unreadable: \(error)"
+        }
+        self.discarded = discarded
+        // A discarded file is rewritten at the next save even when no plugin is read.
+        state = Locked(State(entries: entries, changed: discarded != nil))
+        if let discarded {
+            log?.warn(
+                "host", "registry cache \(directory.child(RegistryFile.name)) \(discarded); rebuilding it", event: "registry.rebuilt",
+                .string("path", directory.child(RegistryFile.name)), .string("reason", discarded))
+        }
+    }
+
+    /// The registry of the host's state directory.
+    public convenience init(stateDirectory: StateDirectory, log: Log?) {
+        self.init(directory: stateDirectory.root, log: log)
+    }
+
+    /// The registry of the state directory at `path` for `host inspect`, which takes no lock:
+    /// nil when the directory is missing or another user could change it (its registry would
+    /// then be no evidence of what the files hold).
+    public static func forInspection(stateDirectory path: String) -> RegistryCache? {
+        guard !path.isEmpty, FileSecurity.pathProblem(path, what: "state directory") == nil,
+            let directory = try? DirectoryHandle.open(path), let status = try? directory.status(),
+            FileSecurity.problem(path: path, status: status, what: "state directory") == nil
+        else { return nil }
+        return RegistryCache(directory: directory, log: nil)
+    }
+
+    /// What the registry holds for `key`, if anything.
+    func lookup(_ key: RegistryKey) -> RegistryEntry? {
+        state.withLock { state in
+            guard let entry = state.entries[key] else {
+                state.misses += 1
+                return nil
+            }
+            state.hits += 1
+            state.used.insert(key)
+            return entry
+        }
+    }
+
+    /// Records what was read from the file `key` names, replacing what an older version of it left.
+    func store(_ key: RegistryKey, _ entry: RegistryEntry) {
+        state.withLock { state in
+            state.used.insert(key)
+            guard state.entries[key] != entry else { return }
+            state.entries[key] = entry
+            state.changed = true
+        }
+    }
+
+    /// The lookups answered from the registry and the files read since the last call.
+    public func takeCounts() -> (cached: Int, read: Int) {
+        state.withLock { state in
+            defer { (state.hits, state.misses) = (0, 0) }
+            return (state.hits, state.misses)
+        }
+    }
+
+    /// Writes the registry when it changed. `pruning` keeps only what this process used (the
+    /// host scans every plugin directory, so the rest are files gone or replaced); without it
+    /// (`host inspect` of some files) the other entries stay, except older versions of a
+    /// path used. A failure is logged once and leaves the old file: it only costs speed.
+    public func save(pruning: Bool) {
+        let bytes: [UInt8]? = state.withLock { state in
+            let usedPaths = Set(state.used.map(\.path))
+            let before = state.entries.count
+            state.entries = state.entries.filter { key, _ in
+                pruning ? state.used.contains(key) : state.used.contains(key) || !usedPaths.contains(key.path)
+            }
+            guard state.changed || state.entries.count != before else { return nil }
+            state.changed = false
+            return RegistryFile.encode(state.entries)
+        }
+        guard let bytes else { return }
+        // The error is carried out of the closure rather than thrown through it: a typed throw
+        // through `withUnsafeBytes` crashes the 6.3 compiler.
+        let failure: SystemError? = bytes.withUnsafeBytes { raw in
+            do throws(SystemError) {
+                try directory.replace(RegistryFile.name, with: raw)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let error = failure {
+            let first = state.withLock { state in
+                state.changed = true
+                defer { state.saveFailureLogged = true }
+                return !state.saveFailureLogged
+            }
+            if first {
+                log?.warn(
+                    "host", "cannot write the registry cache: \(error)", event: "registry.unwritable",
+                    .string("path", directory.child(RegistryFile.name)), .string("reason", "\(error)"))
+            }
+        }
+    }
+}

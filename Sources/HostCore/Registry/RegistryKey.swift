@@ -1,0 +1,35 @@
+import Glibc
+
+/// What a registry entry is keyed by: the file's path and the `stat` fields that change
+/// whenever its bytes can have changed (GStreamer's registry key, plus the inode change time,
+/// which no `touch -d` can put back).
+struct RegistryKey: Hashable, Sendable {
+    /// The plugin path, escaped as ``PathBytes`` says.
+    var path: String
+    /// Device, inode, size and modification time: what the loader checks again at load.
+    var identity: FileIdentity
+    /// The inode change time in nanoseconds.
+    var changed: Int64
+
+    init(path: String, identity: FileIdentity, changed: Int64) {
+        self.path = path
+        self.identity = identity
+        self.changed = changed
+    }
+
+    /// The key of `path` whose `stat` is `status`.
+    init(path: String, status: stat) {
+        self.init(
+            path: path, identity: FileIdentity(status),
+            changed: Int64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_ctim.tv_nsec))
+    }
+}
+
+/// What the registry keeps of one plugin file: the raw bytes the inspector reads, so the one
+/// decoder (``PluginMetadata/decode(_:)``) reads cached and fresh metadata alike.
+struct RegistryEntry: Equatable, Sendable {
+    /// Whether the file defines `servicehost_entry` in its dynamic symbols.
+    var definesEntry: Bool
+    /// The `servicehost_meta` section's bytes; nil when the file has none.
+    var section: [UInt8]?
+}

@@ -1,0 +1,173 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The registry cache (issue 13): the real `host` and `host inspect` on real plugins, with
+/// `--log-level debug` so the `registry.used` record says how many files came from the cache.
+@Suite(.timeLimit(.minutes(20))) struct RegistryCacheTests {
+    /// Starts the host, stops it, and returns its log records.
+    private func run(_ host: RunningHost, _ extra: [String] = []) throws -> [LogRecord] {
+        try host.start(["--log-level", "debug"] + extra)
+        return host.stop().records
+    }
+
+    private func services(_ records: [LogRecord]) -> [String] {
+        records.named("host.ready").first?.strings("services") ?? []
+    }
+
+    private func counts(_ records: [LogRecord]) -> (cached: Int?, read: Int?) {
+        let used = records.named("registry.used").first
+        return (used?.int("cached"), used?.int("read"))
+    }
+
+    private func registryPath(_ host: RunningHost) -> String { host.stateDirectory + "/registry.bin" }
+
+    @Test func cachedStart_startsTheSameServicesAsAnUncachedOne() throws {
+        let host = try RunningHost()
+        for name in ["a", "b", "c"] { try host.probe(name, ["PROBE_ID=\"test.\(name)\""]) }
+        let first = try run(host)
+        #expect(counts(first) == (0, 3))
+        #expect(FileManager.default.fileExists(atPath: registryPath(host)))
+        let cached = try run(host)
+        #expect(counts(cached) == (3, 0))
+        #expect(services(cached) == ["test.a", "test.b", "test.c"])
+        #expect(services(cached) == services(first))
+
+        // Bypassed: every file read, no registry.used record, the registry left as it was.
+        let before = try Data(contentsOf: URL(fileURLWithPath: registryPath(host)))
+        try FileManager.default.removeItem(atPath: host.lib + "/c.so")
+        let uncached = try run(host, ["--no-registry-cache"])
+        #expect(services(uncached) == ["test.a", "test.b"])
+        #expect(uncached.named("registry.used").isEmpty)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))) == before)
+    }
+
+    @Test func changedFile_sameSizeAndModificationTime_isReadAgain() throws {
+        let host = try RunningHost()
+        try host.probe("x", ["PROBE_ID=\"test.old\""])
+        let other = host.scratch.file("new.so")
+        try Plugins.probe(other, ["PROBE_ID=\"test.new\""])
+        let path = host.lib + "/x.so"
+        let size = { (p: String) in (try FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? -1 }
+        try #require(try size(path) == size(other), "the two probes must have the same size for this test")
+        #expect(services(try run(host)) == ["test.old"])
+
+        // Rewritten in place (same inode, same size), its modification time put back: only the
+        // change time tells, and the registry must not answer with test.old's metadata.
+        var before = stat()
+        try #require(stat(path, &before) == 0)
+        try Data(contentsOf: URL(fileURLWithPath: other)).write(to: URL(fileURLWithPath: path))
+        var times = [before.st_atim, before.st_mtim]
+        try #require(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        var after = stat()
+        try #require(stat(path, &after) == 0)
+        try #require(after.st_ino == before.st_ino && after.st_size == before.st_size)
+        try #require(after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
+
+        let records = try run(host)
+        #expect(services(records) == ["test.new"])
+        #expect(counts(records) == (0, 1))
+        let inspected = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, path])
+        #expect(inspected.stdout.contains("service test.new"), "\(inspected.stdout)")
+    }
+
+    /// What is written over a good registry.bin, and the reason the host must give.
+    static let damage: [(name: String, reason: String, damage: @Sendable ([UInt8]) -> [UInt8])] = [
+        (
+            "corrupt", "corrupt or truncated: checksum mismatch",
+            { bytes in
+                var bytes = bytes
+                bytes[bytes.count / 2] ^= 0x20
+                return bytes
+            }
+        ),
+        ("truncated", "corrupt or truncated", { Array($0.prefix($0.count - 9)) }),
+        ("not a registry", "not a registry file (no SHRC header)", { _ in Array("garbage".utf8) }),
+        (
+            "another version", "written by servicehost 0.0.0-other in format 1",
+            { bytes in
+                // The host version follows the magic, the format (2 bytes) and its length (4 bytes).
+                var bytes = bytes
+                let count = Int(bytes[6]) | Int(bytes[7]) << 8
+                let version = Array("servicehost 0.0.0-other".utf8)
+                bytes.replaceSubrange(6..<(10 + count), with: [UInt8(version.count), 0, 0, 0] + version)
+                return bytes
+            }
+        ),
+    ]
+
+    @Test(arguments: damage.indices)
+    func damagedRegistry_isRebuiltAndLoggedOnce_andTheHostServes(index: Int) throws {
+        let (name, reason, damage) = Self.damage[index]
+        let host = try RunningHost()
+        for id in ["a", "b"] { try host.probe(id, ["PROBE_ID=\"test.\(id)\""]) }
+        _ = try run(host)
+        let good = Array(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))))
+        try Data(damage(good)).write(to: URL(fileURLWithPath: registryPath(host)))
+
+        let records = try run(host)
+        let rebuilt = records.named("registry.rebuilt")
+        #expect(rebuilt.count == 1, "\(name): \(rebuilt)")
+        #expect(rebuilt.first?.string("reason")?.hasPrefix(reason) == true, "\(name): \(rebuilt)")
+        #expect(rebuilt.first?.string("path") == registryPath(host))
+        #expect(services(records) == ["test.a", "test.b"], "\(name)")
+        #expect(counts(records) == (0, 2), "\(name)")
+
+        // Rebuilt: the next start uses it and logs nothing.
+        let next = try run(host)
+        #expect(next.named("registry.rebuilt").isEmpty, "\(name)")
+        #expect(counts(next) == (2, 0), "\(name)")
+    }
+
+    @Test func inspect_usesTheHostsRegistry_andNoCacheBypassesIt() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let path = host.lib + "/a.so"
+        // A registry whose entry for a.so (its real key) says it has no entry symbol: only a
+        // reader of the cache can say so, since the file has one.
+        try FileManager.default.createDirectory(atPath: host.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Data(try Self.registry(claimingNoEntryFor: path)).write(to: URL(fileURLWithPath: registryPath(host)))
+        let hostBinary = try Repository.product("host")
+
+        let cached = try Command.run(hostBinary, ["inspect", "--state-dir", host.stateDirectory, path])
+        #expect(cached.status == 1)
+        #expect(cached.stdout.contains("not loadable"), "\(cached.stdout)")
+        let bypassed = try Command.run(hostBinary, ["inspect", "--no-cache", "--state-dir", host.stateDirectory, path])
+        #expect(bypassed.status == 0, "\(bypassed.stdout)")
+        #expect(bypassed.stdout.contains("service test.a"))
+
+        // The host: the same entry refuses the file; --no-registry-cache reads it and starts it.
+        #expect(services(try run(host, ["--no-registry-cache"])) == ["test.a"])
+        let records = try run(host)
+        #expect(services(records) == [])
+        #expect(counts(records) == (1, 0))
+    }
+
+    /// A registry.bin (RegistryFile's layout) with one entry for `path`, keyed by its real
+    /// `stat`, saying the file defines no entry symbol.
+    static func registry(claimingNoEntryFor path: String) throws -> [UInt8] {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw TestFailure("stat \(path)") }
+        var bytes: [UInt8] = Array("SHRC".utf8)
+        func put(_ value: UInt64, _ count: Int) { for i in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(8 * i))) } }
+        func blob(_ text: String) {
+            put(UInt64(text.utf8.count), 4)
+            bytes += Array(text.utf8)
+        }
+        put(1, 2)
+        let version = try Command.run(try Repository.product("host"), ["--version"]).stdout
+        blob(version.trimmingCharacters(in: .whitespacesAndNewlines))
+        put(1, 4)
+        blob(path)
+        put(UInt64(status.st_dev), 8)
+        put(UInt64(status.st_ino), 8)
+        put(UInt64(status.st_size), 8)
+        put(UInt64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtim.tv_nsec), 8)
+        put(UInt64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_ctim.tv_nsec), 8)
+        bytes += [0, 0]  // no entry symbol, no section
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        put(hash, 8)
+        return bytes
+    }
+}
