@@ -19,6 +19,9 @@ final class ServiceRequests: Sendable {
 
     init(log: Log) { self.log = log }
 
+    /// The largest payload a request may carry (`--max-payload`, once a handler is wired).
+    var maxPayload: Int { wiring.withLock { $0.maxPayload } }
+
     /// Carries requests out with `handler`, checking payloads against `maxPayload` as the
     /// socket does. Until this is called every request is refused.
     func accept(from handler: ControlHandler, maxPayload: Int) {

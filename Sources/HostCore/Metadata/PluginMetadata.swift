@@ -34,6 +34,8 @@ public struct ServiceMetadata: Sendable, Equatable {
     public var subscriptions: [String] = []
     /// Scene roles it serves (`SH_CLAIM_SCENE_ROLE`); empty means every role.
     public var sceneRoles: [String] = []
+    /// Request names it answers (`SH_CLAIM_ANSWER`): the one service asked for each.
+    public var answers: [String] = []
     /// Whether it asks to be opened on its first event rather than at start (`SH_META_SERVICE_LAZY`).
     public var lazy = false
 }
@@ -109,6 +111,7 @@ extension PluginMetadata {
             case SH_CLAIM_ACTIVITY: services[index].activities.append(claim.value)
             case SH_CLAIM_NOTIFICATION: services[index].subscriptions.append(claim.value)
             case SH_CLAIM_SCENE_ROLE: services[index].sceneRoles.append(claim.value)
+            case SH_CLAIM_ANSWER: services[index].answers.append(claim.value)
             default: break  // a claim kind from a newer SDK
             }
         }

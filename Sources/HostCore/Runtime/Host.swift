@@ -75,13 +75,16 @@ public final class Host {
             mailbox: mailbox, stateCell: stateCell, shared: shared, dormant: dormant)
         answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
         let notifyBox = WeakBox<Host>()
+        let requestAnswers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
+        requestAnswers.timeout = 5
         application = Application(
-            dispatcher: dispatcher, services: serviceSet, answers: answers,
+            dispatcher: dispatcher, services: serviceSet, answers: answers, requestAnswers: requestAnswers,
             router: EventRouter(dispatcher: dispatcher, bus: bus, dormant: dormant, log: log), bus: bus, log: log, stateCell: stateCell,
             restorations: SceneRestorations(stateDirectory: stateDirectory, log: log),
             notify: { message in notifyBox.value?.notify(message) })
         applicationBox.value = application
         notifyBox.value = self
+        bus.answerRequest = { [application, requests] request in application.answer(request, maxPayload: requests.maxPayload) }
     }
 
     // MARK: State
@@ -183,6 +186,18 @@ public final class Host {
     /// didFailToRegisterForRemoteNotifications to every handler.
     public func tokenRegistrationFailed(_ message: String) -> EventOutcome {
         application.tokenRegistrationFailed(message)
+    }
+
+    /// How long the answerer of a request may take to answer it (`--request-timeout`).
+    public var requestTimeout: Double {
+        get { application.requestAnswers.timeout }
+        set { application.requestAnswers.timeout = newValue }
+    }
+
+    /// Asks the service that answers `name` (`host ctl request`), as `sh_host.request` does,
+    /// from "host": `reply` runs once on the main thread with its answer or why there is none.
+    public func request(_ name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) {
+        application.answer(ServiceRequest(name: name, from: "host", json: json, reply: reply), maxPayload: requests.maxPayload)
     }
 
     /// Delivers didReceiveMemoryWarning to every service that handles it.

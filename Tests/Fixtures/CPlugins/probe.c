@@ -37,6 +37,11 @@
 //                       (SH_*_SIZE_V1); 2: a plugin built against a future header whose
 //                       sh_plugin and sh_service grew (version 2, extra members), which
 //                       reads the host's structs only within their sizes
+//   PROBE_ANSWERS       a request name it answers (SH_CLAIM_ANSWER); it completes a request
+//                       (as PROBE_COMPLETE says) with {"by":ID,"from":FROM,"name":NAME,"payload":P}
+//   PROBE_ASK_ON_KIND / PROBE_ASK_NAME   send the request PROBE_ASK_NAME (sh_host.request, payload
+//                       {"n":1}) while handling that kind; logs "probe ID: reply RESULT JSON"
+//   PROBE_CRASH_KIND    an event kind during which the service aborts
 //   PROBE_CHECK_NUL     log whether each JSON buffer handed over is NUL-terminated
 // Every event is logged as "probe ID: event KIND state S host-state H seq N" plus its data.
 #define _POSIX_C_SOURCE 200809L
@@ -100,6 +105,9 @@ SH_CLAIM_METADATA(probe_subscribe, PROBE_ID, SH_CLAIM_NOTIFICATION, PROBE_SUBSCR
 #ifdef PROBE_SCENE_ROLE
 SH_CLAIM_METADATA(probe_scene_role, PROBE_ID, SH_CLAIM_SCENE_ROLE, PROBE_SCENE_ROLE);
 #endif
+#ifdef PROBE_ANSWERS
+SH_CLAIM_METADATA(probe_answers, PROBE_ID, SH_CLAIM_ANSWER, PROBE_ANSWERS);
+#endif
 #endif
 
 #ifdef PROBE_CONSTRUCTOR_MARKER
@@ -151,18 +159,24 @@ static void sleep_ms(long ms) {
     nanosleep(&pause_for, NULL);
 }
 
+/* The JSON a completion carries: a request's reply, else none. Written on the main thread
+ * before the completion is handed to another thread. */
+static char reply_json[2048];
+static size_t reply_len;
+
 static void *complete_later(void *completion) {
     sleep_ms(50);
     const sh_completion *c = completion;
-    c->complete(c, PROBE_RESULT, NULL, 0);
+    c->complete(c, PROBE_RESULT, reply_len ? reply_json : NULL, reply_len);
     return NULL;
 }
 
 static void answer(const sh_completion *c) {
+    const char *json = reply_len ? reply_json : NULL;
     switch (PROBE_COMPLETE) {
-    case 0: c->complete(c, PROBE_RESULT, NULL, 0); break;
+    case 0: c->complete(c, PROBE_RESULT, json, reply_len); break;
     case 1: break;  // never
-    case 2: c->complete(c, PROBE_RESULT, NULL, 0); c->complete(c, PROBE_RESULT, NULL, 0); break;
+    case 2: c->complete(c, PROBE_RESULT, json, reply_len); c->complete(c, PROBE_RESULT, json, reply_len); break;
     case 3: {
         pthread_t thread;
         pthread_create(&thread, NULL, complete_later, (void *)c);
@@ -319,7 +333,20 @@ static void describe(const sh_event *event, char *out, size_t size) {
     case SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS:
         snprintf(out, size, " error=%s", ((const sh_error_info *)event->data)->message);
         break;
+    case SH_EVENT_REQUEST: {
+        const sh_request *r = event->data;
+        snprintf(out, size, " request=%s from=%s nodes=%zu json=%.*s", r->name, r->from,
+                 r->parsed ? r->parsed->count : 0, (int)r->json_len, r->json ? r->json : "-");
+        break;
     }
+    }
+}
+
+static void log_reply(void *context, int32_t result, const char *json, size_t json_len) {
+    (void)context;
+    char line[700];
+    snprintf(line, sizeof line, "probe %s: reply %d %.*s", PROBE_ID, result, (int)json_len, json ? json : "-");
+    host->log(host, SH_LOG_INFO, line);
 }
 
 static int32_t probe_handle_event(const sh_service *service, const sh_event *event) {
@@ -335,6 +362,19 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #ifdef PROBE_POST_ON_KIND
     if (event->kind == PROBE_POST_ON_KIND) host->post(host, PROBE_POST_NAME, "{\"from\":\"" PROBE_ID "\"}", 10 + sizeof PROBE_ID);
 #endif
+#ifdef PROBE_ASK_ON_KIND
+    if (event->kind == PROBE_ASK_ON_KIND) host->request(host, PROBE_ASK_NAME, "{\"n\":1}", 7, log_reply, NULL);
+#endif
+#ifdef PROBE_CRASH_KIND
+    if (event->kind == PROBE_CRASH_KIND) abort();
+#endif
+    reply_len = 0;
+    if (event->kind == SH_EVENT_REQUEST) {
+        const sh_request *r = event->data;
+        int used = snprintf(reply_json, sizeof reply_json, "{\"by\":\"%s\",\"from\":\"%s\",\"name\":\"%s\",\"payload\":%.*s}",
+                            PROBE_ID, r->from, r->name, (int)(r->json ? r->json_len : 4), r->json ? r->json : "null");
+        reply_len = used > 0 && (size_t)used < sizeof reply_json ? (size_t)used : 0;
+    }
 #ifdef PROBE_REGISTER_ON_KIND
     if (event->kind == PROBE_REGISTER_ON_KIND) host->register_for_remote_notifications(host);
 #endif

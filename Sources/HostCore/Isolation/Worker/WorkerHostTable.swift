@@ -181,7 +181,8 @@ enum WorkerHostTable {
                 },
                 // A reply would have to cross back into the worker on a thread of its own; the
                 // bundled service that needs requests (MQTTBridge) runs in-process.
-                control: { _, _, _, _, _ in Int32(SH_UNSUPPORTED) }
+                control: { _, _, _, _, _ in Int32(SH_UNSUPPORTED) },
+                request: { _, _, _, _, _, _ in Int32(SH_UNSUPPORTED) }
             ))
         return UnsafePointer(table)
     }
