@@ -87,7 +87,7 @@ final class ServiceRequests: Sendable {
         case .all: return true
         case .events:
             switch command {
-            case .state, .list, .operate(.listAll), .push, .open, .activity, .post, .memoryWarning: return true
+            case .state, .list, .operate(.listAll), .push, .open, .activity, .post, .request, .memoryWarning: return true
             default: return false
             }
         }
@@ -109,6 +109,7 @@ extension ControlRequest.Command {
         case .token: "token"
         case .tokenError: "token-error"
         case .post: "post"
+        case .request: "request"
         case .scene: "scene"
         case .authorization: "authorization"
         case .operate(let operate): operate.name

@@ -196,8 +196,10 @@ public final class Host {
 
     /// Asks the service that answers `name` (`host ctl request`), as `sh_host.request` does,
     /// from "host": `reply` runs once on the main thread with its answer or why there is none.
-    public func request(_ name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) {
-        application.answer(ServiceRequest(name: name, from: "host", json: json, reply: reply), maxPayload: requests.maxPayload)
+    public func request(_ name: String, json: [UInt8]?, reply: @escaping (RequestReply) -> Void) {
+        let target = MainThreadReply(reply)
+        application.answer(
+            ServiceRequest(name: name, from: "host", json: json) { target.reply($0) }, maxPayload: requests.maxPayload)
     }
 
     /// Delivers didReceiveMemoryWarning to every service that handles it.
@@ -270,6 +272,14 @@ extension Host {
     public func benchmarkDeliver(_ kind: EventKind, times: Int) {
         for _ in 0..<times { dispatcher.deliver(kind, data: nil) }
     }
+}
+
+/// A reply closure of the main thread, carried in a request that crosses no thread.
+private final class MainThreadReply: @unchecked Sendable {
+    // @unchecked: `reply` is only ever called on the main thread, where a request's every
+    // reply is made (Application.answer), and where it was made.
+    let reply: (RequestReply) -> Void
+    init(_ reply: @escaping (RequestReply) -> Void) { self.reply = reply }
 }
 
 /// A weak reference for closures built before the object they point to exists.

@@ -342,12 +342,14 @@ static void describe(const sh_event *event, char *out, size_t size) {
     }
 }
 
+#ifdef PROBE_ASK_ON_KIND
 static void log_reply(void *context, int32_t result, const char *json, size_t json_len) {
     (void)context;
     char line[700];
     snprintf(line, sizeof line, "probe %s: reply %d %.*s", PROBE_ID, result, (int)json_len, json ? json : "-");
     host->log(host, SH_LOG_INFO, line);
 }
+#endif
 
 static int32_t probe_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;
