@@ -52,6 +52,9 @@ public final class ReplyCompletion: Sendable {
         handle.complete(Int32(SH_OK), json: Array(value.serialized.utf8))
     }
 
+    /// The same as ``reply(_:)``.
+    public func callAsFunction(_ value: JSONValue) { reply(value) }
+
     /// Answers that the request failed, saying why: the asker gets an error naming this
     /// service and `message`. Call exactly once (instead of ``reply(_:)``), from any thread.
     public func fail(_ message: String) {

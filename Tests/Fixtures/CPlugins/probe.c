@@ -9,7 +9,8 @@
 //                       any sleep or hang): a test polls for it to know the service is inside
 //   PROBE_ANSWER        the result of openURL / continueUserActivity (default SH_OK)
 //   PROBE_COMPLETE      how completions are answered: 0 at once (default), 1 never,
-//                       2 twice, 3 from another thread after 50 ms
+//                       2 twice, 3 from another thread after 50 ms, 4 when the next event
+//                       arrives (late, once a test let the deadline pass)
 //   PROBE_RESULT        the completion's result (fetch result, presentation options)
 //   PROBE_URL_CLAIM, PROBE_ACTIVITY_CLAIM, PROBE_SUBSCRIBE   metadata claims
 //   PROBE_SCENE_ROLE    a scene role claim (SH_CLAIM_SCENE_ROLE), e.g. "car"
@@ -40,7 +41,8 @@
 //   PROBE_ANSWERS       a request name it answers (SH_CLAIM_ANSWER); it completes a request
 //                       (as PROBE_COMPLETE says) with {"by":ID,"from":FROM,"name":NAME,"payload":P}
 //   PROBE_ASK_ON_KIND / PROBE_ASK_NAME   send the request PROBE_ASK_NAME (sh_host.request, payload
-//                       {"n":1}) while handling that kind; logs "probe ID: reply RESULT JSON"
+//                       {"n":1}) while handling that kind; logs "probe ID: reply RESULT JSON";
+//                       PROBE_ASK_PAD N sends {"pad":"xxx…"} of about N bytes instead
 //   PROBE_CRASH_KIND    an event kind during which the service aborts
 //   PROBE_CHECK_NUL     log whether each JSON buffer handed over is NUL-terminated
 // Every event is logged as "probe ID: event KIND state S host-state H seq N" plus its data.
@@ -171,8 +173,15 @@ static void *complete_later(void *completion) {
     return NULL;
 }
 
+/* PROBE_COMPLETE 4: the completion held until the next event. */
+static const sh_completion *held;
+
 static void answer(const sh_completion *c) {
     const char *json = reply_len ? reply_json : NULL;
+    if (PROBE_COMPLETE == 4) {
+        held = c;
+        return;
+    }
     switch (PROBE_COMPLETE) {
     case 0: c->complete(c, PROBE_RESULT, json, reply_len); break;
     case 1: break;  // never
@@ -364,8 +373,23 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #ifdef PROBE_POST_ON_KIND
     if (event->kind == PROBE_POST_ON_KIND) host->post(host, PROBE_POST_NAME, "{\"from\":\"" PROBE_ID "\"}", 10 + sizeof PROBE_ID);
 #endif
+    if (held) {
+        held->complete(held, PROBE_RESULT, NULL, 0);
+        held = NULL;
+    }
 #ifdef PROBE_ASK_ON_KIND
+#ifdef PROBE_ASK_PAD
+    if (event->kind == PROBE_ASK_ON_KIND) {
+        char *pad = malloc(PROBE_ASK_PAD + 16);
+        int used = snprintf(pad, 16, "{\"pad\":\"");
+        memset(pad + used, 'x', PROBE_ASK_PAD);
+        memcpy(pad + used + PROBE_ASK_PAD, "\"}", 2);
+        host->request(host, PROBE_ASK_NAME, pad, (size_t)used + PROBE_ASK_PAD + 2, log_reply, NULL);
+        free(pad);
+    }
+#else
     if (event->kind == PROBE_ASK_ON_KIND) host->request(host, PROBE_ASK_NAME, "{\"n\":1}", 7, log_reply, NULL);
+#endif
 #endif
 #ifdef PROBE_CRASH_KIND
     if (event->kind == PROBE_CRASH_KIND) abort();
