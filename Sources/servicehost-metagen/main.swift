@@ -584,6 +584,7 @@ func claimName(_ claim: Int32) -> String {
     case SH_CLAIM_ACTIVITY: "activity"
     case SH_CLAIM_NOTIFICATION: "notification"
     case SH_CLAIM_SCENE_ROLE: "scene role"
+    case SH_CLAIM_ANSWER: "answer"
     default: "claim \(claim)"
     }
 }

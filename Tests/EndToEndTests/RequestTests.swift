@@ -11,8 +11,8 @@ import Testing
     private let didBecomeActive = 3
     private let memoryWarning = "SH_EVENT_DID_RECEIVE_MEMORY_WARNING"
 
-    private func answerer(_ host: RunningHost, _ name: String = "geo", id: String = "test.geo", _ extra: [String] = []) throws {
-        try host.probe(name, ["PROBE_ID=\"\(id)\"", "PROBE_EVENTS=(\(answers))", "PROBE_ANSWERS=\"geo.locate\""] + extra)
+    private func answerer(_ host: RunningHost, _ name: String = "geo", id: String = "test.geo", events: String? = nil, extra: [String] = []) throws {
+        try host.probe(name, ["PROBE_ID=\"\(id)\"", "PROBE_EVENTS=(\(events ?? answers))", "PROBE_ANSWERS=\"geo.locate\""] + extra)
     }
 
     private func asker(_ host: RunningHost, _ extra: [String] = []) throws {
@@ -71,7 +71,7 @@ import Testing
     @Test func anAnswererPastItsDeadline_givesAnErrorReply_andItsLateAnswerIsLogged() throws {
         let host = try RunningHost()
         // Holds the completion until its next event: the memory warning after the deadline.
-        try answerer(host, ["PROBE_COMPLETE=4", "PROBE_EVENTS=(\(answers)|SH_EVENT_BIT(\(memoryWarning)))"])
+        try answerer(host, events: "\(answers)|SH_EVENT_BIT(\(memoryWarning))", extra: ["PROBE_COMPLETE=4"])
         try host.start(["--request-timeout", "0.2"])
         let asked = try host.ctlJSON("request", "geo.locate")
         #expect(asked.status == 1)
@@ -85,7 +85,7 @@ import Testing
 
     @Test func aSecondAnswer_isLoggedAndIgnored() throws {
         let host = try RunningHost()
-        try answerer(host, ["PROBE_COMPLETE=2"])
+        try answerer(host, extra: ["PROBE_COMPLETE=2"])
         try host.start()
         let asked = try host.ctlJSON("request", "geo.locate")
         #expect(asked.status == 0)
@@ -96,7 +96,7 @@ import Testing
 
     @Test func aCrashingIsolatedAnswerer_givesAnErrorReply_andTheHostKeepsServing() throws {
         let host = try RunningHost()
-        try answerer(host, ["PROBE_CRASH_KIND=27"])
+        try answerer(host, extra: ["PROBE_CRASH_KIND=27"])
         try host.start(["--isolation", "process"])
         let asked = try host.ctlJSON("request", "geo.locate")
         #expect(asked.status == 1)
@@ -123,7 +123,7 @@ import Testing
 
     @Test func twoServicesAnsweringOneName_startOnlyTheFirst_andTheLogNamesBoth() throws {
         let host = try RunningHost()
-        try answerer(host, "a", id: "test.first", ["PROBE_PRIORITY=10"])
+        try answerer(host, "a", id: "test.first", extra: ["PROBE_PRIORITY=10"])
         try answerer(host, "b", id: "test.second")
         let config = try host.file("services.json", #"{"services": {"test.first": {}, "test.second": {}}}"#)
         try host.start(["--config", config])
@@ -139,7 +139,7 @@ import Testing
 
     @Test func aLazyAnswerer_isOpenedByARequestForItsName() throws {
         let host = try RunningHost()
-        try answerer(host, ["PROBE_FLAGS=SH_META_SERVICE_LAZY"])
+        try answerer(host, extra: ["PROBE_FLAGS=SH_META_SERVICE_LAZY"])
         try host.start()
         #expect(try host.ctl("list").stdout.contains("lazy (not loaded)"))
         let asked = try host.ctlJSON("request", "geo.locate")
