@@ -553,8 +553,7 @@ public protocol _ManifestLists_request {
 extension _ManifestLists_request {
     @available(
         *, unavailable,
-        message:
-            "servicehost.json lists the event \"request\": adopt Answering and implement `func answer(_ request: ServiceRequest, reply: ReplyCompletion)` (or remove \"request\" from events)"
+        message: "servicehost.json lists the event \"request\": adopt Answering and implement `func answer(_ request: ServiceRequest, reply: ReplyCompletion)` (or remove \"request\" from events)"
     )
     public static var _servicehostCheck_request: Void { () }
 }
