@@ -13,6 +13,9 @@ import ServiceKit
 ///   queued first"): `network reachable: flushing`, then as `queue.flush`.
 /// - `queue.dump`: logs the items.
 ///
+/// Requests it answers (`host ctl request queue.count`, or `host.request("queue.count")`
+/// from another service): `queue.count` replies `{"count": N}`, the items pending.
+///
 /// Storage: one key, `queue.items`, holds the whole queue as a JSON array, oldest first
 /// (`[{"text":"hi"},42]`). It is written on every change (enqueue, flush) before the line
 /// reporting the change is logged, and again at didEnterBackground and willTerminate if an
@@ -40,7 +43,7 @@ import ServiceKit
 ///   the store refuses.
 ///
 /// Settings: see ``OfflineQueueSettings`` (`{"maxItems": 1000}`).
-final class OfflineQueueService: NotificationReceiving {
+final class OfflineQueueService: NotificationReceiving, Answering {
     /// The store key holding the queue as a JSON array.
     static let key = "queue.items"
     /// Where an unreadable stored queue is kept, so that writing ``key`` does not destroy it.
@@ -127,6 +130,11 @@ final class OfflineQueueService: NotificationReceiving {
         if !sent.isEmpty { unsaved = true }
         save(after: "flush")
         log(.info, "sent \(sent.count) item(s)")
+    }
+
+    func answer(_ request: ServiceRequest, reply: ReplyCompletion) {
+        loadIfNeeded()
+        reply(["count": .number(Double(items.count))])
     }
 
     private func dump() {

@@ -190,3 +190,19 @@ extension SceneUserActivityHandling {
     )
     public func scene(_ scene: Scene, continue activity: UserActivity) -> Bool { false }
 }
+
+/// Answers requests from other services (`request`) for the names listed under `answers`
+/// in servicehost.json.
+public protocol Answering: ApplicationService {
+    /// A request for one of this service's names: call `reply` exactly once, from any
+    /// thread, within the host's deadline (`--request-timeout`, 5 s by default). Main thread.
+    func answer(_ request: ServiceRequest, reply: ReplyCompletion)
+}
+
+extension Answering {
+    @available(
+        *, unavailable,
+        message: "Answering needs `func answer(_ request: ServiceRequest, reply: ReplyCompletion)` (event \"request\" in servicehost.json)"
+    )
+    public func answer(_ request: ServiceRequest, reply: ReplyCompletion) {}
+}

@@ -16,6 +16,16 @@ struct CompletionHandle: @unchecked Sendable {
         }
         complete(raw, result, nil, 0)
     }
+
+    /// Calls `complete(result, json)`: an answer that carries JSON (a request's reply).
+    func complete(_ result: Int32, json: [UInt8]) {
+        guard let raw else { return }
+        let offset = MemoryLayout<sh_completion>.offset(of: \.complete)!
+        guard Int(raw.pointee.size) >= offset + MemoryLayout<Int>.size, let complete = raw.pointee.complete else {
+            return
+        }
+        json.withUnsafeBytes { complete(raw, result, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+    }
 }
 
 /// Answers `didReceiveRemoteNotification` (a background fetch): call it exactly once,

@@ -543,3 +543,42 @@ extension _ManifestOmits_scenes where Self: SceneService {
     )
     public static var _servicehostCheck_scenes: Void { () }
 }
+
+/// Generated code only: servicehost.json lists "request"; the class must adopt ``Answering``.
+public protocol _ManifestLists_request {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``Answering``.
+    static var _servicehostCheck_request: Void { get }
+}
+
+extension _ManifestLists_request {
+    @available(
+        *, unavailable,
+        message: "servicehost.json lists the event \"request\": adopt Answering and implement `func answer(_ request: ServiceRequest, reply: ReplyCompletion)` (or remove \"request\" from events)"
+    )
+    public static var _servicehostCheck_request: Void { () }
+}
+
+extension _ManifestLists_request where Self: Answering {
+    /// The class adopts ``Answering``: the check passes.
+    public static var _servicehostCheck_request: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "request"; the class must not adopt ``Answering``.
+public protocol _ManifestOmits_request {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``Answering``.
+    static var _servicehostCheck_request: Void { get }
+}
+
+extension _ManifestOmits_request {
+    /// The class does not adopt ``Answering``: the check passes.
+    public static var _servicehostCheck_request: Void { () }
+}
+
+extension _ManifestOmits_request where Self: Answering {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts Answering (`func answer(_ request: ServiceRequest, reply: ReplyCompletion)`), but servicehost.json does not list the event \"request\", so the host would never call it: add \"request\" to events"
+    )
+    public static var _servicehostCheck_request: Void { () }
+}

@@ -242,6 +242,10 @@ public enum ServicePlugin {
             guard let service = instance as? any AuthorizationObserving else { return Int32(SH_UNSUPPORTED) }
             guard let raw = data?.assumingMemoryBound(to: sh_notification_settings.self) else { return Int32(SH_INVALID) }
             service.didChangeNotificationAuthorization(NotificationSettings(raw.pointee))
+        case .request:
+            guard let service = instance as? any Answering else { return Int32(SH_UNSUPPORTED) }
+            guard let raw = data?.assumingMemoryBound(to: sh_request.self) else { return Int32(SH_INVALID) }
+            service.answer(ServiceRequest(raw), reply: ReplyCompletion(completion(of: event)))
         case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
             .sceneContinueUserActivity:

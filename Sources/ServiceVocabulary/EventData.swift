@@ -26,6 +26,8 @@ public enum EventData: Sendable, CaseIterable {
     case sceneUserActivity
     /// `sh_notification_settings`.
     case notificationSettings
+    /// `sh_request`.
+    case request
 
     /// The C struct's name, or nil for `none`.
     public var cStruct: String? {
@@ -43,6 +45,7 @@ public enum EventData: Sendable, CaseIterable {
         case .sceneOpenURL: "sh_scene_open_url"
         case .sceneUserActivity: "sh_scene_user_activity"
         case .notificationSettings: "sh_notification_settings"
+        case .request: "sh_request"
         }
     }
 }

@@ -32,6 +32,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case sceneOpenURLContexts = 24
     case sceneContinueUserActivity = 25
     case didChangeNotificationAuthorization = 26
+    case request = 27
 
     /// One row of the table: what ServiceHost knows about a kind besides its number.
     public struct Entry: Sendable {
@@ -91,6 +92,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .sceneContinueUserActivity: Entry("sceneContinueUserActivity", .scenes, .sceneUserActivity, capability: "SceneUserActivityHandling")
         case .didChangeNotificationAuthorization:
             Entry("didChangeNotificationAuthorization", .push, .notificationSettings, capability: "AuthorizationObserving")
+        case .request: Entry("request", nil, .request, completion: true, capability: "Answering")
         }
     }
 

@@ -126,6 +126,7 @@ func run(_ options: RunOptions) -> Never {
         log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
         notificationAuthorization: options.notificationAuthorization)
     host.answerTimeout = options.fetchTimeout
+    host.requestTimeout = options.requestTimeout
     if options.statistics { host.enableStatistics() }
     if options.pluginSource != "--plugins" {
         log.info(

@@ -54,7 +54,9 @@
 //               "main", "car", "external". It then receives scene events only for
 //               scenes of those roles (without it, for every scene). Needs a scene
 //               event.
-//   Each urls/activities/subscribes/sceneRoles value is a non-empty string of at most 119
+//   answers     optional; the request names the service answers (SH_CLAIM_ANSWER),
+//               "geo.locate". Needs the request event (the type must adopt Answering).
+//   Each urls/activities/subscribes/sceneRoles/answers value is a non-empty string of at most 119
 //   bytes, listed once.
 //   activation  optional, "eager" (the default: opened at start) or "lazy" (SH_META_SERVICE_LAZY:
 //               opened on the first URL, activity, notification, scene or push it would be
@@ -139,6 +141,7 @@ let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
     ),
     ("subscribes", Int32(SH_CLAIM_NOTIFICATION), "notifications", [EventKind.notification.name]),
     ("sceneRoles", Int32(SH_CLAIM_SCENE_ROLE), "scene roles", sceneEvents),
+    ("answers", Int32(SH_CLAIM_ANSWER), "requests", [EventKind.request.name]),
 ]
 
 let serviceKeys = ["id", "type", "name", "version", "events", "priority", "activation"] + claimKeys.map(\.key)
@@ -581,6 +584,7 @@ func claimName(_ claim: Int32) -> String {
     case SH_CLAIM_ACTIVITY: "activity"
     case SH_CLAIM_NOTIFICATION: "notification"
     case SH_CLAIM_SCENE_ROLE: "scene role"
+    case SH_CLAIM_ANSWER: "answer"
     default: "claim \(claim)"
     }
 }

@@ -48,9 +48,9 @@ import Testing
                 (\sh_service.context, 16), (\sh_service.attach, 24), (\sh_service.handle_event, 32),
             ])
         // Version 2 appended three members after the 112 bytes of version 1, version 3 one
-        // (control) after the 136 bytes of version 2.
+        // (control) after the 136 bytes of version 2, version 4 one (request) after the 144 of 3.
         check(
-            sh_host.self, SH_HOST_SIZE_V3,
+            sh_host.self, SH_HOST_SIZE_V4,
             [
                 (\sh_host.size, 0), (\sh_host.version, 4), (\sh_host.host_data, 8),
                 (\sh_host.host_version, 16), (\sh_host.log, 24), (\sh_host.post, 32), (\sh_host.app_state, 40),
@@ -59,6 +59,7 @@ import Testing
                 (\sh_host.unsubscribe, 96), (\sh_host.register_for_remote_notifications, 104),
                 (\sh_host.notification_settings, Int(SH_HOST_SIZE_V1)), (\sh_host.request_authorization, 120),
                 (\sh_host.set_scene_restoration, 128), (\sh_host.control, Int(SH_HOST_SIZE_V2)),
+                (\sh_host.request, Int(SH_HOST_SIZE_V3)),
             ])
         check(
             sh_event.self, SH_EVENT_SIZE_V1,
@@ -131,6 +132,12 @@ import Testing
                 (\sh_notification.size, 0), (\sh_notification.version, 4), (\sh_notification.name, 8),
                 (\sh_notification.sender, 16), (\sh_notification.json, 24), (\sh_notification.json_len, 32),
                 (\sh_notification.parsed, Int(SH_NOTIFICATION_SIZE_V1)),
+            ])
+        check(
+            sh_request.self, SH_REQUEST_SIZE_V1,
+            [
+                (\sh_request.size, 0), (\sh_request.version, 4), (\sh_request.name, 8), (\sh_request.from, 16),
+                (\sh_request.json, 24), (\sh_request.json_len, 32), (\sh_request.parsed, 40),
             ])
         check(
             sh_scene.self, SH_SCENE_SIZE_V1,

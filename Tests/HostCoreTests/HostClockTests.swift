@@ -50,6 +50,31 @@ import Testing
         #expect(clock.pendingCount == 0)
     }
 
+    @Test func aRequestWhoseAnswerNeverComes_getsAnErrorReplyWhenTheClockSaysSo() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        try Command.compileC(
+            Repository.fixture("CPlugins/probe.c"), to: lib + "/geo.so",
+            defines: [
+                "PROBE_ID=\"test.geo\"", "PROBE_COMPLETE=1", "PROBE_ANSWERS=\"geo.locate\"",
+                "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_REQUEST))",
+            ])
+        let clock = ManualClock()
+        let host = Host(log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), clock: clock)
+        #expect(host.requestTimeout == 5)
+        #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
+        try host.launch()
+        var reply: RequestReply?
+        host.request("geo.locate", json: nil) { reply = $0 }
+        clock.advance(by: 4.9)
+        #expect(reply == nil)
+        clock.advance(by: 0.2)
+        let answered = try #require(reply)
+        #expect(answered.result == SH_ERROR)
+        #expect(answered.error == "test.geo did not answer geo.locate within 5 s")
+        #expect(clock.pendingCount == 0)
+    }
+
     @Test func theHangWatchdog_namesACallPastItsDeadlineOnce_andClearsItWhenItReturns() {
         let tracker = CallTracker()
         tracker.register(ids: ["test.a", "test.b"])

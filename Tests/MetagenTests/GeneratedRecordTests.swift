@@ -76,6 +76,14 @@ struct GeneratedRecordTests {
         #expect(swift.contains("@c(servicehost_entry)"))
     }
 
+    @Test func answers_areClaimsTheHostDecodes_andNeedTheRequestEvent() throws {
+        let (swift, metadata) = try generate(
+            #"{"services":[{"id":"a.b","type":"A","events":["lifecycle","request"],"answers":["geo.locate","queue.count"]}]}"#)
+        #expect(metadata.services[0].answers == ["geo.locate", "queue.count"])
+        #expect(metadata.services[0].events.knownKinds.contains(.request))
+        #expect(swift.contains("_ManifestLists_request"))
+    }
+
     @Test func theAllGroup_setsEveryEventTheHostKnows() throws {
         let (_, metadata) = try generate(#"{"services":[{"id":"a.b","type":"A","events":["all"]}]}"#)
         #expect(metadata.services[0].events.knownKinds == EventKind.allCases)

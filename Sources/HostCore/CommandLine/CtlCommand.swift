@@ -60,6 +60,7 @@ public enum CtlCommand {
           activity TYPE \(synopsis(activityTable))
           token HEX | token-error MESSAGE
           post NAME [JSON]
+          request NAME [JSON]
           authorization [notDetermined|denied|authorized|provisional]
         \(sceneUsage)
         \(operateUsage)
@@ -128,16 +129,16 @@ public enum CtlCommand {
             command = .token(hex: try operands(1, "HEX")[0])
         case "token-error":
             command = .tokenError(message: try operands(1, "MESSAGE")[0])
-        case "post":
-            let parsed = try OptionTable<Void>("ctl post", []).parse(arguments, from: ()).operands
-            guard parsed.count == 1 || parsed.count == 2 else { throw UsageError("ctl post: expected NAME [JSON]") }
+        case "post", "request":
+            let parsed = try OptionTable<Void>("ctl \(name)", []).parse(arguments, from: ()).operands
+            guard parsed.count == 1 || parsed.count == 2 else { throw UsageError("ctl \(name): expected NAME [JSON]") }
             var payload: JSONValue?
             if parsed.count == 2 {
                 do { payload = try JSONValue(parsing: parsed[1]) } catch {
-                    throw UsageError("ctl post: the payload is not valid JSON: \(error)")
+                    throw UsageError("ctl \(name): the payload is not valid JSON: \(error)")
                 }
             }
-            command = .post(name: parsed[0], payload: payload)
+            command = name == "post" ? .post(name: parsed[0], payload: payload) : .request(name: parsed[0], payload: payload)
         case "scene":
             command = .scene(try scene(arguments))
         case "authorization":
@@ -197,6 +198,9 @@ public enum CtlCommand {
         switch command {
         case "scene":
             return sceneText(of: reply)
+        case "request":
+            // The answer itself, as JSON: what a script pipes on.
+            return reply.handled == true ? (reply.result ?? .null).serialized : (reply.note ?? "not answered")
         case "state":
             var lines = ["state: \(reply.state ?? "?")", "services: \(reply.status?.serviceCount ?? 0)"]
             if let token = reply.status?.deviceToken { lines.append("device token: \(token)") }

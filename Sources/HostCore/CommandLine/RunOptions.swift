@@ -28,6 +28,8 @@ public struct RunOptions {
     public var controlPath: String?
     /// How long the host waits for completions (background fetch and every other answer).
     public var fetchTimeout: Double = 30
+    /// How long the answerer of a request between services may take (`--request-timeout`).
+    public var requestTimeout: Double = 5
     /// The largest JSON payload a control request may carry, in bytes.
     public var maxPayload = 65536
     /// `--launch-notification FILE`.
@@ -141,6 +143,9 @@ public struct RunOptions {
             .choice("--first-launch", "MODE", "mode", "auto (default), always or never", \FirstLaunchMode.rawValue) { $0.firstLaunch = $1 },
             .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") { options, text throws(UsageError) in
                 options.fetchTimeout = try OptionValue.seconds(text)
+            },
+            .value("--request-timeout", "SECS", "how long a request's answerer may take (default 5)") { options, text throws(UsageError) in
+                options.requestTimeout = try OptionValue.seconds(text)
             },
             .value("--max-payload", "BYTES", "the largest payload of a control request (default 65536)") { options, text throws(UsageError) in
                 options.maxPayload = try OptionValue.integer(text, in: 1...OptionValue.maxPayload, "bytes")

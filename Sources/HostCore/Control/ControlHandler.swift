@@ -1,3 +1,4 @@
+import ServiceABI
 import ServiceJSON
 
 /// Carries out control requests on the host, on the main thread, and words the replies.
@@ -110,6 +111,20 @@ public final class ControlHandler {
                 respond(Self.describe(try host.post(name: name, payload: payload)), .keepRunning)
             } catch {
                 refuse(error.message)
+            }
+        case .request(let name, let payload):
+            host.request(name, json: payload) { answer in
+                // Nobody answering is "not handled" (exit 3); a failure or a timeout is an error.
+                if answer.result != SH_OK && answer.result != SH_NOT_FOUND { return refuse(answer.error ?? "the request failed") }
+                var body = ControlReply()
+                body.event = EventKind.request.name
+                body.handled = answer.result == SH_OK
+                if answer.result == SH_OK {
+                    body.result = answer.json.isEmpty ? .null : (try? JSONValue(parsing: answer.json)) ?? .null
+                } else {
+                    body.note = answer.error
+                }
+                respond(body, .keepRunning)
             }
         case .scene(let command):
             handleScene(command, respond: respond, refuse: refuse)

@@ -30,6 +30,8 @@ public struct ControlMessage: Sendable, Equatable {
         case token(hex: String)
         case tokenError(message: String)
         case post(name: String, payload: JSONValue?)
+        /// Ask the service that answers `name` (a request between services, from outside).
+        case request(name: String, payload: JSONValue?)
         case scene(Scene)
         /// `status`: the notification authorization to set, as a user toggling it; nil reads it.
         case authorization(status: String?)
@@ -50,6 +52,7 @@ public struct ControlMessage: Sendable, Equatable {
             case .token: "token"
             case .tokenError: "token-error"
             case .post: "post"
+            case .request: "request"
             case .scene: "scene"
             case .authorization: "authorization"
             case .operate(let operate): operate.name
@@ -59,7 +62,7 @@ public struct ControlMessage: Sendable, Equatable {
         /// Every command name, as clients spell them.
         public static let names =
             ["state", "list", "reload"] + Lifecycle.allCases.map(\.rawValue)
-            + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "scene", "authorization"] + Operate.names
+            + ["memory-warning", "push", "open", "activity", "token", "token-error", "post", "request", "scene", "authorization"] + Operate.names
 
         /// The commands without members, by name.
         public static func plain(_ name: String) -> Command? {
@@ -142,7 +145,7 @@ extension ControlMessage {
             object[.hex] = .string(hex)
         case .tokenError(let message):
             object[.message] = .string(message)
-        case .post(let name, let payload):
+        case .post(let name, let payload), .request(let name, let payload):
             object[.name] = .string(name)
             if let payload { object[.payload] = payload }
         case .authorization(let status):
@@ -220,6 +223,9 @@ extension ControlMessage {
         case "post":
             let payload = try members.optional(.payload)
             command = .post(name: try members.requiredString(.name), payload: payload)
+        case "request":
+            let payload = try members.optional(.payload)
+            command = .request(name: try members.requiredString(.name), payload: payload)
         case "scene":
             command = .scene(try Scene(Members(command: "scene", object: object)))
         case "authorization":

@@ -16,6 +16,8 @@ public struct ControlRequest: Sendable {
         case token(DeviceToken)
         case tokenError(String)
         case post(name: String, payload: JSONValue?)
+        /// A request for the service that answers `name`; `payload` is its JSON text.
+        case request(name: String, payload: [UInt8]?)
         case scene(SceneCommand)
         /// Sets the notification authorization (nil: reads it).
         case authorization(AuthorizationStatus?)
@@ -88,6 +90,13 @@ public struct ControlRequest: Sendable {
                 throw InputError("post: the name is \(name.utf8.count) bytes, over the limit of \(maxName)")
             }
             return .post(name: name, payload: payload)
+        case .request(let name, let payload):
+            if let payload { try checkSize(payload, .payload, maxPayload) }
+            guard !name.isEmpty else { throw InputError("request: \"\(ControlKey.name.rawValue)\" is empty") }
+            guard name.utf8.count <= maxName else {
+                throw InputError("request: the name is \(name.utf8.count) bytes, over the limit of \(maxName)")
+            }
+            return .request(name: name, payload: payload.map { Array($0.serialized.utf8) })
         case .scene(let scene):
             return .scene(try SceneCommand(scene, maxPayload: maxPayload))
         case .authorization(let name):

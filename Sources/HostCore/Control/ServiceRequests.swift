@@ -19,6 +19,9 @@ final class ServiceRequests: Sendable {
 
     init(log: Log) { self.log = log }
 
+    /// The largest payload a request may carry (`--max-payload`, once a handler is wired).
+    var maxPayload: Int { wiring.withLock { $0.maxPayload } }
+
     /// Carries requests out with `handler`, checking payloads against `maxPayload` as the
     /// socket does. Until this is called every request is refused.
     func accept(from handler: ControlHandler, maxPayload: Int) {
@@ -84,7 +87,7 @@ final class ServiceRequests: Sendable {
         case .all: return true
         case .events:
             switch command {
-            case .state, .list, .operate(.listAll), .push, .open, .activity, .post, .memoryWarning: return true
+            case .state, .list, .operate(.listAll), .push, .open, .activity, .post, .request, .memoryWarning: return true
             default: return false
             }
         }
@@ -106,6 +109,7 @@ extension ControlRequest.Command {
         case .token: "token"
         case .tokenError: "token-error"
         case .post: "post"
+        case .request: "request"
         case .scene: "scene"
         case .authorization: "authorization"
         case .operate(let operate): operate.name

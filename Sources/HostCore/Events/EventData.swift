@@ -91,4 +91,14 @@ extension EventArena {
                 size: UInt32(MemoryLayout<sh_notification_settings>.size), version: SH_NOTIFICATION_SETTINGS_VERSION,
                 status: settings.status.rawValue, allowed: settings.allowed.rawValue))
     }
+
+    /// The data of a `request` event; `tape` (the payload, parsed) is kept in the arena.
+    func request(name: String, from: String, tape: JSONTape?) -> UnsafePointer<sh_request> {
+        box(
+            sh_request(
+                size: UInt32(MemoryLayout<sh_request>.size), version: SH_REQUEST_VERSION,
+                name: string(name), from: string(from),
+                json: tape.map { UnsafePointer($0.text.baseAddress!) }, json_len: tape?.textLength ?? 0,
+                parsed: tape.map(keep)))
+    }
 }

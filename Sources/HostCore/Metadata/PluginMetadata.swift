@@ -34,6 +34,8 @@ public struct ServiceMetadata: Sendable, Equatable {
     public var subscriptions: [String] = []
     /// Scene roles it serves (`SH_CLAIM_SCENE_ROLE`); empty means every role.
     public var sceneRoles: [String] = []
+    /// Request names it answers (`SH_CLAIM_ANSWER`): the one service asked for each.
+    public var answers: [String] = []
     /// Whether it asks to be opened on its first event rather than at start (`SH_META_SERVICE_LAZY`).
     public var lazy = false
 }
@@ -214,6 +216,7 @@ extension ServiceMetadata {
         case SH_CLAIM_ACTIVITY: activities.append(value)
         case SH_CLAIM_NOTIFICATION: subscriptions.append(value)
         case SH_CLAIM_SCENE_ROLE: sceneRoles.append(value)
+        case SH_CLAIM_ANSWER: answers.append(value)
         default: break  // a claim kind from a newer SDK
         }
     }

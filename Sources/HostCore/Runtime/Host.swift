@@ -75,13 +75,16 @@ public final class Host {
             mailbox: mailbox, stateCell: stateCell, shared: shared, dormant: dormant)
         answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
         let notifyBox = WeakBox<Host>()
+        let requestAnswers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
+        requestAnswers.timeout = 5
         application = Application(
-            dispatcher: dispatcher, services: serviceSet, answers: answers,
+            dispatcher: dispatcher, services: serviceSet, answers: answers, requestAnswers: requestAnswers,
             router: EventRouter(dispatcher: dispatcher, bus: bus, dormant: dormant, log: log), bus: bus, log: log, stateCell: stateCell,
             restorations: SceneRestorations(stateDirectory: stateDirectory, log: log),
             notify: { message in notifyBox.value?.notify(message) })
         applicationBox.value = application
         notifyBox.value = self
+        bus.answerRequest = { [application, requests] request in application.answer(request, maxPayload: requests.maxPayload) }
     }
 
     // MARK: State
@@ -185,6 +188,20 @@ public final class Host {
         application.tokenRegistrationFailed(message)
     }
 
+    /// How long the answerer of a request may take to answer it (`--request-timeout`).
+    public var requestTimeout: Double {
+        get { application.requestAnswers.timeout }
+        set { application.requestAnswers.timeout = newValue }
+    }
+
+    /// Asks the service that answers `name` (`host ctl request`), as `sh_host.request` does,
+    /// from "host": `reply` runs once on the main thread with its answer or why there is none.
+    public func request(_ name: String, json: [UInt8]?, reply: @escaping (RequestReply) -> Void) {
+        let target = MainThreadReply(reply)
+        application.answer(
+            ServiceRequest(name: name, from: "host", json: json) { target.reply($0) }, maxPayload: requests.maxPayload)
+    }
+
     /// Delivers didReceiveMemoryWarning to every service that handles it.
     public func memoryWarning() -> EventOutcome { application.deliverToAll(.didReceiveMemoryWarning, data: nil) }
 
@@ -255,6 +272,14 @@ extension Host {
     public func benchmarkDeliver(_ kind: EventKind, times: Int) {
         for _ in 0..<times { dispatcher.deliver(kind, data: nil) }
     }
+}
+
+/// A reply closure of the main thread, carried in a request that crosses no thread.
+private final class MainThreadReply: @unchecked Sendable {
+    // @unchecked: `reply` is only ever called on the main thread, where a request's every
+    // reply is made (Application.answer), and where it was made.
+    let reply: (RequestReply) -> Void
+    init(_ reply: @escaping (RequestReply) -> Void) { self.reply = reply }
 }
 
 /// A weak reference for closures built before the object they point to exists.

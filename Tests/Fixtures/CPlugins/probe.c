@@ -9,7 +9,8 @@
 //                       any sleep or hang): a test polls for it to know the service is inside
 //   PROBE_ANSWER        the result of openURL / continueUserActivity (default SH_OK)
 //   PROBE_COMPLETE      how completions are answered: 0 at once (default), 1 never,
-//                       2 twice, 3 from another thread after 50 ms
+//                       2 twice, 3 from another thread after 50 ms, 4 when the next event
+//                       arrives (late, once a test let the deadline pass)
 //   PROBE_RESULT        the completion's result (fetch result, presentation options)
 //   PROBE_URL_CLAIM, PROBE_ACTIVITY_CLAIM, PROBE_SUBSCRIBE   metadata claims
 //   PROBE_SCENE_ROLE    a scene role claim (SH_CLAIM_SCENE_ROLE), e.g. "car"
@@ -37,6 +38,12 @@
 //                       (SH_*_SIZE_V1); 2: a plugin built against a future header whose
 //                       sh_plugin and sh_service grew (version 2, extra members), which
 //                       reads the host's structs only within their sizes
+//   PROBE_ANSWERS       a request name it answers (SH_CLAIM_ANSWER); it completes a request
+//                       (as PROBE_COMPLETE says) with {"by":ID,"from":FROM,"name":NAME,"payload":P}
+//   PROBE_ASK_ON_KIND / PROBE_ASK_NAME   send the request PROBE_ASK_NAME (sh_host.request, payload
+//                       {"n":1}) while handling that kind; logs "probe ID: reply RESULT JSON";
+//                       PROBE_ASK_PAD N sends {"pad":"xxx…"} of about N bytes instead
+//   PROBE_CRASH_KIND    an event kind during which the service aborts
 //   PROBE_CHECK_NUL     log whether each JSON buffer handed over is NUL-terminated
 // Every event is logged as "probe ID: event KIND state S host-state H seq N" plus its data.
 #define _POSIX_C_SOURCE 200809L
@@ -100,6 +107,9 @@ SH_CLAIM_METADATA_ID(probe_subscribe, PROBE_ID, SH_CLAIM_NOTIFICATION, PROBE_SUB
 #ifdef PROBE_SCENE_ROLE
 SH_CLAIM_METADATA_ID(probe_scene_role, PROBE_ID, SH_CLAIM_SCENE_ROLE, PROBE_SCENE_ROLE);
 #endif
+#ifdef PROBE_ANSWERS
+SH_CLAIM_METADATA(probe_answers, PROBE_ID, SH_CLAIM_ANSWER, PROBE_ANSWERS);
+#endif
 #endif
 
 #ifdef PROBE_CONSTRUCTOR_MARKER
@@ -151,18 +161,31 @@ static void sleep_ms(long ms) {
     nanosleep(&pause_for, NULL);
 }
 
+/* The JSON a completion carries: a request's reply, else none. Written on the main thread
+ * before the completion is handed to another thread. */
+static char reply_json[2048];
+static size_t reply_len;
+
 static void *complete_later(void *completion) {
     sleep_ms(50);
     const sh_completion *c = completion;
-    c->complete(c, PROBE_RESULT, NULL, 0);
+    c->complete(c, PROBE_RESULT, reply_len ? reply_json : NULL, reply_len);
     return NULL;
 }
 
+/* PROBE_COMPLETE 4: the completion held until the next event. */
+static const sh_completion *held;
+
 static void answer(const sh_completion *c) {
+    const char *json = reply_len ? reply_json : NULL;
+    if (PROBE_COMPLETE == 4) {
+        held = c;
+        return;
+    }
     switch (PROBE_COMPLETE) {
-    case 0: c->complete(c, PROBE_RESULT, NULL, 0); break;
+    case 0: c->complete(c, PROBE_RESULT, json, reply_len); break;
     case 1: break;  // never
-    case 2: c->complete(c, PROBE_RESULT, NULL, 0); c->complete(c, PROBE_RESULT, NULL, 0); break;
+    case 2: c->complete(c, PROBE_RESULT, json, reply_len); c->complete(c, PROBE_RESULT, json, reply_len); break;
     case 3: {
         pthread_t thread;
         pthread_create(&thread, NULL, complete_later, (void *)c);
@@ -322,8 +345,23 @@ static void describe(const sh_event *event, char *out, size_t size) {
     case SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS:
         snprintf(out, size, " error=%s", ((const sh_error_info *)event->data)->message);
         break;
+    case SH_EVENT_REQUEST: {
+        const sh_request *r = event->data;
+        snprintf(out, size, " request=%s from=%s nodes=%zu json=%.*s", r->name, r->from,
+                 r->parsed ? r->parsed->count : 0, (int)r->json_len, r->json ? r->json : "-");
+        break;
+    }
     }
 }
+
+#ifdef PROBE_ASK_ON_KIND
+static void log_reply(void *context, int32_t result, const char *json, size_t json_len) {
+    (void)context;
+    char line[700];
+    snprintf(line, sizeof line, "probe %s: reply %d %.*s", PROBE_ID, result, (int)json_len, json ? json : "-");
+    host->log(host, SH_LOG_INFO, line);
+}
+#endif
 
 static int32_t probe_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;
@@ -338,6 +376,34 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #ifdef PROBE_POST_ON_KIND
     if (event->kind == PROBE_POST_ON_KIND) host->post(host, PROBE_POST_NAME, "{\"from\":\"" PROBE_ID "\"}", 10 + sizeof PROBE_ID);
 #endif
+    if (held) {
+        held->complete(held, PROBE_RESULT, NULL, 0);
+        held = NULL;
+    }
+#ifdef PROBE_ASK_ON_KIND
+#ifdef PROBE_ASK_PAD
+    if (event->kind == PROBE_ASK_ON_KIND) {
+        char *pad = malloc(PROBE_ASK_PAD + 16);
+        int used = snprintf(pad, 16, "{\"pad\":\"");
+        memset(pad + used, 'x', PROBE_ASK_PAD);
+        memcpy(pad + used + PROBE_ASK_PAD, "\"}", 2);
+        host->request(host, PROBE_ASK_NAME, pad, (size_t)used + PROBE_ASK_PAD + 2, log_reply, NULL);
+        free(pad);
+    }
+#else
+    if (event->kind == PROBE_ASK_ON_KIND) host->request(host, PROBE_ASK_NAME, "{\"n\":1}", 7, log_reply, NULL);
+#endif
+#endif
+#ifdef PROBE_CRASH_KIND
+    if (event->kind == PROBE_CRASH_KIND) abort();
+#endif
+    reply_len = 0;
+    if (event->kind == SH_EVENT_REQUEST) {
+        const sh_request *r = event->data;
+        int used = snprintf(reply_json, sizeof reply_json, "{\"by\":\"%s\",\"from\":\"%s\",\"name\":\"%s\",\"payload\":%.*s}",
+                            PROBE_ID, r->from, r->name, (int)(r->json ? r->json_len : 4), r->json ? r->json : "null");
+        reply_len = used > 0 && (size_t)used < sizeof reply_json ? (size_t)used : 0;
+    }
 #ifdef PROBE_REGISTER_ON_KIND
     if (event->kind == PROBE_REGISTER_ON_KIND) host->register_for_remote_notifications(host);
 #endif

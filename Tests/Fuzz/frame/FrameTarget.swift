@@ -69,8 +69,10 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         } catch { break }
         do throws(WireError) {
             switch frame.type {
-            case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call:
+            case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call, .request:
                 try forwarder.perform(frame)
+            case .requestReply:
+                try WorkerRequests.shared.deliver(frame)
             case .openFailed:
                 var r = frame.reader
                 _ = try LoadFailureCodec.decode(&r)

@@ -152,10 +152,63 @@ final class HostCallForwarder: Sendable {
             try r.finish("register")
             guard let table = table(service) else { return }
             _ = table.pointee.register_for_remote_notifications?(table)
+        case .request:
+            let service = Int(try r.u32("service"))
+            let id = try r.u32("request id")
+            let name = try r.blob("name")
+            let json = try r.optionalBlob("payload")
+            try r.finish("request")
+            forward(request: id, name: name, json: json, for: service)
         case .call:
             try answer(frame)
         default:
             throw .malformed("a worker sent a \(frame.type) frame")
+        }
+    }
+
+    /// Hands a worker's request to the host's table of its service; the reply goes back to
+    /// the worker as a `requestReply` frame (on the host's main thread, where it is made).
+    private func forward(request id: UInt32, name: [UInt8], json: [UInt8]?, for service: Int) {
+        let back = RequestBack(channel: channel, id: id)
+        let context = Unmanaged.passRetained(back).toOpaque()
+        let reply: sh_request_reply_fn = { context, result, text, length in
+            guard let context else { return }
+            let back = Unmanaged<RequestBack>.fromOpaque(context).takeRetainedValue()
+            back.send(result, text.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? [])
+        }
+        let result =
+            table(service).map { table in
+                cString(name) { name in
+                    guard let json else { return table.pointee.request?(table, name, nil, 0, reply, context) ?? Int32(SH_UNSUPPORTED) }
+                    return json.withUnsafeBytes {
+                        table.pointee.request?(table, name, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, reply, context)
+                            ?? Int32(SH_UNSUPPORTED)
+                    }
+                }
+            } ?? Int32(SH_INVALID)
+        // Refused at once (an empty name, no such service): the host will not call back.
+        if result != SH_OK {
+            Unmanaged<RequestBack>.fromOpaque(context).release()
+            back.send(result, Array(#"{"error":"the host refused the request"}"#.utf8))
+        }
+    }
+
+    /// Where one worker request's reply goes.
+    private final class RequestBack: Sendable {
+        let channel: FrameChannel
+        let id: UInt32
+        init(channel: FrameChannel, id: UInt32) {
+            self.channel = channel
+            self.id = id
+        }
+
+        /// A lost worker cannot be answered; its death is handled elsewhere.
+        func send(_ result: Int32, _ json: [UInt8]) {
+            var w = WireWriter()
+            w.u32(id)
+            w.i32(result)
+            w.blob(json)
+            try? channel.send(&w, .requestReply)
         }
     }
 

@@ -282,9 +282,9 @@ final class WorkerConnection: Sendable {
             } else {
                 DispatchQueue.main.async { MainActor.assumeIsolated { self.performOnMain(frame) } }
             }
-        case .complete, .log, .post, .subscribe, .registerForRemoteNotifications:
+        case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .request:
             try forwarder.perform(frame)
-        case .open, .attach, .event, .reply:
+        case .open, .attach, .event, .reply, .requestReply:
             throw .malformed("a worker sent a \(frame.type) frame, which only the host sends")
         }
     }

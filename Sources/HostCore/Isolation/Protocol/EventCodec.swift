@@ -54,6 +54,14 @@ enum EventCodec {
             let n = data.assumingMemoryBound(to: sh_notification_settings.self).pointee
             w.i32(n.status)
             w.u32(n.allowed)
+        case .request:
+            let q = data.assumingMemoryBound(to: sh_request.self).pointee
+            w.cString(q.name)
+            w.cString(q.from)
+            w.bool(q.json != nil)
+            if q.json != nil { w.blob(q.json, count: q.json_len) }
+            w.bool(q.parsed != nil)
+            if let parsed = q.parsed { tape(parsed.pointee, &w) }
         case .sceneConnection, .scene, .sceneOpenURL, .sceneUserActivity:
             sceneData(kind, data, &w)
         }
@@ -180,6 +188,16 @@ enum EventCodec {
                     sh_notification_settings(
                         size: UInt32(MemoryLayout<sh_notification_settings>.size), version: SH_NOTIFICATION_SETTINGS_VERSION,
                         status: try r.i32("status"), allowed: try r.u32("allowed"))))
+        case .request:
+            let name = try cString(&r, arena, "request name")
+            let from = try cString(&r, arena, "request from")
+            let json = try r.optionalBlob("request json")
+            let parsed = try r.bool("request tape presence") ? try tape(&r, arena) : nil
+            decoded.data = UnsafeRawPointer(
+                arena.box(
+                    sh_request(
+                        size: UInt32(MemoryLayout<sh_request>.size), version: SH_REQUEST_VERSION, name: name, from: from,
+                        json: json.map { charPointer(arena.bytes($0 + [0])) }, json_len: json?.count ?? 0, parsed: parsed)))
         case .sceneConnection, .scene, .sceneOpenURL, .sceneUserActivity:
             try sceneData(kind, &r, arena, scenes, into: &decoded)
         }

@@ -37,6 +37,8 @@ enum FrameType: UInt16, Sendable {
     case event = 3
     /// The answer to a worker's `call`.
     case reply = 4
+    /// The reply to a worker's `request`: request id, result, JSON. One-way.
+    case requestReply = 5
 
     // Worker → host.
     /// The worker's first frame: its protocol version and pid.
@@ -63,6 +65,9 @@ enum FrameType: UInt16, Sendable {
     case registerForRemoteNotifications = 26
     /// A host function with an answer (HostCall): the host replies with `reply`.
     case call = 27
+    /// `sh_host.request`: service, request id, name, JSON payload. The host answers later
+    /// with `requestReply`.
+    case request = 28
 }
 
 /// The host functions a worker forwards and waits for (frame type `call`).

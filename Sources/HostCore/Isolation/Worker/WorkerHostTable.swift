@@ -181,7 +181,20 @@ enum WorkerHostTable {
                 },
                 // A reply would have to cross back into the worker on a thread of its own; the
                 // bundled service that needs requests (MQTTBridge) runs in-process.
-                control: { _, _, _, _, _ in Int32(SH_UNSUPPORTED) }
+                control: { _, _, _, _, _ in Int32(SH_UNSUPPORTED) },
+                request: { host, name, json, length, reply, replyContext in
+                    guard let context = WorkerHostTable.context(host), let name, name.pointee != 0, let reply else {
+                        return Int32(SH_INVALID)
+                    }
+                    let id = WorkerRequests.shared.add(reply, replyContext)
+                    context.send(.request) { w in
+                        w.u32(id)
+                        w.cString(name)
+                        w.bool(json != nil)
+                        if json != nil { w.blob(json, count: length) }
+                    }
+                    return Int32(SH_OK)
+                }
             ))
         return UnsafePointer(table)
     }

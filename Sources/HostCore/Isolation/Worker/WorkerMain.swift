@@ -48,6 +48,8 @@ public enum WorkerMain {
                 while let frame = try decoder.next() {
                     if frame.type == .reply {
                         if !calls.deliver(frame) { fail("a reply to no call (\(frame.sequence))") }
+                    } else if frame.type == .requestReply {
+                        do throws(WireError) { try WorkerRequests.shared.deliver(frame) } catch { fail("the host's request reply: \(error)") }
                     } else {
                         DispatchQueue.main.async { MainActor.assumeIsolated { session.handle(frame) } }
                     }

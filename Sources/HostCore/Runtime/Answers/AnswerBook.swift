@@ -61,6 +61,20 @@ final class AnswerBook {
         }
     }
 
+    /// Delivers `kind` with a completion to the one service at `index` (a request's answerer)
+    /// and calls `completion` on the main thread with its result and JSON answer, or nil for
+    /// both when it missed the deadline. `arena` lives until then.
+    func askOne(
+        _ kind: EventKind, data: UnsafeRawPointer, arena: EventArena, to index: Int,
+        completion: @escaping (_ result: Int32?, _ json: [UInt8]?) -> Void
+    ) {
+        ask(kind, data: data, to: [index]) { answer in
+            withExtendedLifetime(arena) {}
+            let first = answer.answers.first
+            completion(first?.result, first.flatMap { answer.json[$0.service] })
+        }
+    }
+
     /// Delivers `kind` with a completion to each service in `indexes` and calls `finish` once
     /// every one completed or the deadline passed.
     private func ask(
@@ -79,10 +93,10 @@ final class AnswerBook {
             let record = CompletionRecord(
                 answerID: pending.id, serviceID: dispatcher.services[index].id, event: kind,
                 seq: dispatcher.sequence &+ 1, log: log
-            ) { [weak self] record, result, _ in
+            ) { [weak self] record, result, json in
                 trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: result)
                 DispatchQueue.main.async {
-                    MainActor.assumeIsolated { self?.pending[record.answerID]?.answer(record.serviceID, result) }
+                    MainActor.assumeIsolated { self?.pending[record.answerID]?.answer(record.serviceID, result, json: json) }
                 }
             }
             pending.add(record)

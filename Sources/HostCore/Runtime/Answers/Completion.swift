@@ -47,6 +47,8 @@ final class PendingAnswer {
     private(set) var records: [CompletionRecord] = []
     /// service id → result, in the order answers arrived; nil for a service that timed out.
     private(set) var answers: [(service: String, result: Int32?)] = []
+    /// service id → the JSON its answer carried (a request's reply); most answers carry none.
+    private(set) var json: [String: [UInt8]] = [:]
     private let finish: (PendingAnswer) -> Void
     private(set) var finished = false
     /// When the answers still missing count as failed, on the book's clock.
@@ -80,9 +82,10 @@ final class PendingAnswer {
         finishIfComplete()
     }
 
-    func answer(_ service: String, _ result: Int32) {
+    func answer(_ service: String, _ result: Int32, json: [UInt8]? = nil) {
         guard !finished else { return }
         answers.append((service, result))
+        if let json { self.json[service] = json }
         finishIfComplete()
     }
 

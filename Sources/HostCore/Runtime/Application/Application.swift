@@ -10,6 +10,9 @@ final class Application {
     let dispatcher: Dispatcher
     let services: ServiceSet
     let answers: AnswerBook
+    /// The completions of requests between services: a book of their own, as their deadline
+    /// (--request-timeout) differs from the pushes' and a book's deadlines follow its ids.
+    let requestAnswers: AnswerBook
     let router: EventRouter
     let bus: NotificationBus
     let log: Log
@@ -26,7 +29,7 @@ final class Application {
     private let stateCell: AppStateCell
 
     init(
-        dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, router: EventRouter,
+        dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, requestAnswers: AnswerBook, router: EventRouter,
         bus: NotificationBus, log: Log, stateCell: AppStateCell, restorations: SceneRestorations,
         notify: @escaping (SystemdNotifier.Message) -> Void
     ) {
@@ -34,6 +37,7 @@ final class Application {
         self.dispatcher = dispatcher
         self.services = services
         self.answers = answers
+        self.requestAnswers = requestAnswers
         self.router = router
         self.bus = bus
         self.log = log

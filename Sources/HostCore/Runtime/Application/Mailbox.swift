@@ -1,7 +1,7 @@
 import Synchronization
 
-/// Requests from services' other threads, waiting for the main thread: posted notifications
-/// and device-token requests.
+/// Requests from services' other threads, waiting for the main thread: posted notifications,
+/// device-token requests and requests between services.
 ///
 /// `send` is thread-safe and the messages hold copies; they are handled on the main thread
 /// after the event being handled now, never re-entrantly, in the order sent.
@@ -13,6 +13,8 @@ final class Mailbox: Sendable {
         case tokenRequest(service: String)
         /// A service's authorization request changed the status: save it and announce it.
         case authorizationChanged
+        /// A request for the service that answers its name (`sh_host.request`, `ctl request`).
+        case request(ServiceRequest)
     }
 
     private let queue = Locked<[Message]>([])

@@ -16,6 +16,8 @@ final class NotificationBus {
     let authorization: NotificationAuthorization
     /// Lazy services a notification or an authorization change may open first.
     let dormant: DormantServices
+    /// Carries requests between services to their answerers (the host installs its desk).
+    var answerRequest: (ServiceRequest) -> Void = { $0.reply(.refused(Int32(SH_UNSUPPORTED), "this host takes no requests")) }
     private let log: Log
 
     init(dispatcher: Dispatcher, mailbox: Mailbox, authorization: NotificationAuthorization, dormant: DormantServices, log: Log) {
@@ -38,6 +40,8 @@ final class NotificationBus {
                 deliverToken(to: service)
             case .authorizationChanged:
                 _ = authorizationChanged()
+            case .request(let request):
+                answerRequest(request)
             }
         }
     }

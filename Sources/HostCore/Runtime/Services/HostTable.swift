@@ -170,6 +170,19 @@ enum HostTable {
                         }
                     }
                     return Int32(SH_OK)
+                },
+                request: { host, name, json, length, reply, replyContext in
+                    guard let context = HostTable.context(host), let name, name.pointee != 0, let reply else {
+                        return Int32(SH_INVALID)
+                    }
+                    let payload = json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) }
+                    let target = RequestReplyTarget(function: reply, context: replyContext)
+                    context.mailbox.send(
+                        .request(
+                            ServiceRequest(name: String(cString: name), from: context.id, json: payload) { answer in
+                                target.call(answer)
+                            }))
+                    return Int32(SH_OK)
                 }
             ))
         return UnsafePointer(table)
@@ -203,6 +216,22 @@ enum HostTable {
         // function once, on the main thread, as host.h promises the service.
         let function: sh_control_reply_fn
         let context: UnsafeMutableRawPointer?
+    }
+
+    /// Where a service request's reply goes: the asker's function and its context pointer.
+    struct RequestReplyTarget: @unchecked Sendable {
+        // @unchecked: the host never touches `context`, only hands it back to the asker's
+        // function once, on the main thread, as host.h promises.
+        let function: sh_request_reply_fn
+        let context: UnsafeMutableRawPointer?
+
+        func call(_ reply: RequestReply) {
+            (reply.json + [0]).withUnsafeBufferPointer { text in
+                text.withMemoryRebound(to: CChar.self) {
+                    function(context, reply.result, reply.json.isEmpty ? nil : $0.baseAddress, reply.json.count)
+                }
+            }
+        }
     }
 
     private static func context(_ host: UnsafePointer<sh_host>?) -> ServiceContext? {

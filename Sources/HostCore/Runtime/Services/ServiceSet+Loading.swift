@@ -122,7 +122,7 @@ extension ServiceSet {
         // A service stopped by request stays stopped across reloads.
         let stoppedIDs = Set(parked.map(\.slot.id))
         var kept = plan
-        kept.order = plan.order.filter { !stoppedIDs.contains($0) }
+        kept.order = withoutSecondAnswerers(plan.order, inspection: inspection).filter { !stoppedIDs.contains($0) }
         startOrder = plan.order
         return (kept, inspection)
     }

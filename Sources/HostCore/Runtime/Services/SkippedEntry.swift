@@ -23,6 +23,8 @@ public struct SkippedEntry: Sendable, Equatable {
         case notConfigured = "not-configured"
         /// A service it requires did not start.
         case requirementFailed = "requirement-failed"
+        /// It answers a request name an earlier service in the start order answers already.
+        case answerConflict = "answer-conflict"
         /// Untrusted, under `--safe-mode`.
         case safeMode = "safe-mode"
         /// Marked failed after a crash loop, until its file changes.

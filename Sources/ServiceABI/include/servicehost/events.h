@@ -101,6 +101,16 @@ typedef enum sh_event_kind {
      * sh_notification_settings *. Delivered in service order, after the
      * change was stored. */
     SH_EVENT_DID_CHANGE_NOTIFICATION_AUTHORIZATION = 26,
+
+    /* "request": another service (or host ctl request) asks this one, through
+     * sh_host.request, for a name this service answers (SH_CLAIM_ANSWER).
+     * data is const sh_request *; completion is set: complete it exactly once
+     * within the host's deadline (--request-timeout, default 5 s) with SH_OK
+     * and the reply's JSON, or SH_ERROR (json may say why). A late, missing
+     * or second answer is logged and the asker gets an error reply.
+     * Delivered on the main thread after the event during which it was
+     * asked, never re-entrantly. */
+    SH_EVENT_REQUEST = 27,
 } sh_event_kind;
 
 /* The notification authorization status (as UNAuthorizationStatus). */
@@ -397,6 +407,34 @@ typedef struct sh_notification {
      * Thread: read-only, on the thread that received the event. */
     const struct sh_json *parsed;
 } sh_notification;
+
+#define SH_REQUEST_VERSION 1u
+/* sizeof(sh_request) in version 1, frozen (layout.h). */
+#define SH_REQUEST_SIZE_V1 48u
+
+/* The data of SH_EVENT_REQUEST: what another service asks.
+ * Owner: the host. Valid: until the event's completion is called or its
+ * deadline passes (the answer may come later, from any thread); copy what
+ * you keep longer. Thread: any, read-only. */
+typedef struct sh_request {
+    /* sizeof(sh_request) as the host compiled it. */
+    uint32_t size;
+    /* SH_REQUEST_VERSION as the host compiled it. */
+    uint32_t version;
+    /* The request's name, NUL-terminated UTF-8: one of this service's
+     * SH_CLAIM_ANSWER values ("geo.locate"). */
+    const char *name;
+    /* The id of the asking service, NUL-terminated; "host" for host ctl
+     * request. */
+    const char *from;
+    /* The payload as JSON (UTF-8, NUL-terminated; json_len excludes the
+     * NUL), or NULL when the asker sent none. At most --max-payload bytes. */
+    const char *json;
+    /* Length of json in bytes, without the NUL. */
+    size_t json_len;
+    /* json parsed by the host, or NULL when there is none. */
+    const struct sh_json *parsed;
+} sh_request;
 
 #define SH_NOTIFICATION_SETTINGS_VERSION 1u
 

@@ -19,14 +19,17 @@ extern "C" {
 
 /* 2: notification_settings, request_authorization, set_scene_restoration.
  * 3: control (named for what it takes: a control request; the name request
- *    is kept for requests between services). */
-#define SH_HOST_VERSION 3u
+ *    is kept for requests between services).
+ * 4: request (request/reply between services). */
+#define SH_HOST_VERSION 4u
 /* sizeof(sh_host) in version 1, frozen (layout.h). */
 #define SH_HOST_SIZE_V1 112u
 /* sizeof(sh_host) in version 2 (layout.h). */
 #define SH_HOST_SIZE_V2 136u
 /* sizeof(sh_host) in version 3 (layout.h). */
 #define SH_HOST_SIZE_V3 144u
+/* sizeof(sh_host) in version 4 (layout.h). */
+#define SH_HOST_SIZE_V4 152u
 
 /* The largest restoration activity set_scene_restoration keeps, in bytes. */
 #define SH_RESTORATION_ACTIVITY_MAX 65536u
@@ -42,6 +45,17 @@ typedef void (*sh_store_key_fn)(void *context, const char *key);
  * reply is host-owned and valid only during the call; copy what you keep. */
 typedef void (*sh_control_reply_fn)(void *context, const char *reply,
                                     size_t reply_len);
+
+/* Called by the host exactly once per accepted sh_host.request, on the host's
+ * main thread. result is SH_OK with the answerer's reply in json (json_len
+ * bytes, also NUL-terminated; NULL when it replied without one), or an error:
+ * SH_NOT_FOUND when no service answers the name, SH_INVALID when the request
+ * was refused (a payload over --max-payload, JSON that does not parse),
+ * SH_ERROR when the answerer failed, missed its deadline or its worker
+ * crashed; then json is {"error": "..."} saying why. json is host-owned and
+ * valid only during the call; copy what you keep. */
+typedef void (*sh_request_reply_fn)(void *context, int32_t result,
+                                    const char *json, size_t json_len);
 
 /* The host's functions, one table per service: the host knows which service
  * calls from the table it uses.
@@ -189,6 +203,32 @@ typedef struct sh_host {
     int32_t (*control)(const struct sh_host *host, const char *json,
                        size_t json_len, sh_control_reply_fn reply,
                        void *context);
+
+    /* Version 4 (check size before calling it). */
+
+    /* [thread-safe] Ask the service that answers name (SH_CLAIM_ANSWER) and
+     * get its reply: the host delivers SH_EVENT_REQUEST to the answerer on
+     * the main thread after the current event (opening it first when it is
+     * lazy, in its worker when it is isolated) and calls reply(context, ...)
+     * exactly once on the main thread: with the answer, or with an error
+     * when nobody answers the name, the answerer fails or misses the
+     * deadline (--request-timeout, default 5 s). name is NUL-terminated;
+     * json (may be NULL) is a JSON payload of json_len bytes, at most
+     * --max-payload. Both are copied before returning. context is passed
+     * back untouched.
+     * Returns SH_OK when the reply will come; SH_INVALID for an empty name or
+     * a NULL reply.
+     * Rationale: this, not get_extension, is how services offer each other
+     * APIs. get_extension hands out a raw pointer to a function table that
+     * lives in one address space: it cannot cross into a worker process
+     * (--isolation process), and a call through it would run the other
+     * service's code on the caller's thread, re-entrantly, past the host's
+     * watchdog and crash isolation. A request is data (a name and JSON):
+     * it crosses a process boundary, is delivered on the main thread like
+     * every event, opens a lazy answerer, and has a deadline. */
+    int32_t (*request)(const struct sh_host *host, const char *name,
+                       const char *json, size_t json_len,
+                       sh_request_reply_fn reply, void *context);
 } sh_host;
 
 #ifdef __cplusplus

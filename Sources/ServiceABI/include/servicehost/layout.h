@@ -74,7 +74,9 @@ SH_LAYOUT_OFFSET(sh_host, request_authorization, 120);
 SH_LAYOUT_OFFSET(sh_host, set_scene_restoration, 128);
 SH_LAYOUT_ASSERT(offsetof(sh_host, set_scene_restoration) + 8 == SH_HOST_SIZE_V2, "sh_host v2 ends after set_scene_restoration");
 SH_LAYOUT_OFFSET(sh_host, control, 136);
-SH_LAYOUT_SIZE(sh_host, SH_HOST_SIZE_V3);
+SH_LAYOUT_ASSERT(offsetof(sh_host, control) + 8 == SH_HOST_SIZE_V3, "sh_host v3 ends after control");
+SH_LAYOUT_OFFSET(sh_host, request, 144);
+SH_LAYOUT_SIZE(sh_host, SH_HOST_SIZE_V4);
 
 SH_LAYOUT_OFFSET(sh_event, size, 0);
 SH_LAYOUT_OFFSET(sh_event, version, 4);
@@ -168,6 +170,15 @@ SH_LAYOUT_OFFSET(sh_notification, json_len, 32);
 SH_LAYOUT_ASSERT(offsetof(sh_notification, json_len) + 8 == SH_NOTIFICATION_SIZE_V1, "sh_notification v1 ends after json_len");
 SH_LAYOUT_OFFSET(sh_notification, parsed, 40);
 SH_LAYOUT_SIZE(sh_notification, SH_NOTIFICATION_SIZE_V2);
+
+SH_LAYOUT_OFFSET(sh_request, size, 0);
+SH_LAYOUT_OFFSET(sh_request, version, 4);
+SH_LAYOUT_OFFSET(sh_request, name, 8);
+SH_LAYOUT_OFFSET(sh_request, from, 16);
+SH_LAYOUT_OFFSET(sh_request, json, 24);
+SH_LAYOUT_OFFSET(sh_request, json_len, 32);
+SH_LAYOUT_OFFSET(sh_request, parsed, 40);
+SH_LAYOUT_SIZE(sh_request, SH_REQUEST_SIZE_V1);
 
 SH_LAYOUT_OFFSET(sh_scene, size, 0);
 SH_LAYOUT_OFFSET(sh_scene, version, 4);

@@ -134,6 +134,11 @@ enum {
      * Rationale: unlike URL claims this only filters, it never takes scenes
      * away from other services, so observers still see every scene. */
     SH_CLAIM_SCENE_ROLE = 4,
+    /* Requests by name: value is a request name ("geo.locate") this service
+     * answers (SH_EVENT_REQUEST). One answerer per name: when two services
+     * to start answer the same name, the later one in start order is not
+     * started and the host logs both. */
+    SH_CLAIM_ANSWER = 5,
 };
 
 /* One claim of one service (272 bytes); any number per service. */

@@ -1,0 +1,87 @@
+import ServiceABI
+import ServiceJSON
+
+/// One request between services (`sh_host.request`) or from `host ctl request`, on its way
+/// to the service that answers its name. Holds copies: it crosses threads in the mailbox.
+struct ServiceRequest: Sendable {
+    /// The request's name, one service's `SH_CLAIM_ANSWER` ("geo.locate").
+    let name: String
+    /// The asking service's id; "host" for a control client.
+    let from: String
+    /// The payload's JSON text, or nil.
+    let json: [UInt8]?
+    /// Told of the reply exactly once, on the main thread.
+    let reply: @Sendable (RequestReply) -> Void
+}
+
+/// What the asker of a request receives: a result code and a JSON object.
+public struct RequestReply: Sendable, Equatable {
+    /// SH_OK (the answerer's reply), SH_NOT_FOUND (nobody answers the name), SH_INVALID (the
+    /// request was refused) or SH_ERROR (the answerer failed, missed its deadline or crashed).
+    public let result: Int32
+    /// The answerer's JSON (empty when it sent none), or `{"error": "..."}` saying why not.
+    public let json: [UInt8]
+
+    /// A reply that did not come from an answerer: `{"error": message}`.
+    static func refused(_ result: Int32, _ message: String) -> RequestReply {
+        RequestReply(result: result, json: Array(JSONValue.object(["error": .string(message)]).serialized.utf8))
+    }
+
+    /// The error's text, when this is not an answer.
+    public var error: String? {
+        guard result != SH_OK else { return nil }
+        return (try? JSONValue(parsing: json))?["error"]?.stringValue ?? "error \(result)"
+    }
+}
+
+extension Application {
+    /// Carries `request` to the one service that answers its name, opening it first when it is
+    /// lazy, with a completion the answerer must call within `requestAnswers.timeout`. Every
+    /// outcome reaches `request.reply` once: the answer, or an error naming why there is none
+    /// (a payload over `maxPayload`, JSON that does not parse, nobody answering, a failure, a
+    /// missed deadline). Main thread, after the event during which it was asked.
+    func answer(_ request: ServiceRequest, maxPayload: Int) {
+        func refuse(_ result: Int32, _ reason: String) {
+            log.warn(
+                request.from, "request \(request.name): \(reason)", event: "request.refused", .string("name", request.name),
+                .string("reason", reason))
+            request.reply(.refused(result, reason))
+        }
+        let size = request.json?.count ?? 0
+        guard size <= maxPayload else {
+            return refuse(Int32(SH_INVALID), "the payload is \(size) bytes, over the limit of \(maxPayload) (--max-payload)")
+        }
+        var tape: JSONTape?
+        if let json = request.json {
+            do throws(JSONParseError) { tape = try JSONTape(parsing: json) } catch {
+                return refuse(Int32(SH_INVALID), "the payload is not valid JSON: \(error)")
+            }
+        }
+        services.dormant.wake(.request, "request \(request.name)") { $0.answers.contains(request.name) }
+        let slots = dispatcher.services
+        guard let index = dispatcher.handlers(.request).first(where: { slots[$0].metadata.answers.contains(request.name) }) else {
+            return refuse(Int32(SH_NOT_FOUND), "no service answers \(request.name)")
+        }
+        let answerer = slots[index].id
+        let arena = EventArena()
+        let data = arena.request(name: request.name, from: request.from, tape: tape)
+        let deadline = requestAnswers.timeout
+        requestAnswers.askOne(.request, data: UnsafeRawPointer(data), arena: arena, to: index) { [log] result, json in
+            guard let result else {
+                log.warn(
+                    answerer, "did not answer request \(request.name) within \(Seconds.text(deadline)) s", event: "request.failed",
+                    .string("name", request.name), .string("from", request.from), .string("reason", "timeout"))
+                return request.reply(.refused(Int32(SH_ERROR), "\(answerer) did not answer \(request.name) within \(Seconds.text(deadline)) s"))
+            }
+            guard result == SH_OK else {
+                log.warn(
+                    answerer, "failed request \(request.name) (result \(result))", event: "request.failed",
+                    .string("name", request.name), .string("from", request.from), .string("reason", "result \(result)"))
+                let detail = json.flatMap { RequestReply(result: Int32(SH_ERROR), json: $0).error }
+                return request.reply(.refused(Int32(SH_ERROR), "\(answerer) failed \(request.name)" + (detail.map { ": \($0)" } ?? "")))
+            }
+            request.reply(RequestReply(result: Int32(SH_OK), json: json ?? []))
+        }
+        bus.drain()
+    }
+}
