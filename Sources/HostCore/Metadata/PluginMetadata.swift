@@ -36,13 +36,17 @@ public struct ServiceMetadata: Sendable, Equatable {
     public var sceneRoles: [String] = []
     /// Whether it asks to be opened on its first event rather than at start (`SH_META_SERVICE_LAZY`).
     public var lazy = false
+    /// The services it requires, with the versions it accepts (`SH_CLAIM_REQUIRES`).
+    public var requires: [ServiceRequirement] = []
+    /// The services it starts after when they run (`SH_CLAIM_AFTER`).
+    public var after: [String] = []
 }
 
 extension PluginMetadata {
     /// The most services one plugin file may declare; a file declaring more is refused.
     public static let maxServices = 256
-    /// The most claims (URLs, activities, subscriptions, scene roles together) one service may
-    /// make; a file making more is refused.
+    /// The most claims (URLs, activities, subscriptions, scene roles, requirements and `after`
+    /// entries together) one service may make; a file making more is refused.
     public static let maxClaimsPerService = 256
 
     static let pluginRecordSize = MemoryLayout<sh_meta_plugin>.size
@@ -109,6 +113,19 @@ extension PluginMetadata {
             case SH_CLAIM_ACTIVITY: services[index].activities.append(claim.value)
             case SH_CLAIM_NOTIFICATION: services[index].subscriptions.append(claim.value)
             case SH_CLAIM_SCENE_ROLE: services[index].sceneRoles.append(claim.value)
+            case SH_CLAIM_REQUIRES:
+                let requirement: ServiceRequirement
+                do throws(RequirementError) { requirement = try ServiceRequirement(claim: claim.value) } catch {
+                    throw .invalidMetadata("service \(claim.service) requires \"\(claim.value)\": \(error.reason)")
+                }
+                guard requirement.id != claim.service else { throw .invalidMetadata("service \(claim.service) requires itself") }
+                services[index].requires.append(requirement)
+            case SH_CLAIM_AFTER:
+                if let problem = ServiceID.problem(with: claim.value) {
+                    throw .invalidMetadata("service \(claim.service) starts after \"\(claim.value)\": the service id \(problem)")
+                }
+                guard claim.value != claim.service else { throw .invalidMetadata("service \(claim.service) starts after itself") }
+                services[index].after.append(claim.value)
             default: break  // a claim kind from a newer SDK
             }
         }
