@@ -8,7 +8,11 @@
 public struct VersionRange: Sendable, Equatable, CustomStringConvertible {
     /// How a comparator compares.
     public enum Operator: String, Sendable, CaseIterable {
-        case greaterOrEqual = ">=", lessOrEqual = "<=", greater = ">", less = "<", equal = "="
+        case greaterOrEqual = ">="
+        case lessOrEqual = "<="
+        case greater = ">"
+        case less = "<"
+        case equal = "="
     }
 
     /// One condition on the version.

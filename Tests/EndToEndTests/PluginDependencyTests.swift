@@ -121,10 +121,12 @@ import Testing
     @Test func aLazyServicesRequirement_isOpenedBeforeIt() throws {
         let host = try RunningHost()
         try host.probe("base", ["PROBE_ID=\"test.base\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"base\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY"])
-        try host.probe("user", [
-            "PROBE_ID=\"test.user\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY",
-            "PROBE_REQUIRES=\"test.base\"",
-        ])
+        try host.probe(
+            "user",
+            [
+                "PROBE_ID=\"test.user\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY",
+                "PROBE_REQUIRES=\"test.base\"",
+            ])
         try host.start()
         #expect(launched(host).isEmpty)
         #expect(try host.ctlJSON("open", "myapp://x").reply["handledBy"] as? String == "test.user")

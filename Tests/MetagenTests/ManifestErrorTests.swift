@@ -30,7 +30,7 @@ struct ManifestErrorTests {
         (#"{"services":[{"id":"com.example.a","type":"A"},true]}"#, "services[1]", "expected an object, found a Boolean"),
         (
             service(#""colour":"red""#), "services[0].colour",
-            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, urls, activities, subscribes, sceneRoles)"
+            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, requires, after, urls, activities, subscribes, sceneRoles)"
         ),
         // activation
         (service(#""activation":true"#), "services[0].activation", "expected \"eager\" or \"lazy\", found a Boolean"),

@@ -155,9 +155,11 @@ public struct StartPlan: Sendable, Equatable {
             if let entry { try configurationEdges(of: entry, into: &edges, graph: graph, config: config, onlyConfigured: onlyConfigured) }
             for requirement in service.requires {
                 if let reason = problem(with: requirement, graph: graph, config: config, runs: runs) {
-                    unmet[service.id] = unmet[service.id] ?? UnmetRequirement(
-                        service: service.id, version: service.version, requirement: requirement.description,
-                        requirementID: requirement.id, reason: reason)
+                    unmet[service.id] =
+                        unmet[service.id]
+                        ?? UnmetRequirement(
+                            service: service.id, version: service.version, requirement: requirement.description,
+                            requirementID: requirement.id, reason: reason)
                 } else {
                     edges.add(requirement.id, .pluginRequires)
                 }

@@ -1,7 +1,8 @@
 // Fuzz target `semver`: a requires claim's value ("ID RANGE", from a plugin's metadata) through
 // the version range parser, and the text as one version through SemanticVersion.
-@testable import HostCore
 import ServiceVocabulary
+
+@testable import HostCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
