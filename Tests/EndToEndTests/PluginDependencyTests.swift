@@ -29,6 +29,18 @@ import Testing
         #expect(launched(host) == ["test.third", "test.second", "test.first"])
     }
 
+    @Test func theBundledOfflineQueue_startsAfterTheLogger_asInspectShows() throws {
+        let result = try Command.run(try Repository.product("host"), ["inspect", "--json", try Repository.product("libOfflineQueue.so")])
+        let files = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        let service = try #require((files.first?["services"] as? [[String: Any]])?.first)
+        #expect(service["after"] as? [String] == ["dev.servicehost.logger"])
+        #expect(service["requires"] as? [String] == [])
+        let probe = try RunningHost()
+        try probe.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_REQUIRES=\"test.b >=1.2 <2\"", "PROBE_AFTER=\"test.c\""])
+        let text = try Command.run(try Repository.product("host"), ["inspect", probe.lib + "/a.so"]).stdout
+        #expect(text.contains("    requires:  test.b >=1.2 <2\n") && text.contains("    after:     test.c\n"), "\(text)")
+    }
+
     @Test func pluginEdges_mergeWithTheConfigurations() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_REQUIRES=\"test.b\""])
