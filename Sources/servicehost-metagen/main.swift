@@ -58,6 +58,14 @@
 //               "geo.locate". Needs the request event (the type must adopt Answering).
 //   Each urls/activities/subscribes/sceneRoles/answers value is a non-empty string of at most 119
 //   bytes, listed once.
+//   requires    optional; an object from the ids of services this one requires to the
+//               versions it accepts (SH_CLAIM_REQUIRES): "" for any version, or
+//               space-separated comparators such as ">=1.2 <2" (>=, >, <=, <, = or none for
+//               =, semantic versions whose minor and patch may be left out). The host
+//               starts this service after those and does not start it when one is missing,
+//               left out or of a version outside the range. "id range" is at most 119 bytes.
+//   after       optional; ids of services this one starts after when they run
+//               (SH_CLAIM_AFTER).
 //   activation  optional, "eager" (the default: opened at start) or "lazy" (SH_META_SERVICE_LAZY:
 //               opened on the first URL, activity, notification, scene or push it would be
 //               asked for). A lazy service must list one of those events: lifecycle events
@@ -144,7 +152,7 @@ let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
     ("answers", Int32(SH_CLAIM_ANSWER), "requests", [EventKind.request.name]),
 ]
 
-let serviceKeys = ["id", "type", "name", "version", "events", "priority", "activation"] + claimKeys.map(\.key)
+let serviceKeys = ["id", "type", "name", "version", "events", "priority", "activation", "requires", "after"] + claimKeys.map(\.key)
 
 // MARK: - Errors
 
@@ -478,6 +486,8 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
             }
         }
 
+        claims += try dependencyClaims(object, of: id, base: base)
+
         var flags: UInt32 = 0
         if let activation = object["activation"] {
             let path = "\(base).activation"
@@ -506,6 +516,49 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                 events: mask, priority: priority, claims: claims, flags: flags))
     }
     return specs
+}
+
+/// The `requires` (sorted by id, so the output does not depend on the JSON object's order)
+/// and `after` claims of the service `id`.
+func dependencyClaims(_ object: [String: JSONValue], of id: String, base: String) throws(ManifestError) -> [Claim] {
+    var claims: [Claim] = []
+    func checkID(_ other: String, _ path: String) throws(ManifestError) {
+        guard isValidID(other) else { throw fail(path, "\"\(other)\" is not a reverse-DNS service id") }
+        guard other != id else { throw fail(path, "a service cannot depend on itself") }
+    }
+    if let requiresValue = object["requires"] {
+        guard case .object(let requires) = requiresValue else {
+            throw fail("\(base).requires", "expected an object from service ids to version ranges, found \(typeName(requiresValue))")
+        }
+        for other in requires.keys.sorted() {
+            let path = "\(base).requires.\(other)"
+            try checkID(other, path)
+            guard let range = try string(requires[other], path) else { continue }
+            do throws(SemanticVersion.ParseError) { _ = try VersionRange(parsing: range) } catch {
+                throw fail(path, "invalid version range: \(error)")
+            }
+            let value = range.isEmpty ? other : "\(other) \(range)"
+            if value.utf8.count >= Int(SH_META_CLAIM_MAX) {
+                throw fail(path, "the id and range are too long together (\(value.utf8.count) bytes, at most \(SH_META_CLAIM_MAX - 1))")
+            }
+            claims.append(Claim(claim: Int32(SH_CLAIM_REQUIRES), value: value))
+        }
+    }
+    if let afterValue = object["after"] {
+        guard case .array(let after) = afterValue else {
+            throw fail("\(base).after", "expected an array of service ids, found \(typeName(afterValue))")
+        }
+        var seen: [String: Int] = [:]
+        for (index, item) in after.enumerated() {
+            let path = "\(base).after[\(index)]"
+            guard let other = try string(item, path) else { continue }
+            try checkID(other, path)
+            if let first = seen[other] { throw fail(path, "duplicate \"\(other)\" (also \(base).after[\(first)])") }
+            seen[other] = index
+            claims.append(Claim(claim: Int32(SH_CLAIM_AFTER), value: other))
+        }
+    }
+    return claims
 }
 
 // MARK: - Records
@@ -585,6 +638,8 @@ func claimName(_ claim: Int32) -> String {
     case SH_CLAIM_NOTIFICATION: "notification"
     case SH_CLAIM_SCENE_ROLE: "scene role"
     case SH_CLAIM_ANSWER: "answer"
+    case SH_CLAIM_REQUIRES: "requires"
+    case SH_CLAIM_AFTER: "after"
     default: "claim \(claim)"
     }
 }

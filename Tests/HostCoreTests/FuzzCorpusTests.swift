@@ -1,6 +1,7 @@
 import Foundation
 import ServiceABI
 import ServiceJSON
+import ServiceVocabulary
 import TestSupport
 import Testing
 
@@ -19,7 +20,7 @@ import Testing
 
     static func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
-    @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry"])
+    @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry", "semver"])
     func everyTargetHasASeedCorpus(target: String) {
         #expect(Self.corpus(target).count >= 5)
     }
@@ -230,6 +231,23 @@ import Testing
             #expect(try String(contentsOfFile: output, encoding: .utf8).contains("@c(servicehost_entry)"))
         } else {
             #expect(result.stderr.hasPrefix(path + ": "), "\(result.stderr)")
+        }
+    }
+
+    // MARK: semver
+
+    @Test(arguments: corpus("semver"))
+    func semver_everyFileReadsOrFailsWithAReason(path: String) throws {
+        let text = String(decoding: try Self.bytes(path), as: UTF8.self)
+        if let version = try? SemanticVersion(parsing: text) {
+            #expect(try SemanticVersion(parsing: version.description) == version)
+            #expect(try VersionRange(parsing: "=" + version.description).contains(version))
+        }
+        do {
+            let requirement = try ServiceRequirement(claim: text)
+            #expect(ServiceID.problem(with: requirement.id) == nil)
+        } catch {
+            #expect(!error.reason.isEmpty)
         }
     }
 }

@@ -61,6 +61,30 @@ import Testing
         ) { try PluginMetadata.decode(bytes) }
     }
 
+    @Test func requiresAndAfterClaims_areDecoded() throws {
+        let bytes =
+            pluginRecord() + serviceRecord(id: "a.b") + claimRecord(service: "a.b", kind: SH_CLAIM_REQUIRES, value: "dev.logger >=1.2 <2")
+            + claimRecord(service: "a.b", kind: SH_CLAIM_REQUIRES, value: "dev.any") + claimRecord(service: "a.b", kind: SH_CLAIM_AFTER, value: "dev.q")
+        let service = try #require(try PluginMetadata.decode(bytes).services.first)
+        #expect(service.requires.map(\.id) == ["dev.logger", "dev.any"])
+        #expect(service.requires.map(\.range.text) == [">=1.2 <2", ""])
+        #expect(service.requires[1].range.comparators.isEmpty)
+        #expect(service.after == ["dev.q"])
+    }
+
+    @Test(arguments: [
+        (SH_CLAIM_REQUIRES, "dev.logger >=1.x", #"service a.b requires "dev.logger >=1.x": version range ">=1.x" is not a semantic version: comparator ">=1.x": minor "x" is not a number"#),
+        (SH_CLAIM_REQUIRES, "nodots >=1", #"service a.b requires "nodots >=1": service id "nodots" is not reverse-DNS (expected at least two labels, like com.example.name)"#),
+        (SH_CLAIM_REQUIRES, "a.b", "service a.b requires itself"),
+        (SH_CLAIM_AFTER, "a.b", "service a.b starts after itself"),
+        (SH_CLAIM_AFTER, "dev.x >=1", #"service a.b starts after "dev.x >=1": the service id may hold only ASCII letters, digits, '-', '_' and '.'"#),
+    ])
+    func invalidDependencyClaims_refuseTheFile_sayingWhy(claim: Int, value: String, reason: String) {
+        #expect(throws: LoadFailure.Reason.invalidMetadata(reason)) {
+            try PluginMetadata.decode(pluginRecord() + serviceRecord(id: "a.b") + claimRecord(service: "a.b", kind: claim, value: value))
+        }
+    }
+
     @Test func missingPluginRecord_isNamed() {
         #expect(throws: LoadFailure.Reason.invalidMetadata("no plugin record (C: add SH_PLUGIN_METADATA)")) {
             try PluginMetadata.decode(serviceRecord(id: "a.b"))

@@ -146,17 +146,23 @@ import Testing
     @Test func order_withACycle_namesEveryServiceInItInOrder() {
         let services = found(("a", 0), ("b", 0), ("c", 0), ("x", 0))
         let configured = [service("a", requires: ["b"]), service("b", after: ["c"]), service("c", requires: ["a"]), service("x")]
-        #expect(throws: StartOrderError(.cycle(["test.a", "test.b", "test.c", "test.a"]))) { try plan(services, configured) }
         #expect(
-            StartOrderError(.cycle(["a", "b", "c", "a"])).description
-                == "dependency cycle: a → b → c → a (each must start after the next)")
+            throws: StartOrderError(
+                .cycle(["test.a", "test.b", "test.c", "test.a"], origins: [.configurationRequires, .configurationAfter, .configurationRequires]))
+        ) { try plan(services, configured) }
+        #expect(
+            StartOrderError(.cycle(["a", "b", "c", "a"], origins: [.configurationRequires, .pluginAfter, .pluginRequires])).description
+                == "dependency cycle: a → b → c → a (each must start after the next; a → b: requires in the configuration,"
+                + " b → c: after declared by its plugin, c → a: requires declared by its plugin)")
     }
 
     @Test func order_withACycle_startsItAtItsEarliestLoadedService_andLeavesOutServicesWaitingOnIt() {
         // w waits on the cycle without being in it; the cycle is c → b → c.
         let services = found(("w", 0), ("b", 0), ("c", 0))
         let configured = [service("w", requires: ["c"]), service("c", after: ["b"]), service("b", requires: ["c"])]
-        #expect(throws: StartOrderError(.cycle(["test.b", "test.c", "test.b"]))) { try plan(services, configured) }
+        #expect(throws: StartOrderError(.cycle(["test.b", "test.c", "test.b"], origins: [.configurationRequires, .configurationAfter]))) {
+            try plan(services, configured)
+        }
     }
 
     @Test func order_aCycleThroughADisabledAfter_isNoCycle() throws {

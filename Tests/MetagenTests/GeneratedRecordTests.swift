@@ -115,6 +115,15 @@ struct GeneratedRecordTests {
         #expect(service.priority == Int32.min)
     }
 
+    @Test func requiresAndAfter_areDecodedByTheHost_requirementsSortedByID() throws {
+        let (_, metadata) = try generate(
+            #"{"services":[{"id":"a.b","type":"A","requires":{"dev.z":"","dev.logger":">=1.2 <2"},"after":["dev.q","dev.p"]}]}"#)
+        let service = try #require(metadata.services.first)
+        #expect(service.requires.map(\.description) == ["dev.logger >=1.2 <2", "dev.z"])
+        #expect(service.requires.first?.range.comparators.count == 2)
+        #expect(service.after == ["dev.q", "dev.p"])
+    }
+
     @Test func nonASCIINamesAndClaims_surviveAsUTF8() throws {
         let (_, metadata) = try generate(
             #"{"services":[{"id":"a.b","type":"A","name":"Café ☕","events":["notification"],"subscribes":["größe.änderung"]}]}"#)

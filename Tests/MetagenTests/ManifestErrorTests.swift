@@ -30,7 +30,7 @@ struct ManifestErrorTests {
         (#"{"services":[{"id":"com.example.a","type":"A"},true]}"#, "services[1]", "expected an object, found a Boolean"),
         (
             service(#""colour":"red""#), "services[0].colour",
-            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, urls, activities, subscribes, sceneRoles, answers)"
+            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, requires, after, urls, activities, subscribes, sceneRoles, answers)"
         ),
         // activation
         (service(#""activation":true"#), "services[0].activation", "expected \"eager\" or \"lazy\", found a Boolean"),
@@ -113,6 +113,15 @@ struct ManifestErrorTests {
         // claims: scene roles
         (service(scenes + #","sceneRoles":["watch"]"#), "services[0].sceneRoles[0]", "unknown scene role \"watch\" (one of main, car, external)"),
         (service(scenes + #","sceneRoles":["car","car"]"#), "services[0].sceneRoles[1]", "duplicate \"car\""),
+        // requires and after
+        (service(#""requires":["dev.x"]"#), "services[0].requires", "expected an object from service ids to version ranges, found an array"),
+        (service(#""requires":{"dev.x":">=1.x"}"#), "services[0].requires.dev.x", "invalid version range: \">=1.x\" is not a semantic version"),
+        (service(#""requires":{"dev.x":2}"#), "services[0].requires.dev.x", "expected a string, found a number"),
+        (service(#""requires":{"nodots":""}"#), "services[0].requires.nodots", "\"nodots\" is not a reverse-DNS service id"),
+        (service(#""requires":{"com.example.a":""}"#), "services[0].requires.com.example.a", "a service cannot depend on itself"),
+        (service(#""requires":{"dev.x":"\#(String(repeating: ">=1 ", count: 30))"}"#), "services[0].requires.dev.x", "the id and range are too long together"),
+        (service(#""after":"dev.x""#), "services[0].after", "expected an array of service ids, found a string"),
+        (service(#""after":["dev.x","dev.x"]"#), "services[0].after[1]", "duplicate \"dev.x\" (also services[0].after[0])"),
         // An error in a later service names that service.
         (
             #"{"services":[{"id":"com.example.a","type":"A"},{"id":"com.example.b","type":"B","events":["x"]}]}"#,

@@ -15,7 +15,8 @@ public struct CheckReport {
         public var severity: Severity
         /// `configuration`, `plugin-directory`, a ``SkippedEntry/Reason`` for a refused file
         /// (`insecure`, `corrupt`, …), `cycle`, `requires-unknown`, `requires-disabled`,
-        /// `requires-not-configured`, `required-missing`, `missing`, `after-unknown`,
+        /// `requires-not-configured`, `requires-version`, `requirement-failed`,
+        /// `required-missing`, `missing`, `after-unknown`,
         /// `url-claim-conflict` or `activity-claim-conflict`.
         public var code: String
         /// The file concerned, when there is one.
@@ -76,6 +77,7 @@ public struct CheckReport {
         }
         let found = Dictionary(inspection.services.map { ($0.service.id, $0) }, uniquingKeysWith: { first, _ in first })
         checkReferences(configuration, found: found)
+        checkPluginRequirements(inspection, configuration: configuration, found: found, onlyConfigured: settings.onlyConfigured)
         guard case .success(let plan)? = planner.plan else {
             if case .failure(let error)? = planner.plan { startOrderProblem(error) }
             return
@@ -90,6 +92,18 @@ public struct CheckReport {
             } else {
                 problem(.warning, "missing", service: id, "\(id) is in the configuration but no plugin provides it")
             }
+        }
+        // A missing one checkPluginRequirements reported, even when the plan fails.
+        for unmet in plan.unmet where unmet.reason != .missing {
+            let code =
+                switch unmet.reason {
+                case .missing: "requires-unknown"
+                case .version, .invalidVersion: "requires-version"
+                case .disabled: "requires-disabled"
+                case .notConfigured: "requires-not-configured"
+                case .notStarted: "requirement-failed"
+                }
+            problem(.error, code, file: found[unmet.service]?.plugin.path, service: unmet.service, "\(unmet.service) is not started: \(unmet)")
         }
         checkClaims(plan.order.compactMap { found[$0]?.service })
     }
@@ -112,6 +126,24 @@ public struct CheckReport {
         }
     }
 
+    /// Requirements plugins declare that no plugin provides, of services that would run:
+    /// every one, reported even when a cycle stops the plan.
+    private mutating func checkPluginRequirements(
+        _ inspection: PluginLoader.Inspection, configuration: HostConfiguration,
+        found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)], onlyConfigured: Bool
+    ) {
+        for (service, plugin) in inspection.services {
+            let entry = configuration.services[service.id]
+            guard entry?.enabled ?? !onlyConfigured, found[service.id]?.plugin.path == plugin.path else { continue }
+            for requirement in service.requires where found[requirement.id] == nil {
+                let unmet = UnmetRequirement(
+                    service: service.id, version: service.version, requirement: requirement.description,
+                    requirementID: requirement.id, reason: .missing)
+                problem(.error, "requires-unknown", file: plugin.path, service: service.id, "\(service.id) is not started: \(unmet)")
+            }
+        }
+    }
+
     private mutating func startOrderProblem(_ error: StartOrderError) {
         switch error.code {
         case .requirementMissing(let service, let requirement):
@@ -123,7 +155,7 @@ public struct CheckReport {
             problem(.error, "requires-disabled", service: service, error.description)
         case .requirementNotConfigured(let service, _):
             problem(.error, "requires-not-configured", service: service, error.description)
-        case .cycle(let services):
+        case .cycle(let services, _):
             problem(.error, "cycle", service: services.first, error.description)
         }
     }

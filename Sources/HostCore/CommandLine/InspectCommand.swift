@@ -100,7 +100,8 @@ public enum InspectCommand {
                     out += "    events:   \(eventNames(service.events).joined(separator: ", "))\n"
                     for (label, values) in [
                         ("urls", service.urls), ("activities", service.activities),
-                        ("subscribes", service.subscriptions),
+                        ("subscribes", service.subscriptions), ("requires", service.requires.map(\.description)),
+                        ("after", service.after),
                     ] where !values.isEmpty {
                         out += "    \(label):\(String(repeating: " ", count: max(1, 10 - label.count)))\(values.joined(separator: ", "))\n"
                     }
@@ -137,6 +138,8 @@ public enum InspectCommand {
                                     "urls": JSONText.array(service.urls.map(JSONText.string)),
                                     "activities": JSONText.array(service.activities.map(JSONText.string)),
                                     "subscribes": JSONText.array(service.subscriptions.map(JSONText.string)),
+                                    "requires": JSONText.array(service.requires.map { JSONText.string($0.description) }),
+                                    "after": JSONText.array(service.after.map(JSONText.string)),
                                     "failure": failure(of: service.id, in: plugin, failures)?.json.serialized ?? "null",
                                 ])
                             }),

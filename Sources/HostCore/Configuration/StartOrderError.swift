@@ -10,8 +10,9 @@ public struct StartOrderError: Error, CustomStringConvertible, Equatable, Sendab
         /// `--only-configured` is set.
         case requirementNotConfigured(service: String, requirement: String)
         /// The services depend on each other in a circle: each element must start after the
-        /// next, and the last element repeats the first (`a → b → c → a`).
-        case cycle([String])
+        /// next, and the last element repeats the first (`a → b → c → a`); `origins[i]` says
+        /// where the edge from element `i` to element `i + 1` comes from.
+        case cycle([String], origins: [DependencyOrigin])
     }
 
     /// What is wrong.
@@ -29,8 +30,10 @@ public struct StartOrderError: Error, CustomStringConvertible, Equatable, Sendab
             "\(service) requires \(requirement), which is disabled in the configuration"
         case .requirementNotConfigured(let service, let requirement):
             "\(service) requires \(requirement), which is not in the configuration and --only-configured is set"
-        case .cycle(let services):
-            "dependency cycle: \(services.joined(separator: " → ")) (each must start after the next)"
+        case .cycle(let services, let origins):
+            "dependency cycle: \(services.joined(separator: " → ")) (each must start after the next; "
+                + zip(services, zip(services.dropFirst(), origins)).map { "\($0) → \($1.0): \($1.1)" }
+                .joined(separator: ", ") + ")"
         }
     }
 }

@@ -1,27 +1,106 @@
+import ServiceVocabulary
+
 /// A service the loader found in the plugin directories.
 public struct FoundService: Sendable, Equatable {
     /// The service id.
     public var id: String
     /// The priority its metadata declares.
     public var priority: Int32
+    /// The version its metadata declares.
+    public var version: String
+    /// The services its metadata requires (`SH_CLAIM_REQUIRES`).
+    public var requires: [ServiceRequirement]
+    /// The services its metadata starts after (`SH_CLAIM_AFTER`).
+    public var after: [String]
 
     /// A found service.
-    public init(id: String, priority: Int32) {
+    public init(id: String, priority: Int32, version: String = "0.0.0", requires: [ServiceRequirement] = [], after: [String] = []) {
         self.id = id
         self.priority = priority
+        self.version = version
+        self.requires = requires
+        self.after = after
+    }
+
+    /// The service `metadata` describes.
+    public init(_ metadata: ServiceMetadata) {
+        self.init(id: metadata.id, priority: metadata.priority, version: metadata.version, requires: metadata.requires, after: metadata.after)
+    }
+}
+
+/// Where an edge of the start order comes from.
+public enum DependencyOrigin: Sendable, Equatable, CustomStringConvertible {
+    /// The configuration's `requires` or `after` of the service.
+    case configurationRequires, configurationAfter
+    /// The service's own metadata (`SH_CLAIM_REQUIRES`, `SH_CLAIM_AFTER`; the manifest's
+    /// `requires` and `after`).
+    case pluginRequires, pluginAfter
+
+    /// How messages name it: "requires in the configuration".
+    public var description: String {
+        switch self {
+        case .configurationRequires: "requires in the configuration"
+        case .configurationAfter: "after in the configuration"
+        case .pluginRequires: "requires declared by its plugin"
+        case .pluginAfter: "after declared by its plugin"
+        }
+    }
+}
+
+/// A service left out because something its plugin requires is not there as required, or
+/// because a service it requires (by its plugin or the configuration) is left out.
+public struct UnmetRequirement: Sendable, Equatable, CustomStringConvertible {
+    /// Why the requirement is not met.
+    public enum Reason: Sendable, Equatable {
+        /// No plugin provides it.
+        case missing
+        /// Its version is outside the range; the installed version.
+        case version(installed: String)
+        /// Its version is not a semantic version; the parser's reason.
+        case invalidVersion(installed: String, problem: String)
+        /// The configuration disables it.
+        case disabled
+        /// It is not in the configuration and `--only-configured` is set.
+        case notConfigured
+        /// It is itself left out.
+        case notStarted
+    }
+
+    /// The service left out, and its version.
+    public var service: String, version: String
+    /// What it requires, as its plugin writes it (`id` or `id range`).
+    public var requirement: String
+    /// The id of the service required.
+    public var requirementID: String
+    public var reason: Reason
+
+    /// `dev.a 1.0.0 requires dev.servicehost.logger >=1.2 <2, but 1.1.0 is installed`.
+    public var description: String {
+        let head = "\(service) \(version) requires \(requirement)"
+        return switch reason {
+        case .missing: "\(head), which no plugin provides"
+        case .version(let installed): "\(head), but \(installed) is installed"
+        case .invalidVersion(let installed, let problem): "\(head), but the installed version \(problem) (\(requirementID) \(installed))"
+        case .disabled: "\(head), which is disabled in the configuration"
+        case .notConfigured: "\(head), which is not in the configuration and --only-configured is set"
+        case .notStarted: "\(head), which is not started"
+        }
     }
 }
 
 /// Which of the found services start, and in what order; termination runs in reverse.
 ///
-/// The order, computed by ``compute(found:configuration:onlyConfigured:)``:
-/// 1. Configured, enabled services (and any installed service one of them requires or starts
-///    after, configured or not) in a stable topological order: a service starts after every
-///    service in its `requires` and `after`. Among the services free to start, the highest
-///    priority goes first (the configuration's `priority` overrides the metadata's), then the
-///    one loaded first.
-/// 2. Then the services the configuration does not mention, by metadata priority, then load
-///    order — the order the host uses without a configuration — unless `onlyConfigured`.
+/// Edges come from the configuration (`requires`, `after`) and from each service's metadata
+/// (`SH_CLAIM_REQUIRES`, `SH_CLAIM_AFTER`), merged. The order, computed by
+/// ``compute(found:configuration:onlyConfigured:)``:
+/// 1. Configured, enabled services (and every running service one of them requires or starts
+///    after, directly or not, configured or not) in a stable topological order: a service
+///    starts after every service in its `requires` and `after`. Among the services free to
+///    start, the highest priority goes first (the configuration's `priority` overrides the
+///    metadata's), then the one loaded first.
+/// 2. Then the services the configuration does not mention, in the same kind of order by
+///    metadata priority, then load order — the order the host uses without a configuration —
+///    unless `onlyConfigured`.
 public struct StartPlan: Sendable, Equatable {
     /// The ids to start, in start order.
     public var order: [String] = []
@@ -33,6 +112,12 @@ public struct StartPlan: Sendable, Equatable {
     /// Enabled services the configuration lists but no plugin provides, by id. The host decides
     /// what that means: a failure under `policy: required`, a warning otherwise.
     public var missing: [String] = []
+    /// Services left out because a requirement is not met, in load order. The host decides
+    /// what that means: a failure under `policy: required`, an error logged otherwise.
+    public var unmet: [UnmetRequirement] = []
+    /// What each service of ``order`` requires, the configuration's and its plugin's merged;
+    /// a service without requirements has no entry.
+    public var requirements: [String: [String]] = [:]
 
     /// An empty plan.
     public init() {}
@@ -40,8 +125,11 @@ public struct StartPlan: Sendable, Equatable {
     /// The plan for the services `found` (in load order) under `configuration`.
     ///
     /// An `after` naming a service that is missing, disabled or left out is ignored. A
-    /// `requires` naming one is an error naming both services, as is a cycle (naming each
-    /// service in it). A pure function: same input, same plan.
+    /// configuration's `requires` naming one is an error naming both services, as is a cycle
+    /// (naming each service in it and where each edge comes from). A plugin's requirement
+    /// that is missing, left out or out of its version range leaves the requiring service out
+    /// (``unmet``), and every service requiring that one. A pure function: same input, same
+    /// plan.
     public static func compute(
         found: [FoundService], configuration: HostConfiguration, onlyConfigured: Bool
     ) throws(StartOrderError) -> StartPlan {
@@ -53,41 +141,59 @@ public struct StartPlan: Sendable, Equatable {
         let config = configuration.services
         var plan = StartPlan()
         plan.missing = config.values.filter { $0.enabled && graph.loadIndex[$0.id] == nil }.map(\.id).sorted()
+        let runs = { (id: String) in graph.loadIndex[id] != nil && (config[id].map(\.enabled) ?? !onlyConfigured) }
 
-        // Configured services are ordered; so is every installed service one of them depends on.
-        var ordered = Set<String>()
+        // Every running service's edges, the configuration's first.
+        var unmet: [String: UnmetRequirement] = [:]
         for service in graph.services {
-            guard let entry = config[service.id] else { continue }
-            guard entry.enabled else {
-                plan.disabled.append(service.id)
-                continue
+            let entry = config[service.id]
+            if entry?.enabled == false { plan.disabled.append(service.id) }
+            if entry == nil && onlyConfigured { plan.notConfigured.append(service.id) }
+            guard runs(service.id) else { continue }
+            if let priority = entry?.priority { graph.priority[service.id] = priority }
+            var edges = Edges()
+            if let entry { try configurationEdges(of: entry, into: &edges, graph: graph, config: config, onlyConfigured: onlyConfigured) }
+            for requirement in service.requires {
+                if let reason = problem(with: requirement, graph: graph, config: config, runs: runs) {
+                    unmet[service.id] =
+                        unmet[service.id]
+                        ?? UnmetRequirement(
+                            service: service.id, version: service.version, requirement: requirement.description,
+                            requirementID: requirement.id, reason: reason)
+                } else {
+                    edges.add(requirement.id, .pluginRequires)
+                }
             }
-            graph.priority[service.id] = entry.priority ?? service.priority
-            let dependencies = try dependencies(of: entry, graph: graph, config: config, onlyConfigured: onlyConfigured)
-            graph.dependencies[service.id] = dependencies
-            ordered.insert(service.id)
-            ordered.formUnion(dependencies)
+            for other in service.after where runs(other) { edges.add(other, .pluginAfter) }
+            graph.dependencies[service.id] = edges.list
+            if !edges.required.isEmpty { plan.requirements[service.id] = edges.required }
+        }
+        leaveOut(&unmet, graph: graph, plan: &plan)
+
+        // Configured services are ordered first; so is every running service they depend on.
+        var ordered = Set<String>()
+        var queue = graph.services.filter { config[$0.id]?.enabled == true && unmet[$0.id] == nil }.map(\.id)
+        ordered.formUnion(queue)
+        while let id = queue.popLast() {
+            for edge in graph.dependencies[id] ?? [] where unmet[edge.id] == nil && ordered.insert(edge.id).inserted {
+                queue.append(edge.id)
+            }
         }
         plan.order = try graph.topologicalOrder(of: graph.services.filter { ordered.contains($0.id) })
-
-        let rest = graph.services.filter { !ordered.contains($0.id) && config[$0.id] == nil }
-        if onlyConfigured {
-            plan.notConfigured = rest.map(\.id)
-        } else {
-            plan.order += rest.enumerated().sorted { a, b in
-                a.element.priority != b.element.priority ? a.element.priority > b.element.priority : a.offset < b.offset
-            }.map(\.element.id)
+        if !onlyConfigured {
+            let rest = graph.services.filter { runs($0.id) && unmet[$0.id] == nil && !ordered.contains($0.id) }
+            plan.order += try graph.topologicalOrder(of: rest)
         }
+        plan.requirements = plan.requirements.filter { unmet[$0.key] == nil }
         return plan
     }
 
-    /// The installed, running services `entry` must start after: its `requires` (each checked)
-    /// then its `after` (ignored when not running), without repeats.
-    private static func dependencies(
-        of entry: ServiceConfiguration, graph: Graph, config: [String: ServiceConfiguration], onlyConfigured: Bool
-    ) throws(StartOrderError) -> [String] {
-        var result: [String] = []
-        var listed = Set<String>()
+    /// The edges of the configuration's `requires` (each checked, throwing) then `after`
+    /// (ignored when not running).
+    private static func configurationEdges(
+        of entry: ServiceConfiguration, into edges: inout Edges, graph: Graph, config: [String: ServiceConfiguration],
+        onlyConfigured: Bool
+    ) throws(StartOrderError) {
         for requirement in entry.requires {
             let requirementEntry = config[requirement]
             if requirementEntry?.enabled == false {
@@ -99,14 +205,66 @@ public struct StartPlan: Sendable, Equatable {
             if requirementEntry == nil && onlyConfigured {
                 throw StartOrderError(.requirementNotConfigured(service: entry.id, requirement: requirement))
             }
-            if listed.insert(requirement).inserted { result.append(requirement) }
+            edges.add(requirement, .configurationRequires)
         }
-        for other in entry.after where !listed.contains(other) && graph.loadIndex[other] != nil {
-            let running = config[other].map(\.enabled) ?? !onlyConfigured
-            if running && listed.insert(other).inserted { result.append(other) }
+        for other in entry.after where graph.loadIndex[other] != nil {
+            if config[other].map(\.enabled) ?? !onlyConfigured { edges.add(other, .configurationAfter) }
         }
-        return result
     }
+
+    /// Why a plugin's `requirement` is not met, or nil when it is.
+    private static func problem(
+        with requirement: ServiceRequirement, graph: Graph, config: [String: ServiceConfiguration], runs: (String) -> Bool
+    ) -> UnmetRequirement.Reason? {
+        guard let index = graph.loadIndex[requirement.id] else { return .missing }
+        if config[requirement.id]?.enabled == false { return .disabled }
+        if !runs(requirement.id) { return .notConfigured }
+        guard !requirement.range.comparators.isEmpty else { return nil }
+        let installed = graph.services[index].version
+        do throws(SemanticVersion.ParseError) {
+            return requirement.range.contains(try SemanticVersion(parsing: installed)) ? nil : .version(installed: installed)
+        } catch {
+            return .invalidVersion(installed: installed, problem: error.description)
+        }
+    }
+
+    /// Adds to `unmet` every service requiring one in it (until none is added), then lists
+    /// them in the plan in load order.
+    private static func leaveOut(_ unmet: inout [String: UnmetRequirement], graph: Graph, plan: inout StartPlan) {
+        var requiredBy: [String: [String]] = [:]
+        for (id, requirements) in plan.requirements {
+            for requirement in requirements { requiredBy[requirement, default: []].append(id) }
+        }
+        var queue = Array(unmet.keys)
+        while let id = queue.popLast() {
+            for dependent in requiredBy[id] ?? [] where unmet[dependent] == nil {
+                let service = graph.services[graph.loadIndex[dependent]!]
+                unmet[dependent] = UnmetRequirement(
+                    service: dependent, version: service.version, requirement: id, requirementID: id, reason: .notStarted)
+                queue.append(dependent)
+            }
+        }
+        plan.unmet = graph.services.compactMap { unmet[$0.id] }
+    }
+}
+
+/// What one service starts after, without repeats, each with where it comes from.
+private struct Edges {
+    var list: [Edge] = []
+    /// The ids of the `requires` edges.
+    var required: [String] = []
+    private var seen = Set<String>(), seenRequired = Set<String>()
+
+    mutating func add(_ id: String, _ origin: DependencyOrigin) {
+        if origin == .configurationRequires || origin == .pluginRequires, seenRequired.insert(id).inserted { required.append(id) }
+        if seen.insert(id).inserted { list.append(Edge(id: id, origin: origin)) }
+    }
+}
+
+/// One edge: the service starts after `id`, because of `origin`.
+struct Edge: Equatable {
+    var id: String
+    var origin: DependencyOrigin
 }
 
 /// The dependency graph of one ``StartPlan/compute(found:configuration:onlyConfigured:)`` call.
@@ -116,18 +274,21 @@ private struct Graph {
     var loadIndex: [String: Int] = [:]
     /// The effective priority of configured services (others use their metadata's).
     var priority: [String: Int32] = [:]
-    /// What each configured service starts after; services without an entry have none.
-    var dependencies: [String: [String]] = [:]
+    /// What each running service starts after; services without an entry have none.
+    var dependencies: [String: [Edge]] = [:]
 
     /// Kahn's algorithm, taking the highest priority, then the earliest loaded, of the
-    /// services whose dependencies have all started.
+    /// services whose dependencies have all started. Dependencies outside `group` are
+    /// ignored: they started before it or do not start.
     func topologicalOrder(of group: [FoundService]) throws(StartOrderError) -> [String] {
         var waitingOn: [String: Int] = [:]
         var dependents: [String: [String]] = [:]
+        for service in group { waitingOn[service.id] = 0 }
         for service in group {
-            let dependencies = self.dependencies[service.id] ?? []
-            waitingOn[service.id] = dependencies.count
-            for dependency in dependencies { dependents[dependency, default: []].append(service.id) }
+            for edge in dependencies[service.id] ?? [] where waitingOn[edge.id] != nil {
+                waitingOn[service.id]! += 1
+                dependents[edge.id, default: []].append(service.id)
+            }
         }
         // A binary heap of the services free to start, first the one to start next: the order
         // costs n·log n however long the dependency lists are.
@@ -142,7 +303,8 @@ private struct Graph {
             }
         }
         guard order.count == group.count else {
-            throw StartOrderError(.cycle(cycle(among: group.filter { waitingOn[$0.id]! > 0 }.map(\.id))))
+            let (services, origins) = cycle(among: group.filter { waitingOn[$0.id]! > 0 }.map(\.id))
+            throw StartOrderError(.cycle(services, origins: origins))
         }
         return order
     }
@@ -158,24 +320,26 @@ private struct Graph {
     }
 
     /// One cycle among `stuck` (services still waiting, in load order), each service followed
-    /// by one it waits for, starting and ending with its earliest-loaded member.
+    /// by one it waits for, starting and ending with its earliest-loaded member; and where
+    /// each of its edges comes from.
     ///
     /// Every stuck service waits for another stuck one, so walking from any of them along
     /// stuck dependencies must come back to a service already seen.
-    private func cycle(among stuck: [String]) -> [String] {
+    private func cycle(among stuck: [String]) -> ([String], [DependencyOrigin]) {
         let stuckSet = Set(stuck)
-        var path: [String] = []
+        var path: [Edge] = []
         var seen: [String: Int] = [:]
         var current = stuck[0]
         while seen[current] == nil {
             seen[current] = path.count
-            path.append(current)
-            current = dependencies[current]!.first { stuckSet.contains($0) }!
+            let edge = dependencies[current]!.first { stuckSet.contains($0.id) }!
+            path.append(Edge(id: current, origin: edge.origin))
+            current = edge.id
         }
         let loop = Array(path[seen[current]!...])
-        let start = loop.indices.min { loadIndex[loop[$0]]! < loadIndex[loop[$1]]! }!
+        let start = loop.indices.min { loadIndex[loop[$0].id]! < loadIndex[loop[$1].id]! }!
         let rotated = Array(loop[start...] + loop[..<start])
-        return rotated + [rotated[0]]
+        return (rotated.map(\.id) + [rotated[0].id], rotated.map(\.origin))
     }
 }
 

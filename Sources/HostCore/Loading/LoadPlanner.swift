@@ -43,7 +43,7 @@ public struct LoadPlanner {
             inspection = .failure(error)
         }
         if case .success(let configuration) = configuration, case .success(let inspection) = inspection {
-            let found = inspection.services.map { FoundService(id: $0.service.id, priority: $0.service.priority) }
+            let found = inspection.services.map { FoundService($0.service) }
             do throws(StartOrderError) {
                 plan = .success(try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: settings.onlyConfigured))
             } catch {
@@ -56,5 +56,12 @@ public struct LoadPlanner {
     public var requiredButMissing: [String] {
         guard case .success(let configuration) = configuration, case .success(let plan)? = plan else { return [] }
         return plan.missing.filter { configuration.services[$0]?.policy == .required }
+    }
+
+    /// The configured `policy: required` services left out because a requirement their plugin
+    /// declares is not met: the host refuses to start.
+    public var requiredButUnmet: [UnmetRequirement] {
+        guard case .success(let configuration) = configuration, case .success(let plan)? = plan else { return [] }
+        return plan.unmet.filter { configuration.services[$0.service]?.policy == .required }
     }
 }

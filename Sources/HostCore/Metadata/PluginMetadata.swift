@@ -38,13 +38,17 @@ public struct ServiceMetadata: Sendable, Equatable {
     public var answers: [String] = []
     /// Whether it asks to be opened on its first event rather than at start (`SH_META_SERVICE_LAZY`).
     public var lazy = false
+    /// The services it requires, with the versions it accepts (`SH_CLAIM_REQUIRES`).
+    public var requires: [ServiceRequirement] = []
+    /// The services it starts after when they run (`SH_CLAIM_AFTER`).
+    public var after: [String] = []
 }
 
 extension PluginMetadata {
     /// The most services one plugin file may declare; a file declaring more is refused.
     public static let maxServices = 256
-    /// The most claims (URLs, activities, subscriptions, scene roles together) one service may
-    /// make; a file making more is refused.
+    /// The most claims (URLs, activities, subscriptions, scene roles, requirements and `after`
+    /// entries together) one service may make; a file making more is refused.
     public static let maxClaimsPerService = 256
 
     static let pluginRecordSize = MemoryLayout<sh_meta_plugin>.size
@@ -103,20 +107,39 @@ extension PluginMetadata {
             throw .invalidMetadata("service id \(service.id) is declared twice")
         }
         for (number, claim) in claims.enumerated() {
-            // An empty id (C's SH_CLAIM_METADATA) is the file's only service.
+            let index: Int
             if claim.service.isEmpty {
+                // An empty id (C's SH_CLAIM_METADATA) is the file's only service.
                 guard services.count == 1 else {
                     throw .invalidMetadata(
                         "claim record \(number + 1) names no service, and the file declares \(services.count) "
                             + "(C: name it with SH_CLAIM_METADATA_ID)")
                 }
-                services[0].claim(claim.kind, claim.value)
-                continue
+                index = 0
+            } else {
+                guard let found = indexes[claim.service] else {
+                    throw .invalidMetadata("a claim names service \(claim.service), which the file does not declare")
+                }
+                index = found
             }
-            guard let index = indexes[claim.service] else {
-                throw .invalidMetadata("a claim names service \(claim.service), which the file does not declare")
+            let service = services[index].id
+            switch Int(claim.kind) {
+            case SH_CLAIM_REQUIRES:
+                let requirement: ServiceRequirement
+                do throws(RequirementError) { requirement = try ServiceRequirement(claim: claim.value) } catch {
+                    throw .invalidMetadata("service \(service) requires \"\(claim.value)\": \(error.reason)")
+                }
+                guard requirement.id != service else { throw .invalidMetadata("service \(service) requires itself") }
+                services[index].requires.append(requirement)
+            case SH_CLAIM_AFTER:
+                if let problem = ServiceID.problem(with: claim.value) {
+                    throw .invalidMetadata("service \(service) starts after \"\(claim.value)\": the service id \(problem)")
+                }
+                guard claim.value != service else { throw .invalidMetadata("service \(service) starts after itself") }
+                services[index].after.append(claim.value)
+            default:
+                services[index].claim(claim.kind, claim.value)
             }
-            services[index].claim(claim.kind, claim.value)
         }
         result.services = services
         return result

@@ -14,6 +14,9 @@
 //   PROBE_RESULT        the completion's result (fetch result, presentation options)
 //   PROBE_URL_CLAIM, PROBE_ACTIVITY_CLAIM, PROBE_SUBSCRIBE   metadata claims
 //   PROBE_SCENE_ROLE    a scene role claim (SH_CLAIM_SCENE_ROLE), e.g. "car"
+//   PROBE_VERSION       the version in its metadata (default "0.1.0")
+//   PROBE_REQUIRES, PROBE_REQUIRES_2   requires claims (SH_CLAIM_REQUIRES), e.g. "test.b >=1.2 <2"
+//   PROBE_AFTER         an after claim (SH_CLAIM_AFTER), e.g. "test.b"
 //   PROBE_CONFIGURATION the configuration name answered to configurationForConnecting (SH_OK);
 //                       without it the probe passes (SH_FALSE). PROBE_CONFIGURATION_ROLE and
 //                       PROBE_CONFIGURATION_SETTINGS (JSON text) complete the answer
@@ -94,7 +97,19 @@ SH_META_ATTRIBUTES static const sh_meta_plugin plugin_meta = {
 #ifndef PROBE_FLAGS
 #define PROBE_FLAGS 0
 #endif
-SH_SERVICE_METADATA_FLAGS(probe_meta, PROBE_ID, "Probe", "0.1.0", PROBE_EVENTS, PROBE_PRIORITY, PROBE_FLAGS);
+#ifndef PROBE_VERSION
+#define PROBE_VERSION "0.1.0"
+#endif
+SH_SERVICE_METADATA_FLAGS(probe_meta, PROBE_ID, "Probe", PROBE_VERSION, PROBE_EVENTS, PROBE_PRIORITY, PROBE_FLAGS);
+#ifdef PROBE_REQUIRES
+SH_CLAIM_METADATA_ID(probe_requires, PROBE_ID, SH_CLAIM_REQUIRES, PROBE_REQUIRES);
+#endif
+#ifdef PROBE_REQUIRES_2
+SH_CLAIM_METADATA_ID(probe_requires_2, PROBE_ID, SH_CLAIM_REQUIRES, PROBE_REQUIRES_2);
+#endif
+#ifdef PROBE_AFTER
+SH_CLAIM_METADATA_ID(probe_after, PROBE_ID, SH_CLAIM_AFTER, PROBE_AFTER);
+#endif
 #ifdef PROBE_URL_CLAIM
 SH_CLAIM_METADATA_ID(probe_url, PROBE_ID, SH_CLAIM_URL, PROBE_URL_CLAIM);
 #endif
@@ -108,7 +123,7 @@ SH_CLAIM_METADATA_ID(probe_subscribe, PROBE_ID, SH_CLAIM_NOTIFICATION, PROBE_SUB
 SH_CLAIM_METADATA_ID(probe_scene_role, PROBE_ID, SH_CLAIM_SCENE_ROLE, PROBE_SCENE_ROLE);
 #endif
 #ifdef PROBE_ANSWERS
-SH_CLAIM_METADATA(probe_answers, PROBE_ID, SH_CLAIM_ANSWER, PROBE_ANSWERS);
+SH_CLAIM_METADATA_ID(probe_answers, PROBE_ID, SH_CLAIM_ANSWER, PROBE_ANSWERS);
 #endif
 #endif
 

@@ -10,7 +10,7 @@ extension ServiceSet {
         // What a woken service requires and is still waiting goes first.
         var index = 0
         while index < entries.count {
-            for required in configuration.services[entries[index].metadata.id]?.requires ?? [] {
+            for required in requirements[entries[index].metadata.id] ?? [] {
                 if let entry = dormant.take(required), !entries.contains(where: { $0.metadata.id == required }) {
                     entries.append(entry)
                 }

@@ -115,6 +115,15 @@ extension ServiceSet {
         if let id = planner.requiredButMissing.first {
             throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
         }
+        if let unmet = planner.requiredButUnmet.first {
+            throw LoadError(description: "required service \(unmet.service) cannot start: \(unmet)")
+        }
+        for unmet in plan.unmet {
+            skipped.append(SkippedEntry(service: unmet.service, reason: .requirementFailed, message: unmet.description))
+            log.error(
+                "host", "\(unmet.service) is not started: \(unmet)", event: "service.requirementFailed",
+                .string("service", unmet.service), .string("requires", unmet.requirementID))
+        }
         for id in plan.missing {
             log.warn("host", "\(id) is in the configuration but no plugin provides it", event: "service.missing", .string("service", id))
         }
@@ -124,6 +133,7 @@ extension ServiceSet {
         var kept = plan
         kept.order = withoutSecondAnswerers(plan.order, inspection: inspection).filter { !stoppedIDs.contains($0) }
         startOrder = plan.order
+        requirements = plan.requirements
         return (kept, inspection)
     }
 
@@ -188,8 +198,7 @@ extension ServiceSet {
         var resting: [DormantServices.Entry] = []
         var unavailable = failed.union(plan.missing)
         for id in plan.order {
-            let requires = configuration.services[id]?.requires ?? []
-            if let missing = requires.first(where: unavailable.contains) {
+            if let missing = plan.requirements[id]?.first(where: unavailable.contains) {
                 unavailable.insert(id)
                 skipped.append(SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), which failed to load"))
                 log.error(
@@ -229,7 +238,7 @@ extension ServiceSet {
         // Dependents before their requirements (the plan is in start order): an eager service
         // needs what it requires running, so that is opened at start.
         for id in plan.order.reversed() where !lazy.contains(id) {
-            for required in configuration.services[id]?.requires ?? [] where lazy.remove(required) != nil {
+            for required in plan.requirements[id] ?? [] where lazy.remove(required) != nil {
                 log.info(
                     required, "is lazy but \(id) requires it: opened at start", event: "service.lazyRefused",
                     .string("service", required), .string("reason", "requiredBy"), .string("requiredBy", id))

@@ -47,6 +47,9 @@ final class ServiceSet {
     var skipped: [SkippedEntry] = []
     /// The start order of the last load or reload: where a restarted service goes back in.
     var startOrder: [String] = []
+    /// What each service of the start order requires, the configuration's and its plugin's
+    /// merged (``StartPlan/requirements``): what a lazy service's activation opens first.
+    var requirements: [String: [String]] = [:]
     /// Lazy services waiting for their first event.
     let dormant: DormantServices
     /// What opened each lazy service opened so far (`host ctl list`).

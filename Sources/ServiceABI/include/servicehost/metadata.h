@@ -139,6 +139,19 @@ enum {
      * to start answer the same name, the later one in start order is not
      * started and the host logs both. */
     SH_CLAIM_ANSWER = 5,
+    /* A service this one requires: value is its id, then optionally a space
+     * and the versions accepted ("dev.servicehost.logger >=1.2 <2"): space-
+     * separated comparators (>=, >, <=, <, = or none for =) of semantic
+     * versions (semver.org 2.0.0) whose minor and patch may be left out and
+     * count as 0, all of which must hold; no range accepts every version. The
+     * host starts this service after that one, and does not start it when that
+     * one is not installed, does not start, or has a version out of the range
+     * (the host exits 2 when this service is policy: required). Merged with the
+     * configuration's "requires". Hosts older than this claim ignore it. */
+    SH_CLAIM_REQUIRES = 6,
+    /* A service this one starts after when it runs: value is its id. Merged
+     * with the configuration's "after"; an id no plugin provides is ignored. */
+    SH_CLAIM_AFTER = 7,
 };
 
 /* One claim of one service (272 bytes); any number per service. */
