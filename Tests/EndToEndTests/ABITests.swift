@@ -30,9 +30,9 @@ import Testing
             #expect(host.events.filter { $0.hasSuffix(" " + id) }.map { String($0.split(separator: " ")[0]) } == lifecycle)
         }
         // The grown plugin reads the host's table only within its size: v2's member is absent.
-        // (144 bytes: SH_HOST_SIZE_V3, the table this host hands out.)
+        // (152 bytes: SH_HOST_SIZE_V4, the table this host hands out.)
         #expect(
-            result.records.messages(from: "test.v2").contains("probe test.v2: shape 2 attached: host table 144 bytes, v2 member absent"),
+            result.records.messages(from: "test.v2").contains("probe test.v2: shape 2 attached: host table 152 bytes, v2 member absent"),
             "\(result.records.text)")
     }
 

@@ -1,4 +1,5 @@
 import CSystem
+import Dispatch
 import Glibc
 
 /// A private copy of a plugin file, which is what the host `dlopen`s: every plugin is loaded
@@ -98,7 +99,9 @@ struct ImmutableCopy {
     @MainActor
     private static func makeRoot() throws(SystemError) -> String {
         let temporary = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
-        removeLeftovers(in: temporary)
+        // Off the start-up path: a killed host leaves a copy of every plugin, and removing a
+        // thousand of them before loading doubled the next start (scripts/bench row 3).
+        DispatchQueue.global(qos: .utility).async { removeLeftovers(in: temporary) }
         var template = Array((temporary + "/\(prefix)\(getpid())-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw .current("mkdtemp", temporary) }
         let root = String(cString: made)
