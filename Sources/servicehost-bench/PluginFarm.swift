@@ -59,7 +59,10 @@ final class PluginFarm {
         if status.st_mode & S_IFMT == S_IFDIR, let directory = opendir(path) {
             var names: [String] = []
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                // Through the field's address: copying d_name can read past readdir's record.
+                let name = withUnsafeMutablePointer(to: &entry.pointee.d_name) { field in
+                    UnsafeRawPointer(field).withMemoryRebound(to: CChar.self, capacity: 1) { String(cString: $0) }
+                }
                 if name != "." && name != ".." { names.append(name) }
             }
             closedir(directory)

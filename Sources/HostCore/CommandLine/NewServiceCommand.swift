@@ -151,7 +151,7 @@ public enum NewServiceCommand {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = String(decoding: entry.nameBytes, as: UTF8.self)
             if name != "." && name != ".." { names.append(name) }
         }
         return names

@@ -31,6 +31,16 @@ public final class ShutdownCoordinator: Sendable {
         guard let ends = try? FileDescriptor.pipe(path: "the signal pipe") else { return }
         signalPipeRead = ends.first.release()
         signalPipeWrite = ends.second.release()
+        // The handler runs on its own stack on this (the main) thread: dispatchMain ends the
+        // main function with pthread_exit, and the dispatch thread that then lives on this stack
+        // sits below main's dead frame, whose AddressSanitizer red zones are never cleared (a
+        // signal there was reported as a stack overflow). Allocated once, for the process.
+        let size = 64 * 1024
+        var alternate = stack_t()
+        alternate.ss_sp = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        alternate.ss_size = size
+        alternate.ss_flags = 0
+        sigaltstack(&alternate, nil)
         for number in handled {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
@@ -39,7 +49,7 @@ public final class ShutdownCoordinator: Sendable {
                 _ = write(signalPipeWrite, &byte, 1)
                 errno = saved
             }
-            action.sa_flags = SA_RESTART
+            action.sa_flags = SA_RESTART | SA_ONSTACK
             sigemptyset(&action.sa_mask)
             sigaction(number, &action, nil)
         }

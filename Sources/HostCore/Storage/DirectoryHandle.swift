@@ -101,9 +101,7 @@ final class DirectoryHandle: Sendable {
                 if errno != 0 { throw .current("readdir", path) }
                 return names
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-            }
+            let name = String(decoding: entry.nameBytes, as: UTF8.self)
             if name != "." && name != ".." { names.append(name) }
         }
     }
