@@ -6,8 +6,14 @@
 #include <servicehost.h>
 
 SH_PLUGIN_METADATA("c");
-SH_SERVICE_METADATA(bench_meta, "bench.c-service.s0000000", "Bench", "1.0.0",
-                    SH_EVENTS_LIFECYCLE | SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION), 0);
+// -DBENCH_LAZY builds the lazy template of row 11: opened by its first push, not at start.
+#ifdef BENCH_LAZY
+#define BENCH_FLAGS SH_META_SERVICE_LAZY
+#else
+#define BENCH_FLAGS 0
+#endif
+SH_SERVICE_METADATA_FLAGS(bench_meta, "bench.c-service.s0000000", "Bench", "1.0.0",
+                          SH_EVENTS_LIFECYCLE | SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION), 0, BENCH_FLAGS);
 
 static int32_t bench_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;

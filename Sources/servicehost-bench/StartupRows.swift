@@ -104,6 +104,38 @@ struct StartupRows {
         return rows
     }
 
+    /// Row 11 (issue 15): a host whose plugins are all lazy reads their metadata and opens none,
+    /// so its start-up is measured against `host inspect` of the same files (the registry cache
+    /// serves both after the first run), and its memory against the same number of eager ones.
+    mutating func lazyRows(lazy: PluginSet, eager: PluginSet) throws(BenchError) -> [Row] {
+        var start: [Double] = []
+        var inspect: [Double] = []
+        var lazyRSS: [Double] = []
+        var eagerRSS: [Double] = []
+        for rep in 0..<(reps + (warmUp ? 1 : 0)) {
+            let lazyHost = try launch(host, ["--plugins", lazy.directory], marker: Self.hostMarker, environment: hostEnvironment)
+            let looked = try runToExit(host, ["inspect", lazy.directory], environment: hostEnvironment)
+            let eagerHost = try launch(host, ["--plugins", eager.directory], marker: Self.hostMarker, environment: hostEnvironment)
+            guard !(warmUp && rep == 0) else { continue }  // the first pass warms the caches
+            start.append(lazyHost.nanoseconds)
+            inspect.append(looked)
+            lazyRSS.append(lazyHost.rss)
+            eagerRSS.append(eagerHost.rss)
+        }
+        raw += [
+            ("lazy.\(lazy.count).exec_to_active_ns", median(start)), ("lazy.\(lazy.count).inspect_ns", median(inspect)),
+            ("lazy.\(lazy.count).rss_bytes", median(lazyRSS)), ("eager.\(eager.count).rss_bytes", median(eagerRSS)),
+        ]
+        return [
+            Row(
+                row: "11", measured: "start-up, \(lazy.count) lazy C plugins: exec → active, vs `host inspect` of the same files",
+                unit: .nanoseconds, ours: median(start), baseline: median(inspect), target: "≤ 1.25×", maxRatio: 1.25),
+            Row(
+                row: "11", measured: "memory: host with \(lazy.count) lazy C plugins (VmRSS) vs \(eager.count) eager ones",
+                unit: .bytes, ours: median(lazyRSS), baseline: median(eagerRSS), target: "—"),
+        ]
+    }
+
     /// Starts `program`, waits for `marker` on its stderr, reads its RSS, then kills it.
     private func launch(_ program: String, _ arguments: [String], marker: String, environment: [String: String] = [:])
         throws(BenchError) -> (nanoseconds: Double, rss: Double)

@@ -38,7 +38,7 @@ while let argument = argumentList.popFirst() {
     case "--fleet": fleet = true
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
-    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service":
+    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service", "--lazy-c-plugin":
         paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
     }
@@ -149,6 +149,16 @@ if !fleet {
             rows += isolationRows.filter { $0.row == "5" }
             rows += startupRows.filter { $0.row == "6" }
             rows += isolationRows.filter { $0.row == "6" }
+        }
+
+        if wants("11"), let lazyPath = paths["--lazy-c-plugin"] {
+            progress("row 11: 1000 lazy C plugins")
+            let lazy = StartupRows.PluginSet(
+                language: "C", count: 1000,
+                directory: try farm.makeSet("c-lazy-1000", template: try readFile(lazyPath), placeholder: "bench.c-service.s0000000", count: 1000))
+            var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick, hostEnvironment: farm.hostEnvironment)
+            rows += try startup.lazyRows(lazy: lazy, eager: sets.first { $0.language == "C" && $0.count == 1000 }!)
+            raw += startup.raw
         }
     } catch {
         farm.remove()
