@@ -16,11 +16,29 @@ import Testing
         return (result.status, result.stdout + result.stderr)
     }
 
-    /// `swift VERB` of `package` with a scratch folder under .build-fixtures.
+    /// `swift VERB` of `package` with a scratch folder under .build-fixtures, one per set of SDK
+    /// source files: SwiftPM keeps a path dependency's file list in the scratch folder, so a file
+    /// added to ServiceKit after the first build was missing from the next one ("cannot find
+    /// type … in scope").
     static func swiftPM(_ verb: String, package: String, scratch: String, _ extra: [String] = []) throws -> CommandResult {
-        let scratchPath = Repository.root.appendingPathComponent(".build-fixtures/\(scratch)").path
+        let scratchPath = Repository.root.appendingPathComponent(".build-fixtures/\(scratch)-\(sdkFileSet)").path
         return try Command.run("/usr/bin/env", ["swift", verb, "--package-path", package, "--scratch-path", scratchPath] + extra)
     }
+
+    /// A short hash of the names of the SDK's source files (FNV-1a), stable across runs.
+    static let sdkFileSet: String = {
+        var names: [String] = []
+        for module in ["ServiceKit", "ServiceJSON", "ServiceABI", "ServiceVocabulary", "ServiceMetadata", "servicehost-metagen"] {
+            let folder = Repository.root.appendingPathComponent("Sources/\(module)")
+            let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
+            names += files.map { module + "/" + $0 }
+        }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in names.sorted().joined(separator: "\n").utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }()
 
     /// The compiler's error lines.
     static func errors(_ output: String) -> [Substring] {
