@@ -14,4 +14,8 @@ int csystem_accept4(int fd, int flags);
 /// sendfile(2): copies up to `count` bytes of `in` from `*offset` to `out`.
 long csystem_sendfile(int out, int in, long *offset, unsigned long count);
 
+/// Whether `path` is on tmpfs mounted without noexec (statfs(2) and statvfs(3), whose
+/// TMPFS_MAGIC and ST_NOEXEC Glibc's Swift module does not import): 1 yes, 0 no, -1 errno.
+int csystem_is_executable_tmpfs(const char *path);
+
 #endif

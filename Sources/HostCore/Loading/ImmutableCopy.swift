@@ -98,7 +98,7 @@ struct ImmutableCopy {
 
     @MainActor
     private static func makeRoot() throws(SystemError) -> String {
-        let temporary = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        let temporary = parent()
         // Off the start-up path: a killed host leaves a copy of every plugin, and removing a
         // thousand of them before loading doubled the next start (scripts/bench row 3).
         DispatchQueue.global(qos: .utility).async { removeLeftovers(in: temporary) }
@@ -108,6 +108,33 @@ struct ImmutableCopy {
         self.root = root
         removeAtExit(root)
         return root
+    }
+
+    /// Where the directory of copies goes: `TMPDIR` (else `/tmp`) when it is a memory file system
+    /// that allows execution, else `/dev/shm` when that is one and is safe (root-owned and sticky,
+    /// or ours and writable by nobody else), else `TMPDIR` or `/tmp` as they are. Why: creating a
+    /// file and a directory per plugin on ext4 cost about 0.6 ms each at start-up (inode
+    /// allocation, measured with perf), against about 0.05 ms on tmpfs; 100 plugins reached
+    /// active in ~90 ms from /tmp and ~28 ms from /dev/shm.
+    private static func parent() -> String {
+        let temporary = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        if isExecutableMemory(temporary) { return temporary }
+        if isExecutableMemory(sharedMemory), isSafeParent(sharedMemory) { return sharedMemory }
+        return temporary
+    }
+
+    private static let sharedMemory = "/dev/shm"
+
+    /// Whether `path` is on tmpfs mounted without `noexec` (a library there can be mapped).
+    private static func isExecutableMemory(_ path: String) -> Bool { csystem_is_executable_tmpfs(path) == 1 }
+
+    /// Whether nobody but root and this user can remove or replace what is put in `path`.
+    private static func isSafeParent(_ path: String) -> Bool {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return false }
+        let sticky = status.st_mode & S_ISVTX != 0
+        if status.st_uid == 0 && sticky { return true }
+        return status.st_uid == geteuid() && status.st_mode & (S_IWGRP | S_IWOTH) == 0
     }
 
     /// Has a normal exit remove `root`. Not on the main actor: `exit` may run on any thread.
