@@ -2,13 +2,13 @@ import Foundation
 import TestSupport
 import Testing
 
-/// docs/ServiceKit.md cannot drift: every declaration in its `swift` blocks becomes a typed
+/// Sources/ServiceKit/ServiceKit.docc/Reference.md cannot drift: every declaration in its `swift` blocks becomes a typed
 /// reference (`let _: (HostContext) -> (String, JSONValue?) throws(HostError) -> Void =
 /// HostContext.post(_:payload:)`) compiled against the built ServiceKit and ServiceKitTesting.
 /// A renamed method, a changed label, parameter, return type or thrown error fails to compile.
 @Suite(.timeLimit(.minutes(10))) struct ReferenceTests {
     @Test func everyDeclarationInTheReference_compilesAgainstTheSDK() throws {
-        let reference = try String(contentsOf: Repository.root.appendingPathComponent("docs/ServiceKit.md"), encoding: .utf8)
+        let reference = try String(contentsOf: Repository.root.appendingPathComponent("Sources/ServiceKit/ServiceKit.docc/Reference.md"), encoding: .utf8)
         let checks = try ReferenceChecks(markdown: reference)
         // The reference covers every protocol and the host: a page that lost a section fails here.
         #expect(checks.count >= 70, "only \(checks.count) declarations found")
