@@ -1,5 +1,4 @@
 import MQTTCodec
-import Synchronization
 
 /// Which QoS 1 messages the host already took, so a redelivery is acknowledged without being
 /// delivered twice: the last ``capacity`` (packet id, digest of topic and payload) pairs,
@@ -32,7 +31,7 @@ final class DeliveredMessages: Sendable {
     static let storeKey = "mqtt.delivered"
 
     // Read on the connection thread, written on the main thread.
-    private let recent = Mutex<[Key]>([])
+    private let recent = Locked<[Key]>([])
 
     /// Restores the pairs from the store's bytes (10 per pair); a damaged tail is ignored.
     func restore(_ bytes: [UInt8]) {
@@ -85,7 +84,7 @@ final class AckOrder: Sendable {
         var withHost: [DeliveredMessages.Key: [UInt64]] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A place in the order for the message with packet id `id`. `key` non-nil: whether the
     /// same message is already with the host (then this ticket completes with it).

@@ -2,7 +2,6 @@ import Dispatch
 import Glibc
 import MQTTCodec
 import ServiceKit
-import Synchronization
 
 /// An MQTT 3.1.1 client on its own thread: connects, subscribes, reads, pings, and on any
 /// failure drops the connection and reconnects after a backoff with jitter (0.5 s doubling
@@ -31,7 +30,7 @@ final class MQTTClient: Sendable {
     private let will: MQTTPublish
     private let handlers: Handlers
     // The socket, shared by the connection thread (reads) and writers on any thread.
-    private let connection = Mutex(Connection())
+    private let connection = Locked(Connection())
 
     init(settings: MQTTBridgeSettings, subscriptions: [MQTTSubscription], will: MQTTPublish, handlers: Handlers) {
         self.settings = settings
