@@ -19,7 +19,8 @@ import ServiceKit
 /// The service's `host` works as under the real host: `host.appState` follows the moves,
 /// `host.store` reads and writes ``store``, `host.post` records into ``posts`` (never
 /// delivered back: the poster does not get its own), `host.requestAuthorization` answers
-/// with ``authorizationAnswer`` while the status is not determined. Events reach only the
+/// with ``authorizationAnswer`` while the status is not determined, `host.request` gets
+/// its reply from ``requestAnswers`` after the event it was made in. Events reach only the
 /// capability protocols the class adopts; one it does not adopt is not delivered (nil).
 /// Use a `TestHost` from one thread; the service's completions and `host` calls may come
 /// from any.
@@ -30,6 +31,9 @@ public final class TestHost<Service: ApplicationService> {
     public let id: String
     /// How long a completion may take, in seconds of ``now`` (the host's `--fetch-timeout`).
     public var answerDeadline: Double = 30
+    /// How long a reply to ``request(_:payload:from:)`` may take, in seconds of ``now`` (the
+    /// host's `--request-timeout`).
+    public var requestDeadline: Double = 5
     /// The manual clock, in seconds; only ``advance(by:)`` moves it.
     public private(set) var now: Double = 0
     /// Every event delivered so far, by name (`"didBecomeActive"`), in order.
@@ -65,6 +69,16 @@ public final class TestHost<Service: ApplicationService> {
         get { recorder.state.withLock { $0.store } }
         set { recorder.state.withLock { $0.store = newValue } }
     }
+    /// How the service's own `host.request(name, …)` is answered, by name: the reply, or the
+    /// error it gets. A name without an entry gets `SH_NOT_FOUND` ("no service answers
+    /// NAME"), as from a host where nobody answers it. As from the host, a reply never
+    /// arrives inside the call: it comes after the event the service asked in (a request
+    /// made outside an event, from another thread, at the next ``advance(by:)``), on the
+    /// test's thread.
+    public var requestAnswers: [String: Result<JSONValue, RequestError>] {
+        get { recorder.state.withLock { $0.requestAnswers } }
+        set { recorder.state.withLock { $0.requestAnswers = newValue } }
+    }
     /// The app's state as the service reads it (`host.appState`).
     public var appState: AppState { recorder.state.withLock { $0.appState } }
     /// The notification authorization the service reads (`host.notificationSettings`).
@@ -85,10 +99,8 @@ public final class TestHost<Service: ApplicationService> {
     public func launch(_ options: LaunchOptions = LaunchOptions(), into state: AppState = .active) -> Bool {
         precondition(appState == .notRunning, "TestHost: launch() once, from notRunning")
         setState(state == .background ? .background : .inactive)
-        deliveries.append("willFinishLaunching")
-        let will = service.willFinishLaunching(options)
-        deliveries.append("didFinishLaunching")
-        let did = service.didFinishLaunching(options)
+        let will = deliver("willFinishLaunching") { service.willFinishLaunching(options) }
+        let did = deliver("didFinishLaunching") { service.didFinishLaunching(options) }
         if state == .active { move(to: .active) }
         return will && did
     }
@@ -145,6 +157,21 @@ public final class TestHost<Service: ApplicationService> {
         guard let handler = service as? any NotificationReceiving else { return false }
         deliver("notification") { handler.didReceive(ServiceNotification(name: name, sender: sender, payload: payload)) }
         return true
+    }
+
+    /// A request for one of the service's names (`host ctl request NAME`, or another service's
+    /// `host.request`); nil when the class does not adopt Answering. The answer times out
+    /// ``requestDeadline`` seconds of ``now`` later, as the host answers the asker with an
+    /// error when the reply does not come in time.
+    public func request(
+        _ name: String, payload: JSONValue? = nil, from sender: String = "host"
+    ) -> Answer<Result<JSONValue, RequestError>>? {
+        guard let handler = service as? any Answering else { return nil }
+        let answer = pending(Result<JSONValue, RequestError>.self, within: requestDeadline)
+        deliver("request") {
+            handler.answer(ServiceRequest(name: name, from: sender, payload: payload), reply: ReplyCompletion { answer.complete($0) })
+        }
+        return answer
     }
 
     /// A push while the app is active (willPresentNotification); nil when the class does not
@@ -228,6 +255,7 @@ public final class TestHost<Service: ApplicationService> {
         precondition(seconds >= 0, "TestHost: time only moves forward")
         now += seconds
         for expire in expiring { expire(now) }
+        answerRequests()
     }
 
     // MARK: - Helpers
@@ -238,11 +266,39 @@ public final class TestHost<Service: ApplicationService> {
 
     private func deliver<T>(_ event: String, _ call: () -> T) -> T {
         deliveries.append(event)
-        return call()
+        let result = call()
+        answerRequests()
+        return result
     }
 
-    private func pending<Value: Sendable>(_: Value.Type) -> Answer<Value> {
-        let answer = Answer<Value>(deadline: now + answerDeadline)
+    /// Replies to the requests the service made, in order, as the host does after an event
+    /// (a reply that asks again is answered in the same pass).
+    private func answerRequests() {
+        while true {
+            let (asked, answers) = recorder.state.withLock { state in
+                defer { state.asked = [] }
+                return (state.asked, state.requestAnswers)
+            }
+            if asked.isEmpty { return }
+            for request in asked {
+                let (code, body): (Int32, JSONValue?) =
+                    if let refusal = request.refusal {
+                        (Int32(SH_INVALID), ["error": .string(refusal)])
+                    } else {
+                        switch answers[request.name] {
+                        case .success(let reply)?: (Int32(SH_OK), reply)
+                        case .failure(let error)?: (error.code, ["error": .string(error.message)])
+                        case nil: (Int32(SH_NOT_FOUND), ["error": .string("no service answers \(request.name)")])
+                        }
+                    }
+                let text = body.map(\.serialized) ?? ""
+                text.withCString { request.reply(request.context, code, $0, text.utf8.count) }
+            }
+        }
+    }
+
+    private func pending<Value: Sendable>(_: Value.Type, within seconds: Double? = nil) -> Answer<Value> {
+        let answer = Answer<Value>(deadline: now + (seconds ?? answerDeadline))
         expiring.append { answer.expire(at: $0) }
         return answer
     }

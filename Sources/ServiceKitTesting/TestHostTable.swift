@@ -19,6 +19,21 @@ final class TestRecorder: Sendable {
         var appState: AppState = .notRunning
         var settings = NotificationSettings(status: .notDetermined, allowed: [])
         var authorizationAnswer: AuthorizationStatus = .authorized
+        /// How `host.request` is answered, by name (``TestHost/requestAnswers``).
+        var requestAnswers: [String: Result<JSONValue, RequestError>] = [:]
+        /// Requests the service made that are not answered yet, in order.
+        var asked: [AskedRequest] = []
+    }
+
+    /// A `host.request` waiting for its reply: the service's reply function and context.
+    // @unchecked: `context` is the service's own pointer, never read here, only handed back to
+    // `reply` once; the recorder's lock guards the list that holds it.
+    struct AskedRequest: @unchecked Sendable {
+        let name: String
+        /// Why the host refuses it before asking anyone (a payload that is not JSON).
+        let refusal: String?
+        let reply: sh_request_reply_fn
+        let context: UnsafeMutableRawPointer?
     }
 
     let state = Mutex(State())
@@ -114,6 +129,22 @@ enum TestHostTable {
         table.set_scene_restoration = { host, scene, json, length in
             let activity = json.flatMap { try? JSONValue(parsing: UnsafeRawBufferPointer(start: $0, count: length)) }
             TestRecorder.of(host).state.withLock { $0.requests.append(.restoration(scene: scene, activity: activity)) }
+            return Int32(SH_OK)
+        }
+        table.request = { host, name, json, length, reply, context in
+            guard let name, name.pointee != 0, let reply else { return Int32(SH_INVALID) }
+            var payload: JSONValue?
+            var refusal: String?
+            if let json {
+                do { payload = try JSONValue(parsing: UnsafeRawBufferPointer(start: json, count: length)) } catch {
+                    refusal = "the payload of request \(String(cString: name)) is not JSON: \(error)"
+                }
+            }
+            let asked = TestRecorder.AskedRequest(name: String(cString: name), refusal: refusal, reply: reply, context: context)
+            TestRecorder.of(host).state.withLock { state in
+                state.requests.append(.request(asked.name, payload: payload))
+                state.asked.append(asked)
+            }
             return Int32(SH_OK)
         }
         let pointer = UnsafeMutablePointer<sh_host>.allocate(capacity: 1)

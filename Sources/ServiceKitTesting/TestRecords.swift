@@ -44,6 +44,8 @@ public enum Request: Sendable, Equatable {
     case authorization(AuthorizationOptions)
     /// `host.setRestorationActivity(_:forScene:)`, with the activity as JSON.
     case restoration(scene: UInt64, activity: JSONValue?)
+    /// `host.request(name, payload)`: answered from ``TestHost/requestAnswers``.
+    case request(String, payload: JSONValue?)
 }
 
 /// The answer a service gives through a completion (`FetchCompletion`,

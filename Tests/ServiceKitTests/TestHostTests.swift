@@ -1,0 +1,179 @@
+import ServiceKit
+import ServiceKitTesting
+import Testing
+
+/// TestHost (ServiceKitTesting) against services written for it: UIKit's order, the manual
+/// clock's deadlines, what a service did through `host`, and requests in both directions.
+@Suite struct TestHostTests {
+    @Test func launch_deliversUIKitsOrder_andAppStateFollows() {
+        let service = LifecycleProbe()
+        let host = TestHost(service, id: "com.example.probe")
+        #expect(host.launch())
+        #expect(host.deliveries == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
+        // What the service read through host.appState during each event.
+        #expect(service.seen == ["willFinishLaunching": .inactive, "didFinishLaunching": .inactive, "didBecomeActive": .active])
+        host.terminate()
+        #expect(host.deliveries.suffix(3) == ["willResignActive", "didEnterBackground", "willTerminate"])
+        #expect(host.appState == .notRunning)
+
+        let background = TestHost(LifecycleProbe())
+        background.launch(into: .background)
+        #expect(background.appState == .background)
+        #expect(background.deliveries == ["willFinishLaunching", "didFinishLaunching"])
+    }
+
+    @Test func aCompletionNeverCalled_timesOutAtTheDeadline_andASecondCallIsCounted() throws {
+        let service = Fetcher()
+        let host = TestHost(service)
+        host.launch(into: .background)
+        let push = try PushNotification(json: #"{"aps":{"content-available":1}}"#)
+        let silent = try #require(host.fetch(push))
+        host.advance(by: 29.9)
+        #expect(!silent.timedOut && silent.value == nil)
+        host.advance(by: 0.1)
+        #expect(silent.timedOut)
+
+        service.answerTwice = true
+        let answered = try #require(host.fetch(push))
+        #expect(answered.value == .newData)
+        #expect(answered.calls == 2)
+        // A class that does not adopt the event's protocol gets nothing.
+        #expect(TestHost(LifecycleProbe()).fetch(push) == nil)
+    }
+
+    @Test func aResponse_bringsTheAppForward_unlessDismissed() throws {
+        let host = TestHost(Responder())
+        host.launch(into: .background)
+        let push = try PushNotification(json: #"{"aps":{"alert":"hi"}}"#)
+        _ = host.respond(NotificationResponse(actionIdentifier: NotificationResponse.dismissActionIdentifier, notification: push))
+        #expect(host.appState == .background)
+        _ = host.respond(NotificationResponse(notification: push))
+        #expect(host.appState == .active)
+        #expect(host.deliveries.suffix(3) == ["willEnterForeground", "didBecomeActive", "didReceiveNotificationResponse"])
+    }
+
+    @Test func storePostsAndAuthorization_areRecorded() {
+        let host = TestHost(Counter())
+        host.store["count"] = Array("41".utf8)
+        host.authorizationAnswer = .denied
+        host.launch()
+        #expect(host.store["count"] == Array("42".utf8))
+        #expect(host.posts == [Post("counter.changed", payload: ["count": 42])])
+        #expect(host.requests == [.authorization([.alert])])
+        #expect(host.notificationSettings.status == .denied)
+    }
+
+    // MARK: Requests
+
+    @Test func aRequest_reachesAnAnsweringService_andItsReplyOrFailureIsTheAnswer() throws {
+        let host = TestHost(QueueCounter())
+        host.launch()
+        let count = try #require(host.request("queue.count", payload: ["of": "outbox"]))
+        #expect(host.deliveries.last == "request")
+        #expect(count.value == .success(["count": 3, "of": "outbox", "from": "host"]))
+        let refused = try #require(host.request("queue.drop", from: "com.example.other"))
+        #expect(refused.value == .failure(RequestError(code: -1, message: "read-only")))
+        // A class that is not Answering is not asked.
+        #expect(TestHost(LifecycleProbe()).request("queue.count") == nil)
+    }
+
+    @Test func aReplyNeverSent_timesOutAtTheRequestDeadline() throws {
+        let service = QueueCounter()
+        service.silent = true
+        let host = TestHost(service)
+        host.launch()
+        let answer = try #require(host.request("queue.count"))
+        host.advance(by: 4.9)
+        #expect(answer.value == nil && !answer.timedOut)
+        host.advance(by: 0.1)
+        #expect(answer.timedOut)
+    }
+
+    @Test func theServicesOwnRequest_isRecorded_andAnsweredAfterTheEvent() throws {
+        let service = Asker()
+        let host = TestHost(service)
+        host.requestAnswers = ["geo.locate": .success(["city": "Seoul"])]
+        host.launch()
+        #expect(host.requests == [.request("geo.locate", payload: ["precise": true]), .request("weather.now", payload: nil)])
+        // Never inside the call: both replies came after didBecomeActive returned.
+        #expect(service.repliesDuringEvent == 0)
+        #expect(service.replies["geo.locate"] == .success(["city": "Seoul"]))
+        let missing = try #require(service.replies["weather.now"])
+        guard case .failure(let error) = missing else {
+            Issue.record("weather.now was answered: \(missing)")
+            return
+        }
+        #expect(error.isNotFound)
+    }
+
+    @Test func aRequestMadeOutsideAnEvent_isAnsweredAtTheNextAdvance() throws {
+        let service = Asker()
+        let host = TestHost(service)
+        host.requestAnswers = ["later": .failure(RequestError(code: -1, message: "busy"))]
+        host.launch()
+        try service.host.request("later") { service.record("later", $0) }
+        #expect(service.replies["later"] == nil)
+        host.advance(by: 0)
+        #expect(service.replies["later"] == .failure(RequestError(code: -1, message: "busy")))
+    }
+}
+
+// MARK: - Services under test
+
+private final class LifecycleProbe: ApplicationService {
+    var seen: [String: AppState] = [:]
+    func willFinishLaunching(_ options: LaunchOptions) -> Bool {
+        seen["willFinishLaunching"] = host.appState
+        return true
+    }
+    func didFinishLaunching(_ options: LaunchOptions) -> Bool {
+        seen["didFinishLaunching"] = host.appState
+        return true
+    }
+    func didBecomeActive() { seen["didBecomeActive"] = host.appState }
+}
+
+private final class Fetcher: BackgroundFetching {
+    var answerTwice = false
+    func didReceiveRemoteNotification(_ notification: PushNotification, completion: FetchCompletion) {
+        guard answerTwice else { return }
+        completion(.newData)
+        completion(.failed)
+    }
+}
+
+private final class Responder: NotificationResponseHandling {
+    func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) { completion() }
+}
+
+private final class Counter: ApplicationService {
+    func didBecomeActive() {
+        let count = ((try? host.store.string("count")).flatMap { $0.flatMap { Int($0) } } ?? 0) + 1
+        try? host.store.set("count", String(count))
+        try? host.post("counter.changed", payload: ["count": .number(Double(count))])
+        _ = try? host.requestAuthorization([.alert])
+    }
+}
+
+private final class QueueCounter: Answering {
+    var silent = false
+    func answer(_ request: ServiceRequest, reply: ReplyCompletion) {
+        if silent { return }
+        guard request.name == "queue.count" else { return reply.fail("read-only") }
+        reply(["count": 3, "of": request.payload?["of"] ?? .null, "from": .string(request.from)])
+    }
+}
+
+private final class Asker: ApplicationService, @unchecked Sendable {
+    // Guarded by the test's one thread: TestHost delivers replies on it.
+    var replies: [String: Result<JSONValue, RequestError>] = [:]
+    var repliesDuringEvent = 0
+
+    func record(_ name: String, _ result: Result<JSONValue, RequestError>) { replies[name] = result }
+
+    func didBecomeActive() {
+        try? host.request("geo.locate", ["precise": true]) { self.record("geo.locate", $0) }
+        try? host.request("weather.now") { self.record("weather.now", $0) }
+        repliesDuringEvent = replies.count
+    }
+}
