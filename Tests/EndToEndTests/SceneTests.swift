@@ -329,6 +329,100 @@ import Testing
 
 /// The deliveries of a `--trace` file as "event service", or "event@scene service" for a
 /// scene event.
+
+/// Services that start or stop while scenes are connected (hot reload, lazy activation) are
+/// told of the scenes as a service started with the host would have been, and see them go as
+/// at termination: the one catch-up covers scenes too.
+@Suite(.timeLimit(.minutes(10))) struct LateSceneTests {
+    private let sceneEvents = "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES"
+
+    /// What `service`'s probe saw of each scene event 18–23: the event, and the scene's name
+    /// and state in the event's data ("20 main 2").
+    private func sceneLines(_ records: [LogRecord], _ service: String) -> [String] {
+        records.probe(18, 19, 20, 21, 22, 23).filter { $0.source == service }.map { record in
+            let fields = record.message.split(separator: " ")
+            let value = { (key: String) in fields.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) } ?? "?" }
+            return "\(fields.dropFirst(3).first ?? "?") \(value("scene")) \(value("scene-state"))"
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aServiceAddedByReload_isToldOfTheConnectedScenes_andOneRemovedSeesThemGo_asAtTermination(isolated: Bool) throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.early\"", "PROBE_EVENTS=\(sceneEvents)"])
+        try host.start(["--launch-scene", "main"] + (isolated ? ["--isolation", "process"] : []))
+        #expect(try host.ctl("scene", "connect", "car", "--role", "car").status == 0)
+        #expect(try host.ctl("scene", "background", "car").status == 0)
+        try host.probe("b", ["PROBE_ID=\"test.late\"", "PROBE_EVENTS=\(sceneEvents)"])
+        try host.probe("c", ["PROBE_ID=\"test.car\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_SCENE_ROLE=\"car\""])
+        #expect(try host.ctlJSON("reload").reply["added"] as? [String] == ["test.late", "test.car"])
+        let trace = { (service: String) in sceneTrace(host.tracePath).filter { $0.hasSuffix(" " + service) }.map { String($0.dropLast(service.count + 1)) } }
+        // Each scene connects and moves to its state, one after the other; the app follows them.
+        #expect(
+            trace("test.late") == [
+                "willFinishLaunching", "didFinishLaunching", "sceneWillConnect@main", "sceneWillEnterForeground@main",
+                "sceneDidBecomeActive@main", "didBecomeActive", "sceneWillConnect@car", "sceneWillEnterForeground@car",
+                "sceneDidEnterBackground@car",
+            ])
+        // A service of the car role hears only the car scene (and the app).
+        #expect(
+            trace("test.car") == [
+                "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "sceneWillConnect@car",
+                "sceneWillEnterForeground@car", "sceneDidEnterBackground@car",
+            ])
+        try FileManager.default.removeItem(atPath: host.lib + "/b.so")
+        try FileManager.default.removeItem(atPath: host.lib + "/c.so")
+        #expect(Set(try host.ctlJSON("reload").reply["removed"] as? [String] ?? []) == ["test.late", "test.car"])
+        let goodbye = [
+            "sceneWillResignActive@main", "willResignActive", "sceneDidEnterBackground@main", "didEnterBackground",
+            "sceneDidDisconnect@car", "sceneDidDisconnect@main", "willTerminate",
+        ]
+        #expect(Array(trace("test.late").dropFirst(9)) == goodbye)
+        #expect(Array(trace("test.car").dropFirst(6)) == ["willResignActive", "didEnterBackground", "sceneDidDisconnect@car", "willTerminate"])
+        let records = host.stop().records
+        // The early service's termination is what the removed one saw at the reload.
+        #expect(Array(trace("test.early").suffix(goodbye.count)) == goodbye)
+        // And the scene each event carries (its state at that point) is the same as for the
+        // early service at the same steps: when main connected, and at termination.
+        let early = sceneLines(records, "test.early")
+        let late = sceneLines(records, "test.late")
+        #expect(late.count == 10, "\(late)")
+        #expect(Array(late.prefix(3)) == Array(early.prefix(3)))
+        #expect(Array(late.suffix(4)) == Array(early.suffix(4)))
+    }
+
+    @Test func aLazyServiceOpenedByAURL_isToldOfTheScenesItServes_thenHearsThemAsAnEagerOne() throws {
+        /// The trace of `test.links` (lifecycle, openURL, sceneDidBecomeActive, sceneDidEnterBackground)
+        /// through a scenario, lazy or not.
+        func run(lazy: Bool) throws -> [String] {
+            let host = try RunningHost()
+            let events =
+                "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)|SH_EVENT_BIT(SH_EVENT_SCENE_DID_BECOME_ACTIVE)"
+                + "|SH_EVENT_BIT(SH_EVENT_SCENE_DID_ENTER_BACKGROUND)"
+            try host.probe("a", ["PROBE_ID=\"test.links\"", "PROBE_EVENTS=\(events)", "PROBE_URL_CLAIM=\"myapp\""])
+            let config = try host.file("services.json", #"{"services": {"test.links": {"activation": "\#(lazy ? "lazy" : "eager")"}}}"#)
+            try host.start(["--config", config])
+            #expect(try host.ctl("scene", "connect", "main").status == 0)
+            #expect(try host.ctl("scene", "connect", "car", "--role", "car").status == 0)
+            #expect(try host.ctl("scene", "background", "car").status == 0)
+            #expect(try host.ctlJSON("open", "myapp://x").reply["handledBy"] as? String == "test.links")
+            #expect(try host.ctl("scene", "background", "main").status == 0)
+            let trace = sceneTrace(host.tracePath).filter { $0.hasSuffix(" test.links") }.map { String($0.dropLast(" test.links".count)) }
+            let records = host.stop().records
+            #expect(records.named("service.activated").map { $0.string("trigger") } == (lazy ? ["URL myapp://x"] : []))
+            return trace
+        }
+        let after = ["openURL", "willResignActive", "sceneDidEnterBackground@main", "didEnterBackground"]
+        let eager = try run(lazy: false)
+        #expect(
+            eager == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive", "sceneDidBecomeActive@main", "sceneDidBecomeActive@car", "sceneDidEnterBackground@car"] + after)
+        // Opened by the URL: launched, then told of each scene (the shortest way to its state,
+        // the app following), then the URL; from there on it hears exactly what the eager one does.
+        let lazy = try run(lazy: true)
+        #expect(lazy == ["willFinishLaunching", "didFinishLaunching", "sceneDidBecomeActive@main", "didBecomeActive", "sceneDidEnterBackground@car"] + after)
+    }
+}
+
 private func sceneTrace(_ path: String) -> [String] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
     return text.split(separator: "\n").compactMap { line in

@@ -134,13 +134,13 @@ import Testing
         try roundTrip(
             .configurationForConnecting,
             UnsafeRawPointer(
-                arena.sceneConnection(connecting, options.options, configuration: emptyConfiguration(arena))))
+                arena.sceneConnection(connecting.raw, options.options, configuration: emptyConfiguration(arena))))
         let scene = try configuredScene(id: 7, name: "car", role: "car")
-        try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(scene, options.options, configuration: nil)))
+        try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(scene.raw, options.options, configuration: nil)))
         let bare = arena.sceneConnectionOptions(try SceneRequest(name: "x"))
         let plain = SceneRecord(id: 8, name: "x", role: "main")
         _ = try withExtendedLifetime(plain) {
-            try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(plain, bare.options, configuration: nil)))
+            try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(plain.raw, bare.options, configuration: nil)))
         }
         for (kind, state) in [
             (EventKind.sceneWillEnterForeground, SceneState.unattached), (.sceneDidBecomeActive, .foregroundActive),
@@ -162,13 +162,13 @@ import Testing
         var (first, keep) = try roundTrip(
             .configurationForConnecting,
             UnsafeRawPointer(
-                arena.sceneConnection(main, options.options, configuration: emptyConfiguration(arena))), scenes: scenes)
+                arena.sceneConnection(main.raw, options.options, configuration: emptyConfiguration(arena))), scenes: scenes)
         let pointer = try #require(first.data?.assumingMemoryBound(to: sh_scene_connection.self).pointee.scene)
         #expect(pointer.pointee.configuration == nil && String(cString: pointer.pointee.role) == "")
         main.configure(SceneConfigurationChoice(name: "phone", role: "main", settings: nil, service: nil))
         var seen: [UnsafePointer<sh_scene>] = []
         (first, keep) = try roundTrip(
-            .sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(main, options.options, configuration: nil)),
+            .sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(main.raw, options.options, configuration: nil)),
             scenes: scenes)
         seen.append(first.data!.assumingMemoryBound(to: sh_scene_connection.self).pointee.scene)
         main.setState(.foregroundInactive)
@@ -215,7 +215,7 @@ import Testing
         let options = arena.sceneConnectionOptions(try SceneRequest(name: "car", role: "car"))
         let out = emptyConfiguration(arena)
         out.pointee.size = UInt32(hostSize)
-        let connection = arena.sceneConnection(scene, options.options, configuration: out)
+        let connection = arena.sceneConnection(scene.raw, options.options, configuration: out)
         var event = sh_event(
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION,
             kind: EventKind.configurationForConnecting.rawValue, app_state: AppState.inactive.rawValue,

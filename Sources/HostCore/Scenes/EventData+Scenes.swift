@@ -21,13 +21,13 @@ extension EventArena {
 
     /// The data of configurationForConnecting (with `configuration`) and sceneWillConnect.
     func sceneConnection(
-        _ scene: SceneRecord, _ options: UnsafePointer<sh_scene_connection_options>,
+        _ scene: UnsafePointer<sh_scene>, _ options: UnsafePointer<sh_scene_connection_options>,
         configuration: UnsafeMutablePointer<sh_scene_configuration>?
     ) -> UnsafePointer<sh_scene_connection> {
         box(
             sh_scene_connection(
                 size: UInt32(MemoryLayout<sh_scene_connection>.size), version: SH_SCENE_CONNECTION_VERSION,
-                scene: UnsafePointer(scene.raw), options: options, configuration: configuration))
+                scene: scene, options: options, configuration: configuration))
     }
 
     func sceneOpenURL(_ scene: SceneRecord, _ url: UnsafePointer<sh_open_url>) -> UnsafePointer<sh_scene_open_url> {

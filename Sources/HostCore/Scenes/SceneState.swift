@@ -25,6 +25,28 @@ extension SceneState {
     }
 }
 
+extension SceneState {
+    /// The scene events in the order a move of several scenes delivers them: every scene
+    /// that goes down resigns before any enters the background, every scene that comes up
+    /// enters the foreground before any becomes active.
+    private static let phases: [EventKind] = [
+        .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect,
+        .sceneWillEnterForeground, .sceneDidBecomeActive,
+    ]
+
+    /// The events of `moves` (each scene with its path, ``steps(to:)``) as one move: phase
+    /// by phase; a phase that takes scenes down goes from the last scene to the first, one
+    /// that brings them up the other way.
+    static func phased<Scene>(_ moves: [(scene: Scene, path: [EventKind])]) -> [(scene: Scene, kind: EventKind)] {
+        var events: [(scene: Scene, kind: EventKind)] = []
+        for kind in phases {
+            let phase = moves.filter { $0.path.contains(kind) }
+            for move in kind.isTearDown ? phase.reversed() : phase { events.append((move.scene, kind)) }
+        }
+        return events
+    }
+}
+
 extension EventKind {
     /// The state a scene lifecycle event leaves its scene in; nil for other events.
     public var sceneStateAfter: SceneState? {

@@ -38,7 +38,7 @@ extension Application {
                 .string("scene", scene.name), .string("role", choice.role), .string("configuration", choice.name))
             deliverScene(
                 .sceneWillConnect, scene,
-                data: UnsafeRawPointer(arena.sceneConnection(scene, options.options, configuration: nil)))
+                data: UnsafeRawPointer(arena.sceneConnection(scene.raw, options.options, configuration: nil)))
             bus.drain()
             moveScenes([scene], to: .foregroundActive)
             var deliveries: [EventOutcome] = []
@@ -145,21 +145,10 @@ extension Application {
 
     // MARK: Steps
 
-    /// The scene events in the order a move of several scenes delivers them: every scene
-    /// that goes down resigns before any enters the background, every scene that comes up
-    /// enters the foreground before any becomes active.
-    private static let scenePhases: [EventKind] = [
-        .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect,
-        .sceneWillEnterForeground, .sceneDidBecomeActive,
-    ]
-
-    /// Moves `records` to `target` together, phase by phase; a phase that takes scenes down
-    /// goes from the last connected to the first, one that brings them up the other way.
+    /// Moves `records` to `target` together (``SceneState/phased(_:)``).
     func moveScenes(_ records: [SceneRecord], to target: SceneState) {
-        let moves = records.map { (scene: $0, path: $0.state.steps(to: target)) }
-        for kind in Self.scenePhases {
-            let phase = moves.filter { $0.path.contains(kind) }
-            for move in kind.isTearDown ? phase.reversed() : phase { step(move.scene, kind) }
+        for (scene, kind) in SceneState.phased(records.map { (scene: $0, path: $0.state.steps(to: target)) }) {
+            step(scene, kind)
         }
     }
 

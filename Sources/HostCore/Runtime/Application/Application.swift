@@ -43,6 +43,7 @@ final class Application {
         self.log = log
         self.stateCell = stateCell
         self.notify = notify
+        services.connectedScenes = { [scenes] in scenes.records }
     }
 
     /// The app's state.

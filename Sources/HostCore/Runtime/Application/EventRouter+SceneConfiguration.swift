@@ -22,7 +22,7 @@ extension EventRouter {
             buffer.deallocate()
             answer.deallocate()
         }
-        let data = UnsafeRawPointer(arena.sceneConnection(scene, options, configuration: answer))
+        let data = UnsafeRawPointer(arena.sceneConnection(scene.raw, options, configuration: answer))
         dormant.wake(.configurationForConnecting, "scene \(scene.name)") { Self.serves($0, role: scene.role) }
         for index in dispatcher.handlers(.configurationForConnecting) where serves(index, role: scene.role) {
             var empty = sh_scene_configuration()

@@ -54,6 +54,9 @@ final class ServiceSet {
     let dormant: DormantServices
     /// What opened each lazy service opened so far (`host ctl list`).
     var activatedBy: [String: String] = [:]
+    /// The connected scenes, in connection order (the application installs it): late
+    /// services are caught up to them too.
+    var connectedScenes: () -> [SceneRecord] = { [] }
 
     init(
         dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
@@ -153,34 +156,6 @@ final class ServiceSet {
 
     // MARK: Late services
 
-    /// Brings `late` (running services, in service order) to `state` with the events a
-    /// service started with the host would have had: kind by kind, each to every late service
-    /// that handles it (in reverse for the events that take the app down), the launch events
-    /// with the launch options of a restart, every event carrying the state it leaves the app
-    /// in. The one catch-up: hot reload, a restarted worker and a lazy service's activation
-    /// all come here (`why` picks the launch flag).
-    func catchUp(_ late: [ServiceSlot], to state: AppState, why: LateStart = .restart) {
-        guard !late.isEmpty, let steps = try? AppLifecycle().steps(to: state) else { return }
-        let arena = EventArena()
-        var fresh = AppLifecycle()
-        for kind in steps {
-            // The state the event carries, as for a service started with the host.
-            if kind.isDeliveredInNewState { fresh.apply(kind) }
-            let carried = fresh.state
-            if !kind.isDeliveredInNewState { fresh.apply(kind) }
-            let targets = dispatcher.handlers(kind).filter { index in late.contains { $0 === slots[index] } }
-            for index in kind.isTearDown ? targets.reversed() : targets {
-                let slot = slots[index]
-                let launching = kind == .willFinishLaunching || kind == .didFinishLaunching
-                let data =
-                    launching
-                    ? UnsafeRawPointer(launchOptions(for: slot, arena: arena, request: LaunchRequest(), late: why)) : nil
-                let result = dispatcher.call(index, kind, data, state: carried).result
-                if kind == .didFinishLaunching && result >= 0 { markLaunched([slot]) }
-            }
-        }
-    }
-
     /// Puts `arriving` among the running services in their places in the start order.
     func insertInStartOrder(_ arriving: [ServiceSlot]) {
         let order = Dictionary(startOrder.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
@@ -189,15 +164,6 @@ final class ServiceSet {
             (slots + arriving).enumerated().sorted { a, b in
                 (position(a.element), a.offset) < (position(b.element), b.offset)
             }.map(\.element))
-    }
-
-    /// Takes `leaving` (running services) down from `lifecycle`'s state with the events that
-    /// take the app down; they receive nothing afterwards.
-    func takeDown(_ leaving: [ServiceSlot], from lifecycle: AppLifecycle) {
-        for kind in (try? lifecycle.steps(to: .notRunning)) ?? [] {
-            let targets = dispatcher.handlers(kind).filter { index in leaving.contains { $0 === slots[index] } }
-            for index in kind.isTearDown ? targets.reversed() : targets { dispatcher.call(index, kind, nil) }
-        }
     }
 }
 
