@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// Generated plugin directories in a fresh temporary folder, and the host's state and
@@ -19,10 +20,24 @@ final class PluginFarm {
         var template = Array("/tmp/servicehost-bench.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
         root = String(cString: made)
-        hostEnvironment = ["XDG_STATE_HOME": root + "/state", "XDG_RUNTIME_DIR": root + "/run"]
-        for directory in hostEnvironment.values where mkdir(directory, 0o700) != 0 {
+        var environment = ["XDG_STATE_HOME": root + "/state", "XDG_RUNTIME_DIR": root + "/run"]
+        for directory in environment.values where mkdir(directory, 0o700) != 0 {
             throw BenchError("mkdir \(directory): \(String(cString: strerror(errno)))")
         }
+        copies = Self.makeCopiesFolder()
+        if let copies { environment["TMPDIR"] = copies }
+        hostEnvironment = environment
+    }
+
+    /// The hosts' `TMPDIR`, removed with the farm: a folder on /dev/shm when that is an
+    /// executable tmpfs (where a host puts its store of plugin copies anyway), so the copies of
+    /// thousands of generated plugins (~2 GB) do not stay in memory after the run.
+    private let copies: String?
+
+    private static func makeCopiesFolder() -> String? {
+        guard csystem_is_executable_tmpfs("/dev/shm") == 1 else { return nil }
+        var template = Array("/dev/shm/servicehost-bench.XXXXXX".utf8CString)
+        return mkdtemp(&template).map { String(cString: $0) }
     }
 
     /// Writes `count` copies of `template` into a new directory `name`, the i-th with the
@@ -49,8 +64,11 @@ final class PluginFarm {
         return directory
     }
 
-    /// Deletes the farm's folder and everything in it (the host's state included).
-    func remove() { removeTree(root) }
+    /// Deletes the farm's folders and everything in them (the host's state and copies included).
+    func remove() {
+        removeTree(root)
+        if let copies { removeTree(copies) }
+    }
 
     /// Removes `path` and, for a directory (never followed through a symbolic link), its contents.
     private func removeTree(_ path: String) {

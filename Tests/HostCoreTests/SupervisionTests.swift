@@ -93,7 +93,8 @@ import Testing
     @Test func failureRecords_roundTrip_andBlockOnlyTheirFile() throws {
         let scratch = try Scratch()
         let store = FailureStore(stateDirectory: scratch.file("state") + "/")
-        let file = FileIdentity(device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1_795_322_275_796_787_731,
+        let file = FileIdentity(
+            device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1_795_322_275_796_787_731,
             changed: 1_795_322_275_796_787_731)
         let record = FailureRecord(
             serviceID: "test.bad", path: "/lib/bad.so", file: file,

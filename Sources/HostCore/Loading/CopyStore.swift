@@ -64,7 +64,8 @@ struct CopyStore: Sendable {
     func didMakeCopy() {
         guard !Self.evictionScheduled else { return }
         Self.evictionScheduled = true
-        let root = root, persistent = persistent
+        let root = root
+        let persistent = persistent
         let parent = String(root[..<(root.lastIndex(of: "/") ?? root.endIndex)])
         DispatchQueue.global(qos: .utility).async {
             if persistent { Self.evict(root) }
