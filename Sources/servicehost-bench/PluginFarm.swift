@@ -20,16 +20,16 @@ final class PluginFarm {
         var template = Array("/tmp/servicehost-bench.XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp: \(String(cString: strerror(errno)))") }
         root = String(cString: made)
-        var environment = ["XDG_STATE_HOME": root + "/state", "XDG_RUNTIME_DIR": root + "/run"]
-        for directory in environment.values where mkdir(directory, 0o700) != 0 {
+        hostEnvironment = ["XDG_STATE_HOME": root + "/state", "XDG_RUNTIME_DIR": root + "/run"]
+        for directory in hostEnvironment.values where mkdir(directory, 0o700) != 0 {
             throw BenchError("mkdir \(directory): \(String(cString: strerror(errno)))")
         }
         copies = Self.makeCopiesFolder()
-        if let copies { environment["TMPDIR"] = copies }
-        hostEnvironment = environment
+        // The runner's own environment: every child (and its workers) inherits it.
+        if let copies { setenv("TMPDIR", copies, 1) }
     }
 
-    /// The hosts' `TMPDIR`, removed with the farm: a folder on /dev/shm when that is an
+    /// Every child's `TMPDIR`, removed with the farm: a folder on /dev/shm when that is an
     /// executable tmpfs (where a host puts its store of plugin copies anyway), so the copies of
     /// thousands of generated plugins (~2 GB) do not stay in memory after the run.
     private let copies: String?
