@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// Generated plugin directories in a fresh temporary folder, and the host's state and
@@ -23,6 +24,20 @@ final class PluginFarm {
         for directory in hostEnvironment.values where mkdir(directory, 0o700) != 0 {
             throw BenchError("mkdir \(directory): \(String(cString: strerror(errno)))")
         }
+        copies = Self.makeCopiesFolder()
+        // The runner's own environment: every child (and its workers) inherits it.
+        if let copies { setenv("TMPDIR", copies, 1) }
+    }
+
+    /// Every child's `TMPDIR`, removed with the farm: a folder on /dev/shm when that is an
+    /// executable tmpfs (where a host puts its store of plugin copies anyway), so the copies of
+    /// thousands of generated plugins (~2 GB) do not stay in memory after the run.
+    private let copies: String?
+
+    private static func makeCopiesFolder() -> String? {
+        guard csystem_is_executable_tmpfs("/dev/shm") == 1 else { return nil }
+        var template = Array("/dev/shm/servicehost-bench.XXXXXX".utf8CString)
+        return mkdtemp(&template).map { String(cString: $0) }
     }
 
     /// Writes `count` copies of `template` into a new directory `name`, the i-th with the
@@ -49,8 +64,11 @@ final class PluginFarm {
         return directory
     }
 
-    /// Deletes the farm's folder and everything in it (the host's state included).
-    func remove() { removeTree(root) }
+    /// Deletes the farm's folders and everything in them (the host's state and copies included).
+    func remove() {
+        removeTree(root)
+        if let copies { removeTree(copies) }
+    }
 
     /// Removes `path` and, for a directory (never followed through a symbolic link), its contents.
     private func removeTree(_ path: String) {

@@ -28,11 +28,12 @@ class RunningHost {
         try Plugins.probe(lib + "/\(name).so", defines)
     }
 
-    /// Starts the host (or `executable`) on `plugins` (default: `lib`); waits until it is
-    /// `until` (active; background for a launch into the background) unless `wait` is false.
+    /// Starts the host (or `executable`) on `plugins` (default: `lib`), with `environment` added
+    /// to the tests'; waits until it is `until` (active; background for a launch into the
+    /// background) unless `wait` is false.
     func start(
         _ extra: [String] = [], plugins: [String]? = nil, executable: String? = nil, wait: Bool = true,
-        until state: String = "active"
+        until state: String = "active", environment: [String: String]? = nil
     ) throws {
         let folders = (plugins ?? [lib]).flatMap { ["--plugins", $0] }
         process = try Command.start(
@@ -40,7 +41,7 @@ class RunningHost {
             folders + [
                 "--control", control, "--trace", tracePath, "--state-dir", stateDirectory,
                 "--log-format", "json",
-            ] + extra)
+            ] + extra, environment: environment)
         if wait {
             let active = eventually { (try? ctl("state").stdout.contains("state: \(state)")) == true }
             if !active {

@@ -93,7 +93,9 @@ import Testing
     @Test func failureRecords_roundTrip_andBlockOnlyTheirFile() throws {
         let scratch = try Scratch()
         let store = FailureStore(stateDirectory: scratch.file("state") + "/")
-        let file = FileIdentity(device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1_795_322_275_796_787_731)
+        let file = FileIdentity(
+            device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1_795_322_275_796_787_731,
+            changed: 1_795_322_275_796_787_731)
         let record = FailureRecord(
             serviceID: "test.bad", path: "/lib/bad.so", file: file,
             reason: "was killed by signal 11 (SIGSEGV) while handling didBecomeActive",
@@ -109,7 +111,7 @@ import Testing
             record.summary == "crashed 5 times within 60 s; the last time its worker was killed by signal 11 (SIGSEGV)"
                 + " while handling didBecomeActive (2025-11-22T04:30:00Z)")
         #expect(record.blocks(file))
-        #expect(!record.blocks(FileIdentity(device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1)))
+        #expect(!record.blocks(FileIdentity(device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1_795_322_275_796_787_731, changed: 1)))
         #expect(try store.remove("test.bad"))
         #expect(store.record(for: "test.bad") == nil)
         #expect(throws: StorageError.self) {

@@ -13,7 +13,7 @@ public enum PluginInspector {
         public let path: String
         /// Its metadata.
         public let metadata: PluginMetadata
-        /// The file's identity when inspected (device, inode, size, mtime), for caches and reload.
+        /// The file's identity when inspected (device, inode, size, mtime, ctime), for caches and reload.
         public let identity: FileIdentity
     }
 
@@ -77,11 +77,15 @@ public struct FileIdentity: Hashable, Sendable {
     public let device: UInt64, inode: UInt64
     /// Size in bytes and modification time in nanoseconds.
     public let size: Int64, modified: Int64
+    /// The inode change time in nanoseconds: no `touch -d` can put it back, so a file rewritten
+    /// in place with its old size and modification time still gets a new identity.
+    public let changed: Int64
 
     init(_ status: Glibc.stat) {
         device = UInt64(status.st_dev)
         inode = UInt64(status.st_ino)
         size = Int64(status.st_size)
-        modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+        modified = Int64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_mtim.tv_nsec)
+        changed = Int64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_ctim.tv_nsec)
     }
 }

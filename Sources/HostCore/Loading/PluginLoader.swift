@@ -1,3 +1,4 @@
+import Glibc
 import ServiceABI
 
 /// A service the loader accepted: its metadata and the plugin's `sh_service`.
@@ -101,19 +102,21 @@ public enum PluginLoader {
         return inspection
     }
 
-    /// Opens one inspected file from a private copy of it (``ImmutableCopy``: the file may
-    /// change afterwards, the code loaded never does) and checks its answer against its
+    /// Opens one inspected file from its stored copy (``StoredCopy``: the file may change
+    /// afterwards, the code loaded never does) and checks its answer against its
     /// metadata. `willRun` is told before each step that runs plugin code.
     public static func open(
         _ inspected: PluginInspector.Inspected, willRun: ((LoadStage) -> Void)? = nil
     ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         let metadata = inspected.metadata
-        let copy = try ImmutableCopy(of: inspected.path, identity: inspected.identity)
+        var copy = try StoredCopy(of: inspected.path, identity: inspected.identity)
         willRun?(.dlopen)
         let library: DynamicLibrary
         do { library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path) } catch {
-            copy.discard()
-            throw error
+            // Another host's eviction may have removed the stored copy since it was checked.
+            guard !copy.made, access(copy.loadPath, F_OK) != 0 else { throw error }
+            copy = try StoredCopy(of: inspected.path, identity: inspected.identity)
+            library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path)
         }
         let entry = unsafeBitCast(try library.symbol(SH_ENTRY_SYMBOL), to: sh_entry_fn.self)
 

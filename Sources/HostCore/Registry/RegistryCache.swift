@@ -5,8 +5,9 @@ import Glibc
 /// modification and change time, so a file met again costs one `stat` instead of an ELF read.
 ///
 /// Stale metadata can never load a plugin: a file whose `stat` differs in any key field is read
-/// again, and the loader checks the file's identity once more when it copies it
-/// (``ImmutableCopy``), so the code loaded is the code whose metadata was used.
+/// again, and the loader loads the stored copy of that same identity (``StoredCopy``, whose
+/// source is checked before and after copying), so the code loaded is the code whose metadata
+/// was used.
 ///
 /// A registry file that is corrupt, truncated or from another host version is discarded (and,
 /// given a log, logged once as `registry.rebuilt`); the next save writes a new one. Saving is

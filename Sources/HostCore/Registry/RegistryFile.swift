@@ -55,7 +55,7 @@ enum RegistryFile {
             writer.u64(key.identity.inode)
             writer.i64(key.identity.size)
             writer.i64(key.identity.modified)
-            writer.i64(key.changed)
+            writer.i64(key.identity.changed)
             writer.bool(entry.definesEntry)
             writer.bool(entry.section != nil)
             if let section = entry.section { writer.blob(section) }
@@ -103,8 +103,8 @@ enum RegistryFile {
                 let path = try reader.string("entry \(index) path")
                 let identity = FileIdentity(
                     device: try reader.u64("device"), inode: try reader.u64("inode"), size: try reader.i64("size"),
-                    modified: try reader.i64("mtime"))
-                let key = RegistryKey(path: path, identity: identity, changed: try reader.i64("ctime"))
+                    modified: try reader.i64("mtime"), changed: try reader.i64("ctime"))
+                let key = RegistryKey(path: path, identity: identity)
                 let entry = RegistryEntry(definesEntry: try reader.bool("entry symbol"), section: try reader.optionalBlob("section"))
                 guard entries.updateValue(entry, forKey: key) == nil else { throw WireError.malformed("entry \(index) repeats \(path)") }
             }

@@ -6,22 +6,18 @@ import Glibc
 struct RegistryKey: Hashable, Sendable {
     /// The plugin path, escaped as ``PathBytes`` says.
     var path: String
-    /// Device, inode, size and modification time: what the loader checks again at load.
+    /// Device, inode, size, modification and change time: what the loader checks again at
+    /// load, and what names the file's stored copy.
     var identity: FileIdentity
-    /// The inode change time in nanoseconds.
-    var changed: Int64
 
-    init(path: String, identity: FileIdentity, changed: Int64) {
+    init(path: String, identity: FileIdentity) {
         self.path = path
         self.identity = identity
-        self.changed = changed
     }
 
     /// The key of `path` whose `stat` is `status`.
     init(path: String, status: stat) {
-        self.init(
-            path: path, identity: FileIdentity(status),
-            changed: Int64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ Int64(status.st_ctim.tv_nsec))
+        self.init(path: path, identity: FileIdentity(status))
     }
 }
 

@@ -121,6 +121,7 @@ final class IsolatedPlugin {
         w.u64(identity.inode)
         w.i64(identity.size)
         w.i64(identity.modified)
+        w.i64(identity.changed)
         w.u8(UInt8(log.level.rawValue))
         w.f64(supervisor.host?.answerTimeout ?? 30)
         switch connection.request(&w, .open, expecting: [.opened, .openFailed], timeout: loadTimeout) {

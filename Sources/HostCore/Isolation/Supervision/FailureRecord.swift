@@ -4,7 +4,7 @@ import ServiceJSON
 /// `<state>/failures/<id>.json` and shown by `host ctl list` and `host inspect`.
 ///
 /// The service is not started again while its plugin file is the one recorded here (same
-/// device, inode, size and modification time): a new build, or `touch`, lifts the block.
+/// device, inode, size, modification and change time): a new build, or `touch`, lifts the block.
 public struct FailureRecord: Sendable, Equatable {
     /// The failed service.
     public var serviceID: String
@@ -44,6 +44,7 @@ public struct FailureRecord: Sendable, Equatable {
             "file": [
                 "device": .string(String(file.device)), "inode": .string(String(file.inode)),
                 "size": .string(String(file.size)), "modified": .string(String(file.modified)),
+                "changed": .string(String(file.changed)),
             ],
         ]
         if let signal {
@@ -63,11 +64,12 @@ public struct FailureRecord: Sendable, Equatable {
             let inode = file["inode"]?.stringValue.flatMap({ UInt64($0) }),
             let size = file["size"]?.stringValue.flatMap({ Int64($0) }),
             let modified = file["modified"]?.stringValue.flatMap({ Int64($0) }),
+            let changed = file["changed"]?.stringValue.flatMap({ Int64($0) }),
             let crashes = json["crashes"]?.intValue, let window = json["window"]?.doubleValue
         else { return nil }
         self.init(
             serviceID: id, path: path,
-            file: FileIdentity(device: device, inode: inode, size: size, modified: modified),
+            file: FileIdentity(device: device, inode: inode, size: size, modified: modified, changed: changed),
             reason: reason, signal: json["signal"]?.intValue.map(Int32.init), status: json["status"]?.intValue.map(Int32.init),
             event: json["event"]?.stringValue, time: time, limit: CrashLimit(count: crashes, window: window))
     }
@@ -90,11 +92,12 @@ public struct FailureRecord: Sendable, Equatable {
 }
 
 extension FileIdentity {
-    /// An identity from its four numbers (a record read back).
-    public init(device: UInt64, inode: UInt64, size: Int64, modified: Int64) {
+    /// An identity from its numbers (a record read back).
+    public init(device: UInt64, inode: UInt64, size: Int64, modified: Int64, changed: Int64) {
         self.device = device
         self.inode = inode
         self.size = size
         self.modified = modified
+        self.changed = changed
     }
 }

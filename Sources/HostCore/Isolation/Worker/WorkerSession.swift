@@ -50,7 +50,7 @@ final class WorkerSession {
         let path = try r.string("path")
         let expected = FileIdentity(
             device: try r.u64("device"), inode: try r.u64("inode"), size: try r.i64("size"),
-            modified: try r.i64("modified"))
+            modified: try r.i64("modified"), changed: try r.i64("changed"))
         logLevel = Int32(try r.u8("log level"))
         answerTimeout = try r.f64("answer timeout")
         try r.finish("open")

@@ -247,8 +247,8 @@ extension ServiceSet {
         return lazy
     }
 
-    /// Opens `plugin` (always from a sealed private copy, see ``ImmutableCopy``); `replacing`
-    /// says a copy of the same path is loaded already, which stays mapped: one more retired copy.
+    /// Opens `plugin` (always from its stored copy, see ``StoredCopy``); `replacing` says a
+    /// copy of the same path is loaded already, which stays mapped: one more retired copy.
     /// `cost` gets the time of `dlopen` and of `servicehost_entry` (a worker's whole start
     /// counts as its `dlopen`).
     func openPlugin(
@@ -269,6 +269,13 @@ extension ServiceSet {
         defer {
             cost.dlopen = dlopenTime
             cost.entry = Clock.nanoseconds() &- start
+        }
+        defer {
+            if let refusal = CopyStore.takeRefusal() {
+                log.warn(
+                    "host", "the store of plugin copies \(refusal.path) is unsafe (\(refusal.reason)): copies go to a private directory",
+                    event: "copies.storeRefused", .string("path", refusal.path), .string("reason", refusal.reason))
+            }
         }
         let infos = try PluginLoader.open(plugin, willRun: mark)
         if replacing { retiredCopies[plugin.path, default: 0] += 1 }

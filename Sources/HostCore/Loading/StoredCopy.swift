@@ -1,0 +1,120 @@
+import CSystem
+import Glibc
+
+/// A plugin file's copy in the store of copies (``CopyStore``), which is what the host
+/// `dlopen`s: every plugin is loaded from one, never from the plugin directory.
+///
+/// Why: a library `dlopen`ed from its own file is mapped from that file, so `cp new.so lib/x.so`
+/// (which rewrites the same inode, as package managers do too) changes code that is running,
+/// and the next call jumps into the middle of the new bytes. The copy does not change,
+/// whatever happens to the file.
+///
+/// Where: `STORE/KEY/NAME`, KEY the file's ``FileIdentity`` (device, inode, size, modification
+/// and change time) and NAME its escaped base name (crash reports show it). Same key, same
+/// bytes: a copy is made once and every later start (and every worker) re-uses it for the cost
+/// of an `lstat`. So `dlopen` handing back a library already loaded under the same path is
+/// right, and a file replaced, rewritten in place, or removed and put back has a new key, a new
+/// path, and runs its new code.
+///
+/// A copy is written under a temporary name in KEY (`O_EXCL`, read-only 0500), checked to be
+/// the file inspected (its identity did not change during the copy), then renamed into place:
+/// two hosts making the same copy at once each rename a whole copy of the same bytes.
+struct StoredCopy {
+    /// The plugin file as the host names it (escaped, see ``PathBytes``).
+    let path: String
+    /// The copy, to give `dlopen`.
+    let loadPath: String
+    /// Whether this call made the copy (false: a stored one was re-used).
+    let made: Bool
+
+    /// The stored copy of the file at `path` inspected as `identity`, made when the store has
+    /// none or its copy is not intact. A file changed since it was inspected (or while it is
+    /// copied) is refused with ``LoadFailure/Reason/changed``, so the code loaded is always the
+    /// code inspected.
+    @MainActor
+    init(of path: String, identity: FileIdentity) throws(LoadFailure.Reason) {
+        self.path = path
+        let store: CopyStore
+        do { store = try CopyStore.current() } catch { throw .system(error) }
+        let directory = store.root + "/" + CopyStore.key(identity)
+        let bytes = PathBytes.unescape(path)
+        let name = bytes.split(separator: UInt8(ascii: "/")).last.map { PathBytes.escape(Array($0)) } ?? "plugin.so"
+        loadPath = directory + "/" + name
+        if Self.isIntact(loadPath, size: identity.size) {
+            made = false
+            return
+        }
+        try Self.make(loadPath, in: directory, of: path, identity: identity)
+        made = true
+        store.didMakeCopy()
+    }
+
+    /// Whether `copy` can be loaded as is: a regular file (not a symlink), ours, with no write
+    /// bit, of the size of its key. Anything else is removed, to be copied again.
+    private static func isIntact(_ copy: String, size: Int64) -> Bool {
+        var status = stat()
+        guard lstat(copy, &status) == 0 else { return false }
+        if status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(), status.st_mode & 0o222 == 0,
+            Int64(status.st_size) == size
+        {
+            return true
+        }
+        unlink(copy)
+        return false
+    }
+
+    /// Writes the copy under a temporary name in `directory` and renames it to `copy` once it
+    /// is whole and the source did not change meanwhile.
+    @MainActor
+    private static func make(_ copy: String, in directory: String, of path: String, identity: FileIdentity) throws(LoadFailure.Reason) {
+        let source: ReadOnlyFile
+        do { source = try ReadOnlyFile(pluginPath: path) } catch { throw .system(error) }
+        guard FileIdentity(source.status) == identity else { throw .changed }
+        temporaries += 1
+        let temporary = directory + "/" + DirectoryHandle.temporaryPrefix + "\(getpid())-\(temporaries)"
+        let complete: Bool
+        do throws(SystemError) {
+            if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw .current("mkdir", directory) }
+            // For eviction (``CopyStore``): which file the key is a version of.
+            if access(directory + "/" + CopyStore.sourceName, F_OK) != 0 {
+                let keyDirectory = try DirectoryHandle.open(directory)
+                try Array(path.utf8).withUnsafeBytes { bytes in
+                    Result { () throws(SystemError) in try keyDirectory.replace(CopyStore.sourceName, with: bytes) }
+                }.get()
+            }
+            let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o500)
+            complete = try Self.copy(source, into: output.rawValue, path: path)
+            try output.close(temporary)
+        } catch {
+            unlink(temporary)
+            throw .system(error)
+        }
+        // A file that ends early shrank under the copy; a write during it changes its time.
+        var after = stat()
+        guard complete, fstat(source.descriptor.rawValue, &after) == 0, FileIdentity(after) == identity else {
+            unlink(temporary)
+            throw .changed
+        }
+        guard rename(temporary, copy) == 0 else {
+            let error = SystemError.current("rename", copy)
+            unlink(temporary)
+            throw .system(error)
+        }
+    }
+
+    /// Temporary files this process made: the next one's name.
+    @MainActor private static var temporaries = 0
+
+    /// Copies all of `source` into `output`; false when the file ends early (it shrank).
+    private static func copy(_ source: ReadOnlyFile, into output: Int32, path: String) throws(SystemError) -> Bool {
+        var offset = 0
+        let input = source.descriptor.rawValue
+        while offset < source.size {
+            let sent = try retryingOnInterrupt("sendfile", path) {
+                csystem_sendfile(output, input, &offset, UInt(source.size - offset))
+            }
+            if sent == 0 { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The store of plugin copies (issue 18): every plugin is loaded from a copy kept in
+/// `TMPDIR/servicehost-copies-UID/KEY/NAME`, made once per version of the file and re-used by
+/// later starts; a tampered copy is made again, an unsafe store is refused with its reason, and
+/// versions whose file changed are evicted.
+@Suite struct CopyStoreTests {
+    /// A host whose `TMPDIR` is a folder of its own (on /dev/shm when there is one, which is
+    /// where the host puts copies when it is an executable tmpfs), so tests share no store.
+    final class StoreHost: RunningHost {
+        let temporary: String
+
+        override init() throws {
+            let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+            var template = Array((base + "/servicehost-test-store-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed: errno \(errno)") }
+            temporary = String(cString: made)
+            try super.init()
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: temporary) }
+
+        /// Where the host keeps its copies.
+        var store: String { temporary + "/servicehost-copies-\(geteuid())" }
+
+        /// Starts the host with this `TMPDIR`.
+        func launch(_ extra: [String] = []) throws {
+            try start(extra, environment: ["TMPDIR": temporary])
+        }
+
+        /// The files the running host has mapped whose name ends in `/NAME`, with their inodes.
+        func mapped(_ name: String) throws -> [(path: String, inode: UInt64)] {
+            let pid = try #require(process?.pid)
+            // Read to the end: /proc files say they are empty, so a read by size may get nothing.
+            let handle = try #require(FileHandle(forReadingAtPath: "/proc/\(pid)/maps"))
+            defer { try? handle.close() }
+            let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+            var seen = Set<String>()
+            return maps.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count >= 6, fields[5].hasSuffix("/" + name), seen.insert(String(fields[5])).inserted else { return nil }
+                return (String(fields[5]), UInt64(fields[4]) ?? 0)
+            }
+        }
+
+        /// Every file in the store (KEY/NAME), with its inode.
+        func storedFiles() -> [String: UInt64] {
+            var files: [String: UInt64] = [:]
+            for key in (try? FileManager.default.contentsOfDirectory(atPath: store)) ?? [] {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: store + "/" + key)) ?? [] {
+                    var status = stat()
+                    if lstat(store + "/" + key + "/" + name, &status) == 0 { files[key + "/" + name] = UInt64(status.st_ino) }
+                }
+            }
+            return files
+        }
+
+        /// The `priority` the running probe reports (a build's PROBE_PRIORITY).
+        func priority() throws -> Int? {
+            (try ctlJSON("list").reply["services"] as? [[String: Any]])?.first?["priority"] as? Int
+        }
+    }
+
+    private func inode(_ path: String) -> UInt64 {
+        var status = stat()
+        return stat(path, &status) == 0 ? UInt64(status.st_ino) : 0
+    }
+
+    /// Overwrites `target` in place (same inode, as `cp` does) with `source`.
+    private func overwriteInPlace(_ target: String, with source: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let handle = try #require(FileHandle(forWritingAtPath: target))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: bytes)
+        try handle.close()
+    }
+
+    @Test(.timeLimit(.minutes(10))) func aSecondStart_reusesTheStoredCopy_andMakesNoFile() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.launch()
+        let first = try host.mapped("a.so")
+        #expect(first.count == 1 && first[0].path.hasPrefix(host.store + "/"), "\(first)")
+        let stored = host.storedFiles()
+        #expect(stored.keys.contains { $0.hasSuffix("/a.so") }, "\(stored)")
+        #expect(stored.keys.contains { $0.hasSuffix("/.source") }, "\(stored)")
+        #expect(host.stop().status == 0)
+
+        try host.launch()
+        let second = try host.mapped("a.so")
+        #expect(second.map(\.path) == first.map(\.path))
+        #expect(second.map(\.inode) == first.map(\.inode))
+        #expect(host.storedFiles() == stored)
+        #expect(host.stop().status == 0)
+    }
+
+    @Test(.timeLimit(.minutes(10))) func aWorker_loadsFromTheStore() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.launch(["--isolation", "process"])
+        #expect(try host.ctl("background").status == 0)
+        #expect(host.events.last == "didEnterBackground test.a", "\(host.events)")
+        // The host itself opens nothing here: the copy in the store is the worker's.
+        #expect(host.storedFiles().keys.contains { $0.hasSuffix("/a.so") }, "\(host.storedFiles())")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: host.temporary).filter { $0.hasPrefix("servicehost-loaded-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(host.stop().status == 0)
+    }
+
+    @Test(.timeLimit(.minutes(10))) func aFileChangedInPlace_getsANewKey_andItsNewCodeRunsAtTheNextStart() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let other = try Plugins.probe(host.scratch.file("other.so"), ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=7"])
+        try host.launch()
+        let first = try host.mapped("a.so")
+        #expect(try host.priority() == 0)
+        #expect(host.stop().status == 0)
+
+        let target = host.lib + "/a.so"
+        let before = inode(target)
+        try overwriteInPlace(target, with: other)
+        #expect(inode(target) == before)
+        try host.launch()
+        #expect(try host.priority() == 7)
+        let second = try host.mapped("a.so")
+        #expect(second.count == 1 && second.map(\.path) != first.map(\.path), "\(first) \(second)")
+        #expect(host.stop().status == 0)
+    }
+
+    @Test(.timeLimit(.minutes(10))) func aTamperedStoredCopy_isReplaced() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.launch()
+        let copy = try #require(try host.mapped("a.so").first)
+        #expect(host.stop().status == 0)
+
+        // Writable again and rewritten: garbage where the ELF header was, and the size changed.
+        #expect(chmod(copy.path, 0o700) == 0)
+        let handle = try #require(FileHandle(forWritingAtPath: copy.path))
+        try handle.write(contentsOf: Data(repeating: 0xCC, count: 64))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([1]))
+        try handle.close()
+
+        try host.launch()
+        #expect(try host.ctl("background").status == 0)
+        #expect(host.events.last == "didEnterBackground test.a", "\(host.events)")
+        let replaced = try #require(try host.mapped("a.so").first)
+        #expect(replaced.path == copy.path)
+        #expect(replaced.inode != copy.inode)
+        var status = stat()
+        #expect(lstat(copy.path, &status) == 0 && status.st_mode & 0o777 == 0o500)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy.path)) == Data(contentsOf: URL(fileURLWithPath: host.lib + "/a.so")))
+        #expect(host.stop().status == 0)
+    }
+
+    @Test(.timeLimit(.minutes(10)), arguments: ["writable", "symlink"])
+    func anUnsafeStore_isRefusedWithItsReason_andCopiesGoToAPrivateDirectory(kind: String) throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        if kind == "writable" {
+            #expect(mkdir(host.store, 0o700) == 0 && chmod(host.store, 0o777) == 0)
+        } else {
+            let elsewhere = try host.scratch.folder("elsewhere", mode: 0o700)
+            try FileManager.default.createSymbolicLink(atPath: host.store, withDestinationPath: elsewhere)
+        }
+        try host.launch()
+        let mapped = try host.mapped("a.so")
+        #expect(mapped.count == 1 && mapped[0].path.hasPrefix(host.temporary + "/servicehost-loaded-"), "\(mapped)")
+        #expect(try host.ctl("background").status == 0)
+        let result = host.stop()
+        #expect(result.status == 0)
+        let refused = result.records.named("copies.storeRefused")
+        #expect(refused.count == 1, "\(result.records.text)")
+        #expect(refused.first?.string("path") == host.store)
+        #expect(refused.first?.string("reason") == (kind == "writable" ? "it is writable by other users (mode 777)" : "it is a symlink"))
+        // The private directory goes at exit.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: host.temporary).filter { $0.hasPrefix("servicehost-loaded-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    @Test(.timeLimit(.minutes(10))) func eviction_removesTheVersionOfAFileThatChanged() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        try host.launch()
+        let oldA = try #require(host.storedFiles().keys.first { $0.hasSuffix("/a.so") })
+        let b = try #require(host.storedFiles().keys.first { $0.hasSuffix("/b.so") })
+        #expect(host.stop().status == 0)
+
+        // A rebuild: a new file at the path, so a new key.
+        try FileManager.default.removeItem(atPath: host.lib + "/a.so")
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=7"])
+        try host.launch()
+        #expect(try host.priority() == 7)
+        let evicted = eventually(within: 30) { host.storedFiles()[oldA] == nil }
+        #expect(evicted, "\(host.storedFiles())")
+        // The unchanged file's copy and the new version stay.
+        #expect(host.storedFiles()[b] != nil)
+        #expect(host.storedFiles().keys.contains { $0.hasSuffix("/a.so") && $0 != oldA })
+        #expect(host.stop().status == 0)
+    }
+}
