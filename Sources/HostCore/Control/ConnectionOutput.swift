@@ -3,8 +3,10 @@ import Glibc
 
 /// The output of one control connection (its replies, and for `host ctl watch` its stream):
 /// bytes are queued without ever blocking whoever produces them (the main thread, a logging
-/// thread) and written without blocking on the connection's queue as fast as the client reads,
-/// everything queued meanwhile in one `send`. A client whose unread output passes ``bound``
+/// thread) and written without blocking as fast as the client reads, everything queued
+/// meanwhile in one `send`: replies are appended in place (``append(_:)``) and written by the
+/// thread that made them (``flush()``, once per burst); what the socket had no room for is
+/// written by a write source on the connection's queue when it has. A client whose unread output passes ``bound``
 /// is dropped, so one client that does not read never holds the host or the other clients back.
 final class ConnectionOutput: Sendable {
     /// The most unread output a client may have before it is dropped (README, Limits).
@@ -20,6 +22,9 @@ final class ConnectionOutput: Sendable {
 
     private struct State {
         var pending: [UInt8] = []
+        /// The buffer of the last send, emptied, kept for its capacity: swapped with `pending`
+        /// so a burst allocates nothing.
+        var spare: [UInt8] = []
         /// Bytes taken out of `pending` by the send in progress (still unread by the client).
         var sending = 0
         var flushing = false
@@ -61,7 +66,8 @@ final class ConnectionOutput: Sendable {
     /// Whether nothing is waiting to be written.
     var isEmpty: Bool { state.withLock { $0.pending.isEmpty && $0.sending == 0 } }
 
-    /// Queues bytes (any thread, never blocks); drops the client past ``bound``.
+    /// Queues bytes (any thread, never blocks) and has the connection's queue write them;
+    /// drops the client past ``bound``.
     func enqueue(_ bytes: [UInt8]) {
         enum Next { case nothing, flush, drop }
         let next: Next = state.withLock { state in
@@ -78,9 +84,34 @@ final class ConnectionOutput: Sendable {
         }
         switch next {
         case .nothing: break
-        case .flush: queue.async { self.flush() }
+        case .flush: queue.async { self.write() }
         case .drop: queue.async { self.end(dropping: .tooSlow) }
         }
+    }
+
+    /// Lets `write` append bytes to the output (any thread, never blocks), to be written by
+    /// the next ``flush()``; drops the client past ``bound``.
+    func append(_ write: (inout [UInt8]) -> Void) {
+        let drop: Bool = state.withLock { state in
+            guard !state.ended else { return false }
+            write(&state.pending)
+            guard state.pending.count + state.sending > Self.bound else { return false }
+            state.ended = true
+            state.pending = []
+            return true
+        }
+        if drop { queue.async { self.end(dropping: .tooSlow) } }
+    }
+
+    /// Writes what is queued now, on the calling thread, with one non-blocking `send`
+    /// (unless a write is already under way or waiting for room: that one takes it).
+    func flush() {
+        let start = state.withLock { state in
+            guard !state.ended, !state.flushing, !state.armed, !state.pending.isEmpty else { return false }
+            state.flushing = true
+            return true
+        }
+        if start { write() }
     }
 
     /// Waits (not on `queue`) until everything queued so far is written, the output ended,
@@ -125,10 +156,11 @@ final class ConnectionOutput: Sendable {
         }
         guard proceed else { return }
         writable.suspend()
-        flush()
+        write()
     }
 
-    private func flush() {
+    /// Sends until nothing is pending or the socket is full; the caller set `flushing`.
+    private func write() {
         while true {
             // The whole queue at once: one send for every reply and line that came meanwhile.
             // nil once ended: a drop on its way reports itself.
@@ -138,9 +170,11 @@ final class ConnectionOutput: Sendable {
                     state.flushing = false
                     return []
                 }
-                defer { state.pending = [] }
                 state.sending = state.pending.count
-                return state.pending
+                let chunk = state.pending
+                state.pending = state.spare
+                state.spare = []
+                return chunk
             }
             guard var chunk = taken else { return }
             if chunk.isEmpty { return finished() }
@@ -148,7 +182,11 @@ final class ConnectionOutput: Sendable {
             let full = sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
             if sent < 0 && !full { return end(dropping: .gone) }
             if sent == chunk.count {
-                state.withLock { $0.sending = 0 }
+                chunk.removeAll(keepingCapacity: true)
+                state.withLock { state in
+                    state.sending = 0
+                    if state.spare.capacity < chunk.capacity { state.spare = chunk }
+                }
                 continue
             }
             // The client's socket is full: the rest goes first once it has room.
