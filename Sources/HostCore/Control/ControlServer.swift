@@ -392,11 +392,6 @@ final class ControlConnection: Sendable {
     /// being carried out here; nil when no complete line is left.
     private func nextLine(stuck: Bool) -> (UInt64, Result<ControlRequest, ControlRefusal>, Bool)? {
         input.withLock { input in
-            // A watch stream only listens for its client going away.
-            if state.withLock({ $0.watch != nil }) {
-                input.start = input.end
-                return nil
-            }
             while input.start < input.end {
                 let base = input.buffer.baseAddress!
                 let request: Result<ControlRequest, ControlRefusal>?
@@ -418,12 +413,19 @@ final class ControlConnection: Sendable {
                     return nil
                 }
                 guard let request else { continue }
-                return state.withLock { state in
+                let next: (UInt64, Bool)? = state.withLock { state in
+                    // A watch stream only listens for its client going away.
+                    if state.watch != nil { return nil }
                     defer { state.nextRequest += 1 }
-                    guard case .success = request, stuck || state.handedOff > 0 else { return (state.nextRequest, request, false) }
+                    guard case .success = request, stuck || state.handedOff > 0 else { return (state.nextRequest, false) }
                     state.handedOff += 1
-                    return (state.nextRequest, request, true)
+                    return (state.nextRequest, true)
                 }
+                guard let (number, handOff) = next else {
+                    input.start = input.end
+                    return nil
+                }
+                return (number, request, handOff)
             }
             return nil
         }
@@ -470,7 +472,9 @@ final class ControlConnection: Sendable {
     private func finishReading() {
         // Suspended with the flag, so that close() knows whether to resume it.
         state.withLock { state in
-            guard state.reading else { return }
+            // A closed connection's source is cancelled: suspending it would keep it (and the
+            // descriptor) forever.
+            guard state.reading && !state.cancelled else { return }
             state.reading = false
             source.suspend()
         }
