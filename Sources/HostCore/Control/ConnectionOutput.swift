@@ -189,12 +189,16 @@ final class ConnectionOutput: Sendable {
                 }
                 continue
             }
-            // The client's socket is full: the rest goes first once it has room.
+            // The client's socket is full: the rest goes first once it has room. Moved in
+            // place, both buffers kept: a burst larger than the socket allocates nothing.
             chunk.removeFirst(max(sent, 0))
             let arm = state.withLock { state in
                 state.sending = 0
                 guard !state.ended else { return false }
-                state.pending = chunk + state.pending
+                chunk.append(contentsOf: state.pending)
+                state.pending.removeAll(keepingCapacity: true)
+                state.spare = state.pending
+                state.pending = chunk
                 state.flushing = false
                 state.armed = true
                 return true

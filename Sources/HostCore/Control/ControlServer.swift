@@ -346,16 +346,26 @@ final class ControlConnection: Sendable {
     private func serve(stuck: Bool) {
         state.withLock { $0.bursts += 1 }
         readOnce()
-        while let (number, request, handOff) = nextLine(stuck: stuck) {
-            switch request {
-            case .failure(let refusal):
-                finished(number, ControlReply(refusal), .keepRunning)
-            case .success(let request) where handOff:
-                self.handOff(number, request)
-            case .success(let request):
-                let handler = serving.handler
-                MainActor.assumeIsolated {
-                    handler.handle(request) { [self] reply, after in finished(number, reply, after) }
+        if stuck {
+            while let (number, request, _) = nextLine(stuck: true) {
+                switch request {
+                case .failure(let refusal): finished(number, ControlReply(refusal), .keepRunning)
+                case .success(let request): handOff(number, request)
+                }
+            }
+        } else {
+            let handler = serving.handler
+            // Once per wake-up, not per request: the check costs more than a small request.
+            MainActor.assumeIsolated {
+                while let (number, request, handOff) = nextLine(stuck: false) {
+                    switch request {
+                    case .failure(let refusal):
+                        finished(number, ControlReply(refusal), .keepRunning)
+                    case .success(let request) where handOff:
+                        self.handOff(number, request)
+                    case .success(let request):
+                        handler.handle(request) { [self] reply, after in finished(number, reply, after) }
+                    }
                 }
             }
         }
