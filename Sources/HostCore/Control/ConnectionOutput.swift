@@ -63,6 +63,9 @@ final class ConnectionOutput: Sendable {
         writable.setEventHandler { [weak self] in self?.becameWritable() }
     }
 
+    /// The bytes queued and not yet taken by the client's socket.
+    var backlog: Int { state.withLock { $0.pending.count + $0.sending } }
+
     /// Whether nothing is waiting to be written.
     var isEmpty: Bool { state.withLock { $0.pending.isEmpty && $0.sending == 0 } }
 

@@ -257,6 +257,14 @@ final class ControlConnection: Sendable {
         /// Bursts of requests being carried out: their replies are written once at the end.
         var bursts = 0
         var reading = true
+        /// Reading waits for the client to read its replies (see ``pause()``); the source is
+        /// suspended (once) while `paused` or not `reading`.
+        var paused = false
+        /// Counts pauses, so that a pause's timeout does not end a later one.
+        var pauses: UInt64 = 0
+        /// The last pause timed out without the client reading: the next wake-up carries out
+        /// one burst whatever the backlog (so a client that never reads reaches the bound).
+        var force = false
         var cancelled = false
         /// Set once the connection turned into a `watch` stream.
         var watch: WatchHub.Sink?
@@ -300,7 +308,10 @@ final class ControlConnection: Sendable {
         output = ConnectionOutput(
             socket: socket.rawValue, queue: queue, owner: self,
             dropped: { [weak self] drop in self?.dropped(drop) },
-            drained: { [weak self] in self?.closeIfDone() })
+            drained: { [weak self] in
+                self?.resume(after: nil)
+                self?.closeIfDone()
+            })
         liveConnections.withLock { $0[ObjectIdentifier(self)] = self }
         // The source keeps the connection alive (its handler holds self) until it is cancelled.
         source.setEventHandler { [self] in serve(stuck: false) }
@@ -344,8 +355,16 @@ final class ControlConnection: Sendable {
     /// writes their replies at once. On the main thread; on `queue` with `stuck`, where
     /// `state` and `list` are answered from the snapshot and the rest goes to the main queue.
     private func serve(stuck: Bool) {
-        state.withLock { $0.bursts += 1 }
-        readOnce()
+        let force = state.withLock { state in
+            state.bursts += 1
+            defer { state.force = false }
+            return state.force
+        }
+        // Replies the client has not read yet past `backlogLimit`: wait for it to read them
+        // before carrying out more (a burst's replies can be ten times its requests).
+        let backedUp = { [output] in !force && output!.backlog > Self.backlogLimit }
+        if stuck || !backedUp() { readOnce() }
+        var waiting = false
         if stuck {
             while let (number, request, _) = nextLine(stuck: true) {
                 switch request {
@@ -357,7 +376,12 @@ final class ControlConnection: Sendable {
             let handler = serving.handler
             // Once per wake-up, not per request: the check costs more than a small request.
             MainActor.assumeIsolated {
-                while let (number, request, handOff) = nextLine(stuck: false) {
+                while true {
+                    if backedUp() {
+                        waiting = true
+                        break
+                    }
+                    guard let (number, request, handOff) = nextLine(stuck: false) else { break }
                     switch request {
                     case .failure(let refusal):
                         finished(number, ControlReply(refusal), .keepRunning)
@@ -372,6 +396,43 @@ final class ControlConnection: Sendable {
         state.withLock { $0.bursts -= 1 }
         output.flush()
         if input.withLock({ $0.closed && $0.start == $0.end }) { finishReading() }
+        if waiting { pause() }
+    }
+
+    /// The most replies a connection may have unread before it waits for the client to read
+    /// them (well under ``ConnectionOutput/bound``, which drops it).
+    static let backlogLimit = 256 << 10
+    /// How long a connection waits for its client to read before it goes on anyway: a client
+    /// that reads gets its replies without being dropped; one that never reads still reaches
+    /// the bound and is dropped, instead of blocking its writes forever.
+    static let backlogWait = DispatchTimeInterval.milliseconds(50)
+
+    /// Stops reading until the output is written, or ``backlogWait`` passes (on the main thread).
+    private func pause() {
+        let pause: UInt64? = state.withLock { state in
+            guard state.reading && !state.cancelled && !state.paused else { return nil }
+            state.paused = true
+            state.pauses += 1
+            source.suspend()
+            return state.pauses
+        }
+        guard let pause else { return }
+        queue.asyncAfter(deadline: .now() + Self.backlogWait) { [weak self] in self?.resume(after: pause) }
+        // Written meanwhile (its drained call came before the pause): go on at once.
+        if output.backlog <= Self.backlogLimit { resume(after: nil) }
+    }
+
+    /// Reads again: the output was written (`timedOut` nil), or pause number `timedOut` timed out.
+    private func resume(after timedOut: UInt64?) {
+        let resumed = state.withLock { state in
+            guard state.paused && !state.cancelled, timedOut == nil || timedOut == state.pauses else { return false }
+            state.paused = false
+            state.force = timedOut != nil
+            if state.reading { source.resume() }
+            return true
+        }
+        // The lines already read wait in `input`: no wake-up comes for them.
+        if resumed { DispatchQueue.main.async { [self] in serve(stuck: false) } }
     }
 
     private func readOnce() {
@@ -486,7 +547,7 @@ final class ControlConnection: Sendable {
             // descriptor) forever.
             guard state.reading && !state.cancelled else { return }
             state.reading = false
-            source.suspend()
+            if !state.paused { source.suspend() }
         }
         closeIfDone()
     }
@@ -569,7 +630,7 @@ final class ControlConnection: Sendable {
     private func close() {
         let (first, suspended, watch) = state.withLock { state in
             defer { state.cancelled = true }
-            return (!state.cancelled, !state.reading, state.watch)
+            return (!state.cancelled, !state.reading || state.paused, state.watch)
         }
         guard first else { return }
         liveConnections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(self)) }
