@@ -6,8 +6,9 @@ import Glibc
 /// thread) and written without blocking as fast as the client reads, everything queued
 /// meanwhile in one `send`: replies are appended in place (``append(_:)``) and written by the
 /// thread that made them (``flush()``, once per burst); what the socket had no room for is
-/// written by a write source on the connection's queue when it has. A client whose unread output passes ``bound``
-/// is dropped, so one client that does not read never holds the host or the other clients back.
+/// written by a write source on the connection's queue when it has. A client whose unread
+/// output passes ``bound`` is dropped, so one client that does not read never holds the host
+/// or the other clients back.
 final class ConnectionOutput: Sendable {
     /// The most unread output a client may have before it is dropped (README, Limits).
     static let bound = 1 << 20
@@ -40,12 +41,13 @@ final class ConnectionOutput: Sendable {
     private let state = Locked(State())
     private let socket: Int32
     private let queue: DispatchQueue
-    // Immutable after init; DispatchSource's methods are thread-safe, and this one is only
-    // resumed, suspended and cancelled on `queue`.
+    // Immutable after init; DispatchSource's methods are thread-safe. Resumed by whichever
+    // thread's send found the socket full, suspended by its handler (on `queue`): `armed`,
+    // under the lock, pairs them.
     nonisolated(unsafe) private let writable: DispatchSourceWrite
-    // Called once, on `queue`, when the output ends by a drop.
+    // Called once, on `queue` or the flushing thread, when the output ends by a drop.
     private let dropped: @Sendable (Drop) -> Void
-    // Called on `queue` each time everything queued is written.
+    // Called by the writing thread each time everything queued is written.
     private let drained: @Sendable () -> Void
 
     /// The output of `socket`, which `owner` keeps open until the write source is cancelled
@@ -129,7 +131,7 @@ final class ConnectionOutput: Sendable {
         return done || semaphore.wait(timeout: deadline) == .success
     }
 
-    /// Ends the output (on `queue`): nothing more is written; `drop` says why, nil when the
+    /// Ends the output (any thread): nothing more is written; `drop` says why, nil when the
     /// connection simply closes.
     func end(dropping drop: Drop? = nil) {
         let (first, waiters, activate) = state.withLock { state in
