@@ -99,8 +99,41 @@ extension JSONValue: CustomStringConvertible {
     /// fraction (`1`, not `1.0`).
     public var serialized: String {
         var out: [UInt8] = []
-        write(to: &out)
+        serialize(into: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends ``serialized``'s bytes to `out` (no intermediate String).
+    public func serialize(into out: inout [UInt8]) { write(to: &out) }
+
+    /// Appends `string` as a JSON string literal, escaped as ``serialized`` escapes it.
+    public static func serialize(string: String, into out: inout [UInt8]) { writeString(string, to: &out) }
+
+    /// Appends `value` as ``serialized`` writes `.number(value)`.
+    public static func serialize(number value: Double, into out: inout [UInt8]) {
+        if !value.isFinite {
+            out.append(contentsOf: "null".utf8)
+        } else if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
+            serialize(integer: Int64(value), into: &out)
+        } else {
+            out.append(contentsOf: value.description.utf8)
+        }
+    }
+
+    /// Appends `value` in decimal, without building a String.
+    public static func serialize(integer value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        // 20 digits hold any UInt64; written from the end, then copied in order.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var index = 20
+            repeat {
+                index -= 1
+                digits[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index..<20]))
+        }
     }
 
     /// The same as ``serialized``.
@@ -113,13 +146,7 @@ extension JSONValue: CustomStringConvertible {
         case .bool(let value):
             out.append(contentsOf: (value ? "true" : "false").utf8)
         case .number(let value):
-            if !value.isFinite {
-                out.append(contentsOf: "null".utf8)
-            } else if value == value.rounded(), abs(value) < 9_007_199_254_740_992 {
-                out.append(contentsOf: String(Int64(value)).utf8)
-            } else {
-                out.append(contentsOf: value.description.utf8)
-            }
+            Self.serialize(number: value, into: &out)
         case .string(let value):
             Self.writeString(value, to: &out)
         case .array(let elements):
@@ -143,24 +170,35 @@ extension JSONValue: CustomStringConvertible {
     }
 
     private static func writeString(_ string: String, to out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xF)])
-            default: out.append(byte)
+        var string = string
+        // Runs without anything to escape go in one copy.
+        string.withUTF8 { bytes in
+            var run = 0
+            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                writeEscaped(byte, to: &out)
+                run = index + 1
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscaped(_ byte: UInt8, to out: inout [UInt8]) {
+        let hex: [UInt8] = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66]
+        switch byte {
+        case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+        case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+        default:
+            out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0xF)])
+        }
     }
 }

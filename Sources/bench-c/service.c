@@ -1,5 +1,6 @@
 // The smallest C service, for scripts/bench: handles every lifecycle event and does
-// nothing, and willPresentNotification (the payload row), which it completes at once
+// nothing, didReceiveMemoryWarning (so row 4's requests reach every service), and
+// willPresentNotification (the payload row), which it completes at once
 // without reading the payload. scripts/bench compiles it once with cc; servicehost-bench then writes N copies,
 // each with the id placeholder below rewritten to a distinct id of the same length
 // (SH_SERVICE_METADATA keeps the id in one place: the runtime id points at it).
@@ -13,7 +14,9 @@ SH_PLUGIN_METADATA("c");
 #define BENCH_FLAGS 0
 #endif
 SH_SERVICE_METADATA_FLAGS(bench_meta, "bench.c-service.s0000000", "Bench", "1.0.0",
-                          SH_EVENTS_LIFECYCLE | SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION), 0, BENCH_FLAGS);
+                          SH_EVENTS_LIFECYCLE | SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING) |
+                              SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION),
+                          0, BENCH_FLAGS);
 
 static int32_t bench_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;

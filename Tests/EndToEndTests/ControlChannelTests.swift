@@ -18,6 +18,38 @@ import Testing
         }
     }
 
+    /// Two clients pipelining at once, their lines cut at arbitrary bytes and interleaved:
+    /// the host reads both on one thread, and each gets exactly its replies, in its order.
+    @Test func twoClientsPipeliningInterleaved_eachGetsItsRepliesInItsOwnOrder() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start()
+        let commands = ["state", "list", "memory-warning", "nope"]
+        let clients = try ["a", "b"].map { name in
+            let bytes = (1...200).map { #"{"id":"\#(name)\#($0)","command":"\#(commands[$0 % commands.count])"}"# + "\n" }
+            return (name: name, socket: try ControlSocket(path: host.control), bytes: Array(bytes.joined().utf8))
+        }
+        // Chunks of 1 to 97 bytes, alternating clients, none of them reading yet.
+        var offsets = [0, 0]
+        var size = 1
+        while offsets[0] < clients[0].bytes.count || offsets[1] < clients[1].bytes.count {
+            for (index, client) in clients.enumerated() where offsets[index] < client.bytes.count {
+                let end = min(offsets[index] + size, client.bytes.count)
+                client.socket.send(Array(client.bytes[offsets[index]..<end]))
+                offsets[index] = end
+                size = size % 97 + 13
+            }
+        }
+        for client in clients {
+            for id in 1...200 {
+                let reply = client.socket.readReply()
+                #expect(reply?["id"] as? String == "\(client.name)\(id)")
+                // The unknown command is refused; the others are carried out.
+                #expect(reply?["ok"] as? Bool == (id % commands.count != 3), "\(String(describing: reply))")
+            }
+        }
+    }
+
     @Test func badInput_getsAnErrorReply_andTheConnectionStaysUsable() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

@@ -37,6 +37,32 @@ import Testing
         #expect(dropped.first?.int("bytes") == 1_048_576)
     }
 
+    /// A client that pipelines more replies than the bound while it reads them (slower than
+    /// the host makes them) is never dropped: the host waits for it to read before carrying
+    /// out more, and it gets every reply in order.
+    @Test func aClientThatPipelinesPastTheBoundAndReads_getsEveryReply() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start()
+        let client = try ControlSocket(path: host.control)
+        let id = String(repeating: "i", count: 4096)
+        let requests = 600  // 2.4 MB of replies: over twice the bound
+        let bytes = Array((0..<requests).map { #"{"id":"\#(id)\#($0)","command":"state"}"# + "\n" }.joined().utf8)
+        nonisolated(unsafe) let sending = client
+        let sender = Thread { sending.send(bytes) }
+        sender.start()
+        for index in 0..<requests {
+            // A steady reader slower than the host (not a timing assertion): without the wait
+            // for it, the replies made meanwhile passed the bound and it was dropped.
+            usleep(2000)
+            let reply = client.readReply()
+            #expect((reply?["id"] as? String).map { String($0.dropFirst(id.count)) } == String(index))
+            if reply == nil { break }
+        }
+        #expect(host.stop().status == 0)
+        #expect(host.records.named("control.dropped").isEmpty, "\(host.records.text.suffix(3000))")
+    }
+
     @Test func connectionsOverTheCap_areRefusedWithAReplyNamingIt_loggedOnce() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

@@ -183,8 +183,14 @@ import Testing
         try host.bad("hang", ["BAD_ID=\"test.hang\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=9"])
         try host.start(["--event-timeout", "1"])
         let socket = try ControlSocket(path: host.control)
+        // Opened before the hang: connections are read on the main thread, so this one must be
+        // read elsewhere once it is stuck.
+        let earlier = try ControlSocket(path: host.control)
+        #expect(earlier.readReplyAfter(#"{"command":"state"}"#)?["state"] as? String == "active")
         socket.send(#"{"command":"background"}"# + "\n")  // never answered: the main thread is stuck
         #expect(eventually { (try? host.reply("state"))?["stuck"] != nil })
+        let listed = earlier.readReplyAfter(#"{"id":2,"command":"list"}"#)
+        #expect(listed?["snapshot"] as? Bool == true && listed?["id"] as? Int == 2, "\(String(describing: listed))")
         let state = try host.reply("state")
         let stuck = try #require(state["stuck"] as? [String: Any])
         #expect(stuck["service"] as? String == "test.hang" && stuck["event"] as? String == "didEnterBackground")

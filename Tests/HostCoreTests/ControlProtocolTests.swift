@@ -121,6 +121,61 @@ import Testing
         #expect(state.json.serialized == #"{"deviceToken":null,"ok":true,"services":5,"state":"active"}"#)
     }
 
+    /// The bytes a connection writes (``ControlReply/write(to:)``, no JSONValue) are the JSON's,
+    /// member for member: every member set at once, escapes, fractions, negative numbers, the
+    /// members merged from isolation and the operating replies, nested deliveries.
+    @Test func replies_writtenInPlace_areTheirJSONsBytes() {
+        var everything = ControlReply(ok: false, id: ["n": -1.5])
+        everything.error = "quote \" backslash \\ newline \n tab \t bell \u{7} é 🚗"
+        everything.snapshot = true
+        everything.state = "active"
+        everything.status = ControlReply.Status(
+            serviceCount: 3, deviceToken: "00ff", busy: ControlReply.Call(service: "a.b", event: "openURL"),
+            stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12.25, deadline: 0.5))
+        everything.reload = ControlReply.Reload(added: ["a"], removed: [], replaced: ["c"], failures: ["x.so: \"bad\""])
+        everything.event = "willPresentNotification"
+        everything.handled = true
+        everything.receivers = ["a.b", "c.d"]
+        everything.handledBy = "a.b"
+        everything.answers = ["c.d": "sound", "a.b": "banner"]
+        everything.result = ["z": 1, "a": [true, .null, 1e300]]
+        everything.presentation = ["banner"]
+        everything.note = "why"
+        let car = ControlReply.SceneEntry(
+            name: "car", role: "car", state: "foregroundActive", configuration: "car", configuredBy: nil,
+            settings: ["template": "map"], savedState: true)
+        everything.scene = .some(car)
+        everything.scenes = [car, ControlReply.SceneEntry(name: "m", role: "main", state: "s", configuration: "c")]
+        everything.savedScenes = ["car"]
+        everything.authorization = ControlReply.Authorization(status: "provisional", allowed: ["banner", "list"])
+        var delivery = ControlReply()
+        delivery.event = "sceneOpenURLContexts"
+        delivery.receivers = []
+        var operating = ControlReply(ok: true)
+        operating.members = ["stats": ["calls": 2], "blame": []]
+        everything.deliveries = [delivery, operating, ControlReply()]
+
+        let service = ControlReply.Service(
+            id: "a.b", name: "A \"quoted\"", version: "1.0.0", path: "/p/a.so", priority: -3, state: "running",
+            events: ["openURL"], urls: ["myapp"], activities: ["x"], subscriptions: ["*"], sceneRoles: ["main"],
+            lastError: "boom", retiredCopies: 2, activation: "lazy", activatedBy: "URL myapp://x")
+        var isolated = service
+        isolated.isolation = ["isolation": "process", "stuckIn": "openURL", "restarts": 2, "activation": "eager"]
+        var list = ControlReply(ok: true, id: "l")
+        list.services = [service, isolated]
+        // `state`'s count and a list at once: the list wins, as in the JSON.
+        var both = list
+        both.status = ControlReply.Status(serviceCount: 9, deviceToken: nil)
+        var gone = ControlReply(ok: true)
+        gone.scene = .some(nil)
+
+        for reply in [everything, list, both, gone, operating, ControlReply(), ControlReply(ControlRefusal(id: nil, message: "no"))] {
+            var written: [UInt8] = []
+            reply.write(to: &written)
+            #expect(String(decoding: written, as: UTF8.self) == reply.json.serialized)
+        }
+    }
+
     @Test func ctl_printsAReplyFromItsTypedFields() {
         var state = ControlReply(ok: true)
         state.state = "active"

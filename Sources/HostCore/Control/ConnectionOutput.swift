@@ -3,9 +3,12 @@ import Glibc
 
 /// The output of one control connection (its replies, and for `host ctl watch` its stream):
 /// bytes are queued without ever blocking whoever produces them (the main thread, a logging
-/// thread) and written without blocking on the connection's queue as fast as the client reads,
-/// everything queued meanwhile in one `send`. A client whose unread output passes ``bound``
-/// is dropped, so one client that does not read never holds the host or the other clients back.
+/// thread) and written without blocking as fast as the client reads, everything queued
+/// meanwhile in one `send`: replies are appended in place (``append(_:)``) and written by the
+/// thread that made them (``flush()``, once per burst); what the socket had no room for is
+/// written by a write source on the connection's queue when it has. A client whose unread
+/// output passes ``bound`` is dropped, so one client that does not read never holds the host
+/// or the other clients back.
 final class ConnectionOutput: Sendable {
     /// The most unread output a client may have before it is dropped (README, Limits).
     static let bound = 1 << 20
@@ -20,6 +23,9 @@ final class ConnectionOutput: Sendable {
 
     private struct State {
         var pending: [UInt8] = []
+        /// The buffer of the last send, emptied, kept for its capacity: swapped with `pending`
+        /// so a burst allocates nothing.
+        var spare: [UInt8] = []
         /// Bytes taken out of `pending` by the send in progress (still unread by the client).
         var sending = 0
         var flushing = false
@@ -35,12 +41,13 @@ final class ConnectionOutput: Sendable {
     private let state = Locked(State())
     private let socket: Int32
     private let queue: DispatchQueue
-    // Immutable after init; DispatchSource's methods are thread-safe, and this one is only
-    // resumed, suspended and cancelled on `queue`.
+    // Immutable after init; DispatchSource's methods are thread-safe. Resumed by whichever
+    // thread's send found the socket full, suspended by its handler (on `queue`): `armed`,
+    // under the lock, pairs them.
     nonisolated(unsafe) private let writable: DispatchSourceWrite
-    // Called once, on `queue`, when the output ends by a drop.
+    // Called once, on `queue` or the flushing thread, when the output ends by a drop.
     private let dropped: @Sendable (Drop) -> Void
-    // Called on `queue` each time everything queued is written.
+    // Called by the writing thread each time everything queued is written.
     private let drained: @Sendable () -> Void
 
     /// The output of `socket`, which `owner` keeps open until the write source is cancelled
@@ -58,10 +65,14 @@ final class ConnectionOutput: Sendable {
         writable.setEventHandler { [weak self] in self?.becameWritable() }
     }
 
+    /// The bytes queued and not yet taken by the client's socket.
+    var backlog: Int { state.withLock { $0.pending.count + $0.sending } }
+
     /// Whether nothing is waiting to be written.
     var isEmpty: Bool { state.withLock { $0.pending.isEmpty && $0.sending == 0 } }
 
-    /// Queues bytes (any thread, never blocks); drops the client past ``bound``.
+    /// Queues bytes (any thread, never blocks) and has the connection's queue write them;
+    /// drops the client past ``bound``.
     func enqueue(_ bytes: [UInt8]) {
         enum Next { case nothing, flush, drop }
         let next: Next = state.withLock { state in
@@ -78,9 +89,34 @@ final class ConnectionOutput: Sendable {
         }
         switch next {
         case .nothing: break
-        case .flush: queue.async { self.flush() }
+        case .flush: queue.async { self.write() }
         case .drop: queue.async { self.end(dropping: .tooSlow) }
         }
+    }
+
+    /// Lets `write` append bytes to the output (any thread, never blocks), to be written by
+    /// the next ``flush()``; drops the client past ``bound``.
+    func append(_ write: (inout [UInt8]) -> Void) {
+        let drop: Bool = state.withLock { state in
+            guard !state.ended else { return false }
+            write(&state.pending)
+            guard state.pending.count + state.sending > Self.bound else { return false }
+            state.ended = true
+            state.pending = []
+            return true
+        }
+        if drop { queue.async { self.end(dropping: .tooSlow) } }
+    }
+
+    /// Writes what is queued now, on the calling thread, with one non-blocking `send`
+    /// (unless a write is already under way or waiting for room: that one takes it).
+    func flush() {
+        let start = state.withLock { state in
+            guard !state.ended, !state.flushing, !state.armed, !state.pending.isEmpty else { return false }
+            state.flushing = true
+            return true
+        }
+        if start { write() }
     }
 
     /// Waits (not on `queue`) until everything queued so far is written, the output ended,
@@ -95,7 +131,7 @@ final class ConnectionOutput: Sendable {
         return done || semaphore.wait(timeout: deadline) == .success
     }
 
-    /// Ends the output (on `queue`): nothing more is written; `drop` says why, nil when the
+    /// Ends the output (any thread): nothing more is written; `drop` says why, nil when the
     /// connection simply closes.
     func end(dropping drop: Drop? = nil) {
         let (first, waiters, activate) = state.withLock { state in
@@ -125,10 +161,11 @@ final class ConnectionOutput: Sendable {
         }
         guard proceed else { return }
         writable.suspend()
-        flush()
+        write()
     }
 
-    private func flush() {
+    /// Sends until nothing is pending or the socket is full; the caller set `flushing`.
+    private func write() {
         while true {
             // The whole queue at once: one send for every reply and line that came meanwhile.
             // nil once ended: a drop on its way reports itself.
@@ -138,9 +175,11 @@ final class ConnectionOutput: Sendable {
                     state.flushing = false
                     return []
                 }
-                defer { state.pending = [] }
                 state.sending = state.pending.count
-                return state.pending
+                let chunk = state.pending
+                state.pending = state.spare
+                state.spare = []
+                return chunk
             }
             guard var chunk = taken else { return }
             if chunk.isEmpty { return finished() }
@@ -148,15 +187,23 @@ final class ConnectionOutput: Sendable {
             let full = sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
             if sent < 0 && !full { return end(dropping: .gone) }
             if sent == chunk.count {
-                state.withLock { $0.sending = 0 }
+                chunk.removeAll(keepingCapacity: true)
+                state.withLock { state in
+                    state.sending = 0
+                    if state.spare.capacity < chunk.capacity { state.spare = chunk }
+                }
                 continue
             }
-            // The client's socket is full: the rest goes first once it has room.
+            // The client's socket is full: the rest goes first once it has room. Moved in
+            // place, both buffers kept: a burst larger than the socket allocates nothing.
             chunk.removeFirst(max(sent, 0))
             let arm = state.withLock { state in
                 state.sending = 0
                 guard !state.ended else { return false }
-                state.pending = chunk + state.pending
+                chunk.append(contentsOf: state.pending)
+                state.pending.removeAll(keepingCapacity: true)
+                state.spare = state.pending
+                state.pending = chunk
                 state.flushing = false
                 state.armed = true
                 return true

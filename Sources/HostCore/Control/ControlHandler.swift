@@ -38,12 +38,20 @@ public final class ControlHandler {
     private func publishSnapshot() {
         let services = host.services
         let token = host.deviceToken
-        if let shown, shown.token == token, shown.services.count == services.count,
-            zip(shown.services, services).allSatisfy({ old, slot in
-                old.slot == ObjectIdentifier(slot) && old.lastError == slot.lastError && old.retired == host.retiredCopies(of: slot.path)
-            })
-        {
-            return
+        // Without retired copies (nearly always) no path needs hashing to compare.
+        let anyRetired = host.hasRetiredCopies
+        if let shown, shown.token == token, shown.services.count == services.count {
+            // A loop, not `allSatisfy`: a closure made here is main-actor isolated, and checked
+            // for it on every call (which cost more than the comparison).
+            var same = true
+            for (old, slot) in zip(shown.services, services)
+            where old.slot != ObjectIdentifier(slot) || old.lastError != slot.lastError
+                || old.retired != (anyRetired ? host.retiredCopies(of: slot.path) : 0)
+            {
+                same = false
+                break
+            }
+            if same { return }
         }
         shown = (services.map { (ObjectIdentifier($0), $0.lastError, host.retiredCopies(of: $0.path)) }, token)
         snapshot.publish(services: services.map { Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path)) }, deviceToken: token?.hex)

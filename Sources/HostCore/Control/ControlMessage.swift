@@ -197,7 +197,8 @@ extension ControlMessage {
     /// Reads a request object; the error names the command and the member that is wrong.
     public init(json object: [String: JSONValue]) throws(InputError) {
         id = object[.id]
-        let choices = "one of \(Command.names.joined(separator: ", "))"
+        // Worded only for an error: joining every name cost more than the rest of a request.
+        var choices: String { "one of \(Command.names.joined(separator: ", "))" }
         guard let name = object[.command]?.stringValue else { throw InputError("missing \"\(ControlKey.command.rawValue)\" (\(choices))") }
         let members = Members(command: name, object: object)
         if let operate = try Operate(name, members) {
@@ -288,7 +289,7 @@ extension ControlMessage.Activity {
 extension ControlMessage.Scene {
     init(_ members: ControlMessage.Members) throws(InputError) {
         let actions = Self.actions
-        let choices = "one of \(actions.joined(separator: ", "))"
+        var choices: String { "one of \(actions.joined(separator: ", "))" }
         guard let action = try members.string(.action) else { throw InputError("scene: missing \"\(ControlKey.action.rawValue)\" (\(choices))") }
         guard actions.contains(action) else { throw InputError("scene: unknown action \"\(action)\" (\(choices))") }
         if action == "list" {

@@ -39,7 +39,12 @@ public struct ControlRequest: Sendable {
 
     /// Parses one request line. A refusal carries the request's id when it could be read.
     public static func parse(_ line: [UInt8], maxPayload: Int) -> Result<ControlRequest, ControlRefusal> {
-        guard String(validating: line, as: UTF8.self) != nil else {
+        line.withUnsafeBytes { parse($0, maxPayload: maxPayload) }
+    }
+
+    /// Parses one request line, read in place.
+    public static func parse(_ line: UnsafeRawBufferPointer, maxPayload: Int) -> Result<ControlRequest, ControlRefusal> {
+        guard line.withMemoryRebound(to: UInt8.self, { String(validating: $0, as: UTF8.self) }) != nil else {
             return .failure(ControlRefusal(id: nil, message: "the request is not valid UTF-8"))
         }
         let value: JSONValue

@@ -7,11 +7,14 @@ import Synchronization
 /// The control socket: newline-delimited JSON requests in, one reply line per request out,
 /// in order, over any number of connections.
 ///
-/// Sockets are served on background queues (one per connection); requests are carried out
-/// on the main thread in arrival order, without waiting for earlier replies to be written;
-/// replies are written in request order, so an answer that takes a while (a background
-/// fetch) holds back the replies after it on that connection, but not the work, other
-/// connections or the host. Nothing a client does blocks the host: writes never wait (see
+/// Connections are served on the main thread, the one that dispatches events (issue 13): a
+/// readable connection is read once per wake-up, each complete line carried out at once, and
+/// the burst's replies written with one `send` before the next wake-up, so a request costs no
+/// thread hand-off. Replies are written in request order, so an answer that takes a while (a
+/// background fetch) holds back the replies after it on that connection, but not the work,
+/// other connections or the host. While the main thread is stuck in a service, each
+/// connection is also read on its own queue: `state` and `list` are answered there from the
+/// snapshot, other requests wait for the main thread in order. Nothing a client does blocks the host: writes never wait (see
 /// ``ConnectionOutput``), connections are capped, and running out of descriptors sheds load.
 public final class ControlServer: Sendable {
     /// The socket's path.
@@ -34,8 +37,8 @@ public final class ControlServer: Sendable {
     private let acceptQueue = DispatchQueue(label: "servicehost.control.accept")
     // Immutable after init; DispatchSource is thread-safe. Kept alive for the process lifetime.
     nonisolated(unsafe) private let acceptSource: DispatchSourceRead
-    // Carries requests out on the main thread; set once at init.
-    private let perform: Perform
+    // What carries requests out; set once at init.
+    private let serving: Serving
     // The `watch` clients' hub.
     private let watchers: WatchHub?
 
@@ -54,34 +57,7 @@ public final class ControlServer: Sendable {
         self.shutdownTimeout = shutdownTimeout
         self.log = log
         watchers = handler.watchers
-        let snapshot = handler.snapshot
-        perform = { batch in
-            // A main thread stuck in a service cannot answer: state and list come from a snapshot,
-            // also for those already waiting when it got stuck (whichever answers first wins).
-            var waiting: [(ControlRequest, ReplyTo, (key: UInt64, waiting: ControlSnapshot.Waiting)?)] = []
-            for (request, reply) in batch {
-                if let answer = snapshot.reply(to: request) {
-                    reply(answer, .keepRunning)
-                    continue
-                }
-                waiting.append((request, reply, snapshot.hold(request) { answer in reply(answer, .keepRunning) }))
-            }
-            guard !waiting.isEmpty else { return }
-            // One hop to the main thread for every request read at once.
-            DispatchQueue.main.async {
-                MainActor.assumeIsolated {
-                    for (request, reply, held) in waiting {
-                        handler.handle(request) { value, after in
-                            if let held {
-                                snapshot.release(held.key)
-                                guard held.waiting.claim() else { return }
-                            }
-                            reply(value, after)
-                        }
-                    }
-                }
-            }
-        }
+        serving = Serving(handler: handler, snapshot: handler.snapshot)
         listener = try Self.bind(path)
         // Accepting never waits: a connection that vanished between the wake-up and accept is EAGAIN.
         _ = fcntl(listener.rawValue, F_SETFL, fcntl(listener.rawValue, F_GETFL) | O_NONBLOCK)
@@ -90,9 +66,14 @@ public final class ControlServer: Sendable {
         let socketPath = path
         atExitRemoval.withLock { $0 = socketPath }
         atexit { atExitRemoval.withLock { path in path.map { _ = unlink($0) } } }
+        // Accepting stays on its own queue: a main thread stuck in a service must still take
+        // the connection that asks for `state` (a hop per connection, not per request).
         acceptSource = DispatchSource.makeReadSource(fileDescriptor: listener.rawValue, queue: acceptQueue)
         acceptSource.setEventHandler { [self] in acceptOne() }
         acceptSource.resume()
+        handler.snapshot.whenStuck {
+            for connection in liveConnections.withLock({ Array($0.values) }) { connection.serveWhileStuck() }
+        }
     }
 
     private static func bind(_ path: String) throws(StartError) -> FileDescriptor {
@@ -147,7 +128,7 @@ public final class ControlServer: Sendable {
         accepting.withLock { $0.overloaded = false }
         ControlConnection(
             socket: socket, path: path, maxLine: maxPayload * 2 + 4096, maxPayload: maxPayload, log: log,
-            watchers: watchers, perform: perform, shutdownTimeout: shutdownTimeout
+            watchers: watchers, serving: serving, shutdownTimeout: shutdownTimeout
         ).start()
     }
 
@@ -213,7 +194,9 @@ public final class ControlServer: Sendable {
 
     /// One line to a connection the host will not serve, without waiting for it to be read.
     private static func refuse(_ socket: consuming FileDescriptor, _ message: String) {
-        let bytes = Array((ControlReply(ControlRefusal(id: nil, message: message)).json.serialized + "\n").utf8)
+        var bytes: [UInt8] = []
+        ControlReply(ControlRefusal(id: nil, message: message)).write(to: &bytes)
+        bytes.append(0x0A)
         _ = bytes.withUnsafeBytes { send(socket.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
     }
 
@@ -241,15 +224,16 @@ private let liveConnections = Locked<[ObjectIdentifier: ControlConnection]>([:])
 // The socket to unlink when the process exits normally (an atexit handler cannot capture).
 private let atExitRemoval = Locked<String?>(nil)
 
-/// Carries a batch of requests out on the main thread, in order; each reply closure is
-/// called once, on any thread.
-typealias Perform = @Sendable ([(ControlRequest, ReplyTo)]) -> Void
-/// Where one request's reply goes.
-typealias ReplyTo = @Sendable (ControlReply, ControlHandler.After) -> Void
+/// What carries requests out: the handler on the main thread, and the snapshot that answers
+/// `state` and `list` while the main thread is stuck.
+struct Serving: Sendable {
+    let handler: ControlHandler
+    let snapshot: ControlSnapshot
+}
 
 /// One client connection: reads lines, carries their requests out in order, writes replies.
 final class ControlConnection: Sendable {
-    // Closed in deinit, which comes only once both sources are cancelled: their handlers hold
+    // Closed in deinit, which comes only once every source is cancelled: their handlers hold
     // the connection, and a cancelled source lets its handlers go.
     private let socket: FileDescriptor
     private let path: String
@@ -257,8 +241,9 @@ final class ControlConnection: Sendable {
     private let maxPayload: Int
     private let shutdownTimeout: Double
     private let log: Log
+    /// Drains output the socket had no room for, and reads while the main thread is stuck.
     private let queue = DispatchQueue(label: "servicehost.control.connection")
-    private let perform: Perform
+    private let serving: Serving
     private let watchers: WatchHub?
     private struct State {
         /// The number the next request gets, and the first whose reply is not written yet.
@@ -266,104 +251,261 @@ final class ControlConnection: Sendable {
         var nextReply: UInt64 = 0
         /// Replies that arrived before an earlier one, by request number.
         var ready: [UInt64: (ControlReply, ControlHandler.After)] = [:]
+        /// Requests handed to the main queue (read while it was stuck) and not carried out
+        /// yet: the ones read after them follow them there, so all run in order.
+        var handedOff = 0
+        /// Bursts of requests being carried out: their replies are written once at the end.
+        var bursts = 0
         var reading = true
+        /// Reading waits for the client to read its replies (see ``pause()``); the source is
+        /// suspended (once) while `paused` or not `reading`.
+        var paused = false
+        /// Counts pauses, so that a pause's timeout does not end a later one.
+        var pauses: UInt64 = 0
+        /// The last pause timed out without the client reading: the next wake-up carries out
+        /// one burst whatever the backlog (so a client that never reads reaches the bound).
+        var force = false
         var cancelled = false
         /// Set once the connection turned into a `watch` stream.
         var watch: WatchHub.Sink?
     }
     private let state = Locked(State())
-    // Immutable after init; DispatchSource's methods are thread-safe.
+    /// What was read and not yet taken as lines: `buffer[start..<end]`. Allocated once (it
+    /// grows only for a line longer than it), never zero-filled; freed in deinit.
+    private struct Input {
+        var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 1)
+        var start = 0
+        var end = 0
+        /// The client closed its side (or reading failed): no more bytes come.
+        var closed = false
+    }
+    private let input = Locked(Input())
+    // Immutable after init; DispatchSource's methods are thread-safe. Targets the main queue.
     nonisolated(unsafe) private let source: DispatchSourceRead
+    // Reads on `queue` while the main thread is stuck; created, cancelled and read only on `queue`.
+    nonisolated(unsafe) private var stuckSource: DispatchSourceRead?
     // Set once in start(), before the sources run; then only read.
     nonisolated(unsafe) private var output: ConnectionOutput!
-    // Read into by the source's handler alone (it runs on `queue`, one at a time); freed in
-    // deinit. Allocated once, never zero-filled.
-    nonisolated(unsafe) private let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 1)
-    // The start of a request line whose newline has not come yet; touched only by the source's
-    // handler (on `queue`).
-    nonisolated(unsafe) private var partial: [UInt8] = []
 
     init(
         socket: consuming FileDescriptor, path: String, maxLine: Int, maxPayload: Int, log: Log, watchers: WatchHub?,
-        perform: @escaping Perform, shutdownTimeout: Double
+        serving: Serving, shutdownTimeout: Double
     ) {
         self.watchers = watchers
-        source = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: queue)
+        source = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: .main)
         self.socket = socket
         self.path = path
         self.maxLine = maxLine
         self.maxPayload = maxPayload
         self.log = log
-        self.perform = perform
+        self.serving = serving
         self.shutdownTimeout = shutdownTimeout
     }
 
-    deinit { readBuffer.deallocate() }
+    deinit { input.withLock { $0.buffer.deallocate() } }
 
     func start() {
         output = ConnectionOutput(
             socket: socket.rawValue, queue: queue, owner: self,
             dropped: { [weak self] drop in self?.dropped(drop) },
-            drained: { [weak self] in self?.closeIfDone() })
+            drained: { [weak self] in
+                self?.resume(after: nil)
+                self?.closeIfDone()
+            })
         liveConnections.withLock { $0[ObjectIdentifier(self)] = self }
         // The source keeps the connection alive (its handler holds self) until it is cancelled.
-        source.setEventHandler { [self] in readAvailable() }
+        source.setEventHandler { [self] in serve(stuck: false) }
         source.resume()
+        // Accepted while the main thread is stuck: read here until it is back.
+        if serving.snapshot.isStuck { serveWhileStuck() }
     }
 
     /// Waits until the replies produced so far are written (called on the main thread at exit).
     func flush(before deadline: DispatchTime) {
-        // Replies handed to the queue before now are queued for writing after this.
-        queue.sync {}
+        output.flush()
         _ = output.waitUntilWritten(before: deadline)
     }
 
-    private func readAvailable() {
-        let count = Glibc.read(socket.rawValue, readBuffer.baseAddress, readBuffer.count)
-        // The socket does not block: a wake-up with nothing to read is not the end.
-        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
-        guard count > 0 else {
-            // End of file or an error: a final line without a newline still gets an answer.
-            let leftover = partial
-            partial = []
-            if !leftover.isEmpty {
-                enqueue([.failure(ControlRefusal(id: nil, message: "the request has no newline at its end"))])
+    /// The main thread is stuck in a service (called on the watchdog's thread): writes the
+    /// replies it made before, and reads the connection on `queue` until it is back.
+    func serveWhileStuck() {
+        output.flush()
+        queue.async { [self] in
+            guard stuckSource == nil, state.withLock({ $0.reading && !$0.cancelled }) else { return }
+            let source = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: queue)
+            source.setEventHandler { [self] in
+                guard serving.snapshot.isStuck, state.withLock({ $0.reading && !$0.cancelled }) else {
+                    return stopServingWhileStuck()
+                }
+                serve(stuck: true)
             }
-            finishReading()
-            return
+            stuckSource = source
+            source.resume()
         }
-        // A watch stream only listens for its client going away.
-        if state.withLock({ $0.watch != nil }) { return }
-        // One pass over what was read: each newline ends a line; what follows the last one
-        // waits in `partial` for the rest.
-        let base = readBuffer.baseAddress!
-        var lines: [[UInt8]] = []
-        var start = 0
-        while start < count, let found = memchr(base + start, 0x0A, count - start) {
-            let newline = base.distance(to: found)
-            let line = UnsafeRawBufferPointer(rebasing: readBuffer[start..<newline])
-            start = newline + 1
-            if partial.isEmpty {
-                lines.append(Array(line))
-            } else {
-                partial += line
-                lines.append(partial)
-                partial = []
+    }
+
+    /// On `queue`: the main thread reads the connection alone again.
+    private func stopServingWhileStuck() {
+        stuckSource?.cancel()
+        stuckSource = nil
+    }
+
+    /// One wake-up: reads once (at most the buffer: a connection that always has more to say
+    /// does not keep the others waiting), carries out every complete line in order, then
+    /// writes their replies at once. On the main thread; on `queue` with `stuck`, where
+    /// `state` and `list` are answered from the snapshot and the rest goes to the main queue.
+    private func serve(stuck: Bool) {
+        let force = state.withLock { state in
+            state.bursts += 1
+            defer { state.force = false }
+            return state.force
+        }
+        // Replies the client has not read yet past `backlogLimit`: wait for it to read them
+        // before carrying out more (a burst's replies can be ten times its requests).
+        let backedUp = { [output] in !force && output!.backlog > Self.backlogLimit }
+        if stuck || !backedUp() { readOnce() }
+        var waiting = false
+        if stuck {
+            while let (number, request, _) = nextLine(stuck: true) {
+                switch request {
+                case .failure(let refusal): finished(number, ControlReply(refusal), .keepRunning)
+                case .success(let request): handOff(number, request)
+                }
+            }
+        } else {
+            let handler = serving.handler
+            // Once per wake-up, not per request: the check costs more than a small request.
+            MainActor.assumeIsolated {
+                while true {
+                    if backedUp() {
+                        waiting = true
+                        break
+                    }
+                    guard let (number, request, handOff) = nextLine(stuck: false) else { break }
+                    switch request {
+                    case .failure(let refusal):
+                        finished(number, ControlReply(refusal), .keepRunning)
+                    case .success(let request) where handOff:
+                        self.handOff(number, request)
+                    case .success(let request):
+                        handler.handle(request) { [self] reply, after in finished(number, reply, after) }
+                    }
+                }
             }
         }
-        partial += UnsafeRawBufferPointer(rebasing: readBuffer[start..<count])
-        let overflow = partial.count > maxLine
-        var requests = lines.compactMap(request)
-        // A line this long cannot be resynchronised: answer, then hang up.
-        if overflow { requests.append(.failure(tooLong())) }
-        enqueue(requests)
-        if overflow { finishReading() }
+        state.withLock { $0.bursts -= 1 }
+        output.flush()
+        if input.withLock({ $0.closed && $0.start == $0.end }) { finishReading() }
+        if waiting { pause() }
+    }
+
+    /// The most replies a connection may have unread before it waits for the client to read
+    /// them (well under ``ConnectionOutput/bound``, which drops it).
+    static let backlogLimit = 256 << 10
+    /// How long a connection waits for its client to read before it goes on anyway: a client
+    /// that reads gets its replies without being dropped; one that never reads still reaches
+    /// the bound and is dropped, instead of blocking its writes forever.
+    static let backlogWait = DispatchTimeInterval.milliseconds(50)
+
+    /// Stops reading until the output is written, or ``backlogWait`` passes (on the main thread).
+    private func pause() {
+        let pause: UInt64? = state.withLock { state in
+            guard state.reading && !state.cancelled && !state.paused else { return nil }
+            state.paused = true
+            state.pauses += 1
+            source.suspend()
+            return state.pauses
+        }
+        guard let pause else { return }
+        queue.asyncAfter(deadline: .now() + Self.backlogWait) { [weak self] in self?.resume(after: pause) }
+        // Written meanwhile (its drained call came before the pause): go on at once.
+        if output.backlog <= Self.backlogLimit { resume(after: nil) }
+    }
+
+    /// Reads again: the output was written (`timedOut` nil), or pause number `timedOut` timed out.
+    private func resume(after timedOut: UInt64?) {
+        let resumed = state.withLock { state in
+            guard state.paused && !state.cancelled, timedOut == nil || timedOut == state.pauses else { return false }
+            state.paused = false
+            state.force = timedOut != nil
+            if state.reading { source.resume() }
+            return true
+        }
+        // The lines already read wait in `input`: no wake-up comes for them.
+        if resumed { DispatchQueue.main.async { [self] in serve(stuck: false) } }
+    }
+
+    private func readOnce() {
+        input.withLock { input in
+            guard !input.closed else { return }
+            // Room for a whole line: what is left of one moves to the front, and the buffer
+            // doubles only when a line is longer than it (up to the limit, which is refused).
+            if input.start > 0 {
+                let left = input.end - input.start
+                if left > 0 { memmove(input.buffer.baseAddress!, input.buffer.baseAddress! + input.start, left) }
+                input.start = 0
+                input.end = left
+            }
+            if input.end == input.buffer.count && input.buffer.count <= maxLine {
+                let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: input.buffer.count * 2, alignment: 1)
+                larger.copyMemory(from: UnsafeRawBufferPointer(input.buffer))
+                input.buffer.deallocate()
+                input.buffer = larger
+            }
+            let count = Glibc.read(socket.rawValue, input.buffer.baseAddress! + input.end, input.buffer.count - input.end)
+            // The socket does not block: a wake-up with nothing to read is not the end.
+            if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
+            if count <= 0 { input.closed = true } else { input.end += count }
+        }
+    }
+
+    /// The next request line, its number, and whether it goes to the main queue rather than
+    /// being carried out here; nil when no complete line is left.
+    private func nextLine(stuck: Bool) -> (UInt64, Result<ControlRequest, ControlRefusal>, Bool)? {
+        input.withLock { input in
+            while input.start < input.end {
+                let base = input.buffer.baseAddress!
+                let request: Result<ControlRequest, ControlRefusal>?
+                if let found = memchr(base + input.start, 0x0A, input.end - input.start) {
+                    let newline = base.distance(to: found)
+                    let line = UnsafeRawBufferPointer(rebasing: input.buffer[input.start..<newline])
+                    input.start = newline + 1
+                    request = self.request(line)
+                } else if input.end - input.start > maxLine {
+                    // A line this long cannot be resynchronised: answer, then hang up.
+                    input.start = input.end
+                    input.closed = true
+                    request = .failure(tooLong())
+                } else if input.closed {
+                    // A final line without a newline still gets an answer.
+                    input.start = input.end
+                    request = .failure(ControlRefusal(id: nil, message: "the request has no newline at its end"))
+                } else {
+                    return nil
+                }
+                guard let request else { continue }
+                let next: (UInt64, Bool)? = state.withLock { state in
+                    // A watch stream only listens for its client going away.
+                    if state.watch != nil { return nil }
+                    defer { state.nextRequest += 1 }
+                    guard case .success = request, stuck || state.handedOff > 0 else { return (state.nextRequest, false) }
+                    state.handedOff += 1
+                    return (state.nextRequest, true)
+                }
+                guard let (number, handOff) = next else {
+                    input.start = input.end
+                    return nil
+                }
+                return (number, request, handOff)
+            }
+            return nil
+        }
     }
 
     /// The request on one line; nil for a blank line.
-    private func request(_ line: [UInt8]) -> Result<ControlRequest, ControlRefusal>? {
+    private func request(_ line: UnsafeRawBufferPointer) -> Result<ControlRequest, ControlRefusal>? {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { return nil }
-        let trimmed = line.last == 0x0D ? Array(line.dropLast()) : line
+        let trimmed = line.last == 0x0D ? UnsafeRawBufferPointer(rebasing: line.dropLast()) : line
         return trimmed.count > maxLine ? .failure(tooLong()) : ControlRequest.parse(trimmed, maxPayload: maxPayload)
     }
 
@@ -371,55 +513,72 @@ final class ControlConnection: Sendable {
         ControlRefusal(id: nil, message: "the request line is longer than \(maxLine) bytes (--max-payload is \(maxPayload))")
     }
 
-    /// Starts requests at once: they go to the main queue in arrival order (one hop for all
-    /// the requests of one read), so they run in order without waiting for the previous
-    /// reply's write; replies are written in request order as they become ready (an answer
-    /// that takes a while holds back only the replies after it, not the work).
-    private func enqueue(_ requests: [Result<ControlRequest, ControlRefusal>]) {
-        let first = state.withLock { state in
-            defer { state.nextRequest += UInt64(requests.count) }
-            return state.nextRequest
+    /// A request read while the main thread was stuck (or after one that was): `state` and
+    /// `list` are answered from the snapshot if it still is; the rest runs on the main queue
+    /// in order (a `state` or `list` there is answered by whichever of the main thread and the
+    /// snapshot comes first).
+    private func handOff(_ number: UInt64, _ request: ControlRequest) {
+        let snapshot = serving.snapshot
+        if let answer = snapshot.reply(to: request) {
+            state.withLock { $0.handedOff -= 1 }
+            return finished(number, answer, .keepRunning)
         }
-        var batch: [(ControlRequest, ReplyTo)] = []
-        for (offset, request) in requests.enumerated() {
-            let number = first + UInt64(offset)
-            switch request {
-            case .failure(let refusal):
-                finished(number, ControlReply(refusal), .keepRunning)
-            case .success(let request):
-                batch.append((request, { [self] reply, after in queue.async { self.finished(number, reply, after) } }))
+        let held = snapshot.hold(request) { [self] answer in finished(number, answer, .keepRunning) }
+        let handler = serving.handler
+        DispatchQueue.main.async { [self] in
+            MainActor.assumeIsolated {
+                state.withLock { $0.handedOff -= 1 }
+                handler.handle(request) { [self] reply, after in
+                    if let held {
+                        snapshot.release(held.key)
+                        guard held.waiting.claim() else { return }
+                    }
+                    finished(number, reply, after)
+                }
             }
         }
-        if !batch.isEmpty { perform(batch) }
     }
 
     /// Stops reading; the connection closes once the pending replies are written.
     private func finishReading() {
-        let wasReading = state.withLock { state in
-            defer { state.reading = false }
-            return state.reading
+        // Suspended with the flag, so that close() knows whether to resume it.
+        state.withLock { state in
+            // A closed connection's source is cancelled: suspending it would keep it (and the
+            // descriptor) forever.
+            guard state.reading && !state.cancelled else { return }
+            state.reading = false
+            if !state.paused { source.suspend() }
         }
-        if wasReading { source.suspend() }
         closeIfDone()
     }
 
-    /// Records reply `number` and queues every reply now in order for writing.
+    /// Records reply `number` and appends every reply now in order to the output, written
+    /// at once unless a burst is under way (it writes them at its end).
     private func finished(_ number: UInt64, _ reply: ControlReply, _ after: ControlHandler.After) {
-        let (text, exits, watch) = state.withLock { state in
-            state.ready[number] = (reply, after)
-            var text = ""
+        let (exits, watch, flush) = state.withLock { state in
             var exits = false
             var watch: Bool?
-            while let (value, then) = state.ready.removeValue(forKey: state.nextReply) {
-                text += value.json.serialized + "\n"
-                exits = exits || then == .exit
+            // Appended with the lock held: replies finished on two threads go out in order.
+            func write(_ reply: ControlReply, _ then: ControlHandler.After) {
+                output.append { out in
+                    reply.write(to: &out)
+                    out.append(0x0A)
+                }
+                exits = then == .exit
                 state.nextReply += 1
                 if case .watch(let logs) = then { watch = logs }
-                if exits || watch != nil { break }
             }
-            return (text, exits, watch)
+            if number == state.nextReply && state.ready.isEmpty {
+                write(reply, after)
+            } else {
+                state.ready[number] = (reply, after)
+                while !exits && watch == nil, let (value, then) = state.ready.removeValue(forKey: state.nextReply) {
+                    write(value, then)
+                }
+            }
+            return (exits, watch, state.bursts == 0)
         }
-        if !text.isEmpty { output.enqueue(Array(text.utf8)) }
+        if flush { output.flush() }
         if exits {
             // On the main thread, as a signal's shutdown: every connection's replies (this one's
             // included) are written first.
@@ -471,7 +630,7 @@ final class ControlConnection: Sendable {
     private func close() {
         let (first, suspended, watch) = state.withLock { state in
             defer { state.cancelled = true }
-            return (!state.cancelled, !state.reading, state.watch)
+            return (!state.cancelled, !state.reading || state.paused, state.watch)
         }
         guard first else { return }
         liveConnections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(self)) }
@@ -485,5 +644,6 @@ final class ControlConnection: Sendable {
         // A suspended source delivers its cancellation only once resumed; a watch stream
         // dropped while its client still sends is not suspended (resuming it would trap).
         if suspended { source.resume() }
+        queue.async { self.stopServingWhileStuck() }
     }
 }

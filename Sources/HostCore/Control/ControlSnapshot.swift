@@ -73,6 +73,12 @@ public final class ControlSnapshot: Sendable {
         }
     }
 
+    /// Whether the main thread is stuck in a service past its deadline.
+    var isStuck: Bool { tracker.stuck != nil }
+
+    /// Calls `observer` (on the watchdog's thread) each time the main thread gets stuck.
+    func whenStuck(_ observer: @escaping @Sendable () -> Void) { tracker.whenStuck(observer) }
+
     /// Keeps the list (without isolation fields, read live) and the token.
     func publish(services: [ControlReply.Service], deviceToken: String?) {
         published.withLock { $0 = Published(services: services, deviceToken: deviceToken) }

@@ -136,6 +136,9 @@ public final class Host {
     /// (code cannot be unloaded), and past ``retiredCopyLimit`` the file is not replaced again.
     public func retiredCopies(of path: String) -> Int { serviceSet.retiredCopies[path, default: 0] }
 
+    /// Whether any plugin file has a retired copy.
+    var hasRetiredCopies: Bool { !serviceSet.retiredCopies.isEmpty }
+
     /// The most copies of one plugin file a host retires before refusing to replace it again.
     public static var retiredCopyLimit: Int { ServiceSet.retiredCopyLimit }
 

@@ -1,0 +1,191 @@
+import ServiceJSON
+
+// Writes a reply's JSON straight into a connection's output: the bytes ``ControlReply/json``'s
+// `serialized` gives (keys sorted by their UTF-8 bytes, the same escaping and numbers), without
+// building a dictionary per object, sorting its keys and a String per member (issue 13).
+// ControlReplyWritingTests compares the two on every member.
+
+extension ControlReply {
+    /// Appends the reply's JSON text (no newline) to `out`.
+    func write(to out: inout [UInt8]) {
+        // The operating replies' members are free-form: those (rare) go through JSONValue.
+        guard members.isEmpty else { return json.serialize(into: &out) }
+        var object = ObjectWriter()
+        // Keys in sorted order, as `serialized` writes them.
+        if let reload { object.strings("added", reload.added, &out) }
+        if let answers { object.value("answers", .object(answers.mapValues(JSONValue.string)), &out) }
+        if let authorization {
+            object.key("authorization", &out)
+            var inner = ObjectWriter()
+            inner.strings("allowed", authorization.allowed, &out)
+            inner.string("status", authorization.status, &out)
+            inner.end(&out)
+        }
+        if let busy = status?.busy {
+            object.key("busy", &out)
+            busy.write(to: &out)
+        }
+        if let deliveries {
+            object.key("deliveries", &out)
+            out.append(UInt8(ascii: "["))
+            for (index, delivery) in deliveries.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                delivery.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        if let status { object.optionalString("deviceToken", status.deviceToken, &out) }
+        if let error { object.string("error", error, &out) }
+        if let event { object.string("event", event, &out) }
+        if let reload { object.strings("failures", reload.failures, &out) }
+        if let handled { object.bool("handled", handled, &out) }
+        if let handledBy { object.string("handledBy", handledBy, &out) }
+        if let id { object.value("id", id, &out) }
+        if let note { object.string("note", note, &out) }
+        if let ok { object.bool("ok", ok, &out) }
+        if let presentation { object.value("presentation", presentation, &out) }
+        if let receivers { object.strings("receivers", receivers, &out) }
+        if let reload {
+            object.strings("removed", reload.removed, &out)
+            object.strings("replaced", reload.replaced, &out)
+        }
+        if let result { object.value("result", result, &out) }
+        if let savedScenes { object.strings("savedScenes", savedScenes, &out) }
+        if let scene {
+            object.key("scene", &out)
+            if let scene { scene.write(to: &out) } else { out.append(contentsOf: "null".utf8) }
+        }
+        if let scenes {
+            object.key("scenes", &out)
+            out.append(UInt8(ascii: "["))
+            for (index, scene) in scenes.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                scene.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        // `services` is the list when there is one, else `state`'s count (as in `json`).
+        if let services {
+            object.key("services", &out)
+            out.append(UInt8(ascii: "["))
+            for (index, service) in services.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                service.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        } else if let status {
+            object.key("services", &out)
+            JSONValue.serialize(integer: Int64(status.serviceCount), into: &out)
+        }
+        if snapshot { object.bool("snapshot", true, &out) }
+        if let state { object.string("state", state, &out) }
+        if let stuck = status?.stuck {
+            object.key("stuck", &out)
+            stuck.write(to: &out)
+        }
+        object.end(&out)
+    }
+}
+
+extension ControlReply.Call {
+    fileprivate func write(to out: inout [UInt8]) {
+        var object = ObjectWriter()
+        if let deadline { object.number("deadline", deadline, &out) }
+        object.string("event", event, &out)
+        if let seconds { object.number("seconds", seconds, &out) }
+        object.string("service", service, &out)
+        object.end(&out)
+    }
+}
+
+extension ControlReply.Service {
+    fileprivate func write(to out: inout [UInt8]) {
+        // Isolation's members are merged among these by name: those go through JSONValue.
+        guard isolation.isEmpty else { return json.serialize(into: &out) }
+        var object = ObjectWriter()
+        object.optionalString("activatedBy", activatedBy, &out)
+        object.string("activation", activation, &out)
+        object.strings("activities", activities, &out)
+        object.strings("events", events, &out)
+        object.string("id", id, &out)
+        object.optionalString("lastError", lastError, &out)
+        object.string("name", name, &out)
+        object.string("path", path, &out)
+        object.number("priority", Double(priority), &out)
+        object.number("retiredCopies", Double(retiredCopies), &out)
+        object.strings("sceneRoles", sceneRoles, &out)
+        object.string("state", state, &out)
+        object.strings("subscriptions", subscriptions, &out)
+        object.strings("urls", urls, &out)
+        object.string("version", version, &out)
+        object.end(&out)
+    }
+}
+
+extension ControlReply.SceneEntry {
+    fileprivate func write(to out: inout [UInt8]) {
+        var object = ObjectWriter()
+        object.string("configuration", configuration, &out)
+        object.optionalString("configuredBy", configuredBy, &out)
+        object.string("name", name, &out)
+        object.string("role", role, &out)
+        object.bool("savedState", savedState, &out)
+        object.value("settings", settings ?? .null, &out)
+        object.string("state", state, &out)
+        object.end(&out)
+    }
+}
+
+/// One JSON object being written: members are appended in the order given (the caller's
+/// keys are already sorted), commas between them.
+private struct ObjectWriter {
+    private var count = 0
+
+    mutating func key(_ key: StaticString, _ out: inout [UInt8]) {
+        out.append(count == 0 ? UInt8(ascii: "{") : UInt8(ascii: ","))
+        count += 1
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    mutating func string(_ name: StaticString, _ value: String, _ out: inout [UInt8]) {
+        key(name, &out)
+        JSONValue.serialize(string: value, into: &out)
+    }
+
+    mutating func optionalString(_ name: StaticString, _ value: String?, _ out: inout [UInt8]) {
+        key(name, &out)
+        if let value { JSONValue.serialize(string: value, into: &out) } else { out.append(contentsOf: "null".utf8) }
+    }
+
+    mutating func strings(_ name: StaticString, _ values: [String], _ out: inout [UInt8]) {
+        key(name, &out)
+        out.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.serialize(string: value, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    mutating func bool(_ name: StaticString, _ value: Bool, _ out: inout [UInt8]) {
+        key(name, &out)
+        out.append(contentsOf: value ? "true".utf8 : "false".utf8)
+    }
+
+    mutating func number(_ name: StaticString, _ value: Double, _ out: inout [UInt8]) {
+        key(name, &out)
+        JSONValue.serialize(number: value, into: &out)
+    }
+
+    mutating func value(_ name: StaticString, _ value: JSONValue, _ out: inout [UInt8]) {
+        key(name, &out)
+        value.serialize(into: &out)
+    }
+
+    func end(_ out: inout [UInt8]) {
+        if count == 0 { out.append(UInt8(ascii: "{")) }
+        out.append(UInt8(ascii: "}"))
+    }
+}
