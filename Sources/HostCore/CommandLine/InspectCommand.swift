@@ -48,12 +48,14 @@ public enum InspectCommand {
         // The host's registry: a file it knows unchanged costs one stat.
         let registry = parsed.options.useCache ? RegistryCache.forInspection(stateDirectory: parsed.options.stateDirectory) : nil
         let inspect = { (path: String) in PluginInspector.inspect(path: path, registry: registry) }
-        defer { registry?.save(pruning: false) }
+        var scanned: [String] = []
+        defer { registry?.save(scanned: scanned) }
         for path in paths {
             if isDirectory(path) {
                 // Reading metadata runs nothing, so inspect shows insecure files too.
                 do {
                     let entries = try PluginScanner.scan(directory: path, allowInsecure: true)
+                    scanned.append(path)
                     results += entries.map { $0.flatMap(inspect) }
                 } catch {
                     results.append(.failure(LoadFailure(path: path, reason: .notRegularFile(kind: "unreadable directory: \(error.reason)"))))
@@ -63,7 +65,7 @@ public enum InspectCommand {
                 results.append(PluginScanner.check(path: PathBytes.escape(path), allowInsecure: true).flatMap(inspect))
             }
         }
-        return (parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory))
+        return (parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory).listed())
     }
 
     /// The failure record that keeps `service` of `plugin` from starting, if any.

@@ -70,8 +70,8 @@ public enum PluginLoader {
 
     /// Inspects every `*.so` of each directory, in order; one bad file never stops the others.
     /// A file declaring a service id an earlier file declares is refused, naming both. With a
-    /// `registry`, files it knows unchanged are not read, and it is saved afterwards holding
-    /// just these directories' files.
+    /// `registry`, files it knows unchanged are not read, and it is saved afterwards without
+    /// the entries of these directories' files that are gone or changed.
     public static func inspect(
         directories: [String], allowInsecure: Bool, registry: RegistryCache? = nil
     ) throws(PluginScanner.DirectoryError) -> Inspection {
@@ -97,7 +97,7 @@ public enum PluginLoader {
                 inspection.plugins.append(plugin)
             }
         }
-        registry?.save(pruning: true)
+        registry?.save(scanned: directories)
         return inspection
     }
 

@@ -21,7 +21,7 @@ public final class RegistryCache: Sendable {
     private struct State {
         /// What the file held, then what was read since.
         var entries: [RegistryKey: RegistryEntry]
-        /// The keys looked up or stored by this process: what a pruning save keeps.
+        /// The keys looked up or stored by this process: what a save always keeps.
         var used: Set<RegistryKey> = []
         /// Whether `entries` differ from the file.
         var changed = false
@@ -104,16 +104,24 @@ public final class RegistryCache: Sendable {
         }
     }
 
-    /// Writes the registry when it changed. `pruning` keeps only what this process used (the
-    /// host scans every plugin directory, so the rest are files gone or replaced); without it
-    /// (`host inspect` of some files) the other entries stay, except older versions of a
-    /// path used. A failure is logged once and leaves the old file: it only costs speed.
-    public func save(pruning: Bool) {
+    /// Writes the registry when it changed, dropping what is known stale: older versions of a
+    /// path used, and the entries of files directly in one of `scanned` (directories read whole
+    /// this time, escaped as ``PathBytes`` says) that were not used, which are gone, replaced or
+    /// no longer plugins. Entries of other directories stay: hosts and `host inspect` runs with
+    /// other plugin directories share one state directory, and pruning each other's entries made
+    /// every one of them read all its files again. A failure is logged once and leaves the old
+    /// file: it only costs speed.
+    public func save(scanned: [String]) {
+        let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
             let usedPaths = Set(state.used.map(\.path))
             let before = state.entries.count
             state.entries = state.entries.filter { key, _ in
-                pruning ? state.used.contains(key) : state.used.contains(key) || !usedPaths.contains(key.path)
+                if state.used.contains(key) { return true }
+                if usedPaths.contains(key.path) { return false }
+                return !prefixes.contains { prefix in
+                    key.path.hasPrefix(prefix) && !key.path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
+                }
             }
             guard state.changed || state.entries.count != before else { return nil }
             state.changed = false
