@@ -54,9 +54,9 @@ public enum InspectCommand {
             if isDirectory(path) {
                 // Reading metadata runs nothing, so inspect shows insecure files too.
                 do {
-                    let entries = try PluginScanner.scan(directory: path, allowInsecure: true)
+                    let entries = try PluginScanner.scanFiles(directory: path, allowInsecure: true)
                     scanned.append(path)
-                    results += entries.map { $0.flatMap(inspect) }
+                    results += entries.map { $0.flatMap { PluginInspector.inspect($0, registry: registry) } }
                 } catch {
                     results.append(.failure(LoadFailure(path: path, reason: .notRegularFile(kind: "unreadable directory: \(error.reason)"))))
                 }

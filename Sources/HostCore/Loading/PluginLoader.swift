@@ -75,15 +75,15 @@ public enum PluginLoader {
     public static func inspect(
         directories: [String], allowInsecure: Bool, registry: RegistryCache? = nil
     ) throws(PluginScanner.DirectoryError) -> Inspection {
-        var entries: [PluginScanner.Entry] = []
+        var entries: [Result<PluginScanner.Checked, LoadFailure>] = []
         for directory in directories {
-            entries += try PluginScanner.scan(directory: directory, allowInsecure: allowInsecure)
+            entries += try PluginScanner.scanFiles(directory: directory, allowInsecure: allowInsecure)
         }
         var inspection = Inspection()
         var providers: [String: String] = [:]
         for entry in entries {
             let start = Clock.nanoseconds()
-            let inspected = entry.flatMap { PluginInspector.inspect(path: $0, registry: registry) }
+            let inspected = entry.flatMap { PluginInspector.inspect($0, registry: registry) }
             if case .success(let plugin) = inspected { inspection.inspectNanoseconds[plugin.path] = Clock.nanoseconds() &- start }
             switch inspected {
             case .failure(let failure):

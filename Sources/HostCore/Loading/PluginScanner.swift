@@ -32,6 +32,12 @@ public enum PluginScanner {
     /// An insecure directory turns every entry into a failure (its files could be swapped);
     /// `allowInsecure` lifts both the directory and the file checks.
     public static func scan(directory: String, allowInsecure: Bool) throws(DirectoryError) -> [Entry] {
+        try scanFiles(directory: directory, allowInsecure: allowInsecure).map { $0.map(\.path) }
+    }
+
+    /// ``scan(directory:allowInsecure:)`` with the `stat` each file was checked with, so the
+    /// inspector keys the registry cache by it instead of a second `stat`.
+    static func scanFiles(directory: String, allowInsecure: Bool) throws(DirectoryError) -> [Result<Checked, LoadFailure>] {
         var dirStatus = stat()
         guard stat(directory, &dirStatus) == 0 else {
             throw DirectoryError(path: directory, reason: SystemError.current("stat", directory).reason)
@@ -53,7 +59,7 @@ public enum PluginScanner {
         return names.filter(isPluginName).sorted { $0.lexicographicallyPrecedes($1) }.map { name in
             let path = base + PathBytes.escape(name)
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
-            return check(path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: resolved.map { ($0.path, $0.problem, name) })
+            return checkFile(path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: resolved.map { ($0.path, $0.problem, name) })
         }
     }
 
@@ -63,16 +69,22 @@ public enum PluginScanner {
     /// Nothing is opened, so a FIFO cannot block.
     public static func check(path: String, allowInsecure: Bool) -> Entry {
         var checked = Set<[CChar]>()
-        return check(path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: nil)
+        return checkFile(path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: nil).map(\.path)
+    }
+
+    /// A file that passed the checks, with the `stat` (after symlinks) it passed them with.
+    struct Checked {
+        var path: String
+        var status: stat
     }
 
     /// ``check(path:allowInsecure:)``, remembering the directories found safe in `checked`.
     /// `inDirectory`: the scanned directory resolved, its verdict and the file's name there; a
     /// file that is not a symbolic link then costs one `lstat`.
-    static func check(
+    static func checkFile(
         path: String, allowInsecure: Bool, checked: inout Set<[CChar]>,
         inDirectory: (resolved: [CChar], problem: String?, name: [UInt8])?
-    ) -> Entry {
+    ) -> Result<Checked, LoadFailure> {
         var status = stat()
         let cPath = PathBytes.cString(path)
         // Not a link: lstat said what stat would, and its directories are those of the scan.
@@ -96,7 +108,7 @@ public enum PluginScanner {
                 return .failure(LoadFailure(path: path, reason: .insecure(problem)))
             }
         }
-        return .success(path)
+        return .success(Checked(path: path, status: status))
     }
 
     static func nonRegularKind(_ mode: mode_t) -> String? {
