@@ -8,8 +8,9 @@ import Glibc
 /// again, and the loader checks the file's identity once more when it copies it
 /// (``ImmutableCopy``), so the code loaded is the code whose metadata was used.
 ///
-/// A registry file that is corrupt, truncated or from another host version is discarded (and,
-/// given a log, logged once as `registry.rebuilt`); the next save writes a new one. Saving is
+/// The file is read when the first plugin file is looked up. A registry file that is corrupt,
+/// truncated or from another host version is then discarded (and, given a log, logged once as
+/// `registry.rebuilt`); the next save writes a new one. Saving is
 /// atomic (``DirectoryHandle/replace(_:with:)``: temporary file, `fsync`, rename).
 public final class RegistryCache: Sendable {
     /// Where `registry.bin` is.
@@ -19,8 +20,11 @@ public final class RegistryCache: Sendable {
     private let state: Locked<State>
 
     private struct State {
+        /// Whether the file was read: it is read at the first lookup or store, so a host or an
+        /// inspection that meets no plugin file never reads (nor checks) the whole registry.
+        var loaded = false
         /// What the file held, then what was read since.
-        var entries: [RegistryKey: RegistryEntry]
+        var entries: [RegistryKey: RegistryEntry] = [:]
         /// The keys looked up or stored by this process: what a save always keeps.
         var used: Set<RegistryKey> = []
         /// Whether `entries` differ from the file.
@@ -31,30 +35,32 @@ public final class RegistryCache: Sendable {
         var saveFailureLogged = false
     }
 
-    /// Why the file read at open was discarded; nil when it was used or there was none.
-    public let discarded: String?
-
-    /// The registry in `directory`, read now; a file that cannot be used is logged and ignored.
+    /// The registry in `directory`, read at its first use; a file that cannot be used is then
+    /// logged and ignored.
     init(directory: DirectoryHandle, log: Log?) {
         self.directory = directory
         self.log = log
-        var entries: [RegistryKey: RegistryEntry] = [:]
+        state = Locked(State())
+    }
+
+    /// Reads the file into `state` the first time it is needed.
+    private func load(_ state: inout State) {
+        guard !state.loaded else { return }
+        state.loaded = true
         var discarded: String?
         do {
             if let bytes = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit) {
-                do { entries = try RegistryFile.decode(bytes) } catch { discarded = error.description }
+                do { state.entries = try RegistryFile.decode(bytes) } catch { discarded = error.description }
             }
         } catch {
             discarded = "unreadable: \(error)"
         }
-        self.discarded = discarded
+        guard let discarded else { return }
         // A discarded file is rewritten at the next save even when no plugin is read.
-        state = Locked(State(entries: entries, changed: discarded != nil))
-        if let discarded {
-            log?.warn(
-                "host", "registry cache \(directory.child(RegistryFile.name)) \(discarded); rebuilding it", event: "registry.rebuilt",
-                .string("path", directory.child(RegistryFile.name)), .string("reason", discarded))
-        }
+        state.changed = true
+        log?.warn(
+            "host", "registry cache \(directory.child(RegistryFile.name)) \(discarded); rebuilding it", event: "registry.rebuilt",
+            .string("path", directory.child(RegistryFile.name)), .string("reason", discarded))
     }
 
     /// The registry of the host's state directory.
@@ -76,6 +82,7 @@ public final class RegistryCache: Sendable {
     /// What the registry holds for `key`, if anything.
     func lookup(_ key: RegistryKey) -> RegistryEntry? {
         state.withLock { state in
+            load(&state)
             guard let entry = state.entries[key] else {
                 state.misses += 1
                 return nil
@@ -89,6 +96,7 @@ public final class RegistryCache: Sendable {
     /// Records what was read from the file `key` names, replacing what an older version of it left.
     func store(_ key: RegistryKey, _ entry: RegistryEntry) {
         state.withLock { state in
+            load(&state)
             state.used.insert(key)
             guard state.entries[key] != entry else { return }
             state.entries[key] = entry
@@ -110,10 +118,12 @@ public final class RegistryCache: Sendable {
     /// no longer plugins. Entries of other directories stay: hosts and `host inspect` runs with
     /// other plugin directories share one state directory, and pruning each other's entries made
     /// every one of them read all its files again. A failure is logged once and leaves the old
-    /// file: it only costs speed.
+    /// file: it only costs speed. A registry never used (no plugin file met) is left as it is:
+    /// the entries of a directory emptied since go at the next save that reads the file.
     public func save(scanned: [String]) {
         let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
+            guard state.loaded else { return nil }
             let usedPaths = Set(state.used.map(\.path))
             let before = state.entries.count
             state.entries = state.entries.filter { key, _ in
