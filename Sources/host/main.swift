@@ -223,6 +223,8 @@ func run(_ options: RunOptions) -> Never {
         log.error("host", error.description, event: "host.launchFailed")
     }
     let watchdog = startWatchdog(host)
+    // Housekeeping that nothing before `active` needs, after it and off the main thread.
+    DispatchQueue.global(qos: .utility).async { firstLaunch.removeInterruptedMarks() }
     log.info(
         "host",
         "\(host.state.name) with \(host.services.count) service(s): "

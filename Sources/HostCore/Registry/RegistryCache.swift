@@ -21,9 +21,14 @@ public final class RegistryCache: Sendable {
 
     private struct State {
         /// Whether the file was read: it is read at the first lookup or store, so a host or an
-        /// inspection that meets no plugin file never reads (nor checks) the whole registry.
+        /// inspection that meets no plugin file never reads (nor checks) the registry.
         var loaded = false
-        /// What the file held, then what was read since.
+        /// The file's bytes once read and found sound; nil when there was none or it was discarded.
+        var file: [UInt8]?
+        /// The directories (escaped, ending in `/`) whose entries were built from `file`: a host
+        /// builds its own directories' entries, not those of every directory sharing the file.
+        var built: Set<String> = []
+        /// What the file holds for the directories built, then what was read since.
         var entries: [RegistryKey: RegistryEntry] = [:]
         /// The keys looked up or stored by this process: what a save always keeps.
         var used: Set<RegistryKey> = []
@@ -43,24 +48,41 @@ public final class RegistryCache: Sendable {
         state = Locked(State())
     }
 
-    /// Reads the file into `state` the first time it is needed.
-    private func load(_ state: inout State) {
-        guard !state.loaded else { return }
-        state.loaded = true
-        var discarded: String?
-        do {
-            if let bytes = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit) {
-                do { state.entries = try RegistryFile.decode(bytes) } catch { discarded = error.description }
+    /// Reads the file the first time it is needed, and builds the entries of `path`'s directory
+    /// the first time one of its files is looked up.
+    private func load(_ state: inout State, for path: String) {
+        if !state.loaded {
+            state.loaded = true
+            do {
+                state.file = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit)
+            } catch {
+                discard("unreadable: \(error)", &state)
             }
-        } catch {
-            discarded = "unreadable: \(error)"
         }
-        guard let discarded else { return }
+        let folder = Self.folder(of: path)
+        guard let file = state.file, state.built.insert(folder).inserted else { return }
+        do {
+            state.entries.merge(try RegistryFile.decode(file, onlyIn: folder)) { mine, _ in mine }
+        } catch {
+            discard(error.description, &state)
+        }
+    }
+
+    /// Drops what the file held (nothing of it is trusted) and logs why, once.
+    private func discard(_ reason: String, _ state: inout State) {
+        state.file = nil
+        state.entries = state.entries.filter { state.used.contains($0.key) }
         // A discarded file is rewritten at the next save even when no plugin is read.
         state.changed = true
         log?.warn(
-            "host", "registry cache \(directory.child(RegistryFile.name)) \(discarded); rebuilding it", event: "registry.rebuilt",
-            .string("path", directory.child(RegistryFile.name)), .string("reason", discarded))
+            "host", "registry cache \(directory.child(RegistryFile.name)) \(reason); rebuilding it", event: "registry.rebuilt",
+            .string("path", directory.child(RegistryFile.name)), .string("reason", reason))
+    }
+
+    /// The directory part of `path`, with its final `/` (empty for a bare name).
+    private static func folder(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        return String(path[...slash])
     }
 
     /// The registry of the host's state directory.
@@ -82,7 +104,7 @@ public final class RegistryCache: Sendable {
     /// What the registry holds for `key`, if anything.
     func lookup(_ key: RegistryKey) -> RegistryEntry? {
         state.withLock { state in
-            load(&state)
+            load(&state, for: key.path)
             guard let entry = state.entries[key] else {
                 state.misses += 1
                 return nil
@@ -96,7 +118,7 @@ public final class RegistryCache: Sendable {
     /// Records what was read from the file `key` names, replacing what an older version of it left.
     func store(_ key: RegistryKey, _ entry: RegistryEntry) {
         state.withLock { state in
-            load(&state)
+            load(&state, for: key.path)
             state.used.insert(key)
             guard state.entries[key] != entry else { return }
             state.entries[key] = entry
@@ -124,18 +146,25 @@ public final class RegistryCache: Sendable {
         let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
             guard state.loaded else { return nil }
-            let usedPaths = Set(state.used.map(\.path))
-            let before = state.entries.count
-            state.entries = state.entries.filter { key, _ in
-                if state.used.contains(key) { return true }
+            let used = state.used
+            let usedPaths = Set(used.map(\.path))
+            let keeps = { (key: RegistryKey) -> Bool in
+                if used.contains(key) { return true }
                 if usedPaths.contains(key.path) { return false }
                 return !prefixes.contains { prefix in
                     key.path.hasPrefix(prefix) && !key.path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
                 }
             }
+            let before = state.entries.count
+            state.entries = state.entries.filter { keeps($0.key) }
             guard state.changed || state.entries.count != before else { return nil }
             state.changed = false
-            return RegistryFile.encode(state.entries)
+            // The directories not built keep what the file holds for them (built only now, to write).
+            var all = state.entries
+            if let file = state.file, let stored = try? RegistryFile.decode(file) {
+                for (key, entry) in stored where !state.built.contains(Self.folder(of: key.path)) && keeps(key) { all[key] = entry }
+            }
+            return RegistryFile.encode(all)
         }
         guard let bytes else { return }
         // The error is carried out of the closure rather than thrown through it: a typed throw
