@@ -26,7 +26,7 @@ public struct LoadPlanner {
             inspection = .failure(error)
         }
         if case .success(let configuration) = configuration, case .success(let inspection) = inspection {
-            let found = inspection.services.map { FoundService($0.service) }
+            let found = inspection.plugins.flatMap { $0.metadata.services.map { FoundService($0) } }
             do throws(StartOrderError) {
                 plan = .success(try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: settings.onlyConfigured))
             } catch {

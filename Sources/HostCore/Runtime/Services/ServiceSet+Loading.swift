@@ -150,6 +150,7 @@ extension ServiceSet {
         let lazy = lazyServices(plan: plan, inspection: inspection, wanted: wanted)
         let before = Dictionary(dormant.entries.map { ($0.metadata.id, $0) }, uniquingKeysWith: { a, _ in a })
         var waiting: [String: DormantServices.Entry] = [:]
+        waiting.reserveCapacity(lazy.count)
         var opened: [String: ServiceSlot] = [:]
         var failed = Set<String>()
         for plugin in inspection.plugins {
