@@ -62,7 +62,8 @@ public final class RegistryCache: Sendable {
         let folder = Self.folder(of: path)
         guard let file = state.file, state.built.insert(folder).inserted else { return }
         do {
-            state.entries.merge(try RegistryFile.decode(file, onlyIn: folder)) { mine, _ in mine }
+            let found = try RegistryFile.decode(file, onlyIn: folder)
+            if state.entries.isEmpty { state.entries = found } else { state.entries.merge(found) { mine, _ in mine } }
         } catch {
             discard(error.description, &state)
         }
