@@ -127,6 +127,9 @@ let package = Package(
         .target(
             name: "BenchSwiftService", dependencies: ["ServiceKit"], path: "Sources/bench-swift-service",
             exclude: ["servicehost.json"], plugins: ["ServiceMetadata"]),
+        // Row 3's baselines: an empty Swift program linked like the host, and the same with Foundation.
+        .executableTarget(name: "bench-empty-swift"),
+        .executableTarget(name: "bench-empty-foundation"),
 
         // Tests. TestSupport finds built products and compiles C fixtures.
         .target(name: "TestSupport", path: "Tests/Support"),

@@ -135,10 +135,11 @@ func run(_ options: RunOptions) -> Never {
     }
     // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
     // Per-service policies come from the configuration file (its errors are reported by load).
+    // The file is read once: the load takes what was read here.
+    var loadSettings = options.loadSettings
+    loadSettings.configurationRead = LoadPlanner.readConfiguration(loadSettings)
     var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
-    if let path = options.configFile ?? HostConfiguration.defaultPath(pluginDirectories: options.pluginDirectories),
-        let configuration = try? HostConfiguration.loadIfPresent(path: path, allowInsecure: options.allowInsecurePlugins)
-    {
+    if case .success(let configuration)? = loadSettings.configurationRead?.configuration {
         isolation.policies = IsolationSettings.policies(from: configuration)
     }
     host.startIsolation(isolation)
@@ -147,7 +148,6 @@ func run(_ options: RunOptions) -> Never {
     } catch {
         log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)", event: "systemd.unusable")
     }
-    var loadSettings = options.loadSettings
     if options.registryCache { loadSettings.registry = RegistryCache(stateDirectory: stateDirectory, log: log) }
     do {
         try host.load(loadSettings)
@@ -223,6 +223,8 @@ func run(_ options: RunOptions) -> Never {
         log.error("host", error.description, event: "host.launchFailed")
     }
     let watchdog = startWatchdog(host)
+    // Housekeeping that nothing before `active` needs, after it and off the main thread.
+    DispatchQueue.global(qos: .utility).async { firstLaunch.removeInterruptedMarks() }
     log.info(
         "host",
         "\(host.state.name) with \(host.services.count) service(s): "

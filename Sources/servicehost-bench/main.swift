@@ -38,7 +38,8 @@ while let argument = argumentList.popFirst() {
     case "--fleet": fleet = true
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
-    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service", "--lazy-c-plugin":
+    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service", "--lazy-c-plugin",
+        "--empty-swift", "--empty-foundation":
         paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
     }
@@ -132,7 +133,7 @@ if !fleet {
             progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
             var startup = StartupRows(
                 host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
-                hostEnvironment: farm.hostEnvironment)
+                hostEnvironment: farm.hostEnvironment, emptySwift: paths["--empty-swift"], emptyFoundation: paths["--empty-foundation"])
             let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
             raw += startup.raw
             rows += startupRows.filter { $0.row == "3" }

@@ -42,6 +42,33 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))) == before)
     }
 
+    @Test func hostsOfOtherDirectories_keepEachOthersEntries_andAGoneFileIsDropped() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let other = try host.scratch.folder("other")
+        try Plugins.probe(other + "/b.so", ["PROBE_ID=\"test.b\""])
+        let run = { (plugins: String) throws -> [LogRecord] in
+            try host.start(["--log-level", "debug"], plugins: [plugins])
+            return host.stop().records
+        }
+        #expect(counts(try run(host.lib)) == (0, 1))
+        #expect(counts(try run(other)) == (0, 1))
+        // The host of `other` kept lib's entry: back on lib, its file comes from the cache.
+        let back = try run(host.lib)
+        #expect(counts(back) == (1, 0))
+        #expect(services(back) == ["test.a"])
+        #expect(counts(try run(other)) == (1, 0))
+
+        // A file gone from a scanned directory loses its entry; other directories keep theirs.
+        try FileManager.default.removeItem(atPath: other + "/b.so")
+        try Plugins.probe(other + "/c.so", ["PROBE_ID=\"test.c\""])
+        #expect(counts(try run(other)) == (0, 1))
+        let registry = try Data(contentsOf: URL(fileURLWithPath: registryPath(host)))
+        #expect(registry.range(of: Data((other + "/b.so").utf8)) == nil)
+        #expect(registry.range(of: Data((host.lib + "/a.so").utf8)) != nil)
+        #expect(counts(try run(host.lib)) == (1, 0))
+    }
+
     @Test func changedFile_sameSizeAndModificationTime_isReadAgain() throws {
         let host = try RunningHost()
         try host.probe("x", ["PROBE_ID=\"test.old\""])

@@ -177,9 +177,12 @@ import Testing
             try launch.hostDidLaunch()
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == ["host", "test.a"])
-        // A mark whose write a crash interrupted is only a temporary file, removed at the next start.
+        // A mark whose write a crash interrupted is only a temporary file, never read as a mark,
+        // and removed once the next start is active (removeInterruptedMarks).
         try scratch.write("state/launched/.tmp-5eed", [], mode: 0o600)
         let next = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == [".tmp-5eed", "host", "test.a"])
+        next.removeInterruptedMarks()
         #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == ["host", "test.a"])
         #expect(try !next.isFirstHostLaunch())
         #expect(try !next.isFirstServiceLaunch("test.a"))

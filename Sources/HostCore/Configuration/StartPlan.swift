@@ -281,38 +281,40 @@ private struct Graph {
     /// services whose dependencies have all started. Dependencies outside `group` are
     /// ignored: they started before it or do not start.
     func topologicalOrder(of group: [FoundService]) throws(StartOrderError) -> [String] {
-        var waitingOn: [String: Int] = [:]
-        var dependents: [String: [String]] = [:]
-        for service in group { waitingOn[service.id] = 0 }
-        for service in group {
-            for edge in dependencies[service.id] ?? [] where waitingOn[edge.id] != nil {
-                waitingOn[service.id]! += 1
-                dependents[edge.id, default: []].append(service.id)
+        // By position in `group`: every start plans every plugin's services (1000 lazy ones
+        // too), so the loop hashes each id once rather than at every comparison.
+        var position: [String: Int] = [:]
+        position.reserveCapacity(group.count)
+        for (index, service) in group.enumerated() { position[service.id] = index }
+        var waitingOn = [Int](repeating: 0, count: group.count)
+        var dependents = [[Int]](repeating: [], count: group.count)
+        for (index, service) in group.enumerated() {
+            for edge in dependencies[service.id] ?? [] {
+                guard let other = position[edge.id] else { continue }
+                waitingOn[index] += 1
+                dependents[other].append(index)
             }
         }
+        // What orders the services free to start: priority (higher first), then load order.
+        let keys = group.map { (priority: effectivePriority($0.id), load: loadIndex[$0.id]!) }
         // A binary heap of the services free to start, first the one to start next: the order
         // costs n·log n however long the dependency lists are.
-        var ready = Heap(precedes: precedes)
-        for service in group where waitingOn[service.id] == 0 { ready.push(service.id) }
+        var ready = Heap { a, b in keys[a].priority != keys[b].priority ? keys[a].priority > keys[b].priority : keys[a].load < keys[b].load }
+        for index in group.indices where waitingOn[index] == 0 { ready.push(index) }
         var order: [String] = []
-        while let id = ready.pop() {
-            order.append(id)
-            for dependent in dependents[id] ?? [] {
-                waitingOn[dependent]! -= 1
+        order.reserveCapacity(group.count)
+        while let index = ready.pop() {
+            order.append(group[index].id)
+            for dependent in dependents[index] {
+                waitingOn[dependent] -= 1
                 if waitingOn[dependent] == 0 { ready.push(dependent) }
             }
         }
         guard order.count == group.count else {
-            let (services, origins) = cycle(among: group.filter { waitingOn[$0.id]! > 0 }.map(\.id))
+            let (services, origins) = cycle(among: group.indices.filter { waitingOn[$0] > 0 }.map { group[$0].id })
             throw StartOrderError(.cycle(services, origins: origins))
         }
         return order
-    }
-
-    /// Whether `a` starts before `b` when both are free to start.
-    private func precedes(_ a: String, _ b: String) -> Bool {
-        let (pa, pb) = (effectivePriority(a), effectivePriority(b))
-        return pa != pb ? pa > pb : loadIndex[a]! < loadIndex[b]!
     }
 
     private func effectivePriority(_ id: String) -> Int32 {
@@ -343,14 +345,14 @@ private struct Graph {
     }
 }
 
-/// A binary min-heap of ids under `precedes`.
+/// A binary min-heap of positions under `precedes`.
 private struct Heap {
-    let precedes: (String, String) -> Bool
-    private var items: [String] = []
+    let precedes: (Int, Int) -> Bool
+    private var items: [Int] = []
 
-    init(precedes: @escaping (String, String) -> Bool) { self.precedes = precedes }
+    init(precedes: @escaping (Int, Int) -> Bool) { self.precedes = precedes }
 
-    mutating func push(_ id: String) {
+    mutating func push(_ id: Int) {
         items.append(id)
         var child = items.count - 1
         while child > 0 {
@@ -361,7 +363,7 @@ private struct Heap {
         }
     }
 
-    mutating func pop() -> String? {
+    mutating func pop() -> Int? {
         guard let first = items.first else { return nil }
         let last = items.removeLast()
         guard !items.isEmpty else { return first }

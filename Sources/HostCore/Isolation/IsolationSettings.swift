@@ -41,7 +41,16 @@ public struct IsolationSettings: Sendable {
     /// The program a worker runs: this very binary, even if the file was replaced since.
     public var workerExecutable = "/proc/self/exe"
     /// The folder of bundled plugins, trusted by default: `plugins/` beside the executable.
-    public var bundledDirectory: String? = IsolationSettings.defaultBundledDirectory()
+    /// Unless set, it is resolved when read, and only safe mode reads it: resolving it at
+    /// every start cost two `realpath` walks (a `readlink` per level) before `active`.
+    public var bundledDirectory: String? {
+        get {
+            if let chosen = bundledChoice { return chosen }
+            return Self.defaultBundledDirectory()
+        }
+        set { bundledChoice = .some(newValue) }
+    }
+    private var bundledChoice: String?? = nil
 
     /// Settings from the command line's options; the state directory from `--state-dir` or its default.
     public init(_ options: IsolationOptions = IsolationOptions(), stateDirectory: String) {

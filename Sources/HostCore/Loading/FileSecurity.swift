@@ -49,18 +49,41 @@ enum FileSecurity {
     private static func directoriesProblem(
         of target: [CChar], what: String, name: String, checked: inout Set<[CChar]>
     ) -> String? {
-        var directory = target
+        guard let first = parent(of: target) else { return nil }
+        return walkProblem(from: first, checked: &checked).map { "\($0), on the path of \(what) \(name)" }
+    }
+
+    /// The plugin directory `path` resolved (`realpath`), and why it or a directory above it is
+    /// unsafe (the rule of ``pathProblem(_:what:)``), or nil when it does not resolve. A scan
+    /// asks once: every plain file in the directory has these directories on its resolved path,
+    /// so only a symbolic link needs its own walk (``directoriesProblem(ofPlugin:checked:)``).
+    static func resolvedDirectory(_ path: String, checked: inout Set<[CChar]>) -> (path: [CChar], problem: String?)? {
+        guard let resolved = resolved(PathBytes.cString(path)) else { return nil }
+        return (resolved, walkProblem(from: resolved, checked: &checked))
+    }
+
+    /// The problem of ``resolvedDirectory(_:checked:)`` as said for its file `name` (bytes), the
+    /// words ``directoriesProblem(ofPlugin:checked:)`` uses for the same file.
+    static func problem(_ problem: String, inResolvedDirectory directory: [CChar], file name: [UInt8]) -> String {
+        var path = bytes(directory)
+        if path != [UInt8(ascii: "/")] { path.append(UInt8(ascii: "/")) }
+        return "\(problem), on the path of file \(PathBytes.escape(path + name))"
+    }
+
+    /// Walks from the absolute NUL-terminated directory `first` up to `/`, stopping at a directory
+    /// in `checked` (found safe with every directory above it); the first problem, or nil.
+    private static func walkProblem(from first: [CChar], checked: inout Set<[CChar]>) -> String? {
+        var next: [CChar]? = first
         var status = stat()
         var walked: [[CChar]] = []
-        while let parent = parent(of: directory) {
-            directory = parent
-            // A directory in `checked` was found safe with every directory above it.
+        while let directory = next {
+            next = parent(of: directory)
             if checked.contains(directory) { break }
             guard stat(directory, &status) == 0 else { return nil }
             walked.append(directory)
             if status.st_mode & S_ISVTX != 0 && status.st_uid == 0 { continue }
             if let problem = problem(path: PathBytes.escape(bytes(directory)), status: status, what: "directory") {
-                return "\(problem), on the path of \(what) \(name)"
+                return problem
             }
         }
         checked.formUnion(walked)

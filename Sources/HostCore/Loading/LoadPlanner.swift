@@ -17,24 +17,7 @@ public struct LoadPlanner {
     /// Reads the configuration, inspects the directories and plans the start order of `settings`.
     @MainActor
     public init(_ settings: LoadSettings) {
-        var path = settings.configurationPath
-        do throws(ConfigurationError) {
-            if let given = settings.configurationPath {
-                configuration = .success(try HostConfiguration.load(path: given, allowInsecure: settings.allowInsecure))
-            } else if let standard = HostConfiguration.defaultPath(pluginDirectories: settings.directories),
-                let found = try HostConfiguration.loadIfPresent(path: standard, allowInsecure: settings.allowInsecure)
-            {
-                path = standard
-                configuration = .success(found)
-            } else {
-                configuration = .success(HostConfiguration())
-            }
-        } catch {
-            // The default file exists (loadIfPresent threw), so it is the one that failed.
-            path = path ?? HostConfiguration.defaultPath(pluginDirectories: settings.directories)
-            configuration = .failure(error)
-        }
-        configurationPath = path
+        (configurationPath, configuration) = settings.configurationRead ?? Self.readConfiguration(settings)
         do throws(PluginScanner.DirectoryError) {
             inspection = .success(
                 try PluginLoader.inspect(
@@ -43,12 +26,33 @@ public struct LoadPlanner {
             inspection = .failure(error)
         }
         if case .success(let configuration) = configuration, case .success(let inspection) = inspection {
-            let found = inspection.services.map { FoundService($0.service) }
+            let found = inspection.plugins.flatMap { $0.metadata.services.map { FoundService($0) } }
             do throws(StartOrderError) {
                 plan = .success(try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: settings.onlyConfigured))
             } catch {
                 plan = .failure(error)
             }
+        }
+    }
+
+    /// Reads the configuration of `settings`: `--config`, or the default file when it exists
+    /// (an empty configuration when it does not); the path read and the outcome.
+    public static func readConfiguration(
+        _ settings: LoadSettings
+    ) -> (path: String?, configuration: Result<HostConfiguration, ConfigurationError>) {
+        do throws(ConfigurationError) {
+            if let given = settings.configurationPath {
+                return (given, .success(try HostConfiguration.load(path: given, allowInsecure: settings.allowInsecure)))
+            }
+            if let standard = HostConfiguration.defaultPath(pluginDirectories: settings.directories),
+                let found = try HostConfiguration.loadIfPresent(path: standard, allowInsecure: settings.allowInsecure)
+            {
+                return (standard, .success(found))
+            }
+            return (nil, .success(HostConfiguration()))
+        } catch {
+            // The default file exists (loadIfPresent threw), so it is the one that failed.
+            return (settings.configurationPath ?? HostConfiguration.defaultPath(pluginDirectories: settings.directories), .failure(error))
         }
     }
 

@@ -9,6 +9,8 @@
 enum PathBytes {
     /// `bytes` escaped (see ``PathBytes``).
     static func escape(_ bytes: [UInt8]) -> String {
+        // Nearly every path: ASCII without a backslash is itself (no per-scalar appends).
+        if bytes.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) { return String(decoding: bytes, as: UTF8.self) }
         var text = ""
         text.reserveCapacity(bytes.count)
         var position = 0

@@ -21,10 +21,21 @@ public enum PluginInspector {
     /// `registry`, a file whose key (path and `stat`) is there costs one `stat`; a file read
     /// is recorded in it.
     public static func inspect(path: String, registry: RegistryCache? = nil) -> Result<Inspected, LoadFailure> {
+        inspect(path: path, registry: registry, status: nil)
+    }
+
+    /// ``inspect(path:registry:)`` of a file the scanner just checked with `status` (its `stat`),
+    /// which keys the registry: a cached file then costs no system call here. A file that changes
+    /// after it was checked is still caught: the loader compares its identity when it copies it.
+    static func inspect(_ checked: PluginScanner.Checked, registry: RegistryCache?) -> Result<Inspected, LoadFailure> {
+        inspect(path: checked.path, registry: registry, status: checked.status)
+    }
+
+    private static func inspect(path: String, registry: RegistryCache?, status known: stat?) -> Result<Inspected, LoadFailure> {
         do throws(LoadFailure.Reason) {
             if let registry {
-                var status = stat()
-                if stat(PathBytes.cString(path), &status) == 0, nonRegularKind(status) == nil {
+                var status = known ?? stat()
+                if known != nil || stat(PathBytes.cString(path), &status) == 0, nonRegularKind(status) == nil {
                     let key = RegistryKey(path: path, status: status)
                     if let entry = registry.lookup(key) {
                         return .success(try inspected(path, entry, identity: key.identity))

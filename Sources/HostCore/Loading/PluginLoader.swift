@@ -71,20 +71,20 @@ public enum PluginLoader {
 
     /// Inspects every `*.so` of each directory, in order; one bad file never stops the others.
     /// A file declaring a service id an earlier file declares is refused, naming both. With a
-    /// `registry`, files it knows unchanged are not read, and it is saved afterwards holding
-    /// just these directories' files.
+    /// `registry`, files it knows unchanged are not read, and it is saved afterwards without
+    /// the entries of these directories' files that are gone or changed.
     public static func inspect(
         directories: [String], allowInsecure: Bool, registry: RegistryCache? = nil
     ) throws(PluginScanner.DirectoryError) -> Inspection {
-        var entries: [PluginScanner.Entry] = []
+        var entries: [Result<PluginScanner.Checked, LoadFailure>] = []
         for directory in directories {
-            entries += try PluginScanner.scan(directory: directory, allowInsecure: allowInsecure)
+            entries += try PluginScanner.scanFiles(directory: directory, allowInsecure: allowInsecure)
         }
         var inspection = Inspection()
         var providers: [String: String] = [:]
         for entry in entries {
             let start = Clock.nanoseconds()
-            let inspected = entry.flatMap { PluginInspector.inspect(path: $0, registry: registry) }
+            let inspected = entry.flatMap { PluginInspector.inspect($0, registry: registry) }
             if case .success(let plugin) = inspected { inspection.inspectNanoseconds[plugin.path] = Clock.nanoseconds() &- start }
             switch inspected {
             case .failure(let failure):
@@ -98,7 +98,7 @@ public enum PluginLoader {
                 inspection.plugins.append(plugin)
             }
         }
-        registry?.save(pruning: true)
+        registry?.save(scanned: directories)
         return inspection
     }
 

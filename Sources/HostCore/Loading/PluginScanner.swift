@@ -32,6 +32,12 @@ public enum PluginScanner {
     /// An insecure directory turns every entry into a failure (its files could be swapped);
     /// `allowInsecure` lifts both the directory and the file checks.
     public static func scan(directory: String, allowInsecure: Bool) throws(DirectoryError) -> [Entry] {
+        try scanFiles(directory: directory, allowInsecure: allowInsecure).map { $0.map(\.path) }
+    }
+
+    /// ``scan(directory:allowInsecure:)`` with the `stat` each file was checked with, so the
+    /// inspector keys the registry cache by it instead of a second `stat`.
+    static func scanFiles(directory: String, allowInsecure: Bool) throws(DirectoryError) -> [Result<Checked, LoadFailure>] {
         var dirStatus = stat()
         guard stat(directory, &dirStatus) == 0 else {
             throw DirectoryError(path: directory, reason: SystemError.current("stat", directory).reason)
@@ -46,10 +52,14 @@ public enum PluginScanner {
         let directoryProblem = allowInsecure ? nil : FileSecurity.problem(path: directory, status: dirStatus, what: "directory")
         let base = PathBytes.escape(directory.hasSuffix("/") ? directory : directory + "/")
         var checked = Set<[CChar]>()
+        // The directories above the files, walked once for the scan rather than once per file
+        // (a realpath and a stat per directory level each): a file that is not a symbolic link
+        // has exactly them on its resolved path.
+        let resolved = allowInsecure || directoryProblem != nil ? nil : FileSecurity.resolvedDirectory(directory, checked: &checked)
         return names.filter(isPluginName).sorted { $0.lexicographicallyPrecedes($1) }.map { name in
             let path = base + PathBytes.escape(name)
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
-            return check(path: path, allowInsecure: allowInsecure, checked: &checked)
+            return checkFile(path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: resolved.map { ($0.path, $0.problem, name) })
         }
     }
 
@@ -59,26 +69,46 @@ public enum PluginScanner {
     /// Nothing is opened, so a FIFO cannot block.
     public static func check(path: String, allowInsecure: Bool) -> Entry {
         var checked = Set<[CChar]>()
-        return check(path: path, allowInsecure: allowInsecure, checked: &checked)
+        return checkFile(path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: nil).map(\.path)
+    }
+
+    /// A file that passed the checks, with the `stat` (after symlinks) it passed them with.
+    struct Checked {
+        var path: String
+        var status: stat
     }
 
     /// ``check(path:allowInsecure:)``, remembering the directories found safe in `checked`.
-    static func check(path: String, allowInsecure: Bool, checked: inout Set<[CChar]>) -> Entry {
+    /// `inDirectory`: the scanned directory resolved, its verdict and the file's name there; a
+    /// file that is not a symbolic link then costs one `lstat`.
+    static func checkFile(
+        path: String, allowInsecure: Bool, checked: inout Set<[CChar]>,
+        inDirectory: (resolved: [CChar], problem: String?, name: [UInt8])?
+    ) -> Result<Checked, LoadFailure> {
         var status = stat()
-        guard stat(PathBytes.cString(path), &status) == 0 else {
+        let cPath = PathBytes.cString(path)
+        // Not a link: lstat said what stat would, and its directories are those of the scan.
+        var scanned: (resolved: [CChar], problem: String?, name: [UInt8])?
+        if let inDirectory, lstat(cPath, &status) == 0, status.st_mode & S_IFMT != S_IFLNK {
+            scanned = inDirectory
+        } else if stat(cPath, &status) != 0 {
             return .failure(LoadFailure(path: path, reason: .system(.current("stat", path))))
         }
         if let kind = nonRegularKind(status.st_mode) {
             return .failure(LoadFailure(path: path, reason: .notRegularFile(kind: kind)))
         }
         if !allowInsecure {
-            if let problem = FileSecurity.problem(path: path, status: status, what: "file")
-                ?? FileSecurity.directoriesProblem(ofPlugin: path, checked: &checked)
-            {
+            let directories =
+                if let scanned {
+                    scanned.problem.map { FileSecurity.problem($0, inResolvedDirectory: scanned.resolved, file: scanned.name) }
+                } else {
+                    FileSecurity.directoriesProblem(ofPlugin: path, checked: &checked)
+                }
+            if let problem = FileSecurity.problem(path: path, status: status, what: "file") ?? directories {
                 return .failure(LoadFailure(path: path, reason: .insecure(problem)))
             }
         }
-        return .success(path)
+        return .success(Checked(path: path, status: status))
     }
 
     static func nonRegularKind(_ mode: mode_t) -> String? {

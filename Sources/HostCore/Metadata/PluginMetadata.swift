@@ -216,6 +216,7 @@ public enum ServiceID {
     /// Valid: at least two dot-separated labels of ASCII letters, digits, `-` and `_`,
     /// at most 127 bytes. These rules also keep an id safe as a file name.
     public static func problem(with id: String) -> String? {
+        if isValid(id) { return nil }
         if id.isEmpty { return "is empty" }
         if id.utf8.count >= Int(SH_META_ID_MAX) { return "is longer than \(SH_META_ID_MAX - 1) bytes" }
         let labels = id.split(separator: ".", omittingEmptySubsequences: false)
@@ -228,6 +229,28 @@ public enum ServiceID {
             return "may hold only ASCII letters, digits, '-', '_' and '.'"
         }
         return nil
+    }
+
+    /// The rules of ``problem(with:)`` in one pass over the bytes, allocating nothing: every
+    /// plugin file's ids are checked at each start (the registry cache serves the bytes, not
+    /// the checked metadata), so the common case must not split the id.
+    private static func isValid(_ id: String) -> Bool {
+        var labels = 1
+        var labelLength = 0
+        var count = 0
+        for c in id.utf8 {
+            count += 1
+            if c == 0x2E {
+                guard labelLength > 0 else { return false }
+                labels += 1
+                labelLength = 0
+            } else if (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x2D || c == 0x5F {
+                labelLength += 1
+            } else {
+                return false
+            }
+        }
+        return labelLength > 0 && labels >= 2 && count < Int(SH_META_ID_MAX)
     }
 }
 

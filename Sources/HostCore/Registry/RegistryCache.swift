@@ -9,8 +9,9 @@ import Glibc
 /// source is checked before and after copying), so the code loaded is the code whose metadata
 /// was used.
 ///
-/// A registry file that is corrupt, truncated or from another host version is discarded (and,
-/// given a log, logged once as `registry.rebuilt`); the next save writes a new one. Saving is
+/// The file is read when the first plugin file is looked up. A registry file that is corrupt,
+/// truncated or from another host version is then discarded (and, given a log, logged once as
+/// `registry.rebuilt`); the next save writes a new one. Saving is
 /// atomic (``DirectoryHandle/replace(_:with:)``: temporary file, `fsync`, rename).
 public final class RegistryCache: Sendable {
     /// Where `registry.bin` is.
@@ -20,9 +21,17 @@ public final class RegistryCache: Sendable {
     private let state: Locked<State>
 
     private struct State {
-        /// What the file held, then what was read since.
-        var entries: [RegistryKey: RegistryEntry]
-        /// The keys looked up or stored by this process: what a pruning save keeps.
+        /// Whether the file was read: it is read at the first lookup or store, so a host or an
+        /// inspection that meets no plugin file never reads (nor checks) the registry.
+        var loaded = false
+        /// The file's bytes once read and found sound; nil when there was none or it was discarded.
+        var file: [UInt8]?
+        /// The directories (escaped, ending in `/`) whose entries were built from `file`: a host
+        /// builds its own directories' entries, not those of every directory sharing the file.
+        var built: Set<String> = []
+        /// What the file holds for the directories built, then what was read since.
+        var entries: [RegistryKey: RegistryEntry] = [:]
+        /// The keys looked up or stored by this process: what a save always keeps.
         var used: Set<RegistryKey> = []
         /// Whether `entries` differ from the file.
         var changed = false
@@ -32,30 +41,50 @@ public final class RegistryCache: Sendable {
         var saveFailureLogged = false
     }
 
-    /// Why the file read at open was discarded; nil when it was used or there was none.
-    public let discarded: String?
-
-    /// The registry in `directory`, read now; a file that cannot be used is logged and ignored.
+    /// The registry in `directory`, read at its first use; a file that cannot be used is then
+    /// logged and ignored.
     init(directory: DirectoryHandle, log: Log?) {
         self.directory = directory
         self.log = log
-        var entries: [RegistryKey: RegistryEntry] = [:]
-        var discarded: String?
-        do {
-            if let bytes = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit) {
-                do { entries = try RegistryFile.decode(bytes) } catch { discarded = error.description }
+        state = Locked(State())
+    }
+
+    /// Reads the file the first time it is needed, and builds the entries of `path`'s directory
+    /// the first time one of its files is looked up.
+    private func load(_ state: inout State, for path: String) {
+        if !state.loaded {
+            state.loaded = true
+            do {
+                state.file = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit)
+            } catch {
+                discard("unreadable: \(error)", &state)
             }
+        }
+        let folder = Self.folder(of: path)
+        guard let file = state.file, state.built.insert(folder).inserted else { return }
+        do {
+            let found = try RegistryFile.decode(file, onlyIn: folder)
+            if state.entries.isEmpty { state.entries = found } else { state.entries.merge(found) { mine, _ in mine } }
         } catch {
-            discarded = "unreadable: \(error)"
+            discard(error.description, &state)
         }
-        self.discarded = discarded
+    }
+
+    /// Drops what the file held (nothing of it is trusted) and logs why, once.
+    private func discard(_ reason: String, _ state: inout State) {
+        state.file = nil
+        state.entries = state.entries.filter { state.used.contains($0.key) }
         // A discarded file is rewritten at the next save even when no plugin is read.
-        state = Locked(State(entries: entries, changed: discarded != nil))
-        if let discarded {
-            log?.warn(
-                "host", "registry cache \(directory.child(RegistryFile.name)) \(discarded); rebuilding it", event: "registry.rebuilt",
-                .string("path", directory.child(RegistryFile.name)), .string("reason", discarded))
-        }
+        state.changed = true
+        log?.warn(
+            "host", "registry cache \(directory.child(RegistryFile.name)) \(reason); rebuilding it", event: "registry.rebuilt",
+            .string("path", directory.child(RegistryFile.name)), .string("reason", reason))
+    }
+
+    /// The directory part of `path`, with its final `/` (empty for a bare name).
+    private static func folder(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        return String(path[...slash])
     }
 
     /// The registry of the host's state directory.
@@ -77,6 +106,7 @@ public final class RegistryCache: Sendable {
     /// What the registry holds for `key`, if anything.
     func lookup(_ key: RegistryKey) -> RegistryEntry? {
         state.withLock { state in
+            load(&state, for: key.path)
             guard let entry = state.entries[key] else {
                 state.misses += 1
                 return nil
@@ -90,6 +120,7 @@ public final class RegistryCache: Sendable {
     /// Records what was read from the file `key` names, replacing what an older version of it left.
     func store(_ key: RegistryKey, _ entry: RegistryEntry) {
         state.withLock { state in
+            load(&state, for: key.path)
             state.used.insert(key)
             guard state.entries[key] != entry else { return }
             state.entries[key] = entry
@@ -105,20 +136,37 @@ public final class RegistryCache: Sendable {
         }
     }
 
-    /// Writes the registry when it changed. `pruning` keeps only what this process used (the
-    /// host scans every plugin directory, so the rest are files gone or replaced); without it
-    /// (`host inspect` of some files) the other entries stay, except older versions of a
-    /// path used. A failure is logged once and leaves the old file: it only costs speed.
-    public func save(pruning: Bool) {
+    /// Writes the registry when it changed, dropping what is known stale: older versions of a
+    /// path used, and the entries of files directly in one of `scanned` (directories read whole
+    /// this time, escaped as ``PathBytes`` says) that were not used, which are gone, replaced or
+    /// no longer plugins. Entries of other directories stay: hosts and `host inspect` runs with
+    /// other plugin directories share one state directory, and pruning each other's entries made
+    /// every one of them read all its files again. A failure is logged once and leaves the old
+    /// file: it only costs speed. A registry never used (no plugin file met) is left as it is:
+    /// the entries of a directory emptied since go at the next save that reads the file.
+    public func save(scanned: [String]) {
+        let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
-            let usedPaths = Set(state.used.map(\.path))
-            let before = state.entries.count
-            state.entries = state.entries.filter { key, _ in
-                pruning ? state.used.contains(key) : state.used.contains(key) || !usedPaths.contains(key.path)
+            guard state.loaded else { return nil }
+            let used = state.used
+            let usedPaths = Set(used.map(\.path))
+            let keeps = { (key: RegistryKey) -> Bool in
+                if used.contains(key) { return true }
+                if usedPaths.contains(key.path) { return false }
+                return !prefixes.contains { prefix in
+                    key.path.hasPrefix(prefix) && !key.path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
+                }
             }
+            let before = state.entries.count
+            state.entries = state.entries.filter { keeps($0.key) }
             guard state.changed || state.entries.count != before else { return nil }
             state.changed = false
-            return RegistryFile.encode(state.entries)
+            // The directories not built keep what the file holds for them (built only now, to write).
+            var all = state.entries
+            if let file = state.file, let stored = try? RegistryFile.decode(file) {
+                for (key, entry) in stored where !state.built.contains(Self.folder(of: key.path)) && keeps(key) { all[key] = entry }
+            }
+            return RegistryFile.encode(all)
         }
         guard let bytes else { return }
         // The error is carried out of the closure rather than thrown through it: a typed throw

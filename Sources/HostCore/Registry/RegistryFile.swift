@@ -66,8 +66,12 @@ enum RegistryFile {
         return bytes
     }
 
-    /// The entries of a registry file, or why it cannot be used.
-    static func decode(_ bytes: [UInt8], hostVersion: String = HostVersion.string) throws(Problem) -> [RegistryKey: RegistryEntry] {
+    /// The entries of a registry file, or why it cannot be used. With `directory` (a path as
+    /// ``PathBytes`` escapes it, ending in `/`), only the entries of files directly in it are
+    /// built; every entry is still read and checked, so a file is used whole or not at all.
+    static func decode(
+        _ bytes: [UInt8], hostVersion: String = HostVersion.string, onlyIn directory: String? = nil
+    ) throws(Problem) -> [RegistryKey: RegistryEntry] {
         guard bytes.count >= magic.count + 2, bytes.starts(with: magic) else { throw .notARegistry }
         var reader = WireReader(bytes)
         var format: UInt16 = 0
@@ -99,13 +103,21 @@ enum RegistryFile {
             }
             var entries: [RegistryKey: RegistryEntry] = [:]
             entries.reserveCapacity(count)
+            let prefix = directory.map { Array($0.utf8) }
             for index in 0..<count {
-                let path = try reader.string("entry \(index) path")
+                let pathBytes = try reader.blobSlice("an entry's path")
                 let identity = FileIdentity(
                     device: try reader.u64("device"), inode: try reader.u64("inode"), size: try reader.i64("size"),
                     modified: try reader.i64("mtime"), changed: try reader.i64("ctime"))
+                let definesEntry = try reader.bool("entry symbol")
+                let section = try reader.bool("section presence") ? try reader.blobSlice("section") : nil
+                // Read and checked like the others, but built only when it is in `directory`.
+                if let prefix, !(pathBytes.starts(with: prefix) && !pathBytes.dropFirst(prefix.count).contains(UInt8(ascii: "/"))) {
+                    continue
+                }
+                let path = String(decoding: pathBytes, as: UTF8.self)
                 let key = RegistryKey(path: path, identity: identity)
-                let entry = RegistryEntry(definesEntry: try reader.bool("entry symbol"), section: try reader.optionalBlob("section"))
+                let entry = RegistryEntry(definesEntry: definesEntry, section: section.map(Array.init))
                 guard entries.updateValue(entry, forKey: key) == nil else { throw WireError.malformed("entry \(index) repeats \(path)") }
             }
             try reader.finish("the entries")

@@ -20,18 +20,26 @@ extension FileDescriptor {
 
     /// `pread(2)` of `count` bytes at `offset`; fewer only at the end of the file.
     func read(at offset: Int, count: Int, path: String) throws(SystemError) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = try bytes.withUnsafeMutableBytes { buffer in
-                Result { () throws(SystemError) in
-                    try retryingOnInterrupt("read", path) { pread(rawValue, buffer.baseAddress! + done, count - done, off_t(offset + done)) }
+        var failure: SystemError?
+        let descriptor = rawValue
+        // Not zero-filled first: only the bytes read are kept (reading a registry of a few MiB
+        // paid a memset as long as the read itself).
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n: Int
+                do throws(SystemError) {
+                    n = try retryingOnInterrupt("read", path) { pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done)) }
+                } catch {
+                    failure = error
+                    break
                 }
-            }.get()
-            if n == 0 { break }
-            done += n
+                if n == 0 { break }
+                done += n
+            }
+            initialized = done
         }
-        bytes.removeLast(count - done)
+        if let failure { throw failure }
         return bytes
     }
 

@@ -46,6 +46,12 @@ struct WireReader {
         return Array(try take(count, what))
     }
 
+    /// A blob's bytes, not copied (its length is named `what` too: no text is built per read).
+    mutating func blobSlice(_ what: String) throws(WireError) -> ArraySlice<UInt8> {
+        let count = Int(try u32(what))
+        return try take(count, what)
+    }
+
     /// A blob as text; invalid UTF-8 is repaired (for names and messages, never for data).
     mutating func string(_ what: String) throws(WireError) -> String {
         String(decoding: try blob(what), as: UTF8.self)

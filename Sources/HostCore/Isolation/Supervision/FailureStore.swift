@@ -12,6 +12,9 @@ public struct FailureStore: Sendable {
     public var directory: String { stateDirectory + "/failures" }
     /// The largest record read, in bytes.
     static let maxRecordSize = 64 << 10
+    /// The names in the records' folder when ``listed()`` read it; nil: not read, every lookup
+    /// opens its file.
+    private var names: Set<[UInt8]>?
 
     /// The store of `stateDirectory`.
     public init(stateDirectory: String) {
@@ -23,8 +26,22 @@ public struct FailureStore: Sendable {
     /// The record's file.
     public func path(for serviceID: String) -> String { directory + "/" + serviceID + ".json" }
 
+    /// This store with its folder listed once (one `readdir`), so a lookup of a service without
+    /// a record opens nothing: `host inspect` asks for every service of every file.
+    public func listed() -> FailureStore {
+        var copy = self
+        var names = Set<[UInt8]>()
+        if let stream = opendir(directory) {
+            defer { closedir(stream) }
+            while let entry = readdir(stream) { names.insert(entry.nameBytes) }
+        }
+        copy.names = names
+        return copy
+    }
+
     /// The record of `serviceID`, or nil when there is none (or it cannot be read).
     public func record(for serviceID: String) -> FailureRecord? {
+        if let names, !names.contains(Array((serviceID + ".json").utf8)) { return nil }
         guard (try? StateDirectory.checkServiceID(serviceID, in: directory)) != nil,
             let folder = try? DirectoryHandle.open(directory),
             let bytes = try? folder.read(serviceID + ".json", limit: Self.maxRecordSize) ?? nil,

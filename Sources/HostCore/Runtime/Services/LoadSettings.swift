@@ -14,6 +14,10 @@ public struct LoadSettings: Sendable {
     public var strict = false
     /// The registry cache to inspect through; nil reads every file (`--no-registry-cache`).
     public var registry: RegistryCache?
+    /// The configuration as already read (``LoadPlanner/readConfiguration(_:)``): the host reads
+    /// it before loading to place services (isolation), and the first load takes it rather than
+    /// reading the file twice. A load clears it, so a reload reads the file anew.
+    public var configurationRead: (path: String?, configuration: Result<HostConfiguration, ConfigurationError>)?
 
     /// Settings for `directories`.
     public init(directories: [String]) { self.directories = directories }

@@ -7,10 +7,17 @@ extension ServiceSet {
     /// plugin in a directory cannot stop the others; the earlier one keeps answering, exactly
     /// as it would have without the newcomer.
     func withoutSecondAnswerers(_ order: [String], inspection: PluginLoader.Inspection) -> [String] {
-        let metadata = Dictionary(inspection.services.map { ($0.0.id, $0.0) }, uniquingKeysWith: { first, _ in first })
+        // Only answerers matter: most services answer nothing, and every start plans every file.
+        var answersOf: [String: [String]] = [:]
+        for plugin in inspection.plugins {
+            for service in plugin.metadata.services where !service.answers.isEmpty && answersOf[service.id] == nil {
+                answersOf[service.id] = service.answers
+            }
+        }
+        guard !answersOf.isEmpty else { return order }
         var answerer: [String: String] = [:]
         return order.filter { id in
-            guard let answers = metadata[id]?.answers, !answers.isEmpty else { return true }
+            guard let answers = answersOf[id] else { return true }
             if let name = answers.first(where: { answerer[$0] != nil }), let first = answerer[name] {
                 let message = "answers \(name), which \(first) answers already (one answerer per request name)"
                 skipped.append(SkippedEntry(service: id, reason: .answerConflict, message: message))

@@ -9,6 +9,8 @@ extension ServiceSet {
     /// `strict`. Other failures are logged and returned.
     func load(_ settings: LoadSettings) throws(LoadError) -> LoadReport {
         loadSettings = settings
+        // Read once, for this load only: a reload reads the file again.
+        loadSettings.configurationRead = nil
         let (plan, inspection) = try prepare(settings)
         var report = LoadReport(failures: inspection.failures)
         let (opened, waiting) = try open(plan: plan, inspection: inspection, keeping: [:], report: &report)
@@ -148,6 +150,7 @@ extension ServiceSet {
         let lazy = lazyServices(plan: plan, inspection: inspection, wanted: wanted)
         let before = Dictionary(dormant.entries.map { ($0.metadata.id, $0) }, uniquingKeysWith: { a, _ in a })
         var waiting: [String: DormantServices.Entry] = [:]
+        waiting.reserveCapacity(lazy.count)
         var opened: [String: ServiceSlot] = [:]
         var failed = Set<String>()
         for plugin in inspection.plugins {
