@@ -80,8 +80,9 @@ extension ServiceSet {
             var copy = scene.raw.pointee
             copy.state = (kind.isDeliveredInNewState ? after : before).rawValue
             let pointer = data(arena.box(copy))
+            let role = scene.role
             let targets = dispatcher.handlers(kind).filter { index in
-                services.contains { $0 === slots[index] } && EventRouter.serves(slots[index].metadata, role: scene.role)
+                services.contains { $0 === slots[index] } && EventRouter.serves(slots[index].metadata, role: role)
             }
             for index in kind.isTearDown ? targets.reversed() : targets {
                 dispatcher.call(index, kind, pointer, scene: scene.name, state: lifecycle.state)
