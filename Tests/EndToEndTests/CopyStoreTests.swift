@@ -68,15 +68,6 @@ import Testing
         return stat(path, &status) == 0 ? UInt64(status.st_ino) : 0
     }
 
-    /// Overwrites `target` in place (same inode, as `cp` does) with `source`.
-    private func overwriteInPlace(_ target: String, with source: String) throws {
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
-        let handle = try #require(FileHandle(forWritingAtPath: target))
-        try handle.truncate(atOffset: 0)
-        try handle.write(contentsOf: bytes)
-        try handle.close()
-    }
-
     @Test(.timeLimit(.minutes(10))) func aSecondStart_reusesTheStoredCopy_andMakesNoFile() throws {
         let host = try StoreHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
@@ -120,7 +111,7 @@ import Testing
 
         let target = host.lib + "/a.so"
         let before = inode(target)
-        try overwriteInPlace(target, with: other)
+        try Plugins.overwriteInPlace(target, with: other)
         #expect(inode(target) == before)
         try host.launch()
         #expect(try host.priority() == 7)

@@ -9,15 +9,6 @@ import Testing
     /// `path` as the host names it: symlinks resolved.
     private func resolved(_ path: String) -> String { URL(fileURLWithPath: path).resolvingSymlinksInPath().path }
 
-    /// Overwrites `target` in place (same inode, as `cp` and package managers do) with `source`.
-    private func overwriteInPlace(_ target: String, with source: String) throws {
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
-        let handle = try #require(FileHandle(forWritingAtPath: target))
-        try handle.truncate(atOffset: 0)
-        try handle.write(contentsOf: bytes)
-        try handle.close()
-    }
-
     private func inode(_ path: String) -> UInt64 {
         var status = stat()
         return stat(path, &status) == 0 ? UInt64(status.st_ino) : 0
@@ -37,7 +28,7 @@ import Testing
         try host.start()
         let target = host.lib + "/a.so"
         let before = inode(target)
-        try overwriteInPlace(target, with: other)
+        try Plugins.overwriteInPlace(target, with: other)
         #expect(inode(target) == before)
         // The running copy is the one inspected: every event still reaches it, the host lives.
         for command in ["background", "foreground", "background"] {

@@ -31,6 +31,15 @@ enum Plugins {
         try Command.compileC(Repository.fixture("HelloC/hello.c"), to: directory + "/libHelloC.so")
     }
 
+    /// Overwrites `target` in place (same inode, as `cp` and package managers do) with `source`.
+    static func overwriteInPlace(_ target: String, with source: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        guard let handle = FileHandle(forWritingAtPath: target) else { throw TestFailure("cannot open \(target) for writing") }
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: bytes)
+        try handle.close()
+    }
+
     /// The configurable C probe, compiled into `path`.
     @discardableResult
     static func probe(_ path: String, _ defines: [String]) throws -> String {

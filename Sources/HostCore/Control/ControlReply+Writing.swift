@@ -26,13 +26,7 @@ extension ControlReply {
             busy.write(to: &out)
         }
         if let deliveries {
-            object.key("deliveries", &out)
-            out.append(UInt8(ascii: "["))
-            for (index, delivery) in deliveries.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                delivery.write(to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
+            object.array("deliveries", deliveries, &out) { $0.write(to: &$1) }
         }
         if let status { object.optionalString("deviceToken", status.deviceToken, &out) }
         if let error { object.string("error", error, &out) }
@@ -56,23 +50,11 @@ extension ControlReply {
             if let scene { scene.write(to: &out) } else { out.append(contentsOf: "null".utf8) }
         }
         if let scenes {
-            object.key("scenes", &out)
-            out.append(UInt8(ascii: "["))
-            for (index, scene) in scenes.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                scene.write(to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
+            object.array("scenes", scenes, &out) { $0.write(to: &$1) }
         }
         // `services` is the list when there is one, else `state`'s count (as in `json`).
         if let services {
-            object.key("services", &out)
-            out.append(UInt8(ascii: "["))
-            for (index, service) in services.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                service.write(to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
+            object.array("services", services, &out) { $0.write(to: &$1) }
         } else if let status {
             object.key("services", &out)
             JSONValue.serialize(integer: Int64(status.serviceCount), into: &out)
@@ -160,11 +142,18 @@ private struct ObjectWriter {
     }
 
     mutating func strings(_ name: StaticString, _ values: [String], _ out: inout [UInt8]) {
+        array(name, values, &out) { JSONValue.serialize(string: $0, into: &$1) }
+    }
+
+    /// `name: [ … ]`, each element written by `write`.
+    mutating func array<Element>(
+        _ name: StaticString, _ values: [Element], _ out: inout [UInt8], _ write: (Element, inout [UInt8]) -> Void
+    ) {
         key(name, &out)
         out.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            JSONValue.serialize(string: value, into: &out)
+            write(value, &out)
         }
         out.append(UInt8(ascii: "]"))
     }
