@@ -87,6 +87,31 @@ import Testing
         #expect(host.stop().status == 0)
     }
 
+    @Test(.timeLimit(.minutes(10))) func aVersionLoadedAgain_getsACopyOfItsOwn_andTheStoreNamesItsSourceAbsolutely() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let config = try host.file("services.json", #"{"services": {"test.a": {}}}"#)
+        // The plugin folder as a relative path: the store must still name the file absolutely,
+        // since eviction runs in other processes, from other directories.
+        let relative = String(repeating: "../", count: FileManager.default.currentDirectoryPath.split(separator: "/").count)
+            + host.lib.dropFirst()
+        try host.start(["--config", config], plugins: [relative], environment: ["TMPDIR": host.temporary])
+        let key = try #require(host.storedFiles().keys.first { $0.hasSuffix("/a.so") }?.split(separator: "/").first)
+        let source = try String(contentsOfFile: host.store + "/\(key)/.source", encoding: .utf8)
+        #expect(source.hasPrefix("/") && source.hasSuffix("/a.so"), "\(source)")
+        // Disabled, then enabled again: the same version, started anew, must be a new load
+        // (its entry runs once per load), not the library already loaded from the store.
+        try #"{"services": {"test.a": {"enabled": false}}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(try host.ctlJSON("reload").reply["removed"] as? [String] == ["test.a"])
+        try #"{"services": {"test.a": {}}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+        #expect(try host.ctlJSON("reload").reply["added"] as? [String] == ["test.a"])
+        let mapped = try host.mapped("a.so").map(\.path)
+        #expect(mapped.count == 2, "\(mapped)")
+        #expect(mapped.contains { $0.hasPrefix(host.store + "/") })
+        #expect(mapped.contains { $0.hasPrefix(host.temporary + "/servicehost-loaded-") })
+        #expect(host.stop().status == 0)
+    }
+
     @Test(.timeLimit(.minutes(10))) func aWorker_loadsFromTheStore() throws {
         let host = try StoreHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
@@ -147,12 +172,15 @@ import Testing
         #expect(host.stop().status == 0)
     }
 
-    @Test(.timeLimit(.minutes(10)), arguments: ["writable", "symlink"])
+    @Test(.timeLimit(.minutes(10)), arguments: ["writable", "symlink", "folder"])
     func anUnsafeStore_isRefusedWithItsReason_andCopiesGoToAPrivateDirectory(kind: String) throws {
         let host = try StoreHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         if kind == "writable" {
             #expect(mkdir(host.store, 0o700) == 0 && chmod(host.store, 0o777) == 0)
+        } else if kind == "folder" {
+            // The store is fine but its folder lets anyone rename it away: no sticky bit.
+            #expect(chmod(host.temporary, 0o777) == 0)
         } else {
             let elsewhere = try host.scratch.folder("elsewhere", mode: 0o700)
             try FileManager.default.createSymbolicLink(atPath: host.store, withDestinationPath: elsewhere)
@@ -166,7 +194,12 @@ import Testing
         let refused = result.records.named("copies.storeRefused")
         #expect(refused.count == 1, "\(result.records.text)")
         #expect(refused.first?.string("path") == host.store)
-        #expect(refused.first?.string("reason") == (kind == "writable" ? "it is writable by other users (mode 777)" : "it is a symlink"))
+        let reason = refused.first?.string("reason") ?? ""
+        switch kind {
+        case "writable": #expect(reason == "it is writable by other users (mode 777)")
+        case "symlink": #expect(reason == "it is a symlink")
+        default: #expect(reason.hasPrefix("its folder \(host.temporary) can be changed by other users"), "\(reason)")
+        }
         // The private directory goes at exit.
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: host.temporary).filter { $0.hasPrefix("servicehost-loaded-") }
         #expect(leftovers.isEmpty, "\(leftovers)")

@@ -42,8 +42,9 @@ final class ConnectionOutput: Sendable {
     private let socket: Int32
     private let queue: DispatchQueue
     // Immutable after init; DispatchSource's methods are thread-safe. Resumed by whichever
-    // thread's send found the socket full, suspended by its handler (on `queue`): `armed`,
-    // under the lock, pairs them.
+    // thread's send found the socket full, suspended by its handler (on `queue`), both under
+    // the lock together with `armed`, which therefore always says whether the source runs; one
+    // writer at a time (`flushing`, also set by the handler).
     nonisolated(unsafe) private let writable: DispatchSourceWrite
     // Called once, on `queue` or the flushing thread, when the output ends by a drop.
     private let dropped: @Sendable (Drop) -> Void
@@ -156,11 +157,15 @@ final class ConnectionOutput: Sendable {
     private func becameWritable() {
         let proceed = state.withLock { state in
             guard state.armed && !state.finished else { return false }
+            // This thread writes now (a flush on another thread waits its turn), and the
+            // source is suspended under the lock that says so: ``end(dropping:)`` reads
+            // `armed` to know whether the source runs.
             state.armed = false
+            state.flushing = true
+            writable.suspend()
             return true
         }
         guard proceed else { return }
-        writable.suspend()
         write()
     }
 
@@ -197,18 +202,17 @@ final class ConnectionOutput: Sendable {
             // The client's socket is full: the rest goes first once it has room. Moved in
             // place, both buffers kept: a burst larger than the socket allocates nothing.
             chunk.removeFirst(max(sent, 0))
-            let arm = state.withLock { state in
+            state.withLock { state in
                 state.sending = 0
-                guard !state.ended else { return false }
+                guard !state.ended else { return }
                 chunk.append(contentsOf: state.pending)
                 state.pending.removeAll(keepingCapacity: true)
                 state.spare = state.pending
                 state.pending = chunk
                 state.flushing = false
                 state.armed = true
-                return true
+                writable.resume()
             }
-            if arm { writable.resume() }
             return
         }
     }

@@ -38,7 +38,11 @@ struct CopyStore: Sendable {
         let parent = parent()
         let shared = parent + "/servicehost-copies-\(geteuid())"
         let store: CopyStore
-        if let problem = problem(shared) {
+        // In a folder others may rename things in, they could swap the store for their own.
+        if !isSafeParent(parent) {
+            refusal = (shared, "its folder \(parent) can be changed by other users (writable by them, without the sticky bit)")
+            store = CopyStore(root: try makePrivate(in: parent), persistent: false)
+        } else if let problem = problem(shared) {
             refusal = (shared, problem)
             store = CopyStore(root: try makePrivate(in: parent), persistent: false)
         } else {
@@ -114,6 +118,18 @@ struct CopyStore: Sendable {
 
     private static let privatePrefix = "servicehost-loaded-"
 
+    /// A directory of this process's own, removed at exit, for copies that must not be shared:
+    /// a version loaded a second time (``StoredCopy``). Made at the first use.
+    @MainActor
+    static func scratch() throws(SystemError) -> String {
+        if let madeScratch { return madeScratch }
+        let root = try makePrivate(in: parent())
+        madeScratch = root
+        return root
+    }
+
+    @MainActor private static var madeScratch: String?
+
     @MainActor
     private static func makePrivate(in parent: String) throws(SystemError) -> String {
         var template = Array((parent + "/\(privatePrefix)\(getpid())-XXXXXX").utf8CString)
@@ -141,7 +157,7 @@ struct CopyStore: Sendable {
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return false }
         let sticky = status.st_mode & S_ISVTX != 0
         if status.st_uid == 0 && sticky { return true }
-        return status.st_uid == geteuid() && status.st_mode & (S_IWGRP | S_IWOTH) == 0
+        return (status.st_uid == geteuid() || status.st_uid == 0) && status.st_mode & (S_IWGRP | S_IWOTH) == 0
     }
 
     // MARK: Removing
@@ -156,7 +172,12 @@ struct CopyStore: Sendable {
             else { continue }
             var status = stat()
             let path = String(decoding: source, as: UTF8.self)
+            // A relative path names a file only from its writer's directory: never judged here.
+            guard path.hasPrefix("/") else { continue }
             if stat(PathBytes.cString(path), &status) == 0 && FileIdentity(status) == identity { continue }
+            // A copy being made (its temporary file) is left to its maker; a copy removed between
+            // another host's check and its dlopen is copied again by that host.
+            if ((try? directory.names()) ?? []).contains(where: { $0.hasPrefix(DirectoryHandle.temporaryPrefix) }) { continue }
             removeTree(root + "/" + key)
         }
     }

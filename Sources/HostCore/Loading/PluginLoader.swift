@@ -113,8 +113,9 @@ public enum PluginLoader {
         willRun?(.dlopen)
         let library: DynamicLibrary
         do { library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path) } catch {
-            // Another host's eviction may have removed the stored copy since it was checked.
-            guard !copy.made, access(copy.loadPath, F_OK) != 0 else { throw error }
+            // Another host's eviction may have removed the stored copy since it was checked
+            // (or made): copy once more.
+            guard access(copy.loadPath, F_OK) != 0 else { throw error }
             copy = try StoredCopy(of: inspected.path, identity: inspected.identity)
             library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path)
         }

@@ -36,7 +36,17 @@ struct StoredCopy {
         self.path = path
         let store: CopyStore
         do { store = try CopyStore.current() } catch { throw .system(error) }
-        let directory = store.root + "/" + CopyStore.key(identity)
+        var directory = store.root + "/" + CopyStore.key(identity)
+        if !Self.loaded.insert(directory).inserted {
+            // This version is loaded already, and the host loads a file again only to start a
+            // service anew (enabled by a reload, `service start`, a restart): `dlopen` of the same
+            // path would hand back the loaded library, whose entry already ran (plugin.h: once
+            // per library load). A copy of its own makes it a new load, as at a first start.
+            Self.reloads += 1
+            do { directory = try CopyStore.scratch() + "/" + CopyStore.key(identity) + "-\(Self.reloads)" } catch {
+                throw .system(error)
+            }
+        }
         let bytes = PathBytes.unescape(path)
         let name = bytes.split(separator: UInt8(ascii: "/")).last.map { PathBytes.escape(Array($0)) } ?? "plugin.so"
         loadPath = directory + "/" + name
@@ -78,7 +88,8 @@ struct StoredCopy {
             // For eviction (``CopyStore``): which file the key is a version of.
             if access(directory + "/" + CopyStore.sourceName, F_OK) != 0 {
                 let keyDirectory = try DirectoryHandle.open(directory)
-                try Array(path.utf8).withUnsafeBytes { bytes in
+                // Absolute: eviction runs in other processes, from other directories.
+                try Array(Self.absolute(path).utf8).withUnsafeBytes { bytes in
                     Result { () throws(SystemError) in try keyDirectory.replace(CopyStore.sourceName, with: bytes) }
                 }.get()
             }
@@ -104,6 +115,19 @@ struct StoredCopy {
 
     /// Temporary files this process made: the next one's name.
     @MainActor private static var temporaries = 0
+    /// The KEY directories this process has loaded from (each once: see `init`).
+    @MainActor private static var loaded: Set<String> = []
+    /// Versions loaded again: the next one's scratch directory.
+    @MainActor private static var reloads = 0
+
+    /// `path` (escaped, see ``PathBytes``) from the root: the working directory before a
+    /// relative one.
+    private static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        let directory = PathBytes.escape(Array(UnsafeBufferPointer(start: cwd, count: strlen(cwd))).map { UInt8(bitPattern: $0) })
+        return directory + "/" + path
+    }
 
     /// Copies all of `source` into `output`; false when the file ends early (it shrank).
     private static func copy(_ source: ReadOnlyFile, into output: Int32, path: String) throws(SystemError) -> Bool {
