@@ -93,7 +93,8 @@ import Testing
         let config = try host.file("services.json", #"{"services": {"test.a": {}}}"#)
         // The plugin folder as a relative path: the store must still name the file absolutely,
         // since eviction runs in other processes, from other directories.
-        let relative = String(repeating: "../", count: FileManager.default.currentDirectoryPath.split(separator: "/").count)
+        let relative =
+            String(repeating: "../", count: FileManager.default.currentDirectoryPath.split(separator: "/").count)
             + host.lib.dropFirst()
         try host.start(["--config", config], plugins: [relative], environment: ["TMPDIR": host.temporary])
         let key = try #require(host.storedFiles().keys.first { $0.hasSuffix("/a.so") }?.split(separator: "/").first)
