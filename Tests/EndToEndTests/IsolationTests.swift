@@ -127,9 +127,22 @@ import Testing
                 "willResignActive", "didEnterBackground", "willTerminate",
             ])
 
+        // As an older host wrote it (no change time): it still blocks the same file, and the
+        // next start rewrites it with the file's change time.
+        let recordPath = host.stateDirectory + "/failures/test.loop.json"
+        let record = { () throws -> [String: Any] in
+            try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: recordPath))) as? [String: Any])
+        }
+        var legacy = try record()
+        var identity = try #require(legacy["file"] as? [String: Any])
+        identity["changed"] = nil
+        legacy["file"] = identity
+        try JSONSerialization.data(withJSONObject: legacy).write(to: URL(fileURLWithPath: recordPath))
+
         // A new start with the same file: still failed, with its reason.
         try host.start(["--isolation", "process", "--crash-limit", "3/60"])
         #expect(try host.service("test.loop")?["state"] as? String == "failed")
+        #expect((try record()["file"] as? [String: Any])?["changed"] is String)
         // A new build (atomically in place): the running host notices and starts it.
         let fixed = try Command.compileC(Repository.fixture("BadPlugins/bad.c"), to: host.scratch.file("loop.so"), defines: defines)
         #expect(rename(fixed, plugin) == 0)

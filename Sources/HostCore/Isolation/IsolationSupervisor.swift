@@ -74,6 +74,12 @@ public final class IsolationSupervisor {
         for service in inspected.metadata.services {
             guard let record = failures.record(for: service.id) else { continue }
             if record.path == inspected.path && record.blocks(inspected.identity) {
+                var record = record
+                if record.file.changed == FailureRecord.unknownChange {
+                    // An older host's record: now with the file's change time (kept across an upgrade).
+                    record.file = inspected.identity
+                    try? failures.save(record)
+                }
                 blocking = blocking ?? record
             } else {
                 log.info(

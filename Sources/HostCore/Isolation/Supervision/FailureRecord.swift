@@ -31,8 +31,17 @@ public struct FailureRecord: Sendable, Equatable {
             + " the last time its worker \(reason) (\(time))"
     }
 
-    /// Whether `identity` is the file this record blocks.
-    public func blocks(_ identity: FileIdentity) -> Bool { identity == file }
+    /// Whether `identity` is the file this record blocks (for a record from before change
+    /// times were kept, ``unknownChange``, all but the change time).
+    public func blocks(_ identity: FileIdentity) -> Bool {
+        guard file.changed == Self.unknownChange else { return identity == file }
+        return FileIdentity(
+            device: identity.device, inode: identity.inode, size: identity.size, modified: identity.modified,
+            changed: Self.unknownChange) == file
+    }
+
+    /// The change time of a record written before change times were kept.
+    public static let unknownChange = Int64.min
 
     /// The record as JSON (the file's contents, and `ctl list`'s `failure`).
     public var json: JSONValue {
@@ -64,9 +73,12 @@ public struct FailureRecord: Sendable, Equatable {
             let inode = file["inode"]?.stringValue.flatMap({ UInt64($0) }),
             let size = file["size"]?.stringValue.flatMap({ Int64($0) }),
             let modified = file["modified"]?.stringValue.flatMap({ Int64($0) }),
-            let changed = file["changed"]?.stringValue.flatMap({ Int64($0) }),
             let crashes = json["crashes"]?.intValue, let window = json["window"]?.doubleValue
         else { return nil }
+        // A record written before the change time was kept has none: it matches any (see
+        // ``blocks(_:)``), until the host rewrites it with the file's full identity.
+        let changed = file["changed"].map { $0.stringValue.flatMap { Int64($0) } } ?? Self.unknownChange
+        guard let changed else { return nil }
         self.init(
             serviceID: id, path: path,
             file: FileIdentity(device: device, inode: inode, size: size, modified: modified, changed: changed),
