@@ -113,6 +113,19 @@ import Testing
         #expect(host.stop().status == 0)
     }
 
+    @Test(.timeLimit(.minutes(10))) func aStoreRemovedWhileTheHostRuns_isMadeAgainAtTheNextCopy() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.launch()
+        try FileManager.default.removeItem(atPath: host.store)
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        #expect(try host.ctlJSON("reload").reply["added"] as? [String] == ["test.b"])
+        #expect(host.storedFiles().keys.contains { $0.hasSuffix("/b.so") })
+        var status = stat()
+        #expect(lstat(host.store, &status) == 0 && status.st_mode & 0o777 == 0o700)
+        #expect(host.stop().status == 0)
+    }
+
     @Test(.timeLimit(.minutes(10))) func aWorker_loadsFromTheStore() throws {
         let host = try StoreHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

@@ -59,6 +59,10 @@ struct CopyStore: Sendable {
         return refusal
     }
 
+    /// Chooses the store again at the next copy (the chosen one is gone).
+    @MainActor
+    static func forget() { chosen = nil }
+
     @MainActor private static var chosen: CopyStore?
     @MainActor private static var refusal: (path: String, reason: String)?
     @MainActor private static var evictionScheduled = false

@@ -54,7 +54,14 @@ struct StoredCopy {
             made = false
             return
         }
-        try Self.make(loadPath, in: directory, of: path, identity: identity)
+        do { try Self.make(loadPath, in: directory, of: path, identity: identity) } catch {
+            // The store itself went away while the host ran (removed by hand, or a tmp cleaner
+            // on a long-running host): choose and check it again, once.
+            guard store.persistent, access(store.root, F_OK) != 0 else { throw error }
+            CopyStore.forget()
+            guard let again = try? CopyStore.current(), again.root == store.root else { throw error }
+            try Self.make(loadPath, in: directory, of: path, identity: identity)
+        }
         made = true
         store.didMakeCopy()
     }
