@@ -91,13 +91,24 @@ import Testing
     }
 
     @Test func outOfDescriptors_theSpareOneShedsClientsWithAReply_loggedOnce_andServingResumes() throws {
-        let host = try RunningHost()
+        let host = try CopyStoreTests.StoreHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
-        try host.start()
+        // A store of its own: the eviction pass after its first copy has nothing to walk.
+        try host.launch()
         let pid = try #require(host.process?.pid)
-        // A few descriptors above what the host holds now (give or take the connection that
-        // just asked whether it is active): idle clients use them up.
-        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+        // A few descriptors above what the host holds once its start-up's background work (the
+        // store's eviction, tidying the marks folder) is done and has closed its folders: the
+        // same count ten polls in a row. Idle clients use them up.
+        let count = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0 }
+        var open = count()
+        var steady = 0
+        #expect(
+            eventually {
+                let now = count()
+                steady = now == open ? steady + 1 : 0
+                open = now
+                return steady >= 10
+            })
         let limit = open + 3
         let prlimit = try Command.run("/usr/bin/env", ["prlimit", "--pid", "\(pid)", "--nofile=\(limit):\(limit)"])
         try #require(prlimit.status == 0, "prlimit: \(prlimit.stderr)")
