@@ -159,7 +159,9 @@ public final class RegistryCache: Sendable {
     public func save(scanned: [String]) {
         let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
-            guard state.loaded else { return nil }
+            // Nothing read, stored nor discarded, and every entry built was used: nothing to
+            // prune or write (the common cached run skips building the sets below).
+            guard state.loaded, state.changed || state.entries.count != state.used.count else { return nil }
             let used = state.used
             let usedPaths = Set(used.map(\.path))
             let keeps = { (key: RegistryKey) -> Bool in
