@@ -9,9 +9,11 @@ import Glibc
 /// source is checked before and after copying), so the code loaded is the code whose metadata
 /// was used.
 ///
-/// The file is read when the first plugin file is looked up. A registry file that is corrupt,
-/// truncated or from another host version is then discarded (and, given a log, logged once as
-/// `registry.rebuilt`); the next save writes a new one. Saving is
+/// The file is read when the first plugin file is looked up, and a directory's group is checked
+/// and decoded when the first file of that directory is. A registry file whose header is corrupt,
+/// truncated or from another host version or format is then discarded (and, given a log, logged
+/// once as `registry.rebuilt`); a group that fails its checks costs only its directory (logged
+/// the same way); the next save writes a new file, copying the other groups unchanged. Saving is
 /// atomic (``DirectoryHandle/replace(_:with:)``: temporary file, `fsync`, rename).
 public final class RegistryCache: Sendable {
     /// Where `registry.bin` is.
