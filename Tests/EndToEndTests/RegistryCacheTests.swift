@@ -64,9 +64,48 @@ import Testing
         try Plugins.probe(other + "/c.so", ["PROBE_ID=\"test.c\""])
         #expect(counts(try run(other)) == (0, 1))
         let registry = try Data(contentsOf: URL(fileURLWithPath: registryPath(host)))
-        #expect(registry.range(of: Data((other + "/b.so").utf8)) == nil)
-        #expect(registry.range(of: Data((host.lib + "/a.so").utf8)) != nil)
+        // A group names its directory once, then its files by name.
+        #expect(registry.range(of: Data("b.so".utf8)) == nil)
+        #expect(registry.range(of: Data("c.so".utf8)) != nil)
+        #expect(registry.range(of: Data((host.lib + "/").utf8)) != nil && registry.range(of: Data("a.so".utf8)) != nil)
         #expect(counts(try run(host.lib)) == (1, 0))
+    }
+
+    /// Decision: a corrupt group costs only its own directory. A host of another directory
+    /// neither checks nor notices it; the host of that directory logs it once and reads its files
+    /// again, and the other directories' groups stay (byte for byte) through the rewrite.
+    @Test func corruptGroupOfAnotherDirectory_costsOnlyThatDirectory() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let other = try host.scratch.folder("other")
+        try Plugins.probe(other + "/b.so", ["PROBE_ID=\"test.b\""])
+        let run = { (plugins: String) throws -> [LogRecord] in
+            try host.start(["--log-level", "debug"], plugins: [plugins])
+            return host.stop().records
+        }
+        _ = try run(host.lib)
+        _ = try run(other)
+        // One byte of other's group (its first entry's device number) flipped.
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))))
+        let name = Data((other + "/").utf8)
+        let at = try #require(Data(bytes).range(of: name)).upperBound + 4 + 4 + 4 + 1
+        bytes[at] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: registryPath(host)))
+
+        let lib = try run(host.lib)
+        #expect(lib.named("registry.rebuilt").isEmpty)
+        #expect(counts(lib) == (1, 0))
+        let damaged = try run(other)
+        let rebuilt = damaged.named("registry.rebuilt")
+        #expect(rebuilt.count == 1, "\(rebuilt)")
+        #expect(rebuilt.first?.string("reason") == "corrupt or truncated: checksum mismatch in the group of \(other)/")
+        #expect(counts(damaged) == (0, 1))
+        #expect(services(damaged) == ["test.b"])
+        // Both groups sound again: lib's survived other's rewrite.
+        #expect(counts(try run(host.lib)) == (1, 0))
+        let again = try run(other)
+        #expect(counts(again) == (1, 0))
+        #expect(again.named("registry.rebuilt").isEmpty)
     }
 
     @Test func changedFile_sameSizeAndModificationTime_isReadAgain() throws {
@@ -111,7 +150,7 @@ import Testing
         ("truncated", "corrupt or truncated", { Array($0.prefix($0.count - 9)) }),
         ("not a registry", "not a registry file (no SHRC header)", { _ in Array("garbage".utf8) }),
         (
-            "another version", "written by servicehost 0.0.0-other in format 1",
+            "another version", "written by servicehost 0.0.0-other in format 2",
             { bytes in
                 // The host version follows the magic, the format (2 bytes) and its length (4 bytes).
                 var bytes = bytes
@@ -170,31 +209,49 @@ import Testing
         #expect(counts(records) == (1, 0))
     }
 
-    /// A registry.bin (RegistryFile's layout) with one entry for `path`, keyed by its real
-    /// `stat`, saying the file defines no entry symbol.
+    /// A registry.bin (RegistryFile's layout, format 2) with one entry for `path`, keyed by its
+    /// real `stat`, saying the file defines no entry symbol.
     static func registry(claimingNoEntryFor path: String) throws -> [UInt8] {
         var status = stat()
         guard stat(path, &status) == 0 else { throw TestFailure("stat \(path)") }
-        var bytes: [UInt8] = Array("SHRC".utf8)
-        func put(_ value: UInt64, _ count: Int) { for i in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(8 * i))) } }
-        func blob(_ text: String) {
-            put(UInt64(text.utf8.count), 4)
+        func put(_ value: UInt64, _ count: Int, _ bytes: inout [UInt8]) {
+            for i in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(8 * i))) }
+        }
+        func blob(_ text: String, _ bytes: inout [UInt8]) {
+            put(UInt64(text.utf8.count), 4, &bytes)
             bytes += Array(text.utf8)
         }
-        put(1, 2)
+        // FNV-1a over little-endian 8-byte words, then the tail bytes.
+        func checksum(_ bytes: [UInt8]) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            let words = bytes.count / 8
+            for index in 0..<words {
+                var word: UInt64 = 0
+                for byte in 0..<8 { word |= UInt64(bytes[index * 8 + byte]) << UInt64(8 * byte) }
+                hash = (hash ^ word) &* 0x100_0000_01b3
+            }
+            for byte in bytes[(words * 8)...] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return hash
+        }
+        let slash = path.lastIndex(of: "/")!
+        var body: [UInt8] = []
+        blob(String(path[...slash]), &body)
+        put(1, 4, &body)
+        blob(String(path[path.index(after: slash)...]), &body)
+        put(UInt64(status.st_dev), 8, &body)
+        put(UInt64(status.st_ino), 8, &body)
+        put(UInt64(status.st_size), 8, &body)
+        put(UInt64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtim.tv_nsec), 8, &body)
+        put(UInt64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_ctim.tv_nsec), 8, &body)
+        body += [0, 0]  // no entry symbol, no section
+        var bytes: [UInt8] = Array("SHRC".utf8)
+        put(2, 2, &bytes)
         let version = try Command.run(try Repository.product("host"), ["--version"]).stdout
-        blob(version.trimmingCharacters(in: .whitespacesAndNewlines))
-        put(1, 4)
-        blob(path)
-        put(UInt64(status.st_dev), 8)
-        put(UInt64(status.st_ino), 8)
-        put(UInt64(status.st_size), 8)
-        put(UInt64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtim.tv_nsec), 8)
-        put(UInt64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_ctim.tv_nsec), 8)
-        bytes += [0, 0]  // no entry symbol, no section
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        put(hash, 8)
-        return bytes
+        blob(version.trimmingCharacters(in: .whitespacesAndNewlines), &bytes)
+        put(1, 4, &bytes)
+        put(checksum(bytes), 8, &bytes)
+        put(UInt64(body.count), 4, &bytes)
+        put(checksum(body), 8, &bytes)
+        return bytes + body
     }
 }

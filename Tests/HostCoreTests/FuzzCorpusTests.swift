@@ -36,11 +36,16 @@ import Testing
 
     @Test(arguments: [
         ("empty.bin", nil),
-        ("truncated.bin", "corrupt or truncated: checksum mismatch"),
-        ("bad-checksum.bin", "corrupt or truncated: checksum mismatch"),
-        ("huge-count.bin", "corrupt or truncated: 4294967295 entries in 0 bytes"),
-        ("other-version.bin", "written by servicehost 9.9.9 in format 1"),
-        ("other-format.bin", "written by another host version in format 2"),
+        ("truncated.bin", "corrupt or truncated: cut short in a group"),
+        ("bad-checksum.bin", "corrupt or truncated: checksum mismatch in the group of "),
+        ("bad-header.bin", "corrupt or truncated: header checksum mismatch"),
+        ("huge-count.bin", "corrupt or truncated: 4294967295 groups in 0 bytes"),
+        ("huge-entry-count.bin", "corrupt or truncated: 4294967295 entries in 0 bytes"),
+        ("repeated-group.bin", "corrupt or truncated: "),
+        ("not-a-name.bin", "corrupt or truncated: entry 0 of /opt/x/ is not a file name"),
+        ("one-group-corrupt.bin", "corrupt or truncated: checksum mismatch in the group of "),
+        ("other-version.bin", "written by servicehost 9.9.9 in format 2"),
+        ("other-format.bin", "written by another host version in format 1"),
     ])
     func registry_seeds_giveTheirProblem(name: String, expected: String?) throws {
         let path = Self.corpus("registry").first { $0.hasSuffix("/" + name) }!
@@ -50,6 +55,23 @@ import Testing
         } catch let problem as RegistryFile.Problem {
             #expect(expected != nil && problem.description.hasPrefix(expected!), "\(problem)")
         }
+    }
+
+    @Test func registry_aCorruptGroup_isNotCheckedByAReaderOfAnotherDirectory() throws {
+        let bytes = try Self.bytes(Self.corpus("registry").first { $0.hasSuffix("/one-group-corrupt.bin") }!)
+        let groups = try RegistryFile.groups(bytes)
+        #expect(groups.map(\.isIntact) == [false, true] || groups.map(\.isIntact) == [true, false])
+        let intact = groups.filter(\.isIntact)
+        let damaged = groups.filter { !$0.isIntact }
+        try #require(intact.count == 1 && damaged.count == 1)
+        let (sound, corrupt) = (intact[0], damaged[0])
+        #expect(try RegistryFile.decode(bytes, onlyIn: sound.directory).count == 1)
+        #expect(throws: RegistryFile.Problem.corrupt("checksum mismatch in the group of \(corrupt.directory)")) {
+            try RegistryFile.decode(bytes, onlyIn: corrupt.directory)
+        }
+        // A save keeps the sound group byte for byte.
+        let rewritten = RegistryFile.encode([:], keeping: [sound])
+        #expect(try RegistryFile.decode(rewritten) == (try RegistryFile.decode(bytes, onlyIn: sound.directory)))
     }
 
     @Test func registry_hostWrittenSeed_holdsBothPlugins() throws {

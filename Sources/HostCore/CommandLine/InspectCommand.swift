@@ -88,29 +88,51 @@ public enum InspectCommand {
         // strings and a join.
         var out = ""
         out.reserveCapacity(results.count * 320)
+        var lastEvents: (mask: EventMask, names: String)?
         for (index, result) in results.enumerated() {
             if index > 0 { out += "\n" }
             switch result {
             case .failure(let failure):
                 out += "\(failure.path)\n  not loadable: \(failure.message)\n"
             case .success(let plugin):
+                // Appended piece by piece (no interpolation temporaries), and the events line of
+                // the previous service reused when its mask is the same: plugins built alike
+                // share one, and naming a mask walks every event kind.
                 let meta = plugin.metadata
-                let sdk = meta.sdkVersion.isEmpty ? "" : ", ServiceKit \(meta.sdkVersion)"
-                out += "\(plugin.path)\n  ABI \(meta.abiVersion) (speaks \(meta.abiMin) to \(meta.abiVersion)),"
-                out += " built with \(meta.toolchain)\(sdk)\n"
+                out += plugin.path
+                out += "\n  ABI "
+                out += String(meta.abiVersion)
+                out += " (speaks "
+                out += String(meta.abiMin)
+                out += " to "
+                out += String(meta.abiVersion)
+                out += "), built with "
+                out += meta.toolchain
+                if !meta.sdkVersion.isEmpty {
+                    out += ", ServiceKit "
+                    out += meta.sdkVersion
+                }
+                out += "\n"
                 for service in meta.services {
-                    out += "  service \(service.id)\n"
-                    out += "    name:     \(service.name)\n"
-                    out += "    version:  \(service.version)\n"
-                    out += "    priority: \(service.priority)\n"
-                    out += "    events:   \(eventNames(service.events).joined(separator: ", "))\n"
-                    for (label, values) in [
-                        ("urls", service.urls), ("activities", service.activities),
-                        ("subscribes", service.subscriptions), ("requires", service.requires.map(\.description)),
-                        ("after", service.after),
-                    ] where !values.isEmpty {
-                        out += "    \(label):\(String(repeating: " ", count: max(1, 10 - label.count)))\(values.joined(separator: ", "))\n"
+                    out += "  service "
+                    out += service.id
+                    out += "\n    name:     "
+                    out += service.name
+                    out += "\n    version:  "
+                    out += service.version
+                    out += "\n    priority: "
+                    out += String(service.priority)
+                    out += "\n    events:   "
+                    if lastEvents?.mask != service.events {
+                        lastEvents = (service.events, eventNames(service.events).joined(separator: ", "))
                     }
+                    out += lastEvents?.names ?? ""
+                    out += "\n"
+                    list("    urls:      ", service.urls, into: &out)
+                    list("    activities: ", service.activities, into: &out)
+                    list("    subscribes: ", service.subscriptions, into: &out)
+                    if !service.requires.isEmpty { list("    requires:  ", service.requires.map(\.description), into: &out) }
+                    list("    after:     ", service.after, into: &out)
                     if let record = failure(of: service.id, in: plugin, failures) {
                         out += "    failed:   \(record.summary); not started until this file changes\n"
                     }
@@ -118,6 +140,18 @@ public enum InspectCommand {
             }
         }
         return out
+    }
+
+    /// `label` (padded to the value column), then `values` separated by commas; nothing when empty.
+    private static func list(_ label: String, _ values: [String], into out: inout String) {
+        guard let first = values.first else { return }
+        out += label
+        out += first
+        for value in values.dropFirst() {
+            out += ", "
+            out += value
+        }
+        out += "\n"
     }
 
     /// A JSON array, one object per file; `failures` adds a `failure` to services marked failed.

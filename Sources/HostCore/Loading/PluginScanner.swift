@@ -56,10 +56,16 @@ public enum PluginScanner {
         // (a realpath and a stat per directory level each): a file that is not a symbolic link
         // has exactly them on its resolved path.
         let resolved = allowInsecure || directoryProblem != nil ? nil : FileSecurity.resolvedDirectory(directory, checked: &checked)
+        // Each file's stat relative to the directory, so the kernel walks one name rather than
+        // the whole path per file (a third of a cached `host inspect` was those walks).
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if descriptor >= 0 { close(descriptor) } }
         return names.filter(isPluginName).sorted { $0.lexicographicallyPrecedes($1) }.map { name in
             let path = base + PathBytes.escape(name)
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
-            return checkFile(path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: resolved.map { ($0.path, $0.problem, name) })
+            return checkFile(
+                path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: resolved.map { ($0.path, $0.problem, name) },
+                at: descriptor >= 0 ? (descriptor, name) : nil)
         }
     }
 
@@ -80,18 +86,19 @@ public enum PluginScanner {
 
     /// ``check(path:allowInsecure:)``, remembering the directories found safe in `checked`.
     /// `inDirectory`: the scanned directory resolved, its verdict and the file's name there; a
-    /// file that is not a symbolic link then costs one `lstat`.
+    /// file that is not a symbolic link then costs one `lstat`. `entry`: the open directory
+    /// the file is in and its name there, which the `stat`s then go by instead of `path`.
     static func checkFile(
         path: String, allowInsecure: Bool, checked: inout Set<[CChar]>,
-        inDirectory: (resolved: [CChar], problem: String?, name: [UInt8])?
+        inDirectory: (resolved: [CChar], problem: String?, name: [UInt8])?, at entry: (directory: Int32, name: [UInt8])? = nil
     ) -> Result<Checked, LoadFailure> {
         var status = stat()
-        let cPath = PathBytes.cString(path)
+        let (base, name) = entry.map { ($0.directory, $0.name.map { CChar(bitPattern: $0) } + [0]) } ?? (AT_FDCWD, PathBytes.cString(path))
         // Not a link: lstat said what stat would, and its directories are those of the scan.
         var scanned: (resolved: [CChar], problem: String?, name: [UInt8])?
-        if let inDirectory, lstat(cPath, &status) == 0, status.st_mode & S_IFMT != S_IFLNK {
+        if let inDirectory, fstatat(base, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT != S_IFLNK {
             scanned = inDirectory
-        } else if stat(cPath, &status) != 0 {
+        } else if fstatat(base, name, &status, 0) != 0 {
             return .failure(LoadFailure(path: path, reason: .system(.current("stat", path))))
         }
         if let kind = nonRegularKind(status.st_mode) {

@@ -9,9 +9,11 @@ import Glibc
 /// source is checked before and after copying), so the code loaded is the code whose metadata
 /// was used.
 ///
-/// The file is read when the first plugin file is looked up. A registry file that is corrupt,
-/// truncated or from another host version is then discarded (and, given a log, logged once as
-/// `registry.rebuilt`); the next save writes a new one. Saving is
+/// The file is read when the first plugin file is looked up, and a directory's group is checked
+/// and decoded when the first file of that directory is. A registry file whose header is corrupt,
+/// truncated or from another host version or format is then discarded (and, given a log, logged
+/// once as `registry.rebuilt`); a group that fails its checks costs only its directory (logged
+/// the same way); the next save writes a new file, copying the other groups unchanged. Saving is
 /// atomic (``DirectoryHandle/replace(_:with:)``: temporary file, `fsync`, rename).
 public final class RegistryCache: Sendable {
     /// Where `registry.bin` is.
@@ -24,10 +26,11 @@ public final class RegistryCache: Sendable {
         /// Whether the file was read: it is read at the first lookup or store, so a host or an
         /// inspection that meets no plugin file never reads (nor checks) the registry.
         var loaded = false
-        /// The file's bytes once read and found sound; nil when there was none or it was discarded.
-        var file: [UInt8]?
-        /// The directories (escaped, ending in `/`) whose entries were built from `file`: a host
-        /// builds its own directories' entries, not those of every directory sharing the file.
+        /// The file's groups once read and its header found sound (their checksums are checked
+        /// when built or copied); nil when there was none or it was discarded.
+        var groups: [RegistryFile.Group]?
+        /// The directories (escaped, ending in `/`) whose entries were built from `groups`: a host
+        /// checks and builds its own directories' groups, not those of every directory sharing the file.
         var built: Set<String> = []
         /// What the file holds for the directories built, then what was read since.
         var entries: [RegistryKey: RegistryEntry] = [:]
@@ -55,36 +58,47 @@ public final class RegistryCache: Sendable {
         if !state.loaded {
             state.loaded = true
             do {
-                state.file = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit)
+                if let file = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit) {
+                    do throws(RegistryFile.Problem) {
+                        state.groups = try RegistryFile.groups(file)
+                    } catch {
+                        discard(error.description, &state)
+                    }
+                }
             } catch {
                 discard("unreadable: \(error)", &state)
             }
         }
-        let folder = Self.folder(of: path)
-        guard let file = state.file, state.built.insert(folder).inserted else { return }
-        do {
-            let found = try RegistryFile.decode(file, onlyIn: folder)
+        let folder = RegistryFile.split(path).directory
+        guard let groups = state.groups, state.built.insert(folder).inserted else { return }
+        let mine = groups.filter { $0.directory == folder }
+        guard !mine.isEmpty else { return }
+        // A bad group costs only its own directory's entries: it is dropped (logged once) and
+        // written again at the next save; the other directories' groups are not even checked.
+        state.groups = groups.filter { $0.directory != folder }
+        do throws(RegistryFile.Problem) {
+            guard mine.count == 1 else { throw .corrupt("\(folder) has \(mine.count) groups") }
+            let found = try RegistryFile.entries(of: mine[0])
             if state.entries.isEmpty { state.entries = found } else { state.entries.merge(found) { mine, _ in mine } }
         } catch {
-            discard(error.description, &state)
+            state.changed = true
+            logRebuilt(error.description)
         }
     }
 
     /// Drops what the file held (nothing of it is trusted) and logs why, once.
     private func discard(_ reason: String, _ state: inout State) {
-        state.file = nil
+        state.groups = nil
         state.entries = state.entries.filter { state.used.contains($0.key) }
         // A discarded file is rewritten at the next save even when no plugin is read.
         state.changed = true
+        logRebuilt(reason)
+    }
+
+    private func logRebuilt(_ reason: String) {
         log?.warn(
             "host", "registry cache \(directory.child(RegistryFile.name)) \(reason); rebuilding it", event: "registry.rebuilt",
             .string("path", directory.child(RegistryFile.name)), .string("reason", reason))
-    }
-
-    /// The directory part of `path`, with its final `/` (empty for a bare name).
-    private static func folder(of path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "" }
-        return String(path[...slash])
     }
 
     /// The registry of the host's state directory.
@@ -147,7 +161,9 @@ public final class RegistryCache: Sendable {
     public func save(scanned: [String]) {
         let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
-            guard state.loaded else { return nil }
+            // Nothing read, stored nor discarded, and every entry built was used: nothing to
+            // prune or write (the common cached run skips building the sets below).
+            guard state.loaded, state.changed || state.entries.count != state.used.count else { return nil }
             let used = state.used
             let usedPaths = Set(used.map(\.path))
             let keeps = { (key: RegistryKey) -> Bool in
@@ -161,12 +177,13 @@ public final class RegistryCache: Sendable {
             state.entries = state.entries.filter { keeps($0.key) }
             guard state.changed || state.entries.count != before else { return nil }
             state.changed = false
-            // The directories not built keep what the file holds for them (built only now, to write).
-            var all = state.entries
-            if let file = state.file, let stored = try? RegistryFile.decode(file) {
-                for (key, entry) in stored where !state.built.contains(Self.folder(of: key.path)) && keeps(key) { all[key] = entry }
+            // The directories not built keep their groups byte for byte (checked only now, to
+            // copy), except the scanned ones, whose files are all gone.
+            var kept: [RegistryFile.Group] = []
+            for group in state.groups ?? [] where !state.built.contains(group.directory) && !prefixes.contains(group.directory) {
+                if group.isIntact { kept.append(group) } else { logRebuilt("corrupt or truncated: checksum mismatch in the group of \(group.directory)") }
             }
-            return RegistryFile.encode(all)
+            return RegistryFile.encode(state.entries, keeping: kept)
         }
         guard let bytes else { return }
         // The error is carried out of the closure rather than thrown through it: a typed throw

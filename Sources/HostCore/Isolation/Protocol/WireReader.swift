@@ -52,6 +52,11 @@ struct WireReader {
         return try take(count, what)
     }
 
+    /// The next `count` bytes, not copied.
+    mutating func bytes(_ count: Int, _ what: String) throws(WireError) -> ArraySlice<UInt8> {
+        try take(count, what)
+    }
+
     /// A blob as text; invalid UTF-8 is repaired (for names and messages, never for data).
     mutating func string(_ what: String) throws(WireError) -> String {
         String(decoding: try blob(what), as: UTF8.self)
