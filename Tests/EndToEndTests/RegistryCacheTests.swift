@@ -42,15 +42,24 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))) == before)
     }
 
-    @Test func hostsOfOtherDirectories_keepEachOthersEntries_andAGoneFileIsDropped() throws {
+    /// A host with `test.a` in its `lib` and `test.b` in a folder `other`, and `run`, which starts
+    /// it on one plugin folder, stops it and returns its log.
+    private func twoDirectories() throws -> (host: RunningHost, other: String, run: (String) throws -> [LogRecord]) {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let other = try host.scratch.folder("other")
         try Plugins.probe(other + "/b.so", ["PROBE_ID=\"test.b\""])
-        let run = { (plugins: String) throws -> [LogRecord] in
-            try host.start(["--log-level", "debug"], plugins: [plugins])
-            return host.stop().records
-        }
+        return (
+            host, other,
+            { plugins in
+                try host.start(["--log-level", "debug"], plugins: [plugins])
+                return host.stop().records
+            }
+        )
+    }
+
+    @Test func hostsOfOtherDirectories_keepEachOthersEntries_andAGoneFileIsDropped() throws {
+        let (host, other, run) = try twoDirectories()
         #expect(counts(try run(host.lib)) == (0, 1))
         #expect(counts(try run(other)) == (0, 1))
         // The host of `other` kept lib's entry: back on lib, its file comes from the cache.
@@ -75,14 +84,7 @@ import Testing
     /// neither checks nor notices it; the host of that directory logs it once and reads its files
     /// again, and the other directories' groups stay (byte for byte) through the rewrite.
     @Test func corruptGroupOfAnotherDirectory_costsOnlyThatDirectory() throws {
-        let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\""])
-        let other = try host.scratch.folder("other")
-        try Plugins.probe(other + "/b.so", ["PROBE_ID=\"test.b\""])
-        let run = { (plugins: String) throws -> [LogRecord] in
-            try host.start(["--log-level", "debug"], plugins: [plugins])
-            return host.stop().records
-        }
+        let (host, other, run) = try twoDirectories()
         _ = try run(host.lib)
         _ = try run(other)
         // One byte of other's group (its first entry's device number) flipped.
