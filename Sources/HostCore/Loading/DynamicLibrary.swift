@@ -10,8 +10,8 @@ struct DynamicLibrary {
     let path: String
     private let handle: UnsafeMutableRawPointer
 
-    /// Opens `path`; the error is `dlerror()`'s text, with `path` (a private copy's
-    /// `/proc/self/fd/N`) shown as `name`, the file the user knows.
+    /// Opens `path`; the error is `dlerror()`'s text, with `path` (the stored copy's, see
+    /// ``StoredCopy``) shown as `name`, the file the user knows.
     init(path: String, naming name: String) throws(LoadFailure.Reason) {
         _ = dlerror()  // clear a stale error
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
