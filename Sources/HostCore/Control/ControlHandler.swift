@@ -57,8 +57,8 @@ public final class ControlHandler {
 
     /// Carries out `request`; `reply` runs on the main thread, at once or when the answers are in.
     public func handle(_ request: ControlRequest, reply: @escaping (ControlReply, After) -> Void) {
-        let respond = { (body: ControlReply, after: After) in
-            var body = body
+        // The reply is consumed (moved in, completed, passed on), not copied.
+        let respond = { (body: consuming ControlReply, after: After) in
             body.ok = true
             body.id = request.id
             reply(body, after)
