@@ -69,6 +69,18 @@ import Testing
         }
     }
 
+    /// Every command without members, by the protocol's own list of names, takes the fast path
+    /// to the same command; every other name is left to the full parser.
+    @Test func everyPlainCommandName_takesTheFastPath_toTheSameCommand() {
+        for name in ControlMessage.Command.names {
+            let bytes = Array(#"{"command":"\#(name)"}"#.utf8)
+            let plain = bytes.withUnsafeBytes { PlainRequest.parse($0) }
+            #expect((plain != nil) == (ControlMessage.Command.plain(name) != nil), "\(name)")
+            let full = bytes.withUnsafeBytes { ControlRequest.parseFully($0, maxPayload: 65536) }
+            #expect(Self.shape(ControlRequest.parse(bytes, maxPayload: 65536)) == Self.shape(full), "\(name)")
+        }
+    }
+
     /// The `control` fuzz target's seeds (requests of every command, good and bad) too.
     @Test func everySeedOfTheControlCorpus_getsTheSameRequestOrRefusal_fromBothParsers() throws {
         let seeds = FuzzCorpusTests.corpus("control")

@@ -39,16 +39,20 @@ enum PlainRequest {
         return ControlRequest(id: id, command: command)
     }
 
-    /// The commands without members, as ``ControlMessage/Command/plain(_:)`` reads them.
-    private static let plainCommands: [(StaticString, ControlRequest.Command)] = [
-        ("memory-warning", .memoryWarning), ("state", .state), ("list", .list), ("reload", .reload),
-        ("activate", .lifecycle(.activate)), ("resign", .lifecycle(.resign)), ("background", .lifecycle(.background)),
-        ("foreground", .lifecycle(.foreground)), ("terminate", .lifecycle(.terminate)),
-    ]
-
+    /// The commands without members, as ``ControlMessage/Command/plain(_:)`` reads them
+    /// (picked by length first: one comparison for most names).
     private static func command(named name: UnsafeRawBufferPointer) -> ControlRequest.Command? {
-        for (text, command) in plainCommands where Scanner.equals(name, text) { return command }
-        return nil
+        func matches(_ text: StaticString) -> Bool { Scanner.equals(name, text) }
+        switch name.count {
+        case 14: return matches("memory-warning") ? .memoryWarning : nil
+        case 5: return matches("state") ? .state : nil
+        case 4: return matches("list") ? .list : nil
+        case 6: return matches("reload") ? .reload : matches("resign") ? .lifecycle(.resign) : nil
+        case 8: return matches("activate") ? .lifecycle(.activate) : nil
+        case 9: return matches("terminate") ? .lifecycle(.terminate) : nil
+        case 10: return matches("background") ? .lifecycle(.background) : matches("foreground") ? .lifecycle(.foreground) : nil
+        default: return nil
+        }
     }
 
     /// Reads tokens of the subset; every read stays within the line (indexes are checked
