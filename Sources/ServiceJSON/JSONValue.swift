@@ -172,17 +172,45 @@ extension JSONValue: CustomStringConvertible {
     private static func writeString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var string = string
-        // Runs without anything to escape go in one copy.
         string.withUTF8 { bytes in
+            // Runs without anything to escape go in one copy; the scan reads 8 bytes at a time
+            // and looks at single bytes only in a word that holds one to escape.
             var run = 0
-            for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
-                writeEscaped(byte, to: &out)
-                run = index + 1
+            var index = 0
+            while index < bytes.count {
+                if bytes.count - index >= 8 {
+                    let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                    if !needsEscape(word) {
+                        index += 8
+                        continue
+                    }
+                }
+                let byte = bytes[index]
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                    writeEscaped(byte, to: &out)
+                    run = index + 1
+                }
+                index += 1
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any byte of `word` is below 0x20, a quote or a backslash (exact: the classic "has a byte
+    /// less than n" and "has a zero byte" tests, which never miss and never report wrongly
+    /// whether some byte matches).
+    @inline(__always)
+    private static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let control = (word &- ones &* 0x20) & ~word
+        let zeroQuote = (quote &- ones) & ~quote
+        let zeroBackslash = (backslash &- ones) & ~backslash
+        return (control | zeroQuote | zeroBackslash) & high != 0
     }
 
     private static func writeEscaped(_ byte: UInt8, to out: inout [UInt8]) {

@@ -16,6 +16,8 @@ struct ControlRow {
     private(set) var raw: [(String, Double)] = []
 
     static let request = Array(#"{"command":"memory-warning"}"#.utf8) + [0x0A]
+    /// Issue 13's target for the pipelined run.
+    static let targetRequestsPerSecond = 500_000.0
 
     mutating func run(directory: String, services: Int) throws(BenchError) -> [Row] {
         var template = Array("/tmp/servicehost-bench-control-XXXXXX".utf8CString)
@@ -74,13 +76,14 @@ struct ControlRow {
         let what = "`memory-warning` to \(services) C services"
         return [
             // Throughput as time per event, so that the ratio reads like every other row
-            // (lower is better): ≥ 50% of the floor's events/s is ≤ 2× its time per event.
+            // (lower is better). The issue's target is absolute (≥ 500 k requests/s, the
+            // class of Redis with pipelining), the floor's events/s shown beside it.
             Row(
                 row: "4",
                 measured: "control channel: \(what), pipelined on one connection, per event "
                     + "(\(Self.rate(ours.eps)) vs \(Self.rate(floor.eps))), vs a C Unix-socket ping-pong",
                 unit: .nanoseconds, ours: 1e9 / ours.eps, baseline: 1e9 / floor.eps,
-                target: "≥ 50% of the floor's events/s: ≤ 2×", maxRatio: 2),
+                target: "≥ 500 k requests/s: ≤ 2.0 µs per event", maxValue: 1e9 / Self.targetRequestsPerSecond),
             Row(
                 row: "4", measured: "control channel: \(what), single request round trip, p50", unit: .nanoseconds,
                 ours: ours.p50, baseline: floor.p50, target: "—"),

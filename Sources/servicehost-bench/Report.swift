@@ -72,7 +72,10 @@ enum Report {
     /// How far a missed target is: "3.1× the limit" or "+2 over".
     private static func missedBy(_ row: Row) -> String {
         if let maxRatio = row.maxRatio, let ratio = row.ratio { return format(ratio / maxRatio, digits: 1) + "× the limit" }
-        if let maxValue = row.maxValue, let ours = row.ours { return "+" + format(ours - maxValue, digits: 2) }
+        if let maxValue = row.maxValue, let ours = row.ours {
+            // A time limit reads in its unit ("+0.42 µs"); a count as a plain number.
+            return "+" + (row.unit == .nanoseconds ? show(ours - maxValue, row.unit) : format(ours - maxValue, digits: 2))
+        }
         return "missed"
     }
 

@@ -53,6 +53,28 @@ import Testing
                 == #"scene: each of "urls" must be a string"#)
     }
 
+    /// A list of strings is written from a memo of its text while it is the same list: a
+    /// copy changed in place (new storage) and a list freed and made again are written anew.
+    @Test func replies_writeTheirCurrentReceivers_afterAnotherListWasWritten() {
+        func written(_ receivers: [String]) -> String {
+            var reply = ControlReply(ok: true)
+            reply.receivers = receivers
+            var out: [UInt8] = []
+            reply.write(to: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+        let first = ["a.b", "c.d", "e\"f"]
+        #expect(written(first) == #"{"ok":true,"receivers":["a.b","c.d","e\"f"]}"#)
+        #expect(written(first) == #"{"ok":true,"receivers":["a.b","c.d","e\"f"]}"#)
+        var changed = first
+        changed[1] = "x.y"
+        #expect(written(changed) == #"{"ok":true,"receivers":["a.b","x.y","e\"f"]}"#)
+        #expect(written(first) == #"{"ok":true,"receivers":["a.b","c.d","e\"f"]}"#)
+        for index in 0..<50 {
+            #expect(written(["s\(index)", "t"]) == #"{"ok":true,"receivers":["s"# + "\(index)" + #"","t"]}"#)
+        }
+    }
+
     @Test func replies_roundTrip_throughTheirJSON() {
         var event = ControlReply(ok: true, id: 1)
         event.event = "willPresentNotification"

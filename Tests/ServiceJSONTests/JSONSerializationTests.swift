@@ -44,6 +44,44 @@ import Testing
         #expect(again.serialized == value.serialized)
     }
 
+    /// The escape scan reads 8 bytes at a time: each byte to escape (and bytes near them that
+    /// must not be, such as 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xE9 of "é") at every
+    /// position of strings of 0 to 40 bytes, against escaping byte by byte.
+    @Test func everyByteToEscape_atEveryPosition_isEscapedAndNoOtherIs() {
+        let special: [UInt8] = [0x00, 0x01, 0x09, 0x0A, 0x1F, 0x22, 0x5C, 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F]
+        for length in 0...40 {
+            for position in 0..<max(length, 1) {
+                for byte in special where length > 0 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = byte
+                    let string = String(decoding: bytes, as: UTF8.self)
+                    #expect(JSONValue.string(string).serialized == Self.reference(string), "\(length) \(position) \(byte)")
+                }
+            }
+            let accented = String(repeating: "é", count: length)
+            #expect(JSONValue.string(accented).serialized == Self.reference(accented))
+        }
+    }
+
+    /// JSON escaping one byte at a time, as the serializer writes it.
+    static func reference(_ string: String) -> String {
+        var out = "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{8}": out += "\\b"
+            case "\u{C}": out += "\\f"
+            case _ where scalar.value < 0x20: out += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
     @Test func everyControlCharacter_roundTrips() throws {
         let all = String(decoding: (0..<0x20).map { UInt8($0) }, as: UTF8.self)
         #expect(try JSONValue(parsing: JSONValue.string(all).serialized) == .string(all))

@@ -32,35 +32,33 @@ public final class ControlHandler {
 
     /// What the published snapshot shows, to publish again only when it changed: most
     /// requests (every event, `state`, `list`) change none of it, and rebuilding the list
-    /// cost more than the request itself.
-    private var shown: (services: [(slot: ObjectIdentifier, lastError: String?, retired: Int)], token: DeviceToken?)?
+    /// cost more than the request itself. The service list is compared by its storage (held
+    /// here, so the same storage is the same list), errors by ServiceSlot's change count.
+    private var shown: (services: [ServiceSlot], errors: UInt64, retired: [Int], token: DeviceToken?)?
 
     private func publishSnapshot() {
         let services = host.services
         let token = host.deviceToken
         // Without retired copies (nearly always) no path needs hashing to compare.
-        let anyRetired = host.hasRetiredCopies
-        if let shown, shown.token == token, shown.services.count == services.count {
-            // A loop, not `allSatisfy`: a closure made here is main-actor isolated, and checked
-            // for it on every call (which cost more than the comparison).
-            var same = true
-            for (old, slot) in zip(shown.services, services)
-            where old.slot != ObjectIdentifier(slot) || old.lastError != slot.lastError
-                || old.retired != (anyRetired ? host.retiredCopies(of: slot.path) : 0)
-            {
-                same = false
-                break
-            }
-            if same { return }
+        let retired = host.hasRetiredCopies ? services.map { host.retiredCopies(of: $0.path) } : []
+        if let shown, shown.errors == ServiceSlot.errorChanges, shown.token == token, shown.retired == retired,
+            shown.services.count == services.count, Self.storage(shown.services) == Self.storage(services)
+        {
+            return
         }
-        shown = (services.map { (ObjectIdentifier($0), $0.lastError, host.retiredCopies(of: $0.path)) }, token)
+        shown = (services, ServiceSlot.errorChanges, retired, token)
         snapshot.publish(services: services.map { Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path)) }, deviceToken: token?.hex)
+    }
+
+    // Nonisolated: a closure made in a main-actor method is checked for the main actor on each call.
+    private nonisolated static func storage(_ list: [ServiceSlot]) -> UnsafePointer<ServiceSlot>? {
+        list.withUnsafeBufferPointer { $0.baseAddress }
     }
 
     /// Carries out `request`; `reply` runs on the main thread, at once or when the answers are in.
     public func handle(_ request: ControlRequest, reply: @escaping (ControlReply, After) -> Void) {
-        let respond = { (body: ControlReply, after: After) in
-            var body = body
+        // The reply is consumed (moved in, completed, passed on), not copied.
+        let respond = { (body: consuming ControlReply, after: After) in
             body.ok = true
             body.id = request.id
             reply(body, after)

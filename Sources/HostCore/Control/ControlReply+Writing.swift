@@ -128,7 +128,8 @@ private struct ObjectWriter {
         count += 1
         out.append(UInt8(ascii: "\""))
         out.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
     }
 
     mutating func string(_ name: StaticString, _ value: String, _ out: inout [UInt8]) {
@@ -142,7 +143,8 @@ private struct ObjectWriter {
     }
 
     mutating func strings(_ name: StaticString, _ values: [String], _ out: inout [UInt8]) {
-        array(name, values, &out) { JSONValue.serialize(string: $0, into: &$1) }
+        key(name, &out)
+        StringListText.write(values, &out)
     }
 
     /// `name: [ … ]`, each element written by `write`.
@@ -177,4 +179,42 @@ private struct ObjectWriter {
         if count == 0 { out.append(UInt8(ascii: "{")) }
         out.append(UInt8(ascii: "}"))
     }
+}
+
+/// The JSON text of the last list of strings written, kept with the list: a list the host
+/// hands out again and again (an event's receivers, one array per event kind in the
+/// dispatcher) is written with one copy instead of escaping each string per reply.
+///
+/// The same storage is the same list: the memo holds the list, so its storage cannot be
+/// freed and its address reused while it is here, and a change to the list would copy it
+/// (it is not uniquely referenced) instead of changing these elements.
+private enum StringListText {
+    // Replies are written on the main thread and, while it is stuck, on connection queues.
+    private static let last = Locked<(list: [String], text: [UInt8])?>(nil)
+
+    static func write(_ values: [String], _ out: inout [UInt8]) {
+        // A short list costs less to write than to look up.
+        guard values.count >= 2 else { return plain(values, &out) }
+        let hit = last.withLock { memo -> Bool in
+            guard let memo, memo.list.count == values.count, storage(memo.list) == storage(values) else { return false }
+            out.append(contentsOf: memo.text)
+            return true
+        }
+        if hit { return }
+        var text: [UInt8] = []
+        plain(values, &text)
+        out.append(contentsOf: text)
+        last.withLock { $0 = (values, text) }
+    }
+
+    private static func plain(_ values: [String], _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONValue.serialize(string: value, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    private static func storage(_ list: [String]) -> UnsafePointer<String>? { list.withUnsafeBufferPointer { $0.baseAddress } }
 }

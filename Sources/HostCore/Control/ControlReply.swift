@@ -7,6 +7,11 @@ import ServiceJSON
 /// {"event":"openURL","handled":true,"handledBy":"dev.servicehost.deeplinks","id":1,"ok":true,"receivers":[…]}
 /// ```
 public struct ControlReply: Sendable, Equatable {
+    // What an event's reply has is stored here; the members of the other replies are in
+    // `rare`, one shared immutable box (nil for an event's reply), so making, copying and
+    // dropping an event's reply touches a few fields, not every member (issue 13: copies of
+    // the whole struct were ~10% of a pipelined `memory-warning`).
+
     /// Whether the request was carried out. Nil only inside `deliveries`.
     public var ok: Bool?
     /// The request's `id`, echoed.
@@ -15,14 +20,6 @@ public struct ControlReply: Sendable, Equatable {
     public var error: String?
     /// True when the snapshot answered, the main thread being stuck in a service.
     public var snapshot = false
-    /// The app state after the request.
-    public var state: String?
-    /// `state`'s answer.
-    public var status: Status?
-    /// `list`'s answer: every service.
-    public var services: [Service]?
-    /// `reload`'s answer.
-    public var reload: Reload?
     /// The event delivered, and what came of it.
     public var event: String?
     /// Whether a service handled it (claimed it, for open and activity).
@@ -31,33 +28,113 @@ public struct ControlReply: Sendable, Equatable {
     public var receivers: [String]?
     /// The service that claimed it.
     public var handledBy: String?
-    /// Each service's answer, by service.
-    public var answers: [String: String]?
-    /// The merged answer of a background fetch.
-    public var result: JSONValue?
-    /// The united presentation options of willPresentNotification.
-    public var presentation: JSONValue?
     /// Why nothing handled it.
     public var note: String?
+    private var rare: Rare?
+
+    /// The app state after the request.
+    public var state: String? {
+        get { rare?.fields.state }
+        set { update { $0.state = newValue } }
+    }
+    /// `state`'s answer.
+    public var status: Status? {
+        get { rare?.fields.status }
+        set { update { $0.status = newValue } }
+    }
+    /// `list`'s answer: every service.
+    public var services: [Service]? {
+        get { rare?.fields.services }
+        set { update { $0.services = newValue } }
+    }
+    /// `reload`'s answer.
+    public var reload: Reload? {
+        get { rare?.fields.reload }
+        set { update { $0.reload = newValue } }
+    }
+    /// Each service's answer, by service.
+    public var answers: [String: String]? {
+        get { rare?.fields.answers }
+        set { update { $0.answers = newValue } }
+    }
+    /// The merged answer of a background fetch.
+    public var result: JSONValue? {
+        get { rare?.fields.result }
+        set { update { $0.result = newValue } }
+    }
+    /// The united presentation options of willPresentNotification.
+    public var presentation: JSONValue? {
+        get { rare?.fields.presentation }
+        set { update { $0.presentation = newValue } }
+    }
     /// The scene after a `scene` request; `.some(nil)` (JSON null) when it is gone.
-    public var scene: SceneEntry??
+    public var scene: SceneEntry?? {
+        get { rare?.fields.scene }
+        set { update { $0.scene = newValue } }
+    }
     /// `scene list`'s answer.
-    public var scenes: [SceneEntry]?
+    public var scenes: [SceneEntry]? {
+        get { rare?.fields.scenes }
+        set { update { $0.scenes = newValue } }
+    }
     /// `scene connect`: what came of each URL and activity of its options.
-    public var deliveries: [ControlReply]?
+    public var deliveries: [ControlReply]? {
+        get { rare?.fields.deliveries }
+        set { update { $0.deliveries = newValue } }
+    }
     /// `scene list`: the names of the scenes with a saved restoration activity.
-    public var savedScenes: [String]?
+    public var savedScenes: [String]? {
+        get { rare?.fields.savedScenes }
+        set { update { $0.savedScenes = newValue } }
+    }
     /// `authorization`: the status and the presentation options it allows.
-    public var authorization: Authorization?
+    public var authorization: Authorization? {
+        get { rare?.fields.authorization }
+        set { update { $0.authorization = newValue } }
+    }
+    /// The members of the operating replies (`stats`, `blame`, `skipped`, `restarted`,
+    /// `watching`), as they go on the wire (ControlHandler+Operate words them).
+    public var members: [String: JSONValue] {
+        get { rare?.fields.members ?? [:] }
+        set { update { $0.members = newValue } }
+    }
+
+    /// The members an event's reply does not have.
+    private struct RareFields: Sendable, Equatable {
+        var state: String?
+        var status: Status?
+        var services: [Service]?
+        var reload: Reload?
+        var answers: [String: String]?
+        var result: JSONValue?
+        var presentation: JSONValue?
+        var scene: SceneEntry??
+        var scenes: [SceneEntry]?
+        var deliveries: [ControlReply]?
+        var savedScenes: [String]?
+        var authorization: Authorization?
+        var members: [String: JSONValue] = [:]
+    }
+
+    // Immutable once made: a change makes a new box (these replies are made once, not on a hot path).
+    private final class Rare: Sendable, Equatable {
+        let fields: RareFields
+        init(_ fields: RareFields) { self.fields = fields }
+        static func == (left: Rare, right: Rare) -> Bool { left.fields == right.fields }
+    }
+
+    /// Changes the rare members; none set is no box, so equal replies stay equal.
+    private mutating func update(_ change: (inout RareFields) -> Void) {
+        var fields = rare?.fields ?? RareFields()
+        change(&fields)
+        rare = fields == RareFields() ? nil : Rare(fields)
+    }
 
     /// The notification authorization.
     public struct Authorization: Sendable, Equatable {
         public var status: String
         public var allowed: [String]
     }
-    /// The members of the operating replies (`stats`, `blame`, `skipped`, `restarted`,
-    /// `watching`), as they go on the wire (ControlHandler+Operate words them).
-    public var members: [String: JSONValue] = [:]
 
     /// An empty reply; set `ok` for a top-level one.
     public init(ok: Bool? = nil, id: JSONValue? = nil) {

@@ -44,6 +44,13 @@ public struct ControlRequest: Sendable {
 
     /// Parses one request line, read in place.
     public static func parse(_ line: UnsafeRawBufferPointer, maxPayload: Int) -> Result<ControlRequest, ControlRefusal> {
+        if let plain = PlainRequest.parse(line) { return .success(plain) }
+        return parseFully(line, maxPayload: maxPayload)
+    }
+
+    /// Parses one request line through `JSONValue`: every request the fast path
+    /// (``PlainRequest``) leaves, and the reference it is tested against.
+    static func parseFully(_ line: UnsafeRawBufferPointer, maxPayload: Int) -> Result<ControlRequest, ControlRefusal> {
         guard line.withMemoryRebound(to: UInt8.self, { String(validating: $0, as: UTF8.self) }) != nil else {
             return .failure(ControlRefusal(id: nil, message: "the request is not valid UTF-8"))
         }

@@ -207,11 +207,11 @@ final class Application {
     /// Delivers a data-carrying broadcast event to every handler and reports who got it.
     func deliverToAll(_ kind: EventKind, data: UnsafeRawPointer?) -> EventOutcome {
         services.dormant.wake(kind, kind.name)
-        let indexes = dispatcher.handlers(kind)
+        let receivers = dispatcher.receivers(kind)
         var outcome = EventOutcome(
-            event: kind, handled: !indexes.isEmpty,
-            note: indexes.isEmpty ? "no service handles \(kind.name)" : nil)
-        outcome.receivers = indexes.map { dispatcher.services[$0].id }
+            event: kind, handled: !receivers.isEmpty,
+            note: receivers.isEmpty ? "no service handles \(kind.name)" : nil)
+        outcome.receivers = receivers
         dispatcher.deliver(kind, data: data)
         bus.drain()
         return outcome

@@ -12,7 +12,12 @@ public final class ServiceSlot {
     /// Its entry in the configuration file, if any.
     public let configuration: ServiceConfiguration?
     /// The last failure the service reported, for `list` and logs.
-    public internal(set) var lastError: String?
+    public internal(set) var lastError: String? {
+        didSet { Self.errorChanges &+= 1 }
+    }
+    /// Counts changes of any service's ``lastError``: the control snapshot is published
+    /// again only when it moved (comparing every service's error per request cost more).
+    static var errorChanges: UInt64 = 0
     /// Whether willFinishLaunching or didFinishLaunching failed (answered an error).
     public internal(set) var launchFailed = false
 
