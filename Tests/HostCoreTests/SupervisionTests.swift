@@ -153,15 +153,15 @@ import Testing
     /// previous run's call, loading path or ids is read back from what it left past them.
     @Test func theSentinel_ofANewRunKeepsNothingOfThePreviousRun() throws {
         let scratch = try Scratch()
-        let state = scratch.file("state")
-        do {
-            let (sentinel, _) = try Sentinel.open(stateDirectory: state)
-            let tracker = CallTracker()
-            tracker.register(ids: ["test.a", "test.b"])
-            tracker.attach(sentinel)
-            sentinel.loading("/lib/x.so")
-            tracker.enter(service: 1, event: .didEnterBackground)
-        }  // The run dies here: its file stays, its lock goes with its descriptor.
+        let (old, _) = try Sentinel.open(stateDirectory: scratch.file("old"))
+        let tracker = CallTracker()
+        tracker.register(ids: ["test.a", "test.b"])
+        tracker.attach(old)
+        old.loading("/lib/x.so")
+        tracker.enter(service: 1, event: .didEnterBackground)
+        // What that run leaves if it dies now, found by the next run in its state directory.
+        let state = try scratch.folder("state", mode: 0o700)
+        try scratch.copy(old.path, to: "state/" + Sentinel.fileName, mode: 0o600)
         let (sentinel, previous) = try Sentinel.open(stateDirectory: state)
         #expect(previous?.service == "test.b" && previous?.event == "didEnterBackground" && previous?.loading == "/lib/x.so")
         var run = try #require(Sentinel.decode(Array(try Data(contentsOf: URL(fileURLWithPath: sentinel.path)))))
