@@ -3,6 +3,13 @@
 // everything here builds with the Swift toolchain alone.
 import PackageDescription
 
+// Start-up (issue 13, row 3's fixed cost): the host's code reaches generic metadata (Dictionary,
+// Set, Locked<…> of concrete types) through direct accessor calls, not by mangled name; by name,
+// each first use made the runtime demangle and scan every image's protocol conformances (~0.1 ms
+// of a ~4 ms start). Host targets only: the SDK's targets, which plugin packages build as a
+// dependency, must carry no unsafe flags.
+let hostCodegen: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]
+
 let package = Package(
     name: "ServiceHost",
     products: [
@@ -42,10 +49,14 @@ let package = Package(
         .target(name: "ServiceVocabulary", dependencies: ["ServiceABI"]),
 
         // The host side. HostCore never links ServiceKit: only C types cross.
-        .target(name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "CSystem"]),
+        .target(
+            name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "CSystem"],
+            swiftSettings: hostCodegen),
         // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
         .target(name: "CSystem"),
-        .executableTarget(name: "host", dependencies: ["HostCore", "ServiceJSON"]),
+        .executableTarget(
+            name: "host", dependencies: ["HostCore", "ServiceJSON"],
+            swiftSettings: hostCodegen),
 
         // The service side.
         .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),

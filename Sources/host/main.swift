@@ -223,13 +223,14 @@ func run(_ options: RunOptions) -> Never {
         log.error("host", error.description, event: "host.launchFailed")
     }
     let watchdog = startWatchdog(host)
-    // Housekeeping that nothing before `active` needs, after it and off the main thread.
-    DispatchQueue.global(qos: .utility).async { firstLaunch.removeInterruptedMarks() }
     log.info(
         "host",
         "\(host.state.name) with \(host.services.count) service(s): "
             + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)", event: "host.ready",
         .string("state", host.state.name), .strings("services", host.services.map(\.id)), .string("control", server.path))
+    // Housekeeping that nothing before `active` needs, off the main thread and queued only
+    // after the line: queued before it, its new worker thread competed with the line's writing.
+    DispatchQueue.global(qos: .utility).async { firstLaunch.removeInterruptedMarks() }
     withExtendedLifetime((watchdog, metrics)) { dispatchMain() }
 }
 

@@ -149,6 +149,30 @@ import Testing
         #expect(Sentinel.decode([UInt8](repeating: 0, count: 65536)) == nil)
     }
 
+    /// A new run clears only the sentinel's header and lengths (not all 64 KiB): nothing of the
+    /// previous run's call, loading path or ids is read back from what it left past them.
+    @Test func theSentinel_ofANewRunKeepsNothingOfThePreviousRun() throws {
+        let scratch = try Scratch()
+        let (old, _) = try Sentinel.open(stateDirectory: scratch.file("old"))
+        let tracker = CallTracker()
+        tracker.register(ids: ["test.a", "test.b"])
+        tracker.attach(old)
+        old.loading("/lib/x.so")
+        tracker.enter(service: 1, event: .didEnterBackground)
+        // What that run leaves if it dies now, found by the next run in its state directory.
+        let state = try scratch.folder("state", mode: 0o700)
+        try scratch.copy(old.path, to: "state/" + Sentinel.fileName, mode: 0o600)
+        let (sentinel, previous) = try Sentinel.open(stateDirectory: state)
+        #expect(previous?.service == "test.b" && previous?.event == "didEnterBackground" && previous?.loading == "/lib/x.so")
+        var run = try #require(Sentinel.decode(Array(try Data(contentsOf: URL(fileURLWithPath: sentinel.path)))))
+        #expect(run.pid == getpid() && run.service == nil && run.event == nil && run.loading == nil)
+        // A call recorded before any ids are: the previous run's ids, still in the file past
+        // the cleared lengths, are not taken for this run's.
+        sentinel.page.storeBytes(of: Int64(0), toByteOffset: Sentinel.serviceOffset, as: Int64.self)
+        run = try #require(Sentinel.decode(Array(try Data(contentsOf: URL(fileURLWithPath: sentinel.path)))))
+        #expect(run.service == "service #0")
+    }
+
     @Test func workerExits_areWorded() {
         #expect(WorkerExit(waitStatus: 11).description == "was killed by signal 11 (SIGSEGV)")
         #expect(WorkerExit(waitStatus: 3 << 8).description == "exited with status 3")

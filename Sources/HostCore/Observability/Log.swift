@@ -74,9 +74,7 @@ public final class Log: Sendable {
         var line: String
         switch format {
         case .text:
-            line = (stamp.map { $0 + " " } ?? "") + "\(level.name) [\(source)] "
-            // One line per call: a message with newlines is kept on one line.
-            for character in message { line.append(character == "\n" ? " " : character) }
+            line = (stamp.map { $0 + " " } ?? "") + "\(level.name) [\(source)] " + Self.oneLine(message)
         case .json:
             line =
                 "{" + (stamp.map { "\"time\":\(JSONText.string($0))," } ?? "")
@@ -104,6 +102,17 @@ public final class Log: Sendable {
                 done += n
             }
         }
+    }
+
+    /// `message` on one line: each newline becomes a space, except the LF of a CR LF pair (one
+    /// Character, which is not "\n", so it was kept when this was done per Character). Done on
+    /// the UTF-8 bytes: per Character, every line paid grapheme breaking (and the start-up paid
+    /// its first use).
+    static func oneLine(_ message: String) -> String {
+        guard message.utf8.contains(0x0A) else { return message }
+        var bytes = Array(message.utf8)
+        for index in bytes.indices where bytes[index] == 0x0A && (index == 0 || bytes[index - 1] != 0x0D) { bytes[index] = 0x20 }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// An error line.

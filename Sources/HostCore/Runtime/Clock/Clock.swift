@@ -37,6 +37,14 @@ enum Clock {
         var value = time_t(seconds)
         var parts = tm()
         gmtime_r(&value, &parts)
+        let year = Int(parts.tm_year) + 1900
+        // Written by hand for four-digit years: strftime calls tzset, which reads /etc/localtime
+        // (at each start after an unclean exit, for the sentinel's report), and UTC needs no zone.
+        if (1000...9999).contains(year) {
+            func two(_ value: Int32) -> String { value < 10 ? "0" + String(value) : String(value) }
+            return String(year) + "-" + two(parts.tm_mon + 1) + "-" + two(parts.tm_mday) + "T" + two(parts.tm_hour) + ":"
+                + two(parts.tm_min) + ":" + two(parts.tm_sec) + "Z"
+        }
         var buffer = [CChar](repeating: 0, count: 32)
         let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
