@@ -77,10 +77,6 @@ struct Child {
 
     /// Sends `signal` (SIGKILL unless nil), reads the pipe to its end and reaps the child;
     /// returns its wait status.
-    ///
-    /// SIGKILL, not SIGTERM: the figures end at "active", and the host drops a SIGTERM that
-    /// arrives in the first moments after it is active (libdispatch installs the handler of
-    /// its signal source asynchronously, after the host set the signal to SIG_IGN).
     @discardableResult
     mutating func finish(signal: Int32? = SIGKILL) -> Int32 {
         if let signal { kill(pid, signal) }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Rows 3 and 6: the real `host` binary from exec to active, and its RSS once active, against
 /// `bench-floor startup` (dlopen + servicehost_entry of the same files, nothing else); and
 /// `host inspect` against `bench-floor load` over the largest C set.
@@ -162,7 +164,12 @@ struct StartupRows {
         ]
     }
 
-    /// Starts `program`, waits for `marker` on its stderr, reads its RSS, then kills it.
+    /// Starts `program`, waits for `marker` on its stderr, reads its RSS, then stops it with
+    /// SIGTERM and waits for its exit.
+    ///
+    /// SIGTERM, not SIGKILL: a host killed outright leaves its crash sentinel and its control
+    /// socket behind, so every next start would take the unclean-exit path (the report of the
+    /// last run, the stale-socket probe) instead of the ordinary repeat launch the rows name.
     private func launch(_ program: String, _ arguments: [String], marker: String, environment: [String: String] = [:])
         throws(BenchError) -> (nanoseconds: Double, rss: Double)
     {
@@ -174,7 +181,7 @@ struct StartupRows {
         }
         let elapsed = nowNanoseconds() - start
         let rss = child.residentBytes()
-        child.finish()
+        child.finish(signal: SIGTERM)
         guard let rss else { throw BenchError("cannot read the RSS of \(program)") }
         return (elapsed, rss)
     }
