@@ -36,7 +36,7 @@ struct CopyStore: Sendable {
     static func current() throws(SystemError) -> CopyStore {
         if let chosen { return chosen }
         let parent = parent()
-        let shared = parent + "/servicehost-copies-\(geteuid())"
+        let shared = parent + "/servicehost-copies-\(FileSecurity.hostUser)"
         let store: CopyStore
         // In a folder others may rename things in, they could swap the store for their own.
         if !isSafeParent(parent) {
@@ -112,7 +112,7 @@ struct CopyStore: Sendable {
         case S_IFLNK: return "it is a symlink"
         default: return "it is not a directory"
         }
-        if status.st_uid != geteuid() { return "it is owned by uid \(status.st_uid), not the host's user (uid \(geteuid()))" }
+        if status.st_uid != FileSecurity.hostUser { return "it is owned by uid \(status.st_uid), not the host's user (uid \(FileSecurity.hostUser))" }
         if status.st_mode & (S_IWGRP | S_IWOTH) != 0 {
             return "it is writable by \(status.st_mode & S_IWOTH != 0 ? "other users" : "its group")"
                 + " (mode \(String(status.st_mode & 0o7777, radix: 8)))"
@@ -161,7 +161,7 @@ struct CopyStore: Sendable {
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return false }
         let sticky = status.st_mode & S_ISVTX != 0
         if status.st_uid == 0 && sticky { return true }
-        return (status.st_uid == geteuid() || status.st_uid == 0) && status.st_mode & (S_IWGRP | S_IWOTH) == 0
+        return (status.st_uid == FileSecurity.hostUser || status.st_uid == 0) && status.st_mode & (S_IWGRP | S_IWOTH) == 0
     }
 
     // MARK: Removing
@@ -194,7 +194,7 @@ struct CopyStore: Sendable {
             guard let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             var status = stat()
             let path = parent + "/" + name
-            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == geteuid() else { continue }
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == FileSecurity.hostUser else { continue }
             removeTree(path)
         }
     }

@@ -71,7 +71,7 @@ struct StoredCopy {
     private static func isIntact(_ copy: String, size: Int64) -> Bool {
         var status = stat()
         guard lstat(copy, &status) == 0 else { return false }
-        if status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(), status.st_mode & 0o222 == 0,
+        if status.st_mode & S_IFMT == S_IFREG, status.st_uid == FileSecurity.hostUser, status.st_mode & 0o222 == 0,
             Int64(status.st_size) == size
         {
             return true
