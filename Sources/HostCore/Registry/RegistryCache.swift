@@ -9,12 +9,14 @@ import Glibc
 /// source is checked before and after copying), so the code loaded is the code whose metadata
 /// was used.
 ///
-/// The file is read when the first plugin file is looked up, and a directory's group is checked
-/// and decoded when the first file of that directory is. A registry file whose header is corrupt,
-/// truncated or from another host version or format is then discarded (and, given a log, logged
-/// once as `registry.rebuilt`); a group that fails its checks costs only its directory (logged
-/// the same way); the next save writes a new file, copying the other groups unchanged. Saving is
-/// atomic (``DirectoryHandle/replace(_:with:)``: temporary file, `fsync`, rename).
+/// The file's header is read when the first plugin file is looked up, and a directory's group is
+/// read (``RegistryReader``: one `pread` each), checked and decoded when the first file of that
+/// directory is; the other directories' groups are not read. A registry file whose header is
+/// corrupt, truncated or from another host version or format is then discarded (and, given a
+/// log, logged once as `registry.rebuilt`); a group that fails its checks or is cut short costs
+/// only its directory (logged the same way); the next save writes a new file, copying the other
+/// groups unchanged (read then). Saving is atomic (``DirectoryHandle/replace(_:with:)``:
+/// temporary file, `fsync`, rename).
 public final class RegistryCache: Sendable {
     /// Where `registry.bin` is.
     let directory: DirectoryHandle
@@ -23,14 +25,14 @@ public final class RegistryCache: Sendable {
     private let state: Locked<State>
 
     private struct State {
-        /// Whether the file was read: it is read at the first lookup or store, so a host or an
-        /// inspection that meets no plugin file never reads (nor checks) the registry.
+        /// Whether the file's header was read: it is read at the first lookup or store, so a host
+        /// or an inspection that meets no plugin file never reads (nor checks) the registry.
         var loaded = false
-        /// The file's groups once read and its header found sound (their checksums are checked
-        /// when built or copied); nil when there was none or it was discarded.
-        var groups: [RegistryFile.Group]?
-        /// The directories (escaped, ending in `/`) whose entries were built from `groups`: a host
-        /// checks and builds its own directories' groups, not those of every directory sharing the file.
+        /// The file, open, once its header was found sound (each group is read and checked when
+        /// built or copied); nil when there was none or it was discarded.
+        var reader: RegistryReader<ReadOnlyFile>?
+        /// The directories (escaped, ending in `/`) whose groups were read and built (or found
+        /// bad): a host reads its own directories' groups, not those of every directory sharing the file.
         var built: Set<String> = []
         /// What the file holds for the directories built, then what was read since.
         var entries: [RegistryKey: RegistryEntry] = [:]
@@ -52,15 +54,15 @@ public final class RegistryCache: Sendable {
         state = Locked(State())
     }
 
-    /// Reads the file the first time it is needed, and builds the entries of `path`'s directory
-    /// the first time one of its files is looked up.
+    /// Reads the file's header the first time it is needed, and reads and builds the group of
+    /// `path`'s directory the first time one of its files is looked up.
     private func load(_ state: inout State, for path: String) {
         if !state.loaded {
             state.loaded = true
             do {
-                if let file = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit) {
+                if let file = try directory.openFile(RegistryFile.name) {
                     do throws(RegistryFile.Problem) {
-                        state.groups = try RegistryFile.groups(file)
+                        state.reader = try RegistryReader(file)
                     } catch {
                         discard(error.description, &state)
                     }
@@ -70,15 +72,11 @@ public final class RegistryCache: Sendable {
             }
         }
         let folder = RegistryFile.split(path).directory
-        guard let groups = state.groups, state.built.insert(folder).inserted else { return }
-        let mine = groups.filter { $0.directory == folder }
-        guard !mine.isEmpty else { return }
+        guard let reader = state.reader, state.built.insert(folder).inserted, let slot = reader.slot(of: folder) else { return }
         // A bad group costs only its own directory's entries: it is dropped (logged once) and
-        // written again at the next save; the other directories' groups are not even checked.
-        state.groups = groups.filter { $0.directory != folder }
+        // written again at the next save; the other directories' groups are not even read.
         do throws(RegistryFile.Problem) {
-            guard mine.count == 1 else { throw .corrupt("\(folder) has \(mine.count) groups") }
-            let found = try RegistryFile.entries(of: mine[0])
+            let found = try RegistryFile.entries(of: try reader.group(slot))
             if state.entries.isEmpty { state.entries = found } else { state.entries.merge(found) { mine, _ in mine } }
         } catch {
             state.changed = true
@@ -88,7 +86,7 @@ public final class RegistryCache: Sendable {
 
     /// Drops what the file held (nothing of it is trusted) and logs why, once.
     private func discard(_ reason: String, _ state: inout State) {
-        state.groups = nil
+        state.reader = nil
         state.entries = state.entries.filter { state.used.contains($0.key) }
         // A discarded file is rewritten at the next save even when no plugin is read.
         state.changed = true
@@ -161,6 +159,16 @@ public final class RegistryCache: Sendable {
     public func save(scanned: [String]) {
         let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
+            // The file is closed after each save (a host holds no descriptor for it while it
+            // runs) and its header read again at the next lookup, which finds the groups this
+            // process built (in `built`) already in memory. A discarded file (no reader) is not
+            // read again: it would be logged twice.
+            defer {
+                if state.reader != nil {
+                    state.reader = nil
+                    state.loaded = false
+                }
+            }
             // Nothing read, stored nor discarded, and every entry built was used: nothing to
             // prune or write (the common cached run skips building the sets below).
             guard state.loaded, state.changed || state.entries.count != state.used.count else { return nil }
@@ -177,11 +185,18 @@ public final class RegistryCache: Sendable {
             state.entries = state.entries.filter { keeps($0.key) }
             guard state.changed || state.entries.count != before else { return nil }
             state.changed = false
-            // The directories not built keep their groups byte for byte (checked only now, to
-            // copy), except the scanned ones, whose files are all gone.
+            // The directories not built keep their groups byte for byte (read and checked only
+            // now, to copy), except the scanned ones, whose files are all gone.
             var kept: [RegistryFile.Group] = []
-            for group in state.groups ?? [] where !state.built.contains(group.directory) && !prefixes.contains(group.directory) {
-                if group.isIntact { kept.append(group) } else { logRebuilt("corrupt or truncated: checksum mismatch in the group of \(group.directory)") }
+            let reader = state.reader
+            for slot in reader?.slots ?? [] where !state.built.contains(slot.directory) && !prefixes.contains(slot.directory) {
+                do throws(RegistryFile.Problem) {
+                    guard let group = try reader?.group(slot) else { continue }
+                    guard group.isIntact else { throw .corrupt("checksum mismatch in the group of \(slot.directory)") }
+                    kept.append(group)
+                } catch {
+                    logRebuilt(error.description)
+                }
             }
             return RegistryFile.encode(state.entries, keeping: kept)
         }
