@@ -222,9 +222,13 @@ enum RegistryFile {
     /// another directory than the header says).
     static func entries(of group: Group) throws(Problem) -> [RegistryKey: RegistryEntry] {
         guard group.isIntact else { throw .corrupt("checksum mismatch in the group of \(group.directory)") }
-        var reader = WireReader(Array(group.body))
+        // The whole record, so the array is taken over rather than copied (a group read by
+        // ``RegistryReader`` is all of its array), its length and checksum skipped.
+        var reader = WireReader(Array(group.record))
         do throws(WireError) {
+            _ = try reader.bytes(12, "a group's length and checksum")
             let directory = try reader.string("a group's directory")
+            let prefix = Array(directory.utf8)
             guard directory == group.directory else {
                 throw WireError.malformed("the group of \(group.directory) names \(directory)")
             }
@@ -244,7 +248,7 @@ enum RegistryFile {
                     modified: try reader.i64("mtime"), changed: try reader.i64("ctime"))
                 let definesEntry = try reader.bool("entry symbol")
                 let section = try reader.bool("section presence") ? try reader.blobSlice("section") : nil
-                let path = directory + String(decoding: name, as: UTF8.self)
+                let path = Self.path(prefix, name)
                 let key = RegistryKey(path: path, identity: identity)
                 let entry = RegistryEntry(definesEntry: definesEntry, section: section.map(Array.init))
                 guard entries.updateValue(entry, forKey: key) == nil else { throw WireError.malformed("entry \(index) repeats \(path)") }
@@ -279,6 +283,18 @@ enum RegistryFile {
             if entries.isEmpty { entries = found } else { entries.merge(found) { mine, _ in mine } }
         }
         return entries
+    }
+
+    /// `directory` then `name` as one string, built in place (one allocation: 1000 entries each
+    /// built by appending were a visible part of a cached `host inspect`); invalid UTF-8 in
+    /// `name` is repaired, as `String(decoding:as:)` does.
+    private static func path(_ directory: [UInt8], _ name: ArraySlice<UInt8>) -> String {
+        // SE-0263: the initializer validates the bytes and repairs them.
+        String(unsafeUninitializedCapacity: directory.count + name.count) { buffer in
+            _ = buffer.initialize(fromContentsOf: directory)
+            _ = buffer[directory.count...].initialize(fromContentsOf: name)
+            return directory.count + name.count
+        }
     }
 
     /// A path's directory (with its final `/`; empty for a bare name) and its name.
