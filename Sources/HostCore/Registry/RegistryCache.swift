@@ -24,6 +24,12 @@ public final class RegistryCache: Sendable {
     // Guarded by its own lock: inspections of a reload and of `host ctl service start` may overlap.
     private let state: Locked<State>
 
+    /// An entry, and whether this process looked it up or stored it (what a save always keeps).
+    private struct Cached {
+        var entry: RegistryEntry
+        var used: Bool
+    }
+
     private struct State {
         /// Whether the file's header was read: it is read at the first lookup or store, so a host
         /// or an inspection that meets no plugin file never reads (nor checks) the registry.
@@ -34,10 +40,11 @@ public final class RegistryCache: Sendable {
         /// The directories (escaped, ending in `/`) whose groups were read and built (or found
         /// bad): a host reads its own directories' groups, not those of every directory sharing the file.
         var built: Set<String> = []
-        /// What the file holds for the directories built, then what was read since.
-        var entries: [RegistryKey: RegistryEntry] = [:]
-        /// The keys looked up or stored by this process: what a save always keeps.
-        var used: Set<RegistryKey> = []
+        /// What the file holds for the directories built, then what was read since; an entry
+        /// looked up or stored by this process is marked used (a save always keeps it).
+        var entries: [RegistryKey: Cached] = [:]
+        /// How many of `entries` are used.
+        var usedCount = 0
         /// Whether `entries` differ from the file.
         var changed = false
         /// Lookups answered from the registry and files read, since the last ``takeCounts()``.
@@ -76,7 +83,7 @@ public final class RegistryCache: Sendable {
         // A bad group costs only its own directory's entries: it is dropped (logged once) and
         // written again at the next save; the other directories' groups are not even read.
         do throws(RegistryFile.Problem) {
-            let found = try RegistryFile.entries(of: try reader.group(slot))
+            let found = try RegistryFile.entries(of: try reader.group(slot)).mapValues { Cached(entry: $0, used: false) }
             if state.entries.isEmpty { state.entries = found } else { state.entries.merge(found) { mine, _ in mine } }
         } catch {
             state.changed = true
@@ -87,7 +94,7 @@ public final class RegistryCache: Sendable {
     /// Drops what the file held (nothing of it is trusted) and logs why, once.
     private func discard(_ reason: String, _ state: inout State) {
         state.reader = nil
-        state.entries = state.entries.filter { state.used.contains($0.key) }
+        state.entries = state.entries.filter(\.value.used)
         // A discarded file is rewritten at the next save even when no plugin is read.
         state.changed = true
         logRebuilt(reason)
@@ -119,13 +126,17 @@ public final class RegistryCache: Sendable {
     func lookup(_ key: RegistryKey) -> RegistryEntry? {
         state.withLock { state in
             load(&state, for: key.path)
-            guard let entry = state.entries[key] else {
+            guard let index = state.entries.index(forKey: key) else {
                 state.misses += 1
                 return nil
             }
             state.hits += 1
-            state.used.insert(key)
-            return entry
+            // The flag is set through the index found: one hash of the key per lookup.
+            if !state.entries.values[index].used {
+                state.entries.values[index].used = true
+                state.usedCount += 1
+            }
+            return state.entries.values[index].entry
         }
     }
 
@@ -133,10 +144,9 @@ public final class RegistryCache: Sendable {
     func store(_ key: RegistryKey, _ entry: RegistryEntry) {
         state.withLock { state in
             load(&state, for: key.path)
-            state.used.insert(key)
-            guard state.entries[key] != entry else { return }
-            state.entries[key] = entry
-            state.changed = true
+            let before = state.entries.updateValue(Cached(entry: entry, used: true), forKey: key)
+            if before?.used != true { state.usedCount += 1 }
+            if before?.entry != entry { state.changed = true }
         }
     }
 
@@ -171,18 +181,17 @@ public final class RegistryCache: Sendable {
             }
             // Nothing read, stored nor discarded, and every entry built was used: nothing to
             // prune or write (the common cached run skips building the sets below).
-            guard state.loaded, state.changed || state.entries.count != state.used.count else { return nil }
-            let used = state.used
-            let usedPaths = Set(used.map(\.path))
-            let keeps = { (key: RegistryKey) -> Bool in
-                if used.contains(key) { return true }
+            guard state.loaded, state.changed || state.entries.count != state.usedCount else { return nil }
+            let usedPaths = Set(state.entries.lazy.filter(\.value.used).map(\.key.path))
+            let keeps = { (key: RegistryKey, cached: Cached) -> Bool in
+                if cached.used { return true }
                 if usedPaths.contains(key.path) { return false }
                 return !prefixes.contains { prefix in
                     key.path.hasPrefix(prefix) && !key.path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
                 }
             }
             let before = state.entries.count
-            state.entries = state.entries.filter { keeps($0.key) }
+            state.entries = state.entries.filter { keeps($0.key, $0.value) }
             guard state.changed || state.entries.count != before else { return nil }
             state.changed = false
             // The directories not built keep their groups byte for byte (read and checked only
@@ -198,7 +207,7 @@ public final class RegistryCache: Sendable {
                     logRebuilt(error.description)
                 }
             }
-            return RegistryFile.encode(state.entries, keeping: kept)
+            return RegistryFile.encode(state.entries.mapValues(\.entry), keeping: kept)
         }
         guard let bytes else { return }
         // The error is carried out of the closure rather than thrown through it: a typed throw
