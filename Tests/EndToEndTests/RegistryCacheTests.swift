@@ -90,7 +90,8 @@ import Testing
         // One byte of other's group (its first entry's device number) flipped.
         var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))))
         let name = Data((other + "/").utf8)
-        let at = try #require(Data(bytes).range(of: name)).upperBound + 4 + 4 + 4 + 1
+        // The last mention is the group's own (the header's directory of the groups names it first).
+        let at = try #require(Data(bytes).range(of: name, options: .backwards)).upperBound + 4 + 4 + 4 + 1
         bytes[at] ^= 0x20
         try Data(bytes).write(to: URL(fileURLWithPath: registryPath(host)))
 
@@ -104,6 +105,34 @@ import Testing
         #expect(counts(damaged) == (0, 1))
         #expect(services(damaged) == ["test.b"])
         // Both groups sound again: lib's survived other's rewrite.
+        #expect(counts(try run(host.lib)) == (1, 0))
+        let again = try run(other)
+        #expect(counts(again) == (1, 0))
+        #expect(again.named("registry.rebuilt").isEmpty)
+    }
+
+    /// A registry cut short (its last group, `other`'s, runs past the file's end) is read by
+    /// groups too: lib's host is served from its whole group without a word; other's host logs
+    /// the cut once, reads its file, and the rewrite makes both sound again.
+    @Test func truncatedRegistry_costsOnlyTheGroupsItCut() throws {
+        let (host, other, run) = try twoDirectories()
+        _ = try run(host.lib)
+        _ = try run(other)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))))
+        // Directory order: lib's group, then other's (the last one), which loses its last 9 bytes.
+        try #require(host.lib < other)
+        try Data(bytes.dropLast(9)).write(to: URL(fileURLWithPath: registryPath(host)))
+
+        let lib = try run(host.lib)
+        #expect(lib.named("registry.rebuilt").isEmpty)
+        #expect(counts(lib) == (1, 0))
+        #expect(services(lib) == ["test.a"])
+        let cut = try run(other)
+        let rebuilt = cut.named("registry.rebuilt")
+        #expect(rebuilt.count == 1, "\(rebuilt)")
+        #expect(rebuilt.first?.string("reason")?.hasPrefix("corrupt or truncated: cut short in the group of \(other)/") == true, "\(rebuilt)")
+        #expect(counts(cut) == (0, 1))
+        #expect(services(cut) == ["test.b"])
         #expect(counts(try run(host.lib)) == (1, 0))
         let again = try run(other)
         #expect(counts(again) == (1, 0))
@@ -152,13 +181,14 @@ import Testing
         ("truncated", "corrupt or truncated", { Array($0.prefix($0.count - 9)) }),
         ("not a registry", "not a registry file (no SHRC header)", { _ in Array("garbage".utf8) }),
         (
-            "another version", "written by servicehost 0.0.0-other in format 2",
+            "another version", "written by servicehost 0.0.0-other in format 3",
             { bytes in
-                // The host version follows the magic, the format (2 bytes) and its length (4 bytes).
+                // The host version follows the magic, the format (2 bytes), the header's length
+                // (4 bytes) and its own length (4 bytes).
                 var bytes = bytes
-                let count = Int(bytes[6]) | Int(bytes[7]) << 8
+                let count = Int(bytes[10]) | Int(bytes[11]) << 8
                 let version = Array("servicehost 0.0.0-other".utf8)
-                bytes.replaceSubrange(6..<(10 + count), with: [UInt8(version.count), 0, 0, 0] + version)
+                bytes.replaceSubrange(10..<(14 + count), with: [UInt8(version.count), 0, 0, 0] + version)
                 return bytes
             }
         ),
@@ -211,7 +241,7 @@ import Testing
         #expect(counts(records) == (1, 0))
     }
 
-    /// A registry.bin (RegistryFile's layout, format 2) with one entry for `path`, keyed by its
+    /// A registry.bin (RegistryFile's layout, format 3) with one entry for `path`, keyed by its
     /// real `stat`, saying the file defines no entry symbol.
     static func registry(claimingNoEntryFor path: String) throws -> [UInt8] {
         var status = stat()
@@ -246,11 +276,18 @@ import Testing
         put(UInt64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtim.tv_nsec), 8, &body)
         put(UInt64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_ctim.tv_nsec), 8, &body)
         body += [0, 0]  // no entry symbol, no section
+        let version = try Command.run(try Repository.product("host"), ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let directory = String(path[...slash])
+        // Magic, format, header length, version, group count, one group's line, checksum.
+        let headerLength = 4 + 2 + 4 + 4 + version.utf8.count + 4 + 4 + directory.utf8.count + 8 + 4 + 8
         var bytes: [UInt8] = Array("SHRC".utf8)
-        put(2, 2, &bytes)
-        let version = try Command.run(try Repository.product("host"), ["--version"]).stdout
-        blob(version.trimmingCharacters(in: .whitespacesAndNewlines), &bytes)
+        put(3, 2, &bytes)
+        put(UInt64(headerLength), 4, &bytes)
+        blob(version, &bytes)
         put(1, 4, &bytes)
+        blob(directory, &bytes)
+        put(UInt64(headerLength), 8, &bytes)
+        put(UInt64(12 + body.count), 4, &bytes)
         put(checksum(bytes), 8, &bytes)
         put(UInt64(body.count), 4, &bytes)
         put(checksum(body), 8, &bytes)

@@ -189,6 +189,31 @@ import Testing
         #expect(try next.isFirstServiceLaunch("test.b"))
     }
 
+    @Test func onDisk_aServiceFirstAskedAfterTheFolderWasListed_isMarkedForTheNextStart() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("state")
+        do {
+            let earlier = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
+            try earlier.serviceDidLaunch("test.old")
+        }
+        do {
+            let launch = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
+            // The first question lists the folder; the later ones are answered from that listing.
+            #expect(try launch.isFirstHostLaunch())
+            #expect(try !launch.isFirstServiceLaunch("test.old"))
+            try launch.hostDidLaunch()
+            // A service met later (a reload added it) is first, and stays first for this process.
+            #expect(try launch.isFirstServiceLaunch("test.new"))
+            try launch.servicesDidLaunch(["test.new", "test.old"])
+            #expect(try launch.isFirstServiceLaunch("test.new"))
+        }
+        let next = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
+        #expect(try !next.isFirstHostLaunch())
+        #expect(try !next.isFirstServiceLaunch("test.new"))
+        #expect(try !next.isFirstServiceLaunch("test.old"))
+        #expect(try next.isFirstServiceLaunch("test.other"))
+    }
+
     @Test func onDisk_alwaysAndNever_doNotCreateTheMarksFolder() throws {
         let scratch = try Scratch()
         let path = scratch.file("state")

@@ -36,16 +36,18 @@ import Testing
 
     @Test(arguments: [
         ("empty.bin", nil),
-        ("truncated.bin", "corrupt or truncated: cut short in a group"),
+        ("truncated.bin", "corrupt or truncated: cut short in the group of "),
         ("bad-checksum.bin", "corrupt or truncated: checksum mismatch in the group of "),
         ("bad-header.bin", "corrupt or truncated: header checksum mismatch"),
-        ("huge-count.bin", "corrupt or truncated: 4294967295 groups in 0 bytes"),
+        ("huge-count.bin", "corrupt or truncated: 4294967295 groups in a header of 43 bytes"),
         ("huge-entry-count.bin", "corrupt or truncated: 4294967295 entries in 0 bytes"),
         ("repeated-group.bin", "corrupt or truncated: "),
         ("not-a-name.bin", "corrupt or truncated: entry 0 of /opt/x/ is not a file name"),
+        ("misnamed-group.bin", "corrupt or truncated: the group of /opt/y/ names /opt/x/"),
         ("one-group-corrupt.bin", "corrupt or truncated: checksum mismatch in the group of "),
-        ("other-version.bin", "written by servicehost 9.9.9 in format 2"),
+        ("other-version.bin", "written by servicehost 9.9.9 in format 3"),
         ("other-format.bin", "written by another host version in format 1"),
+        ("format-2.bin", "written by another host version in format 2"),
     ])
     func registry_seeds_giveTheirProblem(name: String, expected: String?) throws {
         let path = Self.corpus("registry").first { $0.hasSuffix("/" + name) }!

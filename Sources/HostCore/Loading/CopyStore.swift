@@ -27,6 +27,16 @@ struct CopyStore: Sendable {
     let root: String
     /// False for a per-process store (the shared one was unsafe).
     let persistent: Bool
+    /// `root` opened (-1 when it could not be), for the `lstat` of each stored copy relative to
+    /// it: the kernel then walks the copy's two names, not its whole path. Open for the process's
+    /// lifetime (a store chosen again closes the one before).
+    let descriptor: Int32
+
+    init(root: String, persistent: Bool) {
+        self.root = root
+        self.persistent = persistent
+        descriptor = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+    }
 
     /// The file in each KEY directory naming the plugin file it is a version of.
     static let sourceName = ".source"
@@ -36,7 +46,7 @@ struct CopyStore: Sendable {
     static func current() throws(SystemError) -> CopyStore {
         if let chosen { return chosen }
         let parent = parent()
-        let shared = parent + "/servicehost-copies-\(geteuid())"
+        let shared = parent + "/servicehost-copies-\(FileSecurity.hostUser)"
         let store: CopyStore
         // In a folder others may rename things in, they could swap the store for their own.
         if !isSafeParent(parent) {
@@ -61,7 +71,10 @@ struct CopyStore: Sendable {
 
     /// Chooses the store again at the next copy (the chosen one is gone).
     @MainActor
-    static func forget() { chosen = nil }
+    static func forget() {
+        if let chosen, chosen.descriptor >= 0 { close(chosen.descriptor) }
+        chosen = nil
+    }
 
     @MainActor private static var chosen: CopyStore?
     @MainActor private static var refusal: (path: String, reason: String)?
@@ -85,10 +98,22 @@ struct CopyStore: Sendable {
 
     /// The name of the KEY directory of a file with `identity`: its five numbers in hex.
     static func key(_ identity: FileIdentity) -> String {
-        [
+        // Written digit by digit into one buffer: it is made for every plugin at every start.
+        var text: [UInt8] = []
+        text.reserveCapacity(5 * 17)
+        for value in [
             identity.device, identity.inode, UInt64(bitPattern: identity.size), UInt64(bitPattern: identity.modified),
             UInt64(bitPattern: identity.changed),
-        ].map { String($0, radix: 16) }.joined(separator: "-")
+        ] {
+            if !text.isEmpty { text.append(UInt8(ascii: "-")) }
+            var shift = max(0, (63 - value.leadingZeroBitCount) / 4 * 4)
+            while shift >= 0 {
+                let digit = UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 15
+                text.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+                shift -= 4
+            }
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The identity a KEY directory's name stands for; nil for any other name.
@@ -112,7 +137,7 @@ struct CopyStore: Sendable {
         case S_IFLNK: return "it is a symlink"
         default: return "it is not a directory"
         }
-        if status.st_uid != geteuid() { return "it is owned by uid \(status.st_uid), not the host's user (uid \(geteuid()))" }
+        if status.st_uid != FileSecurity.hostUser { return "it is owned by uid \(status.st_uid), not the host's user (uid \(FileSecurity.hostUser))" }
         if status.st_mode & (S_IWGRP | S_IWOTH) != 0 {
             return "it is writable by \(status.st_mode & S_IWOTH != 0 ? "other users" : "its group")"
                 + " (mode \(String(status.st_mode & 0o7777, radix: 8)))"
@@ -161,7 +186,7 @@ struct CopyStore: Sendable {
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return false }
         let sticky = status.st_mode & S_ISVTX != 0
         if status.st_uid == 0 && sticky { return true }
-        return (status.st_uid == geteuid() || status.st_uid == 0) && status.st_mode & (S_IWGRP | S_IWOTH) == 0
+        return (status.st_uid == FileSecurity.hostUser || status.st_uid == 0) && status.st_mode & (S_IWGRP | S_IWOTH) == 0
     }
 
     // MARK: Removing
@@ -194,7 +219,7 @@ struct CopyStore: Sendable {
             guard let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             var status = stat()
             let path = parent + "/" + name
-            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == geteuid() else { continue }
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == FileSecurity.hostUser else { continue }
             removeTree(path)
         }
     }

@@ -3,6 +3,11 @@ import Glibc
 /// The ownership and permission rule for plugin files and directories, as ssh applies
 /// to keys: nobody but root and the host's own user may be able to change the code.
 enum FileSecurity {
+    /// The host's effective user, asked once: glibc does not cache `geteuid`, and asking per
+    /// plugin file was one of the system calls a plugin cost more than a bare `dlopen` (the
+    /// host never changes its user).
+    static let hostUser = geteuid()
+
     /// Why `status` makes `path` unsafe to load code from, or nil when it is safe.
     static func problem(path: String, status: stat, what: String) -> String? {
         let mode = status.st_mode
@@ -11,8 +16,8 @@ enum FileSecurity {
             return "\(what) \(path) is writable by \(writers) (mode \(octal(mode & 0o7777)))"
         }
         let owner = status.st_uid
-        if owner != 0 && owner != geteuid() {
-            return "\(what) \(path) is owned by uid \(owner), neither root nor the host's user (uid \(geteuid()))"
+        if owner != 0 && owner != hostUser {
+            return "\(what) \(path) is owned by uid \(owner), neither root nor the host's user (uid \(hostUser))"
         }
         return nil
     }

@@ -81,7 +81,10 @@ public enum PluginLoader {
             entries += try PluginScanner.scanFiles(directory: directory, allowInsecure: allowInsecure)
         }
         var inspection = Inspection()
+        // Sized once, like `providers`: growing them re-hashed every path and id so far.
+        inspection.inspectNanoseconds.reserveCapacity(entries.count)
         var providers: [String: String] = [:]
+        providers.reserveCapacity(entries.count)
         for entry in entries {
             let start = Clock.nanoseconds()
             let inspected = entry.flatMap { PluginInspector.inspect($0, registry: registry) }

@@ -60,7 +60,7 @@ public enum PluginScanner {
         // the whole path per file (a third of a cached `host inspect` was those walks).
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if descriptor >= 0 { close(descriptor) } }
-        return names.filter(isPluginName).sorted { $0.lexicographicallyPrecedes($1) }.map { name in
+        return names.filter(isPluginName).sorted(by: precedes).map { name in
             let path = base + PathBytes.escape(name)
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
             return checkFile(
@@ -128,6 +128,17 @@ public enum PluginScanner {
         case S_IFBLK: "block device"
         default: "special file"
         }
+    }
+
+    /// Byte order of two names (`lexicographicallyPrecedes`, by `memcmp`: the generic walk was
+    /// 3% of a cached `host inspect` of 1000 files).
+    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        let common = min(a.count, b.count)
+        let order =
+            common == 0
+            ? 0
+            : a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in memcmp(x.baseAddress!, y.baseAddress!, common) } }
+        return order != 0 ? order < 0 : a.count < b.count
     }
 
     /// The entry names of `directory`, as the bytes `readdir` gives (never repaired to UTF-8).

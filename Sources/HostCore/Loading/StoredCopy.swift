@@ -36,21 +36,27 @@ struct StoredCopy {
         self.path = path
         let store: CopyStore
         do { store = try CopyStore.current() } catch { throw .system(error) }
-        var directory = store.root + "/" + CopyStore.key(identity)
+        let key = CopyStore.key(identity)
+        var directory = store.root + "/" + key
+        // The copy's name, escaped: an escaped path's last component is its file name escaped.
+        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
+        let after = slash.map { path.utf8.index(after: $0) } ?? path.startIndex
+        let name = after == path.endIndex ? "plugin.so" : String(path[after...])
+        // Relative to the store's open folder (see `isIntact`); nil for a private copy.
+        var inStore: String? = key + "/" + name
         if !Self.loaded.insert(directory).inserted {
             // This version is loaded already, and the host loads a file again only to start a
             // service anew (enabled by a reload, `service start`, a restart): `dlopen` of the same
             // path would hand back the loaded library, whose entry already ran (plugin.h: once
             // per library load). A copy of its own makes it a new load, as at a first start.
             Self.reloads += 1
-            do { directory = try CopyStore.scratch() + "/" + CopyStore.key(identity) + "-\(Self.reloads)" } catch {
+            do { directory = try CopyStore.scratch() + "/" + key + "-\(Self.reloads)" } catch {
                 throw .system(error)
             }
+            inStore = nil
         }
-        let bytes = PathBytes.unescape(path)
-        let name = bytes.split(separator: UInt8(ascii: "/")).last.map { PathBytes.escape(Array($0)) } ?? "plugin.so"
         loadPath = directory + "/" + name
-        if Self.isIntact(loadPath, size: identity.size) {
+        if Self.isIntact(loadPath, in: inStore.map { (store.descriptor, $0) }, size: identity.size) {
             made = false
             return
         }
@@ -67,11 +73,15 @@ struct StoredCopy {
     }
 
     /// Whether `copy` can be loaded as is: a regular file (not a symlink), ours, with no write
-    /// bit, of the size of its key. Anything else is removed, to be copied again.
-    private static func isIntact(_ copy: String, size: Int64) -> Bool {
+    /// bit, of the size of its key. Anything else is removed, to be copied again. `relative`: the
+    /// store's open folder and the copy's path in it, which the `lstat` goes by (two names for
+    /// the kernel to walk, not the whole path); a miss there asks the whole path too (the folder
+    /// open may be a store removed since, and `copy` in a new one).
+    private static func isIntact(_ copy: String, in relative: (directory: Int32, path: String)?, size: Int64) -> Bool {
         var status = stat()
-        guard lstat(copy, &status) == 0 else { return false }
-        if status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(), status.st_mode & 0o222 == 0,
+        let found = relative.map { $0.directory >= 0 && fstatat($0.directory, $0.path, &status, AT_SYMLINK_NOFOLLOW) == 0 } ?? false
+        guard found || lstat(copy, &status) == 0 else { return false }
+        if status.st_mode & S_IFMT == S_IFREG, status.st_uid == FileSecurity.hostUser, status.st_mode & 0o222 == 0,
             Int64(status.st_size) == size
         {
             return true

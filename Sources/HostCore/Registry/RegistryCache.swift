@@ -9,12 +9,14 @@ import Glibc
 /// source is checked before and after copying), so the code loaded is the code whose metadata
 /// was used.
 ///
-/// The file is read when the first plugin file is looked up, and a directory's group is checked
-/// and decoded when the first file of that directory is. A registry file whose header is corrupt,
-/// truncated or from another host version or format is then discarded (and, given a log, logged
-/// once as `registry.rebuilt`); a group that fails its checks costs only its directory (logged
-/// the same way); the next save writes a new file, copying the other groups unchanged. Saving is
-/// atomic (``DirectoryHandle/replace(_:with:)``: temporary file, `fsync`, rename).
+/// The file's header is read when the first plugin file is looked up, and a directory's group is
+/// read (``RegistryReader``: one `pread` each), checked and decoded when the first file of that
+/// directory is; the other directories' groups are not read. A registry file whose header is
+/// corrupt, truncated or from another host version or format is then discarded (and, given a
+/// log, logged once as `registry.rebuilt`); a group that fails its checks or is cut short costs
+/// only its directory (logged the same way); the next save writes a new file, copying the other
+/// groups unchanged (read then). Saving is atomic (``DirectoryHandle/replace(_:with:)``:
+/// temporary file, `fsync`, rename).
 public final class RegistryCache: Sendable {
     /// Where `registry.bin` is.
     let directory: DirectoryHandle
@@ -22,20 +24,27 @@ public final class RegistryCache: Sendable {
     // Guarded by its own lock: inspections of a reload and of `host ctl service start` may overlap.
     private let state: Locked<State>
 
+    /// An entry, and whether this process looked it up or stored it (what a save always keeps).
+    private struct Cached {
+        var entry: RegistryEntry
+        var used: Bool
+    }
+
     private struct State {
-        /// Whether the file was read: it is read at the first lookup or store, so a host or an
-        /// inspection that meets no plugin file never reads (nor checks) the registry.
+        /// Whether the file's header was read: it is read at the first lookup or store, so a host
+        /// or an inspection that meets no plugin file never reads (nor checks) the registry.
         var loaded = false
-        /// The file's groups once read and its header found sound (their checksums are checked
-        /// when built or copied); nil when there was none or it was discarded.
-        var groups: [RegistryFile.Group]?
-        /// The directories (escaped, ending in `/`) whose entries were built from `groups`: a host
-        /// checks and builds its own directories' groups, not those of every directory sharing the file.
+        /// The file, open, once its header was found sound (each group is read and checked when
+        /// built or copied); nil when there was none or it was discarded.
+        var reader: RegistryReader<ReadOnlyFile>?
+        /// The directories (escaped, ending in `/`) whose groups were read and built (or found
+        /// bad): a host reads its own directories' groups, not those of every directory sharing the file.
         var built: Set<String> = []
-        /// What the file holds for the directories built, then what was read since.
-        var entries: [RegistryKey: RegistryEntry] = [:]
-        /// The keys looked up or stored by this process: what a save always keeps.
-        var used: Set<RegistryKey> = []
+        /// What the file holds for the directories built, then what was read since; an entry
+        /// looked up or stored by this process is marked used (a save always keeps it).
+        var entries: [RegistryKey: Cached] = [:]
+        /// How many of `entries` are used.
+        var usedCount = 0
         /// Whether `entries` differ from the file.
         var changed = false
         /// Lookups answered from the registry and files read, since the last ``takeCounts()``.
@@ -52,15 +61,15 @@ public final class RegistryCache: Sendable {
         state = Locked(State())
     }
 
-    /// Reads the file the first time it is needed, and builds the entries of `path`'s directory
-    /// the first time one of its files is looked up.
+    /// Reads the file's header the first time it is needed, and reads and builds the group of
+    /// `path`'s directory the first time one of its files is looked up.
     private func load(_ state: inout State, for path: String) {
         if !state.loaded {
             state.loaded = true
             do {
-                if let file = try directory.read(RegistryFile.name, limit: RegistryFile.sizeLimit) {
+                if let file = try directory.openFile(RegistryFile.name) {
                     do throws(RegistryFile.Problem) {
-                        state.groups = try RegistryFile.groups(file)
+                        state.reader = try RegistryReader(file)
                     } catch {
                         discard(error.description, &state)
                     }
@@ -70,15 +79,11 @@ public final class RegistryCache: Sendable {
             }
         }
         let folder = RegistryFile.split(path).directory
-        guard let groups = state.groups, state.built.insert(folder).inserted else { return }
-        let mine = groups.filter { $0.directory == folder }
-        guard !mine.isEmpty else { return }
+        guard let reader = state.reader, state.built.insert(folder).inserted, let slot = reader.slot(of: folder) else { return }
         // A bad group costs only its own directory's entries: it is dropped (logged once) and
-        // written again at the next save; the other directories' groups are not even checked.
-        state.groups = groups.filter { $0.directory != folder }
+        // written again at the next save; the other directories' groups are not even read.
         do throws(RegistryFile.Problem) {
-            guard mine.count == 1 else { throw .corrupt("\(folder) has \(mine.count) groups") }
-            let found = try RegistryFile.entries(of: mine[0])
+            let found = try RegistryFile.entries(of: try reader.group(slot)).mapValues { Cached(entry: $0, used: false) }
             if state.entries.isEmpty { state.entries = found } else { state.entries.merge(found) { mine, _ in mine } }
         } catch {
             state.changed = true
@@ -88,8 +93,8 @@ public final class RegistryCache: Sendable {
 
     /// Drops what the file held (nothing of it is trusted) and logs why, once.
     private func discard(_ reason: String, _ state: inout State) {
-        state.groups = nil
-        state.entries = state.entries.filter { state.used.contains($0.key) }
+        state.reader = nil
+        state.entries = state.entries.filter(\.value.used)
         // A discarded file is rewritten at the next save even when no plugin is read.
         state.changed = true
         logRebuilt(reason)
@@ -121,13 +126,17 @@ public final class RegistryCache: Sendable {
     func lookup(_ key: RegistryKey) -> RegistryEntry? {
         state.withLock { state in
             load(&state, for: key.path)
-            guard let entry = state.entries[key] else {
+            guard let index = state.entries.index(forKey: key) else {
                 state.misses += 1
                 return nil
             }
             state.hits += 1
-            state.used.insert(key)
-            return entry
+            // The flag is set through the index found: one hash of the key per lookup.
+            if !state.entries.values[index].used {
+                state.entries.values[index].used = true
+                state.usedCount += 1
+            }
+            return state.entries.values[index].entry
         }
     }
 
@@ -135,10 +144,9 @@ public final class RegistryCache: Sendable {
     func store(_ key: RegistryKey, _ entry: RegistryEntry) {
         state.withLock { state in
             load(&state, for: key.path)
-            state.used.insert(key)
-            guard state.entries[key] != entry else { return }
-            state.entries[key] = entry
-            state.changed = true
+            let before = state.entries.updateValue(Cached(entry: entry, used: true), forKey: key)
+            if before?.used != true { state.usedCount += 1 }
+            if before?.entry != entry { state.changed = true }
         }
     }
 
@@ -161,29 +169,45 @@ public final class RegistryCache: Sendable {
     public func save(scanned: [String]) {
         let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
+            // The file is closed after each save (a host holds no descriptor for it while it
+            // runs) and its header read again at the next lookup, which finds the groups this
+            // process built (in `built`) already in memory. A discarded file (no reader) is not
+            // read again: it would be logged twice.
+            defer {
+                if state.reader != nil {
+                    state.reader = nil
+                    state.loaded = false
+                }
+            }
             // Nothing read, stored nor discarded, and every entry built was used: nothing to
             // prune or write (the common cached run skips building the sets below).
-            guard state.loaded, state.changed || state.entries.count != state.used.count else { return nil }
-            let used = state.used
-            let usedPaths = Set(used.map(\.path))
-            let keeps = { (key: RegistryKey) -> Bool in
-                if used.contains(key) { return true }
+            guard state.loaded, state.changed || state.entries.count != state.usedCount else { return nil }
+            let usedPaths = Set(state.entries.lazy.filter(\.value.used).map(\.key.path))
+            let keeps = { (key: RegistryKey, cached: Cached) -> Bool in
+                if cached.used { return true }
                 if usedPaths.contains(key.path) { return false }
                 return !prefixes.contains { prefix in
                     key.path.hasPrefix(prefix) && !key.path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
                 }
             }
             let before = state.entries.count
-            state.entries = state.entries.filter { keeps($0.key) }
+            state.entries = state.entries.filter { keeps($0.key, $0.value) }
             guard state.changed || state.entries.count != before else { return nil }
             state.changed = false
-            // The directories not built keep their groups byte for byte (checked only now, to
-            // copy), except the scanned ones, whose files are all gone.
+            // The directories not built keep their groups byte for byte (read and checked only
+            // now, to copy), except the scanned ones, whose files are all gone.
             var kept: [RegistryFile.Group] = []
-            for group in state.groups ?? [] where !state.built.contains(group.directory) && !prefixes.contains(group.directory) {
-                if group.isIntact { kept.append(group) } else { logRebuilt("corrupt or truncated: checksum mismatch in the group of \(group.directory)") }
+            let reader = state.reader
+            for slot in reader?.slots ?? [] where !state.built.contains(slot.directory) && !prefixes.contains(slot.directory) {
+                do throws(RegistryFile.Problem) {
+                    guard let group = try reader?.group(slot) else { continue }
+                    guard group.isIntact else { throw .corrupt("checksum mismatch in the group of \(slot.directory)") }
+                    kept.append(group)
+                } catch {
+                    logRebuilt(error.description)
+                }
             }
-            return RegistryFile.encode(state.entries, keeping: kept)
+            return RegistryFile.encode(state.entries.mapValues(\.entry), keeping: kept)
         }
         guard let bytes else { return }
         // The error is carried out of the closure rather than thrown through it: a typed throw

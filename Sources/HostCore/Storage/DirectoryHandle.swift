@@ -109,27 +109,30 @@ final class DirectoryHandle: Sendable {
     /// The contents of the regular file `name`, or nil when there is none. A file larger than
     /// `limit` fails with `EFBIG`, so a planted file cannot make the host allocate without bound.
     func read(_ name: String, limit: Int) throws(StorageError) -> [UInt8]? {
-        let file: FileDescriptor
-        do {
-            file = try FileDescriptor.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, in: descriptor.rawValue, path: child(name))
-        } catch {
-            if error.errno == ENOENT { return nil }
-            if error.errno == ELOOP { throw StorageError(path: child(name), code: .notRegularFile(kind: "symlink")) }
-            throw .system(error)
-        }
-        var st = stat()
-        guard fstat(file.rawValue, &st) == 0 else { throw .system(.current("fstat", child(name))) }
-        if let kind = PluginScanner.nonRegularKind(st.st_mode) {
-            throw StorageError(path: child(name), code: .notRegularFile(kind: kind))
-        }
-        guard Int(st.st_size) <= limit else {
+        guard let file = try openFile(name) else { return nil }
+        guard file.size <= limit else {
             throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG))
         }
         // One byte more than fstat said, to notice a file that grew (never ours: we rename).
         let bytes: [UInt8]
-        do { bytes = try file.read(at: 0, count: Int(st.st_size) + 1, path: child(name)) } catch { throw .system(error) }
+        do { bytes = try file.read(at: 0, count: file.size + 1) } catch { throw .system(error) }
         guard bytes.count <= limit else { throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG)) }
         return bytes
+    }
+
+    /// The regular file `name` opened for reading (not following a symlink, never blocking),
+    /// or nil when there is none.
+    func openFile(_ name: String) throws(StorageError) -> ReadOnlyFile? {
+        let file: ReadOnlyFile
+        do { file = try ReadOnlyFile(name, in: descriptor.rawValue, path: child(name)) } catch {
+            if error.errno == ENOENT { return nil }
+            if error.errno == ELOOP { throw StorageError(path: child(name), code: .notRegularFile(kind: "symlink")) }
+            throw .system(error)
+        }
+        if let kind = PluginScanner.nonRegularKind(file.status.st_mode) {
+            throw StorageError(path: child(name), code: .notRegularFile(kind: kind))
+        }
+        return file
     }
 
     /// Replaces (or creates) `name` with `bytes`, atomically and durably: a temporary file in

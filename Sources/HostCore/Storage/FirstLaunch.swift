@@ -149,20 +149,31 @@ public final class FirstLaunch: Sendable {
 extension FirstLaunch {
     /// The disk-backed detection: the marks are empty files in `<state>/launched/`, `host` for
     /// the host and the service id for a service (`host` is never a service id: ids have at
-    /// least two labels). In `.always` and `.never` modes the directory is not touched.
+    /// least two labels). The folder is listed once, at the first question, and every answer
+    /// comes from that listing. In `.always` and `.never` modes the directory is not touched.
     public convenience init(mode: FirstLaunchMode, stateDirectory: StateDirectory) throws(StorageError) {
         guard mode == .auto else {
             self.init(mode: mode, wasSeen: { _ in mode == .never }, markSeen: { _ in })
             return
         }
         let marks = try stateDirectory.subdirectory("launched")
+        // The folder's names, listed at the first question: one `stat` per service was a system
+        // call per plugin at every start. The listing cannot go stale for a question still to be
+        // asked: only this process writes marks while it holds the state directory's lock, and a
+        // subject is marked only after its answer was read (and kept).
+        let listed = Locked<Set<String>?>(nil)
         self.init(
             mode: mode,
             // Capturing the state directory keeps its lock held as long as the marks are used.
             wasSeen: { [stateDirectory] subject throws(StorageError) in
                 _ = stateDirectory
                 let name = try Self.markName(subject, in: marks)
-                return try StorageError.wrapping { () throws(SystemError) in try marks.contains(name) }
+                return try listed.withLock { (names: inout Set<String>?) throws(StorageError) -> Bool in
+                    if let names { return names.contains(name) }
+                    let found = Set(try StorageError.wrapping { () throws(SystemError) in try marks.names() })
+                    names = found
+                    return found.contains(name)
+                }
             },
             // An empty file per mark, made durable by one fsync of the directory per batch.
             markSeen: { subject throws(StorageError) in

@@ -20,10 +20,16 @@ final class ReadOnlyFile {
         try self.init(path: path, name: PathBytes.cString(path))
     }
 
-    private init(path: String, name: [CChar]) throws(SystemError) {
+    /// Opens `name` in the open directory `directory` without following a symlink there
+    /// (`ELOOP`); `path` names it in errors.
+    convenience init(_ name: String, in directory: Int32, path: String) throws(SystemError) {
+        try self.init(path: path, name: Array(name.utf8CString), in: directory, flags: O_NOFOLLOW)
+    }
+
+    private init(path: String, name: [CChar], in directory: Int32 = AT_FDCWD, flags: Int32 = 0) throws(SystemError) {
         self.path = path
         let file = FileDescriptor(
-            taking: try retryingOnInterrupt("open", path) { openat(AT_FDCWD, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) })
+            taking: try retryingOnInterrupt("open", path) { openat(directory, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags) })
         var st = stat()
         guard fstat(file.rawValue, &st) == 0 else { throw .current("fstat", path) }
         descriptor = file

@@ -5,11 +5,17 @@
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
-    // As a host reads it: the groups walked, then each directory's group on its own; the sound
-    // groups a save copies unchanged read back the same.
-    if let groups = try? RegistryFile.groups(bytes) {
-        for group in groups { _ = try? RegistryFile.decode(bytes, onlyIn: group.directory) }
-        let sound = groups.filter(\.isIntact)
+    // As a host reads it (RegistryReader: the header, then each directory's group on its own,
+    // each read's length checked); then as if the file had shrunk after its size was taken, so
+    // every read may come back short. The sound groups a save copies unchanged read back the same.
+    let shrunk = bytes.first.map { Int($0 % 64) + 1 } ?? 0
+    for source in [RegistryBytesInMemory(bytes), RegistryBytesInMemory(bytes, claimedSize: bytes.count + shrunk)] {
+        guard let reader = try? RegistryReader(source) else { continue }
+        var sound: [RegistryFile.Group] = []
+        for slot in reader.slots {
+            guard reader.slot(of: slot.directory) == slot, let group = try? reader.group(slot) else { continue }
+            if (try? RegistryFile.entries(of: group)) != nil { sound.append(group) }
+        }
         let copied = RegistryFile.encode([:], keeping: sound)
         guard (try? RegistryFile.groups(copied))?.count == sound.count else {
             fatalError("registry: the sound groups copied do not read back")

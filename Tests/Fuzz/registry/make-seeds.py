@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Writes the `registry` fuzz target's seed corpus (Tests/Fuzz/Corpus/registry/) in RegistryFile's
-# format 2 (grouped by directory), from the entries of a format-1 file written by the host
-# (argument 1: the old two-plugins.bin, which becomes other-format.bin).
-#   python3 Tests/Fuzz/registry/make-seeds.py OLD-two-plugins.bin
+# format 3 (grouped by directory, with a directory of the groups in the header), from the
+# entries of a format-1 file written by the host (argument 1: the corpus's other-format.bin,
+# which stays; format-2.bin is the same entries in format 2).
+#   python3 Tests/Fuzz/registry/make-seeds.py Tests/Fuzz/Corpus/registry/other-format.bin
 import struct, sys, os
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "Corpus", "registry")
@@ -43,9 +44,18 @@ def group(directory, files, count=None):
         body += blob(name) + ints + bytes([defines, section is not None]) + (blob(section) if section is not None else b"")
     return struct.pack("<IQ", len(body), checksum(body)) + body
 
-def registry(groups, host=HOST, fmt=2, count=None):
-    header = b"SHRC" + struct.pack("<H", fmt) + blob(host) + struct.pack("<I", len(groups) if count is None else count)
-    return header + struct.pack("<Q", checksum(header)) + b"".join(groups)
+def registry(groups, host=HOST, fmt=3, count=None):
+    # groups: (directory, record) pairs, written in the order given.
+    if fmt == 2:
+        header = b"SHRC" + struct.pack("<H", fmt) + blob(host) + struct.pack("<I", len(groups) if count is None else count)
+        return header + struct.pack("<Q", checksum(header)) + b"".join(r for _, r in groups)
+    length = 4 + 2 + 4 + 4 + len(host) + 4 + sum(4 + len(d) + 8 + 4 for d, _ in groups) + 8
+    header = b"SHRC" + struct.pack("<HI", fmt, length) + blob(host) + struct.pack("<I", len(groups) if count is None else count)
+    offset = length
+    for d, r in groups:
+        header += blob(d) + struct.pack("<QI", offset, len(r))
+        offset += len(r)
+    return header + struct.pack("<Q", checksum(header)) + b"".join(r for _, r in groups)
 
 def split(path):
     slash = path.rfind(b"/")
@@ -56,7 +66,7 @@ def grouped(entries, rename=None):
     for path, ints, defines, section in entries:
         d, name = split(path)
         dirs.setdefault(rename or d, []).append((name, ints, defines, section))
-    return [group(d, sorted(f)) for d, f in sorted(dirs.items())]
+    return [(d, group(d, sorted(f))) for d, f in sorted(dirs.items())]
 
 def flip(data, at):
     data = bytearray(data); data[at] ^= 0x20; return bytes(data)
@@ -77,16 +87,19 @@ seeds = {
     "huge-count.bin": registry([], count=0xFFFFFFFF),
     "other-version.bin": registry([], host=b"servicehost 9.9.9"),
     "other-format.bin": old,
+    "format-2.bin": registry(one_dir, fmt=2),
     "bad-checksum.bin": flip(two, len(two) - 20),
-    "bad-header.bin": flip(two, 30),
+    "bad-header.bin": flip(two, 41),  # in the directory of the groups
     "truncated.bin": two[:-9],
     # The second directory's group damaged: the first stays readable on its own.
     "one-group-corrupt.bin": flip(two_dirs, len(two_dirs) - 20),
     "repeated-group.bin": registry(one_dir + one_dir),
-    "huge-entry-count.bin": registry([group(b"/opt/x/", [], count=0xFFFFFFFF)]),
-    "no-section.bin": registry([group(b"/opt/x/", [(b"a.so", bytes(40), 1, None)])]),
-    "bad-section.bin": registry([group(b"/opt/x/", [(b"a.so", bytes(40), 1, b"\xff" * 40)])]),
-    "not-a-name.bin": registry([group(b"/opt/x/", [(b"sub/a.so", bytes(40), 1, None)])]),
+    "huge-entry-count.bin": registry([(b"/opt/x/", group(b"/opt/x/", [], count=0xFFFFFFFF))]),
+    "no-section.bin": registry([(b"/opt/x/", group(b"/opt/x/", [(b"a.so", bytes(40), 1, None)]))]),
+    "bad-section.bin": registry([(b"/opt/x/", group(b"/opt/x/", [(b"a.so", bytes(40), 1, b"\xff" * 40)]))]),
+    "not-a-name.bin": registry([(b"/opt/x/", group(b"/opt/x/", [(b"sub/a.so", bytes(40), 1, None)]))]),
+    # The header names one directory, the group inside another.
+    "misnamed-group.bin": registry([(b"/opt/y/", group(b"/opt/x/", [(b"a.so", bytes(40), 1, None)]))]),
 }
 for old_name in os.listdir(OUT):
     os.remove(os.path.join(OUT, old_name))
