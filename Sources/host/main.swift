@@ -230,7 +230,10 @@ func run(_ options: RunOptions) -> Never {
         "\(host.state.name) with \(host.services.count) service(s): "
             + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)", event: "host.ready",
         .string("state", host.state.name), .strings("services", host.services.map(\.id)), .string("control", server.path))
-    withExtendedLifetime((watchdog, metrics)) { dispatchMain() }
+    let failure = withExtendedLifetime((watchdog, metrics)) { () -> SystemError in
+        do throws(SystemError) { try MainLoop.shared.run() } catch { return error }
+    }
+    fatal(log, "\(failure)", event: "host.mainLoopFailed")
 }
 
 /// Pings systemd's watchdog at half its interval from the main queue, so a stuck main
