@@ -315,9 +315,9 @@ final class ControlConnection: Sendable {
             })
         liveConnections.withLock { $0[ObjectIdentifier(self)] = self }
         // The watch keeps the connection alive (its handler holds self) until it is cancelled.
-        source = MainLoop.shared.watch(socket.rawValue, name: "control connection on \(path)") { [self] in
-            serve(stuck: false)
-        }
+        source = MainLoop.shared.watch(socket.rawValue, name: "control connection on \(path)")
+        // Set after `source` is: the handler reads it, and the loop takes the handler under a lock.
+        source.setHandler { [self] in serve(stuck: false) }
         do { try source.resume() } catch { return failedToWatch(error) }
         // Accepted while the main thread is stuck: read here until it is back.
         if serving.snapshot.isStuck { serveWhileStuck() }

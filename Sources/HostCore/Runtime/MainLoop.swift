@@ -3,7 +3,7 @@ import Dispatch
 import Glibc
 
 /// The main thread's event loop (issue 13), run instead of `dispatchMain()`: one epoll set
-/// holding the main queue's wake-up handle and the descriptors registered with ``watch(_:name:_:)``
+/// holding the main queue's wake-up handle and the descriptors registered with ``watch(_:name:)``
 /// (the control connections), so a readable connection is served on the thread that wakes
 /// for it, with no hand-off to another thread.
 ///
@@ -18,7 +18,7 @@ public final class MainLoop: Sendable {
     public static let shared = MainLoop()
 
     private let epoll: Int32
-    /// Why the set could not be made (the loop then only drains the main queue, by a timeout).
+    /// Why the set could not be made: ``run()`` throws it, and every ``Watch/resume()`` fails.
     private let failure: SystemError?
     // A registered descriptor's handler, by token (0 is the main queue): looked up under the
     // lock on each wake-up, so a watch cancelled on another thread after epoll_wait reported
@@ -51,6 +51,18 @@ public final class MainLoop: Sendable {
             self.fd = fd
             self.token = token
             self.name = name
+        }
+
+        /// Sets what runs on the main thread each time the descriptor is readable or hung up,
+        /// until the watch is cancelled; it keeps what it captures alive until then. Whatever
+        /// the caller wrote before is visible to the handler (it is published under the lock the
+        /// loop reads it with).
+        public func setHandler(_ handler: @escaping @Sendable () -> Void) {
+            // Under the watch's lock: a cancel either sees the handler to remove or stops it here.
+            state.withLock { state in
+                guard !state.cancelled else { return }
+                loop.handlers.withLock { $0[token] = handler }
+            }
         }
 
         /// Reports readability (again) to the handler; nothing once cancelled.
@@ -98,15 +110,13 @@ public final class MainLoop: Sendable {
         }
     }
 
-    /// Registers `fd` (suspended: call ``Watch/resume()``); `handler` runs on the main thread
-    /// each time it is readable or hung up, until the watch is cancelled, and keeps what it
-    /// captures alive until then. `name` names the descriptor in errors.
-    public func watch(_ fd: Int32, name: String, _ handler: @escaping @Sendable () -> Void) -> Watch {
+    /// A watch of `fd`, suspended and without a handler: set one with ``Watch/setHandler(_:)``,
+    /// then call ``Watch/resume()``. `name` names the descriptor in errors.
+    public func watch(_ fd: Int32, name: String) -> Watch {
         let token = nextToken.withLock { next in
             defer { next += 1 }
             return next
         }
-        handlers.withLock { $0[token] = handler }
         return Watch(loop: self, fd: fd, token: token, name: name)
     }
 
