@@ -11,8 +11,9 @@ import Synchronization
 /// its own epoll loop (``MainLoop``): a readable connection is read once per wake-up, each
 /// complete line carried out at once, and the burst's replies written with one `send` before
 /// the next wake-up, so a request costs one wake-up of the main thread and no hand-off.
-/// Accepting stays on its own queue (a hop per connection, not per request). Replies are written in request order, so an answer that takes a while (a
-/// background fetch) holds back the replies after it on that connection, but not the work,
+/// Accepting stays on its own queue (a hop per connection, not per request). Replies are
+/// written in request order, so an answer that takes a while (a background fetch) holds back
+/// the replies after it on that connection, but not the work,
 /// other connections or the host. While the main thread is stuck in a service, each
 /// connection is also read on its own queue: `state` and `list` are answered there from the
 /// snapshot, other requests wait for the main thread in order. Nothing a client does blocks the host: writes never wait (see
