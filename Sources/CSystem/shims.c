@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <linux/magic.h>
+#include <sys/epoll.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
@@ -26,4 +27,27 @@ int csystem_is_executable_tmpfs(const char *path) {
     struct statvfs mount;
     if (statfs(path, &system) != 0 || statvfs(path, &mount) != 0) return -1;
     return system.f_type == TMPFS_MAGIC && !(mount.f_flag & ST_NOEXEC);
+}
+
+int csystem_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int csystem_epoll_add(int epoll, int fd, unsigned long long token) {
+    struct epoll_event event = {.events = EPOLLIN, .data.u64 = token};
+    return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+}
+
+int csystem_epoll_remove(int epoll, int fd) {
+    struct epoll_event unused = {0};  // kernels before 2.6.9 required one
+    return epoll_ctl(epoll, EPOLL_CTL_DEL, fd, &unused);
+}
+
+int csystem_epoll_wait(int epoll, unsigned long long *tokens, unsigned int *events, int max, int timeout) {
+    struct epoll_event ready[64];
+    if (max > 64) max = 64;
+    int count = epoll_wait(epoll, ready, max, timeout);
+    for (int index = 0; index < count; index++) {
+        tokens[index] = ready[index].data.u64;
+        events[index] = ready[index].events;
+    }
+    return count;
 }

@@ -231,7 +231,10 @@ func run(_ options: RunOptions) -> Never {
     // Housekeeping that nothing before `active` needs, off the main thread and queued only
     // after the line: queued before it, its new worker thread competed with the line's writing.
     DispatchQueue.global(qos: .utility).async { firstLaunch.removeInterruptedMarks() }
-    withExtendedLifetime((watchdog, metrics)) { dispatchMain() }
+    let failure = withExtendedLifetime((watchdog, metrics)) { () -> SystemError in
+        do throws(SystemError) { try MainLoop.shared.run() } catch { return error }
+    }
+    fatal(log, "\(failure)", event: "host.mainLoopFailed")
 }
 
 /// Pings systemd's watchdog at half its interval from the main queue, so a stuck main

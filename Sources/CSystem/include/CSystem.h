@@ -18,4 +18,28 @@ long csystem_sendfile(int out, int in, long *offset, unsigned long count);
 /// TMPFS_MAGIC and ST_NOEXEC Glibc's Swift module does not import): 1 yes, 0 no, -1 errno.
 int csystem_is_executable_tmpfs(const char *path);
 
+/// epoll_create1(EPOLL_CLOEXEC): Glibc's Swift module does not import sys/epoll.h.
+int csystem_epoll_create(void);
+
+/// Adds `fd` to the set for readability (EPOLLIN, level-triggered), its events reported with
+/// `token` (struct epoll_event is packed on x86_64, so Swift never builds one).
+int csystem_epoll_add(int epoll, int fd, unsigned long long token);
+
+/// Removes `fd` from the set.
+int csystem_epoll_remove(int epoll, int fd);
+
+/// epoll_wait(2) into two parallel arrays of at most `max` entries: each ready registration's
+/// token and its events. Returns the count, or -1 with errno.
+int csystem_epoll_wait(int epoll, unsigned long long *tokens, unsigned int *events, int max, int timeout);
+
+/// libdispatch's handle for waking the main queue (an eventfd on Linux), created on first use;
+/// libdispatch writes to it each time work is queued on the main queue while nothing drains it.
+/// Exported for CoreFoundation's run loop (this is how CFRunLoop drives the main queue on
+/// Linux); declared here because Dispatch's Swift module does not. Main thread only.
+int _dispatch_get_main_queue_handle_4CF(void);
+
+/// Runs what is queued on the main queue now (its jobs, MainActor jobs, main-queue timers'
+/// handlers); `msg` is unused on Linux (pass NULL). Main thread only.
+void _dispatch_main_queue_callback_4CF(void *msg);
+
 #endif

@@ -7,11 +7,13 @@ import Synchronization
 /// The control socket: newline-delimited JSON requests in, one reply line per request out,
 /// in order, over any number of connections.
 ///
-/// Connections are served on the main thread, the one that dispatches events (issue 13): a
-/// readable connection is read once per wake-up, each complete line carried out at once, and
-/// the burst's replies written with one `send` before the next wake-up, so a request costs no
-/// thread hand-off. Replies are written in request order, so an answer that takes a while (a
-/// background fetch) holds back the replies after it on that connection, but not the work,
+/// Connections are served on the main thread, the one that dispatches events (issue 13), from
+/// its own epoll loop (``MainLoop``): a readable connection is read once per wake-up, each
+/// complete line carried out at once, and the burst's replies written with one `send` before
+/// the next wake-up, so a request costs one wake-up of the main thread and no hand-off.
+/// Accepting stays on its own queue (a hop per connection, not per request). Replies are
+/// written in request order, so an answer that takes a while (a background fetch) holds back
+/// the replies after it on that connection, but not the work,
 /// other connections or the host. While the main thread is stuck in a service, each
 /// connection is also read on its own queue: `state` and `list` are answered there from the
 /// snapshot, other requests wait for the main thread in order. Nothing a client does blocks the host: writes never wait (see
@@ -280,8 +282,9 @@ final class ControlConnection: Sendable {
         var closed = false
     }
     private let input = Locked(Input())
-    // Immutable after init; DispatchSource's methods are thread-safe. Targets the main queue.
-    nonisolated(unsafe) private let source: DispatchSourceRead
+    // Reads on the main thread: the connection in the main loop's epoll set. Set once in
+    // start(), before it is resumed; then only read (its methods are thread-safe).
+    nonisolated(unsafe) private var source: MainLoop.Watch!
     // Reads on `queue` while the main thread is stuck; created, cancelled and read only on `queue`.
     nonisolated(unsafe) private var stuckSource: DispatchSourceRead?
     // Set once in start(), before the sources run; then only read.
@@ -292,7 +295,6 @@ final class ControlConnection: Sendable {
         serving: Serving, shutdownTimeout: Double
     ) {
         self.watchers = watchers
-        source = DispatchSource.makeReadSource(fileDescriptor: socket.rawValue, queue: .main)
         self.socket = socket
         self.path = path
         self.maxLine = maxLine
@@ -313,9 +315,11 @@ final class ControlConnection: Sendable {
                 self?.closeIfDone()
             })
         liveConnections.withLock { $0[ObjectIdentifier(self)] = self }
-        // The source keeps the connection alive (its handler holds self) until it is cancelled.
-        source.setEventHandler { [self] in serve(stuck: false) }
-        source.resume()
+        // The watch keeps the connection alive (its handler holds self) until it is cancelled.
+        source = MainLoop.shared.watch(socket.rawValue, name: "control connection on \(path)")
+        // Set after `source` is: the handler reads it, and the loop takes the handler under a lock.
+        source.setHandler { [self] in serve(stuck: false) }
+        do { try source.resume() } catch { return failedToWatch(error) }
         // Accepted while the main thread is stuck: read here until it is back.
         if serving.snapshot.isStuck { serveWhileStuck() }
     }
@@ -424,15 +428,30 @@ final class ControlConnection: Sendable {
 
     /// Reads again: the output was written (`timedOut` nil), or pause number `timedOut` timed out.
     private func resume(after timedOut: UInt64?) {
-        let resumed = state.withLock { state in
-            guard state.paused && !state.cancelled, timedOut == nil || timedOut == state.pauses else { return false }
+        let resumed: Result<Bool, SystemError> = state.withLock { state in
+            guard state.paused && !state.cancelled, timedOut == nil || timedOut == state.pauses else { return .success(false) }
             state.paused = false
             state.force = timedOut != nil
-            if state.reading { source.resume() }
-            return true
+            if state.reading {
+                do throws(SystemError) { try source.resume() } catch { return .failure(error) }
+            }
+            return .success(true)
         }
+        switch resumed {
+        case .failure(let error): failedToWatch(error)
         // The lines already read wait in `input`: no wake-up comes for them.
-        if resumed { DispatchQueue.main.async { [self] in serve(stuck: false) } }
+        case .success(true): DispatchQueue.main.async { [self] in serve(stuck: false) }
+        case .success(false): break
+        }
+    }
+
+    /// The main loop could not take the connection back (epoll_ctl failed: out of kernel
+    /// memory or past fs.epoll.max_user_watches): it is closed, and the host goes on.
+    private func failedToWatch(_ error: SystemError) {
+        log.write(
+            .warn, "control", "closed a control connection: \(error); the host goes on serving the others",
+            event: "control.unwatched", fields: [.string("operation", error.operation), .int("errno", Int(error.errno))])
+        close()
     }
 
     private func readOnce() {
@@ -628,9 +647,9 @@ final class ControlConnection: Sendable {
     }
 
     private func close() {
-        let (first, suspended, watch) = state.withLock { state in
+        let (first, watch) = state.withLock { state in
             defer { state.cancelled = true }
-            return (!state.cancelled, !state.reading || state.paused, state.watch)
+            return (!state.cancelled, state.watch)
         }
         guard first else { return }
         liveConnections.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(self)) }
@@ -641,9 +660,6 @@ final class ControlConnection: Sendable {
             shutdown(socket.rawValue, Int32(SHUT_RDWR))
         }
         source.cancel()
-        // A suspended source delivers its cancellation only once resumed; a watch stream
-        // dropped while its client still sends is not suspended (resuming it would trap).
-        if suspended { source.resume() }
         queue.async { self.stopServingWhileStuck() }
     }
 }

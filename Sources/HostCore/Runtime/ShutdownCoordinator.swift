@@ -31,16 +31,25 @@ public final class ShutdownCoordinator: Sendable {
         guard let ends = try? FileDescriptor.pipe(path: "the signal pipe") else { return }
         signalPipeRead = ends.first.release()
         signalPipeWrite = ends.second.release()
-        // The handler runs on its own stack on this (the main) thread: dispatchMain ends the
-        // main function with pthread_exit, and the dispatch thread that then lives on this stack
-        // sits below main's dead frame, whose AddressSanitizer red zones are never cleared (a
-        // signal there was reported as a stack overflow). Allocated once, for the process.
+        // The handler runs on its own stack on this (the main) thread. Needed when main ends
+        // with dispatchMain's pthread_exit (no longer the host or the worker, which run
+        // MainLoop; kept as it is cheap and safe): the dispatch thread that then lives on this
+        // stack sits below main's dead frame, whose AddressSanitizer red zones are never
+        // cleared (a signal there was reported as a stack overflow). Allocated once.
         let size = 64 * 1024
         var alternate = stack_t()
         alternate.ss_sp = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
         alternate.ss_size = size
         alternate.ss_flags = 0
         sigaltstack(&alternate, nil)
+        // Unblocked on this thread (and so on the threads it starts): a parent that spawned
+        // the host from a thread blocking them (libdispatch's threads block every signal) would
+        // otherwise leave SIGTERM pending forever. dispatchMain unblocked them by parking the
+        // main thread in sigsuspend; MainLoop's epoll_wait on this thread takes them instead.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for number in handled { sigaddset(&unblocked, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         for number in handled {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in

@@ -31,7 +31,7 @@ public enum WorkerMain {
         hello.u32(UInt32(bitPattern: getpid()))
         do { try channel.send(&hello, .hello) } catch { fail("cannot greet the host: \(error)") }
         DetachedThread.start { read(channel, calls, session) }
-        dispatchMain()
+        do { try MainLoop.shared.run() } catch { fail("\(error)") }
     }
 
     /// The reader: replies wake the plugin's waiting calls; requests go to the main thread in
