@@ -198,8 +198,12 @@ import Testing
         }
         do {
             let launch = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
-            // The first question lists the folder; the later ones are answered from that listing.
+            // The first questions are a `stat` each; past `listedAfter` the folder is listed
+            // once and the later ones are answered from that listing.
             #expect(try launch.isFirstHostLaunch())
+            for index in 0..<FirstLaunch.listedAfter {
+                #expect(try launch.isFirstServiceLaunch("test.filler\(index)"))
+            }
             #expect(try !launch.isFirstServiceLaunch("test.old"))
             try launch.hostDidLaunch()
             // A service met later (a reload added it) is first, and stays first for this process.

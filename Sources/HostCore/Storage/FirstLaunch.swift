@@ -149,29 +149,36 @@ public final class FirstLaunch: Sendable {
 extension FirstLaunch {
     /// The disk-backed detection: the marks are empty files in `<state>/launched/`, `host` for
     /// the host and the service id for a service (`host` is never a service id: ids have at
-    /// least two labels). The folder is listed once, at the first question, and every answer
-    /// comes from that listing. In `.always` and `.never` modes the directory is not touched.
+    /// least two labels). The first ``listedAfter`` questions are each one `fstatat`; past them
+    /// the folder is listed once and every later answer comes from that listing. In `.always` and
+    /// `.never` modes the directory is not touched.
     public convenience init(mode: FirstLaunchMode, stateDirectory: StateDirectory) throws(StorageError) {
         guard mode == .auto else {
             self.init(mode: mode, wasSeen: { _ in mode == .never }, markSeen: { _ in })
             return
         }
         let marks = try stateDirectory.subdirectory("launched")
-        // The folder's names, listed at the first question: one `stat` per service was a system
-        // call per plugin at every start. The listing cannot go stale for a question still to be
+        // Why both: a `stat` per service was a system call per plugin at every start, but the
+        // folder holds the marks of every plugin set that ever used this state directory, so
+        // listing it for a host of a few services cost more than it saved (3000 marks: ~1.3 ms
+        // before `active`, bench row 3). The listing cannot go stale for a question still to be
         // asked: only this process writes marks while it holds the state directory's lock, and a
         // subject is marked only after its answer was read (and kept).
-        let listed = Locked<Set<String>?>(nil)
+        let listing = Locked<(asked: Int, names: Set<String>?)>((0, nil))
         self.init(
             mode: mode,
             // Capturing the state directory keeps its lock held as long as the marks are used.
             wasSeen: { [stateDirectory] subject throws(StorageError) in
                 _ = stateDirectory
                 let name = try Self.markName(subject, in: marks)
-                return try listed.withLock { (names: inout Set<String>?) throws(StorageError) -> Bool in
-                    if let names { return names.contains(name) }
+                return try listing.withLock { (listing: inout (asked: Int, names: Set<String>?)) throws(StorageError) -> Bool in
+                    if let names = listing.names { return names.contains(name) }
+                    listing.asked += 1
+                    guard listing.asked > Self.listedAfter else {
+                        return try StorageError.wrapping { () throws(SystemError) in try marks.contains(name) }
+                    }
                     let found = Set(try StorageError.wrapping { () throws(SystemError) in try marks.names() })
-                    names = found
+                    listing.names = found
                     return found.contains(name)
                 }
             },
@@ -184,6 +191,9 @@ extension FirstLaunch {
             // A leftover temporary is never read as a mark (its name differs), so it can wait.
             tidy: { _ = try? marks.removeTemporaryFiles() })
     }
+
+    /// How many questions are answered by a `stat` each before the marks folder is listed.
+    static let listedAfter = 32
 
     private static func markName(_ subject: Subject, in marks: DirectoryHandle) throws(StorageError) -> String {
         switch subject {
