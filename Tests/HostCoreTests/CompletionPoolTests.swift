@@ -30,7 +30,7 @@ import Testing
 
     /// Records the answers a completion delivered.
     final class Answers: Sendable {
-        let results = Mutex<[Int32]>([])
+        let results = Locked<[Int32]>([])
         var all: [Int32] { results.withLock { $0 } }
     }
 

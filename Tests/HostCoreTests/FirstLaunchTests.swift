@@ -15,7 +15,7 @@ import Testing
             var writes: [FirstLaunch.Subject] = []
         }
 
-        let state = Mutex(State())
+        let state = Locked(State())
 
         init(seen: Set<FirstLaunch.Subject> = []) { state.withLock { $0.seen = seen } }
 
@@ -109,7 +109,7 @@ import Testing
 
     @Test func auto_aBatchOfMarks_isCommittedOnce_withoutTheOnesSeenBefore() throws {
         let marks = MemoryMarks(seen: [.service("test.b")])
-        let commits = Mutex(0)
+        let commits = Locked(0)
         let launch = marks.launch(commit: { commits.withLock { $0 += 1 } })
         try launch.servicesDidLaunch(["test.a", "test.b", "test.c"])
         #expect(marks.writes == [.service("test.a"), .service("test.c")])

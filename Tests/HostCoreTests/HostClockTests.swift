@@ -78,7 +78,7 @@ import Testing
     @Test func theHangWatchdog_namesACallPastItsDeadlineOnce_andClearsItWhenItReturns() {
         let tracker = CallTracker()
         tracker.register(ids: ["test.a", "test.b"])
-        let time = Mutex<Double>(0)
+        let time = Locked<Double>(0)
         let watchdog = HangWatchdog(
             tracker: tracker, log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)),
             shortestDeadline: 10, deadline: { _ in 10 }, isIsolated: { _ in false },

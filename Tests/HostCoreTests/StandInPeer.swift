@@ -14,7 +14,7 @@ final class StandInPeer {
 
     /// The last store_set with a NULL value the stand-in table received (tests run in parallel:
     /// only that case is recorded, and every test that causes it causes the same call).
-    static let lastStoreSet = Mutex<StoreSet?>(nil)
+    static let lastStoreSet = Locked<StoreSet?>(nil)
 
     let forwarder: HostCallForwarder
     private let worker: Int32

@@ -40,7 +40,7 @@ import Testing
     private final class Reader: Sendable {
         let thread = Atomic<UInt>(0)
         let attempts = Atomic<Int>(0)
-        let result = Mutex<Result<Int, SystemError>?>(nil)
+        let result = Locked<Result<Int, SystemError>?>(nil)
     }
 
     @Test func aReadInterruptedByASignal_withoutSARestart_isCalledAgain() throws {

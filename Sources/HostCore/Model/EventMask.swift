@@ -26,5 +26,16 @@ public struct EventMask: Equatable, Sendable {
         (0..<SH_EVENT_KIND_LIMIT).filter { contains(rawKind: $0) && EventKind(rawValue: $0) == nil }
     }
 
+    /// Whether the mask shares a kind with `other`.
+    public func intersects(_ other: EventMask) -> Bool { words.0 & other.words.0 != 0 || words.1 & other.words.1 != 0 }
+
+    /// A mask of `kinds`.
+    public init(kinds: some Sequence<EventKind>) {
+        self.init(0, 0)
+        for kind in kinds where kind.rawValue < SH_EVENT_KIND_LIMIT {
+            if kind.rawValue < 64 { words.0 |= 1 << UInt64(kind.rawValue) } else { words.1 |= 1 << UInt64(kind.rawValue % 64) }
+        }
+    }
+
     public static func == (a: EventMask, b: EventMask) -> Bool { a.words == b.words }
 }

@@ -230,7 +230,7 @@ extension ServiceSet {
             for service in plugin.metadata.services where wanted.contains(service.id) {
                 let activation = configuration.services[service.id]?.activation ?? (service.lazy ? .lazy : .eager)
                 guard activation == .lazy else { continue }
-                guard !service.activationEvents.isEmpty else {
+                guard service.canBeWoken else {
                     log.warn(
                         service.id,
                         "is lazy but handles only lifecycle events, which never open a lazy service: opened at start",
