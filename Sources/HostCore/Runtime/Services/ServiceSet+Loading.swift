@@ -156,17 +156,18 @@ extension ServiceSet {
         // Sized once: growing it by doubling re-hashed every id so far (a 1000-plugin start).
         dispatcher.stats.startup.reserveCapacity(dispatcher.stats.startup.count + inspection.plugins.count)
         for plugin in inspection.plugins {
-            let ids = plugin.metadata.services.map(\.id).filter(wanted.contains)
-            guard !ids.isEmpty else { continue }
+            let services = plugin.metadata.services
             // A file of lazy services only is not opened at all; one waiting since before
-            // keeps the descriptor it already has.
-            if ids.allSatisfy(lazy.contains) {
-                for service in plugin.metadata.services where ids.contains(service.id) {
+            // keeps the descriptor it already has. (Asked before listing the file's ids: most
+            // files of a lazy set are that, and the lists cost two arrays per file.)
+            if services.allSatisfy({ !wanted.contains($0.id) || lazy.contains($0.id) }) {
+                for service in services where wanted.contains(service.id) {
                     let previous = before[service.id].flatMap { $0.plugin.identity == plugin.identity && $0.plugin.path == plugin.path ? $0.opened : nil }
                     waiting[service.id] = DormantServices.Entry(metadata: service, plugin: plugin, opened: previous)
                 }
                 continue
             }
+            let ids = services.map(\.id).filter(wanted.contains)
             let idSet = Set(ids)
             do throws(LoadFailure.Reason) {
                 let replacing = slots.contains { $0.path == plugin.path }
@@ -202,8 +203,9 @@ extension ServiceSet {
         var result: [ServiceSlot] = []
         var resting: [DormantServices.Entry] = []
         var unavailable = failed.union(plan.missing)
+        // Empty tables are not asked: this runs for every service of the plan at every start.
         for id in plan.order {
-            if let missing = plan.requirements[id]?.first(where: unavailable.contains) {
+            if !plan.requirements.isEmpty, let missing = plan.requirements[id]?.first(where: unavailable.contains) {
                 unavailable.insert(id)
                 skipped.append(SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), which failed to load"))
                 log.error(
@@ -212,8 +214,11 @@ extension ServiceSet {
                 failed.insert(id)
                 continue
             }
-            if let slot = keeping[id] ?? opened[id] { result.append(slot) }
-            if let entry = waiting[id] { resting.append(entry) }
+            if let slot = (keeping.isEmpty ? nil : keeping[id]) ?? (opened.isEmpty ? nil : opened[id]) {
+                result.append(slot)
+            } else if !waiting.isEmpty, let entry = waiting[id] {
+                resting.append(entry)
+            }
         }
         if let required = plan.order.first(where: { failed.contains($0) && configuration.services[$0]?.policy == .required }) {
             throw LoadError(description: "required service \(required) failed to load (policy: required)")
