@@ -1,4 +1,5 @@
 import MQTTCodec
+import ServiceKit
 
 /// Which QoS 1 messages the host already took, so a redelivery is acknowledged without being
 /// delivered twice: the last ``capacity`` (packet id, digest of topic and payload) pairs,

@@ -1,5 +1,4 @@
 import ServiceABI
-import Synchronization
 
 /// A JSON document that arrived with an event: its text and the host's parsed tape
 /// (json.h), both in host memory that is valid only until the event returns.
@@ -27,16 +26,16 @@ final class EventJSON: Sendable {
         var value: JSONValue??
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Points at the host's memory; valid until ``endEvent()``.
     init(tape: UnsafePointer<sh_json>?, text: UnsafeRawBufferPointer?) {
-        state = Mutex(State(tape: tape, bytes: text, text: nil, value: nil))
+        state = Locked(State(tape: tape, bytes: text, text: nil, value: nil))
     }
 
     /// Holds a value that owns its memory (for tests and previews).
     init(value: JSONValue?, text: String?) {
-        state = Mutex(State(tape: nil, bytes: nil, text: text, value: .some(value)))
+        state = Locked(State(tape: nil, bytes: nil, text: text, value: .some(value)))
     }
 
     /// The JSON text, or nil when the event had none.

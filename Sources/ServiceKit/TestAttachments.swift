@@ -1,5 +1,4 @@
 import ServiceABI
-import Synchronization
 
 /// Services attached by ServiceKitTesting's `TestHost` to a table of its own, without a
 /// `host` binary. Tests run in parallel, so unlike ``Registry`` this is guarded by a lock;
@@ -7,7 +6,7 @@ import Synchronization
 /// service it did not find among the plugin's own.
 package enum TestAttachments {
     /// Each test-attached instance's host context, by the instance's identity.
-    private static let hosts = Mutex<[ObjectIdentifier: HostContext]>([:])
+    private static let hosts = Locked<[ObjectIdentifier: HostContext]>([:])
 
     /// Attaches `instance` as service `id` to `table`: from now on its `host` calls `table`.
     /// The caller keeps `table` valid until ``detach(_:)``.

@@ -1,6 +1,5 @@
 import ServiceABI
 import ServiceKit
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -36,7 +35,7 @@ final class TestRecorder: Sendable {
         let context: UnsafeMutableRawPointer?
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
 
     /// The recorder a table's `host_data` points at.
     static func of(_ host: UnsafePointer<sh_host>?) -> TestRecorder {

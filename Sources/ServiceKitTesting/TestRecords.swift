@@ -1,5 +1,4 @@
 import ServiceKit
-import Synchronization
 
 /// One line the service logged through `host.log`.
 public struct LogLine: Sendable, Equatable, CustomStringConvertible {
@@ -62,7 +61,7 @@ public final class Answer<Value: Sendable>: Sendable {
         case timedOut
     }
 
-    private let storage = Mutex<(state: State, calls: Int)>((.pending, 0))
+    private let storage = Locked<(state: State, calls: Int)>((.pending, 0))
     /// When the answer times out, in the test host's clock (seconds).
     public let deadline: Double
 
