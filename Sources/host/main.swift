@@ -159,7 +159,10 @@ func run(_ options: RunOptions) -> Never {
             "host", "registry cache: \(counts.cached) file(s) from the cache, \(counts.read) read", event: "registry.used",
             .int("cached", counts.cached), .int("read", counts.read))
     }
-    if host.services.isEmpty { log.warn("host", "no services loaded; running with none", event: "host.noServices") }
+    // Lazy services waiting for their first event are services too: only a host with neither warns.
+    if host.services.isEmpty && host.dormantCount == 0 {
+        log.warn("host", "no services loaded; running with none", event: "host.noServices")
+    }
 
     // Installed before launch, so a signal during launch waits for it and then shuts down.
     let shutdownTimeout = options.shutdownTimeout
@@ -226,8 +229,11 @@ func run(_ options: RunOptions) -> Never {
     log.info(
         "host",
         "\(host.state.name) with \(host.services.count) service(s): "
-            + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)", event: "host.ready",
-        .string("state", host.state.name), .strings("services", host.services.map(\.id)), .string("control", server.path))
+            + host.services.map(\.id).joined(separator: ", ")
+            + (host.dormantCount > 0 ? " (and \(host.dormantCount) lazy, not loaded)" : "") + "; control socket \(server.path)",
+        event: "host.ready",
+        .string("state", host.state.name), .strings("services", host.services.map(\.id)), .int("lazy", host.dormantCount),
+        .string("control", server.path))
     // Housekeeping that nothing before `active` needs, off the main thread and queued only
     // after the line: queued before it, its new worker thread competed with the line's writing.
     DispatchQueue.global(qos: .utility).async { firstLaunch.removeInterruptedMarks() }

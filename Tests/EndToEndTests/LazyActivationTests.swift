@@ -79,6 +79,27 @@ import Testing
         #expect(active != nil && firstOwn != nil && firstOwn! > active!)
     }
 
+    /// A host whose services are all lazy has services: its ready line counts them and it does
+    /// not warn that none loaded (a host with no plugin at all does).
+    @Test func aHostOfLazyServicesOnly_countsThemInItsReadyLine_andDoesNotWarnOfNone() throws {
+        let lazy = try RunningHost()
+        for id in ["test.one", "test.two"] {
+            try lazy.probe(id, ["PROBE_ID=\"\(id)\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY"])
+        }
+        try lazy.start()
+        let records = lazy.stop().records
+        let ready = try #require(records.named("host.ready").first)
+        #expect(ready.strings("services") == [])
+        #expect(ready.int("lazy") == 2)
+        #expect(records.named("host.noServices").isEmpty)
+
+        let empty = try RunningHost()
+        try empty.start()
+        let emptyRecords = empty.stop().records
+        #expect(emptyRecords.named("host.ready").first?.int("lazy") == 0)
+        #expect(emptyRecords.named("host.noServices").count == 1)
+    }
+
     @Test func everyTriggerKind_opensOnlyItsService() throws {
         let host = try RunningHost()
         let activity = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"

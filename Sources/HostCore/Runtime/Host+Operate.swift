@@ -38,6 +38,9 @@ extension Host {
         serviceSet.dormant.entries.map { ($0.metadata, $0.plugin.path) }
     }
 
+    /// How many lazy services are not opened yet.
+    public var dormantCount: Int { serviceSet.dormant.entries.count }
+
     /// What opened lazy service `id`, or nil when it is not a lazy service opened so far.
     public func activatedBy(of id: String) -> String? { serviceSet.activatedBy[id] }
 
