@@ -75,7 +75,7 @@ final class Dispatcher {
     private func rebuildTable() {
         let old = hot.pointee.table
         let stats = self.stats
-        hot.pointee.table = DispatchTable(services, rows: statisticsEnabled ? { stats.row(for: $0.id) } : { _ in nil })
+        hot.pointee.table = DispatchTable(services, rows: statisticsEnabled ? { stats.row(for: $0.id) } : nil)
         old.deallocate()
         receiverIDs = [:]
     }
