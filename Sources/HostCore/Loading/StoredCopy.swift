@@ -9,7 +9,7 @@ import Glibc
 /// and the next call jumps into the middle of the new bytes. The copy does not change,
 /// whatever happens to the file.
 ///
-/// Where: `STORE/KEY/NAME`, KEY the file's ``FileIdentity`` (device, inode, size, modification
+/// Where: `STORE/KEY/NAME`, KEY the file's ``FileIdentity`` (``CopyStore/key(_:)``: inode, device, size, modification
 /// and change time) and NAME its escaped base name (crash reports show it). Same key, same
 /// bytes: a copy is made once and every later start (and every worker) re-uses it for the cost
 /// of an `lstat`. So `dlopen` handing back a library already loaded under the same path is
