@@ -190,6 +190,38 @@ import Testing
             ])
     }
 
+    // The snapshot keeps services as they are and describes them only when it answers: what it
+    // lists while the main thread is stuck is what `list` showed before, after a reload and an
+    // error too.
+    @Test func theSnapshotsList_isTheListBeforeTheHang_afterAReloadAndAnError() throws {
+        let host = try IsolatedHost()
+        try host.probe(
+            "a", ["PROBE_ID=\"test.a\"", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_FAIL_KIND=SH_EVENT_DID_BECOME_ACTIVE"])
+        try host.bad("hang", ["BAD_ID=\"test.hang\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=9"])
+        try host.start(["--event-timeout", "1"])
+        try host.probe("c", ["PROBE_ID=\"test.c\"", "PROBE_SUBSCRIBE=\"test.note\""])
+        #expect(try host.ctl("reload").status == 0)
+        let before = try #require(try host.reply("list")["services"] as? [[String: Any]])
+        #expect(Set(before.compactMap { $0["id"] as? String }) == ["test.a", "test.c", "test.hang"], "\(before)")
+        let a = try #require(before.first { $0["id"] as? String == "test.a" })
+        #expect((a["lastError"] as? String)?.contains("didBecomeActive") == true, "\(a)")
+        #expect((a["events"] as? [String])?.contains("didBecomeActive") == true && a["urls"] as? [String] == ["myapp"], "\(a)")
+        let socket = try ControlSocket(path: host.control)
+        socket.send(#"{"command":"background"}"# + "\n")  // never answered: the main thread is stuck
+        #expect(eventually { (try? host.reply("state"))?["stuck"] != nil })
+        let listed = try host.reply("list")
+        #expect(listed["snapshot"] as? Bool == true, "\(listed)")
+        let during = try #require(listed["services"] as? [[String: Any]])
+        let keys = [
+            "id", "name", "version", "path", "priority", "events", "urls", "activities", "subscriptions", "sceneRoles", "lastError",
+            "retiredCopies", "activation",
+        ]
+        let shown = { (list: [[String: Any]]) in list.map { service in keys.map { "\($0)=\(service[$0] ?? "absent")" } } }
+        #expect(shown(during) == shown(before))
+        #expect(during.first { $0["id"] as? String == "test.hang" }?["state"] as? String == "stuck")
+        _ = host.signal(SIGKILL)
+    }
+
     @Test func anInProcessHang_isNamedOnce_stateAndListStillAnswer_andTheNextStartNamesIt() throws {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

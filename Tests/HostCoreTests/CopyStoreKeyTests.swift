@@ -11,12 +11,33 @@ import Testing
         FileIdentity(device: .max, inode: 1, size: -1, modified: .min, changed: 15),
         FileIdentity(device: 16, inode: 0x10, size: 255, modified: 256, changed: .max),
     ])
-    func theKey_isTheFiveNumbersInHex_andReadsBack(identity: FileIdentity) {
+    func theKey_isTheFiveNumbersInHex_inodeBackwardsFirst_andReadsBack(identity: FileIdentity) {
         let expected = [
-            identity.device, identity.inode, UInt64(bitPattern: identity.size), UInt64(bitPattern: identity.modified),
-            UInt64(bitPattern: identity.changed),
-        ].map { String($0, radix: 16) }.joined(separator: "-")
+            String(String(identity.inode, radix: 16).reversed()),
+            String(identity.device, radix: 16), String(UInt64(bitPattern: identity.size), radix: 16),
+            String(UInt64(bitPattern: identity.modified), radix: 16), String(UInt64(bitPattern: identity.changed), radix: 16),
+        ].joined(separator: ".")
         #expect(CopyStore.key(identity) == expected)
         #expect(CopyStore.identity(key: CopyStore.key(identity)) == identity)
+    }
+
+    /// Files made one after another (neighbouring inodes) differ in their key's first byte, so
+    /// ld.so's name comparisons stop right after the store's path.
+    @Test func neighbouringInodes_differInTheFirstByte() {
+        let first = CopyStore.key(FileIdentity(device: 0xfe00, inode: 0x1482ff, size: 15_416, modified: 7, changed: 7))
+        let next = CopyStore.key(FileIdentity(device: 0xfe00, inode: 0x148300, size: 15_416, modified: 7, changed: 7))
+        #expect(first.utf8.first != next.utf8.first)
+    }
+
+    /// A KEY of the format before (dashes, device first) reads as its identity, so eviction
+    /// removes those versions by the same rule; other names are no key.
+    @Test func aKeyOfTheFormatBefore_readsAsItsIdentity() {
+        #expect(
+            CopyStore.identity(key: "fe00-1482ff-3c38-18eaeb0f4f7ac131-18eaeb0f4f7ac132")
+                == FileIdentity(device: 0xfe00, inode: 0x1482ff, size: 0x3c38, modified: 0x18ea_eb0f_4f7a_c131, changed: 0x18ea_eb0f_4f7a_c132))
+        #expect(CopyStore.identity(key: "ff2841.fe00.3c38.18eaeb0f4f7ac131") == nil)
+        #expect(CopyStore.identity(key: "ff2841.fe00.3c38.18eaeb0f4f7ac131.x") == nil)
+        #expect(CopyStore.identity(key: "fe00-1482ff-3c38-18eaeb0f4f7ac131") == nil)
+        #expect(CopyStore.identity(key: "servicehost-loaded-12-abc") == nil)
     }
 }

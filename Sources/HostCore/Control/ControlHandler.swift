@@ -47,7 +47,15 @@ public final class ControlHandler {
             return
         }
         shown = (services, ServiceSlot.errorChanges, retired, token)
-        snapshot.publish(services: services.map { Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path)) }, deviceToken: token?.hex)
+        // A loop, not `map`: a main-actor closure is checked for the main actor per element.
+        var entries: [ControlSnapshot.Service] = []
+        entries.reserveCapacity(services.count)
+        for (index, slot) in services.enumerated() {
+            entries.append(
+                ControlSnapshot.Service(
+                    metadata: slot.metadata, path: slot.path, lastError: slot.lastError, retiredCopies: retired.isEmpty ? 0 : retired[index]))
+        }
+        snapshot.publish(services: entries, deviceToken: token?.hex)
     }
 
     // Nonisolated: a closure made in a main-actor method is checked for the main actor on each call.
@@ -183,7 +191,7 @@ public final class ControlHandler {
     }
 
     /// `list`'s entry for a service from its static metadata alone (a lazy one not opened yet).
-    static func describe(_ meta: ServiceMetadata, path: String, state: String) -> ControlReply.Service {
+    nonisolated static func describe(_ meta: ServiceMetadata, path: String, state: String) -> ControlReply.Service {
         ControlReply.Service(
             id: meta.id, name: meta.name, version: meta.version, path: path, priority: Int(meta.priority),
             state: state, events: InspectCommand.eventNames(meta.events), urls: meta.urls, activities: meta.activities,

@@ -15,6 +15,9 @@ public enum PluginInspector {
         public let metadata: PluginMetadata
         /// The file's identity when inspected (device, inode, size, mtime, ctime), for caches and reload.
         public let identity: FileIdentity
+        /// How long its inspection took, in nanoseconds (`host ctl blame`): carried with the file
+        /// rather than in a table by path (two hashes of its path per plugin at each start).
+        public internal(set) var inspectNanoseconds: UInt64 = 0
     }
 
     /// Inspects `path`, opening it read-only and non-blocking; nothing is executed. With a

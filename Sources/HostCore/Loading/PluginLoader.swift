@@ -52,8 +52,6 @@ public enum PluginLoader {
         public var plugins: [PluginInspector.Inspected] = []
         /// Every file that was refused, in the order met.
         public var failures: [LoadFailure] = []
-        /// How long each file's inspection took, in nanoseconds, by path (`host ctl blame`).
-        public var inspectNanoseconds: [String: UInt64] = [:]
 
         /// The services of `plugins`, in load order (file order, then record order).
         public var services: [(service: ServiceMetadata, plugin: PluginInspector.Inspected)] {
@@ -81,18 +79,17 @@ public enum PluginLoader {
             entries += try PluginScanner.scanFiles(directory: directory, allowInsecure: allowInsecure)
         }
         var inspection = Inspection()
-        // Sized once, like `providers`: growing them re-hashed every path and id so far.
-        inspection.inspectNanoseconds.reserveCapacity(entries.count)
+        // Sized once: growing it re-hashed every id so far.
         var providers: [String: String] = [:]
         providers.reserveCapacity(entries.count)
         for entry in entries {
             let start = Clock.nanoseconds()
             let inspected = entry.flatMap { PluginInspector.inspect($0, registry: registry) }
-            if case .success(let plugin) = inspected { inspection.inspectNanoseconds[plugin.path] = Clock.nanoseconds() &- start }
             switch inspected {
             case .failure(let failure):
                 inspection.failures.append(failure)
-            case .success(let plugin):
+            case .success(var plugin):
+                plugin.inspectNanoseconds = Clock.nanoseconds() &- start
                 if let (id, other) = plugin.metadata.services.lazy.compactMap({ s in providers[s.id].map { (s.id, $0) } }).first {
                     inspection.failures.append(LoadFailure(path: plugin.path, reason: .duplicateServiceID(id: id, otherPath: other)))
                     continue

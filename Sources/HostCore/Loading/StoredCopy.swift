@@ -9,7 +9,7 @@ import Glibc
 /// and the next call jumps into the middle of the new bytes. The copy does not change,
 /// whatever happens to the file.
 ///
-/// Where: `STORE/KEY/NAME`, KEY the file's ``FileIdentity`` (device, inode, size, modification
+/// Where: `STORE/KEY/NAME`, KEY the file's ``FileIdentity`` (``CopyStore/key(_:)``: inode, device, size, modification
 /// and change time) and NAME its escaped base name (crash reports show it). Same key, same
 /// bytes: a copy is made once and every later start (and every worker) re-uses it for the cost
 /// of an `lstat`. So `dlopen` handing back a library already loaded under the same path is
@@ -37,14 +37,17 @@ struct StoredCopy {
         let store: CopyStore
         do { store = try CopyStore.current() } catch { throw .system(error) }
         let key = CopyStore.key(identity)
-        var directory = store.root + "/" + key
         // The copy's name, escaped: an escaped path's last component is its file name escaped.
         let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
         let after = slash.map { path.utf8.index(after: $0) } ?? path.startIndex
         let name = after == path.endIndex ? "plugin.so" : String(path[after...])
-        // Relative to the store's open folder (see `isIntact`); nil for a private copy.
-        var inStore: String? = key + "/" + name
-        if !Self.loaded.insert(directory).inserted {
+        let directory: String
+        // Where the copy's path relative to the store's open folder starts (see `isIntact`);
+        // nil for a private copy.
+        var inStore: Int? = store.root.utf8.count + 1
+        if Self.loaded.insert(identity).inserted {
+            directory = store.root + "/" + key
+        } else {
             // This version is loaded already, and the host loads a file again only to start a
             // service anew (enabled by a reload, `service start`, a restart): `dlopen` of the same
             // path would hand back the loaded library, whose entry already ran (plugin.h: once
@@ -74,12 +77,17 @@ struct StoredCopy {
 
     /// Whether `copy` can be loaded as is: a regular file (not a symlink), ours, with no write
     /// bit, of the size of its key. Anything else is removed, to be copied again. `relative`: the
-    /// store's open folder and the copy's path in it, which the `lstat` goes by (two names for
-    /// the kernel to walk, not the whole path); a miss there asks the whole path too (the folder
-    /// open may be a store removed since, and `copy` in a new one).
-    private static func isIntact(_ copy: String, in relative: (directory: Int32, path: String)?, size: Int64) -> Bool {
+    /// store's open folder and where the copy's path in it starts in `copy` (its bytes), which
+    /// the `lstat` goes by (two names for the kernel to walk, not the whole path); a miss there
+    /// asks the whole path too (the folder open may be a store removed since, and `copy` in a
+    /// new one).
+    private static func isIntact(_ copy: String, in relative: (directory: Int32, offset: Int)?, size: Int64) -> Bool {
         var status = stat()
-        let found = relative.map { $0.directory >= 0 && fstatat($0.directory, $0.path, &status, AT_SYMLINK_NOFOLLOW) == 0 } ?? false
+        let found =
+            relative.map { relative in
+                relative.directory >= 0
+                    && copy.withCString { fstatat(relative.directory, $0 + relative.offset, &status, AT_SYMLINK_NOFOLLOW) } == 0
+            } ?? false
         guard found || lstat(copy, &status) == 0 else { return false }
         if status.st_mode & S_IFMT == S_IFREG, status.st_uid == FileSecurity.hostUser, status.st_mode & 0o222 == 0,
             Int64(status.st_size) == size
@@ -132,8 +140,9 @@ struct StoredCopy {
 
     /// Temporary files this process made: the next one's name.
     @MainActor private static var temporaries = 0
-    /// The KEY directories this process has loaded from (each once: see `init`).
-    @MainActor private static var loaded: Set<String> = []
+    /// The versions (KEY directories) this process has loaded from, each once (see `init`): by
+    /// identity, five numbers to hash rather than the directory's path.
+    @MainActor private static var loaded: Set<FileIdentity> = []
     /// Versions loaded again: the next one's scratch directory.
     @MainActor private static var reloads = 0
 

@@ -119,9 +119,12 @@ final class Application {
     func deliverLaunch(_ request: LaunchRequest, background: Bool) throws(TransitionError) -> [String] {
         _ = try lifecycle.steps(to: .inactive)  // refuses a second launch
         let arena = EventArena()
-        // One set of options per service: settings and first-launch flags differ.
-        let perService = services.slots.map {
-            UnsafeRawPointer(services.launchOptions(for: $0, arena: arena, request: request, late: nil))
+        // One set of options per service: settings and first-launch flags differ. A loop, not
+        // `map`: a main-actor closure is checked for the main actor per element.
+        var perService: [UnsafeRawPointer] = []
+        perService.reserveCapacity(services.slots.count)
+        for slot in services.slots {
+            perService.append(UnsafeRawPointer(services.launchOptions(for: slot, arena: arena, request: request, late: nil)))
         }
         for kind in [EventKind.willFinishLaunching, .didFinishLaunching] {
             if background {

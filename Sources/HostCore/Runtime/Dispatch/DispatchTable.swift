@@ -32,15 +32,30 @@ struct DispatchTable {
         starts.initialize(repeating: 0, count: Int(SH_EVENT_KIND_LIMIT) + 1)
     }
 
-    /// A table for `services`, in their order, each with its statistics row from `rows`.
-    @MainActor init(_ services: [ServiceSlot], rows: (ServiceSlot) -> UnsafeMutablePointer<UInt64>?) {
+    /// A table for `services`, in their order, each with its statistics row from `rows` (nil:
+    /// statistics are off, no row is asked for).
+    @MainActor init(_ services: [ServiceSlot], rows: ((ServiceSlot) -> UnsafeMutablePointer<UInt64>?)?) {
         self.init()
         let limit = Int(SH_EVENT_KIND_LIMIT)
+        // Each service's mask read once: a kind-by-service pass over the slots loaded each
+        // service's metadata once per kind (~1 µs per service at start-up).
+        var masks: [EventMask] = []
+        var statsRows: [UnsafeMutablePointer<UInt64>?] = []
+        masks.reserveCapacity(services.count)
+        statsRows.reserveCapacity(services.count)
+        var count = 0
+        for service in services {
+            let mask = service.metadata.events
+            masks.append(mask)
+            statsRows.append(rows?(service))
+            count += mask.words.0.nonzeroBitCount + mask.words.1.nonzeroBitCount
+        }
         var built: [DispatchEntry] = []
-        let statsRows = services.map(rows)
+        built.reserveCapacity(count)
         for kind in 0..<limit {
             starts[kind] = built.count
-            for (index, service) in services.enumerated() where service.metadata.events.contains(rawKind: UInt32(kind)) {
+            for index in masks.indices where masks[index].contains(rawKind: UInt32(kind)) {
+                let service = services[index]
                 built.append(
                     DispatchEntry(
                         handle: service.handleEvent, service: service.descriptor, index: index,

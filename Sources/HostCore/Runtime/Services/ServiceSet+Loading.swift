@@ -167,20 +167,21 @@ extension ServiceSet {
                 }
                 continue
             }
-            let ids = services.map(\.id).filter(wanted.contains)
-            let idSet = Set(ids)
+            // The file's wanted ids, listed only for a refusal (two arrays and a set per file were
+            // a cost of every start).
+            let ids = { services.map(\.id).filter(wanted.contains) }
             do throws(LoadFailure.Reason) {
                 let replacing = slots.contains { $0.path == plugin.path }
-                var cost = StartupCost(inspect: inspection.inspectNanoseconds[plugin.path] ?? 0)
+                var cost = StartupCost(inspect: plugin.inspectNanoseconds)
                 let infos = try openPlugin(plugin, replacing: replacing, cost: &cost)
                 if infos.isEmpty {
                     // Only safe mode places a file nowhere.
                     skipped.append(
                         SkippedEntry(
-                            path: plugin.path, services: ids, reason: .safeMode,
+                            path: plugin.path, services: ids(), reason: .safeMode,
                             message: "not trusted: refused by safe mode"))
                 }
-                for info in infos where idSet.contains(info.metadata.id) {
+                for info in infos where wanted.contains(info.metadata.id) && Self.declares(services, info.metadata.id) {
                     if lazy.contains(info.metadata.id) {
                         // Opened for an eager sibling: its descriptor waits, unattached.
                         waiting[info.metadata.id] = DormantServices.Entry(metadata: info.metadata, plugin: plugin, opened: info)
@@ -197,7 +198,7 @@ extension ServiceSet {
                 }
             } catch {
                 record(LoadFailure(path: plugin.path, reason: error), report: &report)
-                failed.formUnion(ids)
+                failed.formUnion(ids())
             }
         }
         var result: [ServiceSlot] = []
@@ -292,6 +293,13 @@ extension ServiceSet {
         return infos
     }
 
+    /// Whether `id` is one of `services` (a file's few: a scan, no hashing). Nonisolated: a
+    /// closure made in a main-actor method is checked for the main actor on each call.
+    private nonisolated static func declares(_ services: [ServiceMetadata], _ id: String) -> Bool {
+        for service in services where service.id == id { return true }
+        return false
+    }
+
     /// Why a load leaves out a service whose file is fine: `host ctl service start` loads those.
     static let startableReasons: Set<SkippedEntry.Reason> = [.disabled, .notConfigured]
 
@@ -312,7 +320,7 @@ extension ServiceSet {
             throw ServiceControlError("service \(id) cannot be loaded: " + (failure?.description ?? "no plugin file provides it any more"))
         }
         let loaded = slots.contains { $0.path == plugin.path } || parked.contains { $0.slot.path == plugin.path }
-        var cost = StartupCost(inspect: inspection.inspectNanoseconds[plugin.path] ?? 0)
+        var cost = StartupCost(inspect: plugin.inspectNanoseconds)
         let infos: [LoadedServiceInfo]
         do { infos = try openPlugin(plugin, replacing: loaded, cost: &cost) } catch {
             throw ServiceControlError("service \(id) cannot be loaded: \(LoadFailure(path: plugin.path, reason: error))")
