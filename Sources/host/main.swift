@@ -228,6 +228,7 @@ func run(_ options: RunOptions) -> Never {
         "\(host.state.name) with \(host.services.count) service(s): "
             + host.services.map(\.id).joined(separator: ", ") + "; control socket \(server.path)", event: "host.ready",
         .string("state", host.state.name), .strings("services", host.services.map(\.id)), .string("control", server.path))
+    server.startAccepting()
     // Housekeeping that nothing before `active` needs, off the main thread and queued only
     // after the line: queued before it, its new worker thread competed with the line's writing.
     DispatchQueue.global(qos: .utility).async { firstLaunch.removeInterruptedMarks() }
