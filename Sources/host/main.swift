@@ -234,6 +234,7 @@ func run(_ options: RunOptions) -> Never {
         event: "host.ready",
         .string("state", host.state.name), .strings("services", host.services.map(\.id)), .int("lazy", host.dormantCount),
         .string("control", server.path))
+    server.startAccepting()
     // Housekeeping that nothing before `active` needs, off the main thread and queued only
     // after the line: queued before it, its new worker thread competed with the line's writing.
     DispatchQueue.global(qos: .utility).async { firstLaunch.removeInterruptedMarks() }

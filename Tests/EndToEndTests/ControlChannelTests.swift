@@ -190,3 +190,24 @@ extension ControlSocket {
         return readReply()
     }
 }
+
+extension ControlChannelTests {
+    /// Connections are accepted from the `active with` line on, or as soon as the main thread
+    /// is stuck, whichever comes first: a service stuck in its launch still gets `state`
+    /// answered, from the snapshot, naming it.
+    @Test func aServiceStuckInItsLaunch_stillGetsStateAnswered() throws {
+        let host = try RunningHost()
+        try host.probe("hang", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_FINISH_LAUNCHING"])
+        try host.start(["--event-timeout", "1"], wait: false)
+        // Connected before the launch gets stuck (or while it is): taken and answered then.
+        let socket = try ControlSocket.connecting(to: host.control)
+        socket.send(#"{"command":"state"}"# + "\n")
+        let state = socket.readReply() ?? [:]
+        let result = host.signal(SIGKILL)
+        let stuck = state["stuck"] as? [String: Any]
+        #expect(stuck?["service"] as? String == "test.hang" && stuck?["event"] as? String == "didFinishLaunching", "\(state)")
+        #expect(state["snapshot"] as? Bool == true)
+        #expect(result.records.named("host.ready").isEmpty)
+        #expect(result.records.named("service.stuck").map { $0.string("service") } == ["test.hang"], "\(result.records.text)")
+    }
+}

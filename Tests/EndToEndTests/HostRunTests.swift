@@ -150,3 +150,24 @@ extension HostRunTests {
         }
     }
 }
+
+extension HostRunTests {
+    /// The signal thread starts before plugins load (it samples the hang watchdog too), before
+    /// the shutdown coordinator exists: a SIGTERM it reads while a plugin loads is kept, and the
+    /// host still launches, becomes active and then shuts down cleanly.
+    @Test func sigtermWhileAPluginLoads_isKept_andShutsDownAfterTheLaunch() throws {
+        let host = try RunningHost()
+        let loading = host.scratch.file("loading")
+        try host.probe(
+            "slow", ["PROBE_ID=\"test.slow\"", "PROBE_CONSTRUCTOR_MARKER", "PROBE_CONSTRUCTOR_SLEEP_MS=1500"])
+        try host.start(wait: false, environment: ["PROBE_MARKER": loading])
+        try #require(eventually { FileManager.default.fileExists(atPath: loading) }, "the plugin was never loaded")
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let order = result.records.compactMap(\.event).filter { ["host.shuttingDown", "host.ready", "host.terminated"].contains($0) }
+        #expect(order == ["host.shuttingDown", "host.ready", "host.terminated"], "\(result.records.text)")
+        #expect(result.records.named("host.shuttingDown").first?.string("by") == "SIGTERM")
+        let lifecycle = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"]
+        #expect(host.events == lifecycle.map { $0 + " test.slow" })
+    }
+}

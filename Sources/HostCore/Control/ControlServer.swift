@@ -36,6 +36,8 @@ public final class ControlServer: Sendable {
         var backingOff = false
     }
     private let accepting = Locked(Accepting())
+    /// Whether ``startAccepting()`` resumed the accept source.
+    private let acceptStarted = Atomic<Bool>(false)
     private let acceptQueue = DispatchQueue(label: "servicehost.control.accept")
     // Immutable after init; DispatchSource is thread-safe. Kept alive for the process lifetime.
     nonisolated(unsafe) private let acceptSource: DispatchSourceRead
@@ -72,9 +74,28 @@ public final class ControlServer: Sendable {
         // the connection that asks for `state` (a hop per connection, not per request).
         acceptSource = DispatchSource.makeReadSource(fileDescriptor: listener.rawValue, queue: acceptQueue)
         acceptSource.setEventHandler { [self] in acceptOne() }
-        acceptSource.resume()
-        handler.snapshot.whenStuck {
+        handler.snapshot.whenStuck { [self] in
+            // Stuck before `startAccepting()` (in a service's launch): `state` is answered anyway.
+            startAccepting()
             for connection in liveConnections.withLock({ Array($0.values) }) { connection.serveWhileStuck() }
+        }
+    }
+
+    /// Starts taking connections; call it once the host is ready (after the `active with`
+    /// line), or it starts by itself when the main thread gets stuck first. Until then the
+    /// socket is bound and listening, and the kernel's backlog holds the connections: starting
+    /// the accept source costs libdispatch's first worker thread, which nothing before the
+    /// line needs (issue 13). Any thread; the first call wins.
+    public func startAccepting() {
+        guard !acceptStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        acceptSource.resume()
+    }
+
+    deinit {
+        // libdispatch traps on releasing a source never resumed; cancelled first, it takes nothing.
+        if !acceptStarted.load(ordering: .acquiring) {
+            acceptSource.cancel()
+            acceptSource.resume()
         }
     }
 

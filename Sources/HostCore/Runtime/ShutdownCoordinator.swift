@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// Why a self-pipe: ``catchSignals()`` installs a handler first thing, so a signal that arrives
 /// at any moment, even during start-up, is recorded; the handler only writes the signal's number
-/// to a pipe (async-signal-safe), and a dedicated thread reads the pipe and acts, so a signal is
-/// noticed even while the main thread is stuck inside a service. (Blocking the signals and
+/// to a pipe (async-signal-safe), and a dedicated thread (``SignalThread``, which also samples the
+/// hang watchdog) reads the pipe and acts, so a signal is noticed even while the main thread is
+/// stuck inside a service. (Blocking the signals and
 /// calling `sigwait` does not work here: libdispatch resets the signal mask of the threads it
 /// runs, including the one that drains the main queue.)
 public final class ShutdownCoordinator: Sendable {
@@ -77,33 +78,10 @@ public final class ShutdownCoordinator: Sendable {
         self.shutdown = shutdown
     }
 
-    /// Starts the thread that reads the signals ``catchSignals()`` records.
+    /// Takes the signals ``catchSignals()`` records (those already recorded first), on the
+    /// signal thread (``SignalThread``, started here unless the hang watchdog started it).
     public func install() {
-        var thread = pthread_t()
-        let unmanaged = Unmanaged.passRetained(self)
-        let made = pthread_create(
-            &thread, nil,
-            { raw in
-                let coordinator = Unmanaged<ShutdownCoordinator>.fromOpaque(raw!).takeRetainedValue()
-                coordinator.waitForSignals()
-            }, unmanaged.toOpaque())
-        if made != 0 {
-            unmanaged.release()
-            log.error("host", "cannot start the signal thread: \(String(cString: strerror(made)))")
-        } else {
-            pthread_detach(thread)
-        }
-    }
-
-    private func waitForSignals() -> Never {
-        while true {
-            var byte: UInt8 = 0
-            // No pipe (or a broken one): nothing will ever arrive.
-            guard (try? retryingOnInterrupt("read", "the signal pipe", { read(signalPipeRead, &byte, 1) })) == 1 else {
-                pause()
-                continue
-            }
-            let number = Int32(byte)
+        SignalThread.deliverSignals { [self] number in
             if number == SIGHUP {
                 DispatchQueue.main.async(execute: hangup)
             } else {
@@ -161,6 +139,7 @@ public final class ShutdownCoordinator: Sendable {
 }
 
 // The self-pipe: written once by catchSignals() before the handlers are installed, then only
-// read (the handler writes to the write end, the signal thread reads the read end).
-nonisolated(unsafe) private var signalPipeRead: Int32 = -1
-nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
+// read (the handler writes to the write end, the signal thread reads the read end and writes
+// a wake-up byte to the write end).
+nonisolated(unsafe) var signalPipeRead: Int32 = -1
+nonisolated(unsafe) var signalPipeWrite: Int32 = -1

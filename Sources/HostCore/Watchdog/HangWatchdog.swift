@@ -41,16 +41,9 @@ final class HangWatchdog: Sendable {
         interval = min(1, max(0.05, shortestDeadline / 10))
     }
 
-    /// Starts sampling on a thread of its own, for the process lifetime.
+    /// Starts sampling for the process lifetime, on the signal thread (one thread for both).
     func start() {
-        DetachedThread.start { [self] in
-            while true {
-                var pause = timespec(tv_sec: Int(interval), tv_nsec: Int((interval - interval.rounded(.down)) * 1e9))
-                var left = timespec()
-                while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
-                check()
-            }
-        }
+        SignalThread.sample(every: interval) { [self] in check() }
     }
 
     /// One sample: notes a new call, reports a call past its deadline once, and clears the mark

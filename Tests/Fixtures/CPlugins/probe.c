@@ -29,7 +29,8 @@
 //   PROBE_RESTORATION   a restoration activity (JSON text) saved at sceneDidEnterBackground;
 //                       PROBE_RESTORATION_PAD N pads its userInfo to N bytes (logs
 //                       "restoration saved -> RESULT")
-//   PROBE_CONSTRUCTOR_MARKER  an ELF constructor creates the file named by $PROBE_MARKER
+//   PROBE_CONSTRUCTOR_MARKER  an ELF constructor creates the file named by $PROBE_MARKER;
+//                       with PROBE_CONSTRUCTOR_SLEEP_MS it then sleeps that long (a slow load)
 //   PROBE_ABI_MIN / PROBE_ABI_MAX  the ABI range declared in metadata and answered
 //   PROBE_NO_METADATA   leave out the metadata section
 //   PROBE_FLAGS         SH_META_SERVICE_* flags of its metadata (default 0), e.g. SH_META_SERVICE_LAZY
@@ -131,6 +132,10 @@ SH_CLAIM_METADATA_ID(probe_answers, PROBE_ID, SH_CLAIM_ANSWER, PROBE_ANSWERS);
 __attribute__((constructor)) static void leave_marker(void) {
     const char *path = getenv("PROBE_MARKER");
     if (path) close(open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+#ifdef PROBE_CONSTRUCTOR_SLEEP_MS
+    struct timespec pause = {PROBE_CONSTRUCTOR_SLEEP_MS / 1000, (PROBE_CONSTRUCTOR_SLEEP_MS % 1000) * 1000000L};
+    while (nanosleep(&pause, &pause) != 0) {}
+#endif
 }
 #endif
 

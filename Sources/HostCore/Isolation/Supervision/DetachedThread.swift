@@ -1,7 +1,7 @@
 import Glibc
 
 /// Starts a detached POSIX thread running `body`: for loops that block in system calls
-/// (a worker's reader, the hang watchdog), which must not hold a Dispatch worker thread.
+/// (a worker's reader, the signal thread), which must not hold a Dispatch worker thread.
 enum DetachedThread {
     private final class Body {
         let run: @Sendable () -> Void
