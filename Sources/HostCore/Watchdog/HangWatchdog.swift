@@ -68,13 +68,15 @@ final class HangWatchdog: Sendable {
             guard time - call.since >= limit, !isIsolated(id) else { return }
             let event = EventKind(rawValue: sample.event)?.name ?? "event \(sample.event)"
             watch.reported = true
-            tracker.stuck = CallTracker.StuckCall(service: id, event: event, since: call.since, deadline: limit)
+            // Logged before the stuck call is published: publishing it answers waiting control
+            // requests, and a client that has seen `stuck` must find the line already written.
             log.error(
                 "host",
                 "service \(id) has not returned from \(event) within its \(Seconds.text(limit)) s deadline;"
                     + " an in-process service cannot be stopped safely, so the host waits for it (host ctl state and list"
                     + " still answer; \"isolation\": \"process\" would have killed and restarted it)",
                 event: "service.stuck", .string("service", id), .string("event", event))
+            tracker.stuck = CallTracker.StuckCall(service: id, event: event, since: call.since, deadline: limit)
         }
     }
 
