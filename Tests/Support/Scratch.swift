@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// A private temporary folder (mode 0700, as mkdtemp makes it), removed on deinit.
 public final class Scratch {
@@ -36,12 +37,30 @@ public final class Scratch {
     }
 
     /// Copies `source` to `name` with `mode`.
+    ///
+    /// Written through a descriptor opened `O_CLOEXEC`: tests run in parallel, and a process
+    /// another test spawns while the copy is open would otherwise inherit its writable
+    /// descriptor and keep it for its whole life, so executing the copy (a copied `host`) fails
+    /// with ETXTBSY ("Text file busy"; `FileManager.copyItem` opens without it, and CI hit it).
     @discardableResult
     public func copy(_ source: String, to name: String, mode: Int = 0o755) throws -> String {
         let target = file(name)
-        try? FileManager.default.removeItem(atPath: target)
-        try FileManager.default.copyItem(atPath: source, toPath: target)
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        _ = unlink(target)
+        let descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(mode))
+        guard descriptor >= 0 else { throw TestFailure("cannot create \(target): errno \(errno)") }
+        defer { close(descriptor) }
+        try bytes.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let written = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { throw TestFailure("cannot write \(target): errno \(errno)") }
+                done += written
+            }
+        }
+        // The mode again: the umask trimmed the one given to open.
+        guard fchmod(descriptor, mode_t(mode)) == 0 else { throw TestFailure("cannot chmod \(target): errno \(errno)") }
         return target
     }
 }
