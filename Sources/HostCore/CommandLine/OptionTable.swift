@@ -71,10 +71,9 @@ public struct CommandOption<Options>: Sendable {
         _ name: String, _ placeholder: String, _ what: String, _ help: String, _ word: @escaping @Sendable (T) -> String,
         _ apply: @escaping @Sendable (inout Options, T) -> Void
     ) -> CommandOption {
-        CommandOption(name: name, value: .required(placeholder: placeholder), help: help, listValues: { T.allCases.map(word) }) {
-            options, text throws(UsageError) in
-            apply(&options, try OptionValue.choice(text ?? "", what, word))
-        }
+        CommandOption(
+            name: name, value: .required(placeholder: placeholder), help: help, listValues: { T.allCases.map(word) },
+            apply: { options, text throws(UsageError) in apply(&options, try OptionValue.choice(text ?? "", what, word)) })
     }
 
     /// This option filling in the `Options` inside larger options: a command that takes some
