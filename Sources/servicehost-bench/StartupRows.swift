@@ -36,6 +36,8 @@ struct StartupRows {
         var time: [String: [Double]] = [:]
         var rss: [String: [Double]] = [:]
         var inspect: [String: [Double]] = [:]
+        // exec → exit samples: `host --version` and the empty program with `--exit`.
+        var exits: [String: [Double]] = [:]
         // Small sets launch in milliseconds, where a per-plugin figure is a small difference of
         // two noisy times: they get more repetitions (4× up to 10 plugins, 2× up to 100).
         func repetitions(_ set: PluginSet) -> Int { set.count <= 10 ? 4 * reps : set.count <= 100 ? 2 * reps : reps }
@@ -51,6 +53,17 @@ struct StartupRows {
                         guard let program else { continue }
                         let empty = try launch(program, [], marker: Self.hostMarker)
                         if keep { time["\(key).empty", default: []].append(empty.nanoseconds) }
+                    }
+                    // The binary alone: `host --version` loads what every start loads and does no
+                    // work but one line, so against the empty program run to its exit it is the
+                    // share of the fixed cost that is the host's image and libraries.
+                    if let swift = emptySwift {
+                        let version = try runToExit(host, ["--version"])
+                        let empty = try runToExit(swift, ["--exit"])
+                        if keep {
+                            exits["host.version", default: []].append(version)
+                            exits["swift.empty", default: []].append(empty)
+                        }
                     }
                 }
                 if keep {
@@ -72,6 +85,8 @@ struct StartupRows {
         let m = rss.mapValues(median)
         for (key, value) in t.sorted(by: { $0.key < $1.key }) { raw.append(("startup.\(key).exec_to_active_ns", value)) }
         for (key, value) in m.sorted(by: { $0.key < $1.key }) { raw.append(("memory.\(key).rss_bytes", value)) }
+        let e = exits.mapValues(median)
+        for (key, value) in e.sorted(by: { $0.key < $1.key }) { raw.append(("startup.\(key).exec_to_exit_ns", value)) }
 
         guard let empty = sets.first(where: { $0.count == 0 }) else { throw BenchError("no empty plugin set") }
         var rows: [Row] = []
@@ -82,6 +97,12 @@ struct StartupRows {
                 Row(
                     row: "3", measured: "start-up, no plugins: exec → active (the fixed cost), vs an empty Swift program",
                     unit: .nanoseconds, ours: t["host." + empty.key], baseline: swift, target: "≤ 1.3×", maxRatio: 1.3))
+        }
+        if let version = e["host.version"], let exit = e["swift.empty"] {
+            rows.append(
+                Row(
+                    row: "3", measured: "for reference: `host --version` (image and libraries, no work): exec → exit, vs the empty Swift program run to its exit",
+                    unit: .nanoseconds, ours: version, baseline: exit, target: "—"))
         }
         rows.append(
             Row(

@@ -20,7 +20,10 @@ public struct CommandOption<Options>: Sendable {
     public let help: String
     /// The words its value may be, when it takes one of a fixed set (`--log-level`): what
     /// shell completion offers and the man page lists. Empty for a free value.
-    public let values: [String]
+    public var values: [String] { listValues() }
+    // Listed only when asked (completion, the man page): building each choice's word list
+    // while the table is built instantiated an array type per choice at every start.
+    private let listValues: @Sendable () -> [String]
     /// Applies the option to `options`; the text is the value ("" for a flag, nil for an
     /// optional value not given). Its errors say what is wrong with the value; the table
     /// names the option.
@@ -30,10 +33,17 @@ public struct CommandOption<Options>: Sendable {
         name: String, value: Value, help: String, values: [String] = [],
         apply: @escaping @Sendable (inout Options, String?) throws(UsageError) -> Void
     ) {
+        self.init(name: name, value: value, help: help, listValues: { values }, apply: apply)
+    }
+
+    private init(
+        name: String, value: Value, help: String, listValues: @escaping @Sendable () -> [String],
+        apply: @escaping @Sendable (inout Options, String?) throws(UsageError) -> Void
+    ) {
         self.name = name
         self.value = value
         self.help = help
-        self.values = values
+        self.listValues = listValues
         self.apply = apply
     }
 
@@ -61,10 +71,9 @@ public struct CommandOption<Options>: Sendable {
         _ name: String, _ placeholder: String, _ what: String, _ help: String, _ word: @escaping @Sendable (T) -> String,
         _ apply: @escaping @Sendable (inout Options, T) -> Void
     ) -> CommandOption {
-        CommandOption(name: name, value: .required(placeholder: placeholder), help: help, values: T.allCases.map(word)) {
-            options, text throws(UsageError) in
-            apply(&options, try OptionValue.choice(text ?? "", what, word))
-        }
+        CommandOption(
+            name: name, value: .required(placeholder: placeholder), help: help, listValues: { T.allCases.map(word) },
+            apply: { options, text throws(UsageError) in apply(&options, try OptionValue.choice(text ?? "", what, word)) })
     }
 
     /// This option filling in the `Options` inside larger options: a command that takes some
@@ -79,7 +88,7 @@ public struct CommandOption<Options>: Sendable {
             case .required(let placeholder): .required(placeholder: placeholder)
             case .optional(let placeholder): .optional(placeholder: placeholder)
             }
-        return CommandOption<Outer>(name: name, value: outerValue, help: help, values: values) { outer, text throws(UsageError) in
+        return CommandOption<Outer>(name: name, value: outerValue, help: help, listValues: listValues) { outer, text throws(UsageError) in
             try apply(&outer[keyPath: path], text)
         }
     }

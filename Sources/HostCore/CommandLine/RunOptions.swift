@@ -111,11 +111,11 @@ public struct RunOptions {
                 $0.allowInsecurePlugins = true
             },
             .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },
-            .choice("--log-level", "LEVEL", "level", "error, warn, info (default) or debug", \LogLevel.name) { $0.logLevel = $1 },
-            .choice("--log-format", "FORMAT", "format", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields", \LogFormat.rawValue) {
+            .choice("--log-level", "LEVEL", "level", "error, warn, info (default) or debug", { (word: LogLevel) in word.name }) { $0.logLevel = $1 },
+            .choice("--log-format", "FORMAT", "format", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields", { (word: LogFormat) in word.rawValue }) {
                 $0.logFormat = $1
             },
-            .choice("--log-time", "WHEN", "time", "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald", \LogTime.rawValue) {
+            .choice("--log-time", "WHEN", "time", "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald", { (word: LogTime) in word.rawValue }) {
                 $0.logTime = $1
             },
             .flag("--stats", "count every delivery per service and event kind\n(host ctl stats); costs one clock read per call") {
@@ -140,7 +140,7 @@ public struct RunOptions {
             .flag("--no-registry-cache", "read every plugin file at start, neither using nor\nwriting the registry cache (<state>/registry.bin)") {
                 $0.registryCache = false
             },
-            .choice("--first-launch", "MODE", "mode", "auto (default), always or never", \FirstLaunchMode.rawValue) { $0.firstLaunch = $1 },
+            .choice("--first-launch", "MODE", "mode", "auto (default), always or never", { (word: FirstLaunchMode) in word.rawValue }) { $0.firstLaunch = $1 },
             .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") { options, text throws(UsageError) in
                 options.fetchTimeout = try OptionValue.seconds(text)
             },
@@ -170,14 +170,20 @@ public struct RunOptions {
                 }
                 options.launchState = state
             },
-            .choice("--notification-authorization", "POLICY", "policy", "prompt, grant (default) or deny: how a service's\nauthorization request is answered", \AuthorizationPolicy.rawValue) {
+            .choice(
+                "--notification-authorization", "POLICY", "policy", "prompt, grant (default) or deny: how a service's\nauthorization request is answered",
+                { (word: AuthorizationPolicy) in word.rawValue }
+            ) {
                 $0.notificationAuthorization = $1
             },
             .value("--launch-scene", "NAME[:ROLE]", "connect this scene at launch") { options, text in
                 let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
                 options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
             },
-            .choice("--isolation", "MODE", "mode", "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes", \ServiceConfiguration.Isolation.rawValue) {
+            .choice(
+                "--isolation", "MODE", "mode", "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes",
+                { (word: ServiceConfiguration.Isolation) in word.rawValue }
+            ) {
                 $0.isolation.isolation = $1
             },
             .value("--event-timeout", "SECS", "every event's deadline (default 10); a worker that\nmisses it is killed and restarted") {

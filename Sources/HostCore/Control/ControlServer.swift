@@ -104,7 +104,9 @@ public final class ControlServer: Sendable {
         do { address = try UnixSocketAddress(path) } catch {
             throw StartError(description: "control \(error) (pass a shorter --control PATH)")
         }
-        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        // Sliced, not split and joined: the generic join asked the runtime for conformances,
+        // a scan of every conformance record on this start-up path.
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
         if !directory.isEmpty {
             do { try DirectoryHandle.makeDirectories(directory) } catch {
                 throw StartError(description: "control socket directory: \(error)")

@@ -8,6 +8,10 @@ enum FileSecurity {
     /// host never changes its user).
     static let hostUser = geteuid()
 
+    /// The directories a scan has found safe with every directory above them: a handful, so
+    /// a list. (A `Set<[CChar]>` cost a generic set type and its hashing at every start.)
+    typealias CheckedDirectories = [[CChar]]
+
     /// Why `status` makes `path` unsafe to load code from, or nil when it is safe.
     static func problem(path: String, status: stat, what: String) -> String? {
         let mode = status.st_mode
@@ -41,18 +45,18 @@ enum FileSecurity {
     /// ``PathBytes``) is unsafe, or nil: the rule of ``pathProblem(_:what:)`` for the
     /// directories, so a symlink into a directory others can write to cannot hand the host
     /// code they choose. `checked` remembers the directories already found safe in one scan.
-    static func directoriesProblem(ofPlugin path: String, checked: inout Set<[CChar]>) -> String? {
+    static func directoriesProblem(ofPlugin path: String, checked: inout CheckedDirectories) -> String? {
         guard let target = resolved(PathBytes.cString(path)) else { return nil }  // missing: the open reports it
         return directoriesProblem(of: target, what: "file", name: PathBytes.escape(bytes(target)), checked: &checked)
     }
 
     private static func directoriesProblem(of target: [CChar], what: String, name: String) -> String? {
-        var checked = Set<[CChar]>()
+        var checked: CheckedDirectories = []
         return directoriesProblem(of: target, what: what, name: name, checked: &checked)
     }
 
     private static func directoriesProblem(
-        of target: [CChar], what: String, name: String, checked: inout Set<[CChar]>
+        of target: [CChar], what: String, name: String, checked: inout CheckedDirectories
     ) -> String? {
         guard let first = parent(of: target) else { return nil }
         return walkProblem(from: first, checked: &checked).map { "\($0), on the path of \(what) \(name)" }
@@ -62,7 +66,7 @@ enum FileSecurity {
     /// unsafe (the rule of ``pathProblem(_:what:)``), or nil when it does not resolve. A scan
     /// asks once: every plain file in the directory has these directories on its resolved path,
     /// so only a symbolic link needs its own walk (``directoriesProblem(ofPlugin:checked:)``).
-    static func resolvedDirectory(_ path: String, checked: inout Set<[CChar]>) -> (path: [CChar], problem: String?)? {
+    static func resolvedDirectory(_ path: String, checked: inout CheckedDirectories) -> (path: [CChar], problem: String?)? {
         guard let resolved = resolved(PathBytes.cString(path)) else { return nil }
         return (resolved, walkProblem(from: resolved, checked: &checked))
     }
@@ -77,7 +81,7 @@ enum FileSecurity {
 
     /// Walks from the absolute NUL-terminated directory `first` up to `/`, stopping at a directory
     /// in `checked` (found safe with every directory above it); the first problem, or nil.
-    private static func walkProblem(from first: [CChar], checked: inout Set<[CChar]>) -> String? {
+    private static func walkProblem(from first: [CChar], checked: inout CheckedDirectories) -> String? {
         var next: [CChar]? = first
         var status = stat()
         var walked: [[CChar]] = []
@@ -91,7 +95,7 @@ enum FileSecurity {
                 return problem
             }
         }
-        checked.formUnion(walked)
+        checked += walked
         return nil
     }
 

@@ -51,7 +51,7 @@ public enum PluginScanner {
         }
         let directoryProblem = allowInsecure ? nil : FileSecurity.problem(path: directory, status: dirStatus, what: "directory")
         let base = PathBytes.escape(directory.hasSuffix("/") ? directory : directory + "/")
-        var checked = Set<[CChar]>()
+        var checked: FileSecurity.CheckedDirectories = []
         // The directories above the files, walked once for the scan rather than once per file
         // (a realpath and a stat per directory level each): a file that is not a symbolic link
         // has exactly them on its resolved path.
@@ -74,7 +74,7 @@ public enum PluginScanner {
     /// rule: a symlink into a directory others can write to is refused, naming that directory).
     /// Nothing is opened, so a FIFO cannot block.
     public static func check(path: String, allowInsecure: Bool) -> Entry {
-        var checked = Set<[CChar]>()
+        var checked: FileSecurity.CheckedDirectories = []
         return checkFile(path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: nil).map(\.path)
     }
 
@@ -89,7 +89,7 @@ public enum PluginScanner {
     /// file that is not a symbolic link then costs one `lstat`. `entry`: the open directory
     /// the file is in and its name there, which the `stat`s then go by instead of `path`.
     static func checkFile(
-        path: String, allowInsecure: Bool, checked: inout Set<[CChar]>,
+        path: String, allowInsecure: Bool, checked: inout FileSecurity.CheckedDirectories,
         inDirectory: (resolved: [CChar], problem: String?, name: [UInt8])?, at entry: (directory: Int32, name: [UInt8])? = nil
     ) -> Result<Checked, LoadFailure> {
         var status = stat()
