@@ -8,7 +8,15 @@ import PackageDescription
 // each first use made the runtime demangle and scan every image's protocol conformances (~0.1 ms
 // of a ~4 ms start). Host targets only: the SDK's targets, which plugin packages build as a
 // dependency, must carry no unsafe flags.
-let hostCodegen: [SwiftSetting] = [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])]
+// Nor does the release host load libswiftSynchronization: optimized, `Atomic` is inlined whole
+// and the host uses no symbol of the library (`Mutex` is ruled out, see SourceRulesTests), but every module that
+// imports Synchronization autolinks it, and loading it cost ~0.1 ms of every start. A symbol
+// of it used later fails the link, loudly.
+let hostCodegen: [SwiftSetting] = [
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
+    // Release only: unoptimized code calls Atomic's witnesses in the library.
+    .unsafeFlags(["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "swiftSynchronization"], .when(configuration: .release)),
+]
 
 let package = Package(
     name: "ServiceHost",
