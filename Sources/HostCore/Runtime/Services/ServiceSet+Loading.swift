@@ -152,6 +152,8 @@ extension ServiceSet {
         var waiting: [String: DormantServices.Entry] = [:]
         waiting.reserveCapacity(lazy.count)
         var opened: [String: ServiceSlot] = [:]
+        // Sized once, as `waiting`: growing it re-hashed every id so far at each doubling.
+        opened.reserveCapacity(wanted.count - lazy.count)
         var failed = Set<String>()
         // Sized once: growing it by doubling re-hashed every id so far (a 1000-plugin start).
         dispatcher.stats.startup.reserveCapacity(dispatcher.stats.startup.count + inspection.plugins.count)
