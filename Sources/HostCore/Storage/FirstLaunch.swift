@@ -108,6 +108,10 @@ public final class FirstLaunch: Sendable {
     /// 100 services costs one directory `fsync`, not two per mark.
     public func servicesDidLaunch(_ ids: [String]) throws(StorageError) { try markLaunched(ids.map { .service($0) }) }
 
+    /// Sizes the table of answers for `count` subjects, before a launch asks every service's:
+    /// growing it re-hashed every subject so far at each doubling.
+    public func reserveAnswers(_ count: Int) { state.withLock { (state: inout State) in state.answers.reserveCapacity(count) } }
+
     /// The answer for `subject`: read once, then kept.
     public func isFirst(_ subject: Subject) throws(StorageError) -> Bool {
         try state.withLock { (state: inout State) throws(StorageError) -> Bool in try answer(subject, &state) }
