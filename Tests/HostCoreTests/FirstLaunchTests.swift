@@ -218,6 +218,30 @@ import Testing
         #expect(try next.isFirstServiceLaunch("test.other"))
     }
 
+    /// A launch that announces few questions gets a `stat` each, past `listedAfter` too (the
+    /// listing costs the whole folder, every plugin set's marks); one that announces many lists
+    /// the folder at its first question. Told apart by a mark file put in the folder between two
+    /// questions: a `stat` sees it, a listing made before does not.
+    @Test func onDisk_aLaunchOfFewServices_statsEachMark_andOneOfManyListsAtOnce() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("state")
+        do {
+            let launch = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
+            launch.willAsk(FirstLaunch.listedAfter + 8)
+            for index in 0..<FirstLaunch.listedAfter + 4 {
+                #expect(try launch.isFirstServiceLaunch("test.filler\(index)"))
+            }
+            try scratch.write("state/launched/test.late", [], mode: 0o600)
+            #expect(try !launch.isFirstServiceLaunch("test.late"))
+        }
+        let launch = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
+        launch.willAsk(FirstLaunch.statsAtMost + 1)
+        #expect(try launch.isFirstServiceLaunch("test.one"))
+        try scratch.write("state/launched/test.later", [], mode: 0o600)
+        #expect(try launch.isFirstServiceLaunch("test.later"))
+        #expect(try !launch.isFirstServiceLaunch("test.late"))
+    }
+
     @Test func onDisk_alwaysAndNever_doNotCreateTheMarksFolder() throws {
         let scratch = try Scratch()
         let path = scratch.file("state")

@@ -159,6 +159,18 @@ import Testing
         #expect(failures["liar.so"] == .entry("exports service test.undeclared, which its metadata does not declare"))
     }
 
+    @Test func serviceExportedTwice_isRefused() throws {
+        try probe("twice.so", ["PROBE_ID=\"test.twice\"", "PROBE_EXPORT_TWICE"])
+        let (_, failures) = try loadAll()
+        #expect(failures["twice.so"] == .entry("exports service test.twice twice"))
+    }
+
+    @Test func declaredServiceNotExported_isRefused() throws {
+        try probe("half.so", ["PROBE_ID=\"test.exported\"", "PROBE_DECLARE_ALSO=\"test.declaredonly\""])
+        let (_, failures) = try loadAll()
+        #expect(failures["half.so"] == .entry("its metadata declares service test.declaredonly, which it does not export"))
+    }
+
     @Test func missingDirectory_isAnError() {
         #expect(throws: PluginScanner.DirectoryError.self) {
             try PluginLoader.inspect(directories: [scratch.file("nope")], allowInsecure: false)

@@ -108,9 +108,15 @@ struct CopyStore: Sendable {
     /// format before: a host of that format reads these names as no key and leaves them alone,
     /// and this one evicts that format's versions by the same rule as its own.
     static func key(_ identity: FileIdentity) -> String {
-        // Written digit by digit into one buffer: it is made for every plugin at every start.
         var text: [UInt8] = []
         text.reserveCapacity(5 * 17)
+        appendKey(identity, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends ``key(_:)``'s bytes to `text`, digit by digit: the stored copy's path is built in
+    /// one buffer for every plugin at every start.
+    static func appendKey(_ identity: FileIdentity, to text: inout [UInt8]) {
         var inode = identity.inode
         repeat {
             text.append(hexDigit(UInt8(truncatingIfNeeded: inode) & 15))
@@ -126,7 +132,6 @@ struct CopyStore: Sendable {
                 shift -= 4
             }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     private static func hexDigit(_ digit: UInt8) -> UInt8 { digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10 }

@@ -151,10 +151,11 @@ public enum PluginLoader {
             throw .entry("exports no services\(declined)")
         }
 
-        var byID: [String: ServiceMetadata] = [:]
-        for service in metadata.services { byID[service.id] = service }
+        // Matched by scanning the file's few declared services with `strcmp` (metadata ids are
+        // unique): a dictionary, a set and a String per file were a cost of every start.
+        let declaredServices = metadata.services
         var accepted: [LoadedServiceInfo] = []
-        var exported = Set<String>()
+        accepted.reserveCapacity(declaredServices.count)
         for index in 0..<Int(plugin.service_count) {
             guard let descriptor = list[index] else { throw .entry("service \(index) is NULL") }
             let service: sh_service
@@ -162,20 +163,29 @@ public enum PluginLoader {
                 throw .entry("service \(index)'s sh_service is \(error.declared) bytes, smaller than version 1's \(error.v1Size)")
             }
             guard let idPointer = service.id else { throw .entry("service \(index) has no id") }
-            let id = String(cString: idPointer)
-            guard let meta = byID[id] else {
-                throw .entry("exports service \(id), which its metadata does not declare")
+            guard let meta = Self.declaredService(named: idPointer, in: declaredServices) else {
+                throw .entry("exports service \(String(cString: idPointer)), which its metadata does not declare")
             }
+            let id = meta.id
             guard let handleEvent = service.handle_event else { throw .entry("service \(id) has no handle_event") }
-            guard exported.insert(id).inserted else { throw .entry("exports service \(id) twice") }
+            guard !accepted.contains(where: { $0.metadata.id == id }) else { throw .entry("exports service \(id) twice") }
             accepted.append(
                 LoadedServiceInfo(
                     metadata: meta, path: inspected.path, identity: inspected.identity,
                     descriptor: descriptor, attach: service.attach, handleEvent: handleEvent))
         }
-        if let missing = metadata.services.first(where: { !exported.contains($0.id) }) {
+        // Each accepted id is a distinct declared one: fewer accepted than declared means one is missing.
+        if accepted.count < declaredServices.count,
+            let missing = declaredServices.first(where: { service in !accepted.contains { $0.metadata.id == service.id } })
+        {
             throw .entry("its metadata declares service \(missing.id), which it does not export")
         }
         return accepted
+    }
+
+    /// The service of `services` whose id is the C string `id`, compared in place.
+    private static func declaredService(named id: UnsafePointer<CChar>, in services: [ServiceMetadata]) -> ServiceMetadata? {
+        for service in services where service.id.withCString({ strcmp($0, id) }) == 0 { return service }
+        return nil
     }
 }

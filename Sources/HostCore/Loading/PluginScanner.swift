@@ -60,7 +60,7 @@ public enum PluginScanner {
         // the whole path per file (a third of a cached `host inspect` was those walks).
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if descriptor >= 0 { close(descriptor) } }
-        return names.filter(isPluginName).sorted(by: precedes).map { name in
+        return inByteOrder(names.filter(isPluginName)).map { name in
             let path = base + PathBytes.escape(name)
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
             return checkFile(
@@ -130,15 +130,29 @@ public enum PluginScanner {
         }
     }
 
-    /// Byte order of two names (`lexicographicallyPrecedes`, by `memcmp`: the generic walk was
-    /// 3% of a cached `host inspect` of 1000 files).
-    static func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        let common = min(a.count, b.count)
-        let order =
-            common == 0
-            ? 0
-            : a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in memcmp(x.baseAddress!, y.baseAddress!, common) } }
-        return order != 0 ? order < 0 : a.count < b.count
+    /// `names` in byte order (`lexicographicallyPrecedes`). Sorted as spans of one buffer, compared
+    /// by `memcmp`: sorting the arrays themselves retained and released two per comparison (and
+    /// the generic walk was 3% of a cached `host inspect` of 1000 files).
+    static func inByteOrder(_ names: [[UInt8]]) -> [[UInt8]] {
+        guard names.count > 1 else { return names }
+        var bytes: [UInt8] = []
+        var spans: [(start: Int, count: Int, index: Int)] = []
+        spans.reserveCapacity(names.count)
+        for (index, name) in names.enumerated() {
+            spans.append((bytes.count, name.count, index))
+            bytes += name
+        }
+        // One byte more: an empty buffer has no base address.
+        bytes.append(0)
+        bytes.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            spans.sort { a, b in
+                let common = min(a.count, b.count)
+                let order = common == 0 ? 0 : memcmp(base + a.start, base + b.start, common)
+                return order != 0 ? order < 0 : a.count < b.count
+            }
+        }
+        return spans.map { names[$0.index] }
     }
 
     /// The entry names of `directory`, as the bytes `readdir` gives (never repaired to UTF-8).

@@ -36,33 +36,46 @@ struct StoredCopy {
         self.path = path
         let store: CopyStore
         do { store = try CopyStore.current() } catch { throw .system(error) }
-        let key = CopyStore.key(identity)
         // The copy's name, escaped: an escaped path's last component is its file name escaped.
         let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
-        let after = slash.map { path.utf8.index(after: $0) } ?? path.startIndex
-        let name = after == path.endIndex ? "plugin.so" : String(path[after...])
-        let directory: String
+        let after = slash.map { path.utf8.index(after: $0) } ?? path.utf8.startIndex
+        let name = after == path.utf8.endIndex ? "plugin.so".utf8[...] : path.utf8[after...]
+        // The length of the copy's folder in its path.
+        let directoryLength: Int
         // Where the copy's path relative to the store's open folder starts (see `isIntact`);
         // nil for a private copy.
         var inStore: Int? = store.root.utf8.count + 1
         if Self.loaded.insert(identity).inserted {
-            directory = store.root + "/" + key
+            // STORE/KEY/NAME built in one buffer, one String: every plugin at every start.
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(store.root.utf8.count + 5 * 17 + 2 + name.count)
+            bytes += store.root.utf8
+            bytes.append(UInt8(ascii: "/"))
+            CopyStore.appendKey(identity, to: &bytes)
+            directoryLength = bytes.count
+            bytes.append(UInt8(ascii: "/"))
+            bytes += name
+            loadPath = String(decoding: bytes, as: UTF8.self)
         } else {
             // This version is loaded already, and the host loads a file again only to start a
             // service anew (enabled by a reload, `service start`, a restart): `dlopen` of the same
             // path would hand back the loaded library, whose entry already ran (plugin.h: once
             // per library load). A copy of its own makes it a new load, as at a first start.
             Self.reloads += 1
-            do { directory = try CopyStore.scratch() + "/" + key + "-\(Self.reloads)" } catch {
+            let directory: String
+            do { directory = try CopyStore.scratch() + "/" + CopyStore.key(identity) + "-\(Self.reloads)" } catch {
                 throw .system(error)
             }
             inStore = nil
+            directoryLength = directory.utf8.count
+            loadPath = directory + "/" + String(decoding: name, as: UTF8.self)
         }
-        loadPath = directory + "/" + name
         if Self.isIntact(loadPath, in: inStore.map { (store.descriptor, $0) }, size: identity.size) {
             made = false
             return
         }
+        // Only a copy to make needs its folder's own string.
+        let directory = String(decoding: loadPath.utf8.prefix(directoryLength), as: UTF8.self)
         do { try Self.make(loadPath, in: directory, of: path, identity: identity) } catch {
             // The store itself went away while the host ran (removed by hand, or a tmp cleaner
             // on a long-running host): choose and check it again, once.

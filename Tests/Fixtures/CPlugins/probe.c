@@ -36,6 +36,8 @@
 //   PROBE_FLAGS         SH_META_SERVICE_* flags of its metadata (default 0), e.g. SH_META_SERVICE_LAZY
 //   PROBE_UNDEFINED     reference a symbol nothing defines (dlopen fails)
 //   PROBE_EXPORT_OTHER_ID  export a service id the metadata does not declare
+//   PROBE_EXPORT_TWICE  export its service twice (the same descriptor listed twice)
+//   PROBE_DECLARE_ALSO  a second service id its metadata declares but it never exports
 //   PROBE_ANSWER_ABI    the ABI version servicehost_entry answers, whatever the offer (default:
 //                       the newest in both the offer and PROBE_ABI_MIN..PROBE_ABI_MAX)
 //   PROBE_SHAPE         1: sh_plugin and sh_service say exactly their version-1 sizes
@@ -102,6 +104,9 @@ SH_META_ATTRIBUTES static const sh_meta_plugin plugin_meta = {
 #define PROBE_VERSION "0.1.0"
 #endif
 SH_SERVICE_METADATA_FLAGS(probe_meta, PROBE_ID, "Probe", PROBE_VERSION, PROBE_EVENTS, PROBE_PRIORITY, PROBE_FLAGS);
+#ifdef PROBE_DECLARE_ALSO
+SH_SERVICE_METADATA_FLAGS(probe_meta_also, PROBE_DECLARE_ALSO, "Probe", PROBE_VERSION, PROBE_EVENTS, PROBE_PRIORITY, PROBE_FLAGS);
+#endif
 #ifdef PROBE_REQUIRES
 SH_CLAIM_METADATA_ID(probe_requires, PROBE_ID, SH_CLAIM_REQUIRES, PROBE_REQUIRES);
 #endif
@@ -494,9 +499,13 @@ static sh_plugin *const answer_plugin = &plugin_grown.v1;
 static const sh_service probe_service = {
     PROBE_SERVICE_SIZE, SH_SERVICE_VERSION, PROBE_RUNTIME_ID, NULL, probe_attach, probe_handle_event,
 };
+#ifdef PROBE_EXPORT_TWICE
+static const sh_service *const services[] = {&probe_service, &probe_service};
+#else
 static const sh_service *const services[] = {&probe_service};
+#endif
 static sh_plugin plugin = {
-    PROBE_PLUGIN_SIZE, SH_PLUGIN_VERSION, PROBE_ABI_MAX, 1, services, NULL,
+    PROBE_PLUGIN_SIZE, SH_PLUGIN_VERSION, PROBE_ABI_MAX, sizeof services / sizeof services[0], services, NULL,
 };
 static sh_plugin *const answer_plugin = &plugin;
 #endif

@@ -123,6 +123,8 @@ final class Application {
         // `map`: a main-actor closure is checked for the main actor per element.
         var perService: [UnsafeRawPointer] = []
         perService.reserveCapacity(services.slots.count)
+        // Each service's first-launch question, and the host's.
+        services.firstLaunch.willAsk(services.slots.count + 1)
         for slot in services.slots {
             perService.append(UnsafeRawPointer(services.launchOptions(for: slot, arena: arena, request: request, late: nil)))
         }

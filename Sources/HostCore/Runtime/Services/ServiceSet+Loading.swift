@@ -152,6 +152,8 @@ extension ServiceSet {
         var waiting: [String: DormantServices.Entry] = [:]
         waiting.reserveCapacity(lazy.count)
         var opened: [String: ServiceSlot] = [:]
+        // Sized once, as `waiting`: growing it re-hashed every id so far at each doubling.
+        opened.reserveCapacity(wanted.count - lazy.count)
         var failed = Set<String>()
         // Sized once: growing it by doubling re-hashed every id so far (a 1000-plugin start).
         dispatcher.stats.startup.reserveCapacity(dispatcher.stats.startup.count + inspection.plugins.count)
@@ -160,7 +162,8 @@ extension ServiceSet {
             // A file of lazy services only is not opened at all; one waiting since before
             // keeps the descriptor it already has. (Asked before listing the file's ids: most
             // files of a lazy set are that, and the lists cost two arrays per file.)
-            if services.allSatisfy({ !wanted.contains($0.id) || lazy.contains($0.id) }) {
+            // (`lazy` is asked only when it holds something: even an empty set hashes the id.)
+            if services.allSatisfy({ !wanted.contains($0.id) || (!lazy.isEmpty && lazy.contains($0.id)) }) {
                 for service in services where wanted.contains(service.id) {
                     let previous = before[service.id].flatMap { $0.plugin.identity == plugin.identity && $0.plugin.path == plugin.path ? $0.opened : nil }
                     waiting[service.id] = DormantServices.Entry(metadata: service, plugin: plugin, opened: previous)
@@ -182,7 +185,7 @@ extension ServiceSet {
                             message: "not trusted: refused by safe mode"))
                 }
                 for info in infos where wanted.contains(info.metadata.id) && Self.declares(services, info.metadata.id) {
-                    if lazy.contains(info.metadata.id) {
+                    if !lazy.isEmpty && lazy.contains(info.metadata.id) {
                         // Opened for an eager sibling: its descriptor waits, unattached.
                         waiting[info.metadata.id] = DormantServices.Entry(metadata: info.metadata, plugin: plugin, opened: info)
                         continue
