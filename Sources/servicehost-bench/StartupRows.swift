@@ -41,31 +41,62 @@ struct StartupRows {
         // Small sets launch in milliseconds, where a per-plugin figure is a small difference of
         // two noisy times: they get more repetitions (4× up to 10 plugins, 2× up to 100).
         func repetitions(_ set: PluginSet) -> Int { set.count <= 10 ? 4 * reps : set.count <= 100 ? 2 * reps : reps }
-        for rep in 0..<(4 * reps + (warmUp ? 1 : 0)) {
-            let keep = !(warmUp && rep == 0)  // the first pass warms the page cache and loader
-            // Host and floor alternate on every set, so load from elsewhere hits both alike.
-            for set in sets where rep < repetitions(set) + (warmUp ? 1 : 0) {
-                let ours = try launch(host, ["--plugins", set.directory], marker: Self.hostMarker, environment: hostEnvironment)
-                let floor = try launch(floor, ["startup", set.directory], marker: Self.floorMarker)
-                // The empty programs run beside the empty set, alternating with the host like the floor.
-                if set.count == 0 {
-                    for (key, program) in [("swift", emptySwift), ("foundation", emptyFoundation)] {
-                        guard let program else { continue }
-                        let empty = try launch(program, [], marker: Self.hostMarker)
-                        if keep { time["\(key).empty", default: []].append(empty.nanoseconds) }
-                    }
-                    // The binary alone: `host --version` loads what every start loads and does no
-                    // work but one line, so against the empty program run to its exit it is the
-                    // share of the fixed cost that is the host's image and libraries.
-                    if let swift = emptySwift {
+        // The fixed cost first, in a block of its own: in the sets' loop below, the host's empty
+        // start came first after the largest sets' launches (and `host inspect` of 1000 files)
+        // and paid for their aftermath, ~0.3–0.5 ms, while the empty programs it is compared
+        // with came after it. Here nothing heavy precedes, and every program starts as often
+        // early as late in a repetition (the order reverses every other one).
+        if let empty = sets.first(where: { $0.count == 0 }) {
+            for rep in 0..<(4 * reps + (warmUp ? 1 : 0)) {
+                let keep = !(warmUp && rep == 0)  // the first pass warms the page cache and loader
+                // `version` and `exit` are the binary alone: `host --version` loads what every start
+                // loads and does no work but one line, so against the empty program run to its exit
+                // it is the share of the fixed cost that is the host's image and libraries.
+                var order = ["host", "floor", "swift", "foundation", "version", "exit"]
+                if rep % 2 == 1 { order.reverse() }
+                for key in order {
+                    switch key {
+                    case "host":
+                        let ours = try launch(host, ["--plugins", empty.directory], marker: Self.hostMarker, environment: hostEnvironment)
+                        guard keep else { continue }
+                        time["host." + empty.key, default: []].append(ours.nanoseconds)
+                        rss["host." + empty.key, default: []].append(ours.rss)
+                    case "floor":
+                        let floor = try launch(floor, ["startup", empty.directory], marker: Self.floorMarker)
+                        guard keep else { continue }
+                        time["floor." + empty.key, default: []].append(floor.nanoseconds)
+                        rss["floor." + empty.key, default: []].append(floor.rss)
+                    case "swift", "foundation":
+                        guard let program = key == "swift" ? emptySwift : emptyFoundation else { continue }
+                        let launched = try launch(program, [], marker: Self.hostMarker)
+                        if keep { time["\(key).empty", default: []].append(launched.nanoseconds) }
+                    case "version":
+                        guard emptySwift != nil else { continue }
                         let version = try runToExit(host, ["--version"])
-                        let empty = try runToExit(swift, ["--exit"])
-                        if keep {
-                            exits["host.version", default: []].append(version)
-                            exits["swift.empty", default: []].append(empty)
-                        }
+                        if keep { exits["host.version", default: []].append(version) }
+                    default:
+                        guard let swift = emptySwift else { continue }
+                        let exited = try runToExit(swift, ["--exit"])
+                        if keep { exits["swift.empty", default: []].append(exited) }
                     }
                 }
+            }
+        }
+        let settle = sets.first(where: { $0.count == 0 })
+        for rep in 0..<(4 * reps + (warmUp ? 1 : 0)) {
+            let keep = !(warmUp && rep == 0)  // the first pass warms the page cache and loader
+            // Not measured: a host and a floor with no plugins, so the first set measured does
+            // not start right after the last repetition's largest sets and `host inspect` (the
+            // first launch after those was 0.3–0.7 ms slower; one round of small launches
+            // after them was not).
+            if let settle {
+                _ = try launch(host, ["--plugins", settle.directory], marker: Self.hostMarker, environment: hostEnvironment)
+                _ = try launch(floor, ["startup", settle.directory], marker: Self.floorMarker)
+            }
+            // Host and floor alternate on every set, so load from elsewhere hits both alike.
+            for set in sets where set.count > 0 && rep < repetitions(set) + (warmUp ? 1 : 0) {
+                let ours = try launch(host, ["--plugins", set.directory], marker: Self.hostMarker, environment: hostEnvironment)
+                let floor = try launch(floor, ["startup", set.directory], marker: Self.floorMarker)
                 if keep {
                     time["host." + set.key, default: []].append(ours.nanoseconds)
                     time["floor." + set.key, default: []].append(floor.nanoseconds)
