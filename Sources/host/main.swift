@@ -35,7 +35,7 @@ func runCtl(_ arguments: [String]) -> Never {
     }
     if case .operate(.watch) = invocation.message.command { watch(invocation, path: path) }
     let raw: ServiceJSON.JSONValue
-    do { raw = try ControlClient.send(invocation.message, to: path) } catch { failure("host ctl: \(error)", status: 1) }
+    do { raw = try ControlClient.send(invocation.message, to: path, timeout: invocation.timeout) } catch { failure("host ctl: \(error)", status: 1) }
     let reply = ControlReply(json: raw)
     let status = CtlCommand.status(of: reply)
     let text =
@@ -52,7 +52,7 @@ func runCtl(_ arguments: [String]) -> Never {
 func watch(_ invocation: CtlCommand.Invocation, path: String) -> Never {
     var first = true
     do {
-        try ControlClient.exchange(invocation.message, with: path) { value in
+        try ControlClient.exchange(invocation.message, with: path, timeout: invocation.timeout) { value in
             defer { first = false }
             if first {
                 // The reply that starts the stream: only an error is shown.

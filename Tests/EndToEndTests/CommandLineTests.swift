@@ -27,6 +27,7 @@ import Testing
         ),
         (["ctl", "stat"], "host: ctl: unknown command 'stat'; did you mean 'state'?"),
         (["ctl", "--json=yes", "state"], "host: ctl: --json is a flag and takes no value (given 'yes')"),
+        (["ctl", "--timeout", "0", "state"], "host: ctl: --timeout: '0' is not a positive number of seconds"),
         (["inspect", "--jsn", "/tmp"], "host: inspect: unknown option --jsn; did you mean '--json'?"),
     ])
     func badCommandLines_exitTwo_namingTheArgument(arguments: [String], message: String) throws {

@@ -210,4 +210,24 @@ extension ControlChannelTests {
         #expect(result.records.named("host.ready").isEmpty)
         #expect(result.records.named("service.stuck").map { $0.string("service") } == ["test.hang"], "\(result.records.text)")
     }
+
+    /// A host whose main thread a service holds answers no request that needs it: `host ctl`
+    /// gives up after `--timeout`, naming the socket (exit 1), instead of waiting forever; past
+    /// the event's deadline the host answers `state` from its snapshot, naming the service.
+    @Test func ctlGivesUpAfterItsTimeout_whenTheHostIsStuck() throws {
+        let host = try RunningHost()
+        try host.probe(
+            "hang",
+            [
+                "PROBE_ID=\"test.hang\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)",
+                "PROBE_HANG_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING",
+            ])
+        try host.start(["--event-timeout", "1"])
+        let stuck = try host.ctl("--timeout", "0.3", "memory-warning")
+        #expect(stuck.status == 1, "\(stuck.stderr)")
+        #expect(stuck.stderr.contains(host.control))  // the error names the socket
+        let state = try host.ctlJSON("state")
+        #expect((state.reply["stuck"] as? [String: Any])?["service"] as? String == "test.hang", "\(state.reply)")
+        _ = host.signal(SIGKILL)
+    }
 }

@@ -2,7 +2,7 @@ import Glibc
 import ServiceABI
 import ServiceJSON
 
-/// `host ctl [--control PATH] [--json] COMMAND …`: drives a running host.
+/// `host ctl [--control PATH] [--json] [--timeout SECS] COMMAND …`: drives a running host.
 public enum CtlCommand {
     /// What to send, where, and how to print the reply.
     public struct Invocation {
@@ -10,6 +10,8 @@ public enum CtlCommand {
         public var control: String?
         /// `--json`: print the reply as it came.
         public var json = false
+        /// `--timeout SECS`: how long to wait for the host's reply (for `watch`, its first).
+        public var timeout = CtlCommand.defaultTimeout
         /// The request.
         public var message = ControlMessage(.state)
         /// The request as it goes on the wire.
@@ -22,7 +24,14 @@ public enum CtlCommand {
         [
             .value("--control", "PATH", "the control socket (default: the host's)") { $0.control = $1 },
             .flag("--json", "print the host's reply as it came") { $0.json = true },
+            .value("--timeout", "SECS", "give up when the host has not replied within SECS\n(default 30; for watch, its first reply)") {
+                options, text throws(UsageError) in options.timeout = try OptionValue.seconds(text)
+            },
         ])
+
+    /// How long `host ctl` waits for a reply unless `--timeout` says: a host whose main thread a
+    /// service holds answers nothing, and a script should not wait for it forever.
+    public static let defaultTimeout = 30.0
 
     /// The options of `push`.
     struct Push {
@@ -52,7 +61,7 @@ public enum CtlCommand {
     /// The usage of `host ctl`, its lines built from the option tables.
     public static var usage: String {
         """
-        host ctl [--control PATH] [--json] COMMAND
+        host ctl [--control PATH] [--json] [--timeout SECS] COMMAND
           state | list | reload
           activate | resign | background | foreground | terminate | memory-warning
           push \(synopsis(pushTable)) FILE|-

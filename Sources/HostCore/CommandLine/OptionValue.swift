@@ -20,6 +20,11 @@ enum OptionValue {
         return value
     }
 
+    /// `seconds` as messages write it: 5, or 0.25.
+    static func secondsText(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+
     /// A whole number in `range`, of `unit`s.
     static func integer(_ text: String, in range: ClosedRange<Int>, _ unit: String) throws(UsageError) -> Int {
         guard let value = Int(text), range.contains(value) else {

@@ -9,10 +9,11 @@ public enum ControlClient {
     }
 
     /// Sends `message` to the host listening on `path` and returns its reply as it came
-    /// (``ControlReply/init(json:)`` reads it).
-    public static func send(_ message: ControlMessage, to path: String) throws(ClientError) -> JSONValue {
+    /// (``ControlReply/init(json:)`` reads it); throws when none has come within `timeout`
+    /// seconds.
+    public static func send(_ message: ControlMessage, to path: String, timeout: Double) throws(ClientError) -> JSONValue {
         var reply: JSONValue = .null
-        try exchange(message, with: path) { value in
+        try exchange(message, with: path, timeout: timeout) { value in
             reply = value
             return false
         }
@@ -21,8 +22,10 @@ public enum ControlClient {
 
     /// Sends `message` and hands `each` every line the host sends back (the reply, then, for
     /// `watch`, every record) until `each` answers false or the host closes the connection.
+    /// Throws when no reply has come within `timeout` seconds; once one has, waits as long as
+    /// the host keeps the connection (a `watch` stream may be quiet for hours).
     public static func exchange(
-        _ message: ControlMessage, with path: String,
+        _ message: ControlMessage, with path: String, timeout: Double,
         each: (JSONValue) -> Bool
     ) throws(ClientError) {
         let socket: FileDescriptor
@@ -39,6 +42,7 @@ public enum ControlClient {
         }
         var buffer: [UInt8] = []
         var replied = false
+        let deadline = Clock.monotonic() + timeout
         while true {
             while let newline = buffer.firstIndex(of: 0x0A) {
                 let value: JSONValue
@@ -49,6 +53,9 @@ public enum ControlClient {
                 replied = true
                 if !each(value) { return }
             }
+            if !replied {
+                try awaitReadable(socket, until: deadline, timeout: timeout, path: path)
+            }
             let bytes: [UInt8]
             do { bytes = try socket.read(upTo: 65536, path: path) } catch {
                 throw ClientError(description: "reading from \(path): \(error.reason)")
@@ -58,6 +65,23 @@ public enum ControlClient {
                 throw ClientError(description: "the host at \(path) closed the connection without a reply")
             }
             buffer += bytes
+        }
+    }
+
+    /// Returns when `socket` has bytes (or an end) to read; throws once `deadline` has passed.
+    private static func awaitReadable(_ socket: borrowing FileDescriptor, until deadline: Double, timeout: Double, path: String) throws(ClientError) {
+        while true {
+            let left = deadline - Clock.monotonic()
+            var polled = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
+            let ready = left > 0 ? poll(&polled, 1, Int32(min((left * 1000).rounded(.up), Double(Int32.max)))) : 0
+            if ready > 0 { return }
+            if ready < 0 && errno == EINTR { continue }
+            if ready < 0 { throw ClientError(description: "waiting for the host at \(path): \(String(cString: strerror(errno)))") }
+            if Clock.monotonic() >= deadline {
+                throw ClientError(
+                    description: "the host at \(path) did not reply within \(OptionValue.secondsText(timeout)) s"
+                        + " (a service may be holding its main thread; --timeout SECS waits longer)")
+            }
         }
     }
 }

@@ -96,7 +96,7 @@ public final class ShutdownCoordinator: Sendable {
             forceExit(because: "second signal (\(name)) during shutdown", .string("cause", "signal"), .string("signal", name))
         }
         log.info(
-            "host", "\(name) received: shutting down (a second signal or \(formatted(timeout)) s forces exit)",
+            "host", "\(name) received: shutting down (a second signal or \(OptionValue.secondsText(timeout)) s forces exit)",
             event: "host.shuttingDown", .string("by", name))
         DispatchQueue.main.async(execute: shutdown)
     }
@@ -106,7 +106,7 @@ public final class ShutdownCoordinator: Sendable {
     public func armDeadline() {
         if begin() {
             log.info(
-                "host", "terminating on request (a signal or \(formatted(timeout)) s forces exit)",
+                "host", "terminating on request (a signal or \(OptionValue.secondsText(timeout)) s forces exit)",
                 event: "host.shuttingDown", .string("by", "request"))
         }
     }
@@ -116,8 +116,8 @@ public final class ShutdownCoordinator: Sendable {
         guard signalsSeen.add(1, ordering: .relaxed).newValue == 1 else { return false }
         queue.asyncAfter(deadline: .now() + timeout) { [self] in
             forceExit(
-                because: "shutdown took longer than \(formatted(timeout)) s", .string("cause", "timeout"),
-                .string("deadline", formatted(timeout)))
+                because: "shutdown took longer than \(OptionValue.secondsText(timeout)) s", .string("cause", "timeout"),
+                .string("deadline", OptionValue.secondsText(timeout)))
         }
         return true
     }
@@ -131,10 +131,6 @@ public final class ShutdownCoordinator: Sendable {
             log.write(.error, "host", "forced exit: \(reason)", event: "host.forcedExit", fields: fields)
         }
         _exit(1)
-    }
-
-    private func formatted(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 }
 
