@@ -22,8 +22,10 @@ let hostCodegen: [SwiftSetting] = [
 
 // The release host's code in the order a start first enters it (Sources/host/startup-order.txt,
 // written by scripts/startup-order): a start then faults in ~6 blocks of 64 KiB of the host's
-// code, not ~30 (one in every block); ~0.17 ms of the fixed start (issue 13). gold, the
+// code, not ~30 (one in every block); ~0.13 ms of the fixed start (issue 13). gold, the
 // toolchain's linker on Linux, reads the list; a name it does not find is skipped.
+// A release folder built before the flag above keeps its objects (Swift skips codegen when a
+// module's IR is unchanged, and the flag does not change it): delete its *.build/*.o once.
 let hostLayout: [LinkerSetting] = [
     .unsafeFlags(
         ["-Xlinker", "--section-ordering-file=\(Context.packageDirectory)/Sources/host/startup-order.txt"],
