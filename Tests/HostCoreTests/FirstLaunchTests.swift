@@ -179,11 +179,14 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == ["host", "test.a"])
         // A mark whose write a crash interrupted is only a temporary file, never read as a mark,
         // and removed once the next start is active (removeInterruptedMarks).
+        // A name only part of the temporaries' prefix is not one (the prefix is matched in
+        // the listing's own bytes).
         try scratch.write("state/launched/.tmp-5eed", [], mode: 0o600)
+        try scratch.write("state/launched/.tmp", [], mode: 0o600)
         let next = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == [".tmp-5eed", "host", "test.a"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == [".tmp", ".tmp-5eed", "host", "test.a"])
         next.removeInterruptedMarks()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == ["host", "test.a"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == [".tmp", "host", "test.a"])
         #expect(try !next.isFirstHostLaunch())
         #expect(try !next.isFirstServiceLaunch("test.a"))
         #expect(try next.isFirstServiceLaunch("test.b"))

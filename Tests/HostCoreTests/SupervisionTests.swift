@@ -149,6 +149,35 @@ import Testing
         #expect(Sentinel.decode([UInt8](repeating: 0, count: 65536)) == nil)
     }
 
+    /// An attach names its service by writing its id alone after the running ones (not the
+    /// whole list again): the sentinel and the watchdog name the same service either way, and a
+    /// second attach at the same index (the first failed) replaces the first's id.
+    @Test func anAttach_namesItsServiceAfterTheRunningOnes() throws {
+        let scratch = try Scratch()
+        let (sentinel, _) = try Sentinel.open(stateDirectory: scratch.file("state"))
+        let tracker = CallTracker()
+        tracker.register(ids: ["test.a", "test.b"])
+        tracker.attach(sentinel)
+        func written() throws -> Sentinel.PreviousRun { try #require(Sentinel.decode(Array(try Data(contentsOf: URL(fileURLWithPath: sentinel.path))))) }
+        sentinel.loading("/lib/c.so")
+        tracker.register(attaching: "test.c", at: 2)
+        tracker.enter(service: 2, event: .willFinishLaunching)
+        #expect(try written().service == "test.c" && tracker.id(at: 2) == "test.c")
+        #expect(try written().loading == nil)
+        tracker.leave()
+        tracker.register(attaching: "test.longer-name", at: 2)
+        tracker.enter(service: 2, event: .willFinishLaunching)
+        #expect(try written().service == "test.longer-name" && tracker.id(at: 2) == "test.longer-name")
+        tracker.enter(service: 1, event: .willFinishLaunching)
+        #expect(try written().service == "test.b" && tracker.id(at: 1) == "test.b")
+        tracker.leave()
+        // The list, once the load ends, is the running services again.
+        tracker.register(ids: ["test.a", "test.b", "test.longer-name"])
+        tracker.register(attaching: "test.d", at: 1)
+        tracker.enter(service: 1, event: .willFinishLaunching)
+        #expect(try written().service == "test.d" && tracker.id(at: 2) == "service #2")
+    }
+
     /// A new run clears only the sentinel's header and lengths (not all 64 KiB): nothing of the
     /// previous run's call, loading path or ids is read back from what it left past them.
     @Test func theSentinel_ofANewRunKeepsNothingOfThePreviousRun() throws {

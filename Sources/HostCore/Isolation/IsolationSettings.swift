@@ -67,15 +67,19 @@ public struct IsolationSettings: Sendable {
     }
 
     /// Where service `id` runs.
-    public func isolation(for id: String) -> ServiceConfiguration.Isolation { policies[id]?.isolation ?? isolation }
+    public func isolation(for id: String) -> ServiceConfiguration.Isolation { policy(id)?.isolation ?? isolation }
 
     /// Service `id`'s event deadline, in seconds.
-    public func eventTimeout(for id: String) -> Double { policies[id]?.eventTimeout ?? eventTimeout }
+    public func eventTimeout(for id: String) -> Double { policy(id)?.eventTimeout ?? eventTimeout }
+
+    /// Service `id`'s own policy. No policies (most hosts) asks no table: even an empty one
+    /// hashes the id, for every service at every start.
+    private func policy(_ id: String) -> IsolationPolicy? { policies.isEmpty ? nil : policies[id] }
 
     /// Whether `--safe-mode` starts service `id` of the plugin at `path`: its policy says
     /// `trusted`, or it says nothing and the plugin is bundled.
     public func isTrusted(_ id: String, path: String) -> Bool {
-        if let trusted = policies[id]?.trusted { return trusted }
+        if let trusted = policy(id)?.trusted { return trusted }
         guard let bundledDirectory, let folder = Self.realFolder(of: path) else { return false }
         return folder == bundledDirectory
     }

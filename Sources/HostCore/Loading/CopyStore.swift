@@ -122,15 +122,21 @@ struct CopyStore: Sendable {
             text.append(hexDigit(UInt8(truncatingIfNeeded: inode) & 15))
             inode >>= 4
         } while inode != 0
-        for value in [
-            identity.device, UInt64(bitPattern: identity.size), UInt64(bitPattern: identity.modified), UInt64(bitPattern: identity.changed),
-        ] {
-            text.append(UInt8(ascii: "."))
-            var shift = max(0, (63 - value.leadingZeroBitCount) / 4 * 4)
-            while shift >= 0 {
-                text.append(hexDigit(UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 15))
-                shift -= 4
-            }
+        // One call per field, not a loop over an array of them: the array was a heap
+        // allocation per plugin at every start.
+        appendField(identity.device, to: &text)
+        appendField(UInt64(bitPattern: identity.size), to: &text)
+        appendField(UInt64(bitPattern: identity.modified), to: &text)
+        appendField(UInt64(bitPattern: identity.changed), to: &text)
+    }
+
+    /// A dot, then `value` in hex, most significant digit first.
+    private static func appendField(_ value: UInt64, to text: inout [UInt8]) {
+        text.append(UInt8(ascii: "."))
+        var shift = max(0, (63 - value.leadingZeroBitCount) / 4 * 4)
+        while shift >= 0 {
+            text.append(hexDigit(UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 15))
+            shift -= 4
         }
     }
 

@@ -37,24 +37,30 @@ struct StoredCopy {
         let store: CopyStore
         do { store = try CopyStore.current() } catch { throw .system(error) }
         // The copy's name, escaped: an escaped path's last component is its file name escaped.
-        let slash = path.utf8.lastIndex(of: UInt8(ascii: "/"))
-        let after = slash.map { path.utf8.index(after: $0) } ?? path.utf8.startIndex
-        let name = after == path.utf8.endIndex ? "plugin.so".utf8[...] : path.utf8[after...]
+        // Worked on in the strings' own bytes: every plugin at every start.
+        var source = path
+        let nameStart = source.withUTF8 { ($0.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1 }
+        let hasName = nameStart < path.utf8.count
         // The length of the copy's folder in its path.
         let directoryLength: Int
         // Where the copy's path relative to the store's open folder starts (see `isIntact`);
         // nil for a private copy.
         var inStore: Int? = store.root.utf8.count + 1
         if Self.loaded.insert(identity).inserted {
-            // STORE/KEY/NAME built in one buffer, one String: every plugin at every start.
+            // STORE/KEY/NAME built in one buffer, one String.
             var bytes: [UInt8] = []
-            bytes.reserveCapacity(store.root.utf8.count + 5 * 17 + 2 + name.count)
-            bytes += store.root.utf8
+            bytes.reserveCapacity(store.root.utf8.count + 5 * 17 + 2 + path.utf8.count - nameStart + 9)
+            var root = store.root
+            root.withUTF8 { bytes.append(contentsOf: $0) }
             bytes.append(UInt8(ascii: "/"))
             CopyStore.appendKey(identity, to: &bytes)
             directoryLength = bytes.count
             bytes.append(UInt8(ascii: "/"))
-            bytes += name
+            if hasName {
+                source.withUTF8 { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[nameStart...])) }
+            } else {
+                bytes += "plugin.so".utf8
+            }
             loadPath = String(decoding: bytes, as: UTF8.self)
         } else {
             // This version is loaded already, and the host loads a file again only to start a
@@ -68,7 +74,7 @@ struct StoredCopy {
             }
             inStore = nil
             directoryLength = directory.utf8.count
-            loadPath = directory + "/" + String(decoding: name, as: UTF8.self)
+            loadPath = directory + "/" + (hasName ? String(decoding: path.utf8.dropFirst(nameStart), as: UTF8.self) : "plugin.so")
         }
         if Self.isIntact(loadPath, in: inStore.map { (store.descriptor, $0) }, size: identity.size) {
             made = false

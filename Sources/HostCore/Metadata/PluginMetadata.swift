@@ -103,8 +103,13 @@ extension PluginMetadata {
         }
         guard !services.isEmpty else { throw .invalidMetadata("no service records") }
         var indexes: [String: Int] = [:]
-        for (index, service) in services.enumerated() where indexes.updateValue(index, forKey: service.id) != nil {
-            throw .invalidMetadata("service id \(service.id) is declared twice")
+        // A file of one service and no claims (most) needs no table: a table per file was
+        // ~1200 instructions per plugin at every start (callgrind).
+        if services.count > 1 || !claims.isEmpty {
+            indexes.reserveCapacity(services.count)
+            for (index, service) in services.enumerated() where indexes.updateValue(index, forKey: service.id) != nil {
+                throw .invalidMetadata("service id \(service.id) is declared twice")
+            }
         }
         for (number, claim) in claims.enumerated() {
             let index: Int
@@ -238,24 +243,27 @@ public enum ServiceID {
 
     /// The rules of ``problem(with:)`` in one pass over the bytes, allocating nothing: every
     /// plugin file's ids are checked at each start (the registry cache serves the bytes, not
-    /// the checked metadata), so the common case must not split the id.
-    private static func isValid(_ id: String) -> Bool {
-        var labels = 1
-        var labelLength = 0
-        var count = 0
-        for c in id.utf8 {
-            count += 1
-            if c == 0x2E {
-                guard labelLength > 0 else { return false }
-                labels += 1
-                labelLength = 0
-            } else if (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x2D || c == 0x5F {
-                labelLength += 1
-            } else {
-                return false
+    /// the checked metadata), so the common case must not split the id. Over the string's own
+    /// buffer: iterating its UTF-8 view cost ~50 instructions a byte (callgrind), this ~5.
+    static func isValid(_ id: String) -> Bool {
+        var id = id
+        return id.withUTF8 { bytes in
+            guard bytes.count < Int(SH_META_ID_MAX) else { return false }
+            var labels = 1
+            var labelLength = 0
+            for c in bytes {
+                if c == 0x2E {
+                    guard labelLength > 0 else { return false }
+                    labels += 1
+                    labelLength = 0
+                } else if (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x2D || c == 0x5F {
+                    labelLength += 1
+                } else {
+                    return false
+                }
             }
+            return labelLength > 0 && labels >= 2
         }
-        return labelLength > 0 && labels >= 2 && count < Int(SH_META_ID_MAX)
     }
 }
 

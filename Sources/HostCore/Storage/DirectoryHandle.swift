@@ -87,7 +87,13 @@ final class DirectoryHandle: Sendable {
     }
 
     /// The names in the directory, without `.` and `..`, in no particular order.
-    func names() throws(SystemError) -> [String] {
+    func names() throws(SystemError) -> [String] { try names(startingWith: []) }
+
+    /// The names in the directory that start with `prefix` (bytes, no NUL; empty: all), but
+    /// `.` and `..`. The others cost no string: the marks folder holds one file per service
+    /// ever started, and its leftover temporaries were looked for by building all of their
+    /// names (1100 marks: 1.7 M instructions at every start, callgrind).
+    func names(startingWith prefix: [UInt8]) throws(SystemError) -> [String] {
         // fdopendir takes ownership of its descriptor, so give it a fresh one.
         let fresh = try FileDescriptor.open(".", O_RDONLY | O_DIRECTORY, in: descriptor.rawValue, path: path)
         guard let stream = fdopendir(fresh.rawValue) else { throw .current("opendir", path) }
@@ -101,6 +107,7 @@ final class DirectoryHandle: Sendable {
                 if errno != 0 { throw .current("readdir", path) }
                 return names
             }
+            if !prefix.isEmpty && !entry.nameStarts(with: prefix) { continue }
             let name = String(decoding: entry.nameBytes, as: UTF8.self)
             if name != "." && name != ".." { names.append(name) }
         }
@@ -193,7 +200,7 @@ final class DirectoryHandle: Sendable {
     @discardableResult
     func removeTemporaryFiles() throws(SystemError) -> Int {
         var removed = 0
-        for name in try names() where name.hasPrefix(Self.temporaryPrefix) {
+        for name in try names(startingWith: Array(Self.temporaryPrefix.utf8)) {
             if unlinkat(descriptor.rawValue, name, 0) == 0 {
                 removed += 1
             } else if errno != ENOENT {

@@ -13,4 +13,15 @@ extension UnsafeMutablePointer where Pointee == dirent {
             }
         }
     }
+
+    /// Whether the entry's name starts with `prefix` (which holds no NUL), read in place: no
+    /// array per entry for a listing that wants a few names of many.
+    func nameStarts(with prefix: [UInt8]) -> Bool {
+        withUnsafeMutablePointer(to: &pointee.d_name) { field in
+            // strncmp stops at the name's NUL, so it reads no further than the name.
+            UnsafeRawPointer(field).withMemoryRebound(to: CChar.self, capacity: 1) { name in
+                prefix.withUnsafeBytes { strncmp(name, $0.baseAddress!.assumingMemoryBound(to: CChar.self), prefix.count) == 0 }
+            }
+        }
+    }
 }

@@ -14,8 +14,10 @@ public final class CallTracker: Sendable {
     private let calls = Atomic<UInt64>(0)
     // The mapped sentinel page (Sentinel) as an address, set once when supervision starts; 0 before.
     private let sentinel = Atomic<UInt>(0)
-    // Written on the main thread when services are loaded; read by the watchdog thread.
-    private let ids = Locked<[String]>([])
+    // The ids of the service indexes, and where each ends in the sentinel page's list (empty
+    // without a sentinel). Written on the main thread when services are loaded or attached;
+    // read by the watchdog thread.
+    private let registered = Locked<(ids: [String], sentinelEnds: [Int])>(([], []))
     // Set by the hang watchdog while a call is past its deadline.
     private let stuckCall = Locked<StuckCall?>(nil)
     // Told when a call becomes stuck (the control snapshot answers the requests waiting for it).
@@ -24,9 +26,22 @@ public final class CallTracker: Sendable {
     /// An idle tracker.
     public init() {}
 
+    /// The services' ids, in dispatch order.
     func register(ids newIDs: [String]) {
-        ids.withLock { $0 = newIDs }
-        if let page = sentinelPage { Sentinel.register(page, ids: newIDs) }
+        let page = sentinelPage
+        registered.withLock { $0 = (newIDs, page.map { Sentinel.register($0, ids: newIDs) } ?? []) }
+    }
+
+    /// Names `id` as service `index` for an attach: the running services keep the indexes
+    /// 0..<index that ``register(ids:)`` gave them, and only `id` is written (all of them at
+    /// every attach made a start quadratic in its plugins).
+    func register(attaching id: String, at index: Int) {
+        let page = sentinelPage
+        registered.withLock { registered in
+            registered.ids.removeSubrange(min(index, registered.ids.count)...)
+            registered.ids.append(id)
+            if let page { Sentinel.register(page, id: id, index: index, ends: &registered.sentinelEnds) }
+        }
     }
 
     /// Starts a delivery of `kind` (one or more calls): returns the sentinel page, if any, for
@@ -101,12 +116,12 @@ public final class CallTracker: Sendable {
 
     /// The id of the service at `index`.
     func id(at index: Int) -> String {
-        ids.withLock { index < $0.count ? $0[index] : "service #\(index)" }
+        registered.withLock { index < $0.ids.count ? $0.ids[index] : "service #\(index)" }
     }
 
     /// Starts writing calls to the sentinel's mapped page.
     func attach(_ sentinel: Sentinel) {
-        Sentinel.register(sentinel.page, ids: ids.withLock { $0 })
+        registered.withLock { $0.sentinelEnds = Sentinel.register(sentinel.page, ids: $0.ids) }
         self.sentinel.store(UInt(bitPattern: sentinel.page), ordering: .releasing)
     }
 

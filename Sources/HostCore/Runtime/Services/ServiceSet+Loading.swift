@@ -147,6 +147,9 @@ extension ServiceSet {
         report: inout LoadReport
     ) throws(LoadError) -> (slots: [ServiceSlot], dormant: [DormantServices.Entry]) {
         let wanted = Set(plan.order).subtracting(keeping.keys)
+        // The files loaded already (a reload): asked once per file opened, so a set, not a scan
+        // of every slot per file (quadratic in the plugins of a reload). Empty at a start.
+        let loadedPaths = Set(slots.map(\.path))
         let lazy = lazyServices(plan: plan, inspection: inspection, wanted: wanted)
         let before = Dictionary(dormant.entries.map { ($0.metadata.id, $0) }, uniquingKeysWith: { a, _ in a })
         var waiting: [String: DormantServices.Entry] = [:]
@@ -174,7 +177,7 @@ extension ServiceSet {
             // a cost of every start).
             let ids = { services.map(\.id).filter(wanted.contains) }
             do throws(LoadFailure.Reason) {
-                let replacing = slots.contains { $0.path == plugin.path }
+                let replacing = !loadedPaths.isEmpty && loadedPaths.contains(plugin.path)
                 var cost = StartupCost(inspect: plugin.inspectNanoseconds)
                 let infos = try openPlugin(plugin, replacing: replacing, cost: &cost)
                 if infos.isEmpty {

@@ -88,8 +88,9 @@ final class ServiceSet {
             shared: shared)
         if let attach = info.attach {
             let tracker = dispatcher.tracker
-            tracker.register(ids: slots.map(\.id) + [id])
-            tracker.enter(service: slots.count, event: .willFinishLaunching)
+            let index = slots.count
+            tracker.register(attaching: id, at: index)
+            tracker.enter(service: index, event: .willFinishLaunching)
             let start = Clock.nanoseconds()
             let result = attach(info.descriptor, HostTable.make(for: context))
             dispatcher.stats.startup[id, default: StartupCost()].attach = Clock.nanoseconds() &- start
