@@ -273,6 +273,47 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/sentinel"))
     }
 
+    /// Safe mode refuses a file with an untrusted service; a trusted service that requires a
+    /// service of that file is not started either (it was started without its requirement),
+    /// nor one that requires it in turn; `host check --safe-mode` says all of it before a start.
+    @Test func safeMode_aServiceWhoseRequirementItRefuses_isNotStarted_andCheckSaysSoFirst() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        try host.probe("c", ["PROBE_ID=\"test.c\""])
+        try host.probe("d", ["PROBE_ID=\"test.d\""])
+        let config = try host.file(
+            "services.json",
+            #"{"services":{"test.a":{"trusted":true,"requires":["test.b"]},"test.d":{"trusted":true,"requires":["test.a"]},"#
+                + #""test.c":{"trusted":true}}}"#)
+        let check = try Command.run(
+            try Repository.product("host"), ["check", "--plugins", host.lib, "--config", config, "--safe-mode", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stderr)")
+        #expect(check.status == 2)
+        #expect((report["order"] as? [[String: Any]])?.compactMap { $0["service"] as? String } == ["test.c"], "\(report)")
+        let problems = (report["problems"] as? [[String: Any]] ?? []).map {
+            [$0["severity"] as? String, $0["code"] as? String, $0["service"] as? String, $0["file"] as? String]
+        }
+        #expect(
+            problems == [
+                ["warning", "safe-mode", "test.b", "\(host.lib)/b.so"], ["error", "requirement-failed", "test.a", "\(host.lib)/a.so"],
+                ["error", "requirement-failed", "test.d", "\(host.lib)/d.so"],
+            ], "\(problems)")
+        // Without --safe-mode the same files are clean.
+        #expect(try Command.run(try Repository.product("host"), ["check", "--plugins", host.lib, "--config", config]).status == 0)
+
+        try host.start(["--safe-mode", "--config", config])
+        let services = try host.reply("list")["services"] as? [[String: Any]] ?? []
+        #expect(services.compactMap { $0["id"] as? String } == ["test.c"])
+        let records = host.stop().records
+        #expect(
+            records.named("safeMode.skipped").map { [$0.string("path")] + ($0.strings("services") ?? []) }
+                == [["\(host.lib)/b.so", "test.b"]], "\(records.text)")
+        #expect(
+            records.named("service.requirementFailed").map { [$0.level, $0.string("service"), $0.string("requires")] }
+                == [["error", "test.a", "test.b"], ["error", "test.d", "test.a"]], "\(records.text)")
+    }
+
     @Test func servicesSeeTheSameEventsDataAndAnswers_inAWorker_asInTheHost() throws {
         func run(_ mode: String) throws -> (probe: [String], trace: [String], replies: [String]) {
             let host = try IsolatedHost()

@@ -16,8 +16,8 @@ public struct CheckReport {
         /// `configuration`, `plugin-directory`, a ``SkippedEntry/Reason`` for a refused file
         /// (`insecure`, `corrupt`, …), `cycle`, `requires-unknown`, `requires-disabled`,
         /// `requires-not-configured`, `requires-version`, `requirement-failed`,
-        /// `required-missing`, `missing`, `after-unknown`,
-        /// `url-claim-conflict` or `activity-claim-conflict`.
+        /// `required-missing`, `missing`, `after-unknown`, `safe-mode` (`--safe-mode` leaves a
+        /// file out), `url-claim-conflict` or `activity-claim-conflict`.
         public var code: String
         /// The file concerned, when there is one.
         public var file: String?
@@ -82,7 +82,8 @@ public struct CheckReport {
             if case .failure(let error)? = planner.plan { startOrderProblem(error) }
             return
         }
-        order = plan.order.compactMap { id in found[id].map { (id, $0.plugin.path) } }
+        let unavailable = options.run.isolation.safeMode ? checkSafeMode(plan, configuration: configuration, found: found) : []
+        order = plan.order.compactMap { id in unavailable.contains(id) ? nil : found[id].map { (id, $0.plugin.path) } }
         disabled = plan.disabled
         notConfigured = plan.notConfigured
         let required = Set(planner.requiredButMissing)
@@ -106,6 +107,37 @@ public struct CheckReport {
             problem(.error, code, file: found[unmet.service]?.plugin.path, service: unmet.service, "\(unmet.service) is not started: \(unmet)")
         }
         checkClaims(plan.order.compactMap { found[$0]?.service })
+    }
+
+    /// What `--safe-mode` leaves out, as the host decides it: a file with any untrusted
+    /// service is not loaded at all (a warning), and a service to start that requires one of
+    /// those, or one left out that way, is not started (an error). Returns the services left out.
+    private mutating func checkSafeMode(
+        _ plan: StartPlan, configuration: HostConfiguration,
+        found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)]
+    ) -> Set<String> {
+        var trust = IsolationSettings(stateDirectory: "")
+        trust.policies = IsolationSettings.policies(from: configuration)
+        var unavailable = Set<String>()
+        var seen = Set<String>()
+        for id in plan.order {
+            guard let plugin = found[id]?.plugin, seen.insert(plugin.path).inserted else { continue }
+            let untrusted = plugin.metadata.services.map(\.id).filter { !trust.isTrusted($0, path: plugin.path) }
+            guard !untrusted.isEmpty else { continue }
+            unavailable.formUnion(plugin.metadata.services.map(\.id))
+            problem(
+                .warning, "safe-mode", file: plugin.path, service: untrusted.first,
+                "not loaded in safe mode: \(untrusted.joined(separator: ", ")) \(untrusted.count == 1 ? "is" : "are") not trusted"
+                    + " (bundled plugins are; others need \"trusted\": true in the configuration)")
+        }
+        let refused = unavailable
+        for id in plan.order where !unavailable.contains(id) {
+            guard let missing = plan.requirements[id]?.first(where: unavailable.contains) else { continue }
+            unavailable.insert(id)
+            let why = refused.contains(missing) ? "which safe mode did not start" : "which is not started"
+            problem(.error, "requirement-failed", file: found[id]?.plugin.path, service: id, "\(id) is not started: it requires \(missing), \(why)")
+        }
+        return unavailable
     }
 
     private mutating func problem(_ severity: Severity, _ code: String, file: String? = nil, service: String? = nil, _ message: String) {

@@ -158,6 +158,8 @@ extension ServiceSet {
         // Sized once, as `waiting`: growing it re-hashed every id so far at each doubling.
         opened.reserveCapacity(wanted.count - lazy.count)
         var failed = Set<String>()
+        // Refused by safe mode: not failures, but a service that requires one cannot start.
+        var refused = Set<String>()
         // Sized once: growing it by doubling re-hashed every id so far (a 1000-plugin start).
         dispatcher.stats.startup.reserveCapacity(dispatcher.stats.startup.count + inspection.plugins.count)
         for plugin in inspection.plugins {
@@ -186,6 +188,7 @@ extension ServiceSet {
                         SkippedEntry(
                             path: plugin.path, services: ids(), reason: .safeMode,
                             message: "not trusted: refused by safe mode"))
+                    refused.formUnion(ids())
                 }
                 for info in infos where wanted.contains(info.metadata.id) && Self.declares(services, info.metadata.id) {
                     if !lazy.isEmpty && lazy.contains(info.metadata.id) {
@@ -209,14 +212,15 @@ extension ServiceSet {
         }
         var result: [ServiceSlot] = []
         var resting: [DormantServices.Entry] = []
-        var unavailable = failed.union(plan.missing)
+        var unavailable = failed.union(plan.missing).union(refused)
         // Empty tables are not asked: this runs for every service of the plan at every start.
         for id in plan.order {
             if !plan.requirements.isEmpty, let missing = plan.requirements[id]?.first(where: unavailable.contains) {
                 unavailable.insert(id)
-                skipped.append(SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), which failed to load"))
+                let why = refused.contains(missing) ? "which safe mode did not start" : "which failed to load"
+                skipped.append(SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), \(why)"))
                 log.error(
-                    "host", "\(id) is not started: it requires \(missing), which failed to load",
+                    "host", "\(id) is not started: it requires \(missing), \(why)",
                     event: "service.requirementFailed", .string("service", id), .string("requires", missing))
                 failed.insert(id)
                 continue
