@@ -122,13 +122,10 @@ public struct CheckReport {
         var seen = Set<String>()
         for id in plan.order {
             guard let plugin = found[id]?.plugin, seen.insert(plugin.path).inserted else { continue }
-            let untrusted = plugin.metadata.services.map(\.id).filter { !trust.isTrusted($0, path: plugin.path) }
+            let untrusted = trust.untrusted(plugin.metadata.services, path: plugin.path)
             guard !untrusted.isEmpty else { continue }
             unavailable.formUnion(plugin.metadata.services.map(\.id))
-            problem(
-                .warning, "safe-mode", file: plugin.path, service: untrusted.first,
-                "not loaded in safe mode: \(untrusted.joined(separator: ", ")) \(untrusted.count == 1 ? "is" : "are") not trusted"
-                    + " (bundled plugins are; others need \"trusted\": true in the configuration)")
+            problem(.warning, "safe-mode", file: plugin.path, service: untrusted.first, IsolationSettings.safeModeRefusal(untrusted))
         }
         let refused = unavailable
         for id in plan.order where !unavailable.contains(id) {

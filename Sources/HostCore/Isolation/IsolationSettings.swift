@@ -76,6 +76,18 @@ public struct IsolationSettings: Sendable {
     /// hashes the id, for every service at every start.
     private func policy(_ id: String) -> IsolationPolicy? { policies.isEmpty ? nil : policies[id] }
 
+    /// The ids of `services`, of the plugin at `path`, that `--safe-mode` does not trust: the
+    /// file is not loaded when there is one.
+    func untrusted(_ services: [ServiceMetadata], path: String) -> [String] {
+        services.map(\.id).filter { !isTrusted($0, path: path) }
+    }
+
+    /// Why `--safe-mode` does not load a file whose `untrusted` services are these.
+    static func safeModeRefusal(_ untrusted: [String]) -> String {
+        "not loaded in safe mode: \(untrusted.joined(separator: ", ")) \(untrusted.count == 1 ? "is" : "are") not trusted"
+            + " (bundled plugins are; others need \"trusted\": true in the configuration)"
+    }
+
     /// Whether `--safe-mode` starts service `id` of the plugin at `path`: its policy says
     /// `trusted`, or it says nothing and the plugin is bundled.
     public func isTrusted(_ id: String, path: String) -> Bool {

@@ -38,14 +38,11 @@ public final class IsolationSupervisor {
         sentinel?.loading(inspected.path)
         let services = inspected.metadata.services
         if settings.safeMode {
-            let untrusted = services.filter { !settings.isTrusted($0.id, path: inspected.path) }.map(\.id)
+            let untrusted = settings.untrusted(services, path: inspected.path)
             if !untrusted.isEmpty {
                 log.warn(
-                    "loader",
-                    "\(inspected.path): not loaded in safe mode: \(untrusted.joined(separator: ", "))"
-                        + " \(untrusted.count == 1 ? "is" : "are") not trusted (bundled plugins are;"
-                        + " others need \"trusted\": true in the configuration)",
-                    event: "safeMode.skipped", .string("path", inspected.path), .strings("services", untrusted))
+                    "loader", "\(inspected.path): " + IsolationSettings.safeModeRefusal(untrusted), event: "safeMode.skipped",
+                    .string("path", inspected.path), .strings("services", untrusted))
                 return []
             }
         }
