@@ -25,6 +25,16 @@ func fatal(_ log: Log, _ message: String, event: String, _ fields: LogField...) 
     exit(2)
 }
 
+/// A thread the host cannot run without (the signal thread) could not be started: said with
+/// its cause, before any service is loaded or launched.
+func threadFailure(_ log: Log, _ error: SystemError) -> Never {
+    fatal(
+        log,
+        "cannot start the \(error.path): \(error.reason) (\(error.operation); a limit on threads or processes:"
+            + " ulimit -u, or the cgroup's pids.max)",
+        event: "host.threadFailed", .string("thread", error.path), .int("errno", Int(error.errno)))
+}
+
 /// `host ctl …`: one request to a running host.
 func runCtl(_ arguments: [String]) -> Never {
     let invocation: CtlCommand.Invocation
@@ -142,7 +152,7 @@ func run(_ options: RunOptions) -> Never {
     if case .success(let configuration)? = loadSettings.configurationRead?.configuration {
         isolation.policies = IsolationSettings.policies(from: configuration)
     }
-    host.startIsolation(isolation)
+    do { try host.startIsolation(isolation) } catch { threadFailure(log, error) }
     do {
         host.notifier = try SystemdNotifier.fromEnvironment()
     } catch {
@@ -186,7 +196,7 @@ func run(_ options: RunOptions) -> Never {
                 exit(0)
             }
         })
-    coordinator.install()
+    do { try coordinator.install() } catch { threadFailure(log, error) }
     // Bound before launch: requests made while the app launches wait, in order, until it is active.
     let controlPath =
         options.controlPath

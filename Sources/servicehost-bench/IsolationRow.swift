@@ -61,7 +61,9 @@ struct IsolationRow {
 
     private func loaded(_ directory: String, isolation: IsolationSettings?) throws(BenchError) -> HostCore.Host {
         let host = HostCore.Host(log: Log(level: .error))
-        if let isolation { host.startIsolation(isolation) }
+        if let isolation {
+            do { try host.startIsolation(isolation) } catch { throw BenchError("isolation: \(error)") }
+        }
         let failures: [LoadFailure]
         do { failures = try host.load(LoadSettings(directories: [directory])).failures } catch {
             throw BenchError("loading \(directory): \(error)")

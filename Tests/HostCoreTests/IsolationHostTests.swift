@@ -38,7 +38,7 @@ import Testing
             "test.c": IsolationPolicy(isolation: .process),
             "test.d": IsolationPolicy(isolation: .process, eventTimeout: hangDeadline),
         ]
-        host.startIsolation(settings)
+        try host.startIsolation(settings)
         #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
         #expect(host.services.map(\.id) == ["test.a", "test.b", "test.c", "test.d"])
         #expect(host.isolationFields(for: "test.a")["isolation"] == "process")

@@ -10,7 +10,10 @@ extension Host {
     /// - `--safe-mode` leaves untrusted plugins out;
     /// - the sentinel records the call in progress, and the previous run's unclean exit is logged;
     /// - the hang watchdog names an in-process service stuck past its deadline.
-    public func startIsolation(_ settings: IsolationSettings) {
+    ///
+    /// Throws when the thread that samples the hang watchdog cannot be started; the rest is
+    /// set up by then.
+    public func startIsolation(_ settings: IsolationSettings) throws(SystemError) {
         let supervisor = IsolationSupervisor(settings: settings, log: log, host: self)
         isolation = supervisor
         serviceSet.ownsFailures = { [unowned supervisor] id in supervisor.board.isIsolated(id) }
@@ -42,7 +45,7 @@ extension Host {
         }
         let board = supervisor.board
         let shortest = ([settings.eventTimeout] + settings.policies.values.compactMap(\.eventTimeout)).min()!
-        HangWatchdog(
+        try HangWatchdog(
             tracker: tracker, log: log, shortestDeadline: shortest,
             deadline: { settings.eventTimeout(for: $0) }, isIsolated: { board.isIsolated($0) }
         ).start()

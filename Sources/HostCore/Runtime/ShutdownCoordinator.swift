@@ -80,8 +80,9 @@ public final class ShutdownCoordinator: Sendable {
 
     /// Takes the signals ``catchSignals()`` records (those already recorded first), on the
     /// signal thread (``SignalThread``, started here unless the hang watchdog started it).
-    public func install() {
-        SignalThread.deliverSignals { [self] number in
+    /// Throws when that thread cannot be started (a limit on threads): the host could not stop.
+    public func install() throws(SystemError) {
+        try SignalThread.deliverSignals { [self] number in
             if number == SIGHUP {
                 DispatchQueue.main.async(execute: hangup)
             } else {

@@ -25,23 +25,32 @@ enum SignalThread {
     private static let wake: UInt8 = 0
 
     /// Hands every signal read from now on (and those read before) to `deliver`, on this thread.
-    static func deliverSignals(to deliver: @escaping @Sendable (Int32) -> Void) {
-        startIfNeeded { $0.deliver = deliver }
+    /// Throws when the thread cannot be started: then nothing would ever act on a signal.
+    static func deliverSignals(to deliver: @escaping @Sendable (Int32) -> Void) throws(SystemError) {
+        try startIfNeeded { $0.deliver = deliver }
     }
 
-    /// Calls `check` every `interval` seconds on this thread, between signals.
-    static func sample(every interval: Double, _ check: @escaping @Sendable () -> Void) {
-        startIfNeeded { $0.sampler = (interval, check) }
+    /// Calls `check` every `interval` seconds on this thread, between signals. Throws when the
+    /// thread cannot be started.
+    static func sample(every interval: Double, _ check: @escaping @Sendable () -> Void) throws(SystemError) {
+        try startIfNeeded { $0.sampler = (interval, check) }
     }
 
-    private static func startIfNeeded(_ change: (inout State) -> Void) {
+    /// The name a failure to start the thread gives it (``SystemError/path``).
+    static let threadName = "signal thread"
+
+    private static func startIfNeeded(_ change: (inout State) -> Void) throws(SystemError) {
         let start = state.withLock { state in
             change(&state)
             defer { state.started = true }
             return !state.started
         }
         if start {
-            DetachedThread.start { run() }
+            do { try DetachedThread.start(threadName) { run() } } catch {
+                // No thread: the next caller tries again (what was set waits for it).
+                state.withLock { $0.started = false }
+                throw error
+            }
         } else {
             // A thread already waiting (perhaps with no timeout): it looks again.
             var byte = wake

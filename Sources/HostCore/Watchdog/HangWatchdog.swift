@@ -42,8 +42,9 @@ final class HangWatchdog: Sendable {
     }
 
     /// Starts sampling for the process lifetime, on the signal thread (one thread for both).
-    func start() {
-        SignalThread.sample(every: interval) { [self] in check() }
+    /// Throws when that thread cannot be started.
+    func start() throws(SystemError) {
+        try SignalThread.sample(every: interval) { [self] in check() }
     }
 
     /// One sample: notes a new call, reports a call past its deadline once, and clears the mark

@@ -62,7 +62,14 @@ final class WorkerConnection: Sendable {
         self.onDeath = onDeath
         // The worker's output is the reader thread's alone: it closes when that thread ends.
         let output = started.output
-        DetachedThread.start { [self] in readUntilDeath(output) }
+        do { try DetachedThread.start("reader thread of the worker of \(source)") { [self] in readUntilDeath(output) } } catch {
+            // Nothing would read or reap the worker: it goes, reaped here (its descriptors close
+            // with this connection).
+            Glibc.kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = try? retryingOnInterrupt("waitpid", source) { waitpid(pid, &status, 0) }
+            throw error
+        }
     }
 
     /// The last step of loading the worker reported (PluginLoader.LoadStage), 0 before any.

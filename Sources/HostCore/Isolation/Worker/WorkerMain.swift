@@ -30,7 +30,7 @@ public enum WorkerMain {
         hello.u16(Wire.version)
         hello.u32(UInt32(bitPattern: getpid()))
         do { try channel.send(&hello, .hello) } catch { fail("cannot greet the host: \(error)") }
-        DetachedThread.start { read(channel, calls, session) }
+        do { try DetachedThread.start("reader thread") { read(channel, calls, session) } } catch { fail("cannot start its \(error)") }
         do { try MainLoop.shared.run() } catch { fail("\(error)") }
     }
 

@@ -1,0 +1,72 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// A thread the host needs but cannot start (EAGAIN: `ulimit -u`, a cgroup's pids.max) is an
+/// error that names the thread and keeps errno; never a trap. The real binary, its
+/// `pthread_create` made to fail by Tests/Fixtures/ThreadLimit (root is exempt from the real limit).
+// Not under a sanitizer: its runtime, linked into the sanitized host and exported, defines
+// pthread_create itself, which comes before any preloaded library's.
+@Suite(
+    .timeLimit(.minutes(10)),
+    .disabled(if: Sanitizer.isActive, "the sanitizer's own pthread_create in the host comes before the preloaded one"))
+struct ThreadLimitTests {
+    /// The preload library, built once per test into the host's scratch folder.
+    private func limit(_ host: RunningHost, allow: Int, in process: String) throws -> [String: String] {
+        let library = try Command.compileC(
+            Repository.fixture("ThreadLimit/threadlimit.c"), to: host.scratch.file("threadlimit.so"))
+        return ["LD_PRELOAD": library, "THREADLIMIT_ALLOW": "\(allow)", "THREADLIMIT_IN": process]
+    }
+
+    @Test func withoutItsSignalThread_theHostSaysWhy_andStopsBeforeAnyServiceRuns() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start(wait: false, environment: try limit(host, allow: 0, in: "host"))
+        let result = host.wait()
+        #expect(result.status == 2, "\(result.stderr)")
+        let failed = result.records.named("host.threadFailed")
+        #expect(failed.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
+        #expect(failed.first?.string("thread") == "signal thread")
+        #expect(failed.first?.int("errno") == Int(EAGAIN))
+        // Started before plugins load: no service was loaded, none saw an event.
+        #expect(result.records.named("host.ready").isEmpty)
+        #expect(host.events.isEmpty, "\(host.events)")
+    }
+
+    @Test func aWorkerWhoseReaderThreadCannotStart_isAFailedLoad_andTheOthersServe() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("x", ["PROBE_ID=\"test.x\""])
+        let config = try host.file("services.json", #"{"services": {"test.x": {"isolation": "process"}}}"#)
+        // The host's first thread (the signal thread) starts; the next, the worker's reader, does not.
+        try host.start(["--config", config], environment: try limit(host, allow: 1, in: "host"))
+        #expect(try host.service("test.a")?["state"] as? String == "running")
+        #expect(try host.service("test.x") == nil)
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let failed = result.records.named("load.failed").filter { $0.string("path") == host.lib + "/x.so" }
+        #expect(failed.count == 1, "\(result.records.text)")
+        #expect(failed.first?.string("reason")?.contains("pthread_create") == true, "\(result.records.text)")
+        #expect(host.events(of: "test.a").contains("didBecomeActive"), "\(host.events)")
+        #expect(host.events(of: "test.x").isEmpty)
+        // The worker was killed and reaped, not left behind: no crash is reported for it later.
+        #expect(result.records.named("worker.crashed").isEmpty, "\(result.records.text)")
+    }
+
+    @Test func aWorkerThatCannotStartItsReaderThread_exitsSayingWhy_andTheHostServesTheOthers() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("x", ["PROBE_ID=\"test.x\""])
+        let config = try host.file("services.json", #"{"services": {"test.x": {"isolation": "process"}}}"#)
+        try host.start(["--config", config], environment: try limit(host, allow: 0, in: "worker"))
+        #expect(try host.service("test.a")?["state"] as? String == "running")
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let records = result.records
+        #expect(records.named("load.failed").map { $0.string("path") } == [host.lib + "/x.so"], "\(records.text)")
+        // The worker's own line, relayed: its thread and errno's text.
+        let output = records.named("worker.output").compactMap { $0.string("line") }
+        #expect(output.contains { $0.contains("reader thread: pthread_create") }, "\(records.text)")
+        #expect(host.events(of: "test.x").isEmpty)
+    }
+}
