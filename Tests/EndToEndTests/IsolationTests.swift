@@ -121,6 +121,24 @@ import Testing
         #expect(failed.first?.strings("records") == ["\(host.stateDirectory)/failures/test.loop.json"])
         #expect(failed.first.map { $0.int("signal") == 6 && $0.string("event") == "didBecomeActive" } == true)
         #expect(first.records.named("worker.crashed").count == 2)  // the two crashes before the third
+        // `host check` reads the record as the next start will: blocked when the file runs in a
+        // worker; in the host's own process the record does not apply.
+        func check(_ isolation: String) throws -> (status: Int32, report: [String: Any]) {
+            let result = try Command.run(
+                try Repository.product("host"),
+                ["check", "--plugins", host.lib, "--state-dir", host.stateDirectory, "--isolation", isolation, "--json"])
+            return (result.status, try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]))
+        }
+        let blocked = try check("process")
+        #expect(blocked.status == 2)
+        let problems = blocked.report["problems"] as? [[String: Any]] ?? []
+        #expect(
+            problems.map { [$0["severity"], $0["code"], $0["service"], $0["file"]] as? [String] }
+                == [["error", "crash-looped", "test.loop", plugin]], "\(problems)")
+        #expect((blocked.report["order"] as? [[String: Any]])?.map { $0["service"] as? String } == ["test.a"])
+        let inProcess = try check("in-process")
+        #expect(inProcess.status == 0 && (inProcess.report["problems"] as? [Any])?.isEmpty == true, "\(inProcess.report)")
+        #expect((inProcess.report["order"] as? [[String: Any]])?.count == 2)
         #expect(
             host.events(of: "test.a") == [
                 "willFinishLaunching", "didFinishLaunching", "didBecomeActive",
@@ -149,6 +167,7 @@ import Testing
         #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "running" })
         let inspectAfter = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, plugin])
         #expect(!inspectAfter.stdout.contains("failed:"))
+        #expect(try check("process").status == 0)
         let second = host.stop().records
         #expect(
             second.named("worker.blocked").map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", plugin]],

@@ -1,6 +1,7 @@
-/// `host check [--plugins DIR …] [--config FILE] [--safe-mode] [--json]`: a dry run. Reads everything the
-/// host would (permissions, static metadata, the configuration, the start plan, claims) with
-/// the host's own planner, and runs no plugin code (`systemd-analyze verify`).
+/// `host check [--plugins DIR …] [--config FILE] [--safe-mode] [--isolation MODE] [--state-dir DIR]
+/// [--json]`: a dry run. Reads everything the host would (permissions, static metadata, the
+/// configuration, the start plan, claims, crash-loop records) with the host's own planner, and
+/// runs no plugin code (`systemd-analyze verify`).
 public enum CheckCommand {
     /// What `host check` was asked: the run's options it shares, and `--json`.
     public struct Options {
@@ -11,7 +12,9 @@ public enum CheckCommand {
     }
 
     /// The run options that change what a load reads; `host check` takes them as `host` does.
-    static let sharedOptions = ["--plugins", "--config", "--allow-insecure-plugins", "--only-configured", "--safe-mode"]
+    static let sharedOptions = [
+        "--plugins", "--config", "--allow-insecure-plugins", "--only-configured", "--safe-mode", "--isolation", "--state-dir",
+    ]
 
     /// The options of `host check`: the run's own entries (one table, one help text), then `--json`.
     public static let table = OptionTable<Options>(
@@ -23,10 +26,11 @@ public enum CheckCommand {
     /// The text of `host check --help`.
     public static var help: String {
         """
-        host check [--plugins DIR …] [--config FILE] [--safe-mode] [--json]
+        host check [--plugins DIR …] [--config FILE] [--safe-mode] [--isolation MODE] [--state-dir DIR] [--json]
           read everything the host would (permissions, metadata, configuration, the
-          start order, claims, what safe mode refuses) running no plugin code; print the
-          start order and every problem. Exit status: 0 clean, 1 warnings only, 2 errors
+          start order, claims, what safe mode refuses, what a crash loop marked failed)
+          running no plugin code; print the start order and every problem.
+          Exit status: 0 clean, 1 warnings only, 2 errors
 
         \(table.help)
         """

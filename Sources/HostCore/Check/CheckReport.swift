@@ -17,7 +17,8 @@ public struct CheckReport {
         /// (`insecure`, `corrupt`, …), `cycle`, `requires-unknown`, `requires-disabled`,
         /// `requires-not-configured`, `requires-version`, `requirement-failed`,
         /// `required-missing`, `missing`, `after-unknown`, `safe-mode` (`--safe-mode` leaves a
-        /// file out), `url-claim-conflict` or `activity-claim-conflict`.
+        /// file out), `crash-looped` (a crash loop marked the file's service failed),
+        /// `url-claim-conflict` or `activity-claim-conflict`.
         public var code: String
         /// The file concerned, when there is one.
         public var file: String?
@@ -82,8 +83,9 @@ public struct CheckReport {
             if case .failure(let error)? = planner.plan { startOrderProblem(error) }
             return
         }
-        let unavailable = options.run.isolation.safeMode ? checkSafeMode(plan, configuration: configuration, found: found) : []
-        order = plan.order.compactMap { id in unavailable.contains(id) ? nil : found[id].map { (id, $0.plugin.path) } }
+        let refused = options.run.isolation.safeMode ? checkSafeMode(plan, configuration: configuration, found: found) : []
+        let blocked = checkCrashLoops(plan, options: options, configuration: configuration, found: found, refused: refused)
+        order = plan.order.compactMap { id in refused.contains(id) || blocked.contains(id) ? nil : found[id].map { (id, $0.plugin.path) } }
         disabled = plan.disabled
         notConfigured = plan.notConfigured
         let required = Set(planner.requiredButMissing)
@@ -135,6 +137,39 @@ public struct CheckReport {
             problem(.error, "requirement-failed", file: found[id]?.plugin.path, service: id, "\(id) is not started: it requires \(missing), \(why)")
         }
         return unavailable
+    }
+
+    /// The services a crash loop marked failed, as a start decides it: a file that runs in a
+    /// worker (`--isolation process`, or a service's policy) is not started while the state
+    /// directory holds a failure record of this very file (an error, as the host logs
+    /// `worker.blocked`); a record of an older version the host drops (nothing to report).
+    /// Reads the records only. Returns the services not started.
+    private mutating func checkCrashLoops(
+        _ plan: StartPlan, options: CheckCommand.Options, configuration: HostConfiguration,
+        found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)], refused: Set<String>
+    ) -> Set<String> {
+        guard let state = options.run.stateDirectory ?? (try? StateDirectory.defaultPath()) else { return [] }
+        var isolation = IsolationSettings(options.run.isolation, stateDirectory: state)
+        isolation.policies = IsolationSettings.policies(from: configuration)
+        let records = FailureStore(stateDirectory: state).listed()
+        var blocked = Set<String>()
+        var seen = Set<String>()
+        for id in plan.order where !refused.contains(id) {
+            guard let plugin = found[id]?.plugin, seen.insert(plugin.path).inserted else { continue }
+            let services = plugin.metadata.services
+            guard services.contains(where: { isolation.isolation(for: $0.id) == .process }) else { continue }
+            let blocking = services.compactMap { service in
+                records.record(for: service.id).flatMap { $0.path == plugin.path && $0.blocks(plugin.identity) ? $0 : nil }
+            }
+            guard let record = blocking.first else { continue }
+            let ids = services.map(\.id)
+            blocked.formUnion(ids)
+            problem(
+                .error, "crash-looped", file: plugin.path, service: record.serviceID,
+                "\(ids.joined(separator: ", ")) \(ids.count == 1 ? "is" : "are") marked failed (\(record.summary));"
+                    + " not started until \(plugin.path) changes (\(records.path(for: record.serviceID)))")
+        }
+        return blocked
     }
 
     private mutating func problem(_ severity: Severity, _ code: String, file: String? = nil, service: String? = nil, _ message: String) {

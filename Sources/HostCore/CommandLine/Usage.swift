@@ -16,7 +16,7 @@ public enum Usage {
         USAGE
           host --plugins DIR [--plugins DIR …] [options]
           host ctl [--control PATH] [--json] [--timeout SECS] COMMAND …
-          host check [--plugins DIR …] [--config FILE] [--safe-mode] [--json]
+          host check [--plugins DIR …] [--config FILE] [--safe-mode] [--isolation MODE] [--state-dir DIR] [--json]
           host inspect [--json] PATH…
           host new-service NAME [--swift|--c] [--id ID] [--dir DIR]
           host completion bash|zsh | man
