@@ -2,20 +2,27 @@ import Foundation
 import TestSupport
 import Testing
 
-/// A thread the host needs but cannot start (EAGAIN: `ulimit -u`, a cgroup's pids.max) is an
-/// error that names the thread and keeps errno; never a trap. The real binary, its
-/// `pthread_create` made to fail by Tests/Fixtures/ThreadLimit (root is exempt from the real limit).
+/// Limits the host must survive: a thread it cannot start (EAGAIN: `ulimit -u`, a cgroup's
+/// pids.max) is an error that names the thread and keeps errno, never a trap; a control
+/// connection the main loop cannot watch (ENOSPC past fs.epoll.max_user_watches) is closed
+/// and the host serves on. The real binary, its own calls made to fail by an `LD_PRELOAD`
+/// library (Tests/Fixtures/Faults): root is exempt from the real thread limit, and the epoll
+/// limit is the whole machine's.
 // Not under a sanitizer: its runtime, linked into the sanitized host and exported, defines
 // pthread_create itself, which comes before any preloaded library's.
 @Suite(
     .timeLimit(.minutes(10)),
     .disabled(if: Sanitizer.isActive, "the sanitizer's own pthread_create in the host comes before the preloaded one"))
-struct ThreadLimitTests {
-    /// The preload library, built once per test into the host's scratch folder.
+struct ResourceLimitTests {
+    /// The environment that preloads the fault library (built into the host's scratch folder) with `settings`.
+    private func faults(_ host: RunningHost, _ settings: [String: String]) throws -> [String: String] {
+        let library = try Command.compileC(Repository.fixture("Faults/faults.c"), to: host.scratch.file("faults.so"))
+        return settings.merging(["LD_PRELOAD": library]) { $1 }
+    }
+
+    /// Threads: the host's first `allow` fail-free, in the host or its workers.
     private func limit(_ host: RunningHost, allow: Int, in process: String) throws -> [String: String] {
-        let library = try Command.compileC(
-            Repository.fixture("ThreadLimit/threadlimit.c"), to: host.scratch.file("threadlimit.so"))
-        return ["LD_PRELOAD": library, "THREADLIMIT_ALLOW": "\(allow)", "THREADLIMIT_IN": process]
+        try faults(host, ["FAULT_THREADS_ALLOW": "\(allow)", "FAULT_THREADS_IN": process])
     }
 
     @Test func withoutItsSignalThread_theHostSaysWhy_andStopsBeforeAnyServiceRuns() throws {
@@ -68,5 +75,21 @@ struct ThreadLimitTests {
         let output = records.named("worker.output").compactMap { $0.string("line") }
         #expect(output.contains { $0.contains("reader thread: pthread_create") }, "\(records.text)")
         #expect(host.events(of: "test.x").isEmpty)
+    }
+
+    @Test func aControlConnectionTheMainLoopCannotWatch_isClosed_andTheHostServesTheNext() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        // The first control connection cannot join the main loop's epoll set.
+        try host.start(environment: try faults(host, ["FAULT_WATCH_FAILS": "1"]))
+        #expect(try host.ctl("state").stdout.contains("state: active"))
+        #expect(try host.ctl("background").status == 0)
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let unwatched = result.records.named("control.unwatched")
+        #expect(unwatched.map { [$0.level, $0.source] } == [["warn", "control"]], "\(result.records.text)")
+        #expect(unwatched.first?.string("operation") == "epoll_ctl(ADD)")
+        #expect(unwatched.first?.int("errno") == Int(ENOSPC))
+        #expect(host.events.contains("didEnterBackground test.a"), "\(host.events)")
     }
 }
