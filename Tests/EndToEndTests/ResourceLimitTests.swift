@@ -40,41 +40,40 @@ struct ResourceLimitTests {
         #expect(host.events.isEmpty, "\(host.events)")
     }
 
-    @Test func aWorkerWhoseReaderThreadCannotStart_isAFailedLoad_andTheOthersServe() throws {
+    /// test.a in the host's process and test.x in a worker, started under `environment` and stopped:
+    /// the host, what it left, and its log.
+    private func isolatedX(_ environment: (RunningHost) throws -> [String: String]) throws -> (IsolatedHost, CommandResult) {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         try host.probe("x", ["PROBE_ID=\"test.x\""])
         let config = try host.file("services.json", #"{"services": {"test.x": {"isolation": "process"}}}"#)
-        // The host's first thread (the signal thread) starts; the next, the worker's reader, does not.
-        try host.start(["--config", config], environment: try limit(host, allow: 1, in: "host"))
+        try host.start(["--config", config], environment: try environment(host))
         #expect(try host.service("test.a")?["state"] as? String == "running")
         #expect(try host.service("test.x") == nil)
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
-        let failed = result.records.named("load.failed").filter { $0.string("path") == host.lib + "/x.so" }
-        #expect(failed.count == 1, "\(result.records.text)")
-        #expect(failed.first?.string("reason")?.contains("pthread_create") == true, "\(result.records.text)")
         #expect(host.events(of: "test.a").contains("didBecomeActive"), "\(host.events)")
         #expect(host.events(of: "test.x").isEmpty)
+        let records = result.records
+        #expect(records.named("load.failed").map { $0.string("path") } == [host.lib + "/x.so"], "\(records.text)")
+        return (host, result)
+    }
+
+    @Test func aWorkerWhoseReaderThreadCannotStart_isAFailedLoad_andTheOthersServe() throws {
+        // The host's first thread (the signal thread) starts; the next, the worker's reader, does not.
+        let (host, result) = try isolatedX { try limit($0, allow: 1, in: "host") }
+        let records = result.records
+        let failed = records.named("load.failed").first { $0.string("path") == host.lib + "/x.so" }
+        #expect(failed?.string("reason")?.contains("pthread_create") == true, "\(records.text)")
         // The worker was killed and reaped, not left behind: no crash is reported for it later.
-        #expect(result.records.named("worker.crashed").isEmpty, "\(result.records.text)")
+        #expect(records.named("worker.crashed").isEmpty, "\(records.text)")
     }
 
     @Test func aWorkerThatCannotStartItsReaderThread_exitsSayingWhy_andTheHostServesTheOthers() throws {
-        let host = try IsolatedHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\""])
-        try host.probe("x", ["PROBE_ID=\"test.x\""])
-        let config = try host.file("services.json", #"{"services": {"test.x": {"isolation": "process"}}}"#)
-        try host.start(["--config", config], environment: try limit(host, allow: 0, in: "worker"))
-        #expect(try host.service("test.a")?["state"] as? String == "running")
-        let result = host.stop()
-        #expect(result.status == 0, "\(result.stderr)")
-        let records = result.records
-        #expect(records.named("load.failed").map { $0.string("path") } == [host.lib + "/x.so"], "\(records.text)")
+        let (_, result) = try isolatedX { try limit($0, allow: 0, in: "worker") }
         // The worker's own line, relayed: its thread and errno's text.
-        let output = records.named("worker.output").compactMap { $0.string("line") }
-        #expect(output.contains { $0.contains("reader thread: pthread_create") }, "\(records.text)")
-        #expect(host.events(of: "test.x").isEmpty)
+        let output = result.records.named("worker.output").compactMap { $0.string("line") }
+        #expect(output.contains { $0.contains("reader thread: pthread_create") }, "\(result.records.text)")
     }
 
     @Test func aControlConnectionTheMainLoopCannotWatch_isClosed_andTheHostServesTheNext() throws {

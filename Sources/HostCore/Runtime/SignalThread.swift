@@ -37,7 +37,7 @@ enum SignalThread {
     }
 
     /// The name a failure to start the thread gives it (``SystemError/path``).
-    static let threadName = "signal thread"
+    private static let threadName = "signal thread"
 
     private static func startIfNeeded(_ change: (inout State) -> Void) throws(SystemError) {
         let start = state.withLock { state in
