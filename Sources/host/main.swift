@@ -120,17 +120,20 @@ func run(_ options: RunOptions) -> Never {
     let request = launchRequest(options)
     let trace: TraceWriter
     do { trace = try TraceWriter(path: options.traceFile, watchers: watchers) } catch {
-        fatal(log, "cannot write the trace: \(error)", event: "host.traceFailed")
+        fatal(log, "cannot write the trace: \(error)", event: "host.traceFailed", .string("path", error.path), .int("errno", Int(error.errno)))
     }
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
-    do {
-        stateDirectory = try StateDirectory(
-            path: try options.stateDirectory ?? StateDirectory.defaultPath(),
-            allowInsecure: options.allowInsecurePlugins)
+    do throws(StorageError) {
+        // Not `??`: its autoclosure would lose the error's type (and with it the path and errno).
+        let path: String
+        if let given = options.stateDirectory { path = given } else { path = try StateDirectory.defaultPath() }
+        stateDirectory = try StateDirectory(path: path, allowInsecure: options.allowInsecurePlugins)
         firstLaunch = try FirstLaunch(mode: options.firstLaunch, stateDirectory: stateDirectory)
     } catch {
-        fatal(log, "state directory: \(error)", event: "host.stateDirectoryFailed")
+        fatal(
+            log, "state directory: \(error)", event: "host.stateDirectoryFailed",
+            .string("path", error.path), .int("errno", error.errno.map(Int.init) ?? 0))
     }
     let host = Host(
         log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch,

@@ -67,6 +67,33 @@ import Testing
         #expect(records.messages(from: "com.example.hello-c").isEmpty)
     }
 
+    @Test func aStateDirectoryOrTraceItCannotUse_stopsTheHostNamingThePath_beforeAnyPluginRuns() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        try Plugins.helloC(into: lib)
+        let file = try scratch.write("not-a-folder", [])
+        func run(_ extra: [String]) throws -> CommandResult {
+            try Command.run(
+                try Repository.product("host"),
+                ["--plugins", lib, "--control", scratch.file("host.sock"), "--log-format", "json"] + extra)
+        }
+        let state = try run(["--state-dir", file])
+        #expect(state.status == 2)
+        let refused = state.records.named("host.stateDirectoryFailed")
+        #expect(refused.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", file]], "\(state.records.text)")
+        #expect(refused.first?.int("errno") == Int(ENOTDIR))
+        let missing = scratch.file("no-such-folder") + "/trace.jsonl"
+        let trace = try run(["--state-dir", scratch.file("state"), "--trace", missing])
+        #expect(trace.status == 2)
+        let unwritable = trace.records.named("host.traceFailed")
+        #expect(unwritable.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", missing]], "\(trace.records.text)")
+        #expect(unwritable.first?.int("errno") == Int(ENOENT))
+        for result in [state, trace] {
+            #expect(result.records.messages(from: "com.example.hello-c").isEmpty)
+            #expect(result.records.named("host.ready").isEmpty)
+        }
+    }
+
     @Test func shutdownTimeout_exitsNamingTheServiceThatDidNotReturn() throws {
         let host = try RunningHost()
         try host.probe("hang", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_WILL_TERMINATE"])
