@@ -140,6 +140,36 @@ import Testing
             ], "\(host.events)")
     }
 
+    /// A SIGHUP whose reload fails says so in the log (no client to answer), and nothing changes.
+    @Test func aSIGHUPWhoseReloadFails_isLoggedAsAnError_andChangesNothing() throws {
+        let host = try RunningHost()
+        try probes(host, ["a"])
+        let config = try host.file("services.json", #"{"services": {}}"#)
+        try host.start(["--config", config])
+        // The log as it comes: the reload's records are awaited, not slept for.
+        let watcher = try ControlSocket(path: host.control)
+        watcher.send("{\"command\":\"watch\",\"logs\":true}\n")
+        #expect(watcher.readReply()?["watching"] as? Bool == true)
+        _ = try host.file("services.json", #"{"services": {"test.a": {"enabld": true}}}"#)
+        host.process?.send(SIGHUP)
+        var events: [String] = []
+        while !events.contains("reload.failed"), let record = watcher.readReply() {
+            guard let line = record["log"] as? String,
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let event = object["event"] as? String
+            else { continue }
+            events.append(event)
+        }
+        #expect(events == ["reload.requested", "reload.failed"])
+        #expect(try host.ctl("list").stdout.contains("test.a"))
+        let records = host.stop().records
+        let failed = records.named("reload.failed")
+        #expect(failed.map { [$0.level, $0.source] } == [["error", "host"]], "\(records.text)")
+        #expect(failed.first?.message.contains("enabld") == true)  // the error names the key
+        #expect(host.events.filter { $0.hasSuffix(" test.a") }.last == "willTerminate test.a")
+        #expect(host.events.filter { $0 == "didFinishLaunching test.a" }.count == 1)
+    }
+
     @Test func failedReload_changesNothing_andSIGHUPReloads() throws {
         let host = try RunningHost()
         try probes(host, ["a"])
