@@ -51,6 +51,8 @@ import Testing
             }, "\(result.stderr)")
         let failed = events(result.stderr, "worker.failed").first?["fields"] as? [String: Any]
         #expect(failed?["record"] as? String == "unsaved", "\(result.stderr)")
+        // Nor the registry cache: said once, and every file was read instead.
+        #expect(events(result.stderr, "registry.unwritable").count == 1, "\(result.stderr)")
     }
 
     @Test func aLaunchNotification_overThePayloadLimit_isRefusedNamingTheLimit() throws {
