@@ -25,6 +25,14 @@ func fatal(_ log: Log, _ message: String, event: String, _ fields: LogField...) 
     exit(2)
 }
 
+/// The state directory cannot be used: said with its path and errno (0 when no system call
+/// failed). A function of its own: inline in `run`, the release build's optimizer (Swift 6.3.1,
+/// CopyPropagation) crashed on reading the typed error's fields.
+func stateDirectoryFailure(_ log: Log, _ error: StorageError) -> Never {
+    let errno = error.errno ?? 0
+    fatal(log, "state directory: \(error)", event: "host.stateDirectoryFailed", .string("path", error.path), .int("errno", Int(errno)))
+}
+
 /// A thread the host cannot run without (the signal thread) could not be started: said with
 /// its cause, before any service is loaded or launched.
 func threadFailure(_ log: Log, _ error: SystemError) -> Never {
@@ -131,9 +139,7 @@ func run(_ options: RunOptions) -> Never {
         stateDirectory = try StateDirectory(path: path, allowInsecure: options.allowInsecurePlugins)
         firstLaunch = try FirstLaunch(mode: options.firstLaunch, stateDirectory: stateDirectory)
     } catch {
-        fatal(
-            log, "state directory: \(error)", event: "host.stateDirectoryFailed",
-            .string("path", error.path), .int("errno", error.errno.map(Int.init) ?? 0))
+        stateDirectoryFailure(log, error)
     }
     let host = Host(
         log: log, trace: trace, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
