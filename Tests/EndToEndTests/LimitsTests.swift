@@ -35,6 +35,8 @@ import Testing
         #expect(try host.ctl("background").status == 0)
         #expect(eventually { (try? host.service("test.crash"))?["state"] as? String == "failed" })
         #expect(try host.ctl("activate").status == 0)
+        // A change of the notification authorization holds for this run though it cannot be saved.
+        #expect(try host.ctl("authorization", "denied").status == 0)
         #expect(try host.ctl("state").stdout.contains("state: active"))
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
@@ -53,6 +55,11 @@ import Testing
         #expect(failed?["record"] as? String == "unsaved", "\(result.stderr)")
         // Nor the registry cache: said once, and every file was read instead.
         #expect(events(result.stderr, "registry.unwritable").count == 1, "\(result.stderr)")
+        let authorization = events(result.stderr, "authorization.saveFailed")
+        #expect(authorization.map { $0["level"] as? String } == ["error"], "\(result.stderr)")
+        let fields = authorization.first?["fields"] as? [String: Any]
+        #expect(fields?["path"] as? String == state + "/notifications/authorization.json", "\(result.stderr)")
+        #expect(fields?["errno"] as? Int == Int(ENOSPC))
     }
 
     @Test func aLaunchNotification_overThePayloadLimit_isRefusedNamingTheLimit() throws {

@@ -118,6 +118,9 @@ final class NotificationAuthorization: Sendable {
         }
     }
 
+    /// The file the settings are saved in; nil without a state directory.
+    var path: String? { stateDirectory.map { $0.path + "/" + Self.folder + "/" + Self.file } }
+
     /// Writes the current settings to the state directory, atomically.
     func save() throws(StorageError) {
         guard let stateDirectory else { return }

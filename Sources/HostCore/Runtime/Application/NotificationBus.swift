@@ -87,7 +87,9 @@ final class NotificationBus {
     func authorizationChanged() -> EventOutcome {
         let settings = authorization.current
         do { try authorization.save() } catch {
-            log.error("host", "cannot save the notification authorization: \(error)", event: "authorization.saveFailed")
+            log.error(
+                "host", "cannot save the notification authorization: \(error)", event: "authorization.saveFailed",
+                .string("path", authorization.path ?? error.path), .int("errno", Int(error.errno ?? 0)))
         }
         log.info(
             "host", "notification authorization: \(settings.status.name)", event: "authorization.changed",
