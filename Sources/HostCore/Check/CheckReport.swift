@@ -83,8 +83,12 @@ public struct CheckReport {
             if case .failure(let error)? = planner.plan { startOrderProblem(error) }
             return
         }
-        let refused = options.run.isolation.safeMode ? checkSafeMode(plan, configuration: configuration, found: found) : []
-        let blocked = checkCrashLoops(plan, options: options, configuration: configuration, found: found, refused: refused)
+        // The run's isolation settings, policies included: what safe mode trusts, what runs in a worker.
+        let state = options.run.stateDirectory ?? (try? StateDirectory.defaultPath())
+        var isolation = IsolationSettings(options.run.isolation, stateDirectory: state ?? "")
+        isolation.policies = IsolationSettings.policies(from: configuration)
+        let refused = isolation.safeMode ? checkSafeMode(plan, trust: isolation, found: found) : []
+        let blocked = state.map { checkCrashLoops(plan, isolation: isolation, stateDirectory: $0, found: found, refused: refused) } ?? []
         order = plan.order.compactMap { id in refused.contains(id) || blocked.contains(id) ? nil : found[id].map { (id, $0.plugin.path) } }
         disabled = plan.disabled
         notConfigured = plan.notConfigured
@@ -115,11 +119,8 @@ public struct CheckReport {
     /// service is not loaded at all (a warning), and a service to start that requires one of
     /// those, or one left out that way, is not started (an error). Returns the services left out.
     private mutating func checkSafeMode(
-        _ plan: StartPlan, configuration: HostConfiguration,
-        found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)]
+        _ plan: StartPlan, trust: IsolationSettings, found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)]
     ) -> Set<String> {
-        var trust = IsolationSettings(stateDirectory: "")
-        trust.policies = IsolationSettings.policies(from: configuration)
         var unavailable = Set<String>()
         var seen = Set<String>()
         for id in plan.order {
@@ -145,21 +146,18 @@ public struct CheckReport {
     /// `worker.blocked`); a record of an older version the host drops (nothing to report).
     /// Reads the records only. Returns the services not started.
     private mutating func checkCrashLoops(
-        _ plan: StartPlan, options: CheckCommand.Options, configuration: HostConfiguration,
+        _ plan: StartPlan, isolation: IsolationSettings, stateDirectory: String,
         found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)], refused: Set<String>
     ) -> Set<String> {
-        guard let state = options.run.stateDirectory ?? (try? StateDirectory.defaultPath()) else { return [] }
-        var isolation = IsolationSettings(options.run.isolation, stateDirectory: state)
-        isolation.policies = IsolationSettings.policies(from: configuration)
-        let records = FailureStore(stateDirectory: state).listed()
+        let records = FailureStore(stateDirectory: stateDirectory).listed()
         var blocked = Set<String>()
         var seen = Set<String>()
         for id in plan.order where !refused.contains(id) {
             guard let plugin = found[id]?.plugin, seen.insert(plugin.path).inserted else { continue }
             let services = plugin.metadata.services
-            guard services.contains(where: { isolation.isolation(for: $0.id) == .process }) else { continue }
+            guard isolation.runsInWorker(services) else { continue }
             let blocking = services.compactMap { service in
-                records.record(for: service.id).flatMap { $0.path == plugin.path && $0.blocks(plugin.identity) ? $0 : nil }
+                records.record(for: service.id).flatMap { $0.blocks(path: plugin.path, identity: plugin.identity) ? $0 : nil }
             }
             guard let record = blocking.first else { continue }
             let ids = services.map(\.id)

@@ -76,6 +76,12 @@ public struct IsolationSettings: Sendable {
     /// hashes the id, for every service at every start.
     private func policy(_ id: String) -> IsolationPolicy? { policies.isEmpty ? nil : policies[id] }
 
+    /// Whether a file of `services` runs in a worker process: any one of them does (a file's
+    /// services share one worker).
+    func runsInWorker(_ services: [ServiceMetadata]) -> Bool {
+        services.contains { isolation(for: $0.id) == .process }
+    }
+
     /// The ids of `services`, of the plugin at `path`, that `--safe-mode` does not trust: the
     /// file is not loaded when there is one.
     func untrusted(_ services: [ServiceMetadata], path: String) -> [String] {

@@ -46,7 +46,7 @@ public final class IsolationSupervisor {
                 return []
             }
         }
-        guard services.contains(where: { settings.isolation(for: $0.id) == .process }) else { return nil }
+        guard settings.runsInWorker(services) else { return nil }
         let plugin = IsolatedPlugin(inspected, supervisor: self)
         for service in services { board.update(service.id) { $0.state = "starting" } }
         let infos: [LoadedServiceInfo]
@@ -70,7 +70,7 @@ public final class IsolationSupervisor {
         var blocking: FailureRecord?
         for service in inspected.metadata.services {
             guard let record = failures.record(for: service.id) else { continue }
-            if record.path == inspected.path && record.blocks(inspected.identity) {
+            if record.blocks(path: inspected.path, identity: inspected.identity) {
                 var record = record
                 if record.file.changed == FailureRecord.unknownChange {
                     // An older host's record: now with the file's change time (kept across an upgrade).

@@ -40,6 +40,10 @@ public struct FailureRecord: Sendable, Equatable {
             changed: Self.unknownChange) == file
     }
 
+    /// Whether this record keeps the plugin at `path`, as `identity`, from starting: the same
+    /// file, unchanged since the crash loop (the host and `host check` both ask this).
+    public func blocks(path: String, identity: FileIdentity) -> Bool { self.path == path && blocks(identity) }
+
     /// The change time of a record written before change times were kept.
     public static let unknownChange = Int64.min
 
