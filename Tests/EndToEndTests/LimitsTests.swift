@@ -62,6 +62,55 @@ import Testing
         #expect(fields?["errno"] as? Int == Int(ENOSPC))
     }
 
+    /// No inode left where the state directory is: the first-launch marks (empty files) and a
+    /// scene's restoration activity cannot be saved. The launch goes on and says it is the
+    /// first, each failure is logged with what it concerns, the path and `ENOSPC`, and the next
+    /// start with room says first launch again: nothing was recorded, so nothing is lost. Then
+    /// the marks are made, and the third start is not a first.
+    @Test(.enabled(if: SmallFilesystem.canMount, "mounting a tmpfs needs root and a mount namespace"))
+    func noInodeLeft_theFirstLaunchIsNotRecorded_andTheNextStartIsFirstAgain() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES", #"PROBE_RESTORATION="{\"type\":\"test.edit\"}""#])
+        let disk = try SmallFilesystem(at: try host.scratch.folder("disk"), kibibytes: 512, inodes: 64)
+        defer { disk.unmount() }
+        let state = disk.path + "/state"
+        // The folders the host makes itself, made first: without them it cannot start at all.
+        for folder in ["", "/services", "/launched", "/notifications", "/scenes"] {
+            try FileManager.default.createDirectory(
+                atPath: state + folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        }
+        let fillers = try disk.fillInodes()
+        // The launch flags test.a was given, and the run's records.
+        func run() throws -> (flags: UInt32?, records: [LogRecord]) {
+            try host.start(["--state-dir", state, "--launch-scene", "main"])
+            // The probe saves its activity as the scene goes to the background.
+            #expect(try host.ctl("scene", "disconnect", "main").status == 0)
+            let result = host.stop()
+            #expect(result.status == 0, "\(result.stderr)")
+            let launch = result.records.probe(1).first { $0.source == "test.a" }?.message ?? ""
+            let flags = launch.components(separatedBy: "launch flags=").dropFirst().first.flatMap { UInt32($0.prefix { $0.isNumber }) }
+            return (flags, result.records)
+        }
+        let first: UInt32 = 3  // SH_LAUNCH_FIRST_HOST_LAUNCH | SH_LAUNCH_FIRST_SERVICE_LAUNCH
+
+        let full = try run()
+        #expect(full.flags == first, "\(full.records.text)")
+        let unrecorded = full.records.named("firstLaunch.unrecorded")
+        #expect(unrecorded.allSatisfy { $0.level == "error" } && unrecorded.count == 2, "\(full.records.text)")
+        #expect(unrecorded.contains { $0.strings("services") == ["test.a"] }, "\(full.records.text)")
+        #expect(unrecorded.allSatisfy { $0.int("errno") == Int(ENOSPC) && $0.string("path")?.hasPrefix(state + "/launched/") == true })
+        let restoration = full.records.named("scene.restorationFailed")
+        #expect(restoration.map { [$0.level, $0.string("scene"), $0.string("path")] } == [["error", "main", state + "/scenes/main.json"]], "\(full.records.text)")
+        #expect(restoration.first?.int("errno") == Int(ENOSPC))
+
+        for filler in fillers { try FileManager.default.removeItem(atPath: filler) }
+        let roomy = try run()
+        #expect(roomy.flags == first, "\(roomy.records.text)")
+        #expect(roomy.records.named("firstLaunch.unrecorded").isEmpty, "\(roomy.records.text)")
+        #expect(roomy.records.named("scene.restorationFailed").isEmpty)
+        #expect(try run().flags == 0)
+    }
+
     @Test func aLaunchNotification_overThePayloadLimit_isRefusedNamingTheLimit() throws {
         let host = try RunningHost()
         let payload = try host.file("big.json", #"{"aps": {"alert": ""# + String(repeating: "x", count: 70_000) + #""}}"#)
@@ -137,9 +186,11 @@ struct SmallFilesystem {
         return true
     }()
 
-    init(at path: String, kibibytes: Int) throws {
+    /// Mounts one of `kibibytes` on `path`; with `inodes`, it holds at most that many files and folders.
+    init(at path: String, kibibytes: Int, inodes: Int? = nil) throws {
         self.path = path
-        guard mount("tmpfs", path, "tmpfs", 0, "size=\(kibibytes)k,mode=0755") == 0 else {
+        let options = "size=\(kibibytes)k,mode=0755" + (inodes.map { ",nr_inodes=\($0)" } ?? "")
+        guard mount("tmpfs", path, "tmpfs", 0, options) == 0 else {
             throw TestFailure("mount tmpfs on \(path): \(String(cString: strerror(errno)))")
         }
     }
@@ -151,6 +202,21 @@ struct SmallFilesystem {
         defer { close(fd) }
         let block = [UInt8](repeating: 0xAB, count: 4096)
         while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    /// Makes empty files until no inode is left (`ENOSPC`); returns their paths.
+    func fillInodes() throws -> [String] {
+        var made: [String] = []
+        while true {
+            let file = path + "/inode-\(made.count)"
+            let fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            guard fd >= 0 else {
+                guard errno == ENOSPC else { throw TestFailure("open \(file): \(String(cString: strerror(errno)))") }
+                return made
+            }
+            close(fd)
+            made.append(file)
+        }
     }
 
     func unmount() { umount2(path, Int32(MNT_DETACH)) }

@@ -64,7 +64,8 @@ final class SceneRestorations {
         } catch {
             log.error(
                 service, "scene \(name): cannot save the restoration activity: \(error)",
-                event: "scene.restorationFailed", .string("scene", name))
+                event: "scene.restorationFailed", .string("scene", name),
+                .string("path", stateDirectory.path + "/\(Self.folder)/\(Self.file(name))"), .int("errno", Int(error.errno ?? 0)))
             return Int32(SH_ERROR)
         }
     }

@@ -145,7 +145,11 @@ final class Application {
 
     /// After a successful launch: the first-launch marks, then READY.
     private func finishLaunching() {
-        do { try services.firstLaunch.hostDidLaunch() } catch { log.error("host", "cannot record the first launch: \(error)", event: "firstLaunch.unrecorded") }
+        do { try services.firstLaunch.hostDidLaunch() } catch {
+            log.error(
+                "host", "cannot record the first launch: \(error)", event: "firstLaunch.unrecorded",
+                .string("path", error.path), .int("errno", Int(error.errno ?? 0)))
+        }
         notify(.ready)
     }
 

@@ -129,7 +129,7 @@ final class ServiceSet {
             let ids = slots.map(\.id)
             log.error(
                 "host", "cannot record the first launch of \(ids.joined(separator: ", ")): \(error)", event: "firstLaunch.unrecorded",
-                .strings("services", ids))
+                .strings("services", ids), .string("path", error.path), .int("errno", Int(error.errno ?? 0)))
         }
     }
 
