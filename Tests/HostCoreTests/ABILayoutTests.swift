@@ -134,6 +134,12 @@ import Testing
                 (\sh_notification.parsed, Int(SH_NOTIFICATION_SIZE_V1)),
             ])
         check(
+            sh_notification_settings.self, SH_NOTIFICATION_SETTINGS_SIZE_V1,
+            [
+                (\sh_notification_settings.size, 0), (\sh_notification_settings.version, 4),
+                (\sh_notification_settings.status, 8), (\sh_notification_settings.allowed, 12),
+            ])
+        check(
             sh_request.self, SH_REQUEST_SIZE_V1,
             [
                 (\sh_request.size, 0), (\sh_request.version, 4), (\sh_request.name, 8), (\sh_request.from, 16),

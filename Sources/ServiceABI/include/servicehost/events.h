@@ -106,8 +106,9 @@ typedef enum sh_event_kind {
      * sh_host.request, for a name this service answers (SH_CLAIM_ANSWER).
      * data is const sh_request *; completion is set: complete it exactly once
      * within the host's deadline (--request-timeout, default 5 s) with SH_OK
-     * and the reply's JSON, or SH_ERROR (json may say why). A late, missing
-     * or second answer is logged and the asker gets an error reply.
+     * and the reply's JSON, or SH_ERROR (json may say why). A late or
+     * missing answer is logged and the asker gets an error reply; a second
+     * answer is logged and ignored (the asker had its one reply).
      * Delivered on the main thread after the event during which it was
      * asked, never re-entrantly. */
     SH_EVENT_REQUEST = 27,
@@ -178,7 +179,8 @@ enum {
      SH_EVENT_BIT(SH_EVENT_WILL_TERMINATE))
 
 /* Every push event, as word 0 of a mask (the manifest group "push"): the
- * three notification events and the two device token events. */
+ * three notification events, the two device token events and
+ * didChangeNotificationAuthorization. */
 #define SH_EVENTS_PUSH                                                          \
     (SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION) |                         \
      SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE) |                 \
@@ -223,8 +225,8 @@ enum {
  * Owner: the host. Valid: until handle_event returns; copy what you keep.
  * Thread: read it on the thread that received the event. */
 typedef struct sh_launch_options {
-    /* sizeof(sh_launch_options) as the host compiled it. Read a member only if
-     * its offset is below size. */
+    /* sizeof(sh_launch_options) as the host compiled it. Read a member added
+     * after version 1 only when size covers it (SH_HAS_MEMBER). */
     uint32_t size;
     /* SH_LAUNCH_OPTIONS_VERSION as the host compiled it. */
     uint32_t version;
@@ -260,7 +262,8 @@ typedef struct sh_launch_options {
 /* Flags of the event data below. */
 enum {
     /* The data came from the launch options: this is its one delivery after
-     * the app became active. */
+     * the launch (after the app became active; a background push that
+     * launched the app into the background, right after didFinishLaunching). */
     SH_FROM_LAUNCH = 1u << 0,
     /* The data came from a scene's connection options (scenes.h): this is
      * its one delivery after the scene became active. */
@@ -306,7 +309,8 @@ typedef struct sh_push {
 #define SH_DEVICE_TOKEN_SIZE_V1 32u
 
 /* The data of didRegisterForRemoteNotifications.
- * Owner: the host. Valid: until handle_event returns. */
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
 typedef struct sh_device_token {
     uint32_t size;
     uint32_t version;
@@ -322,7 +326,8 @@ typedef struct sh_device_token {
 #define SH_ERROR_INFO_SIZE_V1 16u
 
 /* The data of didFailToRegisterForRemoteNotifications.
- * Owner: the host. Valid: until handle_event returns. */
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
 typedef struct sh_error_info {
     uint32_t size;
     uint32_t version;
@@ -335,7 +340,8 @@ typedef struct sh_error_info {
 #define SH_OPEN_URL_SIZE_V1 40u
 
 /* The data of openURL, and a URL context of a scene (scenes.h).
- * Owner: the host. Valid: until handle_event returns; copy what you keep. */
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
 typedef struct sh_open_url {
     uint32_t size;
     uint32_t version;
@@ -356,7 +362,8 @@ typedef struct sh_open_url {
 
 /* The data of continueUserActivity (as NSUserActivity), and a user activity
  * of a scene (scenes.h).
- * Owner: the host. Valid: until handle_event returns; copy what you keep. */
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
 typedef struct sh_user_activity {
     uint32_t size;
     uint32_t version;
@@ -437,9 +444,12 @@ typedef struct sh_request {
 } sh_request;
 
 #define SH_NOTIFICATION_SETTINGS_VERSION 1u
+/* sizeof(sh_notification_settings) in version 1, frozen (layout.h). */
+#define SH_NOTIFICATION_SETTINGS_SIZE_V1 16u
 
 /* The data of didChangeNotificationAuthorization (as UNNotificationSettings).
- * Owner: the host. Valid: until handle_event returns. */
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
 typedef struct sh_notification_settings {
     /* sizeof(sh_notification_settings) as the host compiled it. */
     uint32_t size;
@@ -462,8 +472,8 @@ typedef struct sh_notification_settings {
  * in sh_event.completion; all others have NULL there.
  * Owner: the host. Valid: the struct stays readable for the process lifetime,
  * on any thread. Call complete() exactly once: the host ignores and logs a
- * second call or one after the deadline (--fetch-timeout), and counts a
- * missing answer as failed. Rationale: the host reuses a completion's memory
+ * second call or one after the deadline (--fetch-timeout; for
+ * SH_EVENT_REQUEST, --request-timeout), and counts a missing answer as failed. Rationale: the host reuses a completion's memory
  * only after 8192 later completions were answered or timed out, so a late
  * or second call within that window is still detected (after it, a call may
  * be taken for a newer event's answer: never call twice). A handle_event that returns a negative result for such an event
@@ -490,7 +500,8 @@ typedef struct sh_completion {
 
 /* One event for one service.
  * Owner: the host. Valid: until handle_event returns (except completion, see
- * above). Thread: the host's main thread. */
+ * above, and the sh_request of SH_EVENT_REQUEST, valid until its completion;
+ * see sh_request). Thread: the host's main thread (sh_request: any). */
 typedef struct sh_event {
     /* sizeof(sh_event) as the host compiled it. */
     uint32_t size;

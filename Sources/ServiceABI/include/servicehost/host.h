@@ -34,8 +34,9 @@ extern "C" {
 /* The largest restoration activity set_scene_restoration keeps, in bytes. */
 #define SH_RESTORATION_ACTIVITY_MAX 65536u
 
-/* Called by store_keys once per key, on the calling thread, in byte order.
- * key is NUL-terminated and valid only during the call. */
+/* Called by store_keys once per key, on the calling thread, in byte order,
+ * before store_keys returns. key is host-owned, NUL-terminated and valid only
+ * during the call; context is the caller's, as given to store_keys. */
 typedef void (*sh_store_key_fn)(void *context, const char *key);
 
 /* Called by the host exactly once per accepted sh_host.control, on the host's
@@ -71,7 +72,7 @@ typedef struct sh_host {
     /* Host-owned; identifies the service to the host. Do not touch. */
     void *host_data;
     /* The host's name and version, NUL-terminated, e.g. "servicehost 0.1.0".
-     * Static: valid for the process lifetime. */
+     * Host-owned and static: valid for the process lifetime, on any thread. */
     const char *host_version;
 
     /* [thread-safe] Log one line at an SH_LOG_* level. The host prefixes the
@@ -93,6 +94,8 @@ typedef struct sh_host {
 
     /* [main-thread] Read the value of key from this service's persistent
      * store into buffer (capacity bytes) and write its length to *length.
+     * key (NUL-terminated), buffer and length are the caller's: read and
+     * written during the call only, never kept.
      * Returns SH_OK, SH_NOT_FOUND, SH_TOO_SMALL (with *length set to the
      * size needed), SH_INVALID, SH_ERROR (logged) or SH_UNSUPPORTED when the
      * host has no store. */
@@ -100,35 +103,43 @@ typedef struct sh_host {
                          void *buffer, size_t capacity, size_t *length);
 
     /* [main-thread] Set key to length bytes of value, atomically and
-     * durably. Returns SH_OK; SH_INVALID when the request breaks a limit
+     * durably. key (NUL-terminated) and value are the caller's, copied before
+     * returning. Returns SH_OK; SH_INVALID when the request breaks a limit
      * (key over 255 bytes, value over 1 MiB, over 10 000 keys, a NUL in the
      * key: the host logs which); SH_ERROR when the disk fails (logged); or
      * SH_UNSUPPORTED when the host runs without a store. */
     int32_t (*store_set)(const struct sh_host *host, const char *key,
                          const void *value, size_t length);
 
-    /* [main-thread] Remove key. Returns SH_OK, SH_NOT_FOUND or
-     * SH_UNSUPPORTED. */
+    /* [main-thread] Remove key (the caller's, NUL-terminated, read during the
+     * call only). Returns SH_OK, SH_NOT_FOUND or SH_UNSUPPORTED. */
     int32_t (*store_remove)(const struct sh_host *host, const char *key);
 
     /* [main-thread] Call each(context, key) for every key of this service's
-     * store. Returns SH_OK or SH_UNSUPPORTED. */
+     * store, on the calling thread, before returning (sh_store_key_fn); each
+     * and context are the caller's and not kept. Returns SH_OK or
+     * SH_UNSUPPORTED. */
     int32_t (*store_keys)(const struct sh_host *host, sh_store_key_fn each,
                           void *context);
 
-    /* [thread-safe] An extension by its versioned id ("vendor.name/1"), or
-     * NULL when this host does not offer it. The pointer is host-owned and
-     * valid for the process lifetime. */
+    /* [thread-safe] An extension of the host by its versioned id
+     * ("vendor.name/1"), or NULL when this host does not offer it (this host
+     * offers none yet: NULL for every id). id is the caller's, NUL-terminated,
+     * read during the call only. An extension is a table of the host's own
+     * functions: host-owned, valid for the process lifetime, starting with its
+     * size and version and append-only like this table, each member saying
+     * which thread may call it. */
     const void *(*get_extension)(const struct sh_host *host, const char *id);
 
     /* [thread-safe] Subscribe this service to notifications named name
-     * (NUL-terminated; "*" for every name), in addition to the names its
-     * metadata lists. Takes effect for notifications delivered after the
-     * call. Returns SH_OK or SH_INVALID for an empty name. */
+     * (NUL-terminated, copied before returning; "*" for every name), in
+     * addition to the names its metadata lists. Takes effect for
+     * notifications delivered after the call. Returns SH_OK or SH_INVALID for
+     * an empty name. */
     int32_t (*subscribe)(const struct sh_host *host, const char *name);
 
-    /* [thread-safe] Undo subscribe (names from the metadata stay). Returns
-     * SH_OK or SH_NOT_FOUND. */
+    /* [thread-safe] Undo subscribe (names from the metadata stay); name is
+     * read during the call only. Returns SH_OK or SH_NOT_FOUND. */
     int32_t (*unsubscribe)(const struct sh_host *host, const char *name);
 
     /* [thread-safe] Ask for the device token, as
@@ -142,8 +153,8 @@ typedef struct sh_host {
 
     /* [thread-safe] The notification authorization, as
      * getNotificationSettings: returns an sh_authorization_status and, when
-     * allowed is not NULL, writes the SH_PRESENT_* options a push may be
-     * presented with. */
+     * allowed (the caller's) is not NULL, writes the SH_PRESENT_* options a
+     * push may be presented with to it before returning. */
     int32_t (*notification_settings)(const struct sh_host *host,
                                      uint32_t *allowed);
 
@@ -169,7 +180,8 @@ typedef struct sh_host {
      * scene's name; NULL clears it. When a scene of that name connects again,
      * even at the next launch, the activity is in its connection options
      * (restoration_activity), once. Returns SH_OK; SH_NOT_FOUND when no
-     * scene with that id is connected; SH_INVALID when json is not such an
+     * scene with that id is connected (a scene is connected until its
+     * sceneDidDisconnect returns); SH_INVALID when json is not such an
      * object or is over SH_RESTORATION_ACTIVITY_MAX bytes (the host logs
      * why); SH_ERROR when the disk fails (logged); SH_UNSUPPORTED without a
      * state directory. */
@@ -199,7 +211,10 @@ typedef struct sh_host {
      * every request is answered with an error naming the service and the key.
      * Returns SH_OK when the reply will come; SH_INVALID for a NULL json or
      * reply, or json_len 0; SH_UNSUPPORTED where the host takes no requests
-     * (a service in a worker process). context is passed back untouched. */
+     * (a service in a worker process); reply is never called then.
+     * context is the caller's, passed back untouched to reply; keep it valid
+     * until reply is called, which is always after this function returned,
+     * never during it. */
     int32_t (*control)(const struct sh_host *host, const char *json,
                        size_t json_len, sh_control_reply_fn reply,
                        void *context);
@@ -214,16 +229,17 @@ typedef struct sh_host {
      * when nobody answers the name, the answerer fails or misses the
      * deadline (--request-timeout, default 5 s). name is NUL-terminated;
      * json (may be NULL) is a JSON payload of json_len bytes, at most
-     * --max-payload. Both are copied before returning. context is passed
-     * back untouched.
+     * --max-payload. Both are copied before returning. context is the
+     * caller's, passed back untouched to reply; keep it valid until reply is
+     * called, which is always after this function returned, never during it.
      * Returns SH_OK when the reply will come; SH_INVALID for an empty name or
-     * a NULL reply.
-     * Rationale: this, not get_extension, is how services offer each other
-     * APIs. get_extension hands out a raw pointer to a function table that
-     * lives in one address space: it cannot cross into a worker process
-     * (--isolation process), and a call through it would run the other
-     * service's code on the caller's thread, re-entrantly, past the host's
-     * watchdog and crash isolation. A request is data (a name and JSON):
+     * a NULL reply (reply is never called then).
+     * Rationale: this, not a table of function pointers (what get_extension
+     * hands out for the host's own extensions), is how services offer each
+     * other APIs. Such a table lives in one address space: it cannot cross
+     * into a worker process (--isolation process), and a call through another
+     * service's table would run that service's code on the caller's thread,
+     * re-entrantly, past the host's watchdog and crash isolation. A request is data (a name and JSON):
      * it crosses a process boundary, is delivered on the main thread like
      * every event, opens a lazy answerer, and has a deadline. */
     int32_t (*request)(const struct sh_host *host, const char *name,

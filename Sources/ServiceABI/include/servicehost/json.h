@@ -29,7 +29,11 @@ typedef enum sh_json_type {
 
 /* One value. An array's `count` elements follow it; an object's `count`
  * members follow it as key, value, key, value… where each key is a
- * SH_JSON_STRING node. */
+ * SH_JSON_STRING node.
+ * An element of sh_json.nodes, so it has no size or version of its own (the
+ * array's stride must be fixed): its layout is frozen (layout.h) and never
+ * grows; a new kind of node would come with a new sh_json version.
+ * Owner, lifetime and thread: those of the sh_json it belongs to. */
 typedef struct sh_json_node {
     /* An sh_json_type. */
     uint32_t type;
@@ -54,7 +58,11 @@ typedef struct sh_json_node {
 
 /* A parsed document. nodes[0] is the root.
  * Owner: the host. Valid: as long as the event data that points to it.
- * Thread: read-only, any thread during that time. */
+ * Thread: read-only, any thread during that time: the tape never changes, so
+ * a service may hand it to a thread of its own, as long as that thread is done
+ * with it before the event data expires. (The struct that points to it says
+ * where that struct itself may be read: usually the thread that received the
+ * event.) */
 typedef struct sh_json {
     /* sizeof(sh_json) as the host compiled it. */
     uint32_t size;

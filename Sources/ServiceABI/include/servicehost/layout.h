@@ -171,6 +171,12 @@ SH_LAYOUT_ASSERT(offsetof(sh_notification, json_len) + 8 == SH_NOTIFICATION_SIZE
 SH_LAYOUT_OFFSET(sh_notification, parsed, 40);
 SH_LAYOUT_SIZE(sh_notification, SH_NOTIFICATION_SIZE_V2);
 
+SH_LAYOUT_OFFSET(sh_notification_settings, size, 0);
+SH_LAYOUT_OFFSET(sh_notification_settings, version, 4);
+SH_LAYOUT_OFFSET(sh_notification_settings, status, 8);
+SH_LAYOUT_OFFSET(sh_notification_settings, allowed, 12);
+SH_LAYOUT_SIZE(sh_notification_settings, SH_NOTIFICATION_SETTINGS_SIZE_V1);
+
 SH_LAYOUT_OFFSET(sh_request, size, 0);
 SH_LAYOUT_OFFSET(sh_request, version, 4);
 SH_LAYOUT_OFFSET(sh_request, name, 8);

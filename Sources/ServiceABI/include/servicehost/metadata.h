@@ -106,7 +106,8 @@ enum {
     /* Lazy activation: the host does not open the service at start but on the
      * first event it would be asked for that is not a lifecycle event: a URL
      * or activity it claims, a notification it subscribes to, a scene of its
-     * role, a push (when it handles push events), or host ctl service start.
+     * role, a push (when it handles push events), a request it answers
+     * (SH_CLAIM_ANSWER), or host ctl service start.
      * It is then launched (SH_LAUNCH_LAZY) and caught up to the app's state
      * before that event, which it receives in its place in the service order.
      * A service that handles only lifecycle events cannot be lazy (the host

@@ -34,7 +34,9 @@ typedef struct sh_host_offer {
     uint32_t abi_min;
     /* The newest ABI version the host speaks. */
     uint32_t abi_max;
-    /* The host's name and version, NUL-terminated. Static. */
+    /* The host's name and version, NUL-terminated. Static: unlike the
+     * struct, valid for the process lifetime, on any thread (the same string
+     * as sh_host.host_version). */
     const char *host_version;
 } sh_host_offer;
 
@@ -44,16 +46,23 @@ typedef struct sh_host_offer {
 
 /* One service: what the host calls.
  * Owner: the plugin. Valid: for the process lifetime (the host never unloads
- * a plugin). Thread: each member says. */
+ * a plugin). Thread: each member says.
+ * A service started anew in the same process (SH_LAUNCH_RESTART: host ctl
+ * service restart, a reload of a changed file) runs from a new load of its
+ * file (a copy of its own), so servicehost_entry runs again and the new
+ * sh_service gets its own attach; the old load stays mapped and is never
+ * called again. */
 typedef struct sh_service {
     /* sizeof(sh_service) as the plugin compiled it. */
     uint32_t size;
     /* SH_SERVICE_VERSION as the plugin compiled it. */
     uint32_t version;
     /* The service's reverse-DNS id, NUL-terminated. It must equal the id of
-     * one sh_meta_service record in the same library (see metadata.h). */
+     * one sh_meta_service record in the same library (see metadata.h).
+     * Plugin-owned, like the struct; read by the host on its main thread. */
     const char *id;
-    /* Plugin-owned; the host never reads it. */
+    /* Plugin-owned; the host never reads it (its lifetime and threads are
+     * the plugin's own business). */
     void *context;
     /* [main-thread] Called once, after servicehost_entry and before any event.
      * host is valid for the process lifetime. Return SH_OK, or SH_ERROR to

@@ -85,7 +85,9 @@ typedef enum sh_scene_state {
  * Owner: the host. Valid: from configurationForConnecting until
  * sceneDidDisconnect returns. Every event of one connection carries the same
  * pointer (compare it, or id, to tell scenes apart); its members change
- * between events, so copy what you keep.
+ * between events, so copy what you keep: what a pointer member (name, role,
+ * configuration, settings_json, settings) points to is valid during the event
+ * that delivered it only.
  * Thread: read it on the thread that received the event, during the event. */
 typedef struct sh_scene {
     /* sizeof(sh_scene) as the host compiled it. */
@@ -127,7 +129,9 @@ typedef struct sh_scene {
 #define SH_SCENE_CONNECTION_OPTIONS_SIZE_V2 56u
 
 /* What a scene was connected with (UIScene.ConnectionOptions).
- * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Owner: the host, with everything its members point to. Valid: until
+ * handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event.
  * Rationale: the lists hold pointers, not structs, so the structs they point
  * to can grow without changing how a service walks the list. */
 typedef struct sh_scene_connection_options {
@@ -222,7 +226,8 @@ typedef struct sh_scene_connection {
 /* The data of sceneOpenURLContexts: one URL context for one scene.
  * Rationale: one URL per event (UIKit passes a set), so each URL is claimed,
  * or falls back to openURL, on its own.
- * Owner: the host. Valid: until handle_event returns; copy what you keep. */
+ * Owner: the host. Valid: until handle_event returns (scene: see sh_scene);
+ * copy what you keep. Thread: read it on the thread that received the event. */
 typedef struct sh_scene_open_url {
     /* sizeof(sh_scene_open_url) as the host compiled it. */
     uint32_t size;
@@ -240,7 +245,8 @@ typedef struct sh_scene_open_url {
 #define SH_SCENE_USER_ACTIVITY_SIZE_V1 24u
 
 /* The data of sceneContinueUserActivity.
- * Owner: the host. Valid: until handle_event returns; copy what you keep. */
+ * Owner: the host. Valid: until handle_event returns (scene: see sh_scene);
+ * copy what you keep. Thread: read it on the thread that received the event. */
 typedef struct sh_scene_user_activity {
     /* sizeof(sh_scene_user_activity) as the host compiled it. */
     uint32_t size;

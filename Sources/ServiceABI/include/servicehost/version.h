@@ -1,10 +1,13 @@
 /*
  * servicehost/version.h — ABI versions and the result codes every call shares.
  *
- * Rationale: the ABI version is one integer that grows by one whenever a new
- * struct version or a new table member appears. Old members never move and
- * never change meaning, so a host that speaks versions [min, max] can run any
- * plugin whose range overlaps it.
+ * Rationale: the ABI version is one integer for what appending cannot
+ * express: a member that moved, went away or changed meaning. ABI version 1
+ * promises that never happens (below), so it grows within version 1 by
+ * appending: a struct gains members at its end (with its own *_VERSION and
+ * *_SIZE_Vn) and a table gains functions at its end (SH_HOST_VERSION), each
+ * found by its size, while SH_ABI_VERSION stays 1. A host that speaks
+ * versions [min, max] can run any plugin whose range overlaps it.
  */
 #ifndef SERVICEHOST_VERSION_H
 #define SERVICEHOST_VERSION_H
@@ -19,7 +22,9 @@ extern "C" {
 /* ABI version 1 is frozen. Every struct of version 1 keeps its members, their
  * offsets and its size (SH_*_SIZE_V1, pinned by servicehost/layout.h) for
  * good. A later version only appends members at the end of a struct (raising
- * that struct's version and SH_ABI_VERSION); nothing moves or changes meaning.
+ * that struct's version, not SH_ABI_VERSION); nothing moves or changes meaning.
+ * The same holds for every table handed across (sh_host, sh_completion,
+ * extensions): append-only, a member only ever added at the end.
  *
  * Rule for every struct with a `size` member, on both sides: accept it when
  * size covers version 1 (size >= SH_<STRUCT>_SIZE_V1), and read a member
