@@ -179,6 +179,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/failures/test.loop.json"))
     }
 
+    /// A failure record damaged on disk (a signal no host writes, past Int32) is not a record:
+    /// `host check` and the host read it and run the service, where reading it trapped before.
+    @Test func aDamagedFailureRecord_isNotOne_andTheServiceRunsInItsWorker() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let failures = host.stateDirectory + "/failures"
+        try FileManager.default.createDirectory(atPath: failures, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: host.stateDirectory)
+        var record = try #require(
+            JSONSerialization.jsonObject(with: Data(contentsOf: Repository.root.appendingPathComponent("Tests/Fuzz/Corpus/state/record-signal-out-of-range.json")))
+                as? [String: Any])
+        record["service"] = "test.a"
+        record["path"] = host.lib + "/a.so"
+        try JSONSerialization.data(withJSONObject: record).write(to: URL(fileURLWithPath: failures + "/test.a.json"))
+
+        let check = try Command.run(
+            try Repository.product("host"), ["check", "--plugins", host.lib, "--state-dir", host.stateDirectory, "--isolation", "process", "--json"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        try host.start(["--isolation", "process"])
+        #expect(try host.service("test.a")?["state"] as? String == "running")
+        #expect(host.stop().status == 0)
+    }
+
     @Test func aHungServiceInAWorker_isKilledAfterItsDeadline_andRestarted() throws {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

@@ -20,9 +20,55 @@ import Testing
 
     static func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
 
-    @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry", "semver"])
+    @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry", "semver", "state"])
     func everyTargetHasASeedCorpus(target: String) {
         #expect(Self.corpus(target).count >= 5)
+    }
+
+    // MARK: state
+
+    /// Each state seed as the host reads it back: a failure record or not one, a sentinel or
+    /// not one; never a trap (a signal past Int32 trapped in `Int32(_:)` before).
+    @Test(
+        arguments: [
+            ("record.json", "test.bad 11"),
+            ("record-without-change-time.json", "test.bad 11"),
+            ("record-signal-out-of-range.json", nil),
+            ("record-status-out-of-range.json", nil),
+            ("record-zero-crashes.json", nil),
+        ] as [(String, String?)])
+    func state_failureRecords_areReadOrRefused(name: String, expected: String?) throws {
+        let value = try JSONValue(parsing: try Self.bytes(Self.corpus("state").first { $0.hasSuffix("/" + name) }!))
+        let record = FailureRecord(json: value)
+        #expect(record.map { "\($0.serviceID) \($0.signal.map(String.init) ?? "-")" } == expected)
+        if let record {
+            #expect(record.blocks(record.file))
+            #expect(FailureRecord(json: record.json) == record)
+        }
+    }
+
+    @Test(
+        arguments: [
+            ("sentinel-in-a-call.bin", "test.b", "didBecomeActive", nil),
+            ("sentinel-loading.bin", nil, nil, "/usr/lib/servicehost/plugins/libSlow.so"),
+            ("sentinel-index-past-its-ids.bin", "service #99", "event 4000000000", nil),
+            ("sentinel-ids-longer-than-the-file.bin", "service #0", "didFinishLaunching", nil),
+        ] as [(String, String?, String?, String?)])
+    func state_sentinels_nameWhatThePreviousRunWasDoing(name: String, service: String?, event: String?, loading: String?) throws {
+        let run = Sentinel.decode(try Self.bytes(Self.corpus("state").first { $0.hasSuffix("/" + name) }!))
+        #expect(run?.pid == 4242)
+        #expect(run?.started == "2026-11-22T04:37:55Z")
+        #expect(run?.service == service && run?.event == event && run?.loading == loading, "\(String(describing: run))")
+    }
+
+    @MainActor @Test func state_theAuthorizationAndRestorationSeeds_areRead() throws {
+        func seed(_ name: String) throws -> [UInt8] { try Self.bytes(Self.corpus("state").first { $0.hasSuffix("/" + name) }!) }
+        let settings = NotificationAuthorization.Settings(json: try JSONValue(parsing: try seed("authorization.json")))
+        #expect(settings?.status == .authorized && settings?.allowed.names == ["banner", "list", "sound", "badge"])
+        let activity = try SceneRestorations.activity(try seed("restoration.json"))
+        #expect(activity.type == "test.edit" && activity.webpageURL?.url == "myapp://item/3")
+        // A record is not an activity: refused with a reason.
+        #expect(throws: InputError.self) { try SceneRestorations.activity(try seed("record.json")) }
     }
 
     // MARK: registry

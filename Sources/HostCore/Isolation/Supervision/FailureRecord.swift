@@ -77,8 +77,18 @@ public struct FailureRecord: Sendable, Equatable {
             let inode = file["inode"]?.stringValue.flatMap({ UInt64($0) }),
             let size = file["size"]?.stringValue.flatMap({ Int64($0) }),
             let modified = file["modified"]?.stringValue.flatMap({ Int64($0) }),
-            let crashes = json["crashes"]?.intValue, let window = json["window"]?.doubleValue
+            let crashes = json["crashes"]?.intValue, crashes > 0,
+            let window = json["window"]?.doubleValue, window.isFinite, window > 0
         else { return nil }
+        // What a host writes: a signal or exit status within Int32, a crash limit of a positive
+        // count and window. Anything else (a file damaged or written by hand) is not a record,
+        // never a trap (`Int32(_:)` traps out of range).
+        var small: [String: Int32] = [:]
+        for key in ["signal", "status"] {
+            guard let value = json[key] else { continue }
+            guard let number = value.intValue.flatMap({ Int32(exactly: $0) }) else { return nil }
+            small[key] = number
+        }
         // A record written before the change time was kept has none: it matches any (see
         // ``blocks(_:)``), until the host rewrites it with the file's full identity.
         let changed = file["changed"].map { $0.stringValue.flatMap { Int64($0) } } ?? Self.unknownChange
@@ -86,7 +96,7 @@ public struct FailureRecord: Sendable, Equatable {
         self.init(
             serviceID: id, path: path,
             file: FileIdentity(device: device, inode: inode, size: size, modified: modified, changed: changed),
-            reason: reason, signal: json["signal"]?.intValue.map(Int32.init), status: json["status"]?.intValue.map(Int32.init),
+            reason: reason, signal: small["signal"], status: small["status"],
             event: json["event"]?.stringValue, time: time, limit: CrashLimit(count: crashes, window: window))
     }
 
