@@ -473,11 +473,13 @@ typedef struct sh_notification_settings {
  * Owner: the host. Valid: the struct stays readable for the process lifetime,
  * on any thread. Call complete() exactly once: the host ignores and logs a
  * second call or one after the deadline (--fetch-timeout; for
- * SH_EVENT_REQUEST, --request-timeout), and counts a missing answer as failed. Rationale: the host reuses a completion's memory
- * only after 8192 later completions were answered or timed out, so a late
- * or second call within that window is still detected (after it, a call may
- * be taken for a newer event's answer: never call twice). A handle_event that returns a negative result for such an event
- * says it will not complete: the host counts it as failed at once.
+ * SH_EVENT_REQUEST, --request-timeout), and counts a missing answer as
+ * failed. Rationale: the host reuses a completion's memory only after 8192
+ * later completions were answered or timed out, so a late or second call
+ * within that window is still detected (after it, a call may be taken for a
+ * newer event's answer: never call twice). A handle_event that returns a
+ * negative result for such an event says it will not complete: the host
+ * counts it as failed at once.
  * Beware: SH_FETCH_NEW_DATA equals SH_OK and SH_FETCH_NO_DATA equals
  * SH_FALSE; pass the SH_FETCH_* names to complete(). */
 typedef struct sh_completion {

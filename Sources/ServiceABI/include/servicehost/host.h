@@ -239,9 +239,10 @@ typedef struct sh_host {
      * other APIs. Such a table lives in one address space: it cannot cross
      * into a worker process (--isolation process), and a call through another
      * service's table would run that service's code on the caller's thread,
-     * re-entrantly, past the host's watchdog and crash isolation. A request is data (a name and JSON):
-     * it crosses a process boundary, is delivered on the main thread like
-     * every event, opens a lazy answerer, and has a deadline. */
+     * re-entrantly, past the host's watchdog and crash isolation. A request
+     * is data (a name and JSON): it crosses a process boundary, is delivered
+     * on the main thread like every event, opens a lazy answerer, and has a
+     * deadline. */
     int32_t (*request)(const struct sh_host *host, const char *name,
                        const char *json, size_t json_len,
                        sh_request_reply_fn reply, void *context);
