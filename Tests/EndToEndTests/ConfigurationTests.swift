@@ -102,16 +102,15 @@ import Testing
     @Test func firstLaunch_autoAlwaysNever() throws {
         let host = try RunningHost()
         try probes(host, ["a"])
-        func flags(_ mode: String) throws -> String {
+        func flags(_ mode: String) throws -> UInt32? {
             try host.start(["--first-launch", mode])
-            let line = host.stop().records.probe(1).first { $0.source == "test.a" }?.message ?? ""
-            return String(line.components(separatedBy: "flags=")[1].prefix { $0 != " " })
+            return host.stop().records.launchFlags(of: "test.a")
         }
-        #expect(try flags("auto") == "3")  // first host launch and first service launch
-        #expect(try flags("auto") == "0")  // remembered in the state directory
-        #expect(try flags("always") == "3")
-        #expect(try flags("never") == "0")
-        #expect(try flags("auto") == "0")  // always/never neither read nor wrote the marks
+        #expect(try flags("auto") == 3)  // first host launch and first service launch
+        #expect(try flags("auto") == 0)  // remembered in the state directory
+        #expect(try flags("always") == 3)
+        #expect(try flags("never") == 0)
+        #expect(try flags("auto") == 0)  // always/never neither read nor wrote the marks
     }
 
     @Test func reload_addsCatchesUp_removesTakesDown_replacesChangedFiles() throws {

@@ -53,7 +53,7 @@ import Testing
         #expect(activated.map { [$0.string("service"), $0.string("trigger")] } == [["test.lazy", "URL myapp://item/1"]])
         let launches = records.probe(1, 2).filter { $0.source == "test.lazy" }
         #expect(launches.count == 2)
-        #expect(launches.allSatisfy { launchFlags($0.message).map { $0 & lazyFlag != 0 && $0 & restartFlag == 0 } == true }, "\(launches)")
+        #expect(launches.allSatisfy { $0.launchFlags.map { $0 & lazyFlag != 0 && $0 & restartFlag == 0 } == true }, "\(launches)")
     }
 
     @Test func aLazyService_isListedNotLoaded_untilItsFirstEvent_thenWhatOpenedIt() throws {
@@ -186,11 +186,5 @@ import Testing
 
     private func listEntry(_ host: RunningHost, _ id: String) throws -> [String: Any]? {
         (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first { $0["id"] as? String == id }
-    }
-
-    /// The `flags=N` of a probe's launch line.
-    private func launchFlags(_ message: String) -> UInt32? {
-        guard let range = message.range(of: "launch flags=") else { return nil }
-        return UInt32(message[range.upperBound...].prefix { $0.isNumber })
     }
 }

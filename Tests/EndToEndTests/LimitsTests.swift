@@ -87,9 +87,7 @@ import Testing
             #expect(try host.ctl("scene", "disconnect", "main").status == 0)
             let result = host.stop()
             #expect(result.status == 0, "\(result.stderr)")
-            let launch = result.records.probe(1).first { $0.source == "test.a" }?.message ?? ""
-            let flags = launch.components(separatedBy: "launch flags=").dropFirst().first.flatMap { UInt32($0.prefix { $0.isNumber }) }
-            return (flags, result.records)
+            return (result.records.launchFlags(of: "test.a"), result.records)
         }
         let first: UInt32 = 3  // SH_LAUNCH_FIRST_HOST_LAUNCH | SH_LAUNCH_FIRST_SERVICE_LAUNCH
 

@@ -115,4 +115,15 @@ extension Array where Element == LogRecord {
             record.event == nil && kinds.contains { record.message.hasPrefix("probe \(record.source): event \($0) ") }
         }
     }
+
+    /// The launch flags (`SH_LAUNCH_*`) the probe `service` was given in willFinishLaunching.
+    func launchFlags(of service: String) -> UInt32? { probe(1).first { $0.source == service }?.launchFlags }
+}
+
+extension LogRecord {
+    /// The `flags=N` of a probe's launch line ("… launch flags=N settings=…"), or nil.
+    var launchFlags: UInt32? {
+        guard let range = message.range(of: "launch flags=") else { return nil }
+        return UInt32(message[range.upperBound...].prefix { $0.isNumber })
+    }
 }
