@@ -19,6 +19,10 @@ import Testing
     }
 
     static func bytes(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+    /// The bytes of the seed `name` of `target`.
+    static func seed(_ target: String, _ name: String) throws -> [UInt8] {
+        try bytes(try #require(corpus(target).first { $0.hasSuffix("/" + name) }, "no seed \(name) in \(target)"))
+    }
 
     @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry", "semver", "state"])
     func everyTargetHasASeedCorpus(target: String) {
@@ -38,7 +42,7 @@ import Testing
             ("record-zero-crashes.json", nil),
         ] as [(String, String?)])
     func state_failureRecords_areReadOrRefused(name: String, expected: String?) throws {
-        let value = try JSONValue(parsing: try Self.bytes(Self.corpus("state").first { $0.hasSuffix("/" + name) }!))
+        let value = try JSONValue(parsing: try Self.seed("state", name))
         let record = FailureRecord(json: value)
         #expect(record.map { "\($0.serviceID) \($0.signal.map(String.init) ?? "-")" } == expected)
         if let record {
@@ -55,14 +59,14 @@ import Testing
             ("sentinel-ids-longer-than-the-file.bin", "service #0", "didFinishLaunching", nil),
         ] as [(String, String?, String?, String?)])
     func state_sentinels_nameWhatThePreviousRunWasDoing(name: String, service: String?, event: String?, loading: String?) throws {
-        let run = Sentinel.decode(try Self.bytes(Self.corpus("state").first { $0.hasSuffix("/" + name) }!))
+        let run = Sentinel.decode(try Self.seed("state", name))
         #expect(run?.pid == 4242)
         #expect(run?.started == "2026-11-22T04:37:55Z")
         #expect(run?.service == service && run?.event == event && run?.loading == loading, "\(String(describing: run))")
     }
 
     @MainActor @Test func state_theAuthorizationAndRestorationSeeds_areRead() throws {
-        func seed(_ name: String) throws -> [UInt8] { try Self.bytes(Self.corpus("state").first { $0.hasSuffix("/" + name) }!) }
+        func seed(_ name: String) throws -> [UInt8] { try Self.seed("state", name) }
         let settings = NotificationAuthorization.Settings(json: try JSONValue(parsing: try seed("authorization.json")))
         #expect(settings?.status == .authorized && settings?.allowed.names == ["banner", "list", "sound", "badge"])
         let activity = try SceneRestorations.activity(try seed("restoration.json"))
