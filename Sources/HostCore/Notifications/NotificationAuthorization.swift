@@ -70,7 +70,7 @@ final class NotificationAuthorization: Sendable {
         self.stateDirectory = stateDirectory
         var loaded = Settings(.notDetermined)
         if let stateDirectory {
-            let path = stateDirectory.path + "/\(Self.folder)/\(Self.file)"
+            let path = Self.path(in: stateDirectory)
             do {
                 if let bytes = try stateDirectory.subdirectory(Self.folder).read(Self.file, limit: 4096) {
                     guard let value = try? JSONValue(parsing: bytes), let saved = Settings(json: value) else {
@@ -119,7 +119,9 @@ final class NotificationAuthorization: Sendable {
     }
 
     /// The file the settings are saved in; nil without a state directory.
-    var path: String? { stateDirectory.map { $0.path + "/" + Self.folder + "/" + Self.file } }
+    var path: String? { stateDirectory.map(Self.path(in:)) }
+
+    private static func path(in stateDirectory: StateDirectory) -> String { stateDirectory.path + "/\(folder)/\(file)" }
 
     /// Writes the current settings to the state directory, atomically.
     func save() throws(StorageError) {

@@ -11,6 +11,11 @@ final class SceneRestorations {
     static let limit = Int(SH_RESTORATION_ACTIVITY_MAX)
     static let folder = "scenes"
 
+    /// The file scene `name`'s activity is saved in.
+    private static func path(of name: String, in stateDirectory: StateDirectory) -> String {
+        stateDirectory.path + "/\(folder)/\(file(name))"
+    }
+
     private let stateDirectory: StateDirectory?
     private let log: Log
 
@@ -65,7 +70,7 @@ final class SceneRestorations {
             log.error(
                 service, "scene \(name): cannot save the restoration activity: \(error)",
                 event: "scene.restorationFailed", .string("scene", name),
-                .string("path", stateDirectory.path + "/\(Self.folder)/\(Self.file(name))"), .int("errno", Int(error.errno ?? 0)))
+                .string("path", Self.path(of: name, in: stateDirectory)), .int("errno", Int(error.errno ?? 0)))
             return Int32(SH_ERROR)
         }
     }
@@ -74,7 +79,7 @@ final class SceneRestorations {
     /// A saved file that cannot be read is logged and removed: the scene connects without it.
     func take(_ name: String) -> UserActivityInput? {
         guard let stateDirectory else { return nil }
-        let path = stateDirectory.path + "/\(Self.folder)/\(Self.file(name))"
+        let path = Self.path(of: name, in: stateDirectory)
         do {
             let folder = try stateDirectory.subdirectory(Self.folder)
             // Limit + 1 KiB: a file over the limit is reported as such, not as unreadable.
