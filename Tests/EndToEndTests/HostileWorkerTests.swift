@@ -21,6 +21,21 @@ import Testing
         #expect(stopped.stderr.contains("hostile: store_set(key, NULL, 5) answered -3"), "\(stopped.stderr)")  // SH_INVALID
     }
 
+    /// A `size_t` past INT64_MAX reads as a negative Int in Swift: the worker's table trapped
+    /// on it (`UInt64(_:)`), killing the service's worker. Both tables now answer as one.
+    @Test(arguments: ["in-process", "process"])
+    func sizesPastInt64Max_areAnswered_inProcessAndInAWorker(isolation: String) throws {
+        let host = try RunningHost()
+        try hostile(host, action: 3)
+        try host.start(["--isolation", isolation])
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        // SH_INVALID for the set; SH_OK and the value's one byte for the get (a buffer that large holds it).
+        #expect(
+            stopped.stderr.contains("hostile: store_set(key, v, SIZE_MAX) answered -3; store_get(key, SIZE_MAX) answered 0, length 1"),
+            "\(stopped.stderr)")
+    }
+
     @Test func callFrameWithALengthOf2To63_killsTheWorker_notTheHost() throws {
         let host = try IsolatedHost()
         try hostile(host, action: 2)

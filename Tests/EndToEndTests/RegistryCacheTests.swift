@@ -179,6 +179,7 @@ import Testing
             }
         ),
         ("truncated", "corrupt or truncated", { Array($0.prefix($0.count - 9)) }),
+        ("a group longer than the file", "corrupt or truncated: cut short in the group of ", { groupLength(0xFFFF_FFFF, in: $0) }),
         ("not a registry", "not a registry file (no SHRC header)", { _ in Array("garbage".utf8) }),
         (
             "another version", "written by servicehost 0.0.0-other in format 3",
@@ -193,6 +194,38 @@ import Testing
             }
         ),
     ]
+
+    /// `bytes` (a registry.bin) with its first group's length set to `length` and the header's
+    /// checksum made right again: a header that reads as sound.
+    static func groupLength(_ length: UInt32, in bytes: [UInt8]) -> [UInt8] {
+        func u32(_ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        var bytes = bytes
+        // Magic (4), format (2), header length (4), version (4 + n), group count (4), then the
+        // first group's directory (4 + d), offset (8) and length (4); the header's checksum last.
+        let headerLength = u32(6)
+        let directoryAt = 14 + u32(10) + 4
+        let lengthAt = directoryAt + 4 + u32(directoryAt) + 8
+        for i in 0..<4 { bytes[lengthAt + i] = UInt8(truncatingIfNeeded: length >> UInt32(8 * i)) }
+        let sum = checksum(Array(bytes[..<(headerLength - 8)]))
+        for i in 0..<8 { bytes[headerLength - 8 + i] = UInt8(truncatingIfNeeded: sum >> UInt64(8 * i)) }
+        return bytes
+    }
+
+    /// A group's length is the file's word: one that says 4 GiB is refused before it is read
+    /// (the reader reserved it first: under a memory limit, `host inspect` aborted).
+    @Test func aGroupLongerThanTheFile_isRefusedWithoutReservingIt() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        _ = try run(host)
+        let good = Array(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))))
+        try Data(Self.groupLength(0xFFFF_FFFF, in: good)).write(to: URL(fileURLWithPath: registryPath(host)))
+        // 2 GiB of address space: the host's own needs fit, a 4 GiB reservation does not.
+        let limited = try Command.run(
+            "/bin/bash",
+            ["-c", "ulimit -v 2000000 && exec \"$0\" inspect --state-dir \"$1\" \"$2\"", try Repository.product("host"), host.stateDirectory, host.lib])
+        #expect(limited.status == 0, "\(limited.stderr)")
+        #expect(limited.stdout.contains("service test.a"), "\(limited.stdout)")
+    }
 
     @Test(arguments: damage.indices)
     func damagedRegistry_isRebuiltAndLoggedOnce_andTheHostServes(index: Int) throws {
@@ -253,18 +286,6 @@ import Testing
             put(UInt64(text.utf8.count), 4, &bytes)
             bytes += Array(text.utf8)
         }
-        // FNV-1a over little-endian 8-byte words, then the tail bytes.
-        func checksum(_ bytes: [UInt8]) -> UInt64 {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            let words = bytes.count / 8
-            for index in 0..<words {
-                var word: UInt64 = 0
-                for byte in 0..<8 { word |= UInt64(bytes[index * 8 + byte]) << UInt64(8 * byte) }
-                hash = (hash ^ word) &* 0x100_0000_01b3
-            }
-            for byte in bytes[(words * 8)...] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            return hash
-        }
         let slash = path.lastIndex(of: "/")!
         var body: [UInt8] = []
         blob(String(path[...slash]), &body)
@@ -292,5 +313,18 @@ import Testing
         put(UInt64(body.count), 4, &bytes)
         put(checksum(body), 8, &bytes)
         return bytes + body
+    }
+
+    /// The registry's checksum: FNV-1a over little-endian 8-byte words, then the tail bytes.
+    static func checksum(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        let words = bytes.count / 8
+        for index in 0..<words {
+            var word: UInt64 = 0
+            for byte in 0..<8 { word |= UInt64(bytes[index * 8 + byte]) << UInt64(8 * byte) }
+            hash = (hash ^ word) &* 0x100_0000_01b3
+        }
+        for byte in bytes[(words * 8)...] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
     }
 }

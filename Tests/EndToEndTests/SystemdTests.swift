@@ -33,4 +33,22 @@ import Testing
         let order = seen.filter { !$0.hasPrefix("WATCHDOG") }.map { String($0.prefix { $0 != "\n" }) }
         #expect(order == ["READY=1", "RELOADING=1", "READY=1", "STOPPING=1"])
     }
+
+    /// A `WATCHDOG_USEC` of 2⁶⁴ − 1 trapped the host at start (the ping timer's nanoseconds
+    /// overflowed): now it pings at once and then daily, and serves.
+    @Test func theLargestWatchdogInterval_startsTheHost_andPingsAtOnce() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let systemd = try DatagramListener(path: host.scratch.file("notify.sock"))
+        let process = try Command.start(
+            try Repository.product("host"),
+            ["--plugins", host.lib, "--control", host.control, "--state-dir", host.stateDirectory],
+            environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "18446744073709551615"])
+        var seen: [String] = []
+        while seen.count < 2, let message = systemd.receive() { seen.append(String(message.prefix { $0 != "\n" })) }
+        #expect(Set(seen) == ["READY=1", "WATCHDOG=1"], "\(seen)")
+        #expect(try host.ctl("state").stdout.contains("state: active"))
+        process.send(SIGTERM)
+        #expect(process.wait().status == 0)
+    }
 }

@@ -207,6 +207,12 @@ import Testing
         #expect(
             CtlCommand.text(of: state, command: "state")
                 == "state: active\nservices: 1\ndevice token: 00ff\nstuck: a.b has not returned from openURL for 12 s (its deadline is 0.5 s)")
+        // The seconds come from the socket's reply: a number past Int's range is printed, not
+        // converted (`Int(_:)` trapped the client on 1e300).
+        for (seconds, printed) in [(12.7, "12"), (1e300, JSONValue.number(1e300).serialized), (-1e300, JSONValue.number(-1e300).serialized)] {
+            state.status?.stuck?.seconds = seconds
+            #expect(CtlCommand.text(of: state, command: "state").hasSuffix("openURL for \(printed) s (its deadline is 0.5 s)"))
+        }
         var unhandled = ControlReply(ok: true)
         unhandled.handled = false
         #expect(CtlCommand.status(of: unhandled) == 3)

@@ -75,6 +75,21 @@ import Testing
         #expect(throws: InputError.self) { try SceneRestorations.activity(try seed("record.json")) }
     }
 
+    /// The names a host reads back from its folders: a store key, a copy store's version
+    /// folder (this format and the one before), a plugin file name that is not UTF-8.
+    @Test func state_theNameSeeds_readAsTheirThings() throws {
+        func name(_ seed: String) throws -> String { String(decoding: try Self.seed("state", seed), as: UTF8.self) }
+        #expect(StoreKey.decode(try name("name-store-key.txt")) == Array("queue.items".utf8))
+        #expect(StoreKey.decode(try name("name-store-key-escaped.txt")) == Array(".queue/items".utf8))
+        let dotted = try #require(CopyStore.identity(key: try name("name-copy-folder.txt")))
+        let dashed = try #require(CopyStore.identity(key: try name("name-copy-folder-dashes.txt")))
+        #expect(dotted == dashed && dotted.size == 0x3c38)
+        #expect(CopyStore.key(dotted) == (try name("name-copy-folder.txt")))
+        let bytes = try Self.seed("state", "name-plugin-bytes.bin")
+        #expect(PathBytes.escape(bytes) == #"lib\xff\xfeplugin\\x.so"#)
+        #expect(PathBytes.unescape(PathBytes.escape(bytes)) == bytes)
+    }
+
     // MARK: registry
 
     @Test(arguments: corpus("registry"))
@@ -84,6 +99,27 @@ import Testing
         #expect(try RegistryFile.decode(RegistryFile.encode(entries)) == entries)
     }
 
+    /// A group whose length runs past the file is refused without being read: the reader never
+    /// asks for more than the file holds (it asked 4 GiB, which the real file allocates first).
+    @Test func registry_aGroupLongerThanTheFile_isNotAskedFor() throws {
+        final class Largest: RegistryBytes {
+            let inner: RegistryBytesInMemory
+            var asked = 0
+            init(_ bytes: [UInt8]) { inner = RegistryBytesInMemory(bytes) }
+            var size: Int { inner.size }
+            func read(at offset: Int, count: Int) throws(SystemError) -> [UInt8] {
+                asked = max(asked, offset + count)
+                return try inner.read(at: offset, count: count)
+            }
+        }
+        let source = Largest(try Self.seed("registry", "huge-group-length.bin"))
+        let reader = try RegistryReader(source)
+        let slot = try #require(reader.slots.first)
+        #expect(slot.length == 0xFFFF_FFFF)
+        #expect(throws: RegistryFile.Problem.self) { try reader.group(slot) }
+        #expect(source.asked <= source.size)
+    }
+
     @Test(arguments: [
         ("empty.bin", nil),
         ("truncated.bin", "corrupt or truncated: cut short in the group of "),
@@ -91,6 +127,7 @@ import Testing
         ("bad-header.bin", "corrupt or truncated: header checksum mismatch"),
         ("huge-count.bin", "corrupt or truncated: 4294967295 groups in a header of 43 bytes"),
         ("huge-entry-count.bin", "corrupt or truncated: 4294967295 entries in 0 bytes"),
+        ("huge-group-length.bin", "corrupt or truncated: cut short in the group of /opt/x/: 27 of 4294967295 bytes at byte "),
         ("repeated-group.bin", "corrupt or truncated: "),
         ("not-a-name.bin", "corrupt or truncated: entry 0 of /opt/x/ is not a file name"),
         ("misnamed-group.bin", "corrupt or truncated: the group of /opt/y/ names /opt/x/"),

@@ -125,6 +125,9 @@ import Testing
         #expect(try interval(["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "99"]) == nil)
         #expect(try interval(["WATCHDOG_USEC": "0"]) == nil)
         #expect(try interval(["WATCHDOG_USEC": "soon"]) == nil)
+        // Past a day between pings, a day: the timer's arithmetic stays far from overflow.
+        #expect(try interval(["WATCHDOG_USEC": "18446744073709551615"]) == .seconds(86_400))
+        #expect(try interval(["WATCHDOG_USEC": "172800000002"]) == .seconds(86_400))
         #expect(try interval([:]) == nil)
     }
 }

@@ -216,7 +216,7 @@ public enum CtlCommand {
             if let busy = reply.status?.busy { lines.append("busy: \(busy.service) in \(busy.event)") }
             if let stuck = reply.status?.stuck {
                 lines.append(
-                    "stuck: \(stuck.service) has not returned from \(stuck.event) for \(Int(stuck.seconds ?? 0)) s"
+                    "stuck: \(stuck.service) has not returned from \(stuck.event) for \(JSONValue.number((stuck.seconds ?? 0).rounded(.towardZero)).serialized) s"
                         + " (its deadline is \(stuck.deadline.map { JSONValue.number($0).serialized } ?? "?") s)")
             }
             return lines.joined(separator: "\n")

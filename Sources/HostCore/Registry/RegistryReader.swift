@@ -71,7 +71,12 @@ struct RegistryReader<Source: RegistryBytes> {
     }
 
     /// Exactly `count` bytes at `offset`: fewer means the file shrank since its size was taken.
+    /// A read past the size the file had when opened is refused before anything is allocated:
+    /// a group's length is the file's own word (a damaged header said 4 GiB, and the reader
+    /// reserved it before the short read showed).
     private static func read(_ source: Source, at offset: Int, count: Int, _ what: String) throws(RegistryFile.Problem) -> [UInt8] {
+        let held = max(0, min(count, source.size - offset))
+        guard held == count else { throw .corrupt("cut short in \(what): \(held) of \(count) bytes at byte \(offset)") }
         let bytes: [UInt8]
         do { bytes = try source.read(at: offset, count: count) } catch { throw .unreadable("\(error)") }
         guard bytes.count == count else { throw .corrupt("cut short in \(what): \(bytes.count) of \(count) bytes at byte \(offset)") }

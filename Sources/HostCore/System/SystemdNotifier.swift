@@ -54,12 +54,17 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// Half of `WATCHDOG_USEC` when it is a positive integer and `WATCHDOG_PID` is unset or
-    /// `pid` (systemd sets it for the main process only), else nil.
+    /// `pid` (systemd sets it for the main process only), else nil; at most ``longestPing``.
     public static func watchdogInterval(_ environment: (String) -> String?, pid: pid_t) -> Duration? {
         guard let text = environment("WATCHDOG_USEC"), let usec = UInt64(text), usec > 0 else { return nil }
         if let owner = environment("WATCHDOG_PID"), !owner.isEmpty, pid_t(owner) != pid { return nil }
-        return .microseconds(Int64(clamping: usec / 2))
+        return min(.microseconds(Int64(clamping: usec / 2)), longestPing)
     }
+
+    /// The longest time between two watchdog pings, whatever `WATCHDOG_USEC` says: pinging
+    /// early is harmless, and a day keeps the timer's nanoseconds far from overflow (a value of
+    /// 2⁶⁴ − 1 trapped in that arithmetic at start).
+    public static let longestPing = Duration.seconds(86_400)
 
     /// A notifier sending to `socketPath` (`/run/…` or `@abstract`).
     /// - Throws: `EAFNOSUPPORT` for a socket address that is not a path or `@name` (systemd's

@@ -3,6 +3,8 @@
 //   1  store_set(host, "key", NULL, 5): a NULL value with a length; logs the answer
 //   2  (in a worker) writes a `call` frame for store_set whose length is 2^63 straight to the
 //      worker channel, descriptor 3, as a compromised worker could; then waits to be killed
+//   3  sizes past INT64_MAX: store_set(host, "key", "v", SIZE_MAX), then store_set of "v" and
+//      store_get(host, "key", buffer, SIZE_MAX, &length); logs both answers
 #include <servicehost.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +40,15 @@ static int32_t hostile_handle_event(const sh_service *service, const sh_event *e
     char line[96];
     snprintf(line, sizeof line, "hostile: store_set(key, NULL, 5) answered %d",
              (int)host->store_set(host, "key", NULL, 5));
+    host->log(host, SH_LOG_INFO, line);
+#elif HOSTILE_ACTION == 3
+    char line[128], value[8];
+    size_t length = 0;
+    int32_t set = host->store_set(host, "key", "v", SIZE_MAX);
+    host->store_set(host, "key", "v", 1);
+    int32_t got = host->store_get(host, "key", value, SIZE_MAX, &length);
+    snprintf(line, sizeof line, "hostile: store_set(key, v, SIZE_MAX) answered %d; store_get(key, SIZE_MAX) answered %d, length %zu",
+             (int)set, (int)got, length);
     host->log(host, SH_LOG_INFO, line);
 #elif HOSTILE_ACTION == 2
     /* Header: "SHWP", version 1, type 27 (call), sequence 1, payload length. Payload: service

@@ -9,7 +9,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // each read's length checked); then as if the file had shrunk after its size was taken, so
     // every read may come back short. The sound groups a save copies unchanged read back the same.
     let shrunk = bytes.first.map { Int($0 % 64) + 1 } ?? 0
-    for source in [RegistryBytesInMemory(bytes), RegistryBytesInMemory(bytes, claimedSize: bytes.count + shrunk)] {
+    for source in [RegistryBytesInMemory(bytes), RegistryBytesInMemory(bytes, claimedSize: bytes.count + shrunk)].map(Bounded.init) {
         guard let reader = try? RegistryReader(source) else { continue }
         var sound: [RegistryFile.Group] = []
         for slot in reader.slots {
@@ -31,4 +31,19 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         if let section = entry.section { _ = try? PluginMetadata.decode(section) }
     }
     return 0
+}
+
+/// The bytes in memory, read only within the size they claim: the real file (``ReadOnlyFile``)
+/// allocates what it is asked for before it reads, so a read past the size is a reader that
+/// would reserve what a damaged length says.
+struct Bounded: RegistryBytes {
+    let inner: RegistryBytesInMemory
+    var size: Int { inner.size }
+
+    func read(at offset: Int, count: Int) throws(SystemError) -> [UInt8] {
+        guard offset >= 0, count >= 0, count <= size - offset else {
+            fatalError("registry: asked \(count) bytes at \(offset) of a file of \(size)")
+        }
+        return try inner.read(at: offset, count: count)
+    }
 }

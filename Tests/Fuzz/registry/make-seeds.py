@@ -44,7 +44,7 @@ def group(directory, files, count=None):
         body += blob(name) + ints + bytes([defines, section is not None]) + (blob(section) if section is not None else b"")
     return struct.pack("<IQ", len(body), checksum(body)) + body
 
-def registry(groups, host=HOST, fmt=3, count=None):
+def registry(groups, host=HOST, fmt=3, count=None, lengths=None):
     # groups: (directory, record) pairs, written in the order given.
     if fmt == 2:
         header = b"SHRC" + struct.pack("<H", fmt) + blob(host) + struct.pack("<I", len(groups) if count is None else count)
@@ -52,8 +52,8 @@ def registry(groups, host=HOST, fmt=3, count=None):
     length = 4 + 2 + 4 + 4 + len(host) + 4 + sum(4 + len(d) + 8 + 4 for d, _ in groups) + 8
     header = b"SHRC" + struct.pack("<HI", fmt, length) + blob(host) + struct.pack("<I", len(groups) if count is None else count)
     offset = length
-    for d, r in groups:
-        header += blob(d) + struct.pack("<QI", offset, len(r))
+    for index, (d, r) in enumerate(groups):
+        header += blob(d) + struct.pack("<QI", offset, len(r) if lengths is None else lengths[index])
         offset += len(r)
     return header + struct.pack("<Q", checksum(header)) + b"".join(r for _, r in groups)
 
@@ -95,6 +95,8 @@ seeds = {
     "one-group-corrupt.bin": flip(two_dirs, len(two_dirs) - 20),
     "repeated-group.bin": registry(one_dir + one_dir),
     "huge-entry-count.bin": registry([(b"/opt/x/", group(b"/opt/x/", [], count=0xFFFFFFFF))]),
+    # A sound header (its checksum right) whose group says 4 GiB: refused before it is read.
+    "huge-group-length.bin": registry([(b"/opt/x/", group(b"/opt/x/", []))], lengths=[0xFFFFFFFF]),
     "no-section.bin": registry([(b"/opt/x/", group(b"/opt/x/", [(b"a.so", bytes(40), 1, None)]))]),
     "bad-section.bin": registry([(b"/opt/x/", group(b"/opt/x/", [(b"a.so", bytes(40), 1, b"\xff" * 40)]))]),
     "not-a-name.bin": registry([(b"/opt/x/", group(b"/opt/x/", [(b"sub/a.so", bytes(40), 1, None)]))]),

@@ -84,15 +84,17 @@ enum WorkerHostTable {
                             .storeGet,
                             { w in
                                 w.optionalCString(key)
-                                w.u64(UInt64(capacity))
+                                // The plugin's size_t as it is (a huge one reads as a negative Int).
+                                w.u64(UInt64(UInt(bitPattern: capacity)))
                             })
                     else { return Int32(SH_ERROR) }
                     do throws(WireError) {
                         let result = try reply.i32("result")
                         let needed = try reply.u64("length")
                         let value = try reply.optionalBlob("value")
-                        length?.pointee = Int(needed)
-                        if let value, value.count <= capacity, let buffer, !value.isEmpty {
+                        // Back to a size_t, bit for bit: `Int(_:)` trapped past Int.max.
+                        length?.pointee = Int(truncatingIfNeeded: needed)
+                        if let value, UInt(value.count) <= UInt(bitPattern: capacity), let buffer, !value.isEmpty {
                             value.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
                         }
                         return result
@@ -101,6 +103,10 @@ enum WorkerHostTable {
                     }
                 },
                 store_set: { host, key, value, length in
+                    // As in process: NULL with a length, or a size_t past Int.max, is invalid. A
+                    // value no frame can carry is too large for any store (1 MiB by default),
+                    // which is SH_INVALID too; the frame's 32-bit length trapped on it.
+                    guard length >= 0, value != nil || length == 0, length <= Wire.maxPayload else { return Int32(SH_INVALID) }
                     guard let context = WorkerHostTable.context(host) else { return Int32(SH_INVALID) }
                     guard
                         var reply = context.call(

@@ -92,7 +92,8 @@ enum HostTable {
                     HostTable.storeCall(host, key) { store, key throws(StorageError) in
                         guard let value = try store.get(key) else { return Int32(SH_NOT_FOUND) }
                         length?.pointee = value.count
-                        guard value.count <= capacity else { return Int32(SH_TOO_SMALL) }
+                        // `capacity` is a size_t: past INT64_MAX it reads as a negative Int.
+                        guard UInt(value.count) <= UInt(bitPattern: capacity) else { return Int32(SH_TOO_SMALL) }
                         if let buffer { value.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
                         return Int32(SH_OK)
                     }
