@@ -285,7 +285,35 @@ import Testing
     // MARK: frame
 
     /// Decodes every frame of `bytes` as the host and the worker would; each WireError is collected.
-    static func replay(_ bytes: [UInt8], forwarder: HostCallForwarder) -> [WireError] {
+    /// A host's configurationForConnecting event and its out-struct (64 bytes of settings
+    /// buffer), which a worker's `result` frame answers.
+    final class ConfigurationEvent {
+        let out = UnsafeMutablePointer<sh_scene_configuration>.allocate(capacity: 1)
+        let settings = UnsafeMutablePointer<CChar>.allocate(capacity: 64)
+        let connection = UnsafeMutablePointer<sh_scene_connection>.allocate(capacity: 1)
+        let event = UnsafeMutablePointer<sh_event>.allocate(capacity: 1)
+
+        init() {
+            out.initialize(to: sh_scene_configuration())
+            out.pointee.size = UInt32(MemoryLayout<sh_scene_configuration>.size)
+            out.pointee.settings = settings
+            out.pointee.settings_capacity = 64
+            connection.initialize(to: sh_scene_connection())
+            connection.pointee.size = UInt32(MemoryLayout<sh_scene_connection>.size)
+            connection.pointee.configuration = out
+            event.initialize(to: sh_event())
+            event.pointee.kind = EventKind.configurationForConnecting.rawValue
+            event.pointee.data = UnsafeRawPointer(connection)
+        }
+
+        deinit {
+            for pointer in [UnsafeMutableRawPointer(out), UnsafeMutableRawPointer(settings), UnsafeMutableRawPointer(connection), UnsafeMutableRawPointer(event)] {
+                pointer.deallocate()
+            }
+        }
+    }
+
+    static func replay(_ bytes: [UInt8], forwarder: HostCallForwarder, answering: ConfigurationEvent = ConfigurationEvent()) -> [WireError] {
         var decoder = FrameDecoder()
         bytes.withUnsafeBytes { decoder.append($0) }
         var errors: [WireError] = []
@@ -298,6 +326,10 @@ import Testing
                 case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call: try forwarder.perform(frame)
                 case .openFailed: _ = try LoadFailureCodec.decode(&r)
                 case .event: _ = try EventCodec.decode(&r, arena: EventArena(), scenes: scenes)
+                case .opened: _ = try IsolatedPlugin.openedServices(&r)
+                case .result:
+                    _ = try r.i32("result")
+                    try EventCodec.readAnswer(&r, for: answering.event)
                 default: while !r.isAtEnd { _ = try r.blob("anything") }
                 }
             } catch {
@@ -312,6 +344,31 @@ import Testing
     func frame_everyFileDecodesOrBreaksTheProtocolWithAReason(path: String) throws {
         let peer = try StandInPeer()
         for error in Self.replay(try Self.bytes(path), forwarder: peer.forwarder) { #expect(!error.description.isEmpty) }
+    }
+
+    /// A worker's answers as the host reads them: an `opened` frame's ids; a configuration
+    /// answer copied into the host's out-struct (its settings cut to the buffer, the length
+    /// kept, so the host refuses it as from an in-process service); a name of the wrong size
+    /// breaks the protocol.
+    @Test func frame_aWorkersAnswers_areReadIntoTheHostsStructs() throws {
+        let peer = try StandInPeer()
+        var decoder = FrameDecoder()
+        try Self.seed("frame", "opened.bin").withUnsafeBytes { decoder.append($0) }
+        var opened = try #require(try decoder.next()).reader
+        #expect(try IsolatedPlugin.openedServices(&opened) == ["test.a", "test.b"])
+
+        let answer = ConfigurationEvent()
+        #expect(Self.replay(try Self.seed("frame", "result-configuration.bin"), forwarder: peer.forwarder, answering: answer).isEmpty)
+        #expect(String(cString: withUnsafeBytes(of: answer.out.pointee.name) { Array($0.bindMemory(to: CChar.self)) }) == "main")
+        #expect(answer.out.pointee.settings_len == 7 && String(decoding: UnsafeRawBufferPointer(start: answer.settings, count: 7), as: UTF8.self) == #"{"a":1}"#)
+
+        let past = ConfigurationEvent()
+        #expect(Self.replay(try Self.seed("frame", "result-configuration-settings-past-the-buffer.bin"), forwarder: peer.forwarder, answering: past).isEmpty)
+        #expect(past.out.pointee.settings_len == 100)
+
+        #expect(
+            Self.replay(try Self.seed("frame", "result-configuration-short-name.bin"), forwarder: peer.forwarder)
+                == [WireError.malformed("a configuration answer of 3 and 32 bytes")])
     }
 
     @Test func frame_storeSetWithALengthOf2To63_breaksTheProtocol() throws {

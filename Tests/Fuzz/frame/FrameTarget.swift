@@ -1,10 +1,13 @@
 // Fuzz target `frame`: bytes a worker (or the host) could write on the worker channel,
 // through FrameDecoder and then each frame's payload decoder: the host's HostCallForwarder
 // (with a stand-in sh_host table, so store calls are decoded and carried out), the load
-// failure codec, and the worker's event decoder. Any WireError is the peer breaking the
+// failure codec, the worker's event decoder, and the host's readers of a worker's answers
+// (an `opened` frame's service ids; a `result` frame's configuration answer, copied into a
+// stand-in configurationForConnecting event's out-struct as into the real one). Any WireError is the peer breaking the
 // protocol (the host kills that worker); nothing may trap.
 import Glibc
 import ServiceABI
+import ServiceVocabulary
 
 @testable import HostCore
 
@@ -56,6 +59,27 @@ private let forwarder: HostCallForwarder = {
     return forwarder
 }()
 
+/// A host's configurationForConnecting event, whose out-struct a `result` frame's answer fills
+/// (64 bytes of settings buffer); made once, like the table. libFuzzer calls the target on one
+/// thread, the only one that touches it.
+nonisolated(unsafe) private let configurationEvent: UnsafePointer<sh_event> = {
+    let out = UnsafeMutablePointer<sh_scene_configuration>.allocate(capacity: 1)
+    out.initialize(to: sh_scene_configuration())
+    out.pointee.size = UInt32(MemoryLayout<sh_scene_configuration>.size)
+    out.pointee.settings = UnsafeMutablePointer<CChar>.allocate(capacity: 64)
+    out.pointee.settings_capacity = 64
+    let connection = UnsafeMutablePointer<sh_scene_connection>.allocate(capacity: 1)
+    connection.initialize(to: sh_scene_connection())
+    connection.pointee.size = UInt32(MemoryLayout<sh_scene_connection>.size)
+    connection.pointee.configuration = out
+    let event = UnsafeMutablePointer<sh_event>.allocate(capacity: 1)
+    event.initialize(to: sh_event())
+    event.pointee.size = UInt32(MemoryLayout<sh_event>.size)
+    event.pointee.kind = EventKind.configurationForConnecting.rawValue
+    event.pointee.data = UnsafeRawPointer(connection)
+    return UnsafePointer(event)
+}()
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var decoder = FrameDecoder()
@@ -80,6 +104,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                 var r = frame.reader
                 let arena = EventArena()
                 _ = try EventCodec.decode(&r, arena: arena, scenes: scenes)
+            case .opened:
+                var r = frame.reader
+                _ = try IsolatedPlugin.openedServices(&r)
+            case .result:
+                var r = frame.reader
+                _ = try r.i32("result")
+                try EventCodec.readAnswer(&r, for: configurationEvent)
             default:
                 var r = frame.reader
                 while !r.isAtEnd { _ = try r.blob("anything") }

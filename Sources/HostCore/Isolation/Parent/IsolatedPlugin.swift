@@ -9,6 +9,16 @@ import ServiceABI
 /// library's services may share its globals.
 @MainActor
 final class IsolatedPlugin {
+    /// The service ids of a worker's `opened` frame, in its start order (the frame target reads
+    /// them as the host does: the worker's bytes).
+    nonisolated static func openedServices(_ r: inout WireReader) throws(WireError) -> [String] {
+        let count = try r.u32("count")
+        var order: [String] = []
+        for _ in 0..<count { order.append(try r.string("service id")) }
+        try r.finish("opened")
+        return order
+    }
+
     enum Status {
         /// The worker runs and its services get events.
         case running
@@ -134,10 +144,7 @@ final class IsolatedPlugin {
                     connection.close()
                     return .refused(reason)
                 }
-                let count = try r.u32("count")
-                var order: [String] = []
-                for _ in 0..<count { order.append(try r.string("service id")) }
-                try r.finish("opened")
+                let order = try Self.openedServices(&r)
                 guard Set(order) == Set(ids), order.count == ids.count else {
                     throw .malformed("the worker loaded services \(order), not \(ids)")
                 }
