@@ -219,10 +219,13 @@ import Testing
         _ = try run(host)
         let good = Array(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))))
         try Data(Self.groupLength(0xFFFF_FFFF, in: good)).write(to: URL(fileURLWithPath: registryPath(host)))
-        // 2 GiB of address space: the host's own needs fit, a 4 GiB reservation does not.
+        // 2 GiB of address space: the host's own needs fit, a 4 GiB reservation does not. (Not
+        // under a sanitizer, whose runtime maps terabytes of shadow memory and cannot start
+        // inside any such limit: there the file is still refused and the service listed.)
+        let limit = Sanitizer.isActive ? "" : "ulimit -v 2000000 && "
         let limited = try Command.run(
             "/bin/bash",
-            ["-c", "ulimit -v 2000000 && exec \"$0\" inspect --state-dir \"$1\" \"$2\"", try Repository.product("host"), host.stateDirectory, host.lib])
+            ["-c", limit + "exec \"$0\" inspect --state-dir \"$1\" \"$2\"", try Repository.product("host"), host.stateDirectory, host.lib])
         #expect(limited.status == 0, "\(limited.stderr)")
         #expect(limited.stdout.contains("service test.a"), "\(limited.stdout)")
     }
