@@ -70,15 +70,16 @@ struct RegistryReader<Source: RegistryBytes> {
             directory: slot.directory, record: try Self.read(source, at: slot.offset, count: slot.length, "the group of \(slot.directory)")[...])
     }
 
-    /// Exactly `count` bytes at `offset`: fewer means the file shrank since its size was taken.
-    /// A read past the size the file had when opened is refused before anything is allocated:
-    /// a group's length is the file's own word (a damaged header said 4 GiB, and the reader
+    /// Exactly `count` bytes at `offset`; fewer means the file is shorter than its header says
+    /// or shrank since its size was taken. Only what the file held when opened is asked for: a
+    /// group's length is the file's own word (a damaged header said 4 GiB, and the reader
     /// reserved it before the short read showed).
     private static func read(_ source: Source, at offset: Int, count: Int, _ what: String) throws(RegistryFile.Problem) -> [UInt8] {
         let held = max(0, min(count, source.size - offset))
-        guard held == count else { throw .corrupt("cut short in \(what): \(held) of \(count) bytes at byte \(offset)") }
-        let bytes: [UInt8]
-        do { bytes = try source.read(at: offset, count: count) } catch { throw .unreadable("\(error)") }
+        var bytes: [UInt8] = []
+        if held > 0 {
+            do { bytes = try source.read(at: offset, count: held) } catch { throw .unreadable("\(error)") }
+        }
         guard bytes.count == count else { throw .corrupt("cut short in \(what): \(bytes.count) of \(count) bytes at byte \(offset)") }
         return bytes
     }
