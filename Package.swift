@@ -174,6 +174,8 @@ let package = Package(
         .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON", "ServiceABI"]),
         // The MQTT codec's own checks, and the replay of its fuzz corpus (Tests/Fuzz/Corpus/mqtt).
         .testTarget(name: "MQTTCodecTests", dependencies: ["MQTTCodec", "TestSupport"]),
+        // MQTTBridge's settings and store readers, and the replay of their fuzz corpus (Tests/Fuzz/Corpus/bridge).
+        .testTarget(name: "MQTTBridgeParserTests", dependencies: ["MQTTBridge", "TestSupport"]),
         // Runs the built servicehost-metagen; reads its output with the host's decoder.
         .testTarget(name: "MetagenTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
     ]
