@@ -147,7 +147,10 @@ import Testing
         let path = host.lib + "/x.so"
         let size = { (p: String) in (try FileManager.default.attributesOfItem(atPath: p)[.size] as? Int) ?? -1 }
         try #require(try size(path) == size(other), "the two probes must have the same size for this test")
-        #expect(services(try run(host)) == ["test.old"])
+        let first = try run(host)
+        #expect(services(first) == ["test.old"])
+        // A file met for the first time is not a changed one.
+        #expect(first.named("registry.changed").isEmpty)
 
         // Rewritten in place (same inode, same size), its modification time put back: only the
         // change time tells, and the registry must not answer with test.old's metadata.
@@ -164,6 +167,11 @@ import Testing
         let records = try run(host)
         #expect(services(records) == ["test.new"])
         #expect(counts(records) == (0, 1))
+        // Detected and logged once, naming the file; the next start finds the new entry.
+        #expect(records.named("registry.changed").map { $0.string("path") } == [path])
+        let again = try run(host)
+        #expect(counts(again) == (1, 0))
+        #expect(again.named("registry.changed").isEmpty)
         let inspected = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, path])
         #expect(inspected.stdout.contains("service test.new"), "\(inspected.stdout)")
     }

@@ -53,6 +53,10 @@ public final class RegistryCache: Sendable {
         var hits = 0, misses = 0
         /// Whether a failed save was logged (once is enough).
         var saveFailureLogged = false
+        /// The paths of `entries`, made at a miss and dropped when a group adds entries: a miss
+        /// on one of them is a file changed since it was cached. Not kept up to date on every
+        /// lookup, so a start whose files all match never hashes a path for it.
+        var paths: Set<String>?
     }
 
     /// The registry in `directory`, read at its first use; a file that cannot be used is then
@@ -100,6 +104,7 @@ public final class RegistryCache: Sendable {
         do throws(RegistryFile.Problem) {
             let found = try RegistryFile.entries(of: try reader.group(slot)).mapValues { Cached(entry: $0, used: false) }
             if state.entries.isEmpty { state.entries = found } else { state.entries.merge(found) { mine, _ in mine } }
+            state.paths = nil
         } catch {
             state.changed = true
             logRebuilt(error.description)
@@ -143,6 +148,7 @@ public final class RegistryCache: Sendable {
             load(&state, for: key.path)
             guard let index = state.entries.index(forKey: key) else {
                 state.misses += 1
+                noteChanged(key, &state)
                 return nil
             }
             state.hits += 1
@@ -153,6 +159,18 @@ public final class RegistryCache: Sendable {
             }
             return state.entries.values[index].entry
         }
+    }
+
+    /// Logs `registry.changed` when the registry holds `key`'s path with another identity: the
+    /// file changed since it was cached (rebuilt, replaced, touched), so it is read again. Once
+    /// per file: what is read is stored under the new identity, which the next lookup finds.
+    private func noteChanged(_ key: RegistryKey, _ state: inout State) {
+        guard let log, !state.entries.isEmpty else { return }
+        if state.paths == nil { state.paths = Set(state.entries.keys.lazy.map(\.path)) }
+        guard state.paths?.contains(key.path) == true else { return }
+        log.info(
+            "host", "registry cache: \(key.path) changed since it was cached; reading it again", event: "registry.changed",
+            .string("path", key.path))
     }
 
     /// Records what was read from the file `key` names, replacing what an older version of it left.
