@@ -1,5 +1,6 @@
 // Compiled with _GNU_SOURCE, which Glibc's Swift module is not: see CSystem.h.
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stddef.h>
 #include <linux/magic.h>
 #include <sys/epoll.h>
@@ -50,4 +51,21 @@ int csystem_epoll_wait(int epoll, unsigned long long *tokens, unsigned int *even
         events[index] = ready[index].events;
     }
     return count;
+}
+
+int csystem_allowed_cores(int pid, int *cores, int max) {
+    cpu_set_t set;
+    if (sched_getaffinity(pid, sizeof set, &set) != 0) return -1;
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && count < max; cpu++)
+        if (CPU_ISSET(cpu, &set)) cores[count++] = cpu;
+    return count;
+}
+
+int csystem_pin(int pid, const int *cores, int count) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int i = 0; i < count; i++)
+        if (cores[i] >= 0 && cores[i] < CPU_SETSIZE) CPU_SET(cores[i], &set);
+    return sched_setaffinity(pid, sizeof set, &set);
 }

@@ -18,6 +18,15 @@ long csystem_sendfile(int out, int in, long *offset, unsigned long count);
 /// TMPFS_MAGIC and ST_NOEXEC Glibc's Swift module does not import): 1 yes, 0 no, -1 errno.
 int csystem_is_executable_tmpfs(const char *path);
 
+/// sched_getaffinity(2) of thread or process `pid` (0: the calling thread) as a list: the
+/// first `max` cores it may run on, in `cores`. Returns their count, or -1 with errno.
+/// (servicehost-bench pins row 4's round trips with these two.)
+int csystem_allowed_cores(int pid, int *cores, int max);
+
+/// sched_setaffinity(2): thread or process `pid` (0: the calling thread) may run on the
+/// `count` cores of `cores` only. Returns 0, or -1 with errno.
+int csystem_pin(int pid, const int *cores, int count);
+
 /// epoll_create1(EPOLL_CLOEXEC): Glibc's Swift module does not import sys/epoll.h.
 int csystem_epoll_create(void);
 
