@@ -173,10 +173,11 @@ import Testing
         #expect(presented.first?.hasSuffix(" nodes=11 json=" + oddPayload) == true, "\(presented)")
     }
 
-    @Test func launchNotification_deliversThePayloadsBytes_byteForByte() throws {
+    @Test(arguments: [[], ["--isolation", "process"]])
+    func launchNotification_deliversThePayloadsBytes_byteForByte(isolation: [String]) throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)"])
-        try host.start(["--launch-notification", try host.file("odd.json", oddPayload)])
+        try host.start(isolation + ["--launch-notification", try host.file("odd.json", oddPayload)])
         let records = host.stop().records
         #expect(records.probe(1).first?.message.hasSuffix(" notification=" + oddPayload) == true, "\(records.probe(1))")
         let responses = records.probe(11).map(\.message)
