@@ -186,6 +186,26 @@ import Testing
         #expect(host.stop().status == 0)
     }
 
+    /// A stored copy is opened unseen (no `lstat` of its own): one removed since the last start
+    /// (another host's eviction, a cleaner) fails its `dlopen`, and is then made again in place.
+    @Test(.timeLimit(.minutes(10))) func aStoredCopyRemovedBetweenStarts_isMadeAgain() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.launch()
+        let copy = try #require(try host.mapped("a.so").first)
+        #expect(host.stop().status == 0)
+        #expect(unlink(copy.path) == 0)
+
+        try host.launch()
+        #expect(try host.ctl("background").status == 0)
+        #expect(host.events.last == "didEnterBackground test.a", "\(host.events)")
+        let again = try #require(try host.mapped("a.so").first)
+        #expect(again.path == copy.path)
+        var status = stat()
+        #expect(lstat(copy.path, &status) == 0 && status.st_mode & 0o777 == 0o500)
+        #expect(host.stop().status == 0)
+    }
+
     @Test(.timeLimit(.minutes(10)), arguments: ["writable", "symlink", "folder"])
     func anUnsafeStore_isRefusedWithItsReason_andCopiesGoToAPrivateDirectory(kind: String) throws {
         let host = try StoreHost()

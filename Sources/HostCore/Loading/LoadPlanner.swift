@@ -15,8 +15,9 @@ public struct LoadPlanner {
     public var plan: Result<StartPlan, StartOrderError>?
 
     /// Reads the configuration, inspects the directories and plans the start order of `settings`.
-    @MainActor
-    public init(_ settings: LoadSettings) {
+    /// Nonisolated: it runs no plugin code, and its closures would each be checked for the main
+    /// actor at every call.
+    public nonisolated init(_ settings: LoadSettings) {
         (configurationPath, configuration) = settings.configurationRead ?? Self.readConfiguration(settings)
         do throws(PluginScanner.DirectoryError) {
             inspection = .success(

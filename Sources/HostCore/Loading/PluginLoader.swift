@@ -70,8 +70,9 @@ public enum PluginLoader {
     /// Inspects every `*.so` of each directory, in order; one bad file never stops the others.
     /// A file declaring a service id an earlier file declares is refused, naming both. With a
     /// `registry`, files it knows unchanged are not read, and it is saved afterwards without
-    /// the entries of these directories' files that are gone or changed.
-    public static func inspect(
+    /// the entries of these directories' files that are gone or changed. Nonisolated: it runs no
+    /// plugin code, and its closures would each be checked for the main actor at every call.
+    public nonisolated static func inspect(
         directories: [String], allowInsecure: Bool, registry: RegistryCache? = nil
     ) throws(PluginScanner.DirectoryError) -> Inspection {
         var entries: [Result<PluginScanner.Checked, LoadFailure>] = []
@@ -113,10 +114,11 @@ public enum PluginLoader {
         willRun?(.dlopen)
         let library: DynamicLibrary
         do { library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path) } catch {
-            // Another host's eviction may have removed the stored copy since it was checked
-            // (or made): copy once more.
-            guard access(copy.loadPath, F_OK) != 0 else { throw error }
-            copy = try StoredCopy(of: inspected.path, identity: inspected.identity)
+            // A stored copy is opened unseen: missing (a version's first start, or another
+            // host's eviction since), or damaged, it is made now and opened once more. A copy
+            // that is intact failed as it is.
+            guard try copy.makeIfNeeded() else { throw error }
+            willRun?(.dlopen)
             library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path)
         }
         let entry = unsafeBitCast(try library.symbol(SH_ENTRY_SYMBOL), to: sh_entry_fn.self)
@@ -184,7 +186,7 @@ public enum PluginLoader {
     }
 
     /// The service of `services` whose id is the C string `id`, compared in place.
-    private static func declaredService(named id: UnsafePointer<CChar>, in services: [ServiceMetadata]) -> ServiceMetadata? {
+    private nonisolated static func declaredService(named id: UnsafePointer<CChar>, in services: [ServiceMetadata]) -> ServiceMetadata? {
         for service in services where service.id.withCString({ strcmp($0, id) }) == 0 { return service }
         return nil
     }

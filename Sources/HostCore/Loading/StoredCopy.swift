@@ -11,8 +11,11 @@ import Glibc
 ///
 /// Where: `STORE/KEY/NAME`, KEY the file's ``FileIdentity`` (``CopyStore/key(_:)``: inode, device, size, modification
 /// and change time) and NAME its escaped base name (crash reports show it). Same key, same
-/// bytes: a copy is made once and every later start (and every worker) re-uses it for the cost
-/// of an `lstat`. So `dlopen` handing back a library already loaded under the same path is
+/// bytes: a copy is made once and every later start (and every worker) re-uses it for no system
+/// call of its own: the shared store is the host user's alone (checked when chosen, see
+/// ``CopyStore``), so a copy there is opened as made, and only a `dlopen` that fails looks at it
+/// (``makeIfNeeded()``: missing, not a regular file, writable or of another size is copied
+/// again). So `dlopen` handing back a library already loaded under the same path is
 /// right, and a file replaced, rewritten in place, or removed and put back has a new key, a new
 /// path, and runs its new code.
 ///
@@ -24,44 +27,34 @@ struct StoredCopy {
     let path: String
     /// The copy, to give `dlopen`.
     let loadPath: String
-    /// Whether this call made the copy (false: a stored one was re-used).
-    let made: Bool
+    /// The file's identity, which the copy's key names.
+    private let identity: FileIdentity
+    /// The store the copy is in, and where the copy's path relative to the store's open folder
+    /// starts in `loadPath` (see `isIntact`); a private copy has no offset.
+    private let store: CopyStore
+    private let inStore: Int?
+    /// The length of the copy's folder in `loadPath`.
+    private let directoryLength: Int
+    /// Whether the copy was looked at (or made) by this process; false for a copy of the shared
+    /// store taken as made, which ``makeIfNeeded()`` checks when its `dlopen` fails.
+    private(set) var checked = false
 
-    /// The stored copy of the file at `path` inspected as `identity`, made when the store has
-    /// none or its copy is not intact. A file changed since it was inspected (or while it is
-    /// copied) is refused with ``LoadFailure/Reason/changed``, so the code loaded is always the
-    /// code inspected.
+    /// The stored copy of the file at `path` inspected as `identity`. A copy in the shared store
+    /// is taken as made (``makeIfNeeded()`` checks it once its `dlopen` fails, the first start of
+    /// a version included); a private one, which no earlier start made, is made now. A file
+    /// changed since it was inspected (or while it is copied) is refused with
+    /// ``LoadFailure/Reason/changed``, so the code loaded is always the code inspected.
     @MainActor
     init(of path: String, identity: FileIdentity) throws(LoadFailure.Reason) {
         self.path = path
+        self.identity = identity
         let store: CopyStore
         do { store = try CopyStore.current() } catch { throw .system(error) }
-        // The copy's name, escaped: an escaped path's last component is its file name escaped.
-        // Worked on in the strings' own bytes: every plugin at every start.
-        var source = path
-        let nameStart = source.withUTF8 { ($0.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1 }
-        let hasName = nameStart < path.utf8.count
-        // The length of the copy's folder in its path.
-        let directoryLength: Int
-        // Where the copy's path relative to the store's open folder starts (see `isIntact`);
-        // nil for a private copy.
+        self.store = store
         var inStore: Int? = store.root.utf8.count + 1
+        let name = Self.nameStart(path)
         if Self.loaded.insert(identity).inserted {
-            // STORE/KEY/NAME built in one buffer, one String.
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(store.root.utf8.count + 5 * 17 + 2 + path.utf8.count - nameStart + 9)
-            var root = store.root
-            root.withUTF8 { bytes.append(contentsOf: $0) }
-            bytes.append(UInt8(ascii: "/"))
-            CopyStore.appendKey(identity, to: &bytes)
-            directoryLength = bytes.count
-            bytes.append(UInt8(ascii: "/"))
-            if hasName {
-                source.withUTF8 { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[nameStart...])) }
-            } else {
-                bytes += "plugin.so".utf8
-            }
-            loadPath = String(decoding: bytes, as: UTF8.self)
+            (loadPath, directoryLength) = Self.storedPath(root: store.root, identity: identity, path: path, nameStart: name)
         } else {
             // This version is loaded already, and the host loads a file again only to start a
             // service anew (enabled by a reload, `service start`, a restart): `dlopen` of the same
@@ -74,12 +67,51 @@ struct StoredCopy {
             }
             inStore = nil
             directoryLength = directory.utf8.count
-            loadPath = directory + "/" + (hasName ? String(decoding: path.utf8.dropFirst(nameStart), as: UTF8.self) : "plugin.so")
+            loadPath = directory + "/" + (name < path.utf8.count ? String(decoding: path.utf8.dropFirst(name), as: UTF8.self) : "plugin.so")
         }
-        if Self.isIntact(loadPath, in: inStore.map { (store.descriptor, $0) }, size: identity.size) {
-            made = false
-            return
+        self.inStore = inStore
+        // A copy of the shared store costs its `dlopen` alone (~1.2 µs a plugin per start was
+        // this `lstat`, bench row 3); nothing else could have put another file there.
+        if inStore == nil || !store.persistent { _ = try makeIfNeeded() }
+    }
+
+    /// Where the file name starts in `path` (escaped: an escaped path's last component is its
+    /// file name escaped). Worked on in the string's own bytes: every plugin at every start.
+    /// Nonisolated, as ``storedPath(root:identity:path:nameStart:)``: a closure made in a
+    /// main-actor method is checked for the main actor at each call.
+    private nonisolated static func nameStart(_ path: String) -> Int {
+        var path = path
+        return path.withUTF8 { ($0.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1 }
+    }
+
+    /// `root/KEY/NAME` built in one buffer, one String, and the length of its folder.
+    private nonisolated static func storedPath(
+        root: String, identity: FileIdentity, path: String, nameStart: Int
+    ) -> (path: String, directoryLength: Int) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(root.utf8.count + 5 * 17 + 2 + path.utf8.count - nameStart + 9)
+        var root = root, source = path
+        root.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "/"))
+        CopyStore.appendKey(identity, to: &bytes)
+        let directoryLength = bytes.count
+        bytes.append(UInt8(ascii: "/"))
+        if nameStart < path.utf8.count {
+            source.withUTF8 { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[nameStart...])) }
+        } else {
+            bytes += "plugin.so".utf8
         }
+        return (String(decoding: bytes, as: UTF8.self), directoryLength)
+    }
+
+    /// Looks at the copy once, and makes it again when it is missing or not intact: a regular
+    /// file (not a symlink), the host user's, with no write bit, of its key's size. True when it
+    /// made a copy (an intact one, or one checked before, is left: false).
+    @MainActor
+    mutating func makeIfNeeded() throws(LoadFailure.Reason) -> Bool {
+        guard !checked else { return false }
+        checked = true
+        if Self.isIntact(loadPath, in: inStore.map { (store.descriptor, $0) }, size: identity.size) { return false }
         // Only a copy to make needs its folder's own string.
         let directory = String(decoding: loadPath.utf8.prefix(directoryLength), as: UTF8.self)
         do { try Self.make(loadPath, in: directory, of: path, identity: identity) } catch {
@@ -90,8 +122,8 @@ struct StoredCopy {
             guard let again = try? CopyStore.current(), again.root == store.root else { throw error }
             try Self.make(loadPath, in: directory, of: path, identity: identity)
         }
-        made = true
         store.didMakeCopy()
+        return true
     }
 
     /// Whether `copy` can be loaded as is: a regular file (not a symlink), ours, with no write

@@ -133,7 +133,8 @@ extension ServiceSet {
         // A service stopped by request stays stopped across reloads.
         let stoppedIDs = Set(parked.map(\.slot.id))
         var kept = plan
-        kept.order = withoutSecondAnswerers(plan.order, inspection: inspection).filter { !stoppedIDs.contains($0) }
+        kept.order = withoutSecondAnswerers(plan.order, inspection: inspection)
+        if !stoppedIDs.isEmpty { kept.order.removeAll(where: stoppedIDs.contains) }
         startOrder = plan.order
         requirements = plan.requirements
         return (kept, inspection)
@@ -168,7 +169,7 @@ extension ServiceSet {
             // keeps the descriptor it already has. (Asked before listing the file's ids: most
             // files of a lazy set are that, and the lists cost two arrays per file.)
             // (`lazy` is asked only when it holds something: even an empty set hashes the id.)
-            if services.allSatisfy({ !wanted.contains($0.id) || (!lazy.isEmpty && lazy.contains($0.id)) }) {
+            if !Self.opensAtStart(services, wanted: wanted, lazy: lazy) {
                 for service in services where wanted.contains(service.id) {
                     let previous = before[service.id].flatMap { $0.plugin.identity == plugin.identity && $0.plugin.path == plugin.path ? $0.opened : nil }
                     waiting[service.id] = DormantServices.Entry(metadata: service, plugin: plugin, opened: previous)
@@ -301,6 +302,12 @@ extension ServiceSet {
         let infos = try PluginLoader.open(plugin, willRun: mark)
         if replacing { retiredCopies[plugin.path, default: 0] += 1 }
         return infos
+    }
+
+    /// Whether one of `services` is wanted and not lazy: its file is opened now.
+    private nonisolated static func opensAtStart(_ services: [ServiceMetadata], wanted: Set<String>, lazy: Set<String>) -> Bool {
+        for service in services where wanted.contains(service.id) && (lazy.isEmpty || !lazy.contains(service.id)) { return true }
+        return false
     }
 
     /// Whether `id` is one of `services` (a file's few: a scan, no hashing). Nonisolated: a

@@ -139,7 +139,18 @@ final class ServiceSet {
     /// after a launch that succeeded the others are marked launched. A service whose
     /// failures belong to its supervisor (a worker: restarts, crash loops) is left to it.
     func stopFailedLaunches(finished: Bool) -> [String] {
-        let failed = slots.filter { slot in slot.launchFailed && !ownsFailures(slot.id) }
+        // Loops, not `filter`: a closure made here is checked for the main actor at each call
+        // (three per service at every launch).
+        var failed: [ServiceSlot] = []
+        var launched: [ServiceSlot] = []
+        launched.reserveCapacity(finished ? slots.count : 0)
+        for slot in slots {
+            if slot.launchFailed {
+                if !ownsFailures(slot.id) { failed.append(slot) }
+            } else if finished {
+                launched.append(slot)
+            }
+        }
         let required = failed.filter { $0.configuration?.policy == .required }
         // Once the launch stops, or ends, no failed service hears anything more.
         let stopped = finished || !required.isEmpty ? failed : []
@@ -151,7 +162,7 @@ final class ServiceSet {
         }
         if !stopped.isEmpty { dispatcher.setServices(slots.filter { slot in !stopped.contains { $0 === slot } }) }
         parked += stopped.map { ($0, "failed to launch") }
-        if finished && required.isEmpty { markLaunched(slots.filter { !$0.launchFailed }) }
+        if finished && required.isEmpty { markLaunched(launched) }
         return required.map(\.id)
     }
 
