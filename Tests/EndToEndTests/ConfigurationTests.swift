@@ -169,6 +169,27 @@ import Testing
         #expect(host.events.filter { $0 == "didFinishLaunching test.a" }.count == 1)
     }
 
+    /// What `list` answers while the main thread is stuck follows a reload by SIGHUP (no request
+    /// publishes it): the service the reload added, stuck in its catch-up, is listed.
+    @Test func aSIGHUPReloadStuckInItsCatchUp_isListedFromTheSnapshot() throws {
+        let host = try RunningHost()
+        try probes(host, ["a"])
+        try host.probe("hang", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_FINISH_LAUNCHING"])
+        let config = try host.file("services.json", #"{"services": {"test.hang": {"enabled": false}}}"#)
+        try host.start(["--config", config, "--event-timeout", "1"])
+        let before = (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        #expect(before == ["test.a"], "\(before ?? [])")
+
+        _ = try host.file("services.json", #"{"services": {}}"#)
+        host.process?.send(SIGHUP)
+        #expect(eventually { ((try? host.ctlJSON("state").reply)?["stuck"] as? [String: Any])?["service"] as? String == "test.hang" })
+        let listed = try host.ctlJSON("list")
+        #expect(listed.reply["snapshot"] as? Bool == true, "\(listed.reply)")
+        let ids = (listed.reply["services"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        #expect(Set(ids ?? []) == ["test.a", "test.hang"], "\(ids ?? [])")
+        _ = host.signal(SIGKILL)
+    }
+
     @Test func failedReload_changesNothing_andSIGHUPReloads() throws {
         let host = try RunningHost()
         try probes(host, ["a"])

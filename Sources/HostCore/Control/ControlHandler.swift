@@ -27,6 +27,9 @@ public final class ControlHandler {
         watchers = host.log.watchers
         snapshot = ControlSnapshot(tracker: host.tracker, stateCell: host.stateCell, board: host.isolation?.board)
         publishSnapshot()
+        // A reload by SIGHUP, or one whose catch-up gets stuck, is not followed by a request's
+        // publication; the list changing is.
+        host.servicesDidChange = { [unowned self] in publishSnapshot() }
         host.requests.accept(from: self, maxPayload: maxPayload)
     }
 

@@ -6,8 +6,8 @@ import Synchronization
 /// the stuck call), all readable from the control channel's own threads.
 ///
 /// ControlHandler publishes after a request it carries out changed what the list or the token
-/// shows, so they are as fresh as the last request; the app state and the isolation states
-/// are read live.
+/// shows, and whenever the service list changes (a reload by SIGHUP included), so they are as
+/// fresh as the last request or change; the app state and the isolation states are read live.
 public final class ControlSnapshot: Sendable {
     private let tracker: CallTracker
     private let stateCell: AppStateCell

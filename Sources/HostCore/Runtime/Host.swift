@@ -95,6 +95,13 @@ public final class Host {
     public var isTerminating: Bool { application.isTerminating }
     /// The services, in dispatch order: priority (higher first), then load order.
     public var services: [ServiceSlot] { dispatcher.services }
+    /// Told on the main thread each time ``services`` changed (a load, a reload however asked
+    /// for, a service stopped or started), before the new services are caught up: the control
+    /// channel republishes its snapshot then, so a reload whose catch-up gets stuck is listed.
+    public var servicesDidChange: (() -> Void)? {
+        get { dispatcher.servicesDidChange }
+        set { dispatcher.servicesDidChange = newValue }
+    }
     /// The configuration file in force (empty without one).
     public var configuration: HostConfiguration { serviceSet.configuration }
     /// What `reload` rescans.

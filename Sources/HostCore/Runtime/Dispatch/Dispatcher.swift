@@ -70,7 +70,11 @@ final class Dispatcher {
         services = slots
         rebuildTable()
         tracker.register(ids: slots.map(\.id))
+        servicesDidChange?()
     }
+
+    /// Told each time the service list changed (``Host/servicesDidChange``).
+    var servicesDidChange: (() -> Void)?
 
     private func rebuildTable() {
         let old = hot.pointee.table
