@@ -137,23 +137,34 @@ public struct StartPlan: Sendable, Equatable {
         // Sized once: every start plans every plugin's services (1000 lazy ones too).
         graph.loadIndex.reserveCapacity(found.count)
         graph.services.reserveCapacity(found.count)
-        for service in found where graph.loadIndex[service.id] == nil {
-            graph.loadIndex[service.id] = graph.services.count
-            graph.services.append(service)
+        for service in found {
+            // One hash of the id: inserted through the default's accessor when absent.
+            var added = false
+            Self.insert(&graph.loadIndex[service.id, default: -1], graph.services.count, added: &added)
+            if added { graph.services.append(service) }
         }
         let config = configuration.services
+        // An empty table is not asked (a lookup hashes the id even then): most hosts run
+        // without a configuration, and this runs for every service at every start.
+        let configured = { (id: String) -> ServiceConfiguration? in config.isEmpty ? nil : config[id] }
         var plan = StartPlan()
         plan.missing = config.values.filter { $0.enabled && graph.loadIndex[$0.id] == nil }.map(\.id).sorted()
-        let runs = { (id: String) in graph.loadIndex[id] != nil && (config[id].map(\.enabled) ?? !onlyConfigured) }
+        let runs = { (id: String) in graph.loadIndex[id] != nil && (configured(id).map(\.enabled) ?? !onlyConfigured) }
 
-        // Every running service's edges, the configuration's first.
+        // Every running service's edges, the configuration's first; `running` lists them by
+        // position in `graph.services` (their load index).
         var unmet: [String: UnmetRequirement] = [:]
-        for service in graph.services {
-            let entry = config[service.id]
+        var running: [(index: Int, configured: Bool)] = []
+        running.reserveCapacity(graph.services.count)
+        for (index, service) in graph.services.enumerated() {
+            let entry = configured(service.id)
             if entry?.enabled == false { plan.disabled.append(service.id) }
             if entry == nil && onlyConfigured { plan.notConfigured.append(service.id) }
-            guard runs(service.id) else { continue }
+            // Every found service is in the graph: whether it runs is its entry's say.
+            guard entry.map(\.enabled) ?? !onlyConfigured else { continue }
+            running.append((index, entry != nil))
             if let priority = entry?.priority { graph.priority[service.id] = priority }
+            guard entry != nil || !service.requires.isEmpty || !service.after.isEmpty else { continue }
             var edges = Edges()
             if let entry { try configurationEdges(of: entry, into: &edges, graph: graph, config: config, onlyConfigured: onlyConfigured) }
             for requirement in service.requires {
@@ -172,23 +183,34 @@ public struct StartPlan: Sendable, Equatable {
             if !edges.required.isEmpty { plan.requirements[service.id] = edges.required }
         }
         leaveOut(&unmet, graph: graph, plan: &plan)
+        let met = { (index: Int) in unmet.isEmpty || unmet[graph.services[index].id] == nil }
 
         // Configured services are ordered first; so is every running service they depend on.
         var ordered = Set<String>()
-        var queue = graph.services.filter { config[$0.id]?.enabled == true && unmet[$0.id] == nil }.map(\.id)
+        var queue = running.filter { $0.configured && met($0.index) }.map { graph.services[$0.index].id }
         ordered.formUnion(queue)
         while let id = queue.popLast() {
             for edge in graph.dependencies[id] ?? [] where unmet[edge.id] == nil && ordered.insert(edge.id).inserted {
                 queue.append(edge.id)
             }
         }
-        plan.order = try graph.topologicalOrder(of: graph.services.filter { ordered.contains($0.id) })
+        let first = ordered.isEmpty ? [] : graph.services.indices.filter { ordered.contains(graph.services[$0].id) }
+        plan.order = try graph.topologicalOrder(of: first)
         if !onlyConfigured {
-            let rest = graph.services.filter { runs($0.id) && unmet[$0.id] == nil && !ordered.contains($0.id) }
-            plan.order += try graph.topologicalOrder(of: rest)
+            let rest = running.lazy.map(\.index).filter { met($0) && (ordered.isEmpty || !ordered.contains(graph.services[$0].id)) }
+            plan.order += try graph.topologicalOrder(of: Array(rest))
         }
-        plan.requirements = plan.requirements.filter { unmet[$0.key] == nil }
+        if !unmet.isEmpty { plan.requirements = plan.requirements.filter { unmet[$0.key] == nil } }
         return plan
+    }
+
+    /// Sets `slot` (a dictionary's value through its `default:` accessor, -1 when absent) to
+    /// `value` when it was absent.
+    private static func insert(_ slot: inout Int, _ value: Int, added: inout Bool) {
+        if slot < 0 {
+            slot = value
+            added = true
+        }
     }
 
     /// The edges of the configuration's `requires` (each checked, throwing) then `after`
@@ -247,7 +269,7 @@ public struct StartPlan: Sendable, Equatable {
                 queue.append(dependent)
             }
         }
-        plan.unmet = graph.services.compactMap { unmet[$0.id] }
+        plan.unmet = unmet.isEmpty ? [] : graph.services.compactMap { unmet[$0.id] }
     }
 }
 
@@ -283,24 +305,27 @@ private struct Graph {
     /// Kahn's algorithm, taking the highest priority, then the earliest loaded, of the
     /// services whose dependencies have all started. Dependencies outside `group` are
     /// ignored: they started before it or do not start.
-    func topologicalOrder(of group: [FoundService]) throws(StartOrderError) -> [String] {
-        // By position in `group`: every start plans every plugin's services (1000 lazy ones
-        // too), so the loop hashes each id once rather than at every comparison.
-        var position: [String: Int] = [:]
-        position.reserveCapacity(group.count)
-        for (index, service) in group.enumerated() { position[service.id] = index }
+    func topologicalOrder(of group: [Int]) throws(StartOrderError) -> [String] {
+        // By position in `group`, found only when there are dependencies (most sets declare
+        // none): every start plans every plugin's services (1000 lazy ones too), so each id is
+        // hashed once rather than at every comparison, or not at all.
         var waitingOn = [Int](repeating: 0, count: group.count)
         var dependents = [[Int]](repeating: [], count: group.count)
-        // Most sets declare no dependencies: then no service needs looking up.
-        for (index, service) in group.enumerated() where !dependencies.isEmpty {
-            for edge in dependencies[service.id] ?? [] {
-                guard let other = position[edge.id] else { continue }
-                waitingOn[index] += 1
-                dependents[other].append(index)
+        if !dependencies.isEmpty {
+            var position: [String: Int] = [:]
+            position.reserveCapacity(group.count)
+            for (index, service) in group.enumerated() { position[services[service].id] = index }
+            for (index, service) in group.enumerated() {
+                for edge in dependencies[services[service].id] ?? [] {
+                    guard let other = position[edge.id] else { continue }
+                    waitingOn[index] += 1
+                    dependents[other].append(index)
+                }
             }
         }
-        // What orders the services free to start: priority (higher first), then load order.
-        let keys = group.map { (priority: effectivePriority($0.id), load: loadIndex[$0.id]!) }
+        // What orders the services free to start: priority (higher first), then load order
+        // (a service's index in `services`).
+        let keys = group.map { (priority: effectivePriority($0), load: $0) }
         // A binary heap of the services free to start, first the one to start next: the order
         // costs n·log n however long the dependency lists are.
         var ready = Heap { a, b in keys[a].priority != keys[b].priority ? keys[a].priority > keys[b].priority : keys[a].load < keys[b].load }
@@ -308,21 +333,22 @@ private struct Graph {
         var order: [String] = []
         order.reserveCapacity(group.count)
         while let index = ready.pop() {
-            order.append(group[index].id)
+            order.append(services[group[index]].id)
             for dependent in dependents[index] {
                 waitingOn[dependent] -= 1
                 if waitingOn[dependent] == 0 { ready.push(dependent) }
             }
         }
         guard order.count == group.count else {
-            let (services, origins) = cycle(among: group.indices.filter { waitingOn[$0] > 0 }.map { group[$0].id })
+            let (services, origins) = cycle(among: group.indices.filter { waitingOn[$0] > 0 }.map { self.services[group[$0]].id })
             throw StartOrderError(.cycle(services, origins: origins))
         }
         return order
     }
 
-    private func effectivePriority(_ id: String) -> Int32 {
-        (priority.isEmpty ? nil : priority[id]) ?? services[loadIndex[id]!].priority
+    /// The priority of the service at `index` in `services`: the configuration's, else its metadata's.
+    private func effectivePriority(_ index: Int) -> Int32 {
+        (priority.isEmpty ? nil : priority[services[index].id]) ?? services[index].priority
     }
 
     /// One cycle among `stuck` (services still waiting, in load order), each service followed
