@@ -101,8 +101,7 @@ extension Host {
 
     /// What starting each service cost, slowest first (`host ctl blame`).
     func blame() -> [(service: String, cost: StartupCost)] {
-        let known = Set(services.map(\.id) + serviceSet.parked.map(\.slot.id))
-        return dispatcher.stats.startup.filter { known.contains($0.key) }.map { ($0.key, $0.value) }
+        (services + serviceSet.parked.map(\.slot)).map { ($0.id, $0.startup) }
             .sorted { ($0.cost.total, $1.service) > ($1.cost.total, $0.service) }
     }
 }

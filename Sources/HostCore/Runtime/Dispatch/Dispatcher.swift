@@ -222,8 +222,8 @@ final class Dispatcher {
             ServiceStats.record(stats.row(for: service.id), kind: kind.rawValue, nanoseconds: duration, failed: result < 0)
         }
         // blame's launch cost: the launch events of the latest start (a catch-up starts over).
-        if kind == .willFinishLaunching { stats.startup[service.id, default: StartupCost()].launch = duration }
-        if kind == .didFinishLaunching { stats.startup[service.id, default: StartupCost()].launch &+= duration }
+        if kind == .willFinishLaunching { service.startup.launch = duration }
+        if kind == .didFinishLaunching { service.startup.launch &+= duration }
         finishCall(index, kind, seq: seq, result: result, scene: scene, state: state, start: start, duration: duration)
         return (result, seq)
     }

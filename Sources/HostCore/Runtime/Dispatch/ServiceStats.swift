@@ -21,8 +21,6 @@ final class ServiceStats {
     private var rows: [String: UnsafeMutablePointer<UInt64>] = [:]
     /// Ids in the order they were first seen.
     private(set) var ids: [String] = []
-    /// What starting each service cost (always recorded), by id.
-    var startup: [String: StartupCost] = [:]
 
     /// The row of service `id`, allocated zeroed the first time.
     func row(for id: String) -> UnsafeMutablePointer<UInt64> {

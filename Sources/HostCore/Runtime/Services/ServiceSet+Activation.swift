@@ -25,6 +25,8 @@ extension ServiceSet {
             let id = entry.metadata.id
             do throws(LoadFailure.Reason) {
                 let info: LoadedServiceInfo
+                // What opening the file cost goes to the service whose first event opened it.
+                var cost = StartupCost()
                 if let opened = entry.opened {
                     info = opened
                 } else {
@@ -32,9 +34,7 @@ extension ServiceSet {
                     if let known = files[entry.plugin.path] {
                         infos = known
                     } else {
-                        var cost = StartupCost()
                         infos = try openPlugin(entry.plugin, replacing: slots.contains { $0.path == entry.plugin.path }, cost: &cost)
-                        dispatcher.stats.startup[id] = cost
                         files[entry.plugin.path] = infos
                         // Services of the file still waiting keep these descriptors: no second open.
                         dormant.hold(infos, from: entry.plugin)
@@ -45,7 +45,7 @@ extension ServiceSet {
                     info = found
                 }
                 var failure: LoadFailure?
-                if let slot = attach(info, failure: &failure) {
+                if let slot = attach(info, cost: cost, failure: &failure) {
                     arrived.append(slot)
                 } else if let failure {
                     record(failure, report: &report)

@@ -161,8 +161,6 @@ extension ServiceSet {
         var failed = Set<String>()
         // Refused by safe mode: not failures, but a service that requires one cannot start.
         var refused = Set<String>()
-        // Sized once: growing it by doubling re-hashed every id so far (a 1000-plugin start).
-        dispatcher.stats.startup.reserveCapacity(dispatcher.stats.startup.count + inspection.plugins.count)
         for plugin in inspection.plugins {
             let services = plugin.metadata.services
             // A file of lazy services only is not opened at all; one waiting since before
@@ -198,8 +196,7 @@ extension ServiceSet {
                         continue
                     }
                     var failure: LoadFailure?
-                    dispatcher.stats.startup[info.metadata.id] = cost
-                    if let slot = attach(info, failure: &failure) {
+                    if let slot = attach(info, cost: cost, failure: &failure) {
                         opened[info.metadata.id] = slot
                     } else if let failure {
                         record(failure, report: &report)
@@ -345,9 +342,8 @@ extension ServiceSet {
         guard let info = infos.first(where: { $0.metadata.id == id }) else {
             throw ServiceControlError("service \(id) cannot be loaded: \(plugin.path) is not trusted: refused by safe mode")
         }
-        dispatcher.stats.startup[id] = cost
         var failure: LoadFailure?
-        guard let slot = attach(info, failure: &failure) else {
+        guard let slot = attach(info, cost: cost, failure: &failure) else {
             throw ServiceControlError("service \(id) cannot be loaded: \(failure.map(\.description) ?? "its attach failed")")
         }
         skipped.removeAll { $0.services == [id] && Self.startableReasons.contains($0.reason) }

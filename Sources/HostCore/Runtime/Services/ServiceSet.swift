@@ -81,7 +81,8 @@ final class ServiceSet {
 
     /// Builds a slot for a loaded service and gives it its host table; nil when its `attach`
     /// declines (the failure is returned through `failure`).
-    func attach(_ info: LoadedServiceInfo, failure: inout LoadFailure?) -> ServiceSlot? {
+    func attach(_ info: LoadedServiceInfo, cost: StartupCost, failure: inout LoadFailure?) -> ServiceSlot? {
+        var cost = cost
         let id = info.metadata.id
         let context = ServiceContext(
             id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory,
@@ -93,7 +94,7 @@ final class ServiceSet {
             tracker.enter(service: index, event: .willFinishLaunching)
             let start = Clock.nanoseconds()
             let result = attach(info.descriptor, HostTable.make(for: context))
-            dispatcher.stats.startup[id, default: StartupCost()].attach = Clock.nanoseconds() &- start
+            cost.attach = Clock.nanoseconds() &- start
             tracker.leave()
             if result < 0 {
                 failure = LoadFailure(path: info.path, reason: .attachFailed(id: id, result: result))
@@ -101,7 +102,9 @@ final class ServiceSet {
             }
         }
         log.debug("loader", "loaded \(id) \(info.metadata.version) from \(info.path)")
-        return ServiceSlot(info, context: context, configuration: configuration.services[id])
+        let slot = ServiceSlot(info, context: context, configuration: configuration.services.isEmpty ? nil : configuration.services[id])
+        slot.startup = cost
+        return slot
     }
 
     // MARK: Launch options and first launch

@@ -20,6 +20,9 @@ public final class ServiceSlot {
     static var errorChanges: UInt64 = 0
     /// Whether willFinishLaunching or didFinishLaunching failed (answered an error).
     public internal(set) var launchFailed = false
+    /// What starting it cost (always recorded; `host ctl blame`). Kept here, not in a table by
+    /// id: that was four hashes of the id per service at every start.
+    var startup = StartupCost()
 
     let descriptor: UnsafePointer<sh_service>
     let context: ServiceContext
