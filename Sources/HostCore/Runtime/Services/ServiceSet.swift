@@ -115,18 +115,33 @@ final class ServiceSet {
         for slot: ServiceSlot, arena: EventArena, request: LaunchRequest,
         late: LateStart?
     ) -> UnsafePointer<sh_launch_options> {
-        var flags: UInt32 = late?.flag ?? 0
+        return arena.launchOptions(request, flags: (late?.flag ?? 0) | firstLaunchFlags(of: slot), settings: slot.configuration?.settingsJSON)
+    }
+
+    /// `slot`'s first-launch flags, read once (``ServiceSlot/firstLaunchFlags``); a read that
+    /// fails is logged, answered "not first", and tried again at the next launch event.
+    private func firstLaunchFlags(of slot: ServiceSlot) -> UInt32 {
+        if let known = slot.firstLaunchFlags { return known }
+        var flags: UInt32 = 0
         do {
             if try firstLaunch.isFirstHostLaunch() { flags |= UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) }
             if try firstLaunch.isFirstServiceLaunch(slot.id) { flags |= UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) }
         } catch {
             log.error("host", "cannot read the first-launch marks: \(error); launching as not first", event: "firstLaunch.unreadable")
+            return 0
         }
-        return arena.launchOptions(request, flags: flags, settings: slot.configuration?.settingsJSON)
+        slot.firstLaunchFlags = flags
+        return flags
     }
 
-    /// Records services' successful launch for first-launch detection, durable together.
-    func markLaunched(_ slots: [ServiceSlot]) {
+    /// Records services' successful launch for first-launch detection, durable together. Only
+    /// a first launch is written: a service known not to be launching for the first time is not
+    /// asked about again.
+    func markLaunched(_ launched: [ServiceSlot]) {
+        var slots: [ServiceSlot] = []
+        for slot in launched where (slot.firstLaunchFlags ?? UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH)) & UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) != 0 {
+            slots.append(slot)
+        }
         guard !slots.isEmpty else { return }
         do { try firstLaunch.servicesDidLaunch(slots.map(\.id)) } catch {
             let ids = slots.map(\.id)

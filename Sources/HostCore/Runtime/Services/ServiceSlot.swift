@@ -23,6 +23,10 @@ public final class ServiceSlot {
     /// What starting it cost (always recorded; `host ctl blame`). Kept here, not in a table by
     /// id: that was four hashes of the id per service at every start.
     var startup = StartupCost()
+    /// Its first-launch flags (`SH_LAUNCH_FIRST_*`), read once: the answers stay the same for
+    /// the whole process (``FirstLaunch``), and asking them per launch event and again to mark
+    /// the launch hashed the id six times per service at every start.
+    var firstLaunchFlags: UInt32?
 
     let descriptor: UnsafePointer<sh_service>
     let context: ServiceContext
