@@ -29,7 +29,7 @@ public final class ControlHandler {
         publishSnapshot()
         // A reload by SIGHUP, or one whose catch-up gets stuck, is not followed by a request's
         // publication; the list changing is.
-        host.servicesDidChange = { [unowned self] in publishSnapshot() }
+        host.servicesDidChange = { [weak self] in self?.publishSnapshot() }
         host.requests.accept(from: self, maxPayload: maxPayload)
     }
 

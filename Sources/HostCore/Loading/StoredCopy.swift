@@ -37,7 +37,7 @@ struct StoredCopy {
     private let directoryLength: Int
     /// Whether the copy was looked at (or made) by this process; false for a copy of the shared
     /// store taken as made, which ``makeIfNeeded()`` checks when its `dlopen` fails.
-    private(set) var checked = false
+    private var checked = false
 
     /// The stored copy of the file at `path` inspected as `identity`. A copy in the shared store
     /// is taken as made (``makeIfNeeded()`` checks it once its `dlopen` fails, the first start of
@@ -90,7 +90,8 @@ struct StoredCopy {
     ) -> (path: String, directoryLength: Int) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(root.utf8.count + 5 * 17 + 2 + path.utf8.count - nameStart + 9)
-        var root = root, source = path
+        var root = root
+        var source = path
         root.withUTF8 { bytes.append(contentsOf: $0) }
         bytes.append(UInt8(ascii: "/"))
         CopyStore.appendKey(identity, to: &bytes)

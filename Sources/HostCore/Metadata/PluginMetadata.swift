@@ -143,7 +143,11 @@ public struct ServiceMetadata: Sendable, Equatable {
         requires: [ServiceRequirement] = [],
         after: [String] = []
     ) {
-        storage = Storage(Fields(id: id, name: name, version: version, events: events, priority: priority, urls: urls, activities: activities, subscriptions: subscriptions, sceneRoles: sceneRoles, answers: answers, lazy: lazy, requires: requires, after: after))
+        storage = Storage(
+            Fields(
+                id: id, name: name, version: version, events: events, priority: priority, urls: urls, activities: activities,
+                subscriptions: subscriptions, sceneRoles: sceneRoles, answers: answers, lazy: lazy, requires: requires,
+                after: after))
     }
 
     public static func == (a: ServiceMetadata, b: ServiceMetadata) -> Bool {
