@@ -93,14 +93,16 @@ public enum PluginScanner {
         inDirectory: (resolved: [CChar], problem: String?, name: [UInt8])?, at entry: (directory: Int32, name: [UInt8])? = nil
     ) -> Result<Checked, LoadFailure> {
         var status = stat()
-        let (base, name) = entry.map { ($0.directory, $0.name.map { CChar(bitPattern: $0) } + [0]) } ?? (AT_FDCWD, PathBytes.cString(path))
         // Not a link: lstat said what stat would, and its directories are those of the scan.
         var scanned: (resolved: [CChar], problem: String?, name: [UInt8])?
-        if let inDirectory, fstatat(base, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT != S_IFLNK {
-            scanned = inDirectory
-        } else if fstatat(base, name, &status, 0) != 0 {
-            return .failure(LoadFailure(path: path, reason: .system(.current("stat", path))))
+        let found = withCName(entry, path: path) { base, name in
+            if let inDirectory, fstatat(base, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT != S_IFLNK {
+                scanned = inDirectory
+                return true
+            }
+            return fstatat(base, name, &status, 0) == 0
         }
+        guard found else { return .failure(LoadFailure(path: path, reason: .system(.current("stat", path)))) }
         if let kind = nonRegularKind(status.st_mode) {
             return .failure(LoadFailure(path: path, reason: .notRegularFile(kind: kind)))
         }
@@ -116,6 +118,20 @@ public enum PluginScanner {
             }
         }
         return .success(Checked(path: path, status: status))
+    }
+
+    /// Calls `body` with the directory and NUL-terminated name the `stat`s of a file go by: its
+    /// open directory and its name there (copied to the stack: two arrays per file were a cost
+    /// of every start), or the working directory and its whole path.
+    private static func withCName<R>(
+        _ entry: (directory: Int32, name: [UInt8])?, path: String, _ body: (Int32, UnsafePointer<CChar>) -> R
+    ) -> R {
+        guard let entry else { return PathBytes.cString(path).withUnsafeBufferPointer { body(AT_FDCWD, $0.baseAddress!) } }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: entry.name.count + 1) { buffer in
+            for (index, byte) in entry.name.enumerated() { buffer[index] = CChar(bitPattern: byte) }
+            buffer[entry.name.count] = 0
+            return body(entry.directory, buffer.baseAddress!)
+        }
     }
 
     static func nonRegularKind(_ mode: mode_t) -> String? {

@@ -19,6 +19,12 @@ struct RegistryKey: Hashable, Sendable {
     init(path: String, status: stat) {
         self.init(path: path, identity: FileIdentity(status))
     }
+
+    /// Hashes the identity alone (equal keys have equal identities, so equal hashes): five
+    /// integers rather than the path's bytes, for every plugin file at every start, once when
+    /// its directory's entries are read and once when it is looked up. Two paths of one
+    /// identity (hard links) share a bucket and are told apart by `==`.
+    func hash(into hasher: inout Hasher) { hasher.combine(identity) }
 }
 
 /// What the registry keeps of one plugin file: the raw bytes the inspector reads, so the one
