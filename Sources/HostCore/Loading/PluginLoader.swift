@@ -91,16 +91,30 @@ public enum PluginLoader {
                 inspection.failures.append(failure)
             case .success(var plugin):
                 plugin.inspectNanoseconds = Clock.nanoseconds() &- start
-                if let (id, other) = plugin.metadata.services.lazy.compactMap({ s in providers[s.id].map { (s.id, $0) } }).first {
+                if let (id, other) = claim(plugin.metadata.services, for: plugin.path, in: &providers) {
                     inspection.failures.append(LoadFailure(path: plugin.path, reason: .duplicateServiceID(id: id, otherPath: other)))
                     continue
                 }
-                for service in plugin.metadata.services { providers[service.id] = plugin.path }
                 inspection.plugins.append(plugin)
             }
         }
         registry?.save(scanned: directories)
         return inspection
+    }
+
+    /// Records `path` as the provider of each id of `services`; when an earlier file provides
+    /// one of them, records none and returns that id and file. One hash of each id (a lookup,
+    /// then an insert, was two for every plugin at every start).
+    private nonisolated static func claim(
+        _ services: [ServiceMetadata], for path: String, in providers: inout [String: String]
+    ) -> (id: String, other: String)? {
+        for (index, service) in services.enumerated() {
+            guard let other = providers.updateValue(path, forKey: service.id), other != path else { continue }
+            providers[service.id] = other
+            for earlier in services[..<index] where providers[earlier.id] == path { providers[earlier.id] = nil }
+            return (service.id, other)
+        }
+        return nil
     }
 
     /// Opens one inspected file from its stored copy (``StoredCopy``: the file may change

@@ -240,10 +240,13 @@ extension ServiceSet {
     /// start, with a warning). A lazy service an eager one requires is opened at start too.
     private func lazyServices(plan: StartPlan, inspection: PluginLoader.Inspection, wanted: Set<String>) -> Set<String> {
         var lazy = Set<String>()
+        // An empty configuration is not asked (even then a lookup hashes the id): most sets
+        // have no lazy service, and then no id is hashed here at all.
+        let configured = configuration.services
         for plugin in inspection.plugins {
-            for service in plugin.metadata.services where wanted.contains(service.id) {
-                let activation = configuration.services[service.id]?.activation ?? (service.lazy ? .lazy : .eager)
-                guard activation == .lazy else { continue }
+            for service in plugin.metadata.services {
+                let activation = (configured.isEmpty ? nil : configured[service.id]?.activation) ?? (service.lazy ? .lazy : .eager)
+                guard activation == .lazy, wanted.contains(service.id) else { continue }
                 guard service.canBeWoken else {
                     log.warn(
                         service.id,
@@ -256,6 +259,7 @@ extension ServiceSet {
         }
         // Dependents before their requirements (the plan is in start order): an eager service
         // needs what it requires running, so that is opened at start.
+        guard !lazy.isEmpty, !plan.requirements.isEmpty else { return lazy }
         for id in plan.order.reversed() where !lazy.contains(id) {
             for required in plan.requirements[id] ?? [] where lazy.remove(required) != nil {
                 log.info(
