@@ -43,6 +43,10 @@ public struct HostConfiguration: Sendable, Equatable {
     /// The largest configuration file read, in bytes.
     public static let maxFileSize = 16 << 20
 
+    /// The entry of service `id`, if any. Without a configuration (most hosts) nothing is
+    /// looked up: a lookup in an empty table still hashes the id, for every service at every start.
+    public func service(_ id: String) -> ServiceConfiguration? { services.isEmpty ? nil : services[id] }
+
     /// A configuration listing `services` (a later duplicate id wins).
     public init(services: [ServiceConfiguration] = []) {
         self.services = Dictionary(services.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })

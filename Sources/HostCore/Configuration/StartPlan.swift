@@ -144,12 +144,9 @@ public struct StartPlan: Sendable, Equatable {
             if added { graph.services.append(service) }
         }
         let config = configuration.services
-        // An empty table is not asked (a lookup hashes the id even then): most hosts run
-        // without a configuration, and this runs for every service at every start.
-        let configured = { (id: String) -> ServiceConfiguration? in config.isEmpty ? nil : config[id] }
         var plan = StartPlan()
         plan.missing = config.values.filter { $0.enabled && graph.loadIndex[$0.id] == nil }.map(\.id).sorted()
-        let runs = { (id: String) in graph.loadIndex[id] != nil && (configured(id).map(\.enabled) ?? !onlyConfigured) }
+        let runs = { (id: String) in graph.loadIndex[id] != nil && (configuration.service(id).map(\.enabled) ?? !onlyConfigured) }
 
         // Every running service's edges, the configuration's first; `running` lists them by
         // position in `graph.services` (their load index).
@@ -157,7 +154,7 @@ public struct StartPlan: Sendable, Equatable {
         var running: [(index: Int, configured: Bool)] = []
         running.reserveCapacity(graph.services.count)
         for (index, service) in graph.services.enumerated() {
-            let entry = configured(service.id)
+            let entry = configuration.service(service.id)
             if entry?.enabled == false { plan.disabled.append(service.id) }
             if entry == nil && onlyConfigured { plan.notConfigured.append(service.id) }
             // Every found service is in the graph: whether it runs is its entry's say.

@@ -240,12 +240,10 @@ extension ServiceSet {
     /// start, with a warning). A lazy service an eager one requires is opened at start too.
     private func lazyServices(plan: StartPlan, inspection: PluginLoader.Inspection, wanted: Set<String>) -> Set<String> {
         var lazy = Set<String>()
-        // An empty configuration is not asked (even then a lookup hashes the id): most sets
-        // have no lazy service, and then no id is hashed here at all.
-        let configured = configuration.services
+        // `wanted` is asked only of lazy services: most sets have none, and then no id is hashed here.
         for plugin in inspection.plugins {
             for service in plugin.metadata.services {
-                let activation = (configured.isEmpty ? nil : configured[service.id]?.activation) ?? (service.lazy ? .lazy : .eager)
+                let activation = configuration.service(service.id)?.activation ?? (service.lazy ? .lazy : .eager)
                 guard activation == .lazy, wanted.contains(service.id) else { continue }
                 guard service.canBeWoken else {
                     log.warn(

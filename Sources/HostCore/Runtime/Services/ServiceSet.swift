@@ -102,7 +102,7 @@ final class ServiceSet {
             }
         }
         log.debug("loader", "loaded \(id) \(info.metadata.version) from \(info.path)")
-        let slot = ServiceSlot(info, context: context, configuration: configuration.services.isEmpty ? nil : configuration.services[id])
+        let slot = ServiceSlot(info, context: context, configuration: configuration.service(id))
         slot.startup = cost
         return slot
     }
