@@ -23,7 +23,12 @@ public enum PluginScanner {
     /// Whether a directory entry named `name` is a plugin file: `*.so`, not hidden.
     public static func isPluginName(_ name: String) -> Bool { isPluginName(Array(name.utf8)) }
 
-    static func isPluginName(_ name: [UInt8]) -> Bool { name.suffix(3).elementsEqual(".so".utf8) && name.first != UInt8(ascii: ".") }
+    static func isPluginName(_ name: [UInt8]) -> Bool {
+        // Byte by byte: `elementsEqual` over a suffix was a generic walk per directory entry.
+        let count = name.count
+        return count >= 3 && name[count - 3] == UInt8(ascii: ".") && name[count - 2] == UInt8(ascii: "s")
+            && name[count - 1] == UInt8(ascii: "o") && name[0] != UInt8(ascii: ".")
+    }
 
     /// The plugin entries of `directory` (``isPluginName(_:)``) in byte order of their names.
     /// Each path is the directory as given and the name as `readdir` read it, escaped (see
@@ -94,10 +99,11 @@ public enum PluginScanner {
     ) -> Result<Checked, LoadFailure> {
         var status = stat()
         // Not a link: lstat said what stat would, and its directories are those of the scan.
-        var scanned: (resolved: [CChar], problem: String?, name: [UInt8])?
+        // (A flag, not a copy of `inDirectory`: that was three retains and releases per file.)
+        var viaScan = false
         let found = withCName(entry, path: path) { base, name in
-            if let inDirectory, fstatat(base, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT != S_IFLNK {
-                scanned = inDirectory
+            if inDirectory != nil, fstatat(base, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT != S_IFLNK {
+                viaScan = true
                 return true
             }
             return fstatat(base, name, &status, 0) == 0
@@ -108,7 +114,7 @@ public enum PluginScanner {
         }
         if !allowInsecure {
             let directories =
-                if let scanned {
+                if viaScan, let scanned = inDirectory {
                     scanned.problem.map { FileSecurity.problem($0, inResolvedDirectory: scanned.resolved, file: scanned.name) }
                 } else {
                     FileSecurity.directoriesProblem(ofPlugin: path, checked: &checked)

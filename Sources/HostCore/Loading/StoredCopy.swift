@@ -84,25 +84,29 @@ struct StoredCopy {
         return path.withUTF8 { ($0.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1 }
     }
 
-    /// `root/KEY/NAME` built in one buffer, one String, and the length of its folder.
+    /// `root/KEY/NAME` written straight into the String's storage, and the length of its folder.
     private nonisolated static func storedPath(
         root: String, identity: FileIdentity, path: String, nameStart: Int
     ) -> (path: String, directoryLength: Int) {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(root.utf8.count + 5 * 17 + 2 + path.utf8.count - nameStart + 9)
         var root = root
         var source = path
-        root.withUTF8 { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "/"))
-        CopyStore.appendKey(identity, to: &bytes)
-        let directoryLength = bytes.count
-        bytes.append(UInt8(ascii: "/"))
-        if nameStart < path.utf8.count {
-            source.withUTF8 { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[nameStart...])) }
-        } else {
-            bytes += "plugin.so".utf8
+        var directoryLength = 0
+        let name = path.utf8.count - nameStart
+        let capacity = root.utf8.count + 1 + CopyStore.keyCapacity + 1 + max(name, 9)
+        let stored = String(unsafeUninitializedCapacity: capacity) { buffer in
+            var count = root.withUTF8 { buffer.initialize(fromContentsOf: $0) }
+            buffer[count] = UInt8(ascii: "/")
+            count += 1
+            count += CopyStore.writeKey(identity, into: UnsafeMutableBufferPointer(rebasing: buffer[count...]))
+            directoryLength = count
+            buffer[count] = UInt8(ascii: "/")
+            count += 1
+            if name > 0 {
+                return source.withUTF8 { UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: $0[nameStart...]) } + count
+            }
+            return UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: "plugin.so".utf8) + count
         }
-        return (String(decoding: bytes, as: UTF8.self), directoryLength)
+        return (stored, directoryLength)
     }
 
     /// Looks at the copy once, and makes it again when it is missing or not intact: a regular
@@ -195,6 +199,13 @@ struct StoredCopy {
     /// The versions (KEY directories) this process has loaded from, each once (see `init`): by
     /// identity, five numbers to hash rather than the directory's path.
     @MainActor private static var loaded: Set<FileIdentity> = []
+    /// Makes room for the `count` versions a start loads: growing `loaded` one insert at a
+    /// time hashed each identity again at every doubling. (A reload's few are not worth it:
+    /// `reserveCapacity` is not specialized, ~10 k instructions.)
+    @MainActor static func expectLoads(_ count: Int) {
+        if loaded.isEmpty && count > 8 { loaded = Set(minimumCapacity: count) }
+    }
+
     /// Versions loaded again: the next one's scratch directory.
     @MainActor private static var reloads = 0
 

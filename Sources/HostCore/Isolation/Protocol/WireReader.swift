@@ -18,10 +18,21 @@ struct WireReader {
         return bytes[offset..<offset + count]
     }
 
-    private mutating func integer(_ size: Int, _ what: String) throws(WireError) -> UInt64 {
-        var value: UInt64 = 0
-        for (index, byte) in try take(size, what).enumerated() { value |= UInt64(byte) << UInt64(8 * index) }
-        return value
+    /// A little-endian integer of `size` bytes (1, 2, 4 or 8), read from the array's buffer: a
+    /// slice and a loop over it were ~100 instructions per integer, and a registry entry has
+    /// seven. `isLength`: the error names `what` as a blob's length (the words are built only then).
+    private mutating func integer(_ size: Int, _ what: String, isLength: Bool = false) throws(WireError) -> UInt64 {
+        guard bytes.count - offset >= size else { throw .truncated(isLength ? what + " length" : what) }
+        let start = offset
+        offset += size
+        return bytes.withUnsafeBytes { raw in
+            switch size {
+            case 8: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+            case 4: UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+            case 2: UInt64(UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: start, as: UInt16.self)))
+            default: UInt64(raw[start])
+            }
+        }
     }
 
     mutating func u8(_ what: String) throws(WireError) -> UInt8 { UInt8(try integer(1, what)) }
@@ -42,8 +53,13 @@ struct WireReader {
     mutating func f64(_ what: String) throws(WireError) -> Double { Double(bitPattern: try u64(what)) }
 
     mutating func blob(_ what: String) throws(WireError) -> [UInt8] {
-        let count = Int(try u32(what + " length"))
-        return Array(try take(count, what))
+        Array(try blobBytes(what))
+    }
+
+    /// A blob's bytes, its length field named `what` + " length" in an error.
+    private mutating func blobBytes(_ what: String) throws(WireError) -> ArraySlice<UInt8> {
+        let count = Int(UInt32(try integer(4, what, isLength: true)))
+        return try take(count, what)
     }
 
     /// A blob's bytes, not copied (its length is named `what` too: no text is built per read).
@@ -59,7 +75,7 @@ struct WireReader {
 
     /// A blob as text; invalid UTF-8 is repaired (for names and messages, never for data).
     mutating func string(_ what: String) throws(WireError) -> String {
-        String(decoding: try blob(what), as: UTF8.self)
+        String(decoding: try blobBytes(what), as: UTF8.self)
     }
 
     /// A presence byte, then a blob when present.

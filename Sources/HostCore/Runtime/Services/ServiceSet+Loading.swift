@@ -161,6 +161,7 @@ extension ServiceSet {
         var failed = Set<String>()
         // Refused by safe mode: not failures, but a service that requires one cannot start.
         var refused = Set<String>()
+        StoredCopy.expectLoads(inspection.plugins.count)
         for plugin in inspection.plugins {
             let services = plugin.metadata.services
             // A file of lazy services only is not opened at all; one waiting since before
