@@ -1,5 +1,7 @@
 // Compiled with _GNU_SOURCE, which Glibc's Swift module is not: see CSystem.h.
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <sched.h>
 #include <stddef.h>
 #include <linux/magic.h>
@@ -68,4 +70,10 @@ int csystem_pin(int pid, const int *cores, int count) {
     for (int i = 0; i < count; i++)
         if (cores[i] >= 0 && cores[i] < CPU_SETSIZE) CPU_SET(cores[i], &set);
     return sched_setaffinity(pid, sizeof set, &set);
+}
+
+unsigned long csystem_load_address(void *handle) {
+    struct link_map *map = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL) return 0;
+    return (unsigned long)map->l_addr;
 }

@@ -190,7 +190,7 @@ import Testing
         ("a group longer than the file", "corrupt or truncated: cut short in the group of ", { groupLength(0xFFFF_FFFF, in: $0) }),
         ("not a registry", "not a registry file (no SHRC header)", { _ in Array("garbage".utf8) }),
         (
-            "another version", "written by servicehost 0.0.0-other in format 3",
+            "another version", "written by servicehost 0.0.0-other in format 4",
             { bytes in
                 // The host version follows the magic, the format (2 bytes), the header's length
                 // (4 bytes) and its own length (4 bytes).
@@ -285,7 +285,7 @@ import Testing
         #expect(counts(records) == (1, 0))
     }
 
-    /// A registry.bin (RegistryFile's layout, format 3) with one entry for `path`, keyed by its
+    /// A registry.bin (RegistryFile's layout, format 4) with one entry for `path`, keyed by its
     /// real `stat`, saying the file defines no entry symbol.
     static func registry(claimingNoEntryFor path: String) throws -> [UInt8] {
         var status = stat()
@@ -313,7 +313,7 @@ import Testing
         // Magic, format, header length, version, group count, one group's line, checksum.
         let headerLength = 4 + 2 + 4 + 4 + version.utf8.count + 4 + 4 + directory.utf8.count + 8 + 4 + 8
         var bytes: [UInt8] = Array("SHRC".utf8)
-        put(3, 2, &bytes)
+        put(4, 2, &bytes)
         put(UInt64(headerLength), 4, &bytes)
         blob(version, &bytes)
         put(1, 4, &bytes)

@@ -132,9 +132,10 @@ import Testing
         ("not-a-name.bin", "corrupt or truncated: entry 0 of /opt/x/ is not a file name"),
         ("misnamed-group.bin", "corrupt or truncated: the group of /opt/y/ names /opt/x/"),
         ("one-group-corrupt.bin", "corrupt or truncated: checksum mismatch in the group of "),
-        ("other-version.bin", "written by servicehost 9.9.9 in format 3"),
+        ("other-version.bin", "written by servicehost 9.9.9 in format 4"),
         ("other-format.bin", "written by another host version in format 1"),
         ("format-2.bin", "written by another host version in format 2"),
+        ("format-3.bin", "written by another host version in format 3"),
     ])
     func registry_seeds_giveTheirProblem(name: String, expected: String?) throws {
         let path = Self.corpus("registry").first { $0.hasSuffix("/" + name) }!

@@ -37,13 +37,7 @@ import Testing
 
     /// The path of the C library this test process runs with: a real system shared object.
     private func systemLibrary() throws -> String {
-        // /proc files report size 0; read them to the end by hand.
-        let fd = open("/proc/self/maps", O_RDONLY)
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while case let n = read(fd, &chunk, chunk.count), n > 0 { bytes += chunk[..<n] }
-        let maps = String(decoding: bytes, as: UTF8.self)
+        let maps = processMaps()
         guard let line = maps.split(separator: "\n").first(where: { $0.hasSuffix("/libc.so.6") }),
             let slash = line.firstIndex(of: "/")
         else { throw TestFailure("libc.so.6 not in /proc/self/maps:\n\(maps)") }
@@ -182,5 +176,57 @@ import Testing
         try probe("a.so", ["PROBE_ID=\"test.a\""])
         try probe("c.so", ["PROBE_ID=\"test.c\""])
         #expect(try loadAll().report.services.map(\.metadata.id) == ["test.a", "test.b", "test.c"])
+    }
+
+    /// A descriptor whose id points at its own metadata record (the SDK's C macros) is known
+    /// by that address, without reading the id (its page is not touched before the first event);
+    /// an id anywhere else is compared as text. The address survives the registry cache.
+    @Test func aDescriptorPointingAtItsRecord_isMatchedByAddress() throws {
+        try Command.compileC(Repository.fixture("HelloC/hello.c"), to: lib + "/hello.so")
+        try probe("probe.so", ["PROBE_ID=\"test.literal\""])
+        let state = try DirectoryHandle.open(try scratch.folder("state"))
+        let registry = RegistryCache(directory: state, log: nil)
+        let read = try PluginLoader.inspect(directories: [lib], allowInsecure: false, registry: registry)
+        registry.save(scanned: [lib])
+        let cached = try PluginLoader.inspect(directories: [lib], allowInsecure: false, registry: RegistryCache(directory: state, log: nil))
+        #expect(read.plugins.map(\.metadataAddress) == cached.plugins.map(\.metadataAddress))
+        let hello = try #require(cached.plugins.first { $0.path.hasSuffix("/hello.so") })
+        let literal = try #require(cached.plugins.first { $0.path.hasSuffix("/probe.so") })
+        #expect(hello.metadataAddress != 0 && hello.metadata.serviceIDOffsets.count == 1)
+
+        for (plugin, byAddress) in [(hello, true), (literal, false)] {
+            let info = try #require(try PluginLoader.open(plugin).first)
+            let id = try #require(info.descriptor.pointee.id)
+            let base = try loadAddress(of: plugin)
+            let addresses = PluginLoader.IDAddresses(plugin, loadedAt: base)
+            #expect(addresses.service(at: id, in: plugin.metadata.services)?.id == (byAddress ? info.metadata.id : nil))
+            // One byte off is no record's id; nor is anything when the load address is unknown.
+            #expect(addresses.service(at: id + 1, in: plugin.metadata.services) == nil)
+            #expect(PluginLoader.IDAddresses(plugin, loadedAt: 0).service(at: id, in: plugin.metadata.services) == nil)
+        }
+    }
+
+    /// Where the stored copy of `plugin` is mapped from its first byte (`/proc/self/maps`): the
+    /// load address of a shared object whose first segment is at 0.
+    private func loadAddress(of plugin: PluginInspector.Inspected) throws -> UInt {
+        let name = "/" + CopyStore.key(plugin.identity) + "/" + URL(fileURLWithPath: plugin.path).lastPathComponent
+        for line in processMaps().split(separator: "\n") where line.hasSuffix(name) {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 3, Int(fields[2], radix: 16) == 0, let start = fields[0].split(separator: "-").first,
+                let address = UInt(start, radix: 16)
+            else { continue }
+            return address
+        }
+        throw TestFailure("no mapping of \(name) in /proc/self/maps")
+    }
+
+    /// This process's `/proc/self/maps`. /proc files report size 0: read to the end by hand.
+    private func processMaps() -> String {
+        let fd = open("/proc/self/maps", O_RDONLY)
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while case let n = read(fd, &chunk, chunk.count), n > 0 { bytes += chunk[..<n] }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

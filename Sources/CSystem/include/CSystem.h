@@ -27,6 +27,10 @@ int csystem_allowed_cores(int pid, int *cores, int max);
 /// `count` cores of `cores` only. Returns 0, or -1 with errno.
 int csystem_pin(int pid, const int *cores, int count);
 
+/// The load address of the library `handle` (from dlopen): what its link-time addresses are
+/// relative to (dlinfo(3) RTLD_DI_LINKMAP, link_map's l_addr). 0 when dlinfo fails.
+unsigned long csystem_load_address(void *handle);
+
 /// epoll_create1(EPOLL_CLOEXEC): Glibc's Swift module does not import sys/epoll.h.
 int csystem_epoll_create(void);
 

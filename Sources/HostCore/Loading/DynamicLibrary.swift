@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// A shared library opened with `dlopen(RTLD_NOW | RTLD_LOCAL)`, deliberately never closed.
@@ -31,6 +32,9 @@ struct DynamicLibrary {
         }
         return address
     }
+
+    /// The address the library's link-time addresses are relative to (0: unknown).
+    var loadAddress: UInt { UInt(csystem_load_address(handle)) }
 
     private static func lastError() -> String? { dlerror().map { String(cString: $0) } }
 }

@@ -31,6 +31,20 @@ enum PathBytes {
         }
     }
 
+    /// `prefix` (escaped already) then `bytes` escaped: a scanned file's path, made in one
+    /// string when the name is ASCII without a backslash (nearly every one; the name's own
+    /// string and the concatenation were two allocations per plugin file at every start).
+    static func escape(_ bytes: [UInt8], after prefix: String) -> String {
+        guard bytes.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) else { return prefix + escape(bytes) }
+        var prefix = prefix
+        return prefix.withUTF8 { head in
+            String(unsafeUninitializedCapacity: head.count + bytes.count) { buffer in
+                let count = buffer.initialize(fromContentsOf: head)
+                return UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: bytes) + count
+            }
+        }
+    }
+
     /// `text` as a path the user typed (`--plugins DIR`, `host inspect FILE`): its UTF-8, escaped.
     static func escape(_ text: String) -> String { escape(Array(text.utf8)) }
 

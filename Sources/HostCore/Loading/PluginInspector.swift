@@ -18,6 +18,9 @@ public enum PluginInspector {
         /// How long its inspection took, in nanoseconds (`host ctl blame`): carried with the file
         /// rather than in a table by path (two hashes of its path per plugin at each start).
         public internal(set) var inspectNanoseconds: UInt64 = 0
+        /// Where the metadata section lies once loaded, relative to the load address (0: not
+        /// loaded with the code): the loader matches descriptors by it (``PluginLoader``).
+        var metadataAddress: UInt64 = 0
     }
 
     /// Inspects `path`, opening it read-only and non-blocking; nothing is executed. With a
@@ -52,7 +55,8 @@ public enum PluginInspector {
             let image = try ELFImage(file: file)
             // No entry symbol: the section is not read (nor its errors reported), as before.
             let definesEntry = try image.definesDynamicSymbol(SH_ENTRY_SYMBOL)
-            let entry = RegistryEntry(definesEntry: definesEntry, section: definesEntry ? try image.sectionBytes(named: SH_METADATA_SECTION) : nil)
+            let section = definesEntry ? try image.loadedSection(named: SH_METADATA_SECTION) : nil
+            let entry = RegistryEntry(definesEntry: definesEntry, section: section?.bytes, sectionAddress: section?.address ?? 0)
             // Recorded only when the file did not change while it was read: the key must name these bytes.
             var after = stat()
             if let registry, fstat(file.descriptor.rawValue, &after) == 0,
@@ -81,7 +85,7 @@ public enum PluginInspector {
                 pluginMin: metadata.abiMin, pluginMax: metadata.abiVersion,
                 hostMin: hostABI.lowerBound, hostMax: hostABI.upperBound)
         }
-        return Inspected(path: path, metadata: metadata, identity: identity)
+        return Inspected(path: path, metadata: metadata, identity: identity, metadataAddress: entry.sectionAddress)
     }
 }
 

@@ -66,7 +66,7 @@ public enum PluginScanner {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { if descriptor >= 0 { close(descriptor) } }
         return inByteOrder(names.filter(isPluginName)).map { name in
-            let path = base + PathBytes.escape(name)
+            let path = PathBytes.escape(name, after: base)
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
             return checkFile(
                 path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: resolved.map { ($0.path, $0.problem, name) },

@@ -38,6 +38,10 @@ struct ELFImage {
         let size: Int
         let link: Int
         let entrySize: Int
+        /// `sh_flags` and `sh_addr`: where a section loaded with the code (`SHF_ALLOC`) lies,
+        /// relative to the library's load address.
+        var flags: UInt64 = 0
+        var address: UInt64 = 0
     }
 
     let source: any ELFByteSource
@@ -97,7 +101,8 @@ struct ELFImage {
             }
             let section = Section(
                 name: "", type: type, offset: offset, size: size, link: Int(table.u32(base + 40)),
-                entrySize: Int(exactly: rawEntrySize) ?? -1)  // -1: too large for an Int
+                entrySize: Int(exactly: rawEntrySize) ?? -1,  // -1: too large for an Int
+                flags: table.u64(base + 8), address: table.u64(base + 16))
             raw.append((Int(table.u32(base)), section))
         }
         let namesSection = raw[namesIndex].section
@@ -109,15 +114,25 @@ struct ELFImage {
             let s = entry.section
             return Section(
                 name: names.cString(at: entry.nameOffset), type: s.type, offset: s.offset,
-                size: s.size, link: s.link, entrySize: s.entrySize)
+                size: s.size, link: s.link, entrySize: s.entrySize, flags: s.flags, address: s.address)
         }
     }
 
     /// The bytes of the first section called `name`, or nil when there is none.
     func sectionBytes(named name: String) throws(LoadFailure.Reason) -> [UInt8]? {
-        guard let section = sections.first(where: { $0.name == name }), section.type != Self.noBits else { return nil }
-        return try Self.exactly(source, at: section.offset, count: section.size, "section \(name)")
+        try loadedSection(named: name)?.bytes
     }
+
+    /// The bytes of the first section called `name` and its address once loaded (relative to
+    /// the library's load address; 0 when the section is not loaded with the code, `SHF_ALLOC`
+    /// unset), or nil when there is none.
+    func loadedSection(named name: String) throws(LoadFailure.Reason) -> (bytes: [UInt8], address: UInt64)? {
+        guard let section = sections.first(where: { $0.name == name }), section.type != Self.noBits else { return nil }
+        let bytes = try Self.exactly(source, at: section.offset, count: section.size, "section \(name)")
+        return (bytes, section.flags & Self.allocated != 0 ? section.address : 0)
+    }
+
+    private static let allocated: UInt64 = 2  // SHF_ALLOC
 
     /// Whether the dynamic symbol table defines a global or weak symbol called `name`.
     func definesDynamicSymbol(_ name: String) throws(LoadFailure.Reason) -> Bool {

@@ -13,6 +13,9 @@ public struct PluginMetadata: Sendable, Equatable {
     public var sdkVersion: String
     /// The services the library holds, in record order.
     public var services: [ServiceMetadata]
+    /// Where each service's id field lies in the section (by index of ``services``), as
+    /// decoded: a descriptor whose id points there is that service (``PluginLoader``).
+    var serviceIDOffsets: [Int] = []
 }
 
 /// One service's static description.
@@ -203,6 +206,7 @@ extension PluginMetadata {
     public static func decode(_ bytes: [UInt8]) throws(LoadFailure.Reason) -> PluginMetadata {
         var plugin: PluginMetadata?
         var services: [ServiceMetadata] = []
+        var serviceIDOffsets: [Int] = []
         var claims: [(service: String, kind: UInt32, value: String)] = []
         var claimCount: [String: Int] = [:]
         var offset = 0
@@ -228,6 +232,7 @@ extension PluginMetadata {
                     throw .invalidMetadata("more than \(maxServices) service records (the limit per plugin file)")
                 }
                 services.append(try decodeService(record, index: services.count))
+                serviceIDOffsets.append(offset + serviceIDOffset)
             case UInt32(SH_META_KIND_CLAIM):
                 let claim = try decodeClaim(record, index: claims.count)
                 claimCount[claim.service, default: 0] += 1
@@ -289,8 +294,12 @@ extension PluginMetadata {
             }
         }
         result.services = services
+        result.serviceIDOffsets = serviceIDOffsets
         return result
     }
+
+    /// Where a service record's id field starts in the record.
+    private static let serviceIDOffset = MemoryLayout<sh_meta_service>.offset(of: \.id)!
 
     /// One record of a section: `count` bytes of `bytes` from `base`, of at least the size of
     /// its kind's struct (checked before any field is read).

@@ -10,7 +10,7 @@
 ///   u32 length  u64 checksum of the next `length` bytes
 ///   blob directory (ending in "/", or empty)  u32 entry-count
 ///     per entry: blob name  u64 device  u64 inode  i64 size  i64 mtime-ns  i64 ctime-ns
-///                bool defines-entry  [bool present, blob section]
+///                bool defines-entry  bool present  [blob section  u64 section-address]
 /// ```
 ///
 /// Integers are little-endian, a blob is a u32 length then its bytes, a checksum is
@@ -27,8 +27,8 @@ enum RegistryFile {
     /// The first four bytes.
     static let magic: [UInt8] = Array("SHRC".utf8)
     /// The layout's version; a file of another is rebuilt. 2: grouped by directory; 3: with a
-    /// directory of the groups in the header, read by `pread`.
-    static let formatVersion: UInt16 = 3
+    /// directory of the groups in the header, read by `pread`; 4: with the section's address.
+    static let formatVersion: UInt16 = 4
     /// The largest file read (a 1000-plugin registry is about 0.5 MiB).
     static let sizeLimit = 64 << 20
     /// The fewest bytes one entry takes: an empty name's length, five integers, two booleans.
@@ -118,7 +118,10 @@ enum RegistryFile {
                 body.i64(file.key.identity.changed)
                 body.bool(file.entry.definesEntry)
                 body.bool(file.entry.section != nil)
-                if let section = file.entry.section { body.blob(section) }
+                if let section = file.entry.section {
+                    body.blob(section)
+                    body.u64(file.entry.sectionAddress)
+                }
             }
             let bytes = body.bytes.dropFirst(Wire.headerSize)
             var record: [UInt8] = []
@@ -248,9 +251,10 @@ enum RegistryFile {
                     modified: try reader.i64("mtime"), changed: try reader.i64("ctime"))
                 let definesEntry = try reader.bool("entry symbol")
                 let section = try reader.bool("section presence") ? try reader.blobSlice("section") : nil
+                let address = section == nil ? 0 : try reader.u64("section address")
                 let path = Self.path(prefix, name)
                 let key = RegistryKey(path: path, identity: identity)
-                let entry = RegistryEntry(definesEntry: definesEntry, section: section.map(Array.init))
+                let entry = RegistryEntry(definesEntry: definesEntry, section: section.map(Array.init), sectionAddress: address)
                 guard entries.updateValue(entry, forKey: key) == nil else { throw WireError.malformed("entry \(index) repeats \(path)") }
             }
             try reader.finish("the entries of \(directory)")

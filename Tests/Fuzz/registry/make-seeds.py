@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Writes the `registry` fuzz target's seed corpus (Tests/Fuzz/Corpus/registry/) in RegistryFile's
-# format 3 (grouped by directory, with a directory of the groups in the header), from the
-# entries of a format-1 file written by the host (argument 1: the corpus's other-format.bin,
-# which stays; format-2.bin is the same entries in format 2).
+# format 4 (grouped by directory, with a directory of the groups in the header, and each
+# section's address), from the entries of a format-1 file written by the host (argument 1: the
+# corpus's other-format.bin, which stays; format-2.bin and format-3.bin are the same entries in
+# formats 2 and 3).
 #   python3 Tests/Fuzz/registry/make-seeds.py Tests/Fuzz/Corpus/registry/other-format.bin
 import struct, sys, os
 
@@ -38,13 +39,19 @@ def read_v1(data):
         entries.append((path, ints, defines, section))
     return entries
 
-def group(directory, files, count=None):
+# The address a present section is given (a format-1 file did not record one): where a small
+# C plugin's section lies.
+ADDRESS = struct.pack("<Q", 0x2000)
+
+def group(directory, files, count=None, fmt=4):
     body = blob(directory) + struct.pack("<I", len(files) if count is None else count)
     for name, ints, defines, section in files:
-        body += blob(name) + ints + bytes([defines, section is not None]) + (blob(section) if section is not None else b"")
+        body += blob(name) + ints + bytes([defines, section is not None])
+        if section is not None:
+            body += blob(section) + (ADDRESS if fmt >= 4 else b"")
     return struct.pack("<IQ", len(body), checksum(body)) + body
 
-def registry(groups, host=HOST, fmt=3, count=None, lengths=None):
+def registry(groups, host=HOST, fmt=4, count=None, lengths=None):
     # groups: (directory, record) pairs, written in the order given.
     if fmt == 2:
         header = b"SHRC" + struct.pack("<H", fmt) + blob(host) + struct.pack("<I", len(groups) if count is None else count)
@@ -61,12 +68,12 @@ def split(path):
     slash = path.rfind(b"/")
     return path[:slash + 1], path[slash + 1:]
 
-def grouped(entries, rename=None):
+def grouped(entries, rename=None, fmt=4):
     dirs = {}
     for path, ints, defines, section in entries:
         d, name = split(path)
         dirs.setdefault(rename or d, []).append((name, ints, defines, section))
-    return [(d, group(d, sorted(f))) for d, f in sorted(dirs.items())]
+    return [(d, group(d, sorted(f), fmt=fmt)) for d, f in sorted(dirs.items())]
 
 def flip(data, at):
     data = bytearray(data); data[at] ^= 0x20; return bytes(data)
@@ -87,7 +94,8 @@ seeds = {
     "huge-count.bin": registry([], count=0xFFFFFFFF),
     "other-version.bin": registry([], host=b"servicehost 9.9.9"),
     "other-format.bin": old,
-    "format-2.bin": registry(one_dir, fmt=2),
+    "format-2.bin": registry(grouped(entries, fmt=2), fmt=2),
+    "format-3.bin": registry(grouped(entries, fmt=3), fmt=3),
     "bad-checksum.bin": flip(two, len(two) - 20),
     "bad-header.bin": flip(two, 41),  # in the directory of the groups
     "truncated.bin": two[:-9],

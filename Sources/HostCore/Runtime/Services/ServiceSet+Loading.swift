@@ -147,7 +147,7 @@ extension ServiceSet {
         plan: StartPlan, inspection: PluginLoader.Inspection, keeping: [String: ServiceSlot],
         report: inout LoadReport
     ) throws(LoadError) -> (slots: [ServiceSlot], dormant: [DormantServices.Entry]) {
-        let wanted = Set(plan.order).subtracting(keeping.keys)
+        let wanted = WantedServices(plan.order, keeping: keeping, found: inspection.plugins)
         // The files loaded already (a reload): asked once per file opened, so a set, not a scan
         // of every slot per file (quadratic in the plugins of a reload). Empty at a start.
         let loadedPaths = Set(slots.map(\.path))
@@ -177,7 +177,7 @@ extension ServiceSet {
             }
             // The file's wanted ids, listed only for a refusal (two arrays and a set per file were
             // a cost of every start).
-            let ids = { services.map(\.id).filter(wanted.contains) }
+            let ids = { services.map(\.id).filter { wanted.contains($0) } }
             do throws(LoadFailure.Reason) {
                 let replacing = !loadedPaths.isEmpty && loadedPaths.contains(plugin.path)
                 var cost = StartupCost(inspect: plugin.inspectNanoseconds)
@@ -239,7 +239,7 @@ extension ServiceSet {
     /// The services of `wanted` to leave dormant: lazy by their metadata or the
     /// configuration, and able to be woken (a lifecycle-only service cannot: it is opened at
     /// start, with a warning). A lazy service an eager one requires is opened at start too.
-    private func lazyServices(plan: StartPlan, inspection: PluginLoader.Inspection, wanted: Set<String>) -> Set<String> {
+    private func lazyServices(plan: StartPlan, inspection: PluginLoader.Inspection, wanted: WantedServices) -> Set<String> {
         var lazy = Set<String>()
         // `wanted` is asked only of lazy services: most sets have none, and then no id is hashed here.
         for plugin in inspection.plugins {
@@ -305,7 +305,7 @@ extension ServiceSet {
     }
 
     /// Whether one of `services` is wanted and not lazy: its file is opened now.
-    private nonisolated static func opensAtStart(_ services: [ServiceMetadata], wanted: Set<String>, lazy: Set<String>) -> Bool {
+    private nonisolated static func opensAtStart(_ services: [ServiceMetadata], wanted: WantedServices, lazy: Set<String>) -> Bool {
         for service in services where wanted.contains(service.id) && (lazy.isEmpty || !lazy.contains(service.id)) { return true }
         return false
     }
