@@ -210,19 +210,17 @@ public enum PluginLoader {
     struct IDAddresses {
         /// The load address plus the section's (0: the section is not loaded, or unknown).
         private let section: UInt
-        private let offsets: [Int]
 
         init(_ inspected: PluginInspector.Inspected, loadedAt base: UInt) {
             let address = UInt(exactly: inspected.metadataAddress) ?? 0
             section = base == 0 || address == 0 ? 0 : base &+ address
-            offsets = inspected.metadata.serviceIDOffsets
         }
 
-        /// The service of `services` (the metadata's, in record order) whose record's id field is at `id`.
+        /// The service of `services` (the file's metadata) whose record's id field is at `id`.
         func service(at id: UnsafePointer<CChar>, in services: [ServiceMetadata]) -> ServiceMetadata? {
-            guard section != 0, offsets.count == services.count else { return nil }
+            guard section != 0 else { return nil }
             let address = UInt(bitPattern: id)
-            for (index, offset) in offsets.enumerated() where section &+ UInt(offset) == address { return services[index] }
+            for service in services where service.idOffset >= 0 && section &+ UInt(service.idOffset) == address { return service }
             return nil
         }
     }

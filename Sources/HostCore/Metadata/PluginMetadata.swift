@@ -13,9 +13,6 @@ public struct PluginMetadata: Sendable, Equatable {
     public var sdkVersion: String
     /// The services the library holds, in record order.
     public var services: [ServiceMetadata]
-    /// Where each service's id field lies in the section (by index of ``services``), as
-    /// decoded: a descriptor whose id points there is that service (``PluginLoader``).
-    var serviceIDOffsets: [Int] = []
 }
 
 /// One service's static description.
@@ -154,13 +151,24 @@ public struct ServiceMetadata: Sendable, Equatable {
                 after: after))
     }
 
+    /// Where its id field lies in its file's metadata section (-1: not decoded from one): a
+    /// descriptor whose id points there is this service (``PluginLoader``). Not compared by
+    /// `==`: it says where the description was read, not what it says.
+    var idOffset: Int {
+        get { storage.idOffset }
+        _modify {
+            makeUnique()
+            yield &storage.idOffset
+        }
+    }
+
     public static func == (a: ServiceMetadata, b: ServiceMetadata) -> Bool {
         a.storage === b.storage || a.storage.fields == b.storage.fields
     }
 
     /// Gives this value a box of its own before a field changes (copy-on-write).
     private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields, idOffset: storage.idOffset) }
     }
 
     private struct Fields: Equatable {
@@ -183,7 +191,11 @@ public struct ServiceMetadata: Sendable, Equatable {
     // value's own (copy-on-write), so a box shared between values or threads is never written.
     private final class Storage: @unchecked Sendable {
         var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
+        var idOffset: Int
+        init(_ fields: Fields, idOffset: Int = -1) {
+            self.fields = fields
+            self.idOffset = idOffset
+        }
     }
 }
 
@@ -206,7 +218,6 @@ extension PluginMetadata {
     public static func decode(_ bytes: [UInt8]) throws(LoadFailure.Reason) -> PluginMetadata {
         var plugin: PluginMetadata?
         var services: [ServiceMetadata] = []
-        var serviceIDOffsets: [Int] = []
         var claims: [(service: String, kind: UInt32, value: String)] = []
         var claimCount: [String: Int] = [:]
         var offset = 0
@@ -232,7 +243,6 @@ extension PluginMetadata {
                     throw .invalidMetadata("more than \(maxServices) service records (the limit per plugin file)")
                 }
                 services.append(try decodeService(record, index: services.count))
-                serviceIDOffsets.append(offset + serviceIDOffset)
             case UInt32(SH_META_KIND_CLAIM):
                 let claim = try decodeClaim(record, index: claims.count)
                 claimCount[claim.service, default: 0] += 1
@@ -294,12 +304,8 @@ extension PluginMetadata {
             }
         }
         result.services = services
-        result.serviceIDOffsets = serviceIDOffsets
         return result
     }
-
-    /// Where a service record's id field starts in the record.
-    private static let serviceIDOffset = MemoryLayout<sh_meta_service>.offset(of: \.id)!
 
     /// One record of a section: `count` bytes of `bytes` from `base`, of at least the size of
     /// its kind's struct (checked before any field is read).
@@ -355,6 +361,7 @@ extension PluginMetadata {
             version: try field(record, layout.offset(of: \.version)!, Int(SH_META_VERSION_MAX), what(), "version"),
             events: EventMask(record.u64(eventsOffset), record.u64(eventsOffset + 8)),
             priority: Int32(bitPattern: record.u32(layout.offset(of: \.priority)!)))
+        service.idOffset = record.base + layout.offset(of: \.id)!
         // Flags this host does not know are ignored: they come from a newer SDK.
         service.lazy = record.u32(layout.offset(of: \.flags)!) & UInt32(SH_META_SERVICE_LAZY) != 0
         if let problem = ServiceID.problem(with: service.id) {
