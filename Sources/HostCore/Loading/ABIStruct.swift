@@ -17,10 +17,11 @@ enum ABIStruct {
         let declared = UnsafeRawPointer(pointer).load(as: UInt32.self)
         guard declared >= v1Size else { throw TooSmall(declared: declared, v1Size: v1Size) }
         let size = MemoryLayout<T>.size
-        let copy = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<T>.alignment)
-        defer { copy.deallocate() }
-        copy.initializeMemory(as: UInt8.self, repeating: 0, count: size)
-        copy.copyMemory(from: pointer, byteCount: min(Int(declared), size))
-        return copy.load(as: T.self)
+        // On the stack: a heap block per struct was two allocations per plugin at every start.
+        return withUnsafeTemporaryAllocation(byteCount: size, alignment: MemoryLayout<T>.alignment) { copy in
+            copy.initializeMemory(as: UInt8.self, repeating: 0)
+            copy.baseAddress!.copyMemory(from: pointer, byteCount: min(Int(declared), size))
+            return copy.baseAddress!.load(as: T.self)
+        }
     }
 }

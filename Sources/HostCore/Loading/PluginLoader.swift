@@ -121,18 +121,18 @@ public enum PluginLoader {
     /// afterwards, the code loaded never does) and checks its answer against its
     /// metadata. `willRun` is told before each step that runs plugin code.
     public static func open(
-        _ inspected: PluginInspector.Inspected, willRun: ((LoadStage) -> Void)? = nil
+        _ inspected: PluginInspector.Inspected, willRun: (LoadStage) -> Void = { _ in }
     ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         let metadata = inspected.metadata
         var copy = try StoredCopy(of: inspected.path, identity: inspected.identity)
-        willRun?(.dlopen)
+        willRun(.dlopen)
         let library: DynamicLibrary
         do { library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path) } catch {
             // A stored copy is opened unseen: missing (a version's first start, or another
             // host's eviction since), or damaged, it is made now and opened once more. A copy
             // that is intact failed as it is.
             guard try copy.makeIfNeeded() else { throw error }
-            willRun?(.dlopen)
+            willRun(.dlopen)
             library = try DynamicLibrary(path: copy.loadPath, naming: inspected.path)
         }
         let entry = unsafeBitCast(try library.symbol(SH_ENTRY_SYMBOL), to: sh_entry_fn.self)
@@ -141,7 +141,7 @@ public enum PluginLoader {
             size: UInt32(MemoryLayout<sh_host_offer>.size), version: SH_HOST_OFFER_VERSION,
             abi_min: PluginInspector.hostABI.lowerBound, abi_max: PluginInspector.hostABI.upperBound,
             host_version: HostVersion.cString)
-        willRun?(.entry)
+        willRun(.entry)
         guard let answer = withUnsafePointer(to: &offer, { entry($0) }) else {
             throw .entry("returned NULL: the plugin failed to initialise (see its log lines)")
         }

@@ -12,11 +12,11 @@ final class ServiceContext: Sendable {
     let mailbox: Mailbox
     /// Where the service's store lives; nil when the host runs without one.
     private let stateDirectory: StateDirectory?
-    // Opened on the first store call, not at attach: most services never use a store, and
-    // opening one costs a few system calls per service at start-up.
-    private let openedStore = Locked<ServiceStore?>(nil)
-    /// Names subscribed at run time through `sh_host.subscribe` (metadata names are separate).
-    let subscriptions = Locked<Set<String>>([])
+    /// Under one lock (one allocation per service, not two locks' four): the store, opened on
+    /// the first store call, not at attach (most services never use a store, and opening one
+    /// costs a few system calls per service at start-up); and the names subscribed at run time
+    /// through `sh_host.subscribe` (metadata names are separate).
+    private let guarded = Locked<(store: ServiceStore?, subscriptions: Set<String>)>((nil, []))
     /// What every service's table reaches in common.
     let shared: SharedServices
 
@@ -32,12 +32,17 @@ final class ServiceContext: Sendable {
     /// The service's store, opened on first use; nil without a state directory.
     func store() throws(StorageError) -> ServiceStore? {
         guard let stateDirectory else { return nil }
-        return try openedStore.withLock { (opened: inout ServiceStore?) throws(StorageError) -> ServiceStore in
-            if let opened { return opened }
+        return try guarded.withLock { (state: inout (store: ServiceStore?, subscriptions: Set<String>)) throws(StorageError) -> ServiceStore in
+            if let opened = state.store { return opened }
             let store = try stateDirectory.store(for: id)
-            opened = store
+            state.store = store
             return store
         }
+    }
+
+    /// Runs `body` with the names subscribed at run time, under the context's lock.
+    func withSubscriptions<Result>(_ body: (inout Set<String>) -> Result) -> Result {
+        guarded.withLock { body(&$0.subscriptions) }
     }
 }
 
@@ -127,13 +132,13 @@ enum HostTable {
                         return Int32(SH_INVALID)
                     }
                     let text = String(cString: name)
-                    context.subscriptions.withLock { _ = $0.insert(text) }
+                    context.withSubscriptions { _ = $0.insert(text) }
                     return Int32(SH_OK)
                 },
                 unsubscribe: { host, name in
                     guard let context = HostTable.context(host), let name else { return Int32(SH_INVALID) }
                     let text = String(cString: name)
-                    return context.subscriptions.withLock { $0.remove(text) } == nil ? Int32(SH_NOT_FOUND) : Int32(SH_OK)
+                    return context.withSubscriptions { $0.remove(text) } == nil ? Int32(SH_NOT_FOUND) : Int32(SH_OK)
                 },
                 register_for_remote_notifications: { host in
                     guard let context = HostTable.context(host) else { return Int32(SH_INVALID) }

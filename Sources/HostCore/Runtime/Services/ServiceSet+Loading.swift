@@ -283,11 +283,6 @@ extension ServiceSet {
             return elsewhere
         }
         var dlopenTime: UInt64 = 0
-        let mark = { (stage: PluginLoader.LoadStage) in
-            let now = Clock.nanoseconds()
-            if stage == .entry { dlopenTime = now &- start }
-            start = now
-        }
         defer {
             cost.dlopen = dlopenTime
             cost.entry = Clock.nanoseconds() &- start
@@ -299,7 +294,14 @@ extension ServiceSet {
                     event: "copies.storeRefused", .string("path", refusal.path), .string("reason", refusal.reason))
             }
         }
-        let infos = try PluginLoader.open(plugin, willRun: mark)
+        // The marks as a closure literal, not a closure value: `willRun` does not escape, so the
+        // times it writes stay on the stack (a stored closure boxed them: three allocations per
+        // plugin at every start).
+        let infos = try PluginLoader.open(plugin) { stage in
+            let now = Clock.nanoseconds()
+            if stage == .entry { dlopenTime = now &- start }
+            start = now
+        }
         if replacing { retiredCopies[plugin.path, default: 0] += 1 }
         return infos
     }

@@ -39,7 +39,7 @@ public final class ServiceSlot {
     /// Whether it receives notifications posted under `name` (metadata or `sh_host.subscribe`).
     func isSubscribed(to name: String) -> Bool {
         metadata.subscriptions.contains(name) || metadata.subscriptions.contains("*")
-            || context.subscriptions.withLock { $0.contains(name) || $0.contains("*") }
+            || context.withSubscriptions { $0.contains(name) || $0.contains("*") }
     }
 
     init(_ info: LoadedServiceInfo, context: ServiceContext, configuration: ServiceConfiguration?) {
