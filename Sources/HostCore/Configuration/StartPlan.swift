@@ -146,7 +146,7 @@ public struct StartPlan: Sendable, Equatable {
         let config = configuration.services
         var plan = StartPlan()
         plan.missing = config.values.filter { $0.enabled && graph.loadIndex[$0.id] == nil }.map(\.id).sorted()
-        let runs = { (id: String) in graph.loadIndex[id] != nil && (configuration.service(id).map(\.enabled) ?? !onlyConfigured) }
+        let runs = { (id: String) in graph.loadIndex[id] != nil && isEnabled(configuration.service(id), onlyConfigured: onlyConfigured) }
 
         // Every running service's edges, the configuration's first; `running` lists them by
         // position in `graph.services` (their load index).
@@ -158,7 +158,7 @@ public struct StartPlan: Sendable, Equatable {
             if entry?.enabled == false { plan.disabled.append(service.id) }
             if entry == nil && onlyConfigured { plan.notConfigured.append(service.id) }
             // Every found service is in the graph: whether it runs is its entry's say.
-            guard entry.map(\.enabled) ?? !onlyConfigured else { continue }
+            guard isEnabled(entry, onlyConfigured: onlyConfigured) else { continue }
             running.append((index, entry != nil))
             if let priority = entry?.priority { graph.priority[service.id] = priority }
             guard entry != nil || !service.requires.isEmpty || !service.after.isEmpty else { continue }
@@ -201,6 +201,12 @@ public struct StartPlan: Sendable, Equatable {
         return plan
     }
 
+    /// Whether a found service with configuration `entry` runs: its entry's `enabled`, else
+    /// unless `onlyConfigured`.
+    private static func isEnabled(_ entry: ServiceConfiguration?, onlyConfigured: Bool) -> Bool {
+        entry.map(\.enabled) ?? !onlyConfigured
+    }
+
     /// Sets `slot` (a dictionary's value through its `default:` accessor, -1 when absent) to
     /// `value` when it was absent.
     private static func insert(_ slot: inout Int, _ value: Int, added: inout Bool) {
@@ -230,7 +236,7 @@ public struct StartPlan: Sendable, Equatable {
             edges.add(requirement, .configurationRequires)
         }
         for other in entry.after where graph.loadIndex[other] != nil {
-            if config[other].map(\.enabled) ?? !onlyConfigured { edges.add(other, .configurationAfter) }
+            if isEnabled(config[other], onlyConfigured: onlyConfigured) { edges.add(other, .configurationAfter) }
         }
     }
 

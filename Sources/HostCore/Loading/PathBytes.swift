@@ -10,7 +10,7 @@ enum PathBytes {
     /// `bytes` escaped (see ``PathBytes``).
     static func escape(_ bytes: [UInt8]) -> String {
         // Nearly every path: ASCII without a backslash is itself (no per-scalar appends).
-        if bytes.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) { return String(decoding: bytes, as: UTF8.self) }
+        if isPlain(bytes) { return String(decoding: bytes, as: UTF8.self) }
         var text = ""
         text.reserveCapacity(bytes.count)
         var position = 0
@@ -35,7 +35,7 @@ enum PathBytes {
     /// string when the name is ASCII without a backslash (nearly every one; the name's own
     /// string and the concatenation were two allocations per plugin file at every start).
     static func escape(_ bytes: [UInt8], after prefix: String) -> String {
-        guard bytes.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) else { return prefix + escape(bytes) }
+        guard isPlain(bytes) else { return prefix + escape(bytes) }
         var prefix = prefix
         return prefix.withUTF8 { head in
             String(unsafeUninitializedCapacity: head.count + bytes.count) { buffer in
@@ -44,6 +44,9 @@ enum PathBytes {
             }
         }
     }
+
+    /// Whether `bytes` escape to themselves: ASCII without a backslash.
+    private static func isPlain(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\\") } }
 
     /// `text` as a path the user typed (`--plugins DIR`, `host inspect FILE`): its UTF-8, escaped.
     static func escape(_ text: String) -> String { escape(Array(text.utf8)) }

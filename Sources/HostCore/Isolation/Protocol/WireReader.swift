@@ -56,16 +56,16 @@ struct WireReader {
         Array(try blobBytes(what))
     }
 
-    /// A blob's bytes, its length field named `what` + " length" in an error.
-    private mutating func blobBytes(_ what: String) throws(WireError) -> ArraySlice<UInt8> {
-        let count = Int(UInt32(try integer(4, what, isLength: true)))
+    /// A blob's bytes, not copied; its length field is named `what` + " length" in an error
+    /// (`lengthNamed: false`: `what` alone).
+    private mutating func blobBytes(_ what: String, lengthNamed: Bool = true) throws(WireError) -> ArraySlice<UInt8> {
+        let count = Int(UInt32(try integer(4, what, isLength: lengthNamed)))
         return try take(count, what)
     }
 
     /// A blob's bytes, not copied (its length is named `what` too: no text is built per read).
     mutating func blobSlice(_ what: String) throws(WireError) -> ArraySlice<UInt8> {
-        let count = Int(try u32(what))
-        return try take(count, what)
+        try blobBytes(what, lengthNamed: false)
     }
 
     /// The next `count` bytes, not copied.
