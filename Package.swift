@@ -164,6 +164,7 @@ let package = Package(
         // Row 3's baselines: an empty Swift program linked like the host, and the same with Foundation.
         .executableTarget(name: "bench-empty-swift"),
         .executableTarget(name: "bench-empty-foundation"),
+        .executableTarget(name: "bench-empty-dispatch"),
 
         // Tests. TestSupport finds built products and compiles C fixtures.
         .target(name: "TestSupport", path: "Tests/Support"),

@@ -75,6 +75,16 @@ struct Child {
     /// The child's resident set size in bytes (`VmRSS` of /proc/PID/status).
     func residentBytes() -> Double? { residentSetBytes(of: pid) }
 
+    /// The minor page faults the child has taken so far, all its threads (`minflt` of
+    /// /proc/PID/stat).
+    func minorFaults() -> Double? {
+        guard let stat = try? readFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        // After "(comm)": state, ppid, pgrp, session, tty_nr, tpgid, flags, minflt (field 10).
+        let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 7 else { return nil }
+        return Double(String(decoding: fields[7], as: UTF8.self))
+    }
+
     /// Sends `signal` (SIGKILL unless nil), reads the pipe to its end and reaps the child;
     /// returns its wait status.
     @discardableResult

@@ -23,6 +23,8 @@ struct StartupRows {
     /// importing Foundation (scripts/bench builds both); nil leaves their rows out.
     var emptySwift: String? = nil
     var emptyFoundation: String? = nil
+    /// The empty Swift program importing Dispatch (the host does), for a reference row.
+    var emptyDispatch: String? = nil
 
     /// Raw figures for bench-results.json.
     private(set) var raw: [(String, Double)] = []
@@ -36,6 +38,8 @@ struct StartupRows {
         // Launch time (ns) and RSS (bytes) samples per set key and program.
         var time: [String: [Double]] = [:]
         var rss: [String: [Double]] = [:]
+        // Minor page faults from exec to the marker, per set key and program.
+        var faults: [String: [Double]] = [:]
         var inspect: [String: [Double]] = [:]
         // exec → exit samples: `host --version` and the empty program with `--exit`.
         var exits: [String: [Double]] = [:]
@@ -53,7 +57,7 @@ struct StartupRows {
                 // `version` and `exit` are the binary alone: `host --version` loads what every start
                 // loads and does no work but one line, so against the empty program run to its exit
                 // it is the share of the fixed cost that is the host's image and libraries.
-                var order = ["host", "floor", "swift", "foundation", "version", "exit"]
+                var order = ["host", "floor", "swift", "foundation", "dispatch", "version", "exit"]
                 if rep % 2 == 1 { order.reverse() }
                 for key in order {
                     switch key {
@@ -62,15 +66,20 @@ struct StartupRows {
                         guard keep else { continue }
                         time["host." + empty.key, default: []].append(ours.nanoseconds)
                         rss["host." + empty.key, default: []].append(ours.rss)
+                        faults["host." + empty.key, default: []].append(ours.faults)
                     case "floor":
                         let floor = try launch(floor, ["startup", empty.directory], marker: Self.floorMarker)
                         guard keep else { continue }
                         time["floor." + empty.key, default: []].append(floor.nanoseconds)
                         rss["floor." + empty.key, default: []].append(floor.rss)
-                    case "swift", "foundation":
-                        guard let program = key == "swift" ? emptySwift : emptyFoundation else { continue }
+                    case "swift", "foundation", "dispatch":
+                        let program = key == "swift" ? emptySwift : key == "foundation" ? emptyFoundation : emptyDispatch
+                        guard let program else { continue }
                         let launched = try launch(program, [], marker: Self.hostMarker)
-                        if keep { time["\(key).empty", default: []].append(launched.nanoseconds) }
+                        if keep {
+                            time["\(key).empty", default: []].append(launched.nanoseconds)
+                            faults["\(key).empty", default: []].append(launched.faults)
+                        }
                     case "version":
                         guard emptySwift != nil else { continue }
                         let version = try runToExit(host, ["--version"])
@@ -103,6 +112,8 @@ struct StartupRows {
                     time["floor." + set.key, default: []].append(floor.nanoseconds)
                     rss["host." + set.key, default: []].append(ours.rss)
                     rss["floor." + set.key, default: []].append(floor.rss)
+                    faults["host." + set.key, default: []].append(ours.faults)
+                    faults["floor." + set.key, default: []].append(floor.faults)
                 }
             }
             guard rep < reps + (warmUp ? 1 : 0) else { continue }
@@ -125,6 +136,8 @@ struct StartupRows {
         let m = rss.mapValues(median)
         for (key, value) in t.sorted(by: { $0.key < $1.key }) { raw.append(("startup.\(key).exec_to_active_ns", value)) }
         for (key, value) in m.sorted(by: { $0.key < $1.key }) { raw.append(("memory.\(key).rss_bytes", value)) }
+        let f = faults.mapValues(median)
+        for (key, value) in f.sorted(by: { $0.key < $1.key }) { raw.append(("startup.\(key).minor_faults", value)) }
         let e = exits.mapValues(median)
         for (key, value) in e.sorted(by: { $0.key < $1.key }) { raw.append(("startup.\(key).exec_to_exit_ns", value)) }
 
@@ -154,6 +167,21 @@ struct StartupRows {
                     row: "3", measured: "for reference: an empty Swift program importing Foundation vs one without (the host links no Foundation)",
                     unit: .nanoseconds, ours: foundation, baseline: swift, target: "—"))
         }
+        if let swift = t["swift.empty"], let dispatch = t["dispatch.empty"] {
+            rows.append(
+                Row(
+                    row: "3", measured: "for reference: an empty Swift program importing Dispatch vs one without (the host uses Dispatch's overlay)",
+                    unit: .nanoseconds, ours: dispatch, baseline: swift, target: "—"))
+        }
+        // What the fixed cost is made of (README, Performance): page faults, each costing what
+        // `bench-floor faults` measures on this machine.
+        if let swift = f["swift.empty"] {
+            rows.append(
+                Row(
+                    row: "3", measured: "for reference: minor page faults, exec → active, no plugins, vs the empty Swift program",
+                    unit: .count, ours: f["host." + empty.key], baseline: swift, target: "—"))
+        }
+        rows += try faultCosts()
         // Per plugin beyond the first: the first plugin of a language also pays one-time costs
         // (the floor, a C program, loads the Swift runtime with its first Swift plugin).
         func perPlugin(_ table: [String: Double], _ program: String, _ set: PluginSet, base: PluginSet) -> Double? {
@@ -170,6 +198,15 @@ struct StartupRows {
                         unit: .nanoseconds, ours: perPlugin(t, "host", set, base: base),
                         baseline: perPlugin(t, "floor", set, base: base), target: "≤ 1.25× (+ fixed cost)", maxRatio: 1.25))
             }
+        }
+        if let top = sets.filter({ $0.language == "C" }).max(by: { $0.count < $1.count }), top.count > 1,
+            let base = sets.first(where: { $0.language == "C" && $0.count == 1 })
+        {
+            rows.append(
+                Row(
+                    row: "3", measured: "for reference: minor page faults per added C plugin (1 → \(top.count)), vs dlopen + entry",
+                    unit: .count, ours: perPlugin(f, "host", top, base: base), baseline: perPlugin(f, "floor", top, base: base),
+                    target: "—"))
         }
         rows.append(
             Row(
@@ -232,7 +269,7 @@ struct StartupRows {
     /// socket behind, so every next start would take the unclean-exit path (the report of the
     /// last run, the stale-socket probe) instead of the ordinary repeat launch the rows name.
     private func launch(_ program: String, _ arguments: [String], marker: String, environment: [String: String] = [:])
-        throws(BenchError) -> (nanoseconds: Double, rss: Double)
+        throws(BenchError) -> (nanoseconds: Double, rss: Double, faults: Double)
     {
         let start = nowNanoseconds()
         var child = try Child(program, arguments, capture: 2, environment: environment)
@@ -242,9 +279,31 @@ struct StartupRows {
         }
         let elapsed = nowNanoseconds() - start
         let rss = child.residentBytes()
+        let faults = child.minorFaults()
         child.finish(signal: SIGTERM)
-        guard let rss else { throw BenchError("cannot read the RSS of \(program)") }
-        return (elapsed, rss)
+        guard let rss, let faults else { throw BenchError("cannot read the RSS or page faults of \(program)") }
+        return (elapsed, rss, faults)
+    }
+
+    /// What one minor page fault costs on this machine (`bench-floor faults`, over the host's
+    /// own file, which every launch keeps in the page cache): an anonymous page written, a
+    /// cached file page read (with the pages around it), a file page copied on write.
+    private mutating func faultCosts() throws(BenchError) -> [Row] {
+        var child = try Child(floor, ["faults", host, String(max(reps, 5))], capture: 1)
+        let status = child.finish(signal: nil)
+        let costs = child.text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
+        guard status == 0, costs.count == 3 else { throw BenchError("bench-floor faults failed (\(status)): \(child.text)") }
+        let kinds = [
+            ("anonymous", "an anonymous page written (heap, runtime metadata)"),
+            ("file", "a cached file page read, the 64 KiB around it mapped at once (a library's code)"),
+            ("cow", "a file page written, copied (data the loader relocates)"),
+        ]
+        var rows: [Row] = []
+        for ((key, what), cost) in zip(kinds, costs) {
+            raw.append(("faults.\(key)_ns", cost))
+            rows.append(Row(row: "3", measured: "for reference: one minor page fault here: \(what)", unit: .nanoseconds, ours: cost, baseline: nil, target: "—"))
+        }
+        return rows
     }
 
     /// The host's own count of `set`'s files answered by the registry and read (its

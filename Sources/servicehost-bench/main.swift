@@ -39,7 +39,7 @@ while let argument = argumentList.popFirst() {
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
     case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service", "--lazy-c-plugin",
-        "--empty-swift", "--empty-foundation":
+        "--empty-swift", "--empty-foundation", "--empty-dispatch":
         paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
     }
@@ -133,7 +133,8 @@ if !fleet {
             progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
             var startup = StartupRows(
                 host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
-                hostEnvironment: farm.hostEnvironment, emptySwift: paths["--empty-swift"], emptyFoundation: paths["--empty-foundation"])
+                hostEnvironment: farm.hostEnvironment, emptySwift: paths["--empty-swift"], emptyFoundation: paths["--empty-foundation"],
+                emptyDispatch: paths["--empty-dispatch"])
             let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
             raw += startup.raw
             rows += startupRows.filter { $0.row == "3" }
