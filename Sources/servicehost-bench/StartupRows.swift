@@ -262,8 +262,8 @@ struct StartupRows {
         ]
     }
 
-    /// Starts `program`, waits for `marker` on its stderr, reads its RSS, then stops it with
-    /// SIGTERM and waits for its exit.
+    /// Starts `program`, waits for `marker` on its stderr, reads its RSS and the minor page
+    /// faults it has taken, then stops it with SIGTERM and waits for its exit.
     ///
     /// SIGTERM, not SIGKILL: a host killed outright leaves its crash sentinel and its control
     /// socket behind, so every next start would take the unclean-exit path (the report of the
