@@ -15,7 +15,9 @@ struct DynamicLibrary {
     /// ``StoredCopy``) shown as `name`, the file the user knows.
     init(path: String, naming name: String) throws(LoadFailure.Reason) {
         _ = dlerror()  // clear a stale error
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
+        // `withCString`, not the implicit conversion: that one copies the path into a new
+        // array (two allocations a plugin); this lends the string's own bytes.
+        guard let handle = path.withCString({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }) else {
             var error = Self.lastError() ?? "unknown error"
             if error.hasPrefix(path + ":") { error = name + error.dropFirst(path.count) }
             throw .dlopen(error)
@@ -27,7 +29,7 @@ struct DynamicLibrary {
     /// The address of `name`, or the `dlerror()` text.
     func symbol(_ name: String) throws(LoadFailure.Reason) -> UnsafeMutableRawPointer {
         _ = dlerror()
-        guard let address = dlsym(handle, name) else {
+        guard let address = name.withCString({ dlsym(handle, $0) }) else {
             throw .entry("dlsym(\(name)) failed: \(Self.lastError() ?? "symbol is NULL")")
         }
         return address

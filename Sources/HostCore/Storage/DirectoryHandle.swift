@@ -53,7 +53,7 @@ final class DirectoryHandle: Sendable {
     /// The subdirectory `name`, created with mode 0700 when missing (and the creation made
     /// durable). A symlink in its place is refused (`open` fails with `ENOTDIR`).
     func subdirectory(_ name: String) throws(SystemError) -> DirectoryHandle {
-        if mkdirat(descriptor.rawValue, name, 0o700) == 0 {
+        if name.withCString({ mkdirat(descriptor.rawValue, $0, 0o700) }) == 0 {
             try sync()
         } else if errno != EEXIST {
             throw .current("mkdir", child(name))
@@ -81,7 +81,9 @@ final class DirectoryHandle: Sendable {
     /// Whether an entry `name` exists (without following a symlink).
     func contains(_ name: String) throws(SystemError) -> Bool {
         var st = stat()
-        if fstatat(descriptor.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+        // The name's own bytes (`withCString`): the implicit conversion copies it into a new
+        // array, and this runs for every service a start asks about (first launch).
+        if name.withCString({ fstatat(descriptor.rawValue, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 { return true }
         if errno == ENOENT { return false }
         throw .current("stat", child(name))
     }

@@ -54,7 +54,14 @@ struct FileDescriptor: ~Copyable, Sendable {
         _ name: String, _ flags: Int32, mode: mode_t = 0, in directory: Int32 = AT_FDCWD,
         path: String? = nil
     ) throws(SystemError) -> FileDescriptor {
-        FileDescriptor(taking: try retryingOnInterrupt("open", path ?? name) { openat(directory, name, flags | O_CLOEXEC, mode) })
+        // `withCString` lends the name's own bytes; passing the String copied them into a new
+        // array at every open (a start opens a few dozen files and folders).
+        let opened = name.withCString { cName in
+            Result { () throws(SystemError) in
+                try retryingOnInterrupt("open", path ?? name) { openat(directory, cName, flags | O_CLOEXEC, mode) }
+            }
+        }
+        return FileDescriptor(taking: try opened.get())
     }
 
     /// An `AF_UNIX` socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`), close-on-exec.
