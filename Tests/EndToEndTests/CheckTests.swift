@@ -88,8 +88,11 @@ import Testing
         let problem = try #require(problems(report).first, "\(report)")
         #expect(problem["code"] as? String == "configuration" && problem["file"] as? String == missing)
         #expect((problem["message"] as? String ?? "").contains("No such file"), "\(problem)")
-        // The host refuses the same file the same way.
-        let run = try Command.run(try Repository.product("host"), ["--plugins", lib, "--config", missing, "--log-format", "json"])
+        // The host refuses the same file the same way. Its own state folder: the user's default
+        // one is locked while a host of theirs runs (scripts/run), and the start stops there first.
+        let state = try scratch.folder("state", mode: 0o700)
+        let run = try Command.run(
+            try Repository.product("host"), ["--plugins", lib, "--config", missing, "--log-format", "json", "--state-dir", state])
         #expect(run.status == 2 && run.records.named("host.loadFailed").first?.message.contains(missing) == true, "\(run.stderr)")
     }
 

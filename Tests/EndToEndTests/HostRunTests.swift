@@ -153,7 +153,11 @@ import Testing
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
         }
-        let missing = try Command.run(host, ["--plugins", "/nonexistent/servicehost", "--log-format", "json"])
+        // Its own state folder: the user's default one is locked while a host of theirs runs
+        // (scripts/run), and the start would stop there before the plugin folder.
+        let scratch = try Scratch()
+        let state = try scratch.folder("state", mode: 0o700)
+        let missing = try Command.run(host, ["--plugins", "/nonexistent/servicehost", "--log-format", "json", "--state-dir", state])
         #expect(missing.status == 2)
         #expect(
             missing.records.named("host.loadFailed").map { $0.message.contains("/nonexistent/servicehost") } == [true],
