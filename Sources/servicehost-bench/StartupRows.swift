@@ -73,8 +73,8 @@ struct StartupRows {
                         time["floor." + empty.key, default: []].append(floor.nanoseconds)
                         rss["floor." + empty.key, default: []].append(floor.rss)
                     case "swift", "foundation", "dispatch":
-                        let program = key == "swift" ? emptySwift : key == "foundation" ? emptyFoundation : emptyDispatch
-                        guard let program else { continue }
+                        guard let program = ["swift": emptySwift, "foundation": emptyFoundation, "dispatch": emptyDispatch][key] ?? nil
+                        else { continue }
                         let launched = try launch(program, [], marker: Self.hostMarker)
                         if keep {
                             time["\(key).empty", default: []].append(launched.nanoseconds)

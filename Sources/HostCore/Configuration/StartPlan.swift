@@ -146,7 +146,7 @@ public struct StartPlan: Sendable, Equatable {
         let config = configuration.services
         var plan = StartPlan()
         plan.missing = config.values.filter { $0.enabled && graph.loadIndex[$0.id] == nil }.map(\.id).sorted()
-        let runs = { (id: String) in graph.loadIndex[id] != nil && isEnabled(configuration.service(id), onlyConfigured: onlyConfigured) }
+        let runs = { (id: String) in graph.loadIndex[id] != nil && isEnabled(config[id], onlyConfigured: onlyConfigured) }
 
         // Every running service's edges, the configuration's first; `running` lists them by
         // position in `graph.services` (their load index).
