@@ -76,9 +76,8 @@ import Testing
 
     /// The C block of the README's "Write a service in C", compiled as written and run.
     @Test(.timeLimit(.minutes(10))) func theREADMEsCExample_negotiatesAndRuns() throws {
-        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "## Write a service in C").dropFirst().first)
-        let block = try #require(section.components(separatedBy: "```c\n").dropFirst().first?.components(separatedBy: "```").first)
+        let section = try Documentation.section("Write a service in C")
+        let block = try #require(section.codeBlocks(language: "c").first).joined(separator: "\n") + "\n"
         #expect(block.contains("offer->abi_max") && block.contains("offer->abi_min"))
         let host = try RunningHost()
         let source = try host.file("readme.c", block)

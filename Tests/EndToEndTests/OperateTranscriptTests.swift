@@ -2,9 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The README's "Operating a host" transcripts (issue 14) against the real binary: the same
-/// commands on the same files, each output line compared by shape (numbers aside), so the
-/// transcripts cannot drift silently.
+/// The "Operating a host" transcripts (issue 14; Sources/HostCore/HostCore.docc/Operating.md)
+/// against the real binary: the same commands on the same files, each output line compared by
+/// shape (numbers aside), so the transcripts cannot drift silently.
 @Suite(.timeLimit(.minutes(10))) struct OperateTranscriptTests {
     /// One `$ command` of a transcript and the lines it printed.
     struct Step {
@@ -12,19 +12,17 @@ import Testing
         var output: [String]
     }
 
-    /// The commands whose output the test compares; every one must be in the README.
+    /// The commands whose output the test compares; every one must be in the transcripts.
     static let checked = [
         "host ctl stats dev.servicehost.logger", "host ctl blame", "host ctl list --all", "host ctl service restart dev.servicehost.uptime",
         "host ctl service start dev.servicehost.analytics", "host check --plugins lib; echo $?", "head -4 host.log",
     ]
 
-    /// The steps of the `text` blocks of the README's "Operating a host" section.
+    /// The steps of the `text` blocks of the "Operating a host" section.
     static func transcript() throws -> [Step] {
-        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "\n## Operating a host\n").dropFirst().first?.components(separatedBy: "\n## ").first)
         var steps: [Step] = []
-        for block in section.components(separatedBy: "```text\n").dropFirst() {
-            for line in (block.components(separatedBy: "\n```").first ?? "").split(separator: "\n", omittingEmptySubsequences: false) {
+        for block in try Documentation.section("Operating a host").codeBlocks(language: "text") {
+            for line in block {
                 if line.hasPrefix("$ ") {
                     steps.append(Step(command: String(line.dropFirst(2)), output: []))
                 } else if !steps.isEmpty {
@@ -43,7 +41,7 @@ import Testing
 
     @Test func theTranscripts_matchWhatTheCommandsPrintNow() throws {
         let steps = try Self.transcript()
-        for command in Self.checked { #expect(steps.contains { $0.command == command }, "the README has no `$ \(command)`") }
+        for command in Self.checked { #expect(steps.contains { $0.command == command }, "the transcripts have no `$ \(command)`") }
         // The files of the transcript: five bundled plugins, a text file, a configuration.
         let scratch = try Scratch()
         _ = try scratch.folder("lib")

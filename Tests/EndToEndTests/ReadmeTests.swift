@@ -2,43 +2,20 @@ import Foundation
 import TestSupport
 import Testing
 
-/// What a reader copies from the README builds: every code block introduced by a line naming
+/// What a reader copies from the README or a reference page (Documentation: README.md and the
+/// DocC articles) builds: every code block introduced by a line naming
 /// a file (`` `Sources/Greeter/servicehost.json`: ``) is written to that path and compiled or
 /// parsed as that file. JSON parses strictly, a servicehost.json goes through
 /// servicehost-metagen, Swift sources type-check against the built SDK together with the
 /// entry generated from their manifest (so the class and its manifest must agree), C compiles
 /// as a plugin, and Package.swift is loaded by SwiftPM.
 @Suite(.timeLimit(.minutes(10))) struct ReadmeTests {
-    /// The README's file blocks: path → text.
-    static func fileBlocks() throws -> [(path: String, text: String)] {
-        let readme = try String(contentsOf: Repository.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        var blocks: [(String, String)] = []
-        var index = 0
-        while index + 2 < lines.count {
-            let line = lines[index]
-            if line.hasPrefix("`"), line.hasSuffix("`:"), lines[index + 1].isEmpty, lines[index + 2].hasPrefix("```") {
-                let path = String(line.dropFirst().dropLast(2))
-                var body: [String] = []
-                var cursor = index + 3
-                while cursor < lines.count, !lines[cursor].hasPrefix("```") {
-                    body.append(lines[cursor])
-                    cursor += 1
-                }
-                blocks.append((path, body.joined(separator: "\n") + "\n"))
-                index = cursor
-            }
-            index += 1
-        }
-        return blocks
-    }
-
     @Test func everyFileTheReadmeShows_compilesOrParsesAsThatFile() throws {
-        let blocks = try Self.fileBlocks()
+        let blocks = try Documentation.fileBlocks()
         #expect(
             Set(blocks.map(\.path)).isSuperset(of: [
                 "Package.swift", "Sources/Greeter/GreeterService.swift", "Sources/Greeter/servicehost.json", "hello.c",
-                "lib/services.json", "Plugins/CarDisplay/servicehost.json",
+                "lib/services.json", "Plugins/CarDisplay/servicehost.json", "Plugins/OfflineQueue/servicehost.json", "audit.c",
             ]), "\(blocks.map(\.path))")
 
         let scratch = try Scratch()
@@ -86,7 +63,7 @@ import Testing
                     "swiftc", "-typecheck", "-swift-version", "6", "-parse-as-library",
                     "-I", Repository.binDirectory.appendingPathComponent("Modules").path, "-I", Repository.abiInclude,
                 ] + sources)
-            #expect(generated[target] != nil, "\(target) has no servicehost.json in the README")
+            #expect(generated[target] != nil, "\(target) has no servicehost.json in the documentation")
             #expect(result.status == 0, "\(target):\n\(result.stderr)")
         }
     }

@@ -12,7 +12,10 @@ import Testing
         let checks = try ReferenceChecks(markdown: reference)
         // The reference covers every protocol and the host: a page that lost a section fails here.
         #expect(checks.count >= 70, "only \(checks.count) declarations found")
-        for container in ["ApplicationService", "SceneService", "URLHandling", "HostContext", "HostContext.Store", "TestHost"] {
+        for container in [
+            "ApplicationService", "SceneService", "URLHandling", "HostContext", "HostContext.Store", "TestHost", "ServiceRequest",
+            "ReplyCompletion", "RequestError",
+        ] {
             #expect(checks.containers.contains(container), "no \(container) in the reference")
         }
         let scratch = try Scratch()
