@@ -47,33 +47,18 @@ import Testing
         for name in try Self.bundled() {
             _ = try scratch.copy(try Repository.product("lib\(name).so"), to: "plugins/lib\(name).so", mode: 0o755)
         }
-        // `host` in the transcript's commands is this build's, talking to this test's socket.
         let executable = try Repository.product("host")
         let control = scratch.file("host.sock")
-        _ = try scratch.folder("bin")
-        _ = try scratch.write(
-            "bin/host",
-            Array(
-                """
-                #!/bin/sh
-                if [ "$1" = ctl ]; then shift; exec "\(executable)" ctl --control "\(control)" "$@"; fi
-                exec "\(executable)" "$@"
-
-                """.utf8), mode: 0o755)
-        let environment = [
-            "PATH": scratch.file("bin") + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-            "JOURNAL_STREAM": "",
-        ]
+        let shell = try TranscriptShell(scratch, control: control)
         func run(_ command: String, checked: Bool = true) throws -> [String] {
-            let line = command.replacingOccurrences(of: ".build/…/", with: "")
-            let result = try Command.run("/bin/sh", ["-c", line], environment: environment, directory: scratch.path)
+            let result = try shell.run(command.replacingOccurrences(of: ".build/…/", with: ""))
             if checked { #expect(result.status == 0, "`\(command)`: \(result.stderr)") }
-            return result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast()
+            return TranscriptShell.lines(result)
         }
 
         let host = try Command.start(
             executable, ["--plugins", "plugins"] + options + ["--control", control, "--state-dir", "state"],
-            environment: environment, directory: scratch.path)
+            environment: shell.environment, directory: scratch.path)
         var running = true
         defer {
             if running {
