@@ -21,7 +21,7 @@ struct TranscriptShell {
         _ = try scratch.write("bin/host", Array(script.utf8), mode: 0o755)
         folder = scratch.path
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        environment = ["PATH": scratch.file("bin") + ":" + path, "JOURNAL_STREAM": ""]
+        environment = ["PATH": scratch.file("bin") + ":" + path]
     }
 
     /// Runs `line` with `/bin/sh -c` in the folder.
