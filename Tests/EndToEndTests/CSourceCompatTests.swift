@@ -170,6 +170,23 @@ import Testing
         #expect(claims == [["compat.a alpha", "compat.b beta"], ["compat.a alpha", "compat.b beta"]])
     }
 
+    /// Today's form, the metadata variable, builds with every warning an error: in C11, and in
+    /// C++11 (where only this form builds) and later.
+    @Test(arguments: [
+        ("cc", "-std=c11"), ("clang", "-std=c11"), ("g++", "-std=c++11"), ("g++", "-std=c++17"),
+        ("clang++", "-std=c++14"),
+    ])
+    func theVariableForm_buildsWithoutAWarning(compiler: String, standard: String) throws {
+        let scratch = try Scratch()
+        let text = try String(
+            contentsOfFile: Repository.fixture("EarlierCExamples/readme-42037fd-links.c"), encoding: .utf8)
+        let source = try scratch.write(standard.contains("++") ? "links.cpp" : "links.c", Array(text.utf8))
+        let flags = [standard, "-Wextra", "-pedantic", "-Werror"]
+        let result = try Self.compile(compiler, source, to: scratch.file("links.so"), flags: flags)
+        #expect(result.status == 0, "\(compiler) \(standard):\n\(result.stderr)")
+        #expect(try Self.inspect(scratch.file("links.so")).first?["urls"] as? [String] == ["myapp"])
+    }
+
     @Test(arguments: [("cc", "-std=c11"), ("clang", "-std=c11"), ("g++", "-std=c++14"), ("clang++", "-std=c++14")])
     func anyOtherSecondArgument_failsTheBuild(compiler: String, standard: String) throws {
         let scratch = try Scratch()
