@@ -78,6 +78,63 @@ import Testing
         #expect(disabled.report["configuration"] as? String == config)
     }
 
+    @Test func aSecondAnswererOfOneName_isAnError_leftOutOfTheOrder_asTheHostLeavesItOut() throws {
+        let host = try RunningHost()
+        let answers = [
+            "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_REQUEST))", "PROBE_ANSWERS=\"geo.locate\"",
+        ]
+        try host.probe("first", ["PROBE_ID=\"test.first\"", "PROBE_PRIORITY=10"] + answers)
+        try host.probe("second", ["PROBE_ID=\"test.second\""] + answers)
+        try host.probe("plain", ["PROBE_ID=\"test.plain\""])
+        let (status, report) = try check(["--plugins", host.lib, "--state-dir", host.stateDirectory])
+        #expect(status == 2)
+        let conflict = try #require(problems(report).first, "\(report)")
+        #expect(codes(report) == ["answer-conflict"])
+        #expect(conflict["service"] as? String == "test.second" && conflict["severity"] as? String == "error")
+        #expect(conflict["file"] as? String == host.lib + "/second.so")
+        let order = (report["order"] as? [[String: Any]])?.map { $0["service"] as? String }
+        #expect(order == ["test.first", "test.plain"], "\(report)")
+        let answered = (report["answers"] as? [[String: Any]])?
+            .map { [$0["name"] as? String, $0["service"] as? String] }
+        #expect(answered == [["geo.locate", "test.first"]])
+        // The host starts exactly that order, and logs the same conflict.
+        try host.start()
+        let listed = try host.ctlJSON("list").reply["services"] as? [[String: Any]]
+        #expect(listed?.map { $0["id"] as? String } == order)
+        #expect(host.stop().records.named("request.conflict").map { $0.string("service") } == ["test.second"])
+        let text = try Command.run(
+            try Repository.product("host"), ["check", "--plugins", host.lib, "--state-dir", host.stateDirectory])
+        #expect(text.status == 2, "\(text.stdout)")
+        #expect(text.stdout.contains("\nerror: answer-conflict: \(host.lib)/second.so: "), "\(text.stdout)")
+        #expect(text.stdout.contains("\nanswers: geo.locate (test.first)\n"), "\(text.stdout)")
+    }
+
+    @Test func theLazyServices_areTheOnesTheHostLeavesDormant() throws {
+        let host = try RunningHost()
+        let lazy = "PROBE_FLAGS=SH_META_SERVICE_LAZY"
+        let urls = "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL))"
+        try host.probe("links", ["PROBE_ID=\"test.links\"", lazy, urls, "PROBE_URL_CLAIM=\"myapp\""])
+        // Lifecycle events only: the host opens it at start, so it is not lazy.
+        try host.probe("idle", ["PROBE_ID=\"test.idle\"", lazy])
+        try host.probe("other", ["PROBE_ID=\"test.other\"", urls, "PROBE_URL_CLAIM=\"other\""])
+        let (status, report) = try check(["--plugins", host.lib])
+        #expect(status == 0, "\(report)")
+        #expect(report["lazy"] as? [String] == ["test.links"], "\(report)")
+        #expect(report["answers"] as? [Any] != nil)
+        let text = try Command.run(try Repository.product("host"), ["check", "--plugins", host.lib])
+        #expect(text.stdout.contains("\nlazy (opened at their first event): test.links\n"), "\(text.stdout)")
+        // The configuration's activation decides, for check as for the host.
+        let config = try host.file(
+            "services.json", #"{"services":{"test.other":{"activation":"lazy"},"test.links":{"activation":"eager"}}}"#)
+        let configured = try check(["--plugins", host.lib, "--config", config]).report
+        #expect(configured["lazy"] as? [String] == ["test.other"], "\(configured)")
+        try host.start(["--config", config])
+        let listed = try host.ctlJSON("list").reply["services"] as? [[String: Any]] ?? []
+        let dormant = listed.filter { $0["activation"] as? String == "lazy" }.map { $0["id"] as? String }
+        #expect(dormant == ["test.other"], "\(listed)")
+        _ = host.stop()
+    }
+
     @Test func aMissingConfigurationFile_isAnError_namingIt() throws {
         let scratch = try Scratch()
         let lib = try scratch.folder("lib")

@@ -58,6 +58,29 @@ import Testing
         #expect(running.wait().status == 0)
     }
 
+    @Test func showsWhatAServiceAnswers_andWhetherItIsLazy() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        let events = "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_REQUEST))"
+        let geo = try Plugins.probe(
+            lib + "/geo.so",
+            ["PROBE_ID=\"test.geo\"", events, "PROBE_ANSWERS=\"geo.locate\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY"])
+        let plain = try Plugins.probe(lib + "/plain.so", ["PROBE_ID=\"test.plain\""])
+        let host = try Repository.product("host")
+        let json = try Command.run(host, ["inspect", "--json", geo, plain])
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8))
+        let files = try #require(parsed as? [[String: Any]], "\(json.stdout)")
+        let services = files.compactMap { ($0["services"] as? [[String: Any]])?.first }
+        #expect(services.map { $0["answers"] as? [String] } == [["geo.locate"], []])
+        #expect(services.map { $0["activation"] as? String } == ["lazy", "eager"])
+        let text = try Command.run(host, ["inspect", geo, plain]).stdout
+        #expect(text.contains("service test.geo\n"), "\(text)")
+        #expect(text.contains("\n    answers:   geo.locate\n    activation: lazy\n"), "\(text)")
+        // An eager service that answers nothing shows neither line, as before.
+        let plainBlock = try #require(text.components(separatedBy: "service test.plain\n").last)
+        #expect(!plainBlock.contains("answers:") && !plainBlock.contains("activation:"), "\(text)")
+    }
+
     @Test func badFilesGetTheLoadersReason_andExitOne() throws {
         let scratch = try Scratch()
         let bad = try scratch.write("bad.so", Array("hello".utf8))

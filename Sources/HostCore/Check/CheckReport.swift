@@ -18,7 +18,8 @@ public struct CheckReport {
         /// `requires-not-configured`, `requires-version`, `requirement-failed`,
         /// `required-missing`, `missing`, `after-unknown`, `safe-mode` (`--safe-mode` leaves a
         /// file out), `crash-looped` (a crash loop marked the file's service failed),
-        /// `url-claim-conflict` or `activity-claim-conflict`.
+        /// `answer-conflict` (an earlier service answers a request name it answers: not
+        /// started), `url-claim-conflict` or `activity-claim-conflict`.
         public var code: String
         /// The file concerned, when there is one.
         public var file: String?
@@ -45,6 +46,10 @@ public struct CheckReport {
     public var order: [(service: String, file: String)] = []
     /// Services the configuration disables, and those `--only-configured` leaves out.
     public var disabled: [String] = [], notConfigured: [String] = []
+    /// The services of ``order`` left dormant until their first event, in start order.
+    public var lazy: [String] = []
+    /// The request names the services of ``order`` answer, each with its one answerer, by name.
+    public var answers: [(name: String, service: String)] = []
     /// Every problem, in the order found.
     public var problems: [Problem] = []
 
@@ -79,10 +84,17 @@ public struct CheckReport {
         let found = Dictionary(inspection.services.map { ($0.service.id, $0) }, uniquingKeysWith: { first, _ in first })
         checkReferences(configuration, found: found)
         checkPluginRequirements(inspection, configuration: configuration, found: found, onlyConfigured: settings.onlyConfigured)
-        guard case .success(let plan)? = planner.plan else {
+        guard case .success(var plan)? = planner.plan else {
             if case .failure(let error)? = planner.plan { startOrderProblem(error) }
             return
         }
+        // What the host starts: the planner's order without a second answerer of a request name.
+        for conflict in planner.answerConflicts {
+            problem(
+                .error, SkippedEntry.Reason.answerConflict.rawValue, file: found[conflict.service]?.plugin.path,
+                service: conflict.service, "\(conflict.service) is not started: it \(conflict)")
+        }
+        plan.order = planner.startOrder ?? plan.order
         // The run's isolation settings, policies included: what safe mode trusts, what runs in a worker.
         let state = options.run.stateDirectory ?? (try? StateDirectory.defaultPath())
         var isolation = IsolationSettings(options.run.isolation, stateDirectory: state ?? "")
@@ -113,6 +125,14 @@ public struct CheckReport {
             problem(.error, code, file: found[unmet.service]?.plugin.path, service: unmet.service, "\(unmet.service) is not started: \(unmet)")
         }
         checkClaims(plan.order.compactMap { found[$0]?.service })
+        let wanted = WantedServices(plan.order, keeping: [:], found: inspection.plugins)
+        let dormant = LazyServices(
+            plan: plan, plugins: inspection.plugins, configuration: configuration, wanted: wanted
+        ).lazy
+        lazy = order.map(\.service).filter(dormant.contains)
+        answers = order.flatMap { entry in
+            (found[entry.service]?.service.answers ?? []).map { (name: $0, service: entry.service) }
+        }.sorted { $0.name < $1.name }
     }
 
     /// What `--safe-mode` leaves out, as the host decides it: a file with any untrusted
@@ -254,6 +274,10 @@ public struct CheckReport {
         }
         if !disabled.isEmpty { lines.append("disabled: " + disabled.joined(separator: ", ")) }
         if !notConfigured.isEmpty { lines.append("not configured (--only-configured): " + notConfigured.joined(separator: ", ")) }
+        if !lazy.isEmpty { lines.append("lazy (opened at their first event): " + lazy.joined(separator: ", ")) }
+        if !answers.isEmpty {
+            lines.append("answers: " + answers.map { "\($0.name) (\($0.service))" }.joined(separator: ", "))
+        }
         for problem in problems {
             // A service's message names it; a file's does not once problemText drops it.
             lines.append("\(problem.severity.rawValue): \(problem.code): " + (problem.file.map { "\($0): " } ?? "") + problemText(problem))
@@ -279,6 +303,8 @@ public struct CheckReport {
             "configuration": configurationPath.map(JSONValue.string) ?? .null,
             "order": .array(order.map { .object(["service": .string($0.service), "file": .string($0.file)]) }),
             "disabled": .array(disabled.map(JSONValue.string)), "notConfigured": .array(notConfigured.map(JSONValue.string)),
+            "lazy": .array(lazy.map(JSONValue.string)),
+            "answers": .array(answers.map { .object(["name": .string($0.name), "service": .string($0.service)]) }),
             "problems": .array(problems.map(\.json)), "status": .number(Double(status)),
         ]).serialized
     }

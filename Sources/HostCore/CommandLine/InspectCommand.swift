@@ -133,6 +133,8 @@ public enum InspectCommand {
                     list("    subscribes: ", service.subscriptions, into: &out)
                     if !service.requires.isEmpty { list("    requires:  ", service.requires.map(\.description), into: &out) }
                     list("    after:     ", service.after, into: &out)
+                    list("    answers:   ", service.answers, into: &out)
+                    if service.lazy { out += "    activation: lazy\n" }
                     if let record = failure(of: service.id, in: plugin, failures) {
                         out += "    failed:   \(record.summary); not started until this file changes\n"
                     }
@@ -180,6 +182,8 @@ public enum InspectCommand {
                                     "subscribes": JSONText.array(service.subscriptions.map(JSONText.string)),
                                     "requires": JSONText.array(service.requires.map { JSONText.string($0.description) }),
                                     "after": JSONText.array(service.after.map(JSONText.string)),
+                                    "answers": JSONText.array(service.answers.map(JSONText.string)),
+                                    "activation": JSONText.string(service.lazy ? "lazy" : "eager"),
                                     "failure": failure(of: service.id, in: plugin, failures)?.json.serialized ?? "null",
                                 ])
                             }),

@@ -13,6 +13,9 @@ public struct LoadPlanner {
     public var inspection: Result<PluginLoader.Inspection, PluginScanner.DirectoryError>
     /// The start plan; nil when the configuration or the inspection failed.
     public var plan: Result<StartPlan, StartOrderError>?
+    /// The services of the plan's order that answer a request name a service before them
+    /// answers: the host does not start them (`answer-conflict`). Empty without a plan.
+    public var answerConflicts: [AnswerConflict] = []
 
     /// Reads the configuration, inspects the directories and plans the start order of `settings`.
     /// Nonisolated: it runs no plugin code, and its closures would each be checked for the main
@@ -29,7 +32,10 @@ public struct LoadPlanner {
         if case .success(let configuration) = configuration, case .success(let inspection) = inspection {
             let found = inspection.plugins.flatMap { $0.metadata.services.map { FoundService($0) } }
             do throws(StartOrderError) {
-                plan = .success(try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: settings.onlyConfigured))
+                let computed = try StartPlan.compute(
+                    found: found, configuration: configuration, onlyConfigured: settings.onlyConfigured)
+                plan = .success(computed)
+                answerConflicts = AnswerConflict.find(in: computed.order, plugins: inspection.plugins)
             } catch {
                 plan = .failure(error)
             }
@@ -55,6 +61,14 @@ public struct LoadPlanner {
             // The default file exists (loadIfPresent threw), so it is the one that failed.
             return (settings.configurationPath ?? HostConfiguration.defaultPath(pluginDirectories: settings.directories), .failure(error))
         }
+    }
+
+    /// The plan's order without the services of ``answerConflicts``: what the host starts.
+    public var startOrder: [String]? {
+        guard case .success(let plan)? = plan else { return nil }
+        guard !answerConflicts.isEmpty else { return plan.order }
+        let conflicting = Set(answerConflicts.map(\.service))
+        return plan.order.filter { !conflicting.contains($0) }
     }
 
     /// The configured `policy: required` services no plugin provides: the host refuses to start.

@@ -132,8 +132,16 @@ extension ServiceSet {
         configuration = newConfiguration
         // A service stopped by request stays stopped across reloads.
         let stoppedIDs = Set(parked.map(\.slot.id))
+        // One answerer per request name: the planner's conflicts, which `host check` reports.
+        for conflict in planner.answerConflicts {
+            let id = conflict.service
+            skipped.append(SkippedEntry(service: id, reason: .answerConflict, message: conflict.description))
+            log.error(
+                "host", "\(id) is not started: it \(conflict)", event: "request.conflict", .string("service", id),
+                .string("name", conflict.name), .string("answerer", conflict.answerer))
+        }
         var kept = plan
-        kept.order = withoutSecondAnswerers(plan.order, inspection: inspection)
+        kept.order = planner.startOrder ?? plan.order
         if !stoppedIDs.isEmpty { kept.order.removeAll(where: stoppedIDs.contains) }
         startOrder = plan.order
         requirements = plan.requirements
@@ -236,37 +244,25 @@ extension ServiceSet {
         return (result, resting)
     }
 
-    /// The services of `wanted` to leave dormant: lazy by their metadata or the
-    /// configuration, and able to be woken (a lifecycle-only service cannot: it is opened at
-    /// start, with a warning). A lazy service an eager one requires is opened at start too.
+    /// The services of `wanted` to leave dormant (``LazyServices``), each lazy one opened at
+    /// start all the same logged with its reason.
     private func lazyServices(plan: StartPlan, inspection: PluginLoader.Inspection, wanted: WantedServices) -> Set<String> {
-        var lazy = Set<String>()
-        // `wanted` is asked only of lazy services: most sets have none, and then no id is hashed here.
-        for plugin in inspection.plugins {
-            for service in plugin.metadata.services {
-                let activation = configuration.service(service.id)?.activation ?? (service.lazy ? .lazy : .eager)
-                guard activation == .lazy, wanted.contains(service.id) else { continue }
-                guard service.canBeWoken else {
-                    log.warn(
-                        service.id,
-                        "is lazy but handles only lifecycle events, which never open a lazy service: opened at start",
-                        event: "service.lazyRefused", .string("service", service.id), .string("reason", "lifecycleOnly"))
-                    continue
-                }
-                lazy.insert(service.id)
-            }
-        }
-        // Dependents before their requirements (the plan is in start order): an eager service
-        // needs what it requires running, so that is opened at start.
-        guard !lazy.isEmpty, !plan.requirements.isEmpty else { return lazy }
-        for id in plan.order.reversed() where !lazy.contains(id) {
-            for required in plan.requirements[id] ?? [] where lazy.remove(required) != nil {
+        let decision = LazyServices(
+            plan: plan, plugins: inspection.plugins, configuration: configuration, wanted: wanted)
+        for refusal in decision.refusals {
+            switch refusal {
+            case .lifecycleOnly(let service):
+                log.warn(
+                    service,
+                    "is lazy but handles only lifecycle events, which never open a lazy service: opened at start",
+                    event: "service.lazyRefused", .string("service", service), .string("reason", "lifecycleOnly"))
+            case .required(let service, let requiredBy):
                 log.info(
-                    required, "is lazy but \(id) requires it: opened at start", event: "service.lazyRefused",
-                    .string("service", required), .string("reason", "requiredBy"), .string("requiredBy", id))
+                    service, "is lazy but \(requiredBy) requires it: opened at start", event: "service.lazyRefused",
+                    .string("service", service), .string("reason", "requiredBy"), .string("requiredBy", requiredBy))
             }
         }
-        return lazy
+        return decision.lazy
     }
 
     /// Opens `plugin` (always from its stored copy, see ``StoredCopy``); `replacing` says a

@@ -209,6 +209,7 @@ typedef struct sh_meta_claim {
          SH_META_KIND_SERVICE},                                                \
         id_, display_, version_, {events_}, (priority_), (flags_)}
 
+/* A static assertion in C and C++ (kept for plugins that use it). */
 #ifdef __cplusplus
 #define SH_META_STATIC_ASSERT static_assert
 #else
@@ -224,10 +225,80 @@ typedef struct sh_meta_claim {
  * The record's service_id stays empty: the host gives the claim to the only
  * service the file declares. A file declaring several services names each
  * claim's service with SH_CLAIM_METADATA_ID (the host refuses an id-less claim
- * there, naming the file). Changed in 0.x (issue 16): the second argument was
- * the id string, which is now SH_CLAIM_METADATA_ID's; passing a string here
- * fails the build with the message below. Hosts before this change refuse an
- * id-less claim. */
+ * there, naming the file). Hosts before 0.x (issue 16) refuse an id-less claim.
+ *
+ * Deprecated form: before issue 16 the second argument was the id string, as
+ * SH_CLAIM_METADATA_ID's is now. A plugin written so still builds (C11, or
+ * C++14 and later) and writes the same record as SH_CLAIM_METADATA_ID, with a
+ * deprecation warning naming SH_CLAIM_METADATA_ID; any other second argument
+ * fails the build. */
+#if !defined(__cplusplus)
+/* The form of SH_CLAIM_METADATA's second argument, chosen by its type
+ * (_Generic): only the id string's member is deprecated, and a member is
+ * looked up in the selected type alone, so the warning is the old form's. */
+typedef struct sh_meta_claim_by_variable {
+    char form;
+} sh_meta_claim_by_variable;
+typedef struct sh_meta_claim_by_id_string {
+    char form __attribute__((deprecated(
+        "SH_CLAIM_METADATA with an id string: use SH_CLAIM_METADATA_ID")));
+} sh_meta_claim_by_id_string;
+/* Never defined: its name is the error of a second argument of another type. */
+struct sh_meta_SH_CLAIM_METADATA_takes_a_service_metadata_variable;
+
+#define SH_META_CLAIM_FORM(service_)                                           \
+    _Generic((service_),                                                       \
+        sh_meta_service: (const sh_meta_claim_by_variable *)0,                 \
+        char *: (const sh_meta_claim_by_id_string *)0,                         \
+        default: (const struct                                                 \
+                  sh_meta_SH_CLAIM_METADATA_takes_a_service_metadata_variable  \
+                      *)0)
+
+#define SH_CLAIM_METADATA(name_, service_, claim_, value_)                    \
+    SH_META_STATIC_ASSERT(sizeof(SH_META_CLAIM_FORM(service_)->form) == 1,    \
+                          "SH_CLAIM_METADATA's second argument");             \
+    SH_META_ATTRIBUTES static const sh_meta_claim name_ = {                   \
+        {sizeof(sh_meta_claim), SH_META_CLAIM_VERSION, SH_META_MAGIC,         \
+         SH_META_KIND_CLAIM},                                                 \
+        _Generic((service_), sh_meta_service: "", default: service_),         \
+        (claim_), 0, value_}
+#elif __cplusplus >= 201402L
+/* C++ has no _Generic: an overload per form builds the record (a constant
+ * expression, so it is written at compile time like C's). */
+extern "C++" {
+namespace sh_meta_cxx {
+typedef decltype(sizeof 0) size;
+/* The record of one claim; service_id "" is the file's only service. */
+template <size N>
+constexpr sh_meta_claim record(const char *service_id, uint32_t kind,
+                               const char (&value)[N]) {
+    static_assert(N <= sizeof(sh_meta_claim::value), "claim value too long");
+    sh_meta_claim claim = {{sizeof(sh_meta_claim), SH_META_CLAIM_VERSION,
+                            SH_META_MAGIC, SH_META_KIND_CLAIM},
+                           {0}, kind, 0, {0}};
+    for (size i = 0; service_id[i] != 0; i++) claim.service_id[i] = service_id[i];
+    for (size i = 0; i < N; i++) claim.value[i] = value[i];
+    return claim;
+}
+template <size N>
+constexpr sh_meta_claim claim(const sh_meta_service &, uint32_t kind,
+                              const char (&value)[N]) {
+    return record("", kind, value);
+}
+template <size M, size N>
+[[deprecated("SH_CLAIM_METADATA with an id string: use SH_CLAIM_METADATA_ID")]]
+constexpr sh_meta_claim claim(const char (&service_id)[M], uint32_t kind,
+                              const char (&value)[N]) {
+    static_assert(M <= sizeof(sh_meta_claim::service_id), "service id too long");
+    return record(service_id, kind, value);
+}
+} /* namespace sh_meta_cxx */
+}
+#define SH_CLAIM_METADATA(name_, service_, claim_, value_)                    \
+    SH_META_ATTRIBUTES static const sh_meta_claim name_ =                     \
+        sh_meta_cxx::claim(service_, (claim_), value_)
+#else
+/* C++11: the metadata variable only. */
 #define SH_CLAIM_METADATA(name_, service_, claim_, value_)                    \
     SH_META_STATIC_ASSERT(sizeof(service_) == sizeof(sh_meta_service),        \
                           "SH_CLAIM_METADATA takes the service's metadata "   \
@@ -236,6 +307,7 @@ typedef struct sh_meta_claim {
         {sizeof(sh_meta_claim), SH_META_CLAIM_VERSION, SH_META_MAGIC,         \
          SH_META_KIND_CLAIM},                                                 \
         "", (claim_), 0, value_}
+#endif
 
 /* Declare one claim of the service with id service_id_ (a string literal),
  * for files that declare more than one service:

@@ -1,0 +1,343 @@
+/* Earlier public example: Tests/Fixtures/CPlugins/probe.c at commit ee9d877 (2026-11-23), copied unchanged below.
+ * Deprecated form: SH_CLAIM_METADATA with an id string.
+ */
+// A configurable C test service. Compile-time macros choose its behaviour:
+//   PROBE_ID            service id (default "test.probe")
+//   PROBE_PRIORITY      priority (default 0)
+//   PROBE_EVENTS        event mask word 0 (default SH_EVENTS_LIFECYCLE)
+//   PROBE_FAIL_KIND     an event kind answered with PROBE_FAIL_RESULT (default SH_ERROR)
+//   PROBE_HANG_KIND     an event kind during which the service sleeps forever
+//   PROBE_SLEEP_KIND / PROBE_SLEEP_MS   an event kind during which it sleeps a while
+//   PROBE_ANSWER        the result of openURL / continueUserActivity (default SH_OK)
+//   PROBE_COMPLETE      how completions are answered: 0 at once (default), 1 never,
+//                       2 twice, 3 from another thread after 50 ms
+//   PROBE_RESULT        the completion's result (fetch result, presentation options)
+//   PROBE_URL_CLAIM, PROBE_ACTIVITY_CLAIM, PROBE_SUBSCRIBE   metadata claims
+//   PROBE_SCENE_ROLE    a scene role claim (SH_CLAIM_SCENE_ROLE), e.g. "car"
+//   PROBE_CONFIGURATION the configuration name answered to configurationForConnecting (SH_OK);
+//                       without it the probe passes (SH_FALSE). PROBE_CONFIGURATION_ROLE and
+//                       PROBE_CONFIGURATION_SETTINGS (JSON text) complete the answer
+//   PROBE_SCENE_ANSWER  the result of sceneOpenURLContexts / sceneContinueUserActivity
+//                       (default PROBE_ANSWER)
+//   PROBE_POST_ON_KIND / PROBE_POST_NAME   post a notification while handling that kind
+//   PROBE_REGISTER_ON_KIND  ask for the device token while handling that kind
+//   PROBE_REQUEST_AUTHORIZATION  SH_AUTHORIZE_* options asked for in didFinishLaunching
+//                       (logs "authorization request -> STATUS")
+//   PROBE_RESTORATION   a restoration activity (JSON text) saved at sceneDidEnterBackground;
+//                       PROBE_RESTORATION_PAD N pads its userInfo to N bytes (logs
+//                       "restoration saved -> RESULT")
+//   PROBE_CONSTRUCTOR_MARKER  an ELF constructor creates the file named by $PROBE_MARKER
+//   PROBE_ABI_MIN / PROBE_ABI_MAX  the ABI range declared in metadata and answered
+//   PROBE_NO_METADATA   leave out the metadata section
+//   PROBE_UNDEFINED     reference a symbol nothing defines (dlopen fails)
+//   PROBE_EXPORT_OTHER_ID  export a service id the metadata does not declare
+// Every event is logged as "probe ID: event KIND state S host-state H seq N" plus its data.
+#define _POSIX_C_SOURCE 200809L
+#include <servicehost.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PROBE_ID
+#define PROBE_ID "test.probe"
+#endif
+#ifndef PROBE_PRIORITY
+#define PROBE_PRIORITY 0
+#endif
+#ifndef PROBE_EVENTS
+#define PROBE_EVENTS SH_EVENTS_LIFECYCLE
+#endif
+#ifndef PROBE_FAIL_RESULT
+#define PROBE_FAIL_RESULT SH_ERROR
+#endif
+#ifndef PROBE_ANSWER
+#define PROBE_ANSWER SH_OK
+#endif
+#ifndef PROBE_COMPLETE
+#define PROBE_COMPLETE 0
+#endif
+#ifndef PROBE_RESULT
+#define PROBE_RESULT 0
+#endif
+#ifndef PROBE_SCENE_ANSWER
+#define PROBE_SCENE_ANSWER PROBE_ANSWER
+#endif
+#ifndef PROBE_ABI_MIN
+#define PROBE_ABI_MIN SH_ABI_VERSION_MIN
+#endif
+#ifndef PROBE_ABI_MAX
+#define PROBE_ABI_MAX SH_ABI_VERSION
+#endif
+
+#ifndef PROBE_NO_METADATA
+SH_META_ATTRIBUTES static const sh_meta_plugin plugin_meta = {
+    {sizeof(sh_meta_plugin), SH_META_PLUGIN_VERSION, SH_META_MAGIC, SH_META_KIND_PLUGIN},
+    PROBE_ABI_MAX, PROBE_ABI_MIN, "c", ""};
+SH_SERVICE_METADATA(probe_meta, PROBE_ID, "Probe", "0.1.0", PROBE_EVENTS, PROBE_PRIORITY);
+#ifdef PROBE_URL_CLAIM
+SH_CLAIM_METADATA(probe_url, PROBE_ID, SH_CLAIM_URL, PROBE_URL_CLAIM);
+#endif
+#ifdef PROBE_ACTIVITY_CLAIM
+SH_CLAIM_METADATA(probe_activity, PROBE_ID, SH_CLAIM_ACTIVITY, PROBE_ACTIVITY_CLAIM);
+#endif
+#ifdef PROBE_SUBSCRIBE
+SH_CLAIM_METADATA(probe_subscribe, PROBE_ID, SH_CLAIM_NOTIFICATION, PROBE_SUBSCRIBE);
+#endif
+#ifdef PROBE_SCENE_ROLE
+SH_CLAIM_METADATA(probe_scene_role, PROBE_ID, SH_CLAIM_SCENE_ROLE, PROBE_SCENE_ROLE);
+#endif
+#endif
+
+#ifdef PROBE_CONSTRUCTOR_MARKER
+__attribute__((constructor)) static void leave_marker(void) {
+    const char *path = getenv("PROBE_MARKER");
+    if (path) close(open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+}
+#endif
+
+#ifdef PROBE_UNDEFINED
+extern void servicehost_probe_missing_function(void);
+#endif
+
+static const sh_host *host;  // set in attach, on the main thread
+
+static int32_t probe_attach(const sh_service *service, const sh_host *h) {
+    (void)service;
+    host = h;
+    return SH_OK;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec pause_for = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&pause_for, NULL);
+}
+
+static void *complete_later(void *completion) {
+    sleep_ms(50);
+    const sh_completion *c = completion;
+    c->complete(c, PROBE_RESULT, NULL, 0);
+    return NULL;
+}
+
+static void answer(const sh_completion *c) {
+    switch (PROBE_COMPLETE) {
+    case 0: c->complete(c, PROBE_RESULT, NULL, 0); break;
+    case 1: break;  // never
+    case 2: c->complete(c, PROBE_RESULT, NULL, 0); c->complete(c, PROBE_RESULT, NULL, 0); break;
+    case 3: {
+        pthread_t thread;
+        pthread_create(&thread, NULL, complete_later, (void *)c);
+        pthread_detach(thread);
+        break;
+    }
+    }
+}
+
+/* " scene=NAME role=ROLE scene-state=S configuration=C settings=JSON" */
+static int describe_scene(const sh_scene *scene, char *out, size_t size) {
+    return snprintf(out, size, " scene=%s role=%s scene-state=%d configuration=%s settings=%s", scene->name,
+                    scene->role, scene->state, scene->configuration ? scene->configuration : "-",
+                    scene->settings_json ? scene->settings_json : "-");
+}
+
+/* Connection options: " urls=U1,U2 activities=T1,T2 options-flags=F url-flags=F" */
+static void describe_options(const sh_scene_connection_options *o, char *out, size_t size) {
+    size_t used = (size_t)snprintf(out, size, " urls=");
+    for (size_t i = 0; i < o->url_context_count && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? "," : "", o->url_contexts[i]->url);
+    if (used < size) used += (size_t)snprintf(out + used, size - used, " activities=");
+    for (size_t i = 0; i < o->user_activity_count && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? "," : "", o->user_activities[i]->type);
+    if (used < size)
+        used += (size_t)snprintf(out + used, size - used, " options-flags=%u url-flags=%u", o->flags,
+                 o->url_context_count ? o->url_contexts[0]->flags
+                                      : (o->user_activity_count ? o->user_activities[0]->flags : 0u));
+    const sh_user_activity *r = o->size >= sizeof *o ? o->restoration_activity : NULL;
+    if (used < size)
+        snprintf(out + used, size - used, " restoration=%s restoration-info=%s", r ? r->type : "-",
+                 r && r->user_info_json ? r->user_info_json : "-");
+}
+
+#ifdef PROBE_RESTORATION
+static void save_restoration(const sh_scene *scene) {
+#ifdef PROBE_RESTORATION_PAD
+    static char json[PROBE_RESTORATION_PAD + 64];
+    int used = snprintf(json, sizeof json, "{\"type\":\"test.padded\",\"userInfo\":{\"pad\":\"");
+    while (used < PROBE_RESTORATION_PAD) json[used++] = 'x';
+    snprintf(json + used, sizeof json - (size_t)used, "\"}}");
+#else
+    const char *json = PROBE_RESTORATION;
+#endif
+    char line[200];
+    int32_t result = host->set_scene_restoration(host, scene->id, json, strlen(json));
+    snprintf(line, sizeof line, "probe %s: restoration saved -> %d", PROBE_ID, result);
+    host->log(host, SH_LOG_INFO, line);
+}
+#endif
+
+#ifdef PROBE_CONFIGURATION
+static int32_t configure(const sh_scene_connection *connection) {
+    sh_scene_configuration *c = connection->configuration;
+    snprintf(c->name, sizeof c->name, "%s", PROBE_CONFIGURATION);
+#ifdef PROBE_CONFIGURATION_ROLE
+    snprintf(c->role, sizeof c->role, "%s", PROBE_CONFIGURATION_ROLE);
+#endif
+#ifdef PROBE_CONFIGURATION_SETTINGS
+    int length = snprintf(c->settings, c->settings_capacity, "%s", PROBE_CONFIGURATION_SETTINGS);
+    c->settings_len = length < 0 ? 0 : (size_t)length;
+#endif
+    return SH_OK;
+}
+#endif
+
+static void describe(const sh_event *event, char *out, size_t size) {
+    out[0] = 0;
+    switch (event->kind) {
+    case SH_EVENT_CONFIGURATION_FOR_CONNECTING:
+    case SH_EVENT_SCENE_WILL_CONNECT: {
+        const sh_scene_connection *c = event->data;
+        int used = describe_scene(c->scene, out, size);
+        if (used > 0 && (size_t)used < size) describe_options(c->options, out + used, size - (size_t)used);
+        break;
+    }
+    case SH_EVENT_SCENE_WILL_ENTER_FOREGROUND:
+    case SH_EVENT_SCENE_DID_BECOME_ACTIVE:
+    case SH_EVENT_SCENE_WILL_RESIGN_ACTIVE:
+    case SH_EVENT_SCENE_DID_ENTER_BACKGROUND:
+    case SH_EVENT_SCENE_DID_DISCONNECT:
+        describe_scene(event->data, out, size);
+        break;
+    case SH_EVENT_SCENE_OPEN_URL_CONTEXTS: {
+        const sh_scene_open_url *u = event->data;
+        int used = describe_scene(u->scene, out, size);
+        if (used > 0 && (size_t)used < size)
+            snprintf(out + used, size - (size_t)used, " url=%s flags=%u", u->url->url, u->url->flags);
+        break;
+    }
+    case SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY: {
+        const sh_scene_user_activity *a = event->data;
+        int used = describe_scene(a->scene, out, size);
+        if (used > 0 && (size_t)used < size)
+            snprintf(out + used, size - (size_t)used, " type=%s flags=%u", a->activity->type, a->activity->flags);
+        break;
+    }
+    case SH_EVENT_WILL_FINISH_LAUNCHING:
+    case SH_EVENT_DID_FINISH_LAUNCHING: {
+        const sh_launch_options *o = event->data;
+        snprintf(out, size, " launch flags=%u settings=%.*s url=%s activity=%s notification=%s", o->flags,
+                 (int)o->settings_len, o->settings_json ? o->settings_json : "", o->url ? o->url->url : "-",
+                 o->activity ? o->activity->type : "-", o->notification ? o->notification->json : "-");
+        break;
+    }
+    case SH_EVENT_NOTIFICATION: {
+        const sh_notification *n = event->data;
+        snprintf(out, size, " name=%s sender=%s json=%.*s", n->name, n->sender, (int)n->json_len,
+                 n->json ? n->json : "");
+        break;
+    }
+    case SH_EVENT_OPEN_URL: {
+        const sh_open_url *u = event->data;
+        snprintf(out, size, " url=%s scheme=%s host=%s launch=%u", u->url, u->scheme, u->host,
+                 u->flags & SH_FROM_LAUNCH);
+        break;
+    }
+    case SH_EVENT_CONTINUE_USER_ACTIVITY: {
+        const sh_user_activity *a = event->data;
+        snprintf(out, size, " type=%s url=%s info=%s launch=%u", a->type, a->webpage_url ? a->webpage_url : "-",
+                 a->user_info_json ? a->user_info_json : "-", a->flags & SH_FROM_LAUNCH);
+        break;
+    }
+    case SH_EVENT_WILL_PRESENT_NOTIFICATION:
+    case SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE:
+    case SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION: {
+        const sh_push *p = event->data;
+        snprintf(out, size, " action=%s launch=%u nodes=%zu json=%s", p->action_id ? p->action_id : "-",
+                 p->flags & SH_FROM_LAUNCH, p->parsed->count, p->json);
+        break;
+    }
+    case SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS:
+        snprintf(out, size, " token=%s", ((const sh_device_token *)event->data)->hex);
+        break;
+    case SH_EVENT_DID_CHANGE_NOTIFICATION_AUTHORIZATION: {
+        const sh_notification_settings *n = event->data;
+        snprintf(out, size, " status=%d allowed=%u", n->status, n->allowed);
+        break;
+    }
+    case SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS:
+        snprintf(out, size, " error=%s", ((const sh_error_info *)event->data)->message);
+        break;
+    }
+}
+
+static int32_t probe_handle_event(const sh_service *service, const sh_event *event) {
+    (void)service;
+#ifdef PROBE_UNDEFINED
+    servicehost_probe_missing_function();
+#endif
+    char detail[700], line[900];
+    describe(event, detail, sizeof detail);
+    snprintf(line, sizeof line, "probe %s: event %u state %d host-state %d seq %llu%s", PROBE_ID, event->kind,
+             event->app_state, host->app_state(host), (unsigned long long)event->seq, detail);
+    host->log(host, SH_LOG_INFO, line);
+#ifdef PROBE_POST_ON_KIND
+    if (event->kind == PROBE_POST_ON_KIND) host->post(host, PROBE_POST_NAME, "{\"from\":\"" PROBE_ID "\"}", 10 + sizeof PROBE_ID);
+#endif
+#ifdef PROBE_REGISTER_ON_KIND
+    if (event->kind == PROBE_REGISTER_ON_KIND) host->register_for_remote_notifications(host);
+#endif
+#ifdef PROBE_REQUEST_AUTHORIZATION
+    if (event->kind == SH_EVENT_DID_FINISH_LAUNCHING) {
+        char answer[120];
+        snprintf(answer, sizeof answer, "probe %s: authorization request -> %d", PROBE_ID,
+                 host->request_authorization(host, PROBE_REQUEST_AUTHORIZATION));
+        host->log(host, SH_LOG_INFO, answer);
+    }
+#endif
+#ifdef PROBE_RESTORATION
+    if (event->kind == SH_EVENT_SCENE_DID_ENTER_BACKGROUND) save_restoration(event->data);
+#endif
+#ifdef PROBE_SLEEP_KIND
+    if (event->kind == PROBE_SLEEP_KIND) sleep_ms(PROBE_SLEEP_MS);
+#endif
+#ifdef PROBE_HANG_KIND
+    if (event->kind == PROBE_HANG_KIND) for (;;) pause();
+#endif
+#ifdef PROBE_FAIL_KIND
+    if (event->kind == PROBE_FAIL_KIND) return PROBE_FAIL_RESULT;
+#endif
+    if (event->completion) answer(event->completion);
+    if (event->kind == SH_EVENT_OPEN_URL || event->kind == SH_EVENT_CONTINUE_USER_ACTIVITY) return PROBE_ANSWER;
+    if (event->kind == SH_EVENT_SCENE_OPEN_URL_CONTEXTS || event->kind == SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY)
+        return PROBE_SCENE_ANSWER;
+    if (event->kind == SH_EVENT_CONFIGURATION_FOR_CONNECTING) {
+#ifdef PROBE_CONFIGURATION
+        return configure(event->data);
+#else
+        return SH_FALSE;
+#endif
+    }
+    return SH_OK;
+}
+
+#ifdef PROBE_EXPORT_OTHER_ID
+#define PROBE_RUNTIME_ID "test.undeclared"
+#else
+#define PROBE_RUNTIME_ID PROBE_ID
+#endif
+
+static const sh_service probe_service = {
+    sizeof(sh_service), SH_SERVICE_VERSION, PROBE_RUNTIME_ID, NULL, probe_attach, probe_handle_event,
+};
+static const sh_service *const services[] = {&probe_service};
+static const sh_plugin plugin = {
+    sizeof(sh_plugin), SH_PLUGIN_VERSION, PROBE_ABI_MAX, 1, services, NULL,
+};
+
+SH_EXPORT const sh_plugin *servicehost_entry(const sh_host_offer *offer) {
+    (void)offer;
+    return &plugin;
+}
