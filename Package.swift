@@ -83,8 +83,11 @@ let package = Package(
 
         // The service side.
         .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
-        // TestHost: a service's unit tests, in process, without the host binary.
-        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI"]),
+        // TestHost: a service's unit tests, in process, without the host binary, on the host's
+        // own lifecycle (HostCore). HostCore's unsafe flags do not keep plugin packages from
+        // depending on this by version: SwiftPM 6.2 and later accept them from a dependency whose
+        // manifest says swift-tools-version 6.2 or later (this one does; keep it so).
+        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI", "HostCore"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
         .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
         .plugin(

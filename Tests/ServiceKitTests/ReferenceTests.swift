@@ -21,7 +21,10 @@ import Testing
             "/usr/bin/env",
             [
                 "swiftc", "-typecheck", "-swift-version", "6", "-I", Repository.binDirectory.appendingPathComponent("Modules").path,
-                "-I", Repository.abiInclude, source,
+                "-I", Repository.abiInclude,
+                // ServiceKitTesting runs on the host's core (HostCore), which imports this C module.
+                "-Xcc", "-fmodule-map-file=" + Repository.binDirectory.appendingPathComponent("CSystem.build/module.modulemap").path,
+                source,
             ])
         #expect(result.status == 0, "the reference does not match the SDK:\n\(result.stderr)\n\(checks.source)")
     }
