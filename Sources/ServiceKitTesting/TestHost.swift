@@ -114,7 +114,8 @@ public final class TestHost<Service: ApplicationService> {
                 apply(kind)
             }
             let answered = deliver(kind) {
-                kind == .willFinishLaunching ? service.willFinishLaunching(options) : service.didFinishLaunching(options)
+                kind == .willFinishLaunching
+                    ? service.willFinishLaunching(options) : service.didFinishLaunching(options)
             }
             launched = answered && launched
         }
@@ -232,7 +233,9 @@ public final class TestHost<Service: ApplicationService> {
     @discardableResult
     public func register(deviceToken: DeviceToken) -> Bool {
         guard let handler = service as? any DeviceTokenReceiving else { return false }
-        deliver(.didRegisterForRemoteNotifications) { handler.didRegisterForRemoteNotifications(deviceToken: deviceToken) }
+        deliver(.didRegisterForRemoteNotifications) {
+            handler.didRegisterForRemoteNotifications(deviceToken: deviceToken)
+        }
         return true
     }
 
@@ -240,7 +243,9 @@ public final class TestHost<Service: ApplicationService> {
     @discardableResult
     public func failToRegister(error: String) -> Bool {
         guard let handler = service as? any DeviceTokenErrorHandling else { return false }
-        deliver(.didFailToRegisterForRemoteNotifications) { handler.didFailToRegisterForRemoteNotifications(error: error) }
+        deliver(.didFailToRegisterForRemoteNotifications) {
+            handler.didFailToRegisterForRemoteNotifications(error: error)
+        }
         return true
     }
 

@@ -22,17 +22,19 @@ import Testing
     /// Options for a run of the plugins in `lib`, with its own state folder and socket.
     private func options(_ extra: [String] = []) throws -> RunOptions {
         try RunOptions.parse(
-            ["--plugins", lib, "--state-dir", scratch.file("state"), "--control", scratch.file("host.sock"), "--log-level", "debug"]
-                + extra)
+            ["--plugins", lib, "--state-dir", scratch.file("state"), "--control", scratch.file("host.sock")] + extra)
     }
 
     /// A start logging JSON lines to the test's log file, leaving the process's signals alone.
     private func startup(_ options: RunOptions) -> HostStartup {
         let descriptor = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        return HostStartup(options, log: Log(level: .debug, format: .json, descriptor: descriptor), handlesSignals: false)
+        let log = Log(level: .debug, format: .json, descriptor: descriptor)
+        return HostStartup(options, log: log, handlesSignals: false)
     }
 
-    private func records() throws -> [LogRecord] { LogRecord.parse(try String(contentsOfFile: logPath, encoding: .utf8)) }
+    private func records() throws -> [LogRecord] {
+        LogRecord.parse(try String(contentsOfFile: logPath, encoding: .utf8))
+    }
 
     private func compile(_ fixture: String, _ name: String, _ defines: [String]) throws {
         try Command.compileC(Repository.fixture(fixture), to: lib + "/" + name, defines: defines)
@@ -112,7 +114,9 @@ import Testing
 
     @Test func aRequiredServiceThatFailsItsLaunch_stopsTheStartAfterTakingTheOthersDown() throws {
         try compile("CPlugins/probe.c", "a.so", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=10"])
-        try compile("BadPlugins/bad.c", "b.so", ["BAD_ID=\"test.b\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=5"])
+        // test.b answers didFinishLaunching with neither OK nor FALSE: a failed launch.
+        let failing = ["BAD_ID=\"test.b\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=5"]
+        try compile("BadPlugins/bad.c", "b.so", failing)
         try scratch.write("lib/services.json", Array(#"{"services":{"test.b":{"policy":"required"}}}"#.utf8))
         let start = startup(try options())
         #expect(throws: StartupError.logged(event: "host.requiredFailed")) { try start.start() }

@@ -13,7 +13,8 @@ import Testing
         let first = try #require(manifest.split(separator: "\n").first)
         let prefix = "// swift-tools-version:"
         #expect(first.hasPrefix(prefix))
-        let parts = first.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces).split(separator: ".").compactMap { Int($0) }
+        let version = first.dropFirst(prefix.count).trimmingCharacters(in: .whitespaces)
+        let parts = version.split(separator: ".").compactMap { Int($0) }
         #expect(parts.count >= 2)
         #expect(parts.lexicographicallyPrecedes([6, 2]) == false, "swift-tools-version \(parts) is below 6.2")
     }

@@ -67,8 +67,10 @@ public final class Host {
         requests = ServiceRequests(log: log)
         let requestAnswers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
         requestAnswers.timeout = 5
-        let desk = RequestDesk(dispatcher: dispatcher, dormant: dormant, answers: requestAnswers, requests: requests, log: log)
-        bus = NotificationBus(dispatcher: dispatcher, authorization: authorization, dormant: dormant, desk: desk, log: log)
+        let desk = RequestDesk(
+            dispatcher: dispatcher, dormant: dormant, answers: requestAnswers, requests: requests, log: log)
+        bus = NotificationBus(
+            dispatcher: dispatcher, authorization: authorization, dormant: dormant, desk: desk, log: log)
         let scenes = SceneTable()
         let restorations = SceneRestorations(stateDirectory: stateDirectory, log: log)
         let shared = SharedServices(authorization: authorization, requests: requests) { service, id, json in
@@ -206,7 +208,8 @@ public final class Host {
     /// from "host": `reply` runs once on the main thread with its answer or why there is none.
     public func request(_ name: String, json: [UInt8]?, reply: @escaping (RequestReply) -> Void) {
         let target = MainThreadReply(reply)
-        if application.desk.answer(ServiceRequest(name: name, from: "host", json: json) { target.reply($0) }) { bus.drain() }
+        let request = ServiceRequest(name: name, from: "host", json: json) { target.reply($0) }
+        if application.desk.answer(request) { bus.drain() }
     }
 
     /// Delivers didReceiveMemoryWarning to every service that handles it.

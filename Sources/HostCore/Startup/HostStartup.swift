@@ -32,7 +32,9 @@ public final class HostStartup {
         self.handlesSignals = handlesSignals
         self.log =
             log
-            ?? Log(level: options.logLevel, format: options.logFormat, time: options.logTime ?? .default(), watchers: WatchHub())
+            ?? Log(
+                level: options.logLevel, format: options.logFormat, time: options.logTime ?? .default(),
+                watchers: WatchHub())
     }
 
     /// Runs every step up to the ready line (the app launched, the control socket bound but
@@ -43,7 +45,9 @@ public final class HostStartup {
         let request = try launchRequest()
         let trace: TraceWriter
         do { trace = try TraceWriter(path: options.traceFile, watchers: log.watchers) } catch {
-            throw stop("cannot write the trace: \(error)", event: "host.traceFailed", .string("path", error.path), .int("errno", Int(error.errno)))
+            throw stop(
+                "cannot write the trace: \(error)", event: "host.traceFailed", .string("path", error.path),
+                .int("errno", Int(error.errno)))
         }
         let (stateDirectory, firstLaunch) = try openStateDirectory()
         let host = Host(
@@ -55,7 +59,8 @@ public final class HostStartup {
         if options.statistics { host.enableStatistics() }
         if options.pluginSource != "--plugins" {
             log.info(
-                "host", "plugin directories from \(options.pluginSource): \(options.pluginDirectories.joined(separator: ":"))",
+                "host",
+                "plugin directories from \(options.pluginSource): \(options.pluginDirectories.joined(separator: ":"))",
                 event: "plugins.default", .strings("directories", options.pluginDirectories))
         }
         // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
@@ -92,9 +97,11 @@ public final class HostStartup {
         log.info(
             "host",
             "\(host.state.name) with \(host.services.count) service(s): " + ids
-                + (host.dormantCount > 0 ? " (and \(host.dormantCount) lazy, not loaded)" : "") + "; control socket \(server.path)",
+                + (host.dormantCount > 0 ? " (and \(host.dormantCount) lazy, not loaded)" : "")
+                + "; control socket \(server.path)",
             event: "host.ready",
-            .string("state", host.state.name), .strings("services", host.services.map(\.id)), .int("lazy", host.dormantCount),
+            .string("state", host.state.name), .strings("services", host.services.map(\.id)),
+            .int("lazy", host.dormantCount),
             .string("control", server.path))
         return StartedHost(host: host, server: server, firstLaunch: firstLaunch, keptAlive: (watchdog, metrics))
     }
@@ -152,7 +159,8 @@ public final class HostStartup {
     private func stateDirectoryFailure(_ error: StorageError) -> StartupError {
         let errno = error.errno ?? 0
         return stop(
-            "state directory: \(error)", event: "host.stateDirectoryFailed", .string("path", error.path), .int("errno", Int(errno)))
+            "state directory: \(error)", event: "host.stateDirectoryFailed", .string("path", error.path),
+            .int("errno", Int(errno)))
     }
 
     /// Loads the services; a host with no service, running or lazy, says so.
@@ -166,7 +174,8 @@ public final class HostStartup {
         }
         if let counts = settings.registry?.takeCounts() {
             log.debug(
-                "host", "registry cache: \(counts.cached) file(s) from the cache, \(counts.read) read", event: "registry.used",
+                "host", "registry cache: \(counts.cached) file(s) from the cache, \(counts.read) read",
+                event: "registry.used",
                 .int("cached", counts.cached), .int("read", counts.read))
         }
         // Lazy services waiting for their first event are services too: only a host with neither warns.
@@ -213,7 +222,8 @@ public final class HostStartup {
         do {
             return try ControlServer(
                 path: controlPath, maxPayload: options.maxPayload, shutdownTimeout: options.shutdownTimeout, log: log,
-                handler: ControlHandler(host: host, maxPayload: options.maxPayload, willTerminate: coordinator.armDeadline))
+                handler: ControlHandler(
+                    host: host, maxPayload: options.maxPayload, willTerminate: coordinator.armDeadline))
         } catch {
             throw stop("\(error)", event: "control.unavailable", .string("path", controlPath))
         }
@@ -224,7 +234,9 @@ public final class HostStartup {
     private func startMetrics(_ host: Host) throws(StartupError) -> MetricsServer? {
         guard let address = options.metricsListen else { return nil }
         let metrics: MetricsServer
-        do { metrics = try MetricsServer(address: address, host: host) } catch { throw stop("\(error)", event: "metrics.unavailable") }
+        do { metrics = try MetricsServer(address: address, host: host) } catch {
+            throw stop("\(error)", event: "metrics.unavailable")
+        }
         log.info(
             "host", "metrics on http://\(metrics.address)/metrics", event: "metrics.listening",
             .string("address", "\(metrics.address)"))

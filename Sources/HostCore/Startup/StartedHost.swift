@@ -33,7 +33,8 @@ public struct StartedHost {
     static func startWatchdog(_ host: Host) -> DispatchSourceTimer? {
         guard let notifier = host.notifier, let interval = notifier.watchdogInterval else { return nil }
         let timer = DispatchSource.makeTimerSource(queue: .main)
-        let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+        let nanoseconds =
+            Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now(), repeating: .nanoseconds(max(nanoseconds, 1_000_000)))
         timer.setEventHandler { MainActor.assumeIsolated { host.notify(.watchdog) } }
         timer.resume()

@@ -24,7 +24,8 @@ final class NotificationBus {
     private let log: Log
 
     init(
-        dispatcher: Dispatcher, authorization: NotificationAuthorization, dormant: DormantServices, desk: RequestDesk, log: Log
+        dispatcher: Dispatcher, authorization: NotificationAuthorization, dormant: DormantServices, desk: RequestDesk,
+        log: Log
     ) {
         self.dispatcher = dispatcher
         self.dormant = dormant
