@@ -1,4 +1,3 @@
-import Dispatch
 import ServiceABI
 import ServiceJSON
 
@@ -58,7 +57,8 @@ public final class Host {
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
         self.clock = clock
-        // The parts in dependency order, each given what it needs: nothing is installed later.
+        // The parts in dependency order, each given what it needs; only isolation, a start step of
+        // its own that can fail, is handed over later (startIsolation).
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
         let authorization = NotificationAuthorization(policy: notificationAuthorization, stateDirectory: stateDirectory) {
             log.error("host", $0, event: "authorization.unreadable", .string("path", $1), .string("reason", $2))
