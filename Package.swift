@@ -6,8 +6,9 @@ import PackageDescription
 // Start-up (issue 13, row 3's fixed cost): the host's code reaches generic metadata (Dictionary,
 // Set, Locked<…> of concrete types) through direct accessor calls, not by mangled name; by name,
 // each first use made the runtime demangle and scan every image's protocol conformances (~0.1 ms
-// of a ~4 ms start). Host targets only: the SDK's targets, which plugin packages build as a
-// dependency, must carry no unsafe flags.
+// of a ~4 ms start). Host targets only: ServiceKit, which every plugin links, carries none.
+// ServiceKitTesting reaches them through HostCore; SwiftPM accepts them from a version-based
+// dependency because this manifest is tools-version 6.2 or later (PackageManifestTests).
 // Nor does the release host load libswiftSynchronization: optimized, `Atomic` is inlined whole
 // and the host uses no symbol of the library (`Mutex` is ruled out, see SourceRulesTests), but every module that
 // imports Synchronization autolinks it, and loading it cost ~0.1 ms of every start. A symbol
@@ -83,8 +84,11 @@ let package = Package(
 
         // The service side.
         .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
-        // TestHost: a service's unit tests, in process, without the host binary.
-        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI"]),
+        // TestHost: a service's unit tests, in process, without the host binary, on the host's
+        // own lifecycle (HostCore). HostCore's unsafe flags do not keep plugin packages from
+        // depending on this by version: SwiftPM 6.2 and later accept them from a dependency whose
+        // manifest says swift-tools-version 6.2 or later (this one does; keep it so).
+        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI", "HostCore"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
         .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
         .plugin(

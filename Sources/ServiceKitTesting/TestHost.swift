@@ -1,6 +1,10 @@
 import ServiceABI
 import ServiceKit
 
+// The host's own state machine and event rules (HostCore), not a copy: only these, so the
+// host's other public names (its DeviceToken, Log, …) do not meet the SDK's in a test.
+internal import struct HostCore.AppLifecycle
+
 /// Runs one service class in process, without the `host` binary: delivers events in UIKit's
 /// order, answers its completions, records what it logged, posted, stored and asked for, and
 /// keeps a manual clock for the completions' deadlines.
@@ -36,12 +40,14 @@ public final class TestHost<Service: ApplicationService> {
     public var requestDeadline: Double = 5
     /// The manual clock, in seconds; only ``advance(by:)`` moves it.
     public private(set) var now: Double = 0
-    /// Every event delivered so far, by name (`"didBecomeActive"`), in order.
-    public private(set) var deliveries: [String] = []
+    /// Every event delivered so far, in order (`.didBecomeActive`).
+    public private(set) var deliveries: [EventKind] = []
 
     private let recorder = TestRecorder()
     private let table: UnsafeMutablePointer<sh_host>
     private var expiring: [(Double) -> Void] = []
+    /// Where the app is and where it may go: the host's own lifecycle.
+    private var lifecycle = AppLifecycle()
 
     /// Attaches `service` as `id`; the app is not running until ``launch(_:into:)``.
     public init(_ service: Service, id: String = "test.service") {
@@ -97,38 +103,38 @@ public final class TestHost<Service: ApplicationService> {
     /// Returns whether both launch events answered `true`.
     @discardableResult
     public func launch(_ options: LaunchOptions = LaunchOptions(), into state: AppState = .active) -> Bool {
-        precondition(appState == .notRunning, "TestHost: launch() once, from notRunning")
-        setState(state == .background ? .background : .inactive)
-        let will = deliver("willFinishLaunching") { service.willFinishLaunching(options) }
-        let did = deliver("didFinishLaunching") { service.didFinishLaunching(options) }
+        precondition(appState == .notRunning && !lifecycle.hasTerminated, "TestHost: launch() once, from notRunning")
+        var launched = true
+        // As the host launches: each launch event in the state it leaves the app in.
+        for kind in [EventKind.willFinishLaunching, .didFinishLaunching] {
+            if state == .background {
+                lifecycle.applyBackgroundLaunch(kind)
+                setState(lifecycle.state)
+            } else {
+                apply(kind)
+            }
+            let answered = deliver(kind) {
+                kind == .willFinishLaunching
+                    ? service.willFinishLaunching(options) : service.didFinishLaunching(options)
+            }
+            launched = answered && launched
+        }
         if state == .active { move(to: .active) }
-        return will && did
+        return launched
     }
 
-    /// Moves the app along UIKit's legal path to `target`, delivering each step's event:
-    /// active → background is willResignActive, didEnterBackground; background → active is
-    /// willEnterForeground, didBecomeActive; `.notRunning` ends with willTerminate.
+    /// Moves the app along UIKit's legal path to `target` (the host's ``AppLifecycle``),
+    /// delivering each step's event: active → background is willResignActive,
+    /// didEnterBackground; background → active is willEnterForeground, didBecomeActive;
+    /// `.notRunning` ends with willTerminate. Before ``launch(_:into:)`` it launches, without
+    /// launch options, as the host does; once terminated it does nothing.
     public func move(to target: AppState) {
-        while appState != target && appState != .notRunning {
-            switch (appState, target) {
-            case (.active, _):
-                deliver("willResignActive") { service.willResignActive() }
-                setState(.inactive)
-            case (.inactive, .active):
-                setState(.active)
-                deliver("didBecomeActive") { service.didBecomeActive() }
-            case (.inactive, _):
-                setState(.background)
-                deliver("didEnterBackground") { service.didEnterBackground() }
-            case (.background, .notRunning):
-                deliver("willTerminate") { service.willTerminate() }
-                setState(.notRunning)
-            case (.background, _):
-                deliver("willEnterForeground") { service.willEnterForeground() }
-                setState(.inactive)
-            default:
-                return
-            }
+        guard let steps = try? lifecycle.steps(to: target) else { return }
+        for kind in steps {
+            // Did-events see the new state, will-events the old one (EventKind.isDeliveredInNewState).
+            if kind.isDeliveredInNewState { apply(kind) }
+            deliverLifecycle(kind)
+            if !kind.isDeliveredInNewState { apply(kind) }
         }
     }
 
@@ -147,7 +153,7 @@ public final class TestHost<Service: ApplicationService> {
     @discardableResult
     public func memoryWarning() -> Bool {
         guard let handler = service as? any MemoryWarningHandling else { return false }
-        deliver("didReceiveMemoryWarning") { handler.didReceiveMemoryWarning() }
+        deliver(.didReceiveMemoryWarning) { handler.didReceiveMemoryWarning() }
         return true
     }
 
@@ -155,7 +161,7 @@ public final class TestHost<Service: ApplicationService> {
     @discardableResult
     public func post(_ name: String, payload: JSONValue? = nil, from sender: String = "host") -> Bool {
         guard let handler = service as? any NotificationReceiving else { return false }
-        deliver("notification") { handler.didReceive(ServiceNotification(name: name, sender: sender, payload: payload)) }
+        deliver(.notification) { handler.didReceive(ServiceNotification(name: name, sender: sender, payload: payload)) }
         return true
     }
 
@@ -168,7 +174,7 @@ public final class TestHost<Service: ApplicationService> {
     ) -> Answer<Result<JSONValue, RequestError>>? {
         guard let handler = service as? any Answering else { return nil }
         let answer = pending(Result<JSONValue, RequestError>.self, within: requestDeadline)
-        deliver("request") {
+        deliver(.request) {
             handler.answer(ServiceRequest(name: name, from: sender, payload: payload), reply: ReplyCompletion { answer.complete($0) })
         }
         return answer
@@ -179,7 +185,7 @@ public final class TestHost<Service: ApplicationService> {
     public func present(_ push: PushNotification) -> Answer<PresentationOptions>? {
         guard let handler = service as? any PushPresenting else { return nil }
         let answer = pending(PresentationOptions.self)
-        deliver("willPresentNotification") {
+        deliver(.willPresentNotification) {
             handler.willPresent(push, completion: PresentationCompletion { answer.complete($0) })
         }
         return answer
@@ -190,7 +196,7 @@ public final class TestHost<Service: ApplicationService> {
     public func fetch(_ push: PushNotification) -> Answer<FetchResult>? {
         guard let handler = service as? any BackgroundFetching else { return nil }
         let answer = pending(FetchResult.self)
-        deliver("didReceiveRemoteNotification") {
+        deliver(.didReceiveRemoteNotification) {
             handler.didReceiveRemoteNotification(push, completion: FetchCompletion { answer.complete($0) })
         }
         return answer
@@ -203,7 +209,7 @@ public final class TestHost<Service: ApplicationService> {
         guard let handler = service as? any NotificationResponseHandling else { return nil }
         if !response.isDismissAction { move(to: .active) }
         let answer = pending(Void.self)
-        deliver("didReceiveNotificationResponse") {
+        deliver(.didReceiveNotificationResponse) {
             handler.didReceive(response, completion: ResponseCompletion { answer.complete(()) })
         }
         return answer
@@ -213,21 +219,23 @@ public final class TestHost<Service: ApplicationService> {
     /// URLHandling (or `url` is not a URL).
     public func open(_ url: String) -> Bool? {
         guard let handler = service as? any URLHandling, let url = OpenURL(url) else { return nil }
-        return deliver("openURL") { handler.open(url) }
+        return deliver(.openURL) { handler.open(url) }
     }
 
     /// `host ctl activity TYPE`: whether the service claimed it; nil when the class does not
     /// adopt UserActivityHandling.
     public func continueActivity(_ activity: UserActivity) -> Bool? {
         guard let handler = service as? any UserActivityHandling else { return nil }
-        return deliver("continueUserActivity") { handler.continueUserActivity(activity) }
+        return deliver(.continueUserActivity) { handler.continueUserActivity(activity) }
     }
 
     /// `host ctl token HEX`; false when the class does not adopt DeviceTokenReceiving.
     @discardableResult
     public func register(deviceToken: DeviceToken) -> Bool {
         guard let handler = service as? any DeviceTokenReceiving else { return false }
-        deliver("didRegisterForRemoteNotifications") { handler.didRegisterForRemoteNotifications(deviceToken: deviceToken) }
+        deliver(.didRegisterForRemoteNotifications) {
+            handler.didRegisterForRemoteNotifications(deviceToken: deviceToken)
+        }
         return true
     }
 
@@ -235,7 +243,9 @@ public final class TestHost<Service: ApplicationService> {
     @discardableResult
     public func failToRegister(error: String) -> Bool {
         guard let handler = service as? any DeviceTokenErrorHandling else { return false }
-        deliver("didFailToRegisterForRemoteNotifications") { handler.didFailToRegisterForRemoteNotifications(error: error) }
+        deliver(.didFailToRegisterForRemoteNotifications) {
+            handler.didFailToRegisterForRemoteNotifications(error: error)
+        }
         return true
     }
 
@@ -244,7 +254,7 @@ public final class TestHost<Service: ApplicationService> {
     public func authorize(_ settings: NotificationSettings) {
         recorder.state.withLock { $0.settings = settings }
         guard let handler = service as? any AuthorizationObserving else { return }
-        deliver("didChangeNotificationAuthorization") { handler.didChangeNotificationAuthorization(settings) }
+        deliver(.didChangeNotificationAuthorization) { handler.didChangeNotificationAuthorization(settings) }
     }
 
     // MARK: - Time
@@ -264,7 +274,30 @@ public final class TestHost<Service: ApplicationService> {
         recorder.state.withLock { $0.appState = state }
     }
 
-    private func deliver<T>(_ event: String, _ call: () -> T) -> T {
+    /// Records that lifecycle event `kind` moved the app, and shows the service its new state.
+    private func apply(_ kind: EventKind) {
+        lifecycle.apply(kind)
+        setState(lifecycle.state)
+    }
+
+    /// Calls the service's method for lifecycle event `kind`.
+    private func deliverLifecycle(_ kind: EventKind) {
+        deliver(kind) {
+            switch kind {
+            case .willFinishLaunching: _ = service.willFinishLaunching(LaunchOptions())
+            case .didFinishLaunching: _ = service.didFinishLaunching(LaunchOptions())
+            case .didBecomeActive: service.didBecomeActive()
+            case .willResignActive: service.willResignActive()
+            case .didEnterBackground: service.didEnterBackground()
+            case .willEnterForeground: service.willEnterForeground()
+            case .willTerminate: service.willTerminate()
+            default: preconditionFailure("TestHost: \(kind.name) is not a lifecycle event")
+            }
+        }
+    }
+
+    @discardableResult
+    private func deliver<T>(_ event: EventKind, _ call: () -> T) -> T {
         deliveries.append(event)
         let result = call()
         answerRequests()

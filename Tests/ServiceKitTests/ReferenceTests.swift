@@ -20,11 +20,15 @@ import Testing
         }
         let scratch = try Scratch()
         let source = try scratch.write("Reference.swift", Array(checks.source.utf8))
+        // ServiceKitTesting runs on the host's core (HostCore), which imports this C module.
+        let cSystemMap = "CSystem.build/module.modulemap"
         let result = try Command.run(
             "/usr/bin/env",
             [
                 "swiftc", "-typecheck", "-swift-version", "6", "-I", Repository.binDirectory.appendingPathComponent("Modules").path,
-                "-I", Repository.abiInclude, source,
+                "-I", Repository.abiInclude,
+                "-Xcc", "-fmodule-map-file=" + Repository.binDirectory.appendingPathComponent(cSystemMap).path,
+                source,
             ])
         #expect(result.status == 0, "the reference does not match the SDK:\n\(result.stderr)\n\(checks.source)")
     }

@@ -9,17 +9,33 @@ import Testing
         let service = LifecycleProbe()
         let host = TestHost(service, id: "com.example.probe")
         #expect(host.launch())
-        #expect(host.deliveries == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
+        #expect(host.deliveries == [.willFinishLaunching, .didFinishLaunching, .didBecomeActive])
         // What the service read through host.appState during each event.
         #expect(service.seen == ["willFinishLaunching": .inactive, "didFinishLaunching": .inactive, "didBecomeActive": .active])
         host.terminate()
-        #expect(host.deliveries.suffix(3) == ["willResignActive", "didEnterBackground", "willTerminate"])
+        #expect(host.deliveries.suffix(3) == [.willResignActive, .didEnterBackground, .willTerminate])
         #expect(host.appState == .notRunning)
 
         let background = TestHost(LifecycleProbe())
         background.launch(into: .background)
         #expect(background.appState == .background)
-        #expect(background.deliveries == ["willFinishLaunching", "didFinishLaunching"])
+        #expect(background.deliveries == [.willFinishLaunching, .didFinishLaunching])
+    }
+
+    @Test func moves_followTheHostsLifecycle_andATerminatedAppNeverMovesAgain() {
+        let host = TestHost(LifecycleProbe())
+        // Before launch, a move launches (without launch options), as the host's transition does.
+        host.move(to: .background)
+        #expect(host.deliveries == [.willFinishLaunching, .didFinishLaunching, .didEnterBackground])
+        host.move(to: .active)
+        #expect(host.deliveries.suffix(2) == [.willEnterForeground, .didBecomeActive])
+        host.move(to: .inactive)
+        host.terminate()
+        #expect(host.deliveries.suffix(3) == [.willResignActive, .didEnterBackground, .willTerminate])
+        let delivered = host.deliveries.count
+        host.activate()
+        #expect(host.deliveries.count == delivered)
+        #expect(host.appState == .notRunning)
     }
 
     @Test func aCompletionNeverCalled_timesOutAtTheDeadline_andASecondCallIsCounted() throws {
@@ -49,7 +65,7 @@ import Testing
         #expect(host.appState == .background)
         _ = host.respond(NotificationResponse(notification: push))
         #expect(host.appState == .active)
-        #expect(host.deliveries.suffix(3) == ["willEnterForeground", "didBecomeActive", "didReceiveNotificationResponse"])
+        #expect(host.deliveries.suffix(3) == [.willEnterForeground, .didBecomeActive, .didReceiveNotificationResponse])
     }
 
     @Test func storePostsAndAuthorization_areRecorded() {
@@ -69,7 +85,7 @@ import Testing
         let host = TestHost(QueueCounter())
         host.launch()
         let count = try #require(host.request("queue.count", payload: ["of": "outbox"]))
-        #expect(host.deliveries.last == "request")
+        #expect(host.deliveries.last == .request)
         #expect(count.value == .success(["count": 3, "of": "outbox", "from": "host"]))
         let refused = try #require(host.request("queue.drop", from: "com.example.other"))
         #expect(refused.value == .failure(RequestError(code: -1, message: "read-only")))

@@ -116,14 +116,14 @@ struct ServiceTemplates {
         @Test func launch_logsAndOpensItsOwnURLs() {
             let host = TestHost(\#(name)Service(), id: "\#(id)")
             host.launch()
-            #expect(host.deliveries == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
+            #expect(host.deliveries == [.willFinishLaunching, .didFinishLaunching, .didBecomeActive])
             #expect(host.logs.contains(LogLine(.info, "\#(scheme): didBecomeActive")))
 
             #expect(host.open("\#(scheme)://item/42") == true)
             #expect(host.open("https://example.com") == false)
 
             host.background()
-            #expect(host.deliveries.suffix(2) == ["willResignActive", "didEnterBackground"])
+            #expect(host.deliveries.suffix(2) == [.willResignActive, .didEnterBackground])
         }
 
         """#

@@ -16,10 +16,7 @@ extension Host {
     public func startIsolation(_ settings: IsolationSettings) throws(SystemError) {
         let supervisor = IsolationSupervisor(settings: settings, log: log, host: self)
         isolation = supervisor
-        serviceSet.ownsFailures = { [unowned supervisor] id in supervisor.board.isIsolated(id) }
-        serviceSet.placement = { [unowned supervisor] (inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]? in
-            try supervisor.place(inspected)
-        }
+        serviceSet.isolation = supervisor
         do {
             let (sentinel, previous) = try Sentinel.open(stateDirectory: settings.stateDirectory)
             supervisor.sentinel = sentinel

@@ -1,4 +1,3 @@
-import Dispatch
 import ServiceABI
 import ServiceJSON
 
@@ -26,7 +25,10 @@ public final class Host {
     /// First-launch detection (seed 004).
     public let firstLaunch: FirstLaunch
     /// Told READY, RELOADING and STOPPING when systemd supervises the host.
-    public var notifier: SystemdNotifier?
+    public var notifier: SystemdNotifier? {
+        get { application.notifier }
+        set { application.notifier = newValue }
+    }
     /// Crash and hang isolation (issue 5), once ``startIsolation(_:)`` ran; see Isolation/.
     public internal(set) var isolation: IsolationSupervisor?
     /// The time the host's deadlines and delays run on.
@@ -55,36 +57,34 @@ public final class Host {
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
         self.clock = clock
+        // The parts in dependency order, each given what it needs; only isolation, a start step of
+        // its own that can fail, is handed over later (startIsolation).
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
         let authorization = NotificationAuthorization(policy: notificationAuthorization, stateDirectory: stateDirectory) {
             log.error("host", $0, event: "authorization.unreadable", .string("path", $1), .string("reason", $2))
         }
-        // Services' other threads wake the main thread to drain what they sent.
-        let wake = WeakBox<NotificationBus>()
-        let mailbox = Mailbox { DispatchQueue.main.async { MainActor.assumeIsolated { wake.value?.drain() } } }
         let dormant = DormantServices()
-        bus = NotificationBus(dispatcher: dispatcher, mailbox: mailbox, authorization: authorization, dormant: dormant, log: log)
-        wake.value = bus
-        let applicationBox = WeakBox<Application>()
         requests = ServiceRequests(log: log)
-        let shared = SharedServices(authorization: authorization, requests: requests) { service, scene, json in
-            applicationBox.value?.setRestoration(service: service, scene: scene, json: json) ?? Int32(SH_NOT_FOUND)
+        let requestAnswers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
+        requestAnswers.timeout = 5
+        let desk = RequestDesk(
+            dispatcher: dispatcher, dormant: dormant, answers: requestAnswers, requests: requests, log: log)
+        bus = NotificationBus(
+            dispatcher: dispatcher, authorization: authorization, dormant: dormant, desk: desk, log: log)
+        let scenes = SceneTable()
+        let restorations = SceneRestorations(stateDirectory: stateDirectory, log: log)
+        let shared = SharedServices(authorization: authorization, requests: requests) { service, id, json in
+            guard let scene = scenes.records.first(where: { $0.id == id }) else { return Int32(SH_NOT_FOUND) }
+            return restorations.save(json, scene: scene.name, service: service)
         }
         serviceSet = ServiceSet(
             dispatcher: dispatcher, log: log, stateDirectory: stateDirectory, firstLaunch: firstLaunch,
-            mailbox: mailbox, stateCell: stateCell, shared: shared, dormant: dormant)
+            mailbox: bus.mailbox, stateCell: stateCell, shared: shared, dormant: dormant, scenes: scenes)
         answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
-        let notifyBox = WeakBox<Host>()
-        let requestAnswers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
-        requestAnswers.timeout = 5
         application = Application(
-            dispatcher: dispatcher, services: serviceSet, answers: answers, requestAnswers: requestAnswers,
+            dispatcher: dispatcher, services: serviceSet, answers: answers, desk: desk,
             router: EventRouter(dispatcher: dispatcher, bus: bus, dormant: dormant, log: log), bus: bus, log: log, stateCell: stateCell,
-            restorations: SceneRestorations(stateDirectory: stateDirectory, log: log),
-            notify: { message in notifyBox.value?.notify(message) })
-        applicationBox.value = application
-        notifyBox.value = self
-        bus.answerRequest = { [application, requests] request in application.answer(request, maxPayload: requests.maxPayload) }
+            scenes: scenes, restorations: restorations)
     }
 
     // MARK: State
@@ -200,16 +200,16 @@ public final class Host {
 
     /// How long the answerer of a request may take to answer it (`--request-timeout`).
     public var requestTimeout: Double {
-        get { application.requestAnswers.timeout }
-        set { application.requestAnswers.timeout = newValue }
+        get { application.desk.answers.timeout }
+        set { application.desk.answers.timeout = newValue }
     }
 
     /// Asks the service that answers `name` (`host ctl request`), as `sh_host.request` does,
     /// from "host": `reply` runs once on the main thread with its answer or why there is none.
     public func request(_ name: String, json: [UInt8]?, reply: @escaping (RequestReply) -> Void) {
         let target = MainThreadReply(reply)
-        application.answer(
-            ServiceRequest(name: name, from: "host", json: json) { target.reply($0) }, maxPayload: requests.maxPayload)
+        let request = ServiceRequest(name: name, from: "host", json: json) { target.reply($0) }
+        if application.desk.answer(request) { bus.drain() }
     }
 
     /// Delivers didReceiveMemoryWarning to every service that handles it.
@@ -269,10 +269,7 @@ public final class Host {
     // MARK: systemd
 
     /// Tells systemd (when it supervises the host); a failure to tell it is logged, not fatal.
-    public func notify(_ message: SystemdNotifier.Message) {
-        guard let notifier else { return }
-        do { try notifier.send(message) } catch { log.warn("host", "systemd notification failed: \(error)") }
-    }
+    public func notify(_ message: SystemdNotifier.Message) { application.notify(message) }
 }
 
 extension Host {
@@ -290,10 +287,4 @@ private final class MainThreadReply: @unchecked Sendable {
     // reply is made (Application.answer), and where it was made.
     let reply: (RequestReply) -> Void
     init(_ reply: @escaping (RequestReply) -> Void) { self.reply = reply }
-}
-
-/// A weak reference for closures built before the object they point to exists.
-final class WeakBox<Object: AnyObject>: @unchecked Sendable {
-    // Set once on the main thread during the host's init, before any reader can run.
-    weak var value: Object?
 }

@@ -65,13 +65,6 @@ extension Application {
         return scene.info
     }
 
-    /// `sh_host.set_scene_restoration`: saves `json` (nil: forgets it) as the restoration
-    /// activity of the connected scene `id`, under its name.
-    func setRestoration(service: String, scene id: UInt64, json: [UInt8]?) -> Int32 {
-        guard let scene = scenes.records.first(where: { $0.id == id }) else { return Int32(SH_NOT_FOUND) }
-        return restorations.save(json, scene: scene.name, service: service)
-    }
-
     /// The connected scene named `name`.
     func scene(named name: String) throws(SceneError) -> SceneRecord {
         guard let scene = scenes.record(named: name) else {

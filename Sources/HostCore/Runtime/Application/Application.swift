@@ -10,40 +10,44 @@ final class Application {
     let dispatcher: Dispatcher
     let services: ServiceSet
     let answers: AnswerBook
-    /// The completions of requests between services: a book of their own, as their deadline
-    /// (--request-timeout) differs from the pushes' and a book's deadlines follow its ids.
-    let requestAnswers: AnswerBook
+    /// Requests between services and from `host ctl request`.
+    let desk: RequestDesk
     let router: EventRouter
     let bus: NotificationBus
     let log: Log
     /// Saved scene state restoration activities, by scene name.
     let restorations: SceneRestorations
     /// The connected scenes; once one connected, the app's state follows them.
-    let scenes = SceneTable()
+    let scenes: SceneTable
     /// The state machine: where the app is and where it may go.
     private(set) var lifecycle = AppLifecycle()
     /// Whether termination began: requests after it are refused.
     var isTerminating = false
-    /// Tells systemd (READY after the launch, STOPPING when termination begins).
-    let notify: (SystemdNotifier.Message) -> Void
+    /// Told READY after the launch, RELOADING, and STOPPING when termination begins, when
+    /// systemd supervises the host.
+    var notifier: SystemdNotifier?
     private let stateCell: AppStateCell
 
     init(
-        dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, requestAnswers: AnswerBook, router: EventRouter,
-        bus: NotificationBus, log: Log, stateCell: AppStateCell, restorations: SceneRestorations,
-        notify: @escaping (SystemdNotifier.Message) -> Void
+        dispatcher: Dispatcher, services: ServiceSet, answers: AnswerBook, desk: RequestDesk, router: EventRouter,
+        bus: NotificationBus, log: Log, stateCell: AppStateCell, scenes: SceneTable, restorations: SceneRestorations
     ) {
         self.restorations = restorations
         self.dispatcher = dispatcher
         self.services = services
         self.answers = answers
-        self.requestAnswers = requestAnswers
+        self.desk = desk
         self.router = router
         self.bus = bus
         self.log = log
         self.stateCell = stateCell
-        self.notify = notify
-        services.connectedScenes = { [scenes] in scenes.records }
+        self.scenes = scenes
+    }
+
+    /// Tells systemd `message` (when it supervises the host); a failure to tell it is logged, not fatal.
+    func notify(_ message: SystemdNotifier.Message) {
+        guard let notifier else { return }
+        do { try notifier.send(message) } catch { log.warn("host", "systemd notification failed: \(error)") }
     }
 
     /// The app's state.

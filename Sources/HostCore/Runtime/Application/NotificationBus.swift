@@ -8,22 +8,28 @@ import ServiceJSON
 @MainActor
 final class NotificationBus {
     private let dispatcher: Dispatcher
-    /// Where services' other threads leave messages.
-    let mailbox: Mailbox
+    /// Where services' other threads leave messages; each first message wakes the main thread
+    /// to drain this bus. Made on first use, as it wakes its owner.
+    private(set) lazy var mailbox = Mailbox { [weak self] in
+        DispatchQueue.main.async { MainActor.assumeIsolated { self?.drain() } }
+    }
     /// The last device token delivered, shown by `ctl state` and given to services that ask.
     var deviceToken: DeviceToken?
     /// The notification authorization, saved and announced here when it changes.
     let authorization: NotificationAuthorization
     /// Lazy services a notification or an authorization change may open first.
     let dormant: DormantServices
-    /// Carries requests between services to their answerers (the host installs its desk).
-    var answerRequest: (ServiceRequest) -> Void = { $0.reply(.refused(Int32(SH_UNSUPPORTED), "this host takes no requests")) }
+    /// Carries requests between services to their answerers.
+    private let desk: RequestDesk
     private let log: Log
 
-    init(dispatcher: Dispatcher, mailbox: Mailbox, authorization: NotificationAuthorization, dormant: DormantServices, log: Log) {
+    init(
+        dispatcher: Dispatcher, authorization: NotificationAuthorization, dormant: DormantServices, desk: RequestDesk,
+        log: Log
+    ) {
         self.dispatcher = dispatcher
         self.dormant = dormant
-        self.mailbox = mailbox
+        self.desk = desk
         self.authorization = authorization
         self.log = log
     }
@@ -41,7 +47,8 @@ final class NotificationBus {
             case .authorizationChanged:
                 _ = authorizationChanged()
             case .request(let request):
-                answerRequest(request)
+                // What the answerer sent meanwhile is handled now, after its question.
+                if desk.answer(request) { drain() }
             }
         }
     }

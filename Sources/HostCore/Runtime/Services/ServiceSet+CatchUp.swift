@@ -71,7 +71,7 @@ extension ServiceSet {
     private func moveConnectedScenes(
         of services: [ServiceSlot], up: Bool, lifecycle: inout AppLifecycle, arena: EventArena, why: LateStart
     ) {
-        let scenes = connectedScenes().filter { $0.state != .unattached }
+        let scenes = scenes.records.filter { $0.state != .unattached }
         guard !scenes.isEmpty else { return }
         var states = Dictionary(uniqueKeysWithValues: scenes.map { ($0.id, up ? SceneState.unattached : $0.state) })
         func deliver(_ scene: SceneRecord, _ kind: EventKind, _ data: (UnsafePointer<sh_scene>) -> UnsafeRawPointer) {

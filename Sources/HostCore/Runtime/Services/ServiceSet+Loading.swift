@@ -274,7 +274,7 @@ extension ServiceSet {
         cost: inout StartupCost
     ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
         var start = Clock.nanoseconds()
-        if let elsewhere = try placement?(plugin) {
+        if let elsewhere = try isolation?.place(plugin) {
             cost.dlopen = Clock.nanoseconds() &- start
             return elsewhere
         }

@@ -27,17 +27,15 @@ final class ServiceSet {
     var configuration = HostConfiguration()
     /// What `reload` rescans.
     var loadSettings = LoadSettings(directories: [])
-    /// Takes a plugin file instead of this process: its services running in a worker process,
-    /// or none (safe mode); nil, or a nil answer, loads the file here.
-    var placement: ((PluginInspector.Inspected) throws(LoadFailure.Reason) -> [LoadedServiceInfo]?)?
+    /// Crash and hang isolation, once started (``Host/startIsolation(_:)``, before the load):
+    /// it may take a plugin file instead of this process (its services run in a worker
+    /// process, or none in safe mode), and it owns its services' failures. Nil loads here.
+    var isolation: IsolationSupervisor?
     /// How many copies of each plugin file (by path) were loaded and later replaced: their code
     /// stays mapped, since it cannot be unloaded.
     var retiredCopies: [String: Int] = [:]
     /// The most copies of one file a host retires before it refuses to replace that file again.
     static let retiredCopyLimit = 16
-    /// Whether a failed launch of service `id` belongs to someone else (a worker's supervisor)
-    /// rather than stopping the service.
-    var ownsFailures: (String) -> Bool = { _ in false }
     /// Services loaded but not running, with why: stopped by request (`host ctl service
     /// stop`) or after a failed launch. Their code stays loaded (it cannot be unloaded), so
     /// `service start` brings them back without opening anything.
@@ -54,14 +52,15 @@ final class ServiceSet {
     let dormant: DormantServices
     /// What opened each lazy service opened so far (`host ctl list`).
     var activatedBy: [String: String] = [:]
-    /// The connected scenes, in connection order (the application installs it): late
-    /// services are caught up to them too.
-    var connectedScenes: () -> [SceneRecord] = { [] }
+    /// The connected scenes, in connection order: late services are caught up to them too.
+    let scenes: SceneTable
 
     init(
         dispatcher: Dispatcher, log: Log, stateDirectory: StateDirectory?, firstLaunch: FirstLaunch,
-        mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices, dormant: DormantServices
+        mailbox: Mailbox, stateCell: AppStateCell, shared: SharedServices, dormant: DormantServices,
+        scenes: SceneTable
     ) {
+        self.scenes = scenes
         self.dormant = dormant
         self.dispatcher = dispatcher
         self.log = log
@@ -164,7 +163,8 @@ final class ServiceSet {
         launched.reserveCapacity(finished ? slots.count : 0)
         for slot in slots {
             if slot.launchFailed {
-                if !ownsFailures(slot.id) { failed.append(slot) }
+                // A worker's service: its supervisor handles the failure (restarts, crash loops).
+                if isolation?.board.isIsolated(slot.id) != true { failed.append(slot) }
             } else if finished {
                 launched.append(slot)
             }

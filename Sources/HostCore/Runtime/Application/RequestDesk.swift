@@ -34,18 +34,43 @@ public struct RequestReply: Sendable, Equatable {
     }
 }
 
-extension Application {
+/// Carries requests (`sh_host.request`, `host ctl request`) to the services that answer them:
+/// the one rule of who answers, with what payload, within which deadline.
+@MainActor
+final class RequestDesk {
+    private let dispatcher: Dispatcher
+    /// Lazy services a request may open first.
+    private let dormant: DormantServices
+    /// The completions of requests: a book of their own, as their deadline (--request-timeout)
+    /// differs from the pushes' and a book's deadlines follow its ids.
+    let answers: AnswerBook
+    /// Where the payload limit (--max-payload) is read at each request.
+    private let requests: ServiceRequests
+    private let log: Log
+
+    init(dispatcher: Dispatcher, dormant: DormantServices, answers: AnswerBook, requests: ServiceRequests, log: Log) {
+        self.dispatcher = dispatcher
+        self.dormant = dormant
+        self.answers = answers
+        self.requests = requests
+        self.log = log
+    }
+
     /// Carries `request` to the one service that answers its name, opening it first when it is
-    /// lazy, with a completion the answerer must call within `requestAnswers.timeout`. Every
-    /// outcome reaches `request.reply` once: the answer, or an error naming why there is none
-    /// (a payload over `maxPayload`, JSON that does not parse, nobody answering, a failure, a
-    /// missed deadline). Main thread, after the event during which it was asked.
-    func answer(_ request: ServiceRequest, maxPayload: Int) {
-        func refuse(_ result: Int32, _ reason: String) {
+    /// lazy, with a completion the answerer must call within `answers.timeout`. Every outcome
+    /// reaches `request.reply` once: the answer, or an error naming why there is none (a
+    /// payload over --max-payload, JSON that does not parse, nobody answering, a failure, a
+    /// missed deadline). Main thread, after the event during which it was asked. Returns
+    /// whether the answerer was asked: the caller then handles what it sent meanwhile.
+    @discardableResult
+    func answer(_ request: ServiceRequest) -> Bool {
+        let maxPayload = requests.maxPayload
+        func refuse(_ result: Int32, _ reason: String) -> Bool {
             log.warn(
                 request.from, "request \(request.name): \(reason)", event: "request.refused", .string("name", request.name),
                 .string("reason", reason))
             request.reply(.refused(result, reason))
+            return false
         }
         let size = request.json?.count ?? 0
         guard size <= maxPayload else {
@@ -57,7 +82,7 @@ extension Application {
                 return refuse(Int32(SH_INVALID), "the payload is not valid JSON: \(error)")
             }
         }
-        services.dormant.wake(.request, "request \(request.name)") { $0.answers.contains(request.name) }
+        dormant.wake(.request, "request \(request.name)") { $0.answers.contains(request.name) }
         let slots = dispatcher.services
         guard let index = dispatcher.handlers(.request).first(where: { slots[$0].metadata.answers.contains(request.name) }) else {
             return refuse(Int32(SH_NOT_FOUND), "no service answers \(request.name)")
@@ -65,8 +90,8 @@ extension Application {
         let answerer = slots[index].id
         let arena = EventArena()
         let data = arena.request(name: request.name, from: request.from, tape: tape)
-        let deadline = requestAnswers.timeout
-        requestAnswers.askOne(.request, data: UnsafeRawPointer(data), arena: arena, to: index) { [log] result, json in
+        let deadline = answers.timeout
+        answers.askOne(.request, data: UnsafeRawPointer(data), arena: arena, to: index) { [log] result, json in
             guard let result else {
                 log.warn(
                     answerer, "did not answer request \(request.name) within \(Seconds.text(deadline)) s", event: "request.failed",
@@ -82,6 +107,6 @@ extension Application {
             }
             request.reply(RequestReply(result: Int32(SH_OK), json: json ?? []))
         }
-        bus.drain()
+        return true
     }
 }
