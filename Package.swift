@@ -70,9 +70,13 @@ let package = Package(
         // header, declared once for the host, the SDK and servicehost-metagen (no Foundation).
         .target(name: "ServiceVocabulary", dependencies: ["ServiceABI"]),
 
+        // The host's log events and their fields, declared once for the host and the tests that read
+        // its log (no Foundation). A plugin does not link it: the host's log is not the SDK's.
+        .target(name: "LogEvents", swiftSettings: hostCodegen),
+
         // The host side. HostCore never links ServiceKit: only C types cross.
         .target(
-            name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "CSystem"],
+            name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "CSystem"],
             swiftSettings: hostCodegen),
         // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
         .target(name: "CSystem"),
@@ -167,7 +171,7 @@ let package = Package(
         .executableTarget(name: "bench-empty-dispatch"),
 
         // Tests. TestSupport finds built products and compiles C fixtures.
-        .target(name: "TestSupport", path: "Tests/Support"),
+        .target(name: "TestSupport", dependencies: ["LogEvents"], path: "Tests/Support"),
         .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.

@@ -20,7 +20,7 @@ func failure(_ message: String, status: Int32) -> Never {
 }
 
 /// Logs `message` as an error (in the log's format) and exits 2.
-func fatal(_ log: Log, _ message: String, event: String, _ fields: LogField...) -> Never {
+func fatal(_ log: Log, _ message: String, event: LogEvent, _ fields: LogField...) -> Never {
     log.write(.error, "host", message, event: event, fields: fields)
     exit(2)
 }
