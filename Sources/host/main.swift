@@ -30,7 +30,7 @@ func fatal(_ log: Log, _ message: String, event: LogEvent, _ fields: LogField...
 /// CopyPropagation) crashed on reading the typed error's fields.
 func stateDirectoryFailure(_ log: Log, _ error: StorageError) -> Never {
     let errno = error.errno ?? 0
-    fatal(log, "state directory: \(error)", event: "host.stateDirectoryFailed", .string("path", error.path), .int("errno", Int(errno)))
+    fatal(log, "state directory: \(error)", event: .hostStateDirectoryFailed, .string("path", error.path), .int("errno", Int(errno)))
 }
 
 /// A thread the host cannot run without (the signal thread) could not be started: said with
@@ -40,7 +40,7 @@ func threadFailure(_ log: Log, _ error: SystemError) -> Never {
         log,
         "cannot start the \(error.path): \(error.reason) (\(error.operation); a limit on threads or processes:"
             + " ulimit -u, or the cgroup's pids.max)",
-        event: "host.threadFailed", .string("thread", error.path), .int("errno", Int(error.errno)))
+        event: .hostThreadFailed, .string("thread", error.path), .int("errno", Int(error.errno)))
 }
 
 /// `host ctl …`: one request to a running host.
@@ -128,7 +128,7 @@ func run(_ options: RunOptions) -> Never {
     let request = launchRequest(options)
     let trace: TraceWriter
     do { trace = try TraceWriter(path: options.traceFile, watchers: watchers) } catch {
-        fatal(log, "cannot write the trace: \(error)", event: "host.traceFailed", .string("path", error.path), .int("errno", Int(error.errno)))
+        fatal(log, "cannot write the trace: \(error)", event: .hostTraceFailed, .string("path", error.path), .int("errno", Int(error.errno)))
     }
     let stateDirectory: StateDirectory
     let firstLaunch: FirstLaunch
@@ -150,7 +150,7 @@ func run(_ options: RunOptions) -> Never {
     if options.pluginSource != "--plugins" {
         log.info(
             "host", "plugin directories from \(options.pluginSource): \(options.pluginDirectories.joined(separator: ":"))",
-            event: "plugins.default", .strings("directories", options.pluginDirectories))
+            event: .pluginsDefault, .strings("directories", options.pluginDirectories))
     }
     // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
     // Per-service policies come from the configuration file (its errors are reported by load).
@@ -165,22 +165,22 @@ func run(_ options: RunOptions) -> Never {
     do {
         host.notifier = try SystemdNotifier.fromEnvironment()
     } catch {
-        log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)", event: "systemd.unusable")
+        log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)", event: .systemdUnusable)
     }
     if options.registryCache { loadSettings.registry = RegistryCache(stateDirectory: stateDirectory, log: log) }
     do {
         try host.load(loadSettings)
     } catch {
-        fatal(log, "\(error)", event: "host.loadFailed")
+        fatal(log, "\(error)", event: .hostLoadFailed)
     }
     if let counts = loadSettings.registry?.takeCounts() {
         log.debug(
-            "host", "registry cache: \(counts.cached) file(s) from the cache, \(counts.read) read", event: "registry.used",
+            "host", "registry cache: \(counts.cached) file(s) from the cache, \(counts.read) read", event: .registryUsed,
             .int("cached", counts.cached), .int("read", counts.read))
     }
     // Lazy services waiting for their first event are services too: only a host with neither warns.
     if host.services.isEmpty && host.dormantCount == 0 {
-        log.warn("host", "no services loaded; running with none", event: "host.noServices")
+        log.warn("host", "no services loaded; running with none", event: .hostNoServices)
     }
 
     // Installed before launch, so a signal during launch waits for it and then shuts down.
@@ -189,9 +189,9 @@ func run(_ options: RunOptions) -> Never {
         timeout: options.shutdownTimeout, tracker: host.tracker, log: log,
         hangup: {
             MainActor.assumeIsolated {
-                host.log.info("host", "SIGHUP received: reloading", event: "reload.requested")
+                host.log.info("host", "SIGHUP received: reloading", event: .reloadRequested)
                 do { _ = try host.reload() } catch {
-                    host.log.error("host", "reload failed, nothing changed: \(error)", event: "reload.failed")
+                    host.log.error("host", "reload failed, nothing changed: \(error)", event: .reloadFailed)
                 }
             }
         },
@@ -201,7 +201,7 @@ func run(_ options: RunOptions) -> Never {
                 // Replies already produced (a request carried out just before the signal) reach
                 // their clients; one that does not read costs at most half the shutdown timeout.
                 ControlServer.flushReplies(within: shutdownTimeout / 2)
-                log.info("host", "terminated cleanly", event: "host.terminated")
+                log.info("host", "terminated cleanly", event: .hostTerminated)
                 exit(0)
             }
         })
@@ -217,18 +217,18 @@ func run(_ options: RunOptions) -> Never {
             path: controlPath, maxPayload: options.maxPayload, shutdownTimeout: options.shutdownTimeout, log: log,
             handler: ControlHandler(host: host, maxPayload: options.maxPayload, willTerminate: coordinator.armDeadline))
     } catch {
-        fatal(log, "\(error)", event: "control.unavailable", .string("path", controlPath))
+        fatal(log, "\(error)", event: .controlUnavailable, .string("path", controlPath))
     }
     var metrics: MetricsServer?
     if let address = options.metricsListen {
-        do { metrics = try MetricsServer(address: address, host: host) } catch { fatal(log, "\(error)", event: "metrics.unavailable") }
+        do { metrics = try MetricsServer(address: address, host: host) } catch { fatal(log, "\(error)", event: .metricsUnavailable) }
         log.info(
-            "host", "metrics on http://\(metrics!.address)/metrics", event: "metrics.listening",
+            "host", "metrics on http://\(metrics!.address)/metrics", event: .metricsListening,
             .string("address", "\(metrics!.address)"))
         if !address.isLoopback {
             log.warn(
                 "host", "--metrics-listen \(address) is reachable from other machines: the figures name every service",
-                event: "metrics.exposed", .string("address", "\(address)"))
+                event: .metricsExposed, .string("address", "\(address)"))
         }
     }
     do {
@@ -237,12 +237,12 @@ func run(_ options: RunOptions) -> Never {
             // The launch stopped before anyone became active; those that launched go down in reverse.
             log.error(
                 "host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping",
-                event: "host.requiredFailed", .strings("services", failedRequired))
+                event: .hostRequiredFailed, .strings("services", failedRequired))
             try? host.terminate()
             exit(2)
         }
     } catch {
-        log.error("host", error.description, event: "host.launchFailed")
+        log.error("host", error.description, event: .hostLaunchFailed)
     }
     let watchdog = startWatchdog(host)
     // Joined by hand: `joined(separator:)` ran unspecialized here, and its runtime conformance
@@ -253,7 +253,7 @@ func run(_ options: RunOptions) -> Never {
         "host",
         "\(host.state.name) with \(host.services.count) service(s): " + ids
             + (host.dormantCount > 0 ? " (and \(host.dormantCount) lazy, not loaded)" : "") + "; control socket \(server.path)",
-        event: "host.ready",
+        event: .hostReady,
         .string("state", host.state.name), .strings("services", host.services.map(\.id)), .int("lazy", host.dormantCount),
         .string("control", server.path))
     server.startAccepting()
@@ -263,7 +263,7 @@ func run(_ options: RunOptions) -> Never {
     let failure = withExtendedLifetime((watchdog, metrics)) { () -> SystemError in
         do throws(SystemError) { try MainLoop.shared.run() } catch { return error }
     }
-    fatal(log, "\(failure)", event: "host.mainLoopFailed")
+    fatal(log, "\(failure)", event: .hostMainLoopFailed)
 }
 
 /// Pings systemd's watchdog at half its interval from the main queue, so a stuck main

@@ -93,7 +93,7 @@ import Testing
         let state = try scratch.folder("state", mode: 0o700)
         let run = try Command.run(
             try Repository.product("host"), ["--plugins", lib, "--config", missing, "--log-format", "json", "--state-dir", state])
-        #expect(run.status == 2 && run.records.named("host.loadFailed").first?.message.contains(missing) == true, "\(run.stderr)")
+        #expect(run.status == 2 && run.records.named(.hostLoadFailed).first?.message.contains(missing) == true, "\(run.stderr)")
     }
 
     @Test func theConfigurationsReferences_areChecked_everyOne() throws {

@@ -61,8 +61,8 @@ import Testing
         #expect(records.count == lines.count)
         let events = Set(records.compactMap(\.event))
         for event in [
-            "load.failed", "route.unclaimed", "worker.crashed", "worker.restarted", "reload.done", "host.ready",
-            "host.shuttingDown", "host.terminated",
+            LogEvent.loadFailed.name, LogEvent.routeUnclaimed.name, LogEvent.workerCrashed.name, LogEvent.workerRestarted.name, LogEvent.reloadDone.name, LogEvent.hostReady.name,
+            LogEvent.hostShuttingDown.name, LogEvent.hostTerminated.name,
         ] {
             #expect(events.contains(event), "no \(event) line in:\n\(records.text)")
         }

@@ -57,7 +57,7 @@ public final class Host {
         self.clock = clock
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
         let authorization = NotificationAuthorization(policy: notificationAuthorization, stateDirectory: stateDirectory) {
-            log.error("host", $0, event: "authorization.unreadable", .string("path", $1), .string("reason", $2))
+            log.error("host", $0, event: .authorizationUnreadable, .string("path", $1), .string("reason", $2))
         }
         // Services' other threads wake the main thread to drain what they sent.
         let wake = WeakBox<NotificationBus>()

@@ -43,7 +43,7 @@ extension Application {
     func answer(_ request: ServiceRequest, maxPayload: Int) {
         func refuse(_ result: Int32, _ reason: String) {
             log.warn(
-                request.from, "request \(request.name): \(reason)", event: "request.refused", .string("name", request.name),
+                request.from, "request \(request.name): \(reason)", event: .requestRefused, .string("name", request.name),
                 .string("reason", reason))
             request.reply(.refused(result, reason))
         }
@@ -69,13 +69,13 @@ extension Application {
         requestAnswers.askOne(.request, data: UnsafeRawPointer(data), arena: arena, to: index) { [log] result, json in
             guard let result else {
                 log.warn(
-                    answerer, "did not answer request \(request.name) within \(Seconds.text(deadline)) s", event: "request.failed",
+                    answerer, "did not answer request \(request.name) within \(Seconds.text(deadline)) s", event: .requestFailed,
                     .string("name", request.name), .string("from", request.from), .string("reason", "timeout"))
                 return request.reply(.refused(Int32(SH_ERROR), "\(answerer) did not answer \(request.name) within \(Seconds.text(deadline)) s"))
             }
             guard result == SH_OK else {
                 log.warn(
-                    answerer, "failed request \(request.name) (result \(result))", event: "request.failed",
+                    answerer, "failed request \(request.name) (result \(result))", event: .requestFailed,
                     .string("name", request.name), .string("from", request.from), .string("reason", "result \(result)"))
                 let detail = json.flatMap { RequestReply(result: Int32(SH_ERROR), json: $0).error }
                 return request.reply(.refused(Int32(SH_ERROR), "\(answerer) failed \(request.name)" + (detail.map { ": \($0)" } ?? "")))

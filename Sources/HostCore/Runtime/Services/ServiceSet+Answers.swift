@@ -22,7 +22,7 @@ extension ServiceSet {
                 let message = "answers \(name), which \(first) answers already (one answerer per request name)"
                 skipped.append(SkippedEntry(service: id, reason: .answerConflict, message: message))
                 log.error(
-                    "host", "\(id) is not started: it \(message)", event: "request.conflict", .string("service", id),
+                    "host", "\(id) is not started: it \(message)", event: .requestConflict, .string("service", id),
                     .string("name", name), .string("answerer", first))
                 return false
             }
