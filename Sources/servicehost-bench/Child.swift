@@ -63,7 +63,8 @@ struct Child {
                 }
                 searched = buffer.count - needle.count + 1
             }
-            let count = (try? retryingOnInterrupt("read", "the child's output") { read(output, &chunk, chunk.count) })
+            let count =
+                (try? retryingOnInterrupt("read", "the child's output") { read(output, &chunk, chunk.count) })
                 ?? -1
             if count <= 0 { return false }
             buffer += chunk[0..<count]
@@ -93,7 +94,8 @@ struct Child {
         if let signal { kill(pid, signal) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = (try? retryingOnInterrupt("read", "the child's output") { read(output, &chunk, chunk.count) })
+            let count =
+                (try? retryingOnInterrupt("read", "the child's output") { read(output, &chunk, chunk.count) })
                 ?? -1
             if count <= 0 { break }
             buffer += chunk[0..<count]
