@@ -70,13 +70,17 @@ let package = Package(
         // header, declared once for the host, the SDK and servicehost-metagen (no Foundation).
         .target(name: "ServiceVocabulary", dependencies: ["ServiceABI"]),
 
+        // The lock (`Locked`, a pthread mutex) of the host and the SDK, `package`: not the SDK's
+        // public API. Built by plugin packages with ServiceKit, so no unsafe flags.
+        .target(name: "Locking"),
+
         // The host's log events and their fields, declared once for the host and the tests that read
         // its log (no Foundation). A plugin does not link it: the host's log is not the SDK's.
         .target(name: "LogEvents", swiftSettings: hostCodegen),
 
         // The host side. HostCore never links ServiceKit: only C types cross.
         .target(
-            name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "CSystem"],
+            name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "Locking", "CSystem"],
             swiftSettings: hostCodegen),
         // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
         .target(name: "CSystem"),
@@ -86,9 +90,9 @@ let package = Package(
             swiftSettings: hostCodegen, linkerSettings: hostLayout),
 
         // The service side.
-        .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
+        .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "Locking"]),
         // TestHost: a service's unit tests, in process, without the host binary.
-        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI"]),
+        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI", "Locking"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
         .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
         .plugin(

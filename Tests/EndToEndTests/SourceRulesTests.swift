@@ -6,8 +6,8 @@ import Testing
 @Suite struct SourceRulesTests {
     /// `Synchronization.Mutex` locks with futex calls ThreadSanitizer cannot see, so every value
     /// it guards is reported as a race by `scripts/test --sanitize thread` (CI failed on
-    /// ServiceKit's `TestAttachments` that way). HostCore and ServiceKit each have a `Locked`
-    /// built on `pthread_mutex_t`; this keeps a `Mutex` from coming back.
+    /// ServiceKit's `TestAttachments` that way). HostCore and ServiceKit share one `Locked` (Locking;
+    /// MQTTBridge has a copy) built on `pthread_mutex_t`; this keeps a `Mutex` from coming back.
     @Test func noSwiftFileGuardsStateWithSynchronizationMutex() throws {
         let uses = try Self.codeLines(in: ["Sources", "Plugins", "Tests"]).filter { $0.code.contains(/\bMutex\s*[<(]/) }
         #expect(uses.map(\.place) == [], "use Locked (pthread_mutex_t) instead")
@@ -19,7 +19,7 @@ import Testing
     @Test func noHostLogCallNamesItsEventWithAString() throws {
         let literal = /event:\s*"|LogEvent\(rawValue:\s*"/
         let uses = try Self.codeLines(in: ["Sources/HostCore", "Sources/host"]).filter { $0.code.contains(literal) }
-        #expect(uses.map(\.place) == [], "name a LogEvent case (Sources/LogEvents/LogEvent.swift); add a row there for a new event")
+        #expect(uses.map(\.place) == [], "name a LogEvent case (Sources/LogEvents/LogEvent.swift), adding a row for a new one")
     }
 
     /// A system call interrupted by a signal is called again by one helper, `retryingOnInterrupt`
@@ -32,7 +32,8 @@ import Testing
         for (index, line) in lines.enumerated()
         where line.code.contains("EINTR") && !line.place.contains("RetryingOnInterrupt.swift") {
             let next = index + 1 < lines.count && lines[index + 1].file == line.file ? lines[index + 1].code : ""
-            if line.code.contains(/\bwhile\b|\bcontinue\b/) || next.contains(/^\s*continue\b/) { loops.append(line.place) }
+            let isLoop = line.code.contains(/\bwhile\b|\bcontinue\b/) || next.contains(/^\s*continue\b/)
+            if isLoop { loops.append(line.place) }
         }
         #expect(loops == [], "call the system call through retryingOnInterrupt")
     }
