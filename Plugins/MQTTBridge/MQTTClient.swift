@@ -149,7 +149,9 @@ final class MQTTClient: Sendable {
                 if pingOutstanding == nil { pingOutstanding = time }
             }
             guard ready > 0 else { continue }
-            let count = buffer.withUnsafeMutableBytes { bytes in retryingOnInterrupt { read(fd, bytes.baseAddress, bytes.count) } }
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                retryingOnInterrupt { read(fd, bytes.baseAddress, bytes.count) }
+            }
             if count < 0 && errno == EAGAIN { continue }
             if count <= 0 {
                 end = count == 0 ? "the broker closed the connection" : "read: \(String(cString: strerror(errno)))"

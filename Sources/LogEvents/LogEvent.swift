@@ -169,7 +169,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .watchDropped: ["bytes"]
         case .workerBlocked: ["services", "path"]
         case .workerCrashed: ["services", "reason", "cause", "signal", "status", "event", "pid", "restart"]
-        case .workerFailed: ["services", "reason", "cause", "signal", "status", "event", "pid", "path", "records", "record"]
+        case .workerFailed:
+            ["services", "reason", "cause", "signal", "status", "event", "pid", "path", "records", "record"]
         case .workerFileChanged: ["services", "path"]
         case .workerOutput: ["line"]
         case .workerOutputDropped: ["lines"]

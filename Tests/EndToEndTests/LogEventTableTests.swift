@@ -38,9 +38,11 @@ import Testing
         var searched: [String] = []
         for file in try documents() {
             searched.append(file.lastPathComponent)
-            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            let text = try String(contentsOf: file, encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
             guard let start = lines.firstIndex(where: { $0.hasPrefix("#") && $0.contains(heading) }) else { continue }
-            guard let header = lines[start...].firstIndex(where: { $0.replacing(" ", with: "").hasPrefix("|event|fields|") }) else {
+            let isHeader = { (line: Substring) in line.replacing(" ", with: "").hasPrefix("|event|fields|") }
+            guard let header = lines[start...].firstIndex(where: isHeader) else {
                 throw TestFailure("\(file.path): no `| event | fields |` table after \"\(heading)\"")
             }
             return lines[(header + 2)...].prefix { $0.hasPrefix("|") }.map { line in

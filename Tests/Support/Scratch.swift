@@ -53,7 +53,9 @@ public final class Scratch {
         try bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let written = retryingOnInterrupt { Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done) }
+                let written = retryingOnInterrupt {
+                    Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                }
                 guard written > 0 else { throw TestFailure("cannot write \(target): errno \(errno)") }
                 done += written
             }
