@@ -71,9 +71,17 @@ let package = Package(
         // header, declared once for the host, the SDK and servicehost-metagen (no Foundation).
         .target(name: "ServiceVocabulary", dependencies: ["ServiceABI"]),
 
+        // The lock (`Locked`, a pthread mutex) of the host and the SDK, `package`: not the SDK's
+        // public API. Built by plugin packages with ServiceKit, so no unsafe flags.
+        .target(name: "Locking"),
+
+        // The host's log events and their fields, declared once for the host and the tests that read
+        // its log (no Foundation). A plugin does not link it: the host's log is not the SDK's.
+        .target(name: "LogEvents", swiftSettings: hostCodegen),
+
         // The host side. HostCore never links ServiceKit: only C types cross.
         .target(
-            name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "CSystem"],
+            name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "Locking", "CSystem"],
             swiftSettings: hostCodegen),
         // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
         .target(name: "CSystem"),
@@ -83,12 +91,12 @@ let package = Package(
             swiftSettings: hostCodegen, linkerSettings: hostLayout),
 
         // The service side.
-        .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary"]),
+        .target(name: "ServiceKit", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "Locking"]),
         // TestHost: a service's unit tests, in process, without the host binary, on the host's
         // own lifecycle (HostCore). HostCore's unsafe flags do not keep plugin packages from
         // depending on this by version: SwiftPM 6.2 and later accept them from a dependency whose
         // manifest says swift-tools-version 6.2 or later (this one does; keep it so).
-        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI", "HostCore"]),
+        .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI", "HostCore", "Locking"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
         .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
         .plugin(
@@ -171,7 +179,7 @@ let package = Package(
         .executableTarget(name: "bench-empty-dispatch"),
 
         // Tests. TestSupport finds built products and compiles C fixtures.
-        .target(name: "TestSupport", path: "Tests/Support"),
+        .target(name: "TestSupport", dependencies: ["LogEvents"], path: "Tests/Support"),
         .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.

@@ -105,8 +105,9 @@ struct MQTTBridgeSettings: Equatable {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while bytes.count <= 65535 {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count = chunk.withUnsafeMutableBytes { bytes in
+                retryingOnInterrupt { Glibc.read(fd, bytes.baseAddress, bytes.count) }
+            }
             guard count > 0 else { break }
             bytes += chunk[..<count]
         }

@@ -149,8 +149,10 @@ final class MQTTClient: Sendable {
                 if pingOutstanding == nil { pingOutstanding = time }
             }
             guard ready > 0 else { continue }
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+            let count = buffer.withUnsafeMutableBytes { bytes in
+                retryingOnInterrupt { read(fd, bytes.baseAddress, bytes.count) }
+            }
+            if count < 0 && errno == EAGAIN { continue }
             if count <= 0 {
                 end = count == 0 ? "the broker closed the connection" : "read: \(String(cString: strerror(errno)))"
                 break
@@ -212,8 +214,9 @@ final class MQTTClient: Sendable {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                if written < 0 && errno == EINTR { continue }
+                let written = retryingOnInterrupt {
+                    Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                }
                 guard written > 0 else { return false }
                 offset += written
             }

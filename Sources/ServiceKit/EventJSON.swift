@@ -1,3 +1,4 @@
+import Locking
 import ServiceABI
 
 /// A JSON document that arrived with an event: its text and the host's parsed tape

@@ -1,3 +1,4 @@
+import Locking
 import ServiceABI
 
 /// Services attached by ServiceKitTesting's `TestHost` to a table of its own, without a

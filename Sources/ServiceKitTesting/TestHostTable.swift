@@ -1,3 +1,4 @@
+import Locking
 import ServiceABI
 import ServiceKit
 

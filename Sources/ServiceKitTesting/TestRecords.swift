@@ -1,3 +1,4 @@
+import Locking
 import ServiceKit
 
 /// One line the service logged through `host.log`.

@@ -1,4 +1,5 @@
 import Glibc
+import HostCore
 
 /// A program the runner starts, with one of its outputs on a pipe.
 ///
@@ -62,8 +63,9 @@ struct Child {
                 }
                 searched = buffer.count - needle.count + 1
             }
-            let count = read(output, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
+            let count =
+                (try? retryingOnInterrupt("read", "the child's output") { read(output, &chunk, chunk.count) })
+                ?? -1
             if count <= 0 { return false }
             buffer += chunk[0..<count]
         }
@@ -92,14 +94,15 @@ struct Child {
         if let signal { kill(pid, signal) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = read(output, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
+            let count =
+                (try? retryingOnInterrupt("read", "the child's output") { read(output, &chunk, chunk.count) })
+                ?? -1
             if count <= 0 { break }
             buffer += chunk[0..<count]
         }
         close(output)
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = try? retryingOnInterrupt("waitpid", "the child") { waitpid(pid, &status, 0) }
         return status
     }
 }

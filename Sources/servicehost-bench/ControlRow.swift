@@ -1,5 +1,6 @@
 import CSystem
 import Foundation
+import HostCore
 
 /// Row 4: the real `host` binary (`--plugins DIR --control SOCKET --state-dir DIR`, both in a
 /// temporary folder) and one connection to its control socket: events per second through
@@ -185,8 +186,10 @@ struct ControlRow {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 && errno == EINTR { continue }
+                let n =
+                    (try? retryingOnInterrupt("write", "the control socket") {
+                        write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                    }) ?? -1
                 if n <= 0 { return }
                 offset += n
             }
@@ -200,8 +203,10 @@ struct ControlRow {
         var total = 0
         var buffer = [UInt8](repeating: 0, count: 65536)
         while remaining > 0 {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { bytes in
+                (try? retryingOnInterrupt("read", "the control socket") { read(fd, bytes.baseAddress, bytes.count) })
+                    ?? -1
+            }
             guard n > 0 else { throw BenchError("the control connection closed") }
             total += n
             for index in 0..<n where buffer[index] == 0x0A { remaining -= 1 }
@@ -221,8 +226,7 @@ struct ControlRow {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while line.last != 0x0A {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
+            let n = (try? retryingOnInterrupt("read", "the control socket") { read(fd, &byte, 1) }) ?? -1
             guard n == 1 else { throw BenchError("the control connection closed") }
             line.append(byte)
         }

@@ -97,7 +97,7 @@ struct IsolationRow {
         defer {
             close(pair[0])
             var status: Int32 = 0
-            while waitpid(child, &status, 0) < 0 && errno == EINTR {}
+            _ = try? retryingOnInterrupt("waitpid", "the floor's child") { waitpid(child, &status, 0) }
         }
         var message = [UInt8](repeating: 7, count: 48)
         var answer = [UInt8](repeating: 0, count: 24)

@@ -45,7 +45,7 @@ import Testing
         let list = try host.ctlJSON("list").reply["services"] as? [[String: Any]] ?? []
         #expect(list.compactMap { $0["id"] as? String } == ["test.good"])
         let result = host.stop()
-        let refusal = result.records.named("load.failed").filter { $0.string("path")?.hasSuffix("/liar.so") == true }
+        let refusal = result.records.named(.loadFailed).filter { $0.string("path")?.hasSuffix("/liar.so") == true }
         #expect(
             refusal.count == 1 && refusal[0].string("reason")?.contains("answered ABI 5, outside the 1–1 its metadata declares") == true,
             "\(result.records.text)")

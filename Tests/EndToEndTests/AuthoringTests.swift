@@ -37,7 +37,7 @@ import Testing
     /// A short hash of the names of the SDK's source files (FNV-1a), stable across runs.
     static let sdkFileSet: String = {
         var names: [String] = []
-        for module in ["ServiceKit", "ServiceJSON", "ServiceABI", "ServiceVocabulary", "ServiceMetadata", "servicehost-metagen"] {
+        for module in ["ServiceKit", "ServiceJSON", "ServiceABI", "ServiceVocabulary", "Locking", "ServiceMetadata", "servicehost-metagen"] {
             let folder = Repository.root.appendingPathComponent("Sources/\(module)")
             let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
             names += files.map { module + "/" + $0 }

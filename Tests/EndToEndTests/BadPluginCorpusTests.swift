@@ -40,7 +40,7 @@ import Testing
         case says(String)
         /// The host's line named `event`, with these fields (`source` is the record's source;
         /// numbers and lists are compared as text, lists joined by commas).
-        case host(String, [String: String])
+        case host(LogEvent, [String: String])
         /// The loader's refusal of the case's file when its worker crashed or hung while
         /// loading it, with a reason starting with this.
         case loadFailed(String)
@@ -147,7 +147,7 @@ import Testing
             name: "segv", source: .bad(["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=1"]),
             expected: .fatalInProcess(
                 .host(
-                    "worker.failed",
+                    .workerFailed,
                     [
                         "services": "test.segv", "cause": "signal", "signal": "11",
                         "event": "didFinishLaunching",
@@ -156,7 +156,7 @@ import Testing
             name: "abort", source: .bad(["BAD_ID=\"test.abort\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2"]),
             expected: .fatalInProcess(
                 .host(
-                    "worker.crashed",
+                    .workerCrashed,
                     [
                         "services": "test.abort", "cause": "signal", "signal": "6",
                         "event": "didBecomeActive",
@@ -169,14 +169,14 @@ import Testing
             ]),
             expected: .fatalInProcess(
                 .host(
-                    "worker.crashed",
+                    .workerCrashed,
                     [
                         "services": "test.exit", "cause": "exit", "status": "3",
                         "event": "didReceiveMemoryWarning", "restart": "0.1",
                     ]))),
         Case(
             name: "spin", source: .bad(["BAD_ID=\"test.spin\"", "BAD_ON_KIND=SH_EVENT_WILL_ENTER_FOREGROUND", "BAD_ACTION=4"]),
-            expected: .fatalInProcess(.host("worker.crashed", ["services": "test.spin", "cause": "hang", "event": "willEnterForeground"]))),
+            expected: .fatalInProcess(.host(.workerCrashed, ["services": "test.spin", "cause": "hang", "event": "willEnterForeground"]))),
         Case(
             name: "sleep",
             source: .bad([
@@ -185,7 +185,7 @@ import Testing
             ]),
             expected: .fatalInProcess(
                 .host(
-                    "worker.crashed",
+                    .workerCrashed,
                     [
                         "services": "test.sleep", "cause": "hang",
                         "event": "didReceiveRemoteNotification",
@@ -195,7 +195,7 @@ import Testing
             // Status 71: the worker's own exit when its channel to the host is gone (WorkerMain.lostChannelStatus).
             expected: .fatalInProcess(
                 .host(
-                    "worker.crashed",
+                    .workerCrashed,
                     [
                         "services": "test.closer", "cause": "exit", "status": "71",
                         "event": "didEnterBackground",
@@ -203,15 +203,15 @@ import Testing
         // Handlers that break the rules and are survived anywhere.
         Case(
             name: "garbage", source: .bad(["BAD_ID=\"test.garbage\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=5"]),
-            expected: .survives(.host("event.failed", ["source": "test.garbage", "event": "didBecomeActive", "result": "12345"]))),
+            expected: .survives(.host(.eventFailed, ["source": "test.garbage", "event": "didBecomeActive", "result": "12345"]))),
         Case(
             name: "twice", source: .bad(["BAD_ID=\"test.twice\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=2"]),
-            expected: .survives(.host("completion.twice", ["source": "test.twice", "event": "didReceiveRemoteNotification"]))),
+            expected: .survives(.host(.completionTwice, ["source": "test.twice", "event": "didReceiveRemoteNotification"]))),
         Case(
             name: "never", source: .bad(["BAD_ID=\"test.never\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=1"]),
             expected: .survives(
                 .host(
-                    "completion.timeout",
+                    .completionTimeout,
                     [
                         "source": "test.never", "event": "didReceiveRemoteNotification",
                         "deadline": "1",
@@ -228,7 +228,7 @@ import Testing
             name: "flood", source: .bad(["BAD_ID=\"test.flood\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=6"]),
             expected: .differs(
                 inProcess: .stderr("bad test.flood: stderr line 19999 of a flood"),
-                process: .host("worker.outputThrottled", ["source": "test.flood"]))),
+                process: .host(.workerOutputThrottled, ["source": "test.flood"]))),
     ]
 
     /// The deadline of the services that must not be cut short: far beyond what they need, so only
@@ -310,7 +310,7 @@ import Testing
                     fields.allSatisfy { key, value in key == "source" ? record.source == value : record.text(key) == value }
                 }
             case .loadFailed(let reason):
-                found = records.named("load.failed").contains {
+                found = records.named(.loadFailed).contains {
                     $0.level == "error" && $0.source == "loader" && $0.string("path") == path
                         && $0.string("reason")?.hasPrefix(reason) == true
                 }

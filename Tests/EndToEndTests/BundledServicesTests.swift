@@ -64,10 +64,10 @@ import Testing
         #expect(push.filter { $0.hasPrefix("push: routing myapp://item/9") }.count == 1)
         // The host's lines about the push service's answers: its missed deadline and its second call.
         #expect(
-            records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
+            records.named(.completionTimeout).map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
                 == [["error", "dev.servicehost.push", "didReceiveRemoteNotification", "1"]], "\(records.text)")
         #expect(
-            records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
+            records.named(.completionTwice).map { [$0.level, $0.source, $0.string("event")] }
                 == [["warn", "dev.servicehost.push", "didReceiveRemoteNotification"]])
     }
 

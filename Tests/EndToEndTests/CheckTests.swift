@@ -101,7 +101,7 @@ import Testing
         try host.start()
         let listed = try host.ctlJSON("list").reply["services"] as? [[String: Any]]
         #expect(listed?.map { $0["id"] as? String } == order)
-        #expect(host.stop().records.named("request.conflict").map { $0.string("service") } == ["test.second"])
+        #expect(host.stop().records.named(.requestConflict).map { $0.string("service") } == ["test.second"])
         let text = try Command.run(
             try Repository.product("host"), ["check", "--plugins", host.lib, "--state-dir", host.stateDirectory])
         #expect(text.status == 2, "\(text.stdout)")
@@ -150,7 +150,7 @@ import Testing
         let state = try scratch.folder("state", mode: 0o700)
         let run = try Command.run(
             try Repository.product("host"), ["--plugins", lib, "--config", missing, "--log-format", "json", "--state-dir", state])
-        #expect(run.status == 2 && run.records.named("host.loadFailed").first?.message.contains(missing) == true, "\(run.stderr)")
+        #expect(run.status == 2 && run.records.named(.hostLoadFailed).first?.message.contains(missing) == true, "\(run.stderr)")
     }
 
     @Test func theConfigurationsReferences_areChecked_everyOne() throws {

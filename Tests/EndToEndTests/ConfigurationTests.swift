@@ -33,7 +33,7 @@ import Testing
         #expect(host.events.suffix(3) == ["willTerminate test.a", "willTerminate test.c", "willTerminate test.d"])
         #expect(!host.events.contains { $0.hasSuffix("test.b") })
         #expect(
-            result.records.named("service.disabled").map { [$0.level, $0.source, $0.string("service")] }
+            result.records.named(.serviceDisabled).map { [$0.level, $0.source, $0.string("service")] }
                 == [["info", "host", "test.b"]], "\(result.records.text)")
         #expect(result.records.probe(1).first { $0.source == "test.a" }?.message.contains(#"settings={"greeting":"hi","n":2}"#) == true)
     }
@@ -46,7 +46,7 @@ import Testing
         let result = host.stop()
         #expect(host.events.allSatisfy { $0.hasSuffix("test.b") })
         #expect(
-            result.records.named("service.notConfigured").map { [$0.level, $0.source, $0.string("service")] }
+            result.records.named(.serviceNotConfigured).map { [$0.level, $0.source, $0.string("service")] }
                 == [["info", "host", "test.a"]], "\(result.records.text)")
     }
 
@@ -71,7 +71,7 @@ import Testing
         #expect(result.status == 2)
         // One error line; its message is the configuration reader's, naming the key, cycle, service or file.
         #expect(
-            result.records.named("host.loadFailed").map { $0.level == "error" && $0.message.contains(expected) } == [true],
+            result.records.named(.hostLoadFailed).map { $0.level == "error" && $0.message.contains(expected) } == [true],
             "\(result.stderr)")
     }
 
@@ -95,8 +95,8 @@ import Testing
                 "--log-format", "json",
             ])
         #expect(result.status == 2)
-        #expect(result.records.named("host.requiredFailed").map { [$0.level, $0.source] } == [["error", "host"]])
-        #expect(result.records.named("host.requiredFailed").first?.strings("services") == ["test.req"])
+        #expect(result.records.named(.hostRequiredFailed).map { [$0.level, $0.source] } == [["error", "host"]])
+        #expect(result.records.named(.hostRequiredFailed).first?.strings("services") == ["test.req"])
     }
 
     @Test func firstLaunch_autoAlwaysNever() throws {
@@ -152,17 +152,17 @@ import Testing
         _ = try host.file("services.json", #"{"services": {"test.a": {"enabld": true}}}"#)
         host.process?.send(SIGHUP)
         var events: [String] = []
-        while !events.contains("reload.failed"), let record = watcher.readReply() {
+        while !events.contains(LogEvent.reloadFailed.name), let record = watcher.readReply() {
             guard let line = record["log"] as? String,
                 let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                 let event = object["event"] as? String
             else { continue }
             events.append(event)
         }
-        #expect(events == ["reload.requested", "reload.failed"])
+        #expect(events == [LogEvent.reloadRequested.name, LogEvent.reloadFailed.name])
         #expect(try host.ctl("list").stdout.contains("test.a"))
         let records = host.stop().records
-        let failed = records.named("reload.failed")
+        let failed = records.named(.reloadFailed)
         #expect(failed.map { [$0.level, $0.source] } == [["error", "host"]], "\(records.text)")
         #expect(failed.first?.message.contains("enabld") == true)  // the error names the key
         #expect(host.events.filter { $0.hasSuffix(" test.a") }.last == "willTerminate test.a")

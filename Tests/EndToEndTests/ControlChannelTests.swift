@@ -121,7 +121,7 @@ import Testing
         #expect(second.status == 2)
         // Refused, naming the socket the first host serves (a second host that started would never exit).
         #expect(
-            second.records.named("control.unavailable").map { [$0.level, $0.source, $0.string("path")] }
+            second.records.named(.controlUnavailable).map { [$0.level, $0.source, $0.string("path")] }
                 == [["error", "host", host.control]], "\(second.stderr)")
 
         host.process?.send(SIGKILL)
@@ -207,8 +207,8 @@ extension ControlChannelTests {
         let stuck = state["stuck"] as? [String: Any]
         #expect(stuck?["service"] as? String == "test.hang" && stuck?["event"] as? String == "didFinishLaunching", "\(state)")
         #expect(state["snapshot"] as? Bool == true)
-        #expect(result.records.named("host.ready").isEmpty)
-        #expect(result.records.named("service.stuck").map { $0.string("service") } == ["test.hang"], "\(result.records.text)")
+        #expect(result.records.named(.hostReady).isEmpty)
+        #expect(result.records.named(.serviceStuck).map { $0.string("service") } == ["test.hang"], "\(result.records.text)")
     }
 
     /// A host whose main thread a service holds answers no request that needs it: `host ctl`

@@ -32,7 +32,7 @@ import Testing
         #expect(other.readReplyAfter(#"{"id":3,"command":"state"}"#)?["id"] as? Int == 3)
 
         #expect(host.stop().status == 0)
-        let dropped = host.records.named("control.dropped")
+        let dropped = host.records.named(.controlDropped)
         #expect(dropped.map { [$0.level, $0.source] } == [["warn", "control"]], "\(host.records.text.suffix(3000))")
         #expect(dropped.first?.int("bytes") == 1_048_576)
     }
@@ -60,7 +60,7 @@ import Testing
             if reply == nil { break }
         }
         #expect(host.stop().status == 0)
-        #expect(host.records.named("control.dropped").isEmpty, "\(host.records.text.suffix(3000))")
+        #expect(host.records.named(.controlDropped).isEmpty, "\(host.records.text.suffix(3000))")
     }
 
     @Test func connectionsOverTheCap_areRefusedWithAReplyNamingIt_loggedOnce() throws {
@@ -84,7 +84,7 @@ import Testing
         #expect(eventually { (try? host.ctl("state"))?.stdout.contains("state: active") == true })
 
         #expect(host.stop().status == 0)
-        let overloaded = host.records.named("control.overloaded")
+        let overloaded = host.records.named(.controlOverloaded)
         #expect(overloaded.count == 1, "\(host.records.text.suffix(3000))")
         #expect(overloaded.first?.string("reason") == "connections")
         #expect(overloaded.first?.int("limit") == 256)
@@ -134,7 +134,7 @@ import Testing
         #expect(eventually { ControlSocketProbe.state(host.control) == "active" })
 
         #expect(host.stop().status == 0)
-        let overloaded = host.records.named("control.overloaded")
+        let overloaded = host.records.named(.controlOverloaded)
         #expect(overloaded.count == 1, "\(host.records.text.suffix(3000))")
         #expect(overloaded.first?.string("reason") == "descriptors")
         #expect(overloaded.first?.int("limit") == limit)
@@ -185,7 +185,7 @@ import Testing
         #expect(reply?["handledBy"] as? String == "test.a" || (reply?["receivers"] as? [String]) == ["test.a"], "\(String(describing: reply))")
         let result = host.wait()
         #expect(result.status == 0)
-        #expect(result.records.named("host.terminated").count == 1, "\(result.records.text.suffix(3000))")
+        #expect(result.records.named(.hostTerminated).count == 1, "\(result.records.text.suffix(3000))")
     }
 }
 

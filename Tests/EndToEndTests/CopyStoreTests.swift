@@ -225,7 +225,7 @@ import Testing
         #expect(try host.ctl("background").status == 0)
         let result = host.stop()
         #expect(result.status == 0)
-        let refused = result.records.named("copies.storeRefused")
+        let refused = result.records.named(.copiesStoreRefused)
         #expect(refused.count == 1, "\(result.records.text)")
         #expect(refused.first?.string("path") == host.store)
         let reason = refused.first?.string("reason") ?? ""

@@ -37,7 +37,7 @@ import Testing
         #expect(traceEvents(trace) == launch + shutdown)
         let records = result.records
         // Each bad file refused by the loader, with its path and why (as `host inspect` says it).
-        let refused = records.named("load.failed").filter { $0.level == "error" && $0.source == "loader" }
+        let refused = records.named(.loadFailed).filter { $0.level == "error" && $0.source == "loader" }
         #expect(
             refused.map { [$0.string("path"), $0.string("reason")] } == [
                 ["\(lib)/empty.so", "not an ELF shared object (the file is empty)"],
@@ -60,9 +60,9 @@ import Testing
             try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--strict", "--trace", trace, "--log-format", "json"])
         #expect(result.status == 2)
         let records = result.records
-        #expect(records.named("load.failed").map { $0.string("path") } == ["\(lib)/empty.so"], "\(records.text)")
+        #expect(records.named(.loadFailed).map { $0.string("path") } == ["\(lib)/empty.so"], "\(records.text)")
         // The exit names the option that made the failure fatal.
-        #expect(records.named("host.loadFailed").map { $0.level == "error" && $0.message.contains("--strict") } == [true])
+        #expect(records.named(.hostLoadFailed).map { $0.level == "error" && $0.message.contains("--strict") } == [true])
         #expect(traceEvents(trace).isEmpty)
         #expect(records.messages(from: "com.example.hello-c").isEmpty)
     }
@@ -79,18 +79,18 @@ import Testing
         }
         let state = try run(["--state-dir", file])
         #expect(state.status == 2)
-        let refused = state.records.named("host.stateDirectoryFailed")
+        let refused = state.records.named(.hostStateDirectoryFailed)
         #expect(refused.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", file]], "\(state.records.text)")
         #expect(refused.first?.int("errno") == Int(ENOTDIR))
         let missing = scratch.file("no-such-folder") + "/trace.jsonl"
         let trace = try run(["--state-dir", scratch.file("state"), "--trace", missing])
         #expect(trace.status == 2)
-        let unwritable = trace.records.named("host.traceFailed")
+        let unwritable = trace.records.named(.hostTraceFailed)
         #expect(unwritable.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", missing]], "\(trace.records.text)")
         #expect(unwritable.first?.int("errno") == Int(ENOENT))
         for result in [state, trace] {
             #expect(result.records.messages(from: "com.example.hello-c").isEmpty)
-            #expect(result.records.named("host.ready").isEmpty)
+            #expect(result.records.named(.hostReady).isEmpty)
         }
     }
 
@@ -101,7 +101,7 @@ import Testing
         try host.start(["--shutdown-timeout", "3"])
         let result = host.stop()
         #expect(result.status == 1)
-        let forced = result.records.named("host.forcedExit")
+        let forced = result.records.named(.hostForcedExit)
         #expect(forced.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
         #expect(
             forced.first?.fields as? [String: String] == [
@@ -126,7 +126,7 @@ import Testing
         try #require(eventually { FileManager.default.fileExists(atPath: inside) }, "the host never entered didEnterBackground")
         let result = host.signal(SIGINT)
         #expect(result.status == 1)
-        let forced = result.records.named("host.forcedExit")
+        let forced = result.records.named(.hostForcedExit)
         #expect(forced.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
         #expect(
             forced.first?.fields as? [String: String] == [
@@ -160,7 +160,7 @@ import Testing
         let missing = try Command.run(host, ["--plugins", "/nonexistent/servicehost", "--log-format", "json", "--state-dir", state])
         #expect(missing.status == 2)
         #expect(
-            missing.records.named("host.loadFailed").map { $0.message.contains("/nonexistent/servicehost") } == [true],
+            missing.records.named(.hostLoadFailed).map { $0.message.contains("/nonexistent/servicehost") } == [true],
             "\(missing.stderr)")
     }
 }
@@ -177,7 +177,7 @@ extension HostRunTests {
             #expect(eventually { FileManager.default.fileExists(atPath: host.control) })
             let result = host.stop()
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.records.named("host.terminated").count == 1)
+            #expect(result.records.named(.hostTerminated).count == 1)
         }
     }
 }
@@ -195,9 +195,9 @@ extension HostRunTests {
         try #require(eventually { FileManager.default.fileExists(atPath: loading) }, "the plugin was never loaded")
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
-        let order = result.records.compactMap(\.event).filter { ["host.shuttingDown", "host.ready", "host.terminated"].contains($0) }
-        #expect(order == ["host.shuttingDown", "host.ready", "host.terminated"], "\(result.records.text)")
-        #expect(result.records.named("host.shuttingDown").first?.string("by") == "SIGTERM")
+        let order = result.records.compactMap(\.event).filter { [LogEvent.hostShuttingDown.name, LogEvent.hostReady.name, LogEvent.hostTerminated.name].contains($0) }
+        #expect(order == [LogEvent.hostShuttingDown.name, LogEvent.hostReady.name, LogEvent.hostTerminated.name], "\(result.records.text)")
+        #expect(result.records.named(.hostShuttingDown).first?.string("by") == "SIGTERM")
         let lifecycle = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"]
         #expect(host.events == lifecycle.map { $0 + " test.slow" })
     }

@@ -75,7 +75,7 @@ import Testing
         try host.start()
         #expect(try services(host).compactMap { $0["id"] as? String } == ["test.good"])
         let result = host.stop()
-        let failure = result.records.named("load.failed").first { $0.string("path") == host.lib + "/evil.so" }
+        let failure = result.records.named(.loadFailed).first { $0.string("path") == host.lib + "/evil.so" }
         #expect(
             failure?.string("reason")
                 == "refused: directory \(resolved(open)) is writable by other users (mode 0777), on the path of file"
@@ -103,7 +103,7 @@ import Testing
         try host.start()
         #expect(try services(host).compactMap { $0["id"] as? String } == ["test.good"])
         let result = host.stop()
-        let reason = result.records.named("load.failed").first { $0.string("path") == host.lib + "/theirs.so" }?.string("reason") ?? ""
+        let reason = result.records.named(.loadFailed).first { $0.string("path") == host.lib + "/theirs.so" }?.string("reason") ?? ""
         let uid = getpwnam(user).map { $0.pointee.pw_uid } ?? 0
         #expect(
             reason == "refused: directory \(theirs) is owned by uid \(uid), neither root nor the host's user (uid 0), on the path"

@@ -35,13 +35,13 @@ import Testing
                 "didEnterBackground", "willTerminate",
             ])
         let records = result.records
-        let crashed = records.named("worker.crashed")
+        let crashed = records.named(.workerCrashed)
         #expect(crashed.map { [$0.level, $0.source] } == [["error", "host"]], "\(records.text)")
         let crash = crashed.first
         #expect(crash?.strings("services") == ["test.segv"])
         #expect(crash?.string("cause") == "signal" && crash?.int("signal") == 11 && crash?.string("event") == "didEnterBackground")
         #expect(crash?.string("restart") == "0.1" && crash?.int("pid") != nil)
-        let restarted = records.named("worker.restarted")
+        let restarted = records.named(.workerRestarted)
         #expect(restarted.map { [$0.level, $0.source] } == [["info", "host"]])
         #expect(restarted.first?.strings("services") == ["test.segv"])
         #expect(restarted.first.map { $0.int("pid") != nil && $0.int("pid") != crash?.int("pid") } == true)
@@ -49,7 +49,7 @@ import Testing
         #expect(segv.contains { $0.hasPrefix("bad test.segv: event 1 state 1 restart 1") }, "\(segv)")
         #expect(segv.contains { $0.hasPrefix("bad test.segv: event 5 state 3") })
         // The crash report, the worker's stderr relayed line by line, names the plugin's own function.
-        let output = records.named("worker.output").filter { $0.source == "test.segv" }.compactMap { $0.string("line") }
+        let output = records.named(.workerOutput).filter { $0.source == "test.segv" }.compactMap { $0.string("line") }
         if Sanitizer.crashReportsEnabled {
             #expect(output.contains { $0.contains("segfault") } && output.contains { $0.contains("in segv.so") }, "\(output)")
         }
@@ -115,12 +115,12 @@ import Testing
             "\(inspect.stdout)")
         let first = host.stop()
         #expect(first.status == 0)
-        let failed = first.records.named("worker.failed")
+        let failed = first.records.named(.workerFailed)
         #expect(failed.map { [$0.level, $0.source] } == [["error", "host"]], "\(first.records.text)")
         #expect(failed.first?.strings("services") == ["test.loop"] && failed.first?.string("path") == plugin)
         #expect(failed.first?.strings("records") == ["\(host.stateDirectory)/failures/test.loop.json"])
         #expect(failed.first.map { $0.int("signal") == 6 && $0.string("event") == "didBecomeActive" } == true)
-        #expect(first.records.named("worker.crashed").count == 2)  // the two crashes before the third
+        #expect(first.records.named(.workerCrashed).count == 2)  // the two crashes before the third
         // `host check` reads the record as the next start will: blocked when the file runs in a
         // worker; in the host's own process the record does not apply.
         func check(_ isolation: String) throws -> (status: Int32, report: [String: Any]) {
@@ -170,11 +170,11 @@ import Testing
         #expect(try check("process").status == 0)
         let second = host.stop().records
         #expect(
-            second.named("worker.blocked").map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", plugin]],
+            second.named(.workerBlocked).map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", plugin]],
             "\(second.text)")
-        #expect(second.named("worker.blocked").first?.strings("services") == ["test.loop"])
-        #expect(second.named("worker.fileChanged").map { [$0.level, $0.source, $0.string("path")] } == [["info", "host", plugin]])
-        #expect(second.named("worker.fileChanged").first?.strings("services") == ["test.loop"])
+        #expect(second.named(.workerBlocked).first?.strings("services") == ["test.loop"])
+        #expect(second.named(.workerFileChanged).map { [$0.level, $0.source, $0.string("path")] } == [["info", "host", plugin]])
+        #expect(second.named(.workerFileChanged).first?.strings("services") == ["test.loop"])
         #expect(second.messages(from: "test.loop").contains { $0.hasPrefix("bad test.loop: event 3 state 2") })
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/failures/test.loop.json"))
     }
@@ -220,7 +220,7 @@ import Testing
         try host.ctl("activate")
         let result = host.stop()
         #expect(result.status == 0)
-        let hung = result.records.named("worker.crashed")
+        let hung = result.records.named(.workerCrashed)
         #expect(
             hung.map { [$0.level, $0.source, $0.string("cause"), $0.string("event"), $0.string("restart")] }
                 == [["error", "host", "hang", "didEnterBackground", "0.1"]], "\(result.records.text)")
@@ -288,7 +288,7 @@ import Testing
         let killed = host.signal(SIGKILL).records
         // Named once, however long it stays stuck.
         #expect(
-            killed.named("service.stuck").map { [$0.level, $0.source, $0.string("service"), $0.string("event")] }
+            killed.named(.serviceStuck).map { [$0.level, $0.source, $0.string("service"), $0.string("event")] }
                 == [["error", "host", "test.hang", "didEnterBackground"]], "\(killed.text)")
 
         // The next start says who was running when the host died, and safe mode starts only the
@@ -303,13 +303,13 @@ import Testing
         #expect(services.compactMap { $0["id"] as? String } == ["dev.servicehost.uptime"])
         let next = host.stop()
         #expect(next.status == 0)
-        let unclean = next.records.named("sentinel.uncleanExit")
+        let unclean = next.records.named(.sentinelUncleanExit)
         #expect(
             unclean.map { [$0.level, $0.source, $0.string("service"), $0.string("event")] }
                 == [["warn", "host", "test.hang", "didEnterBackground"]], "\(next.records.text)")
         #expect(unclean.first?.int("pid") != nil)
         #expect(
-            next.records.named("safeMode.skipped").map { [$0.level, $0.source, $0.string("path")] + ($0.strings("services") ?? []) }
+            next.records.named(.safeModeSkipped).map { [$0.level, $0.source, $0.string("path")] + ($0.strings("services") ?? []) }
                 == [["warn", "loader", "\(host.lib)/a.so", "test.a"], ["warn", "loader", "\(host.lib)/hang.so", "test.hang"]])
         // A clean exit leaves no sentinel, so the start after it is quiet.
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/sentinel"))
@@ -349,10 +349,10 @@ import Testing
         #expect(services.compactMap { $0["id"] as? String } == ["test.c"])
         let records = host.stop().records
         #expect(
-            records.named("safeMode.skipped").map { [$0.string("path")] + ($0.strings("services") ?? []) }
+            records.named(.safeModeSkipped).map { [$0.string("path")] + ($0.strings("services") ?? []) }
                 == [["\(host.lib)/b.so", "test.b"]], "\(records.text)")
         #expect(
-            records.named("service.requirementFailed").map { [$0.level, $0.string("service"), $0.string("requires")] }
+            records.named(.serviceRequirementFailed).map { [$0.level, $0.string("service"), $0.string("requires")] }
                 == [["error", "test.a", "test.b"], ["error", "test.d", "test.a"]], "\(records.text)")
     }
 

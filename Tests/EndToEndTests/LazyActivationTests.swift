@@ -49,7 +49,7 @@ import Testing
         eager.host.stop()
         let records = lazy.host.stop().records
         // Opened once, by the first URL, launched with SH_LAUNCH_LAZY (not as a restart).
-        let activated = records.named("service.activated")
+        let activated = records.named(.serviceActivated)
         #expect(activated.map { [$0.string("service"), $0.string("trigger")] } == [["test.lazy", "URL myapp://item/1"]])
         let launches = records.probe(1, 2).filter { $0.source == "test.lazy" }
         #expect(launches.count == 2)
@@ -74,7 +74,7 @@ import Testing
         // Nothing of it ran before the URL: its first line is its launch, after the host was active.
         let lines = records.filter { $0.source == "test.links" && $0.message.contains(": event ") }
         #expect(lines.first?.message.hasPrefix("probe test.links: event 1 ") == true, "\(lines.prefix(2))")
-        let active = records.firstIndex { $0.event == "host.ready" }
+        let active = records.firstIndex { $0.event == LogEvent.hostReady.name }
         let firstOwn = records.firstIndex { $0.source == "test.links" }
         #expect(active != nil && firstOwn != nil && firstOwn! > active!)
     }
@@ -88,16 +88,16 @@ import Testing
         }
         try lazy.start()
         let records = lazy.stop().records
-        let ready = try #require(records.named("host.ready").first)
+        let ready = try #require(records.named(.hostReady).first)
         #expect(ready.strings("services") == [])
         #expect(ready.int("lazy") == 2)
-        #expect(records.named("host.noServices").isEmpty)
+        #expect(records.named(.hostNoServices).isEmpty)
 
         let empty = try RunningHost()
         try empty.start()
         let emptyRecords = empty.stop().records
-        #expect(emptyRecords.named("host.ready").first?.int("lazy") == 0)
-        #expect(emptyRecords.named("host.noServices").count == 1)
+        #expect(emptyRecords.named(.hostReady).first?.int("lazy") == 0)
+        #expect(emptyRecords.named(.hostNoServices).count == 1)
     }
 
     @Test func everyTriggerKind_opensOnlyItsService() throws {
@@ -140,7 +140,7 @@ import Testing
         #expect(try opened()["test.manual"] == "host ctl service start")
         #expect(try opened().count == ids.count)
         let records = host.stop().records
-        #expect(Set(records.named("service.activated").compactMap { $0.string("service") }) == Set(ids))
+        #expect(Set(records.named(.serviceActivated).compactMap { $0.string("service") }) == Set(ids))
     }
 
     @Test func lifecycleOnly_cannotBeLazy_andIsOpenedAtStartWithAWarning() throws {
@@ -148,7 +148,7 @@ import Testing
         try host.probe("a", ["PROBE_ID=\"test.plain\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY"])
         try host.start()
         #expect(try listEntry(host, "test.plain")?["state"] as? String == "running")
-        let refused = host.stop().records.named("service.lazyRefused")
+        let refused = host.stop().records.named(.serviceLazyRefused)
         #expect(refused.map { [$0.level, $0.string("service"), $0.string("reason")] } == [["warn", "test.plain", "lifecycleOnly"]])
     }
 
@@ -160,7 +160,7 @@ import Testing
             "services.json", #"{"services": {"test.base": {"activation": "lazy"}, "test.user": {"requires": ["test.base"]}}}"#)
         try host.start(["--config", config])
         #expect(try listEntry(host, "test.base")?["state"] as? String == "running")
-        let refused = host.stop().records.named("service.lazyRefused")
+        let refused = host.stop().records.named(.serviceLazyRefused)
         #expect(refused.map { [$0.string("service"), $0.string("reason"), $0.string("requiredBy")] } == [["test.base", "requiredBy", "test.user"]])
     }
 

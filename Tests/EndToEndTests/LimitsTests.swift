@@ -42,7 +42,7 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
 
         // No sentinel, said once, with the reason.
-        let sentinel = events(result.stderr, "sentinel.unavailable")
+        let sentinel = events(result.stderr, LogEvent.sentinelUnavailable.name)
         #expect(sentinel.count == 1)
         #expect((sentinel.first?["message"] as? String)?.contains("posix_fallocate") == true, "\(result.stderr)")
         // The store and the failure record could not be written: each said so. (First-launch marks
@@ -51,11 +51,11 @@ import Testing
             records(result.stderr).contains {
                 $0["source"] as? String == "dev.servicehost.offline-queue" && ($0["message"] as? String)?.contains("cannot save") == true
             }, "\(result.stderr)")
-        let failed = events(result.stderr, "worker.failed").first?["fields"] as? [String: Any]
+        let failed = events(result.stderr, LogEvent.workerFailed.name).first?["fields"] as? [String: Any]
         #expect(failed?["record"] as? String == "unsaved", "\(result.stderr)")
         // Nor the registry cache: said once, and every file was read instead.
-        #expect(events(result.stderr, "registry.unwritable").count == 1, "\(result.stderr)")
-        let authorization = events(result.stderr, "authorization.saveFailed")
+        #expect(events(result.stderr, LogEvent.registryUnwritable.name).count == 1, "\(result.stderr)")
+        let authorization = events(result.stderr, LogEvent.authorizationSaveFailed.name)
         #expect(authorization.map { $0["level"] as? String } == ["error"], "\(result.stderr)")
         let fields = authorization.first?["fields"] as? [String: Any]
         #expect(fields?["path"] as? String == state + "/notifications/authorization.json", "\(result.stderr)")
@@ -93,19 +93,19 @@ import Testing
 
         let full = try run()
         #expect(full.flags == first, "\(full.records.text)")
-        let unrecorded = full.records.named("firstLaunch.unrecorded")
+        let unrecorded = full.records.named(.firstLaunchUnrecorded)
         #expect(unrecorded.allSatisfy { $0.level == "error" } && unrecorded.count == 2, "\(full.records.text)")
         #expect(unrecorded.contains { $0.strings("services") == ["test.a"] }, "\(full.records.text)")
         #expect(unrecorded.allSatisfy { $0.int("errno") == Int(ENOSPC) && $0.string("path")?.hasPrefix(state + "/launched/") == true })
-        let restoration = full.records.named("scene.restorationFailed")
+        let restoration = full.records.named(.sceneRestorationFailed)
         #expect(restoration.map { [$0.level, $0.string("scene"), $0.string("path")] } == [["error", "main", state + "/scenes/main.json"]], "\(full.records.text)")
         #expect(restoration.first?.int("errno") == Int(ENOSPC))
 
         for filler in fillers { try FileManager.default.removeItem(atPath: filler) }
         let roomy = try run()
         #expect(roomy.flags == first, "\(roomy.records.text)")
-        #expect(roomy.records.named("firstLaunch.unrecorded").isEmpty, "\(roomy.records.text)")
-        #expect(roomy.records.named("scene.restorationFailed").isEmpty)
+        #expect(roomy.records.named(.firstLaunchUnrecorded).isEmpty, "\(roomy.records.text)")
+        #expect(roomy.records.named(.sceneRestorationFailed).isEmpty)
         #expect(try run().flags == 0)
     }
 

@@ -48,8 +48,8 @@ import Testing
             #expect((object["source"] as? String)?.isEmpty == false, "\(line)")
             #expect(object["message"] is String, "\(line)")
             if let event = object["event"] {
-                // domain.what, as the README's table names them.
-                #expect((event as? String)?.wholeMatch(of: #/[a-z]+\.[a-z][A-Za-z]*/#) != nil, "\(line)")
+                // One the declaration names (and the reference's table, LogEventTableTests).
+                #expect((event as? String).flatMap(LogEvent.init(rawValue:)) != nil, "\(line)")
             }
             if let fields = object["fields"] {
                 #expect(object["event"] != nil, "fields without an event: \(line)")
@@ -60,11 +60,12 @@ import Testing
         let records = result.records
         #expect(records.count == lines.count)
         let events = Set(records.compactMap(\.event))
-        for event in [
-            "load.failed", "route.unclaimed", "worker.crashed", "worker.restarted", "reload.done", "host.ready",
-            "host.shuttingDown", "host.terminated",
-        ] {
-            #expect(events.contains(event), "no \(event) line in:\n\(records.text)")
+        let expected: [LogEvent] = [
+            .loadFailed, .routeUnclaimed, .workerCrashed, .workerRestarted, .reloadDone, .hostReady, .hostShuttingDown,
+            .hostTerminated,
+        ]
+        for event in expected {
+            #expect(events.contains(event.name), "no \(event.name) line in:\n\(records.text)")
         }
         #expect(!records.messages(from: "test.a").isEmpty && records.contains { $0.level == "debug" })
     }

@@ -172,7 +172,7 @@ struct MQTTBridgeTests {
         #expect(objects.first?["ok"] as? Bool == true && objects.first?["state"] as? String == "active", "\(objects)")
         #expect(objects.last?["ok"] as? Bool == false, "\(objects)")
         let records = host.stop().records
-        #expect(records.named("request.refused").map(\.source) == [Self.bridge], "\(records.text)")
+        #expect(records.named(.requestRefused).map(\.source) == [Self.bridge], "\(records.text)")
     }
 
     @Test func withoutSettings_theBridgeOpensNoSocket() throws {

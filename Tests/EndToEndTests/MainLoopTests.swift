@@ -36,9 +36,9 @@ import Testing
         let records = host.stop().records
         let memoryWarning = 9
         let delivered = records.firstIndex { $0.source == "test.b" && $0.message.hasPrefix("probe test.b: event \(memoryWarning) ") }
-        let failed = records.firstIndex { $0.event == "request.failed" && $0.string("reason") == "timeout" }
-        #expect(records.named("request.failed").map { [$0.source, $0.string("reason")] } == [["test.geo", "timeout"]])
-        #expect(records.named("completion.timeout").map { $0.string("event") } == ["request"])
+        let failed = records.firstIndex { $0.event == LogEvent.requestFailed.name && $0.string("reason") == "timeout" }
+        #expect(records.named(.requestFailed).map { [$0.source, $0.string("reason")] } == [["test.geo", "timeout"]])
+        #expect(records.named(.completionTimeout).map { $0.string("event") } == ["request"])
         // The memory warning was carried out before the timer fired, not after it.
         let order = try #require(delivered.flatMap { delivered in failed.map { (delivered, $0) } }, "\(records.text.suffix(3000))")
         #expect(order.0 < order.1, "\(records.text.suffix(3000))")

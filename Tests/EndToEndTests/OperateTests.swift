@@ -241,7 +241,7 @@ import Testing
         let state = try host.ctl("state")
         let stderr = host.stop().stderr
         #expect(state.stdout.contains("state: active"), "\(state)\n\(stderr.suffix(3000))")
-        let dropped = host.records.named("watch.dropped")
+        let dropped = host.records.named(.watchDropped)
         #expect(dropped.count == 1 && dropped.first?.level == "warn" && dropped.first?.source == "control", "\(host.records.text.suffix(3000))")
         #expect(dropped.first?.int("bytes") == 1_048_576)
     }

@@ -64,7 +64,7 @@ import Testing
         #expect(entry["reason"] as? String == "requirement-failed")
         #expect(entry["message"] as? String == "test.a 1.0.0 requires test.logger >=1.2 <2, but 1.1.0 is installed")
         let records = host.stop().records
-        let failed = records.named("service.requirementFailed")
+        let failed = records.named(.serviceRequirementFailed)
         #expect(failed.map { [$0.level, $0.string("service"), $0.string("requires")] } == [["error", "test.a", "test.logger"]])
         #expect(!host.events.contains { $0.hasSuffix(" test.a") }, "test.a ran")
     }
@@ -77,7 +77,7 @@ import Testing
         try host.start(["--config", config], wait: false)
         let result = host.wait()
         #expect(result.status == 2)
-        let failure = try #require(result.records.named("host.loadFailed").first, "\(result.stderr)")
+        let failure = try #require(result.records.named(.hostLoadFailed).first, "\(result.stderr)")
         for part in ["test.a", "1.0.0", "test.logger", ">=1.2 <2", "2.0.0"] { #expect(failure.message.contains(part), "\(failure.message)") }
         #expect(!traceEvents(host.tracePath).contains { $0.hasSuffix(" test.a") })
     }
@@ -91,7 +91,7 @@ import Testing
         #expect(try listed(host) == ["test.c"])
         let records = host.stop().records
         #expect(
-            records.named("service.requirementFailed").map { [$0.string("service"), $0.string("requires")] } == [
+            records.named(.serviceRequirementFailed).map { [$0.string("service"), $0.string("requires")] } == [
                 ["test.a", "test.gone"], ["test.b", "test.a"],
             ])
     }
@@ -103,7 +103,7 @@ import Testing
         try host.start(wait: false)
         let result = host.wait()
         #expect(result.status == 2)
-        let failure = try #require(result.records.named("host.loadFailed").first, "\(result.stderr)")
+        let failure = try #require(result.records.named(.hostLoadFailed).first, "\(result.stderr)")
         #expect(failure.message.contains("test.a → test.b → test.a"), "\(failure.message)")
         #expect(failure.message.contains("requires declared by its plugin") && failure.message.contains("after declared by its plugin"))
     }
@@ -144,7 +144,7 @@ import Testing
         #expect(try host.ctlJSON("open", "myapp://x").reply["handledBy"] as? String == "test.user")
         host.stop()
         #expect(launched(host) == ["test.base", "test.user"])
-        #expect(host.records.named("service.activated").compactMap { $0.string("service") }.sorted() == ["test.base", "test.user"])
+        #expect(host.records.named(.serviceActivated).compactMap { $0.string("service") }.sorted() == ["test.base", "test.user"])
     }
 
     @Test func aLazyServiceAnEagerOneRequiresByItsPlugin_isOpenedAtStart() throws {
@@ -155,7 +155,7 @@ import Testing
         let records = host.stop().records
         #expect(launched(host) == ["test.base", "test.user"])
         #expect(
-            records.named("service.lazyRefused").map { [$0.string("service"), $0.string("reason"), $0.string("requiredBy")] } == [
+            records.named(.serviceLazyRefused).map { [$0.string("service"), $0.string("reason"), $0.string("requiredBy")] } == [
                 ["test.base", "requiredBy", "test.user"]
             ])
     }

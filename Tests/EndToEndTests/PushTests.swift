@@ -98,7 +98,7 @@ import Testing
         #expect(reply["result"] as? String == "noData")
         let records = host.stop().records
         #expect(
-            records.named("completion.timeout").map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
+            records.named(.completionTimeout).map { [$0.level, $0.source, $0.string("event"), $0.string("deadline")] }
                 == [["error", "test.never", "didReceiveRemoteNotification", "5"]], "\(records.text)")
         // The main thread stayed free: the background request was handled while the fetch still
         // waited, so its events are traced before test.never's timeout.
@@ -119,7 +119,7 @@ import Testing
         #expect(reply["result"] as? String == "newData")
         let records = host.stop().records
         #expect(
-            records.named("completion.twice").map { [$0.level, $0.source, $0.string("event")] }
+            records.named(.completionTwice).map { [$0.level, $0.source, $0.string("event")] }
                 == [["warn", "test.twice", "didReceiveRemoteNotification"]], "\(records.text)")
         let trace = try String(contentsOfFile: host.tracePath, encoding: .utf8)
         #expect(lines(trace, containing: #""completion":"newData""#).count == 1)

@@ -12,11 +12,11 @@ import Testing
     }
 
     private func services(_ records: [LogRecord]) -> [String] {
-        records.named("host.ready").first?.strings("services") ?? []
+        records.named(.hostReady).first?.strings("services") ?? []
     }
 
     private func counts(_ records: [LogRecord]) -> (cached: Int?, read: Int?) {
-        let used = records.named("registry.used").first
+        let used = records.named(.registryUsed).first
         return (used?.int("cached"), used?.int("read"))
     }
 
@@ -38,7 +38,7 @@ import Testing
         try FileManager.default.removeItem(atPath: host.lib + "/c.so")
         let uncached = try run(host, ["--no-registry-cache"])
         #expect(services(uncached) == ["test.a", "test.b"])
-        #expect(uncached.named("registry.used").isEmpty)
+        #expect(uncached.named(.registryUsed).isEmpty)
         #expect(try Data(contentsOf: URL(fileURLWithPath: registryPath(host))) == before)
     }
 
@@ -96,10 +96,10 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: registryPath(host)))
 
         let lib = try run(host.lib)
-        #expect(lib.named("registry.rebuilt").isEmpty)
+        #expect(lib.named(.registryRebuilt).isEmpty)
         #expect(counts(lib) == (1, 0))
         let damaged = try run(other)
-        let rebuilt = damaged.named("registry.rebuilt")
+        let rebuilt = damaged.named(.registryRebuilt)
         #expect(rebuilt.count == 1, "\(rebuilt)")
         #expect(rebuilt.first?.string("reason") == "corrupt or truncated: checksum mismatch in the group of \(other)/")
         #expect(counts(damaged) == (0, 1))
@@ -108,7 +108,7 @@ import Testing
         #expect(counts(try run(host.lib)) == (1, 0))
         let again = try run(other)
         #expect(counts(again) == (1, 0))
-        #expect(again.named("registry.rebuilt").isEmpty)
+        #expect(again.named(.registryRebuilt).isEmpty)
     }
 
     /// A registry cut short (its last group, `other`'s, runs past the file's end) is read by
@@ -124,11 +124,11 @@ import Testing
         try Data(bytes.dropLast(9)).write(to: URL(fileURLWithPath: registryPath(host)))
 
         let lib = try run(host.lib)
-        #expect(lib.named("registry.rebuilt").isEmpty)
+        #expect(lib.named(.registryRebuilt).isEmpty)
         #expect(counts(lib) == (1, 0))
         #expect(services(lib) == ["test.a"])
         let cut = try run(other)
-        let rebuilt = cut.named("registry.rebuilt")
+        let rebuilt = cut.named(.registryRebuilt)
         #expect(rebuilt.count == 1, "\(rebuilt)")
         #expect(rebuilt.first?.string("reason")?.hasPrefix("corrupt or truncated: cut short in the group of \(other)/") == true, "\(rebuilt)")
         #expect(counts(cut) == (0, 1))
@@ -136,7 +136,7 @@ import Testing
         #expect(counts(try run(host.lib)) == (1, 0))
         let again = try run(other)
         #expect(counts(again) == (1, 0))
-        #expect(again.named("registry.rebuilt").isEmpty)
+        #expect(again.named(.registryRebuilt).isEmpty)
     }
 
     @Test func changedFile_sameSizeAndModificationTime_isReadAgain() throws {
@@ -150,7 +150,7 @@ import Testing
         let first = try run(host)
         #expect(services(first) == ["test.old"])
         // A file met for the first time is not a changed one.
-        #expect(first.named("registry.changed").isEmpty)
+        #expect(first.named(.registryChanged).isEmpty)
 
         // Rewritten in place (same inode, same size), its modification time put back: only the
         // change time tells, and the registry must not answer with test.old's metadata.
@@ -168,10 +168,10 @@ import Testing
         #expect(services(records) == ["test.new"])
         #expect(counts(records) == (0, 1))
         // Detected and logged once, naming the file; the next start finds the new entry.
-        #expect(records.named("registry.changed").map { $0.string("path") } == [path])
+        #expect(records.named(.registryChanged).map { $0.string("path") } == [path])
         let again = try run(host)
         #expect(counts(again) == (1, 0))
-        #expect(again.named("registry.changed").isEmpty)
+        #expect(again.named(.registryChanged).isEmpty)
         let inspected = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, path])
         #expect(inspected.stdout.contains("service test.new"), "\(inspected.stdout)")
     }
@@ -248,7 +248,7 @@ import Testing
         try Data(damage(good)).write(to: URL(fileURLWithPath: registryPath(host)))
 
         let records = try run(host)
-        let rebuilt = records.named("registry.rebuilt")
+        let rebuilt = records.named(.registryRebuilt)
         #expect(rebuilt.count == 1, "\(name): \(rebuilt)")
         #expect(rebuilt.first?.string("reason")?.hasPrefix(reason) == true, "\(name): \(rebuilt)")
         #expect(rebuilt.first?.string("path") == registryPath(host))
@@ -257,7 +257,7 @@ import Testing
 
         // Rebuilt: the next start uses it and logs nothing.
         let next = try run(host)
-        #expect(next.named("registry.rebuilt").isEmpty, "\(name)")
+        #expect(next.named(.registryRebuilt).isEmpty, "\(name)")
         #expect(counts(next) == (2, 0), "\(name)")
     }
 

@@ -65,7 +65,7 @@ import Testing
         #expect(asked.reply["note"] as? String == "no service answers geo.locate")
         let records = host.stop().records
         #expect(replies(records) == [#"-4 {"error":"no service answers geo.locate"}"#])
-        #expect(records.named("request.refused").map { $0.string("name") }.contains("geo.locate"))
+        #expect(records.named(.requestRefused).map { $0.string("name") }.contains("geo.locate"))
     }
 
     @Test func anAnswererPastItsDeadline_givesAnErrorReply_andItsLateAnswerIsLogged() throws {
@@ -78,9 +78,9 @@ import Testing
         #expect(asked.reply["error"] as? String == "test.geo did not answer geo.locate within 0.2 s", "\(asked.reply)")
         try host.ctl("memory-warning")
         let records = host.stop().records
-        #expect(records.named("request.failed").map { [$0.source, $0.string("reason")] } == [["test.geo", "timeout"]])
-        #expect(records.named("completion.timeout").map { $0.string("event") } == ["request"])
-        #expect(records.named("completion.late").map { [$0.source, $0.string("event")] } == [["test.geo", "request"]])
+        #expect(records.named(.requestFailed).map { [$0.source, $0.string("reason")] } == [["test.geo", "timeout"]])
+        #expect(records.named(.completionTimeout).map { $0.string("event") } == ["request"])
+        #expect(records.named(.completionLate).map { [$0.source, $0.string("event")] } == [["test.geo", "request"]])
     }
 
     @Test func aSecondAnswer_isLoggedAndIgnored() throws {
@@ -91,7 +91,7 @@ import Testing
         #expect(asked.status == 0)
         #expect((asked.reply["result"] as? [String: Any])?["by"] as? String == "test.geo")
         let records = host.stop().records
-        #expect(records.named("completion.twice").map { [$0.source, $0.string("event")] } == [["test.geo", "request"]])
+        #expect(records.named(.completionTwice).map { [$0.source, $0.string("event")] } == [["test.geo", "request"]])
     }
 
     @Test func aCrashingIsolatedAnswerer_givesAnErrorReply_andTheHostKeepsServing() throws {
@@ -103,7 +103,7 @@ import Testing
         #expect((asked.reply["error"] as? String)?.hasPrefix("test.geo failed geo.locate") == true, "\(asked.reply)")
         #expect(try host.ctl("state").stdout.contains("state: active"))
         let records = host.stop().records
-        #expect(records.named("request.failed").map(\.source) == ["test.geo"])
+        #expect(records.named(.requestFailed).map(\.source) == ["test.geo"])
     }
 
     @Test func aPayloadOverMaxPayload_isRefusedNamingTheLimit() throws {
@@ -132,7 +132,7 @@ import Testing
         let listed = try host.ctl("list").stdout
         #expect(!listed.contains("test.second"), "\(listed)")
         let records = host.stop().records
-        let conflict = records.named("request.conflict")
+        let conflict = records.named(.requestConflict)
         #expect(conflict.map { [$0.string("service"), $0.string("answerer"), $0.string("name")] } == [["test.second", "test.first", "geo.locate"]])
         #expect(conflict.first?.level == "error")
     }
@@ -145,7 +145,7 @@ import Testing
         let asked = try host.ctlJSON("request", "geo.locate")
         #expect((asked.reply["result"] as? [String: Any])?["by"] as? String == "test.geo")
         let records = host.stop().records
-        let activated = records.named("service.activated")
+        let activated = records.named(.serviceActivated)
         #expect(activated.map { [$0.string("service"), $0.string("trigger")] } == [["test.geo", "request geo.locate"]])
     }
 }

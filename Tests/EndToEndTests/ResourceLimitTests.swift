@@ -31,12 +31,12 @@ struct ResourceLimitTests {
         try host.start(wait: false, environment: try limit(host, allow: 0, in: "host"))
         let result = host.wait()
         #expect(result.status == 2, "\(result.stderr)")
-        let failed = result.records.named("host.threadFailed")
+        let failed = result.records.named(.hostThreadFailed)
         #expect(failed.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
         #expect(failed.first?.string("thread") == "signal thread")
         #expect(failed.first?.int("errno") == Int(EAGAIN))
         // Started before plugins load: no service was loaded, none saw an event.
-        #expect(result.records.named("host.ready").isEmpty)
+        #expect(result.records.named(.hostReady).isEmpty)
         #expect(host.events.isEmpty, "\(host.events)")
     }
 
@@ -55,7 +55,7 @@ struct ResourceLimitTests {
         #expect(host.events(of: "test.a").contains("didBecomeActive"), "\(host.events)")
         #expect(host.events(of: "test.x").isEmpty)
         let records = result.records
-        #expect(records.named("load.failed").map { $0.string("path") } == [host.lib + "/x.so"], "\(records.text)")
+        #expect(records.named(.loadFailed).map { $0.string("path") } == [host.lib + "/x.so"], "\(records.text)")
         return (host, result)
     }
 
@@ -63,16 +63,16 @@ struct ResourceLimitTests {
         // The host's first thread (the signal thread) starts; the next, the worker's reader, does not.
         let (host, result) = try isolatedX { try limit($0, allow: 1, in: "host") }
         let records = result.records
-        let failed = records.named("load.failed").first { $0.string("path") == host.lib + "/x.so" }
+        let failed = records.named(.loadFailed).first { $0.string("path") == host.lib + "/x.so" }
         #expect(failed?.string("reason")?.contains("pthread_create") == true, "\(records.text)")
         // The worker was killed and reaped, not left behind: no crash is reported for it later.
-        #expect(records.named("worker.crashed").isEmpty, "\(records.text)")
+        #expect(records.named(.workerCrashed).isEmpty, "\(records.text)")
     }
 
     @Test func aWorkerThatCannotStartItsReaderThread_exitsSayingWhy_andTheHostServesTheOthers() throws {
         let (_, result) = try isolatedX { try limit($0, allow: 0, in: "worker") }
         // The worker's own line, relayed: its thread and errno's text.
-        let output = result.records.named("worker.output").compactMap { $0.string("line") }
+        let output = result.records.named(.workerOutput).compactMap { $0.string("line") }
         #expect(output.contains { $0.contains("reader thread: pthread_create") }, "\(result.records.text)")
     }
 
@@ -85,7 +85,7 @@ struct ResourceLimitTests {
         #expect(try host.ctl("background").status == 0)
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
-        let unwatched = result.records.named("control.unwatched")
+        let unwatched = result.records.named(.controlUnwatched)
         #expect(unwatched.map { [$0.level, $0.source] } == [["warn", "control"]], "\(result.records.text)")
         #expect(unwatched.first?.string("operation") == "epoll_ctl(ADD)")
         #expect(unwatched.first?.int("errno") == Int(ENOSPC))

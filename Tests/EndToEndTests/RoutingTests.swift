@@ -44,7 +44,7 @@ import Testing
         let result = try host.ctl("open", "myapp://nowhere")
         #expect(result.status == 3)
         #expect(result.stdout.contains("no service claimed the URL myapp://nowhere"))
-        let unclaimed = host.stop().records.named("route.unclaimed")
+        let unclaimed = host.stop().records.named(.routeUnclaimed)
         #expect(unclaimed.map { [$0.level, $0.source, $0.string("event")] } == [["info", "host", "openURL"]])
         #expect(unclaimed.first?.string("what")?.hasSuffix("myapp://nowhere") == true)
     }

@@ -409,7 +409,7 @@ import Testing
             #expect(try host.ctl("scene", "background", "main").status == 0)
             let trace = sceneTrace(host.tracePath).filter { $0.hasSuffix(" test.links") }.map { String($0.dropLast(" test.links".count)) }
             let records = host.stop().records
-            #expect(records.named("service.activated").map { $0.string("trigger") } == (lazy ? ["URL myapp://x"] : []))
+            #expect(records.named(.serviceActivated).map { $0.string("trigger") } == (lazy ? ["URL myapp://x"] : []))
             return trace
         }
         let after = ["openURL", "willResignActive", "sceneDidEnterBackground@main", "didEnterBackground"]

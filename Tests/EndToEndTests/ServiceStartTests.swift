@@ -31,7 +31,7 @@ import Testing
         let again = try host.ctlJSON("service", "start", "test.off")
         #expect(again.status == 1 && again.reply["error"] as? String == "service test.off is already running")
         host.stop()
-        #expect(host.records.named("service.loadedByRequest").first?.string("service") == "test.off")
+        #expect(host.records.named(.serviceLoadedByRequest).first?.string("service") == "test.off")
     }
 
     @Test func start_refusesAFileThatIsNotLoadable_withTheReasonListAllGives() throws {

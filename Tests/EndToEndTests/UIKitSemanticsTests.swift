@@ -87,11 +87,11 @@ import Testing
                 "didFinishLaunching test.req", "didFinishLaunching test.a", "didFinishLaunching test.b",
                 "didEnterBackground test.b", "didEnterBackground test.a", "willTerminate test.b", "willTerminate test.a",
             ])
-        let required = result.records.named("host.requiredFailed")
+        let required = result.records.named(.hostRequiredFailed)
         #expect(required.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
         #expect(required.first?.strings("services") == ["test.req"])
         #expect(
-            result.records.named("event.failed").map { [$0.level, $0.source, $0.string("event"), $0.string("result")] }
+            result.records.named(.eventFailed).map { [$0.level, $0.source, $0.string("event"), $0.string("result")] }
                 == [["error", "test.req", "didFinishLaunching", "12345"]], "\(result.records.text)")
     }
 
@@ -107,7 +107,7 @@ import Testing
         #expect(services?.first { $0["id"] as? String == "test.odd" }?["state"] as? String == "failed to launch")
         let records = host.stop().records
         #expect(
-            records.named("event.failed").map { [$0.level, $0.source, $0.string("event"), $0.string("result")] }
+            records.named(.eventFailed).map { [$0.level, $0.source, $0.string("event"), $0.string("result")] }
                 == [["error", "test.odd", "willFinishLaunching", "12345"]], "\(records.text)")
         #expect(!host.events.contains("didBecomeActive test.odd"))
     }
@@ -242,7 +242,7 @@ import Testing
         #expect(authorization(try host.ctlJSON("authorization").reply) == "notDetermined")
         try host.ctl("authorization", "provisional")
         let records = host.stop().records
-        let unreadable = records.named("authorization.unreadable")
+        let unreadable = records.named(.authorizationUnreadable)
         #expect(unreadable.map { [$0.level, $0.source] } == [["error", "host"]], "\(records.text)")
         #expect(unreadable.first?.string("path")?.hasSuffix("/notifications/authorization.json") == true)
         #expect(unreadable.first?.string("reason") == "corrupt: not a saved authorization", "\(records.text)")
@@ -302,14 +302,14 @@ import Testing
         #expect(try host.ctlJSON("scene", "list").reply["savedScenes"] as? [String] == [])
         #expect(try host.ctlJSON("scene", "activate", "main").status == 0)
         let records = host.stop().records
-        let unreadable = records.named("scene.restorationUnreadable").first
+        let unreadable = records.named(.sceneRestorationUnreadable).first
         #expect(unreadable.map { [$0.level, $0.source, $0.string("scene")] } == ["error", "host", "main"], "\(records.text)")
         #expect(unreadable?.string("path")?.hasSuffix("/scenes/main.json") == true)
         #expect(
             unreadable?.string("reason")?.hasPrefix("corrupt: the restoration activity is not valid JSON") == true,
             "\(records.text)")
         // Refused with a warning each time; what was saved before stays.
-        let refused = records.named("scene.restorationRefused").first
+        let refused = records.named(.sceneRestorationRefused).first
         #expect(refused.map { [$0.level, $0.source, $0.string("scene")] } == ["warn", "test.a", "main"], "\(records.text)")
         #expect(
             refused?.string("reason").map {

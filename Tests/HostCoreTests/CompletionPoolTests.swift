@@ -49,7 +49,7 @@ import Testing
         pool.complete(completion.table, Int32(SH_FETCH_NEW_DATA), nil)
         pool.complete(completion.table, Int32(SH_FETCH_FAILED), nil)
         #expect(answers.all == [Int32(SH_FETCH_NEW_DATA)])
-        #expect(file.events == ["completion.twice"])
+        #expect(file.events == [LogEvent.completionTwice.name])
     }
 
     @Test func aCallAfterTheDeadline_isIgnoredAndLogged() throws {
@@ -61,7 +61,7 @@ import Testing
         #expect(!completion.expire())
         pool.complete(completion.table, Int32(SH_FETCH_NEW_DATA), nil)
         #expect(answers.all.isEmpty)
-        #expect(file.events == ["completion.late"])
+        #expect(file.events == [LogEvent.completionLate.name])
     }
 
     @Test func answeredSlots_areReused_afterTheQuarantine_soThePoolStaysBounded() throws {
@@ -116,6 +116,6 @@ import Testing
         #expect(answers.all == [0, 0])
         pool.complete(reuser.table, 1, nil)
         #expect(answers.all == [0, 0, 1])
-        #expect(file.events == ["completion.stale"])
+        #expect(file.events == [LogEvent.completionStale.name])
     }
 }

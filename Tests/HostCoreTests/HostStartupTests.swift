@@ -48,20 +48,20 @@ import Testing
         #expect(started.host.services.map(\.id) == ["test.a"])
         #expect(started.server.path == scratch.file("host.sock"))
         #expect(FileManager.default.fileExists(atPath: scratch.file("host.sock")))
-        let ready = try #require(try records().named("host.ready").first)
+        let ready = try #require(try records().named(.hostReady).first)
         #expect(ready.string("state") == "active")
         #expect(ready.strings("services") == ["test.a"])
         #expect(ready.int("lazy") == 0)
         #expect(ready.string("control") == scratch.file("host.sock"))
         // The ready line is the start's last.
-        #expect(try records().last(where: { $0.event != nil })?.event == "host.ready")
+        #expect(try records().last(where: { $0.event != nil })?.event == LogEvent.hostReady.name)
     }
 
     @Test func aStartWithoutServices_warnsBeforeTheReadyLine() throws {
         _ = try startup(try options()).start()
         let events = try records().compactMap(\.event)
-        let warned = try #require(events.firstIndex(of: "host.noServices"))
-        let ready = try #require(events.firstIndex(of: "host.ready"))
+        let warned = try #require(events.firstIndex(of: LogEvent.hostNoServices.name))
+        let ready = try #require(events.firstIndex(of: LogEvent.hostReady.name))
         #expect(warned < ready)
     }
 
@@ -85,10 +85,10 @@ import Testing
     @Test func aStateDirectoryInUse_stopsTheStartWithItsPath() throws {
         let held = try StateDirectory(path: scratch.file("state"))
         let start = startup(try options())
-        #expect(throws: StartupError.logged(event: "host.stateDirectoryFailed")) { try start.start() }
+        #expect(throws: StartupError.logged(event: .hostStateDirectoryFailed)) { try start.start() }
         withExtendedLifetime(held) {}
         #expect(start.host == nil)
-        let line = try #require(try records().named("host.stateDirectoryFailed").first)
+        let line = try #require(try records().named(.hostStateDirectoryFailed).first)
         #expect(line.level == "error")
         #expect(line.string("path") != nil)
     }
@@ -96,7 +96,7 @@ import Testing
     @Test func aLoadThatFails_stopsTheStartBeforeTheControlSocket() throws {
         try scratch.write("lib/services.json", Array(#"{"services":{"test.zzz":{"policy":"required"}}}"#.utf8))
         let start = startup(try options())
-        #expect(throws: StartupError.logged(event: "host.loadFailed")) { try start.start() }
+        #expect(throws: StartupError.logged(event: .hostLoadFailed)) { try start.start() }
         #expect(start.host != nil)
         #expect(start.server == nil)
         #expect(!FileManager.default.fileExists(atPath: scratch.file("host.sock")))
@@ -106,8 +106,8 @@ import Testing
         // Its folder is a file.
         let path = try scratch.write("plain", []) + "/host.sock"
         let start = startup(try options(["--control", path]))
-        #expect(throws: StartupError.logged(event: "control.unavailable")) { try start.start() }
-        #expect(try records().named("control.unavailable").first?.string("path") == path)
+        #expect(throws: StartupError.logged(event: .controlUnavailable)) { try start.start() }
+        #expect(try records().named(.controlUnavailable).first?.string("path") == path)
         // Loaded, never launched.
         #expect(start.host?.state == .notRunning)
     }
@@ -119,9 +119,9 @@ import Testing
         try compile("BadPlugins/bad.c", "b.so", failing)
         try scratch.write("lib/services.json", Array(#"{"services":{"test.b":{"policy":"required"}}}"#.utf8))
         let start = startup(try options())
-        #expect(throws: StartupError.logged(event: "host.requiredFailed")) { try start.start() }
-        #expect(try records().named("host.requiredFailed").first?.strings("services") == ["test.b"])
-        #expect(try records().named("host.ready").isEmpty)
+        #expect(throws: StartupError.logged(event: .hostRequiredFailed)) { try start.start() }
+        #expect(try records().named(.hostRequiredFailed).first?.strings("services") == ["test.b"])
+        #expect(try records().named(.hostReady).isEmpty)
         #expect(start.host?.state == .notRunning)
     }
 }

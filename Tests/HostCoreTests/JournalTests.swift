@@ -18,7 +18,7 @@ import Testing
         #expect(!Journal.isStream(fd, environment: nil))
         #expect(!Journal.isStream(fd, environment: "garbage"))
         let log = Log(level: .debug, descriptor: fd, journal: Journal.isStream(fd, environment: stream))
-        log.error("host", "broken", event: "x.y")
+        log.error("host", "broken", event: .hostLoadFailed)
         log.warn("host", "odd")
         log.info("host", "fine")
         log.debug("host", "detail")

@@ -13,7 +13,7 @@ import Testing
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         #expect(descriptor >= 0)
         defer { close(descriptor) }
-        Log(level: .info, format: format, descriptor: descriptor, journal: false).write(.warn, "host", message, event: "test.event", fields: fields)
+        Log(level: .info, format: format, descriptor: descriptor, journal: false).write(.warn, "host", message, event: .firstLaunchUnrecorded, fields: fields)
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
@@ -29,7 +29,7 @@ import Testing
     /// escaping come back as they were, and a text line carries none of them.
     @Test func fieldsNeedingEscapes_areWrittenInJSONLines_andLeftOutOfTextLines() throws {
         let odd = ["quote \" and \\ backslash", "new\nline\ttab", "\u{1}control é", ""]
-        let fields: [LogField] = [.strings("services", odd), .string("path", odd[0]), .int("count", -3)]
+        let fields: [LogField] = [.strings("services", odd), .string("path", odd[0]), .int("errno", -3)]
         let text = try written("ready", format: .text, fields[0], fields[1], fields[2])
         #expect(text == Array("warn [host] ready\n".utf8))
         let json = try written("ready", format: .json, fields[0], fields[1], fields[2])
@@ -38,7 +38,7 @@ import Testing
         let written = try #require(line["fields"] as? [String: Any])
         #expect(written["services"] as? [String] == odd)
         #expect(written["path"] as? String == odd[0])
-        #expect(written["count"] as? Int == -3)
-        #expect(line["message"] as? String == "ready" && line["event"] as? String == "test.event")
+        #expect(written["errno"] as? Int == -3)
+        #expect(line["message"] as? String == "ready" && line["event"] as? String == LogEvent.firstLaunchUnrecorded.name)
     }
 }

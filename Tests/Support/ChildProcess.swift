@@ -54,7 +54,7 @@ public final class ChildProcess {
         if !hasExited {
             kill(pid, SIGKILL)
             var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            _ = retryingOnInterrupt { waitpid(pid, &raw, 0) }
             status = Self.decode(raw)
         }
         let text = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""

@@ -1,4 +1,6 @@
 import Foundation
+// The host's log events, declared once: tests name them by case (`records.named(.hostReady)`).
+@_exported import LogEvents
 
 /// One line of a host's `--log-format json` log: what tests assert on instead of the English
 /// text of `LEVEL [SOURCE] MESSAGE` lines, which may change.
@@ -53,8 +55,8 @@ public struct LogRecord: CustomStringConvertible {
 }
 
 extension Array where Element == LogRecord {
-    /// The records of the host's own lines named `event`.
-    public func named(_ event: String) -> [LogRecord] { filter { $0.event == event } }
+    /// The records of the host's own lines of `event`.
+    public func named(_ event: LogEvent) -> [LogRecord] { filter { $0.event == event.name } }
 
     /// The messages of the lines a service wrote itself (no event), in order.
     public func messages(from source: String) -> [String] {

@@ -53,8 +53,9 @@ public final class Scratch {
         try bytes.withUnsafeBytes { buffer in
             var done = 0
             while done < buffer.count {
-                let written = Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                if written < 0 && errno == EINTR { continue }
+                let written = retryingOnInterrupt {
+                    Glibc.write(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                }
                 guard written > 0 else { throw TestFailure("cannot write \(target): errno \(errno)") }
                 done += written
             }

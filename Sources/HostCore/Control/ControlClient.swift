@@ -71,12 +71,18 @@ public enum ControlClient {
     /// Returns when `socket` has bytes (or an end) to read; throws once `deadline` has passed.
     private static func awaitReadable(_ socket: borrowing FileDescriptor, until deadline: Double, timeout: Double, path: String) throws(ClientError) {
         while true {
-            let left = deadline - Clock.monotonic()
             var polled = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
-            let ready = left > 0 ? poll(&polled, 1, Int32(min((left * 1000).rounded(.up), Double(Int32.max)))) : 0
+            let ready: Int32
+            do throws(SystemError) {
+                // Again after a signal, with what is left of the time.
+                ready = try retryingOnInterrupt("poll", path) {
+                    let left = deadline - Clock.monotonic()
+                    return left > 0 ? poll(&polled, 1, Int32(min((left * 1000).rounded(.up), Double(Int32.max)))) : 0
+                }
+            } catch {
+                throw ClientError(description: "waiting for the host at \(path): \(error.reason)")
+            }
             if ready > 0 { return }
-            if ready < 0 && errno == EINTR { continue }
-            if ready < 0 { throw ClientError(description: "waiting for the host at \(path): \(String(cString: strerror(errno)))") }
             if Clock.monotonic() >= deadline {
                 throw ClientError(
                     description: "the host at \(path) did not reply within \(OptionValue.secondsText(timeout)) s"

@@ -195,7 +195,7 @@ public final class ControlServer: Sendable {
         guard first else { return }
         var fields: [LogField] = [.string("reason", reason)]
         if let limit { fields.append(.int("limit", limit)) }
-        log.write(.warn, "control", message + "; the host goes on serving the connections it has", event: "control.overloaded", fields: fields)
+        log.write(.warn, "control", message + "; the host goes on serving the connections it has", event: .controlOverloaded, fields: fields)
     }
 
     /// Stops accepting for a moment: accepting cannot succeed now, and the listener stays
@@ -473,7 +473,7 @@ final class ControlConnection: Sendable {
     private func failedToWatch(_ error: SystemError) {
         log.write(
             .warn, "control", "closed a control connection: \(error); the host goes on serving the others",
-            event: "control.unwatched", fields: [.string("operation", error.operation), .int("errno", Int(error.errno))])
+            event: .controlUnwatched, fields: [.string("operation", error.operation), .int("errno", Int(error.errno))])
         close()
     }
 
@@ -651,12 +651,12 @@ final class ControlConnection: Sendable {
                 log.warn(
                     "control",
                     "dropped a watch client: it left more than \(ConnectionOutput.bound) bytes unread;"
-                        + " the host goes on serving the others", event: "watch.dropped", .int("bytes", ConnectionOutput.bound))
+                        + " the host goes on serving the others", event: .watchDropped, .int("bytes", ConnectionOutput.bound))
             } else {
                 log.warn(
                     "control",
                     "dropped a control client: it left more than \(ConnectionOutput.bound) bytes of replies unread;"
-                        + " the host goes on serving the others", event: "control.dropped", .int("bytes", ConnectionOutput.bound))
+                        + " the host goes on serving the others", event: .controlDropped, .int("bytes", ConnectionOutput.bound))
             }
         } else {
             log.debug("control", "a client went away before its reply")

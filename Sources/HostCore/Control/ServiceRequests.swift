@@ -49,7 +49,7 @@ final class ServiceRequests: Sendable {
                 switch parsed {
                 case .failure(let refusal):
                     log.warn(
-                        service, "request refused: \(refusal.message)", event: "request.refused",
+                        service, "request refused: \(refusal.message)", event: .requestRefused,
                         .string("reason", refusal.message))
                     return send(ControlReply(refusal))
                 case .success(let parsed): request = parsed
@@ -61,13 +61,13 @@ final class ServiceRequests: Sendable {
                         + (grant == nil
                             ? "(grant it in services.json: \"requests\": \"events\" or \"all\")"
                             : "(services.json grants it \"requests\": \"events\"; this one needs \"all\")")
-                    log.warn(service, message, event: "request.refused", .string("reason", message))
+                    log.warn(service, message, event: .requestRefused, .string("reason", message))
                     return send(ControlReply(ControlRefusal(id: request.id, message: message)))
                 }
                 // `watch` turns a socket connection into a stream; a service's request has none.
                 if case .operate(.watch) = request.command {
                     let message = "service \(service) may not make the request \"watch\": it streams on a control connection"
-                    log.warn(service, message, event: "request.refused", .string("reason", message))
+                    log.warn(service, message, event: .requestRefused, .string("reason", message))
                     return send(ControlReply(ControlRefusal(id: request.id, message: message)))
                 }
                 handler.handle(request) { body, after in

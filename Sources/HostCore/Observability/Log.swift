@@ -1,4 +1,7 @@
 import Glibc
+// The log events are declared once, in LogEvents, which the tests read too. Re-exported so the
+// host's code and its users name them as members (`event: .workerCrashed`).
+@_exported import LogEvents
 import Synchronization
 
 /// How log lines are written.
@@ -78,12 +81,17 @@ public final class Log: Sendable {
     public func enabled(_ level: LogLevel) -> Bool { level <= self.level }
 
     /// Writes one line. `source` is "host", "loader" or a service id; `event` names what
-    /// happened for machines (`worker.crashed`), with `fields` its details. The message is only
-    /// built when the level is enabled, so a debug line costs nothing at info level.
+    /// happened for machines (`worker.crashed`), with `fields` its details, each one the event
+    /// declares. The message is only built when the level is enabled, so a debug line costs
+    /// nothing at info level.
     public func write(
         _ level: LogLevel, _ source: String, _ message: @autoclosure () -> String,
-        event: String? = nil, fields: [LogField] = []
+        event: LogEvent? = nil, fields: [LogField] = []
     ) {
+        // Debug builds (every test run) stop at a field the event does not declare.
+        assert(
+            fields.allSatisfy { field in event?.fields.contains(field.key) ?? false },
+            "\(event?.name ?? "a line without an event") does not declare the field(s) \(fields.map(\.key)); see LogEvent")
         guard enabled(level) else { return }
         let message = message()
         let stamp = time.stamp()
@@ -95,7 +103,7 @@ public final class Log: Sendable {
             line =
                 "{" + (stamp.map { "\"time\":\(JSONText.string($0))," } ?? "")
                 + "\"level\":\"\(level.name)\",\"source\":\(JSONText.string(source))"
-            if let event { line += ",\"event\":\(JSONText.string(event))" }
+            if let event { line += ",\"event\":\(JSONText.string(event.name))" }
             line += ",\"message\":\(JSONText.string(message))"
             if !fields.isEmpty {
                 line += ",\"fields\":{" + fields.map { JSONText.string($0.key) + ":" + $0.json }.joined(separator: ",") + "}"
@@ -135,19 +143,19 @@ public final class Log: Sendable {
     }
 
     /// An error line.
-    public func error(_ source: String, _ message: @autoclosure () -> String, event: String? = nil, _ fields: LogField...) {
+    public func error(_ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...) {
         write(.error, source, message(), event: event, fields: fields)
     }
     /// A warning line.
-    public func warn(_ source: String, _ message: @autoclosure () -> String, event: String? = nil, _ fields: LogField...) {
+    public func warn(_ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...) {
         write(.warn, source, message(), event: event, fields: fields)
     }
     /// An info line.
-    public func info(_ source: String, _ message: @autoclosure () -> String, event: String? = nil, _ fields: LogField...) {
+    public func info(_ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...) {
         write(.info, source, message(), event: event, fields: fields)
     }
     /// A debug line.
-    public func debug(_ source: String, _ message: @autoclosure () -> String, event: String? = nil, _ fields: LogField...) {
+    public func debug(_ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...) {
         write(.debug, source, message(), event: event, fields: fields)
     }
 }

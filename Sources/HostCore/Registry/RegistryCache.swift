@@ -122,7 +122,7 @@ public final class RegistryCache: Sendable {
 
     private func logRebuilt(_ reason: String) {
         log?.warn(
-            "host", "registry cache \(directory.child(RegistryFile.name)) \(reason); rebuilding it", event: "registry.rebuilt",
+            "host", "registry cache \(directory.child(RegistryFile.name)) \(reason); rebuilding it", event: .registryRebuilt,
             .string("path", directory.child(RegistryFile.name)), .string("reason", reason))
     }
 
@@ -169,7 +169,7 @@ public final class RegistryCache: Sendable {
         if state.paths == nil { state.paths = Set(state.entries.keys.lazy.map(\.path)) }
         guard state.paths?.contains(key.path) == true else { return }
         log.info(
-            "host", "registry cache: \(key.path) changed since it was cached; reading it again", event: "registry.changed",
+            "host", "registry cache: \(key.path) changed since it was cached; reading it again", event: .registryChanged,
             .string("path", key.path))
     }
 
@@ -261,7 +261,7 @@ public final class RegistryCache: Sendable {
             }
             if first {
                 log?.warn(
-                    "host", "cannot write the registry cache: \(error)", event: "registry.unwritable",
+                    "host", "cannot write the registry cache: \(error)", event: .registryUnwritable,
                     .string("path", directory.child(RegistryFile.name)), .string("reason", "\(error)"))
             }
         }

@@ -29,16 +29,16 @@ extension Host {
                 log.write(
                     .warn, "host",
                     previous.description
-                        + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"), event: "sentinel.uncleanExit",
+                        + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"), event: .sentinelUncleanExit,
                     fields: fields)
             }
         } catch {
-            log.warn("host", "no crash sentinel: \(error)", event: "sentinel.unavailable")
+            log.warn("host", "no crash sentinel: \(error)", event: .sentinelUnavailable)
         }
         if settings.safeMode {
             log.warn(
                 "host", "safe mode: only trusted services start (bundled plugins, and services the configuration marks \"trusted\": true)",
-                event: "safeMode.on")
+                event: .safeModeOn)
         }
         let board = supervisor.board
         let shortest = ([settings.eventTimeout] + settings.policies.values.compactMap(\.eventTimeout)).min()!

@@ -61,7 +61,7 @@ public final class Host {
         // its own that can fail, is handed over later (startIsolation).
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
         let authorization = NotificationAuthorization(policy: notificationAuthorization, stateDirectory: stateDirectory) {
-            log.error("host", $0, event: "authorization.unreadable", .string("path", $1), .string("reason", $2))
+            log.error("host", $0, event: .authorizationUnreadable, .string("path", $1), .string("reason", $2))
         }
         let dormant = DormantServices()
         requests = ServiceRequests(log: log)

@@ -137,11 +137,9 @@ public final class MainLoop: Sendable {
         // Anything queued before the loop ran (its pokes are in the handle too).
         _dispatch_main_queue_callback_4CF(nil)
         while true {
-            let count = csystem_epoll_wait(epoll, tokens, events, Int32(capacity), -1)
-            if count < 0 {
-                // A signal (SIGTERM is recorded by its handler, read on the signal thread).
-                if errno == EINTR { continue }
-                throw .current("epoll_wait", "the main loop")
+            // A signal interrupts the wait (SIGTERM is recorded by its handler, read on the signal thread).
+            let count = try retryingOnInterrupt("epoll_wait", "the main loop") {
+                csystem_epoll_wait(epoll, tokens, events, Int32(capacity), -1)
             }
             for index in 0..<Int(count) {
                 let token = tokens[index]

@@ -98,7 +98,7 @@ public final class ShutdownCoordinator: Sendable {
         }
         log.info(
             "host", "\(name) received: shutting down (a second signal or \(OptionValue.secondsText(timeout)) s forces exit)",
-            event: "host.shuttingDown", .string("by", name))
+            event: .hostShuttingDown, .string("by", name))
         DispatchQueue.main.async(execute: shutdown)
     }
 
@@ -108,7 +108,7 @@ public final class ShutdownCoordinator: Sendable {
         if begin() {
             log.info(
                 "host", "terminating on request (a signal or \(OptionValue.secondsText(timeout)) s forces exit)",
-                event: "host.shuttingDown", .string("by", "request"))
+                event: .hostShuttingDown, .string("by", "request"))
         }
     }
 
@@ -127,9 +127,9 @@ public final class ShutdownCoordinator: Sendable {
         if let (service, event) = tracker.current {
             log.write(
                 .error, "host", "forced exit: \(reason); service \(service) has not returned from \(event)",
-                event: "host.forcedExit", fields: fields + [.string("service", service), .string("event", event)])
+                event: .hostForcedExit, fields: fields + [.string("service", service), .string("event", event)])
         } else {
-            log.write(.error, "host", "forced exit: \(reason)", event: "host.forcedExit", fields: fields)
+            log.write(.error, "host", "forced exit: \(reason)", event: .hostForcedExit, fields: fields)
         }
         _exit(1)
     }

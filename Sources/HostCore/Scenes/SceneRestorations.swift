@@ -50,7 +50,7 @@ final class SceneRestorations {
             do { _ = try Self.activity(bytes) } catch {
                 log.warn(
                     service, "scene \(name): restoration activity refused: \(error.message); what was saved before stays",
-                    event: "scene.restorationRefused", .string("scene", name), .string("reason", error.message))
+                    event: .sceneRestorationRefused, .string("scene", name), .string("reason", error.message))
                 return Int32(SH_INVALID)
             }
         }
@@ -69,7 +69,7 @@ final class SceneRestorations {
         } catch {
             log.error(
                 service, "scene \(name): cannot save the restoration activity: \(error)",
-                event: "scene.restorationFailed", .string("scene", name),
+                event: .sceneRestorationFailed, .string("scene", name),
                 .string("path", Self.path(of: name, in: stateDirectory)), .int("errno", Int(error.errno ?? 0)))
             return Int32(SH_ERROR)
         }
@@ -91,7 +91,7 @@ final class SceneRestorations {
         } catch {
             log.error(
                 "host", "scene \(name): the saved restoration activity cannot be used (\(error)); the scene connects without it",
-                event: "scene.restorationUnreadable", .string("scene", name), .string("path", path),
+                event: .sceneRestorationUnreadable, .string("scene", name), .string("path", path),
                 .string("reason", (error as? StorageError)?.reason(about: path) ?? "\(error)"))
             return nil
         }

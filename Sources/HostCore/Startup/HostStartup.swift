@@ -46,7 +46,7 @@ public final class HostStartup {
         let trace: TraceWriter
         do { trace = try TraceWriter(path: options.traceFile, watchers: log.watchers) } catch {
             throw stop(
-                "cannot write the trace: \(error)", event: "host.traceFailed", .string("path", error.path),
+                "cannot write the trace: \(error)", event: .hostTraceFailed, .string("path", error.path),
                 .int("errno", Int(error.errno)))
         }
         let (stateDirectory, firstLaunch) = try openStateDirectory()
@@ -61,7 +61,7 @@ public final class HostStartup {
             log.info(
                 "host",
                 "plugin directories from \(options.pluginSource): \(options.pluginDirectories.joined(separator: ":"))",
-                event: "plugins.default", .strings("directories", options.pluginDirectories))
+                event: .pluginsDefault, .strings("directories", options.pluginDirectories))
         }
         // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
         // Per-service policies come from the configuration file (its errors are reported by load).
@@ -76,7 +76,7 @@ public final class HostStartup {
         do {
             host.notifier = try SystemdNotifier.fromEnvironment()
         } catch {
-            log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)", event: "systemd.unusable")
+            log.warn("host", "NOTIFY_SOCKET is set but unusable: \(error)", event: .systemdUnusable)
         }
         try load(host, loadSettings, stateDirectory: stateDirectory)
         let coordinator = shutdownCoordinator(host)
@@ -99,7 +99,7 @@ public final class HostStartup {
             "\(host.state.name) with \(host.services.count) service(s): " + ids
                 + (host.dormantCount > 0 ? " (and \(host.dormantCount) lazy, not loaded)" : "")
                 + "; control socket \(server.path)",
-            event: "host.ready",
+            event: .hostReady,
             .string("state", host.state.name), .strings("services", host.services.map(\.id)),
             .int("lazy", host.dormantCount),
             .string("control", server.path))
@@ -159,7 +159,7 @@ public final class HostStartup {
     private func stateDirectoryFailure(_ error: StorageError) -> StartupError {
         let errno = error.errno ?? 0
         return stop(
-            "state directory: \(error)", event: "host.stateDirectoryFailed", .string("path", error.path),
+            "state directory: \(error)", event: .hostStateDirectoryFailed, .string("path", error.path),
             .int("errno", Int(errno)))
     }
 
@@ -170,17 +170,17 @@ public final class HostStartup {
         do {
             try host.load(settings)
         } catch {
-            throw stop("\(error)", event: "host.loadFailed")
+            throw stop("\(error)", event: .hostLoadFailed)
         }
         if let counts = settings.registry?.takeCounts() {
             log.debug(
                 "host", "registry cache: \(counts.cached) file(s) from the cache, \(counts.read) read",
-                event: "registry.used",
+                event: .registryUsed,
                 .int("cached", counts.cached), .int("read", counts.read))
         }
         // Lazy services waiting for their first event are services too: only a host with neither warns.
         if host.services.isEmpty && host.dormantCount == 0 {
-            log.warn("host", "no services loaded; running with none", event: "host.noServices")
+            log.warn("host", "no services loaded; running with none", event: .hostNoServices)
         }
     }
 
@@ -193,9 +193,9 @@ public final class HostStartup {
             timeout: shutdownTimeout, tracker: host.tracker, log: log,
             hangup: {
                 MainActor.assumeIsolated {
-                    host.log.info("host", "SIGHUP received: reloading", event: "reload.requested")
+                    host.log.info("host", "SIGHUP received: reloading", event: .reloadRequested)
                     do { _ = try host.reload() } catch {
-                        host.log.error("host", "reload failed, nothing changed: \(error)", event: "reload.failed")
+                        host.log.error("host", "reload failed, nothing changed: \(error)", event: .reloadFailed)
                     }
                 }
             },
@@ -205,7 +205,7 @@ public final class HostStartup {
                     // Replies already produced (a request carried out just before the signal) reach
                     // their clients; one that does not read costs at most half the shutdown timeout.
                     ControlServer.flushReplies(within: shutdownTimeout / 2)
-                    log.info("host", "terminated cleanly", event: "host.terminated")
+                    log.info("host", "terminated cleanly", event: .hostTerminated)
                     exit(0)
                 }
             })
@@ -225,7 +225,7 @@ public final class HostStartup {
                 handler: ControlHandler(
                     host: host, maxPayload: options.maxPayload, willTerminate: coordinator.armDeadline))
         } catch {
-            throw stop("\(error)", event: "control.unavailable", .string("path", controlPath))
+            throw stop("\(error)", event: .controlUnavailable, .string("path", controlPath))
         }
     }
 
@@ -235,15 +235,15 @@ public final class HostStartup {
         guard let address = options.metricsListen else { return nil }
         let metrics: MetricsServer
         do { metrics = try MetricsServer(address: address, host: host) } catch {
-            throw stop("\(error)", event: "metrics.unavailable")
+            throw stop("\(error)", event: .metricsUnavailable)
         }
         log.info(
-            "host", "metrics on http://\(metrics.address)/metrics", event: "metrics.listening",
+            "host", "metrics on http://\(metrics.address)/metrics", event: .metricsListening,
             .string("address", "\(metrics.address)"))
         if !address.isLoopback {
             log.warn(
                 "host", "--metrics-listen \(address) is reachable from other machines: the figures name every service",
-                event: "metrics.exposed", .string("address", "\(address)"))
+                event: .metricsExposed, .string("address", "\(address)"))
         }
         return metrics
     }
@@ -253,16 +253,16 @@ public final class HostStartup {
     private func launch(_ host: Host, _ request: LaunchRequest) throws(StartupError) {
         let failedRequired: [String]
         do { failedRequired = try host.launch(request) } catch {
-            log.error("host", error.description, event: "host.launchFailed")
+            log.error("host", error.description, event: .hostLaunchFailed)
             return
         }
         guard failedRequired.isEmpty else {
             // The launch stopped before anyone became active; those that launched go down in reverse.
             log.error(
                 "host", "required service(s) failed to launch: \(failedRequired.joined(separator: ", ")); stopping",
-                event: "host.requiredFailed", .strings("services", failedRequired))
+                event: .hostRequiredFailed, .strings("services", failedRequired))
             try? host.terminate()
-            throw .logged(event: "host.requiredFailed")
+            throw .logged(event: .hostRequiredFailed)
         }
     }
 
@@ -272,11 +272,11 @@ public final class HostStartup {
         stop(
             "cannot start the \(error.path): \(error.reason) (\(error.operation); a limit on threads or processes:"
                 + " ulimit -u, or the cgroup's pids.max)",
-            event: "host.threadFailed", .string("thread", error.path), .int("errno", Int(error.errno)))
+            event: .hostThreadFailed, .string("thread", error.path), .int("errno", Int(error.errno)))
     }
 
     /// Logs `message` as an error with `event` and returns the start's end.
-    private func stop(_ message: String, event: String, _ fields: LogField...) -> StartupError {
+    private func stop(_ message: String, event: LogEvent, _ fields: LogField...) -> StartupError {
         log.write(.error, "host", message, event: event, fields: fields)
         return .logged(event: event)
     }

@@ -24,7 +24,7 @@ public struct StartedHost {
         let failure = withExtendedLifetime(keptAlive) { () -> SystemError in
             do throws(SystemError) { try MainLoop.shared.run() } catch { return error }
         }
-        host.log.write(.error, "host", "\(failure)", event: "host.mainLoopFailed")
+        host.log.write(.error, "host", "\(failure)", event: .hostMainLoopFailed)
         exit(2)
     }
 

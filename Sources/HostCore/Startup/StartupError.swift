@@ -4,7 +4,7 @@ public enum StartupError: Error, Equatable {
     case launchOptions(String)
     /// The start stopped at a step that logged why, as an error line with `event`
     /// (`host.stateDirectoryFailed`, `host.loadFailed`, `control.unavailable`, …).
-    case logged(event: String)
+    case logged(event: LogEvent)
 
     /// The exit status: 2, as for every start that cannot go on.
     public var status: Int32 { 2 }

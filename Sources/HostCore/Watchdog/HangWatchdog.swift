@@ -76,7 +76,7 @@ final class HangWatchdog: Sendable {
                 "service \(id) has not returned from \(event) within its \(Seconds.text(limit)) s deadline;"
                     + " an in-process service cannot be stopped safely, so the host waits for it (host ctl state and list"
                     + " still answer; \"isolation\": \"process\" would have killed and restarted it)",
-                event: "service.stuck", .string("service", id), .string("event", event))
+                event: .serviceStuck, .string("service", id), .string("event", event))
             tracker.stuck = CallTracker.StuckCall(service: id, event: event, since: call.since, deadline: limit)
         }
     }

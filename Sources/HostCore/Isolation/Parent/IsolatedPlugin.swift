@@ -99,7 +99,7 @@ final class IsolatedPlugin {
         log.error(
             "host",
             "\(subject) \(proxies.count == 1 ? "is" : "are") marked failed (\(record.summary));"
-                + " not started until \(path) changes", event: "worker.blocked", .strings("services", ids), .string("path", path))
+                + " not started until \(path) changes", event: .workerBlocked, .strings("services", ids), .string("path", path))
         watchFile()
         return proxies.map { $0.loadedInfo(path: path, identity: identity) }
     }
@@ -294,7 +294,7 @@ final class IsolatedPlugin {
             status = .stopped
             publish()
             return log.write(
-                .error, "host", what + "; not restarted: the host is terminating", event: "worker.crashed",
+                .error, "host", what + "; not restarted: the host is terminating", event: .workerCrashed,
                 fields: fields + [.string("restart", "none")])
         }
         if limitReached { return markFailed(report, what, fields) }
@@ -302,7 +302,7 @@ final class IsolatedPlugin {
         publish()
         let delay = history.restartDelay
         log.write(
-            .error, "host", what + "; restarting it in \(Seconds.text(delay)) s", event: "worker.crashed",
+            .error, "host", what + "; restarting it in \(Seconds.text(delay)) s", event: .workerCrashed,
             fields: fields + [.string("restart", Seconds.text(delay))])
         clock.schedule(after: delay) { [weak self] in self?.restart() }
     }
@@ -338,7 +338,7 @@ final class IsolatedPlugin {
             : "the reason is in \(saved.joined(separator: ", "))"
         log.write(
             .error, "host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
-            event: "worker.failed",
+            event: .workerFailed,
             fields: fields + [
                 .string("path", path), .strings("records", saved),
                 .string("record", saved.isEmpty ? "unsaved" : "saved"),
@@ -410,7 +410,7 @@ final class IsolatedPlugin {
         guard case .running = status else { return }
         log.info(
             "host", "\(subject) restarted (worker pid \(connection.pid)); caught up to \(host.state.name)",
-            event: "worker.restarted", .strings("services", ids), .int("pid", connection.pid))
+            event: .workerRestarted, .strings("services", ids), .int("pid", connection.pid))
     }
 
     private func stop(because reason: String) {
@@ -419,7 +419,7 @@ final class IsolatedPlugin {
         publish()
         log.error(
             "host", "\(subject) cannot be restarted: \(reason); it starts again when \(path) changes",
-            event: "worker.stopped", .strings("services", ids), .string("path", path))
+            event: .workerStopped, .strings("services", ids), .string("path", path))
         watchFile()
     }
 
@@ -438,7 +438,7 @@ final class IsolatedPlugin {
         var info = stat()
         guard stat(path, &info) == 0, FileIdentity(info) != blocked else { return watchFile() }
         log.info(
-            "host", "\(path) changed: starting \(subject) again", event: "worker.fileChanged",
+            "host", "\(path) changed: starting \(subject) again", event: .workerFileChanged,
             .strings("services", ids), .string("path", path))
         for proxy in proxies { _ = try? supervisor.failures.remove(proxy.id) }
         for proxy in proxies { supervisor.board.update(proxy.id) { $0.failure = nil } }

@@ -51,7 +51,7 @@ struct OutputLines {
                 log.warn(
                     source,
                     "prints too much: its output is dropped for up to \(Int(Self.window)) s"
-                        + " (at most \(Self.budget) lines are logged per \(Int(Self.window)) s)", event: "worker.outputThrottled",
+                        + " (at most \(Self.budget) lines are logged per \(Int(Self.window)) s)", event: .workerOutputThrottled,
                     .int("budget", Self.budget), .int("window", Int(Self.window)))
             }
             dropped += 1
@@ -60,12 +60,12 @@ struct OutputLines {
         logged += 1
         var text = String(decoding: partial.prefix(Self.longestLine), as: UTF8.self)
         if partial.count > Self.longestLine { text += "…" }
-        log.info(source, "output: " + text, event: "worker.output", .string("line", text))
+        log.info(source, "output: " + text, event: .workerOutput, .string("line", text))
     }
 
     private mutating func report(_ now: Double) {
         guard dropped > 0 else { return }
-        log.warn(source, "\(dropped) line(s) of its output were dropped", event: "worker.outputDropped", .int("lines", dropped))
+        log.warn(source, "\(dropped) line(s) of its output were dropped", event: .workerOutputDropped, .int("lines", dropped))
         dropped = 0
     }
 }

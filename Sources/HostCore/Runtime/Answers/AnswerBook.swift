@@ -135,7 +135,7 @@ final class AnswerBook {
                 log.error(
                     record.serviceID,
                     "did not complete \(record.event.name) within \(Seconds.text(next.timeout)) s;"
-                        + " its answer counts as failed", event: "completion.timeout", .string("event", record.event.name),
+                        + " its answer counts as failed", event: .completionTimeout, .string("event", record.event.name),
                     .string("deadline", Seconds.text(next.timeout)))
                 trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
             }

@@ -158,16 +158,16 @@ final class CompletionPool: Sendable {
         case .twice(let service, let event, let log):
             log?.warn(
                 service, "completed \(event.name) a second time; the second call is ignored",
-                event: "completion.twice", .string("event", event.name))
+                event: .completionTwice, .string("event", event.name))
         case .late(let service, let event, let log):
             log?.warn(
                 service, "completed \(event.name) after its deadline; the late answer is ignored",
-                event: "completion.late", .string("event", event.name))
+                event: .completionLate, .string("event", event.name))
         case .unknown(let log):
             // A copy of a completion whose slot was reused since: too late to say whose it was.
             log?.warn(
                 "host", "a completion was called long after its event finished; the call is ignored",
-                event: "completion.stale")
+                event: .completionStale)
         }
     }
 

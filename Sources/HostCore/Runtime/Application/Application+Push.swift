@@ -50,7 +50,7 @@ extension Application {
         do { try transition(to: .active) } catch {
             log.warn(
                 "host", "a tapped notification could not bring the app forward: \(error)",
-                event: "push.notBroughtForward", .string("reason", error.reason))
+                event: .pushNotBroughtForward, .string("reason", error.reason))
         }
     }
 

@@ -34,7 +34,7 @@ extension Application {
             log.info(
                 "host",
                 "scene \(scene.name) connects: role \(choice.role), configuration \(choice.name)"
-                    + (choice.service.map { " (chosen by \($0))" } ?? ""), event: "scene.connected",
+                    + (choice.service.map { " (chosen by \($0))" } ?? ""), event: .sceneConnected,
                 .string("scene", scene.name), .string("role", choice.role), .string("configuration", choice.name))
             deliverScene(
                 .sceneWillConnect, scene,
@@ -127,11 +127,11 @@ extension Application {
             let what = connection.urls.map { "URL \($0.url)" } + connection.activities.map { "activity \($0.type)" }
             for (outcome, what) in zip(connected.deliveries, what) where !outcome.handled {
                 log.warn(
-                    "host", "the launch \(what): \(outcome.note ?? "not handled")", event: "launch.unhandled",
+                    "host", "the launch \(what): \(outcome.note ?? "not handled")", event: .launchUnhandled,
                     .string("what", what))
             }
         } catch {
-            log.error("host", "the launch scene \(scene.name): \(error)", event: "launch.sceneFailed", .string("scene", scene.name))
+            log.error("host", "the launch scene \(scene.name): \(error)", event: .launchSceneFailed, .string("scene", scene.name))
         }
         replayLaunchOptions(request)
     }
@@ -154,7 +154,7 @@ extension Application {
         if !kind.isDeliveredInNewState { scene.setState(next) }
         if kind == .sceneDidDisconnect {
             scenes.remove(scene)
-            log.info("host", "scene \(scene.name) disconnected", event: "scene.disconnected", .string("scene", scene.name))
+            log.info("host", "scene \(scene.name) disconnected", event: .sceneDisconnected, .string("scene", scene.name))
         } else if log.enabled(.debug) {
             log.debug("host", "\(kind.name): scene \(scene.name) is \(next.name)")
         }

@@ -13,7 +13,7 @@ extension Application {
         dispatcher.setServices(services.slots.filter { $0 !== slot })
         services.parked.append((slot, "stopped by request"))
         bus.drain()
-        log.info("host", "service \(id) stopped by request", event: "service.stoppedByRequest", .string("service", id))
+        log.info("host", "service \(id) stopped by request", event: .serviceStoppedByRequest, .string("service", id))
     }
 
     /// Starts service `id` again (stopped by request, or after a failed launch), or for the
@@ -42,7 +42,7 @@ extension Application {
         catchUp([slot])
         if slot.launchFailed { log.warn("host", "service \(id) started again but its launch failed") }
         log.info(
-            "host", "service \(id) started by request; caught up to \(state.name)", event: "service.startedByRequest",
+            "host", "service \(id) started by request; caught up to \(state.name)", event: .serviceStartedByRequest,
             .string("service", id))
     }
 

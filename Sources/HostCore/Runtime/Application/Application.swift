@@ -151,7 +151,7 @@ final class Application {
     private func finishLaunching() {
         do { try services.firstLaunch.hostDidLaunch() } catch {
             log.error(
-                "host", "cannot record the first launch: \(error)", event: "firstLaunch.unrecorded",
+                "host", "cannot record the first launch: \(error)", event: .firstLaunchUnrecorded,
                 .string("path", error.path), .int("errno", Int(error.errno ?? 0)))
         }
         notify(.ready)
@@ -163,7 +163,7 @@ final class Application {
                 if !outcome.handled {
                     log.warn(
                         "host", "the launch notification: \(outcome.note ?? "not handled")",
-                        event: "launch.unhandled", .string("what", "notification"))
+                        event: .launchUnhandled, .string("what", "notification"))
                 }
             }
             // Woken in the background by a background push: its fetch, as iOS calls
@@ -182,7 +182,7 @@ final class Application {
             if !outcome.handled {
                 log.warn(
                     "host", "the launch URL \(url.url): \(outcome.note ?? "not handled")",
-                    event: "launch.unhandled", .string("what", "URL \(url.url)"))
+                    event: .launchUnhandled, .string("what", "URL \(url.url)"))
             }
         }
         if let activity = request.activity, request.scene == nil {
@@ -190,7 +190,7 @@ final class Application {
             if !outcome.handled {
                 log.warn(
                     "host", "the launch activity \(activity.type): \(outcome.note ?? "not handled")",
-                    event: "launch.unhandled", .string("what", "activity \(activity.type)"))
+                    event: .launchUnhandled, .string("what", "activity \(activity.type)"))
             }
         }
     }

@@ -39,7 +39,7 @@ extension EventRouter {
             } catch {
                 let message = "configurationForConnecting: the configuration for scene \(scene.name) is refused: \(error)"
                 dispatcher.services[index].lastError = message
-                log.error(dispatcher.services[index].id, message, event: "scene.configurationRefused", .string("scene", scene.name))
+                log.error(dispatcher.services[index].id, message, event: .sceneConfigurationRefused, .string("scene", scene.name))
             }
         }
         return SceneConfigurationChoice(name: "default", role: requestedRole ?? "main", settings: nil, service: nil)

@@ -80,7 +80,7 @@ final class EventRouter {
                 candidates.isEmpty
                 ? "no service handles \(kind.name) for \(what)"
                 : "no service claimed the \(what)"
-            if !quiet { log.info("host", outcome.note!, event: "route.unclaimed", .string("event", kind.name), .string("what", what)) }
+            if !quiet { log.info("host", outcome.note!, event: .routeUnclaimed, .string("event", kind.name), .string("what", what)) }
         }
         return outcome
     }

@@ -80,7 +80,7 @@ final class NotificationBus {
             do { tape = try JSONTape(parsing: json) } catch {
                 log.warn(
                     sender, "notification \(name): the payload is not valid JSON (\(error)); delivered without a parsed tape",
-                    event: "notification.invalidJSON", .string("name", name), .string("reason", error.description))
+                    event: .notificationInvalidJSON, .string("name", name), .string("reason", error.description))
             }
         }
         let arena = EventArena()
@@ -95,11 +95,11 @@ final class NotificationBus {
         let settings = authorization.current
         do { try authorization.save() } catch {
             log.error(
-                "host", "cannot save the notification authorization: \(error)", event: "authorization.saveFailed",
+                "host", "cannot save the notification authorization: \(error)", event: .authorizationSaveFailed,
                 .string("path", authorization.path ?? error.path), .int("errno", Int(error.errno ?? 0)))
         }
         log.info(
-            "host", "notification authorization: \(settings.status.name)", event: "authorization.changed",
+            "host", "notification authorization: \(settings.status.name)", event: .authorizationChanged,
             .string("status", settings.status.name))
         dormant.wake(.didChangeNotificationAuthorization, "notification authorization \(settings.status.name)")
         let indexes = dispatcher.handlers(.didChangeNotificationAuthorization)

@@ -67,7 +67,7 @@ final class RequestDesk {
         let maxPayload = requests.maxPayload
         func refuse(_ result: Int32, _ reason: String) -> Bool {
             log.warn(
-                request.from, "request \(request.name): \(reason)", event: "request.refused", .string("name", request.name),
+                request.from, "request \(request.name): \(reason)", event: .requestRefused, .string("name", request.name),
                 .string("reason", reason))
             request.reply(.refused(result, reason))
             return false
@@ -94,13 +94,13 @@ final class RequestDesk {
         answers.askOne(.request, data: UnsafeRawPointer(data), arena: arena, to: index) { [log] result, json in
             guard let result else {
                 log.warn(
-                    answerer, "did not answer request \(request.name) within \(Seconds.text(deadline)) s", event: "request.failed",
+                    answerer, "did not answer request \(request.name) within \(Seconds.text(deadline)) s", event: .requestFailed,
                     .string("name", request.name), .string("from", request.from), .string("reason", "timeout"))
                 return request.reply(.refused(Int32(SH_ERROR), "\(answerer) did not answer \(request.name) within \(Seconds.text(deadline)) s"))
             }
             guard result == SH_OK else {
                 log.warn(
-                    answerer, "failed request \(request.name) (result \(result))", event: "request.failed",
+                    answerer, "failed request \(request.name) (result \(result))", event: .requestFailed,
                     .string("name", request.name), .string("from", request.from), .string("reason", "result \(result)"))
                 let detail = json.flatMap { RequestReply(result: Int32(SH_ERROR), json: $0).error }
                 return request.reply(.refused(Int32(SH_ERROR), "\(answerer) failed \(request.name)" + (detail.map { ": \($0)" } ?? "")))

@@ -253,7 +253,7 @@ final class Dispatcher {
             if kind.stateAfter != nil {
                 log.warn(
                     service.id, "answered false to \(kind.name); the other services were still called",
-                    event: "event.answeredFalse", .string("event", kind.name))
+                    event: .eventAnsweredFalse, .string("event", kind.name))
             }
         case Int32(SH_UNSUPPORTED):
             log.debug(service.id, "answered unsupported to \(kind.name)")
@@ -261,7 +261,7 @@ final class Dispatcher {
             let message = "\(kind.name) failed (\(ResultCode.name(result)))"
             service.lastError = message
             log.error(
-                service.id, message, event: "event.failed", .string("event", kind.name),
+                service.id, message, event: .eventFailed, .string("event", kind.name),
                 .string("result", ResultCode.name(result)))
         }
         // A launch answer that is neither OK nor FALSE (an error, or a number the ABI does not

@@ -59,7 +59,7 @@ extension ServiceSet {
         for slot in arrived {
             activatedBy[slot.id] = trigger
             log.info(
-                slot.id, "opened (lazy) by \(trigger)", event: "service.activated", .string("service", slot.id),
+                slot.id, "opened (lazy) by \(trigger)", event: .serviceActivated, .string("service", slot.id),
                 .string("trigger", trigger))
         }
         catchUp(arrived, to: dispatcher.appState, why: .lazy)

@@ -88,7 +88,7 @@ extension ServiceSet {
             "host",
             "reloaded: added [\(report.added.joined(separator: ", "))], removed ["
                 + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]",
-            event: "reload.done", .strings("added", report.added), .strings("removed", report.removed),
+            event: .reloadDone, .strings("added", report.added), .strings("removed", report.removed),
             .strings("replaced", report.replaced))
     }
 
@@ -108,11 +108,11 @@ extension ServiceSet {
         do { plan = try planner.plan!.get() } catch { throw LoadError(description: error.description) }
         skipped += plan.disabled.map { SkippedEntry(service: $0, reason: .disabled, message: "disabled by the configuration") }
         skipped += plan.notConfigured.map { SkippedEntry(service: $0, reason: .notConfigured, message: "not in the configuration (--only-configured)") }
-        for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration", event: "service.disabled", .string("service", id)) }
+        for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration", event: .serviceDisabled, .string("service", id)) }
         for id in plan.notConfigured {
             log.info(
                 "host", "\(id) is not in the configuration: not started (--only-configured)",
-                event: "service.notConfigured", .string("service", id))
+                event: .serviceNotConfigured, .string("service", id))
         }
         if let id = planner.requiredButMissing.first {
             throw LoadError(description: "required service \(id) is in the configuration but no plugin provides it")
@@ -123,11 +123,11 @@ extension ServiceSet {
         for unmet in plan.unmet {
             skipped.append(SkippedEntry(service: unmet.service, reason: .requirementFailed, message: unmet.description))
             log.error(
-                "host", "\(unmet.service) is not started: \(unmet)", event: "service.requirementFailed",
+                "host", "\(unmet.service) is not started: \(unmet)", event: .serviceRequirementFailed,
                 .string("service", unmet.service), .string("requires", unmet.requirementID))
         }
         for id in plan.missing {
-            log.warn("host", "\(id) is in the configuration but no plugin provides it", event: "service.missing", .string("service", id))
+            log.warn("host", "\(id) is in the configuration but no plugin provides it", event: .serviceMissing, .string("service", id))
         }
         configuration = newConfiguration
         // A service stopped by request stays stopped across reloads.
@@ -137,7 +137,7 @@ extension ServiceSet {
             let id = conflict.service
             skipped.append(SkippedEntry(service: id, reason: .answerConflict, message: conflict.description))
             log.error(
-                "host", "\(id) is not started: it \(conflict)", event: "request.conflict", .string("service", id),
+                "host", "\(id) is not started: it \(conflict)", event: .requestConflict, .string("service", id),
                 .string("name", conflict.name), .string("answerer", conflict.answerer))
         }
         var kept = plan
@@ -228,7 +228,7 @@ extension ServiceSet {
                 skipped.append(SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), \(why)"))
                 log.error(
                     "host", "\(id) is not started: it requires \(missing), \(why)",
-                    event: "service.requirementFailed", .string("service", id), .string("requires", missing))
+                    event: .serviceRequirementFailed, .string("service", id), .string("requires", missing))
                 failed.insert(id)
                 continue
             }
@@ -255,10 +255,10 @@ extension ServiceSet {
                 log.warn(
                     service,
                     "is lazy but handles only lifecycle events, which never open a lazy service: opened at start",
-                    event: "service.lazyRefused", .string("service", service), .string("reason", "lifecycleOnly"))
+                    event: .serviceLazyRefused, .string("service", service), .string("reason", "lifecycleOnly"))
             case .required(let service, let requiredBy):
                 log.info(
-                    service, "is lazy but \(requiredBy) requires it: opened at start", event: "service.lazyRefused",
+                    service, "is lazy but \(requiredBy) requires it: opened at start", event: .serviceLazyRefused,
                     .string("service", service), .string("reason", "requiredBy"), .string("requiredBy", requiredBy))
             }
         }
@@ -287,7 +287,7 @@ extension ServiceSet {
             if let refusal = CopyStore.takeRefusal() {
                 log.warn(
                     "host", "the store of plugin copies \(refusal.path) is unsafe (\(refusal.reason)): copies go to a private directory",
-                    event: "copies.storeRefused", .string("path", refusal.path), .string("reason", refusal.reason))
+                    event: .copiesStoreRefused, .string("path", refusal.path), .string("reason", refusal.reason))
             }
         }
         // The marks as a closure literal, not a closure value: `willRun` does not escape, so the
@@ -349,7 +349,7 @@ extension ServiceSet {
         }
         skipped.removeAll { $0.services == [id] && Self.startableReasons.contains($0.reason) }
         log.info(
-            "loader", "loaded \(id) from \(plugin.path), which the last load left out", event: "service.loadedByRequest",
+            "loader", "loaded \(id) from \(plugin.path), which the last load left out", event: .serviceLoadedByRequest,
             .string("service", id), .string("path", plugin.path))
         return slot
     }
@@ -364,11 +364,11 @@ extension ServiceSet {
         // A directory or FIFO named *.so is skipped, not a broken plugin.
         if case .notRegularFile = failure.reason {
             log.warn(
-                "loader", failure.description, event: "load.skipped", .string("path", failure.path),
+                "loader", failure.description, event: .loadSkipped, .string("path", failure.path),
                 .string("reason", failure.message))
         } else {
             log.error(
-                "loader", failure.description, event: "load.failed", .string("path", failure.path),
+                "loader", failure.description, event: .loadFailed, .string("path", failure.path),
                 .string("reason", failure.message))
         }
     }

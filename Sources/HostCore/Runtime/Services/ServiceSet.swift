@@ -126,7 +126,7 @@ final class ServiceSet {
             if try firstLaunch.isFirstHostLaunch() { flags |= UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) }
             if try firstLaunch.isFirstServiceLaunch(slot.id) { flags |= UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) }
         } catch {
-            log.error("host", "cannot read the first-launch marks: \(error); launching as not first", event: "firstLaunch.unreadable")
+            log.error("host", "cannot read the first-launch marks: \(error); launching as not first", event: .firstLaunchUnreadable)
             return 0
         }
         slot.firstLaunchFlags = flags
@@ -145,7 +145,7 @@ final class ServiceSet {
         do { try firstLaunch.servicesDidLaunch(slots.map(\.id)) } catch {
             let ids = slots.map(\.id)
             log.error(
-                "host", "cannot record the first launch of \(ids.joined(separator: ", ")): \(error)", event: "firstLaunch.unrecorded",
+                "host", "cannot record the first launch of \(ids.joined(separator: ", ")): \(error)", event: .firstLaunchUnrecorded,
                 .strings("services", ids), .string("path", error.path), .int("errno", Int(error.errno ?? 0)))
         }
     }
@@ -176,7 +176,7 @@ final class ServiceSet {
             let policy = slot.configuration?.policy == .required ? "required: the launch stops" : "optional"
             log.error(
                 slot.id, "failed to launch; stopped (policy: \(policy)): it receives no more events",
-                event: "service.stopped", .string("reason", "launchFailed"))
+                event: .serviceStopped, .string("reason", "launchFailed"))
         }
         if !stopped.isEmpty { dispatcher.setServices(slots.filter { slot in !stopped.contains { $0 === slot } }) }
         parked += stopped.map { ($0, "failed to launch") }
