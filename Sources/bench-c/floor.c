@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "jsonscan.h"
+#include "timing.h"
 
 static int is_plugin(const struct dirent *entry) {
     size_t length = strlen(entry->d_name);
@@ -74,17 +75,6 @@ static const sh_service **load(const char *dir, size_t *count) {
     free(names);
     *count = used;
     return services;
-}
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int by_value(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 // The dispatcher with nothing but the calls: what the host's dispatch loop does minus
