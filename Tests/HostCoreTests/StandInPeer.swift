@@ -45,7 +45,9 @@ final class StandInPeer {
 
     init() throws {
         var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw SystemError.current("socketpair", "") }
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
+            throw SystemError.current("socketpair", "")
+        }
         worker = pair[1]
         forwarder = HostCallForwarder(channel: .adopting(pair[0]))
         forwarder.setFunctions(functions, for: 0)

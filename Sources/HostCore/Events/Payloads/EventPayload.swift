@@ -79,7 +79,8 @@ protocol PayloadCoder {
     /// `count` bytes at `pointer` (decoded NUL-terminated, so JSON text is a C string too).
     mutating func buffer<T>(_ pointer: inout UnsafePointer<T>?, _ count: inout Int, _ what: String) throws(WireError)
     /// The same, or NULL with a count of 0: a presence byte first.
-    mutating func optionalBuffer<T>(_ pointer: inout UnsafePointer<T>?, _ count: inout Int, _ what: String) throws(WireError)
+    mutating func optionalBuffer<T>(_ pointer: inout UnsafePointer<T>?, _ count: inout Int, _ what: String)
+        throws(WireError)
     /// A parsed JSON tape or NULL, node for node: a presence byte first.
     mutating func tape(_ value: inout UnsafePointer<sh_json>?, _ what: String) throws(WireError)
     /// A nested payload, never NULL.
@@ -134,7 +135,9 @@ extension WireWriter: PayloadCoder {
         payload(&value, what)
     }
 
-    mutating func payloads<P: EventPayload>(_ items: inout UnsafePointer<UnsafePointer<P>?>?, _ count: inout Int, _ what: String) {
+    mutating func payloads<P: EventPayload>(
+        _ items: inout UnsafePointer<UnsafePointer<P>?>?, _ count: inout Int, _ what: String
+    ) {
         u64(UInt64(count))
         for index in 0..<count {
             var item = items?[index]
@@ -174,7 +177,9 @@ struct PayloadReader: PayloadCoder {
         count = bytes.count
     }
 
-    mutating func optionalBuffer<T>(_ pointer: inout UnsafePointer<T>?, _ count: inout Int, _ what: String) throws(WireError) {
+    mutating func optionalBuffer<T>(_ pointer: inout UnsafePointer<T>?, _ count: inout Int, _ what: String)
+        throws(WireError)
+    {
         pointer = nil
         count = 0
         if try r.bool(what + " presence") { try buffer(&pointer, &count, what) }
@@ -198,7 +203,9 @@ struct PayloadReader: PayloadCoder {
         // Every item takes more than 12 bytes on the wire: a count the rest of the payload
         // cannot hold is a lie, refused before anything is reserved for it.
         let declared = try r.u64(what + " count")
-        guard declared <= UInt64(r.remaining / 12) else { throw .malformed("\(declared) of \(what) in \(r.remaining) bytes") }
+        guard declared <= UInt64(r.remaining / 12) else {
+            throw .malformed("\(declared) of \(what) in \(r.remaining) bytes")
+        }
         var list: [UnsafePointer<P>?] = []
         for _ in 0..<declared { list.append(try read(P.self)) }
         items = arena.array(list)

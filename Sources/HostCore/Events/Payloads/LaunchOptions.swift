@@ -14,7 +14,9 @@ extension sh_launch_options: EventPayload {
 }
 
 extension EventArena {
-    func launchOptions(_ request: LaunchRequest, flags: UInt32, settings: [UInt8]?) -> UnsafePointer<sh_launch_options> {
+    func launchOptions(
+        _ request: LaunchRequest, flags: UInt32, settings: [UInt8]?
+    ) -> UnsafePointer<sh_launch_options> {
         var o = sh_launch_options.empty
         o.flags = flags
         o.settings_json = settings.map { EventCodec.charPointer(bytes($0 + [0])) }

@@ -20,7 +20,8 @@ extension EventArena {
         n.name = string(name)
         n.sender = string(sender)
         // The tape holds the text already (NUL-terminated): no second copy.
-        n.json = tape.map { UnsafePointer($0.text.baseAddress!) } ?? json.map { EventCodec.charPointer(bytes($0 + [0])) }
+        n.json =
+            tape.map { UnsafePointer($0.text.baseAddress!) } ?? json.map { EventCodec.charPointer(bytes($0 + [0])) }
         n.json_len = json?.count ?? 0
         n.parsed = tape.map(keep)
         return box(n)

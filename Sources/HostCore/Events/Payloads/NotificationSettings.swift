@@ -11,7 +11,9 @@ extension sh_notification_settings: EventPayload {
 }
 
 extension EventArena {
-    func notificationSettings(_ settings: NotificationAuthorization.Settings) -> UnsafePointer<sh_notification_settings> {
+    func notificationSettings(
+        _ settings: NotificationAuthorization.Settings
+    ) -> UnsafePointer<sh_notification_settings> {
         var n = sh_notification_settings.empty
         n.status = settings.status.rawValue
         n.allowed = settings.allowed.rawValue

@@ -5,7 +5,8 @@ import ServiceABI
 /// parsed tape node for node, flags, sequence number and app state.
 ///
 /// Payload of an `event` frame: u32 service index, u32 kind, i32 app state, u64 seq,
-/// u32 completion id (0: none), then the kind's data (nothing for kinds without data).
+/// u32 completion id (0: none), then the kind's data (nothing for kinds without data): the
+/// fields its payload declares (EventPayload, Events/Payloads), in that order, for both sides.
 /// Scene events carry their scene's whole state (EventCodec+Scenes.swift); the `result`
 /// frame of configurationForConnecting carries the service's filled configuration back.
 enum EventCodec {
@@ -89,11 +90,6 @@ enum EventCodec {
 
     static func charPointer(_ bytes: UnsafePointer<UInt8>) -> UnsafePointer<CChar> {
         UnsafeRawPointer(bytes).assumingMemoryBound(to: CChar.self)
-    }
-
-    /// A blob as a NUL-terminated copy in the arena, byte for byte.
-    static func cString(_ r: inout WireReader, _ arena: EventArena, _ what: String) throws(WireError) -> UnsafePointer<CChar> {
-        charPointer(arena.bytes(try r.blob(what) + [0]))
     }
 
     /// Rebuilds a tape: one block of strings, one array of nodes pointing into it.

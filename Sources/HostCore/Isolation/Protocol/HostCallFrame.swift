@@ -149,7 +149,8 @@ enum HostCallFrame: Sendable, Equatable {
                 call = .storeGet(key: try r.optionalBlob("key"), capacity: try r.u64("capacity"))
                 try r.finish("store_get")
             case .storeSet:
-                call = .storeSet(key: try r.optionalBlob("key"), value: try r.optionalBlob("value"), length: try r.u64("length"))
+                call = .storeSet(
+                    key: try r.optionalBlob("key"), value: try r.optionalBlob("value"), length: try r.u64("length"))
                 try r.finish("store_set")
             case .storeRemove:
                 call = .storeRemove(key: try r.optionalBlob("key"))
@@ -208,7 +209,10 @@ enum HostCallFrame: Sendable, Equatable {
             guard let length = Int(exactly: length) else { throw .malformed("store_set of \(length) bytes") }
             guard let value else {
                 // NULL with a length: what HostAdapter refuses.
-                return .result(length == 0 ? functions.storeSet(key: key ?? [], value: UnsafeRawBufferPointer(start: nil, count: 0)) : invalid)
+                return .result(
+                    length == 0
+                        ? functions.storeSet(key: key ?? [], value: UnsafeRawBufferPointer(start: nil, count: 0))
+                        : invalid)
             }
             return .result(value.withUnsafeBytes { functions.storeSet(key: key ?? [], value: $0) })
         case .storeRemove(let key):
@@ -273,7 +277,8 @@ enum HostCallReply: Sendable, Equatable {
             let result = try r.i32("result")
             let length = try r.u64("length")
             // Back to a size_t, bit for bit: `Int(_:)` trapped past Int.max.
-            return .storeRead(StoreRead(result: result, length: Int(truncatingIfNeeded: length), value: try r.optionalBlob("value")))
+            return .storeRead(
+                StoreRead(result: result, length: Int(truncatingIfNeeded: length), value: try r.optionalBlob("value")))
         case .storeKeys:
             let result = try r.i32("result")
             let count = try r.u32("count")

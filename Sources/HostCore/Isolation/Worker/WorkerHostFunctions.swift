@@ -64,7 +64,8 @@ final class WorkerHostFunctions: HostFunctions {
 
     func storeGet(key: [UInt8], capacity: Int) -> StoreRead {
         // The plugin's size_t as it is (a huge one reads as a negative Int).
-        guard case .storeRead(let read)? = call(.storeGet(key: key, capacity: UInt64(UInt(bitPattern: capacity)))) else {
+        guard case .storeRead(let read)? = call(.storeGet(key: key, capacity: UInt64(UInt(bitPattern: capacity))))
+        else {
             return .failed(Int32(SH_ERROR))
         }
         return read
@@ -97,7 +98,9 @@ final class WorkerHostFunctions: HostFunctions {
     }
 
     func notificationSettings() -> (status: Int32, allowed: UInt32) {
-        guard case .settings(let status, let allowed)? = call(.notificationSettings) else { return (Int32(SH_ERROR), 0) }
+        guard case .settings(let status, let allowed)? = call(.notificationSettings) else {
+            return (Int32(SH_ERROR), 0)
+        }
         return (status, allowed)
     }
 

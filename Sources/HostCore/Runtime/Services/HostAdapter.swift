@@ -69,7 +69,8 @@ enum HostAdapter {
 
     /// Runs `body` with `bytes` and a NUL after them, as a C string of `bytes.count` bytes.
     static func withCString<R>(_ bytes: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
-        (bytes + [0]).withUnsafeBufferPointer { text in text.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) } }
+        (bytes + [0]).withUnsafeBufferPointer { text in text.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+        }
     }
 
     private static let invalid = Int32(SH_INVALID)
@@ -77,93 +78,105 @@ enum HostAdapter {
     /// Every member, `host_data` given.
     private static func table(_ data: UnsafeMutableRawPointer) -> sh_host {
         sh_host(
-        size: UInt32(MemoryLayout<sh_host>.size),
-        version: SH_HOST_VERSION,
-        host_data: data,
-        host_version: HostVersion.cString,
-        log: { host, level, message in
-            guard let functions = HostAdapter.functions(host) else { return }
-            functions.logLine(HostArguments.level(level), message.map { String(cString: $0) } ?? "")
-        },
-        post: { host, name, json, length in
-            guard let functions = HostAdapter.functions(host), let name = HostAdapter.name(name), let json = Bytes(json, length).copied else {
-                return HostAdapter.invalid
-            }
-            return functions.post(name: name, json: json)
-        },
-        app_state: { host in
-            HostAdapter.functions(host)?.appState() ?? AppState.notRunning.rawValue
-        },
-        store_get: { host, key, buffer, capacity, length in
-            // A NULL buffer only with a capacity of 0; a capacity past Int.max is a size_t the
-            // service may pass (only the value's length is ever written).
-            guard let functions = HostAdapter.functions(host), buffer != nil || capacity == 0 else { return HostAdapter.invalid }
-            let read = functions.storeGet(key: HostAdapter.bytes(key), capacity: capacity).fitting(capacity)
-            if read.result == SH_OK || read.result == SH_TOO_SMALL { length?.pointee = read.length }
-            if read.result == SH_OK, let value = read.value, let buffer, !value.isEmpty {
-                value.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            }
-            return read.result
-        },
-        store_set: { host, key, value, length in
-            guard let functions = HostAdapter.functions(host) else { return HostAdapter.invalid }
-            switch Bytes(value, length) {
-            case .invalid: return HostAdapter.invalid
-            case .null: return functions.storeSet(key: HostAdapter.bytes(key), value: UnsafeRawBufferPointer(start: nil, count: 0))
-            case .bytes(let buffer): return functions.storeSet(key: HostAdapter.bytes(key), value: buffer)
-            }
-        },
-        store_remove: { host, key in
-            HostAdapter.functions(host)?.storeRemove(key: HostAdapter.bytes(key)) ?? HostAdapter.invalid
-        },
-        store_keys: { host, each, context in
-            guard let functions = HostAdapter.functions(host), let each else { return HostAdapter.invalid }
-            let (result, keys) = functions.storeKeys()
-            for key in keys { HostAdapter.withCString(key) { each(context, $0) } }
-            return result
-        },
-        get_extension: { host, id in
-            guard HostAdapter.functions(host) != nil, let id else { return nil }
-            return HostExtensions.table(String(cString: id))
-        },
-        subscribe: { host, name in
-            guard let functions = HostAdapter.functions(host), let name = HostAdapter.name(name) else { return HostAdapter.invalid }
-            return functions.subscribe(name)
-        },
-        unsubscribe: { host, name in
-            guard let functions = HostAdapter.functions(host), let name else { return HostAdapter.invalid }
-            return functions.unsubscribe(String(cString: name))
-        },
-        register_for_remote_notifications: { host in
-            HostAdapter.functions(host)?.registerForRemoteNotifications() ?? HostAdapter.invalid
-        },
-        notification_settings: { host, allowed in
-            guard let functions = HostAdapter.functions(host) else { return HostAdapter.invalid }
-            let settings = functions.notificationSettings()
-            allowed?.pointee = settings.allowed
-            return settings.status
-        },
-        request_authorization: { host, options in
-            HostAdapter.functions(host)?.requestAuthorization(options) ?? HostAdapter.invalid
-        },
-        set_scene_restoration: { host, scene, json, length in
-            guard let functions = HostAdapter.functions(host), let json = Bytes(json, length).copied else { return HostAdapter.invalid }
-            return functions.setSceneRestoration(scene: scene, json: json)
-        },
-        control: { host, json, length, reply, context in
-            guard let functions = HostAdapter.functions(host), let reply, case .bytes(let request) = Bytes(json, length), length > 0 else {
-                return HostAdapter.invalid
-            }
-            let target = ControlReplyTarget(function: reply, context: context)
-            return functions.control(Array(request)) { answer in target.call(answer) }
-        },
-        request: { host, name, json, length, reply, context in
-            guard let functions = HostAdapter.functions(host), let name = HostAdapter.name(name), let reply,
-                let json = Bytes(json, length).copied
-            else { return HostAdapter.invalid }
-            let target = RequestReplyTarget(function: reply, context: context)
-            return functions.request(name: name, json: json) { answer in target.call(answer) }
-        })
+            size: UInt32(MemoryLayout<sh_host>.size),
+            version: SH_HOST_VERSION,
+            host_data: data,
+            host_version: HostVersion.cString,
+            log: { host, level, message in
+                guard let functions = HostAdapter.functions(host) else { return }
+                functions.logLine(HostArguments.level(level), message.map { String(cString: $0) } ?? "")
+            },
+            post: { host, name, json, length in
+                guard let functions = HostAdapter.functions(host), let name = HostAdapter.name(name),
+                    let json = Bytes(json, length).copied
+                else {
+                    return HostAdapter.invalid
+                }
+                return functions.post(name: name, json: json)
+            },
+            app_state: { host in
+                HostAdapter.functions(host)?.appState() ?? AppState.notRunning.rawValue
+            },
+            store_get: { host, key, buffer, capacity, length in
+                // A NULL buffer only with a capacity of 0; a capacity past Int.max is a size_t the
+                // service may pass (only the value's length is ever written).
+                guard let functions = HostAdapter.functions(host), buffer != nil || capacity == 0 else {
+                    return HostAdapter.invalid
+                }
+                let read = functions.storeGet(key: HostAdapter.bytes(key), capacity: capacity).fitting(capacity)
+                if read.result == SH_OK || read.result == SH_TOO_SMALL { length?.pointee = read.length }
+                if read.result == SH_OK, let value = read.value, let buffer, !value.isEmpty {
+                    value.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+                }
+                return read.result
+            },
+            store_set: { host, key, value, length in
+                guard let functions = HostAdapter.functions(host) else { return HostAdapter.invalid }
+                switch Bytes(value, length) {
+                case .invalid: return HostAdapter.invalid
+                case .null:
+                    return functions.storeSet(
+                        key: HostAdapter.bytes(key), value: UnsafeRawBufferPointer(start: nil, count: 0))
+                case .bytes(let buffer): return functions.storeSet(key: HostAdapter.bytes(key), value: buffer)
+                }
+            },
+            store_remove: { host, key in
+                HostAdapter.functions(host)?.storeRemove(key: HostAdapter.bytes(key)) ?? HostAdapter.invalid
+            },
+            store_keys: { host, each, context in
+                guard let functions = HostAdapter.functions(host), let each else { return HostAdapter.invalid }
+                let (result, keys) = functions.storeKeys()
+                for key in keys { HostAdapter.withCString(key) { each(context, $0) } }
+                return result
+            },
+            get_extension: { host, id in
+                guard HostAdapter.functions(host) != nil, let id else { return nil }
+                return HostExtensions.table(String(cString: id))
+            },
+            subscribe: { host, name in
+                guard let functions = HostAdapter.functions(host), let name = HostAdapter.name(name) else {
+                    return HostAdapter.invalid
+                }
+                return functions.subscribe(name)
+            },
+            unsubscribe: { host, name in
+                guard let functions = HostAdapter.functions(host), let name else { return HostAdapter.invalid }
+                return functions.unsubscribe(String(cString: name))
+            },
+            register_for_remote_notifications: { host in
+                HostAdapter.functions(host)?.registerForRemoteNotifications() ?? HostAdapter.invalid
+            },
+            notification_settings: { host, allowed in
+                guard let functions = HostAdapter.functions(host) else { return HostAdapter.invalid }
+                let settings = functions.notificationSettings()
+                allowed?.pointee = settings.allowed
+                return settings.status
+            },
+            request_authorization: { host, options in
+                HostAdapter.functions(host)?.requestAuthorization(options) ?? HostAdapter.invalid
+            },
+            set_scene_restoration: { host, scene, json, length in
+                guard let functions = HostAdapter.functions(host), let json = Bytes(json, length).copied else {
+                    return HostAdapter.invalid
+                }
+                return functions.setSceneRestoration(scene: scene, json: json)
+            },
+            control: { host, json, length, reply, context in
+                guard let functions = HostAdapter.functions(host), let reply,
+                    case .bytes(let request) = Bytes(json, length), length > 0
+                else {
+                    return HostAdapter.invalid
+                }
+                let target = ControlReplyTarget(function: reply, context: context)
+                return functions.control(Array(request)) { answer in target.call(answer) }
+            },
+            request: { host, name, json, length, reply, context in
+                guard let functions = HostAdapter.functions(host), let name = HostAdapter.name(name), let reply,
+                    let json = Bytes(json, length).copied
+                else { return HostAdapter.invalid }
+                let target = RequestReplyTarget(function: reply, context: context)
+                return functions.request(name: name, json: json) { answer in target.call(answer) }
+            })
     }
 
     /// Where a control request's reply goes: the service's function and its context pointer.

@@ -66,7 +66,9 @@ struct StoreRead: Sendable, Equatable {
     func fitting(_ capacity: Int) -> StoreRead {
         guard result == SH_OK, let value else { return self }
         // `capacity` is a size_t: past Int.max it reads as a negative Int.
-        guard UInt(value.count) <= UInt(bitPattern: capacity) else { return StoreRead(result: Int32(SH_TOO_SMALL), length: value.count) }
+        guard UInt(value.count) <= UInt(bitPattern: capacity) else {
+            return StoreRead(result: Int32(SH_TOO_SMALL), length: value.count)
+        }
         return self
     }
 }

@@ -92,18 +92,26 @@ extension ServiceContext: HostFunctions {
         storeCall { store throws(StorageError) in
             try store.set(key, to: value)
             return Int32(SH_OK)
-        } failed: { $0 }
+        } failed: {
+            $0
+        }
     }
 
     func storeRemove(key: [UInt8]) -> Int32 {
-        storeCall { store throws(StorageError) in try store.remove(key) ? Int32(SH_OK) : Int32(SH_NOT_FOUND) } failed: { $0 }
+        storeCall { store throws(StorageError) in
+            try store.remove(key) ? Int32(SH_OK) : Int32(SH_NOT_FOUND)
+        } failed: {
+            $0
+        }
     }
 
     func storeKeys() -> (result: Int32, keys: [[UInt8]]) {
         storeCall { store throws(StorageError) in
             let keys = try store.keys()
             return (Int32(SH_OK), keys)
-        } failed: { ($0, []) }
+        } failed: {
+            ($0, [])
+        }
     }
 
     func subscribe(_ name: String) -> Int32 {
