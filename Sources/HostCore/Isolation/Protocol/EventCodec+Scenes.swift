@@ -248,17 +248,3 @@ extension EventCodec {
         w.blob(UnsafeRawPointer(answer.buffer), count: min(c.settings_len, answer.capacity))
     }
 }
-
-/// `sh_scene_connection_options`: a scene connection's URLs and activities (sceneWillConnect,
-/// configurationForConnecting).
-extension sh_scene_connection_options: EventPayload {
-    static var currentVersion: UInt32 { SH_SCENE_CONNECTION_OPTIONS_VERSION }
-
-    static func fields<Coder: PayloadCoder>(_ o: inout sh_scene_connection_options, _ c: inout Coder) throws(WireError) {
-        try c.u32(&o.flags, "options flags")
-        try c.u32(&o.reserved, "options reserved")
-        try c.payloads(&o.url_contexts, &o.url_context_count, "url context")
-        try c.payloads(&o.user_activities, &o.user_activity_count, "user activity")
-        try c.optionalPayload(&o.restoration_activity, "restoration activity")
-    }
-}
