@@ -61,6 +61,21 @@ import Testing
         }
     }
 
+    /// The host's table from the vocabulary to the payload declarations names the struct the
+    /// vocabulary names (EventData.cStruct, which VocabularyTests holds against the header),
+    /// and each declaration's `empty` carries that struct's size and header version.
+    @Test func everyPayloadDeclaration_isTheStructTheVocabularyNames() {
+        var declared: [String] = []
+        for data in EventData.allCases {
+            guard let payload = data.payload else { continue }
+            #expect(String(describing: payload) == data.cStruct, "\(data)")
+            declared.append(String(describing: payload))
+        }
+        #expect(declared.count == 9)
+        #expect(sh_open_url.empty.size == UInt32(MemoryLayout<sh_open_url>.size) && sh_open_url.empty.version == SH_OPEN_URL_VERSION)
+        #expect(sh_launch_options.empty.version == SH_LAUNCH_OPTIONS_VERSION && sh_launch_options.empty.url == nil)
+    }
+
     @Test func settingsFlagsAndInvalidUTF8_crossByteForByte() throws {
         let arena = EventArena()
         let settings = Array(#"{"verbose":true}"#.utf8)

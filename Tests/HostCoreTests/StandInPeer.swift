@@ -4,55 +4,56 @@ import Synchronization
 
 @testable import HostCore
 
-/// The host's end of a worker channel with a stand-in `sh_host` table behind service 0, so
+/// The host's end of a worker channel with stand-in host functions behind service 0, so
 /// tests can feed frames to a HostCallForwarder and read the replies it sends.
 final class StandInPeer {
-    struct StoreSet: Equatable {
-        var valueIsNull: Bool
-        var length: Int
+    /// Host functions that answer fixed results and record each store_set.
+    final class Functions: HostFunctions {
+        struct StoreSet: Equatable {
+            var key: [UInt8]
+            var length: Int
+        }
+
+        /// Every store_set that reached the functions, in order.
+        let storeSets = Locked<[StoreSet]>([])
+
+        func logLine(_ level: LogLevel, _ message: String) {}
+        func post(name: String, json: [UInt8]?) -> Int32 { Int32(SH_OK) }
+        func appState() -> Int32 { 1 }
+        func storeGet(key: [UInt8], capacity: Int) -> StoreRead { .failed(Int32(SH_NOT_FOUND)) }
+        func storeSet(key: [UInt8], value: UnsafeRawBufferPointer) -> Int32 {
+            storeSets.withLock { $0.append(StoreSet(key: key, length: value.count)) }
+            return Int32(SH_OK)
+        }
+        func storeRemove(key: [UInt8]) -> Int32 { Int32(SH_NOT_FOUND) }
+        func storeKeys() -> (result: Int32, keys: [[UInt8]]) { (Int32(SH_OK), []) }
+        func subscribe(_ name: String) -> Int32 { Int32(SH_OK) }
+        func unsubscribe(_ name: String) -> Int32 { Int32(SH_OK) }
+        func registerForRemoteNotifications() -> Int32 { Int32(SH_OK) }
+        func notificationSettings() -> (status: Int32, allowed: UInt32) { (0, 0) }
+        func requestAuthorization(_ options: UInt32) -> Int32 { 0 }
+        func setSceneRestoration(scene: UInt64, json: [UInt8]?) -> Int32 { Int32(SH_NOT_FOUND) }
+        func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 { Int32(SH_UNSUPPORTED) }
+        func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
+            Int32(SH_NOT_FOUND)
+        }
     }
 
-    /// The last store_set with a NULL value the stand-in table received (tests run in parallel:
-    /// only that case is recorded, and every test that causes it causes the same call).
-    static let lastStoreSet = Locked<StoreSet?>(nil)
-
     let forwarder: HostCallForwarder
+    let functions = Functions()
     private let worker: Int32
-    private let table: UnsafeMutablePointer<sh_host>
 
     init() throws {
         var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw SystemError.current("socketpair", "") }
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
+            throw SystemError.current("socketpair", "")
+        }
         worker = pair[1]
         forwarder = HostCallForwarder(channel: .adopting(pair[0]))
-        table = .allocate(capacity: 1)
-        table.initialize(to: sh_host())
-        table.pointee.size = UInt32(MemoryLayout<sh_host>.size)
-        table.pointee.version = SH_HOST_VERSION
-        table.pointee.log = { _, _, _ in }
-        table.pointee.post = { _, _, _, _ in Int32(SH_OK) }
-        table.pointee.app_state = { _ in 1 }
-        table.pointee.subscribe = { _, _ in Int32(SH_OK) }
-        table.pointee.unsubscribe = { _, _ in Int32(SH_OK) }
-        table.pointee.store_get = { _, _, _, _, length in
-            length?.pointee = 0
-            return Int32(SH_NOT_FOUND)
-        }
-        table.pointee.store_set = { _, _, value, length in
-            // What HostTable answers (Runtime/HostTable.swift): NULL only with a length of 0.
-            if value == nil { StandInPeer.lastStoreSet.withLock { $0 = StoreSet(valueIsNull: true, length: length) } }
-            return value == nil && length != 0 ? Int32(SH_INVALID) : Int32(SH_OK)
-        }
-        table.pointee.store_remove = { _, _ in Int32(SH_NOT_FOUND) }
-        table.pointee.store_keys = { _, _, _ in Int32(SH_OK) }
-        table.pointee.register_for_remote_notifications = { _ in Int32(SH_OK) }
-        forwarder.setTable(table, for: 0)
+        forwarder.setFunctions(functions, for: 0)
     }
 
-    deinit {
-        close(worker)
-        table.deallocate()
-    }
+    deinit { close(worker) }
 
     /// The next reply frame the forwarder sent, as a reader; nil when none is waiting.
     func reply() throws -> WireReader? {

@@ -1,6 +1,6 @@
 // Fuzz target `frame`: bytes a worker (or the host) could write on the worker channel,
 // through FrameDecoder and then each frame's payload decoder: the host's HostCallForwarder
-// (with a stand-in sh_host table, so store calls are decoded and carried out), the load
+// (with stand-in host functions, so store calls are decoded and carried out), the load
 // failure codec, the worker's event decoder, and the host's readers of a worker's answers
 // (an `opened` frame's service ids; a `result` frame's configuration answer, copied into a
 // stand-in configurationForConnecting event's out-struct as into the real one). Any WireError is the peer breaking the
@@ -11,42 +11,40 @@ import ServiceVocabulary
 
 @testable import HostCore
 
-/// The stand-in table: each function checks what the ABI promises it (a real table trusts it).
-/// Members are set one by one, so the table still builds when sh_host grows.
-nonisolated(unsafe) private var table: sh_host = {
-    var t = sh_host()
-    t.size = UInt32(MemoryLayout<sh_host>.size)
-    t.version = SH_HOST_VERSION
-    t.log = { _, _, message in precondition(message != nil) }
-    t.post = { _, name, json, length in
-        precondition(name != nil && (json != nil || length == 0))
+/// Stand-in host functions: each checks what HostAdapter promises an implementation (the
+/// real ones trust it), so a frame that slips an argument past the forwarder's checks traps.
+private final class StandIn: HostFunctions {
+    func logLine(_ level: LogLevel, _ message: String) { precondition((0...3).contains(level.rawValue)) }
+    func post(name: String, json: [UInt8]?) -> Int32 {
+        precondition(!name.isEmpty)
         return Int32(SH_OK)
     }
-    t.app_state = { _ in 1 }
-    t.store_get = { _, _, buffer, capacity, length in
-        precondition(buffer != nil && capacity >= 0)
-        length?.pointee = 3
-        guard capacity >= 3 else { return Int32(SH_TOO_SMALL) }
-        buffer!.storeBytes(of: 0x41, as: UInt8.self)
+    func appState() -> Int32 { 1 }
+    func storeGet(key: [UInt8], capacity: Int) -> StoreRead {
+        precondition(capacity >= 0)
+        return StoreRead(result: Int32(SH_OK), length: 3, value: [0x41, 0x42, 0x43])
+    }
+    func storeSet(key: [UInt8], value: UnsafeRawBufferPointer) -> Int32 {
+        _ = value.reduce(0, &+)
         return Int32(SH_OK)
     }
-    t.store_set = { _, _, value, length in
-        // HostTable's rule: NULL only with length 0, and never a negative size_t.
-        guard length >= 0, value != nil || length == 0 else { return Int32(SH_INVALID) }
-        _ = UnsafeRawBufferPointer(start: length == 0 ? nil : value, count: length).reduce(0, &+)
+    func storeRemove(key: [UInt8]) -> Int32 { Int32(SH_NOT_FOUND) }
+    func storeKeys() -> (result: Int32, keys: [[UInt8]]) { (Int32(SH_OK), [Array("a.key".utf8)]) }
+    func subscribe(_ name: String) -> Int32 {
+        precondition(!name.isEmpty)
         return Int32(SH_OK)
     }
-    t.store_remove = { _, _ in Int32(SH_NOT_FOUND) }
-    t.store_keys = { _, each, context in
-        "a.key".withCString { each?(context, $0) }
-        return Int32(SH_OK)
+    func unsubscribe(_ name: String) -> Int32 { Int32(SH_OK) }
+    func registerForRemoteNotifications() -> Int32 { Int32(SH_OK) }
+    func notificationSettings() -> (status: Int32, allowed: UInt32) { (0, 0) }
+    func requestAuthorization(_ options: UInt32) -> Int32 { 0 }
+    func setSceneRestoration(scene: UInt64, json: [UInt8]?) -> Int32 { Int32(SH_NOT_FOUND) }
+    func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 { Int32(SH_UNSUPPORTED) }
+    func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
+        precondition(!name.isEmpty)
+        return Int32(SH_NOT_FOUND)
     }
-    t.get_extension = { _, _ in nil }
-    t.subscribe = { _, name in name == nil ? Int32(SH_INVALID) : Int32(SH_OK) }
-    t.unsubscribe = { _, name in name == nil ? Int32(SH_INVALID) : Int32(SH_OK) }
-    t.register_for_remote_notifications = { _ in Int32(SH_OK) }
-    return t
-}()
+}
 
 /// The forwarder's channel: replies go to a socket nobody reads, so a reply that does not
 /// fit fails with a WireError like a dead peer (never blocks: the other end is closed).
@@ -55,7 +53,7 @@ private let forwarder: HostCallForwarder = {
     precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
     close(pair[1])
     let forwarder = HostCallForwarder(channel: .adopting(pair[0]))
-    withUnsafePointer(to: &table) { forwarder.setTable($0, for: 0) }
+    forwarder.setFunctions(StandIn(), for: 0)
     return forwarder
 }()
 

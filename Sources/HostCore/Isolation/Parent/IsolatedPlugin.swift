@@ -193,8 +193,8 @@ final class IsolatedPlugin {
     }
 
     private func attachInWorker(_ proxy: ServiceProxy, _ connection: WorkerConnection) -> Int32 {
-        guard let table = proxy.hostTable else { return Int32(SH_INVALID) }
-        connection.forwarder.setTable(table, for: proxy.index)
+        guard let functions = HostAdapter.functions(proxy.hostTable) else { return Int32(SH_INVALID) }
+        connection.forwarder.setFunctions(functions, for: proxy.index)
         var w = WireWriter()
         w.u32(UInt32(proxy.index))
         current = "attach"

@@ -279,7 +279,7 @@ final class WorkerConnection: Sendable {
             }
             if waiting { wake.signal() }
         case .call:
-            guard try HostCallForwarder.callKind(frame).needsMainThread else { return try forwarder.perform(frame) }
+            guard try HostCallFrame.callKind(frame).needsMainThread else { return try forwarder.perform(frame) }
             let waiting = state.withLock { state in
                 if state.waiting { state.inbox.append(.mainThreadCall(frame)) }
                 return state.waiting

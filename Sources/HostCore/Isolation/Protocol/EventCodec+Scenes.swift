@@ -35,17 +35,17 @@ extension EventCodec {
         case .sceneConnection:
             let c = data.assumingMemoryBound(to: sh_scene_connection.self).pointee
             scene(c.scene.pointee, &w)
-            connectionOptions(c.options.pointee, &w)
+            w.payload(c.options.pointee)
             w.bool(c.configuration != nil)
             if let configuration = c.configuration { question(configuration.pointee, &w) }
         case .sceneOpenURL:
             let u = data.assumingMemoryBound(to: sh_scene_open_url.self).pointee
             scene(u.scene.pointee, &w)
-            openURL(u.url.pointee, &w)
+            w.payload(u.url.pointee)
         case .sceneUserActivity:
             let a = data.assumingMemoryBound(to: sh_scene_user_activity.self).pointee
             scene(a.scene.pointee, &w)
-            activity(a.activity.pointee, &w)
+            w.payload(a.activity.pointee)
         default:
             scene(data.assumingMemoryBound(to: sh_scene.self).pointee, &w)
         }
@@ -62,17 +62,6 @@ extension EventCodec {
         if s.settings_json != nil { w.blob(s.settings_json, count: s.settings_len) }
         w.bool(s.settings != nil)
         if let settings = s.settings { tape(settings.pointee, &w) }
-    }
-
-    private static func connectionOptions(_ o: sh_scene_connection_options, _ w: inout WireWriter) {
-        w.u32(o.flags)
-        w.u32(o.reserved)
-        w.u64(UInt64(o.url_context_count))
-        for index in 0..<o.url_context_count { openURL(o.url_contexts[index]!.pointee, &w) }
-        w.u64(UInt64(o.user_activity_count))
-        for index in 0..<o.user_activity_count { activity(o.user_activities[index]!.pointee, &w) }
-        w.bool(o.restoration_activity != nil)
-        if let restoration = o.restoration_activity { activity(restoration.pointee, &w) }
     }
 
     /// The out-struct as the host prepared it.
@@ -137,7 +126,7 @@ extension EventCodec {
         let scene = try scene(&r, kind, arena, scenes)
         switch kind.data {
         case .sceneConnection:
-            let options = try connectionOptions(&r, arena)
+            let options = try read(sh_scene_connection_options.self, &r, arena)
             var configuration: UnsafeMutablePointer<sh_scene_configuration>?
             if try r.bool("configuration presence") {
                 guard kind == .configurationForConnecting else { throw .malformed("a configuration to fill in \(kind.name)") }
@@ -155,16 +144,23 @@ extension EventCodec {
                 arena.box(
                     sh_scene_open_url(
                         size: UInt32(MemoryLayout<sh_scene_open_url>.size), version: SH_SCENE_OPEN_URL_VERSION,
-                        scene: scene, url: try openURL(&r, arena))))
+                        scene: scene, url: try read(sh_open_url.self, &r, arena))))
         case .sceneUserActivity:
             decoded.data = UnsafeRawPointer(
                 arena.box(
                     sh_scene_user_activity(
                         size: UInt32(MemoryLayout<sh_scene_user_activity>.size), version: SH_SCENE_USER_ACTIVITY_VERSION,
-                        scene: scene, activity: try activity(&r, arena))))
+                        scene: scene, activity: try read(sh_user_activity.self, &r, arena))))
         default:
             decoded.data = UnsafeRawPointer(scene)
         }
+    }
+
+    /// A payload read from `r` into `arena`.
+    private static func read<P: EventPayload>(_: P.Type, _ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<P> {
+        var reader = PayloadReader(r: r, arena: arena)
+        defer { r = reader.r }
+        return try reader.read(P.self)
     }
 
     /// The scene's one `sh_scene` in the worker, updated in place.
@@ -207,30 +203,6 @@ extension EventCodec {
         raw.pointee.reserved = reserved
         if kind == .sceneDidDisconnect { scenes.noteDisconnect(id) }
         return UnsafePointer(raw)
-    }
-
-    private static func connectionOptions(_ r: inout WireReader, _ arena: EventArena) throws(WireError)
-        -> UnsafePointer<sh_scene_connection_options>
-    {
-        let flags = try r.u32("options flags")
-        let reserved = try r.u32("options reserved")
-        // Every URL or activity takes more than 12 bytes on the wire: a count the rest of the
-        // payload cannot hold is a lie.
-        let urlCount = try r.u64("url context count")
-        guard urlCount <= UInt64(r.remaining / 12) else { throw .malformed("\(urlCount) url contexts") }
-        var urls: [UnsafePointer<sh_open_url>?] = []
-        for _ in 0..<urlCount { urls.append(try openURL(&r, arena)) }
-        let activityCount = try r.u64("user activity count")
-        guard activityCount <= UInt64(r.remaining / 12) else { throw .malformed("\(activityCount) user activities") }
-        var activities: [UnsafePointer<sh_user_activity>?] = []
-        for _ in 0..<activityCount { activities.append(try activity(&r, arena)) }
-        let restoration = try r.bool("restoration activity presence") ? try activity(&r, arena) : nil
-        return arena.box(
-            sh_scene_connection_options(
-                size: UInt32(MemoryLayout<sh_scene_connection_options>.size), version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
-                flags: flags, reserved: reserved, url_contexts: arena.array(urls), url_context_count: urls.count,
-                user_activities: arena.array(activities), user_activity_count: activities.count,
-                restoration_activity: restoration))
     }
 
     /// The out-struct for the service, as the host prepared it, with a buffer of the host's capacity.

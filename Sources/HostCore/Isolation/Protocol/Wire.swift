@@ -70,7 +70,8 @@ enum FrameType: UInt16, Sendable {
     case request = 28
 }
 
-/// The host functions a worker forwards and waits for (frame type `call`).
+/// The numbers of the host functions a worker forwards and waits for (frame type `call`);
+/// HostCallFrame writes and reads their arguments.
 enum HostCall: UInt8, Sendable {
     /// `sh_host.app_state`. Reply: i32.
     case appState = 1

@@ -49,6 +49,12 @@ struct WireWriter {
 
     mutating func string(_ value: String) { blob(Array(value.utf8)) }
 
+    /// A presence byte, then the blob when there is one.
+    mutating func optionalBlob(_ value: [UInt8]?) {
+        bool(value != nil)
+        if let value { blob(value) }
+    }
+
     /// A NUL-terminated C string's bytes (without the NUL), kept byte for byte.
     mutating func cString(_ pointer: UnsafePointer<CChar>) {
         blob(UnsafeRawPointer(pointer), count: strlen(pointer))

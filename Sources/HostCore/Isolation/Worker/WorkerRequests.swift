@@ -2,26 +2,20 @@ import Dispatch
 import ServiceABI
 
 /// The requests a worker's services sent (`sh_host.request`) and still wait for: each
-/// reply function and its context by request id, until the host's `requestReply` comes. It
+/// reply by request id, until the host's `requestReply` comes. It
 /// is called on the worker's main thread, as host.h promises (in-process: the host's).
 final class WorkerRequests: Sendable {
     /// The worker's one table: a worker process runs one session.
     static let shared = WorkerRequests()
 
-    private struct Target: @unchecked Sendable {
-        // @unchecked: the worker never touches `context`, only hands it back to the service's
-        // function once, on the main thread.
-        let function: sh_request_reply_fn
-        let context: UnsafeMutableRawPointer?
-    }
+    private let waiting = Locked<(next: UInt32, targets: [UInt32: @Sendable (RequestReply) -> Void])>((0, [:]))
 
-    private let waiting = Locked<(next: UInt32, targets: [UInt32: Target])>((0, [:]))
-
-    /// Keeps `function` and `context` until the reply; returns the request's id.
-    func add(_ function: sh_request_reply_fn, _ context: UnsafeMutableRawPointer?) -> UInt32 {
+    /// Keeps `reply` (HostAdapter's call of the service's function) until the host's reply;
+    /// returns the request's id.
+    func add(_ reply: @escaping @Sendable (RequestReply) -> Void) -> UInt32 {
         waiting.withLock { state in
             state.next &+= 1
-            state.targets[state.next] = Target(function: function, context: context)
+            state.targets[state.next] = reply
             return state.next
         }
     }
@@ -36,12 +30,6 @@ final class WorkerRequests: Sendable {
         guard let target = waiting.withLock({ $0.targets.removeValue(forKey: id) }) else {
             throw .malformed("a reply to request \(id), which is not waiting")
         }
-        DispatchQueue.main.async {
-            (json + [0]).withUnsafeBufferPointer { text in
-                text.withMemoryRebound(to: CChar.self) {
-                    target.function(target.context, result, json.isEmpty ? nil : $0.baseAddress, json.count)
-                }
-            }
-        }
+        DispatchQueue.main.async { target(RequestReply(result: result, json: json)) }
     }
 }

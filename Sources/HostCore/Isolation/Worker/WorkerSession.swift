@@ -84,10 +84,7 @@ final class WorkerSession {
         try r.finish("attach")
         guard services.indices.contains(index) else { throw .malformed("no service \(index)") }
         let descriptor = services[index].descriptor
-        let table = WorkerHostTable.make(
-            WorkerHostTable.Context(
-                index: UInt32(index), channel: channel, calls: calls,
-                level: logLevel))
+        let table = HostAdapter.make(WorkerHostFunctions(index: UInt32(index), channel: channel, calls: calls, level: logLevel))
         let result = services[index].attach.map { $0(descriptor, table) } ?? Int32(SH_OK)
         reply(.attached, to: frame) { $0.i32(result) }
     }

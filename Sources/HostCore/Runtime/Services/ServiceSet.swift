@@ -92,7 +92,7 @@ final class ServiceSet {
             tracker.register(attaching: id, at: index)
             tracker.enter(service: index, event: .willFinishLaunching)
             let start = Clock.nanoseconds()
-            let result = attach(info.descriptor, HostTable.make(for: context))
+            let result = attach(info.descriptor, HostAdapter.make(context))
             cost.attach = Clock.nanoseconds() &- start
             tracker.leave()
             if result < 0 {

@@ -6,6 +6,13 @@
  * new SH_HOST_VERSION; a service that needs a newer member checks `size`
  * before calling it. Growth that is not for everyone goes through
  * get_extension instead.
+ *
+ * From version 4 on the table is frozen: new host functions grow only through
+ * get_extension, as CLAP's host extensions do. Each extension is a table of
+ * its own under a versioned string id ("dev.servicehost.background-tasks/1"),
+ * declared in a header of its own, starting with its size and version and
+ * append-only like this one; an incompatible change is a new id
+ * (".../2"), offered beside the old one for as long as services use it.
  */
 #ifndef SERVICEHOST_HOST_H
 #define SERVICEHOST_HOST_H
@@ -59,7 +66,11 @@ typedef void (*sh_request_reply_fn)(void *context, int32_t result,
                                     const char *json, size_t json_len);
 
 /* The host's functions, one table per service: the host knows which service
- * calls from the table it uses.
+ * calls from the table it uses. Every member checks its arguments the same
+ * way, in the host and in a worker process alike: a pointer that is NULL with
+ * a non-zero length (json with json_len, value with length, buffer with
+ * capacity), or a length past INT64_MAX, is refused with SH_INVALID before
+ * anything else happens.
  * Owner: the host. Valid: from sh_service.attach until the process exits (the
  * host never frees it, so a service may keep the pointer in a global).
  * Thread: each member says. */
