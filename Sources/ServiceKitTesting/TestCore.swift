@@ -1,8 +1,7 @@
 import Dispatch
+internal import HostCore
 import ServiceABI
 import ServiceKit
-
-internal import HostCore
 
 #if canImport(Glibc)
     import Glibc
@@ -89,7 +88,9 @@ final class TestCore {
     ) {
         var request = LaunchRequest(state: state)
         request.url = url.flatMap { try? OpenURLInput($0) }
-        request.activity = activity.flatMap { try? UserActivityInput(type: $0.type, webpageURL: $0.webpageURL, userInfo: $0.userInfo) }
+        request.activity = activity.flatMap {
+            try? UserActivityInput(type: $0.type, webpageURL: $0.webpageURL, userInfo: $0.userInfo)
+        }
         request.notification = notification.flatMap { try? PushPayload(parsing: Array($0.utf8)) }
         _ = try? host.launch(request)
     }
@@ -113,7 +114,9 @@ final class TestCore {
 
     /// `host ctl activity TYPE`: whether the service claimed it; nil for an activity the host refuses.
     func continueActivity(type: String, webpageURL: String?, userInfo: JSONValue?) -> Bool? {
-        guard let input = try? UserActivityInput(type: type, webpageURL: webpageURL, userInfo: userInfo) else { return nil }
+        guard let input = try? UserActivityInput(type: type, webpageURL: webpageURL, userInfo: userInfo) else {
+            return nil
+        }
         return host.continueActivity(input).handledBy == id
     }
 

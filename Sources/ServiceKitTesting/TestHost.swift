@@ -123,9 +123,11 @@ public final class TestHost<Service: ApplicationService> {
         let activity = options.userActivity.map { ($0.type, $0.webpageURL, $0.userInfo) }
         let notification = options.notification?.json
         return onMain { [core] in
-            precondition(core.host.state == .notRunning && core.launchResults.isEmpty, "TestHost: launch() once, from notRunning")
+            precondition(
+                core.host.state == .notRunning && core.launchResults.isEmpty, "TestHost: launch() once, from notRunning")
             core.launch(
-                url: url, activity: activity, notification: notification, into: state == .background ? .background : .active)
+                url: url, activity: activity, notification: notification,
+                into: state == .background ? .background : .active)
             if state == .inactive { try? core.host.transition(to: .inactive) }
             return core.launchResults.allSatisfy { $0 == SH_OK }
         }
@@ -204,7 +206,9 @@ public final class TestHost<Service: ApplicationService> {
     public func present(_ push: PushNotification) -> Answer<PresentationOptions>? {
         guard service is any PushPresenting else { return nil }
         let answer = pending(PresentationOptions.self)
-        deliver(push, tap: nil) { result, _ in answer.complete(PresentationOptions(rawValue: UInt32(bitPattern: result))) }
+        deliver(push, tap: nil) { result, _ in
+            answer.complete(PresentationOptions(rawValue: UInt32(bitPattern: result)))
+        }
         return answer
     }
 
@@ -288,7 +292,9 @@ public final class TestHost<Service: ApplicationService> {
     // MARK: - Helpers
 
     /// A push through the host (`host ctl push`), with `observe` told of the service's completion.
-    private func deliver(_ push: PushNotification, tap: String?, observe: @escaping @Sendable (Int32, [UInt8]?) -> Void) {
+    private func deliver(
+        _ push: PushNotification, tap: String?, observe: @escaping @Sendable (Int32, [UInt8]?) -> Void
+    ) {
         let json = push.json
         onMain { [core] in
             core.nextCompletion = observe

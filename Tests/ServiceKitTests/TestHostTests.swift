@@ -185,12 +185,16 @@ private final class Fetcher: BackgroundFetching {
 }
 
 private final class Presenter: PushPresenting {
-    func willPresent(_ notification: PushNotification, completion: PresentationCompletion) { completion([.banner, .sound]) }
+    func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
+        completion([.banner, .sound])
+    }
 }
 
 private final class Listener: NotificationReceiving {
     var heard: [String] = []
-    func didReceive(_ notification: ServiceNotification) { heard.append("\(notification.name) from \(notification.sender)") }
+    func didReceive(_ notification: ServiceNotification) {
+        heard.append("\(notification.name) from \(notification.sender)")
+    }
 }
 
 private final class Responder: NotificationResponseHandling {

@@ -75,5 +75,7 @@ extension Host {
 
 extension RequestReply {
     /// A reply as a test's stub answerer gives it (ServiceKitTesting's `requestAnswers`).
-    package static func testReply(result: Int32, json: [UInt8]) -> RequestReply { RequestReply(result: result, json: json) }
+    package static func testReply(result: Int32, json: [UInt8]) -> RequestReply {
+        RequestReply(result: result, json: json)
+    }
 }
