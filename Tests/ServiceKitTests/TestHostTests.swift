@@ -94,6 +94,16 @@ import Testing
         #expect(shown.value == [.banner, .sound])
     }
 
+    @Test func aLaunchURL_isDeliveredAgainAfterTheLaunch_asTheHostDoes() throws {
+        let service = Opener()
+        let host = TestHost(service)
+        let url = try #require(OpenURL("myapp://item/7"))
+        #expect(host.launch(LaunchOptions(url: url)))
+        #expect(host.deliveries == [.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .openURL])
+        #expect(service.opened == ["launch myapp://item/7", "myapp://item/7 fromLaunch"])
+        #expect(host.open("other://x") == false)
+    }
+
     @Test func aPost_reachesTheServiceUnlessItIsTheSender() {
         let service = Listener()
         let host = TestHost(service, id: "com.example.listener")
@@ -187,6 +197,18 @@ private final class Fetcher: BackgroundFetching {
 private final class Presenter: PushPresenting {
     func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
         completion([.banner, .sound])
+    }
+}
+
+private final class Opener: URLHandling {
+    var opened: [String] = []
+    func didFinishLaunching(_ options: LaunchOptions) -> Bool {
+        if let url = options.url { opened.append("launch \(url.string)") }
+        return true
+    }
+    func open(_ url: OpenURL) -> Bool {
+        opened.append(url.string + (url.isFromLaunch ? " fromLaunch" : ""))
+        return url.scheme == "myapp"
     }
 }
 
