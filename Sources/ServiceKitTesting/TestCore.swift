@@ -47,7 +47,7 @@ final class TestCore {
     /// The completions handed to the service in place of the host's, freed with the core.
     private var wrappers: [UnsafeMutablePointer<sh_completion>] = []
 
-    /// Standard output's /dev/null, for the host's own log lines (the service's are recorded).
+    /// /dev/null, opened once, for the host's own log lines (the service's are recorded).
     private static let devNull = Glibc.open("/dev/null", O_WRONLY)
 
     init(_ service: any ApplicationService, id: String, recorder: TestRecorder) {
