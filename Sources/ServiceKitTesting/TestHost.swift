@@ -1,16 +1,12 @@
 import ServiceABI
 import ServiceKit
 
-// The host's own state machine and event rules (HostCore), not a copy: only these, so the
-// host's other public names (its DeviceToken, Log, …) do not meet the SDK's in a test.
-internal import struct HostCore.AppLifecycle
-
-/// Runs one service class in process, without the `host` binary: delivers events in UIKit's
-/// order, answers its completions, records what it logged, posted, stored and asked for, and
-/// keeps a manual clock for the completions' deadlines.
+/// Runs one service class in process, without the `host` binary, on the host's own core: the
+/// same `Application`, `Dispatcher` and `AnswerBook` as the `host` executable, on a manual
+/// clock. It records what the service logged, posted, stored and asked for.
 ///
-/// Like swift-service-lifecycle's TestKit and swift-log's in-memory handler, it lets a unit
-/// test drive a service and assert on what it did:
+/// Like swift-nio's EmbeddedEventLoop, swift-service-lifecycle's TestKit and swift-log's
+/// in-memory handler, it lets a unit test drive a service and assert on what it did:
 ///
 /// ```swift
 /// let host = TestHost(GreeterService())
@@ -20,12 +16,20 @@ internal import struct HostCore.AppLifecycle
 /// host.advance(by: 30)                           // the deadline passes: fetch.timedOut
 /// ```
 ///
-/// The service's `host` works as under the real host: `host.appState` follows the moves,
-/// `host.store` reads and writes ``store``, `host.post` records into ``posts`` (never
-/// delivered back: the poster does not get its own), `host.requestAuthorization` answers
-/// with ``authorizationAnswer`` while the status is not determined, `host.request` gets
-/// its reply from ``requestAnswers`` after the event it was made in. Events reach only the
-/// capability protocols the class adopts; one it does not adopt is not delivered (nil).
+/// Each call runs on the main thread, as the host calls services, and returns once the host
+/// handled what the service left for it (posts, requests, completions from other threads). The
+/// service is attached as a plugin listing the events of the capability protocols its class
+/// adopts, subscribed to every notification when it adopts NotificationReceiving, and answering
+/// the request names a test sends it. So it sees the host's rules: the lifecycle's legal paths,
+/// which event a push becomes in the app's state (a `present` while not active reaches no
+/// service), the order of delivery, the merge of answers and the deadlines of ``now``.
+///
+/// The service's `host` is the host's: `host.appState` follows the moves, `host.post` records
+/// into ``posts`` and is delivered to the other subscribers (never back to the poster),
+/// `host.requestAuthorization` answers with ``authorizationAnswer`` while the status is not
+/// determined, `host.request` is carried by the host's request desk, after the event it was
+/// made in, and answered from ``requestAnswers`` when no service answers it. `host.store`
+/// reads and writes ``store``, in memory.
 /// Use a `TestHost` from one thread; the service's completions and `host` calls may come
 /// from any.
 public final class TestHost<Service: ApplicationService> {
@@ -34,32 +38,39 @@ public final class TestHost<Service: ApplicationService> {
     /// Its id, as `host.log` lines and the store would see it.
     public let id: String
     /// How long a completion may take, in seconds of ``now`` (the host's `--fetch-timeout`).
-    public var answerDeadline: Double = 30
+    public var answerDeadline: Double = 30 {
+        didSet { onMain { [core, answerDeadline] in core.host.answerTimeout = answerDeadline } }
+    }
     /// How long a reply to ``request(_:payload:from:)`` may take, in seconds of ``now`` (the
     /// host's `--request-timeout`).
-    public var requestDeadline: Double = 5
+    public var requestDeadline: Double = 5 {
+        didSet { onMain { [core, requestDeadline] in core.host.requestTimeout = requestDeadline } }
+    }
     /// The manual clock, in seconds; only ``advance(by:)`` moves it.
-    public private(set) var now: Double = 0
+    public var now: Double { onMain { [core] in core.clock.now } }
     /// Every event delivered so far, in order (`.didBecomeActive`).
-    public private(set) var deliveries: [EventKind] = []
+    public var deliveries: [EventKind] { onMain { [core] in core.deliveries } }
 
     private let recorder = TestRecorder()
-    private let table: UnsafeMutablePointer<sh_host>
+    private let core: TestCore
     private var expiring: [(Double) -> Void] = []
-    /// Where the app is and where it may go: the host's own lifecycle.
-    private var lifecycle = AppLifecycle()
 
-    /// Attaches `service` as `id`; the app is not running until ``launch(_:into:)``.
+    /// Attaches `service` as `id` to a new host; the app is not running until ``launch(_:into:)``.
     public init(_ service: Service, id: String = "test.service") {
         self.service = service
         self.id = id
-        table = TestHostTable.make(for: recorder)
-        TestAttachments.attach(service, id: id, to: table)
+        let recorder = recorder
+        // The service crosses to the main thread once, to be attached there.
+        let instance = UncheckedService(service)
+        core = onMain { TestCore(instance.service, id: id, recorder: recorder) }
+        onMain { [core] in
+            core.host.answerTimeout = 30
+            core.host.requestTimeout = 5
+        }
     }
 
     deinit {
-        TestAttachments.detach(service)
-        TestHostTable.release(table)
+        onMain { [core] in core.close() }
     }
 
     // MARK: - What the service did
@@ -75,22 +86,24 @@ public final class TestHost<Service: ApplicationService> {
         get { recorder.state.withLock { $0.store } }
         set { recorder.state.withLock { $0.store = newValue } }
     }
-    /// How the service's own `host.request(name, …)` is answered, by name: the reply, or the
-    /// error it gets. A name without an entry gets `SH_NOT_FOUND` ("no service answers
-    /// NAME"), as from a host where nobody answers it. As from the host, a reply never
-    /// arrives inside the call: it comes after the event the service asked in (a request
-    /// made outside an event, from another thread, at the next ``advance(by:)``), on the
-    /// test's thread.
+    /// How the service's own `host.request(name, …)` is answered when no service of the host
+    /// answers it (the service under test answers the names of ``request(_:payload:from:)``),
+    /// by name: the reply, or the error it gets. A name without an entry gets `SH_NOT_FOUND`
+    /// ("no service answers NAME"), from the host. As from the host, a reply never arrives
+    /// inside the call: it comes on the main thread after the event the service asked in.
     public var requestAnswers: [String: Result<JSONValue, RequestError>] {
         get { recorder.state.withLock { $0.requestAnswers } }
         set { recorder.state.withLock { $0.requestAnswers = newValue } }
     }
     /// The app's state as the service reads it (`host.appState`).
-    public var appState: AppState { recorder.state.withLock { $0.appState } }
+    public var appState: AppState { onMain { [core] in core.host.state } }
     /// The notification authorization the service reads (`host.notificationSettings`).
-    public var notificationSettings: NotificationSettings { recorder.state.withLock { $0.settings } }
-    /// What `host.requestAuthorization` decides while the status is not determined
-    /// (the host's `--notification-authorization grant`: authorized).
+    public var notificationSettings: NotificationSettings {
+        let settings = onMain { [core] in core.host.notificationSettings }
+        return NotificationSettings(status: settings.status, allowed: settings.allowed)
+    }
+    /// What `host.requestAuthorization` decides while the status is not determined (the
+    /// host's `--notification-authorization grant`: authorized), as the user at the prompt.
     public var authorizationAnswer: AuthorizationStatus {
         get { recorder.state.withLock { $0.authorizationAnswer } }
         set { recorder.state.withLock { $0.authorizationAnswer = newValue } }
@@ -98,44 +111,35 @@ public final class TestHost<Service: ApplicationService> {
 
     // MARK: - The lifecycle, in UIKit's order
 
-    /// Launches the app: willFinishLaunching, didFinishLaunching (the app inactive, or in
-    /// the background for `into: .background`), then didBecomeActive for `into: .active`.
+    /// Launches the app as the host does: willFinishLaunching, didFinishLaunching (the app
+    /// inactive, or in the background for `into: .background`), then didBecomeActive for
+    /// `into: .active` (for `into: .inactive`, didBecomeActive then willResignActive), then each
+    /// launch option once through its own event (a URL through openURL, …). `options` gives the
+    /// launch's URL, activity and notification; its flags and settings are the host's (none).
     /// Returns whether both launch events answered `true`.
     @discardableResult
     public func launch(_ options: LaunchOptions = LaunchOptions(), into state: AppState = .active) -> Bool {
-        precondition(appState == .notRunning && !lifecycle.hasTerminated, "TestHost: launch() once, from notRunning")
-        var launched = true
-        // As the host launches: each launch event in the state it leaves the app in.
-        for kind in [EventKind.willFinishLaunching, .didFinishLaunching] {
-            if state == .background {
-                lifecycle.applyBackgroundLaunch(kind)
-                setState(lifecycle.state)
-            } else {
-                apply(kind)
-            }
-            let answered = deliver(kind) {
-                kind == .willFinishLaunching
-                    ? service.willFinishLaunching(options) : service.didFinishLaunching(options)
-            }
-            launched = answered && launched
+        let url = options.url?.string
+        let activity = options.userActivity.map { ($0.type, $0.webpageURL, $0.userInfo) }
+        let notification = options.notification?.json
+        return onMain { [core] in
+            precondition(
+                core.host.state == .notRunning && core.launchResults.isEmpty, "TestHost: launch() once, from notRunning")
+            core.launch(
+                url: url, activity: activity, notification: notification,
+                into: state == .background ? .background : .active)
+            if state == .inactive { try? core.host.transition(to: .inactive) }
+            return core.launchResults.allSatisfy { $0 == SH_OK }
         }
-        if state == .active { move(to: .active) }
-        return launched
     }
 
-    /// Moves the app along UIKit's legal path to `target` (the host's ``AppLifecycle``),
-    /// delivering each step's event: active → background is willResignActive,
-    /// didEnterBackground; background → active is willEnterForeground, didBecomeActive;
-    /// `.notRunning` ends with willTerminate. Before ``launch(_:into:)`` it launches, without
-    /// launch options, as the host does; once terminated it does nothing.
+    /// Moves the app along UIKit's legal path to `target` (the host's `transition`), delivering
+    /// each step's event: active → background is willResignActive, didEnterBackground;
+    /// background → active is willEnterForeground, didBecomeActive; `.notRunning` ends with
+    /// willTerminate. Before ``launch(_:into:)`` it launches, without launch options, as the
+    /// host does; once terminated it does nothing.
     public func move(to target: AppState) {
-        guard let steps = try? lifecycle.steps(to: target) else { return }
-        for kind in steps {
-            // Did-events see the new state, will-events the old one (EventKind.isDeliveredInNewState).
-            if kind.isDeliveredInNewState { apply(kind) }
-            deliverLifecycle(kind)
-            if !kind.isDeliveredInNewState { apply(kind) }
-        }
+        onMain { [core] in try? core.host.transition(to: target) }
     }
 
     /// `host ctl activate`: to active.
@@ -152,52 +156,70 @@ public final class TestHost<Service: ApplicationService> {
     /// `host ctl memory-warning`; false when the class does not adopt MemoryWarningHandling.
     @discardableResult
     public func memoryWarning() -> Bool {
-        guard let handler = service as? any MemoryWarningHandling else { return false }
-        deliver(.didReceiveMemoryWarning) { handler.didReceiveMemoryWarning() }
+        guard service is any MemoryWarningHandling else { return false }
+        onMain { [core] in _ = core.host.memoryWarning() }
         return true
     }
 
-    /// A notification posted by `sender`; false when the class does not adopt NotificationReceiving.
+    /// A notification posted by `sender` (another service, or `"host"` for `host ctl post`);
+    /// false when the class does not adopt NotificationReceiving. The service under test, the
+    /// only service, receives it unless it is the sender.
     @discardableResult
     public func post(_ name: String, payload: JSONValue? = nil, from sender: String = "host") -> Bool {
-        guard let handler = service as? any NotificationReceiving else { return false }
-        deliver(.notification) { handler.didReceive(ServiceNotification(name: name, sender: sender, payload: payload)) }
+        guard service is any NotificationReceiving else { return false }
+        let json = payload.map { Array($0.serialized.utf8) }
+        onMain { [core] in core.host.post(name: name, sender: sender, json: json) }
         return true
     }
 
     /// A request for one of the service's names (`host ctl request NAME`, or another service's
-    /// `host.request`); nil when the class does not adopt Answering. The answer times out
-    /// ``requestDeadline`` seconds of ``now`` later, as the host answers the asker with an
-    /// error when the reply does not come in time.
+    /// `host.request`), carried by the host's request desk; nil when the class does not adopt
+    /// Answering. The answer is the service's reply; it times out ``requestDeadline`` seconds
+    /// of ``now`` later, as the host then answers the asker with an error.
     public func request(
         _ name: String, payload: JSONValue? = nil, from sender: String = "host"
     ) -> Answer<Result<JSONValue, RequestError>>? {
-        guard let handler = service as? any Answering else { return nil }
+        guard service is any Answering else { return nil }
         let answer = pending(Result<JSONValue, RequestError>.self, within: requestDeadline)
-        deliver(.request) {
-            handler.answer(ServiceRequest(name: name, from: sender, payload: payload), reply: ReplyCompletion { answer.complete($0) })
+        let json = payload.map { Array($0.serialized.utf8) }
+        onMain { [core, id] in
+            core.host.claimInProcess(answer: name, service: id)
+            core.nextCompletion = { result, json in
+                let body = json.flatMap { try? JSONValue(parsing: $0) }
+                if result == SH_OK {
+                    answer.complete(.success(body ?? .null))
+                } else {
+                    let message = body?["error"]?.stringValue ?? "error \(result)"
+                    answer.complete(.failure(RequestError(code: result, message: message)))
+                }
+            }
+            core.request(name, from: sender, json: json)
+            core.nextCompletion = nil
         }
         return answer
     }
 
     /// A push while the app is active (willPresentNotification); nil when the class does not
-    /// adopt PushPresenting.
+    /// adopt PushPresenting. As in the host, a push that is not a background fetch, while the
+    /// app is not active, is the system's to show: no service hears of it, and the answer stays
+    /// pending until it times out.
     public func present(_ push: PushNotification) -> Answer<PresentationOptions>? {
-        guard let handler = service as? any PushPresenting else { return nil }
+        guard service is any PushPresenting else { return nil }
         let answer = pending(PresentationOptions.self)
-        deliver(.willPresentNotification) {
-            handler.willPresent(push, completion: PresentationCompletion { answer.complete($0) })
+        deliver(push, tap: nil) { result, _ in
+            answer.complete(PresentationOptions(rawValue: UInt32(bitPattern: result)))
         }
         return answer
     }
 
-    /// A background fetch (didReceiveRemoteNotification); nil when the class does not adopt
-    /// BackgroundFetching.
+    /// A background fetch (didReceiveRemoteNotification: the push should carry
+    /// `content-available: 1`, or the host makes it another event); nil when the class does not
+    /// adopt BackgroundFetching.
     public func fetch(_ push: PushNotification) -> Answer<FetchResult>? {
-        guard let handler = service as? any BackgroundFetching else { return nil }
+        guard service is any BackgroundFetching else { return nil }
         let answer = pending(FetchResult.self)
-        deliver(.didReceiveRemoteNotification) {
-            handler.didReceiveRemoteNotification(push, completion: FetchCompletion { answer.complete($0) })
+        deliver(push, tap: nil) { result, _ in
+            if let fetched = FetchResult(rawValue: result) { answer.complete(fetched) }
         }
         return answer
     }
@@ -206,127 +228,78 @@ public final class TestHost<Service: ApplicationService> {
     /// the app forward (willEnterForeground, didBecomeActive); nil when the class does not
     /// adopt NotificationResponseHandling.
     public func respond(_ response: NotificationResponse) -> Answer<Void>? {
-        guard let handler = service as? any NotificationResponseHandling else { return nil }
-        if !response.isDismissAction { move(to: .active) }
+        guard service is any NotificationResponseHandling else { return nil }
         let answer = pending(Void.self)
-        deliver(.didReceiveNotificationResponse) {
-            handler.didReceive(response, completion: ResponseCompletion { answer.complete(()) })
-        }
+        deliver(response.notification, tap: response.actionIdentifier) { _, _ in answer.complete(()) }
         return answer
     }
 
     /// `host ctl open URL`: whether the service claimed it; nil when the class does not adopt
     /// URLHandling (or `url` is not a URL).
     public func open(_ url: String) -> Bool? {
-        guard let handler = service as? any URLHandling, let url = OpenURL(url) else { return nil }
-        return deliver(.openURL) { handler.open(url) }
+        guard service is any URLHandling else { return nil }
+        return onMain { [core] in core.open(url) }
     }
 
     /// `host ctl activity TYPE`: whether the service claimed it; nil when the class does not
     /// adopt UserActivityHandling.
     public func continueActivity(_ activity: UserActivity) -> Bool? {
-        guard let handler = service as? any UserActivityHandling else { return nil }
-        return deliver(.continueUserActivity) { handler.continueUserActivity(activity) }
+        guard service is any UserActivityHandling else { return nil }
+        let (type, webpage, userInfo) = (activity.type, activity.webpageURL, activity.userInfo)
+        return onMain { [core] in core.continueActivity(type: type, webpageURL: webpage, userInfo: userInfo) }
     }
 
     /// `host ctl token HEX`; false when the class does not adopt DeviceTokenReceiving.
     @discardableResult
     public func register(deviceToken: DeviceToken) -> Bool {
-        guard let handler = service as? any DeviceTokenReceiving else { return false }
-        deliver(.didRegisterForRemoteNotifications) {
-            handler.didRegisterForRemoteNotifications(deviceToken: deviceToken)
-        }
+        guard service is any DeviceTokenReceiving else { return false }
+        let hex = deviceToken.hex
+        onMain { [core] in core.register(hex: hex) }
         return true
     }
 
     /// `host ctl token-error MESSAGE`; false when the class does not adopt DeviceTokenErrorHandling.
     @discardableResult
     public func failToRegister(error: String) -> Bool {
-        guard let handler = service as? any DeviceTokenErrorHandling else { return false }
-        deliver(.didFailToRegisterForRemoteNotifications) {
-            handler.didFailToRegisterForRemoteNotifications(error: error)
-        }
+        guard service is any DeviceTokenErrorHandling else { return false }
+        onMain { [core] in _ = core.host.tokenRegistrationFailed(error) }
         return true
     }
 
-    /// `host ctl authorization STATUS`: stores the settings, then delivers
-    /// didChangeNotificationAuthorization to a class that adopts AuthorizationObserving.
+    /// `host ctl authorization STATUS`: the host saves the status (the presentation options
+    /// are those it allows) and, when it changed, delivers didChangeNotificationAuthorization to
+    /// a class that adopts AuthorizationObserving.
     public func authorize(_ settings: NotificationSettings) {
-        recorder.state.withLock { $0.settings = settings }
-        guard let handler = service as? any AuthorizationObserving else { return }
-        deliver(.didChangeNotificationAuthorization) { handler.didChangeNotificationAuthorization(settings) }
+        let status = settings.status
+        onMain { [core] in _ = core.host.setNotificationAuthorization(status) }
     }
 
     // MARK: - Time
 
-    /// Moves the manual clock on by `seconds`: every answer still pending at its deadline
-    /// times out, as the host answers for a service that did not complete in time.
+    /// Moves the manual clock on by `seconds`: the host's deadlines that fall due pass (it
+    /// answers for a service that did not complete in time), and every answer still pending at
+    /// its deadline times out.
     public func advance(by seconds: Double) {
         precondition(seconds >= 0, "TestHost: time only moves forward")
-        now += seconds
+        let now = onMain { [core] in
+            core.clock.advance(by: seconds)
+            core.host.drainMailbox()
+            return core.clock.now
+        }
         for expire in expiring { expire(now) }
-        answerRequests()
     }
 
     // MARK: - Helpers
 
-    private func setState(_ state: AppState) {
-        recorder.state.withLock { $0.appState = state }
-    }
-
-    /// Records that lifecycle event `kind` moved the app, and shows the service its new state.
-    private func apply(_ kind: EventKind) {
-        lifecycle.apply(kind)
-        setState(lifecycle.state)
-    }
-
-    /// Calls the service's method for lifecycle event `kind`.
-    private func deliverLifecycle(_ kind: EventKind) {
-        deliver(kind) {
-            switch kind {
-            case .willFinishLaunching: _ = service.willFinishLaunching(LaunchOptions())
-            case .didFinishLaunching: _ = service.didFinishLaunching(LaunchOptions())
-            case .didBecomeActive: service.didBecomeActive()
-            case .willResignActive: service.willResignActive()
-            case .didEnterBackground: service.didEnterBackground()
-            case .willEnterForeground: service.willEnterForeground()
-            case .willTerminate: service.willTerminate()
-            default: preconditionFailure("TestHost: \(kind.name) is not a lifecycle event")
-            }
-        }
-    }
-
-    @discardableResult
-    private func deliver<T>(_ event: EventKind, _ call: () -> T) -> T {
-        deliveries.append(event)
-        let result = call()
-        answerRequests()
-        return result
-    }
-
-    /// Replies to the requests the service made, in order, as the host does after an event
-    /// (a reply that asks again is answered in the same pass).
-    private func answerRequests() {
-        while true {
-            let (asked, answers) = recorder.state.withLock { state in
-                defer { state.asked = [] }
-                return (state.asked, state.requestAnswers)
-            }
-            if asked.isEmpty { return }
-            for request in asked {
-                let (code, body): (Int32, JSONValue?) =
-                    if let refusal = request.refusal {
-                        (Int32(SH_INVALID), ["error": .string(refusal)])
-                    } else {
-                        switch answers[request.name] {
-                        case .success(let reply)?: (Int32(SH_OK), reply)
-                        case .failure(let error)?: (error.code, ["error": .string(error.message)])
-                        case nil: (Int32(SH_NOT_FOUND), ["error": .string("no service answers \(request.name)")])
-                        }
-                    }
-                let text = body.map(\.serialized) ?? ""
-                text.withCString { request.reply(request.context, code, $0, text.utf8.count) }
-            }
+    /// A push through the host (`host ctl push`), with `observe` told of the service's completion.
+    private func deliver(
+        _ push: PushNotification, tap: String?, observe: @escaping @Sendable (Int32, [UInt8]?) -> Void
+    ) {
+        let json = push.json
+        onMain { [core] in
+            core.nextCompletion = observe
+            core.push(json: json, tap: tap)
+            core.nextCompletion = nil
         }
     }
 
@@ -335,4 +308,12 @@ public final class TestHost<Service: ApplicationService> {
         expiring.append { answer.expire(at: $0) }
         return answer
     }
+}
+
+/// The service under test, handed to the main thread once to be attached (the host calls it
+/// only there afterwards, as it calls every service).
+private struct UncheckedService: @unchecked Sendable {
+    // @unchecked: crosses to the main thread once, in TestHost.init, while the test waits.
+    let service: any ApplicationService
+    init(_ service: any ApplicationService) { self.service = service }
 }

@@ -79,6 +79,41 @@ import Testing
         #expect(host.notificationSettings.status == .denied)
     }
 
+    @Test func aPresentWhileNotActive_reachesNoService_asInTheHost() throws {
+        let host = TestHost(Presenter())
+        host.launch(into: .background)
+        let push = try PushNotification(json: #"{"aps":{"alert":"hi"}}"#)
+        let unseen = try #require(host.present(push))
+        // The system shows it; no service hears of it until the user taps it.
+        #expect(!host.deliveries.contains(.willPresentNotification))
+        host.advance(by: 30)
+        #expect(unseen.timedOut)
+        host.activate()
+        let shown = try #require(host.present(push))
+        #expect(host.deliveries.last == .willPresentNotification)
+        #expect(shown.value == [.banner, .sound])
+    }
+
+    @Test func aLaunchURL_isDeliveredAgainAfterTheLaunch_asTheHostDoes() throws {
+        let service = Opener()
+        let host = TestHost(service)
+        let url = try #require(OpenURL("myapp://item/7"))
+        #expect(host.launch(LaunchOptions(url: url)))
+        #expect(host.deliveries == [.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .openURL])
+        #expect(service.opened == ["launch myapp://item/7", "myapp://item/7 fromLaunch"])
+        #expect(host.open("other://x") == false)
+    }
+
+    @Test func aPost_reachesTheServiceUnlessItIsTheSender() {
+        let service = Listener()
+        let host = TestHost(service, id: "com.example.listener")
+        host.launch()
+        #expect(host.post("ping", payload: ["n": 1], from: "com.example.other"))
+        #expect(host.post("ping", from: "com.example.listener"))
+        #expect(service.heard == ["ping from com.example.other"])
+        #expect(host.deliveries.filter { $0 == .notification }.count == 1)
+    }
+
     // MARK: Requests
 
     @Test func aRequest_reachesAnAnsweringService_andItsReplyOrFailureIsTheAnswer() throws {
@@ -122,13 +157,14 @@ import Testing
         #expect(error.isNotFound)
     }
 
-    @Test func aRequestMadeOutsideAnEvent_isAnsweredAtTheNextAdvance() throws {
+    @Test func aRequestMadeOutsideAnEvent_isAnsweredOnTheMainThread_beforeTheNextCall() throws {
         let service = Asker()
         let host = TestHost(service)
         host.requestAnswers = ["later": .failure(RequestError(code: -1, message: "busy"))]
         host.launch()
+        // From the test's thread: the host's main thread carries it as soon as it is free, and
+        // every TestHost call returns only once the main thread handled what was queued before.
         try service.host.request("later") { service.record("later", $0) }
-        #expect(service.replies["later"] == nil)
         host.advance(by: 0)
         #expect(service.replies["later"] == .failure(RequestError(code: -1, message: "busy")))
     }
@@ -158,6 +194,31 @@ private final class Fetcher: BackgroundFetching {
     }
 }
 
+private final class Presenter: PushPresenting {
+    func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
+        completion([.banner, .sound])
+    }
+}
+
+private final class Opener: URLHandling {
+    var opened: [String] = []
+    func didFinishLaunching(_ options: LaunchOptions) -> Bool {
+        if let url = options.url { opened.append("launch \(url.string)") }
+        return true
+    }
+    func open(_ url: OpenURL) -> Bool {
+        opened.append(url.string + (url.isFromLaunch ? " fromLaunch" : ""))
+        return url.scheme == "myapp"
+    }
+}
+
+private final class Listener: NotificationReceiving {
+    var heard: [String] = []
+    func didReceive(_ notification: ServiceNotification) {
+        heard.append("\(notification.name) from \(notification.sender)")
+    }
+}
+
 private final class Responder: NotificationResponseHandling {
     func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) { completion() }
 }
@@ -181,7 +242,8 @@ private final class QueueCounter: Answering {
 }
 
 private final class Asker: ApplicationService, @unchecked Sendable {
-    // Guarded by the test's one thread: TestHost delivers replies on it.
+    // Written on the main thread, where the host delivers replies; read by the test after a
+    // TestHost call, which returns only once the main thread handled what was queued for it.
     var replies: [String: Result<JSONValue, RequestError>] = [:]
     var repliesDuringEvent = 0
 

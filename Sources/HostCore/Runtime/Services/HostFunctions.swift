@@ -12,7 +12,10 @@ import ServiceVocabulary
 ///
 /// A new host function is not a new member here: `sh_host` v4 is frozen, and new functions
 /// are extensions (HostExtensions), found by versioned id through `get_extension`.
-protocol HostFunctions: AnyObject, Sendable {
+///
+/// `package`: ServiceKitTesting's TestHost wraps a service's ServiceContext in a decorator
+/// that records what the service asked and forwards it (Host+InProcess.swift).
+package protocol HostFunctions: AnyObject, Sendable {
     /// `log`: the level already clamped to the SH_LOG_* range.
     func logLine(_ level: LogLevel, _ message: String)
     /// `post`: a non-empty name, and the payload when the service gave one.
@@ -50,16 +53,22 @@ protocol HostFunctions: AnyObject, Sendable {
 }
 
 /// What `store_get` found: a result, and the value's length and bytes when there is one.
-struct StoreRead: Sendable, Equatable {
+package struct StoreRead: Sendable, Equatable {
     /// SH_OK, SH_TOO_SMALL, SH_NOT_FOUND, SH_INVALID, SH_ERROR or SH_UNSUPPORTED.
-    var result: Int32
+    package var result: Int32
     /// The value's length (SH_OK and SH_TOO_SMALL).
-    var length: Int = 0
+    package var length: Int = 0
     /// The value, when `result` is SH_OK and the caller is given its bytes.
-    var value: [UInt8]? = nil
+    package var value: [UInt8]? = nil
+
+    package init(result: Int32, length: Int = 0, value: [UInt8]? = nil) {
+        self.result = result
+        self.length = length
+        self.value = value
+    }
 
     /// A result without a value.
-    static func failed(_ result: Int32) -> StoreRead { StoreRead(result: result) }
+    package static func failed(_ result: Int32) -> StoreRead { StoreRead(result: result) }
 
     /// This read for a buffer of `capacity` bytes: a value that does not fit is SH_TOO_SMALL,
     /// its length kept. The one place the rule lives (the adapter and the forwarder use it).

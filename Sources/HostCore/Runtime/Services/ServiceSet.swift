@@ -79,8 +79,12 @@ final class ServiceSet {
     func slot(_ id: String) -> ServiceSlot? { slots.first { $0.id == id } }
 
     /// Builds a slot for a loaded service and gives it its host table; nil when its `attach`
-    /// declines (the failure is returned through `failure`).
-    func attach(_ info: LoadedServiceInfo, cost: StartupCost, failure: inout LoadFailure?) -> ServiceSlot? {
+    /// declines (the failure is returned through `failure`). `functions` is what the table calls:
+    /// the service's context, or (a test's in-process service) a decorator over it.
+    func attach(
+        _ info: LoadedServiceInfo, cost: StartupCost, failure: inout LoadFailure?,
+        functions: (ServiceContext) -> any HostFunctions = { $0 }
+    ) -> ServiceSlot? {
         var cost = cost
         let id = info.metadata.id
         let context = ServiceContext(
@@ -92,7 +96,7 @@ final class ServiceSet {
             tracker.register(attaching: id, at: index)
             tracker.enter(service: index, event: .willFinishLaunching)
             let start = Clock.nanoseconds()
-            let result = attach(info.descriptor, HostAdapter.make(context))
+            let result = attach(info.descriptor, HostAdapter.make(functions(context)))
             cost.attach = Clock.nanoseconds() &- start
             tracker.leave()
             if result < 0 {
