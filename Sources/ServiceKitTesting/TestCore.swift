@@ -44,8 +44,6 @@ final class TestCore {
     private(set) var launchResults: [Int32] = []
     /// Told of the completion of the next event that carries one: the service's result and JSON.
     var nextCompletion: (@Sendable (Int32, [UInt8]?) -> Void)?
-    /// The completions handed to the service in place of the host's, freed with the core.
-    private var wrappers: [UnsafeMutablePointer<sh_completion>] = []
 
     /// /dev/null, opened once, for the host's own log lines (the service's are recorded).
     private static let devNull = Glibc.open("/dev/null", O_WRONLY)
@@ -68,14 +66,12 @@ final class TestCore {
         precondition(attached == SH_OK, "TestHost: attaching \(id) failed (\(attached))")
     }
 
-    /// Releases what the service was given; the host goes with the core.
+    /// Releases what the service was given; the host goes with the core. The completions handed
+    /// to the service stay: a service may call one after its TestHost is gone (late, or a second
+    /// time), and it must reach live memory then, as the host's own completions are readable for
+    /// the process lifetime (events.h).
     func close() {
         TestAttachments.release(descriptor)
-        for wrapper in wrappers {
-            Unmanaged<CompletionObserver>.fromOpaque(wrapper.pointee.host_data!).release()
-            wrapper.deallocate()
-        }
-        wrappers = []
     }
 
     // MARK: The host's entry points, with the SDK's values
@@ -145,7 +141,6 @@ final class TestCore {
                         observer.observe(result, json.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) })
                         observer.original.pointee.complete?(observer.original, result, json, length)
                     }))
-            wrappers.append(wrapper)
             var copy = event.pointee
             copy.completion = UnsafePointer(wrapper)
             result = withUnsafePointer(to: &copy) { dispatch($0) }
