@@ -137,30 +137,20 @@ final class Dispatcher {
         let sentinel = tracker.begin(kind)
         var position = kind.isTearDown ? list.count - 1 : 0
         let step = kind.isTearDown ? -1 : 1
-        if observing {
-            // One clock read per call: each call's end is the next one's start.
-            var start = Clock.nanoseconds()
-            for _ in 0..<list.count {
-                let entry = list[position]
-                position += step
-                event.seq &+= 1
-                tracker.enter(entry.index, sentinel)
-                let result = entry.handle(entry.service, &event)
+        // Observed (statistics or a trace): every call takes the slow path, with one clock read
+        // per call (each call's end is the next one's start). Not observed: only a failure does;
+        // the loop is the one the benchmark's C floor runs, plus the tracker's stores (`observing`
+        // does not change inside the loop, so the optimizer may unswitch it).
+        var start = observing ? Clock.nanoseconds() : 0
+        for _ in 0..<list.count {
+            let entry = list[position]
+            position += step
+            event.seq &+= 1
+            tracker.enter(entry.index, sentinel)
+            let result = entry.handle(entry.service, &event)
+            if observing || result != SH_OK {
                 tracker.leave(sentinel)
-                start = observed(entry, kind, seq: event.seq, result: result, start: start, timed: true)
-            }
-        } else {
-            // Nothing observed: the loop the benchmark's C floor runs, plus the tracker's stores.
-            for _ in 0..<list.count {
-                let entry = list[position]
-                position += step
-                event.seq &+= 1
-                tracker.enter(entry.index, sentinel)
-                let result = entry.handle(entry.service, &event)
-                if result != SH_OK {
-                    tracker.leave(sentinel)
-                    _ = observed(entry, kind, seq: event.seq, result: result, start: 0, timed: false)
-                }
+                start = observed(entry, kind, seq: event.seq, result: result, start: start, timed: observing)
             }
         }
         tracker.leave(sentinel)
