@@ -1,4 +1,6 @@
+import ServiceABI
 import ServiceJSON
+import TestSupport
 import Testing
 
 @testable import HostCore
@@ -6,41 +8,53 @@ import Testing
 /// The control protocol's typed requests and replies: one encoding and one decoding each,
 /// and the bytes the README promises.
 @Suite struct ControlProtocolTests {
-    @Test func requests_roundTrip_throughTheirJSON() throws {
-        let activity = ControlMessage.Activity(type: "com.example.read", url: "https://e.com/1", userInfo: ["n": 1])
-        let messages: [ControlMessage] = [
-            ControlMessage(.state, id: 1), ControlMessage(.list, id: "x"), ControlMessage(.reload),
-            ControlMessage(.memoryWarning), ControlMessage(.lifecycle(.background)),
-            ControlMessage(.push(payload: ["aps": ["alert": "hi"]], tap: true, action: "reply")),
-            ControlMessage(.push(payload: ["aps": [:]], tap: false, action: nil)),
-            ControlMessage(.open(url: "myapp://item/42")), ControlMessage(.activity(activity)),
-            ControlMessage(.token(hex: "00ff")), ControlMessage(.tokenError(message: "no network")),
-            ControlMessage(.post(name: "queue.enqueue", payload: ["text": "hello"])),
-            ControlMessage(.post(name: "ping", payload: nil)),
-            ControlMessage(.scene(.list)), ControlMessage(.scene(.move(action: "resign", name: "main"))),
-            ControlMessage(.scene(.connect(name: "car", role: "car", urls: ["myapp://drive"], activities: [activity]))),
-            ControlMessage(.scene(.connect(name: "tv", role: nil, urls: [], activities: []))),
-            ControlMessage(.scene(.open(name: "car", url: "myapp://x"))), ControlMessage(.scene(.activity(name: "car", activity))),
+    /// What `host ctl` writes for each command line is read by the host as that command.
+    @Test func ctlMessages_areReadByTheHost_asTheCommandTheyName() throws {
+        let lines: [[String]] = [
+            ["state"], ["list"], ["list", "--all"], ["reload"], ["memory-warning"], ["activate"], ["resign"], ["background"], ["foreground"],
+            ["terminate"],
+            ["push", "--tap=reply", "p.json"], ["push", "-"], ["open", "myapp://item/42"],
+            ["activity", "com.example.read", "--url", "https://e.com/1", "--user-info", #"{"n":1}"#],
+            ["token", "00ff"], ["token-error", "no network"], ["post", "queue.enqueue", #"{"text":"hello"}"#], ["post", "ping"],
+            ["request", "queue.count"], ["authorization"], ["authorization", "denied"],
+            ["scene", "list"], ["scene", "resign", "main"], ["scene", "connect", "car", "--role", "car", "--url", "myapp://drive"],
+            ["scene", "connect", "tv", "--activity", "com.example.read,https://e.com/1"], ["scene", "open", "car", "myapp://x"],
+            ["scene", "activity", "car", "com.example.read", "--user-info", #"{"n":1}"#],
+            ["stats"], ["stats", "a.b"], ["blame"], ["service", "restart", "a.b", "--force"], ["watch", "--logs"],
         ]
-        for message in messages {
-            let object = try #require(message.json.objectValue)
-            #expect(try ControlMessage(json: object) == message, "\(message.json)")
+        let payload: (String) throws -> [UInt8] = { _ in Array(#"{"aps":{"alert":"hi"}}"#.utf8) }
+        for line in lines {
+            let message = try CtlCommand.parse(line, readInput: payload).message
+            let request = try ControlRequest.parse(Array(message.json.serialized.utf8), maxPayload: 65536).get()
+            #expect(request.spec.name == line[0], "\(line)")
         }
+        // Every command has a line above.
+        #expect(Set(lines.map(\.[0])) == Set(ControlCommands.names))
+        let push = try ControlRequest.parse(Array(#"{"command":"push","payload":{"aps":{}},"tap":true}"#.utf8), maxPayload: 65536)
+        guard case .push(_, let action) = try push.get().command else { throw TestFailure("not a push") }
+        #expect(action == SH_ACTION_DEFAULT)
+        let all = try ControlRequest.parse(Array(#"{"command":"list","all":true}"#.utf8), maxPayload: 65536).get()
+        guard case .operate(.listAll) = all.command else { throw TestFailure("not list --all") }
     }
 
-    @Test func requests_areTheREADMEsBytes() {
+    @Test func requests_areTheREADMEsBytes() throws {
         #expect(
-            ControlMessage(.open(url: "myapp://item/42"), id: 1).json.serialized
+            ControlMessage(ControlMessage.Command("open", ["url": "myapp://item/42"]), id: 1).json.serialized
                 == #"{"command":"open","id":1,"url":"myapp://item/42"}"#)
+        var scene = try CtlCommand.parse(["scene", "connect", "car", "--role", "car", "--url", "myapp://drive/work"], readInput: { _ in [] })
+            .message
+        scene.id = 4
         #expect(
-            ControlMessage(.scene(.connect(name: "car", role: "car", urls: ["myapp://drive/work"], activities: [])), id: 4)
-                .json.serialized
+            scene.json.serialized
                 == #"{"action":"connect","command":"scene","id":4,"name":"car","role":"car","urls":["myapp://drive/work"]}"#)
     }
 
     @Test func badRequests_nameTheCommandAndTheMember() {
         func error(_ object: [String: JSONValue]) -> String? {
-            do { _ = try ControlMessage(json: object) } catch { return error.message }
+            let line = Array(JSONValue.object(object).serialized.utf8)
+            if case .failure(let refusal) = line.withUnsafeBytes({ ControlRequest.parseFully($0, maxPayload: 65536) }) {
+                return refusal.message
+            }
             return nil
         }
         #expect(error(["command": "push", "payload": [:], "tap": "yes"]) == #"push: "tap" must be true or false"#)

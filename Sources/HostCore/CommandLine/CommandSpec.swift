@@ -82,29 +82,8 @@ public enum CommandLineSpec {
             CommandSpec(words: ["man"], synopsis: "", summary: "Prints this manual page (roff): host man > host.1.", options: []),
             CommandSpec(
                 words: ["ctl"], synopsis: "[--control PATH] [--json] COMMAND …",
-                summary: "Sends one request to a running host and prints its reply."
-                    + " Exit status 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled.",
-                options: CtlCommand.table.specs, operands: ControlMessage.Command.names),
-            CommandSpec(
-                words: ["ctl", "push"], synopsis: "[--tap [ACTION]] FILE|-", summary: "Delivers a push notification read from FILE or standard input.",
-                options: CtlCommand.pushTable.specs, operandIsPath: true),
-            CommandSpec(
-                words: ["ctl", "activity"], synopsis: "TYPE [--url URL] [--user-info JSON]", summary: "Continues a user activity.",
-                options: CtlCommand.activityTable.specs),
-            CommandSpec(
-                words: ["ctl", "scene"], synopsis: "ACTION NAME …", summary: "Connects, moves and disconnects scenes.",
-                options: CtlCommand.sceneConnectTable.specs,
-                operands: ["list", "connect", "activate", "resign", "background", "foreground", "disconnect", "open", "activity"]),
-            CommandSpec(
-                words: ["ctl", "list"], synopsis: "[--all]", summary: "Lists the services; --all adds every file and service not started, with why.",
-                options: CtlCommand.listTable.specs),
-            CommandSpec(
-                words: ["ctl", "service"], synopsis: "stop|start|restart ID [--force]",
-                summary: "Stops, starts or restarts one service; start loads a service that was never loaded when its file is a loadable plugin.",
-                options: CtlCommand.serviceTable.specs, operands: ControlMessage.Operate.ServiceAction.allCases.map(\.rawValue)),
-            CommandSpec(
-                words: ["ctl", "watch"], synopsis: "[--logs]", summary: "Streams trace records (and log lines) until interrupted.",
-                options: CtlCommand.watchTable.specs),
-        ]
+                summary: "Sends one request to a running host and prints its reply. Exit status \(CtlCommand.ExitStatus.summary).",
+                options: CtlCommand.table.specs, operands: ControlCommands.names),
+        ] + CtlCommand.manual
     }
 }

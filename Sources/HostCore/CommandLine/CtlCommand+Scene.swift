@@ -22,45 +22,57 @@ extension CtlCommand {
         ])
 
     /// The usage lines of `host ctl scene`.
-    static var sceneUsage: String {
-        """
-          scene list
-          scene connect NAME \(synopsis(sceneConnectTable))
-          scene activate|resign|background|foreground|disconnect NAME
-          scene open NAME URL
-          scene activity NAME TYPE \(synopsis(activityTable))
-        """
-    }
+    static let sceneUsageLines = [
+        UsageLine(9, "scene list"),
+        UsageLine(
+            10, "scene connect NAME \(synopsis(sceneConnectTable))",
+            options: OptionsHelp(
+                title: "scene connect", table: sceneConnectTable.help,
+                manual: CommandSpec(
+                    words: ["ctl", "scene"], synopsis: "ACTION NAME …", summary: "Connects, moves and disconnects scenes.",
+                    options: sceneConnectTable.specs, operands: ["list", "connect"] + SceneMove.allCases.map(\.rawValue) + ["open", "activity"]))),
+        UsageLine(11, "scene " + SceneMove.allCases.map(\.rawValue).joined(separator: "|") + " NAME"),
+        UsageLine(12, "scene open NAME URL"),
+        UsageLine(13, "scene activity NAME TYPE \(synopsis(activityTable))"),
+    ]
 
-    /// The `scene` request from the arguments after `scene`.
-    static func scene(_ arguments: [String]) throws(UsageError) -> ControlMessage.Scene {
+    /// The usage of `host ctl scene`.
+    static var sceneUsage: String { sceneUsageLines.map { "  " + $0.text }.joined(separator: "\n") }
+
+    /// The `scene` request's members from the arguments after `scene`.
+    static func scene(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        let arguments = arguments.arguments
         guard let action = arguments.first else { throw UsageError("ctl scene: give an action\n\(sceneUsage)") }
         let rest = Array(arguments.dropFirst())
+        var members: [String: JSONValue] = [ControlKey.action.rawValue: .string(action)]
         switch action {
         case "list":
             guard rest.isEmpty else { throw UsageError("ctl scene list: expected no arguments") }
-            return .list
         case "connect":
             let parsed = try sceneConnectTable.parse(rest, from: SceneConnect())
             guard parsed.operands.count == 1 else { throw sceneConnectTable.error("expected NAME") }
-            return .connect(
-                name: parsed.operands[0], role: parsed.options.role, urls: parsed.options.urls,
-                activities: parsed.options.activities)
+            members[.name] = .string(parsed.operands[0])
+            if let role = parsed.options.role { members[.role] = .string(role) }
+            if !parsed.options.urls.isEmpty { members[.urls] = .array(parsed.options.urls.map(JSONValue.string)) }
+            if !parsed.options.activities.isEmpty { members[.activities] = .array(parsed.options.activities.map(\.json)) }
         case "activity":
             let table = OptionTable("ctl scene activity", activityTable.options)
             let parsed = try table.parse(rest, from: ControlMessage.Activity(type: ""))
             guard parsed.operands.count == 2 else { throw table.error("expected NAME TYPE") }
             var activity = parsed.options
             activity.type = parsed.operands[1]
-            return .activity(name: parsed.operands[0], activity)
+            members[.name] = .string(parsed.operands[0])
+            activity.encode(into: &members)
         default:
             // open NAME URL; activate, resign, …: NAME (the host names the actions it knows).
             let expected = action == "open" ? "NAME URL" : "NAME"
             let table = OptionTable<Void>("ctl scene \(action)", [])
             let operands = try table.parse(rest, from: ()).operands
             guard operands.count == (action == "open" ? 2 : 1) else { throw table.error("expected \(expected)") }
-            return action == "open" ? .open(name: operands[0], url: operands[1]) : .move(action: action, name: operands[0])
+            members[.name] = .string(operands[0])
+            if action == "open" { members[.url] = .string(operands[1]) }
         }
+        return members
     }
 
     /// A `scene` reply as text: the scene list, or the scene and the app state after the

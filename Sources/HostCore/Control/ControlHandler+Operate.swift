@@ -2,7 +2,7 @@ import ServiceJSON
 
 /// The operating requests: `stats`, `blame`, `list --all`, `service`, `watch`.
 extension ControlHandler {
-    func handleOperate(_ command: ControlMessage.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void) {
+    func handleOperate(_ command: ControlRequest.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void) {
         var body = ControlReply()
         do throws(ServiceControlError) {
             switch command {

@@ -198,7 +198,7 @@ public final class ControlHandler {
         ControlReply.Service(
             id: meta.id, name: meta.name, version: meta.version, path: path, priority: Int(meta.priority),
             state: state, events: InspectCommand.eventNames(meta.events), urls: meta.urls, activities: meta.activities,
-            subscriptions: meta.subscriptions, sceneRoles: meta.sceneRoles, lastError: nil)
+            subscriptions: meta.subscriptions, sceneRoles: meta.sceneRoles, answers: meta.answers, lastError: nil)
     }
 
     /// An event's reply: who received it, who handled it, their answers.

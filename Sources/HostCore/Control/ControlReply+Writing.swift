@@ -88,6 +88,7 @@ extension ControlReply.Service {
         object.optionalString("activatedBy", activatedBy, &out)
         object.string("activation", activation, &out)
         object.strings("activities", activities, &out)
+        object.strings("answers", answers, &out)
         object.strings("events", events, &out)
         object.string("id", id, &out)
         object.optionalString("lastError", lastError, &out)

@@ -181,6 +181,8 @@ public struct ControlReply: Sendable, Equatable {
         public var activities: [String]
         public var subscriptions: [String]
         public var sceneRoles: [String]
+        /// The request names it answers (`answers` in its manifest, `SH_CLAIM_ANSWER`).
+        public var answers: [String] = []
         public var lastError: String?
         /// Earlier copies of its file replaced by reloads and still mapped (code cannot be unloaded).
         public var retiredCopies: Int = 0
@@ -291,6 +293,7 @@ extension ControlReply.Service {
         object[.activities] = .strings(activities)
         object[.subscriptions] = .strings(subscriptions)
         object[.sceneRoles] = .strings(sceneRoles)
+        object[.answers] = .strings(answers)
         object[.lastError] = lastError.map(JSONValue.string) ?? .null
         object[.retiredCopies] = .number(Double(retiredCopies))
         object[.activation] = .string(activation)
@@ -372,7 +375,7 @@ extension ControlReply.Service {
             path: object[.path]?.stringValue ?? "", priority: object[.priority]?.intValue ?? 0,
             state: object[.state]?.stringValue ?? "", events: json.strings(.events), urls: json.strings(.urls),
             activities: json.strings(.activities), subscriptions: json.strings(.subscriptions),
-            sceneRoles: json.strings(.sceneRoles), lastError: object[.lastError]?.stringValue,
+            sceneRoles: json.strings(.sceneRoles), answers: json.strings(.answers), lastError: object[.lastError]?.stringValue,
             retiredCopies: object[.retiredCopies]?.intValue ?? 0, activation: object[.activation]?.stringValue ?? "eager",
             activatedBy: object[.activatedBy]?.stringValue, isolation: object.filter { !Self.ownKeys.contains($0.key) })
     }
@@ -381,7 +384,7 @@ extension ControlReply.Service {
     private static let ownKeys: Set<String> = Set(
         [
             ControlKey.id, .name, .version, .path, .priority, .state, .events, .urls,
-            .activities, .subscriptions, .sceneRoles, .lastError, .retiredCopies, .activation, .activatedBy,
+            .activities, .subscriptions, .sceneRoles, .answers, .lastError, .retiredCopies, .activation, .activatedBy,
         ].map(\.rawValue))
 }
 

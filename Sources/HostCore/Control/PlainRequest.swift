@@ -16,7 +16,7 @@ enum PlainRequest {
     static func parse(_ line: UnsafeRawBufferPointer) -> ControlRequest? {
         var scanner = Scanner(line)
         guard scanner.take(UInt8(ascii: "{")) else { return nil }
-        var command: ControlRequest.Command?
+        var command: (ControlRequest.Command, row: Int)?
         var id: JSONValue?
         var sawID = false
         if !scanner.take(UInt8(ascii: "}")) {
@@ -36,23 +36,18 @@ enum PlainRequest {
             guard scanner.take(UInt8(ascii: "}")) else { return nil }
         }
         guard scanner.isAtEnd, let command else { return nil }
-        return ControlRequest(id: id, command: command)
+        return ControlRequest(id: id, command: command.0, row: command.row)
     }
 
-    /// The commands without members, as ``ControlMessage/Command/plain(_:)`` reads them
-    /// (picked by length first: one comparison for most names).
-    private static func command(named name: UnsafeRawBufferPointer) -> ControlRequest.Command? {
-        func matches(_ text: StaticString) -> Bool { Scanner.equals(name, text) }
-        switch name.count {
-        case 14: return matches("memory-warning") ? .memoryWarning : nil
-        case 5: return matches("state") ? .state : nil
-        case 4: return matches("list") ? .list : nil
-        case 6: return matches("reload") ? .reload : matches("resign") ? .lifecycle(.resign) : nil
-        case 8: return matches("activate") ? .lifecycle(.activate) : nil
-        case 9: return matches("terminate") ? .lifecycle(.terminate) : nil
-        case 10: return matches("background") ? .lifecycle(.background) : matches("foreground") ? .lifecycle(.foreground) : nil
-        default: return nil
+    /// The command without members named `name` (``ControlCommands/plain``, the rows with a
+    /// `plain` request), and its row; the lengths are compared first, so most names cost one
+    /// comparison.
+    private static func command(named name: UnsafeRawBufferPointer) -> (ControlRequest.Command, row: Int)? {
+        for entry in ControlCommands.plain where entry.name.count == name.count {
+            let equal = entry.name.withUnsafeBytes { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
+            if equal { return (entry.command, entry.row) }
         }
+        return nil
     }
 
     /// Reads tokens of the subset; every read stays within the line (indexes are checked
