@@ -22,21 +22,24 @@ import Testing
 
     @Test func hostH_listsTheEventsGrant() throws {
         let header = try String(
-            contentsOf: Repository.root.appendingPathComponent("Sources/ServiceABI/include/servicehost/host.h"), encoding: .utf8)
+            contentsOf: Repository.root.appendingPathComponent("Sources/ServiceABI/include/servicehost/host.h"),
+            encoding: .utf8)
         let listed = try Documentation.words(in: header, after: #""requests": "events" ("#, until: ")")
         #expect(Set(listed) == Self.eventsGrant)
     }
 
     @Test func theDocumentation_listsTheEventsGrant_inBothPlaces() throws {
         let configuration = try Documentation.section("services.json")
-        #expect(Set(try Documentation.words(in: configuration, after: #"`"events"` ("#, until: ")")) == Self.eventsGrant)
+        #expect(
+            Set(try Documentation.words(in: configuration, after: #"`"events"` ("#, until: ")")) == Self.eventsGrant)
         let control = try Documentation.section("Control requests from services: `sh_host.control`")
         let covered = try Documentation.words(in: control, after: #"`"requests": "events"` covers"#, until: ";")
         #expect(Set(covered.filter { $0 != "all" }) == Self.eventsGrant)
     }
 
     @Test func theDocumentationsCommandsTable_namesEveryCommand() throws {
-        let rows = try Documentation.table(in: try Documentation.section("The control channel"), header: "| command | what it does |")
+        let rows = try Documentation.table(
+            in: try Documentation.section("The control channel"), header: "| command | what it does |")
         var named: Set<String> = []
         for row in rows {
             for item in Documentation.backticked(row[0]) { named.insert(String(item.split(separator: " ")[0])) }
@@ -48,7 +51,9 @@ import Testing
         let declared = Set(CtlCommand.ExitStatus.allCases.map(\.rawValue))
         let section = try Documentation.section("The control channel")
         let sentence = try Documentation.text(in: section, after: "Exit status: ", until: ".")
-        let listed = sentence.split(separator: ";").compactMap { Int32($0.trimmingCharacters(in: .whitespaces).prefix(1)) }
+        let listed = sentence.split(separator: ";").compactMap {
+            Int32($0.trimmingCharacters(in: .whitespaces).prefix(1))
+        }
         #expect(Set(listed) == declared)
         #expect(CtlCommand.help.hasSuffix("exit status: " + CtlCommand.ExitStatus.summary))
         // `host ctl request`'s table: what each outcome exits with; a payload that is not JSON
@@ -57,11 +62,14 @@ import Testing
         let rows = try Documentation.table(in: asking, header: "| what happened | result | `host ctl request` |")
         #expect(!rows.isEmpty)
         for row in rows {
-            let status = try #require(Int32(try Documentation.text(in: row[2], after: "exit ", until: " ").prefix(1)), "\(row)")
+            let status = try #require(
+                Int32(try Documentation.text(in: row[2], after: "exit ", until: " ").prefix(1)), "\(row)")
             #expect(declared.contains(status), "\(row)")
             if row[0].contains("not JSON") { #expect(status == CtlCommand.ExitStatus.badArguments.rawValue) }
         }
-        #expect(throws: UsageError.self) { try CtlCommand.parse(["request", "queue.count", "{nope"], readInput: { _ in [] }) }
+        #expect(throws: UsageError.self) {
+            try CtlCommand.parse(["request", "queue.count", "{nope"], readInput: { _ in [] })
+        }
     }
 
     @Test func theDocumentedSkipReasons_areSkippedEntrysReasons() throws {
@@ -79,7 +87,8 @@ enum Documentation {
         let sources = Repository.root.appendingPathComponent("Sources")
         for module in try FileManager.default.contentsOfDirectory(atPath: sources.path) {
             let moduleURL = sources.appendingPathComponent(module)
-            for entry in (try? FileManager.default.contentsOfDirectory(atPath: moduleURL.path)) ?? [] where entry.hasSuffix(".docc") {
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: moduleURL.path)) ?? []
+            where entry.hasSuffix(".docc") {
                 let catalog = moduleURL.appendingPathComponent(entry)
                 guard let walker = FileManager.default.enumerator(atPath: catalog.path) else { continue }
                 for case let file as String in walker where file.hasSuffix(".md") {
@@ -153,6 +162,8 @@ enum Documentation {
 
     /// Each `code span` of `text`.
     static func backticked(_ text: String) -> [String] {
-        text.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+        text.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map {
+            String($0.element)
+        }
     }
 }

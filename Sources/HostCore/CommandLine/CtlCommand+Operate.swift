@@ -30,7 +30,9 @@ extension CtlCommand {
     static func service(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
         let parsed = try serviceTable.parse(arguments.arguments, from: OperateOptions())
         let actions = ControlRequest.Operate.ServiceAction.allCases.map(\.rawValue)
-        guard parsed.operands.count == 2 else { throw serviceTable.error("expected \(actions.joined(separator: "|")) ID") }
+        guard parsed.operands.count == 2 else {
+            throw serviceTable.error("expected \(actions.joined(separator: "|")) ID")
+        }
         guard let action = ControlRequest.Operate.ServiceAction(rawValue: parsed.operands[0]) else {
             throw serviceTable.error(
                 "unknown action '\(parsed.operands[0])' (one of \(actions.joined(separator: ", ")))"
@@ -38,7 +40,8 @@ extension CtlCommand {
         }
         if action == .start && parsed.options.force { throw serviceTable.error("--force applies to stop and restart") }
         var members: [String: JSONValue] = [
-            ControlKey.action.rawValue: .string(action.rawValue), ControlKey.service.rawValue: .string(parsed.operands[1]),
+            ControlKey.action.rawValue: .string(action.rawValue),
+            ControlKey.service.rawValue: .string(parsed.operands[1]),
         ]
         if parsed.options.force { members[.force] = true }
         return members
@@ -64,8 +67,12 @@ extension CtlCommand {
             for entry in reply.members[.skipped]?.arrayValue ?? [] {
                 let services = (entry["services"]?.arrayValue ?? []).compactMap(\.stringValue)
                 let what = entry["path"]?.stringValue ?? services.joined(separator: ", ")
-                let ids = entry["path"]?.stringValue != nil && !services.isEmpty ? " (\(services.joined(separator: ", ")))" : ""
-                lines.append("skipped \(what)\(ids): \(entry["reason"]?.stringValue ?? "?"): \(entry["message"]?.stringValue ?? "")")
+                let ids =
+                    entry["path"]?.stringValue != nil && !services.isEmpty
+                    ? " (\(services.joined(separator: ", ")))" : ""
+                lines.append(
+                    "skipped \(what)\(ids): \(entry["reason"]?.stringValue ?? "?"): \(entry["message"]?.stringValue ?? "")"
+                )
             }
             return lines.filter { !$0.isEmpty }.joined(separator: "\n")
         case "service":
@@ -98,7 +105,8 @@ extension CtlCommand {
                 lines.append(
                     "  " + (event["event"]?.stringValue ?? "?").rightPadded(34) + "\(count)".leftPadded(8) + " calls"
                         + "\(event["failures"]?.intValue ?? 0)".leftPadded(6) + " failed  avg "
-                        + microseconds(count > 0 ? total / Double(count) : 0) + "  max " + microseconds(event["max_ns"]?.doubleValue ?? 0))
+                        + microseconds(count > 0 ? total / Double(count) : 0) + "  max "
+                        + microseconds(event["max_ns"]?.doubleValue ?? 0))
             }
         }
         return lines.isEmpty ? "no services" : lines.joined(separator: "\n")
@@ -128,6 +136,10 @@ extension CtlCommand {
 }
 
 extension String {
-    fileprivate func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
-    fileprivate func rightPadded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+    fileprivate func rightPadded(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
 }

@@ -14,7 +14,8 @@ extension CtlCommand {
         [
             .value("--role", "ROLE", "main, car or external") { $0.role = $1 },
             .value("--url", "URL", "a URL to open in it (repeatable)") { $0.urls.append($1) },
-            .value("--activity", "TYPE[,URL]", "a user activity to continue in it (repeatable)") { options, text throws(UsageError) in
+            .value("--activity", "TYPE[,URL]", "a user activity to continue in it (repeatable)") {
+                options, text throws(UsageError) in
                 let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
                 guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
                 options.activities.append(ControlMessage.Activity(type: type, url: parts.count > 1 ? parts[1] : nil))
@@ -29,8 +30,10 @@ extension CtlCommand {
             options: OptionsHelp(
                 title: "scene connect", table: sceneConnectTable.help,
                 manual: CommandSpec(
-                    words: ["ctl", "scene"], synopsis: "ACTION NAME …", summary: "Connects, moves and disconnects scenes.",
-                    options: sceneConnectTable.specs, operands: ["list", "connect"] + SceneMove.allCases.map(\.rawValue) + ["open", "activity"]))),
+                    words: ["ctl", "scene"], synopsis: "ACTION NAME …",
+                    summary: "Connects, moves and disconnects scenes.",
+                    options: sceneConnectTable.specs,
+                    operands: ["list", "connect"] + SceneMove.allCases.map(\.rawValue) + ["open", "activity"]))),
         UsageLine(11, "scene " + SceneMove.allCases.map(\.rawValue).joined(separator: "|") + " NAME"),
         UsageLine(12, "scene open NAME URL"),
         UsageLine(13, "scene activity NAME TYPE \(synopsis(activityTable))"),
@@ -54,7 +57,9 @@ extension CtlCommand {
             members[.name] = .string(parsed.operands[0])
             if let role = parsed.options.role { members[.role] = .string(role) }
             if !parsed.options.urls.isEmpty { members[.urls] = .array(parsed.options.urls.map(JSONValue.string)) }
-            if !parsed.options.activities.isEmpty { members[.activities] = .array(parsed.options.activities.map(\.json)) }
+            if !parsed.options.activities.isEmpty {
+                members[.activities] = .array(parsed.options.activities.map(\.json))
+            }
         case "activity":
             let table = OptionTable("ctl scene activity", activityTable.options)
             let parsed = try table.parse(rest, from: ControlMessage.Activity(type: ""))

@@ -26,7 +26,10 @@ public enum CtlCommand {
         [
             .value("--control", "PATH", "the control socket (default: the host's)") { $0.control = $1 },
             .flag("--json", "print the host's reply as it came") { $0.json = true },
-            .value("--timeout", "SECS", "give up when the host has not replied within SECS\n(default 30; for watch, its first reply)") {
+            .value(
+                "--timeout", "SECS",
+                "give up when the host has not replied within SECS\n(default 30; for watch, its first reply)"
+            ) {
                 options, text throws(UsageError) in options.timeout = try OptionValue.seconds(text)
             },
         ])
@@ -44,7 +47,8 @@ public enum CtlCommand {
     static let pushTable = OptionTable<Push>(
         "ctl push",
         [
-            .optionalValue("--tap", "ACTION", "the user tapped it; ACTION: default, dismiss or an action id") { options, action in
+            .optionalValue("--tap", "ACTION", "the user tapped it; ACTION: default, dismiss or an action id") {
+                options, action in
                 options.tap = true
                 options.action = action.map(actionID)
             }
@@ -84,7 +88,8 @@ public enum CtlCommand {
 
     /// Every row's usage lines, in their order in the usage.
     private static var usageLines: [UsageLine] {
-        ControlCommands.rows.flatMap(\.usage).enumerated().sorted { ($0.1.position, $0.0) < ($1.1.position, $1.0) }.map(\.1)
+        ControlCommands.rows.flatMap(\.usage).enumerated().sorted { ($0.1.position, $0.0) < ($1.1.position, $1.0) }.map(
+            \.1)
     }
 
     /// The man page entries of the commands with options, in the order of their usage lines.
@@ -100,7 +105,8 @@ public enum CtlCommand {
                 lines.append((line.position, line.text))
             }
         }
-        return (["host ctl [--control PATH] [--json] [--timeout SECS] COMMAND"] + lines.map { "  " + $0.text }).joined(separator: "\n")
+        return (["host ctl [--control PATH] [--json] [--timeout SECS] COMMAND"] + lines.map { "  " + $0.text }).joined(
+            separator: "\n")
     }
 
     /// The text of `host ctl --help`: the usage, then every option.
@@ -163,18 +169,22 @@ public enum CtlCommand {
     }
 
     /// Parses the arguments after `ctl`; `readInput` reads FILE or `-` (stdin) for push.
-    public static func parse(_ arguments: [String], readInput: (String) throws -> [UInt8]) throws(UsageError) -> Invocation {
+    public static func parse(_ arguments: [String], readInput: (String) throws -> [UInt8]) throws(UsageError)
+        -> Invocation
+    {
         var rest = arguments[...]
         var invocation = Invocation()
         _ = try table.parse(&rest, into: &invocation, untilOperand: true)
         guard let name = rest.popFirst() else { throw UsageError("ctl: give a command\n\(usage)") }
         guard let row = ControlCommands.row(named: name) else {
             throw UsageError(
-                "ctl: unknown command '\(name)'" + Suggestion.didYouMean(name, among: ControlCommands.names) + "\n\(usage)")
+                "ctl: unknown command '\(name)'" + Suggestion.didYouMean(name, among: ControlCommands.names)
+                    + "\n\(usage)")
         }
-        let members = try withoutActuallyEscaping(readInput, do: { (readInput) throws(UsageError) -> [String: JSONValue] in
+        let read = { (readInput: @escaping (String) throws -> [UInt8]) throws(UsageError) -> [String: JSONValue] in
             try ControlCommands.rows[row].arguments(Arguments(name: name, arguments: Array(rest), readInput: readInput))
-        })
+        }
+        let members = try withoutActuallyEscaping(readInput, do: read)
         invocation.message = ControlMessage(ControlMessage.Command(name, members))
         return invocation
     }
@@ -201,7 +211,9 @@ public enum CtlCommand {
         do { bytes = try arguments.readInput(source) } catch { throw pushTable.error("cannot read \(name): \(error)") }
         // Sent as its text, not parsed here: the host parses it once and services receive
         // these bytes. Only UTF-8 fits in the request's string (JSON accepts nothing else).
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw pushTable.error("\(name) is not valid UTF-8") }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw pushTable.error("\(name) is not valid UTF-8")
+        }
         var members: [String: JSONValue] = [ControlKey.payload.rawValue: .string(text)]
         if parsed.options.tap { members[.tap] = true }
         if let action = parsed.options.action { members[.action] = .string(action) }
@@ -280,7 +292,9 @@ public enum CtlCommand {
             return lines.joined(separator: "\n")
         case "list":
             return (reply.services ?? []).map { service in
-                var line = "\(service.id) \(service.version) (\(service.state)) events: " + service.events.joined(separator: ",")
+                var line =
+                    "\(service.id) \(service.version) (\(service.state)) events: "
+                    + service.events.joined(separator: ",")
                 if let trigger = service.activatedBy { line += " opened (lazy) by: \(trigger)" }
                 if let stuckIn = service.stuckIn { line += " stuck in: \(stuckIn)" }
                 if let failure = service.failure {
@@ -292,8 +306,15 @@ public enum CtlCommand {
             }.joined(separator: "\n")
         case "authorization":
             var line = "authorization: \(reply.authorization?.status ?? "?")"
-            line += "; allowed: " + ((reply.authorization?.allowed ?? []).isEmpty ? "none" : reply.authorization!.allowed.joined(separator: ", "))
-            if let receivers = reply.receivers { line += receivers.isEmpty ? "; nobody handles the change" : "; delivered to " + receivers.joined(separator: ", ") }
+            line +=
+                "; allowed: "
+                + ((reply.authorization?.allowed ?? []).isEmpty
+                    ? "none" : reply.authorization!.allowed.joined(separator: ", "))
+            if let receivers = reply.receivers {
+                line +=
+                    receivers.isEmpty
+                    ? "; nobody handles the change" : "; delivered to " + receivers.joined(separator: ", ")
+            }
             if let note = reply.note { line += "; \(note)" }
             return line
         case "reload":
@@ -322,7 +343,9 @@ public enum CtlCommand {
         }
         if let result = reply.result?.stringValue { parts.append("result: \(result)") }
         if let options = reply.presentation?.arrayValue {
-            parts.append("presentation: " + (options.isEmpty ? "none" : options.compactMap(\.stringValue).joined(separator: ", ")))
+            parts.append(
+                "presentation: "
+                    + (options.isEmpty ? "none" : options.compactMap(\.stringValue).joined(separator: ", ")))
         }
         if let answers = reply.answers {
             parts.append("answers: " + answers.keys.sorted().map { "\($0)=\(answers[$0]!)" }.joined(separator: ", "))

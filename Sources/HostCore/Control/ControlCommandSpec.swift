@@ -27,7 +27,8 @@ public struct ControlCommandSpec: Sendable {
         _ name: String, grant: ControlGrant, fromSnapshot: Bool = false, plain: ControlRequest.Command? = nil,
         usage: [CtlCommand.UsageLine],
         arguments: @escaping @Sendable (CtlCommand.Arguments) throws(UsageError) -> [String: JSONValue],
-        decode: @escaping @Sendable (ControlRequest.Members, _ maxPayload: Int) throws(InputError) -> ControlRequest.Command
+        decode:
+            @escaping @Sendable (ControlRequest.Members, _ maxPayload: Int) throws(InputError) -> ControlRequest.Command
     ) {
         self.name = name
         self.grant = grant

@@ -27,7 +27,8 @@ extension ControlCommands {
                         title: "service", table: CtlCommand.serviceTable.help,
                         manual: CommandSpec(
                             words: ["ctl", "service"], synopsis: "stop|start|restart ID [--force]",
-                            summary: "Stops, starts or restarts one service; start loads a service that was never loaded"
+                            summary:
+                                "Stops, starts or restarts one service; start loads a service that was never loaded"
                                 + " when its file is a loadable plugin.",
                             options: CtlCommand.serviceTable.specs,
                             operands: ControlRequest.Operate.ServiceAction.allCases.map(\.rawValue))))
@@ -39,7 +40,9 @@ extension ControlCommands {
                 guard let action = ControlRequest.Operate.ServiceAction(rawValue: text) else {
                     throw InputError("service: unknown action \"\(text)\" (one of \(actions.joined(separator: ", ")))")
                 }
-                return .operate(.service(action, id: try members.requiredString(.service), force: try members.bool(.force) ?? false))
+                return .operate(
+                    .service(action, id: try members.requiredString(.service), force: try members.bool(.force) ?? false)
+                )
             }),
         ControlCommandSpec(
             "watch", grant: .connectionOnly,
@@ -49,7 +52,8 @@ extension ControlCommands {
                     options: CtlCommand.OptionsHelp(
                         title: "watch", table: CtlCommand.watchTable.help,
                         manual: CommandSpec(
-                            words: ["ctl", "watch"], synopsis: "[--logs]", summary: "Streams trace records (and log lines) until interrupted.",
+                            words: ["ctl", "watch"], synopsis: "[--logs]",
+                            summary: "Streams trace records (and log lines) until interrupted.",
                             options: CtlCommand.watchTable.specs)))
             ],
             arguments: { arguments throws(UsageError) in

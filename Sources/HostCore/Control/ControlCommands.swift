@@ -27,10 +27,12 @@ public enum ControlCommands {
                                 options: CtlCommand.listTable.specs))),
                 ],
                 arguments: CtlCommand.list,
-                decode: { members, _ throws(InputError) in try members.bool(.all) == true ? .operate(.listAll) : .list }),
+                decode: { members, _ throws(InputError) in try members.bool(.all) == true ? .operate(.listAll) : .list }
+            ),
             .plain("reload", .reload, grant: .all, line: 0),
         ]
-        + ControlRequest.Lifecycle.allCases.map { move in .plain(move.rawValue, .lifecycle(move), grant: .all, line: 1) }
+        + ControlRequest.Lifecycle.allCases.map { move in .plain(move.rawValue, .lifecycle(move), grant: .all, line: 1)
+        }
         + [
             .plain("memory-warning", .memoryWarning, grant: .events, line: 1),
             ControlCommandSpec(
@@ -52,13 +54,19 @@ public enum ControlCommands {
                     let action = try members.string(.action)
                     // The text form is the payload's exact bytes; an object is taken as its serialization.
                     let text: [UInt8]
-                    if case .string(let string) = payload { text = Array(string.utf8) } else { text = Array(payload.serialized.utf8) }
+                    if case .string(let string) = payload {
+                        text = Array(string.utf8)
+                    } else {
+                        text = Array(payload.serialized.utf8)
+                    }
                     try ControlRequest.checkSize(text.count, .payload, maxPayload)
                     return .push(try PushPayload(parsing: text), tapAction: action ?? (tap ? SH_ACTION_DEFAULT : nil))
                 }),
             ControlCommandSpec(
                 "open", grant: .events, usage: [CtlCommand.UsageLine(3, "open URL")],
-                arguments: { arguments throws(UsageError) in [ControlKey.url.rawValue: .string(try arguments.operands(1, "URL")[0])] },
+                arguments: { arguments throws(UsageError) in
+                    [ControlKey.url.rawValue: .string(try arguments.operands(1, "URL")[0])]
+                },
                 decode: { members, _ throws(InputError) in .open(try OpenURLInput(try members.requiredString(.url))) }),
             ControlCommandSpec(
                 "activity", grant: .events,
@@ -77,8 +85,12 @@ public enum ControlCommands {
                 }),
             ControlCommandSpec(
                 "token", grant: .all, usage: [CtlCommand.UsageLine(5, "token HEX")],
-                arguments: { arguments throws(UsageError) in [ControlKey.hex.rawValue: .string(try arguments.operands(1, "HEX")[0])] },
-                decode: { members, _ throws(InputError) in .token(try DeviceToken(hex: try members.requiredString(.hex))) }),
+                arguments: { arguments throws(UsageError) in
+                    [ControlKey.hex.rawValue: .string(try arguments.operands(1, "HEX")[0])]
+                },
+                decode: { members, _ throws(InputError) in
+                    .token(try DeviceToken(hex: try members.requiredString(.hex)))
+                }),
             ControlCommandSpec(
                 "token-error", grant: .all, usage: [CtlCommand.UsageLine(5, "token-error MESSAGE")],
                 arguments: { arguments throws(UsageError) in
@@ -88,25 +100,30 @@ public enum ControlCommands {
                     let message = try members.requiredString(.message)
                     guard message.utf8.count <= ControlRequest.maxMessage else {
                         throw InputError(
-                            "token-error: the message is \(message.utf8.count) bytes, over the limit of \(ControlRequest.maxMessage)")
+                            "token-error: the message is \(message.utf8.count) bytes, over the limit of \(ControlRequest.maxMessage)"
+                        )
                     }
                     return .tokenError(message)
                 }),
             ControlCommandSpec(
-                "post", grant: .events, usage: [CtlCommand.UsageLine(6, "post NAME [JSON]")], arguments: CtlCommand.nameAndPayload,
+                "post", grant: .events, usage: [CtlCommand.UsageLine(6, "post NAME [JSON]")],
+                arguments: CtlCommand.nameAndPayload,
                 decode: { members, maxPayload throws(InputError) in
                     let (name, payload) = try ControlCommands.nameAndPayload(members, maxPayload)
                     return .post(name: name, payload: payload)
                 }),
             ControlCommandSpec(
-                "request", grant: .events, usage: [CtlCommand.UsageLine(7, "request NAME [JSON]")], arguments: CtlCommand.nameAndPayload,
+                "request", grant: .events, usage: [CtlCommand.UsageLine(7, "request NAME [JSON]")],
+                arguments: CtlCommand.nameAndPayload,
                 decode: { members, maxPayload throws(InputError) in
                     let (name, payload) = try ControlCommands.nameAndPayload(members, maxPayload)
                     return .request(name: name, payload: payload.map { Array($0.serialized.utf8) })
                 }),
             ControlCommandSpec(
                 "scene", grant: .all, usage: CtlCommand.sceneUsageLines, arguments: CtlCommand.scene,
-                decode: { members, maxPayload throws(InputError) in .scene(try SceneCommand(members, maxPayload: maxPayload)) }),
+                decode: { members, maxPayload throws(InputError) in
+                    .scene(try SceneCommand(members, maxPayload: maxPayload))
+                }),
             ControlCommandSpec(
                 "authorization", grant: .all,
                 usage: [
@@ -134,9 +151,13 @@ public enum ControlCommands {
     static func row(named name: String) -> Int? { index[name] }
 
     /// The commands without members, read by ``PlainRequest`` straight from a line's bytes.
-    static let plain: [(name: [UInt8], command: ControlRequest.Command, row: Int)] = rows.enumerated().compactMap { row, spec in
+    static let plain: [(name: [UInt8], command: ControlRequest.Command, row: Int)] = rows.enumerated().compactMap {
+        row, spec in
         spec.plain.map { (Array(spec.name.utf8), $0, row) }
     }
+
+    /// The byte count of each name of ``plain``.
+    static let plainLengths = plain.map(\.name.count)
 
     /// `post` and `request`: `name` (non-empty, at most ``ControlRequest/maxName`` bytes) and
     /// an optional `payload` within `maxPayload`.
@@ -149,7 +170,8 @@ public enum ControlCommands {
         if let payload { try ControlRequest.checkSize(payload, .payload, maxPayload) }
         guard !name.isEmpty else { throw InputError("\(command): \"\(ControlKey.name.rawValue)\" is empty") }
         guard name.utf8.count <= ControlRequest.maxName else {
-            throw InputError("\(command): the name is \(name.utf8.count) bytes, over the limit of \(ControlRequest.maxName)")
+            throw InputError(
+                "\(command): the name is \(name.utf8.count) bytes, over the limit of \(ControlRequest.maxName)")
         }
         return (name, payload)
     }

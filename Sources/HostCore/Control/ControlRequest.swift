@@ -76,7 +76,8 @@ public struct ControlRequest: Sendable {
             return .failure(ControlRefusal(id: nil, message: "malformed JSON: \(error)"))
         }
         guard case .object(let object) = value else {
-            return .failure(ControlRefusal(id: nil, message: "a request must be a JSON object like {\"command\":\"state\"}"))
+            return .failure(
+                ControlRefusal(id: nil, message: "a request must be a JSON object like {\"command\":\"state\"}"))
         }
         let id = object[.id]
         do throws(InputError) {
@@ -85,7 +86,9 @@ public struct ControlRequest: Sendable {
             guard let name = object[.command]?.stringValue else {
                 throw InputError("missing \"\(ControlKey.command.rawValue)\" (\(choices))")
             }
-            guard let row = ControlCommands.row(named: name) else { throw InputError("unknown command \"\(name)\" (\(choices))") }
+            guard let row = ControlCommands.row(named: name) else {
+                throw InputError("unknown command \"\(name)\" (\(choices))")
+            }
             let command = try ControlCommands.rows[row].decode(Members(command: name, object: object), maxPayload)
             return .success(ControlRequest(id: id, command: command, row: row))
         } catch {
@@ -98,7 +101,9 @@ public struct ControlRequest: Sendable {
     }
 
     static func checkSize(_ size: Int, _ key: ControlKey, _ limit: Int) throws(InputError) {
-        if size > limit { throw InputError("\(key.rawValue) is \(size) bytes, over the limit of \(limit) (--max-payload)") }
+        if size > limit {
+            throw InputError("\(key.rawValue) is \(size) bytes, over the limit of \(limit) (--max-payload)")
+        }
     }
 
     /// Typed access to a request's members, with errors naming the command and the key.
@@ -119,7 +124,9 @@ public struct ControlRequest: Sendable {
 
         func string(_ key: ControlKey) throws(InputError) -> String? {
             guard let value = try optional(key) else { return nil }
-            guard let text = value.stringValue else { throw InputError("\(command): \"\(key.rawValue)\" must be a string") }
+            guard let text = value.stringValue else {
+                throw InputError("\(command): \"\(key.rawValue)\" must be a string")
+            }
             return text
         }
 
@@ -130,14 +137,18 @@ public struct ControlRequest: Sendable {
 
         func bool(_ key: ControlKey) throws(InputError) -> Bool? {
             guard let value = try optional(key) else { return nil }
-            guard let flag = value.boolValue else { throw InputError("\(command): \"\(key.rawValue)\" must be true or false") }
+            guard let flag = value.boolValue else {
+                throw InputError("\(command): \"\(key.rawValue)\" must be true or false")
+            }
             return flag
         }
 
         /// An array member; empty when missing.
         func list(_ key: ControlKey) throws(InputError) -> [JSONValue] {
             guard let value = try optional(key) else { return [] }
-            guard let items = value.arrayValue else { throw InputError("\(command): \"\(key.rawValue)\" must be an array") }
+            guard let items = value.arrayValue else {
+                throw InputError("\(command): \"\(key.rawValue)\" must be an array")
+            }
             return items
         }
     }

@@ -23,7 +23,9 @@ enum PlainRequest {
             repeat {
                 guard let key = scanner.string(), scanner.take(UInt8(ascii: ":")) else { return nil }
                 if Scanner.equals(key, "command") {
-                    guard command == nil, let name = scanner.string(), let plain = Self.command(named: name) else { return nil }
+                    guard command == nil, let name = scanner.string(), let plain = Self.command(named: name) else {
+                        return nil
+                    }
                     command = plain
                 } else if Scanner.equals(key, "id") {
                     guard !sawID, let value = scanner.scalar() else { return nil }
@@ -43,7 +45,10 @@ enum PlainRequest {
     /// `plain` request), and its row; the lengths are compared first, so most names cost one
     /// comparison.
     private static func command(named name: UnsafeRawBufferPointer) -> (ControlRequest.Command, row: Int)? {
-        for entry in ControlCommands.plain where entry.name.count == name.count {
+        // The lengths are a list of integers of their own: scanning them copies no entry.
+        let lengths = ControlCommands.plainLengths
+        for index in lengths.indices where lengths[index] == name.count {
+            let entry = ControlCommands.plain[index]
             let equal = entry.name.withUnsafeBytes { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
             if equal { return (entry.command, entry.row) }
         }

@@ -37,14 +37,17 @@ public enum SceneCommand: Sendable {
         case "connect":
             var urls: [String] = []
             for item in try members.list(.urls) {
-                guard let text = item.stringValue else { throw InputError("scene: each of \"\(ControlKey.urls.rawValue)\" must be a string") }
+                guard let text = item.stringValue else {
+                    throw InputError("scene: each of \"\(ControlKey.urls.rawValue)\" must be a string")
+                }
                 urls.append(text)
             }
             var activities: [ControlMessage.Activity] = []
             for item in try members.list(.activities) {
                 guard case .object(let object) = item else {
                     throw InputError(
-                        "scene: each of \"\(ControlKey.activities.rawValue)\" must be an object like {\"\(ControlKey.type.rawValue)\":\"…\"}")
+                        "scene: each of \"\(ControlKey.activities.rawValue)\" must be an object like {\"\(ControlKey.type.rawValue)\":\"…\"}"
+                    )
                 }
                 activities.append(try ControlMessage.Activity(ControlRequest.Members(command: "scene", object: object)))
             }
@@ -62,7 +65,9 @@ public enum SceneCommand: Sendable {
             let activity = try ControlMessage.Activity(members)
             self = .activity(name: name, try activity.input(maxPayload: maxPayload))
         default:
-            guard let move = SceneMove(rawValue: action) else { throw InputError("scene: unknown action \"\(action)\"") }
+            guard let move = SceneMove(rawValue: action) else {
+                throw InputError("scene: unknown action \"\(action)\"")
+            }
             self = .move(name: name, move)
         }
     }
