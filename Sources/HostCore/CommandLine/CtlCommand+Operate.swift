@@ -50,11 +50,13 @@ extension CtlCommand {
     /// An operating reply as text; nil for the others.
     public static func operateText(of reply: ControlReply, command: ControlMessage.Command) -> String? {
         guard reply.ok == true else { return nil }
+        var members: [String: JSONValue] = [:]
+        if case .operated(let operated) = reply.body { members = operated.members }
         switch command.name {
         case "stats":
-            return statsText(reply.members[.stats])
+            return statsText(members[.stats])
         case "blame":
-            let rows = reply.members[.blame]?.arrayValue ?? []
+            let rows = members[.blame]?.arrayValue ?? []
             if rows.isEmpty { return "no services" }
             return rows.map { row in
                 func ms(_ key: String) -> String { milliseconds(row[key]?.doubleValue ?? 0) }
@@ -64,7 +66,9 @@ extension CtlCommand {
             }.joined(separator: "\n")
         case "list" where command.members[.all] == true:
             var lines = [text(of: reply, command: "list")]
-            for entry in reply.members[.skipped]?.arrayValue ?? [] {
+            var skipped: [JSONValue] = []
+            if case .services(let list) = reply.body { skipped = list.skipped ?? [] }
+            for entry in skipped {
                 let services = (entry["services"]?.arrayValue ?? []).compactMap(\.stringValue)
                 let what = entry["path"]?.stringValue ?? services.joined(separator: ", ")
                 let ids =
@@ -79,7 +83,7 @@ extension CtlCommand {
             let action = command.members[.action]?.stringValue ?? "?"
             let id = command.members[.service]?.stringValue ?? "?"
             let state = reply.services?.first?.state ?? "?"
-            let restarted = (reply.members[.restarted]?.arrayValue ?? []).compactMap(\.stringValue)
+            let restarted = (members[.restarted]?.arrayValue ?? []).compactMap(\.stringValue)
             let done =
                 action == "restart" && restarted.count > 1
                 ? "restarted \(restarted.joined(separator: ", ")) (they share a worker)"

@@ -84,22 +84,19 @@ extension CtlCommand {
     /// request, then what happened to each URL or activity.
     static func sceneText(of reply: ControlReply) -> String {
         let app = "app: \(reply.state ?? "?")"
-        if let scenes = reply.scenes {
+        guard case .scene(let scene) = reply.body else { return "" }
+        if let scenes = scene.scenes {
             var lines = scenes.map(sceneLine) + [scenes.isEmpty ? "no scene is connected; \(app)" : app]
-            let elsewhere = (reply.savedScenes ?? []).filter { name in !scenes.contains { $0.name == name } }
+            let elsewhere = (scene.savedScenes ?? []).filter { name in !scenes.contains { $0.name == name } }
             if !elsewhere.isEmpty { lines.append("saved state, not connected: " + elsewhere.joined(separator: ", ")) }
             return lines.joined(separator: "\n")
         }
         var lines: [String] = []
-        if reply.event != nil {
-            // open, activity: the event line, as for `host ctl open`.
-            var event = reply
-            event.state = nil
-            lines.append(eventText(of: event))
-        }
-        if let scene = reply.scene ?? nil { lines.append(sceneLine(scene) + "; " + app) }
-        for delivery in reply.deliveries ?? [] {
-            lines.append("  " + eventText(of: delivery))
+        // open, activity: the event line, as for `host ctl open`.
+        if scene.delivery.event != nil { lines.append(eventText(scene.delivery, state: nil)) }
+        if let entry = scene.scene ?? nil { lines.append(sceneLine(entry) + "; " + app) }
+        for delivery in scene.deliveries ?? [] {
+            lines.append("  " + eventText(delivery, state: nil))
         }
         return lines.joined(separator: "\n")
     }

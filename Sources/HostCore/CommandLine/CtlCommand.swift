@@ -279,12 +279,15 @@ public enum CtlCommand {
             return sceneText(of: reply)
         case "request":
             // The answer itself, as JSON: what a script pipes on.
-            return reply.handled == true ? (reply.result ?? .null).serialized : (reply.note ?? "not answered")
+            let delivery = reply.delivery
+            return reply.handled == true ? (delivery.result ?? .null).serialized : (delivery.note ?? "not answered")
         case "state":
-            var lines = ["state: \(reply.state ?? "?")", "services: \(reply.status?.serviceCount ?? 0)"]
-            if let token = reply.status?.deviceToken { lines.append("device token: \(token)") }
-            if let busy = reply.status?.busy { lines.append("busy: \(busy.service) in \(busy.event)") }
-            if let stuck = reply.status?.stuck {
+            var status: ControlReply.Status?
+            if case .status(let body) = reply.body { status = body }
+            var lines = ["state: \(reply.state ?? "?")", "services: \(status?.serviceCount ?? 0)"]
+            if let token = status?.deviceToken { lines.append("device token: \(token)") }
+            if let busy = status?.busy { lines.append("busy: \(busy.service) in \(busy.event)") }
+            if let stuck = status?.stuck {
                 lines.append(
                     "stuck: \(stuck.service) has not returned from \(stuck.event) for \(JSONValue.number((stuck.seconds ?? 0).rounded(.towardZero)).serialized) s"
                         + " (its deadline is \(stuck.deadline.map { JSONValue.number($0).serialized } ?? "?") s)")
@@ -305,20 +308,22 @@ public enum CtlCommand {
                 return line
             }.joined(separator: "\n")
         case "authorization":
-            var line = "authorization: \(reply.authorization?.status ?? "?")"
+            var authorization: ControlReply.Authorization?
+            if case .authorization(let body) = reply.body { authorization = body }
+            var line = "authorization: \(authorization?.status ?? "?")"
             line +=
                 "; allowed: "
-                + ((reply.authorization?.allowed ?? []).isEmpty
-                    ? "none" : reply.authorization!.allowed.joined(separator: ", "))
-            if let receivers = reply.receivers {
+                + ((authorization?.allowed ?? []).isEmpty ? "none" : authorization!.allowed.joined(separator: ", "))
+            if let receivers = reply.delivery.receivers {
                 line +=
                     receivers.isEmpty
                     ? "; nobody handles the change" : "; delivered to " + receivers.joined(separator: ", ")
             }
-            if let note = reply.note { line += "; \(note)" }
+            if let note = reply.delivery.note { line += "; \(note)" }
             return line
         case "reload":
-            let report = reply.reload
+            var report: ControlReply.Reload?
+            if case .reload(let body) = reply.body { report = body }
             var lines = [
                 "added: \((report?.added ?? []).joined(separator: ", "))",
                 "removed: \((report?.removed ?? []).joined(separator: ", "))",
@@ -332,10 +337,13 @@ public enum CtlCommand {
     }
 
     /// An event reply: "openURL; handled by …; answers: …", with `state` when the reply has it.
-    static func eventText(of reply: ControlReply) -> String {
+    static func eventText(of reply: ControlReply) -> String { eventText(reply.delivery, state: reply.state) }
+
+    /// A delivery as text, with the app state after it when there is one.
+    static func eventText(_ reply: ControlReply.Delivery, state: String?) -> String {
         var parts: [String] = []
         if let event = reply.event { parts.append(event) }
-        if let state = reply.state { parts.append("state: \(state)") }
+        if let state { parts.append("state: \(state)") }
         if let by = reply.handledBy {
             parts.append("handled by \(by)")
         } else if let receivers = reply.receivers, !receivers.isEmpty {

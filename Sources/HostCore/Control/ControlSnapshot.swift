@@ -101,19 +101,20 @@ public final class ControlSnapshot: Sendable {
         body.snapshot = true
         switch request.command {
         case .state:
-            body.state = stateCell.value.name
-            body.status = ControlReply.Status(
-                serviceCount: snapshot.services.count, deviceToken: snapshot.deviceToken,
-                busy: ControlReply.Call(service: stuck.service, event: stuck.event),
-                stuck: Self.describe(stuck))
+            body.body = .status(
+                ControlReply.Status(
+                    state: stateCell.value.name, serviceCount: snapshot.services.count,
+                    deviceToken: snapshot.deviceToken,
+                    busy: ControlReply.Call(service: stuck.service, event: stuck.event), stuck: Self.describe(stuck)))
         case .list:
-            body.services = snapshot.services.map { service in
+            let services = snapshot.services.map { service in
                 var entry = ControlHandler.describe(service.metadata, path: service.path, state: "running")
                 entry.lastError = service.lastError
                 entry.retiredCopies = service.retiredCopies
                 entry.isolation = Host.isolationFields(for: service.metadata.id, board: board, tracker: tracker)
                 return entry
             }
+            body.body = .services(ControlReply.Services(services: services))
         default:
             return nil
         }
