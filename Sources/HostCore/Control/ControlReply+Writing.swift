@@ -3,7 +3,7 @@ import ServiceJSON
 // Writes a reply's JSON straight into a connection's output: the bytes ``ControlReply/json``'s
 // `serialized` gives (keys sorted by their UTF-8 bytes, the same escaping and numbers), without
 // building a dictionary per object, sorting its keys and a String per member (issue 13).
-// ControlReplyWritingTests compares the two on every member.
+// ControlProtocolTests compares the two for every family, every member set.
 
 extension ControlReply {
     /// Appends the reply's JSON text (no newline) to `out`.
