@@ -150,14 +150,23 @@ public enum ControlCommands {
     /// The row of the command named `name`.
     static func row(named name: String) -> Int? { index[name] }
 
-    /// The commands without members, read by ``PlainRequest`` straight from a line's bytes.
-    static let plain: [(name: [UInt8], command: ControlRequest.Command, row: Int)] = rows.enumerated().compactMap {
-        row, spec in
-        spec.plain.map { (Array(spec.name.utf8), $0, row) }
-    }
+    /// The commands without members, read by ``PlainRequest`` straight from a line's bytes:
+    /// each name's bytes in ``plainNames`` (`start`, `count`), its command and its row. Plain
+    /// values (no reference counted member), so scanning them costs no retain.
+    static let plain: [(start: Int, count: Int, row: Int)] = {
+        var start = 0
+        return rows.enumerated().compactMap { row, spec in
+            guard spec.plain != nil else { return nil }
+            defer { start += spec.name.utf8.count }
+            return (start, spec.name.utf8.count, row)
+        }
+    }()
 
-    /// The byte count of each name of ``plain``.
-    static let plainLengths = plain.map(\.name.count)
+    /// The names of ``plain``, one after another.
+    static let plainNames: [UInt8] = rows.filter { $0.plain != nil }.flatMap { Array($0.name.utf8) }
+
+    /// The commands of ``plain``, in its order.
+    static let plainCommands: [ControlRequest.Command] = rows.compactMap(\.plain)
 
     /// `post` and `request`: `name` (non-empty, at most ``ControlRequest/maxName`` bytes) and
     /// an optional `payload` within `maxPayload`.

@@ -69,6 +69,11 @@ public struct ControlReply: Sendable, Equatable {
 
     /// What came of delivering an event: who received it, who handled it, their answers.
     public struct Delivery: Sendable, Equatable {
+        // What most deliveries have is stored here; `answers`, `result` and `presentation` are
+        // in `rare`, one shared immutable box (nil when none is set), so making, copying and
+        // dropping the reply to a pipelined `memory-warning` touches a few fields (issue 13:
+        // copies of the whole reply were ~10% of such a request).
+
         /// The event delivered.
         public var event: String?
         /// Whether a service handled it (claimed it, for open and activity).
@@ -77,14 +82,25 @@ public struct ControlReply: Sendable, Equatable {
         public var receivers: [String]?
         /// The service that claimed it.
         public var handledBy: String?
-        /// Each service's answer, by service.
-        public var answers: [String: String]?
-        /// The merged answer of a background fetch; a request's answer.
-        public var result: JSONValue?
-        /// The united presentation options of willPresentNotification.
-        public var presentation: JSONValue?
         /// Why nothing handled it.
         public var note: String?
+        private var rare: Rare?
+
+        /// Each service's answer, by service.
+        public var answers: [String: String]? {
+            get { rare?.fields.answers }
+            set { update { $0.answers = newValue } }
+        }
+        /// The merged answer of a background fetch; a request's answer.
+        public var result: JSONValue? {
+            get { rare?.fields.result }
+            set { update { $0.result = newValue } }
+        }
+        /// The united presentation options of willPresentNotification.
+        public var presentation: JSONValue? {
+            get { rare?.fields.presentation }
+            set { update { $0.presentation = newValue } }
+        }
 
         public init(
             event: String? = nil, handled: Bool? = nil, receivers: [String]? = nil, handledBy: String? = nil,
@@ -95,10 +111,30 @@ public struct ControlReply: Sendable, Equatable {
             self.handled = handled
             self.receivers = receivers
             self.handledBy = handledBy
-            self.answers = answers
-            self.result = result
-            self.presentation = presentation
             self.note = note
+            if answers != nil || result != nil || presentation != nil {
+                rare = Rare(RareFields(answers: answers, result: result, presentation: presentation))
+            }
+        }
+
+        private struct RareFields: Sendable, Equatable {
+            var answers: [String: String]?
+            var result: JSONValue?
+            var presentation: JSONValue?
+        }
+
+        // Immutable once made: a change makes a new box.
+        private final class Rare: Sendable, Equatable {
+            let fields: RareFields
+            init(_ fields: RareFields) { self.fields = fields }
+            static func == (left: Rare, right: Rare) -> Bool { left.fields == right.fields }
+        }
+
+        /// Changes the rare members; none set is no box, so equal deliveries stay equal.
+        private mutating func update(_ change: (inout RareFields) -> Void) {
+            var fields = rare?.fields ?? RareFields()
+            change(&fields)
+            rare = fields == RareFields() ? nil : Rare(fields)
         }
     }
 

@@ -45,12 +45,13 @@ enum PlainRequest {
     /// `plain` request), and its row; the lengths are compared first, so most names cost one
     /// comparison.
     private static func command(named name: UnsafeRawBufferPointer) -> (ControlRequest.Command, row: Int)? {
-        // The lengths are a list of integers of their own: scanning them copies no entry.
-        let lengths = ControlCommands.plainLengths
-        for index in lengths.indices where lengths[index] == name.count {
-            let entry = ControlCommands.plain[index]
-            let equal = entry.name.withUnsafeBytes { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 }
-            if equal { return (entry.command, entry.row) }
+        let entries = ControlCommands.plain
+        for index in entries.indices where entries[index].count == name.count {
+            let entry = entries[index]
+            let equal = ControlCommands.plainNames.withUnsafeBytes {
+                memcmp($0.baseAddress! + entry.start, name.baseAddress!, name.count) == 0
+            }
+            if equal { return (ControlCommands.plainCommands[index], entry.row) }
         }
         return nil
     }
