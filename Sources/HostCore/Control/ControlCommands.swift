@@ -150,23 +150,42 @@ public enum ControlCommands {
     /// The row of the command named `name`.
     static func row(named name: String) -> Int? { index[name] }
 
-    /// The commands without members, read by ``PlainRequest`` straight from a line's bytes:
-    /// each name's bytes in ``plainNames`` (`start`, `count`), its command and its row. Plain
-    /// values (no reference counted member), so scanning them costs no retain.
-    static let plain: [(start: Int, count: Int, row: Int)] = {
-        var start = 0
-        return rows.enumerated().compactMap { row, spec in
-            guard spec.plain != nil else { return nil }
-            defer { start += spec.name.utf8.count }
-            return (start, spec.name.utf8.count, row)
+    /// The commands without members, read by ``PlainRequest`` straight from a line's bytes.
+    static let plain = PlainTable(rows)
+
+    /// The rows with a `plain` request, kept in memory allocated once and never freed, so that
+    /// reading it costs no retain and release (a `static let` array is retained at each use,
+    /// two atomic operations per table per request on the pipelined path).
+    struct PlainTable: @unchecked Sendable {
+        // @unchecked: the buffers are written once, in `init`, and only read after.
+        /// Each name's bytes in ``names`` (`start`, `count`) and its row.
+        let entries: UnsafeBufferPointer<(start: Int, count: Int, row: Int)>
+        /// The names, one after another.
+        let names: UnsafeBufferPointer<UInt8>
+        /// Each entry's request.
+        let commands: UnsafeBufferPointer<ControlRequest.Command>
+
+        init(_ rows: [ControlCommandSpec]) {
+            var entries: [(start: Int, count: Int, row: Int)] = []
+            var names: [UInt8] = []
+            var commands: [ControlRequest.Command] = []
+            for (row, spec) in rows.enumerated() {
+                guard let command = spec.plain else { continue }
+                entries.append((names.count, spec.name.utf8.count, row))
+                names += spec.name.utf8
+                commands.append(command)
+            }
+            self.entries = UnsafeBufferPointer(Self.immortal(entries))
+            self.names = UnsafeBufferPointer(Self.immortal(names))
+            self.commands = UnsafeBufferPointer(Self.immortal(commands))
         }
-    }()
 
-    /// The names of ``plain``, one after another.
-    static let plainNames: [UInt8] = rows.filter { $0.plain != nil }.flatMap { Array($0.name.utf8) }
-
-    /// The commands of ``plain``, in its order.
-    static let plainCommands: [ControlRequest.Command] = rows.compactMap(\.plain)
+        private static func immortal<Element>(_ elements: [Element]) -> UnsafeMutableBufferPointer<Element> {
+            let buffer = UnsafeMutableBufferPointer<Element>.allocate(capacity: elements.count)
+            _ = buffer.initialize(from: elements)
+            return buffer
+        }
+    }
 
     /// `post` and `request`: `name` (non-empty, at most ``ControlRequest/maxName`` bytes) and
     /// an optional `payload` within `maxPayload`.

@@ -45,13 +45,12 @@ enum PlainRequest {
     /// `plain` request), and its row; the lengths are compared first, so most names cost one
     /// comparison.
     private static func command(named name: UnsafeRawBufferPointer) -> (ControlRequest.Command, row: Int)? {
-        let entries = ControlCommands.plain
-        for index in entries.indices where entries[index].count == name.count {
-            let entry = entries[index]
-            let equal = ControlCommands.plainNames.withUnsafeBytes {
-                memcmp($0.baseAddress! + entry.start, name.baseAddress!, name.count) == 0
+        let table = ControlCommands.plain
+        for index in table.entries.indices where table.entries[index].count == name.count {
+            let entry = table.entries[index]
+            if memcmp(table.names.baseAddress! + entry.start, name.baseAddress!, name.count) == 0 {
+                return (table.commands[index], entry.row)
             }
-            if equal { return (ControlCommands.plainCommands[index], entry.row) }
         }
         return nil
     }
