@@ -11,7 +11,7 @@ func runCtl(_ arguments: [String]) -> Never {
     do { path = try invocation.control ?? ControlPaths.defaultSocket() } catch {
         failure("host ctl: no control socket: \(error) (pass --control PATH)", status: 1)
     }
-    if case .operate(.watch) = invocation.message.command { watch(invocation, path: path) }
+    if invocation.streams { watch(invocation, path: path) }
     let raw: ServiceJSON.JSONValue
     do { raw = try ControlClient.send(invocation.message, to: path, timeout: invocation.timeout) } catch { failure("host ctl: \(error)", status: 1) }
     let reply = ControlReply(json: raw)

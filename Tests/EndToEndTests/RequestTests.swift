@@ -142,8 +142,20 @@ import Testing
         try answerer(host, extra: ["PROBE_FLAGS=SH_META_SERVICE_LAZY"])
         try host.start()
         #expect(try host.ctl("list").stdout.contains("lazy (not loaded)"))
+        // `list --json` says it is lazy and what it answers, before it is opened and after.
+        func listed() throws -> [String: Any]? {
+            let services = try host.ctlJSON("list").reply["services"] as? [[String: Any]]
+            return services?.first { $0["id"] as? String == "test.geo" }
+        }
+        #expect(try listed()?["activation"] as? String == "lazy")
+        #expect(try listed()?["answers"] as? [String] == ["geo.locate"])
         let asked = try host.ctlJSON("request", "geo.locate")
         #expect((asked.reply["result"] as? [String: Any])?["by"] as? String == "test.geo")
+        #expect(try listed()?["activation"] as? String == "lazy")
+        #expect(try listed()?["answers"] as? [String] == ["geo.locate"])
+        // A payload that is not JSON is a bad argument (exit 2): `host ctl` sends nothing.
+        let bad = try host.ctl("request", "geo.locate", "{nope")
+        #expect(bad.status == 2 && bad.stderr.contains("not valid JSON"))
         let records = host.stop().records
         let activated = records.named(.serviceActivated)
         #expect(activated.map { [$0.string("service"), $0.string("trigger")] } == [["test.geo", "request geo.locate"]])

@@ -72,10 +72,11 @@ import Testing
     /// Every command without members, by the protocol's own list of names, takes the fast path
     /// to the same command; every other name is left to the full parser.
     @Test func everyPlainCommandName_takesTheFastPath_toTheSameCommand() {
-        for name in ControlMessage.Command.names {
+        for spec in ControlCommands.rows {
+            let name = spec.name
             let bytes = Array(#"{"command":"\#(name)"}"#.utf8)
             let plain = bytes.withUnsafeBytes { PlainRequest.parse($0) }
-            #expect((plain != nil) == (ControlMessage.Command.plain(name) != nil), "\(name)")
+            #expect((plain != nil) == (spec.plain != nil), "\(name)")
             let full = bytes.withUnsafeBytes { ControlRequest.parseFully($0, maxPayload: 65536) }
             #expect(Self.shape(ControlRequest.parse(bytes, maxPayload: 65536)) == Self.shape(full), "\(name)")
         }

@@ -1,4 +1,6 @@
+import ServiceABI
 import ServiceJSON
+import TestSupport
 import Testing
 
 @testable import HostCore
@@ -6,41 +8,53 @@ import Testing
 /// The control protocol's typed requests and replies: one encoding and one decoding each,
 /// and the bytes the README promises.
 @Suite struct ControlProtocolTests {
-    @Test func requests_roundTrip_throughTheirJSON() throws {
-        let activity = ControlMessage.Activity(type: "com.example.read", url: "https://e.com/1", userInfo: ["n": 1])
-        let messages: [ControlMessage] = [
-            ControlMessage(.state, id: 1), ControlMessage(.list, id: "x"), ControlMessage(.reload),
-            ControlMessage(.memoryWarning), ControlMessage(.lifecycle(.background)),
-            ControlMessage(.push(payload: ["aps": ["alert": "hi"]], tap: true, action: "reply")),
-            ControlMessage(.push(payload: ["aps": [:]], tap: false, action: nil)),
-            ControlMessage(.open(url: "myapp://item/42")), ControlMessage(.activity(activity)),
-            ControlMessage(.token(hex: "00ff")), ControlMessage(.tokenError(message: "no network")),
-            ControlMessage(.post(name: "queue.enqueue", payload: ["text": "hello"])),
-            ControlMessage(.post(name: "ping", payload: nil)),
-            ControlMessage(.scene(.list)), ControlMessage(.scene(.move(action: "resign", name: "main"))),
-            ControlMessage(.scene(.connect(name: "car", role: "car", urls: ["myapp://drive"], activities: [activity]))),
-            ControlMessage(.scene(.connect(name: "tv", role: nil, urls: [], activities: []))),
-            ControlMessage(.scene(.open(name: "car", url: "myapp://x"))), ControlMessage(.scene(.activity(name: "car", activity))),
+    /// What `host ctl` writes for each command line is read by the host as that command.
+    @Test func ctlMessages_areReadByTheHost_asTheCommandTheyName() throws {
+        let lines: [[String]] = [
+            ["state"], ["list"], ["list", "--all"], ["reload"], ["memory-warning"], ["activate"], ["resign"], ["background"], ["foreground"],
+            ["terminate"],
+            ["push", "--tap=reply", "p.json"], ["push", "-"], ["open", "myapp://item/42"],
+            ["activity", "com.example.read", "--url", "https://e.com/1", "--user-info", #"{"n":1}"#],
+            ["token", "00ff"], ["token-error", "no network"], ["post", "queue.enqueue", #"{"text":"hello"}"#], ["post", "ping"],
+            ["request", "queue.count"], ["authorization"], ["authorization", "denied"],
+            ["scene", "list"], ["scene", "resign", "main"], ["scene", "connect", "car", "--role", "car", "--url", "myapp://drive"],
+            ["scene", "connect", "tv", "--activity", "com.example.read,https://e.com/1"], ["scene", "open", "car", "myapp://x"],
+            ["scene", "activity", "car", "com.example.read", "--user-info", #"{"n":1}"#],
+            ["stats"], ["stats", "a.b"], ["blame"], ["service", "restart", "a.b", "--force"], ["watch", "--logs"],
         ]
-        for message in messages {
-            let object = try #require(message.json.objectValue)
-            #expect(try ControlMessage(json: object) == message, "\(message.json)")
+        let payload: (String) throws -> [UInt8] = { _ in Array(#"{"aps":{"alert":"hi"}}"#.utf8) }
+        for line in lines {
+            let message = try CtlCommand.parse(line, readInput: payload).message
+            let request = try ControlRequest.parse(Array(message.json.serialized.utf8), maxPayload: 65536).get()
+            #expect(request.spec.name == line[0], "\(line)")
         }
+        // Every command has a line above.
+        #expect(Set(lines.map(\.[0])) == Set(ControlCommands.names))
+        let push = try ControlRequest.parse(Array(#"{"command":"push","payload":{"aps":{}},"tap":true}"#.utf8), maxPayload: 65536)
+        guard case .push(_, let action) = try push.get().command else { throw TestFailure("not a push") }
+        #expect(action == SH_ACTION_DEFAULT)
+        let all = try ControlRequest.parse(Array(#"{"command":"list","all":true}"#.utf8), maxPayload: 65536).get()
+        guard case .operate(.listAll) = all.command else { throw TestFailure("not list --all") }
     }
 
-    @Test func requests_areTheREADMEsBytes() {
+    @Test func requests_areTheREADMEsBytes() throws {
         #expect(
-            ControlMessage(.open(url: "myapp://item/42"), id: 1).json.serialized
+            ControlMessage(ControlMessage.Command("open", ["url": "myapp://item/42"]), id: 1).json.serialized
                 == #"{"command":"open","id":1,"url":"myapp://item/42"}"#)
+        var scene = try CtlCommand.parse(["scene", "connect", "car", "--role", "car", "--url", "myapp://drive/work"], readInput: { _ in [] })
+            .message
+        scene.id = 4
         #expect(
-            ControlMessage(.scene(.connect(name: "car", role: "car", urls: ["myapp://drive/work"], activities: [])), id: 4)
-                .json.serialized
+            scene.json.serialized
                 == #"{"action":"connect","command":"scene","id":4,"name":"car","role":"car","urls":["myapp://drive/work"]}"#)
     }
 
     @Test func badRequests_nameTheCommandAndTheMember() {
         func error(_ object: [String: JSONValue]) -> String? {
-            do { _ = try ControlMessage(json: object) } catch { return error.message }
+            let line = Array(JSONValue.object(object).serialized.utf8)
+            if case .failure(let refusal) = line.withUnsafeBytes({ ControlRequest.parseFully($0, maxPayload: 65536) }) {
+                return refusal.message
+            }
             return nil
         }
         #expect(error(["command": "push", "payload": [:], "tap": "yes"]) == #"push: "tap" must be true or false"#)
@@ -57,8 +71,7 @@ import Testing
     /// copy changed in place (new storage) and a list freed and made again are written anew.
     @Test func replies_writeTheirCurrentReceivers_afterAnotherListWasWritten() {
         func written(_ receivers: [String]) -> String {
-            var reply = ControlReply(ok: true)
-            reply.receivers = receivers
+            let reply = ControlReply(ok: true, .delivery(ControlReply.Delivery(receivers: receivers)))
             var out: [UInt8] = []
             reply.write(to: &out)
             return String(decoding: out, as: UTF8.self)
@@ -75,123 +88,114 @@ import Testing
         }
     }
 
-    @Test func replies_roundTrip_throughTheirJSON() {
-        var event = ControlReply(ok: true, id: 1)
-        event.event = "willPresentNotification"
-        event.handled = true
-        event.receivers = ["a.b", "c.d"]
-        event.answers = ["a.b": "banner", "c.d": "sound"]
-        event.presentation = ["banner", "sound"]
-        event.note = "why"
-
-        var state = ControlReply(ok: true)
-        state.snapshot = true
-        state.state = "active"
-        state.status = ControlReply.Status(
-            serviceCount: 2, deviceToken: nil, busy: ControlReply.Call(service: "a.b", event: "openURL"),
-            stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12, deadline: 0.5))
-
-        var list = ControlReply(ok: true)
-        list.services = [
-            ControlReply.Service(
-                id: "a.b", name: "A", version: "1.0.0", path: "/p/a.so", priority: -3, state: "stuck",
-                events: ["openURL"], urls: ["myapp"], activities: [], subscriptions: ["*"],
-                sceneRoles: ["main"], lastError: nil,
-                isolation: ["isolation": "process", "stuckIn": "openURL", "restarts": 2])
-        ]
-
-        var reload = ControlReply(ok: true)
-        reload.reload = ControlReply.Reload(added: ["a.b"], removed: [], replaced: ["c.d"], failures: ["x.so: bad"])
-
-        var scene = ControlReply(ok: true)
-        scene.state = "active"
-        scene.handled = false
-        scene.scene = ControlReply.SceneEntry(
-            name: "car", role: "car", state: "foregroundActive", configuration: "car",
-            configuredBy: "a.b", settings: ["template": "map"])
-        var delivery = ControlReply()
-        delivery.event = "sceneOpenURLContexts"
-        delivery.handled = false
-        delivery.receivers = []
-        scene.deliveries = [delivery]
-
-        var gone = ControlReply(ok: true)
-        gone.scene = .some(nil)
-        var scenes = ControlReply(ok: true)
-        scenes.scenes = []
-
-        for reply in [event, state, list, reload, scene, gone, scenes, ControlReply(ControlRefusal(id: "r", message: "no"))] {
-            #expect(ControlReply(json: reply.json) == reply, "\(reply.json)")
-        }
-        #expect(gone.json.serialized == #"{"ok":true,"scene":null}"#)
-        #expect(list.services?.first?.stuckIn == "openURL")
-    }
-
-    @Test func replies_areTheREADMEsBytes() {
-        var open = ControlReply(ok: true, id: 1)
-        open.event = "openURL"
-        open.handled = true
-        open.handledBy = "dev.servicehost.deeplinks"
-        open.receivers = ["dev.servicehost.deeplinks"]
-        #expect(open.json.serialized == #"{"event":"openURL","handled":true,"handledBy":"dev.servicehost.deeplinks","id":1,"ok":true,"receivers":["dev.servicehost.deeplinks"]}"#)
-        #expect(
-            ControlReply(ControlRefusal(id: 5, message: #"unknown scene "ghost" (connected: main, car)"#)).json.serialized
-                == #"{"error":"unknown scene \"ghost\" (connected: main, car)","id":5,"ok":false}"#)
-        var state = ControlReply(ok: true)
-        state.state = "active"
-        state.status = ControlReply.Status(serviceCount: 5, deviceToken: nil)
-        #expect(state.json.serialized == #"{"deviceToken":null,"ok":true,"services":5,"state":"active"}"#)
-    }
-
-    /// The bytes a connection writes (``ControlReply/write(to:)``, no JSONValue) are the JSON's,
-    /// member for member: every member set at once, escapes, fractions, negative numbers, the
-    /// members merged from isolation and the operating replies, nested deliveries.
-    @Test func replies_writtenInPlace_areTheirJSONsBytes() {
-        var everything = ControlReply(ok: false, id: ["n": -1.5])
-        everything.error = "quote \" backslash \\ newline \n tab \t bell \u{7} é 🚗"
-        everything.snapshot = true
-        everything.state = "active"
-        everything.status = ControlReply.Status(
-            serviceCount: 3, deviceToken: "00ff", busy: ControlReply.Call(service: "a.b", event: "openURL"),
-            stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12.25, deadline: 0.5))
-        everything.reload = ControlReply.Reload(added: ["a"], removed: [], replaced: ["c"], failures: ["x.so: \"bad\""])
-        everything.event = "willPresentNotification"
-        everything.handled = true
-        everything.receivers = ["a.b", "c.d"]
-        everything.handledBy = "a.b"
-        everything.answers = ["c.d": "sound", "a.b": "banner"]
-        everything.result = ["z": 1, "a": [true, .null, 1e300]]
-        everything.presentation = ["banner"]
-        everything.note = "why"
-        let car = ControlReply.SceneEntry(
-            name: "car", role: "car", state: "foregroundActive", configuration: "car", configuredBy: nil,
-            settings: ["template": "map"], savedState: true)
-        everything.scene = .some(car)
-        everything.scenes = [car, ControlReply.SceneEntry(name: "m", role: "main", state: "s", configuration: "c")]
-        everything.savedScenes = ["car"]
-        everything.authorization = ControlReply.Authorization(status: "provisional", allowed: ["banner", "list"])
-        var delivery = ControlReply()
-        delivery.event = "sceneOpenURLContexts"
-        delivery.receivers = []
-        var operating = ControlReply(ok: true)
-        operating.members = ["stats": ["calls": 2], "blame": []]
-        everything.deliveries = [delivery, operating, ControlReply()]
-
+    /// One reply of each family, every member set.
+    static let families: [ControlReply] = {
+        let present = ControlReply.Delivery(
+            event: "willPresentNotification", handled: true, receivers: ["a.b", "c.d"], handledBy: "a.b",
+            answers: ["c.d": "sound", "a.b": "banner"], result: ["z": 1, "a": [true, .null, 1e300]],
+            presentation: ["banner"], note: "quote \" backslash \\ newline \n tab \t bell \u{7} é 🚗")
         let service = ControlReply.Service(
             id: "a.b", name: "A \"quoted\"", version: "1.0.0", path: "/p/a.so", priority: -3, state: "running",
             events: ["openURL"], urls: ["myapp"], activities: ["x"], subscriptions: ["*"], sceneRoles: ["main"],
-            lastError: "boom", retiredCopies: 2, activation: "lazy", activatedBy: "URL myapp://x")
+            answers: ["geo.locate"], lastError: "boom", retiredCopies: 2, activation: "lazy",
+            activatedBy: "URL myapp://x")
         var isolated = service
-        isolated.isolation = ["isolation": "process", "stuckIn": "openURL", "restarts": 2, "activation": "eager"]
-        var list = ControlReply(ok: true, id: "l")
-        list.services = [service, isolated]
-        // `state`'s count and a list at once: the list wins, as in the JSON.
-        var both = list
-        both.status = ControlReply.Status(serviceCount: 9, deviceToken: nil)
-        var gone = ControlReply(ok: true)
-        gone.scene = .some(nil)
+        isolated.isolation = ["isolation": "process", "stuckIn": "openURL", "restarts": 2]
+        let car = ControlReply.SceneEntry(
+            name: "car", role: "car", state: "foregroundActive", configuration: "car", configuredBy: nil,
+            settings: ["template": "map"], savedState: true)
+        var stuck = ControlReply(
+            ok: true, id: ["n": -1.5],
+            .status(
+                ControlReply.Status(
+                    state: "active", serviceCount: 3, deviceToken: "00ff",
+                    busy: ControlReply.Call(service: "a.b", event: "openURL"),
+                    stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12.25, deadline: 0.5))))
+        stuck.snapshot = true
+        return [
+            ControlReply(ok: true, id: 1, .delivery(present)),
+            ControlReply(
+                ok: true, .delivery(ControlReply.Delivery(event: "memoryWarning", handled: true, receivers: []))),
+            stuck,
+            ControlReply(ok: true, .status(ControlReply.Status(state: "background", serviceCount: 0))),
+            ControlReply(ok: true, id: "l", .services(ControlReply.Services(services: [service, isolated]))),
+            ControlReply(
+                ok: true, .services(ControlReply.Services(services: [service], skipped: [["reason": "disabled"]]))),
+            ControlReply(
+                ok: true,
+                .reload(ControlReply.Reload(added: ["a"], removed: [], replaced: ["c"], failures: ["x.so: \"bad\""]))),
+            ControlReply(ok: true, id: 9, .moved(state: "inactive")),
+            ControlReply(
+                ok: true,
+                .scene(
+                    ControlReply.Scene(
+                        state: "active", scene: .some(car), deliveries: [present, ControlReply.Delivery()],
+                        delivery: ControlReply.Delivery(handled: false, note: "why")))),
+            ControlReply(ok: true, .scene(ControlReply.Scene(state: "active", scene: .some(nil), delivery: present))),
+            ControlReply(
+                ok: true,
+                .scene(
+                    ControlReply.Scene(
+                        state: "active",
+                        scenes: [car, ControlReply.SceneEntry(name: "m", role: "main", state: "s", configuration: "c")],
+                        savedScenes: ["car", "gone"]))),
+            ControlReply(
+                ok: true,
+                .authorization(
+                    ControlReply.Authorization(
+                        status: "provisional", allowed: ["banner", "list"],
+                        delivery: ControlReply.Delivery(handled: true, receivers: ["a.b"])))),
+            ControlReply(
+                ok: true,
+                .operated(
+                    ControlReply.Operated(state: "active", services: [service], members: ["restarted": ["a.b"]]))),
+            ControlReply(ok: true, .operated(ControlReply.Operated(members: ["stats": ["calls": 2], "blame": []]))),
+            ControlReply(ok: true, .operated(ControlReply.Operated(state: "active", services: []))),
+            ControlReply(),
+            ControlReply(ControlRefusal(id: "r", message: "no")),
+            ControlReply(ControlRefusal(id: nil, message: "quote \" é")),
+        ]
+    }()
 
-        for reply in [everything, list, both, gone, operating, ControlReply(), ControlReply(ControlRefusal(id: nil, message: "no"))] {
+    /// What `host ctl` reads back is the family the host wrote.
+    @Test func replies_roundTrip_throughTheirJSON() {
+        for reply in Self.families {
+            #expect(ControlReply(json: reply.json) == reply, "\(reply.json)")
+        }
+        #expect(ControlReply(json: Self.families[4].json).services?.last?.stuckIn == "openURL")
+    }
+
+    @Test func replies_areTheREADMEsBytes() {
+        let open = ControlReply(
+            ok: true, id: 1,
+            .delivery(
+                ControlReply.Delivery(
+                    event: "openURL", handled: true, receivers: ["dev.servicehost.deeplinks"],
+                    handledBy: "dev.servicehost.deeplinks")))
+        #expect(
+            open.json.serialized
+                == #"{"event":"openURL","handled":true,"handledBy":"dev.servicehost.deeplinks","id":1,"ok":true,"#
+                + #""receivers":["dev.servicehost.deeplinks"]}"#)
+        #expect(
+            ControlReply(ControlRefusal(id: 5, message: #"unknown scene "ghost" (connected: main, car)"#)).json.serialized
+                == #"{"error":"unknown scene \"ghost\" (connected: main, car)","id":5,"ok":false}"#)
+        let state = ControlReply(ok: true, .status(ControlReply.Status(state: "active", serviceCount: 5)))
+        #expect(state.json.serialized == #"{"deviceToken":null,"ok":true,"services":5,"state":"active"}"#)
+        let gone = ControlReply(ok: true, .scene(ControlReply.Scene(state: "active", scene: .some(nil))))
+        #expect(gone.json.serialized == #"{"ok":true,"scene":null,"state":"active"}"#)
+    }
+
+    /// The bytes a connection writes (``ControlReply/write(to:)``, no JSONValue) are the JSON's,
+    /// member for member, for every family: escapes, fractions, negative numbers, the members
+    /// merged from isolation and the operating replies, nested deliveries.
+    @Test func replies_writtenInPlace_areTheirJSONsBytes() {
+        // Isolation's members are merged over the service's own (one that names `activation`).
+        var overridden = Self.families[4]
+        if case .services(var list) = overridden.body {
+            list.services[1].isolation[.activation] = "eager"
+            overridden.body = .services(list)
+        }
+        for reply in Self.families + [overridden] {
             var written: [UInt8] = []
             reply.write(to: &written)
             #expect(String(decoding: written, as: UTF8.self) == reply.json.serialized)
@@ -199,23 +203,26 @@ import Testing
     }
 
     @Test func ctl_printsAReplyFromItsTypedFields() {
-        var state = ControlReply(ok: true)
-        state.state = "active"
-        state.status = ControlReply.Status(
-            serviceCount: 1, deviceToken: "00ff",
+        var status = ControlReply.Status(
+            state: "active", serviceCount: 1, deviceToken: "00ff",
             stuck: ControlReply.Call(service: "a.b", event: "openURL", seconds: 12, deadline: 0.5))
         #expect(
-            CtlCommand.text(of: state, command: "state")
-                == "state: active\nservices: 1\ndevice token: 00ff\nstuck: a.b has not returned from openURL for 12 s (its deadline is 0.5 s)")
+            CtlCommand.text(of: ControlReply(ok: true, .status(status)), command: "state")
+                == "state: active\nservices: 1\ndevice token: 00ff\n"
+                + "stuck: a.b has not returned from openURL for 12 s (its deadline is 0.5 s)")
         // The seconds come from the socket's reply: a number past Int's range is printed, not
         // converted (`Int(_:)` trapped the client on 1e300).
-        for (seconds, printed) in [(12.7, "12"), (1e300, JSONValue.number(1e300).serialized), (-1e300, JSONValue.number(-1e300).serialized)] {
-            state.status?.stuck?.seconds = seconds
-            #expect(CtlCommand.text(of: state, command: "state").hasSuffix("openURL for \(printed) s (its deadline is 0.5 s)"))
+        for (seconds, printed) in [
+            (12.7, "12"), (1e300, JSONValue.number(1e300).serialized), (-1e300, JSONValue.number(-1e300).serialized),
+        ] {
+            status.stuck?.seconds = seconds
+            #expect(
+                CtlCommand.text(of: ControlReply(ok: true, .status(status)), command: "state")
+                    .hasSuffix("openURL for \(printed) s (its deadline is 0.5 s)"))
         }
-        var unhandled = ControlReply(ok: true)
-        unhandled.handled = false
-        #expect(CtlCommand.status(of: unhandled) == 3)
+        let unhandled = ControlReply(ok: true, .delivery(ControlReply.Delivery(handled: false)))
+        #expect(CtlCommand.status(of: unhandled) == CtlCommand.ExitStatus.notHandled.rawValue)
+        #expect(CtlCommand.status(of: ControlReply(ok: true, .moved(state: "active"))) == 0)
         #expect(CtlCommand.status(of: ControlReply(ControlRefusal(id: nil, message: "x"))) == 1)
     }
 }

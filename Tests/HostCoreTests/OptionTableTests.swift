@@ -120,14 +120,14 @@ import Testing
         for arguments in [["push", "--tap=dismiss", "p.json"], ["push", "--tap", "dismiss", "p.json"]] {
             #expect(
                 try CtlCommand.parse(arguments, readInput: payload).message.command
-                    == .push(payload: .string(text), tap: true, action: SH_ACTION_DISMISS))
+                    == ControlMessage.Command("push", ["payload": .string(text), "tap": true, "action": .string(SH_ACTION_DISMISS)]))
         }
         #expect(
             try CtlCommand.parse(["push", "--tap", "p.json"], readInput: payload).message.command
-                == .push(payload: .string(text), tap: true, action: nil))
+                == ControlMessage.Command("push", ["payload": .string(text), "tap": true]))
         #expect(
             try CtlCommand.parse(["push", "-"], readInput: payload).message.command
-                == .push(payload: .string(text), tap: false, action: nil))
+                == ControlMessage.Command("push", ["payload": .string(text)]))
         #expect(throws: UsageError.self) { try CtlCommand.parse(["push", "a", "b"], readInput: payload) }
         #expect(throws: UsageError("ctl push: p.json is not valid UTF-8")) {
             try CtlCommand.parse(["push", "p.json"], readInput: { _ in [0x7B, 0xFF, 0x7D] })

@@ -5,8 +5,8 @@ import Testing
 
 /// `sh_host.control` (issue 17): what the configuration's `requests` grant lets a service ask.
 @Suite struct ServiceRequestTests {
-    private func command(_ json: String) throws -> ControlRequest.Command {
-        try ControlRequest.parse(Array(json.utf8), maxPayload: 65536).get().command
+    private func command(_ json: String) throws -> ControlRequest {
+        try ControlRequest.parse(Array(json.utf8), maxPayload: 65536).get()
     }
 
     @Test func eventsCoverWhatAClientCauses_allCoversEverything_noneNothing() throws {
@@ -14,17 +14,17 @@ import Testing
         let terminate = try command(#"{"command":"terminate"}"#)
         let reload = try command(#"{"command":"reload"}"#)
         let list = try command(#"{"command":"list"}"#)
-        #expect(ServiceRequests.allows(.events, push) && ServiceRequests.allows(.events, list))
-        #expect(!ServiceRequests.allows(.events, terminate) && !ServiceRequests.allows(.events, reload))
-        #expect(ServiceRequests.allows(.all, terminate) && ServiceRequests.allows(.all, reload))
-        #expect(!ServiceRequests.allows(nil, push))
+        #expect(push.spec.grant.allows(.events) && list.spec.grant.allows(.events))
+        #expect(!terminate.spec.grant.allows(.events) && !reload.spec.grant.allows(.events))
+        #expect(terminate.spec.grant.allows(.all) && reload.spec.grant.allows(.all))
+        #expect(!push.spec.grant.allows(nil))
         // The operating requests: `list --all` reads like `list`; the rest need "all".
         let listAll = try command(#"{"command":"list","all":true}"#)
         let stats = try command(#"{"command":"stats"}"#)
         let restart = try command(#"{"command":"service","action":"restart","service":"a.b"}"#)
-        #expect(ServiceRequests.allows(.events, listAll))
-        #expect(!ServiceRequests.allows(.events, stats) && !ServiceRequests.allows(.events, restart))
-        #expect(ServiceRequests.allows(.all, stats) && ServiceRequests.allows(.all, restart))
+        #expect(listAll.spec.grant.allows(.events))
+        #expect(!stats.spec.grant.allows(.events) && !restart.spec.grant.allows(.events))
+        #expect(stats.spec.grant.allows(.all) && restart.spec.grant.allows(.all))
     }
 
     @Test func theGrantIsReadFromTheConfiguration_andATypoIsNamed() throws {

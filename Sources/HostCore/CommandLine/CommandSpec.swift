@@ -21,9 +21,16 @@ extension OptionTable {
     public var specs: [OptionSpec] {
         options.map { option in
             switch option.value {
-            case .none: OptionSpec(name: option.name, placeholder: nil, inlineOnly: false, values: [], help: option.help)
-            case .required(let placeholder): OptionSpec(name: option.name, placeholder: placeholder, inlineOnly: false, values: option.values, help: option.help)
-            case .optional(let placeholder): OptionSpec(name: option.name, placeholder: placeholder, inlineOnly: true, values: option.values, help: option.help)
+            case .none:
+                OptionSpec(name: option.name, placeholder: nil, inlineOnly: false, values: [], help: option.help)
+            case .required(let placeholder):
+                OptionSpec(
+                    name: option.name, placeholder: placeholder, inlineOnly: false, values: option.values,
+                    help: option.help)
+            case .optional(let placeholder):
+                OptionSpec(
+                    name: option.name, placeholder: placeholder, inlineOnly: true, values: option.values,
+                    help: option.help)
             }
         }
     }
@@ -59,52 +66,41 @@ public enum CommandLineSpec {
                 words: [], synopsis: "[--plugins DIR …] [options]",
                 summary: "Loads every service of the plugin directories, launches the app and serves until terminated.",
                 options: RunOptions.table.specs + [
-                    OptionSpec(name: "--help", placeholder: nil, inlineOnly: false, values: [], help: "print the help and exit"),
-                    OptionSpec(name: "--version", placeholder: nil, inlineOnly: false, values: [], help: "print the version and exit"),
+                    OptionSpec(
+                        name: "--help", placeholder: nil, inlineOnly: false, values: [], help: "print the help and exit"
+                    ),
+                    OptionSpec(
+                        name: "--version", placeholder: nil, inlineOnly: false, values: [],
+                        help: "print the version and exit"),
                 ],
                 operands: Usage.commands),
             CommandSpec(
                 words: ["check"], synopsis: "[--plugins DIR …] [--config FILE] [--json]",
-                summary: "A dry run: reads everything the host would, running no plugin code; prints the start order and every problem."
+                summary:
+                    "A dry run: reads everything the host would, running no plugin code; prints the start order and every problem."
                     + " Exit status 0 clean, 1 warnings only, 2 errors.",
                 options: CheckCommand.table.specs),
             CommandSpec(
                 words: ["inspect"], synopsis: "[--json] [--state-dir DIR] PATH…",
-                summary: "Prints each plugin's services, versions, ABI and events from its static metadata, running no plugin code.",
+                summary:
+                    "Prints each plugin's services, versions, ABI and events from its static metadata, running no plugin code.",
                 options: InspectCommand.table.specs, operandIsPath: true),
             CommandSpec(
                 words: ["new-service"], synopsis: "NAME [--swift|--c] [--id ID] [--dir DIR] [--sdk DIR]",
-                summary: "Writes a plugin package that builds and loads the first time.", options: NewServiceCommand.table.specs),
+                summary: "Writes a plugin package that builds and loads the first time.",
+                options: NewServiceCommand.table.specs),
             CommandSpec(
                 words: ["completion"], synopsis: "bash|zsh",
                 summary: "Prints the shell completion script for bash or zsh: source <(host completion bash).",
                 options: [], operands: ShellCompletion.Shell.allCases.map(\.rawValue)),
-            CommandSpec(words: ["man"], synopsis: "", summary: "Prints this manual page (roff): host man > host.1.", options: []),
+            CommandSpec(
+                words: ["man"], synopsis: "", summary: "Prints this manual page (roff): host man > host.1.", options: []
+            ),
             CommandSpec(
                 words: ["ctl"], synopsis: "[--control PATH] [--json] COMMAND …",
-                summary: "Sends one request to a running host and prints its reply."
-                    + " Exit status 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled.",
-                options: CtlCommand.table.specs, operands: ControlMessage.Command.names),
-            CommandSpec(
-                words: ["ctl", "push"], synopsis: "[--tap [ACTION]] FILE|-", summary: "Delivers a push notification read from FILE or standard input.",
-                options: CtlCommand.pushTable.specs, operandIsPath: true),
-            CommandSpec(
-                words: ["ctl", "activity"], synopsis: "TYPE [--url URL] [--user-info JSON]", summary: "Continues a user activity.",
-                options: CtlCommand.activityTable.specs),
-            CommandSpec(
-                words: ["ctl", "scene"], synopsis: "ACTION NAME …", summary: "Connects, moves and disconnects scenes.",
-                options: CtlCommand.sceneConnectTable.specs,
-                operands: ["list", "connect", "activate", "resign", "background", "foreground", "disconnect", "open", "activity"]),
-            CommandSpec(
-                words: ["ctl", "list"], synopsis: "[--all]", summary: "Lists the services; --all adds every file and service not started, with why.",
-                options: CtlCommand.listTable.specs),
-            CommandSpec(
-                words: ["ctl", "service"], synopsis: "stop|start|restart ID [--force]",
-                summary: "Stops, starts or restarts one service; start loads a service that was never loaded when its file is a loadable plugin.",
-                options: CtlCommand.serviceTable.specs, operands: ControlMessage.Operate.ServiceAction.allCases.map(\.rawValue)),
-            CommandSpec(
-                words: ["ctl", "watch"], synopsis: "[--logs]", summary: "Streams trace records (and log lines) until interrupted.",
-                options: CtlCommand.watchTable.specs),
-        ]
+                summary:
+                    "Sends one request to a running host and prints its reply. Exit status \(CtlCommand.ExitStatus.summary).",
+                options: CtlCommand.table.specs, operands: ControlCommands.names),
+        ] + CtlCommand.manual
     }
 }

@@ -26,59 +26,37 @@ extension CtlCommand {
             .flag("--logs", "log lines too, as they are written") { $0.logs = true }
         ])
 
-    /// The usage lines of the operating commands.
-    static var operateUsage: String {
-        """
-          list \(synopsis(listTable)) | stats [SERVICE] | blame
-          service stop|start|restart ID \(synopsis(serviceTable))
-          watch \(synopsis(watchTable))
-        """
-    }
-
-    /// The request for `name` when it is an operating command; nil otherwise.
-    static func operate(_ name: String, _ arguments: [String]) throws(UsageError) -> ControlMessage.Command? {
-        switch name {
-        case "list":
-            let parsed = try listTable.parse(arguments, from: OperateOptions())
-            guard parsed.operands.isEmpty else { throw listTable.error("expected no arguments") }
-            return parsed.options.all ? .operate(.listAll) : .list
-        case "stats":
-            let operands = try OptionTable<Void>("ctl stats", []).parse(arguments, from: ()).operands
-            guard operands.count <= 1 else { throw UsageError("ctl stats: expected [SERVICE]") }
-            return .operate(.stats(service: operands.first))
-        case "blame":
-            guard try OptionTable<Void>("ctl blame", []).parse(arguments, from: ()).operands.isEmpty else {
-                throw UsageError("ctl blame: expected no arguments")
-            }
-            return .operate(.blame)
-        case "service":
-            let parsed = try serviceTable.parse(arguments, from: OperateOptions())
-            let actions = ControlMessage.Operate.ServiceAction.allCases.map(\.rawValue)
-            guard parsed.operands.count == 2 else { throw serviceTable.error("expected \(actions.joined(separator: "|")) ID") }
-            guard let action = ControlMessage.Operate.ServiceAction(rawValue: parsed.operands[0]) else {
-                throw serviceTable.error(
-                    "unknown action '\(parsed.operands[0])' (one of \(actions.joined(separator: ", ")))"
-                        + Suggestion.didYouMean(parsed.operands[0], among: actions))
-            }
-            if action == .start && parsed.options.force { throw serviceTable.error("--force applies to stop and restart") }
-            return .operate(.service(action, id: parsed.operands[1], force: parsed.options.force))
-        case "watch":
-            let parsed = try watchTable.parse(arguments, from: OperateOptions())
-            guard parsed.operands.isEmpty else { throw watchTable.error("expected no arguments") }
-            return .operate(.watch(logs: parsed.options.logs))
-        default:
-            return nil
+    /// `service stop|start|restart ID [--force]`.
+    static func service(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        let parsed = try serviceTable.parse(arguments.arguments, from: OperateOptions())
+        let actions = ControlRequest.Operate.ServiceAction.allCases.map(\.rawValue)
+        guard parsed.operands.count == 2 else {
+            throw serviceTable.error("expected \(actions.joined(separator: "|")) ID")
         }
+        guard let action = ControlRequest.Operate.ServiceAction(rawValue: parsed.operands[0]) else {
+            throw serviceTable.error(
+                "unknown action '\(parsed.operands[0])' (one of \(actions.joined(separator: ", ")))"
+                    + Suggestion.didYouMean(parsed.operands[0], among: actions))
+        }
+        if action == .start && parsed.options.force { throw serviceTable.error("--force applies to stop and restart") }
+        var members: [String: JSONValue] = [
+            ControlKey.action.rawValue: .string(action.rawValue),
+            ControlKey.service.rawValue: .string(parsed.operands[1]),
+        ]
+        if parsed.options.force { members[.force] = true }
+        return members
     }
 
     /// An operating reply as text; nil for the others.
     public static func operateText(of reply: ControlReply, command: ControlMessage.Command) -> String? {
-        guard reply.ok == true, case .operate(let operate) = command else { return nil }
-        switch operate {
-        case .stats:
-            return statsText(reply.members[.stats])
-        case .blame:
-            let rows = reply.members[.blame]?.arrayValue ?? []
+        guard reply.ok == true else { return nil }
+        var members: [String: JSONValue] = [:]
+        if case .operated(let operated) = reply.body { members = operated.members }
+        switch command.name {
+        case "stats":
+            return statsText(members[.stats])
+        case "blame":
+            let rows = members[.blame]?.arrayValue ?? []
             if rows.isEmpty { return "no services" }
             return rows.map { row in
                 func ms(_ key: String) -> String { milliseconds(row[key]?.doubleValue ?? 0) }
@@ -86,25 +64,35 @@ extension CtlCommand {
                     + "  (inspect \(ms("inspect_ns")), dlopen \(ms("dlopen_ns")), entry \(ms("entry_ns")),"
                     + " attach \(ms("attach_ns")), launch \(ms("launch_ns")))"
             }.joined(separator: "\n")
-        case .listAll:
+        case "list" where command.members[.all] == true:
             var lines = [text(of: reply, command: "list")]
-            for entry in reply.members[.skipped]?.arrayValue ?? [] {
+            var skipped: [JSONValue] = []
+            if case .services(let list) = reply.body { skipped = list.skipped ?? [] }
+            for entry in skipped {
                 let services = (entry["services"]?.arrayValue ?? []).compactMap(\.stringValue)
                 let what = entry["path"]?.stringValue ?? services.joined(separator: ", ")
-                let ids = entry["path"]?.stringValue != nil && !services.isEmpty ? " (\(services.joined(separator: ", ")))" : ""
-                lines.append("skipped \(what)\(ids): \(entry["reason"]?.stringValue ?? "?"): \(entry["message"]?.stringValue ?? "")")
+                let ids =
+                    entry["path"]?.stringValue != nil && !services.isEmpty
+                    ? " (\(services.joined(separator: ", ")))" : ""
+                lines.append(
+                    "skipped \(what)\(ids): \(entry["reason"]?.stringValue ?? "?"): \(entry["message"]?.stringValue ?? "")"
+                )
             }
             return lines.filter { !$0.isEmpty }.joined(separator: "\n")
-        case .service(let action, let id, _):
+        case "service":
+            let action = command.members[.action]?.stringValue ?? "?"
+            let id = command.members[.service]?.stringValue ?? "?"
             let state = reply.services?.first?.state ?? "?"
-            let restarted = (reply.members[.restarted]?.arrayValue ?? []).compactMap(\.stringValue)
+            let restarted = (members[.restarted]?.arrayValue ?? []).compactMap(\.stringValue)
             let done =
-                action == .restart && restarted.count > 1
+                action == "restart" && restarted.count > 1
                 ? "restarted \(restarted.joined(separator: ", ")) (they share a worker)"
-                : "\(action.rawValue == "stop" ? "stopped" : action.rawValue == "start" ? "started" : "restarted") \(id)"
+                : "\(action == "stop" ? "stopped" : action == "start" ? "started" : "restarted") \(id)"
             return "\(done): \(state); app: \(reply.state ?? "?")"
-        case .watch:
+        case "watch":
             return ""
+        default:
+            return nil
         }
     }
 
@@ -121,7 +109,8 @@ extension CtlCommand {
                 lines.append(
                     "  " + (event["event"]?.stringValue ?? "?").rightPadded(34) + "\(count)".leftPadded(8) + " calls"
                         + "\(event["failures"]?.intValue ?? 0)".leftPadded(6) + " failed  avg "
-                        + microseconds(count > 0 ? total / Double(count) : 0) + "  max " + microseconds(event["max_ns"]?.doubleValue ?? 0))
+                        + microseconds(count > 0 ? total / Double(count) : 0) + "  max "
+                        + microseconds(event["max_ns"]?.doubleValue ?? 0))
             }
         }
         return lines.isEmpty ? "no services" : lines.joined(separator: "\n")
@@ -151,6 +140,10 @@ extension CtlCommand {
 }
 
 extension String {
-    fileprivate func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
-    fileprivate func rightPadded(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+    fileprivate func rightPadded(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
 }

@@ -13,7 +13,9 @@ public enum CtlCommand {
         /// `--timeout SECS`: how long to wait for the host's reply (for `watch`, its first).
         public var timeout = CtlCommand.defaultTimeout
         /// The request.
-        public var message = ControlMessage(.state)
+        public var message = ControlMessage(ControlMessage.Command("state"))
+        /// Whether the reply is followed by a stream of records (`watch`).
+        public var streams: Bool { message.command.name == "watch" }
         /// The request as it goes on the wire.
         public var request: JSONValue { message.json }
     }
@@ -24,7 +26,10 @@ public enum CtlCommand {
         [
             .value("--control", "PATH", "the control socket (default: the host's)") { $0.control = $1 },
             .flag("--json", "print the host's reply as it came") { $0.json = true },
-            .value("--timeout", "SECS", "give up when the host has not replied within SECS\n(default 30; for watch, its first reply)") {
+            .value(
+                "--timeout", "SECS",
+                "give up when the host has not replied within SECS\n(default 30; for watch, its first reply)"
+            ) {
                 options, text throws(UsageError) in options.timeout = try OptionValue.seconds(text)
             },
         ])
@@ -42,7 +47,8 @@ public enum CtlCommand {
     static let pushTable = OptionTable<Push>(
         "ctl push",
         [
-            .optionalValue("--tap", "ACTION", "the user tapped it; ACTION: default, dismiss or an action id") { options, action in
+            .optionalValue("--tap", "ACTION", "the user tapped it; ACTION: default, dismiss or an action id") {
+                options, action in
                 options.tap = true
                 options.action = action.map(actionID)
             }
@@ -58,46 +64,87 @@ public enum CtlCommand {
             },
         ])
 
-    /// The usage of `host ctl`, its lines built from the option tables.
+    /// One line of `host ctl`'s usage: commands on the same `position` share a line (`state |
+    /// list | reload`); `options`, when the command has an option table, is its part of the help
+    /// and its man page entry.
+    struct UsageLine: Sendable {
+        let position: Int
+        let text: String
+        let options: OptionsHelp?
+
+        init(_ position: Int, _ text: String, options: OptionsHelp? = nil) {
+            self.position = position
+            self.text = text
+            self.options = options
+        }
+    }
+
+    /// A command's options in `host ctl --help` (under `title`) and in the man page.
+    struct OptionsHelp: Sendable {
+        let title: String
+        let table: String
+        let manual: CommandSpec
+    }
+
+    /// Every row's usage lines, in their order in the usage.
+    private static var usageLines: [UsageLine] {
+        ControlCommands.rows.flatMap(\.usage).enumerated().sorted { ($0.1.position, $0.0) < ($1.1.position, $1.0) }.map(
+            \.1)
+    }
+
+    /// The man page entries of the commands with options, in the order of their usage lines.
+    static var manual: [CommandSpec] { usageLines.compactMap { $0.options?.manual } }
+
+    /// The usage of `host ctl`, its lines built from the command table.
     public static var usage: String {
-        """
-        host ctl [--control PATH] [--json] [--timeout SECS] COMMAND
-          state | list | reload
-          activate | resign | background | foreground | terminate | memory-warning
-          push \(synopsis(pushTable)) FILE|-
-          open URL
-          activity TYPE \(synopsis(activityTable))
-          token HEX | token-error MESSAGE
-          post NAME [JSON]
-          request NAME [JSON]
-          authorization [notDetermined|denied|authorized|provisional]
-        \(sceneUsage)
-        \(operateUsage)
-        """
+        var lines: [(position: Int, text: String)] = []
+        for line in usageLines {
+            if let last = lines.last, last.position == line.position {
+                lines[lines.count - 1].text += " | " + line.text
+            } else {
+                lines.append((line.position, line.text))
+            }
+        }
+        return (["host ctl [--control PATH] [--json] [--timeout SECS] COMMAND"] + lines.map { "  " + $0.text }).joined(
+            separator: "\n")
     }
 
     /// The text of `host ctl --help`: the usage, then every option.
     public static var help: String {
-        """
-        \(usage)
+        let sections = usageLines.compactMap(\.options).map { "\($0.title)\n\($0.table)" }
+        return """
+            \(usage)
 
-        OPTIONS
-        \(table.help)
-        push
-        \(pushTable.help)
-        activity, scene activity
-        \(activityTable.help)
-        scene connect
-        \(sceneConnectTable.help)
-        list
-        \(listTable.help)
-        service
-        \(serviceTable.help)
-        watch
-        \(watchTable.help)
+            OPTIONS
+            \(table.help)
+            \(sections.joined(separator: "\n"))
 
-        exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
-        """
+            exit status: \(ExitStatus.summary)
+            """
+    }
+
+    /// The exit statuses of `host ctl`, declared once: its help, `host --help`, the man page
+    /// and the README's tables are held against these.
+    public enum ExitStatus: Int32, CaseIterable, Sendable {
+        case handled = 0
+        /// The host refused the request or it failed, or the host could not be reached.
+        case error = 1
+        /// A bad `host ctl` command line (a JSON argument that is not JSON included): nothing sent.
+        case badArguments = 2
+        case notHandled = 3
+
+        /// "handled", "error", …
+        public var meaning: String {
+            switch self {
+            case .handled: "handled"
+            case .error: "error"
+            case .badArguments: "bad arguments"
+            case .notHandled: "delivered but not handled"
+            }
+        }
+
+        /// "0 handled, 1 error, 2 bad arguments, 3 delivered but not handled".
+        public static var summary: String { allCases.map { "\($0.rawValue) \($0.meaning)" }.joined(separator: ", ") }
     }
 
     /// "[--url URL] [--user-info JSON]".
@@ -105,67 +152,53 @@ public enum CtlCommand {
         table.options.map { "[\($0.synopsis)]" }.joined(separator: " ")
     }
 
-    /// Parses the arguments after `ctl`; `readInput` reads FILE or `-` (stdin) for push.
-    public static func parse(_ arguments: [String], readInput: (String) throws -> [UInt8]) throws(UsageError) -> Invocation {
-        var rest = arguments[...]
-        var invocation = Invocation()
-        _ = try table.parse(&rest, into: &invocation, untilOperand: true)
-        guard let name = rest.popFirst() else { throw UsageError("ctl: give a command\n\(usage)") }
-        let arguments = Array(rest)
+    /// The arguments after a command's name, as its row reads them.
+    struct Arguments {
+        /// The command's name.
+        let name: String
+        let arguments: [String]
+        /// Reads FILE or `-` (standard input) for push.
+        let readInput: (String) throws -> [UInt8]
+
+        /// Exactly `count` operands and no option, else "ctl NAME: expected SHAPE".
         func operands(_ count: Int, _ shape: String) throws(UsageError) -> [String] {
             let operands = try OptionTable<Void>("ctl \(name)", []).parse(arguments, from: ()).operands
             guard operands.count == count else { throw UsageError("ctl \(name): expected \(shape)") }
             return operands
         }
-        let command: ControlMessage.Command
-        switch name {
-        case _ where try operate(name, arguments) != nil:
-            command = try operate(name, arguments)!
-        case _ where ControlMessage.Command.plain(name) != nil:
-            _ = try operands(0, "no arguments")
-            command = ControlMessage.Command.plain(name)!
-        case "push":
-            command = try push(arguments, readInput: readInput)
-        case "open":
-            command = .open(url: try operands(1, "URL")[0])
-        case "activity":
-            let parsed = try activityTable.parse(arguments, from: ControlMessage.Activity(type: ""))
-            guard parsed.operands.count == 1 else { throw activityTable.error("expected TYPE") }
-            var activity = parsed.options
-            activity.type = parsed.operands[0]
-            command = .activity(activity)
-        case "token":
-            command = .token(hex: try operands(1, "HEX")[0])
-        case "token-error":
-            command = .tokenError(message: try operands(1, "MESSAGE")[0])
-        case "post", "request":
-            let parsed = try OptionTable<Void>("ctl \(name)", []).parse(arguments, from: ()).operands
-            guard parsed.count == 1 || parsed.count == 2 else { throw UsageError("ctl \(name): expected NAME [JSON]") }
-            var payload: JSONValue?
-            if parsed.count == 2 {
-                do { payload = try JSONValue(parsing: parsed[1]) } catch {
-                    throw UsageError("ctl \(name): the payload is not valid JSON: \(error)")
-                }
-            }
-            command = name == "post" ? .post(name: parsed[0], payload: payload) : .request(name: parsed[0], payload: payload)
-        case "scene":
-            command = .scene(try scene(arguments))
-        case "authorization":
-            let parsed = try OptionTable<Void>("ctl authorization", []).parse(arguments, from: ()).operands
-            guard parsed.count <= 1 else { throw UsageError("ctl authorization: expected [STATUS]") }
-            command = .authorization(status: parsed.first)
-        default:
+    }
+
+    /// Parses the arguments after `ctl`; `readInput` reads FILE or `-` (stdin) for push.
+    public static func parse(_ arguments: [String], readInput: (String) throws -> [UInt8]) throws(UsageError)
+        -> Invocation
+    {
+        var rest = arguments[...]
+        var invocation = Invocation()
+        _ = try table.parse(&rest, into: &invocation, untilOperand: true)
+        guard let name = rest.popFirst() else { throw UsageError("ctl: give a command\n\(usage)") }
+        guard let row = ControlCommands.row(named: name) else {
             throw UsageError(
-                "ctl: unknown command '\(name)'" + Suggestion.didYouMean(name, among: ControlMessage.Command.names)
+                "ctl: unknown command '\(name)'" + Suggestion.didYouMean(name, among: ControlCommands.names)
                     + "\n\(usage)")
         }
-        invocation.message = ControlMessage(command)
+        let read = { (readInput: @escaping (String) throws -> [UInt8]) throws(UsageError) -> [String: JSONValue] in
+            try ControlCommands.rows[row].arguments(Arguments(name: name, arguments: Array(rest), readInput: readInput))
+        }
+        let members = try withoutActuallyEscaping(readInput, do: read)
+        invocation.message = ControlMessage(ControlMessage.Command(name, members))
         return invocation
     }
 
+    /// `list [--all]`.
+    static func list(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        let parsed = try listTable.parse(arguments.arguments, from: OperateOptions())
+        guard parsed.operands.isEmpty else { throw listTable.error("expected no arguments") }
+        return parsed.options.all ? [ControlKey.all.rawValue: true] : [:]
+    }
+
     /// `push [--tap [ACTION]] FILE|-`: the payload read from the file or standard input.
-    private static func push(_ arguments: [String], readInput: (String) throws -> [UInt8]) throws(UsageError) -> ControlMessage.Command {
-        var parsed = try pushTable.parse(arguments, from: Push())
+    static func push(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        var parsed = try pushTable.parse(arguments.arguments, from: Push())
         // `--tap ACTION FILE`: the action may follow as an argument of its own.
         if parsed.options.tap, parsed.options.action == nil, parsed.operands.count == 2 {
             parsed.options.action = actionID(parsed.operands.removeFirst())
@@ -175,11 +208,48 @@ public enum CtlCommand {
         }
         let name = source == "-" ? "standard input" : source
         let bytes: [UInt8]
-        do { bytes = try readInput(source) } catch { throw pushTable.error("cannot read \(name): \(error)") }
+        do { bytes = try arguments.readInput(source) } catch { throw pushTable.error("cannot read \(name): \(error)") }
         // Sent as its text, not parsed here: the host parses it once and services receive
         // these bytes. Only UTF-8 fits in the request's string (JSON accepts nothing else).
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw pushTable.error("\(name) is not valid UTF-8") }
-        return .push(payload: .string(text), tap: parsed.options.tap, action: parsed.options.action)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw pushTable.error("\(name) is not valid UTF-8")
+        }
+        var members: [String: JSONValue] = [ControlKey.payload.rawValue: .string(text)]
+        if parsed.options.tap { members[.tap] = true }
+        if let action = parsed.options.action { members[.action] = .string(action) }
+        return members
+    }
+
+    /// `activity TYPE [--url URL] [--user-info JSON]`.
+    static func activity(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        let parsed = try activityTable.parse(arguments.arguments, from: ControlMessage.Activity(type: ""))
+        guard parsed.operands.count == 1 else { throw activityTable.error("expected TYPE") }
+        var activity = parsed.options
+        activity.type = parsed.operands[0]
+        var members: [String: JSONValue] = [:]
+        activity.encode(into: &members)
+        return members
+    }
+
+    /// `post NAME [JSON]`, `request NAME [JSON]`: a payload that is not JSON is a bad argument.
+    static func nameAndPayload(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        let name = arguments.name
+        let parsed = try OptionTable<Void>("ctl \(name)", []).parse(arguments.arguments, from: ()).operands
+        guard parsed.count == 1 || parsed.count == 2 else { throw UsageError("ctl \(name): expected NAME [JSON]") }
+        var members: [String: JSONValue] = [ControlKey.name.rawValue: .string(parsed[0])]
+        if parsed.count == 2 {
+            do { members[.payload] = try JSONValue(parsing: parsed[1]) } catch {
+                throw UsageError("ctl \(name): the payload is not valid JSON: \(error)")
+            }
+        }
+        return members
+    }
+
+    /// `authorization [STATUS]`.
+    static func authorization(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        let parsed = try OptionTable<Void>("ctl authorization", []).parse(arguments.arguments, from: ()).operands
+        guard parsed.count <= 1 else { throw UsageError("ctl authorization: expected [STATUS]") }
+        return parsed.first.map { [ControlKey.status.rawValue: .string($0)] } ?? [:]
     }
 
     /// A JSON value given on the command line.
@@ -195,10 +265,10 @@ public enum CtlCommand {
         }
     }
 
-    /// The exit status for a reply: 0 handled, 1 error, 3 delivered but not handled.
+    /// The exit status for a reply: handled, error, or delivered but not handled.
     public static func status(of reply: ControlReply) -> Int32 {
-        guard reply.ok == true else { return 1 }
-        return reply.handled == false ? 3 : 0
+        guard reply.ok == true else { return ExitStatus.error.rawValue }
+        return (reply.handled == false ? ExitStatus.notHandled : ExitStatus.handled).rawValue
     }
 
     /// The reply as text for a person.
@@ -209,12 +279,15 @@ public enum CtlCommand {
             return sceneText(of: reply)
         case "request":
             // The answer itself, as JSON: what a script pipes on.
-            return reply.handled == true ? (reply.result ?? .null).serialized : (reply.note ?? "not answered")
+            let delivery = reply.delivery
+            return reply.handled == true ? (delivery.result ?? .null).serialized : (delivery.note ?? "not answered")
         case "state":
-            var lines = ["state: \(reply.state ?? "?")", "services: \(reply.status?.serviceCount ?? 0)"]
-            if let token = reply.status?.deviceToken { lines.append("device token: \(token)") }
-            if let busy = reply.status?.busy { lines.append("busy: \(busy.service) in \(busy.event)") }
-            if let stuck = reply.status?.stuck {
+            var status: ControlReply.Status?
+            if case .status(let body) = reply.body { status = body }
+            var lines = ["state: \(reply.state ?? "?")", "services: \(status?.serviceCount ?? 0)"]
+            if let token = status?.deviceToken { lines.append("device token: \(token)") }
+            if let busy = status?.busy { lines.append("busy: \(busy.service) in \(busy.event)") }
+            if let stuck = status?.stuck {
                 lines.append(
                     "stuck: \(stuck.service) has not returned from \(stuck.event) for \(JSONValue.number((stuck.seconds ?? 0).rounded(.towardZero)).serialized) s"
                         + " (its deadline is \(stuck.deadline.map { JSONValue.number($0).serialized } ?? "?") s)")
@@ -222,7 +295,9 @@ public enum CtlCommand {
             return lines.joined(separator: "\n")
         case "list":
             return (reply.services ?? []).map { service in
-                var line = "\(service.id) \(service.version) (\(service.state)) events: " + service.events.joined(separator: ",")
+                var line =
+                    "\(service.id) \(service.version) (\(service.state)) events: "
+                    + service.events.joined(separator: ",")
                 if let trigger = service.activatedBy { line += " opened (lazy) by: \(trigger)" }
                 if let stuckIn = service.stuckIn { line += " stuck in: \(stuckIn)" }
                 if let failure = service.failure {
@@ -233,13 +308,22 @@ public enum CtlCommand {
                 return line
             }.joined(separator: "\n")
         case "authorization":
-            var line = "authorization: \(reply.authorization?.status ?? "?")"
-            line += "; allowed: " + ((reply.authorization?.allowed ?? []).isEmpty ? "none" : reply.authorization!.allowed.joined(separator: ", "))
-            if let receivers = reply.receivers { line += receivers.isEmpty ? "; nobody handles the change" : "; delivered to " + receivers.joined(separator: ", ") }
-            if let note = reply.note { line += "; \(note)" }
+            var authorization: ControlReply.Authorization?
+            if case .authorization(let body) = reply.body { authorization = body }
+            var line = "authorization: \(authorization?.status ?? "?")"
+            line +=
+                "; allowed: "
+                + ((authorization?.allowed ?? []).isEmpty ? "none" : authorization!.allowed.joined(separator: ", "))
+            if let receivers = reply.delivery.receivers {
+                line +=
+                    receivers.isEmpty
+                    ? "; nobody handles the change" : "; delivered to " + receivers.joined(separator: ", ")
+            }
+            if let note = reply.delivery.note { line += "; \(note)" }
             return line
         case "reload":
-            let report = reply.reload
+            var report: ControlReply.Reload?
+            if case .reload(let body) = reply.body { report = body }
             var lines = [
                 "added: \((report?.added ?? []).joined(separator: ", "))",
                 "removed: \((report?.removed ?? []).joined(separator: ", "))",
@@ -253,10 +337,13 @@ public enum CtlCommand {
     }
 
     /// An event reply: "openURL; handled by …; answers: …", with `state` when the reply has it.
-    static func eventText(of reply: ControlReply) -> String {
+    static func eventText(of reply: ControlReply) -> String { eventText(reply.delivery, state: reply.state) }
+
+    /// A delivery as text, with the app state after it when there is one.
+    static func eventText(_ reply: ControlReply.Delivery, state: String?) -> String {
         var parts: [String] = []
         if let event = reply.event { parts.append(event) }
-        if let state = reply.state { parts.append("state: \(state)") }
+        if let state { parts.append("state: \(state)") }
         if let by = reply.handledBy {
             parts.append("handled by \(by)")
         } else if let receivers = reply.receivers, !receivers.isEmpty {
@@ -264,7 +351,9 @@ public enum CtlCommand {
         }
         if let result = reply.result?.stringValue { parts.append("result: \(result)") }
         if let options = reply.presentation?.arrayValue {
-            parts.append("presentation: " + (options.isEmpty ? "none" : options.compactMap(\.stringValue).joined(separator: ", ")))
+            parts.append(
+                "presentation: "
+                    + (options.isEmpty ? "none" : options.compactMap(\.stringValue).joined(separator: ", ")))
         }
         if let answers = reply.answers {
             parts.append("answers: " + answers.keys.sorted().map { "\($0)=\(answers[$0]!)" }.joined(separator: ", "))

@@ -41,7 +41,7 @@ public enum Usage {
           host ctl service stop|start|restart ID [--force]
             (start also loads a service that was disabled or left out, when its file
             is a loadable plugin)
-          exit status: 0 handled, 1 error, 2 bad arguments, 3 delivered but not handled
+          exit status: \(CtlCommand.ExitStatus.summary)
 
         CHECK (a dry run: no plugin code runs)
           host check                print the directories searched, the configuration,

@@ -2,8 +2,8 @@ import ServiceJSON
 
 /// The operating requests: `stats`, `blame`, `list --all`, `service`, `watch`.
 extension ControlHandler {
-    func handleOperate(_ command: ControlMessage.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void) {
-        var body = ControlReply()
+    func handleOperate(_ command: ControlRequest.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void) {
+        var body = ControlReply.Operated()
         do throws(ServiceControlError) {
             switch command {
             case .stats(let service):
@@ -20,8 +20,8 @@ extension ControlHandler {
                         ])
                     })
             case .listAll:
-                body.services = listedServices()
-                body.members[.skipped] = .array(host.skipped.map(\.json))
+                let list = ControlReply.Services(services: listedServices(), skipped: host.skipped.map(\.json))
+                return respond(ControlReply(.services(list)), .keepRunning)
             case .service(let action, let id, let force):
                 switch action {
                 case .stop: try host.stopService(id, force: force)
@@ -32,12 +32,12 @@ extension ControlHandler {
                 body.services = listedServices().filter { $0.id == id }
             case .watch(let logs):
                 body.members[.watching] = true
-                return respond(body, .watch(logs: logs))
+                return respond(ControlReply(.operated(body)), .watch(logs: logs))
             }
         } catch {
             return refuse(error.description)
         }
-        respond(body, .keepRunning)
+        respond(ControlReply(.operated(body)), .keepRunning)
     }
 
     /// `list`: the running services, then those loaded but not running, with why

@@ -5,35 +5,35 @@ extension ControlHandler {
     /// Carries out `command`; `respond` gets the reply, `refuse` the reason for an error.
     func handleScene(_ command: SceneCommand, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void) {
         do throws(SceneError) {
-            var body = ControlReply()
+            var reply = ControlReply.Scene(state: "")
             switch command {
             case .list:
                 let saved = host.savedSceneStates
-                body.scenes = host.scenes.list.map { scene in
+                reply.scenes = host.scenes.list.map { scene in
                     var entry = Self.describe(scene)
                     entry.savedState = saved.contains(scene.name)
                     return entry
                 }
-                body.savedScenes = saved
+                reply.savedScenes = saved
             case .connect(let request):
                 let connection = try host.connectScene(request)
                 let unhandled = connection.deliveries.filter { !$0.handled }
-                body.scene = Self.describe(connection.scene)
-                body.handled = unhandled.isEmpty
-                body.deliveries = connection.deliveries.map(Self.describe)
-                if !unhandled.isEmpty { body.note = unhandled.compactMap(\.note).joined(separator: "; ") }
+                reply.scene = Self.describe(connection.scene)
+                reply.delivery.handled = unhandled.isEmpty
+                reply.deliveries = connection.deliveries.map(Self.delivery)
+                if !unhandled.isEmpty { reply.delivery.note = unhandled.compactMap(\.note).joined(separator: "; ") }
             case .move(let name, let move):
-                body.scene = Self.describe(try host.moveScene(named: name, move))
-                body.handled = true
+                reply.scene = Self.describe(try host.moveScene(named: name, move))
+                reply.delivery.handled = true
             case .open(let name, let url):
-                body = Self.describe(try host.open(url, inScene: name))
-                body.scene = .some(host.scenes[name].map(Self.describe))
+                reply.delivery = Self.delivery(try host.open(url, inScene: name))
+                reply.scene = .some(host.scenes[name].map(Self.describe))
             case .activity(let name, let activity):
-                body = Self.describe(try host.continueActivity(activity, inScene: name))
-                body.scene = .some(host.scenes[name].map(Self.describe))
+                reply.delivery = Self.delivery(try host.continueActivity(activity, inScene: name))
+                reply.scene = .some(host.scenes[name].map(Self.describe))
             }
-            body.state = host.state.name
-            respond(body, .keepRunning)
+            reply.state = host.state.name
+            respond(ControlReply(.scene(reply)), .keepRunning)
         } catch {
             refuse(error.message)
         }

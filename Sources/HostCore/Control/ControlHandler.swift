@@ -79,35 +79,27 @@ public final class ControlHandler {
         defer { publishSnapshot() }
         switch request.command {
         case .state:
-            var body = ControlReply()
-            body.state = host.state.name
-            body.status = ControlReply.Status(
-                serviceCount: host.services.count, deviceToken: host.deviceToken?.hex,
+            let status = ControlReply.Status(
+                state: host.state.name, serviceCount: host.services.count, deviceToken: host.deviceToken?.hex,
                 busy: host.tracker.current.map { ControlReply.Call(service: $0.0, event: $0.1) },
                 stuck: host.tracker.stuck.map(ControlSnapshot.describe))
-            respond(body, .keepRunning)
+            respond(ControlReply(.status(status)), .keepRunning)
         case .list:
-            var body = ControlReply()
-            body.services = listedServices()
-            respond(body, .keepRunning)
+            respond(ControlReply(.services(ControlReply.Services(services: listedServices()))), .keepRunning)
         case .reload:
             do throws(LoadError) {
                 let report = try host.reload()
-                var body = ControlReply()
-                body.reload = ControlReply.Reload(
+                let reload = ControlReply.Reload(
                     added: report.added, removed: report.removed, replaced: report.replaced,
                     failures: report.failures.map(\.description))
-                respond(body, .keepRunning)
+                respond(ControlReply(.reload(reload)), .keepRunning)
             } catch {
                 refuse("reload failed, nothing changed: \(error)")
             }
         case .lifecycle(let command):
             do throws(TransitionError) {
                 let after = try lifecycle(command)
-                var body = ControlReply()
-                body.state = host.state.name
-                body.handled = true
-                respond(body, after)
+                respond(ControlReply(.moved(state: host.state.name)), after)
             } catch {
                 refuse(error.description)
             }
@@ -133,24 +125,24 @@ public final class ControlHandler {
             host.request(name, json: payload) { answer in
                 // Nobody answering is "not handled" (exit 3); a failure or a timeout is an error.
                 if answer.result != SH_OK && answer.result != SH_NOT_FOUND { return refuse(answer.error ?? "the request failed") }
-                var body = ControlReply()
-                body.event = EventKind.request.name
-                body.handled = answer.result == SH_OK
+                var delivery = ControlReply.Delivery(event: EventKind.request.name, handled: answer.result == SH_OK)
                 if answer.result == SH_OK {
-                    body.result = answer.json.isEmpty ? .null : (try? JSONValue(parsing: answer.json)) ?? .null
+                    delivery.result = answer.json.isEmpty ? .null : (try? JSONValue(parsing: answer.json)) ?? .null
                 } else {
-                    body.note = answer.error
+                    delivery.note = answer.error
                 }
-                respond(body, .keepRunning)
+                respond(ControlReply(.delivery(delivery)), .keepRunning)
             }
         case .scene(let command):
             handleScene(command, respond: respond, refuse: refuse)
         case .authorization(let status):
-            var body = status.map { Self.describe(host.setNotificationAuthorization($0)) } ?? ControlReply()
+            var delivery = ControlReply.Delivery()
+            if let status { delivery = Self.delivery(host.setNotificationAuthorization(status)) }
+            delivery.handled = true
             let settings = host.notificationSettings
-            body.authorization = ControlReply.Authorization(status: settings.status.name, allowed: settings.allowed.names)
-            body.handled = true
-            respond(body, .keepRunning)
+            let authorization = ControlReply.Authorization(
+                status: settings.status.name, allowed: settings.allowed.names, delivery: delivery)
+            respond(ControlReply(.authorization(authorization)), .keepRunning)
         case .operate(let command):
             handleOperate(command, respond: respond, refuse: refuse)
         }
@@ -198,21 +190,25 @@ public final class ControlHandler {
         ControlReply.Service(
             id: meta.id, name: meta.name, version: meta.version, path: path, priority: Int(meta.priority),
             state: state, events: InspectCommand.eventNames(meta.events), urls: meta.urls, activities: meta.activities,
-            subscriptions: meta.subscriptions, sceneRoles: meta.sceneRoles, lastError: nil)
+            subscriptions: meta.subscriptions, sceneRoles: meta.sceneRoles, answers: meta.answers, lastError: nil)
     }
 
     /// An event's reply: who received it, who handled it, their answers.
-    static func describe(_ outcome: EventOutcome) -> ControlReply {
-        var body = ControlReply()
-        body.handled = outcome.handled
-        body.receivers = outcome.receivers
-        body.event = outcome.event?.name
-        body.handledBy = outcome.handledBy
-        if !outcome.answers.isEmpty { body.answers = outcome.answers }
+    static func describe(_ outcome: EventOutcome) -> ControlReply { ControlReply(.delivery(delivery(outcome))) }
+
+    /// What came of delivering an event.
+    static func delivery(_ outcome: EventOutcome) -> ControlReply.Delivery {
+        var delivery = ControlReply.Delivery(
+            event: outcome.event?.name, handled: outcome.handled, receivers: outcome.receivers,
+            handledBy: outcome.handledBy, note: outcome.note)
+        if !outcome.answers.isEmpty { delivery.answers = outcome.answers }
         if let merged = outcome.merged {
-            if outcome.event == .willPresentNotification { body.presentation = merged } else { body.result = merged }
+            if outcome.event == .willPresentNotification {
+                delivery.presentation = merged
+            } else {
+                delivery.result = merged
+            }
         }
-        body.note = outcome.note
-        return body
+        return delivery
     }
 }

@@ -1,6 +1,6 @@
 import ServiceJSON
 
-/// The member names of the control protocol, each written once. ``ControlMessage`` and
+/// The member names of the control protocol, each written once. ``ControlCommands`` and
 /// ``ControlReply`` encode and decode through these, so the host, its snapshot and `host ctl`
 /// cannot disagree on a spelling.
 enum ControlKey: String {
@@ -21,7 +21,7 @@ enum ControlKey: String {
     case scene, scenes, deliveries, configuration, configuredBy, settings, savedState, savedScenes
     // `authorization`: the request's `status`; the reply's `authorization` object of `status` and `allowed`.
     case authorization, status, allowed
-    // Operating the host (ControlMessage+Operate).
+    // Operating the host (ControlCommands+Operate).
     case all, force, logs, stats, blame, skipped, restarted, watching
 }
 

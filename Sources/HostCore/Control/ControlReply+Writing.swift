@@ -3,69 +3,83 @@ import ServiceJSON
 // Writes a reply's JSON straight into a connection's output: the bytes ``ControlReply/json``'s
 // `serialized` gives (keys sorted by their UTF-8 bytes, the same escaping and numbers), without
 // building a dictionary per object, sorting its keys and a String per member (issue 13).
-// ControlReplyWritingTests compares the two on every member.
+// ControlProtocolTests compares the two for every family, every member set.
 
 extension ControlReply {
     /// Appends the reply's JSON text (no newline) to `out`.
     func write(to out: inout [UInt8]) {
-        // The operating replies' members are free-form: those (rare) go through JSONValue.
-        guard members.isEmpty else { return json.serialize(into: &out) }
+        // Keys in sorted order, as `serialized` writes them: the envelope's (`error`, `id`,
+        // `ok`, `snapshot`) among the family's.
         var object = ObjectWriter()
-        // Keys in sorted order, as `serialized` writes them.
-        if let reload { object.strings("added", reload.added, &out) }
-        if let answers { object.value("answers", .object(answers.mapValues(JSONValue.string)), &out) }
-        if let authorization {
-            object.key("authorization", &out)
-            var inner = ObjectWriter()
-            inner.strings("allowed", authorization.allowed, &out)
-            inner.string("status", authorization.status, &out)
-            inner.end(&out)
-        }
-        if let busy = status?.busy {
-            object.key("busy", &out)
-            busy.write(to: &out)
-        }
-        if let deliveries {
-            object.array("deliveries", deliveries, &out) { $0.write(to: &$1) }
-        }
-        if let status { object.optionalString("deviceToken", status.deviceToken, &out) }
-        if let error { object.string("error", error, &out) }
-        if let event { object.string("event", event, &out) }
-        if let reload { object.strings("failures", reload.failures, &out) }
-        if let handled { object.bool("handled", handled, &out) }
-        if let handledBy { object.string("handledBy", handledBy, &out) }
-        if let id { object.value("id", id, &out) }
-        if let note { object.string("note", note, &out) }
-        if let ok { object.bool("ok", ok, &out) }
-        if let presentation { object.value("presentation", presentation, &out) }
-        if let receivers { object.strings("receivers", receivers, &out) }
-        if let reload {
-            object.strings("removed", reload.removed, &out)
-            object.strings("replaced", reload.replaced, &out)
-        }
-        if let result { object.value("result", result, &out) }
-        if let savedScenes { object.strings("savedScenes", savedScenes, &out) }
-        if let scene {
-            object.key("scene", &out)
-            if let scene { scene.write(to: &out) } else { out.append(contentsOf: "null".utf8) }
-        }
-        if let scenes {
-            object.array("scenes", scenes, &out) { $0.write(to: &$1) }
-        }
-        // `services` is the list when there is one, else `state`'s count (as in `json`).
-        if let services {
-            object.array("services", services, &out) { $0.write(to: &$1) }
-        } else if let status {
+        switch body {
+        case .none:
+            writeEnvelope(&object, &out)
+        case .delivery(let delivery):
+            if let answers = delivery.answers {
+                object.value("answers", .object(answers.mapValues(JSONValue.string)), &out)
+            }
+            if let error { object.string("error", error, &out) }
+            if let event = delivery.event { object.string("event", event, &out) }
+            if let handled = delivery.handled { object.bool("handled", handled, &out) }
+            if let handledBy = delivery.handledBy { object.string("handledBy", handledBy, &out) }
+            if let id { object.value("id", id, &out) }
+            if let note = delivery.note { object.string("note", note, &out) }
+            if let ok { object.bool("ok", ok, &out) }
+            if let presentation = delivery.presentation { object.value("presentation", presentation, &out) }
+            if let receivers = delivery.receivers { object.strings("receivers", receivers, &out) }
+            if let result = delivery.result { object.value("result", result, &out) }
+            if snapshot { object.bool("snapshot", true, &out) }
+        case .status(let status):
+            if let busy = status.busy {
+                object.key("busy", &out)
+                busy.write(to: &out)
+            }
+            object.optionalString("deviceToken", status.deviceToken, &out)
+            if let error { object.string("error", error, &out) }
+            if let id { object.value("id", id, &out) }
+            if let ok { object.bool("ok", ok, &out) }
             object.key("services", &out)
             JSONValue.serialize(integer: Int64(status.serviceCount), into: &out)
-        }
-        if snapshot { object.bool("snapshot", true, &out) }
-        if let state { object.string("state", state, &out) }
-        if let stuck = status?.stuck {
-            object.key("stuck", &out)
-            stuck.write(to: &out)
+            if snapshot { object.bool("snapshot", true, &out) }
+            object.string("state", status.state, &out)
+            if let stuck = status.stuck {
+                object.key("stuck", &out)
+                stuck.write(to: &out)
+            }
+        case .services(let list) where list.skipped == nil:
+            if let error { object.string("error", error, &out) }
+            if let id { object.value("id", id, &out) }
+            if let ok { object.bool("ok", ok, &out) }
+            object.array("services", list.services, &out) { $0.write(to: &$1) }
+            if snapshot { object.bool("snapshot", true, &out) }
+        case .reload(let reload):
+            object.strings("added", reload.added, &out)
+            if let error { object.string("error", error, &out) }
+            object.strings("failures", reload.failures, &out)
+            if let id { object.value("id", id, &out) }
+            if let ok { object.bool("ok", ok, &out) }
+            object.strings("removed", reload.removed, &out)
+            object.strings("replaced", reload.replaced, &out)
+            if snapshot { object.bool("snapshot", true, &out) }
+        case .moved(let state):
+            if let error { object.string("error", error, &out) }
+            object.bool("handled", true, &out)
+            if let id { object.value("id", id, &out) }
+            if let ok { object.bool("ok", ok, &out) }
+            if snapshot { object.bool("snapshot", true, &out) }
+            object.string("state", state, &out)
+        case .services, .scene, .authorization, .operated:
+            // The rarer families (and `list --all`'s free-form entries) go through JSONValue.
+            return json.serialize(into: &out)
         }
         object.end(&out)
+    }
+
+    private func writeEnvelope(_ object: inout ObjectWriter, _ out: inout [UInt8]) {
+        if let error { object.string("error", error, &out) }
+        if let id { object.value("id", id, &out) }
+        if let ok { object.bool("ok", ok, &out) }
+        if snapshot { object.bool("snapshot", true, &out) }
     }
 }
 
@@ -88,6 +102,7 @@ extension ControlReply.Service {
         object.optionalString("activatedBy", activatedBy, &out)
         object.string("activation", activation, &out)
         object.strings("activities", activities, &out)
+        object.strings("answers", answers, &out)
         object.strings("events", events, &out)
         object.string("id", id, &out)
         object.optionalString("lastError", lastError, &out)
@@ -100,20 +115,6 @@ extension ControlReply.Service {
         object.strings("subscriptions", subscriptions, &out)
         object.strings("urls", urls, &out)
         object.string("version", version, &out)
-        object.end(&out)
-    }
-}
-
-extension ControlReply.SceneEntry {
-    fileprivate func write(to out: inout [UInt8]) {
-        var object = ObjectWriter()
-        object.string("configuration", configuration, &out)
-        object.optionalString("configuredBy", configuredBy, &out)
-        object.string("name", name, &out)
-        object.string("role", role, &out)
-        object.bool("savedState", savedState, &out)
-        object.value("settings", settings ?? .null, &out)
-        object.string("state", state, &out)
         object.end(&out)
     }
 }

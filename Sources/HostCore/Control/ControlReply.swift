@@ -1,18 +1,15 @@
 import ServiceJSON
 
 /// A reply of the control protocol: what the host (or its snapshot) answers and `host ctl`
-/// reads. Members that do not apply are nil and left out of the JSON.
+/// reads. The envelope (`ok`, `id`, `error`, `snapshot`) is common; what the command answered
+/// is one type per command family (``Body``), written by the one writer (`write(to:)`, and
+/// `json` for the tests and services).
 ///
 /// ```text
 /// {"event":"openURL","handled":true,"handledBy":"dev.servicehost.deeplinks","id":1,"ok":true,"receivers":[…]}
 /// ```
 public struct ControlReply: Sendable, Equatable {
-    // What an event's reply has is stored here; the members of the other replies are in
-    // `rare`, one shared immutable box (nil for an event's reply), so making, copying and
-    // dropping an event's reply touches a few fields, not every member (issue 13: copies of
-    // the whole struct were ~10% of a pipelined `memory-warning`).
-
-    /// Whether the request was carried out. Nil only inside `deliveries`.
+    /// Whether the request was carried out. Nil only inside a scene's `deliveries`.
     public var ok: Bool?
     /// The request's `id`, echoed.
     public var id: JSONValue?
@@ -20,126 +17,37 @@ public struct ControlReply: Sendable, Equatable {
     public var error: String?
     /// True when the snapshot answered, the main thread being stuck in a service.
     public var snapshot = false
-    /// The event delivered, and what came of it.
-    public var event: String?
-    /// Whether a service handled it (claimed it, for open and activity).
-    public var handled: Bool?
-    /// The services it was delivered to.
-    public var receivers: [String]?
-    /// The service that claimed it.
-    public var handledBy: String?
-    /// Why nothing handled it.
-    public var note: String?
-    private var rare: Rare?
+    /// What the command answered.
+    public var body: Body = .none
 
-    /// The app state after the request.
-    public var state: String? {
-        get { rare?.fields.state }
-        set { update { $0.state = newValue } }
-    }
-    /// `state`'s answer.
-    public var status: Status? {
-        get { rare?.fields.status }
-        set { update { $0.status = newValue } }
-    }
-    /// `list`'s answer: every service.
-    public var services: [Service]? {
-        get { rare?.fields.services }
-        set { update { $0.services = newValue } }
-    }
-    /// `reload`'s answer.
-    public var reload: Reload? {
-        get { rare?.fields.reload }
-        set { update { $0.reload = newValue } }
-    }
-    /// Each service's answer, by service.
-    public var answers: [String: String]? {
-        get { rare?.fields.answers }
-        set { update { $0.answers = newValue } }
-    }
-    /// The merged answer of a background fetch.
-    public var result: JSONValue? {
-        get { rare?.fields.result }
-        set { update { $0.result = newValue } }
-    }
-    /// The united presentation options of willPresentNotification.
-    public var presentation: JSONValue? {
-        get { rare?.fields.presentation }
-        set { update { $0.presentation = newValue } }
-    }
-    /// The scene after a `scene` request; `.some(nil)` (JSON null) when it is gone.
-    public var scene: SceneEntry?? {
-        get { rare?.fields.scene }
-        set { update { $0.scene = newValue } }
-    }
-    /// `scene list`'s answer.
-    public var scenes: [SceneEntry]? {
-        get { rare?.fields.scenes }
-        set { update { $0.scenes = newValue } }
-    }
-    /// `scene connect`: what came of each URL and activity of its options.
-    public var deliveries: [ControlReply]? {
-        get { rare?.fields.deliveries }
-        set { update { $0.deliveries = newValue } }
-    }
-    /// `scene list`: the names of the scenes with a saved restoration activity.
-    public var savedScenes: [String]? {
-        get { rare?.fields.savedScenes }
-        set { update { $0.savedScenes = newValue } }
-    }
-    /// `authorization`: the status and the presentation options it allows.
-    public var authorization: Authorization? {
-        get { rare?.fields.authorization }
-        set { update { $0.authorization = newValue } }
-    }
-    /// The members of the operating replies (`stats`, `blame`, `skipped`, `restarted`,
-    /// `watching`), as they go on the wire (ControlHandler+Operate words them).
-    public var members: [String: JSONValue] {
-        get { rare?.fields.members ?? [:] }
-        set { update { $0.members = newValue } }
-    }
-
-    /// The members an event's reply does not have.
-    private struct RareFields: Sendable, Equatable {
-        var state: String?
-        var status: Status?
-        var services: [Service]?
-        var reload: Reload?
-        var answers: [String: String]?
-        var result: JSONValue?
-        var presentation: JSONValue?
-        var scene: SceneEntry??
-        var scenes: [SceneEntry]?
-        var deliveries: [ControlReply]?
-        var savedScenes: [String]?
-        var authorization: Authorization?
-        var members: [String: JSONValue] = [:]
-    }
-
-    // Immutable once made: a change makes a new box (these replies are made once, not on a hot path).
-    private final class Rare: Sendable, Equatable {
-        let fields: RareFields
-        init(_ fields: RareFields) { self.fields = fields }
-        static func == (left: Rare, right: Rare) -> Bool { left.fields == right.fields }
-    }
-
-    /// Changes the rare members; none set is no box, so equal replies stay equal.
-    private mutating func update(_ change: (inout RareFields) -> Void) {
-        var fields = rare?.fields ?? RareFields()
-        change(&fields)
-        rare = fields == RareFields() ? nil : Rare(fields)
-    }
-
-    /// The notification authorization.
-    public struct Authorization: Sendable, Equatable {
-        public var status: String
-        public var allowed: [String]
+    /// The answer of each command family.
+    public enum Body: Sendable, Equatable {
+        /// A refusal, or a reply with nothing more than its envelope.
+        case none
+        /// An event's delivery: push, open, activity, token, token-error, post, memory-warning,
+        /// request (stored inline: the pipelined path makes these, and boxes none).
+        case delivery(Delivery)
+        /// `state`.
+        indirect case status(Status)
+        /// `list` (with `skipped`: `list --all`).
+        indirect case services(Services)
+        /// `reload`.
+        indirect case reload(Reload)
+        /// A lifecycle move: `{"handled":true,"state":…}`, the app state after it.
+        case moved(state: String)
+        /// `scene`.
+        indirect case scene(Scene)
+        /// `authorization`.
+        indirect case authorization(Authorization)
+        /// `stats`, `blame`, `service`, `watch`.
+        indirect case operated(Operated)
     }
 
     /// An empty reply; set `ok` for a top-level one.
-    public init(ok: Bool? = nil, id: JSONValue? = nil) {
+    public init(ok: Bool? = nil, id: JSONValue? = nil, _ body: Body = .none) {
         self.ok = ok
         self.id = id
+        self.body = body
     }
 
     /// A refusal: `{"ok": false, "error": …}`.
@@ -148,8 +56,91 @@ public struct ControlReply: Sendable, Equatable {
         error = refusal.message
     }
 
-    /// The app's state, the number of services, the device token and any call in progress.
+    /// Whether a service handled it: false is exit status 3 for `host ctl`.
+    public var handled: Bool? {
+        switch body {
+        case .delivery(let delivery): delivery.handled
+        case .scene(let scene): scene.delivery.handled
+        case .authorization(let authorization): authorization.delivery.handled
+        case .moved: true
+        case .none, .status, .services, .reload, .operated: nil
+        }
+    }
+
+    /// What came of delivering an event: who received it, who handled it, their answers.
+    public struct Delivery: Sendable, Equatable {
+        // What most deliveries have is stored here; `answers`, `result` and `presentation` are
+        // in `rare`, one shared immutable box (nil when none is set), so making, copying and
+        // dropping the reply to a pipelined `memory-warning` touches a few fields (issue 13:
+        // copies of the whole reply were ~10% of such a request).
+
+        /// The event delivered.
+        public var event: String?
+        /// Whether a service handled it (claimed it, for open and activity).
+        public var handled: Bool?
+        /// The services it was delivered to.
+        public var receivers: [String]?
+        /// The service that claimed it.
+        public var handledBy: String?
+        /// Why nothing handled it.
+        public var note: String?
+        private var rare: Rare?
+
+        /// Each service's answer, by service.
+        public var answers: [String: String]? {
+            get { rare?.fields.answers }
+            set { update { $0.answers = newValue } }
+        }
+        /// The merged answer of a background fetch; a request's answer.
+        public var result: JSONValue? {
+            get { rare?.fields.result }
+            set { update { $0.result = newValue } }
+        }
+        /// The united presentation options of willPresentNotification.
+        public var presentation: JSONValue? {
+            get { rare?.fields.presentation }
+            set { update { $0.presentation = newValue } }
+        }
+
+        public init(
+            event: String? = nil, handled: Bool? = nil, receivers: [String]? = nil, handledBy: String? = nil,
+            answers: [String: String]? = nil, result: JSONValue? = nil, presentation: JSONValue? = nil,
+            note: String? = nil
+        ) {
+            self.event = event
+            self.handled = handled
+            self.receivers = receivers
+            self.handledBy = handledBy
+            self.note = note
+            if answers != nil || result != nil || presentation != nil {
+                rare = Rare(RareFields(answers: answers, result: result, presentation: presentation))
+            }
+        }
+
+        private struct RareFields: Sendable, Equatable {
+            var answers: [String: String]?
+            var result: JSONValue?
+            var presentation: JSONValue?
+        }
+
+        // Immutable once made: a change makes a new box.
+        private final class Rare: Sendable, Equatable {
+            let fields: RareFields
+            init(_ fields: RareFields) { self.fields = fields }
+            static func == (left: Rare, right: Rare) -> Bool { left.fields == right.fields }
+        }
+
+        /// Changes the rare members; none set is no box, so equal deliveries stay equal.
+        private mutating func update(_ change: (inout RareFields) -> Void) {
+            var fields = rare?.fields ?? RareFields()
+            change(&fields)
+            rare = fields == RareFields() ? nil : Rare(fields)
+        }
+    }
+
+    /// `state`: the app's state, the number of services, the device token and any call in progress.
     public struct Status: Sendable, Equatable {
+        public var state: String
         public var serviceCount: Int
         public var deviceToken: String?
         /// The call in progress.
@@ -167,6 +158,13 @@ public struct ControlReply: Sendable, Equatable {
         public var deadline: Double?
     }
 
+    /// `list`: every service; with `list --all`, what was looked at and not started.
+    public struct Services: Sendable, Equatable {
+        public var services: [Service]
+        /// `list --all`'s ``SkippedEntry`` objects.
+        public var skipped: [JSONValue]?
+    }
+
     /// One service of `list`.
     public struct Service: Sendable, Equatable {
         public var id: String
@@ -181,6 +179,8 @@ public struct ControlReply: Sendable, Equatable {
         public var activities: [String]
         public var subscriptions: [String]
         public var sceneRoles: [String]
+        /// The request names it answers (`answers` in its manifest, `SH_CLAIM_ANSWER`).
+        public var answers: [String] = []
         public var lastError: String?
         /// Earlier copies of its file replaced by reloads and still mapped (code cannot be unloaded).
         public var retiredCopies: Int = 0
@@ -207,6 +207,34 @@ public struct ControlReply: Sendable, Equatable {
         public var failures: [String]
     }
 
+    /// A `scene` reply: the app state after it, and the scene, the list, or what came of
+    /// delivering the URL or activity.
+    public struct Scene: Sendable, Equatable {
+        public var state: String
+        /// The scene after the request; `.some(nil)` (JSON null) when it is gone.
+        public var scene: SceneEntry??
+        /// `scene list`'s answer.
+        public var scenes: [SceneEntry]?
+        /// `scene list`: the names of the scenes with a saved restoration activity.
+        public var savedScenes: [String]?
+        /// `scene connect`: what came of each URL and activity of its options.
+        public var deliveries: [Delivery]?
+        /// Whether it was handled, and for `open` and `activity` the event's delivery.
+        public var delivery = Delivery()
+
+        public init(
+            state: String, scene: SceneEntry?? = nil, scenes: [SceneEntry]? = nil, savedScenes: [String]? = nil,
+            deliveries: [Delivery]? = nil, delivery: Delivery = Delivery()
+        ) {
+            self.state = state
+            self.scene = scene
+            self.scenes = scenes
+            self.savedScenes = savedScenes
+            self.deliveries = deliveries
+            self.delivery = delivery
+        }
+    }
+
     /// A connected scene.
     public struct SceneEntry: Sendable, Equatable {
         public var name: String
@@ -217,6 +245,23 @@ public struct ControlReply: Sendable, Equatable {
         public var settings: JSONValue?
         /// Whether a restoration activity is saved under its name.
         public var savedState = false
+    }
+
+    /// `authorization`: the status and the presentation options it allows, and the change's
+    /// delivery when it set one.
+    public struct Authorization: Sendable, Equatable {
+        public var status: String
+        public var allowed: [String]
+        public var delivery = Delivery()
+    }
+
+    /// The operating replies (`stats`, `blame`, `service`, `watch`): their members as they go
+    /// on the wire (ControlHandler+Operate words them), and for `service` the app state and
+    /// the service after it.
+    public struct Operated: Sendable, Equatable {
+        public var state: String?
+        public var services: [Service]?
+        public var members: [String: JSONValue] = [:]
     }
 }
 
@@ -230,20 +275,59 @@ extension ControlReply {
         if let id { object[.id] = id }
         if let error { object[.error] = .string(error) }
         if snapshot { object[.snapshot] = true }
-        if let state { object[.state] = .string(state) }
-        if let status {
+        switch body {
+        case .none:
+            break
+        case .delivery(let delivery):
+            delivery.encode(into: &object)
+        case .status(let status):
+            object[.state] = .string(status.state)
             object[.services] = .number(Double(status.serviceCount))
             object[.deviceToken] = status.deviceToken.map(JSONValue.string) ?? .null
             if let busy = status.busy { object[.busy] = busy.json }
             if let stuck = status.stuck { object[.stuck] = stuck.json }
-        }
-        if let services { object[.services] = .array(services.map(\.json)) }
-        if let reload {
+        case .services(let list):
+            object[.services] = .array(list.services.map(\.json))
+            if let skipped = list.skipped { object[.skipped] = .array(skipped) }
+        case .reload(let reload):
             object[.added] = .strings(reload.added)
             object[.removed] = .strings(reload.removed)
             object[.replaced] = .strings(reload.replaced)
             object[.failures] = .strings(reload.failures)
+        case .moved(let state):
+            object[.state] = .string(state)
+            object[.handled] = true
+        case .scene(let scene):
+            scene.delivery.encode(into: &object)
+            object[.state] = .string(scene.state)
+            if let entry = scene.scene { object[.scene] = entry?.json ?? .null }
+            if let scenes = scene.scenes { object[.scenes] = .array(scenes.map(\.json)) }
+            if let saved = scene.savedScenes { object[.savedScenes] = .strings(saved) }
+            if let deliveries = scene.deliveries {
+                object[.deliveries] = .array(
+                    deliveries.map { delivery in
+                        var members: [String: JSONValue] = [:]
+                        delivery.encode(into: &members)
+                        return .object(members)
+                    })
+            }
+        case .authorization(let authorization):
+            authorization.delivery.encode(into: &object)
+            object[.authorization] = .object([
+                ControlKey.status.rawValue: .string(authorization.status),
+                ControlKey.allowed.rawValue: .strings(authorization.allowed),
+            ])
+        case .operated(let operated):
+            if let state = operated.state { object[.state] = .string(state) }
+            if let services = operated.services { object[.services] = .array(services.map(\.json)) }
+            object.merge(operated.members) { $1 }
         }
+        return .object(object)
+    }
+}
+
+extension ControlReply.Delivery {
+    func encode(into object: inout [String: JSONValue]) {
         if let event { object[.event] = .string(event) }
         if let handled { object[.handled] = .bool(handled) }
         if let receivers { object[.receivers] = .strings(receivers) }
@@ -252,17 +336,6 @@ extension ControlReply {
         if let result { object[.result] = result }
         if let presentation { object[.presentation] = presentation }
         if let note { object[.note] = .string(note) }
-        if let scene { object[.scene] = scene?.json ?? .null }
-        if let scenes { object[.scenes] = .array(scenes.map(\.json)) }
-        if let deliveries { object[.deliveries] = .array(deliveries.map(\.json)) }
-        if let savedScenes { object[.savedScenes] = .strings(savedScenes) }
-        if let authorization {
-            object[.authorization] = .object([
-                ControlKey.status.rawValue: .string(authorization.status),
-                ControlKey.allowed.rawValue: .strings(authorization.allowed),
-            ])
-        }
-        return .object(object.merging(members) { $1 })
     }
 }
 
@@ -291,6 +364,7 @@ extension ControlReply.Service {
         object[.activities] = .strings(activities)
         object[.subscriptions] = .strings(subscriptions)
         object[.sceneRoles] = .strings(sceneRoles)
+        object[.answers] = .strings(answers)
         object[.lastError] = lastError.map(JSONValue.string) ?? .null
         object[.retiredCopies] = .number(Double(retiredCopies))
         object[.activation] = .string(activation)
@@ -315,86 +389,4 @@ extension ControlReply.SceneEntry {
 
 extension JSONValue {
     fileprivate static func strings(_ texts: [String]) -> JSONValue { .array(texts.map(JSONValue.string)) }
-}
-
-// MARK: - Decoding
-
-extension ControlReply {
-    /// Reads a reply; members of the wrong type read as missing (a client shows what it can).
-    public init(json: JSONValue) {
-        ok = json[.ok]?.boolValue
-        id = json[.id]
-        error = json[.error]?.stringValue
-        snapshot = json[.snapshot]?.boolValue ?? false
-        state = json[.state]?.stringValue
-        if let count = json[.services]?.intValue {
-            status = Status(
-                serviceCount: count, deviceToken: json[.deviceToken]?.stringValue,
-                busy: json[.busy].flatMap(Call.init(json:)), stuck: json[.stuck].flatMap(Call.init(json:)))
-        }
-        services = json[.services]?.arrayValue?.compactMap(Service.init(json:))
-        if json[.added] != nil {
-            reload = Reload(
-                added: json.strings(.added), removed: json.strings(.removed), replaced: json.strings(.replaced),
-                failures: json.strings(.failures))
-        }
-        event = json[.event]?.stringValue
-        handled = json[.handled]?.boolValue
-        receivers = json[.receivers]?.arrayValue?.compactMap(\.stringValue)
-        handledBy = json[.handledBy]?.stringValue
-        answers = json[.answers]?.objectValue?.compactMapValues(\.stringValue)
-        result = json[.result]
-        presentation = json[.presentation]
-        note = json[.note]?.stringValue
-        if let scene = json[.scene] { self.scene = .some(SceneEntry(json: scene)) }
-        scenes = json[.scenes]?.arrayValue?.compactMap(SceneEntry.init(json:))
-        deliveries = json[.deliveries]?.arrayValue?.map(ControlReply.init(json:))
-        savedScenes = json[.savedScenes]?.arrayValue?.compactMap(\.stringValue)
-        if let object = json[.authorization], let status = object[.status]?.stringValue {
-            authorization = Authorization(status: status, allowed: object.strings(.allowed))
-        }
-        for key in [ControlKey.stats, .blame, .skipped, .restarted, .watching] { members[key] = json[key] }
-    }
-}
-
-extension ControlReply.Call {
-    init?(json: JSONValue) {
-        guard let service = json[.service]?.stringValue, let event = json[.event]?.stringValue else { return nil }
-        self.init(service: service, event: event, seconds: json[.seconds]?.doubleValue, deadline: json[.deadline]?.doubleValue)
-    }
-}
-
-extension ControlReply.Service {
-    init?(json: JSONValue) {
-        guard case .object(let object) = json, let id = object[.id]?.stringValue else { return nil }
-        self.init(
-            id: id, name: object[.name]?.stringValue ?? "", version: object[.version]?.stringValue ?? "",
-            path: object[.path]?.stringValue ?? "", priority: object[.priority]?.intValue ?? 0,
-            state: object[.state]?.stringValue ?? "", events: json.strings(.events), urls: json.strings(.urls),
-            activities: json.strings(.activities), subscriptions: json.strings(.subscriptions),
-            sceneRoles: json.strings(.sceneRoles), lastError: object[.lastError]?.stringValue,
-            retiredCopies: object[.retiredCopies]?.intValue ?? 0, activation: object[.activation]?.stringValue ?? "eager",
-            activatedBy: object[.activatedBy]?.stringValue, isolation: object.filter { !Self.ownKeys.contains($0.key) })
-    }
-
-    /// The members this type reads itself; the others are isolation's.
-    private static let ownKeys: Set<String> = Set(
-        [
-            ControlKey.id, .name, .version, .path, .priority, .state, .events, .urls,
-            .activities, .subscriptions, .sceneRoles, .lastError, .retiredCopies, .activation, .activatedBy,
-        ].map(\.rawValue))
-}
-
-extension ControlReply.SceneEntry {
-    init?(json: JSONValue) {
-        guard let name = json[.name]?.stringValue else { return nil }
-        self.init(
-            name: name, role: json[.role]?.stringValue ?? "", state: json[.state]?.stringValue ?? "",
-            configuration: json[.configuration]?.stringValue ?? "", configuredBy: json[.configuredBy]?.stringValue,
-            settings: json[.settings].flatMap { $0 == .null ? nil : $0 }, savedState: json[.savedState]?.boolValue ?? false)
-    }
-}
-
-extension JSONValue {
-    fileprivate func strings(_ key: ControlKey) -> [String] { (self[key]?.arrayValue ?? []).compactMap(\.stringValue) }
 }

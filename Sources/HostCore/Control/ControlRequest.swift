@@ -3,12 +3,13 @@ import ServiceJSON
 
 /// One request of the control protocol: a JSON object on one line, `{"command": …}`.
 ///
-/// Parsed off the main thread; everything it holds is validated and Sendable.
+/// Parsed off the main thread; everything it holds is validated and Sendable. Which commands
+/// there are, and how each is read, is ``ControlCommands``' table.
 public struct ControlRequest: Sendable {
-    /// What to do.
+    /// What to do: one case per command family, its values checked.
     public enum Command: Sendable {
         case state, list, reload
-        case lifecycle(LifecycleCommand)
+        case lifecycle(Lifecycle)
         case memoryWarning
         case push(PushPayload, tapAction: String?)
         case open(OpenURLInput)
@@ -21,11 +22,16 @@ public struct ControlRequest: Sendable {
         case scene(SceneCommand)
         /// Sets the notification authorization (nil: reads it).
         case authorization(AuthorizationStatus?)
-        case operate(ControlMessage.Operate)
+        case operate(Operate)
     }
 
     /// The lifecycle commands.
-    public typealias LifecycleCommand = ControlMessage.Lifecycle
+    public enum Lifecycle: String, Sendable, CaseIterable {
+        case activate, resign, background, foreground, terminate
+    }
+
+    /// The lifecycle commands.
+    public typealias LifecycleCommand = Lifecycle
 
     /// The longest notification name a `post` may carry, in bytes (README, Limits).
     public static let maxName = 255
@@ -36,6 +42,17 @@ public struct ControlRequest: Sendable {
     public let id: JSONValue?
     /// The command.
     public let command: Command
+    /// Its row in ``ControlCommands/rows``.
+    let row: Int
+
+    init(id: JSONValue?, command: Command, row: Int) {
+        self.id = id
+        self.command = command
+        self.row = row
+    }
+
+    /// The command's row: its name, its grant.
+    public var spec: ControlCommandSpec { ControlCommands.rows[row] }
 
     /// Parses one request line. A refusal carries the request's id when it could be read.
     public static func parse(_ line: [UInt8], maxPayload: Int) -> Result<ControlRequest, ControlRefusal> {
@@ -59,68 +76,23 @@ public struct ControlRequest: Sendable {
             return .failure(ControlRefusal(id: nil, message: "malformed JSON: \(error)"))
         }
         guard case .object(let object) = value else {
-            return .failure(ControlRefusal(id: nil, message: "a request must be a JSON object like {\"command\":\"state\"}"))
+            return .failure(
+                ControlRefusal(id: nil, message: "a request must be a JSON object like {\"command\":\"state\"}"))
         }
         let id = object[.id]
         do throws(InputError) {
-            let message = try ControlMessage(json: object)
-            return .success(ControlRequest(id: id, command: try command(message.command, maxPayload: maxPayload)))
+            // Worded only for an error: joining every name cost more than the rest of a request.
+            var choices: String { "one of \(ControlCommands.names.joined(separator: ", "))" }
+            guard let name = object[.command]?.stringValue else {
+                throw InputError("missing \"\(ControlKey.command.rawValue)\" (\(choices))")
+            }
+            guard let row = ControlCommands.row(named: name) else {
+                throw InputError("unknown command \"\(name)\" (\(choices))")
+            }
+            let command = try ControlCommands.rows[row].decode(Members(command: name, object: object), maxPayload)
+            return .success(ControlRequest(id: id, command: command, row: row))
         } catch {
             return .failure(ControlRefusal(id: id, message: error.message))
-        }
-    }
-
-    /// Checks the values of `message` and turns them into what the host takes.
-    private static func command(_ message: ControlMessage.Command, maxPayload: Int) throws(InputError) -> Command {
-        switch message {
-        case .state: return .state
-        case .list: return .list
-        case .reload: return .reload
-        case .memoryWarning: return .memoryWarning
-        case .lifecycle(let move): return .lifecycle(move)
-        case .push(let payload, let tap, let action):
-            // The text form is the payload's exact bytes; an object is taken as its serialization.
-            let text: [UInt8]
-            if case .string(let string) = payload { text = Array(string.utf8) } else { text = Array(payload.serialized.utf8) }
-            try checkSize(text.count, .payload, maxPayload)
-            return .push(try PushPayload(parsing: text), tapAction: action ?? (tap ? SH_ACTION_DEFAULT : nil))
-        case .open(let url):
-            return .open(try OpenURLInput(url))
-        case .activity(let activity):
-            return .activity(try activity.input(maxPayload: maxPayload))
-        case .token(let hex):
-            return .token(try DeviceToken(hex: hex))
-        case .tokenError(let message):
-            guard message.utf8.count <= maxMessage else {
-                throw InputError("token-error: the message is \(message.utf8.count) bytes, over the limit of \(maxMessage)")
-            }
-            return .tokenError(message)
-        case .post(let name, let payload):
-            if let payload { try checkSize(payload, .payload, maxPayload) }
-            guard !name.isEmpty else { throw InputError("post: \"\(ControlKey.name.rawValue)\" is empty") }
-            guard name.utf8.count <= maxName else {
-                throw InputError("post: the name is \(name.utf8.count) bytes, over the limit of \(maxName)")
-            }
-            return .post(name: name, payload: payload)
-        case .request(let name, let payload):
-            if let payload { try checkSize(payload, .payload, maxPayload) }
-            guard !name.isEmpty else { throw InputError("request: \"\(ControlKey.name.rawValue)\" is empty") }
-            guard name.utf8.count <= maxName else {
-                throw InputError("request: the name is \(name.utf8.count) bytes, over the limit of \(maxName)")
-            }
-            return .request(name: name, payload: payload.map { Array($0.serialized.utf8) })
-        case .scene(let scene):
-            return .scene(try SceneCommand(scene, maxPayload: maxPayload))
-        case .authorization(let name):
-            guard let name else { return .authorization(nil) }
-            guard let status = AuthorizationStatus(name: name) else {
-                throw InputError(
-                    "authorization: unknown status \"\(name)\" (one of "
-                        + AuthorizationStatus.allCases.map(\.name).joined(separator: ", ") + ")")
-            }
-            return .authorization(status)
-        case .operate(let operate):
-            return .operate(operate)
         }
     }
 
@@ -129,15 +101,56 @@ public struct ControlRequest: Sendable {
     }
 
     static func checkSize(_ size: Int, _ key: ControlKey, _ limit: Int) throws(InputError) {
-        if size > limit { throw InputError("\(key.rawValue) is \(size) bytes, over the limit of \(limit) (--max-payload)") }
+        if size > limit {
+            throw InputError("\(key.rawValue) is \(size) bytes, over the limit of \(limit) (--max-payload)")
+        }
     }
-}
 
-extension ControlMessage.Activity {
-    /// The activity the host delivers, its `userInfo` within `maxPayload`.
-    func input(maxPayload: Int) throws(InputError) -> UserActivityInput {
-        if let userInfo { try ControlRequest.checkSize(userInfo, .userInfo, maxPayload) }
-        return try UserActivityInput(type: type, webpageURL: url, userInfo: userInfo)
+    /// Typed access to a request's members, with errors naming the command and the key.
+    struct Members {
+        let command: String
+        let object: [String: JSONValue]
+
+        /// The member, or nil when it is missing or null.
+        func optional(_ key: ControlKey) throws(InputError) -> JSONValue? {
+            guard let value = object[key], value != .null else { return nil }
+            return value
+        }
+
+        func required(_ key: ControlKey) throws(InputError) -> JSONValue {
+            guard let value = try optional(key) else { throw InputError("\(command): missing \"\(key.rawValue)\"") }
+            return value
+        }
+
+        func string(_ key: ControlKey) throws(InputError) -> String? {
+            guard let value = try optional(key) else { return nil }
+            guard let text = value.stringValue else {
+                throw InputError("\(command): \"\(key.rawValue)\" must be a string")
+            }
+            return text
+        }
+
+        func requiredString(_ key: ControlKey) throws(InputError) -> String {
+            guard let text = try string(key) else { throw InputError("\(command): missing \"\(key.rawValue)\"") }
+            return text
+        }
+
+        func bool(_ key: ControlKey) throws(InputError) -> Bool? {
+            guard let value = try optional(key) else { return nil }
+            guard let flag = value.boolValue else {
+                throw InputError("\(command): \"\(key.rawValue)\" must be true or false")
+            }
+            return flag
+        }
+
+        /// An array member; empty when missing.
+        func list(_ key: ControlKey) throws(InputError) -> [JSONValue] {
+            guard let value = try optional(key) else { return [] }
+            guard let items = value.arrayValue else {
+                throw InputError("\(command): \"\(key.rawValue)\" must be an array")
+            }
+            return items
+        }
     }
 }
 

@@ -58,10 +58,8 @@ public final class ControlSnapshot: Sendable {
     /// Holds a `state` or `list` request while it waits for the main thread; nil for others.
     /// The main thread must `claim()` it before replying, and `release` it after.
     public func hold(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) -> (key: UInt64, waiting: Waiting)? {
-        switch request.command {
-        case .state, .list: break
-        default: return nil
-        }
+        // `list --all` is held too (its row's); `reply(to:)` leaves it to the main thread.
+        guard request.spec.fromSnapshot else { return nil }
         let key = nextWaiting.add(1, ordering: .relaxed).newValue
         let entry = Waiting(request: request, reply: reply)
         waiting.withLock { $0[key] = entry }
@@ -103,19 +101,20 @@ public final class ControlSnapshot: Sendable {
         body.snapshot = true
         switch request.command {
         case .state:
-            body.state = stateCell.value.name
-            body.status = ControlReply.Status(
-                serviceCount: snapshot.services.count, deviceToken: snapshot.deviceToken,
-                busy: ControlReply.Call(service: stuck.service, event: stuck.event),
-                stuck: Self.describe(stuck))
+            body.body = .status(
+                ControlReply.Status(
+                    state: stateCell.value.name, serviceCount: snapshot.services.count,
+                    deviceToken: snapshot.deviceToken,
+                    busy: ControlReply.Call(service: stuck.service, event: stuck.event), stuck: Self.describe(stuck)))
         case .list:
-            body.services = snapshot.services.map { service in
+            let services = snapshot.services.map { service in
                 var entry = ControlHandler.describe(service.metadata, path: service.path, state: "running")
                 entry.lastError = service.lastError
                 entry.retiredCopies = service.retiredCopies
                 entry.isolation = Host.isolationFields(for: service.metadata.id, board: board, tracker: tracker)
                 return entry
             }
+            body.body = .services(ControlReply.Services(services: services))
         default:
             return nil
         }

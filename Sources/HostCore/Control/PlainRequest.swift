@@ -16,14 +16,16 @@ enum PlainRequest {
     static func parse(_ line: UnsafeRawBufferPointer) -> ControlRequest? {
         var scanner = Scanner(line)
         guard scanner.take(UInt8(ascii: "{")) else { return nil }
-        var command: ControlRequest.Command?
+        var command: (ControlRequest.Command, row: Int)?
         var id: JSONValue?
         var sawID = false
         if !scanner.take(UInt8(ascii: "}")) {
             repeat {
                 guard let key = scanner.string(), scanner.take(UInt8(ascii: ":")) else { return nil }
                 if Scanner.equals(key, "command") {
-                    guard command == nil, let name = scanner.string(), let plain = Self.command(named: name) else { return nil }
+                    guard command == nil, let name = scanner.string(), let plain = Self.command(named: name) else {
+                        return nil
+                    }
                     command = plain
                 } else if Scanner.equals(key, "id") {
                     guard !sawID, let value = scanner.scalar() else { return nil }
@@ -36,23 +38,21 @@ enum PlainRequest {
             guard scanner.take(UInt8(ascii: "}")) else { return nil }
         }
         guard scanner.isAtEnd, let command else { return nil }
-        return ControlRequest(id: id, command: command)
+        return ControlRequest(id: id, command: command.0, row: command.row)
     }
 
-    /// The commands without members, as ``ControlMessage/Command/plain(_:)`` reads them
-    /// (picked by length first: one comparison for most names).
-    private static func command(named name: UnsafeRawBufferPointer) -> ControlRequest.Command? {
-        func matches(_ text: StaticString) -> Bool { Scanner.equals(name, text) }
-        switch name.count {
-        case 14: return matches("memory-warning") ? .memoryWarning : nil
-        case 5: return matches("state") ? .state : nil
-        case 4: return matches("list") ? .list : nil
-        case 6: return matches("reload") ? .reload : matches("resign") ? .lifecycle(.resign) : nil
-        case 8: return matches("activate") ? .lifecycle(.activate) : nil
-        case 9: return matches("terminate") ? .lifecycle(.terminate) : nil
-        case 10: return matches("background") ? .lifecycle(.background) : matches("foreground") ? .lifecycle(.foreground) : nil
-        default: return nil
+    /// The command without members named `name` (``ControlCommands/plain``, the rows with a
+    /// `plain` request), and its row; the lengths are compared first, so most names cost one
+    /// comparison.
+    private static func command(named name: UnsafeRawBufferPointer) -> (ControlRequest.Command, row: Int)? {
+        let table = ControlCommands.plain
+        for index in table.entries.indices where table.entries[index].count == name.count {
+            let entry = table.entries[index]
+            if memcmp(table.names.baseAddress! + entry.start, name.baseAddress!, name.count) == 0 {
+                return (table.commands[index], entry.row)
+            }
         }
+        return nil
     }
 
     /// Reads tokens of the subset; every read stays within the line (indexes are checked

@@ -55,9 +55,10 @@ final class ServiceRequests: Sendable {
                 case .success(let parsed): request = parsed
                 }
                 let grant = handler.host.configuration.services[service]?.requests
-                guard Self.allows(grant, request.command) else {
+                let spec = request.spec
+                guard spec.grant.allows(grant) else {
                     let message =
-                        "service \(service) may not make the request \"\(request.command.name)\" "
+                        "service \(service) may not make the request \"\(spec.name)\" "
                         + (grant == nil
                             ? "(grant it in services.json: \"requests\": \"events\" or \"all\")"
                             : "(services.json grants it \"requests\": \"events\"; this one needs \"all\")")
@@ -65,8 +66,8 @@ final class ServiceRequests: Sendable {
                     return send(ControlReply(ControlRefusal(id: request.id, message: message)))
                 }
                 // `watch` turns a socket connection into a stream; a service's request has none.
-                if case .operate(.watch) = request.command {
-                    let message = "service \(service) may not make the request \"watch\": it streams on a control connection"
+                if spec.grant == .connectionOnly {
+                    let message = "service \(service) may not make the request \"\(spec.name)\": it streams on a control connection"
                     log.warn(service, message, event: .requestRefused, .string("reason", message))
                     return send(ControlReply(ControlRefusal(id: request.id, message: message)))
                 }
@@ -76,43 +77,6 @@ final class ServiceRequests: Sendable {
                     if after == .exit { exit(0) }
                 }
             }
-        }
-    }
-
-    /// Whether `grant` covers `command`: `events` covers what a client causes and the
-    /// read-only requests, `all` everything.
-    static func allows(_ grant: ServiceConfiguration.RequestGrant?, _ command: ControlRequest.Command) -> Bool {
-        switch grant {
-        case nil: return false
-        case .all: return true
-        case .events:
-            switch command {
-            case .state, .list, .operate(.listAll), .push, .open, .activity, .post, .request, .memoryWarning: return true
-            default: return false
-            }
-        }
-    }
-}
-
-extension ControlRequest.Command {
-    /// The command's name on the wire (`list --all` is `list`).
-    var name: String {
-        switch self {
-        case .state: "state"
-        case .list: "list"
-        case .reload: "reload"
-        case .lifecycle(let move): move.rawValue
-        case .memoryWarning: "memory-warning"
-        case .push: "push"
-        case .open: "open"
-        case .activity: "activity"
-        case .token: "token"
-        case .tokenError: "token-error"
-        case .post: "post"
-        case .request: "request"
-        case .scene: "scene"
-        case .authorization: "authorization"
-        case .operate(let operate): operate.name
         }
     }
 }

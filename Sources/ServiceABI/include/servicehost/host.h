@@ -218,7 +218,8 @@ typedef struct sh_host {
      * acknowledges an event the host did not take.
      * Rationale: not a back door. The configuration grants it per service,
      * "requests": "events" (state, list, push, open, activity, post,
-     * memory-warning) or "all" (everything the socket takes); without a grant
+     * request, memory-warning) or "all" (everything the socket takes but
+     * watch, which streams on a connection); without a grant
      * every request is answered with an error naming the service and the key.
      * Returns SH_OK when the reply will come; SH_INVALID for a NULL json or
      * reply, or json_len 0; SH_UNSUPPORTED where the host takes no requests

@@ -1,0 +1,66 @@
+import ServiceJSON
+
+/// The rows of the commands that operate the host (`list --all` is `list`'s row).
+extension ControlCommands {
+    static let operating: [ControlCommandSpec] = [
+        ControlCommandSpec(
+            "stats", grant: .all, usage: [CtlCommand.UsageLine(14, "stats [SERVICE]")],
+            arguments: { arguments throws(UsageError) in
+                let operands = try OptionTable<Void>("ctl stats", []).parse(arguments.arguments, from: ()).operands
+                guard operands.count <= 1 else { throw UsageError("ctl stats: expected [SERVICE]") }
+                return operands.first.map { [ControlKey.service.rawValue: .string($0)] } ?? [:]
+            },
+            decode: { members, _ throws(InputError) in .operate(.stats(service: try members.string(.service))) }),
+        ControlCommandSpec(
+            "blame", grant: .all, usage: [CtlCommand.UsageLine(14, "blame")],
+            arguments: { arguments throws(UsageError) in
+                _ = try arguments.operands(0, "no arguments")
+                return [:]
+            },
+            decode: { _, _ in .operate(.blame) }),
+        ControlCommandSpec(
+            "service", grant: .all,
+            usage: [
+                CtlCommand.UsageLine(
+                    15, "service stop|start|restart ID \(CtlCommand.synopsis(CtlCommand.serviceTable))",
+                    options: CtlCommand.OptionsHelp(
+                        title: "service", table: CtlCommand.serviceTable.help,
+                        manual: CommandSpec(
+                            words: ["ctl", "service"], synopsis: "stop|start|restart ID [--force]",
+                            summary:
+                                "Stops, starts or restarts one service; start loads a service that was never loaded"
+                                + " when its file is a loadable plugin.",
+                            options: CtlCommand.serviceTable.specs,
+                            operands: ControlRequest.Operate.ServiceAction.allCases.map(\.rawValue))))
+            ],
+            arguments: CtlCommand.service,
+            decode: { members, _ throws(InputError) in
+                let actions = ControlRequest.Operate.ServiceAction.allCases.map(\.rawValue)
+                let text = try members.requiredString(.action)
+                guard let action = ControlRequest.Operate.ServiceAction(rawValue: text) else {
+                    throw InputError("service: unknown action \"\(text)\" (one of \(actions.joined(separator: ", ")))")
+                }
+                return .operate(
+                    .service(action, id: try members.requiredString(.service), force: try members.bool(.force) ?? false)
+                )
+            }),
+        ControlCommandSpec(
+            "watch", grant: .connectionOnly,
+            usage: [
+                CtlCommand.UsageLine(
+                    16, "watch \(CtlCommand.synopsis(CtlCommand.watchTable))",
+                    options: CtlCommand.OptionsHelp(
+                        title: "watch", table: CtlCommand.watchTable.help,
+                        manual: CommandSpec(
+                            words: ["ctl", "watch"], synopsis: "[--logs]",
+                            summary: "Streams trace records (and log lines) until interrupted.",
+                            options: CtlCommand.watchTable.specs)))
+            ],
+            arguments: { arguments throws(UsageError) in
+                let parsed = try CtlCommand.watchTable.parse(arguments.arguments, from: CtlCommand.OperateOptions())
+                guard parsed.operands.isEmpty else { throw CtlCommand.watchTable.error("expected no arguments") }
+                return parsed.options.logs ? [ControlKey.logs.rawValue: true] : [:]
+            },
+            decode: { members, _ throws(InputError) in .operate(.watch(logs: try members.bool(.logs) ?? false)) }),
+    ]
+}
