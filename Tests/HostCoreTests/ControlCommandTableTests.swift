@@ -19,6 +19,10 @@ import Testing
             #expect(usage.contains("  \(name)") || usage.contains("| \(name)"), "\(name) is not in host ctl's usage")
         }
         #expect(ShellCompletion.Shell.allCases.allSatisfy { ShellCompletion.script($0).contains("memory-warning") })
+        // `host --help` shows the same lines (it left out request, authorization and three scene
+        // commands when it was written by hand).
+        #expect(!CtlCommand.commandLines.isEmpty)
+        for line in CtlCommand.commandLines { #expect(Usage.text.contains("  host ctl \(line)\n"), "\(line)") }
     }
 
     @Test func hostH_listsTheEventsGrant() throws {

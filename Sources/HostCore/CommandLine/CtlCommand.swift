@@ -95,8 +95,9 @@ public enum CtlCommand {
     /// The man page entries of the commands with options, in the order of their usage lines.
     static var manual: [CommandSpec] { usageLines.compactMap { $0.options?.manual } }
 
-    /// The usage of `host ctl`, its lines built from the command table.
-    public static var usage: String {
+    /// The commands' synopses, one line per usage position (`state | list | reload`), built from
+    /// the command table: `host ctl`'s usage and the CONTROL part of `host --help`.
+    static var commandLines: [String] {
         var lines: [(position: Int, text: String)] = []
         for line in usageLines {
             if let last = lines.last, last.position == line.position {
@@ -105,7 +106,12 @@ public enum CtlCommand {
                 lines.append((line.position, line.text))
             }
         }
-        return (["host ctl [--control PATH] [--json] [--timeout SECS] COMMAND"] + lines.map { "  " + $0.text }).joined(
+        return lines.map(\.text)
+    }
+
+    /// The usage of `host ctl`, its lines built from the command table.
+    public static var usage: String {
+        (["host ctl [--control PATH] [--json] [--timeout SECS] COMMAND"] + commandLines.map { "  " + $0 }).joined(
             separator: "\n")
     }
 

@@ -29,17 +29,8 @@ public enum Usage {
         $XDG_DATA_HOME/servicehost/plugins): \(PluginPath.summary)
 
         CONTROL (a running host)
-          host ctl state | list | reload
-          host ctl activate | resign | background | foreground | terminate | memory-warning
-          host ctl push [--tap [ACTION]] FILE|-
-          host ctl open URL
-          host ctl activity TYPE [--url URL] [--user-info JSON]
-          host ctl token HEX | token-error MESSAGE
-          host ctl post NAME [JSON]
-          host ctl scene connect|activate|resign|background|foreground|disconnect NAME …
-          host ctl list --all | stats [SERVICE] | blame | watch [--logs]
-          host ctl service stop|start|restart ID [--force]
-            (start also loads a service that was disabled or left out, when its file
+        \(CtlCommand.commandLines.map { "  host ctl " + $0 }.joined(separator: "\n"))
+            (service start also loads a service that was disabled or left out, when its file
             is a loadable plugin)
           exit status: \(CtlCommand.ExitStatus.summary)
 

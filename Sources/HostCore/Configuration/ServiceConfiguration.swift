@@ -31,8 +31,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
 
     /// Which control requests the service may make through `sh_host.control` (issue 17).
     public enum RequestGrant: String, Sendable, CaseIterable {
-        /// The events a client causes (`push`, `open`, `activity`, `post`, `memory-warning`)
-        /// and the read-only `state` and `list`.
+        /// The events a client causes and asks (`push`, `open`, `activity`, `post`, `request`,
+        /// `memory-warning`) and the read-only `state` and `list`: the rows of `ControlCommands` whose grant is `.events`.
         case events
         /// Every request the control socket takes, lifecycle moves and `reload` included.
         case all
