@@ -8,7 +8,7 @@ func usageFailure(_ error: UsageError, help: String) -> Never {
         print(help)
         exit(0)
     }
-    failure("host: \(error.message)\nTry 'host --help'.", status: 2)
+    failure("host: \(error.message)\nTry 'host --help'.", status: HostExitStatus.cannotRun.rawValue)
 }
 
 /// Prints `message` on stderr and exits with `status`.
@@ -45,7 +45,8 @@ case "inspect":
         print(
             json ? InspectCommand.json(results, failures: failures) : InspectCommand.text(results, failures: failures),
             terminator: "")
-        exit(results.allSatisfy { if case .success = $0 { true } else { false } } ? 0 : 1)
+        let valid = results.allSatisfy { if case .success = $0 { true } else { false } }
+        exit((valid ? HostExitStatus.clean : .forcedOrWarnings).rawValue)
     } catch {
         usageFailure(error, help: InspectCommand.help)
     }

@@ -51,6 +51,12 @@ import Testing
         #expect(named == Set(ControlCommands.names))
     }
 
+    @Test func theHostsExitStatusTable_isTheDeclaredStatuses() throws {
+        let table = try Documentation.section("The `host` command").table(header: ["status", "meaning"])
+        #expect(table.column("status").compactMap { Int32($0) } == HostExitStatus.allCases.map(\.rawValue))
+        #expect(table.rows.count == HostExitStatus.allCases.count)
+    }
+
     @Test func theDocumentationsExitStatuses_areCtlsDeclared() throws {
         let declared = Set(CtlCommand.ExitStatus.allCases.map(\.rawValue))
         let section = try Documentation.section("The control channel").text

@@ -55,7 +55,9 @@ public struct CheckReport {
 
     /// The exit status: 0 clean, 1 warnings only, 2 errors.
     public var status: Int32 {
-        problems.contains { $0.severity == .error } ? 2 : problems.isEmpty ? 0 : 1
+        let status: HostExitStatus =
+            problems.contains { $0.severity == .error } ? .cannotRun : problems.isEmpty ? .clean : .forcedOrWarnings
+        return status.rawValue
     }
 
     /// Checks what `options` would load, with the planner the host loads with.

@@ -131,7 +131,7 @@ public final class ShutdownCoordinator: Sendable {
         } else {
             log.write(.error, "host", "forced exit: \(reason)", event: .hostForcedExit, fields: fields)
         }
-        _exit(1)
+        _exit(HostExitStatus.forcedOrWarnings.rawValue)
     }
 }
 

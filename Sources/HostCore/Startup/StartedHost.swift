@@ -25,7 +25,7 @@ public struct StartedHost {
             do throws(SystemError) { try MainLoop.shared.run() } catch { return error }
         }
         host.log.write(.error, "host", "\(failure)", event: .hostMainLoopFailed)
-        exit(2)
+        exit(HostExitStatus.cannotRun.rawValue)
     }
 
     /// Pings systemd's watchdog at half its interval from the main queue, so a stuck main

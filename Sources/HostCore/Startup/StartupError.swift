@@ -7,5 +7,5 @@ public enum StartupError: Error, Equatable {
     case logged(event: LogEvent)
 
     /// The exit status: 2, as for every start that cannot go on.
-    public var status: Int32 { 2 }
+    public var status: Int32 { HostExitStatus.cannotRun.rawValue }
 }
