@@ -16,7 +16,9 @@ import PackageDescription
 let hostCodegen: [SwiftSetting] = [
     .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
     // Release only: unoptimized code calls Atomic's witnesses in the library.
-    .unsafeFlags(["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "swiftSynchronization"], .when(configuration: .release)),
+    .unsafeFlags(
+        ["-Xfrontend", "-disable-autolink-library", "-Xfrontend", "swiftSynchronization"],
+        .when(configuration: .release)),
     // Each function in a section of its own, so the release link can order them (below).
     .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release)),
 ]
@@ -81,7 +83,8 @@ let package = Package(
 
         // The host side. HostCore never links ServiceKit: only C types cross.
         .target(
-            name: "HostCore", dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "Locking", "CSystem"],
+            name: "HostCore",
+            dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "Locking", "CSystem"],
             swiftSettings: hostCodegen),
         // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
         .target(name: "CSystem"),
@@ -98,7 +101,8 @@ let package = Package(
         // manifest says swift-tools-version 6.2 or later (this one does; keep it so).
         .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI", "HostCore", "Locking"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
-        .executableTarget(name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
+        .executableTarget(
+            name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
         .plugin(
             name: "ServiceMetadata",
             capability: .buildTool(),
@@ -169,7 +173,8 @@ let package = Package(
 
         // Benchmarks (scripts/bench): the runner and a minimal Swift service; the C floor and
         // fixtures in Sources/bench-c are compiled by scripts/bench with cc (no Swift runtime).
-        .executableTarget(name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI", "ServiceJSON", "MQTTCodec"]),
+        .executableTarget(
+            name: "servicehost-bench", dependencies: ["HostCore", "ServiceABI", "ServiceJSON", "MQTTCodec"]),
         .target(
             name: "BenchSwiftService", dependencies: ["ServiceKit"], path: "Sources/bench-swift-service",
             exclude: ["servicehost.json"], plugins: ["ServiceMetadata"]),
@@ -183,7 +188,8 @@ let package = Package(
         .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.
-        .testTarget(name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitTesting", "ServiceABI", "TestSupport"]),
+        .testTarget(
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitTesting", "ServiceABI", "TestSupport"]),
         .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON", "ServiceABI"]),
         // The MQTT codec's own checks, and the replay of its fuzz corpus (Tests/Fuzz/Corpus/mqtt).
         .testTarget(name: "MQTTCodecTests", dependencies: ["MQTTCodec", "TestSupport"]),

@@ -29,7 +29,8 @@ final class CarDisplayService: SceneConfiguring, SceneURLHandling {
         host.log(
             .info,
             "cardisplay: \(scene.name) connects with configuration \(scene.configurationName), "
-                + "template \(template) (\(urls) URL\(urls == 1 ? "" : "s"), \(activities) activit\(activities == 1 ? "y" : "ies"))")
+                + "template \(template) (\(urls) URL\(urls == 1 ? "" : "s"), \(activities) activit\(activities == 1 ? "y" : "ies"))"
+        )
     }
 
     func sceneWillEnterForeground(_ scene: Scene) { log(scene, "sceneWillEnterForeground") }

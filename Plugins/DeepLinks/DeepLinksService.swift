@@ -24,7 +24,10 @@ final class DeepLinksService: URLHandling, UserActivityHandling, NotificationRec
         guard notification.name == "route.open" else { return }
         let source = notification.payload?["source"]?.stringValue ?? notification.sender
         guard let text = notification.payload?["url"]?.stringValue, let url = OpenURL(text) else {
-            host.log(.info, "deeplinks: no route for \(notification.payload?["url"]?.stringValue ?? "a route.open without a url") (\(source))")
+            host.log(
+                .info,
+                "deeplinks: no route for \(notification.payload?["url"]?.stringValue ?? "a route.open without a url") (\(source))"
+            )
             return
         }
         _ = open(url, suffix: " (\(source))")

@@ -34,7 +34,9 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     func didReceiveMemoryWarning() { logEvent("didReceiveMemoryWarning") }
 
     func didReceive(_ notification: ServiceNotification) {
-        host.log(.info, "notification \(notification.name) from \(notification.sender): \(notification.json ?? "no payload")")
+        host.log(
+            .info, "notification \(notification.name) from \(notification.sender): \(notification.json ?? "no payload")"
+        )
     }
 
     func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {

@@ -25,7 +25,9 @@ enum BrokerAddress: Equatable, CustomStringConvertible {
         if rest.hasPrefix("tcp://") {
             rest = rest.dropFirst(6)
         } else if rest.contains("://") {
-            throw .init("settings.broker \"\(text)\": only tcp:// and unix: are spoken (TLS is the local broker's bridge's job)")
+            throw .init(
+                "settings.broker \"\(text)\": only tcp:// and unix: are spoken (TLS is the local broker's bridge's job)"
+            )
         }
         var host = rest
         var port: UInt16 = 1883
@@ -53,7 +55,9 @@ enum BrokerAddress: Equatable, CustomStringConvertible {
                 for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
             }
             let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
             guard result == 0 else {
                 let error = ConnectionError.system("connect", self)
@@ -74,7 +78,9 @@ enum BrokerAddress: Equatable, CustomStringConvertible {
             var entry: UnsafeMutablePointer<addrinfo>? = list
             while let current = entry {
                 entry = current.pointee.ai_next
-                let fd = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
+                let fd = socket(
+                    current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue),
+                    current.pointee.ai_protocol)
                 guard fd >= 0 else {
                     last = .system("socket", self)
                     continue

@@ -61,7 +61,9 @@ final class DeliveredMessages: Sendable {
             for key in keys {
                 bytes.append(UInt8(key.id >> 8))
                 bytes.append(UInt8(key.id & 0xFF))
-                for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: key.digest >> UInt64(shift))) }
+                for shift in stride(from: 56, through: 0, by: -8) {
+                    bytes.append(UInt8(truncatingIfNeeded: key.digest >> UInt64(shift)))
+                }
             }
             return bytes
         }
@@ -109,7 +111,9 @@ final class AckOrder: Sendable {
         state.withLock { state in
             var tickets: Set<UInt64> = [ticket]
             if let key, let waiting = state.withHost.removeValue(forKey: key) { tickets.formUnion(waiting) }
-            for index in state.entries.indices where tickets.contains(state.entries[index].ticket) { state.entries[index].done = true }
+            for index in state.entries.indices where tickets.contains(state.entries[index].ticket) {
+                state.entries[index].done = true
+            }
             while let first = state.entries.first, first.done {
                 send(first.id)
                 state.entries.removeFirst()

@@ -72,8 +72,10 @@ final class Bridge: Sendable {
         self.settings = settings
         self.host = host
         let prefixes = [settings.prefix, MQTTBridgeSettings.fleetPrefix]
-        let subscriptions = prefixes.flatMap { ["\($0)/push", "\($0)/url", "\($0)/post/+"] } + ["\(settings.prefix)/ctl"]
-        let will = MQTTPublish(topic: "\(settings.prefix)/state", payload: Array("offline".utf8), qos: settings.qos, retain: true)
+        let subscriptions =
+            prefixes.flatMap { ["\($0)/push", "\($0)/url", "\($0)/post/+"] } + ["\(settings.prefix)/ctl"]
+        let will = MQTTPublish(
+            topic: "\(settings.prefix)/state", payload: Array("offline".utf8), qos: settings.qos, retain: true)
         client = MQTTClient(
             settings: settings, subscriptions: subscriptions.map { MQTTSubscription($0, qos: 1) }, will: will,
             handlers: .init(
@@ -88,7 +90,9 @@ final class Bridge: Sendable {
     func start() { client.start() }
 
     func stop() {
-        client.stop(sending: MQTTPublish(topic: "\(settings.prefix)/state", payload: Array("offline".utf8), qos: 0, retain: true))
+        client.stop(
+            sending: MQTTPublish(
+                topic: "\(settings.prefix)/state", payload: Array("offline".utf8), qos: 0, retain: true))
     }
 
     /// Publishes the retained state: the app state and, from a `list` request, the services.
@@ -115,14 +119,20 @@ final class Bridge: Sendable {
         var ticket: UInt64 = 0
         if let key, let id = message.id {
             if message.dup && delivered.contains(key) {
-                host.log(.info, "mqtt.duplicate packet=\(id): \(message.topic) (packet \(id)) was delivered before; acknowledged, not delivered again")
+                host.log(
+                    .info,
+                    "mqtt.duplicate packet=\(id): \(message.topic) (packet \(id)) was delivered before; acknowledged, not delivered again"
+                )
                 let place = acks.enqueue(id: id, key: nil)
                 acks.complete(place.ticket, key: nil, send: ack)
                 return
             }
             let place = acks.enqueue(id: id, key: key)
             if place.alreadyWithHost {
-                host.log(.info, "mqtt.duplicate packet=\(id): \(message.topic) (packet \(id)) is with the host already; acknowledged with it")
+                host.log(
+                    .info,
+                    "mqtt.duplicate packet=\(id): \(message.topic) (packet \(id)) is with the host already; acknowledged with it"
+                )
                 return
             }
             ticket = place.ticket
@@ -144,7 +154,13 @@ final class Bridge: Sendable {
             return
         case .success(.commandRefused(let to)):
             host.log(.warn, "mqtt.commandRefused: \(message.topic): commands are off (settings.commands is false)")
-            if let to { publishReply(to, .object(["ok": false, "error": .string("commands are off for \(settings.hostID) (settings.commands)")])) }
+            if let to {
+                publishReply(
+                    to,
+                    .object([
+                        "ok": false, "error": .string("commands are off for \(settings.hostID) (settings.commands)"),
+                    ]))
+            }
             if let key { acks.complete(ticket, key: key, send: ack) }
             return
         case .success(.request(let routed, let to)):
@@ -159,7 +175,8 @@ final class Bridge: Sendable {
             }
         } catch {
             // Not acknowledged: the broker keeps it for a host that takes requests.
-            host.log(.error, "mqtt.requestFailed: \(message.topic): the host takes no requests from this service (\(error))")
+            host.log(
+                .error, "mqtt.requestFailed: \(message.topic): the host takes no requests from this service (\(error))")
         }
     }
 
@@ -194,7 +211,9 @@ final class Bridge: Sendable {
         switch rest {
         case "push":
             return json().flatMap { payload in
-                guard payload.objectValue != nil else { return .failure(RouteProblem("a push payload must be a JSON object")) }
+                guard payload.objectValue != nil else {
+                    return .failure(RouteProblem("a push payload must be a JSON object"))
+                }
                 return .success(.request(.object(["command": "push", "payload": payload]), replyTo: nil))
             }
         case "url":
@@ -204,16 +223,24 @@ final class Bridge: Sendable {
             return .success(.request(.object(["command": "open", "url": .string(url)]), replyTo: nil))
         case "ctl":
             return json().flatMap { value in
-                guard var object = value.objectValue else { return .failure(RouteProblem("a command must be a JSON object")) }
+                guard var object = value.objectValue else {
+                    return .failure(RouteProblem("a command must be a JSON object"))
+                }
                 let replyTo = object.removeValue(forKey: "replyTo")?.stringValue
                 guard settings.commands else { return .success(.commandRefused(replyTo: replyTo)) }
                 return .success(.request(.object(object), replyTo: replyTo))
             }
         default:
-            guard rest.hasPrefix("post/"), rest.count > 5 else { return .failure(RouteProblem("not a topic of this host")) }
+            guard rest.hasPrefix("post/"), rest.count > 5 else {
+                return .failure(RouteProblem("not a topic of this host"))
+            }
             let name = String(rest.dropFirst(5))
-            if message.payload.isEmpty { return .success(.request(.object(["command": "post", "name": .string(name)]), replyTo: nil)) }
-            return json().map { .request(.object(["command": "post", "name": .string(name), "payload": $0]), replyTo: nil) }
+            if message.payload.isEmpty {
+                return .success(.request(.object(["command": "post", "name": .string(name)]), replyTo: nil))
+            }
+            return json().map {
+                .request(.object(["command": "post", "name": .string(name), "payload": $0]), replyTo: nil)
+            }
         }
     }
 }

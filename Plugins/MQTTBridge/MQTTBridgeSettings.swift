@@ -34,7 +34,10 @@ struct MQTTBridgeSettings: Equatable {
     /// The fleet-wide topics every host subscribes to.
     static let fleetPrefix = "servicehost/all"
 
-    static let keys = ["broker", "hostId", "clientId", "username", "passwordFile", "keepAlive", "prefix", "qos", "commands", "maxPacket"]
+    static let keys = [
+        "broker", "hostId", "clientId", "username", "passwordFile", "keepAlive", "prefix", "qos", "commands",
+        "maxPacket",
+    ]
 
     /// Why settings were refused: names the key.
     struct Problem: Error, CustomStringConvertible {
@@ -45,7 +48,9 @@ struct MQTTBridgeSettings: Equatable {
     /// Reads `options.settings`; nil when there are none (the bridge is not configured).
     static func read(_ settings: JSONValue?) throws(Problem) -> MQTTBridgeSettings? {
         guard let settings else { return nil }
-        guard let members = settings.objectValue else { throw Problem("settings must be an object such as {\"broker\": \"tcp://127.0.0.1:1883\"}, not \(settings)") }
+        guard let members = settings.objectValue else {
+            throw Problem("settings must be an object such as {\"broker\": \"tcp://127.0.0.1:1883\"}, not \(settings)")
+        }
         for key in members.keys.sorted() where !keys.contains(key) {
             throw Problem("unknown setting \"\(key)\" (known: \(keys.joined(separator: ", ")))")
         }
@@ -54,32 +59,48 @@ struct MQTTBridgeSettings: Equatable {
         }
         let broker = try BrokerAddress.parse(brokerText)
         let hostID = try string(members, "hostId") ?? machineName()
-        guard !hostID.isEmpty, !hostID.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) else {
+        guard !hostID.isEmpty,
+            !hostID.utf8.contains(where: {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#")
+            })
+        else {
             throw Problem("settings.hostId \"\(hostID)\" must be non-empty without /, + or #")
         }
         var result = MQTTBridgeSettings(
             broker: broker, hostID: hostID, clientID: try string(members, "clientId") ?? hostID,
             prefix: try string(members, "prefix") ?? "servicehost/\(hostID)")
-        guard result.clientID.utf8.count <= 65535, !result.clientID.isEmpty else { throw Problem("settings.clientId must be 1 to 65 535 bytes") }
-        guard !result.prefix.isEmpty, !result.prefix.contains("+"), !result.prefix.contains("#"), !result.prefix.hasSuffix("/") else {
+        guard result.clientID.utf8.count <= 65535, !result.clientID.isEmpty else {
+            throw Problem("settings.clientId must be 1 to 65 535 bytes")
+        }
+        guard !result.prefix.isEmpty, !result.prefix.contains("+"), !result.prefix.contains("#"),
+            !result.prefix.hasSuffix("/")
+        else {
             throw Problem("settings.prefix \"\(result.prefix)\" must be a topic without wildcards or a trailing /")
         }
         result.username = try string(members, "username")
         if let path = try string(members, "passwordFile") { result.password = try readSecret(path) }
         if let value = members["keepAlive"] {
-            guard let seconds = value.intValue, (1...65535).contains(seconds) else { throw Problem("settings.keepAlive must be 1 to 65535 seconds, not \(value)") }
+            guard let seconds = value.intValue, (1...65535).contains(seconds) else {
+                throw Problem("settings.keepAlive must be 1 to 65535 seconds, not \(value)")
+            }
             result.keepAlive = UInt16(seconds)
         }
         if let value = members["qos"] {
-            guard let qos = value.intValue, qos == 0 || qos == 1 else { throw Problem("settings.qos must be 0 or 1, not \(value) (QoS 2 is not supported)") }
+            guard let qos = value.intValue, qos == 0 || qos == 1 else {
+                throw Problem("settings.qos must be 0 or 1, not \(value) (QoS 2 is not supported)")
+            }
             result.qos = UInt8(qos)
         }
         if let value = members["commands"] {
-            guard case .bool(let on) = value else { throw Problem("settings.commands must be true or false, not \(value)") }
+            guard case .bool(let on) = value else {
+                throw Problem("settings.commands must be true or false, not \(value)")
+            }
             result.commands = on
         }
         if let value = members["maxPacket"] {
-            guard let bytes = value.intValue, (1024...(256 << 20)).contains(bytes) else { throw Problem("settings.maxPacket must be 1024 to 268435456 bytes, not \(value)") }
+            guard let bytes = value.intValue, (1024...(256 << 20)).contains(bytes) else {
+                throw Problem("settings.maxPacket must be 1024 to 268435456 bytes, not \(value)")
+            }
             result.maxPacket = bytes
         }
         return result
@@ -98,9 +119,13 @@ struct MQTTBridgeSettings: Equatable {
         guard fd >= 0 else { throw Problem("settings.passwordFile \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Problem("settings.passwordFile \(path): \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &info) == 0 else {
+            throw Problem("settings.passwordFile \(path): \(String(cString: strerror(errno)))")
+        }
         guard info.st_mode & 0o077 == 0 else {
-            throw Problem("settings.passwordFile \(path) is readable or writable by group or others (mode 0\(String(info.st_mode & 0o777, radix: 8))): refused (chmod 600 it)")
+            throw Problem(
+                "settings.passwordFile \(path) is readable or writable by group or others (mode 0\(String(info.st_mode & 0o777, radix: 8))): refused (chmod 600 it)"
+            )
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)

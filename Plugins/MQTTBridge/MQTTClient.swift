@@ -116,7 +116,9 @@ final class MQTTClient: Sendable {
             clientID: settings.clientID, cleanSession: false, keepAlive: settings.keepAlive, will: will,
             username: settings.username, password: settings.password)
         guard Self.writeAll(fd, MQTTPacket.connect(connect).encoded()) else {
-            handlers.log(.warn, "mqtt.disconnected: cannot send CONNECT to \(settings.broker): \(String(cString: strerror(errno)))")
+            handlers.log(
+                .warn,
+                "mqtt.disconnected: cannot send CONNECT to \(settings.broker): \(String(cString: strerror(errno)))")
             return false
         }
         var lastPing = now()
@@ -163,7 +165,10 @@ final class MQTTClient: Sendable {
                     switch packet {
                     case .connack(_, let code) where !accepted:
                         guard code == 0 else {
-                            handlers.log(.error, "mqtt.refused code=\(code): \(settings.broker) refused the connection: \(MQTTConnectReturn.describe(code)) (CONNACK return code \(code))")
+                            handlers.log(
+                                .error,
+                                "mqtt.refused code=\(code): \(settings.broker) refused the connection: \(MQTTConnectReturn.describe(code)) (CONNACK return code \(code))"
+                            )
                             end = "refused"
                             break loop
                         }
@@ -174,7 +179,10 @@ final class MQTTClient: Sendable {
                         handlers.connected()
                     case .suback(_, let codes):
                         if let index = codes.firstIndex(of: 0x80) {
-                            handlers.log(.error, "mqtt.subscribeRefused: the broker refused the subscription to \(subscriptions[min(index, subscriptions.count - 1)].filter)")
+                            handlers.log(
+                                .error,
+                                "mqtt.subscribeRefused: the broker refused the subscription to \(subscriptions[min(index, subscriptions.count - 1)].filter)"
+                            )
                         }
                     case .publish(let message) where accepted:
                         guard message.qos < 2 else {
@@ -196,7 +204,8 @@ final class MQTTClient: Sendable {
                 let packet = error.packet.map { " packet=\($0)" } ?? ""
                 handlers.log(
                     .error,
-                    "mqtt.protocolError error=\(error.code.rawValue)\(packet): \(error.description) from \(settings.broker); dropping the connection")
+                    "mqtt.protocolError error=\(error.code.rawValue)\(packet): \(error.description) from \(settings.broker); dropping the connection"
+                )
                 break
             }
         }

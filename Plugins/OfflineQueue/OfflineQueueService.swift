@@ -167,10 +167,15 @@ final class OfflineQueueService: NotificationReceiving, Answering {
                 do {
                     try host.store.set(Self.unreadableKey, bytes)
                 } catch {
-                    log(.warn, "the stored queue is unreadable (\(reason)) and cannot be kept as \(Self.unreadableKey): \(error)")
+                    log(
+                        .warn,
+                        "the stored queue is unreadable (\(reason)) and cannot be kept as \(Self.unreadableKey): \(error)"
+                    )
                     return
                 }
-                log(.warn, "the stored queue is unreadable (\(reason)): kept it as \(Self.unreadableKey) and started empty")
+                log(
+                    .warn,
+                    "the stored queue is unreadable (\(reason)): kept it as \(Self.unreadableKey) and started empty")
             }
         }
         loaded = true

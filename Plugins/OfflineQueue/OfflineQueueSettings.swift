@@ -22,7 +22,9 @@ struct OfflineQueueSettings: Equatable {
         }
         guard let value = options.settings else { return (settings, []) }
         guard let members = value.objectValue else {
-            return (settings, ["settings must be an object such as {\"maxItems\": 1000}, not \(value); using the defaults"])
+            return (
+                settings, ["settings must be an object such as {\"maxItems\": 1000}, not \(value); using the defaults"]
+            )
         }
         var problems: [String] = []
         for key in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
@@ -32,7 +34,9 @@ struct OfflineQueueSettings: Equatable {
                 if let count = member.intValue, count >= 1 {
                     settings.maxItems = count
                 } else {
-                    problems.append("settings.maxItems must be a whole number of at least 1, not \(member); using \(defaultMaxItems)")
+                    problems.append(
+                        "settings.maxItems must be a whole number of at least 1, not \(member); using \(defaultMaxItems)"
+                    )
                 }
             default:
                 problems.append("unknown setting \(JSONValue.string(key)) ignored (the only setting is maxItems)")

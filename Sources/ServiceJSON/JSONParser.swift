@@ -30,7 +30,8 @@ extension JSONValue {
 
     /// Parses UTF-8 `bytes` as one JSON value; see `init(parsing:maxDepth:)` on `String`.
     /// - Throws: ``JSONParseError`` with the byte offset of the problem.
-    public init(parsing bytes: UnsafeRawBufferPointer, maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
+    public init(parsing bytes: UnsafeRawBufferPointer, maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError)
+    {
         var parser = JSONParser(scanner: JSONScanner(bytes, maxDepth: maxDepth))
         self = try parser.parseDocument()
     }
@@ -77,7 +78,8 @@ private struct JSONParser {
         let span = try scanner.scanString()
         if !span.escaped {
             // Already validated: decoding only copies (and finds the ASCII fast path).
-            return String(decoding: UnsafeBufferPointer(start: scanner.base + span.start, count: span.rawLength), as: UTF8.self)
+            return String(
+                decoding: UnsafeBufferPointer(start: scanner.base + span.start, count: span.rawLength), as: UTF8.self)
         }
         let scanner = self.scanner
         return String(unsafeUninitializedCapacity: span.rawLength) { buffer in
@@ -103,7 +105,9 @@ private struct JSONParser {
             let keyOffset = scanner.index
             let key = try parseString()
             scanner.skipWhitespace()
-            guard scanner.current == UInt8(ascii: ":") else { throw scanner.fail("unexpected \(scanner.describeCurrent()), expected ':'") }
+            guard scanner.current == UInt8(ascii: ":") else {
+                throw scanner.fail("unexpected \(scanner.describeCurrent()), expected ':'")
+            }
             scanner.index += 1
             scanner.skipWhitespace()
             let value = try parseValue()

@@ -121,7 +121,9 @@ struct JSONScanner {
             } else if byte < 0x20 {
                 throw fail("raw control character in string (must be escaped)")
             } else {
-                guard let length = utf8SequenceLength(at: index) else { throw fail("invalid UTF-8 in string", at: quote) }
+                guard let length = utf8SequenceLength(at: index) else {
+                    throw fail("invalid UTF-8 in string", at: quote)
+                }
                 index += length
             }
         }
@@ -146,7 +148,9 @@ struct JSONScanner {
             if lead == 0xED && second >= 0xA0 { return nil }  // a surrogate
             return 3
         case 0xF0...0xF4:
-            guard available >= 4, let second = continuation(1), continuation(2) != nil, continuation(3) != nil else { return nil }
+            guard available >= 4, let second = continuation(1), continuation(2) != nil, continuation(3) != nil else {
+                return nil
+            }
             if lead == 0xF0 && second < 0x90 { return nil }  // overlong
             if lead == 0xF4 && second >= 0x90 { return nil }  // above U+10FFFF
             return 4
@@ -174,7 +178,9 @@ struct JSONScanner {
                 }
                 index += 2
                 let low = try parseHex4()
-                guard (0xDC00...0xDFFF).contains(low) else { throw fail("unpaired high surrogate in \\u escape", at: escapeStart) }
+                guard (0xDC00...0xDFFF).contains(low) else {
+                    throw fail("unpaired high surrogate in \\u escape", at: escapeStart)
+                }
             } else if (0xDC00...0xDFFF).contains(unit) {
                 throw fail("unpaired low surrogate in \\u escape", at: escapeStart)
             }
@@ -323,7 +329,9 @@ struct JSONScanner {
         }
         if index < count && base[index] == UInt8(ascii: ".") {
             index += 1
-            guard index < count, Self.isDigit(base[index]) else { throw fail("invalid number, expected a digit after '.'") }
+            guard index < count, Self.isDigit(base[index]) else {
+                throw fail("invalid number, expected a digit after '.'")
+            }
             while index < count, Self.isDigit(base[index]) {
                 take(base[index] &- 0x30, fraction: true)
                 index += 1
@@ -336,7 +344,9 @@ struct JSONScanner {
                 negativeExponent = base[index] == UInt8(ascii: "-")
                 index += 1
             }
-            guard index < count, Self.isDigit(base[index]) else { throw fail("invalid number, expected a digit in the exponent") }
+            guard index < count, Self.isDigit(base[index]) else {
+                throw fail("invalid number, expected a digit in the exponent")
+            }
             var written = 0
             while index < count, Self.isDigit(base[index]) {
                 // Saturates: an exponent this large is for the slow path, which knows its value.

@@ -22,7 +22,9 @@ public final class JSONTape: @unchecked Sendable {
 
     /// Parses UTF-8 `bytes` (strict JSON) into a tape, keeping them as the text.
     /// - Throws: ``JSONParseError`` with the byte offset of the problem.
-    public convenience init(parsing bytes: UnsafeRawBufferPointer, maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
+    public convenience init(parsing bytes: UnsafeRawBufferPointer, maxDepth: Int = JSONValue.defaultMaxDepth)
+        throws(JSONParseError)
+    {
         let builder = try JSONTapeBuilder.parse(bytes, maxDepth: maxDepth)
         self.init(block: builder.block, length: bytes.count, nodes: builder.nodes, count: builder.used)
     }
@@ -30,7 +32,9 @@ public final class JSONTape: @unchecked Sendable {
     /// Parses UTF-8 `bytes`; see `init(parsing:maxDepth:)`.
     public convenience init(parsing bytes: [UInt8], maxDepth: Int = JSONValue.defaultMaxDepth) throws(JSONParseError) {
         let result = bytes.withUnsafeBytes { buffer in
-            Result { () throws(JSONParseError) -> JSONTapeBuilder in try JSONTapeBuilder.parse(buffer, maxDepth: maxDepth) }
+            Result { () throws(JSONParseError) -> JSONTapeBuilder in
+                try JSONTapeBuilder.parse(buffer, maxDepth: maxDepth)
+            }
         }
         let builder = try result.get()
         self.init(block: builder.block, length: bytes.count, nodes: builder.nodes, count: builder.used)
@@ -50,7 +54,8 @@ public final class JSONTape: @unchecked Sendable {
         self.nodes = nodes
         text = UnsafeBufferPointer(start: block.assumingMemoryBound(to: CChar.self), count: length + 1)
         document = sh_json(
-            size: UInt32(MemoryLayout<sh_json>.size), version: SH_JSON_VERSION, nodes: UnsafePointer(nodes), count: count)
+            size: UInt32(MemoryLayout<sh_json>.size), version: SH_JSON_VERSION, nodes: UnsafePointer(nodes),
+            count: count)
     }
 
     deinit {
@@ -77,7 +82,9 @@ public final class JSONTape: @unchecked Sendable {
             var at = index + 1
             for _ in 0..<object.count {
                 let name = nodes[at]
-                if name.length == key.count, key.isEmpty || memcmp(name.string, key.baseAddress!, key.count) == 0 { return at + 1 }
+                if name.length == key.count, key.isEmpty || memcmp(name.string, key.baseAddress!, key.count) == 0 {
+                    return at + 1
+                }
                 at = Int(nodes[at + 1].next)
             }
             return nil
@@ -152,15 +159,20 @@ private struct JSONTapeBuilder {
             // UInt32 indexes (`next`): a larger tape cannot be written.
             guard capacity < Int(UInt32.max) / 2 else { throw scanner.fail("the document has too many values") }
             capacity *= 2
-            nodes = realloc(nodes, capacity * MemoryLayout<sh_json_node>.stride)!.bindMemory(to: sh_json_node.self, capacity: capacity)
+            nodes = realloc(nodes, capacity * MemoryLayout<sh_json_node>.stride)!.bindMemory(
+                to: sh_json_node.self, capacity: capacity)
         }
         used += 1
         return used - 1
     }
 
-    @inline(__always) mutating func set(_ index: Int, _ type: sh_json_type, count: Int = 0, string: UnsafePointer<UInt8>? = nil, length: Int = 0, number: Double = 0) {
+    @inline(__always) mutating func set(
+        _ index: Int, _ type: sh_json_type, count: Int = 0, string: UnsafePointer<UInt8>? = nil, length: Int = 0,
+        number: Double = 0
+    ) {
         nodes[index] = sh_json_node(
-            type: type.rawValue, count: UInt32(truncatingIfNeeded: count), next: UInt32(truncatingIfNeeded: used), reserved: 0,
+            type: type.rawValue, count: UInt32(truncatingIfNeeded: count), next: UInt32(truncatingIfNeeded: used),
+            reserved: 0,
             string: UnsafeRawPointer(string)?.assumingMemoryBound(to: CChar.self), length: length, number: number)
     }
 
@@ -217,7 +229,9 @@ private struct JSONTapeBuilder {
                 try parseValue()
                 count += 1
                 scanner.skipWhitespace()
-                guard let byte = scanner.current else { throw scanner.fail("unexpected end of input, expected ',' or ']'") }
+                guard let byte = scanner.current else {
+                    throw scanner.fail("unexpected end of input, expected ',' or ']'")
+                }
                 switch byte {
                 case UInt8(ascii: ","): scanner.index += 1
                 case UInt8(ascii: "]"):
@@ -249,13 +263,17 @@ private struct JSONTapeBuilder {
                 keyOffsets.append(scanner.index)
                 try parseString()
                 scanner.skipWhitespace()
-                guard scanner.current == UInt8(ascii: ":") else { throw scanner.fail("unexpected \(scanner.describeCurrent()), expected ':'") }
+                guard scanner.current == UInt8(ascii: ":") else {
+                    throw scanner.fail("unexpected \(scanner.describeCurrent()), expected ':'")
+                }
                 scanner.index += 1
                 scanner.skipWhitespace()
                 try parseValue()
                 count += 1
                 scanner.skipWhitespace()
-                guard let byte = scanner.current else { throw scanner.fail("unexpected end of input, expected ',' or '}'") }
+                guard let byte = scanner.current else {
+                    throw scanner.fail("unexpected end of input, expected ',' or '}'")
+                }
                 switch byte {
                 case UInt8(ascii: ","): scanner.index += 1
                 case UInt8(ascii: "}"):
@@ -361,7 +379,8 @@ private struct JSONKey: Hashable {
     init(_ node: sh_json_node) { bytes = UnsafeRawBufferPointer(start: node.string, count: node.length) }
 
     static func == (a: JSONKey, b: JSONKey) -> Bool {
-        a.bytes.count == b.bytes.count && (a.bytes.count == 0 || memcmp(a.bytes.baseAddress!, b.bytes.baseAddress!, a.bytes.count) == 0)
+        a.bytes.count == b.bytes.count
+            && (a.bytes.count == 0 || memcmp(a.bytes.baseAddress!, b.bytes.baseAddress!, a.bytes.count) == 0)
     }
 
     func hash(into hasher: inout Hasher) { hasher.combine(bytes: bytes) }

@@ -16,7 +16,11 @@ public protocol NotificationReceiving: ApplicationService {
 }
 
 extension NotificationReceiving {
-    @available(*, unavailable, message: "NotificationReceiving needs `func didReceive(_ notification: ServiceNotification)` (event \"notification\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message:
+            "NotificationReceiving needs `func didReceive(_ notification: ServiceNotification)` (event \"notification\" in servicehost.json)"
+    )
     public func didReceive(_ notification: ServiceNotification) {}
 }
 
@@ -27,7 +31,11 @@ public protocol MemoryWarningHandling: ApplicationService {
 }
 
 extension MemoryWarningHandling {
-    @available(*, unavailable, message: "MemoryWarningHandling needs `func didReceiveMemoryWarning()` (event \"didReceiveMemoryWarning\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message:
+            "MemoryWarningHandling needs `func didReceiveMemoryWarning()` (event \"didReceiveMemoryWarning\" in servicehost.json)"
+    )
     public func didReceiveMemoryWarning() {}
 }
 
@@ -41,7 +49,9 @@ public protocol PushPresenting: ApplicationService {
 
 extension PushPresenting {
     @available(
-        *, unavailable, message: "PushPresenting needs `func willPresent(_ notification: PushNotification, completion: PresentationCompletion)` (event \"willPresentNotification\" in servicehost.json)"
+        *, unavailable,
+        message:
+            "PushPresenting needs `func willPresent(_ notification: PushNotification, completion: PresentationCompletion)` (event \"willPresentNotification\" in servicehost.json)"
     )
     public func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {}
 }
@@ -57,7 +67,8 @@ public protocol NotificationResponseHandling: ApplicationService {
 extension NotificationResponseHandling {
     @available(
         *, unavailable,
-        message: "NotificationResponseHandling needs `func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)` (event \"didReceiveNotificationResponse\" in servicehost.json)"
+        message:
+            "NotificationResponseHandling needs `func didReceive(_ response: NotificationResponse, completion: ResponseCompletion)` (event \"didReceiveNotificationResponse\" in servicehost.json)"
     )
     public func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) {}
 }
@@ -87,7 +98,9 @@ public protocol DeviceTokenReceiving: ApplicationService {
 
 extension DeviceTokenReceiving {
     @available(
-        *, unavailable, message: "DeviceTokenReceiving needs `func didRegisterForRemoteNotifications(deviceToken: DeviceToken)` (event \"didRegisterForRemoteNotifications\" in servicehost.json)"
+        *, unavailable,
+        message:
+            "DeviceTokenReceiving needs `func didRegisterForRemoteNotifications(deviceToken: DeviceToken)` (event \"didRegisterForRemoteNotifications\" in servicehost.json)"
     )
     public func didRegisterForRemoteNotifications(deviceToken: DeviceToken) {}
 }
@@ -100,7 +113,9 @@ public protocol DeviceTokenErrorHandling: ApplicationService {
 
 extension DeviceTokenErrorHandling {
     @available(
-        *, unavailable, message: "DeviceTokenErrorHandling needs `func didFailToRegisterForRemoteNotifications(error: String)` (event \"didFailToRegisterForRemoteNotifications\" in servicehost.json)"
+        *, unavailable,
+        message:
+            "DeviceTokenErrorHandling needs `func didFailToRegisterForRemoteNotifications(error: String)` (event \"didFailToRegisterForRemoteNotifications\" in servicehost.json)"
     )
     public func didFailToRegisterForRemoteNotifications(error: String) {}
 }
@@ -114,7 +129,10 @@ public protocol URLHandling: ApplicationService {
 }
 
 extension URLHandling {
-    @available(*, unavailable, message: "URLHandling needs `func open(_ url: OpenURL) -> Bool` (event \"openURL\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message: "URLHandling needs `func open(_ url: OpenURL) -> Bool` (event \"openURL\" in servicehost.json)"
+    )
     public func open(_ url: OpenURL) -> Bool { false }
 }
 
@@ -126,7 +144,11 @@ public protocol UserActivityHandling: ApplicationService {
 }
 
 extension UserActivityHandling {
-    @available(*, unavailable, message: "UserActivityHandling needs `func continueUserActivity(_ activity: UserActivity) -> Bool` (event \"continueUserActivity\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message:
+            "UserActivityHandling needs `func continueUserActivity(_ activity: UserActivity) -> Bool` (event \"continueUserActivity\" in servicehost.json)"
+    )
     public func continueUserActivity(_ activity: UserActivity) -> Bool { false }
 }
 
@@ -141,7 +163,8 @@ public protocol AuthorizationObserving: ApplicationService {
 extension AuthorizationObserving {
     @available(
         *, unavailable,
-        message: "AuthorizationObserving needs `func didChangeNotificationAuthorization(_ settings: NotificationSettings)` (event \"didChangeNotificationAuthorization\" in servicehost.json)"
+        message:
+            "AuthorizationObserving needs `func didChangeNotificationAuthorization(_ settings: NotificationSettings)` (event \"didChangeNotificationAuthorization\" in servicehost.json)"
     )
     public func didChangeNotificationAuthorization(_ settings: NotificationSettings) {}
 }
@@ -161,7 +184,9 @@ extension SceneConfiguring {
         message:
             "SceneConfiguring needs `func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration?` (event \"configurationForConnecting\" in servicehost.json)"
     )
-    public func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? { nil }
+    public func configuration(forConnecting scene: Scene, options: SceneConnectionOptions) -> SceneConfiguration? {
+        nil
+    }
 }
 
 /// Handles `sceneOpenURLContexts`: a URL opened in a scene.
@@ -172,7 +197,11 @@ public protocol SceneURLHandling: SceneService {
 }
 
 extension SceneURLHandling {
-    @available(*, unavailable, message: "SceneURLHandling needs `func scene(_ scene: Scene, open url: OpenURL) -> Bool` (event \"sceneOpenURLContexts\" in servicehost.json)")
+    @available(
+        *, unavailable,
+        message:
+            "SceneURLHandling needs `func scene(_ scene: Scene, open url: OpenURL) -> Bool` (event \"sceneOpenURLContexts\" in servicehost.json)"
+    )
     public func scene(_ scene: Scene, open url: OpenURL) -> Bool { false }
 }
 
@@ -186,7 +215,9 @@ public protocol SceneUserActivityHandling: SceneService {
 
 extension SceneUserActivityHandling {
     @available(
-        *, unavailable, message: "SceneUserActivityHandling needs `func scene(_ scene: Scene, continue activity: UserActivity) -> Bool` (event \"sceneContinueUserActivity\" in servicehost.json)"
+        *, unavailable,
+        message:
+            "SceneUserActivityHandling needs `func scene(_ scene: Scene, continue activity: UserActivity) -> Bool` (event \"sceneContinueUserActivity\" in servicehost.json)"
     )
     public func scene(_ scene: Scene, continue activity: UserActivity) -> Bool { false }
 }
@@ -202,7 +233,8 @@ public protocol Answering: ApplicationService {
 extension Answering {
     @available(
         *, unavailable,
-        message: "Answering needs `func answer(_ request: ServiceRequest, reply: ReplyCompletion)` (event \"request\" in servicehost.json)"
+        message:
+            "Answering needs `func answer(_ request: ServiceRequest, reply: ReplyCompletion)` (event \"request\" in servicehost.json)"
     )
     public func answer(_ request: ServiceRequest, reply: ReplyCompletion) {}
 }

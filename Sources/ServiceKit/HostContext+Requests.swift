@@ -29,7 +29,9 @@ extension HostContext {
                     guard let context else { return }
                     let box = Unmanaged<ReplyBox>.fromOpaque(context).takeRetainedValue()
                     let bytes = text.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-                    box.reply((try? JSONValue(parsing: bytes)) ?? .object(["ok": .bool(false), "error": .string("unreadable reply")]))
+                    box.reply(
+                        (try? JSONValue(parsing: bytes))
+                            ?? .object(["ok": .bool(false), "error": .string("unreadable reply")]))
                 }, box)
         }
         if code != SH_OK {

@@ -296,7 +296,11 @@ public protocol _ManifestLists_openURL {
 }
 
 extension _ManifestLists_openURL {
-    @available(*, unavailable, message: "servicehost.json lists the event \"openURL\": adopt URLHandling and implement `func open(_ url: OpenURL) -> Bool` (or remove \"openURL\" from events)")
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"openURL\": adopt URLHandling and implement `func open(_ url: OpenURL) -> Bool` (or remove \"openURL\" from events)"
+    )
     public static var _servicehostCheck_openURL: Void { () }
 }
 
@@ -539,7 +543,8 @@ extension _ManifestOmits_scenes {
 extension _ManifestOmits_scenes where Self: SceneService {
     @available(
         *, unavailable,
-        message: "the class adopts SceneService, but servicehost.json lists no scene event, so the host would never call its scene methods: add the events (or the group \"scenes\") to events"
+        message:
+            "the class adopts SceneService, but servicehost.json lists no scene event, so the host would never call its scene methods: add the events (or the group \"scenes\") to events"
     )
     public static var _servicehostCheck_scenes: Void { () }
 }
@@ -553,7 +558,8 @@ public protocol _ManifestLists_request {
 extension _ManifestLists_request {
     @available(
         *, unavailable,
-        message: "servicehost.json lists the event \"request\": adopt Answering and implement `func answer(_ request: ServiceRequest, reply: ReplyCompletion)` (or remove \"request\" from events)"
+        message:
+            "servicehost.json lists the event \"request\": adopt Answering and implement `func answer(_ request: ServiceRequest, reply: ReplyCompletion)` (or remove \"request\" from events)"
     )
     public static var _servicehostCheck_request: Void { () }
 }

@@ -118,11 +118,14 @@ extension HostContext {
                 if result == SH_OK {
                     box.reply(.success(value))
                 } else {
-                    box.reply(.failure(RequestError(code: result, message: value["error"]?.stringValue ?? "error \(result)")))
+                    box.reply(
+                        .failure(RequestError(code: result, message: value["error"]?.stringValue ?? "error \(result)")))
                 }
             }
             guard let json else { return ask(raw, name, nil, 0, answer, box) }
-            return json.withUnsafeBytes { ask(raw, name, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, answer, box) }
+            return json.withUnsafeBytes {
+                ask(raw, name, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count, answer, box)
+            }
         }
         if code != SH_OK {
             Unmanaged<RequestReplyBox>.fromOpaque(box).release()  // the host will not call back

@@ -141,7 +141,9 @@ public struct SceneConnectionOptions: Sendable, Equatable {
         }
         isFromLaunch = covers(\.flags) && options.flags & UInt32(SH_FROM_LAUNCH) != 0
         if covers(\.url_context_count), let urls = options.url_contexts {
-            urlContexts = UnsafeBufferPointer(start: urls, count: options.url_context_count).compactMap { $0.map(OpenURL.init) }
+            urlContexts = UnsafeBufferPointer(start: urls, count: options.url_context_count).compactMap {
+                $0.map(OpenURL.init)
+            }
         }
         if covers(\.user_activity_count), let activities = options.user_activities {
             userActivities = UnsafeBufferPointer(start: activities, count: options.user_activity_count)
@@ -186,10 +188,12 @@ public struct SceneConfiguration: Sendable, Equatable {
             return .failure(ConfigurationError("the host's sh_scene_configuration is too small (\(size) bytes)"))
         }
         guard Self.copy(name, into: &raw.pointee.name) else {
-            return .failure(ConfigurationError("the name \"\(name)\" is over \(SH_SCENE_CONFIGURATION_NAME_MAX - 1) bytes"))
+            return .failure(
+                ConfigurationError("the name \"\(name)\" is over \(SH_SCENE_CONFIGURATION_NAME_MAX - 1) bytes"))
         }
         guard Self.copy(role?.rawValue ?? "", into: &raw.pointee.role) else {
-            return .failure(ConfigurationError("the role \"\(role?.rawValue ?? "")\" is over \(SH_SCENE_ROLE_MAX - 1) bytes"))
+            return .failure(
+                ConfigurationError("the role \"\(role?.rawValue ?? "")\" is over \(SH_SCENE_ROLE_MAX - 1) bytes"))
         }
         raw.pointee.settings_len = 0
         guard let settings else { return .success(()) }

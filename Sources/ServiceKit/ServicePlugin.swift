@@ -240,7 +240,9 @@ public enum ServicePlugin {
             return answer(service.continueUserActivity(activity))
         case .didChangeNotificationAuthorization:
             guard let service = instance as? any AuthorizationObserving else { return Int32(SH_UNSUPPORTED) }
-            guard let raw = data?.assumingMemoryBound(to: sh_notification_settings.self) else { return Int32(SH_INVALID) }
+            guard let raw = data?.assumingMemoryBound(to: sh_notification_settings.self) else {
+                return Int32(SH_INVALID)
+            }
             service.didChangeNotificationAuthorization(NotificationSettings(raw.pointee))
         case .request:
             guard let service = instance as? any Answering else { return Int32(SH_UNSUPPORTED) }

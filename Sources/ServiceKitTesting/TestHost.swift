@@ -124,7 +124,8 @@ public final class TestHost<Service: ApplicationService> {
         let notification = options.notification?.json
         return onMain { [core] in
             precondition(
-                core.host.state == .notRunning && core.launchResults.isEmpty, "TestHost: launch() once, from notRunning")
+                core.host.state == .notRunning && core.launchResults.isEmpty, "TestHost: launch() once, from notRunning"
+            )
             core.launch(
                 url: url, activity: activity, notification: notification,
                 into: state == .background ? .background : .active)

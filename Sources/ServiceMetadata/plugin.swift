@@ -18,7 +18,8 @@ import PackagePlugin
 struct ServiceMetadata: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         guard let target = target as? SourceModuleTarget else {
-            throw ServiceMetadataError("target '\(target.name)' has no sources; apply ServiceMetadata to a Swift target")
+            throw ServiceMetadataError(
+                "target '\(target.name)' has no sources; apply ServiceMetadata to a Swift target")
         }
         let manifest = target.directoryURL.appending(path: "servicehost.json")
         guard FileManager.default.fileExists(atPath: manifest.path(percentEncoded: false)) else {
@@ -52,7 +53,8 @@ func warnUnlessInDynamicLibrary(_ target: SourceModuleTarget, of package: Packag
         Diagnostics.warning(
             "target '\(target.name)' is a ServiceHost plugin but no dynamic library product holds it, so the "
                 + "build makes no lib\(target.name).so for host --plugins to load; add "
-                + ".library(name: \"\(target.name)\", type: .dynamic, targets: [\"\(target.name)\"]) to the package's products")
+                + ".library(name: \"\(target.name)\", type: .dynamic, targets: [\"\(target.name)\"]) to the package's products"
+        )
     }
 }
 

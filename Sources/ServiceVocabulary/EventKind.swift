@@ -73,25 +73,37 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .willTerminate: Entry("willTerminate", .lifecycle, .none)
         case .notification: Entry("notification", nil, .notification, capability: "NotificationReceiving")
         case .didReceiveMemoryWarning: Entry("didReceiveMemoryWarning", nil, .none, capability: "MemoryWarningHandling")
-        case .willPresentNotification: Entry("willPresentNotification", .push, .push, completion: true, capability: "PushPresenting")
-        case .didReceiveNotificationResponse: Entry("didReceiveNotificationResponse", .push, .push, completion: true, capability: "NotificationResponseHandling")
-        case .didReceiveRemoteNotification: Entry("didReceiveRemoteNotification", .push, .push, completion: true, capability: "BackgroundFetching")
-        case .didRegisterForRemoteNotifications: Entry("didRegisterForRemoteNotifications", .push, .deviceToken, capability: "DeviceTokenReceiving")
+        case .willPresentNotification:
+            Entry("willPresentNotification", .push, .push, completion: true, capability: "PushPresenting")
+        case .didReceiveNotificationResponse:
+            Entry(
+                "didReceiveNotificationResponse", .push, .push, completion: true,
+                capability: "NotificationResponseHandling")
+        case .didReceiveRemoteNotification:
+            Entry("didReceiveRemoteNotification", .push, .push, completion: true, capability: "BackgroundFetching")
+        case .didRegisterForRemoteNotifications:
+            Entry("didRegisterForRemoteNotifications", .push, .deviceToken, capability: "DeviceTokenReceiving")
         case .didFailToRegisterForRemoteNotifications:
             Entry("didFailToRegisterForRemoteNotifications", .push, .errorInfo, capability: "DeviceTokenErrorHandling")
         case .openURL: Entry("openURL", nil, .openURL, capability: "URLHandling")
-        case .continueUserActivity: Entry("continueUserActivity", nil, .userActivity, capability: "UserActivityHandling")
-        case .configurationForConnecting: Entry("configurationForConnecting", .scenes, .sceneConnection, capability: "SceneConfiguring")
+        case .continueUserActivity:
+            Entry("continueUserActivity", nil, .userActivity, capability: "UserActivityHandling")
+        case .configurationForConnecting:
+            Entry("configurationForConnecting", .scenes, .sceneConnection, capability: "SceneConfiguring")
         case .sceneWillConnect: Entry("sceneWillConnect", .scenes, .sceneConnection)
         case .sceneWillEnterForeground: Entry("sceneWillEnterForeground", .scenes, .scene)
         case .sceneDidBecomeActive: Entry("sceneDidBecomeActive", .scenes, .scene)
         case .sceneWillResignActive: Entry("sceneWillResignActive", .scenes, .scene)
         case .sceneDidEnterBackground: Entry("sceneDidEnterBackground", .scenes, .scene)
         case .sceneDidDisconnect: Entry("sceneDidDisconnect", .scenes, .scene)
-        case .sceneOpenURLContexts: Entry("sceneOpenURLContexts", .scenes, .sceneOpenURL, capability: "SceneURLHandling")
-        case .sceneContinueUserActivity: Entry("sceneContinueUserActivity", .scenes, .sceneUserActivity, capability: "SceneUserActivityHandling")
+        case .sceneOpenURLContexts:
+            Entry("sceneOpenURLContexts", .scenes, .sceneOpenURL, capability: "SceneURLHandling")
+        case .sceneContinueUserActivity:
+            Entry("sceneContinueUserActivity", .scenes, .sceneUserActivity, capability: "SceneUserActivityHandling")
         case .didChangeNotificationAuthorization:
-            Entry("didChangeNotificationAuthorization", .push, .notificationSettings, capability: "AuthorizationObserving")
+            Entry(
+                "didChangeNotificationAuthorization", .push, .notificationSettings, capability: "AuthorizationObserving"
+            )
         case .request: Entry("request", nil, .request, completion: true, capability: "Answering")
         }
     }

@@ -45,7 +45,8 @@ public struct SemanticVersion: Sendable, Comparable, CustomStringConvertible {
     public var build: [String]
 
     /// A version from its parts.
-    public init(_ major: UInt64, _ minor: UInt64, _ patch: UInt64, prerelease: [Identifier] = [], build: [String] = []) {
+    public init(_ major: UInt64, _ minor: UInt64, _ patch: UInt64, prerelease: [Identifier] = [], build: [String] = [])
+    {
         (self.major, self.minor, self.patch) = (major, minor, patch)
         self.prerelease = prerelease
         self.build = build
@@ -113,7 +114,9 @@ public struct SemanticVersion: Sendable, Comparable, CustomStringConvertible {
     }
 
     public static func < (a: SemanticVersion, b: SemanticVersion) -> Bool {
-        if (a.major, a.minor, a.patch) != (b.major, b.minor, b.patch) { return (a.major, a.minor, a.patch) < (b.major, b.minor, b.patch) }
+        if (a.major, a.minor, a.patch) != (b.major, b.minor, b.patch) {
+            return (a.major, a.minor, a.patch) < (b.major, b.minor, b.patch)
+        }
         // A pre-release comes before its release.
         if a.prerelease.isEmpty || b.prerelease.isEmpty { return !a.prerelease.isEmpty && b.prerelease.isEmpty }
         for (x, y) in zip(a.prerelease, b.prerelease) where x != y {
@@ -140,7 +143,9 @@ public struct SemanticVersion: Sendable, Comparable, CustomStringConvertible {
         for digit in digits {
             let (times10, o1) = value.multipliedReportingOverflow(by: 10)
             let (sum, o2) = times10.addingReportingOverflow(UInt64(digit - 0x30))
-            if o1 || o2 { return .failure(ParseFailure("\(String(decoding: digits, as: UTF8.self)) is larger than \(UInt64.max)")) }
+            if o1 || o2 {
+                return .failure(ParseFailure("\(String(decoding: digits, as: UTF8.self)) is larger than \(UInt64.max)"))
+            }
             value = sum
         }
         return .success(value)

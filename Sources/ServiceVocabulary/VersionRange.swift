@@ -42,7 +42,8 @@ public struct VersionRange: Sendable, Equatable, CustomStringConvertible {
             let op = Operator.allCases.first { word.hasPrefix($0.rawValue) } ?? .equal
             let versionText = word.hasPrefix(op.rawValue) ? word.dropFirst(op.rawValue.count) : word[...]
             do throws(SemanticVersion.ParseError) {
-                comparators.append(Comparator(op: op, version: try SemanticVersion(parsing: String(versionText), partial: true)))
+                comparators.append(
+                    Comparator(op: op, version: try SemanticVersion(parsing: String(versionText), partial: true)))
             } catch {
                 throw SemanticVersion.ParseError(text: text, reason: "comparator \"\(word)\": \(error.reason)")
             }

@@ -60,7 +60,8 @@ case "check":
         usageFailure(error, help: CheckCommand.help)
     }
 case "completion":
-    do { print(ShellCompletion.script(try ShellCompletion.parse(Array(arguments.dropFirst()))), terminator: "") } catch {
+    do { print(ShellCompletion.script(try ShellCompletion.parse(Array(arguments.dropFirst()))), terminator: "") } catch
+    {
         usageFailure(error, help: "host completion bash|zsh: print the shell completion script")
     }
 case "man":
@@ -72,7 +73,9 @@ case "new-service":
     do {
         let plan = try NewServiceCommand.plan(Array(arguments.dropFirst()))
         do { try NewServiceCommand.write(plan) } catch { failure("host new-service: \(error)", status: 1) }
-        print((["wrote " + plan.directory + ":"] + plan.files.map { "  " + $0.path } + [plan.nextSteps]).joined(separator: "\n"))
+        print(
+            (["wrote " + plan.directory + ":"] + plan.files.map { "  " + $0.path } + [plan.nextSteps]).joined(
+                separator: "\n"))
     } catch {
         usageFailure(error, help: NewServiceCommand.help)
     }

@@ -80,7 +80,9 @@ struct Child {
     /// The minor page faults the child has taken so far, all its threads (`minflt` of
     /// /proc/PID/stat).
     func minorFaults() -> Double? {
-        guard let stat = try? readFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        guard let stat = try? readFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: UInt8(ascii: ")")) else {
+            return nil
+        }
         // After "(comm)": state, ppid, pgrp, session, tty_nr, tpgid, flags, minflt (field 10).
         let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
         guard fields.count > 7 else { return nil }
@@ -112,7 +114,9 @@ func residentSetBytes(of pid: pid_t) -> Double? {
     guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
     for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
         // "VmRSS:\t   11260 kB": a tab, then spaces.
-        let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Double($0) }
+        let kib = line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap {
+            Double($0)
+        }
         return kib.map { $0 * 1024 }
     }
     return nil

@@ -15,7 +15,9 @@ struct CompletionRow {
         let host = HostCore.Host(log: Log(level: .error))
         do {
             let loaded = try host.load(LoadSettings(directories: [directory]))
-            guard loaded.failures.isEmpty, host.services.count == 1 else { throw BenchError("loading \(directory): \(loaded.failures)") }
+            guard loaded.failures.isEmpty, host.services.count == 1 else {
+                throw BenchError("loading \(directory): \(loaded.failures)")
+            }
             try host.launch()
         } catch let error as BenchError { throw error } catch { throw BenchError("loading \(directory): \(error)") }
         let payload: PushPayload

@@ -87,7 +87,9 @@ struct ControlRow {
             ], capture: 1)
         let status = floorChild.finish(signal: nil)
         let figures = floorChild.text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
-        guard status == 0, figures.count == 5 else { throw BenchError("bench-pingpong failed (\(status)): \(floorChild.text)") }
+        guard status == 0, figures.count == 5 else {
+            throw BenchError("bench-pingpong failed (\(status)): \(floorChild.text)")
+        }
         let floor = (eps: figures[0], one: (p50: figures[1], p99: figures[2]), two: (p50: figures[3], p99: figures[4]))
 
         raw += [
@@ -114,16 +116,20 @@ struct ControlRow {
                 unit: .nanoseconds, ours: 1e9 / ours.eps, baseline: 1e9 / floor.eps,
                 target: "≥ 500 k requests/s: ≤ 2.0 µs per event", maxValue: 1e9 / Self.targetRequestsPerSecond),
             Row(
-                row: "4", measured: "control channel: \(what), single request round trip, client and host on one core, p50",
-                unit: .nanoseconds, ours: ours.one.p50, baseline: floor.one.p50, target: "≤ 2× the socket ping-pong", maxRatio: 2),
+                row: "4",
+                measured: "control channel: \(what), single request round trip, client and host on one core, p50",
+                unit: .nanoseconds, ours: ours.one.p50, baseline: floor.one.p50, target: "≤ 2× the socket ping-pong",
+                maxRatio: 2),
             Row(
-                row: "4", measured: "control channel: \(what), single request round trip, client and host on one core, p99",
+                row: "4",
+                measured: "control channel: \(what), single request round trip, client and host on one core, p99",
                 unit: .nanoseconds, ours: ours.one.p99, baseline: floor.one.p99, target: "—"),
         ]
         if let two = ours.two {
             rows.append(
                 Row(
-                    row: "4", measured: "control channel: \(what), single request round trip, client and host on two cores, p50",
+                    row: "4",
+                    measured: "control channel: \(what), single request round trip, client and host on two cores, p50",
                     unit: .nanoseconds, ours: two.p50, baseline: floor.two.p50, target: "—"))
         }
         return rows

@@ -83,7 +83,8 @@ struct DispatchRow {
                     ours: ours, baseline: floorFigure, target: "≤ \(Self.floorTarget(count))×",
                     maxRatio: Self.floorTarget(count)),
                 Row(
-                    row: "1", measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), vs (a)",
+                    row: "1",
+                    measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), vs (a)",
                     unit: .count, ours: hostAllocations, baseline: directAllocations, target: "0", maxValue: 0),
                 Row(
                     row: "1",
@@ -91,13 +92,17 @@ struct DispatchRow {
                         + "\(count) service\(count == 1 ? "" : "s"), per service call, vs (c) floor",
                     unit: .nanoseconds, ours: transitions, baseline: floorFigure, target: "—"),
             ]
-            let statsAllocations = MallocCounter.callsPerUnit(units: events) { deliverRounds(statsHost, allocationRounds) }
+            let statsAllocations = MallocCounter.callsPerUnit(units: events) {
+                deliverRounds(statsHost, allocationRounds)
+            }
             rows += [
                 Row(
                     row: "1", measured: "\(label), with --stats (one clock read per call) vs off", unit: .nanoseconds,
                     ours: withStats, baseline: ours, target: "—"),
                 Row(
-                    row: "1", measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), with --stats",
+                    row: "1",
+                    measured:
+                        "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), with --stats",
                     unit: .count, ours: statsAllocations, baseline: hostAllocations, target: "0", maxValue: 0),
                 Row(
                     row: "1", measured: "\(label), with --trace (to /dev/null) and --stats vs off", unit: .nanoseconds,
@@ -110,7 +115,8 @@ struct DispatchRow {
             ]
             raw += [
                 ("\(key).host_ns_per_call", ours), ("\(key).swift_array_ns_per_call", swiftArray),
-                ("\(key).notification_center_ns_per_call", notificationCenter), ("\(key).c_floor_ns_per_call", floorFigure),
+                ("\(key).notification_center_ns_per_call", notificationCenter),
+                ("\(key).c_floor_ns_per_call", floorFigure),
             ]
             raw += [
                 ("\(key).host_transition_ns_per_call", transitions),
@@ -130,8 +136,12 @@ struct DispatchRow {
         let writer: TraceWriter?
         do { writer = trace ? try TraceWriter(path: "/dev/null") : nil } catch { throw BenchError("trace: \(error)") }
         let host = HostCore.Host(log: Log(level: .error), trace: writer)
-        do { try host.load(LoadSettings(directories: [directory])) } catch { throw BenchError("loading \(directory): \(error)") }
-        guard host.services.count == count else { throw BenchError("loaded \(host.services.count) of \(count) services") }
+        do { try host.load(LoadSettings(directories: [directory])) } catch {
+            throw BenchError("loading \(directory): \(error)")
+        }
+        guard host.services.count == count else {
+            throw BenchError("loaded \(host.services.count) of \(count) services")
+        }
         host.enableStatistics()
         do { try host.launch() } catch { throw BenchError("launch: \(error)") }
         return host
@@ -142,7 +152,9 @@ struct DispatchRow {
         var child = try Child(floor, ["dispatch", directory, String(rounds), String(reps)], capture: 1)
         let status = child.finish(signal: nil)
         let text = child.text.split(separator: "\n").first.map(String.init) ?? ""
-        guard status == 0, let figure = Double(text) else { throw BenchError("bench-floor dispatch failed (\(status)): \(child.text)") }
+        guard status == 0, let figure = Double(text) else {
+            throw BenchError("bench-floor dispatch failed (\(status)): \(child.text)")
+        }
         return figure
     }
 }

@@ -95,13 +95,18 @@ struct FleetRow {
                 raw += [("fleet.\(count).\(label).hosts", ours), ("fleet.\(count).\(label).mosquitto_sub", floor)]
                 rows.append(
                     Row(
-                        row: "8", measured: "fleet, \(count) hosts: push fan-out \(label), publish → the last host's service, vs \(count) `mosquitto_sub` clients (the broker's floor)",
-                        unit: .nanoseconds, ours: ours, baseline: floor, target: count == 100 && label == "p99" ? "≤ 2×" : "—",
+                        row: "8",
+                        measured:
+                            "fleet, \(count) hosts: push fan-out \(label), publish → the last host's service, vs \(count) `mosquitto_sub` clients (the broker's floor)",
+                        unit: .nanoseconds, ours: ours, baseline: floor,
+                        target: count == 100 && label == "p99" ? "≤ 2×" : "—",
                         maxRatio: count == 100 && label == "p99" ? 2 : nil))
             }
             rows.append(
                 Row(
-                    row: "8", measured: "fleet, \(count) hosts: memory per host (VmRSS, bridge + 1 C service) vs one `mosquitto_sub`",
+                    row: "8",
+                    measured:
+                        "fleet, \(count) hosts: memory per host (VmRSS, bridge + 1 C service) vs one `mosquitto_sub`",
                     unit: .bytes, ours: memory, baseline: subscriberMemory, target: "—"))
         }
         return rows
@@ -112,7 +117,9 @@ struct FleetRow {
     private func collect(_ readers: inout [LineReader], number: Int, deadline: Double) -> [Double]? {
         var polls = readers.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
         while true {
-            if number >= 0, readers.allSatisfy({ $0.arrivals[number] != nil }) { return readers.map { $0.arrivals[number]! } }
+            if number >= 0, readers.allSatisfy({ $0.arrivals[number] != nil }) {
+                return readers.map { $0.arrivals[number]! }
+            }
             if number < 0, readers.allSatisfy({ $0.heard }) { return [] }
             let left = (deadline - nowNanoseconds()) / 1e6
             guard left > 0 else { return nil }
@@ -126,13 +133,17 @@ struct FleetRow {
         try write(target, try readFile(source), mode: 0o644)
     }
 
-    private func write(_ path: String, _ text: String) throws(BenchError) { try write(path, Array(text.utf8), mode: 0o600) }
+    private func write(_ path: String, _ text: String) throws(BenchError) {
+        try write(path, Array(text.utf8), mode: 0o600)
+    }
 
     private func write(_ path: String, _ bytes: [UInt8], mode: mode_t) throws(BenchError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw BenchError("cannot write \(path)") }
         defer { close(fd) }
-        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw BenchError("short write \(path)") }
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw BenchError("short write \(path)")
+        }
     }
 }
 
@@ -183,14 +194,18 @@ final class Publisher {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw BenchError("fleet: cannot connect to mosquitto on \(port)") }
         var on: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         send(.connect(MQTTConnect(clientID: "bench-publisher-\(getpid())", cleanSession: true, keepAlive: 0)))
         var reply = [UInt8](repeating: 0, count: 4)
-        guard Glibc.read(fd, &reply, 4) == 4, reply[0] == 0x20, reply[3] == 0 else { throw BenchError("fleet: the broker refused the publisher") }
+        guard Glibc.read(fd, &reply, 4) == 4, reply[0] == 0x20, reply[3] == 0 else {
+            throw BenchError("fleet: the broker refused the publisher")
+        }
         // PUBACKs are drained by a thread of their own, so the socket never fills.
         let socket = fd
         var thread = pthread_t()

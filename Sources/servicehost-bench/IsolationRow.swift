@@ -48,10 +48,13 @@ struct IsolationRow {
         ]
         return [
             Row(
-                row: "5", measured: "process isolation: one event to 1 C service in a worker, round trip, vs in-process dispatch",
+                row: "5",
+                measured: "process isolation: one event to 1 C service in a worker, round trip, vs in-process dispatch",
                 unit: .nanoseconds, ours: medians[0], baseline: medians[1], target: "—"),
             Row(
-                row: "5", measured: "process isolation: the same round trip vs a Unix-socket ping-pong between two processes (floor)",
+                row: "5",
+                measured:
+                    "process isolation: the same round trip vs a Unix-socket ping-pong between two processes (floor)",
                 unit: .nanoseconds, ours: medians[0], baseline: floor, target: "≤ 3× socket floor", maxRatio: 3),
             Row(
                 row: "6", measured: "memory: RSS of one worker process (1 C service)", unit: .bytes,
@@ -77,7 +80,9 @@ struct IsolationRow {
     /// process over a socketpair: what any out-of-process call costs at least.
     private func pingPongNanoseconds(roundTrips: Int) throws(BenchError) -> Double {
         var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw BenchError("socketpair failed") }
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else {
+            throw BenchError("socketpair failed")
+        }
         let child = fork()
         if child == 0 {
             // The echo process: only async-signal-safe calls after fork.

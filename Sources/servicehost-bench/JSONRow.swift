@@ -33,12 +33,15 @@ struct JSONRow {
                 rows += [
                     Row(
                         row: "9",
-                        measured: "\(label) → sh_json tape (the host's one parse, \(rate(tape))), vs a C validating scan "
+                        measured:
+                            "\(label) → sh_json tape (the host's one parse, \(rate(tape))), vs a C validating scan "
                             + "(\(rate(floorFigure)))", unit: .nanoseconds, ours: tape, baseline: floorFigure,
                         target: "≥ 25% of the floor: ≤ 4×", maxRatio: 4),
                     Row(
-                        row: "9", measured: "\(label) → sh_json tape, vs Foundation JSONSerialization (\(rate(foundation)))",
-                        unit: .nanoseconds, ours: tape, baseline: foundation, target: "≥ 3× faster: ≤ 0.33×", maxRatio: 1 / 3.0),
+                        row: "9",
+                        measured: "\(label) → sh_json tape, vs Foundation JSONSerialization (\(rate(foundation)))",
+                        unit: .nanoseconds, ours: tape, baseline: foundation, target: "≥ 3× faster: ≤ 0.33×",
+                        maxRatio: 1 / 3.0),
                 ]
                 let key = "json.push_\(bytes.count)"
                 raw += [
@@ -63,10 +66,14 @@ struct JSONRow {
                 rows.append(
                     Row(
                         row: "10",
-                        measured: "JSONValue parse, \(label) (\(Self.rate(bytes.count, value))), vs Foundation JSONSerialization "
-                            + "(\(Self.rate(bytes.count, foundation)))", unit: .nanoseconds, ours: value, baseline: foundation,
+                        measured:
+                            "JSONValue parse, \(label) (\(Self.rate(bytes.count, value))), vs Foundation JSONSerialization "
+                            + "(\(Self.rate(bytes.count, foundation)))", unit: .nanoseconds, ours: value,
+                        baseline: foundation,
                         target: "≥ 2.5× faster: ≤ 0.4×", maxRatio: 0.4))
-                raw += [("json.value_\(bytes.count).ns", value), ("json.value_\(bytes.count).foundation_ns", foundation)]
+                raw += [
+                    ("json.value_\(bytes.count).ns", value), ("json.value_\(bytes.count).foundation_ns", foundation),
+                ]
             }
         }
         return rows
@@ -85,7 +92,9 @@ struct JSONRow {
         var child = try Child(floor, ["jsonscan", path, String(rounds), String(reps)], capture: 1)
         let status = child.finish(signal: nil)
         let text = child.text.split(separator: "\n").first.map(String.init) ?? ""
-        guard status == 0, let figure = Double(text) else { throw BenchError("bench-floor jsonscan failed (\(status)): \(child.text)") }
+        guard status == 0, let figure = Double(text) else {
+            throw BenchError("bench-floor jsonscan failed (\(status)): \(child.text)")
+        }
         return figure
     }
 

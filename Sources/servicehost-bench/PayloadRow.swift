@@ -41,11 +41,13 @@ struct PayloadRow {
             rows += [
                 Row(
                     row: "2",
-                    measured: "payload event, \(label) push to 10 C services (parse + Host.push → willPresentNotification, "
+                    measured:
+                        "payload event, \(label) push to 10 C services (parse + Host.push → willPresentNotification, "
                         + "all completions in), per event, vs parsing the JSON once", unit: .nanoseconds,
                     ours: ten, baseline: parse, target: "—"),
                 Row(
-                    row: "2", measured: "payload event, \(label) push to 1 C service, per event, vs parsing the JSON once",
+                    row: "2",
+                    measured: "payload event, \(label) push to 1 C service, per event, vs parsing the JSON once",
                     unit: .nanoseconds, ours: one, baseline: parse, target: "—"),
                 Row(
                     row: "2",
@@ -68,14 +70,17 @@ struct PayloadRow {
         do { failures = try host.load(LoadSettings(directories: [directory])).failures } catch {
             throw BenchError("loading \(directory): \(error)")
         }
-        guard failures.isEmpty, host.services.count == count else { throw BenchError("loading \(directory): \(failures)") }
+        guard failures.isEmpty, host.services.count == count else {
+            throw BenchError("loading \(directory): \(failures)")
+        }
         do { try host.launch() } catch { throw BenchError("launch: \(error)") }
         // launch() ends active; check that a push reaches every service.
         var outcome: EventOutcome?
         host.push(try! PushPayload(parsing: Self.payload(bytes: 1024)), tap: nil) { outcome = $0 }
         while outcome == nil { _ = RunLoop.main.run(mode: .default, before: Date.distantFuture) }
         guard let outcome, outcome.handled, outcome.receivers.count == count else {
-            throw BenchError("a push to \(directory) did not reach its \(count) service(s): \(String(describing: outcome))")
+            throw BenchError(
+                "a push to \(directory) did not reach its \(count) service(s): \(String(describing: outcome))")
         }
         return host
     }
@@ -108,7 +113,9 @@ struct PayloadRow {
         var text = head
         var index = 0
         while true {
-            let item = (index == 0 ? "" : ",") + #"{"id":\#(1000 + index),"sku":"SKU-\#(index)-A","qty":\#(index % 7),"price":\#(index).99}"#
+            let item =
+                (index == 0 ? "" : ",")
+                + #"{"id":\#(1000 + index),"sku":"SKU-\#(index)-A","qty":\#(index % 7),"price":\#(index).99}"#
             if text.utf8.count + item.utf8.count + #"],"pad":""}"#.utf8.count > size { break }
             text += item
             index += 1

@@ -44,7 +44,9 @@ final class PluginFarm {
     /// last digits of every occurrence of `placeholder` replaced by i; returns the directory.
     func makeSet(_ name: String, template: [UInt8], placeholder: String, count: Int) throws(BenchError) -> String {
         let directory = "\(root)/\(name)"
-        guard mkdir(directory, 0o755) == 0 else { throw BenchError("mkdir \(directory): \(String(cString: strerror(errno)))") }
+        guard mkdir(directory, 0o755) == 0 else {
+            throw BenchError("mkdir \(directory): \(String(cString: strerror(errno)))")
+        }
         guard count > 0 else { return directory }
         let needle = Array(placeholder.utf8)
         let offsets = occurrences(of: needle, in: template)
@@ -120,7 +122,9 @@ final class PluginFarm {
 
 /// Reads a whole file.
 func readFile(_ path: String) throws(BenchError) -> [UInt8] {
-    guard let file = fopen(path, "rb") else { throw BenchError("cannot read \(path): \(String(cString: strerror(errno)))") }
+    guard let file = fopen(path, "rb") else {
+        throw BenchError("cannot read \(path): \(String(cString: strerror(errno)))")
+    }
     defer { fclose(file) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)

@@ -71,10 +71,13 @@ enum Report {
 
     /// How far a missed target is: "3.1× the limit" or "+2 over".
     private static func missedBy(_ row: Row) -> String {
-        if let maxRatio = row.maxRatio, let ratio = row.ratio { return format(ratio / maxRatio, digits: 1) + "× the limit" }
+        if let maxRatio = row.maxRatio, let ratio = row.ratio {
+            return format(ratio / maxRatio, digits: 1) + "× the limit"
+        }
         if let maxValue = row.maxValue, let ours = row.ours {
             // A time limit reads in its unit ("+0.42 µs"); a count as a plain number.
-            return "+" + (row.unit == .nanoseconds ? show(ours - maxValue, row.unit) : format(ours - maxValue, digits: 2))
+            return "+"
+                + (row.unit == .nanoseconds ? show(ours - maxValue, row.unit) : format(ours - maxValue, digits: 2))
         }
         return "missed"
     }
@@ -116,7 +119,8 @@ enum Report {
                 switch scalar {
                 case "\"": out += "\\\""
                 case "\\": out += "\\\\"
-                case _ where scalar.value < 0x20: out += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+                case _ where scalar.value < 0x20:
+                    out += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
                 default: out.unicodeScalars.append(scalar)
                 }
             }

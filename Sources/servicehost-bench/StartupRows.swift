@@ -62,7 +62,8 @@ struct StartupRows {
                 for key in order {
                     switch key {
                     case "host":
-                        let ours = try launch(host, ["--plugins", empty.directory], marker: Self.hostMarker, environment: hostEnvironment)
+                        let ours = try launch(
+                            host, ["--plugins", empty.directory], marker: Self.hostMarker, environment: hostEnvironment)
                         guard keep else { continue }
                         time["host." + empty.key, default: []].append(ours.nanoseconds)
                         rss["host." + empty.key, default: []].append(ours.rss)
@@ -73,7 +74,10 @@ struct StartupRows {
                         time["floor." + empty.key, default: []].append(floor.nanoseconds)
                         rss["floor." + empty.key, default: []].append(floor.rss)
                     case "swift", "foundation", "dispatch":
-                        guard let program = ["swift": emptySwift, "foundation": emptyFoundation, "dispatch": emptyDispatch][key] ?? nil
+                        guard
+                            let program = [
+                                "swift": emptySwift, "foundation": emptyFoundation, "dispatch": emptyDispatch,
+                            ][key] ?? nil
                         else { continue }
                         let launched = try launch(program, [], marker: Self.hostMarker)
                         if keep {
@@ -100,12 +104,14 @@ struct StartupRows {
             // first launch after those was 0.3–0.7 ms slower; one round of small launches
             // after them was not).
             if let settle {
-                _ = try launch(host, ["--plugins", settle.directory], marker: Self.hostMarker, environment: hostEnvironment)
+                _ = try launch(
+                    host, ["--plugins", settle.directory], marker: Self.hostMarker, environment: hostEnvironment)
                 _ = try launch(floor, ["startup", settle.directory], marker: Self.floorMarker)
             }
             // Host and floor alternate on every set, so load from elsewhere hits both alike.
             for set in sets where set.count > 0 && rep < repetitions(set) + (warmUp ? 1 : 0) {
-                let ours = try launch(host, ["--plugins", set.directory], marker: Self.hostMarker, environment: hostEnvironment)
+                let ours = try launch(
+                    host, ["--plugins", set.directory], marker: Self.hostMarker, environment: hostEnvironment)
                 let floor = try launch(floor, ["startup", set.directory], marker: Self.floorMarker)
                 if keep {
                     time["host." + set.key, default: []].append(ours.nanoseconds)
@@ -129,12 +135,16 @@ struct StartupRows {
         for set in sets where set.count > 0 {
             let counts = try registryCounts(set)
             guard counts.cached == set.count, counts.read == 0 else {
-                throw BenchError("\(set.key): a start after the measured ones read \(counts.read) of \(set.count) files, not the registry's")
+                throw BenchError(
+                    "\(set.key): a start after the measured ones read \(counts.read) of \(set.count) files, not the registry's"
+                )
             }
         }
         let t = time.mapValues(median)
         let m = rss.mapValues(median)
-        for (key, value) in t.sorted(by: { $0.key < $1.key }) { raw.append(("startup.\(key).exec_to_active_ns", value)) }
+        for (key, value) in t.sorted(by: { $0.key < $1.key }) {
+            raw.append(("startup.\(key).exec_to_active_ns", value))
+        }
         for (key, value) in m.sorted(by: { $0.key < $1.key }) { raw.append(("memory.\(key).rss_bytes", value)) }
         let f = faults.mapValues(median)
         for (key, value) in f.sorted(by: { $0.key < $1.key }) { raw.append(("startup.\(key).minor_faults", value)) }
@@ -148,29 +158,37 @@ struct StartupRows {
         if let swift = t["swift.empty"] {
             rows.append(
                 Row(
-                    row: "3", measured: "start-up, no plugins: exec → active (the fixed cost), vs an empty Swift program",
+                    row: "3",
+                    measured: "start-up, no plugins: exec → active (the fixed cost), vs an empty Swift program",
                     unit: .nanoseconds, ours: t["host." + empty.key], baseline: swift, target: "≤ 1.3×", maxRatio: 1.3))
         }
         if let version = e["host.version"], let exit = e["swift.empty"] {
             rows.append(
                 Row(
-                    row: "3", measured: "for reference: `host --version` (image and libraries, no work): exec → exit, vs the empty Swift program run to its exit",
+                    row: "3",
+                    measured:
+                        "for reference: `host --version` (image and libraries, no work): exec → exit, vs the empty Swift program run to its exit",
                     unit: .nanoseconds, ours: version, baseline: exit, target: "—"))
         }
         rows.append(
             Row(
-                row: "3", measured: "start-up, no plugins: exec → active (the fixed cost), vs the C floor (no Swift runtime)",
+                row: "3",
+                measured: "start-up, no plugins: exec → active (the fixed cost), vs the C floor (no Swift runtime)",
                 unit: .nanoseconds, ours: t["host." + empty.key], baseline: t["floor." + empty.key], target: "—"))
         if let swift = t["swift.empty"], let foundation = t["foundation.empty"] {
             rows.append(
                 Row(
-                    row: "3", measured: "for reference: an empty Swift program importing Foundation vs one without (the host links no Foundation)",
+                    row: "3",
+                    measured:
+                        "for reference: an empty Swift program importing Foundation vs one without (the host links no Foundation)",
                     unit: .nanoseconds, ours: foundation, baseline: swift, target: "—"))
         }
         if let swift = t["swift.empty"], let dispatch = t["dispatch.empty"] {
             rows.append(
                 Row(
-                    row: "3", measured: "for reference: an empty Swift program importing Dispatch vs one without (the host uses Dispatch's overlay)",
+                    row: "3",
+                    measured:
+                        "for reference: an empty Swift program importing Dispatch vs one without (the host uses Dispatch's overlay)",
                     unit: .nanoseconds, ours: dispatch, baseline: swift, target: "—"))
         }
         // What the fixed cost is made of (README, Performance): page faults, each costing what
@@ -178,14 +196,17 @@ struct StartupRows {
         if let swift = f["swift.empty"] {
             rows.append(
                 Row(
-                    row: "3", measured: "for reference: minor page faults, exec → active, no plugins, vs the empty Swift program",
+                    row: "3",
+                    measured: "for reference: minor page faults, exec → active, no plugins, vs the empty Swift program",
                     unit: .count, ours: f["host." + empty.key], baseline: swift, target: "—"))
         }
         rows += try faultCosts()
         // Per plugin beyond the first: the first plugin of a language also pays one-time costs
         // (the floor, a C program, loads the Swift runtime with its first Swift plugin).
         func perPlugin(_ table: [String: Double], _ program: String, _ set: PluginSet, base: PluginSet) -> Double? {
-            guard let total = table["\(program).\(set.key)"], let first = table["\(program).\(base.key)"] else { return nil }
+            guard let total = table["\(program).\(set.key)"], let first = table["\(program).\(base.key)"] else {
+                return nil
+            }
             return (total - first) / Double(set.count - base.count)
         }
         for language in ["C", "Swift"] {
@@ -194,9 +215,12 @@ struct StartupRows {
             for set in ofLanguage where set.count > 1 {
                 rows.append(
                     Row(
-                        row: "3", measured: "start-up, \(set.count) \(language) plugins (registry cached): exec → active, per plugin",
+                        row: "3",
+                        measured:
+                            "start-up, \(set.count) \(language) plugins (registry cached): exec → active, per plugin",
                         unit: .nanoseconds, ours: perPlugin(t, "host", set, base: base),
-                        baseline: perPlugin(t, "floor", set, base: base), target: "≤ 1.25× (+ fixed cost)", maxRatio: 1.25))
+                        baseline: perPlugin(t, "floor", set, base: base), target: "≤ 1.25× (+ fixed cost)",
+                        maxRatio: 1.25))
             }
         }
         if let top = sets.filter({ $0.language == "C" }).max(by: { $0.count < $1.count }), top.count > 1,
@@ -204,16 +228,22 @@ struct StartupRows {
         {
             rows.append(
                 Row(
-                    row: "3", measured: "for reference: minor page faults per added C plugin (1 → \(top.count)), vs dlopen + entry",
-                    unit: .count, ours: perPlugin(f, "host", top, base: base), baseline: perPlugin(f, "floor", top, base: base),
+                    row: "3",
+                    measured:
+                        "for reference: minor page faults per added C plugin (1 → \(top.count)), vs dlopen + entry",
+                    unit: .count, ours: perPlugin(f, "host", top, base: base),
+                    baseline: perPlugin(f, "floor", top, base: base),
                     target: "—"))
         }
         rows.append(
             Row(
-                row: "3", measured: "`host inspect`, \(inspectSet.count) \(inspectSet.language) plugins, vs dlopen + entry",
+                row: "3",
+                measured: "`host inspect`, \(inspectSet.count) \(inspectSet.language) plugins, vs dlopen + entry",
                 unit: .nanoseconds, ours: median(inspect["host"] ?? []), baseline: median(inspect["floor"] ?? []),
                 target: "≤ 0.2× (5× faster)", maxRatio: 0.2))
-        raw += [("inspect.host_ns", median(inspect["host"] ?? [])), ("inspect.floor_ns", median(inspect["floor"] ?? []))]
+        raw += [
+            ("inspect.host_ns", median(inspect["host"] ?? [])), ("inspect.floor_ns", median(inspect["floor"] ?? [])),
+        ]
 
         rows.append(
             Row(
@@ -221,11 +251,15 @@ struct StartupRows {
                 ours: m["host." + empty.key], baseline: m["floor." + empty.key], target: "—"))
         for language in ["C", "Swift"] {
             let ofLanguage = sets.filter { $0.language == language }.sorted { $0.count < $1.count }
-            guard let base = ofLanguage.first(where: { $0.count == 1 }), let top = ofLanguage.last, top.count > 1 else { continue }
+            guard let base = ofLanguage.first(where: { $0.count == 1 }), let top = ofLanguage.last, top.count > 1 else {
+                continue
+            }
             rows.append(
                 Row(
-                    row: "6", measured: "memory: per added \(language) service (1 → \(top.count) plugins)", unit: .bytes,
-                    ours: perPlugin(m, "host", top, base: base), baseline: perPlugin(m, "floor", top, base: base), target: "—"))
+                    row: "6", measured: "memory: per added \(language) service (1 → \(top.count) plugins)",
+                    unit: .bytes,
+                    ours: perPlugin(m, "host", top, base: base), baseline: perPlugin(m, "floor", top, base: base),
+                    target: "—"))
         }
         return rows
     }
@@ -239,9 +273,11 @@ struct StartupRows {
         var lazyRSS: [Double] = []
         var eagerRSS: [Double] = []
         for rep in 0..<(reps + (warmUp ? 1 : 0)) {
-            let lazyHost = try launch(host, ["--plugins", lazy.directory], marker: Self.hostMarker, environment: hostEnvironment)
+            let lazyHost = try launch(
+                host, ["--plugins", lazy.directory], marker: Self.hostMarker, environment: hostEnvironment)
             let looked = try runToExit(host, ["inspect", lazy.directory], environment: hostEnvironment)
-            let eagerHost = try launch(host, ["--plugins", eager.directory], marker: Self.hostMarker, environment: hostEnvironment)
+            let eagerHost = try launch(
+                host, ["--plugins", eager.directory], marker: Self.hostMarker, environment: hostEnvironment)
             guard !(warmUp && rep == 0) else { continue }  // the first pass warms the caches
             start.append(lazyHost.nanoseconds)
             inspect.append(looked)
@@ -254,10 +290,12 @@ struct StartupRows {
         ]
         return [
             Row(
-                row: "11", measured: "start-up, \(lazy.count) lazy C plugins: exec → active, vs `host inspect` of the same files",
+                row: "11",
+                measured: "start-up, \(lazy.count) lazy C plugins: exec → active, vs `host inspect` of the same files",
                 unit: .nanoseconds, ours: median(start), baseline: median(inspect), target: "≤ 1.25×", maxRatio: 1.25),
             Row(
-                row: "11", measured: "memory: host with \(lazy.count) lazy C plugins (VmRSS) vs \(eager.count) eager ones",
+                row: "11",
+                measured: "memory: host with \(lazy.count) lazy C plugins (VmRSS) vs \(eager.count) eager ones",
                 unit: .bytes, ours: median(lazyRSS), baseline: median(eagerRSS), target: "—"),
         ]
     }
@@ -275,7 +313,8 @@ struct StartupRows {
         var child = try Child(program, arguments, capture: 2, environment: environment)
         guard child.waitFor(marker) else {
             child.finish(signal: nil)
-            throw BenchError("\(program) \(arguments.joined(separator: " ")) ended before it was active:\n\(child.text)")
+            throw BenchError(
+                "\(program) \(arguments.joined(separator: " ")) ended before it was active:\n\(child.text)")
         }
         let elapsed = nowNanoseconds() - start
         let rss = child.residentBytes()
@@ -292,7 +331,9 @@ struct StartupRows {
         var child = try Child(floor, ["faults", host, String(max(reps, 5))], capture: 1)
         let status = child.finish(signal: nil)
         let costs = child.text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
-        guard status == 0, costs.count == 3 else { throw BenchError("bench-floor faults failed (\(status)): \(child.text)") }
+        guard status == 0, costs.count == 3 else {
+            throw BenchError("bench-floor faults failed (\(status)): \(child.text)")
+        }
         let kinds = [
             ("anonymous", "an anonymous page written (heap, runtime metadata)"),
             ("file", "a cached file page read, the 64 KiB around it mapped at once (a library's code)"),
@@ -301,7 +342,10 @@ struct StartupRows {
         var rows: [Row] = []
         for ((key, what), cost) in zip(kinds, costs) {
             raw.append(("faults.\(key)_ns", cost))
-            rows.append(Row(row: "3", measured: "for reference: one minor page fault here: \(what)", unit: .nanoseconds, ours: cost, baseline: nil, target: "—"))
+            rows.append(
+                Row(
+                    row: "3", measured: "for reference: one minor page fault here: \(what)", unit: .nanoseconds,
+                    ours: cost, baseline: nil, target: "—"))
         }
         return rows
     }
@@ -313,7 +357,9 @@ struct StartupRows {
             host, ["--plugins", set.directory, "--log-level", "debug", "--log-format", "json"], capture: 2,
             environment: hostEnvironment)
         defer { child.finish(signal: SIGTERM) }
-        guard child.waitFor(#""event":"host.ready""#) else { throw BenchError("\(set.key): the host did not start:\n\(child.text)") }
+        guard child.waitFor(#""event":"host.ready""#) else {
+            throw BenchError("\(set.key): the host did not start:\n\(child.text)")
+        }
         for line in child.text.split(separator: "\n") {
             guard let record = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
                 record["event"] as? String == "registry.used", let fields = record["fields"] as? [String: Any],
@@ -325,12 +371,16 @@ struct StartupRows {
     }
 
     /// Runs `program` to its exit (stdout to /dev/null); the time from exec to exit.
-    private func runToExit(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws(BenchError) -> Double {
+    private func runToExit(_ program: String, _ arguments: [String], environment: [String: String] = [:])
+        throws(BenchError) -> Double
+    {
         let start = nowNanoseconds()
         var child = try Child(program, arguments, capture: 2, environment: environment)
         let status = child.finish(signal: nil)
         let elapsed = nowNanoseconds() - start
-        guard status == 0 else { throw BenchError("\(program) \(arguments.joined(separator: " ")) failed (\(status)):\n\(child.text)") }
+        guard status == 0 else {
+            throw BenchError("\(program) \(arguments.joined(separator: " ")) failed (\(status)):\n\(child.text)")
+        }
         return elapsed
     }
 }

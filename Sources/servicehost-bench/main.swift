@@ -23,7 +23,8 @@ func fail(_ message: String) -> Never {
 }
 
 // The command line.
-let usage = "usage: servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH --pingpong PATH [--quick] [--json PATH] [--rows 1,4]"
+let usage =
+    "usage: servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH --pingpong PATH [--quick] [--json PATH] [--rows 1,4]"
 var quick = false
 // Rows to run (nil: all), for measuring one part while working on it.
 var onlyRows: Set<String>?
@@ -38,7 +39,8 @@ while let argument = argumentList.popFirst() {
     case "--fleet": fleet = true
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
-    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service", "--lazy-c-plugin",
+    case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service",
+        "--lazy-c-plugin",
         "--empty-swift", "--empty-foundation", "--empty-dispatch":
         paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
@@ -71,7 +73,9 @@ do { farm = try PluginFarm() } catch { fail(error.description) }
 var rows: [Row] = []
 var raw: [(String, Double)] = []
 if fleet {
-    guard let bridge = paths["--mqtt-bridge"], let service = paths["--fleet-service"] else { fail("--fleet needs --mqtt-bridge and --fleet-service") }
+    guard let bridge = paths["--mqtt-bridge"], let service = paths["--fleet-service"] else {
+        fail("--fleet needs --mqtt-bridge and --fleet-service")
+    }
     var row = FleetRow(host: hostPath, bridge: bridge, service: service, pushes: quick ? 20 : 200)
     do { rows += try row.run(counts: quick ? [10] : [10, 50, 100]) } catch { fail(error.description) }
     raw += row.raw
@@ -97,13 +101,17 @@ if !fleet {
                 .init(
                     language: "Swift", count: count,
                     directory: try farm.makeSet(
-                        "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000", count: count)))
+                        "swift-\(count)", template: swiftTemplate, placeholder: "bench.swift-service.s0000000",
+                        count: count)))
         }
 
         if wants("1") {
-            progress("row 1: dispatch (\(MallocCounter.isLoaded ? "counting allocations" : "no malloc counter: run through scripts/bench"))")
+            progress(
+                "row 1: dispatch (\(MallocCounter.isLoaded ? "counting allocations" : "no malloc counter: run through scripts/bench"))"
+            )
             var dispatch = DispatchRow(floor: floorPath, reps: reps, callsPerRep: quick ? 20_000 : 1_000_000)
-            rows += try dispatch.run(sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
+            rows += try dispatch.run(
+                sets.filter { $0.language == "C" && (1...100).contains($0.count) }.map { ($0.count, $0.directory) })
             raw += dispatch.raw
         }
 
@@ -133,7 +141,8 @@ if !fleet {
             progress("rows 3 and 6: start-up and memory (\(startupReps) repetitions)")
             var startup = StartupRows(
                 host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
-                hostEnvironment: farm.hostEnvironment, emptySwift: paths["--empty-swift"], emptyFoundation: paths["--empty-foundation"],
+                hostEnvironment: farm.hostEnvironment, emptySwift: paths["--empty-swift"],
+                emptyFoundation: paths["--empty-foundation"],
                 emptyDispatch: paths["--empty-dispatch"])
             let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
             raw += startup.raw
@@ -146,7 +155,8 @@ if !fleet {
             raw += control.raw
             progress("rows 5 and 6: process isolation")
             var isolation = IsolationRow(host: hostPath, reps: reps, eventsPerRep: quick ? 2_000 : 20_000)
-            let isolationRows = try isolation.run(directory: sets.first { $0.language == "C" && $0.count == 1 }!.directory)
+            let isolationRows = try isolation.run(
+                directory: sets.first { $0.language == "C" && $0.count == 1 }!.directory)
             raw += isolation.raw
             rows += isolationRows.filter { $0.row == "5" }
             rows += startupRows.filter { $0.row == "6" }
@@ -157,8 +167,12 @@ if !fleet {
             progress("row 11: 1000 lazy C plugins")
             let lazy = StartupRows.PluginSet(
                 language: "C", count: 1000,
-                directory: try farm.makeSet("c-lazy-1000", template: try readFile(lazyPath), placeholder: "bench.c-service.s0000000", count: 1000))
-            var startup = StartupRows(host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick, hostEnvironment: farm.hostEnvironment)
+                directory: try farm.makeSet(
+                    "c-lazy-1000", template: try readFile(lazyPath), placeholder: "bench.c-service.s0000000",
+                    count: 1000))
+            var startup = StartupRows(
+                host: hostPath, floor: floorPath, reps: startupReps, warmUp: !quick,
+                hostEnvironment: farm.hostEnvironment)
             rows += try startup.lazyRows(lazy: lazy, eager: sets.first { $0.language == "C" && $0.count == 1000 }!)
             raw += startup.raw
         }
@@ -171,7 +185,9 @@ farm.remove()
 
 let table = Report.markdown(rows)
 let info = machine()
-print("Machine: " + info.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + (quick ? " (--quick: brief, not for quoting)" : ""))
+print(
+    "Machine: " + info.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+        + (quick ? " (--quick: brief, not for quoting)" : ""))
 print("")
 print(table, terminator: "")
 let json = Report.json(rows: rows, machine: info, quick: quick, raw: raw)

@@ -152,7 +152,8 @@ let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
     ("answers", Int32(SH_CLAIM_ANSWER), "requests", [EventKind.request.name]),
 ]
 
-let serviceKeys = ["id", "type", "name", "version", "events", "priority", "activation", "requires", "after"] + claimKeys.map(\.key)
+let serviceKeys =
+    ["id", "type", "name", "version", "events", "priority", "activation", "requires", "after"] + claimKeys.map(\.key)
 
 // MARK: - Errors
 
@@ -449,7 +450,9 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                 throw fail(path, "expected an array of strings, found \(typeName(listValue))")
             }
             if !list.isEmpty && !events.contains(where: { handles(mask, $0) }) {
-                let named = events.count == 1 ? "\"\(events[0])\"" : "any of \(events.map { "\"\($0)\"" }.joined(separator: ", "))"
+                let named =
+                    events.count == 1
+                    ? "\"\(events[0])\"" : "any of \(events.map { "\"\($0)\"" }.joined(separator: ", "))"
                 throw fail(
                     path,
                     "claims \(what) but \(base).events does not list \(named), so the host would "
@@ -497,7 +500,9 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
             switch value {
             case "eager": break
             case "lazy":
-                let openers = eventKinds.filter { EventKind(rawValue: $0.kind)?.canActivate == true && handles(mask, $0.name) }
+                let openers = eventKinds.filter {
+                    EventKind(rawValue: $0.kind)?.canActivate == true && handles(mask, $0.name)
+                }
                 guard !openers.isEmpty else {
                     throw fail(
                         path,
@@ -506,7 +511,10 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                 }
                 flags |= UInt32(SH_META_SERVICE_LAZY)
             default:
-                throw fail(path, "expected \"eager\" or \"lazy\", found \"\(value)\"" + Suggestion.hint(for: value, among: ["eager", "lazy"]))
+                throw fail(
+                    path,
+                    "expected \"eager\" or \"lazy\", found \"\(value)\""
+                        + Suggestion.hint(for: value, among: ["eager", "lazy"]))
             }
         }
 
@@ -528,7 +536,9 @@ func dependencyClaims(_ object: [String: JSONValue], of id: String, base: String
     }
     if let requiresValue = object["requires"] {
         guard case .object(let requires) = requiresValue else {
-            throw fail("\(base).requires", "expected an object from service ids to version ranges, found \(typeName(requiresValue))")
+            throw fail(
+                "\(base).requires",
+                "expected an object from service ids to version ranges, found \(typeName(requiresValue))")
         }
         for other in requires.keys.sorted() {
             let path = "\(base).requires.\(other)"
@@ -539,7 +549,10 @@ func dependencyClaims(_ object: [String: JSONValue], of id: String, base: String
             }
             let value = range.isEmpty ? other : "\(other) \(range)"
             if value.utf8.count >= Int(SH_META_CLAIM_MAX) {
-                throw fail(path, "the id and range are too long together (\(value.utf8.count) bytes, at most \(SH_META_CLAIM_MAX - 1))")
+                throw fail(
+                    path,
+                    "the id and range are too long together (\(value.utf8.count) bytes, at most \(SH_META_CLAIM_MAX - 1))"
+                )
             }
             claims.append(Claim(claim: Int32(SH_CLAIM_REQUIRES), value: value))
         }
@@ -683,7 +696,9 @@ func global(_ name: String, _ record: Record, comment: String) -> String {
         var word: UInt64 = 0
         for index in 0..<8 { word |= UInt64(record.bytes[offset + index]) << (8 * UInt64(index)) }
         let chunk = record.bytes[offset..<offset + 8]
-        lines.append("    \(hex64(word)), // \(String(repeating: " ", count: 3 - String(offset).count))\(offset): \(printable(chunk))")
+        lines.append(
+            "    \(hex64(word)), // \(String(repeating: " ", count: 3 - String(offset).count))\(offset): \(printable(chunk))"
+        )
     }
     lines.append("]")
     return lines.joined(separator: "\n")
@@ -705,7 +720,9 @@ func generate(_ specs: [ServiceSpec], manifestPath: String) -> String {
     parts.append(
         global(
             "_servicehostMetaPlugin", pluginRecord(),
-            comment: "sh_meta_plugin: ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), \(toolchain), ServiceKit \(ServicePlugin.sdkVersion)"))
+            comment:
+                "sh_meta_plugin: ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), \(toolchain), ServiceKit \(ServicePlugin.sdkVersion)"
+        ))
     for (index, spec) in specs.enumerated() {
         parts.append(
             global(

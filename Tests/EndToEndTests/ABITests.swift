@@ -27,12 +27,14 @@ import Testing
             "didEnterBackground", "willTerminate",
         ]
         for id in ["test.v1", "test.v2"] {
-            #expect(host.events.filter { $0.hasSuffix(" " + id) }.map { String($0.split(separator: " ")[0]) } == lifecycle)
+            #expect(
+                host.events.filter { $0.hasSuffix(" " + id) }.map { String($0.split(separator: " ")[0]) } == lifecycle)
         }
         // The grown plugin reads the host's table only within its size: v2's member is absent.
         // (152 bytes: SH_HOST_SIZE_V4, the table this host hands out.)
         #expect(
-            result.records.messages(from: "test.v2").contains("probe test.v2: shape 2 attached: host table 152 bytes, v2 member absent"),
+            result.records.messages(from: "test.v2").contains(
+                "probe test.v2: shape 2 attached: host table 152 bytes, v2 member absent"),
             "\(result.records.text)")
     }
 
@@ -47,7 +49,9 @@ import Testing
         let result = host.stop()
         let refusal = result.records.named(.loadFailed).filter { $0.string("path")?.hasSuffix("/liar.so") == true }
         #expect(
-            refusal.count == 1 && refusal[0].string("reason")?.contains("answered ABI 5, outside the 1–1 its metadata declares") == true,
+            refusal.count == 1
+                && refusal[0].string("reason")?.contains("answered ABI 5, outside the 1–1 its metadata declares")
+                    == true,
             "\(result.records.text)")
         #expect(!result.records.contains { $0.message.contains("upgrade the host") })
     }
@@ -68,7 +72,9 @@ import Testing
         _ = host.stop()
         let launches = host.records.probe(1, 2).map(\.message)
         #expect(launches.count == 2)
-        #expect(launches.allSatisfy { $0.contains(#"settings={"k":[1,2]}"#) && $0.contains("settings-nul=1") }, "\(launches)")
+        #expect(
+            launches.allSatisfy { $0.contains(#"settings={"k":[1,2]}"#) && $0.contains("settings-nul=1") },
+            "\(launches)")
         let notes = host.records.probe(8).map(\.message)
         #expect(notes.count == 1)
         #expect(notes.allSatisfy { $0.contains(#"json={"a":"b"}"#) && $0.contains("json-nul=1") }, "\(notes)")

@@ -20,7 +20,9 @@ import Testing
     /// source files: SwiftPM keeps a path dependency's file list in the scratch folder, so a file
     /// added to ServiceKit after the first build was missing from the next one ("cannot find
     /// type … in scope").
-    static func swiftPM(_ verb: String, package: String, scratch: String, _ extra: [String] = []) throws -> CommandResult {
+    static func swiftPM(_ verb: String, package: String, scratch: String, _ extra: [String] = []) throws
+        -> CommandResult
+    {
         let scratchPath = Repository.root.appendingPathComponent(".build-fixtures/\(scratch)-\(sdkFileSet)").path
         let arguments = ["swift", verb, "--package-path", package, "--scratch-path", scratchPath] + extra
         let first = try Command.run("/usr/bin/env", arguments)
@@ -37,7 +39,10 @@ import Testing
     /// A short hash of the names of the SDK's source files (FNV-1a), stable across runs.
     static let sdkFileSet: String = {
         var names: [String] = []
-        for module in ["ServiceKit", "ServiceJSON", "ServiceABI", "ServiceVocabulary", "Locking", "ServiceMetadata", "servicehost-metagen"] {
+        for module in [
+            "ServiceKit", "ServiceJSON", "ServiceABI", "ServiceVocabulary", "Locking", "ServiceMetadata",
+            "servicehost-metagen",
+        ] {
             let folder = Repository.root.appendingPathComponent("Sources/\(module)")
             let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
             names += files.map { module + "/" + $0 }
@@ -61,7 +66,8 @@ import Testing
         // Adopting the protocol with the method misspelled: the error names the method and the manifest.
         #expect(
             errors.contains {
-                $0.contains("MisspelledService.swift") && $0.contains("func continueUserActivity(_ activity: UserActivity) -> Bool")
+                $0.contains("MisspelledService.swift")
+                    && $0.contains("func continueUserActivity(_ activity: UserActivity) -> Bool")
                     && $0.contains("servicehost.json")
             }, "\(output)")
         // Listing the event without the protocol: the error is at the service's line in servicehost.json.
@@ -91,7 +97,8 @@ import Testing
         #expect(status == 0, "\(output)")
         #expect(
             output.split(separator: "\n").contains {
-                $0.contains("warning: ") && $0.contains("target 'NotDynamic'") && $0.contains("no dynamic library product holds it")
+                $0.contains("warning: ") && $0.contains("target 'NotDynamic'")
+                    && $0.contains("no dynamic library product holds it")
                     && $0.contains(".library(name: \"NotDynamic\", type: .dynamic")
             }, "\(output)")
     }
@@ -107,7 +114,8 @@ import Testing
         // The scaffold's own test (TestHost, no host binary) builds and passes.
         let test = try Self.swiftPM("test", package: folder, scratch: "scaffold-swift")
         #expect(test.status == 0, "\(test.stdout)\n\(test.stderr)")
-        #expect(test.stdout.contains("launch_logsAndOpensItsOwnURLs") && test.stdout.contains("passed"), "\(test.stdout)")
+        #expect(
+            test.stdout.contains("launch_logsAndOpensItsOwnURLs") && test.stdout.contains("passed"), "\(test.stdout)")
         let build = try Self.swiftPM("build", package: folder, scratch: "scaffold-swift")
         #expect(build.status == 0, "\(build.stdout)\n\(build.stderr)")
         let bin = try Self.swiftPM("build", package: folder, scratch: "scaffold-swift", ["--show-bin-path"])
@@ -121,7 +129,8 @@ import Testing
         let result = host.stop()
         #expect(status == 0)
         #expect(reply["handledBy"] as? String == "com.example.scaffolded", "\(reply)\n\(result.stderr)")
-        #expect(result.records.messages(from: "com.example.scaffolded").contains("scaffolded: open scaffolded://item/42"))
+        #expect(
+            result.records.messages(from: "com.example.scaffolded").contains("scaffolded: open scaffolded://item/42"))
     }
 
     @Test func newService_c_buildsWithItsScript_andLoads() throws {
@@ -138,7 +147,10 @@ import Testing
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
         #expect(traceEvents(host.tracePath).contains("didBecomeActive com.example.hello-scaffold"))
-        #expect(result.records.messages(from: "com.example.hello-scaffold").contains { $0.hasPrefix("helloscaffold: event 3") })
+        #expect(
+            result.records.messages(from: "com.example.hello-scaffold").contains {
+                $0.hasPrefix("helloscaffold: event 3")
+            })
     }
 
     @Test func newService_refusesABadName_aTakenFolder_andABadID() throws {

@@ -54,7 +54,8 @@ import Testing
         let expected: Expectation
     }
 
-    static let fetchKinds = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
+    static let fetchKinds =
+        "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
 
     static func elf(of host: IsolatedHost, _ defines: [String] = []) throws -> [UInt8] {
         let path = try Command.compileC(
@@ -65,7 +66,9 @@ import Testing
 
     static let cases: [Case] = [
         // Files that are not plugins: refused before any code runs.
-        Case(name: "empty", source: .bytes { _ in [] }, expected: .refused("not an ELF shared object (the file is empty)")),
+        Case(
+            name: "empty", source: .bytes { _ in [] },
+            expected: .refused("not an ELF shared object (the file is empty)")),
         Case(
             name: "random", source: .bytes { _ in (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) } },
             expected: .refused("not an ELF shared object (it starts with bytes")),
@@ -109,7 +112,9 @@ import Testing
             name: "longid", source: .bad(["BAD_ID=\"test.\(String(repeating: "x", count: 123))\""]),
             expected: .refused("invalid metadata: service record 1: id is not NUL-terminated within its 128 bytes")),
         Case(name: "dup1", source: .bad(["BAD_ID=\"test.dup\""]), expected: .survives(.says("bad test.dup: event 3"))),
-        Case(name: "dup2", source: .bad(["BAD_ID=\"test.dup\""]), expected: .refused("duplicate service id test.dup: already provided by")),
+        Case(
+            name: "dup2", source: .bad(["BAD_ID=\"test.dup\""]),
+            expected: .refused("duplicate service id test.dup: already provided by")),
         Case(
             name: "undefined", source: .probe(["PROBE_ID=\"test.undefined\"", "PROBE_UNDEFINED"]),
             expected: .refused("dlopen failed:")),
@@ -128,23 +133,32 @@ import Testing
             expected: .refused("servicehost_entry: service 0 has no id")),
         Case(
             name: "undeclared", source: .probe(["PROBE_ID=\"test.declared\"", "PROBE_EXPORT_OTHER_ID"]),
-            expected: .refused("servicehost_entry: exports service test.undeclared, which its metadata does not declare")),
+            expected: .refused(
+                "servicehost_entry: exports service test.undeclared, which its metadata does not declare")),
         // Plugin code that crashes or hangs while loading.
         Case(
             name: "ctorcrash", source: .bad(["BAD_ID=\"test.ctorcrash\"", "BAD_CONSTRUCTOR=1"]),
-            expected: .fatalInProcess(.loadFailed("its worker process was killed by signal 11 (SIGSEGV) in dlopen (the library's ELF constructors)"))),
+            expected: .fatalInProcess(
+                .loadFailed(
+                    "its worker process was killed by signal 11 (SIGSEGV) in dlopen (the library's ELF constructors)"))),
         Case(
             name: "ctorhang", source: .bad(["BAD_ID=\"test.ctorhang\"", "BAD_CONSTRUCTOR=2"]),
-            expected: .fatalInProcess(.loadFailed("dlopen (the library's ELF constructors) did not return within 1 s; its worker process was killed"))),
+            expected: .fatalInProcess(
+                .loadFailed(
+                    "dlopen (the library's ELF constructors) did not return within 1 s; its worker process was killed"))
+        ),
         Case(
             name: "entrycrash", source: .bad(["BAD_ID=\"test.entrycrash\"", "BAD_ENTRY=1"]),
-            expected: .fatalInProcess(.loadFailed("its worker process was killed by signal 11 (SIGSEGV) in servicehost_entry"))),
+            expected: .fatalInProcess(
+                .loadFailed("its worker process was killed by signal 11 (SIGSEGV) in servicehost_entry"))),
         Case(
             name: "entryhang", source: .bad(["BAD_ID=\"test.entryhang\"", "BAD_ENTRY=2"]),
-            expected: .fatalInProcess(.loadFailed("servicehost_entry did not return within 1 s; its worker process was killed"))),
+            expected: .fatalInProcess(
+                .loadFailed("servicehost_entry did not return within 1 s; its worker process was killed"))),
         // Handlers that crash, exit or hang.
         Case(
-            name: "segv", source: .bad(["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=1"]),
+            name: "segv",
+            source: .bad(["BAD_ID=\"test.segv\"", "BAD_ON_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "BAD_ACTION=1"]),
             expected: .fatalInProcess(
                 .host(
                     .workerFailed,
@@ -153,7 +167,8 @@ import Testing
                         "event": "didFinishLaunching",
                     ]))),
         Case(
-            name: "abort", source: .bad(["BAD_ID=\"test.abort\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2"]),
+            name: "abort",
+            source: .bad(["BAD_ID=\"test.abort\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2"]),
             expected: .fatalInProcess(
                 .host(
                     .workerCrashed,
@@ -175,8 +190,10 @@ import Testing
                         "event": "didReceiveMemoryWarning", "restart": "0.1",
                     ]))),
         Case(
-            name: "spin", source: .bad(["BAD_ID=\"test.spin\"", "BAD_ON_KIND=SH_EVENT_WILL_ENTER_FOREGROUND", "BAD_ACTION=4"]),
-            expected: .fatalInProcess(.host(.workerCrashed, ["services": "test.spin", "cause": "hang", "event": "willEnterForeground"]))),
+            name: "spin",
+            source: .bad(["BAD_ID=\"test.spin\"", "BAD_ON_KIND=SH_EVENT_WILL_ENTER_FOREGROUND", "BAD_ACTION=4"]),
+            expected: .fatalInProcess(
+                .host(.workerCrashed, ["services": "test.spin", "cause": "hang", "event": "willEnterForeground"]))),
         Case(
             name: "sleep",
             source: .bad([
@@ -191,7 +208,8 @@ import Testing
                         "event": "didReceiveRemoteNotification",
                     ]))),
         Case(
-            name: "closer", source: .bad(["BAD_ID=\"test.closer\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=7"]),
+            name: "closer",
+            source: .bad(["BAD_ID=\"test.closer\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=7"]),
             // Status 71: the worker's own exit when its channel to the host is gone (WorkerMain.lostChannelStatus).
             expected: .fatalInProcess(
                 .host(
@@ -202,11 +220,14 @@ import Testing
                     ]))),
         // Handlers that break the rules and are survived anywhere.
         Case(
-            name: "garbage", source: .bad(["BAD_ID=\"test.garbage\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=5"]),
-            expected: .survives(.host(.eventFailed, ["source": "test.garbage", "event": "didBecomeActive", "result": "12345"]))),
+            name: "garbage",
+            source: .bad(["BAD_ID=\"test.garbage\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=5"]),
+            expected: .survives(
+                .host(.eventFailed, ["source": "test.garbage", "event": "didBecomeActive", "result": "12345"]))),
         Case(
             name: "twice", source: .bad(["BAD_ID=\"test.twice\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=2"]),
-            expected: .survives(.host(.completionTwice, ["source": "test.twice", "event": "didReceiveRemoteNotification"]))),
+            expected: .survives(
+                .host(.completionTwice, ["source": "test.twice", "event": "didReceiveRemoteNotification"]))),
         Case(
             name: "never", source: .bad(["BAD_ID=\"test.never\"", "BAD_EVENTS=\(fetchKinds)", "BAD_COMPLETE=1"]),
             expected: .survives(
@@ -223,9 +244,11 @@ import Testing
                 "BAD_ID=\"test.threads\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=8",
                 "BAD_HAMMER_ROUNDS=\(Sanitizer.isActive ? 25 : 500)",
             ]),
-            expected: .survives(.says("bad test.threads: 8 threads called the host \(Sanitizer.isActive ? 1000 : 20000) times"))),
+            expected: .survives(
+                .says("bad test.threads: 8 threads called the host \(Sanitizer.isActive ? 1000 : 20000) times"))),
         Case(
-            name: "flood", source: .bad(["BAD_ID=\"test.flood\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=6"]),
+            name: "flood",
+            source: .bad(["BAD_ID=\"test.flood\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=6"]),
             expected: .differs(
                 inProcess: .stderr("bad test.flood: stderr line 19999 of a flood"),
                 process: .host(.workerOutputThrottled, ["source": "test.flood"]))),
@@ -307,7 +330,9 @@ import Testing
                 found = !records.messages(startingWith: prefix).isEmpty
             case .host(let event, let fields):
                 found = records.named(event).contains { record in
-                    fields.allSatisfy { key, value in key == "source" ? record.source == value : record.text(key) == value }
+                    fields.allSatisfy { key, value in
+                        key == "source" ? record.source == value : record.text(key) == value
+                    }
                 }
             case .loadFailed(let reason):
                 found = records.named(.loadFailed).contains {

@@ -44,7 +44,8 @@ import Testing
     @Test func pushes_inEachState_andBackgroundFetch() throws {
         let host = try host()
         try host.start(["--fetch-timeout", "1"])
-        let alert = try host.file("alert.json", #"{"aps":{"alert":{"title":"Hi","body":"there"}},"route":"myapp://item/9"}"#)
+        let alert = try host.file(
+            "alert.json", #"{"aps":{"alert":{"title":"Hi","body":"there"}},"route":"myapp://item/9"}"#)
         let active = try host.ctlJSON("push", alert)
         #expect(active.status == 0)
         #expect(active.reply["presentation"] as? [String] == ["banner", "list", "sound"])
@@ -52,7 +53,9 @@ import Testing
         #expect(try host.ctl("push", alert).status == 3)
         #expect(try host.ctl("push", "--tap", alert).status == 0)
         let fetch = { (mode: String) throws -> [String: Any] in
-            try host.ctlJSON("push", try host.file("f-\(mode).json", #"{"aps":{"content-available":1},"fetch":"\#(mode)"}"#)).reply
+            try host.ctlJSON(
+                "push", try host.file("f-\(mode).json", #"{"aps":{"content-available":1},"fetch":"\#(mode)"}"#)
+            ).reply
         }
         #expect(try fetch("new")["result"] as? String == "newData")
         #expect(try fetch("none")["result"] as? String == "noData")
@@ -100,8 +103,12 @@ import Testing
             #expect(try host.ctl("post", "queue.enqueue", #"{"text":"\#(text)"}"#).status == 0)
         }
         let killed = host.wait(sending: SIGKILL).records  // no willTerminate, no save at exit
-        #expect(killed.messages(from: "dev.servicehost.offline-queue").contains(#"offline-queue: enqueued {"text":"c"} (3 pending)"#))
-        #expect(killed.messages(from: "dev.servicehost.onboarding").contains("onboarding: first launch: showing the welcome flow"))
+        #expect(
+            killed.messages(from: "dev.servicehost.offline-queue").contains(
+                #"offline-queue: enqueued {"text":"c"} (3 pending)"#))
+        #expect(
+            killed.messages(from: "dev.servicehost.onboarding").contains(
+                "onboarding: first launch: showing the welcome flow"))
 
         try host.start()
         #expect(try host.ctl("post", "queue.flush").status == 0)
@@ -109,10 +116,13 @@ import Testing
         let queue = second.messages(from: "dev.servicehost.offline-queue")
         #expect(queue.contains("offline-queue: restored 3 item(s)"), "\(second.text)")
         #expect(queue.contains("offline-queue: sent 3 item(s)"))
-        #expect(!second.messages(from: "dev.servicehost.onboarding").contains { $0.hasPrefix("onboarding: first launch") })
+        #expect(
+            !second.messages(from: "dev.servicehost.onboarding").contains { $0.hasPrefix("onboarding: first launch") })
 
         try host.start()
-        #expect(host.stop().records.messages(from: "dev.servicehost.offline-queue").contains("offline-queue: restored 0 item(s)"))
+        #expect(
+            host.stop().records.messages(from: "dev.servicehost.offline-queue").contains(
+                "offline-queue: restored 0 item(s)"))
     }
 
     /// Seed 002's diary app: the permission prompt at launch, posts queued offline and sent
@@ -131,7 +141,9 @@ import Testing
         let records = host.stop().records
         // Whether `source` wrote an info line of its own starting with `text`.
         func said(_ source: String, _ text: String) -> Bool {
-            records.contains { $0.level == "info" && $0.source == source && $0.event == nil && $0.message.hasPrefix(text) }
+            records.contains {
+                $0.level == "info" && $0.source == source && $0.event == nil && $0.message.hasPrefix(text)
+            }
         }
         #expect(said("dev.servicehost.push", "push: authorization notDetermined"), "\(records.text)")
         #expect(said("dev.servicehost.push", "push: authorization denied: open the settings to turn notifications on"))

@@ -10,7 +10,9 @@ import Testing
     @Test func ctlPost_reachesSubscribersInServiceOrder() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"queue.enqueue\""])
-        try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"queue.enqueue\"", "PROBE_PRIORITY=1"])
+        try host.probe(
+            "b",
+            ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"queue.enqueue\"", "PROBE_PRIORITY=1"])
         try host.probe("c", ["PROBE_ID=\"test.c\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"other\""])
         try host.start()
         let (status, reply) = try host.ctlJSON("post", "queue.enqueue", #"{"item":"x"}"#)
@@ -20,7 +22,9 @@ import Testing
         let notifications = host.stop().records.probe(8)
         #expect(notifications.map(\.source) == ["test.b", "test.a"])
         // The payload as text and as the host's tape (sh_notification v2: 3 nodes, first key "item").
-        #expect(notifications.first?.message.contains(#"name=queue.enqueue sender=host nodes=3 key=item json={"item":"x"}"#) == true)
+        #expect(
+            notifications.first?.message.contains(#"name=queue.enqueue sender=host nodes=3 key=item json={"item":"x"}"#)
+                == true)
     }
 
     /// A C service reads a notification's tape (sh_notification v2) in process and in a
@@ -40,9 +44,15 @@ import Testing
         let records = host.stop().records
         let notifications = records.probe(8).filter { $0.source == "test.b" }.map(\.message)
         // Posted by test.a (C): {"from":"test.a"} is 3 nodes.
-        #expect(notifications.contains { $0.hasSuffix(#"name=a.ready sender=test.a nodes=3 key=from json={"from":"test.a"}"#) }, "\(notifications)")
+        #expect(
+            notifications.contains {
+                $0.hasSuffix(#"name=a.ready sender=test.a nodes=3 key=from json={"from":"test.a"}"#)
+            }, "\(notifications)")
         // Posted by the host: keys sorted ("a" first), 10 nodes: the object, "a", "é", "z", the array, 1, 2, {"k": null} (3).
-        #expect(notifications.contains { $0.hasSuffix(#"name=list sender=host nodes=10 key=a json={"a":"é","z":[1,2,{"k":null}]}"#) }, "\(notifications)")
+        #expect(
+            notifications.contains {
+                $0.hasSuffix(#"name=list sender=host nodes=10 key=a json={"a":"é","z":[1,2,{"k":null}]}"#)
+            }, "\(notifications)")
     }
 
     @Test func aPostDuringAnEvent_isDeliveredAfterIt_neverToThePoster() throws {
@@ -53,7 +63,8 @@ import Testing
                 "PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_PRIORITY=2",
                 "PROBE_POST_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "PROBE_POST_NAME=\"a.ready\"",
             ])
-        try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_PRIORITY=1"])
+        try host.probe(
+            "b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_PRIORITY=1"])
         try host.start()
         _ = host.stop()
         // test.a posts inside didBecomeActive; test.b still gets didBecomeActive first.

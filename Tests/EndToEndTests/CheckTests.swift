@@ -6,8 +6,11 @@ import Testing
 /// planner, and runs no plugin code; its JSON report names every problem by code.
 @Suite(.timeLimit(.minutes(10))) struct CheckTests {
     /// Runs `host check ARGS --json`; the status and the report.
-    private func check(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, report: [String: Any]) {
-        let result = try Command.run(try Repository.product("host"), ["check"] + arguments + ["--json"], environment: environment)
+    private func check(_ arguments: [String], environment: [String: String]? = nil) throws -> (
+        status: Int32, report: [String: Any]
+    ) {
+        let result = try Command.run(
+            try Repository.product("host"), ["check"] + arguments + ["--json"], environment: environment)
         let report = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any]
         return (result.status, try #require(report, "\(result.stdout)\(result.stderr)"))
     }
@@ -34,7 +37,10 @@ import Testing
         try host.probe("high", ["PROBE_ID=\"test.high\"", "PROBE_PRIORITY=10"])
         try host.start()
         #expect(try host.ctlJSON("list").reply["services"] as? [[String: Any]] != nil)
-        #expect((try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.map { $0["id"] as? String } == ["test.high", "test.low"])
+        #expect(
+            (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.map { $0["id"] as? String } == [
+                "test.high", "test.low",
+            ])
         let text = try Command.run(try Repository.product("host"), ["check", "--plugins", lib])
         #expect(text.status == 0 && text.stdout.hasSuffix("no problems\n"), "\(text.stdout)")
     }
@@ -149,8 +155,11 @@ import Testing
         // one is locked while a host of theirs runs (scripts/run), and the start stops there first.
         let state = try scratch.folder("state", mode: 0o700)
         let run = try Command.run(
-            try Repository.product("host"), ["--plugins", lib, "--config", missing, "--log-format", "json", "--state-dir", state])
-        #expect(run.status == 2 && run.records.named(.hostLoadFailed).first?.message.contains(missing) == true, "\(run.stderr)")
+            try Repository.product("host"),
+            ["--plugins", lib, "--config", missing, "--log-format", "json", "--state-dir", state])
+        #expect(
+            run.status == 2 && run.records.named(.hostLoadFailed).first?.message.contains(missing) == true,
+            "\(run.stderr)")
     }
 
     @Test func theConfigurationsReferences_areChecked_everyOne() throws {
@@ -158,30 +167,42 @@ import Testing
         let lib = try scratch.folder("lib")
         for id in ["a", "b", "c"] { try Plugins.probe(lib + "/\(id).so", ["PROBE_ID=\"test.\(id)\""]) }
         let cycle = try scratch.write(
-            "cycle.json", Array(#"{"services":{"test.a":{"after":["test.b"]},"test.b":{"requires":["test.a"]},"test.c":{"after":["test.gone"]}}}"#.utf8))
+            "cycle.json",
+            Array(
+                #"{"services":{"test.a":{"after":["test.b"]},"test.b":{"requires":["test.a"]},"test.c":{"after":["test.gone"]}}}"#
+                    .utf8))
         let cyclic = try check(["--plugins", lib, "--config", cycle])
         #expect(cyclic.status == 2)
         #expect(Set(codes(cyclic.report)) == ["cycle", "after-unknown"], "\(cyclic.report)")
-        #expect(problems(cyclic.report).first { $0["code"] as? String == "after-unknown" }?["service"] as? String == "test.c")
+        #expect(
+            problems(cyclic.report).first { $0["code"] as? String == "after-unknown" }?["service"] as? String
+                == "test.c")
         let references = try scratch.write(
             "refs.json",
             Array(
-                #"{"services":{"test.a":{"requires":["test.x","test.y"]},"test.need":{"policy":"required"},"test.want":{}}}"#.utf8))
+                #"{"services":{"test.a":{"requires":["test.x","test.y"]},"test.need":{"policy":"required"},"test.want":{}}}"#
+                    .utf8))
         let report = try check(["--plugins", lib, "--config", references]).report
         #expect(
             problems(report).filter { $0["code"] as? String == "requires-unknown" }.map { $0["message"] as? String }
-                == ["test.a requires test.x, which no plugin provides", "test.a requires test.y, which no plugin provides"], "\(report)")
+                == [
+                    "test.a requires test.x, which no plugin provides",
+                    "test.a requires test.y, which no plugin provides",
+                ], "\(report)")
     }
 
     @Test func aRequiredServiceMissing_isAnError_anOptionalOneAWarning() throws {
         let scratch = try Scratch()
         let lib = try scratch.folder("lib")
         try Plugins.probe(lib + "/a.so", ["PROBE_ID=\"test.a\""])
-        let config = try scratch.write("services.json", Array(#"{"services":{"test.need":{"policy":"required"},"test.want":{}}}"#.utf8))
+        let config = try scratch.write(
+            "services.json", Array(#"{"services":{"test.need":{"policy":"required"},"test.want":{}}}"#.utf8))
         let (status, report) = try check(["--plugins", lib, "--config", config])
         #expect(status == 2)
         #expect(
-            problems(report).map { "\($0["severity"] as? String ?? "") \($0["code"] as? String ?? "") \($0["service"] as? String ?? "")" } == [
+            problems(report).map {
+                "\($0["severity"] as? String ?? "") \($0["code"] as? String ?? "") \($0["service"] as? String ?? "")"
+            } == [
                 "error required-missing test.need", "warning missing test.want",
             ])
     }
@@ -197,8 +218,12 @@ import Testing
         let xdg = try check([], environment: ["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": data])
         #expect(xdg.status == 2 && xdg.report["directories"] as? [String] == [data + "/servicehost/plugins"])
         #expect(problems(xdg.report).first?["code"] as? String == "plugin-directory", "\(xdg.report)")
-        let text = try Command.run(try Repository.product("host"), ["check"], environment: ["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": data])
-        #expect(text.stdout.hasPrefix("plugin directories (from XDG_DATA_HOME): \(data)/servicehost/plugins\n"), "\(text.stdout)")
+        let text = try Command.run(
+            try Repository.product("host"), ["check"],
+            environment: ["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": data])
+        #expect(
+            text.stdout.hasPrefix("plugin directories (from XDG_DATA_HOME): \(data)/servicehost/plugins\n"),
+            "\(text.stdout)")
         // Bad input: an operand, an unknown option.
         let operand = try Command.run(try Repository.product("host"), ["check", lib])
         #expect(operand.status == 2 && operand.stderr.contains("check: unexpected argument '\(lib)'"))

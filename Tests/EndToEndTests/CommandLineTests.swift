@@ -16,7 +16,10 @@ import Testing
             ["--plugins", "/tmp", "--event-timeout", "1e300"],
             "host: --event-timeout: '1e300' is out of range: SECS must be more than 0 and at most 86400 (a day)"
         ),
-        (["--plugins", "/tmp", "--max-payload", "2^62"], "host: --max-payload: '2^62' is not a number of bytes from 1 to 16777216"),
+        (
+            ["--plugins", "/tmp", "--max-payload", "2^62"],
+            "host: --max-payload: '2^62' is not a number of bytes from 1 to 16777216"
+        ),
         (
             ["--plugins", "/tmp", "--max-payload=4611686018427387904"],
             "host: --max-payload: '4611686018427387904' is not a number of bytes from 1 to 16777216"
@@ -51,7 +54,8 @@ import Testing
 
     @Test func equalsForms_runAHost_andDriveIt() throws {
         let running = try RunningHost()
-        try running.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"])
+        try running.probe(
+            "a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"])
         try running.start(["--log-level=debug", "--event-timeout=5", "--first-launch=always"])
         let state = try host(["ctl", "--control=\(running.control)", "state"])
         #expect(state.status == 0, "\(state.stderr)")

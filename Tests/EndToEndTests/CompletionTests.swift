@@ -9,7 +9,9 @@ import Testing
     /// independently of the generators.
     private func helpOptions() throws -> Set<String> {
         var options = Set<String>()
-        for command in [["--help"], ["ctl", "--help"], ["inspect", "--help"], ["check", "--help"], ["new-service", "--help"]] {
+        for command in [
+            ["--help"], ["ctl", "--help"], ["inspect", "--help"], ["check", "--help"], ["new-service", "--help"],
+        ] {
             let help = try Command.run(try Repository.product("host"), command).stdout
             for line in help.split(separator: "\n") {
                 // The option lines: two spaces, then the synopsis.
@@ -30,14 +32,17 @@ import Testing
             _host
             printf '%s\\n' "${COMPREPLY[@]}"
             """
-        let result = try Command.run("/bin/bash", ["-c", script], environment: ["PATH": bin + ":/usr/bin:/bin"], directory: directory)
+        let result = try Command.run(
+            "/bin/bash", ["-c", script], environment: ["PATH": bin + ":/usr/bin:/bin"], directory: directory)
         #expect(result.status == 0, "\(result.stderr)")
         return result.stdout.split(separator: "\n").map(String.init)
     }
 
     @Test func bash_completesCommands_options_andTheirValues() throws {
         let bin = (try Repository.product("host") as NSString).deletingLastPathComponent
-        let registered = try Command.run("/bin/bash", ["-c", "source <(host completion bash); complete -p host"], environment: ["PATH": bin + ":/usr/bin:/bin"])
+        let registered = try Command.run(
+            "/bin/bash", ["-c", "source <(host completion bash); complete -p host"],
+            environment: ["PATH": bin + ":/usr/bin:/bin"])
         #expect(registered.stdout == "complete -F _host host\n", "\(registered.stdout)\(registered.stderr)")
         #expect(try complete(["host", "ch"]) == ["check"])
         #expect(try Set(complete(["host", ""])).isSuperset(of: ["check", "inspect", "ctl", "completion", "man"]))
@@ -55,7 +60,10 @@ import Testing
         #expect(try complete(["host", "--trace", "check", "--str"]) == ["--strict"])
         // Every option of every table is offered somewhere.
         let lines: [[String]] =
-            [["host", "--"], ["host", "check", "--"], ["host", "inspect", "--"], ["host", "new-service", "--"], ["host", "ctl", "--"]]
+            [
+                ["host", "--"], ["host", "check", "--"], ["host", "inspect", "--"], ["host", "new-service", "--"],
+                ["host", "ctl", "--"],
+            ]
             + ["push", "activity", "scene", "list", "service", "watch"].map { ["host", "ctl", $0, "--"] }
         var offered = Set<String>()
         for line in lines { offered.formUnion(try complete(line)) }
@@ -68,7 +76,8 @@ import Testing
     }
 
     @Test func zsh_scriptParses_andRegistersItsFunction() throws {
-        let zsh = ["/usr/bin/zsh", "/bin/zsh"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? installZsh()
+        let zsh =
+            ["/usr/bin/zsh", "/bin/zsh"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? installZsh()
         guard let zsh else {
             Issue.record("zsh is not installed and apt-get could not install it: the zsh script was not checked")
             return
@@ -79,18 +88,29 @@ import Testing
         let parsed = try Command.run(zsh, ["-n", path])
         #expect(parsed.status == 0, "\(parsed.stderr)")
         let loaded = try Command.run(
-            zsh, ["-f", "-c", "autoload -U compinit && compinit -u -d \(scratch.file("zcompdump")) && source \(path) && print -r -- $_comps[host]"])
+            zsh,
+            [
+                "-f", "-c",
+                "autoload -U compinit && compinit -u -d \(scratch.file("zcompdump")) && source \(path) && print -r -- $_comps[host]",
+            ])
         #expect(loaded.stdout == "_host\n", "\(loaded.stdout)\(loaded.stderr)")
     }
 
     private func installZsh() -> String? {
-        _ = try? Command.run("/bin/sh", ["-c", "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends zsh) >/dev/null 2>&1"])
+        _ = try? Command.run(
+            "/bin/sh",
+            [
+                "-c",
+                "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends zsh) >/dev/null 2>&1",
+            ])
         return FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") ? "/usr/bin/zsh" : nil
     }
 
     @Test func completion_refusesAnUnknownShell() throws {
         let fish = try Command.run(try Repository.product("host"), ["completion", "fish"])
-        #expect(fish.status == 2 && fish.stderr.contains("completion: unknown shell 'fish' (use bash or zsh)"), "\(fish.stderr)")
+        #expect(
+            fish.status == 2 && fish.stderr.contains("completion: unknown shell 'fish' (use bash or zsh)"),
+            "\(fish.stderr)")
         let none = try Command.run(try Repository.product("host"), ["completion"])
         #expect(none.status == 2 && none.stderr.contains("completion: expected bash or zsh"))
     }
@@ -101,7 +121,8 @@ import Testing
             return
         }
         let scratch = try Scratch()
-        let page = try scratch.write("host.1", Array(try Command.run(try Repository.product("host"), ["man"]).stdout.utf8))
+        let page = try scratch.write(
+            "host.1", Array(try Command.run(try Repository.product("host"), ["man"]).stdout.utf8))
         let rendered = try Command.run("/bin/sh", ["-c", "MANWIDTH=80 LC_ALL=C \(man) -l --warnings \(page)"])
         #expect(rendered.status == 0 && rendered.stderr.isEmpty, "\(rendered.stderr)")
         let groff = try Command.run("/bin/sh", ["-c", "groff -ww -man -z \(page)"])
@@ -117,11 +138,17 @@ import Testing
 /// `man`, with man-db and groff installed by apt-get when missing.
 enum Man {
     static let path: String? = {
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/man") && FileManager.default.isExecutableFile(atPath: "/usr/bin/groff") {
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/man")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/groff")
+        {
             return "/usr/bin/man"
         }
         _ = try? Command.run(
-            "/bin/sh", ["-c", "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends man-db groff-base) >/dev/null 2>&1"])
+            "/bin/sh",
+            [
+                "-c",
+                "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends man-db groff-base) >/dev/null 2>&1",
+            ])
         return FileManager.default.isExecutableFile(atPath: "/usr/bin/man") ? "/usr/bin/man" : nil
     }()
 }

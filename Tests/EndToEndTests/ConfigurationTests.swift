@@ -35,7 +35,9 @@ import Testing
         #expect(
             result.records.named(.serviceDisabled).map { [$0.level, $0.source, $0.string("service")] }
                 == [["info", "host", "test.b"]], "\(result.records.text)")
-        #expect(result.records.probe(1).first { $0.source == "test.a" }?.message.contains(#"settings={"greeting":"hi","n":2}"#) == true)
+        #expect(
+            result.records.probe(1).first { $0.source == "test.a" }?.message.contains(
+                #"settings={"greeting":"hi","n":2}"#) == true)
     }
 
     @Test func servicesJSONInThePluginDirectory_isTheDefault_andOnlyConfiguredLeavesOthersOut() throws {
@@ -51,11 +53,20 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"services": {"test.a": {"priorty": 1}}}"#, "services.test.a.priorty: unknown key (did you mean \"priority\"?)"),
+        (
+            #"{"services": {"test.a": {"priorty": 1}}}"#,
+            "services.test.a.priorty: unknown key (did you mean \"priority\"?)"
+        ),
         (#"{"services": {"test.a": {"enabled": "yes"}}}"#, "services.test.a.enabled"),
-        (#"{"services": {"test.a": {"requires": ["test.b"]}, "test.b": {"requires": ["test.a"]}}}"#, "test.a → test.b → test.a"),
+        (
+            #"{"services": {"test.a": {"requires": ["test.b"]}, "test.b": {"requires": ["test.a"]}}}"#,
+            "test.a → test.b → test.a"
+        ),
         (#"{"services": {"test.a": {"requires": ["test.zzz"]}}}"#, "test.zzz"),
-        (#"{"services": {"test.zzz": {"policy": "required"}}}"#, "required service test.zzz is in the configuration but no plugin provides it"),
+        (
+            #"{"services": {"test.zzz": {"policy": "required"}}}"#,
+            "required service test.zzz is in the configuration but no plugin provides it"
+        ),
         (#"{"services": "#, "services.json"),
     ])
     func configErrors_exitTwoNamingTheProblem(config: String, expected: String) throws {
@@ -71,7 +82,9 @@ import Testing
         #expect(result.status == 2)
         // One error line; its message is the configuration reader's, naming the key, cycle, service or file.
         #expect(
-            result.records.named(.hostLoadFailed).map { $0.level == "error" && $0.message.contains(expected) } == [true],
+            result.records.named(.hostLoadFailed).map { $0.level == "error" && $0.message.contains(expected) } == [
+                true
+            ],
             "\(result.stderr)")
     }
 
@@ -121,7 +134,8 @@ import Testing
         try probes(host, ["c"])  // added
         try FileManager.default.removeItem(atPath: host.lib + "/b.so")  // removed
         usleep(20_000)
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=0", "PROBE_SLEEP_KIND=99", "PROBE_SLEEP_MS=1"])  // changed
+        // Changed.
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=0", "PROBE_SLEEP_KIND=99", "PROBE_SLEEP_MS=1"])
         let reload = try host.ctlJSON("reload")
         #expect(reload.status == 0)
         #expect(reload.reply["added"] as? [String] == ["test.c"])
@@ -177,12 +191,17 @@ import Testing
         try host.probe("hang", ["PROBE_ID=\"test.hang\"", "PROBE_HANG_KIND=SH_EVENT_DID_FINISH_LAUNCHING"])
         let config = try host.file("services.json", #"{"services": {"test.hang": {"enabled": false}}}"#)
         try host.start(["--config", config, "--event-timeout", "1"])
-        let before = (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        let before = (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.compactMap {
+            $0["id"] as? String
+        }
         #expect(before == ["test.a"], "\(before ?? [])")
 
         _ = try host.file("services.json", #"{"services": {}}"#)
         host.process?.send(SIGHUP)
-        #expect(eventually { ((try? host.ctlJSON("state").reply)?["stuck"] as? [String: Any])?["service"] as? String == "test.hang" })
+        #expect(
+            eventually {
+                ((try? host.ctlJSON("state").reply)?["stuck"] as? [String: Any])?["service"] as? String == "test.hang"
+            })
         let listed = try host.ctlJSON("list")
         #expect(listed.reply["snapshot"] as? Bool == true, "\(listed.reply)")
         let ids = (listed.reply["services"] as? [[String: Any]])?.compactMap { $0["id"] as? String }

@@ -26,7 +26,9 @@ import Testing
         try host.start()
         let commands = ["state", "list", "memory-warning", "nope"]
         let clients = try ["a", "b"].map { name in
-            let bytes = (1...200).map { #"{"id":"\#(name)\#($0)","command":"\#(commands[$0 % commands.count])"}"# + "\n" }
+            let bytes = (1...200).map {
+                #"{"id":"\#(name)\#($0)","command":"\#(commands[$0 % commands.count])"}"# + "\n"
+            }
             return (name: name, socket: try ControlSocket(path: host.control), bytes: Array(bytes.joined().utf8))
         }
         // Chunks of 1 to 97 bytes, alternating clients, none of them reading yet.
@@ -61,7 +63,8 @@ import Testing
             (Array(#"{"id":7}"#.utf8) + [10], #"missing "command""#),
             (Array(#"["state"]"#.utf8) + [10], "a request must be a JSON object"),
             (
-                Array((#"{"command":"post","name":"n","payload":""# + String(repeating: "x", count: 200) + "\"}\n").utf8),
+                Array(
+                    (#"{"command":"post","name":"n","payload":""# + String(repeating: "x", count: 200) + "\"}\n").utf8),
                 "payload is 202 bytes, over the limit of 100 (--max-payload)"
             ),
             (Array(#"{"command":"open","url":"no scheme here"}"#.utf8) + [10], "invalid URL"),
@@ -73,11 +76,14 @@ import Testing
             socket.send(bytes)
             let reply = socket.readReply()
             #expect(reply?["ok"] as? Bool == false)
-            #expect((reply?["error"] as? String)?.contains(expected) == true, "\(expected): \(String(describing: reply))")
+            #expect(
+                (reply?["error"] as? String)?.contains(expected) == true, "\(expected): \(String(describing: reply))")
             socket.send(#"{"command":"state"}"# + "\n")
             #expect(socket.readReply()?["state"] as? String == "active")
         }
-        #expect(try ControlSocket(path: host.control).readReplyAfter(#"{"command":"state","id":"x"}"#)?["id"] as? String == "x")
+        #expect(
+            try ControlSocket(path: host.control).readReplyAfter(#"{"command":"state","id":"x"}"#)?["id"] as? String
+                == "x")
     }
 
     @Test func aLineWithoutEnd_tooLongLines_andVanishingClients_leaveTheHostServing() throws {
@@ -177,7 +183,8 @@ import Testing
 
     @Test func ctlWithoutAHost_saysHowToStartOne() throws {
         let scratch = try Scratch()
-        let result = try Command.run(try Repository.product("host"), ["ctl", "--control", scratch.file("none.sock"), "state"])
+        let result = try Command.run(
+            try Repository.product("host"), ["ctl", "--control", scratch.file("none.sock"), "state"])
         #expect(result.status == 1)
         #expect(result.stderr.contains(scratch.file("none.sock")))  // the error names the socket
     }
@@ -205,10 +212,13 @@ extension ControlChannelTests {
         let state = socket.readReply() ?? [:]
         let result = host.signal(SIGKILL)
         let stuck = state["stuck"] as? [String: Any]
-        #expect(stuck?["service"] as? String == "test.hang" && stuck?["event"] as? String == "didFinishLaunching", "\(state)")
+        #expect(
+            stuck?["service"] as? String == "test.hang" && stuck?["event"] as? String == "didFinishLaunching",
+            "\(state)")
         #expect(state["snapshot"] as? Bool == true)
         #expect(result.records.named(.hostReady).isEmpty)
-        #expect(result.records.named(.serviceStuck).map { $0.string("service") } == ["test.hang"], "\(result.records.text)")
+        #expect(
+            result.records.named(.serviceStuck).map { $0.string("service") } == ["test.hang"], "\(result.records.text)")
     }
 
     /// A host whose main thread a service holds answers no request that needs it: `host ctl`
@@ -219,7 +229,8 @@ extension ControlChannelTests {
         try host.probe(
             "hang",
             [
-                "PROBE_ID=\"test.hang\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)",
+                "PROBE_ID=\"test.hang\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)",
                 "PROBE_HANG_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING",
             ])
         try host.start(["--event-timeout", "1"])

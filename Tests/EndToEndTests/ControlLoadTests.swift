@@ -76,7 +76,9 @@ import Testing
             let refused = try ControlSocket(path: host.control)
             let reply = refused.readReply()
             #expect(reply?["ok"] as? Bool == false)
-            #expect((reply?["error"] as? String)?.contains("at most 256 control connections") == true, "\(String(describing: reply))")
+            #expect(
+                (reply?["error"] as? String)?.contains("at most 256 control connections") == true,
+                "\(String(describing: reply))")
             #expect(refused.readReply() == nil)  // then closed
         }
         // One leaves: there is room again.
@@ -127,7 +129,9 @@ import Testing
         #expect(!served.isEmpty && served.count <= 4, "served \(served.count)")
         #expect(refusals.count >= 5)
         for refusal in refusals {
-            #expect(refusal.contains("no file descriptor left") && refusal.contains("limit is \(limit) open files"), "\(refusal)")
+            #expect(
+                refusal.contains("no file descriptor left") && refusal.contains("limit is \(limit) open files"),
+                "\(refusal)")
         }
         // The idle ones leave: a new client is served again.
         served.removeAll()
@@ -146,16 +150,32 @@ import Testing
         try host.start()
         let socket = try ControlSocket(path: host.control)
         let cases: [(String, String)] = [
-            (#"{"command":"token","hex":"\#(String(repeating: "ab", count: 257))"}"#, "514 hex digits, over the limit of 256 bytes"),
-            (#"{"command":"post","name":"\#(String(repeating: "n", count: 256))"}"#, "the name is 256 bytes, over the limit of 255"),
-            (#"{"command":"activity","type":"\#(String(repeating: "t", count: 256))"}"#, "256 bytes, over the limit of 255"),
-            (#"{"command":"open","url":"myapp://\#(String(repeating: "u", count: 8192))"}"#, "8200 bytes, over the limit of 8192"),
-            (#"{"command":"token-error","message":"\#(String(repeating: "m", count: 4097))"}"#, "4097 bytes, over the limit of 4096"),
+            (
+                #"{"command":"token","hex":"\#(String(repeating: "ab", count: 257))"}"#,
+                "514 hex digits, over the limit of 256 bytes"
+            ),
+            (
+                #"{"command":"post","name":"\#(String(repeating: "n", count: 256))"}"#,
+                "the name is 256 bytes, over the limit of 255"
+            ),
+            (
+                #"{"command":"activity","type":"\#(String(repeating: "t", count: 256))"}"#,
+                "256 bytes, over the limit of 255"
+            ),
+            (
+                #"{"command":"open","url":"myapp://\#(String(repeating: "u", count: 8192))"}"#,
+                "8200 bytes, over the limit of 8192"
+            ),
+            (
+                #"{"command":"token-error","message":"\#(String(repeating: "m", count: 4097))"}"#,
+                "4097 bytes, over the limit of 4096"
+            ),
         ]
         for (request, expected) in cases {
             let reply = socket.readReplyAfter(request)
             #expect(reply?["ok"] as? Bool == false)
-            #expect((reply?["error"] as? String)?.contains(expected) == true, "\(expected): \(String(describing: reply))")
+            #expect(
+                (reply?["error"] as? String)?.contains(expected) == true, "\(expected): \(String(describing: reply))")
         }
         // Nothing of the refused token was kept; one at the limit is.
         #expect(socket.readReplyAfter(#"{"command":"state"}"#)?["deviceToken"] is NSNull)
@@ -170,7 +190,8 @@ import Testing
         try host.probe(
             "a",
             [
-                "PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)",
+                "PROBE_ID=\"test.a\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)",
                 "PROBE_MARK_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING", "PROBE_MARK_FILE=\"\(inside)\"",
                 "PROBE_SLEEP_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING", "PROBE_SLEEP_MS=300",
             ])
@@ -178,11 +199,15 @@ import Testing
         let socket = try ControlSocket(path: host.control)
         socket.send(#"{"id":"last","command":"memory-warning"}"# + "\n")
         // The service is inside the request's event when the signal comes.
-        try #require(eventually { FileManager.default.fileExists(atPath: inside) }, "the host never delivered the memory warning")
+        try #require(
+            eventually { FileManager.default.fileExists(atPath: inside) }, "the host never delivered the memory warning"
+        )
         host.process?.send(SIGTERM)
         let reply = socket.readReply()
         #expect(reply?["id"] as? String == "last", "\(String(describing: reply))")
-        #expect(reply?["handledBy"] as? String == "test.a" || (reply?["receivers"] as? [String]) == ["test.a"], "\(String(describing: reply))")
+        #expect(
+            reply?["handledBy"] as? String == "test.a" || (reply?["receivers"] as? [String]) == ["test.a"],
+            "\(String(describing: reply))")
         let result = host.wait()
         #expect(result.status == 0)
         #expect(result.records.named(.hostTerminated).count == 1, "\(result.records.text.suffix(3000))")

@@ -40,7 +40,9 @@ import Testing
             var seen = Set<String>()
             return maps.split(separator: "\n").compactMap { line in
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard fields.count >= 6, fields[5].hasSuffix("/" + name), seen.insert(String(fields[5])).inserted else { return nil }
+                guard fields.count >= 6, fields[5].hasSuffix("/" + name), seen.insert(String(fields[5])).inserted else {
+                    return nil
+                }
                 return (String(fields[5]), UInt64(fields[4]) ?? 0)
             }
         }
@@ -51,7 +53,9 @@ import Testing
             for key in (try? FileManager.default.contentsOfDirectory(atPath: store)) ?? [] {
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: store + "/" + key)) ?? [] {
                     var status = stat()
-                    if lstat(store + "/" + key + "/" + name, &status) == 0 { files[key + "/" + name] = UInt64(status.st_ino) }
+                    if lstat(store + "/" + key + "/" + name, &status) == 0 {
+                        files[key + "/" + name] = UInt64(status.st_ino)
+                    }
                 }
             }
             return files
@@ -87,7 +91,9 @@ import Testing
         #expect(host.stop().status == 0)
     }
 
-    @Test(.timeLimit(.minutes(10))) func aVersionLoadedAgain_getsACopyOfItsOwn_andTheStoreNamesItsSourceAbsolutely() throws {
+    @Test(.timeLimit(.minutes(10))) func aVersionLoadedAgain_getsACopyOfItsOwn_andTheStoreNamesItsSourceAbsolutely()
+        throws
+    {
         let host = try StoreHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let config = try host.file("services.json", #"{"services": {"test.a": {}}}"#)
@@ -134,7 +140,9 @@ import Testing
         #expect(host.events.last == "didEnterBackground test.a", "\(host.events)")
         // The host itself opens nothing here: the copy in the store is the worker's.
         #expect(host.storedFiles().keys.contains { $0.hasSuffix("/a.so") }, "\(host.storedFiles())")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: host.temporary).filter { $0.hasPrefix("servicehost-loaded-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: host.temporary).filter {
+            $0.hasPrefix("servicehost-loaded-")
+        }
         #expect(leftovers.isEmpty, "\(leftovers)")
         #expect(host.stop().status == 0)
     }
@@ -182,7 +190,9 @@ import Testing
         #expect(replaced.inode != copy.inode)
         var status = stat()
         #expect(lstat(copy.path, &status) == 0 && status.st_mode & 0o777 == 0o500)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: copy.path)) == Data(contentsOf: URL(fileURLWithPath: host.lib + "/a.so")))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: copy.path))
+                == Data(contentsOf: URL(fileURLWithPath: host.lib + "/a.so")))
         #expect(host.stop().status == 0)
     }
 
@@ -235,7 +245,9 @@ import Testing
         default: #expect(reason.hasPrefix("its folder \(host.temporary) can be changed by other users"), "\(reason)")
         }
         // The private directory goes at exit.
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: host.temporary).filter { $0.hasPrefix("servicehost-loaded-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: host.temporary).filter {
+            $0.hasPrefix("servicehost-loaded-")
+        }
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 

@@ -45,14 +45,17 @@ import Testing
                 "--control", host.control, "--state-dir", host.stateDirectory,
             ])
         #expect(result.status == 2, "\(result.stderr)")
-        #expect(result.stderr.contains("the push payload is not valid JSON: byte 134: nesting deeper than 128"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("the push payload is not valid JSON: byte 134: nesting deeper than 128"),
+            "\(result.stderr)")
         #expect(!result.stderr.contains("active with"))
     }
 
     @Test func configFile_isRefused_namingTheFileAndWhere() throws {
         let host = try RunningHost()
         try host.probe("probe", [])
-        let file = try host.file("services.json", "{\"services\":{\"test.probe\":{\"settings\":{\"x\":" + Self.deepArray() + "}}}}")
+        let file = try host.file(
+            "services.json", "{\"services\":{\"test.probe\":{\"settings\":{\"x\":" + Self.deepArray() + "}}}}")
         let result = try Command.run(
             try Repository.product("host"),
             [

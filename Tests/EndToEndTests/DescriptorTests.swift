@@ -61,9 +61,12 @@ import Testing
             ["--plugins", lib, "--control", long, "--state-dir", scratch.file("state"), "--log-format", "json"])
         #expect(run.status == 2)
         let refused = run.records.named(.controlUnavailable)
-        #expect(refused.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", long]], "\(run.stderr)")
+        #expect(
+            refused.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", long]], "\(run.stderr)")
         // The message names the limit, and the option to change.
-        #expect(refused.first.map { $0.message.contains("107") && $0.message.contains("--control") } == true, "\(run.stderr)")
+        #expect(
+            refused.first.map { $0.message.contains("107") && $0.message.contains("--control") } == true,
+            "\(run.stderr)")
 
         let ctl = try Command.run(try Repository.product("host"), ["ctl", "--control", long, "state"])
         #expect(ctl.status == 1)

@@ -19,9 +19,15 @@ import Testing
         let trace = scratch.file("trace.jsonl")
 
         let host = try Command.start(
-            try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", trace, "--log-format", "json"])
+            try Repository.product("host"),
+            [
+                "--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"),
+                "--trace", trace, "--log-format", "json",
+            ])
         // File name order: libGreeter, libHelloC, libLogger, libUptime (all priority 0).
-        let services = ["com.example.greeter", "com.example.hello-c", "dev.servicehost.logger", "dev.servicehost.uptime"]
+        let services = [
+            "com.example.greeter", "com.example.hello-c", "dev.servicehost.logger", "dev.servicehost.uptime",
+        ]
         let launch = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"].flatMap { event in
             services.map { "\(event) \($0)" }
         }
@@ -57,7 +63,11 @@ import Testing
         try scratch.write("lib/empty.so", [])
         let trace = scratch.file("trace.jsonl")
         let result = try Command.run(
-            try Repository.product("host"), ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--strict", "--trace", trace, "--log-format", "json"])
+            try Repository.product("host"),
+            [
+                "--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"),
+                "--strict", "--trace", trace, "--log-format", "json",
+            ])
         #expect(result.status == 2)
         let records = result.records
         #expect(records.named(.loadFailed).map { $0.string("path") } == ["\(lib)/empty.so"], "\(records.text)")
@@ -80,13 +90,17 @@ import Testing
         let state = try run(["--state-dir", file])
         #expect(state.status == 2)
         let refused = state.records.named(.hostStateDirectoryFailed)
-        #expect(refused.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", file]], "\(state.records.text)")
+        #expect(
+            refused.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", file]],
+            "\(state.records.text)")
         #expect(refused.first?.int("errno") == Int(ENOTDIR))
         let missing = scratch.file("no-such-folder") + "/trace.jsonl"
         let trace = try run(["--state-dir", scratch.file("state"), "--trace", missing])
         #expect(trace.status == 2)
         let unwritable = trace.records.named(.hostTraceFailed)
-        #expect(unwritable.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", missing]], "\(trace.records.text)")
+        #expect(
+            unwritable.map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", missing]],
+            "\(trace.records.text)")
         #expect(unwritable.first?.int("errno") == Int(ENOENT))
         for result in [state, trace] {
             #expect(result.records.messages(from: "com.example.hello-c").isEmpty)
@@ -123,7 +137,8 @@ import Testing
         host.process?.send(SIGTERM)
         // The hang begins inside didEnterBackground, which is only traced once it returns: the
         // probe marks a file as it enters, so the second signal surely finds it there.
-        try #require(eventually { FileManager.default.fileExists(atPath: inside) }, "the host never entered didEnterBackground")
+        try #require(
+            eventually { FileManager.default.fileExists(atPath: inside) }, "the host never entered didEnterBackground")
         let result = host.signal(SIGINT)
         #expect(result.status == 1)
         let forced = result.records.named(.hostForcedExit)
@@ -144,12 +159,19 @@ import Testing
         for (arguments, message) in [
             ([], "host: no plugin directory: pass --plugins DIR"),
             (["--plugins"], "host: --plugins needs a value"),
-            (["--plugins", "/tmp", "--log-level", "loud"], "host: --log-level: unknown level 'loud' (use error, warn, info or debug)"),
+            (
+                ["--plugins", "/tmp", "--log-level", "loud"],
+                "host: --log-level: unknown level 'loud' (use error, warn, info or debug)"
+            ),
             (["--frobnicate"], "host: unknown option --frobnicate"),
-            (["--plugins", "/tmp", "--shutdown-timeout=-1"], "host: --shutdown-timeout: '-1' is not a positive number of seconds"),
+            (
+                ["--plugins", "/tmp", "--shutdown-timeout=-1"],
+                "host: --shutdown-timeout: '-1' is not a positive number of seconds"
+            ),
         ] {
             // No plugin path and an XDG data folder without plugins: nothing to fall back to.
-            let result = try Command.run(host, arguments, environment: ["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": "/nonexistent-xdg"])
+            let result = try Command.run(
+                host, arguments, environment: ["SERVICEHOST_PLUGIN_PATH": "", "XDG_DATA_HOME": "/nonexistent-xdg"])
             #expect(result.status == 2, "\(arguments)")
             #expect(result.stderr.hasPrefix(message), "\(arguments): \(result.stderr)")
         }
@@ -157,7 +179,8 @@ import Testing
         // (scripts/run), and the start would stop there before the plugin folder.
         let scratch = try Scratch()
         let state = try scratch.folder("state", mode: 0o700)
-        let missing = try Command.run(host, ["--plugins", "/nonexistent/servicehost", "--log-format", "json", "--state-dir", state])
+        let missing = try Command.run(
+            host, ["--plugins", "/nonexistent/servicehost", "--log-format", "json", "--state-dir", state])
         #expect(missing.status == 2)
         #expect(
             missing.records.named(.hostLoadFailed).map { $0.message.contains("/nonexistent/servicehost") } == [true],
@@ -195,10 +218,17 @@ extension HostRunTests {
         try #require(eventually { FileManager.default.fileExists(atPath: loading) }, "the plugin was never loaded")
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
-        let order = result.records.compactMap(\.event).filter { [LogEvent.hostShuttingDown.name, LogEvent.hostReady.name, LogEvent.hostTerminated.name].contains($0) }
-        #expect(order == [LogEvent.hostShuttingDown.name, LogEvent.hostReady.name, LogEvent.hostTerminated.name], "\(result.records.text)")
+        let order = result.records.compactMap(\.event).filter {
+            [LogEvent.hostShuttingDown.name, LogEvent.hostReady.name, LogEvent.hostTerminated.name].contains($0)
+        }
+        #expect(
+            order == [LogEvent.hostShuttingDown.name, LogEvent.hostReady.name, LogEvent.hostTerminated.name],
+            "\(result.records.text)")
         #expect(result.records.named(.hostShuttingDown).first?.string("by") == "SIGTERM")
-        let lifecycle = ["willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground", "willTerminate"]
+        let lifecycle = [
+            "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground",
+            "willTerminate",
+        ]
         #expect(host.events == lifecycle.map { $0 + " test.slow" })
     }
 }

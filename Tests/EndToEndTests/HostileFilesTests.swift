@@ -71,7 +71,8 @@ import Testing
         let open = try host.scratch.folder("open", mode: 0o777)
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: open)  // past the umask
         try Plugins.probe(open + "/evil.so", ["PROBE_ID=\"test.evil\""])
-        try FileManager.default.createSymbolicLink(atPath: host.lib + "/evil.so", withDestinationPath: open + "/evil.so")
+        try FileManager.default.createSymbolicLink(
+            atPath: host.lib + "/evil.so", withDestinationPath: open + "/evil.so")
         try host.start()
         #expect(try services(host).compactMap { $0["id"] as? String } == ["test.good"])
         let result = host.stop()
@@ -97,24 +98,32 @@ import Testing
         let theirs = "/tmp/servicehost-\(user)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { _ = try? Command.run("/bin/rm", ["-rf", theirs]) }
         let make = try Command.run(
-            "/bin/sh", ["-c", "/usr/sbin/runuser -u \(user) -- mkdir -m 755 \(theirs) && cp \(built) \(theirs)/theirs.so"])
+            "/bin/sh",
+            ["-c", "/usr/sbin/runuser -u \(user) -- mkdir -m 755 \(theirs) && cp \(built) \(theirs)/theirs.so"])
         #expect(make.status == 0, "\(make.stderr)")
-        try FileManager.default.createSymbolicLink(atPath: host.lib + "/theirs.so", withDestinationPath: theirs + "/theirs.so")
+        try FileManager.default.createSymbolicLink(
+            atPath: host.lib + "/theirs.so", withDestinationPath: theirs + "/theirs.so")
         try host.start()
         #expect(try services(host).compactMap { $0["id"] as? String } == ["test.good"])
         let result = host.stop()
-        let reason = result.records.named(.loadFailed).first { $0.string("path") == host.lib + "/theirs.so" }?.string("reason") ?? ""
+        let reason =
+            result.records.named(.loadFailed).first { $0.string("path") == host.lib + "/theirs.so" }?.string("reason")
+            ?? ""
         let uid = getpwnam(user).map { $0.pointee.pw_uid } ?? 0
         #expect(
-            reason == "refused: directory \(theirs) is owned by uid \(uid), neither root nor the host's user (uid 0), on the path"
-                + " of file \(theirs)/theirs.so (fix the permissions, or pass --allow-insecure-plugins)", "\(result.records.text)")
+            reason
+                == "refused: directory \(theirs) is owned by uid \(uid), neither root nor the host's user (uid 0), on the path"
+                + " of file \(theirs)/theirs.so (fix the permissions, or pass --allow-insecure-plugins)",
+            "\(result.records.text)")
     }
 
     @Test(.timeLimit(.minutes(10))) func aPluginNamedWithBytesThatAreNotUTF8_loads_andIsShownEscaped() throws {
         let host = try RunningHost()
         let built = try Plugins.probe(host.scratch.file("built.so"), ["PROBE_ID=\"test.raw\""])
         // lib/<0xff>.so
-        let name: [CChar] = Array(host.lib.utf8CString.dropLast()) + [CChar(bitPattern: 0x2F), CChar(bitPattern: 0xFF)] + ".so".utf8CString
+        let name: [CChar] =
+            Array(host.lib.utf8CString.dropLast()) + [CChar(bitPattern: 0x2F), CChar(bitPattern: 0xFF)]
+            + ".so".utf8CString
         #expect(rename(built, name) == 0)
         let shown = host.lib + "/\\xff.so"
         try host.start()
@@ -163,7 +172,9 @@ extension HostileFilesTests {
         #expect((atLimit["services"] as? [Any])?.count == 256)
         let over = try inspectCrafted(services: 257, claims: 0)
         #expect(over["valid"] as? Bool == false)
-        #expect(over["reason"] as? String == "invalid metadata: more than 256 service records (the limit per plugin file)", "\(over)")
+        #expect(
+            over["reason"] as? String == "invalid metadata: more than 256 service records (the limit per plugin file)",
+            "\(over)")
     }
 
     @Test(.timeLimit(.minutes(10))) func claimsPerService_areLimited_atTheDocumentedLimit() throws {
@@ -173,7 +184,8 @@ extension HostileFilesTests {
         let over = try inspectCrafted(services: 1, claims: 257)
         #expect(over["valid"] as? Bool == false)
         #expect(
-            over["reason"] as? String == "invalid metadata: service test.s0 makes more than 256 claims (the limit per service)",
+            over["reason"] as? String
+                == "invalid metadata: service test.s0 makes more than 256 claims (the limit per service)",
             "\(over)")
     }
 }
@@ -191,7 +203,9 @@ enum SecondUser {
     static func available() -> String? {
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser") else { return nil }
         if getpwnam(name) != nil { return name }
-        guard let made = try? Command.run("/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/bin/sh", name]),
+        guard
+            let made = try? Command.run(
+                "/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/bin/sh", name]),
             made.status == 0 || getpwnam(name) != nil
         else { return nil }
         return name

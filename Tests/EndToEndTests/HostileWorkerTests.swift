@@ -18,7 +18,8 @@ import Testing
         try host.start(["--isolation", isolation])
         let stopped = host.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
-        #expect(stopped.stderr.contains("hostile: store_set(key, NULL, 5) answered -3"), "\(stopped.stderr)")  // SH_INVALID
+        // -3: SH_INVALID.
+        #expect(stopped.stderr.contains("hostile: store_set(key, NULL, 5) answered -3"), "\(stopped.stderr)")
     }
 
     /// A `size_t` past INT64_MAX reads as a negative Int in Swift: the worker's table trapped
@@ -32,7 +33,8 @@ import Testing
         #expect(stopped.status == 0, "\(stopped.stderr)")
         // SH_INVALID for the set; SH_OK and the value's one byte for the get (a buffer that large holds it).
         #expect(
-            stopped.stderr.contains("hostile: store_set(key, v, SIZE_MAX) answered -3; store_get(key, SIZE_MAX) answered 0, length 1"),
+            stopped.stderr.contains(
+                "hostile: store_set(key, v, SIZE_MAX) answered -3; store_get(key, SIZE_MAX) answered 0, length 1"),
             "\(stopped.stderr)")
     }
 
@@ -49,7 +51,8 @@ import Testing
         let stopped = host.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(
-            stopped.stderr.contains("broke the worker protocol (malformed frame: store_set of 9223372036854775808 bytes)"),
+            stopped.stderr.contains(
+                "broke the worker protocol (malformed frame: store_set of 9223372036854775808 bytes)"),
             "\(stopped.stderr)")
     }
 }

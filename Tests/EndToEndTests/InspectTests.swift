@@ -51,7 +51,11 @@ import Testing
 
         // The control: loading the same file does run its constructor, so the check above can fail.
         let running = try Command.start(
-            host, ["--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"), "--trace", scratch.file("t.jsonl")],
+            host,
+            [
+                "--plugins", lib, "--control", scratch.file("host.sock"), "--state-dir", scratch.file("state"),
+                "--trace", scratch.file("t.jsonl"),
+            ],
             environment: ["PROBE_MARKER": marker])
         #expect(eventually { FileManager.default.fileExists(atPath: marker) })
         running.send(SIGTERM)

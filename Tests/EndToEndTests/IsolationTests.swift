@@ -39,7 +39,9 @@ import Testing
         #expect(crashed.map { [$0.level, $0.source] } == [["error", "host"]], "\(records.text)")
         let crash = crashed.first
         #expect(crash?.strings("services") == ["test.segv"])
-        #expect(crash?.string("cause") == "signal" && crash?.int("signal") == 11 && crash?.string("event") == "didEnterBackground")
+        #expect(
+            crash?.string("cause") == "signal" && crash?.int("signal") == 11
+                && crash?.string("event") == "didEnterBackground")
         #expect(crash?.string("restart") == "0.1" && crash?.int("pid") != nil)
         let restarted = records.named(.workerRestarted)
         #expect(restarted.map { [$0.level, $0.source] } == [["info", "host"]])
@@ -51,7 +53,9 @@ import Testing
         // The crash report, the worker's stderr relayed line by line, names the plugin's own function.
         let output = records.named(.workerOutput).filter { $0.source == "test.segv" }.compactMap { $0.string("line") }
         if Sanitizer.crashReportsEnabled {
-            #expect(output.contains { $0.contains("segfault") } && output.contains { $0.contains("in segv.so") }, "\(output)")
+            #expect(
+                output.contains { $0.contains("segfault") } && output.contains { $0.contains("in segv.so") },
+                "\(output)")
         }
     }
 
@@ -105,13 +109,16 @@ import Testing
             failure["summary"] as? String == nil
                 ? false
                 : (failure["summary"] as! String).hasPrefix(
-                    "crashed 3 times within 60 s; the last time its worker was killed by signal 6 (SIGABRT) while handling didBecomeActive"))
+                    "crashed 3 times within 60 s; the last time its worker was killed by signal 6 (SIGABRT) while handling didBecomeActive"
+                ))
         #expect(failure["signalName"] as? String == "SIGABRT" && failure["event"] as? String == "didBecomeActive")
         #expect(try host.ctl("list").stdout.contains("test.loop 0.1.0 (failed)"))
         #expect(try host.ctl("list").stdout.contains("failed: crashed 3 times within 60 s"))
-        let inspect = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, plugin])
+        let inspect = try Command.run(
+            try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, plugin])
         #expect(
-            inspect.stdout.contains("    failed:   crashed 3 times within 60 s; the last time its worker was killed by signal 6 (SIGABRT)"),
+            inspect.stdout.contains(
+                "    failed:   crashed 3 times within 60 s; the last time its worker was killed by signal 6 (SIGABRT)"),
             "\(inspect.stdout)")
         let first = host.stop()
         #expect(first.status == 0)
@@ -126,8 +133,14 @@ import Testing
         func check(_ isolation: String) throws -> (status: Int32, report: [String: Any]) {
             let result = try Command.run(
                 try Repository.product("host"),
-                ["check", "--plugins", host.lib, "--state-dir", host.stateDirectory, "--isolation", isolation, "--json"])
-            return (result.status, try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]))
+                [
+                    "check", "--plugins", host.lib, "--state-dir", host.stateDirectory, "--isolation", isolation,
+                    "--json",
+                ])
+            return (
+                result.status,
+                try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            )
         }
         let blocked = try check("process")
         #expect(blocked.status == 2)
@@ -137,7 +150,8 @@ import Testing
                 == [["error", "crash-looped", "test.loop", plugin]], "\(problems)")
         #expect((blocked.report["order"] as? [[String: Any]])?.map { $0["service"] as? String } == ["test.a"])
         let inProcess = try check("in-process")
-        #expect(inProcess.status == 0 && (inProcess.report["problems"] as? [Any])?.isEmpty == true, "\(inProcess.report)")
+        #expect(
+            inProcess.status == 0 && (inProcess.report["problems"] as? [Any])?.isEmpty == true, "\(inProcess.report)")
         #expect((inProcess.report["order"] as? [[String: Any]])?.count == 2)
         #expect(
             host.events(of: "test.a") == [
@@ -149,7 +163,9 @@ import Testing
         // next start rewrites it with the file's change time.
         let recordPath = host.stateDirectory + "/failures/test.loop.json"
         let record = { () throws -> [String: Any] in
-            try #require(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: recordPath))) as? [String: Any])
+            try #require(
+                JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: recordPath))) as? [String: Any]
+            )
         }
         var legacy = try record()
         var identity = try #require(legacy["file"] as? [String: Any])
@@ -162,18 +178,25 @@ import Testing
         #expect(try host.service("test.loop")?["state"] as? String == "failed")
         #expect((try record()["file"] as? [String: Any])?["changed"] is String)
         // A new build (atomically in place): the running host notices and starts it.
-        let fixed = try Command.compileC(Repository.fixture("BadPlugins/bad.c"), to: host.scratch.file("loop.so"), defines: defines)
+        let fixed = try Command.compileC(
+            Repository.fixture("BadPlugins/bad.c"), to: host.scratch.file("loop.so"), defines: defines)
         #expect(rename(fixed, plugin) == 0)
         #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "running" })
-        let inspectAfter = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, plugin])
+        let inspectAfter = try Command.run(
+            try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, plugin])
         #expect(!inspectAfter.stdout.contains("failed:"))
         #expect(try check("process").status == 0)
         let second = host.stop().records
         #expect(
-            second.named(.workerBlocked).map { [$0.level, $0.source, $0.string("path")] } == [["error", "host", plugin]],
+            second.named(.workerBlocked).map { [$0.level, $0.source, $0.string("path")] } == [
+                ["error", "host", plugin]
+            ],
             "\(second.text)")
         #expect(second.named(.workerBlocked).first?.strings("services") == ["test.loop"])
-        #expect(second.named(.workerFileChanged).map { [$0.level, $0.source, $0.string("path")] } == [["info", "host", plugin]])
+        #expect(
+            second.named(.workerFileChanged).map { [$0.level, $0.source, $0.string("path")] } == [
+                ["info", "host", plugin]
+            ])
         #expect(second.named(.workerFileChanged).first?.strings("services") == ["test.loop"])
         #expect(second.messages(from: "test.loop").contains { $0.hasPrefix("bad test.loop: event 3 state 2") })
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/failures/test.loop.json"))
@@ -185,17 +208,22 @@ import Testing
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let failures = host.stateDirectory + "/failures"
-        try FileManager.default.createDirectory(atPath: failures, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: failures, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: host.stateDirectory)
         var record = try #require(
-            JSONSerialization.jsonObject(with: Data(contentsOf: Repository.root.appendingPathComponent("Tests/Fuzz/Corpus/state/record-signal-out-of-range.json")))
+            JSONSerialization.jsonObject(
+                with: Data(
+                    contentsOf: Repository.root.appendingPathComponent(
+                        "Tests/Fuzz/Corpus/state/record-signal-out-of-range.json")))
                 as? [String: Any])
         record["service"] = "test.a"
         record["path"] = host.lib + "/a.so"
         try JSONSerialization.data(withJSONObject: record).write(to: URL(fileURLWithPath: failures + "/test.a.json"))
 
         let check = try Command.run(
-            try Repository.product("host"), ["check", "--plugins", host.lib, "--state-dir", host.stateDirectory, "--isolation", "process", "--json"])
+            try Repository.product("host"),
+            ["check", "--plugins", host.lib, "--state-dir", host.stateDirectory, "--isolation", "process", "--json"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         try host.start(["--isolation", "process"])
         #expect(try host.service("test.a")?["state"] as? String == "running")
@@ -247,7 +275,9 @@ import Testing
         #expect(Set(before.compactMap { $0["id"] as? String }) == ["test.a", "test.c", "test.hang"], "\(before)")
         let a = try #require(before.first { $0["id"] as? String == "test.a" })
         #expect((a["lastError"] as? String)?.contains("didBecomeActive") == true, "\(a)")
-        #expect((a["events"] as? [String])?.contains("didBecomeActive") == true && a["urls"] as? [String] == ["myapp"], "\(a)")
+        #expect(
+            (a["events"] as? [String])?.contains("didBecomeActive") == true && a["urls"] as? [String] == ["myapp"],
+            "\(a)")
         let socket = try ControlSocket(path: host.control)
         socket.send(#"{"command":"background"}"# + "\n")  // never answered: the main thread is stuck
         #expect(eventually { (try? host.reply("state"))?["stuck"] != nil })
@@ -255,10 +285,12 @@ import Testing
         #expect(listed["snapshot"] as? Bool == true, "\(listed)")
         let during = try #require(listed["services"] as? [[String: Any]])
         let keys = [
-            "id", "name", "version", "path", "priority", "events", "urls", "activities", "subscriptions", "sceneRoles", "lastError",
+            "id", "name", "version", "path", "priority", "events", "urls", "activities", "subscriptions", "sceneRoles",
+            "lastError",
             "retiredCopies", "activation",
         ]
-        let shown = { (list: [[String: Any]]) in list.map { service in keys.map { "\($0)=\(service[$0] ?? "absent")" } } }
+        let shown = { (list: [[String: Any]]) in list.map { service in keys.map { "\($0)=\(service[$0] ?? "absent")" } }
+        }
         #expect(shown(during) == shown(before))
         #expect(during.first { $0["id"] as? String == "test.hang" }?["state"] as? String == "stuck")
         _ = host.signal(SIGKILL)
@@ -309,8 +341,13 @@ import Testing
                 == [["warn", "host", "test.hang", "didEnterBackground"]], "\(next.records.text)")
         #expect(unclean.first?.int("pid") != nil)
         #expect(
-            next.records.named(.safeModeSkipped).map { [$0.level, $0.source, $0.string("path")] + ($0.strings("services") ?? []) }
-                == [["warn", "loader", "\(host.lib)/a.so", "test.a"], ["warn", "loader", "\(host.lib)/hang.so", "test.hang"]])
+            next.records.named(.safeModeSkipped).map {
+                [$0.level, $0.source, $0.string("path")] + ($0.strings("services") ?? [])
+            }
+                == [
+                    ["warn", "loader", "\(host.lib)/a.so", "test.a"],
+                    ["warn", "loader", "\(host.lib)/hang.so", "test.hang"],
+                ])
         // A clean exit leaves no sentinel, so the start after it is quiet.
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/sentinel"))
     }
@@ -329,20 +366,26 @@ import Testing
             #"{"services":{"test.a":{"trusted":true,"requires":["test.b"]},"test.d":{"trusted":true,"requires":["test.a"]},"#
                 + #""test.c":{"trusted":true}}}"#)
         let check = try Command.run(
-            try Repository.product("host"), ["check", "--plugins", host.lib, "--config", config, "--safe-mode", "--json"])
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stderr)")
+            try Repository.product("host"),
+            ["check", "--plugins", host.lib, "--config", config, "--safe-mode", "--json"])
+        let report = try #require(
+            try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [String: Any], "\(check.stderr)")
         #expect(check.status == 2)
-        #expect((report["order"] as? [[String: Any]])?.compactMap { $0["service"] as? String } == ["test.c"], "\(report)")
+        #expect(
+            (report["order"] as? [[String: Any]])?.compactMap { $0["service"] as? String } == ["test.c"], "\(report)")
         let problems = (report["problems"] as? [[String: Any]] ?? []).map {
             [$0["severity"] as? String, $0["code"] as? String, $0["service"] as? String, $0["file"] as? String]
         }
         #expect(
             problems == [
-                ["warning", "safe-mode", "test.b", "\(host.lib)/b.so"], ["error", "requirement-failed", "test.a", "\(host.lib)/a.so"],
+                ["warning", "safe-mode", "test.b", "\(host.lib)/b.so"],
+                ["error", "requirement-failed", "test.a", "\(host.lib)/a.so"],
                 ["error", "requirement-failed", "test.d", "\(host.lib)/d.so"],
             ], "\(problems)")
         // Without --safe-mode the same files are clean.
-        #expect(try Command.run(try Repository.product("host"), ["check", "--plugins", host.lib, "--config", config]).status == 0)
+        #expect(
+            try Command.run(try Repository.product("host"), ["check", "--plugins", host.lib, "--config", config]).status
+                == 0)
 
         try host.start(["--safe-mode", "--config", config])
         let services = try host.reply("list")["services"] as? [[String: Any]] ?? []
@@ -378,17 +421,22 @@ import Testing
                     "PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(kinds)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_RESULT=9",
                     "PROBE_POST_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "PROBE_POST_NAME=\"b.active\"",
                 ])
-            let push = try host.scratch.write("push.json", Array(#"{"aps":{"alert":{"title":"Hi ✓"},"badge":2},"id":[1,2.5,null,true]}"#.utf8))
+            let push = try host.scratch.write(
+                "push.json", Array(#"{"aps":{"alert":{"title":"Hi ✓"},"badge":2},"id":[1,2.5,null,true]}"#.utf8))
             let fetch = try host.scratch.write("fetch.json", Array(#"{"aps":{"content-available":1},"x":"y"}"#.utf8))
             try host.start([
-                "--isolation", mode, "--launch-url", "myapp://launch", "--launch-activity", "com.example.view,https://example.com/a",
+                "--isolation", mode, "--launch-url", "myapp://launch", "--launch-activity",
+                "com.example.view,https://example.com/a",
                 "--launch-notification", push,
             ])
             return try drive(
                 host,
                 [
                     ["push", push], ["push", "--tap", "dismiss", push], ["push", fetch], ["open", "myapp://item/42"],
-                    ["activity", "com.example.view", "--url", "https://example.com/b", "--user-info", #"{"k":[1,"v"]}"#],
+                    [
+                        "activity", "com.example.view", "--url", "https://example.com/b", "--user-info",
+                        #"{"k":[1,"v"]}"#,
+                    ],
                     ["token", "00ff10ab"], ["memory-warning"], ["token-error", "no network"],
                     ["post", "queue.enqueue", #"{"n":1}"#], ["background"], ["activate"], ["terminate"],
                 ])
@@ -404,7 +452,8 @@ import Testing
     @Test func servicesSeeTheSameSceneEventsDataAndConfiguration_inAWorker_asInTheHost() throws {
         func run(_ mode: String) throws -> (probe: [String], trace: [String], replies: [String]) {
             let host = try IsolatedHost()
-            let kinds = "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES|SH_EVENT_BIT(SH_EVENT_OPEN_URL)|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
+            let kinds =
+                "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES|SH_EVENT_BIT(SH_EVENT_OPEN_URL)|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
             // b is asked first and passes; a chooses the configuration, with settings.
             try host.probe(
                 "a",
@@ -412,7 +461,9 @@ import Testing
                     "PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(kinds)", "PROBE_CONFIGURATION=\"phone\"",
                     #"PROBE_CONFIGURATION_SETTINGS="{\"theme\":\"dark\",\"n\":[1,2.5]}""#,
                 ])
-            try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(kinds)", "PROBE_PRIORITY=10", "PROBE_SCENE_ANSWER=SH_FALSE"])
+            try host.probe(
+                "b",
+                ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(kinds)", "PROBE_PRIORITY=10", "PROBE_SCENE_ANSWER=SH_FALSE"])
             try host.start([
                 "--isolation", mode, "--launch-scene", "main", "--launch-url", "myapp://launch",
                 "--launch-activity", "com.example.view,https://example.com/a",
@@ -445,11 +496,14 @@ import Testing
             isolated.probe.contains {
                 $0.contains("probe test.b: event 18 ")
                     && $0.contains(
-                        #"scene=car role=car scene-state=0 configuration=phone settings={"theme":"dark","n":[1,2.5]} urls=myapp://drive/home,myapp://b activities=com.example.nav"#)
+                        #"scene=car role=car scene-state=0 configuration=phone settings={"theme":"dark","n":[1,2.5]} urls=myapp://drive/home,myapp://b activities=com.example.nav"#
+                    )
             },
             "\(isolated.probe)")
         #expect(isolated.probe.contains { $0.contains("probe test.a: event 24 ") && $0.contains("url=myapp://launch") })
-        #expect(isolated.replies.contains { $0.contains("car: role car, foregroundActive, configuration phone") }, "\(isolated.replies)")
+        #expect(
+            isolated.replies.contains { $0.contains("car: role car, foregroundActive, configuration phone") },
+            "\(isolated.replies)")
         #expect(inProcess.probe.count > 60)
     }
 
@@ -472,7 +526,9 @@ import Testing
 
 /// Runs `commands` through `host ctl` (the last one ends the host) and returns what the probes
 /// logged, the trace and each reply, for comparing a scenario in-process and isolated.
-private func drive(_ host: IsolatedHost, _ commands: [[String]]) throws -> (probe: [String], trace: [String], replies: [String]) {
+private func drive(_ host: IsolatedHost, _ commands: [[String]]) throws -> (
+    probe: [String], trace: [String], replies: [String]
+) {
     var replies: [String] = []
     for command in commands {
         let result = try host.ctl(command)

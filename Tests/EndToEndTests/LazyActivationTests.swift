@@ -13,15 +13,33 @@ import Testing
 
     /// Three services claim `myapp`; the middle one is lazy or not. What the URL and the
     /// notification do, and who hears them in which order, must not depend on it.
-    private func scenario(lazyByConfiguration lazy: Bool, isolation: Bool = false) throws -> (replies: [[String: Any]], trace: [String], host: RunningHost) {
+    private func scenario(lazyByConfiguration lazy: Bool, isolation: Bool = false) throws -> (
+        replies: [[String: Any]], trace: [String], host: RunningHost
+    ) {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.first\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_PRIORITY=10", "PROBE_ANSWER=SH_FALSE", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_SUBSCRIBE=\"sync\""])
-        try host.probe("b", ["PROBE_ID=\"test.lazy\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_PRIORITY=5", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_SUBSCRIBE=\"sync\""])
-        try host.probe("c", ["PROBE_ID=\"test.last\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_SUBSCRIBE=\"sync\""])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.first\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_PRIORITY=10", "PROBE_ANSWER=SH_FALSE",
+                "PROBE_URL_CLAIM=\"myapp\"", "PROBE_SUBSCRIBE=\"sync\"",
+            ])
+        try host.probe(
+            "b",
+            [
+                "PROBE_ID=\"test.lazy\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_PRIORITY=5", "PROBE_URL_CLAIM=\"myapp\"",
+                "PROBE_SUBSCRIBE=\"sync\"",
+            ])
+        try host.probe(
+            "c",
+            [
+                "PROBE_ID=\"test.last\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"",
+                "PROBE_SUBSCRIBE=\"sync\"",
+            ])
         // The same list either way (a listed service starts before unlisted ones).
         let activation = lazy ? "lazy" : "eager"
         let config = try host.file(
-            "services.json", #"{"services": {"test.first": {}, "test.lazy": {"activation": "\#(activation)"}, "test.last": {}}}"#)
+            "services.json",
+            #"{"services": {"test.first": {}, "test.lazy": {"activation": "\#(activation)"}, "test.last": {}}}"#)
         try host.start(["--config", config] + (isolation ? ["--isolation", "process"] : []))
         var replies: [[String: Any]] = []
         replies.append(try host.ctlJSON("open", "myapp://item/1").reply)
@@ -42,7 +60,10 @@ import Testing
     @Test func lazyAndEager_giveTheSameAnswersAndTheSameOrder() throws {
         let eager = try scenario(lazyByConfiguration: false)
         let lazy = try scenario(lazyByConfiguration: true)
-        #expect(summary(eager.replies) == ["test.lazy test.first,test.lazy", "- test.first,test.lazy,test.last", "test.lazy test.first,test.lazy"])
+        #expect(
+            summary(eager.replies) == [
+                "test.lazy test.first,test.lazy", "- test.first,test.lazy,test.last", "test.lazy test.first,test.lazy",
+            ])
         #expect(summary(lazy.replies) == summary(eager.replies))
         #expect(lazy.trace == eager.trace)
         #expect(lazy.trace.count == 7, "\(lazy.trace)")
@@ -50,16 +71,24 @@ import Testing
         let records = lazy.host.stop().records
         // Opened once, by the first URL, launched with SH_LAUNCH_LAZY (not as a restart).
         let activated = records.named(.serviceActivated)
-        #expect(activated.map { [$0.string("service"), $0.string("trigger")] } == [["test.lazy", "URL myapp://item/1"]])
+        #expect(
+            activated.map { [$0.string("service"), $0.string("trigger")] } == [["test.lazy", "URL myapp://item/1"]])
         let launches = records.probe(1, 2).filter { $0.source == "test.lazy" }
         #expect(launches.count == 2)
-        #expect(launches.allSatisfy { $0.launchFlags.map { $0 & lazyFlag != 0 && $0 & restartFlag == 0 } == true }, "\(launches)")
+        #expect(
+            launches.allSatisfy { $0.launchFlags.map { $0 & lazyFlag != 0 && $0 & restartFlag == 0 } == true },
+            "\(launches)")
     }
 
     @Test func aLazyService_isListedNotLoaded_untilItsFirstEvent_thenWhatOpenedIt() throws {
         let host = try RunningHost()
         // Lazy by its own metadata this time, not by the configuration.
-        try host.probe("links", ["PROBE_ID=\"test.links\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY"])
+        try host.probe(
+            "links",
+            [
+                "PROBE_ID=\"test.links\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"",
+                "PROBE_FLAGS=SH_META_SERVICE_LAZY",
+            ])
         try host.probe("other", ["PROBE_ID=\"test.other\""])
         try host.start()
         var listed = try listEntry(host, "test.links")
@@ -84,7 +113,12 @@ import Testing
     @Test func aHostOfLazyServicesOnly_countsThemInItsReadyLine_andDoesNotWarnOfNone() throws {
         let lazy = try RunningHost()
         for id in ["test.one", "test.two"] {
-            try lazy.probe(id, ["PROBE_ID=\"\(id)\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY"])
+            try lazy.probe(
+                id,
+                [
+                    "PROBE_ID=\"\(id)\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\"",
+                    "PROBE_FLAGS=SH_META_SERVICE_LAZY",
+                ])
         }
         try lazy.start()
         let records = lazy.stop().records
@@ -106,14 +140,20 @@ import Testing
         let notification = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)"
         let push = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"
         let scene = "SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES"
-        try host.probe("activity", ["PROBE_ID=\"test.activity\"", "PROBE_EVENTS=\(activity)", "PROBE_ACTIVITY_CLAIM=\"com.example.view\""])
-        try host.probe("notification", ["PROBE_ID=\"test.notification\"", "PROBE_EVENTS=\(notification)", "PROBE_SUBSCRIBE=\"sync\""])
+        try host.probe(
+            "activity",
+            ["PROBE_ID=\"test.activity\"", "PROBE_EVENTS=\(activity)", "PROBE_ACTIVITY_CLAIM=\"com.example.view\""])
+        try host.probe(
+            "notification",
+            ["PROBE_ID=\"test.notification\"", "PROBE_EVENTS=\(notification)", "PROBE_SUBSCRIBE=\"sync\""])
         try host.probe("push", ["PROBE_ID=\"test.push\"", "PROBE_EVENTS=\(push)", "PROBE_RESULT=SH_PRESENT_BANNER"])
         try host.probe("car", ["PROBE_ID=\"test.car\"", "PROBE_EVENTS=\(scene)", "PROBE_SCENE_ROLE=\"car\""])
-        try host.probe("manual", ["PROBE_ID=\"test.manual\"", "PROBE_EVENTS=\(notification)", "PROBE_SUBSCRIBE=\"never\""])
+        try host.probe(
+            "manual", ["PROBE_ID=\"test.manual\"", "PROBE_EVENTS=\(notification)", "PROBE_SUBSCRIBE=\"never\""])
         let ids = ["test.activity", "test.notification", "test.push", "test.car", "test.manual"]
         let config = try host.file(
-            "services.json", #"{"services": {"# + ids.map { #""\#($0)": {"activation": "lazy"}"# }.joined(separator: ",") + "}}")
+            "services.json",
+            #"{"services": {"# + ids.map { #""\#($0)": {"activation": "lazy"}"# }.joined(separator: ",") + "}}")
         try host.start(["--config", config])
         func opened() throws -> [String: String] {
             let list = try host.ctlJSON("list").reply["services"] as? [[String: Any]] ?? []
@@ -128,7 +168,9 @@ import Testing
         #expect(try host.ctlJSON("post", "sync").reply["receivers"] as? [String] == ["test.notification"])
         #expect(try opened()["test.notification"] == "notification sync")
         try host.ctl("authorization", "authorized")
-        #expect(try host.ctlJSON("push", try host.file("p.json", #"{"aps":{"alert":"hi"}}"#)).reply["answers"] as? [String: String] == ["test.push": "banner"])
+        #expect(
+            try host.ctlJSON("push", try host.file("p.json", #"{"aps":{"alert":"hi"}}"#)).reply["answers"]
+                as? [String: String] == ["test.push": "banner"])
         #expect(try opened()["test.push"] == "push")
         // A main scene does not open a service of the car role; a car scene does.
         #expect(try host.ctl("scene", "connect", "main", "--role", "main").status == 0)
@@ -149,7 +191,10 @@ import Testing
         try host.start()
         #expect(try listEntry(host, "test.plain")?["state"] as? String == "running")
         let refused = host.stop().records.named(.serviceLazyRefused)
-        #expect(refused.map { [$0.level, $0.string("service"), $0.string("reason")] } == [["warn", "test.plain", "lifecycleOnly"]])
+        #expect(
+            refused.map { [$0.level, $0.string("service"), $0.string("reason")] } == [
+                ["warn", "test.plain", "lifecycleOnly"]
+            ])
     }
 
     @Test func aLazyServiceAnEagerOneRequires_isOpenedAtStart() throws {
@@ -157,11 +202,15 @@ import Testing
         try host.probe("a", ["PROBE_ID=\"test.base\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\""])
         try host.probe("b", ["PROBE_ID=\"test.user\""])
         let config = try host.file(
-            "services.json", #"{"services": {"test.base": {"activation": "lazy"}, "test.user": {"requires": ["test.base"]}}}"#)
+            "services.json",
+            #"{"services": {"test.base": {"activation": "lazy"}, "test.user": {"requires": ["test.base"]}}}"#)
         try host.start(["--config", config])
         #expect(try listEntry(host, "test.base")?["state"] as? String == "running")
         let refused = host.stop().records.named(.serviceLazyRefused)
-        #expect(refused.map { [$0.string("service"), $0.string("reason"), $0.string("requiredBy")] } == [["test.base", "requiredBy", "test.user"]])
+        #expect(
+            refused.map { [$0.string("service"), $0.string("reason"), $0.string("requiredBy")] } == [
+                ["test.base", "requiredBy", "test.user"]
+            ])
     }
 
     @Test func isolated_lazyService_opensInAWorker_withTheSameAnswers() throws {

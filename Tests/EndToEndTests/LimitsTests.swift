@@ -49,7 +49,8 @@ import Testing
         // are empty files: a full tmpfs still takes them.)
         #expect(
             records(result.stderr).contains {
-                $0["source"] as? String == "dev.servicehost.offline-queue" && ($0["message"] as? String)?.contains("cannot save") == true
+                $0["source"] as? String == "dev.servicehost.offline-queue"
+                    && ($0["message"] as? String)?.contains("cannot save") == true
             }, "\(result.stderr)")
         let failed = events(result.stderr, LogEvent.workerFailed.name).first?["fields"] as? [String: Any]
         #expect(failed?["record"] as? String == "unsaved", "\(result.stderr)")
@@ -70,7 +71,12 @@ import Testing
     @Test(.enabled(if: SmallFilesystem.canMount, "mounting a tmpfs needs root and a mount namespace"))
     func noInodeLeft_theFirstLaunchIsNotRecorded_andTheNextStartIsFirstAgain() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES", #"PROBE_RESTORATION="{\"type\":\"test.edit\"}""#])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENTS_SCENES",
+                #"PROBE_RESTORATION="{\"type\":\"test.edit\"}""#,
+            ])
         let disk = try SmallFilesystem(at: try host.scratch.folder("disk"), kibibytes: 512, inodes: 64)
         defer { disk.unmount() }
         let state = disk.path + "/state"
@@ -96,9 +102,15 @@ import Testing
         let unrecorded = full.records.named(.firstLaunchUnrecorded)
         #expect(unrecorded.allSatisfy { $0.level == "error" } && unrecorded.count == 2, "\(full.records.text)")
         #expect(unrecorded.contains { $0.strings("services") == ["test.a"] }, "\(full.records.text)")
-        #expect(unrecorded.allSatisfy { $0.int("errno") == Int(ENOSPC) && $0.string("path")?.hasPrefix(state + "/launched/") == true })
+        #expect(
+            unrecorded.allSatisfy {
+                $0.int("errno") == Int(ENOSPC) && $0.string("path")?.hasPrefix(state + "/launched/") == true
+            })
         let restoration = full.records.named(.sceneRestorationFailed)
-        #expect(restoration.map { [$0.level, $0.string("scene"), $0.string("path")] } == [["error", "main", state + "/scenes/main.json"]], "\(full.records.text)")
+        #expect(
+            restoration.map { [$0.level, $0.string("scene"), $0.string("path")] } == [
+                ["error", "main", state + "/scenes/main.json"]
+            ], "\(full.records.text)")
         #expect(restoration.first?.int("errno") == Int(ENOSPC))
 
         for filler in fillers { try FileManager.default.removeItem(atPath: filler) }
@@ -111,7 +123,8 @@ import Testing
 
     @Test func aLaunchNotification_overThePayloadLimit_isRefusedNamingTheLimit() throws {
         let host = try RunningHost()
-        let payload = try host.file("big.json", #"{"aps": {"alert": ""# + String(repeating: "x", count: 70_000) + #""}}"#)
+        let payload = try host.file(
+            "big.json", #"{"aps": {"alert": ""# + String(repeating: "x", count: 70_000) + #""}}"#)
         let result = try Command.run(
             try Repository.product("host"),
             [
@@ -155,7 +168,9 @@ import Testing
                 #expect(reload["replaced"] as? [String] == ["test.a"], "round \(round): \(reload)")
             } else {
                 #expect(reload["replaced"] as? [String] == [], "round \(round): \(reload)")
-                #expect(failures.count == 1 && failures[0].contains(target) && failures[0].contains("\(limit)"), "\(reload)")
+                #expect(
+                    failures.count == 1 && failures[0].contains(target) && failures[0].contains("\(limit)"), "\(reload)"
+                )
             }
         }
         let service = (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first
@@ -177,7 +192,9 @@ struct SmallFilesystem {
         try? FileManager.default.createDirectory(atPath: probe, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: probe) }
         guard mount("tmpfs", probe, "tmpfs", 0, "size=64k") == 0 else {
-            print("LimitsTests: cannot mount a tmpfs here (\(String(cString: strerror(errno)))): the full-disk test is skipped")
+            print(
+                "LimitsTests: cannot mount a tmpfs here (\(String(cString: strerror(errno)))): the full-disk test is skipped"
+            )
             return false
         }
         umount(probe)

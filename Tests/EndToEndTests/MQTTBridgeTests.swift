@@ -10,10 +10,17 @@ struct MQTTBridgeTests {
     static let bridge = "dev.servicehost.mqtt-bridge"
 
     /// A host with the bridge (clientId and hostId `id`) on `port` and the probe.
-    static func fleetHost(_ id: String, port: Int, requests: String = "events", extra: String = "") throws -> RunningHost {
+    static func fleetHost(_ id: String, port: Int, requests: String = "events", extra: String = "") throws
+        -> RunningHost
+    {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so")
-        try host.probe("probe", ["PROBE_ID=\"test.probe\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
+        try host.probe(
+            "probe",
+            [
+                "PROBE_ID=\"test.probe\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)",
+            ])
         _ = try host.file(
             "lib/services.json",
             """
@@ -179,7 +186,8 @@ struct MQTTBridgeTests {
         func sockets(_ host: RunningHost) throws -> Int {
             let folder = "/proc/\(host.process!.pid)/fd"
             return try FileManager.default.contentsOfDirectory(atPath: folder).filter {
-                ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) ?? "").hasPrefix("socket:")
+                ((try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/" + $0)) ?? "").hasPrefix(
+                    "socket:")
             }.count
         }
         let plain = try RunningHost()

@@ -20,7 +20,11 @@ import Testing
                 "PROBE_MARK_FILE=\"\(asked)\"",
             ])
         try host.probe(
-            "b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)"])
+            "b",
+            [
+                "PROBE_ID=\"test.b\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)",
+            ])
         try host.start(["--request-timeout", "2"])
         let waiting = try ControlSocket(path: host.control)
         waiting.send(#"{"id":"asked","command":"request","name":"geo.locate"}"# + "\n")
@@ -32,15 +36,20 @@ import Testing
         #expect(warned?["ok"] as? Bool == true, "\(String(describing: warned))")
         let timedOut = waiting.readReply()
         #expect(timedOut?["id"] as? String == "asked", "\(String(describing: timedOut))")
-        #expect(timedOut?["error"] as? String == "test.geo did not answer geo.locate within 2 s", "\(String(describing: timedOut))")
+        #expect(
+            timedOut?["error"] as? String == "test.geo did not answer geo.locate within 2 s",
+            "\(String(describing: timedOut))")
         let records = host.stop().records
         let memoryWarning = 9
-        let delivered = records.firstIndex { $0.source == "test.b" && $0.message.hasPrefix("probe test.b: event \(memoryWarning) ") }
+        let delivered = records.firstIndex {
+            $0.source == "test.b" && $0.message.hasPrefix("probe test.b: event \(memoryWarning) ")
+        }
         let failed = records.firstIndex { $0.event == LogEvent.requestFailed.name && $0.string("reason") == "timeout" }
         #expect(records.named(.requestFailed).map { [$0.source, $0.string("reason")] } == [["test.geo", "timeout"]])
         #expect(records.named(.completionTimeout).map { $0.string("event") } == ["request"])
         // The memory warning was carried out before the timer fired, not after it.
-        let order = try #require(delivered.flatMap { delivered in failed.map { (delivered, $0) } }, "\(records.text.suffix(3000))")
+        let order = try #require(
+            delivered.flatMap { delivered in failed.map { (delivered, $0) } }, "\(records.text.suffix(3000))")
         #expect(order.0 < order.1, "\(records.text.suffix(3000))")
     }
 }

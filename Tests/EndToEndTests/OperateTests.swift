@@ -14,7 +14,8 @@ import Testing
 
     @Test func traceLines_carryTheirStart_andDuration() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_SLEEP_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "PROBE_SLEEP_MS=20"])
+        try host.probe(
+            "a", ["PROBE_ID=\"test.a\"", "PROBE_SLEEP_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "PROBE_SLEEP_MS=20"])
         try host.start()
         try host.ctl("background")
         #expect(eventually { traceRecords(host).contains { $0["event"] as? String == "didEnterBackground" } })
@@ -51,7 +52,9 @@ import Testing
         try text.probe("a", ["PROBE_ID=\"test.a\""])
         try text.start(["--log-time", "mono", "--log-format", "text"])  // the last --log-format wins
         let ready = try #require(lines(text.stop().stderr, containing: "active with").first)
-        #expect(ready.range(of: #"^[0-9]+\.[0-9]{6} info \[host\] active with"#, options: .regularExpression) != nil, "\(ready)")
+        #expect(
+            ready.range(of: #"^[0-9]+\.[0-9]{6} info \[host\] active with"#, options: .regularExpression) != nil,
+            "\(ready)")
         let bad = try Command.run(try Repository.product("host"), ["--plugins", "/nonexistent", "--log-time", "utc"])
         #expect(bad.status == 2 && bad.stderr.contains("--log-time: unknown time 'utc' (use none, iso or mono)"))
     }
@@ -68,7 +71,9 @@ import Testing
         let stats = try #require(reply["stats"] as? [String: Any])
         let services = try #require(stats["services"] as? [[String: Any]])
         func figures(_ id: String, _ event: String) -> [String: Any]? {
-            (services.first { $0["service"] as? String == id }?["events"] as? [[String: Any]])?.first { $0["event"] as? String == event }
+            (services.first { $0["service"] as? String == id }?["events"] as? [[String: Any]])?.first {
+                $0["event"] as? String == event
+            }
         }
         // background then activate: willResignActive, didEnterBackground, willEnterForeground, didBecomeActive.
         #expect(figures("test.a", "didBecomeActive")?["count"] as? Int == 2)
@@ -78,22 +83,31 @@ import Testing
         let buckets = try #require(figures("test.a", "didBecomeActive")?["buckets"] as? [Int])
         #expect(buckets.count == 8 && buckets.reduce(0, +) == 2)
         // One service, an unknown one, and a host without --stats.
-        #expect((try host.ctlJSON("stats", "test.b").reply["stats"] as? [String: Any])?["services"] as? [[String: Any]] != nil)
+        #expect(
+            (try host.ctlJSON("stats", "test.b").reply["stats"] as? [String: Any])?["services"] as? [[String: Any]]
+                != nil)
         let unknown = try host.ctlJSON("stats", "test.nope")
-        #expect(unknown.status == 1 && (unknown.reply["error"] as? String ?? "").contains("no statistics for unknown service test.nope"))
+        #expect(
+            unknown.status == 1
+                && (unknown.reply["error"] as? String ?? "").contains("no statistics for unknown service test.nope"))
         let text = try host.ctl("stats", "test.b").stdout
         #expect(text.hasPrefix("test.b\n") && text.contains("willResignActive"))
         let plain = try RunningHost()
         try plain.probe("a", ["PROBE_ID=\"test.a\""])
         try plain.start()
         let off = try plain.ctlJSON("stats")
-        #expect(off.status == 1 && off.reply["error"] as? String == "statistics are off: start the host with --stats (or --metrics-listen)")
+        #expect(
+            off.status == 1
+                && off.reply["error"] as? String
+                    == "statistics are off: start the host with --stats (or --metrics-listen)"
+        )
     }
 
     @Test func blame_listsTheStartUpCostOfEachService_slowestFirst() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
-        try host.probe("slow", ["PROBE_ID=\"test.slow\"", "PROBE_SLEEP_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_SLEEP_MS=30"])
+        try host.probe(
+            "slow", ["PROBE_ID=\"test.slow\"", "PROBE_SLEEP_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_SLEEP_MS=30"])
         try host.start()
         let rows = try #require(try host.ctlJSON("blame").reply["blame"] as? [[String: Any]])
         #expect(rows.map { $0["service"] as? String } == ["test.slow", "test.a"])
@@ -111,7 +125,9 @@ import Testing
         try host.probe("b", ["PROBE_ID=\"test.b\""])
         try host.start()
         let stop = try host.ctlJSON("service", "stop", "test.a")
-        #expect(stop.status == 0 && (stop.reply["services"] as? [[String: Any]])?.first?["state"] as? String == "stopped by request")
+        #expect(
+            stop.status == 0
+                && (stop.reply["services"] as? [[String: Any]])?.first?["state"] as? String == "stopped by request")
         #expect(
             Array(host.events.filter { $0.hasSuffix(" test.a") }.suffix(3)) == [
                 "willResignActive test.a", "didEnterBackground test.a", "willTerminate test.a",
@@ -119,13 +135,22 @@ import Testing
         // It receives nothing while stopped, and list says so.
         try host.ctl("memory-warning")
         try host.ctl("background")
-        #expect(!host.events.contains("didEnterBackground test.b") || host.events.filter { $0 == "didEnterBackground test.a" }.count == 1)
+        #expect(
+            !host.events.contains("didEnterBackground test.b")
+                || host.events.filter { $0 == "didEnterBackground test.a" }.count == 1)
         #expect(try host.ctl("list").stdout.contains("test.a 0.1.0 (stopped by request)"))
         // Bad input: a stopped service, an unknown one.
         let again = try host.ctlJSON("service", "stop", "test.a")
-        #expect(again.status == 1 && again.reply["error"] as? String == "service test.a is not running (stopped by request); nothing to stop")
+        #expect(
+            again.status == 1
+                && again.reply["error"] as? String
+                    == "service test.a is not running (stopped by request); nothing to stop"
+        )
         let unknown = try host.ctlJSON("service", "restart", "test.nope")
-        #expect(unknown.status == 1 && (unknown.reply["error"] as? String ?? "").hasPrefix("cannot restart unknown service test.nope"), "\(unknown.reply)")
+        #expect(
+            unknown.status == 1
+                && (unknown.reply["error"] as? String ?? "").hasPrefix("cannot restart unknown service test.nope"),
+            "\(unknown.reply)")
         let badAction = try host.ctl("service", "halt", "test.a")
         #expect(badAction.status == 2 && badAction.stderr.contains("unknown action 'halt'"))
         // Start: caught up to the background, flagged as a restart.
@@ -170,12 +195,20 @@ import Testing
         #expect(restart.status == 0 && restart.reply["restarted"] as? [String] == ["test.a"])
         let newPID = try #require(try host.service("test.a")?["pid"] as? Int)
         #expect(newPID != pid)
-        #expect(Array(host.events(of: "test.a").suffix(3)) == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
+        #expect(
+            Array(host.events(of: "test.a").suffix(3)) == [
+                "willFinishLaunching", "didFinishLaunching", "didBecomeActive",
+            ])
         #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "failed" })
         let refused = try host.ctlJSON("service", "restart", "test.loop")
-        #expect(refused.status == 1 && (refused.reply["error"] as? String ?? "").hasPrefix("service test.loop is marked failed after a crash loop"))
+        #expect(
+            refused.status == 1
+                && (refused.reply["error"] as? String ?? "").hasPrefix(
+                    "service test.loop is marked failed after a crash loop")
+        )
         let all = try host.ctlJSON("list", "--all").reply["skipped"] as? [[String: Any]] ?? []
-        #expect(all.contains { $0["reason"] as? String == "crash-looped" && $0["services"] as? [String] == ["test.loop"] })
+        #expect(
+            all.contains { $0["reason"] as? String == "crash-looped" && $0["services"] as? [String] == ["test.loop"] })
     }
 
     @Test func listAll_namesEveryFileNotLoaded_withItsReason() throws {
@@ -190,7 +223,10 @@ import Testing
         let reply = try host.ctlJSON("list", "--all").reply
         let skipped = try #require(reply["skipped"] as? [[String: Any]])
         func reason(_ fragment: String) -> String? {
-            skipped.first { ($0["path"] as? String ?? "").hasSuffix(fragment) || ($0["services"] as? [String])?.contains(fragment) == true }?["reason"] as? String
+            skipped.first {
+                ($0["path"] as? String ?? "").hasSuffix(fragment)
+                    || ($0["services"] as? [String])?.contains(fragment) == true
+            }?["reason"] as? String
         }
         #expect(reason("notes.so") == "not-a-plugin")
         #expect(reason("twin.so") == "duplicate-id")
@@ -198,7 +234,9 @@ import Testing
         #expect((reply["services"] as? [[String: Any]])?.map { $0["id"] as? String } == ["test.a"])
         // Plain list is unchanged; the text of --all says why.
         #expect(try host.ctlJSON("list").reply["skipped"] == nil)
-        #expect(try host.ctl("list", "--all").stdout.contains("twin.so (test.a): duplicate-id: duplicate service id test.a"))
+        #expect(
+            try host.ctl("list", "--all").stdout.contains("twin.so (test.a): duplicate-id: duplicate service id test.a")
+        )
     }
 
     @Test func watch_streamsTraceRecords_andLogLines() throws {
@@ -225,7 +263,12 @@ import Testing
 
     @Test func aWatchClientThatNeverReads_isDropped_andTheHostKeepsServing() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)"])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING)",
+            ])
         try host.start()
         let stuck = try ControlSocket(path: host.control)
         stuck.send("{\"command\":\"watch\",\"logs\":true}\n")
@@ -242,7 +285,9 @@ import Testing
         let stderr = host.stop().stderr
         #expect(state.stdout.contains("state: active"), "\(state)\n\(stderr.suffix(3000))")
         let dropped = host.records.named(.watchDropped)
-        #expect(dropped.count == 1 && dropped.first?.level == "warn" && dropped.first?.source == "control", "\(host.records.text.suffix(3000))")
+        #expect(
+            dropped.count == 1 && dropped.first?.level == "warn" && dropped.first?.source == "control",
+            "\(host.records.text.suffix(3000))")
         #expect(dropped.first?.int("bytes") == 1_048_576)
     }
 
@@ -256,10 +301,14 @@ import Testing
         #expect(body.hasPrefix("HTTP/1.1 200 OK"))
         let text = String(body[body.range(of: "\r\n\r\n")!.upperBound...])
         #expect(text.contains("servicehost_deliveries_total{service=\"test.a\",event=\"didEnterBackground\"} 1"))
-        #expect(text.contains("servicehost_delivery_duration_seconds_bucket{service=\"test.a\",event=\"didEnterBackground\",le=\"+Inf\"} 1"))
+        #expect(
+            text.contains(
+                "servicehost_delivery_duration_seconds_bucket{service=\"test.a\",event=\"didEnterBackground\",le=\"+Inf\"} 1"
+            ))
         #expect(try httpGet(port: port, path: "/other").hasPrefix("HTTP/1.1 404"))
         guard let promtool = Promtool.path else {
-            Issue.record("promtool is not installed and apt-get could not install it: the exposition format was not validated")
+            Issue.record(
+                "promtool is not installed and apt-get could not install it: the exposition format was not validated")
             return
         }
         let scratch = try host.file("metrics.txt", text)
@@ -286,7 +335,8 @@ import Testing
             let stderr = process.wait().stderr
             #expect(stderr.contains("plugin directories from "), "\(stderr)")
         }
-        let help = try Command.run(try Repository.product("host"), ["--help"], environment: ["SERVICEHOST_PLUGIN_PATH": "/a:/b"])
+        let help = try Command.run(
+            try Repository.product("host"), ["--help"], environment: ["SERVICEHOST_PLUGIN_PATH": "/a:/b"])
         #expect(help.stdout.contains("/a:/b (from SERVICEHOST_PLUGIN_PATH)"))
     }
 
@@ -297,8 +347,13 @@ import Testing
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         try host.start(["--metrics-listen", "127.0.0.1:\(blocker.port)"], wait: false)
         let busy = host.signal(0)
-        #expect(busy.status == 2 && busy.stderr.contains("--metrics-listen 127.0.0.1:\(blocker.port): bind failed: Address already in use"))
-        let implicit = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--metrics-listen", ":9100"])
+        #expect(
+            busy.status == 2
+                && busy.stderr.contains(
+                    "--metrics-listen 127.0.0.1:\(blocker.port): bind failed: Address already in use")
+        )
+        let implicit = try Command.run(
+            try Repository.product("host"), ["--plugins", host.lib, "--metrics-listen", ":9100"])
         #expect(implicit.status == 2 && implicit.stderr.contains("':9100' has no address: give PORT for loopback only"))
     }
 }
@@ -306,10 +361,16 @@ import Testing
 /// `promtool`, installed with apt-get when missing (the Debian package `prometheus`).
 enum Promtool {
     static let path: String? = {
-        for candidate in ["/usr/bin/promtool", "/usr/local/bin/promtool"] where FileManager.default.isExecutableFile(atPath: candidate) {
+        for candidate in ["/usr/bin/promtool", "/usr/local/bin/promtool"]
+        where FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }
-        let install = try? Command.run("/bin/sh", ["-c", "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus) >/dev/null 2>&1"])
+        let install = try? Command.run(
+            "/bin/sh",
+            [
+                "-c",
+                "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus) >/dev/null 2>&1",
+            ])
         _ = install
         return FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") ? "/usr/bin/promtool" : nil
     }()
@@ -326,7 +387,9 @@ func listeningSocket() throws -> (fd: Int32, port: UInt16) {
     }
     guard bound == 0, listen(fd, 1) == 0 else { throw TestFailure("bind: errno \(errno)") }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
     return (fd, UInt16(bigEndian: address.sin_port))
 }
 
@@ -346,7 +409,9 @@ func httpGet(port: UInt16, path: String) throws -> String {
     address.sin_port = port.bigEndian
     address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
     let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard connected == 0 else { throw TestFailure("connect to port \(port): errno \(errno)") }
     let request = Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)

@@ -14,7 +14,8 @@ import Testing
 
     /// The commands whose output the test compares; every one must be in the transcripts.
     static let checked = [
-        "host ctl stats dev.servicehost.logger", "host ctl blame", "host ctl list --all", "host ctl service restart dev.servicehost.uptime",
+        "host ctl stats dev.servicehost.logger", "host ctl blame", "host ctl list --all",
+        "host ctl service restart dev.servicehost.uptime",
         "host ctl service start dev.servicehost.analytics", "host check --plugins lib; echo $?", "head -4 host.log",
     ]
 
@@ -41,7 +42,9 @@ import Testing
 
     @Test func theTranscripts_matchWhatTheCommandsPrintNow() throws {
         let steps = try Self.transcript()
-        for command in Self.checked { #expect(steps.contains { $0.command == command }, "the transcripts have no `$ \(command)`") }
+        for command in Self.checked {
+            #expect(steps.contains { $0.command == command }, "the transcripts have no `$ \(command)`")
+        }
         // The files of the transcript: five bundled plugins, a text file, a configuration.
         let scratch = try Scratch()
         _ = try scratch.folder("lib")
@@ -49,15 +52,21 @@ import Testing
             _ = try scratch.copy(try Repository.product("lib\(name).so"), to: "lib/lib\(name).so", mode: 0o644)
         }
         _ = try scratch.write("lib/notes.so", Array("hi\n".utf8))
-        _ = try scratch.write("lib/services.json", Array(#"{"services":{"dev.servicehost.analytics":{"enabled":false}}}"#.utf8))
+        _ = try scratch.write(
+            "lib/services.json", Array(#"{"services":{"dev.servicehost.analytics":{"enabled":false}}}"#.utf8))
         let log = try scratch.write("host.log", [])
         let executable = try Repository.product("host")
         let control = scratch.file("host.sock")
         // The host of the journald example and of the ctl commands: its stderr is the journal stream.
         let identity = try FileManager.default.attributesOfItem(atPath: log)
-        let stream = "\((identity[.systemNumber] as? NSNumber)?.uint64Value ?? 0):\((identity[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0)"
+        let stream =
+            "\((identity[.systemNumber] as? NSNumber)?.uint64Value ?? 0):\((identity[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0)"
         let host = try Command.start(
-            "/bin/sh", ["-c", "exec \"$0\" --plugins lib --stats --control \"$1\" --state-dir state 2>>host.log", executable, control],
+            "/bin/sh",
+            [
+                "-c", "exec \"$0\" --plugins lib --stats --control \"$1\" --state-dir state 2>>host.log", executable,
+                control,
+            ],
             environment: ["JOURNAL_STREAM": stream], directory: scratch.path)
         defer {
             host.send(SIGTERM)
@@ -82,20 +91,27 @@ import Testing
                     result = try Command.run("/bin/sh", ["-c", part], directory: scratch.path)
                 }
                 status = result.status
-                if !quiet { output += result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast() }
+                if !quiet {
+                    output += result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+                        .dropLast()
+                }
             }
             return output
         }
         #expect(eventually { (try? run("host ctl state").first) == "state: active" })
         for step in steps where step.command.hasPrefix("host ctl") || Self.checked.contains(step.command) {
-            guard !step.command.hasPrefix("host ctl watch"), !step.command.hasPrefix("host ctl service stop") else { continue }
+            guard !step.command.hasPrefix("host ctl watch"), !step.command.hasPrefix("host ctl service stop") else {
+                continue
+            }
             let real = try run(step.command)
             guard Self.checked.contains(step.command) else { continue }
             // blame is slowest first: the order depends on the machine, the lines do not.
             let sorted = step.command == "host ctl blame"
             let expected = step.output.map(Self.shape)
             let actual = real.prefix(step.command.hasPrefix("head") ? expected.count : real.count).map(Self.shape)
-            #expect(sorted ? expected.sorted() == actual.sorted() : expected == actual, "`\(step.command)` now prints:\n\(real.joined(separator: "\n"))")
+            #expect(
+                sorted ? expected.sorted() == actual.sorted() : expected == actual,
+                "`\(step.command)` now prints:\n\(real.joined(separator: "\n"))")
         }
     }
 }

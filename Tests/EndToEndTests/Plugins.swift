@@ -13,15 +13,20 @@ enum Plugins {
     static let greeter: Result<String, TestFailure> = Result {
         let package = Repository.fixture("ThirdPartyService")
         let scratch = Repository.root.appendingPathComponent(".build-fixtures/third-party").path
-        var build = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch])
+        var build = try Command.run(
+            "/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch])
         if build.status != 0 {
             // SwiftPM keeps the dependency's build plan; files added to or removed from
             // ServiceHost since the cached build leave it stale ("missing inputs"). Once afresh.
             try? FileManager.default.removeItem(atPath: scratch)
-            build = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch])
+            build = try Command.run(
+                "/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch])
         }
-        guard build.status == 0 else { throw TestFailure("building \(package) failed:\n\(build.stdout)\n\(build.stderr)") }
-        let bin = try Command.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch, "--show-bin-path"])
+        guard build.status == 0 else {
+            throw TestFailure("building \(package) failed:\n\(build.stdout)\n\(build.stderr)")
+        }
+        let bin = try Command.run(
+            "/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch, "--show-bin-path"])
         return bin.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/libGreeter.so"
     }.mapError { $0 as? TestFailure ?? TestFailure("\($0)") }
 
@@ -34,7 +39,9 @@ enum Plugins {
     /// Overwrites `target` in place (same inode, as `cp` and package managers do) with `source`.
     static func overwriteInPlace(_ target: String, with source: String) throws {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
-        guard let handle = FileHandle(forWritingAtPath: target) else { throw TestFailure("cannot open \(target) for writing") }
+        guard let handle = FileHandle(forWritingAtPath: target) else {
+            throw TestFailure("cannot open \(target) for writing")
+        }
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: bytes)
         try handle.close()

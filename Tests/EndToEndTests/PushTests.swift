@@ -13,7 +13,8 @@ import Testing
         let host = try RunningHost()
         let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_PRESENT_BANNER"])
-        try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_PRESENT_SOUND|SH_PRESENT_LIST"])
+        try host.probe(
+            "b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_PRESENT_SOUND|SH_PRESENT_LIST"])
         try host.start()
         try host.ctl("authorization", "authorized")  // as the user allowing notifications
         let (status, reply) = try host.ctlJSON("push", try host.file("p.json", alert))
@@ -25,7 +26,9 @@ import Testing
         let presented = host.stop().records.probe(10)
         #expect(presented.map(\.source) == ["test.a", "test.b"])
         #expect(
-            presented.allSatisfy { $0.message.contains("nodes=11") && $0.message.contains(#""route":"myapp://item/7""#) },
+            presented.allSatisfy {
+                $0.message.contains("nodes=11") && $0.message.contains(#""route":"myapp://item/7""#)
+            },
             "\(presented)")
     }
 
@@ -53,7 +56,12 @@ import Testing
 
     @Test func alertWhileNotActive_isTheSystemsToShow_exitThree() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)",
+            ])
         try host.start()
         try host.ctl("background")
         let result = try host.ctl("push", try host.file("p.json", alert))
@@ -65,7 +73,8 @@ import Testing
         let host = try RunningHost()
         let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_FETCH_FAILED"])
-        try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_FETCH_NO_DATA", "PROBE_COMPLETE=3"])
+        try host.probe(
+            "b", ["PROBE_ID=\"test.b\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_FETCH_NO_DATA", "PROBE_COMPLETE=3"])
         try host.probe("c", ["PROBE_ID=\"test.c\"", "PROBE_EVENTS=\(events)", "PROBE_RESULT=SH_FETCH_NEW_DATA"])
         try host.start()
         let (status, reply) = try host.ctlJSON("push", try host.file("f.json", fetch))
@@ -86,7 +95,8 @@ import Testing
         // The deadline only has to outlast two `host ctl` runs, however loaded the machine.
         try host.start(["--fetch-timeout", "5"])
         let payload = try host.file("f.json", fetch)
-        let pushing = try Command.start(try Repository.product("host"), ["ctl", "--control", host.control, "--json", "push", payload])
+        let pushing = try Command.start(
+            try Repository.product("host"), ["ctl", "--control", host.control, "--json", "push", payload])
         // Once test.never has returned from the push (it is traced then), its fetch is pending.
         try #require(eventually { host.events.contains("didReceiveRemoteNotification test.never") })
         #expect(try host.ctl("state").stdout.contains("state: active"))
@@ -106,13 +116,17 @@ import Testing
         let timeout = trace.firstIndex { $0.contains(#""service":"test.never","completion":"timeout""#) }
         let background = trace.firstIndex { $0.contains(#""event":"didEnterBackground","service":"test.never""#) }
         #expect(timeout != nil && background != nil)
-        #expect(background ?? .max < timeout ?? .min, "the background request waited for the fetch:\n\(trace.joined(separator: "\n"))")
+        #expect(
+            background ?? .max < timeout ?? .min,
+            "the background request waited for the fetch:\n\(trace.joined(separator: "\n"))")
     }
 
     @Test func secondCompletion_isIgnoredAndLogged() throws {
         let host = try RunningHost()
         let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)"
-        try host.probe("a", ["PROBE_ID=\"test.twice\"", "PROBE_EVENTS=\(events)", "PROBE_COMPLETE=2", "PROBE_RESULT=SH_FETCH_NEW_DATA"])
+        try host.probe(
+            "a",
+            ["PROBE_ID=\"test.twice\"", "PROBE_EVENTS=\(events)", "PROBE_COMPLETE=2", "PROBE_RESULT=SH_FETCH_NEW_DATA"])
         try host.start()
         let (status, reply) = try host.ctlJSON("push", try host.file("f.json", fetch))
         #expect(status == 0)
@@ -139,7 +153,8 @@ import Testing
         let records = host.stop().records
         let launch = records.probe(1).map(\.message)
         #expect(launch.count == 1)
-        #expect(launch.first?.contains("url=myapp://item/42 activity=com.example.view notification={") == true, "\(launch)")
+        #expect(
+            launch.first?.contains("url=myapp://item/42 activity=com.example.view notification={") == true, "\(launch)")
         let opened = records.probe(15).map(\.message)
         let continued = records.probe(16).map(\.message)
         let responses = records.probe(11).map(\.message)
@@ -159,12 +174,18 @@ import Testing
 
     /// Odd whitespace, keys out of order, unicode escapes, a number written the long way:
     /// what services receive is the file's bytes, whichever way the payload came in.
-    private let oddPayload = "{ \"zeta\" : 1.50 ,\n\t\"aps\":{\"alert\":\"caf\\u00e9 \\ud83d\\ude00\"} , \"alpha\":[ -0e0 ,true] }\n"
+    private let oddPayload =
+        "{ \"zeta\" : 1.50 ,\n\t\"aps\":{\"alert\":\"caf\\u00e9 \\ud83d\\ude00\"} , \"alpha\":[ -0e0 ,true] }\n"
 
     @Test(arguments: [[], ["--isolation", "process"]])
     func ctlPush_deliversThePayloadsBytes_byteForByte(isolation: [String]) throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)",
+            ])
         try host.start(isolation)
         #expect(try host.ctl("push", try host.file("odd.json", oddPayload)).status == 0)
         let presented = host.stop().records.probe(10).map(\.message)
@@ -176,7 +197,12 @@ import Testing
     @Test(arguments: [[], ["--isolation", "process"]])
     func launchNotification_deliversThePayloadsBytes_byteForByte(isolation: [String]) throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)"])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)",
+            ])
         try host.start(isolation + ["--launch-notification", try host.file("odd.json", oddPayload)])
         let records = host.stop().records
         #expect(records.probe(1).first?.message.hasSuffix(" notification=" + oddPayload) == true, "\(records.probe(1))")
@@ -187,11 +213,18 @@ import Testing
 
     @Test func aPayloadThatIsNotJSON_isRefusedByTheHost_namingTheByteAndTheReason() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)"])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)",
+            ])
         try host.start()
         let result = try host.ctl("push", try host.file("bad.json", #"{"aps":{},"n":01}"#))
         #expect(result.status != 0)
-        #expect(result.stderr.contains("the push payload is not valid JSON: byte 15: invalid number, leading zero"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("the push payload is not valid JSON: byte 15: invalid number, leading zero"),
+            "\(result.stderr)")
         #expect(try host.ctl("state").stdout.contains("state: active"))  // and it keeps serving
         #expect(host.stop().records.probe(10).isEmpty)
     }
@@ -233,7 +266,9 @@ extension PushTests {
         #expect(try host.ctl("token", "cafe").status == 0)
         #expect(try host.ctl("memory-warning").status == 0)
         _ = host.stop()
-        let tokens = host.events.filter { $0.hasPrefix("didRegisterForRemoteNotifications") || $0.hasPrefix("didReceiveMemoryWarning") }
+        let tokens = host.events.filter {
+            $0.hasPrefix("didRegisterForRemoteNotifications") || $0.hasPrefix("didReceiveMemoryWarning")
+        }
         #expect(
             tokens == [
                 "didReceiveMemoryWarning test.asks", "didReceiveMemoryWarning test.other",

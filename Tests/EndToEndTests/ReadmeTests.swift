@@ -15,16 +15,19 @@ import Testing
         #expect(
             Set(blocks.map(\.path)).isSuperset(of: [
                 "Package.swift", "Sources/Greeter/GreeterService.swift", "Sources/Greeter/servicehost.json", "hello.c",
-                "lib/services.json", "Plugins/CarDisplay/servicehost.json", "Plugins/OfflineQueue/servicehost.json", "audit.c",
+                "lib/services.json", "Plugins/CarDisplay/servicehost.json", "Plugins/OfflineQueue/servicehost.json",
+                "audit.c",
             ]), "\(blocks.map(\.path))")
 
         let scratch = try Scratch()
         // The package sits beside a checkout named ServiceHost, as the README's Package.swift expects.
         let root = try scratch.folder("MyService")
-        try FileManager.default.createSymbolicLink(atPath: scratch.file("ServiceHost"), withDestinationPath: Repository.root.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.file("ServiceHost"), withDestinationPath: Repository.root.path)
         for block in blocks {
             let path = root + "/" + block.path
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try block.text.write(toFile: path, atomically: true, encoding: .utf8)
         }
 
@@ -33,7 +36,9 @@ import Testing
             let path = root + "/" + block.path
             switch (block.path as NSString).pathExtension {
             case "json":
-                #expect((try? JSONSerialization.jsonObject(with: Data(block.text.utf8))) != nil, "\(block.path) is not JSON")
+                #expect(
+                    (try? JSONSerialization.jsonObject(with: Data(block.text.utf8))) != nil, "\(block.path) is not JSON"
+                )
                 if block.path.hasSuffix("servicehost.json") {
                     let output = path + ".generated.swift"
                     let result = try Command.run(try Repository.product("servicehost-metagen"), [path, output])
@@ -41,9 +46,12 @@ import Testing
                     generated[(path as NSString).deletingLastPathComponent] = output
                 }
             case "c":
-                #expect(throws: Never.self, "\(block.path)") { try Command.compileC(path, to: scratch.file("lib\(block.path).so")) }
+                #expect(throws: Never.self, "\(block.path)") {
+                    try Command.compileC(path, to: scratch.file("lib\(block.path).so"))
+                }
             case "swift" where block.path == "Package.swift":
-                let result = try Command.run("/usr/bin/env", ["swift", "package", "dump-package", "--package-path", root])
+                let result = try Command.run(
+                    "/usr/bin/env", ["swift", "package", "dump-package", "--package-path", root])
                 #expect(result.status == 0, "Package.swift: \(result.stderr)")
             default:
                 break

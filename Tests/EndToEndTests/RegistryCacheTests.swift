@@ -130,7 +130,9 @@ import Testing
         let cut = try run(other)
         let rebuilt = cut.named(.registryRebuilt)
         #expect(rebuilt.count == 1, "\(rebuilt)")
-        #expect(rebuilt.first?.string("reason")?.hasPrefix("corrupt or truncated: cut short in the group of \(other)/") == true, "\(rebuilt)")
+        #expect(
+            rebuilt.first?.string("reason")?.hasPrefix("corrupt or truncated: cut short in the group of \(other)/")
+                == true, "\(rebuilt)")
         #expect(counts(cut) == (0, 1))
         #expect(services(cut) == ["test.b"])
         #expect(counts(try run(host.lib)) == (1, 0))
@@ -172,7 +174,8 @@ import Testing
         let again = try run(host)
         #expect(counts(again) == (1, 0))
         #expect(again.named(.registryChanged).isEmpty)
-        let inspected = try Command.run(try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, path])
+        let inspected = try Command.run(
+            try Repository.product("host"), ["inspect", "--state-dir", host.stateDirectory, path])
         #expect(inspected.stdout.contains("service test.new"), "\(inspected.stdout)")
     }
 
@@ -187,7 +190,10 @@ import Testing
             }
         ),
         ("truncated", "corrupt or truncated", { Array($0.prefix($0.count - 9)) }),
-        ("a group longer than the file", "corrupt or truncated: cut short in the group of ", { groupLength(0xFFFF_FFFF, in: $0) }),
+        (
+            "a group longer than the file", "corrupt or truncated: cut short in the group of ",
+            { groupLength(0xFFFF_FFFF, in: $0) }
+        ),
         ("not a registry", "not a registry file (no SHRC header)", { _ in Array("garbage".utf8) }),
         (
             "another version", "written by servicehost 0.0.0-other in format 4",
@@ -233,7 +239,10 @@ import Testing
         let limit = Sanitizer.isActive ? "" : "ulimit -v 2000000 && "
         let limited = try Command.run(
             "/bin/bash",
-            ["-c", limit + "exec \"$0\" inspect --state-dir \"$1\" \"$2\"", try Repository.product("host"), host.stateDirectory, host.lib])
+            [
+                "-c", limit + "exec \"$0\" inspect --state-dir \"$1\" \"$2\"", try Repository.product("host"),
+                host.stateDirectory, host.lib,
+            ])
         #expect(limited.status == 0, "\(limited.stderr)")
         #expect(limited.stdout.contains("service test.a"), "\(limited.stdout)")
     }
@@ -267,7 +276,8 @@ import Testing
         let path = host.lib + "/a.so"
         // A registry whose entry for a.so (its real key) says it has no entry symbol: only a
         // reader of the cache can say so, since the file has one.
-        try FileManager.default.createDirectory(atPath: host.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: host.stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try Data(try Self.registry(claimingNoEntryFor: path)).write(to: URL(fileURLWithPath: registryPath(host)))
         let hostBinary = try Repository.product("host")
 
@@ -308,7 +318,8 @@ import Testing
         put(UInt64(status.st_mtim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_mtim.tv_nsec), 8, &body)
         put(UInt64(status.st_ctim.tv_sec) &* 1_000_000_000 &+ UInt64(status.st_ctim.tv_nsec), 8, &body)
         body += [0, 0]  // no entry symbol, no section
-        let version = try Command.run(try Repository.product("host"), ["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let version = try Command.run(try Repository.product("host"), ["--version"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let directory = String(path[...slash])
         // Magic, format, header length, version, group count, one group's line, checksum.
         let headerLength = 4 + 2 + 4 + 4 + version.utf8.count + 4 + 4 + directory.utf8.count + 8 + 4 + 8

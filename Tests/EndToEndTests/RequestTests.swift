@@ -11,13 +11,19 @@ import Testing
     private let didBecomeActive = 3
     private let memoryWarning = "SH_EVENT_DID_RECEIVE_MEMORY_WARNING"
 
-    private func answerer(_ host: RunningHost, _ name: String = "geo", id: String = "test.geo", events: String? = nil, extra: [String] = []) throws {
-        try host.probe(name, ["PROBE_ID=\"\(id)\"", "PROBE_EVENTS=(\(events ?? answers))", "PROBE_ANSWERS=\"geo.locate\""] + extra)
+    private func answerer(
+        _ host: RunningHost, _ name: String = "geo", id: String = "test.geo", events: String? = nil,
+        extra: [String] = []
+    ) throws {
+        try host.probe(
+            name, ["PROBE_ID=\"\(id)\"", "PROBE_EVENTS=(\(events ?? answers))", "PROBE_ANSWERS=\"geo.locate\""] + extra)
     }
 
     private func asker(_ host: RunningHost, _ extra: [String] = []) throws {
         try host.probe(
-            "asker", ["PROBE_ID=\"test.asker\"", "PROBE_ASK_ON_KIND=\(didBecomeActive)", "PROBE_ASK_NAME=\"geo.locate\""] + extra)
+            "asker",
+            ["PROBE_ID=\"test.asker\"", "PROBE_ASK_ON_KIND=\(didBecomeActive)", "PROBE_ASK_NAME=\"geo.locate\""] + extra
+        )
     }
 
     /// The asker's logged replies: "RESULT JSON".
@@ -48,7 +54,9 @@ import Testing
         #expect(replies(records) == [#"0 {"by":"test.geo","from":"test.asker","name":"geo.locate","payload":{"n":1}}"#])
         let delivered = records.probe(27).filter { $0.source == "test.geo" }.map(\.message)
         #expect(delivered.count == 3)
-        #expect(delivered.first?.contains("request=geo.locate from=test.asker nodes=3 json={\"n\":1}") == true, "\(delivered)")
+        #expect(
+            delivered.first?.contains("request=geo.locate from=test.asker nodes=3 json={\"n\":1}") == true,
+            "\(delivered)")
     }
 
     @Test func aRequest_isAnsweredInProcess_fromAServiceAndFromCtl() throws { try answered(isolation: false) }
@@ -133,7 +141,10 @@ import Testing
         #expect(!listed.contains("test.second"), "\(listed)")
         let records = host.stop().records
         let conflict = records.named(.requestConflict)
-        #expect(conflict.map { [$0.string("service"), $0.string("answerer"), $0.string("name")] } == [["test.second", "test.first", "geo.locate"]])
+        #expect(
+            conflict.map { [$0.string("service"), $0.string("answerer"), $0.string("name")] } == [
+                ["test.second", "test.first", "geo.locate"]
+            ])
         #expect(conflict.first?.level == "error")
     }
 
@@ -158,6 +169,7 @@ import Testing
         #expect(bad.status == 2 && bad.stderr.contains("not valid JSON"))
         let records = host.stop().records
         let activated = records.named(.serviceActivated)
-        #expect(activated.map { [$0.string("service"), $0.string("trigger")] } == [["test.geo", "request geo.locate"]])
+        #expect(
+            activated.map { [$0.string("service"), $0.string("trigger")] } == [["test.geo", "request geo.locate"]])
     }
 }

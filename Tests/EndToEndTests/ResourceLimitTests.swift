@@ -42,7 +42,9 @@ struct ResourceLimitTests {
 
     /// test.a in the host's process and test.x in a worker, started under `environment` and stopped:
     /// the host, what it left, and its log.
-    private func isolatedX(_ environment: (RunningHost) throws -> [String: String]) throws -> (IsolatedHost, CommandResult) {
+    private func isolatedX(_ environment: (RunningHost) throws -> [String: String]) throws -> (
+        IsolatedHost, CommandResult
+    ) {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         try host.probe("x", ["PROBE_ID=\"test.x\""])

@@ -9,7 +9,9 @@ import Testing
 
     @Test func firstClaimWins_inPriorityOrder_andLaterServicesAreNeverAsked() throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.passes\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_PRIORITY=10", "PROBE_ANSWER=SH_FALSE"])
+        try host.probe(
+            "a",
+            ["PROBE_ID=\"test.passes\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_PRIORITY=10", "PROBE_ANSWER=SH_FALSE"])
         try host.probe("b", ["PROBE_ID=\"test.claims\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_PRIORITY=5"])
         try host.probe("c", ["PROBE_ID=\"test.later\"", "PROBE_EVENTS=\(urlEvents)"])
         try host.start()
@@ -26,8 +28,10 @@ import Testing
     @Test func claimedSchemes_goOnlyToTheirOwners_andHostClaimsBeatSchemeClaims() throws {
         let host = try RunningHost()
         try host.probe("general", ["PROBE_ID=\"test.general\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_PRIORITY=100"])
-        try host.probe("scheme", ["PROBE_ID=\"test.scheme\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\""])
-        try host.probe("exact", ["PROBE_ID=\"test.exact\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp://drive\""])
+        try host.probe(
+            "scheme", ["PROBE_ID=\"test.scheme\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\""])
+        try host.probe(
+            "exact", ["PROBE_ID=\"test.exact\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp://drive\""])
         try host.start()
         #expect(try host.ctlJSON("open", "myapp://item/1").reply["handledBy"] as? String == "test.scheme")
         #expect(try host.ctlJSON("open", "MyApp://DRIVE/home").reply["handledBy"] as? String == "test.exact")
@@ -53,9 +57,11 @@ import Testing
         let host = try RunningHost()
         let events = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
         try host.probe("a", ["PROBE_ID=\"test.any\"", "PROBE_EVENTS=\(events)", "PROBE_PRIORITY=5"])
-        try host.probe("b", ["PROBE_ID=\"test.owner\"", "PROBE_EVENTS=\(events)", "PROBE_ACTIVITY_CLAIM=\"com.example.view\""])
+        try host.probe(
+            "b", ["PROBE_ID=\"test.owner\"", "PROBE_EVENTS=\(events)", "PROBE_ACTIVITY_CLAIM=\"com.example.view\""])
         try host.start()
-        let owned = try host.ctlJSON("activity", "com.example.view", "--url", "https://example.com/1", "--user-info", #"{"item":1}"#)
+        let owned = try host.ctlJSON(
+            "activity", "com.example.view", "--url", "https://example.com/1", "--user-info", #"{"item":1}"#)
         #expect(owned.reply["handledBy"] as? String == "test.owner")
         #expect(try host.ctlJSON("activity", "com.example.other").reply["handledBy"] as? String == "test.any")
         let continued = host.stop().records.probe(16)

@@ -61,7 +61,8 @@ class RunningHost {
 
     /// Runs `host ctl --json …` and parses the reply.
     func ctlJSON(_ arguments: String...) throws -> (status: Int32, reply: [String: Any]) {
-        let result = try Command.run(try Repository.product("host"), ["ctl", "--control", control, "--json"] + arguments)
+        let result = try Command.run(
+            try Repository.product("host"), ["ctl", "--control", control, "--json"] + arguments)
         let text = result.status == 1 ? String(result.stderr.dropFirst("host ctl: ".count)) : result.stdout
         let reply = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? ["raw": text]
         return (result.status, reply)

@@ -38,7 +38,8 @@ import Testing
         let records = host.stop().records
         // Every scene event sees the scene (and the configuration once it is chosen).
         #expect(
-            records.probe(18).first?.message.contains(#"scene=main role=main scene-state=0 configuration=phone settings={"theme":"dark"}"#) == true,
+            records.probe(18).first?.message.contains(
+                #"scene=main role=main scene-state=0 configuration=phone settings={"theme":"dark"}"#) == true,
             "\(records.text)")
         #expect(records.probe(20).first?.message.contains("scene-state=2") == true)
     }
@@ -84,7 +85,9 @@ import Testing
         // Main becoming active makes the app active; car stays inactive.
         step = try scene("activate", "main")
         #expect(step.state == "active")
-        #expect(step.events == ["sceneWillEnterForeground@main", "sceneDidBecomeActive@main", "didBecomeActive"].map { $0 + probe })
+        #expect(
+            step.events
+                == ["sceneWillEnterForeground@main", "sceneDidBecomeActive@main", "didBecomeActive"].map { $0 + probe })
         let list = try host.ctlJSON("scene", "list").reply["scenes"] as? [[String: Any]] ?? []
         #expect(list.map { "\($0["name"]!) \($0["state"]!)" } == ["main foregroundActive", "car foregroundInactive"])
         #expect(try host.ctl("state").stdout.contains("state: active"))
@@ -117,7 +120,8 @@ import Testing
         // SH_FROM_LAUNCH|SH_FROM_CONNECTION (3); never again as openURL or continueUserActivity.
         #expect(records.probe(1).first?.message.contains("url=myapp://item/1 activity=com.example.view") == true)
         #expect(
-            records.probe(18).first?.message.contains("urls=myapp://item/1 activities=com.example.view options-flags=1 url-flags=3") == true,
+            records.probe(18).first?.message.contains(
+                "urls=myapp://item/1 activities=com.example.view options-flags=1 url-flags=3") == true,
             "\(records.text)")
         #expect(
             records.probe(24, 15).map(\.message).filter { $0.contains("url=myapp://item/1") }
@@ -125,7 +129,10 @@ import Testing
         #expect(
             records.probe(25, 16).map(\.message).filter { $0.contains("type=com.example.view") }
                 .map { $0.contains("event 25 ") && $0.contains("flags=3") } == [true])
-        #expect(records.probe(24).map(\.message).filter { $0.contains("url=myapp://drive/home") }.map { $0.contains("flags=2") } == [true])
+        #expect(
+            records.probe(24).map(\.message).filter { $0.contains("url=myapp://drive/home") }.map {
+                $0.contains("flags=2")
+            } == [true])
         #expect(records.probe(15, 16).isEmpty)
     }
 
@@ -146,7 +153,8 @@ import Testing
         #expect(open.reply["event"] as? String == "openURL")
         #expect(open.reply["handledBy"] as? String == "test.legacy")
         #expect(open.reply["receivers"] as? [String] == ["test.scenes", "test.legacy"])
-        let activity = try host.ctlJSON("scene", "activity", "main", "com.example.view", "--url", "https://example.com/1")
+        let activity = try host.ctlJSON(
+            "scene", "activity", "main", "com.example.view", "--url", "https://example.com/1")
         #expect(activity.reply["event"] as? String == "continueUserActivity")
         #expect(activity.reply["handledBy"] as? String == "test.legacy")
         let records = host.stop().records
@@ -154,7 +162,9 @@ import Testing
         let launchURL = records.probe(24, 15).map(\.message).filter { $0.contains(" url=myapp://item/1") }
         #expect(launchURL.count == 2, "\(records.text)")
         #expect(launchURL.first?.hasPrefix("probe test.scenes: event 24 ") == true)
-        #expect(launchURL.last?.hasPrefix("probe test.legacy: event 15 ") == true && launchURL.last?.contains("launch=1") == true)
+        #expect(
+            launchURL.last?.hasPrefix("probe test.legacy: event 15 ") == true
+                && launchURL.last?.contains("launch=1") == true)
     }
 
     @Test func disconnectingOneScene_leavesTheActiveOneAndTheApp_andTheLastOneSendsTheAppToTheBackground() throws {
@@ -168,7 +178,9 @@ import Testing
         #expect((reply["scene"] as? [String: Any])?["state"] as? String == "unattached")
         #expect(
             Array(sceneTrace(host.tracePath).dropFirst(before))
-                == ["sceneWillResignActive@car", "sceneDidEnterBackground@car", "sceneDidDisconnect@car"].map { $0 + " test.scenes" })
+                == ["sceneWillResignActive@car", "sceneDidEnterBackground@car", "sceneDidDisconnect@car"].map {
+                    $0 + " test.scenes"
+                })
         let list = try host.ctlJSON("scene", "list").reply["scenes"] as? [[String: Any]] ?? []
         #expect(list.map { "\($0["name"]!) \($0["state"]!)" } == ["main foregroundActive"])
 
@@ -177,7 +189,9 @@ import Testing
         #expect(last.reply["state"] as? String == "background")
         let activate = try host.ctl("activate")
         #expect(activate.status == 1)
-        #expect(activate.stderr.contains("the app uses scenes and none is connected (connect one: host ctl scene connect NAME)"))
+        #expect(
+            activate.stderr.contains(
+                "the app uses scenes and none is connected (connect one: host ctl scene connect NAME)"))
         // A scene coming back brings the app back; a name may be reused once disconnected.
         let again = try host.ctlJSON("scene", "connect", "main")
         #expect(again.reply["state"] as? String == "active")
@@ -230,15 +244,25 @@ import Testing
         #expect(try host.ctl("scene", "background", "main").status == 0)
         let cases: [([String], String)] = [
             (["scene", "activate", "nowhere"], #"unknown scene "nowhere" (connected: main)"#),
-            (["scene", "resign", "main"], #"cannot resign scene "main": it is background, and only a foregroundActive scene resigns"#),
-            (["scene", "connect", "main"], #"a scene named "main" is already connected (disconnect it first, or choose another name)"#),
-            (["scene", "connect", "car", "--role", "carplay"], #"unknown scene role "carplay" (one of main, car, external)"#),
+            (
+                ["scene", "resign", "main"],
+                #"cannot resign scene "main": it is background, and only a foregroundActive scene resigns"#
+            ),
+            (
+                ["scene", "connect", "main"],
+                #"a scene named "main" is already connected (disconnect it first, or choose another name)"#
+            ),
+            (
+                ["scene", "connect", "car", "--role", "carplay"],
+                #"unknown scene role "carplay" (one of main, car, external)"#
+            ),
             (["scene", "connect", "bad name"], #"invalid scene name "bad name""#),
             (["scene", "open", "main", "no scheme"], #"invalid URL "no scheme""#),
             (["scene", "fly", "main"], #"scene: unknown action "fly""#),
         ]
         for (arguments, message) in cases {
-            let result = try Command.run(try Repository.product("host"), ["ctl", "--control", host.control] + arguments)
+            let result = try Command.run(
+                try Repository.product("host"), ["ctl", "--control", host.control] + arguments)
             #expect(result.status == 1, "\(arguments)")
             #expect(result.stderr.contains("host ctl: " + message), "\(arguments): \(result.stderr)")
         }
@@ -283,7 +307,8 @@ import Testing
         #expect(
             Array(sceneTrace(host.tracePath).dropFirst(before))
                 == [
-                    "configurationForConnecting@main", "sceneWillConnect@main", "sceneWillEnterForeground@main", "sceneDidBecomeActive@main",
+                    "configurationForConnecting@main", "sceneWillConnect@main", "sceneWillEnterForeground@main",
+                    "sceneDidBecomeActive@main",
                 ].map { $0 + " test.scenes" })
     }
 
@@ -297,7 +322,9 @@ import Testing
         #expect(main.status == 0)
         #expect((main.reply["scene"] as? [String: Any])?["configuration"] as? String == "default")
         let car = (try host.ctlJSON("scene", "list").reply["scenes"] as? [[String: Any]])?.first
-        #expect(car?["configuration"] as? String == "car" && car?["configuredBy"] as? String == "dev.servicehost.cardisplay")
+        #expect(
+            car?["configuration"] as? String == "car" && car?["configuredBy"] as? String == "dev.servicehost.cardisplay"
+        )
         #expect(
             try host.ctlJSON("scene", "open", "car", "myapp://drive/home").reply["handledBy"] as? String
                 == "dev.servicehost.cardisplay")
@@ -323,7 +350,9 @@ import Testing
         let deeplinks = records.messages(from: "dev.servicehost.deeplinks")
         #expect(deeplinks.filter { $0 == "deeplinks: open item 7" }.count == 1, "\(deeplinks)")
         #expect(deeplinks.filter { $0 == "deeplinks: open item 3" }.count == 1)
-        #expect(records.messages(from: "dev.servicehost.logger").contains("scene car sceneDidBecomeActive (foregroundActive)"))
+        #expect(
+            records.messages(from: "dev.servicehost.logger").contains(
+                "scene car sceneDidBecomeActive (foregroundActive)"))
     }
 }
 
@@ -341,13 +370,16 @@ import Testing
     private func sceneLines(_ records: [LogRecord], _ service: String) -> [String] {
         records.probe(18, 19, 20, 21, 22, 23).filter { $0.source == service }.map { record in
             let fields = record.message.split(separator: " ")
-            let value = { (key: String) in fields.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) } ?? "?" }
+            let value = { (key: String) in
+                fields.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) } ?? "?"
+            }
             return "\(fields.dropFirst(3).first ?? "?") \(value("scene")) \(value("scene-state"))"
         }
     }
 
     @Test(arguments: [false, true])
-    func aServiceAddedByReload_isToldOfTheConnectedScenes_andOneRemovedSeesThemGo_asAtTermination(isolated: Bool) throws {
+    func aServiceAddedByReload_isToldOfTheConnectedScenes_andOneRemovedSeesThemGo_asAtTermination(isolated: Bool) throws
+    {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.early\"", "PROBE_EVENTS=\(sceneEvents)"])
         try host.start(["--launch-scene", "main"] + (isolated ? ["--isolation", "process"] : []))
@@ -356,7 +388,11 @@ import Testing
         try host.probe("b", ["PROBE_ID=\"test.late\"", "PROBE_EVENTS=\(sceneEvents)"])
         try host.probe("c", ["PROBE_ID=\"test.car\"", "PROBE_EVENTS=\(sceneEvents)", "PROBE_SCENE_ROLE=\"car\""])
         #expect(try host.ctlJSON("reload").reply["added"] as? [String] == ["test.late", "test.car"])
-        let trace = { (service: String) in sceneTrace(host.tracePath).filter { $0.hasSuffix(" " + service) }.map { String($0.dropLast(service.count + 1)) } }
+        let trace = { (service: String) in
+            sceneTrace(host.tracePath).filter { $0.hasSuffix(" " + service) }.map {
+                String($0.dropLast(service.count + 1))
+            }
+        }
         // Each scene connects and moves to its state, one after the other; the app follows them.
         #expect(
             trace("test.late") == [
@@ -378,7 +414,10 @@ import Testing
             "sceneDidDisconnect@car", "sceneDidDisconnect@main", "willTerminate",
         ]
         #expect(Array(trace("test.late").dropFirst(9)) == goodbye)
-        #expect(Array(trace("test.car").dropFirst(6)) == ["willResignActive", "didEnterBackground", "sceneDidDisconnect@car", "willTerminate"])
+        #expect(
+            Array(trace("test.car").dropFirst(6)) == [
+                "willResignActive", "didEnterBackground", "sceneDidDisconnect@car", "willTerminate",
+            ])
         let records = host.stop().records
         // The early service's termination is what the removed one saw at the reload.
         #expect(Array(trace("test.early").suffix(goodbye.count)) == goodbye)
@@ -400,14 +439,17 @@ import Testing
                 "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_OPEN_URL)|SH_EVENT_BIT(SH_EVENT_SCENE_DID_BECOME_ACTIVE)"
                 + "|SH_EVENT_BIT(SH_EVENT_SCENE_DID_ENTER_BACKGROUND)"
             try host.probe("a", ["PROBE_ID=\"test.links\"", "PROBE_EVENTS=\(events)", "PROBE_URL_CLAIM=\"myapp\""])
-            let config = try host.file("services.json", #"{"services": {"test.links": {"activation": "\#(lazy ? "lazy" : "eager")"}}}"#)
+            let config = try host.file(
+                "services.json", #"{"services": {"test.links": {"activation": "\#(lazy ? "lazy" : "eager")"}}}"#)
             try host.start(["--config", config])
             #expect(try host.ctl("scene", "connect", "main").status == 0)
             #expect(try host.ctl("scene", "connect", "car", "--role", "car").status == 0)
             #expect(try host.ctl("scene", "background", "car").status == 0)
             #expect(try host.ctlJSON("open", "myapp://x").reply["handledBy"] as? String == "test.links")
             #expect(try host.ctl("scene", "background", "main").status == 0)
-            let trace = sceneTrace(host.tracePath).filter { $0.hasSuffix(" test.links") }.map { String($0.dropLast(" test.links".count)) }
+            let trace = sceneTrace(host.tracePath).filter { $0.hasSuffix(" test.links") }.map {
+                String($0.dropLast(" test.links".count))
+            }
             let records = host.stop().records
             #expect(records.named(.serviceActivated).map { $0.string("trigger") } == (lazy ? ["URL myapp://x"] : []))
             return trace
@@ -415,11 +457,18 @@ import Testing
         let after = ["openURL", "willResignActive", "sceneDidEnterBackground@main", "didEnterBackground"]
         let eager = try run(lazy: false)
         #expect(
-            eager == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive", "sceneDidBecomeActive@main", "sceneDidBecomeActive@car", "sceneDidEnterBackground@car"] + after)
+            eager == [
+                "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "sceneDidBecomeActive@main",
+                "sceneDidBecomeActive@car", "sceneDidEnterBackground@car",
+            ] + after)
         // Opened by the URL: launched, then told of each scene (the shortest way to its state,
         // the app following), then the URL; from there on it hears exactly what the eager one does.
         let lazy = try run(lazy: true)
-        #expect(lazy == ["willFinishLaunching", "didFinishLaunching", "sceneDidBecomeActive@main", "didBecomeActive", "sceneDidEnterBackground@car"] + after)
+        #expect(
+            lazy == [
+                "willFinishLaunching", "didFinishLaunching", "sceneDidBecomeActive@main", "didBecomeActive",
+                "sceneDidEnterBackground@car",
+            ] + after)
     }
 }
 

@@ -16,7 +16,8 @@ import Testing
         #expect(!host.events.contains { $0.hasSuffix(" test.off") })
         let start = try host.ctlJSON("service", "start", "test.off")
         #expect(start.status == 0, "\(start.reply)")
-        #expect((start.reply["services"] as? [[String: Any]])?.first?["state"] as? String == "running", "\(start.reply)")
+        #expect(
+            (start.reply["services"] as? [[String: Any]])?.first?["state"] as? String == "running", "\(start.reply)")
         // Caught up to the background through the one catch-up, as a late service.
         #expect(
             host.events.filter { $0.hasSuffix(" test.off") } == [
@@ -24,7 +25,8 @@ import Testing
             ])
         let all = try host.ctlJSON("list", "--all").reply
         #expect((all["services"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["test.a", "test.off"])
-        #expect(!((all["skipped"] as? [[String: Any]]) ?? []).contains { ($0["services"] as? [String]) == ["test.off"] })
+        #expect(
+            !((all["skipped"] as? [[String: Any]]) ?? []).contains { ($0["services"] as? [String]) == ["test.off"] })
         // It then receives what the others do.
         try host.ctl("activate")
         #expect(host.events.contains("didBecomeActive test.off"))
@@ -45,7 +47,10 @@ import Testing
         #expect(refused.status == 1 && refused.reply["error"] as? String == "service test.a is already running")
         // The insecure file's service id is not known (its metadata is not read): unknown.
         let insecure = try host.ctlJSON("service", "start", "test.open")
-        #expect(insecure.status == 1 && (insecure.reply["error"] as? String ?? "").hasPrefix("cannot start unknown service test.open"), "\(insecure.reply)")
+        #expect(
+            insecure.status == 1
+                && (insecure.reply["error"] as? String ?? "").hasPrefix("cannot start unknown service test.open"),
+            "\(insecure.reply)")
         // A service left out because its requirement failed is refused with that reason.
         let other = try RunningHost()
         try other.probe("b", ["PROBE_ID=\"test.b\""])
@@ -53,7 +58,10 @@ import Testing
         let config = try other.file("services.json", #"{"services":{"test.b":{"requires":["test.c"]}}}"#)
         try other.start(["--config", config])
         let skipped = try other.ctlJSON("list", "--all").reply["skipped"] as? [[String: Any]] ?? []
-        #expect(skipped.contains { $0["reason"] as? String == "requirement-failed" && $0["services"] as? [String] == ["test.b"] }, "\(skipped)")
+        #expect(
+            skipped.contains {
+                $0["reason"] as? String == "requirement-failed" && $0["services"] as? [String] == ["test.b"]
+            }, "\(skipped)")
         let blocked = try other.ctlJSON("service", "start", "test.b")
         #expect(
             blocked.status == 1

@@ -19,7 +19,9 @@ import Testing
     @Test func noHostLogCallNamesItsEventWithAString() throws {
         let literal = /event:\s*"|LogEvent\(rawValue:\s*"/
         let uses = try Self.codeLines(in: ["Sources/HostCore", "Sources/host"]).filter { $0.code.contains(literal) }
-        #expect(uses.map(\.place) == [], "name a LogEvent case (Sources/LogEvents/LogEvent.swift), adding a row for a new one")
+        #expect(
+            uses.map(\.place) == [],
+            "name a LogEvent case (Sources/LogEvents/LogEvent.swift), adding a row for a new one")
     }
 
     /// A system call interrupted by a signal is called again by one helper, `retryingOnInterrupt`

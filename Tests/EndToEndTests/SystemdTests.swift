@@ -6,7 +6,9 @@ import Testing
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
 @Suite(.timeLimit(.minutes(10))) struct SystemdTests {
     /// A host of one probe under a stand-in systemd, its watchdog at `watchdogUsec`.
-    private func start(watchdogUsec: String) throws -> (host: RunningHost, systemd: DatagramListener, process: Command.Running) {
+    private func start(watchdogUsec: String) throws -> (
+        host: RunningHost, systemd: DatagramListener, process: Command.Running
+    ) {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let systemd = try DatagramListener(path: host.scratch.file("notify.sock"))

@@ -39,7 +39,9 @@ import Testing
         try host.start(["--config", config, "--allow-insecure-plugins"])
         #expect(try host.ctlJSON("list").reply["services"] as? [[String: Any]] != nil)
         _ = host.stop()
-        #expect(host.records.messages(from: "test.a").contains { $0.contains(#"settings={"from":"config"}"#) }, "\(host.records.text)")
+        #expect(
+            host.records.messages(from: "test.a").contains { $0.contains(#"settings={"from":"config"}"#) },
+            "\(host.records.text)")
     }
 
     @Test(.timeLimit(.minutes(10))) func aConfigurationInAWorldWritableFolder_isRefusedNamingTheFolder() throws {
@@ -62,14 +64,18 @@ import Testing
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let config = try host.scratch.write("lib/services.json", Array(Self.config.utf8), mode: 0o646)
-        let result = try Command.run(try Repository.product("host"), ["--plugins", host.lib, "--state-dir", host.stateDirectory])
+        let result = try Command.run(
+            try Repository.product("host"), ["--plugins", host.lib, "--state-dir", host.stateDirectory])
         #expect(result.status == 2)
         #expect(
-            result.stderr.contains("refused: configuration file \(resolved(config)) is writable by other users (mode 0646)"),
+            result.stderr.contains(
+                "refused: configuration file \(resolved(config)) is writable by other users (mode 0646)"),
             "\(result.stderr)")
     }
 
-    @Test(.timeLimit(.minutes(10))) func aStateDirectoryUnderAGroupWritableFolder_isRefusedNamingIt_unlessAllowed() throws {
+    @Test(.timeLimit(.minutes(10))) func aStateDirectoryUnderAGroupWritableFolder_isRefusedNamingIt_unlessAllowed()
+        throws
+    {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         let parent = try host.scratch.folder("shared")

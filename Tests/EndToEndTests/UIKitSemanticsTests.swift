@@ -71,12 +71,15 @@ import Testing
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=10"])
         try host.probe("b", ["PROBE_ID=\"test.b\"", "PROBE_PRIORITY=5"])
         // 12345 is neither SH_OK nor SH_FALSE: an unknown result, which counts as a failure.
-        try host.probe("req", ["PROBE_ID=\"test.req\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=12345"])
+        try host.probe(
+            "req",
+            ["PROBE_ID=\"test.req\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=12345"])
         let config = try host.file("services.json", #"{"services": {"test.req": {"policy": "required"}}}"#)
         let result = try Command.run(
             try Repository.product("host"),
             [
-                "--plugins", host.lib, "--config", config, "--control", host.control, "--state-dir", host.stateDirectory,
+                "--plugins", host.lib, "--config", config, "--control", host.control, "--state-dir",
+                host.stateDirectory,
                 "--trace", host.tracePath, "--log-format", "json",
             ])
         #expect(result.status == 2)
@@ -85,7 +88,8 @@ import Testing
             host.events == [
                 "willFinishLaunching test.req", "willFinishLaunching test.a", "willFinishLaunching test.b",
                 "didFinishLaunching test.req", "didFinishLaunching test.a", "didFinishLaunching test.b",
-                "didEnterBackground test.b", "didEnterBackground test.a", "willTerminate test.b", "willTerminate test.a",
+                "didEnterBackground test.b", "didEnterBackground test.a", "willTerminate test.b",
+                "willTerminate test.a",
             ])
         let required = result.records.named(.hostRequiredFailed)
         #expect(required.map { [$0.level, $0.source] } == [["error", "host"]], "\(result.records.text)")
@@ -98,12 +102,15 @@ import Testing
     @Test(.timeLimit(.minutes(10)))
     func unknownLaunchResult_stopsAnOptionalServiceToo() throws {
         let host = try RunningHost()
-        try host.probe("odd", ["PROBE_ID=\"test.odd\"", "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=12345"])
+        try host.probe(
+            "odd",
+            ["PROBE_ID=\"test.odd\"", "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=12345"])
         try host.probe("ok", ["PROBE_ID=\"test.ok\""])
         try host.start()
         let services = try host.ctlJSON("list").reply["services"] as? [[String: Any]]
         // test.odd is listed as loaded but stopped: it gets no events.
-        #expect(services?.filter { $0["state"] as? String == "running" }.compactMap { $0["id"] as? String } == ["test.ok"])
+        #expect(
+            services?.filter { $0["state"] as? String == "running" }.compactMap { $0["id"] as? String } == ["test.ok"])
         #expect(services?.first { $0["id"] as? String == "test.odd" }?["state"] as? String == "failed to launch")
         let records = host.stop().records
         #expect(
@@ -137,7 +144,8 @@ import Testing
                         "didReceiveNotificationResponse test.a active",
                     ]
                     : [
-                        "willEnterForeground test.a inactive", "didBecomeActive test.a active", "didReceiveNotificationResponse test.a active",
+                        "willEnterForeground test.a inactive", "didBecomeActive test.a active",
+                        "didReceiveNotificationResponse test.a active",
                     ]))
     }
 
@@ -151,8 +159,14 @@ import Testing
         #expect(try host.ctl("push", try host.file("fetch.json", fetch)).status == 0)
         _ = host.stop()
         let lines = traceObjects(host.tracePath).filter { $0["event"] as? String == "didReceiveRemoteNotification" }
-        let delivered = Dictionary(uniqueKeysWithValues: lines.filter { $0["result"] != nil }.map { ($0["service"] as! String, $0["seq"] as! Int) })
-        let completed = Dictionary(uniqueKeysWithValues: lines.filter { $0["completion"] != nil }.map { ($0["service"] as! String, $0["seq"] as! Int) })
+        let delivered = Dictionary(
+            uniqueKeysWithValues: lines.filter { $0["result"] != nil }.map {
+                ($0["service"] as! String, $0["seq"] as! Int)
+            })
+        let completed = Dictionary(
+            uniqueKeysWithValues: lines.filter { $0["completion"] != nil }.map {
+                ($0["service"] as! String, $0["seq"] as! Int)
+            })
         #expect(delivered.count == 3 && Set(delivered.values).count == 3)
         #expect(completed == delivered, "a completion line carries its own delivery's seq")
     }
@@ -206,9 +220,13 @@ import Testing
         #expect(
             records.messages(from: "test.a").filter { $0.contains("authorization request -> 0") }.count == 1,
             "prompt leaves it notDetermined: \(records.text)")
-        #expect(records.probe(26).map { $0.message.components(separatedBy: " status=")[1] } == ["1 allowed=0", "2 allowed=15"])
+        #expect(
+            records.probe(26).map { $0.message.components(separatedBy: " status=")[1] } == [
+                "1 allowed=0", "2 allowed=15",
+            ])
         // The status is in the state directory: the next host starts authorized.
-        let saved = try String(contentsOfFile: host.stateDirectory + "/notifications/authorization.json", encoding: .utf8)
+        let saved = try String(
+            contentsOfFile: host.stateDirectory + "/notifications/authorization.json", encoding: .utf8)
         #expect(saved.contains(#""status":"authorized""#))
         try host.start(["--isolation", isolation])
         #expect(authorization(try host.ctlJSON("authorization").reply) == "authorized")
@@ -217,11 +235,18 @@ import Testing
     @Test(.timeLimit(.minutes(10)), arguments: [("grant", "2"), ("deny", "1")])
     func authorizationRequest_isAnsweredByThePolicy(policy: String, status: String) throws {
         let host = try RunningHost()
-        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(pushEvents)", "PROBE_REQUEST_AUTHORIZATION=SH_AUTHORIZE_ALERT|SH_AUTHORIZE_BADGE"])
+        try host.probe(
+            "a",
+            [
+                "PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(pushEvents)",
+                "PROBE_REQUEST_AUTHORIZATION=SH_AUTHORIZE_ALERT|SH_AUTHORIZE_BADGE",
+            ])
         try host.start(["--notification-authorization", policy])
         let reply = try host.ctlJSON("authorization").reply
         #expect(authorization(reply) == (policy == "grant" ? "authorized" : "denied"))
-        if policy == "grant" { #expect((reply["authorization"] as? [String: Any])?["allowed"] as? [String] == ["banner", "list", "badge"]) }
+        if policy == "grant" {
+            #expect((reply["authorization"] as? [String: Any])?["allowed"] as? [String] == ["banner", "list", "badge"])
+        }
         let records = host.stop().records
         #expect(
             records.messages(from: "test.a").filter { $0.contains("authorization request -> \(status)") }.count == 1,
@@ -237,7 +262,8 @@ import Testing
             atPath: host.stateDirectory + "/notifications", withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: host.stateDirectory)
-        try Data("{\"status\":".utf8).write(to: URL(fileURLWithPath: host.stateDirectory + "/notifications/authorization.json"))
+        try Data("{\"status\":".utf8).write(
+            to: URL(fileURLWithPath: host.stateDirectory + "/notifications/authorization.json"))
         try host.start(["--notification-authorization", "prompt"])
         #expect(authorization(try host.ctlJSON("authorization").reply) == "notDetermined")
         try host.ctl("authorization", "provisional")
@@ -246,7 +272,8 @@ import Testing
         #expect(unreadable.map { [$0.level, $0.source] } == [["error", "host"]], "\(records.text)")
         #expect(unreadable.first?.string("path")?.hasSuffix("/notifications/authorization.json") == true)
         #expect(unreadable.first?.string("reason") == "corrupt: not a saved authorization", "\(records.text)")
-        let saved = try String(contentsOfFile: host.stateDirectory + "/notifications/authorization.json", encoding: .utf8)
+        let saved = try String(
+            contentsOfFile: host.stateDirectory + "/notifications/authorization.json", encoding: .utf8)
         #expect(saved.contains(#""status":"provisional""#) && saved.contains(#""allowed":["list"]"#))
     }
 
@@ -276,7 +303,8 @@ import Testing
         let records = host.stop().records
         let connects = records.probe(18).map(\.message)
         #expect(connects.count == 2)
-        #expect(connects.first?.contains(#"restoration=test.edit restoration-info={"draft":7}"#) == true, "\(records.text)")
+        #expect(
+            connects.first?.contains(#"restoration=test.edit restoration-info={"draft":7}"#) == true, "\(records.text)")
         // The second connection of this run: the scene went away again and saved anew.
         #expect(connects.last?.contains("restoration=test.edit") == true)
         #expect(records.messages(from: "test.a").filter { $0.contains("restoration saved -> 0") }.count >= 2)
@@ -303,14 +331,17 @@ import Testing
         #expect(try host.ctlJSON("scene", "activate", "main").status == 0)
         let records = host.stop().records
         let unreadable = records.named(.sceneRestorationUnreadable).first
-        #expect(unreadable.map { [$0.level, $0.source, $0.string("scene")] } == ["error", "host", "main"], "\(records.text)")
+        #expect(
+            unreadable.map { [$0.level, $0.source, $0.string("scene")] } == ["error", "host", "main"], "\(records.text)"
+        )
         #expect(unreadable?.string("path")?.hasSuffix("/scenes/main.json") == true)
         #expect(
             unreadable?.string("reason")?.hasPrefix("corrupt: the restoration activity is not valid JSON") == true,
             "\(records.text)")
         // Refused with a warning each time; what was saved before stays.
         let refused = records.named(.sceneRestorationRefused).first
-        #expect(refused.map { [$0.level, $0.source, $0.string("scene")] } == ["warn", "test.a", "main"], "\(records.text)")
+        #expect(
+            refused.map { [$0.level, $0.source, $0.string("scene")] } == ["warn", "test.a", "main"], "\(records.text)")
         #expect(
             refused?.string("reason").map {
                 $0.hasPrefix("the restoration activity is ") && $0.contains("bytes, over the limit of 65536 bytes")
@@ -343,5 +374,7 @@ private func trace(_ path: String) -> [(object: [String: Any], line: String)] {
 /// Every line of the trace, deliveries and completions.
 private func traceObjects(_ path: String) -> [[String: Any]] {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-    return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    return text.split(separator: "\n").compactMap {
+        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
 }

@@ -18,7 +18,8 @@ import Testing
         #expect(Clock.iso(seconds: 1_763_785_800) == "2025-11-22T04:30:00Z")
         // The epoch, a leap day, the last second of 9999, before 1000 and after 9999 (strftime's
         // own path), a garbage value a corrupt sentinel could hold.
-        for seconds in [0, 951_782_400, 253_402_300_799, -30_610_224_000, 253_402_300_800, Int.max / 2, -1, 59, 86_399] {
+        for seconds in [0, 951_782_400, 253_402_300_799, -30_610_224_000, 253_402_300_800, Int.max / 2, -1, 59, 86_399]
+        {
             #expect(Clock.iso(seconds: seconds) == strftimeText(seconds), "\(seconds)")
         }
     }

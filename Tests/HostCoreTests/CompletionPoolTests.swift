@@ -17,7 +17,8 @@ import Testing
         init() throws {
             scratch = try Scratch()
             path = scratch.file("log.jsonl")
-            log = Log(level: .debug, format: .json, descriptor: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600))
+            log = Log(
+                level: .debug, format: .json, descriptor: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600))
         }
 
         var events: [String] {
@@ -88,7 +89,8 @@ import Testing
         let relayed = Answers()
         let target = Target()
         let pool = CompletionPool(quarantine: 4)
-        let (slot, table) = pool.acquire(serviceID: "test.a", event: .willPresentNotification, log: file.log) { result, _ in
+        let (slot, table) = pool.acquire(serviceID: "test.a", event: .willPresentNotification, log: file.log) {
+            result, _ in
             relayed.results.withLock { $0.append(result) }
         }
         pool.attach(target, to: slot)

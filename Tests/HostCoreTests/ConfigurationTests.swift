@@ -234,7 +234,10 @@ import Testing
         let scratch = try Scratch()
         let path = scratch.file("absent.json")
         #expect(try HostConfiguration.loadIfPresent(path: path) == nil)
-        #expect(throws: ConfigurationError(file: path, code: .unreadable(SystemError(operation: "open", path: path, errno: ENOENT)))) {
+        #expect(
+            throws: ConfigurationError(
+                file: path, code: .unreadable(SystemError(operation: "open", path: path, errno: ENOENT)))
+        ) {
             try HostConfiguration.load(path: path)
         }
         #expect((try? HostConfiguration.load(path: path)) == nil)

@@ -11,14 +11,18 @@ import Testing
     /// What `host ctl` writes for each command line is read by the host as that command.
     @Test func ctlMessages_areReadByTheHost_asTheCommandTheyName() throws {
         let lines: [[String]] = [
-            ["state"], ["list"], ["list", "--all"], ["reload"], ["memory-warning"], ["activate"], ["resign"], ["background"], ["foreground"],
+            ["state"], ["list"], ["list", "--all"], ["reload"], ["memory-warning"], ["activate"], ["resign"],
+            ["background"], ["foreground"],
             ["terminate"],
             ["push", "--tap=reply", "p.json"], ["push", "-"], ["open", "myapp://item/42"],
             ["activity", "com.example.read", "--url", "https://e.com/1", "--user-info", #"{"n":1}"#],
-            ["token", "00ff"], ["token-error", "no network"], ["post", "queue.enqueue", #"{"text":"hello"}"#], ["post", "ping"],
+            ["token", "00ff"], ["token-error", "no network"], ["post", "queue.enqueue", #"{"text":"hello"}"#],
+            ["post", "ping"],
             ["request", "queue.count"], ["authorization"], ["authorization", "denied"],
-            ["scene", "list"], ["scene", "resign", "main"], ["scene", "connect", "car", "--role", "car", "--url", "myapp://drive"],
-            ["scene", "connect", "tv", "--activity", "com.example.read,https://e.com/1"], ["scene", "open", "car", "myapp://x"],
+            ["scene", "list"], ["scene", "resign", "main"],
+            ["scene", "connect", "car", "--role", "car", "--url", "myapp://drive"],
+            ["scene", "connect", "tv", "--activity", "com.example.read,https://e.com/1"],
+            ["scene", "open", "car", "myapp://x"],
             ["scene", "activity", "car", "com.example.read", "--user-info", #"{"n":1}"#],
             ["stats"], ["stats", "a.b"], ["blame"], ["service", "restart", "a.b", "--force"], ["watch", "--logs"],
         ]
@@ -30,7 +34,8 @@ import Testing
         }
         // Every command has a line above.
         #expect(Set(lines.map(\.[0])) == Set(ControlCommands.names))
-        let push = try ControlRequest.parse(Array(#"{"command":"push","payload":{"aps":{}},"tap":true}"#.utf8), maxPayload: 65536)
+        let push = try ControlRequest.parse(
+            Array(#"{"command":"push","payload":{"aps":{}},"tap":true}"#.utf8), maxPayload: 65536)
         guard case .push(_, let action) = try push.get().command else { throw TestFailure("not a push") }
         #expect(action == SH_ACTION_DEFAULT)
         let all = try ControlRequest.parse(Array(#"{"command":"list","all":true}"#.utf8), maxPayload: 65536).get()
@@ -41,12 +46,15 @@ import Testing
         #expect(
             ControlMessage(ControlMessage.Command("open", ["url": "myapp://item/42"]), id: 1).json.serialized
                 == #"{"command":"open","id":1,"url":"myapp://item/42"}"#)
-        var scene = try CtlCommand.parse(["scene", "connect", "car", "--role", "car", "--url", "myapp://drive/work"], readInput: { _ in [] })
-            .message
+        var scene = try CtlCommand.parse(
+            ["scene", "connect", "car", "--role", "car", "--url", "myapp://drive/work"], readInput: { _ in [] }
+        )
+        .message
         scene.id = 4
         #expect(
             scene.json.serialized
-                == #"{"action":"connect","command":"scene","id":4,"name":"car","role":"car","urls":["myapp://drive/work"]}"#)
+                == #"{"action":"connect","command":"scene","id":4,"name":"car","role":"car","urls":["myapp://drive/work"]}"#
+        )
     }
 
     @Test func badRequests_nameTheCommandAndTheMember() {
@@ -137,7 +145,9 @@ import Testing
                 .scene(
                     ControlReply.Scene(
                         state: "active",
-                        scenes: [car, ControlReply.SceneEntry(name: "m", role: "main", state: "s", configuration: "c")],
+                        scenes: [
+                            car, ControlReply.SceneEntry(name: "m", role: "main", state: "s", configuration: "c"),
+                        ],
                         savedScenes: ["car", "gone"]))),
             ControlReply(
                 ok: true,
@@ -177,7 +187,8 @@ import Testing
                 == #"{"event":"openURL","handled":true,"handledBy":"dev.servicehost.deeplinks","id":1,"ok":true,"#
                 + #""receivers":["dev.servicehost.deeplinks"]}"#)
         #expect(
-            ControlReply(ControlRefusal(id: 5, message: #"unknown scene "ghost" (connected: main, car)"#)).json.serialized
+            ControlReply(ControlRefusal(id: 5, message: #"unknown scene "ghost" (connected: main, car)"#)).json
+                .serialized
                 == #"{"error":"unknown scene \"ghost\" (connected: main, car)","id":5,"ok":false}"#)
         let state = ControlReply(ok: true, .status(ControlReply.Status(state: "active", serviceCount: 5)))
         #expect(state.json.serialized == #"{"deviceToken":null,"ok":true,"services":5,"state":"active"}"#)

@@ -30,7 +30,9 @@ import Testing
         var reader = WireReader(Array(bytes[Wire.headerSize...]))
         let arena = EventArena()
         let decoded = try EventCodec.decode(&reader, arena: arena, scenes: scenes)
-        #expect(decoded.service == 3 && decoded.kind == kind.rawValue && decoded.seq == 42 && decoded.completion == completion)
+        #expect(
+            decoded.service == 3 && decoded.kind == kind.rawValue && decoded.seq == 42
+                && decoded.completion == completion)
         #expect(decoded.appState == AppState.background.rawValue)
         #expect(Self.describe(kind, decoded.data) == Self.describe(kind, data))
         if let data { #expect(decoded.data != data) }  // a copy, not the host's memory
@@ -39,20 +41,39 @@ import Testing
 
     @Test func everyKindsData_crossesUnchanged() throws {
         let arena = EventArena()
-        let push = try PushPayload(parsing: Array(#"{"aps":{"alert":{"title":"Hi ✓","body":"x\u0000y"},"badge":3,"content-available":1},"n":[1.5,-2e300,true,false,null,{}],"k":"v"}"#.utf8))
+        let push = try PushPayload(
+            parsing: Array(
+                #"{"aps":{"alert":{"title":"Hi ✓","body":"x\u0000y"},"badge":3,"content-available":1},"n":[1.5,-2e300,true,false,null,{}],"k":"v"}"#
+                    .utf8))
         try roundTrip(.didReceiveRemoteNotification, UnsafeRawPointer(arena.push(push, action: nil, fromLaunch: false)))
-        try roundTrip(.didReceiveNotificationResponse, UnsafeRawPointer(arena.push(push, action: SH_ACTION_DEFAULT, fromLaunch: true)), completion: 7)
-        try roundTrip(.openURL, UnsafeRawPointer(arena.openURL(try OpenURLInput("MyApp://Item/42?q=ü"), fromLaunch: true)))
-        let activity = try UserActivityInput(type: "com.example.view", webpageURL: "https://example.com/a", userInfo: ["id": 42, "tags": ["a", "b"]])
+        try roundTrip(
+            .didReceiveNotificationResponse,
+            UnsafeRawPointer(arena.push(push, action: SH_ACTION_DEFAULT, fromLaunch: true)), completion: 7)
+        try roundTrip(
+            .openURL, UnsafeRawPointer(arena.openURL(try OpenURLInput("MyApp://Item/42?q=ü"), fromLaunch: true)))
+        let activity = try UserActivityInput(
+            type: "com.example.view", webpageURL: "https://example.com/a", userInfo: ["id": 42, "tags": ["a", "b"]])
         try roundTrip(.continueUserActivity, UnsafeRawPointer(arena.activity(activity, fromLaunch: false)))
-        try roundTrip(.continueUserActivity, UnsafeRawPointer(arena.activity(try UserActivityInput(type: "t"), fromLaunch: false)))
-        try roundTrip(.didRegisterForRemoteNotifications, UnsafeRawPointer(arena.deviceToken(try DeviceToken(hex: "00ff10ab"))))
+        try roundTrip(
+            .continueUserActivity, UnsafeRawPointer(arena.activity(try UserActivityInput(type: "t"), fromLaunch: false))
+        )
+        try roundTrip(
+            .didRegisterForRemoteNotifications, UnsafeRawPointer(arena.deviceToken(try DeviceToken(hex: "00ff10ab"))))
         try roundTrip(.didFailToRegisterForRemoteNotifications, UnsafeRawPointer(arena.errorInfo("no network")))
-        try roundTrip(.notification, UnsafeRawPointer(arena.notification(name: "queue.enqueue", sender: "host", json: Array(#"{"a":1}"#.utf8), tape: try JSONTape(parsing: Array(#"{"a":1}"#.utf8)))))
-        try roundTrip(.notification, UnsafeRawPointer(arena.notification(name: "ping", sender: "a.b", json: nil, tape: nil)))
+        try roundTrip(
+            .notification,
+            UnsafeRawPointer(
+                arena.notification(
+                    name: "queue.enqueue", sender: "host", json: Array(#"{"a":1}"#.utf8),
+                    tape: try JSONTape(parsing: Array(#"{"a":1}"#.utf8)))))
+        try roundTrip(
+            .notification, UnsafeRawPointer(arena.notification(name: "ping", sender: "a.b", json: nil, tape: nil)))
         let launch = LaunchRequest(notification: push, url: try OpenURLInput("myapp://x"), activity: activity)
-        try roundTrip(.willFinishLaunching, UnsafeRawPointer(arena.launchOptions(launch, flags: 3, settings: Array(#"{"k":true}"#.utf8))))
-        try roundTrip(.didFinishLaunching, UnsafeRawPointer(arena.launchOptions(LaunchRequest(), flags: 0, settings: nil)))
+        try roundTrip(
+            .willFinishLaunching,
+            UnsafeRawPointer(arena.launchOptions(launch, flags: 3, settings: Array(#"{"k":true}"#.utf8))))
+        try roundTrip(
+            .didFinishLaunching, UnsafeRawPointer(arena.launchOptions(LaunchRequest(), flags: 0, settings: nil)))
         for kind in [
             EventKind.didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
             .didReceiveMemoryWarning,
@@ -72,7 +93,9 @@ import Testing
             declared.append(String(describing: payload))
         }
         #expect(declared.count == 9)
-        #expect(sh_open_url.empty.size == UInt32(MemoryLayout<sh_open_url>.size) && sh_open_url.empty.version == SH_OPEN_URL_VERSION)
+        #expect(
+            sh_open_url.empty.size == UInt32(MemoryLayout<sh_open_url>.size)
+                && sh_open_url.empty.version == SH_OPEN_URL_VERSION)
         #expect(sh_launch_options.empty.version == SH_LAUNCH_OPTIONS_VERSION && sh_launch_options.empty.url == nil)
     }
 
@@ -92,7 +115,8 @@ import Testing
             UnsafeRawPointer(
                 arena.box(
                     sh_error_info(
-                        size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION, message: invalid))))
+                        size: UInt32(MemoryLayout<sh_error_info>.size), version: SH_ERROR_INFO_VERSION, message: invalid
+                    ))))
     }
 
     @Test func aTapeThatJumpsBackward_orDataOnALifecycleEvent_isRefused() {
@@ -151,11 +175,13 @@ import Testing
             UnsafeRawPointer(
                 arena.sceneConnection(connecting.raw, options.options, configuration: emptyConfiguration(arena))))
         let scene = try configuredScene(id: 7, name: "car", role: "car")
-        try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(scene.raw, options.options, configuration: nil)))
+        try roundTrip(
+            .sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(scene.raw, options.options, configuration: nil)))
         let bare = arena.sceneConnectionOptions(try SceneRequest(name: "x"))
         let plain = SceneRecord(id: 8, name: "x", role: "main")
         _ = try withExtendedLifetime(plain) {
-            try roundTrip(.sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(plain.raw, bare.options, configuration: nil)))
+            try roundTrip(
+                .sceneWillConnect, UnsafeRawPointer(arena.sceneConnection(plain.raw, bare.options, configuration: nil)))
         }
         for (kind, state) in [
             (EventKind.sceneWillEnterForeground, SceneState.unattached), (.sceneDidBecomeActive, .foregroundActive),
@@ -172,12 +198,14 @@ import Testing
     @Test func aScene_isOneStructPerConnectionInTheWorker_updatedInPlace_andRetiredAfterItsDisconnect() throws {
         let arena = EventArena()
         let scenes = WorkerScenes()
-        let options = arena.sceneConnectionOptions(try SceneRequest(name: "main", urls: [try OpenURLInput("myapp://x")]))
+        let options = arena.sceneConnectionOptions(
+            try SceneRequest(name: "main", urls: [try OpenURLInput("myapp://x")]))
         let main = SceneRecord(id: 1, name: "main", role: "")
         var (first, keep) = try roundTrip(
             .configurationForConnecting,
             UnsafeRawPointer(
-                arena.sceneConnection(main.raw, options.options, configuration: emptyConfiguration(arena))), scenes: scenes)
+                arena.sceneConnection(main.raw, options.options, configuration: emptyConfiguration(arena))),
+            scenes: scenes)
         let pointer = try #require(first.data?.assumingMemoryBound(to: sh_scene_connection.self).pointee.scene)
         #expect(pointer.pointee.configuration == nil && String(cString: pointer.pointee.role) == "")
         main.configure(SceneConfigurationChoice(name: "phone", role: "main", settings: nil, service: nil))
@@ -191,7 +219,9 @@ import Testing
             try roundTrip(.sceneWillEnterForeground, UnsafeRawPointer(main.raw), scenes: scenes).decoded.data!
                 .assumingMemoryBound(to: sh_scene.self))
         #expect(seen.last!.pointee.state == SceneState.foregroundInactive.rawValue)
-        #expect(String(cString: seen.last!.pointee.configuration) == "phone" && String(cString: seen.last!.pointee.role) == "main")
+        #expect(
+            String(cString: seen.last!.pointee.configuration) == "phone"
+                && String(cString: seen.last!.pointee.role) == "main")
         (first, keep) = try roundTrip(
             .sceneOpenURLContexts, UnsafeRawPointer(arena.sceneOpenURL(main, options.urls[0])),
             scenes: scenes)
@@ -243,7 +273,8 @@ import Testing
                 var reader = WireReader(Array(sent[Wire.headerSize...]))
                 let workerArena = EventArena()
                 let decoded = try EventCodec.decode(&reader, arena: workerArena, scenes: WorkerScenes())
-                let asked = try #require(decoded.data?.assumingMemoryBound(to: sh_scene_connection.self).pointee.configuration)
+                let asked = try #require(
+                    decoded.data?.assumingMemoryBound(to: sh_scene_connection.self).pointee.configuration)
                 #expect(asked != out)
                 if hostSize == MemoryLayout<sh_scene_configuration>.size {
                     #expect(Self.configuration(asked.pointee) == Self.configuration(out.pointee))

@@ -128,7 +128,9 @@ import Testing
     }
 
     @Test func auto_aStorageError_reachesTheCaller() {
-        let failure = StorageError(path: "/state/launched", code: .system(SystemError(operation: "stat", path: "/state/launched", errno: EACCES)))
+        let failure = StorageError(
+            path: "/state/launched",
+            code: .system(SystemError(operation: "stat", path: "/state/launched", errno: EACCES)))
         let launch = FirstLaunch(mode: .auto, wasSeen: { _ throws(StorageError) in throw failure }, markSeen: { _ in })
         #expect(throws: failure) { try launch.isFirstHostLaunch() }
     }
@@ -184,9 +186,15 @@ import Testing
         try scratch.write("state/launched/.tmp-5eed", [], mode: 0o600)
         try scratch.write("state/launched/.tmp", [], mode: 0o600)
         let next = try FirstLaunch(mode: .auto, stateDirectory: StateDirectory(path: path))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == [".tmp", ".tmp-5eed", "host", "test.a"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == [
+                ".tmp", ".tmp-5eed", "host", "test.a",
+            ])
         next.removeInterruptedMarks()
-        #expect(try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == [".tmp", "host", "test.a"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: path + "/launched").sorted() == [
+                ".tmp", "host", "test.a",
+            ])
         #expect(try !next.isFirstHostLaunch())
         #expect(try !next.isFirstServiceLaunch("test.a"))
         #expect(try next.isFirstServiceLaunch("test.b"))

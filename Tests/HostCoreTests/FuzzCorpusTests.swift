@@ -58,7 +58,9 @@ import Testing
             ("sentinel-index-past-its-ids.bin", "service #99", "event 4000000000", nil),
             ("sentinel-ids-longer-than-the-file.bin", "service #0", "didFinishLaunching", nil),
         ] as [(String, String?, String?, String?)])
-    func state_sentinels_nameWhatThePreviousRunWasDoing(name: String, service: String?, event: String?, loading: String?) throws {
+    func state_sentinels_nameWhatThePreviousRunWasDoing(
+        name: String, service: String?, event: String?, loading: String?
+    ) throws {
         let run = Sentinel.decode(try Self.seed("state", name))
         #expect(run?.pid == 4242)
         #expect(run?.started == "2026-11-22T04:37:55Z")
@@ -127,7 +129,10 @@ import Testing
         ("bad-header.bin", "corrupt or truncated: header checksum mismatch"),
         ("huge-count.bin", "corrupt or truncated: 4294967295 groups in a header of 43 bytes"),
         ("huge-entry-count.bin", "corrupt or truncated: 4294967295 entries in 0 bytes"),
-        ("huge-group-length.bin", "corrupt or truncated: cut short in the group of /opt/x/: 27 of 4294967295 bytes at byte "),
+        (
+            "huge-group-length.bin",
+            "corrupt or truncated: cut short in the group of /opt/x/: 27 of 4294967295 bytes at byte "
+        ),
         ("repeated-group.bin", "corrupt or truncated: "),
         ("not-a-name.bin", "corrupt or truncated: entry 0 of /opt/x/ is not a file name"),
         ("misnamed-group.bin", "corrupt or truncated: the group of /opt/y/ names /opt/x/"),
@@ -223,7 +228,8 @@ import Testing
         let failure = try #require(PluginInspector.inspect(path: path).failure)
         #expect(
             failure.message == "corrupt or truncated ELF file: the section table at offset 0xffffffffffffffff"
-                + " (\(try Self.sectionCount(path)) entries of 64 bytes) lies past the end of the \(ELFImage.describe(size: size)) file")
+                + " (\(try Self.sectionCount(path)) entries of 64 bytes) lies past the end of the \(ELFImage.describe(size: size)) file"
+        )
         #expect(ELFImage.describe(size: 8192) == "8 KiB")
         #expect(ELFImage.describe(size: 11888) == "11.6 KiB")
         #expect(ELFImage.describe(size: 312) == "312-byte")
@@ -256,7 +262,8 @@ import Testing
     }
 
     @Test func json_aMillionLevels_isRefusedWithoutRecursingAMillionTimes() {
-        let text = Array(String(repeating: "[", count: 1_000_000).utf8) + Array(String(repeating: "]", count: 1_000_000).utf8)
+        let text =
+            Array(String(repeating: "[", count: 1_000_000).utf8) + Array(String(repeating: "]", count: 1_000_000).utf8)
         #expect(throws: JSONParseError(offset: 128, reason: "nesting deeper than 128")) { try JSONValue(parsing: text) }
         #expect(throws: JSONParseError.self) { try JSONTape(parsing: text) }
     }
@@ -308,13 +315,18 @@ import Testing
         }
 
         deinit {
-            for pointer in [UnsafeMutableRawPointer(out), UnsafeMutableRawPointer(settings), UnsafeMutableRawPointer(connection), UnsafeMutableRawPointer(event)] {
+            for pointer in [
+                UnsafeMutableRawPointer(out), UnsafeMutableRawPointer(settings), UnsafeMutableRawPointer(connection),
+                UnsafeMutableRawPointer(event),
+            ] {
                 pointer.deallocate()
             }
         }
     }
 
-    static func replay(_ bytes: [UInt8], forwarder: HostCallForwarder, answering: ConfigurationEvent = ConfigurationEvent()) -> [WireError] {
+    static func replay(
+        _ bytes: [UInt8], forwarder: HostCallForwarder, answering: ConfigurationEvent = ConfigurationEvent()
+    ) -> [WireError] {
         var decoder = FrameDecoder()
         bytes.withUnsafeBytes { decoder.append($0) }
         var errors: [WireError] = []
@@ -324,7 +336,8 @@ import Testing
                 guard let frame = try decoder.next() else { break }
                 var r = frame.reader
                 switch frame.type {
-                case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call: try forwarder.perform(frame)
+                case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call:
+                    try forwarder.perform(frame)
                 case .openFailed: _ = try LoadFailureCodec.decode(&r)
                 case .event: _ = try EventCodec.decode(&r, arena: EventArena(), scenes: scenes)
                 case .opened: _ = try IsolatedPlugin.openedServices(&r)
@@ -344,7 +357,9 @@ import Testing
     @Test(arguments: corpus("frame"))
     func frame_everyFileDecodesOrBreaksTheProtocolWithAReason(path: String) throws {
         let peer = try StandInPeer()
-        for error in Self.replay(try Self.bytes(path), forwarder: peer.forwarder) { #expect(!error.description.isEmpty) }
+        for error in Self.replay(try Self.bytes(path), forwarder: peer.forwarder) {
+            #expect(!error.description.isEmpty)
+        }
     }
 
     /// A worker's answers as the host reads them: an `opened` frame's ids; a configuration
@@ -359,12 +374,25 @@ import Testing
         #expect(try IsolatedPlugin.openedServices(&opened) == ["test.a", "test.b"])
 
         let answer = ConfigurationEvent()
-        #expect(Self.replay(try Self.seed("frame", "result-configuration.bin"), forwarder: peer.forwarder, answering: answer).isEmpty)
-        #expect(String(cString: withUnsafeBytes(of: answer.out.pointee.name) { Array($0.bindMemory(to: CChar.self)) }) == "main")
-        #expect(answer.out.pointee.settings_len == 7 && String(decoding: UnsafeRawBufferPointer(start: answer.settings, count: 7), as: UTF8.self) == #"{"a":1}"#)
+        #expect(
+            Self.replay(
+                try Self.seed("frame", "result-configuration.bin"), forwarder: peer.forwarder, answering: answer
+            ).isEmpty)
+        #expect(
+            String(cString: withUnsafeBytes(of: answer.out.pointee.name) { Array($0.bindMemory(to: CChar.self)) })
+                == "main")
+        #expect(
+            answer.out.pointee.settings_len == 7
+                && String(decoding: UnsafeRawBufferPointer(start: answer.settings, count: 7), as: UTF8.self)
+                    == #"{"a":1}"#
+        )
 
         let past = ConfigurationEvent()
-        #expect(Self.replay(try Self.seed("frame", "result-configuration-settings-past-the-buffer.bin"), forwarder: peer.forwarder, answering: past).isEmpty)
+        #expect(
+            Self.replay(
+                try Self.seed("frame", "result-configuration-settings-past-the-buffer.bin"), forwarder: peer.forwarder,
+                answering: past
+            ).isEmpty)
         #expect(past.out.pointee.settings_len == 100)
 
         #expect(

@@ -40,7 +40,9 @@ import Testing
         #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
         try host.launch()
         var outcome: EventOutcome?
-        host.push(try PushPayload(parsing: Array(#"{"aps": {"content-available": 1}}"#.utf8)), tap: nil) { outcome = $0 }
+        host.push(try PushPayload(parsing: Array(#"{"aps": {"content-available": 1}}"#.utf8)), tap: nil) {
+            outcome = $0
+        }
         clock.advance(by: 29.9)
         #expect(outcome == nil)
         clock.advance(by: 0.2)
@@ -99,7 +101,8 @@ import Testing
         #expect(tracker.stuck == nil)
         // test.b stays: past its deadline 10 s after it was first seen.
         at(16.5)
-        #expect(tracker.stuck == CallTracker.StuckCall(service: "test.b", event: "didBecomeActive", since: 6, deadline: 10))
+        #expect(
+            tracker.stuck == CallTracker.StuckCall(service: "test.b", event: "didBecomeActive", since: 6, deadline: 10))
         tracker.leave(sentinel)
         at(17)
         #expect(tracker.stuck == nil)

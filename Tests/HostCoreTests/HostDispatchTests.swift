@@ -36,12 +36,15 @@ import Testing
                 "PROBE_ID=\"test.b\"", "PROBE_PRIORITY=10",
                 "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=SH_ERROR",
             ])
-        try probe("c.so", ["PROBE_ID=\"test.c\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=SH_FALSE"])
+        try probe(
+            "c.so",
+            ["PROBE_ID=\"test.c\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=SH_FALSE"])
         // Asks only for didBecomeActive: it must never be called for anything else.
         try probe("d.so", ["PROBE_ID=\"test.d\"", "PROBE_EVENTS=SH_EVENT_BIT(SH_EVENT_DID_BECOME_ACTIVE)"])
 
         let tracePath = scratch.file("trace.jsonl")
-        let host = Host(log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), trace: try TraceWriter(path: tracePath))
+        let host = Host(
+            log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), trace: try TraceWriter(path: tracePath))
         #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
         #expect(host.services.map(\.id) == ["test.b", "test.a", "test.c", "test.d"])
         try host.launch()
@@ -62,7 +65,8 @@ import Testing
             + pairs("didBecomeActive", running + ["test.d"])
             + pairs("willResignActive", reversed) + pairs("didEnterBackground", reversed)
             + pairs("willEnterForeground", running) + pairs("didBecomeActive", running + ["test.d"])
-            + pairs("willResignActive", reversed) + pairs("didEnterBackground", reversed) + pairs("willTerminate", reversed)
+            + pairs("willResignActive", reversed) + pairs("didEnterBackground", reversed)
+            + pairs("willTerminate", reversed)
         let lines = try trace(tracePath)
         #expect(lines.map { "\($0.event) \($0.service)" } == expected)
         #expect(lines.first { $0.service == "test.b" }?.result == "error")
@@ -96,12 +100,15 @@ import Testing
         try host.transition(to: .active)
         try host.terminate()
         // (kind, state in the event, state from sh_host.app_state): both must agree.
-        let seen = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
+        let seen = try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").compactMap {
+            line -> String? in
             guard let range = line.range(of: "event ") else { return nil }
             let words = line[range.upperBound...].split(separator: " ")
             return "\(words[0]):\(words[2]):\(words[4])"
         }
-        let (inactive, active, background) = (SH_APP_INACTIVE.rawValue, SH_APP_ACTIVE.rawValue, SH_APP_BACKGROUND.rawValue)
+        let (inactive, active, background) = (
+            SH_APP_INACTIVE.rawValue, SH_APP_ACTIVE.rawValue, SH_APP_BACKGROUND.rawValue
+        )
         let expected: [(sh_event_kind, UInt32)] = [
             (SH_EVENT_WILL_FINISH_LAUNCHING, inactive), (SH_EVENT_DID_FINISH_LAUNCHING, inactive),
             (SH_EVENT_DID_BECOME_ACTIVE, active), (SH_EVENT_WILL_RESIGN_ACTIVE, active),

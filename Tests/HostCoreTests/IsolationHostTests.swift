@@ -25,10 +25,15 @@ import Testing
     @Test func policiesPlaceEachService_theOrderIsUnchanged_andACrashOrAHangFailsOnlyItsCall() throws {
         try compile("CPlugins/probe.c", "a.so", ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=10"])
         try compile("CPlugins/probe.c", "b.so", ["PROBE_ID=\"test.b\""])
-        try compile("BadPlugins/bad.c", "c.so", ["BAD_ID=\"test.c\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=1"])
-        try compile("BadPlugins/bad.c", "d.so", ["BAD_ID=\"test.d\"", "BAD_ON_KIND=SH_EVENT_WILL_RESIGN_ACTIVE", "BAD_ACTION=9"])
+        try compile(
+            "BadPlugins/bad.c", "c.so",
+            ["BAD_ID=\"test.c\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=1"])
+        try compile(
+            "BadPlugins/bad.c", "d.so",
+            ["BAD_ID=\"test.d\"", "BAD_ON_KIND=SH_EVENT_WILL_RESIGN_ACTIVE", "BAD_ACTION=9"])
         let tracePath = scratch.file("trace.jsonl")
-        let host = Host(log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), trace: try TraceWriter(path: tracePath))
+        let host = Host(
+            log: Log(level: .error, descriptor: open("/dev/null", O_WRONLY)), trace: try TraceWriter(path: tracePath))
         // test.d hangs: its deadline, stretched under a sanitizer (its worker takes longer to load).
         let hangDeadline = Sanitizer.deadline(0.3)
         var settings = IsolationSettings(stateDirectory: scratch.file("state"))
@@ -60,7 +65,9 @@ import Testing
                 + pairs("didBecomeActive", order)
                 + pairs("willResignActive", order.reversed()) { $0 == "test.d" ? "error" : "ok" }
                 // test.d is down (its hang killed its worker), so it answers unsupported until restarted.
-                + pairs("didEnterBackground", order.reversed()) { ["test.c": "error", "test.d": "unsupported"][$0] ?? "ok" })
+                + pairs("didEnterBackground", order.reversed()) {
+                    ["test.c": "error", "test.d": "unsupported"][$0] ?? "ok"
+                })
         #expect(host.isolationFields(for: "test.c")["state"] == "restarting")
         #expect(
             host.isolationFields(for: "test.c")["lastCrash"]?.stringValue?.contains(

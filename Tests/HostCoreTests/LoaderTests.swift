@@ -21,7 +21,9 @@ import Testing
         try Command.compileC(Repository.fixture("CPlugins/probe.c"), to: lib + "/" + name, defines: defines)
     }
 
-    private func loadAll(allowInsecure: Bool = false) throws -> (report: (services: [LoadedServiceInfo], failures: [LoadFailure]), byName: [String: LoadFailure.Reason]) {
+    private func loadAll(allowInsecure: Bool = false) throws -> (
+        report: (services: [LoadedServiceInfo], failures: [LoadFailure]), byName: [String: LoadFailure.Reason]
+    ) {
         let inspection = try PluginLoader.inspect(directories: [lib], allowInsecure: allowInsecure)
         var services: [LoadedServiceInfo] = []
         var failures = inspection.failures
@@ -65,7 +67,10 @@ import Testing
         let (_, failures) = try loadAll()
         #expect(failures["future.so"] == .abiMismatch(pluginMin: 7, pluginMax: 9, hostMin: 1, hostMax: 1))
         let message = LoadFailure(path: "future.so", reason: failures["future.so"]!).message
-        #expect(message == "needs a newer host: the plugin speaks ABI versions 7 to 9, this host speaks ABI version 1 (upgrade the host)")
+        #expect(
+            message
+                == "needs a newer host: the plugin speaks ABI versions 7 to 9, this host speaks ABI version 1 (upgrade the host)"
+        )
     }
 
     @Test func duplicateServiceID_namesBothFiles() throws {
@@ -126,8 +131,14 @@ import Testing
 
         let (_, failures) = try loadAll()
         let other = ELFImage.hostMachine.number == 183 ? "x86_64" : "aarch64"
-        #expect(failures["arm.so"] == .wrongArchitecture(found: "\(other) (64-bit little-endian)", host: "\(native) (64-bit little-endian)"))
-        #expect(failures["thirtytwo.so"] == .wrongArchitecture(found: "\(native) (32-bit little-endian)", host: "\(native) (64-bit little-endian)"))
+        #expect(
+            failures["arm.so"]
+                == .wrongArchitecture(
+                    found: "\(other) (64-bit little-endian)", host: "\(native) (64-bit little-endian)"))
+        #expect(
+            failures["thirtytwo.so"]
+                == .wrongArchitecture(
+                    found: "\(native) (32-bit little-endian)", host: "\(native) (64-bit little-endian)"))
         #expect(failures["exec.so"] == .notSharedObject(type: "executable"))
     }
 
@@ -162,7 +173,8 @@ import Testing
     @Test func declaredServiceNotExported_isRefused() throws {
         try probe("half.so", ["PROBE_ID=\"test.exported\"", "PROBE_DECLARE_ALSO=\"test.declaredonly\""])
         let (_, failures) = try loadAll()
-        #expect(failures["half.so"] == .entry("its metadata declares service test.declaredonly, which it does not export"))
+        #expect(
+            failures["half.so"] == .entry("its metadata declares service test.declaredonly, which it does not export"))
     }
 
     @Test func missingDirectory_isAnError() {
@@ -188,7 +200,8 @@ import Testing
         let registry = RegistryCache(directory: state, log: nil)
         let read = try PluginLoader.inspect(directories: [lib], allowInsecure: false, registry: registry)
         registry.save(scanned: [lib])
-        let cached = try PluginLoader.inspect(directories: [lib], allowInsecure: false, registry: RegistryCache(directory: state, log: nil))
+        let cached = try PluginLoader.inspect(
+            directories: [lib], allowInsecure: false, registry: RegistryCache(directory: state, log: nil))
         #expect(read.plugins.map(\.metadataAddress) == cached.plugins.map(\.metadataAddress))
         let hello = try #require(cached.plugins.first { $0.path.hasSuffix("/hello.so") })
         let literal = try #require(cached.plugins.first { $0.path.hasSuffix("/probe.so") })

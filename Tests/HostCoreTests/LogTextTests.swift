@@ -13,7 +13,8 @@ import Testing
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         #expect(descriptor >= 0)
         defer { close(descriptor) }
-        Log(level: .info, format: format, descriptor: descriptor, journal: false).write(.warn, "host", message, event: .firstLaunchUnrecorded, fields: fields)
+        Log(level: .info, format: format, descriptor: descriptor, journal: false).write(
+            .warn, "host", message, event: .firstLaunchUnrecorded, fields: fields)
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
@@ -39,6 +40,7 @@ import Testing
         #expect(written["services"] as? [String] == odd)
         #expect(written["path"] as? String == odd[0])
         #expect(written["errno"] as? Int == -3)
-        #expect(line["message"] as? String == "ready" && line["event"] as? String == LogEvent.firstLaunchUnrecorded.name)
+        #expect(
+            line["message"] as? String == "ready" && line["event"] as? String == LogEvent.firstLaunchUnrecorded.name)
     }
 }

@@ -37,14 +37,16 @@ import Testing
     }
 
     private func claimRecord(service: String, kind: Int, value: String) -> [UInt8] {
-        header(size: 272, kind: SH_META_KIND_CLAIM) + field(service, 128) + le32(UInt32(kind)) + le32(0) + field(value, 128)
+        header(size: 272, kind: SH_META_KIND_CLAIM) + field(service, 128) + le32(UInt32(kind)) + le32(0)
+            + field(value, 128)
     }
 
     /// C's SH_CLAIM_METADATA names the service by its metadata variable: the record has no id,
     /// and the claim is the file's only service's.
     @Test func aClaimWithoutAnID_isTheOnlyServicesClaim() throws {
         let bytes =
-            pluginRecord() + serviceRecord(id: "a.b") + claimRecord(service: "", kind: SH_CLAIM_NOTIFICATION, value: "x.y")
+            pluginRecord() + serviceRecord(id: "a.b")
+            + claimRecord(service: "", kind: SH_CLAIM_NOTIFICATION, value: "x.y")
             + claimRecord(service: "a.b", kind: SH_CLAIM_URL, value: "MyApp")
         let metadata = try PluginMetadata.decode(bytes)
         #expect(metadata.services[0].subscriptions == ["x.y"])
@@ -63,8 +65,10 @@ import Testing
 
     @Test func requiresAndAfterClaims_areDecoded() throws {
         let bytes =
-            pluginRecord() + serviceRecord(id: "a.b") + claimRecord(service: "a.b", kind: SH_CLAIM_REQUIRES, value: "dev.logger >=1.2 <2")
-            + claimRecord(service: "a.b", kind: SH_CLAIM_REQUIRES, value: "dev.any") + claimRecord(service: "a.b", kind: SH_CLAIM_AFTER, value: "dev.q")
+            pluginRecord() + serviceRecord(id: "a.b")
+            + claimRecord(service: "a.b", kind: SH_CLAIM_REQUIRES, value: "dev.logger >=1.2 <2")
+            + claimRecord(service: "a.b", kind: SH_CLAIM_REQUIRES, value: "dev.any")
+            + claimRecord(service: "a.b", kind: SH_CLAIM_AFTER, value: "dev.q")
         let service = try #require(try PluginMetadata.decode(bytes).services.first)
         #expect(service.requires.map(\.id) == ["dev.logger", "dev.any"])
         #expect(service.requires.map(\.range.text) == [">=1.2 <2", ""])
@@ -73,15 +77,25 @@ import Testing
     }
 
     @Test(arguments: [
-        (SH_CLAIM_REQUIRES, "dev.logger >=1.x", #"service a.b requires "dev.logger >=1.x": version range ">=1.x" is not a semantic version: comparator ">=1.x": minor "x" is not a number"#),
-        (SH_CLAIM_REQUIRES, "nodots >=1", #"service a.b requires "nodots >=1": service id "nodots" is not reverse-DNS (expected at least two labels, like com.example.name)"#),
+        (
+            SH_CLAIM_REQUIRES, "dev.logger >=1.x",
+            #"service a.b requires "dev.logger >=1.x": version range ">=1.x" is not a semantic version: comparator ">=1.x": minor "x" is not a number"#
+        ),
+        (
+            SH_CLAIM_REQUIRES, "nodots >=1",
+            #"service a.b requires "nodots >=1": service id "nodots" is not reverse-DNS (expected at least two labels, like com.example.name)"#
+        ),
         (SH_CLAIM_REQUIRES, "a.b", "service a.b requires itself"),
         (SH_CLAIM_AFTER, "a.b", "service a.b starts after itself"),
-        (SH_CLAIM_AFTER, "dev.x >=1", #"service a.b starts after "dev.x >=1": the service id may hold only ASCII letters, digits, '-', '_' and '.'"#),
+        (
+            SH_CLAIM_AFTER, "dev.x >=1",
+            #"service a.b starts after "dev.x >=1": the service id may hold only ASCII letters, digits, '-', '_' and '.'"#
+        ),
     ])
     func invalidDependencyClaims_refuseTheFile_sayingWhy(claim: Int, value: String, reason: String) {
         #expect(throws: LoadFailure.Reason.invalidMetadata(reason)) {
-            try PluginMetadata.decode(pluginRecord() + serviceRecord(id: "a.b") + claimRecord(service: "a.b", kind: claim, value: value))
+            try PluginMetadata.decode(
+                pluginRecord() + serviceRecord(id: "a.b") + claimRecord(service: "a.b", kind: claim, value: value))
         }
     }
 
@@ -111,7 +125,10 @@ import Testing
     @Test func unterminatedString_isRefused() {
         var record = serviceRecord(id: "a.b")
         for i in 16..<(16 + 128) { record[i] = 0x61 }  // the id field, all 'a', no NUL
-        #expect(throws: LoadFailure.Reason.invalidMetadata("service record 1: id is not NUL-terminated within its 128 bytes")) {
+        #expect(
+            throws: LoadFailure.Reason.invalidMetadata(
+                "service record 1: id is not NUL-terminated within its 128 bytes")
+        ) {
             try PluginMetadata.decode(pluginRecord() + record)
         }
     }
@@ -125,7 +142,9 @@ import Testing
     }
 
     @Test func validServiceIDs() {
-        for id in ["dev.servicehost.logger", "com.example.hello-c", "a.b_c.D9"] { #expect(ServiceID.problem(with: id) == nil) }
+        for id in ["dev.servicehost.logger", "com.example.hello-c", "a.b_c.D9"] {
+            #expect(ServiceID.problem(with: id) == nil)
+        }
         #expect(ServiceID.problem(with: String(repeating: "a.", count: 64) + "b") != nil)
     }
 

@@ -40,7 +40,9 @@ import Testing
     @Test func unknownOptionsAndCommands_suggestTheNearest() throws {
         #expect(runError(["--stirct"]) == "unknown option --stirct; did you mean '--strict'?")
         #expect(runError(["--frobnicate"]) == "unknown option --frobnicate")
-        #expect(runError(["--log-level", "debgu"]) == "--log-level: unknown level 'debgu' (use error, warn, info or debug); did you mean 'debug'?")
+        #expect(
+            runError(["--log-level", "debgu"])
+                == "--log-level: unknown level 'debgu' (use error, warn, info or debug); did you mean 'debug'?")
         #expect(Usage.unknownCommand("inspet") == UsageError("unknown command 'inspet'; did you mean 'inspect'?"))
         #expect(Usage.unknownCommand("zzz") == UsageError("unknown command 'zzz'"))
         #expect(throws: UsageError("ctl: unknown option --contrl; did you mean '--control'?")) {
@@ -55,11 +57,23 @@ import Testing
     }
 
     @Test(arguments: [
-        (["--event-timeout", "1e300"], "--event-timeout: '1e300' is out of range: SECS must be more than 0 and at most 86400 (a day)"),
-        (["--shutdown-timeout", "1e19"], "--shutdown-timeout: '1e19' is out of range: SECS must be more than 0 and at most 86400 (a day)"),
-        (["--fetch-timeout=inf"], "--fetch-timeout: 'inf' is out of range: SECS must be more than 0 and at most 86400 (a day)"),
+        (
+            ["--event-timeout", "1e300"],
+            "--event-timeout: '1e300' is out of range: SECS must be more than 0 and at most 86400 (a day)"
+        ),
+        (
+            ["--shutdown-timeout", "1e19"],
+            "--shutdown-timeout: '1e19' is out of range: SECS must be more than 0 and at most 86400 (a day)"
+        ),
+        (
+            ["--fetch-timeout=inf"],
+            "--fetch-timeout: 'inf' is out of range: SECS must be more than 0 and at most 86400 (a day)"
+        ),
         (["--fetch-timeout=nan"], "--fetch-timeout: 'nan' is not a positive number of seconds"),
-        (["--max-payload", "4611686018427387904"], "--max-payload: '4611686018427387904' is not a number of bytes from 1 to 16777216"),
+        (
+            ["--max-payload", "4611686018427387904"],
+            "--max-payload: '4611686018427387904' is not a number of bytes from 1 to 16777216"
+        ),
         (["--max-payload", "2^62"], "--max-payload: '2^62' is not a number of bytes from 1 to 16777216"),
         (["--max-payload", "0"], "--max-payload: '0' is not a number of bytes from 1 to 16777216"),
     ])
@@ -76,7 +90,9 @@ import Testing
         #expect(throws: UsageError.help) { try RunOptions.parse(["--plugins", "/a", "--help"]) }
         #expect(throws: UsageError.help) { try InspectCommand.run(["-h"]) }
         #expect(throws: UsageError.help) { try CtlCommand.parse(["--help"], readInput: { _ in [] }) }
-        #expect(throws: UsageError.help) { try CtlCommand.parse(["scene", "connect", "--help"], readInput: { _ in [] }) }
+        #expect(throws: UsageError.help) {
+            try CtlCommand.parse(["scene", "connect", "--help"], readInput: { _ in [] })
+        }
         #expect(UsageError.help.isHelp && !UsageError("x").isHelp)
     }
 
@@ -108,7 +124,9 @@ import Testing
         #expect(
             try CtlCommand.parse(["token-error", "-1"], readInput: { _ in [] }).request
                 == ["command": "token-error", "message": "-1"])
-        #expect(throws: UsageError("ctl activity: --user-info: not valid JSON: byte 0: unexpected 'x', expected a value")) {
+        #expect(
+            throws: UsageError("ctl activity: --user-info: not valid JSON: byte 0: unexpected 'x', expected a value")
+        ) {
             try CtlCommand.parse(["activity", "t", "--user-info=x"], readInput: { _ in [] })
         }
     }
@@ -120,7 +138,8 @@ import Testing
         for arguments in [["push", "--tap=dismiss", "p.json"], ["push", "--tap", "dismiss", "p.json"]] {
             #expect(
                 try CtlCommand.parse(arguments, readInput: payload).message.command
-                    == ControlMessage.Command("push", ["payload": .string(text), "tap": true, "action": .string(SH_ACTION_DISMISS)]))
+                    == ControlMessage.Command(
+                        "push", ["payload": .string(text), "tap": true, "action": .string(SH_ACTION_DISMISS)]))
         }
         #expect(
             try CtlCommand.parse(["push", "--tap", "p.json"], readInput: payload).message.command

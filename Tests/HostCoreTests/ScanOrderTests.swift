@@ -15,6 +15,9 @@ import Testing
             #expect(PluginScanner.inByteOrder(names) == names.sorted { $0.lexicographicallyPrecedes($1) }, "\(names)")
         }
         let fixed = [Array("b.so".utf8), [0xFF] + Array(".so".utf8), Array("ab.so".utf8), Array("a.so".utf8)]
-        #expect(PluginScanner.inByteOrder(fixed) == [Array("a.so".utf8), Array("ab.so".utf8), Array("b.so".utf8), [0xFF] + Array(".so".utf8)])
+        #expect(
+            PluginScanner.inByteOrder(fixed) == [
+                Array("a.so".utf8), Array("ab.so".utf8), Array("b.so".utf8), [0xFF] + Array(".so".utf8),
+            ])
     }
 }

@@ -6,7 +6,10 @@ import Testing
 // A time limit: these tests start processes (a hang must fail the test, not stall the run).
 @Suite(.timeLimit(.minutes(10))) struct SceneModelTests {
     @Test(arguments: [
-        (SceneState.unattached, SceneState.foregroundActive, [EventKind.sceneWillEnterForeground, .sceneDidBecomeActive]),
+        (
+            SceneState.unattached, SceneState.foregroundActive,
+            [EventKind.sceneWillEnterForeground, .sceneDidBecomeActive]
+        ),
         (.foregroundActive, .background, [.sceneWillResignActive, .sceneDidEnterBackground]),
         (.background, .foregroundActive, [.sceneWillEnterForeground, .sceneDidBecomeActive]),
         (.foregroundInactive, .background, [.sceneDidEnterBackground]),
@@ -27,7 +30,9 @@ import Testing
         #expect(EventKind.sceneDidEnterBackground.sceneStateAfter == .background)
         #expect(EventKind.sceneDidDisconnect.sceneStateAfter == .unattached)
         #expect(EventKind.sceneOpenURLContexts.sceneStateAfter == nil)
-        #expect(!EventKind.sceneWillResignActive.isDeliveredInNewState && EventKind.sceneDidEnterBackground.isDeliveredInNewState)
+        #expect(
+            !EventKind.sceneWillResignActive.isDeliveredInNewState
+                && EventKind.sceneDidEnterBackground.isDeliveredInNewState)
         #expect(EventKind.sceneDidDisconnect.isTearDown && !EventKind.sceneWillEnterForeground.isTearDown)
         // Scene events are not app lifecycle events: they never move the app by themselves.
         #expect(EventKind.allCases.filter { $0.sceneStateAfter != nil }.allSatisfy { $0.stateAfter == nil })
@@ -71,7 +76,9 @@ import Testing
             try CtlCommand.parse(["scene", "resign", "main"], readInput: { _ in [] }).request
                 == ["command": "scene", "action": "resign", "name": "main"])
         #expect(
-            try CtlCommand.parse(["scene", "activity", "main", "t", "--user-info", #"{"a":1}"#], readInput: { _ in [] }).request
+            try CtlCommand.parse(
+                ["scene", "activity", "main", "t", "--user-info", #"{"a":1}"#], readInput: { _ in [] }
+            ).request
                 == ["command": "scene", "action": "activity", "name": "main", "type": "t", "userInfo": ["a": 1]])
         for bad in [
             ["scene"], ["scene", "connect"], ["scene", "open", "main"], ["scene", "list", "x"],
@@ -83,16 +90,23 @@ import Testing
 
     @Test func protocolSceneRequests_areValidated() {
         func error(_ line: String) -> String? {
-            if case .failure(let refusal) = ControlRequest.parse(Array(line.utf8), maxPayload: 1000) { return refusal.message }
+            if case .failure(let refusal) = ControlRequest.parse(Array(line.utf8), maxPayload: 1000) {
+                return refusal.message
+            }
             return nil
         }
-        #expect(error(#"{"command":"scene","action":"connect","name":"car","role":"car","urls":["myapp://x"],"activities":[{"type":"t"}]}"#) == nil)
+        #expect(
+            error(
+                #"{"command":"scene","action":"connect","name":"car","role":"car","urls":["myapp://x"],"activities":[{"type":"t"}]}"#
+            ) == nil)
         #expect(error(#"{"command":"scene","action":"list"}"#) == nil)
         #expect(error(#"{"command":"scene","action":"open","name":"car"}"#) == #"scene: missing "url""#)
         #expect(error(#"{"command":"scene","action":"activate"}"#) == #"scene: missing "name""#)
         #expect(
             error(#"{"command":"scene","action":"connect","name":"c","activities":["t"]}"#)
                 == #"scene: each of "activities" must be an object like {"type":"…"}"#)
-        #expect(error(#"{"command":"scene","action":"connect","name":"c","urls":["nope"]}"#)?.hasPrefix("invalid URL") == true)
+        #expect(
+            error(#"{"command":"scene","action":"connect","name":"c","urls":["nope"]}"#)?.hasPrefix("invalid URL")
+                == true)
     }
 }

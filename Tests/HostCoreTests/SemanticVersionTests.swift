@@ -8,7 +8,8 @@ import Testing
     @Test func precedence_isTheSpecificationsExample() throws {
         // semver.org §11: 1.0.0-alpha < 1.0.0-alpha.1 < … < 1.0.0 < 2.0.0 < 2.1.0 < 2.1.1.
         let ordered = [
-            "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1",
+            "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11",
+            "1.0.0-rc.1",
             "1.0.0", "2.0.0", "2.1.0", "2.1.1",
         ]
         let versions = try ordered.map(version)
@@ -59,7 +60,10 @@ import Testing
     }
 
     @Test func invalidRanges_nameTheComparator() {
-        #expect(throws: SemanticVersion.ParseError(text: ">=1.2 <x", reason: "comparator \"<x\": major \"x\" is not a number")) {
+        #expect(
+            throws: SemanticVersion.ParseError(
+                text: ">=1.2 <x", reason: "comparator \"<x\": major \"x\" is not a number")
+        ) {
             try VersionRange(parsing: ">=1.2 <x")
         }
         #expect(throws: SemanticVersion.ParseError.self) { try VersionRange(parsing: ">=") }

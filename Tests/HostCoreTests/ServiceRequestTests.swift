@@ -28,7 +28,8 @@ import Testing
     }
 
     @Test func theGrantIsReadFromTheConfiguration_andATypoIsNamed() throws {
-        let configuration = try HostConfiguration.parse(#"{"services":{"a.b":{"requests":"events"}}}"#, file: "services.json")
+        let configuration = try HostConfiguration.parse(
+            #"{"services":{"a.b":{"requests":"events"}}}"#, file: "services.json")
         #expect(configuration.services["a.b"]?.requests == .events)
         #expect(throws: ConfigurationError.self) {
             try HostConfiguration.parse(#"{"services":{"a.b":{"requests":"everything"}}}"#, file: "services.json")

@@ -47,7 +47,9 @@ import Testing
 
     @Test func keys_listEveryKeyInByteOrder() throws {
         let store = try open()
-        let keys: [[UInt8]] = [Array("b".utf8), Array("a.b".utf8), [0xFF, 0x01], Array("A".utf8), Array("../x".utf8), [0x2E]]
+        let keys: [[UInt8]] = [
+            Array("b".utf8), Array("a.b".utf8), [0xFF, 0x01], Array("A".utf8), Array("../x".utf8), [0x2E],
+        ]
         for key in keys { try store.set(key, to: [1]) }
         #expect(try store.keys() == keys.sorted { $0.lexicographicallyPrecedes($1) })
     }
@@ -102,7 +104,9 @@ import Testing
 
     @Test func invalidKeys_areRefused() throws {
         let store = try open()
-        #expect(throws: StorageError(path: store.path, code: .invalidKey(reason: "it is empty"))) { try store.set("", to: [1]) }
+        #expect(throws: StorageError(path: store.path, code: .invalidKey(reason: "it is empty"))) {
+            try store.set("", to: [1])
+        }
         #expect(throws: StorageError(path: store.path, code: .invalidKey(reason: "it holds a NUL byte"))) {
             try store.set([0x61, 0, 0x62], to: [1])
         }
@@ -111,13 +115,18 @@ import Testing
 
     // MARK: Service ids
 
-    @Test(arguments: ["..", ".", "", "../x", "a/b", "/etc", "com.example/../..", "com..example", ".hidden.x", "com.example.x\0y", "host"])
+    @Test(arguments: [
+        "..", ".", "", "../x", "a/b", "/etc", "com.example/../..", "com..example", ".hidden.x", "com.example.x\0y",
+        "host",
+    ])
     func serviceIDs_thatCouldLeaveTheStateDirectory_areRefused(_ id: String) throws {
         let state = try StateDirectory(path: statePath)
         #expect {
             try state.store(for: id)
         } throws: { error in
-            guard let error = error as? StorageError, case .invalidServiceID(let refused, _) = error.code else { return false }
+            guard let error = error as? StorageError, case .invalidServiceID(let refused, _) = error.code else {
+                return false
+            }
             return refused == id
         }
         #expect(try tree() == ["state", "state/services"])
@@ -126,7 +135,8 @@ import Testing
     @Test func aSymlinkPlantedAsTheServiceFolder_isRefused() throws {
         _ = try StateDirectory(path: statePath)
         let target = try scratch.folder("elsewhere", mode: 0o700)
-        try FileManager.default.createSymbolicLink(atPath: statePath + "/services/test.store", withDestinationPath: target)
+        try FileManager.default.createSymbolicLink(
+            atPath: statePath + "/services/test.store", withDestinationPath: target)
         // O_NOFOLLOW | O_DIRECTORY on a symlink: Linux says ENOTDIR.
         #expect { try open() } throws: { [ELOOP, ENOTDIR].contains(($0 as? StorageError)?.errno) }
     }
@@ -135,7 +145,9 @@ import Testing
         let store = try open()
         let victim = try scratch.write("victim", Array("precious".utf8))
         try FileManager.default.createSymbolicLink(atPath: store.path + "/key", withDestinationPath: victim)
-        #expect(throws: StorageError(path: store.path + "/key", code: .notRegularFile(kind: "symlink"))) { try store.get("key") }
+        #expect(throws: StorageError(path: store.path + "/key", code: .notRegularFile(kind: "symlink"))) {
+            try store.get("key")
+        }
         try store.set("key", to: Array("new".utf8))  // replaces the link itself
         #expect(try store.get("key") == Array("new".utf8))
         #expect(FileManager.default.contents(atPath: victim) == Data("precious".utf8))
@@ -155,7 +167,8 @@ import Testing
         }
         #expect(
             StorageError(path: "p", code: .keyTooLong(fileNameBytes: 258, limit: 255)).description
-                == "p: key too long: its file name would be 258 bytes, the limit is 255 (bytes other than A-Z a-z 0-9 . _ - take three)")
+                == "p: key too long: its file name would be 258 bytes, the limit is 255 (bytes other than A-Z a-z 0-9 . _ - take three)"
+        )
     }
 
     @Test func aValueLargerThanTheLimit_isRefused_andOneAtTheLimitIsKept() throws {

@@ -19,7 +19,8 @@ import Testing
     private func plan(
         _ found: [FoundService], _ configured: [ServiceConfiguration], onlyConfigured: Bool = false
     ) throws(StartOrderError) -> StartPlan {
-        try StartPlan.compute(found: found, configuration: HostConfiguration(services: configured), onlyConfigured: onlyConfigured)
+        try StartPlan.compute(
+            found: found, configuration: HostConfiguration(services: configured), onlyConfigured: onlyConfigured)
     }
 
     private func order(
@@ -43,7 +44,10 @@ import Testing
 
     @Test func order_whenRequired_startsTheRequirementFirstWhateverItsPriority() throws {
         let services = found(("a", 0), ("b", 0))
-        #expect(try order(services, [service("a", priority: 100, requires: ["b"]), service("b", priority: -100)]) == ["b", "a"])
+        #expect(
+            try order(services, [service("a", priority: 100, requires: ["b"]), service("b", priority: -100)]) == [
+                "b", "a",
+            ])
     }
 
     @Test func order_whenAfter_startsTheOtherFirst() throws {
@@ -76,7 +80,9 @@ import Testing
 
     @Test func order_isStable_whateverOrderTheConfigurationListsServicesIn() throws {
         let services = found(("a", 0), ("b", 0), ("c", 2), ("d", 0), ("e", 0))
-        var configured = [service("a", after: ["d"]), service("b"), service("c"), service("d"), service("e", requires: ["b"])]
+        var configured = [
+            service("a", after: ["d"]), service("b"), service("c"), service("d"), service("e", requires: ["b"]),
+        ]
         let expected = try order(services, configured)
         #expect(expected == ["c", "b", "d", "a", "e"])
         for _ in 0..<20 {
@@ -145,13 +151,19 @@ import Testing
 
     @Test func order_withACycle_namesEveryServiceInItInOrder() {
         let services = found(("a", 0), ("b", 0), ("c", 0), ("x", 0))
-        let configured = [service("a", requires: ["b"]), service("b", after: ["c"]), service("c", requires: ["a"]), service("x")]
+        let configured = [
+            service("a", requires: ["b"]), service("b", after: ["c"]), service("c", requires: ["a"]), service("x"),
+        ]
         #expect(
             throws: StartOrderError(
-                .cycle(["test.a", "test.b", "test.c", "test.a"], origins: [.configurationRequires, .configurationAfter, .configurationRequires]))
+                .cycle(
+                    ["test.a", "test.b", "test.c", "test.a"],
+                    origins: [.configurationRequires, .configurationAfter, .configurationRequires]))
         ) { try plan(services, configured) }
         #expect(
-            StartOrderError(.cycle(["a", "b", "c", "a"], origins: [.configurationRequires, .pluginAfter, .pluginRequires])).description
+            StartOrderError(
+                .cycle(["a", "b", "c", "a"], origins: [.configurationRequires, .pluginAfter, .pluginRequires])
+            ).description
                 == "dependency cycle: a → b → c → a (each must start after the next; a → b: requires in the configuration,"
                 + " b → c: after declared by its plugin, c → a: requires declared by its plugin)")
     }
@@ -160,7 +172,10 @@ import Testing
         // w waits on the cycle without being in it; the cycle is c → b → c.
         let services = found(("w", 0), ("b", 0), ("c", 0))
         let configured = [service("w", requires: ["c"]), service("c", after: ["b"]), service("b", requires: ["c"])]
-        #expect(throws: StartOrderError(.cycle(["test.b", "test.c", "test.b"], origins: [.configurationRequires, .configurationAfter]))) {
+        #expect(
+            throws: StartOrderError(
+                .cycle(["test.b", "test.c", "test.b"], origins: [.configurationRequires, .configurationAfter]))
+        ) {
             try plan(services, configured)
         }
     }

@@ -37,7 +37,8 @@ import Testing
         } throws: { error in
             guard let error = error as? StorageError, case .insecure(let detail) = error.code else { return false }
             return detail == "directory \(path) is writable by other users (mode 0777)"
-                && error.description.hasSuffix("(run chmod go-w on it, choose another --state-dir, or pass --allow-insecure-plugins)")
+                && error.description.hasSuffix(
+                    "(run chmod go-w on it, choose another --state-dir, or pass --allow-insecure-plugins)")
         }
     }
 

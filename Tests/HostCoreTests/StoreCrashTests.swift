@@ -39,17 +39,21 @@ import Testing
         for round in 0..<rounds {
             let before = inode(keyPath)
             let child = try ChildProcess.rerunningThisTestBinary(
-                test: "StoreCrashTests/crashChild_writesOneKeyUntilKilled()", environment: [Self.childVariable: statePath])
+                test: "StoreCrashTests/crashChild_writesOneKeyUntilKilled()",
+                environment: [Self.childVariable: statePath])
             // Wait for this child's first complete write (a rename gives the key a new inode),
             // then let it run on for a random moment, mid-write or between writes.
             let wrote = eventually(within: 60) { inode(keyPath) != nil && inode(keyPath) != before || child.hasExited }
-            #expect(wrote && !child.hasExited, "round \(round): the child did not write: \(child.kill9AndWait().stderr)")
+            #expect(
+                wrote && !child.hasExited, "round \(round): the child did not write: \(child.kill9AndWait().stderr)")
             usleep(UInt32.random(in: 0...20_000))
             let result = child.kill9AndWait()
             #expect(result.status == 128 + SIGKILL, "round \(round): \(result.stderr)")
 
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: statePath + "/services/\(Self.serviceID)")
-                .filter { $0.hasPrefix(".tmp-") }
+            let leftovers = try FileManager.default.contentsOfDirectory(
+                atPath: statePath + "/services/\(Self.serviceID)"
+            )
+            .filter { $0.hasPrefix(".tmp-") }
             if !leftovers.isEmpty { killedMidWrite += 1 }
             let store = try StateDirectory(path: statePath).store(for: Self.serviceID)
             let value = try #require(try store.get("key"), "round \(round): the key has no value")

@@ -31,7 +31,9 @@ import Testing
         #expect(CrashLimit(parsing: "5/60") == CrashLimit(count: 5, window: 60))
         #expect(CrashLimit(parsing: "3") == CrashLimit(count: 3, window: 60))
         #expect(CrashLimit(parsing: "2/0.5") == CrashLimit(count: 2, window: 0.5))
-        for bad in ["", "0/60", "x/60", "5/", "5/-1", "5/60/1", "-1"] { #expect(CrashLimit(parsing: bad) == nil, "\(bad)") }
+        for bad in ["", "0/60", "x/60", "5/", "5/-1", "5/60/1", "-1"] {
+            #expect(CrashLimit(parsing: bad) == nil, "\(bad)")
+        }
         #expect(CrashLimit.standard.description == "5 crashes within 60 s")
     }
 
@@ -105,19 +107,25 @@ import Testing
         try store.save(record)
         #expect(store.record(for: "test.bad") == record)
         #expect(store.path(for: "test.bad") == scratch.file("state") + "/failures/test.bad.json")
-        let json = try JSONValue(parsing: Array(try String(contentsOfFile: store.path(for: "test.bad"), encoding: .utf8).utf8))
+        let json = try JSONValue(
+            parsing: Array(try String(contentsOfFile: store.path(for: "test.bad"), encoding: .utf8).utf8))
         #expect(json["signalName"] == "SIGSEGV")
         #expect(
             record.summary == "crashed 5 times within 60 s; the last time its worker was killed by signal 11 (SIGSEGV)"
                 + " while handling didBecomeActive (2025-11-22T04:30:00Z)")
         #expect(record.blocks(file))
-        #expect(!record.blocks(FileIdentity(device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1_795_322_275_796_787_731, changed: 1)))
+        #expect(
+            !record.blocks(
+                FileIdentity(
+                    device: 2049, inode: UInt64(1) << 60, size: 16144, modified: 1_795_322_275_796_787_731, changed: 1))
+        )
         #expect(try store.remove("test.bad"))
         #expect(store.record(for: "test.bad") == nil)
         #expect(throws: StorageError.self) {
             try store.save(
                 FailureRecord(
-                    serviceID: "../escape", path: "", file: file, reason: "", signal: nil, status: nil, event: nil, time: "",
+                    serviceID: "../escape", path: "", file: file, reason: "", signal: nil, status: nil, event: nil,
+                    time: "",
                     limit: .standard))
         }
     }
@@ -145,7 +153,9 @@ import Testing
         #expect(run.loading == nil)
         #expect(run.description.hasSuffix("no service call was in progress"))
         // A second host on the same state directory is refused the sentinel.
-        #expect { try Sentinel.open(stateDirectory: state) } throws: { if case .inUse = $0 as? Sentinel.OpenError { true } else { false } }
+        #expect { try Sentinel.open(stateDirectory: state) } throws: {
+            if case .inUse = $0 as? Sentinel.OpenError { true } else { false }
+        }
         #expect(Sentinel.decode([UInt8](repeating: 0, count: 65536)) == nil)
     }
 
@@ -158,7 +168,9 @@ import Testing
         let tracker = CallTracker()
         tracker.register(ids: ["test.a", "test.b"])
         tracker.attach(sentinel)
-        func written() throws -> Sentinel.PreviousRun { try #require(Sentinel.decode(Array(try Data(contentsOf: URL(fileURLWithPath: sentinel.path))))) }
+        func written() throws -> Sentinel.PreviousRun {
+            try #require(Sentinel.decode(Array(try Data(contentsOf: URL(fileURLWithPath: sentinel.path)))))
+        }
         sentinel.loading("/lib/c.so")
         tracker.register(attaching: "test.c", at: 2)
         tracker.enter(service: 2, event: .willFinishLaunching)
@@ -192,7 +204,9 @@ import Testing
         let state = try scratch.folder("state", mode: 0o700)
         try scratch.copy(old.path, to: "state/" + Sentinel.fileName, mode: 0o600)
         let (sentinel, previous) = try Sentinel.open(stateDirectory: state)
-        #expect(previous?.service == "test.b" && previous?.event == "didEnterBackground" && previous?.loading == "/lib/x.so")
+        #expect(
+            previous?.service == "test.b" && previous?.event == "didEnterBackground" && previous?.loading == "/lib/x.so"
+        )
         var run = try #require(Sentinel.decode(Array(try Data(contentsOf: URL(fileURLWithPath: sentinel.path)))))
         #expect(run.pid == getpid() && run.service == nil && run.event == nil && run.loading == nil)
         // A call recorded before any ids are: the previous run's ids, still in the file past
@@ -208,7 +222,9 @@ import Testing
         #expect(
             WorkerDeath(exit: .signaled(9), cause: .protocolError("bad magic")).description
                 == "broke the worker protocol (bad magic) and was killed")
-        #expect(WorkerDeath(exit: .exited(WorkerMain.lostChannelStatus), cause: nil).description.contains("lost its channel"))
+        #expect(
+            WorkerDeath(exit: .exited(WorkerMain.lostChannelStatus), cause: nil).description.contains(
+                "lost its channel"))
         #expect(
             CrashReport(hungIn: "didEnterBackground", deadline: 1).reason
                 == "did not answer didEnterBackground within 1 s and was killed")

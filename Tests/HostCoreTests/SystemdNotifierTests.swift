@@ -15,7 +15,9 @@ import Testing
         init(path: String) throws {
             descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard descriptor >= 0 else { throw TestFailure("socket: errno \(errno)") }
-            let bound = try UnixSocketAddress(path, allowingAbstract: true).withSocketAddress { bind(descriptor, $0, $1) }
+            let bound = try UnixSocketAddress(path, allowingAbstract: true).withSocketAddress {
+                bind(descriptor, $0, $1)
+            }
             guard bound == 0 else { throw TestFailure("bind \(path): errno \(errno)") }
         }
 
@@ -42,7 +44,9 @@ import Testing
         let notifier = try #require(try notifier(["NOTIFY_SOCKET": path]))
 
         // What the host sends over its life: start-up, a reload, the watchdog, shutdown.
-        for message in [SystemdNotifier.Message.ready, .reloading, .ready, .watchdog, .status("2 services\nactive"), .stopping] {
+        for message in [
+            SystemdNotifier.Message.ready, .reloading, .ready, .watchdog, .status("2 services\nactive"), .stopping,
+        ] {
             try notifier.send(message)
         }
         #expect(systemd.receive() == "READY=1")
@@ -81,7 +85,9 @@ import Testing
         let senders = Thread {
             DispatchQueue.concurrentPerform(iterations: threads) { thread in
                 for index in 0..<each {
-                    do { try notifier.send(text: "STATUS=thread \(thread) message \(index)") } catch { failures.add(1, ordering: .relaxed) }
+                    do { try notifier.send(text: "STATUS=thread \(thread) message \(index)") } catch {
+                        failures.add(1, ordering: .relaxed)
+                    }
                 }
             }
         }
@@ -109,7 +115,9 @@ import Testing
             try SystemdNotifier(socketPath: "relative")
         }
         let long = "/" + String(repeating: "x", count: 200)
-        #expect(throws: SystemError(operation: "connect", path: long, errno: ENAMETOOLONG)) { try SystemdNotifier(socketPath: long) }
+        #expect(throws: SystemError(operation: "connect", path: long, errno: ENAMETOOLONG)) {
+            try SystemdNotifier(socketPath: long)
+        }
     }
 
     // MARK: Watchdog

@@ -21,7 +21,9 @@ import Testing
             guard let event = matches.first else { continue }
             #expect(cIdentifier(kind.name) == event.identifier, "\(kind.name) is SH_EVENT_\(event.identifier)")
             #expect(kind.name == event.quotedName, "events.h calls \(kind.rawValue) \"\(event.quotedName ?? "?")\"")
-            #expect(kind.data.cStruct == event.dataStruct, "\(kind.name): events.h says data is \(event.dataStruct ?? "NULL")")
+            #expect(
+                kind.data.cStruct == event.dataStruct,
+                "\(kind.name): events.h says data is \(event.dataStruct ?? "NULL")")
             #expect(kind.needsCompletion == event.hasCompletion, "\(kind.name): events.h on its completion")
         }
         #expect(Set(EventKind.allCases.map(\.name)).count == EventKind.allCases.count)
@@ -37,7 +39,8 @@ import Testing
         #expect(
             EventGroup.push.kinds == [
                 .willPresentNotification, .didReceiveNotificationResponse, .didReceiveRemoteNotification,
-                .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications, .didChangeNotificationAuthorization,
+                .didRegisterForRemoteNotifications, .didFailToRegisterForRemoteNotifications,
+                .didChangeNotificationAuthorization,
             ])
         #expect(EventKind.allCases.filter(\.isSceneEvent) == EventGroup.scenes.kinds)
         // A manifest name is either a group or an event, never both ("all" is metagen's).
@@ -127,7 +130,8 @@ private enum HeaderEvents {
             let before = text[..<match.range.lowerBound]
             let comment = before.range(of: "/*", options: .backwards).map { String(before[$0.upperBound...]) } ?? ""
             // One line: drop the " * " that continues a comment onto the next line.
-            let flat = comment.replacing(try Regex(#"\n\s*\*(?!/)"#), with: " ").replacing(try Regex(#"\s+"#), with: " ")
+            let flat = comment.replacing(try Regex(#"\n\s*\*(?!/)"#), with: " ").replacing(
+                try Regex(#"\s+"#), with: " ")
             let quoted = flat.firstMatch(of: try Regex(#"^ ?"(\w+)":"#)).map { String($0.output[1].substring!) }
             let data = flat.firstMatch(of: try Regex(#"data is (?:const )?(sh_\w+|NULL)"#))
                 .map { String($0.output[1].substring!) }
@@ -145,7 +149,9 @@ private enum HeaderEvents {
         let text = try text("events.h") + text("scenes.h")
         guard let start = text.range(of: "#define \(macro) ") else { return [] }
         let body = text[start.upperBound...].prefix { $0 != "#" }
-        return body.matches(of: try Regex(#"SH_EVENT_BIT\(SH_EVENT_([A-Z_]+)\)"#)).map { String($0.output[1].substring!) }
+        return body.matches(of: try Regex(#"SH_EVENT_BIT\(SH_EVENT_([A-Z_]+)\)"#)).map {
+            String($0.output[1].substring!)
+        }
     }
 
     /// Every enumerator `PREFIXNAME = VALUE,` in the headers whose name starts with `prefix`

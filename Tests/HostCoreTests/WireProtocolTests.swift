@@ -84,7 +84,8 @@ import Testing
 
     @Test func everyLoadFailureReason_crossesUnchanged() throws {
         let reasons: [LoadFailure.Reason] = [
-            .notRegularFile(kind: "FIFO"), .insecure("mode 0666"), .system(SystemError(operation: "open", path: "/x", errno: ENOENT)),
+            .notRegularFile(kind: "FIFO"), .insecure("mode 0666"),
+            .system(SystemError(operation: "open", path: "/x", errno: ENOENT)),
             .notELF(detail: "the file is empty"), .wrongArchitecture(found: "aarch64", host: "x86_64"),
             .notSharedObject(type: "executable"), .corrupt("truncated"), .noEntrySymbol, .noMetadata,
             .invalidMetadata("bad id"), .abiMismatch(pluginMin: 7, pluginMax: 9, hostMin: 1, hostMax: 1),

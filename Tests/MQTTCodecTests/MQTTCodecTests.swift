@@ -8,16 +8,24 @@ import Testing
         .connect(
             MQTTConnect(
                 clientID: "kiosk-17", cleanSession: false, keepAlive: 30,
-                will: MQTTPublish(topic: "servicehost/kiosk-17/state", payload: Array("offline".utf8), qos: 1, retain: true),
+                will: MQTTPublish(
+                    topic: "servicehost/kiosk-17/state", payload: Array("offline".utf8), qos: 1, retain: true),
                 username: "fleet", password: Array("secret".utf8))),
         .connect(MQTTConnect(clientID: "a", cleanSession: true, keepAlive: 0)),
         .connack(sessionPresent: true, returnCode: 0),
         .connack(sessionPresent: false, returnCode: 5),
-        .publish(MQTTPublish(topic: "servicehost/all/push", payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), qos: 1, dup: true, id: 7)),
+        .publish(
+            MQTTPublish(
+                topic: "servicehost/all/push", payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), qos: 1, dup: true, id: 7
+            )),
         .publish(MQTTPublish(topic: "t", payload: [], qos: 0, retain: true)),
         .publish(MQTTPublish(topic: "big", payload: [UInt8](repeating: 0xAB, count: 20_000), qos: 1, id: 65535)),
         .puback(id: 1), .pubrec(id: 2), .pubrel(id: 3), .pubcomp(id: 4),
-        .subscribe(id: 9, filters: [MQTTSubscription("servicehost/x/push", qos: 1), MQTTSubscription("servicehost/all/post/+", qos: 1)]),
+        .subscribe(
+            id: 9,
+            filters: [
+                MQTTSubscription("servicehost/x/push", qos: 1), MQTTSubscription("servicehost/all/post/+", qos: 1),
+            ]),
         .suback(id: 9, codes: [1, 0x80]),
         .unsubscribe(id: 10, filters: ["a/b"]), .unsuback(id: 10),
         .pingreq, .pingresp, .disconnect,
@@ -45,9 +53,15 @@ import Testing
 
     @Test func remainingLengthUsesTheSpecificationsExamples() {
         // 3.1.1 section 2.2.3: 127 is one byte, 128 two, 16 383 two, 16 384 three.
-        #expect(MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 124))).encoded()[1...1] == [127])
-        #expect(MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 125))).encoded()[1...2] == [0x80, 0x01])
-        #expect(MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 16_381))).encoded()[1...3] == [0x80, 0x80, 0x01])
+        #expect(
+            MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 124))).encoded()[1...1]
+                == [127])
+        #expect(
+            MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 125))).encoded()[1...2]
+                == [0x80, 0x01])
+        #expect(
+            MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 0, count: 16_381))).encoded()[1...3]
+                == [0x80, 0x80, 0x01])
     }
 
     @Test func a256MiBRemainingLengthIsRefusedFromItsHeaderAlone() {

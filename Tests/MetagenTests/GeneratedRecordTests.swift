@@ -64,7 +64,10 @@ struct GeneratedRecordTests {
 
         // The entry creates each type; a scene service through the check that it adopts SceneService.
         #expect(swift.contains(#"private func _servicehostMake0() -> any ApplicationService { LinksService() }"#))
-        #expect(swift.contains(#"private func _servicehostMake1() -> any ApplicationService { ServicePlugin.sceneService(Car.Display()) }"#))
+        #expect(
+            swift.contains(
+                #"private func _servicehostMake1() -> any ApplicationService { ServicePlugin.sceneService(Car.Display()) }"#
+            ))
         #expect(swift.contains(#".init(id: "com.example.links", make: _servicehostMake0),"#))
         // Each class is checked against the events its manifest lists, at the manifest's line.
         #expect(swift.contains("extension LinksService: ServiceKit._ManifestLists_notification,"))
@@ -78,7 +81,8 @@ struct GeneratedRecordTests {
 
     @Test func answers_areClaimsTheHostDecodes_andNeedTheRequestEvent() throws {
         let (swift, metadata) = try generate(
-            #"{"services":[{"id":"a.b","type":"A","events":["lifecycle","request"],"answers":["geo.locate","queue.count"]}]}"#)
+            #"{"services":[{"id":"a.b","type":"A","events":["lifecycle","request"],"answers":["geo.locate","queue.count"]}]}"#
+        )
         #expect(metadata.services[0].answers == ["geo.locate", "queue.count"])
         #expect(metadata.services[0].events.knownKinds.contains(.request))
         #expect(swift.contains("_ManifestLists_request"))
@@ -93,7 +97,8 @@ struct GeneratedRecordTests {
     @Test func theSmallestManifest_getsEveryDefault() throws {
         let (swift, metadata) = try generate(#"{"services":[{"id":"a.b","type":"A"}]}"#)
         let service = try #require(metadata.services.first)
-        #expect(service == ServiceMetadata(id: "a.b", name: "A", version: "0.0.0", events: EventMask(0, 0), priority: 0))
+        #expect(
+            service == ServiceMetadata(id: "a.b", name: "A", version: "0.0.0", events: EventMask(0, 0), priority: 0))
         #expect(!swift.contains("sh_meta_claim"))
     }
 
@@ -117,7 +122,8 @@ struct GeneratedRecordTests {
 
     @Test func requiresAndAfter_areDecodedByTheHost_requirementsSortedByID() throws {
         let (_, metadata) = try generate(
-            #"{"services":[{"id":"a.b","type":"A","requires":{"dev.z":"","dev.logger":">=1.2 <2"},"after":["dev.q","dev.p"]}]}"#)
+            #"{"services":[{"id":"a.b","type":"A","requires":{"dev.z":"","dev.logger":">=1.2 <2"},"after":["dev.q","dev.p"]}]}"#
+        )
         let service = try #require(metadata.services.first)
         #expect(service.requires.map(\.description) == ["dev.logger >=1.2 <2", "dev.z"])
         #expect(service.requires.first?.range.comparators.count == 2)
@@ -126,14 +132,16 @@ struct GeneratedRecordTests {
 
     @Test func nonASCIINamesAndClaims_surviveAsUTF8() throws {
         let (_, metadata) = try generate(
-            #"{"services":[{"id":"a.b","type":"A","name":"Café ☕","events":["notification"],"subscribes":["größe.änderung"]}]}"#)
+            #"{"services":[{"id":"a.b","type":"A","name":"Café ☕","events":["notification"],"subscribes":["größe.änderung"]}]}"#
+        )
         #expect(metadata.services[0].name == "Café ☕")
         #expect(metadata.services[0].subscriptions == ["größe.änderung"])
     }
 
     @Test func rerunningOnTheSameManifest_leavesTheOutputUntouched() throws {
         let metagen = try Metagen()
-        let manifest = try metagen.scratch.write("servicehost.json", Array(#"{"services":[{"id":"a.b","type":"A"}]}"#.utf8))
+        let manifest = try metagen.scratch.write(
+            "servicehost.json", Array(#"{"services":[{"id":"a.b","type":"A"}]}"#.utf8))
         let output = metagen.scratch.file("out.swift")
         let tool = try Repository.product("servicehost-metagen")
         #expect(try Command.run(tool, [manifest, output]).status == 0)

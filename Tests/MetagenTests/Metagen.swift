@@ -59,7 +59,8 @@ final class Metagen {
             }
             guard inRecord else { continue }
             let word = line.trimmingCharacters(in: .whitespaces).prefix { $0 != "," }
-            guard word.hasPrefix("0x"), let value = UInt64(word.dropFirst(2).replacingOccurrences(of: "_", with: ""), radix: 16)
+            guard word.hasPrefix("0x"),
+                let value = UInt64(word.dropFirst(2).replacingOccurrences(of: "_", with: ""), radix: 16)
             else { continue }
             bytes += (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
         }

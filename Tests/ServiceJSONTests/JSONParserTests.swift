@@ -182,7 +182,9 @@ import Testing
             failure(hostile)
                 == JSONParseError(
                     offset: JSONValue.defaultMaxDepth, reason: "nesting deeper than \(JSONValue.defaultMaxDepth)"))
-        let limit = String(repeating: "[", count: JSONValue.defaultMaxDepth) + String(repeating: "]", count: JSONValue.defaultMaxDepth)
+        let limit =
+            String(repeating: "[", count: JSONValue.defaultMaxDepth)
+            + String(repeating: "]", count: JSONValue.defaultMaxDepth)
         #expect(failure(limit) == nil)
     }
 

@@ -55,7 +55,8 @@ import Testing
                     var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                     bytes[position] = byte
                     let string = String(decoding: bytes, as: UTF8.self)
-                    #expect(JSONValue.string(string).serialized == Self.reference(string), "\(length) \(position) \(byte)")
+                    #expect(
+                        JSONValue.string(string).serialized == Self.reference(string), "\(length) \(position) \(byte)")
                 }
             }
             let accented = String(repeating: "é", count: length)
@@ -75,7 +76,8 @@ import Testing
             case "\t": out += "\\t"
             case "\u{8}": out += "\\b"
             case "\u{C}": out += "\\f"
-            case _ where scalar.value < 0x20: out += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+            case _ where scalar.value < 0x20:
+                out += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -131,7 +133,9 @@ import Testing
         case 4: return .array((0..<generator.next() % 5).map { _ in randomValue(depth: depth + 1, using: &generator) })
         default:
             var members: [String: JSONValue] = [:]
-            for _ in 0..<generator.next() % 5 { members[randomString(using: &generator)] = randomValue(depth: depth + 1, using: &generator) }
+            for _ in 0..<generator.next() % 5 {
+                members[randomString(using: &generator)] = randomValue(depth: depth + 1, using: &generator)
+            }
             return .object(members)
         }
     }

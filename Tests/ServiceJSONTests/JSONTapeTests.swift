@@ -64,7 +64,8 @@ import Testing
         case (.failure(let expected), .failure(let error)):
             #expect(error == expected, sourceLocation: sourceLocation)
         default:
-            Issue.record("\(String(decoding: text, as: UTF8.self)): \(expected) vs \(tape)", sourceLocation: sourceLocation)
+            Issue.record(
+                "\(String(decoding: text, as: UTF8.self)): \(expected) vs \(tape)", sourceLocation: sourceLocation)
         }
     }
 
@@ -84,7 +85,11 @@ import Testing
         expectSameOutcome(Array(text.utf8))
     }
 
-    @Test(arguments: [[0x22, 0xFF, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22]] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x22, 0xFF, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22],
+        ] as [[UInt8]])
     func invalidUTF8_isRefusedWithAReason(bytes: [UInt8]) {
         expectSameOutcome(bytes)
         #expect(throws: JSONParseError(offset: 0, reason: "invalid UTF-8 in string")) { try JSONTape(parsing: bytes) }
@@ -108,14 +113,18 @@ import Testing
             var members = (0..<size).map { "\"k\($0)\":\($0)" }
             members.append("\"k\(size / 2)\":0")
             expectSameOutcome(Array(("{" + members.joined(separator: ",") + "}").utf8))
-            #expect(throws: JSONParseError.self) { try JSONTape(parsing: Array(("{" + members.joined(separator: ",") + "}").utf8)) }
+            #expect(throws: JSONParseError.self) {
+                try JSONTape(parsing: Array(("{" + members.joined(separator: ",") + "}").utf8))
+            }
         }
     }
 
     @Test func nesting_isLimitedLikeTheValueParser() {
         let deep = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
         expectSameOutcome(Array(deep.utf8))
-        #expect(throws: JSONParseError(offset: 128, reason: "nesting deeper than 128")) { try JSONTape(parsing: Array(deep.utf8)) }
+        #expect(throws: JSONParseError(offset: 128, reason: "nesting deeper than 128")) {
+            try JSONTape(parsing: Array(deep.utf8))
+        }
     }
 
     @Test func randomDocuments_parseTheSameBothWays() {

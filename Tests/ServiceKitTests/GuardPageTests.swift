@@ -82,7 +82,9 @@ struct GuardPageTests {
         case "event":
             var raw = sh_event()
             raw.kind = SH_EVENT_DID_BECOME_ACTIVE.rawValue
-            #expect(ServicePlugin.dispatch(guarded.place(raw, endingBefore: \.data), to: RecordingService()) == Int32(SH_OK))
+            #expect(
+                ServicePlugin.dispatch(guarded.place(raw, endingBefore: \.data), to: RecordingService()) == Int32(SH_OK)
+            )
         default:
             Issue.record("unknown case \(name)")
         }

@@ -16,7 +16,8 @@ import Testing
         UnsafeRawPointer(
             memory.place(
                 sh_host_offer(
-                    size: size, version: SH_HOST_OFFER_VERSION, abi_min: min, abi_max: max, host_version: memory.string("test 1"))))
+                    size: size, version: SH_HOST_OFFER_VERSION, abi_min: min, abi_max: max,
+                    host_version: memory.string("test 1"))))
     }
 
     @Test func offer_thatOverlapsTheSDK_picksTheHighestCommonVersion() throws {
@@ -34,18 +35,22 @@ import Testing
             Issue.record("a \(short)-byte offer was accepted")
             return
         }
-        #expect(error.message == "ServiceKit \(ServicePlugin.sdkVersion): the host's offer is too small (\(short) bytes)")
+        #expect(
+            error.message == "ServiceKit \(ServicePlugin.sdkVersion): the host's offer is too small (\(short) bytes)")
     }
 
     @Test func offer_withoutACommonVersion_namesBothRanges() {
         let memory = HostMemory()
-        guard case .failure(let error) = ServicePlugin.negotiate(offer(memory, min: SH_ABI_VERSION + 1, max: SH_ABI_VERSION + 5))
+        guard
+            case .failure(let error) = ServicePlugin.negotiate(
+                offer(memory, min: SH_ABI_VERSION + 1, max: SH_ABI_VERSION + 5))
         else {
             Issue.record("a newer-only host was accepted")
             return
         }
         #expect(
-            error.message == "ServiceKit \(ServicePlugin.sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
+            error.message
+                == "ServiceKit \(ServicePlugin.sdkVersion) speaks ABI \(SH_ABI_VERSION_MIN)...\(SH_ABI_VERSION), "
                 + "the host offers \(SH_ABI_VERSION + 1)...\(SH_ABI_VERSION + 5)")
     }
 

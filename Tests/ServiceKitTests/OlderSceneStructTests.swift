@@ -32,7 +32,10 @@ import Testing
 
     @Test func scene_endingBeforeItsTape_parsesTheSettingsText() {
         let memory = HostMemory()
-        #expect(Scene(UnsafePointer(scene(memory, id: 7, size: size(endingBefore: \sh_scene.settings)))).settings == ["n": 1])
+        #expect(
+            Scene(UnsafePointer(scene(memory, id: 7, size: size(endingBefore: \sh_scene.settings)))).settings == [
+                "n": 1
+            ])
     }
 
     @Test func scene_endingBeforeItsSettings_hasNone() {
@@ -53,7 +56,8 @@ import Testing
     @Test func scene_endingBeforeItsID_hasNoNameRoleOrConnection() {
         let memory = HostMemory()
         let scene = Scene(UnsafePointer(scene(memory, id: 7, size: size(endingBefore: \sh_scene.id))))
-        #expect(scene == Scene(name: "", role: .unspecified, state: .unattached, configurationName: "", connectionID: 0))
+        #expect(
+            scene == Scene(name: "", role: .unspecified, state: .unattached, configurationName: "", connectionID: 0))
     }
 
     @Test func sceneStateFromANewerHost_readsAsForegroundInactive() {
@@ -105,7 +109,8 @@ import Testing
         return UnsafePointer(
             memory.place(
                 sh_scene_connection_options(
-                    size: size, version: SH_SCENE_CONNECTION_OPTIONS_VERSION, flags: UInt32(SH_FROM_LAUNCH), reserved: 0,
+                    size: size, version: SH_SCENE_CONNECTION_OPTIONS_VERSION, flags: UInt32(SH_FROM_LAUNCH),
+                    reserved: 0,
                     url_contexts: memory.array(urls), url_context_count: 2,
                     user_activities: memory.array(activities), user_activity_count: 1, restoration_activity: nil)))
     }
@@ -120,22 +125,27 @@ import Testing
 
     @Test func connectionOptions_endingBeforeTheActivities_haveURLsOnly() {
         let memory = HostMemory()
-        let options = SceneConnectionOptions(options(memory, size: size(endingBefore: \sh_scene_connection_options.user_activities)))
+        let options = SceneConnectionOptions(
+            options(memory, size: size(endingBefore: \sh_scene_connection_options.user_activities)))
         #expect(options.urlContexts.count == 1)
         #expect(options.userActivities.isEmpty)
     }
 
     @Test func connectionOptions_endingBeforeTheURLs_haveOnlyTheirFlag() {
         let memory = HostMemory()
-        let options = SceneConnectionOptions(options(memory, size: size(endingBefore: \sh_scene_connection_options.url_contexts)))
+        let options = SceneConnectionOptions(
+            options(memory, size: size(endingBefore: \sh_scene_connection_options.url_contexts)))
         #expect(options == SceneConnectionOptions(isFromLaunch: true))
-        let none = SceneConnectionOptions(self.options(memory, size: size(endingBefore: \sh_scene_connection_options.flags)))
+        let none = SceneConnectionOptions(
+            self.options(memory, size: size(endingBefore: \sh_scene_connection_options.flags)))
         #expect(none == SceneConnectionOptions())
     }
 
     // MARK: - sh_scene_configuration (the service's answer)
 
-    private func answer(_ memory: HostMemory, size: UInt32, capacity: Int = 64) -> UnsafeMutablePointer<sh_scene_configuration> {
+    private func answer(_ memory: HostMemory, size: UInt32, capacity: Int = 64) -> UnsafeMutablePointer<
+        sh_scene_configuration
+    > {
         let raw = memory.place(sh_scene_configuration())
         raw.pointee.size = size
         raw.pointee.version = SH_SCENE_CONFIGURATION_VERSION
@@ -151,8 +161,10 @@ import Testing
         let raw = answer(memory, size: fullSize(sh_scene_configuration.self))
         let result = SceneConfiguration(name: "dash", role: .car, settings: ["n": 1]).write(to: raw)
         #expect(throws: Never.self) { try result.get() }
-        #expect(withUnsafeBytes(of: raw.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } == "dash")
-        #expect(withUnsafeBytes(of: raw.pointee.role) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } == "car")
+        #expect(
+            withUnsafeBytes(of: raw.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } == "dash")
+        #expect(
+            withUnsafeBytes(of: raw.pointee.role) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) } == "car")
         let settings = String(
             decoding: UnsafeRawBufferPointer(start: raw.pointee.settings, count: raw.pointee.settings_len),
             as: UTF8.self)
@@ -177,9 +189,15 @@ import Testing
         let raw = answer(memory, size: fullSize(sh_scene_configuration.self), capacity: 4)
         let long = String(repeating: "x", count: Int(SH_SCENE_CONFIGURATION_NAME_MAX))
         for (configuration, reason) in [
-            (SceneConfiguration(name: long), "the name \"\(long)\" is over \(SH_SCENE_CONFIGURATION_NAME_MAX - 1) bytes"),
+            (
+                SceneConfiguration(name: long),
+                "the name \"\(long)\" is over \(SH_SCENE_CONFIGURATION_NAME_MAX - 1) bytes"
+            ),
             (SceneConfiguration(name: "a", settings: [1]), "the settings are not a JSON object"),
-            (SceneConfiguration(name: "a", settings: ["key": "value"]), "the settings are 15 bytes; the host takes at most 4"),
+            (
+                SceneConfiguration(name: "a", settings: ["key": "value"]),
+                "the settings are 15 bytes; the host takes at most 4"
+            ),
         ] {
             guard case .failure(let error) = configuration.write(to: raw) else {
                 Issue.record("written: \(configuration)")

@@ -22,7 +22,8 @@ import Testing
         var activity = sh_user_activity()
         activity.size = fullSize(sh_user_activity.self)
         activity.type = memory.string("com.example.launch")
-        let flags = UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) | UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) | UInt32(SH_LAUNCH_RESTART)
+        let flags =
+            UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) | UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) | UInt32(SH_LAUNCH_RESTART)
         return UnsafePointer(
             memory.place(
                 sh_launch_options(
@@ -228,7 +229,8 @@ import Testing
         UnsafePointer(
             memory.place(
                 sh_open_url(
-                    size: size, version: SH_OPEN_URL_VERSION, flags: UInt32(SH_FROM_LAUNCH) | UInt32(SH_FROM_CONNECTION),
+                    size: size, version: SH_OPEN_URL_VERSION,
+                    flags: UInt32(SH_FROM_LAUNCH) | UInt32(SH_FROM_CONNECTION),
                     reserved: 0, url: memory.string("MyApp://Item/42?ref=push"), scheme: memory.string("host-scheme"),
                     host: memory.string("host-host"))))
     }
@@ -284,7 +286,8 @@ import Testing
 
     @Test func activity_endingBeforeItsTape_parsesTheText() {
         let memory = HostMemory()
-        #expect(UserActivity(activity(memory, size: size(endingBefore: \sh_user_activity.user_info))).userInfo == ["n": 1])
+        #expect(
+            UserActivity(activity(memory, size: size(endingBefore: \sh_user_activity.user_info))).userInfo == ["n": 1])
     }
 
     @Test func activity_endingBeforeItsUserInfo_hasNone() {
@@ -301,14 +304,17 @@ import Testing
         #expect(activity.type == "")
         #expect(activity.webpageURL == nil)
         #expect(activity.isFromLaunch)
-        #expect(UserActivity(self.activity(memory, size: size(endingBefore: \sh_user_activity.flags))).isFromLaunch == false)
+        #expect(
+            UserActivity(self.activity(memory, size: size(endingBefore: \sh_user_activity.flags))).isFromLaunch == false
+        )
     }
 
     // MARK: - sh_json
 
     @Test func tape_endingBeforeItsCount_readsAsNull() {
         let memory = HostMemory()
-        let node = sh_json_node(type: SH_JSON_TRUE.rawValue, count: 0, next: 1, reserved: 0, string: nil, length: 0, number: 0)
+        let node = sh_json_node(
+            type: SH_JSON_TRUE.rawValue, count: 0, next: 1, reserved: 0, string: nil, length: 0, number: 0)
         #expect(JSONValue(tape: memory.tape([node])) == true)
         #expect(JSONValue(tape: memory.tape([node], size: size(endingBefore: \sh_json.count))) == .null)
     }
@@ -317,8 +323,10 @@ import Testing
         let memory = HostMemory()
         // An array of 5 elements with only one node after it: a host bug must not crash the service.
         let nodes = [
-            sh_json_node(type: SH_JSON_ARRAY.rawValue, count: 5, next: 2, reserved: 0, string: nil, length: 0, number: 0),
-            sh_json_node(type: SH_JSON_NUMBER.rawValue, count: 0, next: 2, reserved: 0, string: nil, length: 0, number: 7),
+            sh_json_node(
+                type: SH_JSON_ARRAY.rawValue, count: 5, next: 2, reserved: 0, string: nil, length: 0, number: 0),
+            sh_json_node(
+                type: SH_JSON_NUMBER.rawValue, count: 0, next: 2, reserved: 0, string: nil, length: 0, number: 7),
         ]
         #expect(JSONValue(tape: memory.tape(nodes)) == [7])
     }
@@ -326,10 +334,13 @@ import Testing
     @Test func tape_withANodeTypeThisSDKDoesNotKnow_readsItAsNullAndSkipsItsChildren() {
         let memory = HostMemory()
         let nodes = [
-            sh_json_node(type: SH_JSON_ARRAY.rawValue, count: 2, next: 4, reserved: 0, string: nil, length: 0, number: 0),
+            sh_json_node(
+                type: SH_JSON_ARRAY.rawValue, count: 2, next: 4, reserved: 0, string: nil, length: 0, number: 0),
             sh_json_node(type: 99, count: 1, next: 3, reserved: 0, string: nil, length: 0, number: 0),
-            sh_json_node(type: SH_JSON_TRUE.rawValue, count: 0, next: 3, reserved: 0, string: nil, length: 0, number: 0),
-            sh_json_node(type: SH_JSON_FALSE.rawValue, count: 0, next: 4, reserved: 0, string: nil, length: 0, number: 0),
+            sh_json_node(
+                type: SH_JSON_TRUE.rawValue, count: 0, next: 3, reserved: 0, string: nil, length: 0, number: 0),
+            sh_json_node(
+                type: SH_JSON_FALSE.rawValue, count: 0, next: 4, reserved: 0, string: nil, length: 0, number: 0),
         ]
         #expect(JSONValue(tape: memory.tape(nodes)) == [.null, false])
     }
@@ -364,7 +375,8 @@ import Testing
         let completion = UnsafePointer(memory.place(box.completion(size: fullSize(sh_completion.self))))
         let event = memory.place(
             sh_event(
-                size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: SH_EVENT_WILL_PRESENT_NOTIFICATION.rawValue,
+                size: fullSize(sh_event.self), version: SH_EVENT_VERSION,
+                kind: SH_EVENT_WILL_PRESENT_NOTIFICATION.rawValue,
                 app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(memory.place(push)),
                 completion: completion))
         #expect(ServicePlugin.dispatch(UnsafePointer(event), to: service) == Int32(SH_OK))
@@ -385,7 +397,8 @@ import Testing
         let event = memory.place(
             sh_event(
                 size: size(endingBefore: \sh_event.completion), version: SH_EVENT_VERSION,
-                kind: SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION.rawValue, app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1,
+                kind: SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION.rawValue, app_state: Int32(SH_APP_ACTIVE.rawValue),
+                seq: 1,
                 data: UnsafeRawPointer(memory.place(push)),
                 completion: UnsafePointer(memory.place(box.completion(size: fullSize(sh_completion.self))))))
         #expect(ServicePlugin.dispatch(UnsafePointer(event), to: service) == Int32(SH_OK))
@@ -413,7 +426,8 @@ import Testing
         let service = RecordingService()
         let info = memory.place(
             sh_error_info(
-                size: fullSize(sh_error_info.self), version: SH_ERROR_INFO_VERSION, message: memory.string("no network")))
+                size: fullSize(sh_error_info.self), version: SH_ERROR_INFO_VERSION, message: memory.string("no network")
+            ))
         let event = memory.place(
             sh_event(
                 size: fullSize(sh_event.self), version: SH_EVENT_VERSION,
@@ -430,7 +444,8 @@ import Testing
         let event = memory.place(
             sh_event(
                 size: fullSize(sh_event.self), version: SH_EVENT_VERSION, kind: 120,
-                app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(memory.place(0)), completion: nil))
+                app_state: Int32(SH_APP_ACTIVE.rawValue), seq: 1, data: UnsafeRawPointer(memory.place(0)),
+                completion: nil))
         #expect(ServicePlugin.dispatch(UnsafePointer(event), to: RecordingService()) == Int32(SH_UNSUPPORTED))
     }
 }

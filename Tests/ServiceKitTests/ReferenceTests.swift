@@ -8,12 +8,15 @@ import Testing
 /// A renamed method, a changed label, parameter, return type or thrown error fails to compile.
 @Suite(.timeLimit(.minutes(10))) struct ReferenceTests {
     @Test func everyDeclarationInTheReference_compilesAgainstTheSDK() throws {
-        let reference = try String(contentsOf: Repository.root.appendingPathComponent("Sources/ServiceKit/ServiceKit.docc/Reference.md"), encoding: .utf8)
+        let reference = try String(
+            contentsOf: Repository.root.appendingPathComponent("Sources/ServiceKit/ServiceKit.docc/Reference.md"),
+            encoding: .utf8)
         let checks = try ReferenceChecks(markdown: reference)
         // The reference covers every protocol and the host: a page that lost a section fails here.
         #expect(checks.count >= 70, "only \(checks.count) declarations found")
         for container in [
-            "ApplicationService", "SceneService", "URLHandling", "HostContext", "HostContext.Store", "TestHost", "ServiceRequest",
+            "ApplicationService", "SceneService", "URLHandling", "HostContext", "HostContext.Store", "TestHost",
+            "ServiceRequest",
             "ReplyCompletion", "RequestError",
         ] {
             #expect(checks.containers.contains(container), "no \(container) in the reference")
@@ -25,7 +28,8 @@ import Testing
         let result = try Command.run(
             "/usr/bin/env",
             [
-                "swiftc", "-typecheck", "-swift-version", "6", "-I", Repository.binDirectory.appendingPathComponent("Modules").path,
+                "swiftc", "-typecheck", "-swift-version", "6", "-I",
+                Repository.binDirectory.appendingPathComponent("Modules").path,
                 "-I", Repository.abiInclude,
                 "-Xcc", "-fmodule-map-file=" + Repository.binDirectory.appendingPathComponent(cSystemMap).path,
                 source,
@@ -61,7 +65,8 @@ struct ReferenceChecks {
             }
             guard let current = container, declaration != "}" else { continue }
             if declaration.hasSuffix("{ get }") || declaration.hasSuffix("{ get set }") {
-                declaration = String(declaration[..<declaration.firstIndex(of: "{")!]).trimmingCharacters(in: .whitespaces)
+                declaration = String(declaration[..<declaration.firstIndex(of: "{")!]).trimmingCharacters(
+                    in: .whitespaces)
             }
             let check = try Self.check(declaration, in: current)
             count += 1
@@ -75,12 +80,15 @@ struct ReferenceChecks {
 
     /// `<A: P, B>` → ["A", "B"].
     static func parameterNames(_ generics: String) -> [String] {
-        generics.dropFirst().dropLast().split(separator: ",").map { $0.split(separator: ":")[0].trimmingCharacters(in: .whitespaces) }
+        generics.dropFirst().dropLast().split(separator: ",").map {
+            $0.split(separator: ":")[0].trimmingCharacters(in: .whitespaces)
+        }
     }
 
     /// `protocol P: Q {`, `struct S {`, `final class C<G: P> {` → name, generic clause.
     static func header(_ line: String) -> (name: String, generics: String, isProtocol: Bool)? {
-        for keyword in ["protocol ", "struct ", "final class ", "class ", "enum "] where line.hasPrefix(keyword) && line.hasSuffix("{") {
+        for keyword in ["protocol ", "struct ", "final class ", "class ", "enum "]
+        where line.hasPrefix(keyword) && line.hasSuffix("{") {
             let rest = line.dropFirst(keyword.count)
             let name = String(rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." })
             var generics = ""
@@ -93,19 +101,25 @@ struct ReferenceChecks {
     }
 
     /// A typed reference to one declaration of `container`.
-    static func check(_ declaration: String, in container: (name: String, generics: String, isProtocol: Bool)) throws -> String {
+    static func check(_ declaration: String, in container: (name: String, generics: String, isProtocol: Bool)) throws
+        -> String
+    {
         let parameterNames = Self.parameterNames(container.generics)
         let type =
             container.isProtocol
             ? "T"
-            : container.generics.isEmpty ? container.name : "\(container.name)<\(parameterNames.joined(separator: ", "))>"
+            : container.generics.isEmpty
+                ? container.name : "\(container.name)<\(parameterNames.joined(separator: ", "))>"
         if declaration.hasPrefix("var ") {
             let body = declaration.dropFirst("var ".count)
             let colon = body.firstIndex(of: ":")!
-            return "let _: KeyPath<\(type), \(body[body.index(after: colon)...].trimmingCharacters(in: .whitespaces))> = \\\(type).\(body[..<colon])"
+            return
+                "let _: KeyPath<\(type), \(body[body.index(after: colon)...].trimmingCharacters(in: .whitespaces))> = \\\(type).\(body[..<colon])"
         }
         let isInit = declaration.hasPrefix("init(")
-        guard isInit || declaration.hasPrefix("func ") else { throw TestFailure("not a declaration the reference test reads: \(declaration)") }
+        guard isInit || declaration.hasPrefix("func ") else {
+            throw TestFailure("not a declaration the reference test reads: \(declaration)")
+        }
         let signature = isInit ? Substring(declaration) : declaration.dropFirst("func ".count)
         let open = signature.firstIndex(of: "(")!
         let name = signature[..<open]
@@ -125,8 +139,11 @@ struct ReferenceChecks {
             let typeAndDefault = parts.dropFirst().joined(separator: ":")
             types.append(splitTopLevel(typeAndDefault, at: "=")[0].trimmingCharacters(in: .whitespaces))
         }
-        let reference = "\(type).\(isInit ? "init" : String(name))" + (labels.isEmpty ? "" : "(\(labels.map { $0 + ":" }.joined()))")
-        let function = "(\(types.joined(separator: ", ")))\(effects.isEmpty ? "" : " " + effects) -> \(isInit ? type : result)"
+        let reference =
+            "\(type).\(isInit ? "init" : String(name))"
+            + (labels.isEmpty ? "" : "(\(labels.map { $0 + ":" }.joined()))")
+        let function =
+            "(\(types.joined(separator: ", ")))\(effects.isEmpty ? "" : " " + effects) -> \(isInit ? type : result)"
         return isInit ? "let _: \(function) = \(reference)" : "let _: (\(type)) -> \(function) = \(reference)"
     }
 
@@ -136,7 +153,9 @@ struct ReferenceChecks {
         var index = open
         while index < text.endIndex {
             if "([<".contains(text[index]) { depth += 1 }
-            if ")]>".contains(text[index]) && !(text[index] == ">" && text[text.index(before: index)] == "-") { depth -= 1 }
+            if ")]>".contains(text[index]) && !(text[index] == ">" && text[text.index(before: index)] == "-") {
+                depth -= 1
+            }
             if depth == 0 { return (String(text[text.index(after: open)..<index]), index) }
             index = text.index(after: index)
         }

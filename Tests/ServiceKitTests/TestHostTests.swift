@@ -11,7 +11,10 @@ import Testing
         #expect(host.launch())
         #expect(host.deliveries == [.willFinishLaunching, .didFinishLaunching, .didBecomeActive])
         // What the service read through host.appState during each event.
-        #expect(service.seen == ["willFinishLaunching": .inactive, "didFinishLaunching": .inactive, "didBecomeActive": .active])
+        #expect(
+            service.seen == [
+                "willFinishLaunching": .inactive, "didFinishLaunching": .inactive, "didBecomeActive": .active,
+            ])
         host.terminate()
         #expect(host.deliveries.suffix(3) == [.willResignActive, .didEnterBackground, .willTerminate])
         #expect(host.appState == .notRunning)
@@ -61,7 +64,8 @@ import Testing
         let host = TestHost(Responder())
         host.launch(into: .background)
         let push = try PushNotification(json: #"{"aps":{"alert":"hi"}}"#)
-        _ = host.respond(NotificationResponse(actionIdentifier: NotificationResponse.dismissActionIdentifier, notification: push))
+        _ = host.respond(
+            NotificationResponse(actionIdentifier: NotificationResponse.dismissActionIdentifier, notification: push))
         #expect(host.appState == .background)
         _ = host.respond(NotificationResponse(notification: push))
         #expect(host.appState == .active)
@@ -145,7 +149,10 @@ import Testing
         let host = TestHost(service)
         host.requestAnswers = ["geo.locate": .success(["city": "Seoul"])]
         host.launch()
-        #expect(host.requests == [.request("geo.locate", payload: ["precise": true]), .request("weather.now", payload: nil)])
+        #expect(
+            host.requests == [
+                .request("geo.locate", payload: ["precise": true]), .request("weather.now", payload: nil),
+            ])
         // Never inside the call: both replies came after didBecomeActive returned.
         #expect(service.repliesDuringEvent == 0)
         #expect(service.replies["geo.locate"] == .success(["city": "Seoul"]))

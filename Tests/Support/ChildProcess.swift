@@ -32,7 +32,8 @@ public final class ChildProcess {
     /// `"Suite/test()"`), e.g. to be the child of a crash test.
     public static func rerunningThisTestBinary(test: String, environment: [String: String]) throws -> ChildProcess {
         let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        return try ChildProcess(executable, ["--testing-library", "swift-testing", "--filter", test], environment: environment)
+        return try ChildProcess(
+            executable, ["--testing-library", "swift-testing", "--filter", test], environment: environment)
     }
 
     deinit {

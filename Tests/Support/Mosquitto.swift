@@ -11,10 +11,14 @@ public final class Mosquitto {
     public static let installed: String? = {
         let broker = "/usr/sbin/mosquitto"
         let publisher = "/usr/bin/mosquitto_pub"
-        func present() -> Bool { FileManager.default.isExecutableFile(atPath: broker) && FileManager.default.isExecutableFile(atPath: publisher) }
+        func present() -> Bool {
+            FileManager.default.isExecutableFile(atPath: broker)
+                && FileManager.default.isExecutableFile(atPath: publisher)
+        }
         if present() { return broker }
         if getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/apt-get") {
-            FileHandle.standardError.write(Data("Mosquitto: not installed; installing mosquitto and mosquitto-clients with apt-get\n".utf8))
+            FileHandle.standardError.write(
+                Data("Mosquitto: not installed; installing mosquitto and mosquitto-clients with apt-get\n".utf8))
             _ = try? Command.run(
                 "/usr/bin/apt-get", ["install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
                 environment: ["DEBIAN_FRONTEND": "noninteractive"])
@@ -70,7 +74,9 @@ public final class Mosquitto {
     /// Starts (again) on the same port.
     public func start() throws {
         process = try Command.start(Self.installed!, ["-c", configPath])
-        guard eventually(within: 20, { Self.accepts(port) }) else { throw TestFailure("mosquitto did not listen on \(port)") }
+        guard eventually(within: 20, { Self.accepts(port) }) else {
+            throw TestFailure("mosquitto did not listen on \(port)")
+        }
     }
 
     /// Stops the broker (SIGKILL: children of the test process inherit its blocked SIGTERM) and
@@ -94,7 +100,8 @@ public final class Mosquitto {
 
     /// The retained message on `topic` (`mosquitto_sub -C 1`), or nil when none arrives.
     public func retained(_ topic: String) throws -> String? {
-        let result = try Command.run("/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-C", "1", "-W", "5"])
+        let result = try Command.run(
+            "/usr/bin/mosquitto_sub", ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-C", "1", "-W", "5"])
         return result.status == 0 ? result.stdout.trimmingCharacters(in: .newlines) : nil
     }
 
@@ -132,7 +139,8 @@ public final class Mosquitto {
             let words = line.split(separator: " ")
             guard words.count >= 5 else { return nil }
             switch (words[1], words[3]) {
-            case ("Received", "from"): return Packet(direction: .received, type: String(words[2]), client: String(words[4]))
+            case ("Received", "from"):
+                return Packet(direction: .received, type: String(words[2]), client: String(words[4]))
             case ("Sending", "to"): return Packet(direction: .sent, type: String(words[2]), client: String(words[4]))
             default: return nil
             }
@@ -156,9 +164,15 @@ public final class Mosquitto {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -169,7 +183,11 @@ public final class Mosquitto {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        } == 0
     }
 }
 
@@ -201,9 +219,15 @@ public final class FakeBroker: @unchecked Sendable {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         guard listen(fd, 8) == 0 else { throw TestFailure("listen failed") }
         listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))

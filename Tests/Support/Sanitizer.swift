@@ -4,7 +4,9 @@ import Foundation
 /// `host` beside it are then built with one, and run several times slower.
 public enum Sanitizer {
     /// True when this process carries AddressSanitizer's or ThreadSanitizer's runtime.
-    public static let isActive: Bool = ["__asan_init", "__tsan_init"].contains { (name: String) in dlsym(nil, name) != nil }
+    public static let isActive: Bool = ["__asan_init", "__tsan_init"].contains { (name: String) in
+        dlsym(nil, name) != nil
+    }
 
     /// `seconds` as a deadline for the host: stretched under a sanitizer, where the same work
     /// takes several times longer (a deadline here bounds a wait; no test asserts on time).

@@ -14,7 +14,8 @@ extension MQTTPacket {
             let connectFlags = try reader.byte()
             guard connectFlags & 1 == 0 else { throw .malformed("CONNECT", "reserved flag set") }
             let keepAlive = try reader.uint16()
-            var connect = MQTTConnect(clientID: try reader.string(), cleanSession: connectFlags & 0x02 != 0, keepAlive: keepAlive)
+            var connect = MQTTConnect(
+                clientID: try reader.string(), cleanSession: connectFlags & 0x02 != 0, keepAlive: keepAlive)
             if connectFlags & 0x04 != 0 {
                 let topic = try reader.string()
                 connect.will = MQTTPublish(
@@ -30,7 +31,9 @@ extension MQTTPacket {
             reader.packet = "CONNACK"
             try reader.expectFlags(flags, 0)
             let ackFlags = try reader.byte()
-            guard ackFlags & 0xFE == 0 else { throw .malformed("CONNACK", "reserved acknowledge flags set (\(ackFlags))") }
+            guard ackFlags & 0xFE == 0 else {
+                throw .malformed("CONNACK", "reserved acknowledge flags set (\(ackFlags))")
+            }
             packet = .connack(sessionPresent: ackFlags & 1 != 0, returnCode: try reader.byte())
         case 3:
             reader.packet = "PUBLISH"
@@ -107,7 +110,8 @@ extension MQTTPacket {
             try reader.expectFlags(flags, 0)
             packet = .disconnect
         default:
-            throw MQTTError(.unknownType, "unknown packet type \(first >> 4) (first byte 0x\(String(first, radix: 16)))")
+            throw MQTTError(
+                .unknownType, "unknown packet type \(first >> 4) (first byte 0x\(String(first, radix: 16)))")
         }
         guard reader.isAtEnd else {
             throw .malformed(reader.packet, "\(reader.remaining) byte(s) after the packet's last field")
@@ -148,7 +152,9 @@ struct BodyReader {
 
     mutating func field() throws(MQTTError) -> [UInt8] {
         let count = Int(try uint16())
-        guard remaining >= count else { throw .malformed(packet, "a \(count)-byte field with \(remaining) byte(s) left") }
+        guard remaining >= count else {
+            throw .malformed(packet, "a \(count)-byte field with \(remaining) byte(s) left")
+        }
         defer { offset += count }
         return Array(bytes[offset..<offset + count])
     }

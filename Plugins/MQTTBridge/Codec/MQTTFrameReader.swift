@@ -38,12 +38,17 @@ public struct MQTTFrameReader: Sendable {
             index += 1
             if digit & 0x80 == 0 { break }
             guard index - start - 1 < 4 else {
-                throw MQTTError(.malformedLength, "malformed remaining length: more than 4 bytes (first byte 0x\(String(buffer[start], radix: 16)))")
+                throw MQTTError(
+                    .malformedLength,
+                    "malformed remaining length: more than 4 bytes (first byte 0x\(String(buffer[start], radix: 16)))")
             }
             multiplier *= 128
         }
         guard length <= maxPacket else {
-            throw MQTTError(.tooLarge, "a packet (first byte 0x\(String(buffer[start], radix: 16))) announces \(length) bytes, over the limit of \(maxPacket)")
+            throw MQTTError(
+                .tooLarge,
+                "a packet (first byte 0x\(String(buffer[start], radix: 16))) announces \(length) bytes, over the limit of \(maxPacket)"
+            )
         }
         guard buffer.count - index >= length else { return nil }
         let packet = try MQTTPacket.decode(first: buffer[start], body: buffer[index..<index + length])

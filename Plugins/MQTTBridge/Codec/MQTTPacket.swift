@@ -75,7 +75,9 @@ public struct MQTTPublish: Sendable, Equatable {
     /// The packet identifier; present when `qos > 0`.
     public var id: UInt16?
 
-    public init(topic: String, payload: [UInt8], qos: UInt8 = 0, retain: Bool = false, dup: Bool = false, id: UInt16? = nil) {
+    public init(
+        topic: String, payload: [UInt8], qos: UInt8 = 0, retain: Bool = false, dup: Bool = false, id: UInt16? = nil
+    ) {
         self.topic = topic
         self.payload = payload
         self.qos = qos

@@ -13,14 +13,16 @@ public enum CheckCommand {
 
     /// The run options that change what a load reads; `host check` takes them as `host` does.
     static let sharedOptions = [
-        "--plugins", "--config", "--allow-insecure-plugins", "--only-configured", "--safe-mode", "--isolation", "--state-dir",
+        "--plugins", "--config", "--allow-insecure-plugins", "--only-configured", "--safe-mode", "--isolation",
+        "--state-dir",
     ]
 
     /// The options of `host check`: the run's own entries (one table, one help text), then `--json`.
     public static let table = OptionTable<Options>(
         "check",
         RunOptions.table.options.filter { sharedOptions.contains($0.name) }.map { $0.lifted(\Options.run) } + [
-            .flag("--json", "print the report as one JSON object: the directories,\nthe start order and every problem") { $0.json = true }
+            .flag("--json", "print the report as one JSON object: the directories,\nthe start order and every problem")
+            { $0.json = true }
         ])
 
     /// The text of `host check --help`.

@@ -30,7 +30,8 @@ public struct CheckReport {
 
         var json: JSONValue {
             .object([
-                "severity": .string(severity.rawValue), "code": .string(code), "file": file.map(JSONValue.string) ?? .null,
+                "severity": .string(severity.rawValue), "code": .string(code),
+                "file": file.map(JSONValue.string) ?? .null,
                 "service": service.map(JSONValue.string) ?? .null, "message": .string(message),
             ])
         }
@@ -74,7 +75,9 @@ public struct CheckReport {
         case .failure(let error): problem(.error, "configuration", file: error.file, error.description)
         }
         guard case .success(let inspection) = planner.inspection else {
-            if case .failure(let error) = planner.inspection { problem(.error, "plugin-directory", file: error.path, error.reason) }
+            if case .failure(let error) = planner.inspection {
+                problem(.error, "plugin-directory", file: error.path, error.reason)
+            }
             return
         }
         for failure in inspection.failures {
@@ -85,7 +88,8 @@ public struct CheckReport {
         }
         let found = Dictionary(inspection.services.map { ($0.service.id, $0) }, uniquingKeysWith: { first, _ in first })
         checkReferences(configuration, found: found)
-        checkPluginRequirements(inspection, configuration: configuration, found: found, onlyConfigured: settings.onlyConfigured)
+        checkPluginRequirements(
+            inspection, configuration: configuration, found: found, onlyConfigured: settings.onlyConfigured)
         guard case .success(var plan)? = planner.plan else {
             if case .failure(let error)? = planner.plan { startOrderProblem(error) }
             return
@@ -102,14 +106,21 @@ public struct CheckReport {
         var isolation = IsolationSettings(options.run.isolation, stateDirectory: state ?? "")
         isolation.policies = IsolationSettings.policies(from: configuration)
         let refused = isolation.safeMode ? checkSafeMode(plan, trust: isolation, found: found) : []
-        let blocked = state.map { checkCrashLoops(plan, isolation: isolation, stateDirectory: $0, found: found, refused: refused) } ?? []
-        order = plan.order.compactMap { id in refused.contains(id) || blocked.contains(id) ? nil : found[id].map { (id, $0.plugin.path) } }
+        let blocked =
+            state.map {
+                checkCrashLoops(plan, isolation: isolation, stateDirectory: $0, found: found, refused: refused)
+            } ?? []
+        order = plan.order.compactMap { id in
+            refused.contains(id) || blocked.contains(id) ? nil : found[id].map { (id, $0.plugin.path) }
+        }
         disabled = plan.disabled
         notConfigured = plan.notConfigured
         let required = Set(planner.requiredButMissing)
         for id in plan.missing {
             if required.contains(id) {
-                problem(.error, "required-missing", service: id, "required service \(id) is in the configuration but no plugin provides it")
+                problem(
+                    .error, "required-missing", service: id,
+                    "required service \(id) is in the configuration but no plugin provides it")
             } else {
                 problem(.warning, "missing", service: id, "\(id) is in the configuration but no plugin provides it")
             }
@@ -124,7 +135,9 @@ public struct CheckReport {
                 case .notConfigured: "requires-not-configured"
                 case .notStarted: "requirement-failed"
                 }
-            problem(.error, code, file: found[unmet.service]?.plugin.path, service: unmet.service, "\(unmet.service) is not started: \(unmet)")
+            problem(
+                .error, code, file: found[unmet.service]?.plugin.path, service: unmet.service,
+                "\(unmet.service) is not started: \(unmet)")
         }
         checkClaims(plan.order.compactMap { found[$0]?.service })
         let wanted = WantedServices(plan.order, keeping: [:], found: inspection.plugins)
@@ -141,7 +154,8 @@ public struct CheckReport {
     /// service is not loaded at all (a warning), and a service to start that requires one of
     /// those, or one left out that way, is not started (an error). Returns the services left out.
     private mutating func checkSafeMode(
-        _ plan: StartPlan, trust: IsolationSettings, found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)]
+        _ plan: StartPlan, trust: IsolationSettings,
+        found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)]
     ) -> Set<String> {
         var unavailable = Set<String>()
         var seen = Set<String>()
@@ -150,14 +164,18 @@ public struct CheckReport {
             let untrusted = trust.untrusted(plugin.metadata.services, path: plugin.path)
             guard !untrusted.isEmpty else { continue }
             unavailable.formUnion(plugin.metadata.services.map(\.id))
-            problem(.warning, "safe-mode", file: plugin.path, service: untrusted.first, IsolationSettings.safeModeRefusal(untrusted))
+            problem(
+                .warning, "safe-mode", file: plugin.path, service: untrusted.first,
+                IsolationSettings.safeModeRefusal(untrusted))
         }
         let refused = unavailable
         for id in plan.order where !unavailable.contains(id) {
             guard let missing = plan.requirements[id]?.first(where: unavailable.contains) else { continue }
             unavailable.insert(id)
             let why = refused.contains(missing) ? "which safe mode did not start" : "which is not started"
-            problem(.error, "requirement-failed", file: found[id]?.plugin.path, service: id, "\(id) is not started: it requires \(missing), \(why)")
+            problem(
+                .error, "requirement-failed", file: found[id]?.plugin.path, service: id,
+                "\(id) is not started: it requires \(missing), \(why)")
         }
         return unavailable
     }
@@ -179,7 +197,9 @@ public struct CheckReport {
             let services = plugin.metadata.services
             guard isolation.runsInWorker(services) else { continue }
             let blocking = services.compactMap { service in
-                records.record(for: service.id).flatMap { $0.blocks(path: plugin.path, identity: plugin.identity) ? $0 : nil }
+                records.record(for: service.id).flatMap {
+                    $0.blocks(path: plugin.path, identity: plugin.identity) ? $0 : nil
+                }
             }
             guard let record = blocking.first else { continue }
             let ids = services.map(\.id)
@@ -192,20 +212,27 @@ public struct CheckReport {
         return blocked
     }
 
-    private mutating func problem(_ severity: Severity, _ code: String, file: String? = nil, service: String? = nil, _ message: String) {
+    private mutating func problem(
+        _ severity: Severity, _ code: String, file: String? = nil, service: String? = nil, _ message: String
+    ) {
         problems.append(Problem(severity: severity, code: code, file: file, service: service, message: message))
     }
 
     /// `requires` and `after` naming ids that no plugin provides and the configuration does
     /// not list: every one (the planner stops at the first `requires`; `after` it ignores).
-    private mutating func checkReferences(_ configuration: HostConfiguration, found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)]) {
+    private mutating func checkReferences(
+        _ configuration: HostConfiguration,
+        found: [String: (service: ServiceMetadata, plugin: PluginInspector.Inspected)]
+    ) {
         for id in configuration.services.keys.sorted() {
             guard let entry = configuration.services[id], entry.enabled else { continue }
             for other in entry.requires where found[other] == nil && configuration.services[other] == nil {
                 problem(.error, "requires-unknown", service: id, "\(id) requires \(other), which no plugin provides")
             }
             for other in entry.after where found[other] == nil && configuration.services[other] == nil {
-                problem(.warning, "after-unknown", service: id, "\(id) starts after \(other), which no plugin provides (ignored)")
+                problem(
+                    .warning, "after-unknown", service: id,
+                    "\(id) starts after \(other), which no plugin provides (ignored)")
             }
         }
     }
@@ -223,7 +250,9 @@ public struct CheckReport {
                 let unmet = UnmetRequirement(
                     service: service.id, version: service.version, requirement: requirement.description,
                     requirementID: requirement.id, reason: .missing)
-                problem(.error, "requires-unknown", file: plugin.path, service: service.id, "\(service.id) is not started: \(unmet)")
+                problem(
+                    .error, "requires-unknown", file: plugin.path, service: service.id,
+                    "\(service.id) is not started: \(unmet)")
             }
         }
     }
@@ -233,7 +262,9 @@ public struct CheckReport {
         case .requirementMissing(let service, let requirement):
             // Already reported by checkReferences unless the configuration lists the requirement.
             if !problems.contains(where: { $0.code == "requires-unknown" && $0.service == service }) {
-                problem(.error, "requires-unknown", service: service, "\(service) requires \(requirement), which no plugin provides")
+                problem(
+                    .error, "requires-unknown", service: service,
+                    "\(service) requires \(requirement), which no plugin provides")
             }
         case .requirementDisabled(let service, _):
             problem(.error, "requires-disabled", service: service, error.description)
@@ -247,7 +278,9 @@ public struct CheckReport {
     /// Two services to start claiming the same URL (scheme, or scheme and host) or activity
     /// type: the first in service order is asked first, the other only when it declines.
     private mutating func checkClaims(_ services: [ServiceMetadata]) {
-        for (kind, claims) in [("URL", { (s: ServiceMetadata) in s.urls }), ("activity", { (s: ServiceMetadata) in s.activities })] {
+        for (kind, claims) in [
+            ("URL", { (s: ServiceMetadata) in s.urls }), ("activity", { (s: ServiceMetadata) in s.activities }),
+        ] {
             var first: [String: String] = [:]
             for service in services {
                 for claim in Set(claims(service)).sorted() {
@@ -272,17 +305,23 @@ public struct CheckReport {
         lines.append(order.isEmpty ? "start order: none" : "start order:")
         let width = order.map(\.service.count).max() ?? 0
         for (index, entry) in order.enumerated() {
-            lines.append("  \(index + 1). " + entry.service + String(repeating: " ", count: width - entry.service.count) + "  " + entry.file)
+            lines.append(
+                "  \(index + 1). " + entry.service + String(repeating: " ", count: width - entry.service.count) + "  "
+                    + entry.file)
         }
         if !disabled.isEmpty { lines.append("disabled: " + disabled.joined(separator: ", ")) }
-        if !notConfigured.isEmpty { lines.append("not configured (--only-configured): " + notConfigured.joined(separator: ", ")) }
+        if !notConfigured.isEmpty {
+            lines.append("not configured (--only-configured): " + notConfigured.joined(separator: ", "))
+        }
         if !lazy.isEmpty { lines.append("lazy (opened at their first event): " + lazy.joined(separator: ", ")) }
         if !answers.isEmpty {
             lines.append("answers: " + answers.map { "\($0.name) (\($0.service))" }.joined(separator: ", "))
         }
         for problem in problems {
             // A service's message names it; a file's does not once problemText drops it.
-            lines.append("\(problem.severity.rawValue): \(problem.code): " + (problem.file.map { "\($0): " } ?? "") + problemText(problem))
+            lines.append(
+                "\(problem.severity.rawValue): \(problem.code): " + (problem.file.map { "\($0): " } ?? "")
+                    + problemText(problem))
         }
         let errors = problems.filter { $0.severity == .error }.count
         let warnings = problems.count - errors
@@ -304,7 +343,8 @@ public struct CheckReport {
             "directories": .array(directories.map(JSONValue.string)), "directorySource": .string(directorySource),
             "configuration": configurationPath.map(JSONValue.string) ?? .null,
             "order": .array(order.map { .object(["service": .string($0.service), "file": .string($0.file)]) }),
-            "disabled": .array(disabled.map(JSONValue.string)), "notConfigured": .array(notConfigured.map(JSONValue.string)),
+            "disabled": .array(disabled.map(JSONValue.string)),
+            "notConfigured": .array(notConfigured.map(JSONValue.string)),
             "lazy": .array(lazy.map(JSONValue.string)),
             "answers": .array(answers.map { .object(["name": .string($0.name), "service": .string($0.service)]) }),
             "problems": .array(problems.map(\.json)), "status": .number(Double(status)),

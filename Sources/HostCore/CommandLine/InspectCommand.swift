@@ -20,10 +20,15 @@ public enum InspectCommand {
         "inspect",
         [
             .flag("--json", "the same as a JSON array") { $0.json = true },
-            .value("--state-dir", "DIR", "show the services a crash loop marked failed there\n(default: the host's state directory)") {
+            .value(
+                "--state-dir", "DIR",
+                "show the services a crash loop marked failed there\n(default: the host's state directory)"
+            ) {
                 $0.stateDirectory = $1
             },
-            .flag("--no-cache", "read every file, neither using nor updating the\nregistry cache in the state directory") { $0.useCache = false },
+            .flag(
+                "--no-cache", "read every file, neither using nor updating the\nregistry cache in the state directory"
+            ) { $0.useCache = false },
         ])
 
     /// The text of `host inspect --help`.
@@ -40,13 +45,16 @@ public enum InspectCommand {
     /// Parses `[--json] [--state-dir DIR] [--no-cache] PATH…` and inspects every path; directories give
     /// their `*.so` files. The state directory's failure records (issue 5) say which services
     /// a crash loop marked failed.
-    public static func run(_ arguments: [String]) throws(UsageError) -> (json: Bool, results: [Result], failures: FailureStore) {
+    public static func run(_ arguments: [String]) throws(UsageError) -> (
+        json: Bool, results: [Result], failures: FailureStore
+    ) {
         let parsed = try table.parse(arguments, from: Options())
         let paths = parsed.operands
         guard !paths.isEmpty else { throw UsageError("inspect: give one or more plugin files or directories") }
         var results: [Result] = []
         // The host's registry: a file it knows unchanged costs one stat.
-        let registry = parsed.options.useCache ? RegistryCache.forInspection(stateDirectory: parsed.options.stateDirectory) : nil
+        let registry =
+            parsed.options.useCache ? RegistryCache.forInspection(stateDirectory: parsed.options.stateDirectory) : nil
         let inspect = { (path: String) in PluginInspector.inspect(path: path, registry: registry) }
         var scanned: [String] = []
         defer { registry?.save(scanned: scanned) }
@@ -58,7 +66,10 @@ public enum InspectCommand {
                     scanned.append(path)
                     results += entries.map { $0.flatMap { PluginInspector.inspect($0, registry: registry) } }
                 } catch {
-                    results.append(.failure(LoadFailure(path: path, reason: .notRegularFile(kind: "unreadable directory: \(error.reason)"))))
+                    results.append(
+                        .failure(
+                            LoadFailure(
+                                path: path, reason: .notRegularFile(kind: "unreadable directory: \(error.reason)"))))
                 }
             } else {
                 // A path as typed; the loader carries paths escaped (PathBytes).
@@ -69,8 +80,11 @@ public enum InspectCommand {
     }
 
     /// The failure record that keeps `service` of `plugin` from starting, if any.
-    static func failure(of service: String, in plugin: PluginInspector.Inspected, _ failures: FailureStore?) -> FailureRecord? {
-        guard let record = failures?.record(for: service), record.path == plugin.path || sameFile(record.path, plugin.path),
+    static func failure(of service: String, in plugin: PluginInspector.Inspected, _ failures: FailureStore?)
+        -> FailureRecord?
+    {
+        guard let record = failures?.record(for: service),
+            record.path == plugin.path || sameFile(record.path, plugin.path),
             record.blocks(plugin.identity)
         else { return nil }
         return record
@@ -79,7 +93,8 @@ public enum InspectCommand {
     private static func sameFile(_ a: String, _ b: String) -> Bool {
         var first = stat()
         var second = stat()
-        return stat(PathBytes.cString(a), &first) == 0 && stat(PathBytes.cString(b), &second) == 0 && first.st_dev == second.st_dev && first.st_ino == second.st_ino
+        return stat(PathBytes.cString(a), &first) == 0 && stat(PathBytes.cString(b), &second) == 0
+            && first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// Human-readable text, one block per file; `failures` adds services marked failed.
@@ -131,7 +146,9 @@ public enum InspectCommand {
                     list("    urls:      ", service.urls, into: &out)
                     list("    activities: ", service.activities, into: &out)
                     list("    subscribes: ", service.subscriptions, into: &out)
-                    if !service.requires.isEmpty { list("    requires:  ", service.requires.map(\.description), into: &out) }
+                    if !service.requires.isEmpty {
+                        list("    requires:  ", service.requires.map(\.description), into: &out)
+                    }
                     list("    after:     ", service.after, into: &out)
                     list("    answers:   ", service.answers, into: &out)
                     if service.lazy { out += "    activation: lazy\n" }
@@ -163,7 +180,8 @@ public enum InspectCommand {
                 switch result {
                 case .failure(let failure):
                     return JSONText.object([
-                        "path": JSONText.string(failure.path), "valid": "false", "reason": JSONText.string(failure.message),
+                        "path": JSONText.string(failure.path), "valid": "false",
+                        "reason": JSONText.string(failure.message),
                     ])
                 case .success(let plugin):
                     let meta = plugin.metadata
@@ -180,7 +198,8 @@ public enum InspectCommand {
                                     "urls": JSONText.array(service.urls.map(JSONText.string)),
                                     "activities": JSONText.array(service.activities.map(JSONText.string)),
                                     "subscribes": JSONText.array(service.subscriptions.map(JSONText.string)),
-                                    "requires": JSONText.array(service.requires.map { JSONText.string($0.description) }),
+                                    "requires": JSONText.array(
+                                        service.requires.map { JSONText.string($0.description) }),
                                     "after": JSONText.array(service.after.map(JSONText.string)),
                                     "answers": JSONText.array(service.answers.map(JSONText.string)),
                                     "activation": JSONText.string(service.lazy ? "lazy" : "eager"),

@@ -26,7 +26,11 @@ public enum ManPage {
         for command in commands {
             lines += [".SS \(roff(command.name))", roff(command.summary)]
             if !command.operands.isEmpty {
-                lines += [".PP", (command.words.isEmpty ? "Commands: " : "Its first argument: ") + roff(command.operands.joined(separator: ", ")) + "."]
+                lines += [
+                    ".PP",
+                    (command.words.isEmpty ? "Commands: " : "Its first argument: ")
+                        + roff(command.operands.joined(separator: ", ")) + ".",
+                ]
             }
             for option in command.options {
                 var head = "\\fB\(roff(option.name))\\fR"
@@ -34,20 +38,27 @@ public enum ManPage {
                     head += option.inlineOnly ? "[=\\fI\(roff(placeholder))\\fR]" : " \\fI\(roff(placeholder))\\fR"
                 }
                 lines += [".TP", head, roff(option.help.split(separator: "\n").joined(separator: " "))]
-                if !option.values.isEmpty { lines.append("One of: " + roff(option.values.joined(separator: ", ")) + ".") }
+                if !option.values.isEmpty {
+                    lines.append("One of: " + roff(option.values.joined(separator: ", ")) + ".")
+                }
             }
         }
         lines += [
             ".SH ENVIRONMENT",
-            ".TP", "\\fB\(PluginPath.variable)\\fR", "Plugin directories, separated by colons, when no \\fB\\-\\-plugins\\fR is given.",
+            ".TP", "\\fB\(PluginPath.variable)\\fR",
+            "Plugin directories, separated by colons, when no \\fB\\-\\-plugins\\fR is given.",
             ".TP", "\\fBXDG_DATA_HOME\\fR", "Else the plugins are in \\fI$XDG_DATA_HOME/servicehost/plugins\\fR.",
             ".TP", "\\fBXDG_RUNTIME_DIR\\fR", "The control socket is \\fI$XDG_RUNTIME_DIR/servicehost/host.sock\\fR.",
-            ".TP", "\\fBXDG_STATE_HOME\\fR", "Stores, first\\-launch marks and crash records are in \\fI$XDG_STATE_HOME/servicehost\\fR.",
-            ".TP", "\\fBJOURNAL_STREAM\\fR", "When it names standard error, every log line gets its syslog priority prefix for journald.",
+            ".TP", "\\fBXDG_STATE_HOME\\fR",
+            "Stores, first\\-launch marks and crash records are in \\fI$XDG_STATE_HOME/servicehost\\fR.",
+            ".TP", "\\fBJOURNAL_STREAM\\fR",
+            "When it names standard error, every log line gets its syslog priority prefix for journald.",
             ".SH EXIT STATUS",
             ".TP", "0", "Clean exit; \\fBcheck\\fR found no problem; \\fBctl\\fR: handled.",
-            ".TP", "1", "Forced exit; \\fBcheck\\fR found warnings only; \\fBinspect\\fR: a file is not a valid plugin; \\fBctl\\fR: an error.",
-            ".TP", "2", "Bad command line, configuration or directory, or a load failure that stops the host; \\fBcheck\\fR found errors.",
+            ".TP", "1",
+            "Forced exit; \\fBcheck\\fR found warnings only; \\fBinspect\\fR: a file is not a valid plugin; \\fBctl\\fR: an error.",
+            ".TP", "2",
+            "Bad command line, configuration or directory, or a load failure that stops the host; \\fBcheck\\fR found errors.",
             ".TP", "3", "\\fBctl\\fR: delivered but not handled.",
             ".SH EXAMPLES",
             ".nf",

@@ -18,11 +18,18 @@ public enum NewServiceCommand {
     public static let table = OptionTable<Options>(
         "new-service",
         [
-            .flag("--swift", "a Swift package: ServiceKit, the build plugin, a TestHost test (default)") { $0.language = .swift },
+            .flag("--swift", "a Swift package: ServiceKit, the build plugin, a TestHost test (default)") {
+                $0.language = .swift
+            },
             .flag("--c", "one C file and a build script, against servicehost.h alone") { $0.language = .c },
             .value("--id", "ID", "the service id (default: com.example.NAME, lowercased)") { $0.id = $1 },
-            .value("--dir", "DIR", "where to write it (default: ./NAME); must not exist or be empty") { $0.directory = $1 },
-            .value("--sdk", "DIR", "the ServiceHost checkout or install to build against (default: the\none this host came from)") {
+            .value("--dir", "DIR", "where to write it (default: ./NAME); must not exist or be empty") {
+                $0.directory = $1
+            },
+            .value(
+                "--sdk", "DIR",
+                "the ServiceHost checkout or install to build against (default: the\none this host came from)"
+            ) {
                 $0.sdk = $1
             },
         ])
@@ -80,7 +87,8 @@ public enum NewServiceCommand {
         let sdk: String
         if let given = options.sdk { sdk = given } else { sdk = try defaultSDK() }
         guard access(sdk + "/Package.swift", F_OK) == 0 else {
-            throw UsageError("new-service: \(sdk) is not a ServiceHost checkout or install (no Package.swift); pass --sdk DIR")
+            throw UsageError(
+                "new-service: \(sdk) is not a ServiceHost checkout or install (no Package.swift); pass --sdk DIR")
         }
         let templates = ServiceTemplates(name: name, id: id, sdk: sdk)
         let directory = options.directory ?? name
@@ -138,9 +146,14 @@ public enum NewServiceCommand {
         let valid =
             id.utf8.count <= 127 && labels.count >= 2
             && labels.allSatisfy { label in
-                !label.isEmpty && label.utf8.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+                !label.isEmpty
+                    && label.utf8.allSatisfy {
+                        isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+                    }
             }
-        return valid ? nil : "is not a reverse-DNS id (letters, digits, '-' and '_' in at least two dot-separated labels, at most 127 bytes)"
+        return valid
+            ? nil
+            : "is not a reverse-DNS id (letters, digits, '-' and '_' in at least two dot-separated labels, at most 127 bytes)"
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }

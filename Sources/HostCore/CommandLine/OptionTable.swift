@@ -60,7 +60,8 @@ public struct CommandOption<Options>: Sendable {
         _ name: String, _ placeholder: String, _ help: String,
         _ apply: @escaping @Sendable (inout Options, String) throws(UsageError) -> Void
     ) -> CommandOption {
-        CommandOption(name: name, value: .required(placeholder: placeholder), help: help) { options, text throws(UsageError) in
+        CommandOption(name: name, value: .required(placeholder: placeholder), help: help) {
+            options, text throws(UsageError) in
             try apply(&options, text ?? "")
         }
     }
@@ -68,12 +69,14 @@ public struct CommandOption<Options>: Sendable {
     /// An option whose value is one of the cases of `T`, as `word` spells them; `what` names
     /// the value in the error ("unknown level 'loud' (use error, warn, info or debug)").
     public static func choice<T: CaseIterable & SendableMetatype>(
-        _ name: String, _ placeholder: String, _ what: String, _ help: String, _ word: @escaping @Sendable (T) -> String,
+        _ name: String, _ placeholder: String, _ what: String, _ help: String,
+        _ word: @escaping @Sendable (T) -> String,
         _ apply: @escaping @Sendable (inout Options, T) -> Void
     ) -> CommandOption {
         CommandOption(
             name: name, value: .required(placeholder: placeholder), help: help, listValues: { T.allCases.map(word) },
-            apply: { options, text throws(UsageError) in apply(&options, try OptionValue.choice(text ?? "", what, word)) })
+            apply: { options, text throws(UsageError) in apply(&options, try OptionValue.choice(text ?? "", what, word))
+            })
     }
 
     /// This option filling in the `Options` inside larger options: a command that takes some
@@ -88,7 +91,8 @@ public struct CommandOption<Options>: Sendable {
             case .required(let placeholder): .required(placeholder: placeholder)
             case .optional(let placeholder): .optional(placeholder: placeholder)
             }
-        return CommandOption<Outer>(name: name, value: outerValue, help: help, listValues: listValues) { outer, text throws(UsageError) in
+        return CommandOption<Outer>(name: name, value: outerValue, help: help, listValues: listValues) {
+            outer, text throws(UsageError) in
             try apply(&outer[keyPath: path], text)
         }
     }
@@ -175,7 +179,8 @@ public struct OptionTable<Options>: Sendable {
     }
 
     /// Applies `option`; a bad value's error gets the option's name in front.
-    private func apply(_ option: CommandOption<Options>, _ text: String?, to options: inout Options) throws(UsageError) {
+    private func apply(_ option: CommandOption<Options>, _ text: String?, to options: inout Options) throws(UsageError)
+    {
         do { try option.apply(&options, text) } catch { throw self.error("\(option.name): \(error.message)") }
     }
 

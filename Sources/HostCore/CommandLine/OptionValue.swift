@@ -15,7 +15,8 @@ enum OptionValue {
             throw UsageError("'\(text)' is not a positive number of seconds")
         }
         guard value <= maxSeconds else {
-            throw UsageError("'\(text)' is out of range: SECS must be more than 0 and at most \(Int(maxSeconds)) (a day)")
+            throw UsageError(
+                "'\(text)' is out of range: SECS must be more than 0 and at most \(Int(maxSeconds)) (a day)")
         }
         return value
     }

@@ -80,7 +80,9 @@ public struct RunOptions {
     public static func parse(_ arguments: [String]) throws(UsageError) -> RunOptions {
         let parsed = try table.parse(arguments, from: RunOptions())
         if let operand = parsed.operands.first {
-            throw UsageError(operand.hasPrefix("-") && operand != "-" ? "unknown option \(operand)" : "unexpected argument '\(operand)'")
+            throw UsageError(
+                operand.hasPrefix("-") && operand != "-"
+                    ? "unknown option \(operand)" : "unexpected argument '\(operand)'")
         }
         var options = parsed.options
         if options.pluginDirectories.isEmpty {
@@ -103,65 +105,109 @@ public struct RunOptions {
     public static let table = OptionTable<RunOptions>(
         nil,
         [
-            .value("--plugins", "DIR", "load every *.so in DIR, in name order (repeatable;\ndefault: $SERVICEHOST_PLUGIN_PATH, else\n$XDG_DATA_HOME/servicehost/plugins)") {
+            .value(
+                "--plugins", "DIR",
+                "load every *.so in DIR, in name order (repeatable;\ndefault: $SERVICEHOST_PLUGIN_PATH, else\n$XDG_DATA_HOME/servicehost/plugins)"
+            ) {
                 $0.pluginDirectories.append($1)
             },
             .flag("--strict", "any plugin that fails to load stops the host (exit 2)") { $0.strict = true },
-            .flag("--allow-insecure-plugins", "load files or directories writable by others\nor owned by another user (plugins, the\nconfiguration, the state directory)") {
+            .flag(
+                "--allow-insecure-plugins",
+                "load files or directories writable by others\nor owned by another user (plugins, the\nconfiguration, the state directory)"
+            ) {
                 $0.allowInsecurePlugins = true
             },
             .value("--trace", "FILE", "write one JSON line per event delivered to a service") { $0.traceFile = $1 },
-            .choice("--log-level", "LEVEL", "level", "error, warn, info (default) or debug", { (word: LogLevel) in word.name }) { $0.logLevel = $1 },
-            .choice("--log-format", "FORMAT", "format", "text (default) or json: one JSON object per line\nwith level, source, event, message and fields", { (word: LogFormat) in word.rawValue }) {
+            .choice(
+                "--log-level", "LEVEL", "level", "error, warn, info (default) or debug",
+                { (word: LogLevel) in word.name }
+            ) { $0.logLevel = $1 },
+            .choice(
+                "--log-format", "FORMAT", "format",
+                "text (default) or json: one JSON object per line\nwith level, source, event, message and fields",
+                { (word: LogFormat) in word.rawValue }
+            ) {
                 $0.logFormat = $1
             },
-            .choice("--log-time", "WHEN", "time", "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald", { (word: LogTime) in word.rawValue }) {
+            .choice(
+                "--log-time", "WHEN", "time",
+                "none, iso or mono (seconds since start); default:\niso on a terminal, none otherwise and under journald",
+                { (word: LogTime) in word.rawValue }
+            ) {
                 $0.logTime = $1
             },
-            .flag("--stats", "count every delivery per service and event kind\n(host ctl stats); costs one clock read per call") {
+            .flag(
+                "--stats",
+                "count every delivery per service and event kind\n(host ctl stats); costs one clock read per call"
+            ) {
                 $0.statistics = true
             },
-            .value("--metrics-listen", "[ADDR:]PORT", "serve the statistics for Prometheus on GET /metrics\n(PORT alone: 127.0.0.1 only); implies --stats") {
+            .value(
+                "--metrics-listen", "[ADDR:]PORT",
+                "serve the statistics for Prometheus on GET /metrics\n(PORT alone: 127.0.0.1 only); implies --stats"
+            ) {
                 options, text throws(UsageError) in
                 options.metricsListen = try ListenAddress(parsing: text)
                 options.statistics = true
             },
-            .value("--shutdown-timeout", "SECS", "how long SIGTERM's shutdown may take (default 5)") { options, text throws(UsageError) in
+            .value("--shutdown-timeout", "SECS", "how long SIGTERM's shutdown may take (default 5)") {
+                options, text throws(UsageError) in
                 options.shutdownTimeout = try OptionValue.seconds(text)
             },
-            .value("--control", "PATH", "the control socket (default\n$XDG_RUNTIME_DIR/servicehost/host.sock)") { $0.controlPath = $1 },
-            .value("--config", "FILE", "services.json: order, settings, policies (default:\nservices.json in the first plugin directory)") {
+            .value("--control", "PATH", "the control socket (default\n$XDG_RUNTIME_DIR/servicehost/host.sock)") {
+                $0.controlPath = $1
+            },
+            .value(
+                "--config", "FILE",
+                "services.json: order, settings, policies (default:\nservices.json in the first plugin directory)"
+            ) {
                 $0.configFile = $1
             },
             .flag("--only-configured", "start only the services the configuration lists") { $0.onlyConfigured = true },
-            .value("--state-dir", "DIR", "stores, first-launch marks, crash records (default\n$XDG_STATE_HOME/servicehost)") {
+            .value(
+                "--state-dir", "DIR", "stores, first-launch marks, crash records (default\n$XDG_STATE_HOME/servicehost)"
+            ) {
                 $0.stateDirectory = $1
             },
-            .flag("--no-registry-cache", "read every plugin file at start, neither using nor\nwriting the registry cache (<state>/registry.bin)") {
+            .flag(
+                "--no-registry-cache",
+                "read every plugin file at start, neither using nor\nwriting the registry cache (<state>/registry.bin)"
+            ) {
                 $0.registryCache = false
             },
-            .choice("--first-launch", "MODE", "mode", "auto (default), always or never", { (word: FirstLaunchMode) in word.rawValue }) { $0.firstLaunch = $1 },
-            .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") { options, text throws(UsageError) in
+            .choice(
+                "--first-launch", "MODE", "mode", "auto (default), always or never",
+                { (word: FirstLaunchMode) in word.rawValue }
+            ) { $0.firstLaunch = $1 },
+            .value("--fetch-timeout", "SECS", "how long completions may take (default 30)") {
+                options, text throws(UsageError) in
                 options.fetchTimeout = try OptionValue.seconds(text)
             },
-            .value("--request-timeout", "SECS", "how long a request's answerer may take (default 5)") { options, text throws(UsageError) in
+            .value("--request-timeout", "SECS", "how long a request's answerer may take (default 5)") {
+                options, text throws(UsageError) in
                 options.requestTimeout = try OptionValue.seconds(text)
             },
-            .value("--max-payload", "BYTES", "the largest payload of a control request (default 65536)") { options, text throws(UsageError) in
+            .value("--max-payload", "BYTES", "the largest payload of a control request (default 65536)") {
+                options, text throws(UsageError) in
                 options.maxPayload = try OptionValue.integer(text, in: 1...OptionValue.maxPayload, "bytes")
             },
-            .value("--launch-notification", "FILE", "cold launch by this push: in the launch options,\nthen delivered once") {
+            .value(
+                "--launch-notification", "FILE", "cold launch by this push: in the launch options,\nthen delivered once"
+            ) {
                 $0.launchNotificationFile = $1
             },
             .value("--launch-url", "URL", "cold launch by this URL, likewise") { $0.launchURL = $1 },
-            .value("--launch-activity", "TYPE[,URL]", "cold launch by this user activity, likewise") { options, text throws(UsageError) in
+            .value("--launch-activity", "TYPE[,URL]", "cold launch by this user activity, likewise") {
+                options, text throws(UsageError) in
                 let parts = text.split(separator: ",", maxSplits: 1).map(String.init)
                 guard let type = parts.first, !type.isEmpty else { throw UsageError("expected TYPE[,URL]") }
                 options.launchActivity = (type, parts.count > 1 ? parts[1] : nil)
             },
             CommandOption(
                 name: "--launch-state", value: .required(placeholder: "STATE"),
-                help: "background or active: where the launch leaves the app\n(default: background for a content-available push,\nelse active)",
+                help:
+                    "background or active: where the launch leaves the app\n(default: background for a content-available push,\nelse active)",
                 values: ["background", "active"]
             ) { options, given throws(UsageError) in
                 let text = given ?? ""
@@ -171,7 +217,8 @@ public struct RunOptions {
                 options.launchState = state
             },
             .choice(
-                "--notification-authorization", "POLICY", "policy", "prompt, grant (default) or deny: how a service's\nauthorization request is answered",
+                "--notification-authorization", "POLICY", "policy",
+                "prompt, grant (default) or deny: how a service's\nauthorization request is answered",
                 { (word: AuthorizationPolicy) in word.rawValue }
             ) {
                 $0.notificationAuthorization = $1
@@ -181,22 +228,30 @@ public struct RunOptions {
                 options.launchScene = (String(parts[0]), parts.count > 1 ? String(parts[1]) : nil)
             },
             .choice(
-                "--isolation", "MODE", "mode", "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes",
+                "--isolation", "MODE", "mode",
+                "in-process (default) or process: each plugin in a\nworker process, restarted when it crashes",
                 { (word: ServiceConfiguration.Isolation) in word.rawValue }
             ) {
                 $0.isolation.isolation = $1
             },
-            .value("--event-timeout", "SECS", "every event's deadline (default 10); a worker that\nmisses it is killed and restarted") {
+            .value(
+                "--event-timeout", "SECS",
+                "every event's deadline (default 10); a worker that\nmisses it is killed and restarted"
+            ) {
                 options, text throws(UsageError) in
                 options.isolation.eventTimeout = try OptionValue.seconds(text)
             },
-            .value("--crash-limit", "N/SECS", "crashes that mark a service failed (default 5/60)") { options, text throws(UsageError) in
+            .value("--crash-limit", "N/SECS", "crashes that mark a service failed (default 5/60)") {
+                options, text throws(UsageError) in
                 guard let limit = CrashLimit(parsing: text) else {
                     throw UsageError("'\(text)' is not N/SECS (crashes within seconds, like 5/60)")
                 }
                 options.isolation.crashLimit = limit
             },
-            .flag("--safe-mode", "start only trusted services (bundled ones, and\nthose the configuration marks \"trusted\": true)") {
+            .flag(
+                "--safe-mode",
+                "start only trusted services (bundled ones, and\nthose the configuration marks \"trusted\": true)"
+            ) {
                 $0.isolation.safeMode = true
             },
         ])

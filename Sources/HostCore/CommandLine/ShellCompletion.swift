@@ -12,7 +12,9 @@ public enum ShellCompletion {
         let table = OptionTable<Void>("completion", [])
         let operands = try table.parse(arguments, from: ()).operands
         guard operands.count == 1 else { throw table.error("expected bash or zsh") }
-        do { return try OptionValue.choice(operands[0], "shell", \Shell.rawValue) } catch { throw table.error(error.message) }
+        do { return try OptionValue.choice(operands[0], "shell", \Shell.rawValue) } catch {
+            throw table.error(error.message)
+        }
     }
 
     /// The script for `shell`.
@@ -30,7 +32,8 @@ public enum ShellCompletion {
 
     private static func bash(_ commands: [CommandSpec]) -> String {
         func cases(_ body: (CommandSpec) -> String?) -> String {
-            commands.compactMap { command in body(command).map { "        \"\(key(command))\") \($0) ;;" } }.joined(separator: "\n")
+            commands.compactMap { command in body(command).map { "        \"\(key(command))\") \($0) ;;" } }.joined(
+                separator: "\n")
         }
         func words(_ list: [String]) -> String { "echo '" + list.joined(separator: " ") + "'" }
         let valueCases = commands.flatMap { command in
@@ -39,7 +42,9 @@ public enum ShellCompletion {
                 let action =
                     !option.values.isEmpty
                     ? "COMPREPLY=($(compgen -W '\(option.values.joined(separator: " "))' -- \"$value\"))"
-                    : option.isPath ? "COMPREPLY=($(compgen \(option.placeholder == "DIR" ? "-d" : "-f") -- \"$value\"))" : "COMPREPLY=()"
+                    : option.isPath
+                        ? "COMPREPLY=($(compgen \(option.placeholder == "DIR" ? "-d" : "-f") -- \"$value\"))"
+                        : "COMPREPLY=()"
                 return "        \"\(key(command)):\(option.name)\") \(action) ;;"
             }
         }.joined(separator: "\n")
@@ -153,7 +158,9 @@ public enum ShellCompletion {
             (["_arguments -s -S :"] + command.options.map(spec) + extra).joined(separator: " \\\n        ")
         }
         func operand(_ command: CommandSpec) -> [String] {
-            if !command.operands.isEmpty { return [quote("1:argument:(\(command.operands.joined(separator: " ")))"), quote("*:: :")] }
+            if !command.operands.isEmpty {
+                return [quote("1:argument:(\(command.operands.joined(separator: " ")))"), quote("*:: :")]
+            }
             return command.operandIsPath ? [quote("*:file:_files")] : []
         }
         let top = commands.filter { $0.words.count == 1 }

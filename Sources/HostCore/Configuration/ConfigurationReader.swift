@@ -7,13 +7,16 @@ struct ConfigurationReader {
 
     static let topLevelKeys = ["services"]
     static let serviceKeys = [
-        "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout", "activation",
+        "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
+        "activation",
         "requests",
     ]
 
     func read(_ document: JSONValue) throws(ConfigurationError) -> HostConfiguration {
         guard let top = document.objectValue else {
-            throw fail("", "the configuration must be a JSON object like {\"services\": {…}}, found \(Self.describe(document))")
+            throw fail(
+                "", "the configuration must be a JSON object like {\"services\": {…}}, found \(Self.describe(document))"
+            )
         }
         try checkKeys(top, allowed: Self.topLevelKeys, at: "") { key in
             key == "onlyConfigured" || key == "only-configured"
@@ -55,7 +58,9 @@ struct ConfigurationReader {
         if let value = members["activation"] { service.activation = try choice(value, at: path + ".activation") }
         if let value = members["eventTimeout"] {
             guard let seconds = value.doubleValue, seconds > 0 else {
-                throw fail(path + ".eventTimeout", "expected a number of seconds greater than 0, found \(Self.describe(value))")
+                throw fail(
+                    path + ".eventTimeout", "expected a number of seconds greater than 0, found \(Self.describe(value))"
+                )
             }
             service.eventTimeout = seconds
         }
@@ -77,7 +82,9 @@ struct ConfigurationReader {
     }
 
     private func bool(_ value: JSONValue, at path: String) throws(ConfigurationError) -> Bool {
-        guard let flag = value.boolValue else { throw fail(path, "expected true or false, found \(Self.describe(value))") }
+        guard let flag = value.boolValue else {
+            throw fail(path, "expected true or false, found \(Self.describe(value))")
+        }
         return flag
     }
 
@@ -94,9 +101,12 @@ struct ConfigurationReader {
     ) throws(ConfigurationError) -> Choice where Choice.RawValue == String {
         let names = Choice.allCases.map(\.rawValue)
         let expected = names.map { "\"\($0)\"" }.joined(separator: " or ")
-        guard let text = value.stringValue else { throw fail(path, "expected \(expected), found \(Self.describe(value))") }
+        guard let text = value.stringValue else {
+            throw fail(path, "expected \(expected), found \(Self.describe(value))")
+        }
         guard let choice = Choice(rawValue: text) else {
-            throw fail(path, "expected \(expected), found \(Self.describe(value))" + Suggestion.hint(for: text, among: names))
+            throw fail(
+                path, "expected \(expected), found \(Self.describe(value))" + Suggestion.hint(for: text, among: names))
         }
         return choice
     }
@@ -113,7 +123,9 @@ struct ConfigurationReader {
             guard let id = element.stringValue else {
                 throw fail(elementPath, "expected a service id (a string), found \(Self.describe(element))")
             }
-            if let problem = ServiceID.problem(with: id) { throw fail(elementPath, "invalid service id \"\(id)\": it \(problem)") }
+            if let problem = ServiceID.problem(with: id) {
+                throw fail(elementPath, "invalid service id \"\(id)\": it \(problem)")
+            }
             if id == owner { throw fail(elementPath, "a service cannot depend on itself") }
             if !seen.insert(id).inserted { throw fail(elementPath, "\(id) is listed twice") }
             ids.append(id)
@@ -129,7 +141,8 @@ struct ConfigurationReader {
         case .null: "null"
         case .bool(let flag): String(flag)
         case .number: value.serialized
-        case .string(let text): "a string (\(JSONValue.string(text.count > 40 ? String(text.prefix(40)) + "…" : text).serialized))"
+        case .string(let text):
+            "a string (\(JSONValue.string(text.count > 40 ? String(text.prefix(40)) + "…" : text).serialized))"
         case .array: "an array"
         case .object: "an object"
         }

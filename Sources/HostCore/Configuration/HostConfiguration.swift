@@ -67,11 +67,15 @@ public struct HostConfiguration: Sendable, Equatable {
 
     /// ``load(path:allowInsecure:)``, or nil when nothing exists at `path` (the default file is
     /// optional).
-    public static func loadIfPresent(path: String, allowInsecure: Bool = false) throws(ConfigurationError) -> HostConfiguration? {
+    public static func loadIfPresent(path: String, allowInsecure: Bool = false) throws(ConfigurationError)
+        -> HostConfiguration?
+    {
         do {
             return try load(path: path, allowInsecure: allowInsecure)
         } catch {
-            if case .unreadable(let system) = error.code, system.errno == ENOENT, system.operation == "open" { return nil }
+            if case .unreadable(let system) = error.code, system.errno == ENOENT, system.operation == "open" {
+                return nil
+            }
             throw error
         }
     }
@@ -95,7 +99,9 @@ public struct HostConfiguration: Sendable, Equatable {
 
     private static func readFile(_ path: String, allowInsecure: Bool) throws(ConfigurationError) -> [UInt8] {
         let file: ReadOnlyFile
-        do { file = try ReadOnlyFile(path: path) } catch { throw ConfigurationError(file: path, code: .unreadable(error)) }
+        do { file = try ReadOnlyFile(path: path) } catch {
+            throw ConfigurationError(file: path, code: .unreadable(error))
+        }
         if let kind = PluginScanner.nonRegularKind(file.status.st_mode) {
             throw ConfigurationError(file: path, code: .notRegularFile(kind: kind))
         }
@@ -108,7 +114,9 @@ public struct HostConfiguration: Sendable, Equatable {
         do { bytes = try file.read(at: 0, count: file.size + 1) } catch {
             throw ConfigurationError(file: path, code: .unreadable(error))
         }
-        guard bytes.count <= maxFileSize else { throw ConfigurationError(file: path, code: .tooLarge(bytes: bytes.count)) }
+        guard bytes.count <= maxFileSize else {
+            throw ConfigurationError(file: path, code: .tooLarge(bytes: bytes.count))
+        }
         return bytes
     }
 

@@ -14,7 +14,10 @@ public struct FoundService: Sendable, Equatable {
     public var after: [String]
 
     /// A found service.
-    public init(id: String, priority: Int32, version: String = "0.0.0", requires: [ServiceRequirement] = [], after: [String] = []) {
+    public init(
+        id: String, priority: Int32, version: String = "0.0.0", requires: [ServiceRequirement] = [],
+        after: [String] = []
+    ) {
         self.id = id
         self.priority = priority
         self.version = version
@@ -24,7 +27,9 @@ public struct FoundService: Sendable, Equatable {
 
     /// The service `metadata` describes.
     public init(_ metadata: ServiceMetadata) {
-        self.init(id: metadata.id, priority: metadata.priority, version: metadata.version, requires: metadata.requires, after: metadata.after)
+        self.init(
+            id: metadata.id, priority: metadata.priority, version: metadata.version, requires: metadata.requires,
+            after: metadata.after)
     }
 }
 
@@ -80,7 +85,8 @@ public struct UnmetRequirement: Sendable, Equatable, CustomStringConvertible {
         return switch reason {
         case .missing: "\(head), which no plugin provides"
         case .version(let installed): "\(head), but \(installed) is installed"
-        case .invalidVersion(let installed, let problem): "\(head), but the installed version \(problem) (\(requirementID) \(installed))"
+        case .invalidVersion(let installed, let problem):
+            "\(head), but the installed version \(problem) (\(requirementID) \(installed))"
         case .disabled: "\(head), which is disabled in the configuration"
         case .notConfigured: "\(head), which is not in the configuration and --only-configured is set"
         case .notStarted: "\(head), which is not started"
@@ -146,7 +152,8 @@ public struct StartPlan: Sendable, Equatable {
         let config = configuration.services
         var plan = StartPlan()
         plan.missing = config.values.filter { $0.enabled && graph.loadIndex[$0.id] == nil }.map(\.id).sorted()
-        let runs = { (id: String) in graph.loadIndex[id] != nil && isEnabled(config[id], onlyConfigured: onlyConfigured) }
+        let runs = { (id: String) in graph.loadIndex[id] != nil && isEnabled(config[id], onlyConfigured: onlyConfigured)
+        }
 
         // Every running service's edges, the configuration's first; `running` lists them by
         // position in `graph.services` (their load index).
@@ -163,7 +170,10 @@ public struct StartPlan: Sendable, Equatable {
             if let priority = entry?.priority { graph.priority[service.id] = priority }
             guard entry != nil || !service.requires.isEmpty || !service.after.isEmpty else { continue }
             var edges = Edges()
-            if let entry { try configurationEdges(of: entry, into: &edges, graph: graph, config: config, onlyConfigured: onlyConfigured) }
+            if let entry {
+                try configurationEdges(
+                    of: entry, into: &edges, graph: graph, config: config, onlyConfigured: onlyConfigured)
+            }
             for requirement in service.requires {
                 if let reason = problem(with: requirement, graph: graph, config: config, runs: runs) {
                     unmet[service.id] =
@@ -194,7 +204,9 @@ public struct StartPlan: Sendable, Equatable {
         let first = ordered.isEmpty ? [] : graph.services.indices.filter { ordered.contains(graph.services[$0].id) }
         plan.order = try graph.topologicalOrder(of: first)
         if !onlyConfigured {
-            let rest = running.lazy.map(\.index).filter { met($0) && (ordered.isEmpty || !ordered.contains(graph.services[$0].id)) }
+            let rest = running.lazy.map(\.index).filter {
+                met($0) && (ordered.isEmpty || !ordered.contains(graph.services[$0].id))
+            }
             plan.order += try graph.topologicalOrder(of: Array(rest))
         }
         if !unmet.isEmpty { plan.requirements = plan.requirements.filter { unmet[$0.key] == nil } }
@@ -242,7 +254,8 @@ public struct StartPlan: Sendable, Equatable {
 
     /// Why a plugin's `requirement` is not met, or nil when it is.
     private static func problem(
-        with requirement: ServiceRequirement, graph: Graph, config: [String: ServiceConfiguration], runs: (String) -> Bool
+        with requirement: ServiceRequirement, graph: Graph, config: [String: ServiceConfiguration],
+        runs: (String) -> Bool
     ) -> UnmetRequirement.Reason? {
         guard let index = graph.loadIndex[requirement.id] else { return .missing }
         if config[requirement.id]?.enabled == false { return .disabled }
@@ -250,7 +263,8 @@ public struct StartPlan: Sendable, Equatable {
         guard !requirement.range.comparators.isEmpty else { return nil }
         let installed = graph.services[index].version
         do throws(SemanticVersion.ParseError) {
-            return requirement.range.contains(try SemanticVersion(parsing: installed)) ? nil : .version(installed: installed)
+            return requirement.range.contains(try SemanticVersion(parsing: installed))
+                ? nil : .version(installed: installed)
         } catch {
             return .invalidVersion(installed: installed, problem: error.description)
         }
@@ -268,7 +282,8 @@ public struct StartPlan: Sendable, Equatable {
             for dependent in requiredBy[id] ?? [] where unmet[dependent] == nil {
                 let service = graph.services[graph.loadIndex[dependent]!]
                 unmet[dependent] = UnmetRequirement(
-                    service: dependent, version: service.version, requirement: id, requirementID: id, reason: .notStarted)
+                    service: dependent, version: service.version, requirement: id, requirementID: id,
+                    reason: .notStarted)
                 queue.append(dependent)
             }
         }
@@ -284,7 +299,9 @@ private struct Edges {
     private var seen = Set<String>(), seenRequired = Set<String>()
 
     mutating func add(_ id: String, _ origin: DependencyOrigin) {
-        if origin == .configurationRequires || origin == .pluginRequires, seenRequired.insert(id).inserted { required.append(id) }
+        if origin == .configurationRequires || origin == .pluginRequires, seenRequired.insert(id).inserted {
+            required.append(id)
+        }
         if seen.insert(id).inserted { list.append(Edge(id: id, origin: origin)) }
     }
 }
@@ -331,7 +348,9 @@ private struct Graph {
         let keys = group.map { (priority: effectivePriority($0), load: $0) }
         // A binary heap of the services free to start, first the one to start next: the order
         // costs n·log n however long the dependency lists are.
-        var ready = Heap { a, b in keys[a].priority != keys[b].priority ? keys[a].priority > keys[b].priority : keys[a].load < keys[b].load }
+        var ready = Heap { a, b in
+            keys[a].priority != keys[b].priority ? keys[a].priority > keys[b].priority : keys[a].load < keys[b].load
+        }
         for index in group.indices where waitingOn[index] == 0 { ready.push(index) }
         var order: [String] = []
         order.reserveCapacity(group.count)
@@ -343,7 +362,8 @@ private struct Graph {
             }
         }
         guard order.count == group.count else {
-            let (services, origins) = cycle(among: group.indices.filter { waitingOn[$0] > 0 }.map { self.services[group[$0]].id })
+            let (services, origins) = cycle(
+                among: group.indices.filter { waitingOn[$0] > 0 }.map { self.services[group[$0]].id })
             throw StartOrderError(.cycle(services, origins: origins))
         }
         return order

@@ -188,7 +188,9 @@ final class ConnectionOutput: Sendable {
             }
             guard var chunk = taken else { return }
             if chunk.isEmpty { return finished() }
-            let sent = chunk.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            let sent = chunk.withUnsafeBytes {
+                send(socket, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
             let full = sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
             if sent < 0 && !full { return end(dropping: .gone) }
             if sent == chunk.count {

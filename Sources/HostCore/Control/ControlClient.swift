@@ -11,7 +11,9 @@ public enum ControlClient {
     /// Sends `message` to the host listening on `path` and returns its reply as it came
     /// (``ControlReply/init(json:)`` reads it); throws when none has come within `timeout`
     /// seconds.
-    public static func send(_ message: ControlMessage, to path: String, timeout: Double) throws(ClientError) -> JSONValue {
+    public static func send(_ message: ControlMessage, to path: String, timeout: Double) throws(ClientError)
+        -> JSONValue
+    {
         var reply: JSONValue = .null
         try exchange(message, with: path, timeout: timeout) { value in
             reply = value
@@ -30,7 +32,9 @@ public enum ControlClient {
     ) throws(ClientError) {
         let socket: FileDescriptor
         do { socket = try UnixSocket.connect(try UnixSocketAddress(path)) } catch let error as SystemError {
-            let hint = error.errno == ENOENT || error.errno == ECONNREFUSED ? " (is a host running? start one with host --plugins DIR)" : ""
+            let hint =
+                error.errno == ENOENT || error.errno == ECONNREFUSED
+                ? " (is a host running? start one with host --plugins DIR)" : ""
             throw ClientError(description: "cannot reach the host at \(path): \(error.reason)\(hint)")
         } catch {
             throw ClientError(description: "cannot reach the host: \(error)")
@@ -69,7 +73,9 @@ public enum ControlClient {
     }
 
     /// Returns when `socket` has bytes (or an end) to read; throws once `deadline` has passed.
-    private static func awaitReadable(_ socket: borrowing FileDescriptor, until deadline: Double, timeout: Double, path: String) throws(ClientError) {
+    private static func awaitReadable(
+        _ socket: borrowing FileDescriptor, until deadline: Double, timeout: Double, path: String
+    ) throws(ClientError) {
         while true {
             var polled = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
             let ready: Int32

@@ -2,7 +2,9 @@ import ServiceJSON
 
 /// The operating requests: `stats`, `blame`, `list --all`, `service`, `watch`.
 extension ControlHandler {
-    func handleOperate(_ command: ControlRequest.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void) {
+    func handleOperate(
+        _ command: ControlRequest.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void
+    ) {
         var body = ControlReply.Operated()
         do throws(ServiceControlError) {
             switch command {
@@ -26,7 +28,8 @@ extension ControlHandler {
                 switch action {
                 case .stop: try host.stopService(id, force: force)
                 case .start: try host.startService(id)
-                case .restart: body.members[.restarted] = .array(try host.restartService(id, force: force).map(JSONValue.string))
+                case .restart:
+                    body.members[.restarted] = .array(try host.restartService(id, force: force).map(JSONValue.string))
                 }
                 body.state = host.state.name
                 body.services = listedServices().filter { $0.id == id }
@@ -44,7 +47,8 @@ extension ControlHandler {
     /// (`stopped by request`, `failed to launch`), then the lazy ones not opened yet.
     func listedServices() -> [ControlReply.Service] {
         host.services.map {
-            var entry = Self.describe($0, retiredCopies: host.retiredCopies(of: $0.path), isolation: host.isolationFields(for: $0.id))
+            var entry = Self.describe(
+                $0, retiredCopies: host.retiredCopies(of: $0.path), isolation: host.isolationFields(for: $0.id))
             if let trigger = host.activatedBy(of: $0.id) {
                 entry.activation = "lazy"
                 entry.activatedBy = trigger

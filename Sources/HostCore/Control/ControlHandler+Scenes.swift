@@ -3,7 +3,9 @@ import ServiceJSON
 /// `scene` requests: carried out on the host, answered with the scene and the app state.
 extension ControlHandler {
     /// Carries out `command`; `respond` gets the reply, `refuse` the reason for an error.
-    func handleScene(_ command: SceneCommand, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void) {
+    func handleScene(
+        _ command: SceneCommand, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void
+    ) {
         do throws(SceneError) {
             var reply = ControlReply.Scene(state: "")
             switch command {

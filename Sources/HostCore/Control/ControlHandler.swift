@@ -56,7 +56,8 @@ public final class ControlHandler {
         for (index, slot) in services.enumerated() {
             entries.append(
                 ControlSnapshot.Service(
-                    metadata: slot.metadata, path: slot.path, lastError: slot.lastError, retiredCopies: retired.isEmpty ? 0 : retired[index]))
+                    metadata: slot.metadata, path: slot.path, lastError: slot.lastError,
+                    retiredCopies: retired.isEmpty ? 0 : retired[index]))
         }
         snapshot.publish(services: entries, deviceToken: token?.hex)
     }
@@ -74,7 +75,9 @@ public final class ControlHandler {
             body.id = request.id
             reply(body, after)
         }
-        let refuse = { (message: String) in reply(ControlReply(ControlRefusal(id: request.id, message: message)), .keepRunning) }
+        let refuse = { (message: String) in
+            reply(ControlReply(ControlRefusal(id: request.id, message: message)), .keepRunning)
+        }
         if host.isTerminating { return refuse("the host is terminating") }
         defer { publishSnapshot() }
         switch request.command {
@@ -124,7 +127,9 @@ public final class ControlHandler {
         case .request(let name, let payload):
             host.request(name, json: payload) { answer in
                 // Nobody answering is "not handled" (exit 3); a failure or a timeout is an error.
-                if answer.result != SH_OK && answer.result != SH_NOT_FOUND { return refuse(answer.error ?? "the request failed") }
+                if answer.result != SH_OK && answer.result != SH_NOT_FOUND {
+                    return refuse(answer.error ?? "the request failed")
+                }
                 var delivery = ControlReply.Delivery(event: EventKind.request.name, handled: answer.result == SH_OK)
                 if answer.result == SH_OK {
                     delivery.result = answer.json.isEmpty ? .null : (try? JSONValue(parsing: answer.json)) ?? .null
@@ -156,7 +161,9 @@ public final class ControlHandler {
             // As `scene resign`: only an app in the foreground resigns (from inactive there is
             // nothing to do); in the background it is a mistake, and said so.
             if host.state == .background {
-                throw TransitionError(from: host.state, to: .inactive, reason: "only an active app resigns (the app is in the background)")
+                throw TransitionError(
+                    from: host.state, to: .inactive, reason: "only an active app resigns (the app is in the background)"
+                )
             }
             if host.state == .active { try host.transition(to: .inactive) }
         case .foreground:
@@ -177,7 +184,9 @@ public final class ControlHandler {
 
     /// `list`'s entry for one service; `isolation` (where it runs, its state, failure) is
     /// added over it.
-    static func describe(_ service: ServiceSlot, retiredCopies: Int = 0, isolation: [String: JSONValue] = [:]) -> ControlReply.Service {
+    static func describe(_ service: ServiceSlot, retiredCopies: Int = 0, isolation: [String: JSONValue] = [:])
+        -> ControlReply.Service
+    {
         var entry = describe(service.metadata, path: service.path, state: "running")
         entry.lastError = service.lastError
         entry.retiredCopies = retiredCopies

@@ -24,7 +24,8 @@ extension ControlReply {
             return .operated(Operated(state: state, services: services, members: members))
         }
         if let object = json[.authorization], let status = object[.status]?.stringValue {
-            return .authorization(Authorization(status: status, allowed: object.strings(.allowed), delivery: Delivery(json: json)))
+            return .authorization(
+                Authorization(status: status, allowed: object.strings(.allowed), delivery: Delivery(json: json)))
         }
         if sceneKeys.contains(where: { json[$0] != nil }) {
             return .scene(
@@ -32,7 +33,8 @@ extension ControlReply {
                     state: state ?? "", scene: json[.scene].map { value -> SceneEntry? in SceneEntry(json: value) },
                     scenes: json[.scenes]?.arrayValue?.compactMap(SceneEntry.init(json:)),
                     savedScenes: json[.savedScenes]?.arrayValue?.compactMap(\.stringValue),
-                    deliveries: json[.deliveries]?.arrayValue?.map(Delivery.init(json:)), delivery: Delivery(json: json)))
+                    deliveries: json[.deliveries]?.arrayValue?.map(Delivery.init(json:)), delivery: Delivery(json: json)
+                ))
         }
         if json[.added] != nil {
             return .reload(
@@ -61,7 +63,8 @@ extension ControlReply.Delivery {
     init(json: JSONValue) {
         self.init(
             event: json[.event]?.stringValue, handled: json[.handled]?.boolValue,
-            receivers: json[.receivers]?.arrayValue?.compactMap(\.stringValue), handledBy: json[.handledBy]?.stringValue,
+            receivers: json[.receivers]?.arrayValue?.compactMap(\.stringValue),
+            handledBy: json[.handledBy]?.stringValue,
             answers: json[.answers]?.objectValue?.compactMapValues(\.stringValue), result: json[.result],
             presentation: json[.presentation], note: json[.note]?.stringValue)
     }
@@ -71,7 +74,8 @@ extension ControlReply.Call {
     init?(json: JSONValue) {
         guard let service = json[.service]?.stringValue, let event = json[.event]?.stringValue else { return nil }
         self.init(
-            service: service, event: event, seconds: json[.seconds]?.doubleValue, deadline: json[.deadline]?.doubleValue)
+            service: service, event: event, seconds: json[.seconds]?.doubleValue, deadline: json[.deadline]?.doubleValue
+        )
     }
 }
 

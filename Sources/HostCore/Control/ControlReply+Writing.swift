@@ -217,5 +217,7 @@ private enum StringListText {
         out.append(UInt8(ascii: "]"))
     }
 
-    private static func storage(_ list: [String]) -> UnsafePointer<String>? { list.withUnsafeBufferPointer { $0.baseAddress } }
+    private static func storage(_ list: [String]) -> UnsafePointer<String>? {
+        list.withUnsafeBufferPointer { $0.baseAddress }
+    }
 }

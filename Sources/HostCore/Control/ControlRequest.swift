@@ -60,7 +60,8 @@ public struct ControlRequest: Sendable {
     }
 
     /// Parses one request line, read in place.
-    public static func parse(_ line: UnsafeRawBufferPointer, maxPayload: Int) -> Result<ControlRequest, ControlRefusal> {
+    public static func parse(_ line: UnsafeRawBufferPointer, maxPayload: Int) -> Result<ControlRequest, ControlRefusal>
+    {
         if let plain = PlainRequest.parse(line) { return .success(plain) }
         return parseFully(line, maxPayload: maxPayload)
     }

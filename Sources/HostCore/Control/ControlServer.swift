@@ -55,7 +55,9 @@ public final class ControlServer: Sendable {
     /// Binds `path` (mode 0600, in a directory created 0700 when missing), replacing a stale
     /// socket left by a dead host and refusing to start beside a live one.
     /// At exit (`terminate`), replies are written for at most half of `shutdownTimeout`.
-    public init(path: String, maxPayload: Int, shutdownTimeout: Double = 10, log: Log, handler: ControlHandler) throws(StartError) {
+    public init(path: String, maxPayload: Int, shutdownTimeout: Double = 10, log: Log, handler: ControlHandler)
+        throws(StartError)
+    {
         self.path = path
         self.maxPayload = maxPayload
         self.shutdownTimeout = shutdownTimeout
@@ -147,8 +149,12 @@ public final class ControlServer: Sendable {
             return
         }
         guard liveConnections.withLock({ $0.count }) < Self.maxConnections else {
-            Self.refuse(socket, "the host serves at most \(Self.maxConnections) control connections at once; try again when one closes")
-            return overloaded("the control socket is at its limit of \(Self.maxConnections) connections", reason: "connections", limit: Self.maxConnections)
+            Self.refuse(
+                socket,
+                "the host serves at most \(Self.maxConnections) control connections at once; try again when one closes")
+            return overloaded(
+                "the control socket is at its limit of \(Self.maxConnections) connections", reason: "connections",
+                limit: Self.maxConnections)
         }
         accepting.withLock { $0.overloaded = false }
         ControlConnection(
@@ -166,11 +172,13 @@ public final class ControlServer: Sendable {
             guard state.spare >= 0 else { return false }
             Glibc.close(state.spare)
             state.spare = -1
-            let accepted = csystem_accept4(listener.rawValue, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
+            let accepted = csystem_accept4(
+                listener.rawValue, Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue))
             if accepted >= 0 {
                 Self.refuse(
                     FileDescriptor(taking: accepted),
-                    "the host has no file descriptor left for another control connection (its limit is \(limit) open files); try again later")
+                    "the host has no file descriptor left for another control connection (its limit is \(limit) open files); try again later"
+                )
             }
             state.spare = Self.openSpare()
             return accepted >= 0
@@ -195,7 +203,9 @@ public final class ControlServer: Sendable {
         guard first else { return }
         var fields: [LogField] = [.string("reason", reason)]
         if let limit { fields.append(.int("limit", limit)) }
-        log.write(.warn, "control", message + "; the host goes on serving the connections it has", event: .controlOverloaded, fields: fields)
+        log.write(
+            .warn, "control", message + "; the host goes on serving the connections it has", event: .controlOverloaded,
+            fields: fields)
     }
 
     /// Stops accepting for a moment: accepting cannot succeed now, and the listener stays
@@ -222,7 +232,9 @@ public final class ControlServer: Sendable {
         var bytes: [UInt8] = []
         ControlReply(ControlRefusal(id: nil, message: message)).write(to: &bytes)
         bytes.append(0x0A)
-        _ = bytes.withUnsafeBytes { send(socket.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+        _ = bytes.withUnsafeBytes {
+            send(socket.rawValue, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+        }
     }
 
     private static func openSpare() -> Int32 { Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC) }
@@ -452,7 +464,9 @@ final class ControlConnection: Sendable {
     /// Reads again: the output was written (`timedOut` nil), or pause number `timedOut` timed out.
     private func resume(after timedOut: UInt64?) {
         let resumed: Result<Bool, SystemError> = state.withLock { state in
-            guard state.paused && !state.cancelled, timedOut == nil || timedOut == state.pauses else { return .success(false) }
+            guard state.paused && !state.cancelled, timedOut == nil || timedOut == state.pauses else {
+                return .success(false)
+            }
             state.paused = false
             state.force = timedOut != nil
             if state.reading {
@@ -494,7 +508,8 @@ final class ControlConnection: Sendable {
                 input.buffer.deallocate()
                 input.buffer = larger
             }
-            let count = Glibc.read(socket.rawValue, input.buffer.baseAddress! + input.end, input.buffer.count - input.end)
+            let count = Glibc.read(
+                socket.rawValue, input.buffer.baseAddress! + input.end, input.buffer.count - input.end)
             // The socket does not block: a wake-up with nothing to read is not the end.
             if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return }
             if count <= 0 { input.closed = true } else { input.end += count }
@@ -530,7 +545,9 @@ final class ControlConnection: Sendable {
                     // A watch stream only listens for its client going away.
                     if state.watch != nil { return nil }
                     defer { state.nextRequest += 1 }
-                    guard case .success = request, stuck || state.handedOff > 0 else { return (state.nextRequest, false) }
+                    guard case .success = request, stuck || state.handedOff > 0 else {
+                        return (state.nextRequest, false)
+                    }
                     state.handedOff += 1
                     return (state.nextRequest, true)
                 }
@@ -552,7 +569,8 @@ final class ControlConnection: Sendable {
     }
 
     private func tooLong() -> ControlRefusal {
-        ControlRefusal(id: nil, message: "the request line is longer than \(maxLine) bytes (--max-payload is \(maxPayload))")
+        ControlRefusal(
+            id: nil, message: "the request line is longer than \(maxLine) bytes (--max-payload is \(maxPayload))")
     }
 
     /// A request read while the main thread was stuck (or after one that was): `state` and
@@ -651,12 +669,14 @@ final class ControlConnection: Sendable {
                 log.warn(
                     "control",
                     "dropped a watch client: it left more than \(ConnectionOutput.bound) bytes unread;"
-                        + " the host goes on serving the others", event: .watchDropped, .int("bytes", ConnectionOutput.bound))
+                        + " the host goes on serving the others", event: .watchDropped,
+                    .int("bytes", ConnectionOutput.bound))
             } else {
                 log.warn(
                     "control",
                     "dropped a control client: it left more than \(ConnectionOutput.bound) bytes of replies unread;"
-                        + " the host goes on serving the others", event: .controlDropped, .int("bytes", ConnectionOutput.bound))
+                        + " the host goes on serving the others", event: .controlDropped,
+                    .int("bytes", ConnectionOutput.bound))
             }
         } else {
             log.debug("control", "a client went away before its reply")

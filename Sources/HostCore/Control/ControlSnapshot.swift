@@ -57,7 +57,9 @@ public final class ControlSnapshot: Sendable {
 
     /// Holds a `state` or `list` request while it waits for the main thread; nil for others.
     /// The main thread must `claim()` it before replying, and `release` it after.
-    public func hold(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) -> (key: UInt64, waiting: Waiting)? {
+    public func hold(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) -> (
+        key: UInt64, waiting: Waiting
+    )? {
         // `list --all` is held too (its row's); `reply(to:)` leaves it to the main thread.
         guard request.spec.fromSnapshot else { return nil }
         let key = nextWaiting.add(1, ordering: .relaxed).newValue

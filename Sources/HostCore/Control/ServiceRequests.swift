@@ -36,7 +36,9 @@ final class ServiceRequests: Sendable {
         let maxLine = maxPayload * 2 + 4096
         let parsed =
             bytes.count > maxLine
-            ? .failure(ControlRefusal(id: nil, message: "the request is longer than \(maxLine) bytes (--max-payload is \(maxPayload))"))
+            ? .failure(
+                ControlRefusal(
+                    id: nil, message: "the request is longer than \(maxLine) bytes (--max-payload is \(maxPayload))"))
             : ControlRequest.parse(bytes, maxPayload: maxPayload)
         // FIFO: a service's requests are carried out in the order it made them.
         DispatchQueue.main.async { [log] in
@@ -67,7 +69,8 @@ final class ServiceRequests: Sendable {
                 }
                 // `watch` turns a socket connection into a stream; a service's request has none.
                 if spec.grant == .connectionOnly {
-                    let message = "service \(service) may not make the request \"\(spec.name)\": it streams on a control connection"
+                    let message =
+                        "service \(service) may not make the request \"\(spec.name)\": it streams on a control connection"
                     log.warn(service, message, event: .requestRefused, .string("reason", message))
                     return send(ControlReply(ControlRefusal(id: request.id, message: message)))
                 }

@@ -24,10 +24,14 @@ public struct PushPayload: Sendable {
         do { tape = try JSONTape(parsing: bytes) } catch {
             throw InputError("the push payload is not valid JSON: \(error)")
         }
-        guard tape[0].type == SH_JSON_OBJECT.rawValue else { throw InputError("the push payload must be a JSON object") }
+        guard tape[0].type == SH_JSON_OBJECT.rawValue else {
+            throw InputError("the push payload must be a JSON object")
+        }
         var contentAvailable = false
         if let aps = tape.member("aps") {
-            guard tape[aps].type == SH_JSON_OBJECT.rawValue else { throw InputError("the push payload's \"aps\" must be an object") }
+            guard tape[aps].type == SH_JSON_OBJECT.rawValue else {
+                throw InputError("the push payload's \"aps\" must be an object")
+            }
             if let flag = tape.member("content-available", of: aps) {
                 let node = tape[flag]
                 guard node.type == SH_JSON_NUMBER.rawValue, node.number == 0 || node.number == 1 else {
@@ -55,18 +59,23 @@ public struct OpenURLInput: Sendable, Equatable {
     /// Parses `text` as an absolute URL (RFC 3986 scheme, then anything without spaces).
     public init(_ text: String) throws(InputError) {
         guard text.utf8.count <= Self.maxLength else {
-            throw InputError("invalid URL \"\(text.prefix(40))…\": it is \(text.utf8.count) bytes, over the limit of \(Self.maxLength)")
+            throw InputError(
+                "invalid URL \"\(text.prefix(40))…\": it is \(text.utf8.count) bytes, over the limit of \(Self.maxLength)"
+            )
         }
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
             throw InputError("invalid URL \"\(text)\": it has no scheme (expected scheme:…, like myapp://item/42)")
         }
         let scheme = text[..<colon]
-        let isSchemeCharacter = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || c == "+" || c == "-" || c == ".") }
+        let isSchemeCharacter = { (c: Character) in
+            c.isASCII && (c.isLetter || c.isNumber || c == "+" || c == "-" || c == ".")
+        }
         guard scheme.first!.isASCII && scheme.first!.isLetter, scheme.allSatisfy(isSchemeCharacter) else {
             throw InputError("invalid URL \"\(text)\": \"\(scheme)\" is not a URL scheme")
         }
         if let bad = text.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            throw InputError("invalid URL \"\(text)\": it contains \(bad.value == 0x20 ? "a space" : "a control character")")
+            throw InputError(
+                "invalid URL \"\(text)\": it contains \(bad.value == 0x20 ? "a space" : "a control character")")
         }
         var host = ""
         let rest = text[text.index(after: colon)...]
@@ -110,7 +119,9 @@ public struct UserActivityInput: Sendable {
         guard type.utf8.count <= Self.maxTypeLength else {
             throw InputError("an activity type is \(type.utf8.count) bytes, over the limit of \(Self.maxTypeLength)")
         }
-        if let userInfo, userInfo.objectValue == nil { throw InputError("an activity's userInfo must be a JSON object") }
+        if let userInfo, userInfo.objectValue == nil {
+            throw InputError("an activity's userInfo must be a JSON object")
+        }
         self.type = type
         self.webpageURL = try webpageURL.map { (text) throws(InputError) in try OpenURLInput(text) }
         self.userInfo = userInfo
@@ -138,7 +149,8 @@ public struct DeviceToken: Sendable, Equatable {
     public init(hex text: String) throws(InputError) {
         guard text.utf8.count <= 2 * Self.maxBytes else {
             throw InputError(
-                "invalid token: \(text.utf8.count) hex digits, over the limit of \(Self.maxBytes) bytes (\(2 * Self.maxBytes) digits)")
+                "invalid token: \(text.utf8.count) hex digits, over the limit of \(Self.maxBytes) bytes (\(2 * Self.maxBytes) digits)"
+            )
         }
         let digits = Array(text.utf8)
         guard !digits.isEmpty, digits.count % 2 == 0 else {
@@ -208,7 +220,8 @@ public struct LaunchRequest: Sendable {
     public func validate() throws(InputError) {
         guard state == .background else { return }
         if let scene {
-            throw InputError("--launch-state background: the launch scene \(scene.name) brings the app to the foreground")
+            throw InputError(
+                "--launch-state background: the launch scene \(scene.name) brings the app to the foreground")
         }
         if let notification, !notification.isContentAvailable {
             throw InputError(

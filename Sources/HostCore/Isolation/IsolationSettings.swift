@@ -19,7 +19,9 @@ public struct IsolationPolicy: Sendable, Equatable {
 
     /// The policy a configured service asks for.
     public init(_ configuration: ServiceConfiguration) {
-        self.init(isolation: configuration.isolation, trusted: configuration.trusted, eventTimeout: configuration.eventTimeout)
+        self.init(
+            isolation: configuration.isolation, trusted: configuration.trusted, eventTimeout: configuration.eventTimeout
+        )
     }
 }
 

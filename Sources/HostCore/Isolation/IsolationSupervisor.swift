@@ -41,7 +41,8 @@ public final class IsolationSupervisor {
             let untrusted = settings.untrusted(services, path: inspected.path)
             if !untrusted.isEmpty {
                 log.warn(
-                    "loader", "\(inspected.path): " + IsolationSettings.safeModeRefusal(untrusted), event: .safeModeSkipped,
+                    "loader", "\(inspected.path): " + IsolationSettings.safeModeRefusal(untrusted),
+                    event: .safeModeSkipped,
                     .string("path", inspected.path), .strings("services", untrusted))
                 return []
             }

@@ -50,7 +50,9 @@ struct CopyStore: Sendable {
         let store: CopyStore
         // In a folder others may rename things in, they could swap the store for their own.
         if !isSafeParent(parent) {
-            refusal = (shared, "its folder \(parent) can be changed by other users (writable by them, without the sticky bit)")
+            refusal = (
+                shared, "its folder \(parent) can be changed by other users (writable by them, without the sticky bit)"
+            )
             store = CopyStore(root: try makePrivate(in: parent), persistent: false)
         } else if let problem = problem(shared) {
             refusal = (shared, problem)
@@ -134,7 +136,9 @@ struct CopyStore: Sendable {
     }
 
     /// A dot, then `value` in hex, most significant digit first, at `start`; returns the end.
-    private static func writeField(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+    private static func writeField(_ value: UInt64, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int)
+        -> Int
+    {
         buffer[start] = UInt8(ascii: ".")
         let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
         var rest = value
@@ -172,7 +176,9 @@ struct CopyStore: Sendable {
 
     /// Why `path` cannot be the shared store (made 0700 when missing), or nil when it can.
     private static func problem(_ path: String) -> String? {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { return "cannot create it: \(SystemError.current("mkdir", path))" }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            return "cannot create it: \(SystemError.current("mkdir", path))"
+        }
         var status = stat()
         guard lstat(path, &status) == 0 else { return "\(SystemError.current("lstat", path))" }
         switch status.st_mode & S_IFMT {
@@ -180,7 +186,9 @@ struct CopyStore: Sendable {
         case S_IFLNK: return "it is a symlink"
         default: return "it is not a directory"
         }
-        if status.st_uid != FileSecurity.hostUser { return "it is owned by uid \(status.st_uid), not the host's user (uid \(FileSecurity.hostUser))" }
+        if status.st_uid != FileSecurity.hostUser {
+            return "it is owned by uid \(status.st_uid), not the host's user (uid \(FileSecurity.hostUser))"
+        }
         if status.st_mode & (S_IWGRP | S_IWOTH) != 0 {
             return "it is writable by \(status.st_mode & S_IWOTH != 0 ? "other users" : "its group")"
                 + " (mode \(String(status.st_mode & 0o7777, radix: 8)))"
@@ -229,7 +237,8 @@ struct CopyStore: Sendable {
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { return false }
         let sticky = status.st_mode & S_ISVTX != 0
         if status.st_uid == 0 && sticky { return true }
-        return (status.st_uid == FileSecurity.hostUser || status.st_uid == 0) && status.st_mode & (S_IWGRP | S_IWOTH) == 0
+        return (status.st_uid == FileSecurity.hostUser || status.st_uid == 0)
+            && status.st_mode & (S_IWGRP | S_IWOTH) == 0
     }
 
     // MARK: Removing
@@ -249,7 +258,9 @@ struct CopyStore: Sendable {
             if stat(PathBytes.cString(path), &status) == 0 && FileIdentity(status) == identity { continue }
             // A copy being made (its temporary file) is left to its maker; a copy removed between
             // another host's check and its dlopen is copied again by that host.
-            if ((try? directory.names()) ?? []).contains(where: { $0.hasPrefix(DirectoryHandle.temporaryPrefix) }) { continue }
+            if ((try? directory.names()) ?? []).contains(where: { $0.hasPrefix(DirectoryHandle.temporaryPrefix) }) {
+                continue
+            }
             removeTree(root + "/" + key)
         }
     }
@@ -262,7 +273,8 @@ struct CopyStore: Sendable {
             guard let pid = pid_t(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             var status = stat()
             let path = parent + "/" + name
-            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == FileSecurity.hostUser else { continue }
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR, status.st_uid == FileSecurity.hostUser
+            else { continue }
             removeTree(path)
         }
     }

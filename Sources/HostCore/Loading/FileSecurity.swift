@@ -33,7 +33,8 @@ enum FileSecurity {
     /// with the sticky bit (`/tmp`) may be world-writable: nobody else can rename or remove
     /// what is in it.
     static func pathProblem(_ path: String, what: String) -> String? {
-        guard let target = resolved(Array(path.utf8CString)) else { return nil }  // missing: the caller's open reports it
+        // Missing: the caller's open reports it.
+        guard let target = resolved(Array(path.utf8CString)) else { return nil }
         var status = stat()
         guard stat(target, &status) == 0 else { return nil }
         let name = PathBytes.escape(bytes(target))
@@ -66,7 +67,9 @@ enum FileSecurity {
     /// unsafe (the rule of ``pathProblem(_:what:)``), or nil when it does not resolve. A scan
     /// asks once: every plain file in the directory has these directories on its resolved path,
     /// so only a symbolic link needs its own walk (``directoriesProblem(ofPlugin:checked:)``).
-    static func resolvedDirectory(_ path: String, checked: inout CheckedDirectories) -> (path: [CChar], problem: String?)? {
+    static func resolvedDirectory(_ path: String, checked: inout CheckedDirectories) -> (
+        path: [CChar], problem: String?
+    )? {
         guard let resolved = resolved(PathBytes.cString(path)) else { return nil }
         return (resolved, walkProblem(from: resolved, checked: &checked))
     }

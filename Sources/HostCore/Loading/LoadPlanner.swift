@@ -25,7 +25,8 @@ public struct LoadPlanner {
         do throws(PluginScanner.DirectoryError) {
             inspection = .success(
                 try PluginLoader.inspect(
-                    directories: settings.directories, allowInsecure: settings.allowInsecure, registry: settings.registry))
+                    directories: settings.directories, allowInsecure: settings.allowInsecure,
+                    registry: settings.registry))
         } catch {
             inspection = .failure(error)
         }
@@ -59,7 +60,10 @@ public struct LoadPlanner {
             return (nil, .success(HostConfiguration()))
         } catch {
             // The default file exists (loadIfPresent threw), so it is the one that failed.
-            return (settings.configurationPath ?? HostConfiguration.defaultPath(pluginDirectories: settings.directories), .failure(error))
+            return (
+                settings.configurationPath ?? HostConfiguration.defaultPath(pluginDirectories: settings.directories),
+                .failure(error)
+            )
         }
     }
 

@@ -37,7 +37,9 @@ public enum PluginInspector {
         inspect(path: checked.path, registry: registry, status: checked.status)
     }
 
-    private static func inspect(path: String, registry: RegistryCache?, status known: stat?) -> Result<Inspected, LoadFailure> {
+    private static func inspect(path: String, registry: RegistryCache?, status known: stat?) -> Result<
+        Inspected, LoadFailure
+    > {
         do throws(LoadFailure.Reason) {
             if let registry {
                 var status = known ?? stat()
@@ -56,7 +58,8 @@ public enum PluginInspector {
             // No entry symbol: the section is not read (nor its errors reported), as before.
             let definesEntry = try image.definesDynamicSymbol(SH_ENTRY_SYMBOL)
             let section = definesEntry ? try image.loadedSection(named: SH_METADATA_SECTION) : nil
-            let entry = RegistryEntry(definesEntry: definesEntry, section: section?.bytes, sectionAddress: section?.address ?? 0)
+            let entry = RegistryEntry(
+                definesEntry: definesEntry, section: section?.bytes, sectionAddress: section?.address ?? 0)
             // Recorded only when the file did not change while it was read: the key must name these bytes.
             var after = stat()
             if let registry, fstat(file.descriptor.rawValue, &after) == 0,
@@ -73,7 +76,9 @@ public enum PluginInspector {
     private static func nonRegularKind(_ status: stat) -> String? { PluginScanner.nonRegularKind(status.st_mode) }
 
     /// The checks on what a file holds, the same whether it was just read or came from the registry.
-    private static func inspected(_ path: String, _ entry: RegistryEntry, identity: FileIdentity) throws(LoadFailure.Reason) -> Inspected {
+    private static func inspected(_ path: String, _ entry: RegistryEntry, identity: FileIdentity) throws(LoadFailure
+        .Reason) -> Inspected
+    {
         guard entry.definesEntry else { throw .noEntrySymbol }
         guard let section = entry.section else { throw .noMetadata }
         let metadata = try PluginMetadata.decode(section)

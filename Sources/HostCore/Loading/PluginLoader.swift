@@ -31,7 +31,9 @@ public struct LoadedServiceInfo {
     }
 
     /// A service whose descriptor the host made itself (a worker's proxy): its own full size.
-    init(metadata: ServiceMetadata, path: String, identity: FileIdentity, hostMade descriptor: UnsafePointer<sh_service>) {
+    init(
+        metadata: ServiceMetadata, path: String, identity: FileIdentity, hostMade descriptor: UnsafePointer<sh_service>
+    ) {
         self.init(
             metadata: metadata, path: path, identity: identity, descriptor: descriptor,
             attach: descriptor.pointee.attach, handleEvent: descriptor.pointee.handle_event!)
@@ -92,7 +94,8 @@ public enum PluginLoader {
             case .success(var plugin):
                 plugin.inspectNanoseconds = Clock.nanoseconds() &- start
                 if let (id, other) = claim(plugin.metadata.services, for: plugin.path, in: &providers) {
-                    inspection.failures.append(LoadFailure(path: plugin.path, reason: .duplicateServiceID(id: id, otherPath: other)))
+                    inspection.failures.append(
+                        LoadFailure(path: plugin.path, reason: .duplicateServiceID(id: id, otherPath: other)))
                     continue
                 }
                 inspection.plugins.append(plugin)
@@ -182,16 +185,22 @@ public enum PluginLoader {
             guard let descriptor = list[index] else { throw .entry("service \(index) is NULL") }
             let service: sh_service
             do { service = try ABIStruct.read(descriptor, v1Size: SH_SERVICE_SIZE_V1) } catch {
-                throw .entry("service \(index)'s sh_service is \(error.declared) bytes, smaller than version 1's \(error.v1Size)")
+                throw .entry(
+                    "service \(index)'s sh_service is \(error.declared) bytes, smaller than version 1's \(error.v1Size)"
+                )
             }
             guard let idPointer = service.id else { throw .entry("service \(index) has no id") }
-            guard let meta = idAddresses.service(at: idPointer, in: declaredServices) ?? Self.declaredService(named: idPointer, in: declaredServices)
+            guard
+                let meta = idAddresses.service(at: idPointer, in: declaredServices)
+                    ?? Self.declaredService(named: idPointer, in: declaredServices)
             else {
                 throw .entry("exports service \(String(cString: idPointer)), which its metadata does not declare")
             }
             let id = meta.id
             guard let handleEvent = service.handle_event else { throw .entry("service \(id) has no handle_event") }
-            guard !accepted.contains(where: { $0.metadata.id == id }) else { throw .entry("exports service \(id) twice") }
+            guard !accepted.contains(where: { $0.metadata.id == id }) else {
+                throw .entry("exports service \(id) twice")
+            }
             accepted.append(
                 LoadedServiceInfo(
                     metadata: meta, path: inspected.path, identity: inspected.identity,
@@ -199,7 +208,9 @@ public enum PluginLoader {
         }
         // Each accepted id is a distinct declared one: fewer accepted than declared means one is missing.
         if accepted.count < declaredServices.count,
-            let missing = declaredServices.first(where: { service in !accepted.contains { $0.metadata.id == service.id } })
+            let missing = declaredServices.first(where: { service in
+                !accepted.contains { $0.metadata.id == service.id }
+            })
         {
             throw .entry("its metadata declares service \(missing.id), which it does not export")
         }
@@ -220,13 +231,17 @@ public enum PluginLoader {
         func service(at id: UnsafePointer<CChar>, in services: [ServiceMetadata]) -> ServiceMetadata? {
             guard section != 0 else { return nil }
             let address = UInt(bitPattern: id)
-            for service in services where service.idOffset >= 0 && section &+ UInt(service.idOffset) == address { return service }
+            for service in services where service.idOffset >= 0 && section &+ UInt(service.idOffset) == address {
+                return service
+            }
             return nil
         }
     }
 
     /// The service of `services` whose id is the C string `id`, compared in place.
-    private nonisolated static func declaredService(named id: UnsafePointer<CChar>, in services: [ServiceMetadata]) -> ServiceMetadata? {
+    private nonisolated static func declaredService(named id: UnsafePointer<CChar>, in services: [ServiceMetadata])
+        -> ServiceMetadata?
+    {
         for service in services where service.id.withCString({ strcmp($0, id) }) == 0 { return service }
         return nil
     }

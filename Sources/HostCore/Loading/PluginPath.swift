@@ -17,8 +17,12 @@ public enum PluginPath {
             let directories = path.split(separator: ":").map(String.init)
             if !directories.isEmpty { return (directories, variable) }
         }
-        if let data = environment("XDG_DATA_HOME"), data.hasPrefix("/") { return ([data + "/servicehost/plugins"], "XDG_DATA_HOME") }
-        if let home = environment("HOME"), !home.isEmpty { return ([home + "/.local/share/servicehost/plugins"], "XDG_DATA_HOME") }
+        if let data = environment("XDG_DATA_HOME"), data.hasPrefix("/") {
+            return ([data + "/servicehost/plugins"], "XDG_DATA_HOME")
+        }
+        if let home = environment("HOME"), !home.isEmpty {
+            return ([home + "/.local/share/servicehost/plugins"], "XDG_DATA_HOME")
+        }
         return nil
     }
 

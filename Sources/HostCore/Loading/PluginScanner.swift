@@ -42,7 +42,9 @@ public enum PluginScanner {
 
     /// ``scan(directory:allowInsecure:)`` with the `stat` each file was checked with, so the
     /// inspector keys the registry cache by it instead of a second `stat`.
-    static func scanFiles(directory: String, allowInsecure: Bool) throws(DirectoryError) -> [Result<Checked, LoadFailure>] {
+    static func scanFiles(directory: String, allowInsecure: Bool) throws(DirectoryError) -> [Result<
+        Checked, LoadFailure
+    >] {
         var dirStatus = stat()
         guard stat(directory, &dirStatus) == 0 else {
             throw DirectoryError(path: directory, reason: SystemError.current("stat", directory).reason)
@@ -54,13 +56,16 @@ public enum PluginScanner {
         do { names = try entryNames(directory) } catch {
             throw DirectoryError(path: directory, reason: error.reason)
         }
-        let directoryProblem = allowInsecure ? nil : FileSecurity.problem(path: directory, status: dirStatus, what: "directory")
+        let directoryProblem =
+            allowInsecure ? nil : FileSecurity.problem(path: directory, status: dirStatus, what: "directory")
         let base = PathBytes.escape(directory.hasSuffix("/") ? directory : directory + "/")
         var checked: FileSecurity.CheckedDirectories = []
         // The directories above the files, walked once for the scan rather than once per file
         // (a realpath and a stat per directory level each): a file that is not a symbolic link
         // has exactly them on its resolved path.
-        let resolved = allowInsecure || directoryProblem != nil ? nil : FileSecurity.resolvedDirectory(directory, checked: &checked)
+        let resolved =
+            allowInsecure || directoryProblem != nil
+            ? nil : FileSecurity.resolvedDirectory(directory, checked: &checked)
         // Each file's stat relative to the directory, so the kernel walks one name rather than
         // the whole path per file (a third of a cached `host inspect` was those walks).
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -69,7 +74,8 @@ public enum PluginScanner {
             let path = PathBytes.escape(name, after: base)
             if let directoryProblem { return .failure(LoadFailure(path: path, reason: .insecure(directoryProblem))) }
             return checkFile(
-                path: path, allowInsecure: allowInsecure, checked: &checked, inDirectory: resolved.map { ($0.path, $0.problem, name) },
+                path: path, allowInsecure: allowInsecure, checked: &checked,
+                inDirectory: resolved.map { ($0.path, $0.problem, name) },
                 at: descriptor >= 0 ? (descriptor, name) : nil)
         }
     }
@@ -95,14 +101,17 @@ public enum PluginScanner {
     /// the file is in and its name there, which the `stat`s then go by instead of `path`.
     static func checkFile(
         path: String, allowInsecure: Bool, checked: inout FileSecurity.CheckedDirectories,
-        inDirectory: (resolved: [CChar], problem: String?, name: [UInt8])?, at entry: (directory: Int32, name: [UInt8])? = nil
+        inDirectory: (resolved: [CChar], problem: String?, name: [UInt8])?,
+        at entry: (directory: Int32, name: [UInt8])? = nil
     ) -> Result<Checked, LoadFailure> {
         var status = stat()
         // Not a link: lstat said what stat would, and its directories are those of the scan.
         // (A flag, not a copy of `inDirectory`: that was three retains and releases per file.)
         var viaScan = false
         let found = withCName(entry, path: path) { base, name in
-            if inDirectory != nil, fstatat(base, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT != S_IFLNK {
+            if inDirectory != nil, fstatat(base, name, &status, AT_SYMLINK_NOFOLLOW) == 0,
+                status.st_mode & S_IFMT != S_IFLNK
+            {
                 viaScan = true
                 return true
             }
@@ -115,7 +124,9 @@ public enum PluginScanner {
         if !allowInsecure {
             let directories =
                 if viaScan, let scanned = inDirectory {
-                    scanned.problem.map { FileSecurity.problem($0, inResolvedDirectory: scanned.resolved, file: scanned.name) }
+                    scanned.problem.map {
+                        FileSecurity.problem($0, inResolvedDirectory: scanned.resolved, file: scanned.name)
+                    }
                 } else {
                     FileSecurity.directoriesProblem(ofPlugin: path, checked: &checked)
                 }
@@ -132,7 +143,9 @@ public enum PluginScanner {
     private static func withCName<R>(
         _ entry: (directory: Int32, name: [UInt8])?, path: String, _ body: (Int32, UnsafePointer<CChar>) -> R
     ) -> R {
-        guard let entry else { return PathBytes.cString(path).withUnsafeBufferPointer { body(AT_FDCWD, $0.baseAddress!) } }
+        guard let entry else {
+            return PathBytes.cString(path).withUnsafeBufferPointer { body(AT_FDCWD, $0.baseAddress!) }
+        }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: entry.name.count + 1) { buffer in
             for (index, byte) in entry.name.enumerated() { buffer[index] = CChar(bitPattern: byte) }
             buffer[entry.name.count] = 0

@@ -54,7 +54,8 @@ struct StoredCopy {
         var inStore: Int? = store.root.utf8.count + 1
         let name = Self.nameStart(path)
         if Self.loaded.insert(identity).inserted {
-            (loadPath, directoryLength) = Self.storedPath(root: store.root, identity: identity, path: path, nameStart: name)
+            (loadPath, directoryLength) = Self.storedPath(
+                root: store.root, identity: identity, path: path, nameStart: name)
         } else {
             // This version is loaded already, and the host loads a file again only to start a
             // service anew (enabled by a reload, `service start`, a restart): `dlopen` of the same
@@ -67,7 +68,9 @@ struct StoredCopy {
             }
             inStore = nil
             directoryLength = directory.utf8.count
-            loadPath = directory + "/" + (name < path.utf8.count ? String(decoding: path.utf8.dropFirst(name), as: UTF8.self) : "plugin.so")
+            loadPath =
+                directory + "/"
+                + (name < path.utf8.count ? String(decoding: path.utf8.dropFirst(name), as: UTF8.self) : "plugin.so")
         }
         self.inStore = inStore
         // A copy of the shared store costs its `dlopen` alone (~1.2 µs a plugin per start was
@@ -102,9 +105,12 @@ struct StoredCopy {
             buffer[count] = UInt8(ascii: "/")
             count += 1
             if name > 0 {
-                return source.withUTF8 { UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: $0[nameStart...]) } + count
+                return source.withUTF8 {
+                    UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: $0[nameStart...])
+                } + count
             }
-            return UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: "plugin.so".utf8) + count
+            return UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: "plugin.so".utf8)
+                + count
         }
         return (stored, directoryLength)
     }
@@ -142,7 +148,9 @@ struct StoredCopy {
         let found =
             relative.map { relative in
                 relative.directory >= 0
-                    && copy.withCString { fstatat(relative.directory, $0 + relative.offset, &status, AT_SYMLINK_NOFOLLOW) } == 0
+                    && copy.withCString {
+                        fstatat(relative.directory, $0 + relative.offset, &status, AT_SYMLINK_NOFOLLOW)
+                    } == 0
             } ?? false
         guard found || lstat(copy, &status) == 0 else { return false }
         if status.st_mode & S_IFMT == S_IFREG, status.st_uid == FileSecurity.hostUser, status.st_mode & 0o222 == 0,
@@ -157,7 +165,9 @@ struct StoredCopy {
     /// Writes the copy under a temporary name in `directory` and renames it to `copy` once it
     /// is whole and the source did not change meanwhile.
     @MainActor
-    private static func make(_ copy: String, in directory: String, of path: String, identity: FileIdentity) throws(LoadFailure.Reason) {
+    private static func make(_ copy: String, in directory: String, of path: String, identity: FileIdentity)
+        throws(LoadFailure.Reason)
+    {
         let source: ReadOnlyFile
         do { source = try ReadOnlyFile(pluginPath: path) } catch { throw .system(error) }
         guard FileIdentity(source.status) == identity else { throw .changed }
@@ -214,7 +224,8 @@ struct StoredCopy {
     private static func absolute(_ path: String) -> String {
         guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
         defer { free(cwd) }
-        let directory = PathBytes.escape(Array(UnsafeBufferPointer(start: cwd, count: strlen(cwd))).map { UInt8(bitPattern: $0) })
+        let directory = PathBytes.escape(
+            Array(UnsafeBufferPointer(start: cwd, count: strlen(cwd))).map { UInt8(bitPattern: $0) })
         return directory + "/" + path
     }
 

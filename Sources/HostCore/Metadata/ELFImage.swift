@@ -107,7 +107,8 @@ struct ELFImage {
         }
         let namesSection = raw[namesIndex].section
         guard namesSection.type != Self.noBits else {
-            throw .corrupt("the section names (section \(namesIndex)) are marked SHT_NOBITS: they have no bytes in the file")
+            throw .corrupt(
+                "the section names (section \(namesIndex)) are marked SHT_NOBITS: they have no bytes in the file")
         }
         let names = try Self.exactly(source, at: namesSection.offset, count: namesSection.size, "the section names")
         sections = raw.map { entry in
@@ -146,7 +147,8 @@ struct ELFImage {
             throw .corrupt("the dynamic symbol table has entries of \(size) bytes (an ELF64 symbol is 24)")
         }
         let stringTable = sections[symbols.link]
-        let strings = try Self.exactly(source, at: stringTable.offset, count: stringTable.size, "the dynamic string table")
+        let strings = try Self.exactly(
+            source, at: stringTable.offset, count: stringTable.size, "the dynamic string table")
         let table = try Self.exactly(source, at: symbols.offset, count: symbols.size, "the dynamic symbol table")
         let wanted = Array(name.utf8)
         for base in stride(from: 0, to: table.count - symbols.entrySize + 1, by: symbols.entrySize) {
@@ -173,7 +175,8 @@ struct ELFImage {
     ) throws(LoadFailure.Reason) -> [UInt8] {
         let bytes = try source.bytes(at: offset, count: count)
         guard bytes.count == count else {
-            throw .corrupt("\(what) is cut short at \(bytes.count) of \(count) bytes (the file shrank while it was read)")
+            throw .corrupt(
+                "\(what) is cut short at \(bytes.count) of \(count) bytes (the file shrank while it was read)")
         }
         return bytes
     }

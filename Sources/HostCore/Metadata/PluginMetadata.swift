@@ -146,7 +146,8 @@ public struct ServiceMetadata: Sendable, Equatable {
     ) {
         storage = Storage(
             Fields(
-                id: id, name: name, version: version, events: events, priority: priority, urls: urls, activities: activities,
+                id: id, name: name, version: version, events: events, priority: priority, urls: urls,
+                activities: activities,
                 subscriptions: subscriptions, sceneRoles: sceneRoles, answers: answers, lazy: lazy, requires: requires,
                 after: after))
     }
@@ -229,7 +230,8 @@ extension PluginMetadata {
             let size = Int(bytes.u32(offset))
             let kind = bytes.u32(offset + 12)
             guard size >= 16, size <= bytes.count - offset else {
-                throw .invalidMetadata("a record at byte \(offset) claims \(size) bytes; the section has \(bytes.count - offset) left")
+                throw .invalidMetadata(
+                    "a record at byte \(offset) claims \(size) bytes; the section has \(bytes.count - offset) left")
             }
             // Each record is read where it lies (its fields at `offset` plus theirs): a copy of
             // each was two arrays per plugin file at every start.
@@ -247,7 +249,9 @@ extension PluginMetadata {
                 let claim = try decodeClaim(record, index: claims.count)
                 claimCount[claim.service, default: 0] += 1
                 guard claimCount[claim.service]! <= maxClaimsPerService else {
-                    throw .invalidMetadata("service \(claim.service) makes more than \(maxClaimsPerService) claims (the limit per service)")
+                    throw .invalidMetadata(
+                        "service \(claim.service) makes more than \(maxClaimsPerService) claims (the limit per service)"
+                    )
                 }
                 claims.append(claim)
             default:
@@ -295,7 +299,8 @@ extension PluginMetadata {
                 services[index].requires.append(requirement)
             case SH_CLAIM_AFTER:
                 if let problem = ServiceID.problem(with: claim.value) {
-                    throw .invalidMetadata("service \(service) starts after \"\(claim.value)\": the service id \(problem)")
+                    throw .invalidMetadata(
+                        "service \(service) starts after \"\(claim.value)\": the service id \(problem)")
                 }
                 guard claim.value != service else { throw .invalidMetadata("service \(service) starts after itself") }
                 services[index].after.append(claim.value)
@@ -318,7 +323,9 @@ extension PluginMetadata {
         func u64(_ offset: Int) -> UInt64 { bytes.u64(base + offset) }
     }
 
-    private static func decodeClaim(_ record: Record, index: Int) throws(LoadFailure.Reason) -> (service: String, kind: UInt32, value: String) {
+    private static func decodeClaim(_ record: Record, index: Int) throws(LoadFailure.Reason) -> (
+        service: String, kind: UInt32, value: String
+    ) {
         // Named only in an error: building the words for every record cost a visible part of
         // decoding 1000 cached files.
         func what() -> String { "claim record \(index + 1)" }
@@ -329,7 +336,8 @@ extension PluginMetadata {
         let service = try field(record, layout.offset(of: \.service_id)!, Int(SH_META_ID_MAX), what(), "service_id")
         let value = try field(record, layout.offset(of: \.value)!, Int(SH_META_CLAIM_MAX), what(), "value")
         guard !value.isEmpty else {
-            throw .invalidMetadata("\(what()) of \(service.isEmpty ? "the file's service" : service) has an empty value")
+            throw .invalidMetadata(
+                "\(what()) of \(service.isEmpty ? "the file's service" : service) has an empty value")
         }
         return (service, record.u32(layout.offset(of: \.claim)!), value)
     }
@@ -414,7 +422,8 @@ public enum ServiceID {
         if labels.count < 2 { return "is not reverse-DNS (expected at least two labels, like com.example.name)" }
         if labels.contains(where: \.isEmpty) { return "has an empty label" }
         let allowed = { (c: UInt8) in
-            (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x2D || c == 0x5F
+            (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x2D
+                || c == 0x5F
         }
         if !id.utf8.allSatisfy({ $0 == 0x2E || allowed($0) }) {
             return "may hold only ASCII letters, digits, '-', '_' and '.'"
@@ -437,7 +446,9 @@ public enum ServiceID {
                     guard labelLength > 0 else { return false }
                     labels += 1
                     labelLength = 0
-                } else if (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x2D || c == 0x5F {
+                } else if (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c)
+                    || c == 0x2D || c == 0x5F
+                {
                     labelLength += 1
                 } else {
                     return false

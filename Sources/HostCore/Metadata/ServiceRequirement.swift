@@ -18,7 +18,9 @@ public struct ServiceRequirement: Sendable, Equatable, CustomStringConvertible {
     /// when it is not one.
     init(claim value: String) throws(RequirementError) {
         let id = String(value.prefix { $0 != " " })
-        if let problem = ServiceID.problem(with: id) { throw RequirementError(reason: "service id \"\(id)\" \(problem)") }
+        if let problem = ServiceID.problem(with: id) {
+            throw RequirementError(reason: "service id \"\(id)\" \(problem)")
+        }
         let rangeText = value.dropFirst(id.count).drop { $0 == " " }
         do throws(SemanticVersion.ParseError) {
             self.init(id: id, range: rangeText.isEmpty ? .any : try VersionRange(parsing: String(rangeText)))

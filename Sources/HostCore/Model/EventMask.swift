@@ -33,7 +33,11 @@ public struct EventMask: Equatable, Sendable {
     public init(kinds: some Sequence<EventKind>) {
         self.init(0, 0)
         for kind in kinds where kind.rawValue < SH_EVENT_KIND_LIMIT {
-            if kind.rawValue < 64 { words.0 |= 1 << UInt64(kind.rawValue) } else { words.1 |= 1 << UInt64(kind.rawValue % 64) }
+            if kind.rawValue < 64 {
+                words.0 |= 1 << UInt64(kind.rawValue)
+            } else {
+                words.1 |= 1 << UInt64(kind.rawValue % 64)
+            }
         }
     }
 

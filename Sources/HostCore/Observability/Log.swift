@@ -32,9 +32,13 @@ public struct LogField: Sendable {
     /// A string value.
     public static func string(_ key: String, _ value: String) -> LogField { LogField(key: key, value: .string(value)) }
     /// A number.
-    public static func int(_ key: String, _ value: some BinaryInteger) -> LogField { LogField(key: key, value: .encoded("\(value)")) }
+    public static func int(_ key: String, _ value: some BinaryInteger) -> LogField {
+        LogField(key: key, value: .encoded("\(value)"))
+    }
     /// A list of strings.
-    public static func strings(_ key: String, _ values: [String]) -> LogField { LogField(key: key, value: .strings(values)) }
+    public static func strings(_ key: String, _ values: [String]) -> LogField {
+        LogField(key: key, value: .strings(values))
+    }
 
     /// The value as JSON text.
     var json: String {
@@ -91,7 +95,8 @@ public final class Log: Sendable {
         // Debug builds (every test run) stop at a field the event does not declare.
         assert(
             fields.allSatisfy { field in event?.fields.contains(field.key) ?? false },
-            "\(event?.name ?? "a line without an event") does not declare the field(s) \(fields.map(\.key)); see LogEvent")
+            "\(event?.name ?? "a line without an event") does not declare the field(s) \(fields.map(\.key)); see LogEvent"
+        )
         guard enabled(level) else { return }
         let message = message()
         let stamp = time.stamp()
@@ -106,7 +111,9 @@ public final class Log: Sendable {
             if let event { line += ",\"event\":\(JSONText.string(event.name))" }
             line += ",\"message\":\(JSONText.string(message))"
             if !fields.isEmpty {
-                line += ",\"fields\":{" + fields.map { JSONText.string($0.key) + ":" + $0.json }.joined(separator: ",") + "}"
+                line +=
+                    ",\"fields\":{" + fields.map { JSONText.string($0.key) + ":" + $0.json }.joined(separator: ",")
+                    + "}"
             }
             line += "}"
         }
@@ -136,26 +143,38 @@ public final class Log: Sendable {
         // `memchr` over the string's own bytes: the generic walk was ~30 instructions a byte, and
         // the start line lists every service (~750 instructions per plugin at every start).
         var message = message
-        guard message.withUTF8({ $0.count > 0 && memchr($0.baseAddress!, 0x0A, $0.count) != nil }) else { return message }
+        guard message.withUTF8({ $0.count > 0 && memchr($0.baseAddress!, 0x0A, $0.count) != nil }) else {
+            return message
+        }
         var bytes = Array(message.utf8)
-        for index in bytes.indices where bytes[index] == 0x0A && (index == 0 || bytes[index - 1] != 0x0D) { bytes[index] = 0x20 }
+        for index in bytes.indices where bytes[index] == 0x0A && (index == 0 || bytes[index - 1] != 0x0D) {
+            bytes[index] = 0x20
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// An error line.
-    public func error(_ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...) {
+    public func error(
+        _ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...
+    ) {
         write(.error, source, message(), event: event, fields: fields)
     }
     /// A warning line.
-    public func warn(_ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...) {
+    public func warn(
+        _ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...
+    ) {
         write(.warn, source, message(), event: event, fields: fields)
     }
     /// An info line.
-    public func info(_ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...) {
+    public func info(
+        _ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...
+    ) {
         write(.info, source, message(), event: event, fields: fields)
     }
     /// A debug line.
-    public func debug(_ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...) {
+    public func debug(
+        _ source: String, _ message: @autoclosure () -> String, event: LogEvent? = nil, _ fields: LogField...
+    ) {
         write(.debug, source, message(), event: event, fields: fields)
     }
 }

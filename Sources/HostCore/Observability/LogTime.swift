@@ -35,7 +35,9 @@ public enum LogTime: String, CaseIterable, Sendable {
 public enum Journal {
     /// Whether `descriptor` is the stream systemd named in `JOURNAL_STREAM` ("DEVICE:INODE"),
     /// the documented test: the variable alone is inherited by children writing elsewhere.
-    public static func isStream(_ descriptor: Int32, environment: String? = getenv("JOURNAL_STREAM").map { String(cString: $0) }) -> Bool {
+    public static func isStream(
+        _ descriptor: Int32, environment: String? = getenv("JOURNAL_STREAM").map { String(cString: $0) }
+    ) -> Bool {
         guard let environment else { return false }
         let parts = environment.split(separator: ":")
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }

@@ -26,8 +26,10 @@ public final class MetricsServer: Sendable {
     @MainActor
     public init(address: ListenAddress, host: Host) throws(StartError) {
         do { listener = try TCPListener.listen(address) } catch {
-            let hint = error.errno == EADDRINUSE ? " (another program uses the port: pick another --metrics-listen)" : ""
-            throw StartError(description: "--metrics-listen \(address): \(error.operation) failed: \(error.reason)\(hint)")
+            let hint =
+                error.errno == EADDRINUSE ? " (another program uses the port: pick another --metrics-listen)" : ""
+            throw StartError(
+                description: "--metrics-listen \(address): \(error.operation) failed: \(error.reason)\(hint)")
         }
         self.address = try! ListenAddress(parsing: "\(address.host):\(TCPListener.port(of: listener))")
         render = {
@@ -51,12 +53,16 @@ public final class MetricsServer: Sendable {
         // The request head: up to its blank line, at most 8 KiB.
         var head: [UInt8] = []
         while head.count < 8192, !head.ends(with: [13, 10, 13, 10]), !head.ends(with: [10, 10]) {
-            guard let bytes = try? connection.read(upTo: 8192 - head.count, path: "\(address)"), !bytes.isEmpty else { break }
+            guard let bytes = try? connection.read(upTo: 8192 - head.count, path: "\(address)"), !bytes.isEmpty else {
+                break
+            }
             head += bytes
         }
         let requestLine = String(decoding: head.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self).split(separator: " ")
         let response: String
-        if requestLine.count >= 2, requestLine[0] == "GET", requestLine[1] == "/metrics" || requestLine[1].hasPrefix("/metrics?") {
+        if requestLine.count >= 2, requestLine[0] == "GET",
+            requestLine[1] == "/metrics" || requestLine[1].hasPrefix("/metrics?")
+        {
             let body = render() ?? ""
             response =
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
@@ -72,5 +78,7 @@ public final class MetricsServer: Sendable {
 }
 
 extension Array where Element == UInt8 {
-    fileprivate func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+    fileprivate func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
 }

@@ -42,16 +42,21 @@ extension Host {
                 for (index, count) in figures.buckets.enumerated() {
                     cumulative &+= count
                     let bound = index < ServiceStats.bounds.count ? Self.seconds(ServiceStats.bounds[index]) : "+Inf"
-                    histogram.append("servicehost_delivery_duration_seconds_bucket{\(labels),le=\"\(bound)\"} \(cumulative)")
+                    histogram.append(
+                        "servicehost_delivery_duration_seconds_bucket{\(labels),le=\"\(bound)\"} \(cumulative)")
                 }
-                histogram.append("servicehost_delivery_duration_seconds_sum{\(labels)} \(Self.seconds(figures.totalNanoseconds))")
+                histogram.append(
+                    "servicehost_delivery_duration_seconds_sum{\(labels)} \(Self.seconds(figures.totalNanoseconds))")
                 histogram.append("servicehost_delivery_duration_seconds_count{\(labels)} \(figures.count)")
             }
         }
         family("servicehost_deliveries_total", "counter", "Events delivered to a service.", deliveries)
-        family("servicehost_delivery_failures_total", "counter", "Deliveries a service answered with an error.", failures)
+        family(
+            "servicehost_delivery_failures_total", "counter", "Deliveries a service answered with an error.", failures)
         family("servicehost_delivery_max_seconds", "gauge", "The longest delivery so far.", longest)
-        family("servicehost_delivery_duration_seconds", "histogram", "How long a service took to handle an event.", histogram)
+        family(
+            "servicehost_delivery_duration_seconds", "histogram", "How long a service took to handle an event.",
+            histogram)
         return out
     }
 

@@ -21,7 +21,9 @@ public final class TraceWriter: Sendable {
 
     /// Writes to `path` (created or truncated) when given, and to `watchers`' clients.
     public init(path: String?, watchers: WatchHub?) throws(SystemError) {
-        file = try path.map { path throws(SystemError) in File(try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)) }
+        file = try path.map { path throws(SystemError) in
+            File(try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644))
+        }
         self.watchers = watchers
     }
 
@@ -51,7 +53,8 @@ public final class TraceWriter: Sendable {
         var members: KeyValuePairs<String, String> = [:]
         if let scene {
             members = [
-                "seq": String(seq), "t": String(time), "event": JSONText.string(event.name), "scene": JSONText.string(scene),
+                "seq": String(seq), "t": String(time), "event": JSONText.string(event.name),
+                "scene": JSONText.string(scene),
                 "service": JSONText.string(service), "state": JSONText.string(state.name),
                 "result": JSONText.string(ResultCode.name(result)), "dur_ns": String(duration),
             ]

@@ -92,7 +92,9 @@ public final class RegistryCache: Sendable {
             var path = path
             let sameFolder = path.withUTF8 { bytes in
                 let end = (bytes.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1
-                return last.withUTF8 { last in end == last.count && (end == 0 || memcmp(bytes.baseAddress!, last.baseAddress!, end) == 0) }
+                return last.withUTF8 { last in
+                    end == last.count && (end == 0 || memcmp(bytes.baseAddress!, last.baseAddress!, end) == 0)
+                }
             }
             if sameFolder { return }
         }
@@ -102,7 +104,9 @@ public final class RegistryCache: Sendable {
         // A bad group costs only its own directory's entries: it is dropped (logged once) and
         // written again at the next save; the other directories' groups are not even read.
         do throws(RegistryFile.Problem) {
-            let found = try RegistryFile.entries(of: try reader.group(slot)).mapValues { Cached(entry: $0, used: false) }
+            let found = try RegistryFile.entries(of: try reader.group(slot)).mapValues {
+                Cached(entry: $0, used: false)
+            }
             if state.entries.isEmpty { state.entries = found } else { state.entries.merge(found) { mine, _ in mine } }
             state.paths = nil
         } catch {
@@ -122,7 +126,8 @@ public final class RegistryCache: Sendable {
 
     private func logRebuilt(_ reason: String) {
         log?.warn(
-            "host", "registry cache \(directory.child(RegistryFile.name)) \(reason); rebuilding it", event: .registryRebuilt,
+            "host", "registry cache \(directory.child(RegistryFile.name)) \(reason); rebuilding it",
+            event: .registryRebuilt,
             .string("path", directory.child(RegistryFile.name)), .string("reason", reason))
     }
 
@@ -169,7 +174,8 @@ public final class RegistryCache: Sendable {
         if state.paths == nil { state.paths = Set(state.entries.keys.lazy.map(\.path)) }
         guard state.paths?.contains(key.path) == true else { return }
         log.info(
-            "host", "registry cache: \(key.path) changed since it was cached; reading it again", event: .registryChanged,
+            "host", "registry cache: \(key.path) changed since it was cached; reading it again",
+            event: .registryChanged,
             .string("path", key.path))
     }
 
@@ -220,7 +226,8 @@ public final class RegistryCache: Sendable {
                 if cached.used { return true }
                 if usedPaths.contains(key.path) { return false }
                 return !prefixes.contains { prefix in
-                    key.path.hasPrefix(prefix) && !key.path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
+                    key.path.hasPrefix(prefix)
+                        && !key.path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
                 }
             }
             let before = state.entries.count
@@ -231,7 +238,8 @@ public final class RegistryCache: Sendable {
             // now, to copy), except the scanned ones, whose files are all gone.
             var kept: [RegistryFile.Group] = []
             let reader = state.reader
-            for slot in reader?.slots ?? [] where !state.built.contains(slot.directory) && !prefixes.contains(slot.directory) {
+            for slot in reader?.slots ?? []
+            where !state.built.contains(slot.directory) && !prefixes.contains(slot.directory) {
                 do throws(RegistryFile.Problem) {
                     guard let group = try reader?.group(slot) else { continue }
                     guard group.isIntact else { throw .corrupt("checksum mismatch in the group of \(slot.directory)") }

@@ -54,7 +54,8 @@ enum RegistryFile {
         var description: String {
             switch self {
             case .notARegistry: "not a registry file (no SHRC header)"
-            case .otherVersion(let format, let host): "written by \(host) in format \(format), this is \(HostVersion.string) format \(RegistryFile.formatVersion)"
+            case .otherVersion(let format, let host):
+                "written by \(host) in format \(format), this is \(HostVersion.string) format \(RegistryFile.formatVersion)"
             case .corrupt(let detail): "corrupt or truncated: \(detail)"
             case .unreadable(let error): "unreadable: \(error)"
             }
@@ -97,7 +98,9 @@ enum RegistryFile {
 
     /// The bytes of a registry holding `entries` and the groups `kept` as they were (whose
     /// directories `entries` must not hold).
-    static func encode(_ entries: [RegistryKey: RegistryEntry], keeping kept: [Group], hostVersion: String = HostVersion.string) -> [UInt8] {
+    static func encode(
+        _ entries: [RegistryKey: RegistryEntry], keeping kept: [Group], hostVersion: String = HostVersion.string
+    ) -> [UInt8] {
         var byDirectory: [String: [(name: Substring, key: RegistryKey, entry: RegistryEntry)]] = [:]
         for (key, entry) in entries {
             let (directory, name) = split(key.path)
@@ -174,7 +177,9 @@ enum RegistryFile {
     /// The groups' places from the whole header (``headerLength(_:fileSize:)`` bytes), checked:
     /// its checksum, the host version, and groups in directory order that follow one another from
     /// the header's end, up to or past `fileSize` (a group past it is cut short when read).
-    static func slots(header bytes: [UInt8], fileSize: Int, hostVersion: String = HostVersion.string) throws(Problem) -> [Slot] {
+    static func slots(header bytes: [UInt8], fileSize: Int, hostVersion: String = HostVersion.string) throws(Problem)
+        -> [Slot]
+    {
         var reader = WireReader(bytes)
         var writer = ""
         do throws(WireError) {
@@ -199,9 +204,12 @@ enum RegistryFile {
                 let offset = try reader.u64("a group's offset")
                 let length = Int(try reader.u32("a group's length"))
                 guard offset == UInt64(next) else {
-                    throw WireError.malformed("the group of \(directory) is at byte \(offset), not where the one before it ends (\(next))")
+                    throw WireError.malformed(
+                        "the group of \(directory) is at byte \(offset), not where the one before it ends (\(next))")
                 }
-                guard length >= smallestGroup else { throw WireError.malformed("the group of \(directory) is \(length) bytes") }
+                guard length >= smallestGroup else {
+                    throw WireError.malformed("the group of \(directory) is \(length) bytes")
+                }
                 if let last = slots.last, !(last.directory < directory) {
                     throw WireError.malformed("\(directory) has two groups, or the groups are out of order")
                 }
@@ -254,8 +262,11 @@ enum RegistryFile {
                 let address = section == nil ? 0 : try reader.u64("section address")
                 let path = Self.path(prefix, name)
                 let key = RegistryKey(path: path, identity: identity)
-                let entry = RegistryEntry(definesEntry: definesEntry, section: section.map(Array.init), sectionAddress: address)
-                guard entries.updateValue(entry, forKey: key) == nil else { throw WireError.malformed("entry \(index) repeats \(path)") }
+                let entry = RegistryEntry(
+                    definesEntry: definesEntry, section: section.map(Array.init), sectionAddress: address)
+                guard entries.updateValue(entry, forKey: key) == nil else {
+                    throw WireError.malformed("entry \(index) repeats \(path)")
+                }
             }
             try reader.finish("the entries of \(directory)")
             return entries
@@ -339,7 +350,9 @@ enum RegistryFile {
         bytes.withUnsafeBytes { raw in
             let words = raw.count / 8
             for index in 0..<words {
-                hash = (hash ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))) &* prime
+                hash =
+                    (hash ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)))
+                    &* prime
             }
             for index in (words * 8)..<raw.count { hash = (hash ^ UInt64(raw[index])) &* prime }
         }

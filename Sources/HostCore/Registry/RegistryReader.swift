@@ -67,20 +67,25 @@ struct RegistryReader<Source: RegistryBytes> {
     /// The group at `slot`, read whole (and not yet checked: see ``RegistryFile/entries(of:)``).
     func group(_ slot: RegistryFile.Slot) throws(RegistryFile.Problem) -> RegistryFile.Group {
         RegistryFile.Group(
-            directory: slot.directory, record: try Self.read(source, at: slot.offset, count: slot.length, "the group of \(slot.directory)")[...])
+            directory: slot.directory,
+            record: try Self.read(source, at: slot.offset, count: slot.length, "the group of \(slot.directory)")[...])
     }
 
     /// Exactly `count` bytes at `offset`; fewer means the file is shorter than its header says
     /// or shrank since its size was taken. Only what the file held when opened is asked for: a
     /// group's length is the file's own word (a damaged header said 4 GiB, and the reader
     /// reserved it before the short read showed).
-    private static func read(_ source: Source, at offset: Int, count: Int, _ what: String) throws(RegistryFile.Problem) -> [UInt8] {
+    private static func read(_ source: Source, at offset: Int, count: Int, _ what: String) throws(RegistryFile.Problem)
+        -> [UInt8]
+    {
         let held = max(0, min(count, source.size - offset))
         var bytes: [UInt8] = []
         if held > 0 {
             do { bytes = try source.read(at: offset, count: held) } catch { throw .unreadable("\(error)") }
         }
-        guard bytes.count == count else { throw .corrupt("cut short in \(what): \(bytes.count) of \(count) bytes at byte \(offset)") }
+        guard bytes.count == count else {
+            throw .corrupt("cut short in \(what): \(bytes.count) of \(count) bytes at byte \(offset)")
+        }
         return bytes
     }
 }

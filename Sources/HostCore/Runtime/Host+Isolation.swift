@@ -29,7 +29,8 @@ extension Host {
                 log.write(
                     .warn, "host",
                     previous.description
-                        + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"), event: .sentinelUncleanExit,
+                        + (settings.safeMode ? "" : " (--safe-mode starts only trusted services)"),
+                    event: .sentinelUncleanExit,
                     fields: fields)
             }
         } catch {
@@ -37,7 +38,8 @@ extension Host {
         }
         if settings.safeMode {
             log.warn(
-                "host", "safe mode: only trusted services start (bundled plugins, and services the configuration marks \"trusted\": true)",
+                "host",
+                "safe mode: only trusted services start (bundled plugins, and services the configuration marks \"trusted\": true)",
                 event: .safeModeOn)
         }
         let board = supervisor.board
@@ -56,7 +58,9 @@ extension Host {
     }
 
     /// The same, from any thread.
-    nonisolated static func isolationFields(for id: String, board: IsolationBoard?, tracker: CallTracker) -> [String: JSONValue] {
+    nonisolated static func isolationFields(for id: String, board: IsolationBoard?, tracker: CallTracker) -> [String:
+        JSONValue]
+    {
         var fields = board?.fields(for: id) ?? [:]
         if let stuck = tracker.stuck, stuck.service == id {
             fields[.state] = "stuck"

@@ -56,7 +56,9 @@ extension Host {
                 entries.append(
                     SkippedEntry(
                         path: slot.path, services: [slot.id], reason: .crashLooped,
-                        message: "marked failed after a crash loop (\(failure.summary)); starts again when the file changes"))
+                        message:
+                            "marked failed after a crash loop (\(failure.summary)); starts again when the file changes")
+                )
             }
         }
         return entries

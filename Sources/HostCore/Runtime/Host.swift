@@ -60,7 +60,8 @@ public final class Host {
         // The parts in dependency order, each given what it needs; only isolation, a start step of
         // its own that can fail, is handed over later (startIsolation).
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
-        let authorization = NotificationAuthorization(policy: notificationAuthorization, stateDirectory: stateDirectory) {
+        let authorization = NotificationAuthorization(policy: notificationAuthorization, stateDirectory: stateDirectory)
+        {
             log.error("host", $0, event: .authorizationUnreadable, .string("path", $1), .string("reason", $2))
         }
         let dormant = DormantServices()
@@ -83,7 +84,8 @@ public final class Host {
         answers = AnswerBook(dispatcher: dispatcher, log: log, clock: clock)
         application = Application(
             dispatcher: dispatcher, services: serviceSet, answers: answers, desk: desk,
-            router: EventRouter(dispatcher: dispatcher, bus: bus, dormant: dormant, log: log), bus: bus, log: log, stateCell: stateCell,
+            router: EventRouter(dispatcher: dispatcher, bus: bus, dormant: dormant, log: log), bus: bus, log: log,
+            stateCell: stateCell,
             scenes: scenes, restorations: restorations)
     }
 
@@ -262,7 +264,8 @@ public final class Host {
     }
 
     /// sceneContinueUserActivity in the scene named `name`, falling back to continueUserActivity.
-    public func continueActivity(_ activity: UserActivityInput, inScene name: String) throws(SceneError) -> EventOutcome {
+    public func continueActivity(_ activity: UserActivityInput, inScene name: String) throws(SceneError) -> EventOutcome
+    {
         try application.continueActivity(activity, inScene: name)
     }
 

@@ -94,10 +94,12 @@ public final class ShutdownCoordinator: Sendable {
     private func received(_ number: Int32) {
         let name = number == SIGTERM ? "SIGTERM" : "SIGINT"
         guard begin() else {
-            forceExit(because: "second signal (\(name)) during shutdown", .string("cause", "signal"), .string("signal", name))
+            forceExit(
+                because: "second signal (\(name)) during shutdown", .string("cause", "signal"), .string("signal", name))
         }
         log.info(
-            "host", "\(name) received: shutting down (a second signal or \(OptionValue.secondsText(timeout)) s forces exit)",
+            "host",
+            "\(name) received: shutting down (a second signal or \(OptionValue.secondsText(timeout)) s forces exit)",
             event: .hostShuttingDown, .string("by", name))
         DispatchQueue.main.async(execute: shutdown)
     }

@@ -11,7 +11,8 @@ extension EventArena {
         let activities = request.activities.map { activity($0, flags: flags) }
         let options = box(
             sh_scene_connection_options(
-                size: UInt32(MemoryLayout<sh_scene_connection_options>.size), version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
+                size: UInt32(MemoryLayout<sh_scene_connection_options>.size),
+                version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
                 flags: request.isFromLaunch ? UInt32(SH_FROM_LAUNCH) : 0, reserved: 0,
                 url_contexts: array(urls.map(Optional.some)), url_context_count: urls.count,
                 user_activities: array(activities.map(Optional.some)), user_activity_count: activities.count,

@@ -31,13 +31,19 @@ final class SceneRestorations {
             throw InputError("the restoration activity is \(bytes.count) bytes, over the limit of \(limit) bytes")
         }
         let value: JSONValue
-        do { value = try JSONValue(parsing: bytes) } catch { throw InputError("the restoration activity is not valid JSON: \(error)") }
+        do { value = try JSONValue(parsing: bytes) } catch {
+            throw InputError("the restoration activity is not valid JSON: \(error)")
+        }
         guard let object = value.objectValue else { throw InputError("the restoration activity must be a JSON object") }
         if let unknown = object.keys.sorted().first(where: { !["type", "url", "userInfo"].contains($0) }) {
             throw InputError("the restoration activity has an unknown member \"\(unknown)\" (type, url, userInfo)")
         }
-        guard let type = object["type"]?.stringValue else { throw InputError("the restoration activity needs a \"type\" string") }
-        if let url = object["url"], url.stringValue == nil { throw InputError("the restoration activity's \"url\" must be a string") }
+        guard let type = object["type"]?.stringValue else {
+            throw InputError("the restoration activity needs a \"type\" string")
+        }
+        if let url = object["url"], url.stringValue == nil {
+            throw InputError("the restoration activity's \"url\" must be a string")
+        }
         return try UserActivityInput(type: type, webpageURL: object["url"]?.stringValue, userInfo: object["userInfo"])
     }
 
@@ -49,7 +55,8 @@ final class SceneRestorations {
         if let bytes {
             do { _ = try Self.activity(bytes) } catch {
                 log.warn(
-                    service, "scene \(name): restoration activity refused: \(error.message); what was saved before stays",
+                    service,
+                    "scene \(name): restoration activity refused: \(error.message); what was saved before stays",
                     event: .sceneRestorationRefused, .string("scene", name), .string("reason", error.message))
                 return Int32(SH_INVALID)
             }
@@ -90,7 +97,8 @@ final class SceneRestorations {
             }
         } catch {
             log.error(
-                "host", "scene \(name): the saved restoration activity cannot be used (\(error)); the scene connects without it",
+                "host",
+                "scene \(name): the saved restoration activity cannot be used (\(error)); the scene connects without it",
                 event: .sceneRestorationUnreadable, .string("scene", name), .string("path", path),
                 .string("reason", (error as? StorageError)?.reason(about: path) ?? "\(error)"))
             return nil

@@ -25,7 +25,8 @@ final class DirectoryHandle: Sendable {
     static func makeDirectories(_ path: String) throws(SystemError) {
         if mkdir(path, 0o700) == 0 { return try syncParent(of: path) }
         if errno == EEXIST { return }
-        guard errno == ENOENT, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex else {
+        guard errno == ENOENT, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex
+        else {
             throw .current("mkdir", path)
         }
         try makeDirectories(String(path[..<slash]))
@@ -58,7 +59,8 @@ final class DirectoryHandle: Sendable {
         } else if errno != EEXIST {
             throw .current("mkdir", child(name))
         }
-        let opened = try FileDescriptor.open(name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, in: descriptor.rawValue, path: child(name))
+        let opened = try FileDescriptor.open(
+            name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, in: descriptor.rawValue, path: child(name))
         return DirectoryHandle(path: child(name), descriptor: opened)
     }
 
@@ -125,7 +127,9 @@ final class DirectoryHandle: Sendable {
         // One byte more than fstat said, to notice a file that grew (never ours: we rename).
         let bytes: [UInt8]
         do { bytes = try file.read(at: 0, count: file.size + 1) } catch { throw .system(error) }
-        guard bytes.count <= limit else { throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG)) }
+        guard bytes.count <= limit else {
+            throw .system(SystemError(operation: "read", path: child(name), errno: EFBIG))
+        }
         return bytes
     }
 
@@ -179,7 +183,8 @@ final class DirectoryHandle: Sendable {
     /// so many marks cost one `fsync`. An empty file has no contents to tear, so no temporary
     /// file is needed.
     func createEmpty(_ name: String) throws(SystemError) {
-        let file = try FileDescriptor.open(name, O_WRONLY | O_CREAT | O_NOFOLLOW, mode: 0o600, in: descriptor.rawValue, path: child(name))
+        let file = try FileDescriptor.open(
+            name, O_WRONLY | O_CREAT | O_NOFOLLOW, mode: 0o600, in: descriptor.rawValue, path: child(name))
         try file.close(child(name))
     }
 

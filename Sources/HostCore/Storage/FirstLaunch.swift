@@ -66,7 +66,8 @@ public final class FirstLaunch: Sendable {
     /// First-launch detection over injected storage. In `.always` and `.never` modes the
     /// closures are never called.
     public init(
-        mode: FirstLaunchMode = .auto, wasSeen: @escaping WasSeen, markSeen: @escaping MarkSeen, commit: @escaping Commit = {},
+        mode: FirstLaunchMode = .auto, wasSeen: @escaping WasSeen, markSeen: @escaping MarkSeen,
+        commit: @escaping Commit = {},
         tidy: @escaping @Sendable () -> Void = {}, expect: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.mode = mode
@@ -187,7 +188,9 @@ extension FirstLaunch {
             wasSeen: { [stateDirectory] subject throws(StorageError) in
                 _ = stateDirectory
                 let name = try Self.markName(subject, in: marks)
-                return try listing.withLock { (listing: inout (asked: Int, statsAllowed: Int, names: Set<String>?)) throws(StorageError) -> Bool in
+                return try listing.withLock {
+                    (listing: inout (asked: Int, statsAllowed: Int, names: Set<String>?)) throws(StorageError) -> Bool
+                    in
                     if let names = listing.names { return names.contains(name) }
                     listing.asked += 1
                     guard listing.asked > listing.statsAllowed else {
@@ -203,7 +206,9 @@ extension FirstLaunch {
                 let name = try Self.markName(subject, in: marks)
                 try StorageError.wrapping { () throws(SystemError) in try marks.createEmpty(name) }
             },
-            commit: { () throws(StorageError) in try StorageError.wrapping { () throws(SystemError) in try marks.sync() } },
+            commit: { () throws(StorageError) in
+                try StorageError.wrapping { () throws(SystemError) in try marks.sync() }
+            },
             // A leftover temporary is never read as a mark (its name differs), so it can wait.
             tidy: { _ = try? marks.removeTemporaryFiles() },
             expect: { count in

@@ -124,10 +124,13 @@ public final class ServiceStore: Sendable {
     // MARK: Helpers
 
     private func fileName(_ key: some Collection<UInt8>) throws(StorageError) -> String {
-        if let problem = StoreKey.problem(with: key) { throw StorageError(path: path, code: .invalidKey(reason: problem)) }
+        if let problem = StoreKey.problem(with: key) {
+            throw StorageError(path: path, code: .invalidKey(reason: problem))
+        }
         let name = StoreKey.encode(key)
         guard name.utf8.count <= limits.maxKeyFileName else {
-            throw StorageError(path: path, code: .keyTooLong(fileNameBytes: name.utf8.count, limit: limits.maxKeyFileName))
+            throw StorageError(
+                path: path, code: .keyTooLong(fileNameBytes: name.utf8.count, limit: limits.maxKeyFileName))
         }
         return name
     }

@@ -85,7 +85,9 @@ public final class StateDirectory: Sendable {
     /// The id is checked again here, whatever checked it before: it must be a valid service id
     /// (``ServiceID``), so it cannot hold `/` or NUL or be `.` or `..`, and cannot name a path
     /// outside `<state>/services`. Opening a store removes the temporary files a crash left.
-    public func store(for serviceID: String, limits: ServiceStore.Limits = .default) throws(StorageError) -> ServiceStore {
+    public func store(for serviceID: String, limits: ServiceStore.Limits = .default) throws(StorageError)
+        -> ServiceStore
+    {
         try Self.checkServiceID(serviceID, in: servicesDirectory.path)
         return try stores.withLock { (stores) throws(StorageError) -> ServiceStore in
             if let store = stores[serviceID] { return store }
@@ -101,7 +103,9 @@ public final class StateDirectory: Sendable {
         try Self.subdirectory(name, of: root, allowInsecure: allowInsecure)
     }
 
-    private static func subdirectory(_ name: String, of parent: DirectoryHandle, allowInsecure: Bool) throws(StorageError) -> DirectoryHandle {
+    private static func subdirectory(_ name: String, of parent: DirectoryHandle, allowInsecure: Bool)
+        throws(StorageError) -> DirectoryHandle
+    {
         let directory: DirectoryHandle
         do { directory = try parent.subdirectory(name) } catch { throw .system(error) }
         if !allowInsecure { try checkSecurity(directory) }
@@ -125,7 +129,9 @@ public final class StateDirectory: Sendable {
             id.isEmpty || id == "." || id == ".." || id.hasPrefix(".") || id.utf8.contains(0)
             || id.utf8.contains(UInt8(ascii: "/"))
         if escapes {
-            throw StorageError(path: directory, code: .invalidServiceID(id: id, reason: "it could name a path outside the state directory"))
+            throw StorageError(
+                path: directory,
+                code: .invalidServiceID(id: id, reason: "it could name a path outside the state directory"))
         }
         if let problem = ServiceID.problem(with: id) {
             throw StorageError(path: directory, code: .invalidServiceID(id: id, reason: "it \(problem)"))

@@ -20,7 +20,9 @@ extension UnsafeMutablePointer where Pointee == dirent {
         withUnsafeMutablePointer(to: &pointee.d_name) { field in
             // strncmp stops at the name's NUL, so it reads no further than the name.
             UnsafeRawPointer(field).withMemoryRebound(to: CChar.self, capacity: 1) { name in
-                prefix.withUnsafeBytes { strncmp(name, $0.baseAddress!.assumingMemoryBound(to: CChar.self), prefix.count) == 0 }
+                prefix.withUnsafeBytes {
+                    strncmp(name, $0.baseAddress!.assumingMemoryBound(to: CChar.self), prefix.count) == 0
+                }
             }
         }
     }

@@ -29,7 +29,9 @@ extension FileDescriptor {
             while done < count {
                 let n: Int
                 do throws(SystemError) {
-                    n = try retryingOnInterrupt("read", path) { pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done)) }
+                    n = try retryingOnInterrupt("read", path) {
+                        pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                    }
                 } catch {
                     failure = error
                     break

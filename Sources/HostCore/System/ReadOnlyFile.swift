@@ -29,7 +29,9 @@ final class ReadOnlyFile {
     private init(path: String, name: [CChar], in directory: Int32 = AT_FDCWD, flags: Int32 = 0) throws(SystemError) {
         self.path = path
         let file = FileDescriptor(
-            taking: try retryingOnInterrupt("open", path) { openat(directory, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags) })
+            taking: try retryingOnInterrupt("open", path) {
+                openat(directory, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags)
+            })
         var st = stat()
         guard fstat(file.rawValue, &st) == 0 else { throw .current("fstat", path) }
         descriptor = file

@@ -94,7 +94,8 @@ public final class SystemdNotifier: Sendable {
         _ = try retryingOnInterrupt("sendto", socketPath) {
             address.withSocketAddress { socketAddress, length in
                 bytes.withUnsafeBytes { buffer in
-                    sendto(socket.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                    sendto(
+                        socket.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), socketAddress, length)
                 }
             }
         }

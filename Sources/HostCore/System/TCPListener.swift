@@ -20,7 +20,9 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
                     + " (0.0.0.0:\(port) for every interface, on purpose)")
         }
         var probe = in_addr()
-        guard inet_pton(AF_INET, hostText, &probe) == 1 else { throw UsageError("'\(hostText)' is not an IPv4 address") }
+        guard inet_pton(AF_INET, hostText, &probe) == 1 else {
+            throw UsageError("'\(hostText)' is not an IPv4 address")
+        }
         host = hostText
         self.port = port
     }
@@ -47,7 +49,9 @@ enum TCPListener {
         inet.sin_port = address.port.bigEndian
         inet_pton(AF_INET, address.host, &inet.sin_addr)
         let bound = withUnsafePointer(to: &inet) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket.rawValue, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket.rawValue, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else { throw .current("bind", what) }
         guard Glibc.listen(socket.rawValue, 16) == 0 else { throw .current("listen", what) }

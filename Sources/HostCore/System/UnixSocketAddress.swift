@@ -52,7 +52,9 @@ struct UnixSocketAddress: Sendable {
         var bytes = Array(path.utf8)
         let abstract = allowingAbstract && bytes.first == UInt8(ascii: "@")
         let limit = abstract ? Self.capacity : Self.capacity - 1
-        guard bytes.count <= limit else { throw PathError(path: path, code: .tooLong(bytes: bytes.count, limit: limit)) }
+        guard bytes.count <= limit else {
+            throw PathError(path: path, code: .tooLong(bytes: bytes.count, limit: limit))
+        }
         guard !bytes.contains(0) else { throw PathError(path: path, code: .containsNUL) }
         if abstract { bytes[0] = 0 }
         var address = sockaddr_un()

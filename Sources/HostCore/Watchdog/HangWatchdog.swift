@@ -86,7 +86,10 @@ final class HangWatchdog: Sendable {
         guard watch.reported else { return }
         watch.reported = false
         if let stuck = tracker.stuck {
-            log.warn("host", "service \(stuck.service) returned from \(stuck.event) after about \(Seconds.text((time - stuck.since).rounded())) s")
+            log.warn(
+                "host",
+                "service \(stuck.service) returned from \(stuck.event) after about \(Seconds.text((time - stuck.since).rounded())) s"
+            )
         }
         tracker.stuck = nil
     }

@@ -91,7 +91,9 @@ public final class Sentinel: Sendable {
         let path = (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + fileName
         do { try DirectoryHandle.makeDirectories(stateDirectory) } catch { throw .system(error) }
         let file: FileDescriptor
-        do { file = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600) } catch { throw .system(error) }
+        do { file = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, mode: 0o600) } catch {
+            throw .system(error)
+        }
         let fd = file.rawValue
         do {
             _ = try retryingOnInterrupt("flock", path) { flock(fd, LOCK_EX | LOCK_NB) }
@@ -108,7 +110,8 @@ public final class Sentinel: Sendable {
             unlink(path)
             throw .system(SystemError(operation: "posix_fallocate", path: path, errno: allocated))
         }
-        guard let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.rawValue, 0), mapped != MAP_FAILED else {
+        guard let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, file.rawValue, 0), mapped != MAP_FAILED
+        else {
             throw .system(.current("mmap", path))
         }
         // Only what `decode` reads without a length before it (the header, the loading path's
@@ -131,7 +134,9 @@ public final class Sentinel: Sendable {
         func integer<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
             bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
         }
-        guard bytes.count >= idsOffset + 8, integer(0, UInt32.self) == magic, integer(4, UInt32.self) == 1 else { return nil }
+        guard bytes.count >= idsOffset + 8, integer(0, UInt32.self) == magic, integer(4, UInt32.self) == 1 else {
+            return nil
+        }
         var run = PreviousRun(pid: integer(8, Int32.self), started: Clock.iso(seconds: Int(integer(16, Int64.self))))
         let index = integer(serviceOffset, Int64.self)
         let ids = Self.ids(bytes)
@@ -142,7 +147,8 @@ public final class Sentinel: Sendable {
         }
         let loadingLength = Int(integer(loadingOffset, UInt32.self))
         if loadingLength > 0 && loadingLength <= loadingCapacity {
-            run.loading = String(decoding: bytes[(loadingOffset + 4)..<(loadingOffset + 4 + loadingLength)], as: UTF8.self)
+            run.loading = String(
+                decoding: bytes[(loadingOffset + 4)..<(loadingOffset + 4 + loadingLength)], as: UTF8.self)
         }
         return run
     }

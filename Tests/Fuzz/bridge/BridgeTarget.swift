@@ -31,8 +31,10 @@ enum BridgeChecks {
             valid(settings.broker)
             guard !settings.hostID.isEmpty, !settings.hostID.utf8.contains(where: { "/+#".utf8.contains($0) }),
                 (1...65535).contains(settings.clientID.utf8.count),
-                !settings.prefix.isEmpty, !settings.prefix.utf8.contains(where: { "+#".utf8.contains($0) }), !settings.prefix.hasSuffix("/"),
-                settings.keepAlive >= 1, settings.qos <= 1, (1024...(256 << 20)).contains(settings.maxPacket), settings.password == nil
+                !settings.prefix.isEmpty, !settings.prefix.utf8.contains(where: { "+#".utf8.contains($0) }),
+                !settings.prefix.hasSuffix("/"),
+                settings.keepAlive >= 1, settings.qos <= 1, (1024...(256 << 20)).contains(settings.maxPacket),
+                settings.password == nil
             else { fatalError("bridge: settings accepted out of range: \(settings)") }
         } catch {
             guard !error.description.isEmpty else { fatalError("bridge: settings refused without a reason") }

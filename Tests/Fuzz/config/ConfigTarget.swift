@@ -16,7 +16,9 @@ let fixedFound: [FoundService] = [
 
 func found(_ id: String, _ version: String, requires: [String] = [], after: [String] = []) -> FoundService {
     // The claims are literals above: a claim that does not parse is a mistake in this file.
-    FoundService(id: id, priority: 0, version: version, requires: requires.map { try! ServiceRequirement(claim: $0) }, after: after)
+    FoundService(
+        id: id, priority: 0, version: version, requires: requires.map { try! ServiceRequirement(claim: $0) },
+        after: after)
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -34,22 +36,32 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     for id in configuration.services.keys where ServiceID.problem(with: id) != nil { fatalError("accepted id \(id)") }
     // Some configured services are installed (those with an even id length), so a configuration's
     // requires and after make edges and some of its services are missing.
-    let installed = configuration.services.keys.sorted().filter { $0.utf8.count % 2 == 0 }.map { FoundService(id: $0, priority: 0) }
+    let installed = configuration.services.keys.sorted().filter { $0.utf8.count % 2 == 0 }.map {
+        FoundService(id: $0, priority: 0)
+    }
     let found = fixedFound + installed
-    for onlyConfigured in [false, true] { checkPlan(found: found, configuration: configuration, onlyConfigured: onlyConfigured) }
+    for onlyConfigured in [false, true] {
+        checkPlan(found: found, configuration: configuration, onlyConfigured: onlyConfigured)
+    }
     return 0
 }
 
 /// Computes the plan twice and checks what the plan promises.
 func checkPlan(found: [FoundService], configuration: HostConfiguration, onlyConfigured: Bool) {
-    let first = Result { () throws(StartOrderError) in try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: onlyConfigured) }
-    let again = Result { () throws(StartOrderError) in try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: onlyConfigured) }
+    let first = Result { () throws(StartOrderError) in
+        try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: onlyConfigured)
+    }
+    let again = Result { () throws(StartOrderError) in
+        try StartPlan.compute(found: found, configuration: configuration, onlyConfigured: onlyConfigured)
+    }
     guard first == again else { fatalError("the plan is not a pure function: \(first) then \(again)") }
     let plan: StartPlan
     switch first {
     case .failure(let error):
         if case .cycle(let ids, let origins) = error.code {
-            guard ids.count >= 2, ids.first == ids.last, origins.count == ids.count - 1 else { fatalError("malformed cycle \(error)") }
+            guard ids.count >= 2, ids.first == ids.last, origins.count == ids.count - 1 else {
+                fatalError("malformed cycle \(error)")
+            }
         }
         return
     case .success(let value): plan = value
@@ -76,6 +88,8 @@ func checkPlan(found: [FoundService], configuration: HostConfiguration, onlyConf
             precedes(requirement, id)
         }
     }
-    for entry in configuration.services.values { for other in entry.requires + entry.after { precedes(other, entry.id) } }
+    for entry in configuration.services.values {
+        for other in entry.requires + entry.after { precedes(other, entry.id) }
+    }
     for service in found { for other in service.requires.map(\.id) + service.after { precedes(other, service.id) } }
 }

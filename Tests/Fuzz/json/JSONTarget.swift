@@ -12,7 +12,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let parsedTape = Result { () throws(JSONParseError) -> JSONTape in try JSONTape(parsing: bytes) }
     let value: JSONValue
     do { value = try JSONValue(parsing: bytes) } catch {
-        guard case .failure(let tapeError) = parsedTape else { fatalError("the tape parser accepts what JSONValue refuses: \(error)") }
+        guard case .failure(let tapeError) = parsedTape else {
+            fatalError("the tape parser accepts what JSONValue refuses: \(error)")
+        }
         guard tapeError == error else { fatalError("the parsers disagree: \(tapeError) vs \(error)") }
         return 0
     }
@@ -20,7 +22,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard direct.bytes == bytes else { fatalError("the parsed tape does not keep the text") }
     check(direct, value)
     let text = value.serialized
-    guard let again = try? JSONValue(parsing: Array(text.utf8)) else { fatalError("serialized text does not parse: \(text)") }
+    guard let again = try? JSONValue(parsing: Array(text.utf8)) else {
+        fatalError("serialized text does not parse: \(text)")
+    }
     guard again == value else { fatalError("serialized text parses to another value: \(text)") }
     check(JSONTape(value: value, text: bytes), value)
     return 0

@@ -40,7 +40,9 @@ struct ELFLayout {
         var found: [Int] = []
         var o = 8
         while o + 4 <= bytes.count {
-            if bytes[o] == magic[0], bytes[o + 1] == magic[1], bytes[o + 2] == magic[2], bytes[o + 3] == magic[3] { found.append(o - 8) }
+            if bytes[o] == magic[0], bytes[o + 1] == magic[1], bytes[o + 2] == magic[2], bytes[o + 3] == magic[3] {
+                found.append(o - 8)
+            }
             o += 4
         }
         return found
@@ -52,7 +54,9 @@ func put(_ value: UInt64, _ size: Int, at offset: Int, in bytes: inout [UInt8]) 
     for i in 0..<size { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> UInt64(8 * i)) }
 }
 
-let extremes: [UInt64] = [0, 1, 0x7F, 0xFF, 0xFFFF, 0x7FFF_FFFF, 0xFFFF_FFFF, 1 << 63, (1 << 63) - 1, UInt64.max, UInt64.max - 63]
+let extremes: [UInt64] = [
+    0, 1, 0x7F, 0xFF, 0xFFFF, 0x7FFF_FFFF, 0xFFFF_FFFF, 1 << 63, (1 << 63) - 1, UInt64.max, UInt64.max - 63,
+]
 
 /// One corrupted copy of `original`, and what was done to it (a short name for the file).
 func mutate(_ original: [UInt8], _ random: inout Random) -> ([UInt8], String) {
@@ -121,7 +125,9 @@ func mutate(_ original: [UInt8], _ random: inout Random) -> ([UInt8], String) {
             for i in (record + 16)..<min(bytes.count, record + 272) { bytes[i] = 0x41 }
             return (bytes, "meta_nonul")
         default:
-            for _ in 0..<(1 + random.below(6)) { bytes[min(bytes.count - 1, record + random.below(272))] = UInt8(random.below(256)) }
+            for _ in 0..<(1 + random.below(6)) {
+                bytes[min(bytes.count - 1, record + random.below(272))] = UInt8(random.below(256))
+            }
             return (bytes, "meta_flip")
         }
     }
@@ -163,7 +169,8 @@ func run(
         }
         usleep(20_000)
     }
-    return process.terminationReason == .uncaughtSignal ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
+    return process.terminationReason == .uncaughtSignal
+        ? .signaled(process.terminationStatus) : .exited(process.terminationStatus)
 }
 
 let arguments = CommandLine.arguments
@@ -172,8 +179,14 @@ guard arguments.count == 6, let count = Int(arguments[4]), let seed = UInt64(arg
     exit(2)
 }
 let (host, pluginDirectory, work) = (arguments[1], arguments[2], arguments[3])
-let plugins = try FileManager.default.contentsOfDirectory(atPath: pluginDirectory).filter { $0.hasSuffix(".so") }.sorted()
-    .map { (name: String($0.dropLast(3)), bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: pluginDirectory + "/" + $0)))) }
+let plugins = try FileManager.default.contentsOfDirectory(atPath: pluginDirectory).filter { $0.hasSuffix(".so") }
+    .sorted()
+    .map {
+        (
+            name: String($0.dropLast(3)),
+            bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: pluginDirectory + "/" + $0)))
+        )
+    }
 guard !plugins.isEmpty else {
     print("mutation-run: no .so files in \(pluginDirectory)")
     exit(2)
@@ -206,11 +219,14 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
     // 1. host inspect: every file gets a block starting with its path.
     let inspectLog = "\(directory).inspect.log"
     switch try run(host, ["inspect", "--state-dir", "\(work)/state", directory], log: inspectLog, timeout: 120) {
-    case .signaled(let signal): findings.append("host inspect \(directory): killed by signal \(signal) (see \(inspectLog))")
+    case .signaled(let signal):
+        findings.append("host inspect \(directory): killed by signal \(signal) (see \(inspectLog))")
     case .hung: findings.append("host inspect \(directory): no exit within 120 s (see \(inspectLog))")
     case .exited:
         let text = try String(contentsOfFile: inspectLog, encoding: .utf8)
-        for name in names where !text.contains("\(directory)/\(name)\n") { findings.append("host inspect: \(name) not named") }
+        for name in names where !text.contains("\(directory)/\(name)\n") {
+            findings.append("host inspect: \(name) not named")
+        }
         for line in text.split(separator: "\n") where line.hasPrefix("  not loadable: ") {
             // The reason's kind, without the numbers, to show what the mutations reached.
             let reason = line.dropFirst("  not loadable: ".count).prefix { $0 != ":" && $0 != "(" }
@@ -236,7 +252,8 @@ for batchStart in stride(from: 0, to: count, by: batchSize) {
         _ = try run(host, ["ctl", "--control", socket, "--json", "list"], log: listLog, timeout: 30)
     }
     switch ending {
-    case .signaled(let signal): findings.append("host --plugins \(directory): killed by signal \(signal) (see \(loadLog))")
+    case .signaled(let signal):
+        findings.append("host --plugins \(directory): killed by signal \(signal) (see \(loadLog))")
     case .hung: findings.append("host --plugins \(directory): not active and stopped within 180 s (see \(loadLog))")
     case .exited(let status):
         let text = try String(contentsOfFile: loadLog, encoding: .utf8)

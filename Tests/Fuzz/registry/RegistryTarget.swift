@@ -9,7 +9,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // each read's length checked); then as if the file had shrunk after its size was taken, so
     // every read may come back short. The sound groups a save copies unchanged read back the same.
     let shrunk = bytes.first.map { Int($0 % 64) + 1 } ?? 0
-    for source in [RegistryBytesInMemory(bytes), RegistryBytesInMemory(bytes, claimedSize: bytes.count + shrunk)].map(Bounded.init) {
+    for source in [RegistryBytesInMemory(bytes), RegistryBytesInMemory(bytes, claimedSize: bytes.count + shrunk)].map(
+        Bounded.init)
+    {
         guard let reader = try? RegistryReader(source) else { continue }
         var sound: [RegistryFile.Group] = []
         for slot in reader.slots {

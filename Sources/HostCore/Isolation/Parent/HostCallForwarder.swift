@@ -22,7 +22,9 @@ final class HostCallForwarder: Sendable {
             let complete = table.complete
             withUnsafePointer(to: &copy) { pointer in
                 if let json {
-                    json.withUnsafeBytes { complete?(pointer, result, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+                    json.withUnsafeBytes {
+                        complete?(pointer, result, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count)
+                    }
                 } else {
                     complete?(pointer, result, nil, 0)
                 }

@@ -52,7 +52,11 @@ final class IsolatedPlugin {
         identity = inspected.identity
         history = CrashHistory(limit: supervisor.settings.crashLimit)
         self.supervisor = supervisor
-        if case .success = PluginScanner.check(path: inspected.path, allowInsecure: false) { wasSecure = true } else { wasSecure = false }
+        if case .success = PluginScanner.check(path: inspected.path, allowInsecure: false) {
+            wasSecure = true
+        } else {
+            wasSecure = false
+        }
         proxies = inspected.metadata.services.enumerated().map { index, meta in
             ServiceProxy(metadata: meta, index: index, plugin: self)
         }
@@ -76,7 +80,8 @@ final class IsolatedPlugin {
         switch launchWorker() {
         case .refused(let reason): throw reason
         case .crashed(let report):
-            throw .worker(report.hung ? "\(report.how); its worker process was killed" : "its worker process \(report.reason)")
+            throw .worker(
+                report.hung ? "\(report.how); its worker process was killed" : "its worker process \(report.reason)")
         case .started(let order):
             proxies = order.map { id in proxies.first { $0.id == id }! }
             status = .running
@@ -99,7 +104,8 @@ final class IsolatedPlugin {
         log.error(
             "host",
             "\(subject) \(proxies.count == 1 ? "is" : "are") marked failed (\(record.summary));"
-                + " not started until \(path) changes", event: .workerBlocked, .strings("services", ids), .string("path", path))
+                + " not started until \(path) changes", event: .workerBlocked, .strings("services", ids),
+            .string("path", path))
         watchFile()
         return proxies.map { $0.loadedInfo(path: path, identity: identity) }
     }
@@ -337,7 +343,8 @@ final class IsolatedPlugin {
             ? "the reason could not be recorded: \(problems.joined(separator: "; "))"
             : "the reason is in \(saved.joined(separator: ", "))"
         log.write(
-            .error, "host", what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
+            .error, "host",
+            what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
             event: .workerFailed,
             fields: fields + [
                 .string("path", path), .strings("records", saved),
@@ -385,7 +392,10 @@ final class IsolatedPlugin {
         case .success(let inspected):
             let newIDs = inspected.metadata.services.map(\.id)
             guard Set(newIDs) == Set(ids) else {
-                return stop(because: "the file now declares services \(newIDs.joined(separator: ", ")), not \(ids.joined(separator: ", "))")
+                return stop(
+                    because:
+                        "the file now declares services \(newIDs.joined(separator: ", ")), not \(ids.joined(separator: ", "))"
+                )
             }
             identity = inspected.identity
         }
@@ -476,7 +486,9 @@ extension CrashReport {
     /// The crash for the log's fields: `cause` (signal, exit, hang or killed), the `signal` or
     /// exit `status`, and the `event` it was handling.
     fileprivate var logFields: [LogField] {
-        var fields: [LogField] = [.string("cause", hung ? "hang" : signal != nil ? "signal" : status != nil ? "exit" : "killed")]
+        var fields: [LogField] = [
+            .string("cause", hung ? "hang" : signal != nil ? "signal" : status != nil ? "exit" : "killed")
+        ]
         if let signal { fields.append(.int("signal", signal)) }
         if let status { fields.append(.int("status", status)) }
         if let event { fields.append(.string("event", event)) }

@@ -39,7 +39,8 @@ struct OutputLines {
 
     private mutating func emit() {
         defer { partial.removeAll(keepingCapacity: true) }
-        guard partial.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return }  // blank lines say nothing
+        // Blank lines say nothing.
+        guard partial.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return }
         let now = Clock.monotonic()
         if now - windowStart >= Self.window {
             report(now)
@@ -51,7 +52,8 @@ struct OutputLines {
                 log.warn(
                     source,
                     "prints too much: its output is dropped for up to \(Int(Self.window)) s"
-                        + " (at most \(Self.budget) lines are logged per \(Int(Self.window)) s)", event: .workerOutputThrottled,
+                        + " (at most \(Self.budget) lines are logged per \(Int(Self.window)) s)",
+                    event: .workerOutputThrottled,
                     .int("budget", Self.budget), .int("window", Int(Self.window)))
             }
             dropped += 1
@@ -65,7 +67,9 @@ struct OutputLines {
 
     private mutating func report(_ now: Double) {
         guard dropped > 0 else { return }
-        log.warn(source, "\(dropped) line(s) of its output were dropped", event: .workerOutputDropped, .int("lines", dropped))
+        log.warn(
+            source, "\(dropped) line(s) of its output were dropped", event: .workerOutputDropped, .int("lines", dropped)
+        )
         dropped = 0
     }
 }

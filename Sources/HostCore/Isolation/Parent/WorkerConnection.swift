@@ -62,7 +62,9 @@ final class WorkerConnection: Sendable {
         self.onDeath = onDeath
         // The worker's output is the reader thread's alone: it closes when that thread ends.
         let output = started.output
-        do { try DetachedThread.start("reader thread of the worker of \(source)") { [self] in readUntilDeath(output) } } catch {
+        do {
+            try DetachedThread.start("reader thread of the worker of \(source)") { [self] in readUntilDeath(output) }
+        } catch {
             // Nothing would read or reap the worker: it goes, reaped here (its descriptors close
             // with this connection).
             Glibc.kill(pid, SIGKILL)

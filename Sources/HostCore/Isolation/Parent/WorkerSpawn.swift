@@ -40,7 +40,8 @@ enum WorkerSpawn {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         posix_spawnattr_setpgroup(&attributes, 0)
         var empty = sigset_t()
         sigemptyset(&empty)
@@ -87,7 +88,10 @@ enum WorkerSpawn {
             entry += 1
         }
         if !hasBacktrace {
-            entries.append(strdup("SWIFT_BACKTRACE=interactive=no,color=no,threads=crashed,registers=none,images=none,limit=10,top=0"))
+            entries.append(
+                strdup(
+                    "SWIFT_BACKTRACE=interactive=no,color=no,threads=crashed,registers=none,images=none,limit=10,top=0")
+            )
         }
         return entries
     }

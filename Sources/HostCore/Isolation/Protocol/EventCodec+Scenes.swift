@@ -76,7 +76,9 @@ extension EventCodec {
     /// Copies the worker's answer (after the result in a `result` frame) into the host's
     /// out-struct of `event`; nothing is read for other events.
     static func readAnswer(_ r: inout WireReader, for event: UnsafePointer<sh_event>) throws(WireError) {
-        guard event.pointee.kind == EventKind.configurationForConnecting.rawValue, let data = event.pointee.data else { return }
+        guard event.pointee.kind == EventKind.configurationForConnecting.rawValue, let data = event.pointee.data else {
+            return
+        }
         let out = data.assumingMemoryBound(to: sh_scene_connection.self).pointee.configuration
         guard try r.bool("answer presence") else {
             if out != nil { throw .malformed("no answer for the configuration") }
@@ -111,7 +113,9 @@ extension EventCodec {
             // host refuses the answer as it would refuse it from an in-process service.
             if let buffer = out.pointee.settings, !settings.isEmpty {
                 let count = min(settings.count, out.pointee.settings_capacity)
-                settings.withUnsafeBytes { UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: count) }
+                settings.withUnsafeBytes {
+                    UnsafeMutableRawPointer(buffer).copyMemory(from: $0.baseAddress!, byteCount: count)
+                }
             }
             out.pointee.settings_len = Int(length)
         }
@@ -129,7 +133,9 @@ extension EventCodec {
             let options = try read(sh_scene_connection_options.self, &r, arena)
             var configuration: UnsafeMutablePointer<sh_scene_configuration>?
             if try r.bool("configuration presence") {
-                guard kind == .configurationForConnecting else { throw .malformed("a configuration to fill in \(kind.name)") }
+                guard kind == .configurationForConnecting else {
+                    throw .malformed("a configuration to fill in \(kind.name)")
+                }
                 let answer = try question(&r, arena)
                 configuration = answer.configuration
                 decoded.answer = answer
@@ -149,7 +155,8 @@ extension EventCodec {
             decoded.data = UnsafeRawPointer(
                 arena.box(
                     sh_scene_user_activity(
-                        size: UInt32(MemoryLayout<sh_scene_user_activity>.size), version: SH_SCENE_USER_ACTIVITY_VERSION,
+                        size: UInt32(MemoryLayout<sh_scene_user_activity>.size),
+                        version: SH_SCENE_USER_ACTIVITY_VERSION,
                         scene: scene, activity: try read(sh_user_activity.self, &r, arena))))
         default:
             decoded.data = UnsafeRawPointer(scene)
@@ -157,7 +164,9 @@ extension EventCodec {
     }
 
     /// A payload read from `r` into `arena`.
-    private static func read<P: EventPayload>(_: P.Type, _ r: inout WireReader, _ arena: EventArena) throws(WireError) -> UnsafePointer<P> {
+    private static func read<P: EventPayload>(_: P.Type, _ r: inout WireReader, _ arena: EventArena) throws(WireError)
+        -> UnsafePointer<P>
+    {
         var reader = PayloadReader(r: r, arena: arena)
         defer { r = reader.r }
         return try reader.read(P.self)
@@ -220,7 +229,9 @@ extension EventCodec {
         }
         var buffer = [UInt8](repeating: 0, count: Int(capacity))
         let initial = try r.blob("settings")
-        guard initial.count <= buffer.count else { throw .malformed("\(initial.count) bytes of settings in \(capacity)") }
+        guard initial.count <= buffer.count else {
+            throw .malformed("\(initial.count) bytes of settings in \(capacity)")
+        }
         buffer.replaceSubrange(0..<initial.count, with: initial)
         let storage = arena.bytes(buffer)
         var c = sh_scene_configuration()

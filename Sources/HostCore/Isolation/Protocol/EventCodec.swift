@@ -13,7 +13,8 @@ enum EventCodec {
     // MARK: Encoding (host side)
 
     /// Writes `event` for the service at `service` in its worker.
-    static func encode(_ event: UnsafePointer<sh_event>, service: UInt32, completion: UInt32, into w: inout WireWriter) {
+    static func encode(_ event: UnsafePointer<sh_event>, service: UInt32, completion: UInt32, into w: inout WireWriter)
+    {
         let e = event.pointee
         w.u32(service)
         w.u32(e.kind)
@@ -75,7 +76,9 @@ enum EventCodec {
             try r.finish("the event")
             return decoded
         }
-        guard let kind = EventKind(rawValue: decoded.kind) else { throw .malformed("data for unknown event kind \(decoded.kind)") }
+        guard let kind = EventKind(rawValue: decoded.kind) else {
+            throw .malformed("data for unknown event kind \(decoded.kind)")
+        }
         if kind.data == .none { throw .malformed("\(kind.name) carries no data") }
         if let payload = kind.data.payload {
             var reader = PayloadReader(r: r, arena: arena)
@@ -97,7 +100,9 @@ enum EventCodec {
         let count = try r.u64("tape size")
         // Every node takes at least 12 bytes on the wire: a count the rest of the payload cannot
         // hold is a lie, refused before anything is reserved for it.
-        guard count <= UInt64(r.remaining / 12) else { throw .malformed("a tape of \(count) nodes in \(r.remaining) bytes") }
+        guard count <= UInt64(r.remaining / 12) else {
+            throw .malformed("a tape of \(count) nodes in \(r.remaining) bytes")
+        }
         var nodes: [sh_json_node] = []
         nodes.reserveCapacity(Int(count))
         var strings: [UInt8] = []
@@ -107,7 +112,9 @@ enum EventCodec {
             node.type = try r.u32("node type")
             node.count = try r.u32("node count")
             node.next = try r.u32("node next")
-            guard node.next > index && node.next <= count else { throw .malformed("tape node \(index) jumps to \(node.next)") }
+            guard node.next > index && node.next <= count else {
+                throw .malformed("tape node \(index) jumps to \(node.next)")
+            }
             switch node.type {
             case SH_JSON_STRING.rawValue:
                 let bytes = try r.blob("string node")

@@ -68,7 +68,10 @@ enum LoadFailureCodec {
         switch tag {
         case 1: reason = .notRegularFile(kind: try r.string("kind"))
         case 2: reason = .insecure(try r.string("detail"))
-        case 3: reason = .system(SystemError(operation: try r.string("operation"), path: try r.string("path"), errno: try r.i32("errno")))
+        case 3:
+            reason = .system(
+                SystemError(operation: try r.string("operation"), path: try r.string("path"), errno: try r.i32("errno"))
+            )
         case 4: reason = .notELF(detail: try r.string("detail"))
         case 5: reason = .wrongArchitecture(found: try r.string("found"), host: try r.string("host"))
         case 6: reason = .notSharedObject(type: try r.string("type"))
@@ -76,7 +79,10 @@ enum LoadFailureCodec {
         case 8: reason = .noEntrySymbol
         case 9: reason = .noMetadata
         case 10: reason = .invalidMetadata(try r.string("detail"))
-        case 11: reason = .abiMismatch(pluginMin: try r.u32("abi"), pluginMax: try r.u32("abi"), hostMin: try r.u32("abi"), hostMax: try r.u32("abi"))
+        case 11:
+            reason = .abiMismatch(
+                pluginMin: try r.u32("abi"), pluginMax: try r.u32("abi"), hostMin: try r.u32("abi"),
+                hostMax: try r.u32("abi"))
         case 12: reason = .duplicateServiceID(id: try r.string("id"), otherPath: try r.string("path"))
         case 13: reason = .dlopen(try r.string("error"))
         case 14: reason = .entry(try r.string("detail"))

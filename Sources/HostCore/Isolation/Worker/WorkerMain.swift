@@ -30,7 +30,9 @@ public enum WorkerMain {
         hello.u16(Wire.version)
         hello.u32(UInt32(bitPattern: getpid()))
         do { try channel.send(&hello, .hello) } catch { fail("cannot greet the host: \(error)") }
-        do { try DetachedThread.start("reader thread") { read(channel, calls, session) } } catch { fail("cannot start its \(error)") }
+        do { try DetachedThread.start("reader thread") { read(channel, calls, session) } } catch {
+            fail("cannot start its \(error)")
+        }
         do { try MainLoop.shared.run() } catch { fail("\(error)") }
     }
 
@@ -41,7 +43,9 @@ public enum WorkerMain {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
         while true {
             let n: Int
-            do { n = try channel.read(into: buffer) } catch { fail("reading the channel: \(error)", status: lostChannelStatus) }
+            do { n = try channel.read(into: buffer) } catch {
+                fail("reading the channel: \(error)", status: lostChannelStatus)
+            }
             if n == 0 { _exit(0) }
             decoder.append(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
             do {
@@ -49,7 +53,9 @@ public enum WorkerMain {
                     if frame.type == .reply {
                         if !calls.deliver(frame) { fail("a reply to no call (\(frame.sequence))") }
                     } else if frame.type == .requestReply {
-                        do throws(WireError) { try WorkerRequests.shared.deliver(frame) } catch { fail("the host's request reply: \(error)") }
+                        do throws(WireError) { try WorkerRequests.shared.deliver(frame) } catch {
+                            fail("the host's request reply: \(error)")
+                        }
                     } else {
                         DispatchQueue.main.async { MainActor.assumeIsolated { session.handle(frame) } }
                     }

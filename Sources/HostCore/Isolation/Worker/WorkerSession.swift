@@ -54,7 +54,9 @@ final class WorkerSession {
         logLevel = Int32(try r.u8("log level"))
         answerTimeout = try r.f64("answer timeout")
         try r.finish("open")
-        let refuse = { (reason: LoadFailure.Reason) in self.reply(.openFailed, to: frame) { LoadFailureCodec.encode(reason, into: &$0) } }
+        let refuse = { (reason: LoadFailure.Reason) in
+            self.reply(.openFailed, to: frame) { LoadFailureCodec.encode(reason, into: &$0) }
+        }
         let inspected: PluginInspector.Inspected
         switch PluginInspector.inspect(path: path) {
         case .failure(let failure): return refuse(failure.reason)
@@ -84,7 +86,8 @@ final class WorkerSession {
         try r.finish("attach")
         guard services.indices.contains(index) else { throw .malformed("no service \(index)") }
         let descriptor = services[index].descriptor
-        let table = HostAdapter.make(WorkerHostFunctions(index: UInt32(index), channel: channel, calls: calls, level: logLevel))
+        let table = HostAdapter.make(
+            WorkerHostFunctions(index: UInt32(index), channel: channel, calls: calls, level: logLevel))
         let result = services[index].attach.map { $0(descriptor, table) } ?? Int32(SH_OK)
         reply(.attached, to: frame) { $0.i32(result) }
     }

@@ -96,7 +96,9 @@ final class AnswerBook {
             ) { [weak self] record, result, json in
                 trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: result)
                 DispatchQueue.main.async {
-                    MainActor.assumeIsolated { self?.pending[record.answerID]?.answer(record.serviceID, result, json: json) }
+                    MainActor.assumeIsolated {
+                        self?.pending[record.answerID]?.answer(record.serviceID, result, json: json)
+                    }
                 }
             }
             pending.add(record)
@@ -135,7 +137,8 @@ final class AnswerBook {
                 log.error(
                     record.serviceID,
                     "did not complete \(record.event.name) within \(Seconds.text(next.timeout)) s;"
-                        + " its answer counts as failed", event: .completionTimeout, .string("event", record.event.name),
+                        + " its answer counts as failed", event: .completionTimeout,
+                    .string("event", record.event.name),
                     .string("deadline", Seconds.text(next.timeout)))
                 trace?.recordCompletion(seq: record.seq, event: record.event, service: record.serviceID, result: nil)
             }
@@ -151,7 +154,8 @@ final class AnswerBook {
     /// Background fetch answers: newData > noData > failed; a missing or invalid answer
     /// counts as failed.
     static func mergeFetch(_ answers: [(service: String, result: Int32?)]) -> JSONValue? {
-        let merged = answers.map { answer in answer.result.flatMap { FetchResult(rawValue: $0) } ?? .failed }.min() ?? .noData
+        let merged =
+            answers.map { answer in answer.result.flatMap { FetchResult(rawValue: $0) } ?? .failed }.min() ?? .noData
         return .string(merged.name)
     }
 

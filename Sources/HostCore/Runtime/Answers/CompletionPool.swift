@@ -121,7 +121,9 @@ final class CompletionPool: Sendable {
 
     func attach(_ target: any CompletionTarget, to handle: Handle) {
         storage.withLock { storage in
-            if storage.slots[handle.index].generation == handle.generation { storage.slots[handle.index].target = target }
+            if storage.slots[handle.index].generation == handle.generation {
+                storage.slots[handle.index].target = target
+            }
         }
     }
 

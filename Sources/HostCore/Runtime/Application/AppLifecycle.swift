@@ -35,7 +35,8 @@ public struct AppLifecycle: Sendable {
         case (.background, .active): return [.willEnterForeground, .didBecomeActive]
         case (.background, .notRunning): return [.willTerminate]
         // Termination before launch has nothing to take down.
-        case (.notRunning, .notRunning), (.inactive, .inactive), (.active, .active), (.background, .background): return []
+        case (.notRunning, .notRunning), (.inactive, .inactive), (.active, .active), (.background, .background):
+            return []
         }
     }
 

@@ -29,7 +29,8 @@ extension Application {
                     if outcome.handled, settings.allowed != .all {
                         outcome.note =
                             "notification authorization is \(settings.status.name): presented within "
-                            + (settings.allowed.names.isEmpty ? "nothing" : settings.allowed.names.joined(separator: ", "))
+                            + (settings.allowed.names.isEmpty
+                                ? "nothing" : settings.allowed.names.joined(separator: ", "))
                     }
                     completion(outcome)
                 })
@@ -38,7 +39,8 @@ extension Application {
                 EventOutcome(
                     event: nil, handled: false,
                     note:
-                        "the app is \(state.name): the system shows the notification, and services hear of it when the user taps it (--tap)"))
+                        "the app is \(state.name): the system shows the notification, and services hear of it when the user taps it (--tap)"
+                ))
         }
     }
 
@@ -87,12 +89,16 @@ extension Application {
     func register(token: DeviceToken) -> EventOutcome {
         bus.deviceToken = token
         let arena = EventArena()
-        return withExtendedLifetime(arena) { deliverToAll(.didRegisterForRemoteNotifications, data: arena.deviceToken(token)) }
+        return withExtendedLifetime(arena) {
+            deliverToAll(.didRegisterForRemoteNotifications, data: arena.deviceToken(token))
+        }
     }
 
     /// didFailToRegisterForRemoteNotifications to every handler.
     func tokenRegistrationFailed(_ message: String) -> EventOutcome {
         let arena = EventArena()
-        return withExtendedLifetime(arena) { deliverToAll(.didFailToRegisterForRemoteNotifications, data: arena.errorInfo(message)) }
+        return withExtendedLifetime(arena) {
+            deliverToAll(.didFailToRegisterForRemoteNotifications, data: arena.errorInfo(message))
+        }
     }
 }

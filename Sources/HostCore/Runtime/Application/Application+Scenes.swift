@@ -29,7 +29,8 @@ extension Application {
         return withExtendedLifetime(arena) {
             // The activity a service saved when a scene of this name last went away: once.
             let options = arena.sceneConnectionOptions(request, restoration: restorations.take(request.name))
-            let choice = router.chooseConfiguration(for: scene, requestedRole: request.role, options: options.options, arena: arena)
+            let choice = router.chooseConfiguration(
+                for: scene, requestedRole: request.role, options: options.options, arena: arena)
             scene.configure(choice)
             log.info(
                 "host",
@@ -131,7 +132,9 @@ extension Application {
                     .string("what", what))
             }
         } catch {
-            log.error("host", "the launch scene \(scene.name): \(error)", event: .launchSceneFailed, .string("scene", scene.name))
+            log.error(
+                "host", "the launch scene \(scene.name): \(error)", event: .launchSceneFailed,
+                .string("scene", scene.name))
         }
         replayLaunchOptions(request)
     }
@@ -154,7 +157,8 @@ extension Application {
         if !kind.isDeliveredInNewState { scene.setState(next) }
         if kind == .sceneDidDisconnect {
             scenes.remove(scene)
-            log.info("host", "scene \(scene.name) disconnected", event: .sceneDisconnected, .string("scene", scene.name))
+            log.info(
+                "host", "scene \(scene.name) disconnected", event: .sceneDisconnected, .string("scene", scene.name))
         } else if log.enabled(.debug) {
             log.debug("host", "\(kind.name): scene \(scene.name) is \(next.name)")
         }
@@ -188,7 +192,9 @@ extension Application {
         try checkScenesRunning()
         let scene = try scene(named: name)
         let arena = EventArena()
-        return withExtendedLifetime(arena) { router.route(url, data: arena.openURL(url, flags: 0), in: scene, arena: arena) }
+        return withExtendedLifetime(arena) {
+            router.route(url, data: arena.openURL(url, flags: 0), in: scene, arena: arena)
+        }
     }
 
     /// `scene activity NAME TYPE`: sceneContinueUserActivity in the scene named `name`,

@@ -33,7 +33,9 @@ extension Application {
         if let index = services.parked.firstIndex(where: { $0.slot.id == id }) {
             slot = services.parked.remove(at: index).slot
             slot.launchFailed = false
-        } else if services.skipped.contains(where: { $0.services == [id] && ServiceSet.startableReasons.contains($0.reason) }) {
+        } else if services.skipped.contains(where: {
+            $0.services == [id] && ServiceSet.startableReasons.contains($0.reason)
+        }) {
             slot = try services.loadLeftOut(id)
         } else {
             throw unknown(id, to: "start")
@@ -48,7 +50,9 @@ extension Application {
 
     /// Stops and starts service `id`; a process-isolated one gets a new worker, and so do the
     /// other services of its file, which share that worker. Returns the services restarted.
-    func restartService(_ id: String, force: Bool, isolation: IsolationSupervisor?) throws(ServiceControlError) -> [String] {
+    func restartService(_ id: String, force: Bool, isolation: IsolationSupervisor?) throws(ServiceControlError)
+        -> [String]
+    {
         if let plugin = isolation?.plugin(serving: id) {
             if case .failed(let record) = plugin.status {
                 throw ServiceControlError(
@@ -58,11 +62,13 @@ extension Application {
             _ = try running(id, to: "restart")
             let siblings = services.slots.filter { slot in plugin.proxies.contains { $0.id == slot.id } }
             if !force, let required = siblings.first(where: { $0.configuration?.policy == .required }) {
-                throw ServiceControlError("service \(required.id) is required (policy: required): restarting it needs --force")
+                throw ServiceControlError(
+                    "service \(required.id) is required (policy: required): restarting it needs --force")
             }
             services.takeDown(siblings, from: lifecycle)
             guard plugin.replaceWorker() else {
-                throw ServiceControlError("service \(id)'s worker is not running (\(plugin.statusName)); try again once it is")
+                throw ServiceControlError(
+                    "service \(id)'s worker is not running (\(plugin.statusName)); try again once it is")
             }
             bus.drain()
             return siblings.map(\.id)
@@ -85,7 +91,8 @@ extension Application {
     private func unknown(_ id: String, to verb: String) -> ServiceControlError {
         if let skipped = services.skipped.first(where: { $0.services.contains(id) }) {
             return ServiceControlError(
-                "service \(id) is not loaded (\(skipped.reason.rawValue)): \(skipped.message) (fix that, then host ctl reload)")
+                "service \(id) is not loaded (\(skipped.reason.rawValue)): \(skipped.message) (fix that, then host ctl reload)"
+            )
         }
         let known = services.slots.map(\.id) + services.parked.map(\.slot.id)
         return ServiceControlError(

@@ -130,7 +130,8 @@ final class Application {
         // Each service's first-launch question, and the host's.
         services.firstLaunch.willAsk(services.slots.count + 1)
         for slot in services.slots {
-            perService.append(UnsafeRawPointer(services.launchOptions(for: slot, arena: arena, request: request, late: nil)))
+            perService.append(
+                UnsafeRawPointer(services.launchOptions(for: slot, arena: arena, request: request, late: nil)))
         }
         for kind in [EventKind.willFinishLaunching, .didFinishLaunching] {
             if background {

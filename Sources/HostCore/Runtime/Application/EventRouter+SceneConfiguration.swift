@@ -31,15 +31,20 @@ extension EventRouter {
             empty.settings = buffer
             empty.settings_capacity = Self.sceneSettingsCapacity
             answer.initialize(to: empty)
-            guard dispatcher.call(index, .configurationForConnecting, data, scene: scene.name).result == SH_OK else { continue }
+            guard dispatcher.call(index, .configurationForConnecting, data, scene: scene.name).result == SH_OK else {
+                continue
+            }
             do throws(InputError) {
                 var choice = try Self.read(answer.pointee, settings: buffer, requestedRole: requestedRole)
                 choice.service = dispatcher.services[index].id
                 return choice
             } catch {
-                let message = "configurationForConnecting: the configuration for scene \(scene.name) is refused: \(error)"
+                let message =
+                    "configurationForConnecting: the configuration for scene \(scene.name) is refused: \(error)"
                 dispatcher.services[index].lastError = message
-                log.error(dispatcher.services[index].id, message, event: .sceneConfigurationRefused, .string("scene", scene.name))
+                log.error(
+                    dispatcher.services[index].id, message, event: .sceneConfigurationRefused,
+                    .string("scene", scene.name))
             }
         }
         return SceneConfigurationChoice(name: "default", role: requestedRole ?? "main", settings: nil, service: nil)
@@ -68,7 +73,8 @@ extension EventRouter {
         var settings: (value: JSONValue, text: [UInt8])?
         if answer.settings_len > 0 {
             guard answer.settings_len <= sceneSettingsCapacity else {
-                throw InputError("settings_len is \(answer.settings_len), over the \(sceneSettingsCapacity) bytes of the buffer")
+                throw InputError(
+                    "settings_len is \(answer.settings_len), over the \(sceneSettingsCapacity) bytes of the buffer")
             }
             let text = Array(UnsafeRawBufferPointer(start: buffer, count: answer.settings_len))
             guard let value = try? JSONValue(parsing: text), case .object = value else {

@@ -28,7 +28,8 @@ extension EventRouter {
         arena: EventArena
     ) -> EventOutcome {
         let candidates = claimants(
-            .sceneContinueUserActivity, for: "activity \(activity.type)", include: { Self.serves($0, role: scene.role) },
+            .sceneContinueUserActivity, for: "activity \(activity.type)",
+            include: { Self.serves($0, role: scene.role) },
             score: { service in activity.match(service.activities) })
         let claim = firstClaim(
             .sceneContinueUserActivity, candidates,

@@ -45,7 +45,9 @@ final class EventRouter {
         score: (ServiceMetadata) -> Int?
     ) -> [Int] {
         let services = dispatcher.services
-        let scored = dispatcher.handlers(kind).filter { include(services[$0].metadata) }.map { ($0, score(services[$0].metadata)) }
+        let scored = dispatcher.handlers(kind).filter { include(services[$0].metadata) }.map {
+            ($0, score(services[$0].metadata))
+        }
         if !dormant.entries.isEmpty {
             let waiting = dormant.entries.map(\.metadata).filter { $0.events.contains(kind) && include($0) }
             let best = (scored.compactMap(\.1) + waiting.compactMap(score)).max() ?? 0
@@ -80,7 +82,10 @@ final class EventRouter {
                 candidates.isEmpty
                 ? "no service handles \(kind.name) for \(what)"
                 : "no service claimed the \(what)"
-            if !quiet { log.info("host", outcome.note!, event: .routeUnclaimed, .string("event", kind.name), .string("what", what)) }
+            if !quiet {
+                log.info(
+                    "host", outcome.note!, event: .routeUnclaimed, .string("event", kind.name), .string("what", what))
+            }
         }
         return outcome
     }

@@ -79,7 +79,8 @@ final class NotificationBus {
         if let json {
             do { tape = try JSONTape(parsing: json) } catch {
                 log.warn(
-                    sender, "notification \(name): the payload is not valid JSON (\(error)); delivered without a parsed tape",
+                    sender,
+                    "notification \(name): the payload is not valid JSON (\(error)); delivered without a parsed tape",
                     event: .notificationInvalidJSON, .string("name", name), .string("reason", error.description))
             }
         }
@@ -107,7 +108,8 @@ final class NotificationBus {
         outcome.receivers = indexes.map { dispatcher.services[$0].id }
         let arena = EventArena()
         withExtendedLifetime(arena) {
-            dispatcher.deliver(.didChangeNotificationAuthorization, data: UnsafeRawPointer(arena.notificationSettings(settings)))
+            dispatcher.deliver(
+                .didChangeNotificationAuthorization, data: UnsafeRawPointer(arena.notificationSettings(settings)))
         }
         return outcome
     }

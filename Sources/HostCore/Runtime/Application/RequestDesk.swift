@@ -67,14 +67,16 @@ final class RequestDesk {
         let maxPayload = requests.maxPayload
         func refuse(_ result: Int32, _ reason: String) -> Bool {
             log.warn(
-                request.from, "request \(request.name): \(reason)", event: .requestRefused, .string("name", request.name),
+                request.from, "request \(request.name): \(reason)", event: .requestRefused,
+                .string("name", request.name),
                 .string("reason", reason))
             request.reply(.refused(result, reason))
             return false
         }
         let size = request.json?.count ?? 0
         guard size <= maxPayload else {
-            return refuse(Int32(SH_INVALID), "the payload is \(size) bytes, over the limit of \(maxPayload) (--max-payload)")
+            return refuse(
+                Int32(SH_INVALID), "the payload is \(size) bytes, over the limit of \(maxPayload) (--max-payload)")
         }
         var tape: JSONTape?
         if let json = request.json {
@@ -84,7 +86,10 @@ final class RequestDesk {
         }
         dormant.wake(.request, "request \(request.name)") { $0.answers.contains(request.name) }
         let slots = dispatcher.services
-        guard let index = dispatcher.handlers(.request).first(where: { slots[$0].metadata.answers.contains(request.name) }) else {
+        guard
+            let index = dispatcher.handlers(.request).first(where: { slots[$0].metadata.answers.contains(request.name) }
+            )
+        else {
             return refuse(Int32(SH_NOT_FOUND), "no service answers \(request.name)")
         }
         let answerer = slots[index].id
@@ -94,16 +99,21 @@ final class RequestDesk {
         answers.askOne(.request, data: UnsafeRawPointer(data), arena: arena, to: index) { [log] result, json in
             guard let result else {
                 log.warn(
-                    answerer, "did not answer request \(request.name) within \(Seconds.text(deadline)) s", event: .requestFailed,
+                    answerer, "did not answer request \(request.name) within \(Seconds.text(deadline)) s",
+                    event: .requestFailed,
                     .string("name", request.name), .string("from", request.from), .string("reason", "timeout"))
-                return request.reply(.refused(Int32(SH_ERROR), "\(answerer) did not answer \(request.name) within \(Seconds.text(deadline)) s"))
+                return request.reply(
+                    .refused(
+                        Int32(SH_ERROR), "\(answerer) did not answer \(request.name) within \(Seconds.text(deadline)) s"
+                    ))
             }
             guard result == SH_OK else {
                 log.warn(
                     answerer, "failed request \(request.name) (result \(result))", event: .requestFailed,
                     .string("name", request.name), .string("from", request.from), .string("reason", "result \(result)"))
                 let detail = json.flatMap { RequestReply(result: Int32(SH_ERROR), json: $0).error }
-                return request.reply(.refused(Int32(SH_ERROR), "\(answerer) failed \(request.name)" + (detail.map { ": \($0)" } ?? "")))
+                return request.reply(
+                    .refused(Int32(SH_ERROR), "\(answerer) failed \(request.name)" + (detail.map { ": \($0)" } ?? "")))
             }
             request.reply(RequestReply(result: Int32(SH_OK), json: json ?? []))
         }

@@ -42,7 +42,8 @@ enum Clock {
         // (at each start after an unclean exit, for the sentinel's report), and UTC needs no zone.
         if (1000...9999).contains(year) {
             func two(_ value: Int32) -> String { value < 10 ? "0" + String(value) : String(value) }
-            return String(year) + "-" + two(parts.tm_mon + 1) + "-" + two(parts.tm_mday) + "T" + two(parts.tm_hour) + ":"
+            return String(year) + "-" + two(parts.tm_mon + 1) + "-" + two(parts.tm_mday) + "T" + two(parts.tm_hour)
+                + ":"
                 + two(parts.tm_min) + ":" + two(parts.tm_sec) + "Z"
         }
         var buffer = [CChar](repeating: 0, count: 32)

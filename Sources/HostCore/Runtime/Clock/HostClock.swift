@@ -75,7 +75,9 @@ public final class ManualClock: HostClock {
     /// (work scheduled by work that runs is run too when it falls due within the step).
     public func advance(by seconds: Double) {
         let end = now + seconds
-        while let next = scheduled.filter({ !$0.isCancelled && $0.deadline <= end }).min(by: { $0.deadline < $1.deadline }) {
+        while let next = scheduled.filter({ !$0.isCancelled && $0.deadline <= end }).min(by: {
+            $0.deadline < $1.deadline
+        }) {
             scheduled.removeAll { $0 === next }
             now = max(now, next.deadline)
             next.run()

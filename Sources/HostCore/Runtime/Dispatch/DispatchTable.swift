@@ -52,7 +52,9 @@ struct DispatchTable {
         for (index, service) in services.enumerated() {
             let mask = service.metadata.events
             masks.append(mask)
-            prototypes.append(DispatchEntry(handle: service.handleEvent, service: service.descriptor, index: index, stats: rows?(service)))
+            prototypes.append(
+                DispatchEntry(
+                    handle: service.handleEvent, service: service.descriptor, index: index, stats: rows?(service)))
             Self.forEachKind(of: mask, below: limit) { starts[$0 + 1] += 1 }
         }
         for kind in 0..<limit { starts[kind + 1] += starts[kind] }

@@ -173,10 +173,13 @@ final class Dispatcher {
             return 0
         }
         let end = Clock.nanoseconds()
-        if let row = entry.stats { ServiceStats.record(row, kind: kind.rawValue, nanoseconds: end &- start, failed: result < 0) }
+        if let row = entry.stats {
+            ServiceStats.record(row, kind: kind.rawValue, nanoseconds: end &- start, failed: result < 0)
+        }
         // Statistics alone and a call that went well: nothing else to do (no Swift object touched).
         guard hot.pointee.tracing || result != SH_OK else { return end }
-        let wrote = finishCall(entry.index, kind, seq: seq, result: result, scene: nil, start: start, duration: end &- start)
+        let wrote = finishCall(
+            entry.index, kind, seq: seq, result: result, scene: nil, start: start, duration: end &- start)
         return wrote ? Clock.nanoseconds() : end
     }
 
@@ -209,7 +212,8 @@ final class Dispatcher {
             hot.pointee.depth -= 1
         #endif
         if statisticsEnabled {
-            ServiceStats.record(stats.row(for: service.id), kind: kind.rawValue, nanoseconds: duration, failed: result < 0)
+            ServiceStats.record(
+                stats.row(for: service.id), kind: kind.rawValue, nanoseconds: duration, failed: result < 0)
         }
         // blame's launch cost: the launch events of the latest start (a catch-up starts over).
         if kind == .willFinishLaunching { service.startup.launch = duration }
@@ -256,7 +260,9 @@ final class Dispatcher {
         }
         // A launch answer that is neither OK nor FALSE (an error, or a number the ABI does not
         // define, such as 12345) is a failed launch: the policies treat it as one.
-        if kind == .willFinishLaunching || kind == .didFinishLaunching, result != SH_FALSE { service.launchFailed = true }
+        if kind == .willFinishLaunching || kind == .didFinishLaunching, result != SH_FALSE {
+            service.launchFailed = true
+        }
         return true
     }
 }

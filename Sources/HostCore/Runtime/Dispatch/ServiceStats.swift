@@ -13,7 +13,9 @@ final class ServiceStats {
     /// Event kinds with a cell: every kind the vocabulary names (0 is unused).
     nonisolated static let kinds = Int(EventKind.allCases.map(\.rawValue).max()!) + 1
     /// The histogram's upper bounds in nanoseconds; a last bucket takes the rest.
-    nonisolated static let bounds: [UInt64] = [1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000]
+    nonisolated static let bounds: [UInt64] = [
+        1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
+    ]
     nonisolated static let cellWords = 4 + 8
     private nonisolated static let count = 0, failures = 1, total = 2, longest = 3, buckets = 4
 

@@ -58,7 +58,9 @@ final class DormantServices {
 
     /// Before `kind` is delivered or routed: opens every waiting service that handles it and
     /// that `matching` says would be asked. Costs one check when nothing waits.
-    func wake(_ kind: EventKind, _ trigger: @autoclosure () -> String, matching: (ServiceMetadata) -> Bool = { _ in true }) {
+    func wake(
+        _ kind: EventKind, _ trigger: @autoclosure () -> String, matching: (ServiceMetadata) -> Bool = { _ in true }
+    ) {
         guard !entries.isEmpty, kind.canActivate else { return }
         let woken = entries.filter { $0.metadata.events.contains(kind) && matching($0.metadata) }
         guard !woken.isEmpty else { return }

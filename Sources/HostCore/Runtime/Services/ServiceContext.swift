@@ -19,7 +19,10 @@ final class ServiceContext: Sendable {
     /// What every service's table reaches in common.
     let shared: SharedServices
 
-    init(id: String, log: Log, state: AppStateCell, mailbox: Mailbox, stateDirectory: StateDirectory?, shared: SharedServices) {
+    init(
+        id: String, log: Log, state: AppStateCell, mailbox: Mailbox, stateDirectory: StateDirectory?,
+        shared: SharedServices
+    ) {
         self.id = id
         self.stateDirectory = stateDirectory
         self.log = log
@@ -31,7 +34,8 @@ final class ServiceContext: Sendable {
     /// The service's store, opened on first use; nil without a state directory.
     func store() throws(StorageError) -> ServiceStore? {
         guard let stateDirectory else { return nil }
-        return try guarded.withLock { (state: inout (store: ServiceStore?, subscriptions: Set<String>)) throws(StorageError) -> ServiceStore in
+        return try guarded.withLock {
+            (state: inout (store: ServiceStore?, subscriptions: Set<String>)) throws(StorageError) -> ServiceStore in
             if let opened = state.store { return opened }
             let store = try stateDirectory.store(for: id)
             state.store = store

@@ -34,13 +34,15 @@ extension ServiceSet {
                     if let known = files[entry.plugin.path] {
                         infos = known
                     } else {
-                        infos = try openPlugin(entry.plugin, replacing: slots.contains { $0.path == entry.plugin.path }, cost: &cost)
+                        infos = try openPlugin(
+                            entry.plugin, replacing: slots.contains { $0.path == entry.plugin.path }, cost: &cost)
                         files[entry.plugin.path] = infos
                         // Services of the file still waiting keep these descriptors: no second open.
                         dormant.hold(infos, from: entry.plugin)
                     }
                     guard let found = infos.first(where: { $0.metadata.id == id }) else {
-                        throw .invalidMetadata("the entry point did not return service \(id), which the metadata declares")
+                        throw .invalidMetadata(
+                            "the entry point did not return service \(id), which the metadata declares")
                     }
                     info = found
                 }

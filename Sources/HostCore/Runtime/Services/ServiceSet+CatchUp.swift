@@ -55,7 +55,8 @@ extension ServiceSet {
             let slot = slots[index]
             let launching = kind == .willFinishLaunching || kind == .didFinishLaunching
             let data =
-                launching ? UnsafeRawPointer(launchOptions(for: slot, arena: arena, request: LaunchRequest(), late: why)) : nil
+                launching
+                ? UnsafeRawPointer(launchOptions(for: slot, arena: arena, request: LaunchRequest(), late: why)) : nil
             let result = dispatcher.call(index, kind, data, state: carried).result
             if kind == .didFinishLaunching && result >= 0 { markLaunched([slot]) }
         }
@@ -100,14 +101,20 @@ extension ServiceSet {
             // No options: the scene's URL contexts and activities were delivered once, when it connected.
             let options = arena.box(
                 sh_scene_connection_options(
-                    size: UInt32(MemoryLayout<sh_scene_connection_options>.size), version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
-                    flags: 0, reserved: 0, url_contexts: nil, url_context_count: 0, user_activities: nil, user_activity_count: 0,
+                    size: UInt32(MemoryLayout<sh_scene_connection_options>.size),
+                    version: SH_SCENE_CONNECTION_OPTIONS_VERSION,
+                    flags: 0, reserved: 0, url_contexts: nil, url_context_count: 0, user_activities: nil,
+                    user_activity_count: 0,
                     restoration_activity: nil))
             // One scene after the other, as they connected (a scene's way up to the background
             // first rises, so it cannot be one phased move).
             for scene in scenes {
-                deliver(scene, .sceneWillConnect) { UnsafeRawPointer(arena.sceneConnection($0, options, configuration: nil)) }
-                for kind in SceneState.unattached.steps(to: scene.state) { deliver(scene, kind) { UnsafeRawPointer($0) } }
+                deliver(scene, .sceneWillConnect) {
+                    UnsafeRawPointer(arena.sceneConnection($0, options, configuration: nil))
+                }
+                for kind in SceneState.unattached.steps(to: scene.state) {
+                    deliver(scene, kind) { UnsafeRawPointer($0) }
+                }
             }
         } else {
             let moves = scenes.map { (scene: $0, path: $0.state.steps(to: .unattached)) }

@@ -18,7 +18,10 @@ extension ServiceSet {
         dormant.replace(with: waiting)
         report.added = opened.map(\.id)
         if settings.strict && !report.failures.isEmpty {
-            throw LoadError(description: "--strict: \(report.failures.count) plugin file(s) or service(s) failed to load; exiting before launch")
+            throw LoadError(
+                description:
+                    "--strict: \(report.failures.count) plugin file(s) or service(s) failed to load; exiting before launch"
+            )
         }
         return report
     }
@@ -51,10 +54,14 @@ extension ServiceSet {
                 && previousConfiguration.services[slot.id] == configuration.services[slot.id]
             if unchanged {
                 keep[slot.id] = slot
-            } else if onDisk[slot.id]?.identity != slot.identity && retiredCopies[slot.path, default: 0] >= Self.retiredCopyLimit {
+            } else if onDisk[slot.id]?.identity != slot.identity
+                && retiredCopies[slot.path, default: 0] >= Self.retiredCopyLimit
+            {
                 // A replacement past the limit would map yet another copy for good: keep the one running.
                 keep[slot.id] = slot
-                record(LoadFailure(path: slot.path, reason: .replacementLimit(limit: Self.retiredCopyLimit)), report: &report)
+                record(
+                    LoadFailure(path: slot.path, reason: .replacementLimit(limit: Self.retiredCopyLimit)),
+                    report: &report)
             }
         }
         let opened: [ServiceSlot]
@@ -62,7 +69,8 @@ extension ServiceSet {
         do throws(LoadError) {
             (opened, waiting) = try open(plan: plan, inspection: inspection, keeping: keep, report: &report)
             if loadSettings.strict && !report.failures.isEmpty {
-                throw LoadError(description: "--strict: \(report.failures.count) plugin file(s) or service(s) failed to load")
+                throw LoadError(
+                    description: "--strict: \(report.failures.count) plugin file(s) or service(s) failed to load")
             }
         } catch {
             configuration = previousConfiguration
@@ -100,15 +108,23 @@ extension ServiceSet {
         let newConfiguration: HostConfiguration
         let inspection: PluginLoader.Inspection
         let plan: StartPlan
-        do { newConfiguration = try planner.configuration.get() } catch { throw LoadError(description: error.description) }
+        do { newConfiguration = try planner.configuration.get() } catch {
+            throw LoadError(description: error.description)
+        }
         do { inspection = try planner.inspection.get() } catch { throw LoadError(description: error.description) }
         for failure in inspection.failures { logFailure(failure) }
         skipped = inspection.failures.map(SkippedEntry.init)
         // The planner plans whenever the configuration and the inspection succeeded.
         do { plan = try planner.plan!.get() } catch { throw LoadError(description: error.description) }
-        skipped += plan.disabled.map { SkippedEntry(service: $0, reason: .disabled, message: "disabled by the configuration") }
-        skipped += plan.notConfigured.map { SkippedEntry(service: $0, reason: .notConfigured, message: "not in the configuration (--only-configured)") }
-        for id in plan.disabled { log.info("host", "\(id) is disabled by the configuration", event: .serviceDisabled, .string("service", id)) }
+        skipped += plan.disabled.map {
+            SkippedEntry(service: $0, reason: .disabled, message: "disabled by the configuration")
+        }
+        skipped += plan.notConfigured.map {
+            SkippedEntry(service: $0, reason: .notConfigured, message: "not in the configuration (--only-configured)")
+        }
+        for id in plan.disabled {
+            log.info("host", "\(id) is disabled by the configuration", event: .serviceDisabled, .string("service", id))
+        }
         for id in plan.notConfigured {
             log.info(
                 "host", "\(id) is not in the configuration: not started (--only-configured)",
@@ -127,7 +143,9 @@ extension ServiceSet {
                 .string("service", unmet.service), .string("requires", unmet.requirementID))
         }
         for id in plan.missing {
-            log.warn("host", "\(id) is in the configuration but no plugin provides it", event: .serviceMissing, .string("service", id))
+            log.warn(
+                "host", "\(id) is in the configuration but no plugin provides it", event: .serviceMissing,
+                .string("service", id))
         }
         configuration = newConfiguration
         // A service stopped by request stays stopped across reloads.
@@ -178,7 +196,9 @@ extension ServiceSet {
             // (`lazy` is asked only when it holds something: even an empty set hashes the id.)
             if !Self.opensAtStart(services, wanted: wanted, lazy: lazy) {
                 for service in services where wanted.contains(service.id) {
-                    let previous = before[service.id].flatMap { $0.plugin.identity == plugin.identity && $0.plugin.path == plugin.path ? $0.opened : nil }
+                    let previous = before[service.id].flatMap {
+                        $0.plugin.identity == plugin.identity && $0.plugin.path == plugin.path ? $0.opened : nil
+                    }
                     waiting[service.id] = DormantServices.Entry(metadata: service, plugin: plugin, opened: previous)
                 }
                 continue
@@ -201,7 +221,8 @@ extension ServiceSet {
                 for info in infos where wanted.contains(info.metadata.id) && Self.declares(services, info.metadata.id) {
                     if !lazy.isEmpty && lazy.contains(info.metadata.id) {
                         // Opened for an eager sibling: its descriptor waits, unattached.
-                        waiting[info.metadata.id] = DormantServices.Entry(metadata: info.metadata, plugin: plugin, opened: info)
+                        waiting[info.metadata.id] = DormantServices.Entry(
+                            metadata: info.metadata, plugin: plugin, opened: info)
                         continue
                     }
                     var failure: LoadFailure?
@@ -225,7 +246,8 @@ extension ServiceSet {
             if !plan.requirements.isEmpty, let missing = plan.requirements[id]?.first(where: unavailable.contains) {
                 unavailable.insert(id)
                 let why = refused.contains(missing) ? "which safe mode did not start" : "which failed to load"
-                skipped.append(SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), \(why)"))
+                skipped.append(
+                    SkippedEntry(service: id, reason: .requirementFailed, message: "requires \(missing), \(why)"))
                 log.error(
                     "host", "\(id) is not started: it requires \(missing), \(why)",
                     event: .serviceRequirementFailed, .string("service", id), .string("requires", missing))
@@ -238,7 +260,9 @@ extension ServiceSet {
                 resting.append(entry)
             }
         }
-        if let required = plan.order.first(where: { failed.contains($0) && configuration.services[$0]?.policy == .required }) {
+        if let required = plan.order.first(where: {
+            failed.contains($0) && configuration.services[$0]?.policy == .required
+        }) {
             throw LoadError(description: "required service \(required) failed to load (policy: required)")
         }
         return (result, resting)
@@ -246,7 +270,9 @@ extension ServiceSet {
 
     /// The services of `wanted` to leave dormant (``LazyServices``), each lazy one opened at
     /// start all the same logged with its reason.
-    private func lazyServices(plan: StartPlan, inspection: PluginLoader.Inspection, wanted: WantedServices) -> Set<String> {
+    private func lazyServices(plan: StartPlan, inspection: PluginLoader.Inspection, wanted: WantedServices) -> Set<
+        String
+    > {
         let decision = LazyServices(
             plan: plan, plugins: inspection.plugins, configuration: configuration, wanted: wanted)
         for refusal in decision.refusals {
@@ -286,7 +312,8 @@ extension ServiceSet {
         defer {
             if let refusal = CopyStore.takeRefusal() {
                 log.warn(
-                    "host", "the store of plugin copies \(refusal.path) is unsafe (\(refusal.reason)): copies go to a private directory",
+                    "host",
+                    "the store of plugin copies \(refusal.path) is unsafe (\(refusal.reason)): copies go to a private directory",
                     event: .copiesStoreRefused, .string("path", refusal.path), .string("reason", refusal.reason))
             }
         }
@@ -303,8 +330,12 @@ extension ServiceSet {
     }
 
     /// Whether one of `services` is wanted and not lazy: its file is opened now.
-    private nonisolated static func opensAtStart(_ services: [ServiceMetadata], wanted: WantedServices, lazy: Set<String>) -> Bool {
-        for service in services where wanted.contains(service.id) && (lazy.isEmpty || !lazy.contains(service.id)) { return true }
+    private nonisolated static func opensAtStart(
+        _ services: [ServiceMetadata], wanted: WantedServices, lazy: Set<String>
+    ) -> Bool {
+        for service in services where wanted.contains(service.id) && (lazy.isEmpty || !lazy.contains(service.id)) {
+            return true
+        }
         return false
     }
 
@@ -326,26 +357,31 @@ extension ServiceSet {
         let inspection: PluginLoader.Inspection
         do {
             inspection = try PluginLoader.inspect(
-                directories: loadSettings.directories, allowInsecure: loadSettings.allowInsecure, registry: loadSettings.registry)
+                directories: loadSettings.directories, allowInsecure: loadSettings.allowInsecure,
+                registry: loadSettings.registry)
         } catch {
             throw ServiceControlError("service \(id) cannot be loaded: \(error)")
         }
         guard let plugin = inspection.plugins.first(where: { $0.metadata.services.contains { $0.id == id } }) else {
             let failure = inspection.failures.first { SkippedEntry($0).services.contains(id) }
-            throw ServiceControlError("service \(id) cannot be loaded: " + (failure?.description ?? "no plugin file provides it any more"))
+            throw ServiceControlError(
+                "service \(id) cannot be loaded: " + (failure?.description ?? "no plugin file provides it any more"))
         }
         let loaded = slots.contains { $0.path == plugin.path } || parked.contains { $0.slot.path == plugin.path }
         var cost = StartupCost(inspect: plugin.inspectNanoseconds)
         let infos: [LoadedServiceInfo]
         do { infos = try openPlugin(plugin, replacing: loaded, cost: &cost) } catch {
-            throw ServiceControlError("service \(id) cannot be loaded: \(LoadFailure(path: plugin.path, reason: error))")
+            throw ServiceControlError(
+                "service \(id) cannot be loaded: \(LoadFailure(path: plugin.path, reason: error))")
         }
         guard let info = infos.first(where: { $0.metadata.id == id }) else {
-            throw ServiceControlError("service \(id) cannot be loaded: \(plugin.path) is not trusted: refused by safe mode")
+            throw ServiceControlError(
+                "service \(id) cannot be loaded: \(plugin.path) is not trusted: refused by safe mode")
         }
         var failure: LoadFailure?
         guard let slot = attach(info, cost: cost, failure: &failure) else {
-            throw ServiceControlError("service \(id) cannot be loaded: \(failure.map(\.description) ?? "its attach failed")")
+            throw ServiceControlError(
+                "service \(id) cannot be loaded: \(failure.map(\.description) ?? "its attach failed")")
         }
         skipped.removeAll { $0.services == [id] && Self.startableReasons.contains($0.reason) }
         log.info(

@@ -118,7 +118,8 @@ final class ServiceSet {
         for slot: ServiceSlot, arena: EventArena, request: LaunchRequest,
         late: LateStart?
     ) -> UnsafePointer<sh_launch_options> {
-        return arena.launchOptions(request, flags: (late?.flag ?? 0) | firstLaunchFlags(of: slot), settings: slot.configuration?.settingsJSON)
+        return arena.launchOptions(
+            request, flags: (late?.flag ?? 0) | firstLaunchFlags(of: slot), settings: slot.configuration?.settingsJSON)
     }
 
     /// `slot`'s first-launch flags, read once (``ServiceSlot/firstLaunchFlags``); a read that
@@ -130,7 +131,9 @@ final class ServiceSet {
             if try firstLaunch.isFirstHostLaunch() { flags |= UInt32(SH_LAUNCH_FIRST_HOST_LAUNCH) }
             if try firstLaunch.isFirstServiceLaunch(slot.id) { flags |= UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) }
         } catch {
-            log.error("host", "cannot read the first-launch marks: \(error); launching as not first", event: .firstLaunchUnreadable)
+            log.error(
+                "host", "cannot read the first-launch marks: \(error); launching as not first",
+                event: .firstLaunchUnreadable)
             return 0
         }
         slot.firstLaunchFlags = flags
@@ -142,14 +145,18 @@ final class ServiceSet {
     /// asked about again.
     func markLaunched(_ launched: [ServiceSlot]) {
         var slots: [ServiceSlot] = []
-        for slot in launched where (slot.firstLaunchFlags ?? UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH)) & UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH) != 0 {
+        for slot in launched
+        where (slot.firstLaunchFlags ?? UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH)) & UInt32(SH_LAUNCH_FIRST_SERVICE_LAUNCH)
+            != 0
+        {
             slots.append(slot)
         }
         guard !slots.isEmpty else { return }
         do { try firstLaunch.servicesDidLaunch(slots.map(\.id)) } catch {
             let ids = slots.map(\.id)
             log.error(
-                "host", "cannot record the first launch of \(ids.joined(separator: ", ")): \(error)", event: .firstLaunchUnrecorded,
+                "host", "cannot record the first launch of \(ids.joined(separator: ", ")): \(error)",
+                event: .firstLaunchUnrecorded,
                 .strings("services", ids), .string("path", error.path), .int("errno", Int(error.errno ?? 0)))
         }
     }
