@@ -17,25 +17,33 @@ final class Mailbox: Sendable {
         case request(ServiceRequest)
     }
 
-    private let queue = Locked<[Message]>([])
-    // Asks the main thread to drain; set once at init.
-    private let wake: @Sendable () -> Void
+    private struct State {
+        var pending: [Message] = []
+        /// Asks the main thread to drain; set once by the owner (``wake(_:)``).
+        var wake: (@Sendable () -> Void)?
+    }
 
-    init(wake: @escaping @Sendable () -> Void) { self.wake = wake }
+    private let state = Locked(State())
+
+    /// Has `wake` called when a message arrives in an empty mailbox. The owner calls it once, in
+    /// its own init (the closure names the owner), before any service can send.
+    func wake(_ wake: @escaping @Sendable () -> Void) {
+        state.withLock { $0.wake = wake }
+    }
 
     func send(_ message: Message) {
-        let wasEmpty = queue.withLock { pending in
-            pending.append(message)
-            return pending.count == 1
+        let wake = state.withLock { state in
+            state.pending.append(message)
+            return state.pending.count == 1 ? state.wake : nil
         }
-        if wasEmpty { wake() }
+        wake?()
     }
 
     /// Everything sent so far, oldest first; the mailbox is left empty.
     func takeAll() -> [Message] {
-        queue.withLock { pending in
-            defer { pending = [] }
-            return pending
+        state.withLock { state in
+            defer { state.pending = [] }
+            return state.pending
         }
     }
 }

@@ -9,10 +9,9 @@ import ServiceJSON
 final class NotificationBus {
     private let dispatcher: Dispatcher
     /// Where services' other threads leave messages; each first message wakes the main thread
-    /// to drain this bus. Made on first use, as it wakes its owner.
-    private(set) lazy var mailbox = Mailbox { [weak self] in
-        DispatchQueue.main.async { MainActor.assumeIsolated { self?.drain() } }
-    }
+    /// to drain this bus. A `let` (not made lazily, to capture the bus): `drain` runs after every
+    /// lifecycle event, and a lazy property's getter cost it an access check and a retain there.
+    let mailbox = Mailbox()
     /// The last device token delivered, shown by `ctl state` and given to services that ask.
     var deviceToken: DeviceToken?
     /// The notification authorization, saved and announced here when it changes.
@@ -32,6 +31,9 @@ final class NotificationBus {
         self.desk = desk
         self.authorization = authorization
         self.log = log
+        mailbox.wake { [weak self] in
+            DispatchQueue.main.async { MainActor.assumeIsolated { self?.drain() } }
+        }
     }
 
     /// Handles what services sent: notifications and token requests, in the order sent.
