@@ -117,6 +117,42 @@ import Testing
             "\(result.records.text)")
     }
 
+    /// Issue 36, item 11: `plugins/libX.so → shared/x.so → lib/other.so` with `shared/` 0777.
+    /// The last file's directories are safe, but whoever can write `shared/` can point its link
+    /// at a library of their own (another user made the root host run `test.other 9.0.0`): the
+    /// file is refused, naming the link and its directory. As root, another user then swaps the
+    /// link, and the host still runs nothing of theirs.
+    @Test(.timeLimit(.minutes(10))) func aSymlinkChainThroughAWorldWritableFolder_isRefusedNamingTheLink() throws {
+        let host = try RunningHost()
+        try host.probe("good", ["PROBE_ID=\"test.good\""])
+        // In /tmp (root-owned and sticky, so safe itself), where another user can reach it.
+        let shared = "/tmp/servicehost-shared-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o777) == 0)  // past the umask
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        let real = try host.scratch.folder("reallib")
+        try Plugins.probe(real + "/other.so", ["PROBE_ID=\"test.other\""])
+        try FileManager.default.createSymbolicLink(atPath: shared + "/x.so", withDestinationPath: real + "/other.so")
+        try FileManager.default.createSymbolicLink(atPath: host.lib + "/libX.so", withDestinationPath: shared + "/x.so")
+        if let user = SecondUser.available() {
+            // Another user's library, linked from the folder they can write.
+            let theirs = try Plugins.probe(
+                host.scratch.file("theirs.so"), ["PROBE_ID=\"test.other\"", "PROBE_VERSION=\"9.0.0\""])
+            let swap = try Command.run(
+                "/usr/sbin/runuser", ["-u", user, "--", "/bin/ln", "-sfn", theirs, shared + "/x.so"])
+            #expect(swap.status == 0, "\(swap.stderr)")
+        }
+        try host.start()
+        #expect(try services(host).compactMap { $0["id"] as? String } == ["test.good"])
+        let result = host.stop()
+        let failure = result.records.named(.loadFailed).first { $0.string("path") == host.lib + "/libX.so" }
+        #expect(
+            failure?.string("reason")
+                == "refused: directory \(resolved(shared)) is writable by other users (mode 0777), which holds the link"
+                + " \(resolved(shared))/x.so on the way to file \(host.lib)/libX.so (fix the permissions, or pass"
+                + " --allow-insecure-plugins)",
+            "\(result.records.text)")
+    }
+
     @Test(.timeLimit(.minutes(10))) func aPluginNamedWithBytesThatAreNotUTF8_loads_andIsShownEscaped() throws {
         let host = try RunningHost()
         let built = try Plugins.probe(host.scratch.file("built.so"), ["PROBE_ID=\"test.raw\""])

@@ -34,26 +34,83 @@ enum FileSecurity {
     /// what is in it.
     static func pathProblem(_ path: String, what: String) -> String? {
         // Missing: the caller's open reports it.
-        guard let target = resolved(Array(path.utf8CString)) else { return nil }
+        let bytes = Array(path.utf8CString)
+        guard let target = resolved(bytes) else { return nil }
         var status = stat()
         guard stat(target, &status) == 0 else { return nil }
-        let name = PathBytes.escape(bytes(target))
+        let name = PathBytes.escape(Self.bytes(target))
         if let problem = problem(path: name, status: status, what: what) { return problem }
-        return directoriesProblem(of: target, what: what, name: name)
+        var checked: CheckedDirectories = []
+        return linkProblem(bytes, what: what, name: path, checked: &checked)
+            ?? directoriesProblem(of: target, what: what, name: name, checked: &checked)
     }
 
     /// Why a directory on the resolved path of the plugin file `path` (escaped, see
     /// ``PathBytes``) is unsafe, or nil: the rule of ``pathProblem(_:what:)`` for the
     /// directories, so a symlink into a directory others can write to cannot hand the host
     /// code they choose. `checked` remembers the directories already found safe in one scan.
+    /// Every symbolic link on the way counts too (``linkProblem(_:what:name:checked:)``): whoever can
+    /// write the directory a link is in can point it elsewhere.
     static func directoriesProblem(ofPlugin path: String, checked: inout CheckedDirectories) -> String? {
-        guard let target = resolved(PathBytes.cString(path)) else { return nil }  // missing: the open reports it
-        return directoriesProblem(of: target, what: "file", name: PathBytes.escape(bytes(target)), checked: &checked)
+        let bytes = PathBytes.cString(path)
+        guard let target = resolved(bytes) else { return nil }  // missing: the open reports it
+        return linkProblem(bytes, what: "file", name: path, checked: &checked)
+            ?? directoriesProblem(
+                of: target, what: "file", name: PathBytes.escape(Self.bytes(target)), checked: &checked)
     }
 
-    private static func directoriesProblem(of target: [CChar], what: String, name: String) -> String? {
-        var checked: CheckedDirectories = []
-        return directoriesProblem(of: target, what: what, name: name, checked: &checked)
+    /// The most links one path may go through, as the kernel allows (`ELOOP` past it: the open
+    /// then reports it).
+    private static let linkLimit = 40
+
+    /// Why the directory holding a symbolic link met on the way to the NUL-terminated `path`
+    /// (`what` `name`, escaped, in the reason) is unsafe, or nil: the path is walked name by name as
+    /// `realpath` does, and the directory of every link met (resolved, with every directory
+    /// above it) must pass the rule of ``pathProblem(_:what:)``. Without it a chain
+    /// `plugins/x.so → shared/x.so → lib/x.so` with `shared/` writable by all passed, its last
+    /// file's directories being safe, and another user chose the library the host ran.
+    private static func linkProblem(_ path: [CChar], what: String, name: String, checked: inout CheckedDirectories)
+        -> String?
+    {
+        let slash = CChar(UInt8(ascii: "/"))
+        var pending: [ArraySlice<CChar>] = []
+        func push(_ text: [CChar]) {
+            pending.insert(contentsOf: text.split(separator: slash).reversed(), at: pending.count)
+        }
+        var current: [CChar] = [slash]
+        if path.first != slash {
+            guard let cwd = getcwd(nil, 0) else { return nil }
+            current = Array(UnsafeBufferPointer(start: cwd, count: strlen(cwd)))
+            free(cwd)
+        }
+        push(Array(path.dropLast()))
+        var links = 0
+        var status = stat()
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        while let component = pending.popLast() {
+            if component == [CChar(UInt8(ascii: "."))] { continue }
+            if component == [CChar(UInt8(ascii: ".")), CChar(UInt8(ascii: "."))] {
+                current = Array(current[..<(current.lastIndex(of: slash) ?? 0)])
+                if current.isEmpty { current = [slash] }
+                continue
+            }
+            let candidate = (current == [slash] ? current : current + [slash]) + component
+            guard lstat(candidate + [0], &status) == 0 else { return nil }  // missing: the open reports it
+            guard status.st_mode & S_IFMT == S_IFLNK else {
+                current = candidate
+                continue
+            }
+            if let problem = walkProblem(from: current + [0], checked: &checked) {
+                let link = PathBytes.escape(candidate.map { UInt8(bitPattern: $0) })
+                return "\(problem), which holds the link \(link) on the way to \(what) \(name)"
+            }
+            links += 1
+            let length = readlink(candidate + [0], &target, target.count - 1)
+            guard links <= linkLimit, length > 0 else { return nil }
+            if target[0] == slash { current = [slash] }
+            push(Array(target[..<length]))
+        }
+        return nil
     }
 
     private static func directoriesProblem(
@@ -70,8 +127,13 @@ enum FileSecurity {
     static func resolvedDirectory(_ path: String, checked: inout CheckedDirectories) -> (
         path: [CChar], problem: String?
     )? {
-        guard let resolved = resolved(PathBytes.cString(path)) else { return nil }
-        return (resolved, walkProblem(from: resolved, checked: &checked))
+        let bytes = PathBytes.cString(path)
+        guard let resolved = resolved(bytes) else { return nil }
+        return (
+            resolved,
+            linkProblem(bytes, what: "directory", name: path, checked: &checked)
+                ?? walkProblem(from: resolved, checked: &checked)
+        )
     }
 
     /// The problem of ``resolvedDirectory(_:checked:)`` as said for its file `name` (bytes), the
