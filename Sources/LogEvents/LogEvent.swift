@@ -17,6 +17,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case controlOverloaded = "control.overloaded"
     case controlUnavailable = "control.unavailable"
     case controlUnwatched = "control.unwatched"
+    case copiesStoreFallback = "copies.storeFallback"
     case copiesStoreRefused = "copies.storeRefused"
     case eventAnsweredFalse = "event.answeredFalse"
     case eventFailed = "event.failed"
@@ -106,6 +107,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .controlOverloaded: ["reason", "limit"]
         case .controlUnavailable: ["path"]
         case .controlUnwatched: ["operation", "errno"]
+        case .copiesStoreFallback: ["path", "to", "reason", "errno"]
         case .copiesStoreRefused: ["path", "reason"]
         case .eventAnsweredFalse: ["event"]
         case .eventFailed: ["event", "result"]

@@ -119,6 +119,53 @@ import Testing
         #expect(host.stop().status == 0)
     }
 
+    /// Issue 36, item 6: another local user fills the store's file system (a small tmpfs over
+    /// the store's folder, in a mount namespace of the host's own): every copy failed with
+    /// ENOSPC and the host ran with no service. Now the copies go to the state directory, said
+    /// once, and the plugins load.
+    @Test(.timeLimit(.minutes(10))) func aStoreFilledByAnotherUser_fallsBackToTheStateDirectory_andThePluginsLoad()
+        throws
+    {
+        guard let user = SecondUser.available(), FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+        else {
+            print("skipped: \(SecondUser.whyUnavailable), or unshare is missing")
+            return
+        }
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        let config = try host.file("services.json", #"{"services": {"test.a": {"policy": "required"}}}"#)
+        // The host in a mount namespace of its own, with a 256 KiB tmpfs over its TMPDIR that
+        // the other user fills first (the store's folder is made, no copy fits).
+        let script = try host.file(
+            "in-namespace.sh",
+            """
+            #!/bin/sh
+            exec /usr/bin/unshare -m --propagation private /bin/sh -c '
+              mount -t tmpfs -o size=256k,mode=1777 servicehost-test "$0" || exit 97
+              /usr/sbin/runuser -u \(user) -- /bin/sh -c "cat /dev/zero > $0/fill" 2>/dev/null
+              exec "$@"' \(host.temporary) \(try Repository.product("host")) "$@"
+            """)
+        chmod(script, 0o755)
+        try host.start(["--config", config], executable: script, environment: ["TMPDIR": host.temporary])
+        #expect(
+            try (host.ctlJSON("list").reply["services"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+                == ["test.a", "test.b"])
+        let state = URL(fileURLWithPath: host.stateDirectory).resolvingSymlinksInPath().path
+        for name in ["a.so", "b.so"] {
+            let mapped = try host.mapped(name)
+            #expect(mapped.count == 1 && mapped[0].path.hasPrefix(state + "/copies/"), "\(mapped)")
+        }
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let fallbacks = result.records.named(.copiesStoreFallback)
+        #expect(fallbacks.count == 1, "\(result.records.text)")
+        #expect(fallbacks.first?.string("path") == host.store)
+        #expect(fallbacks.first?.string("to") == host.stateDirectory + "/copies")
+        #expect(fallbacks.first?.int("errno") == Int(ENOSPC))
+        #expect(result.records.named(.loadFailed).isEmpty, "\(result.records.text)")
+    }
+
     @Test(.timeLimit(.minutes(10))) func aStoreRemovedWhileTheHostRuns_isMadeAgainAtTheNextCopy() throws {
         let host = try StoreHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
@@ -138,7 +185,7 @@ import Testing
         try host.launch(["--isolation", "process"])
         #expect(try host.ctl("background").status == 0)
         #expect(host.events.last == "didEnterBackground test.a", "\(host.events)")
-        // The host itself opens nothing here: the copy in the store is the worker's.
+        // The host makes the copy (and holds it for restarts); the worker opens it from the store.
         #expect(host.storedFiles().keys.contains { $0.hasSuffix("/a.so") }, "\(host.storedFiles())")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: host.temporary).filter {
             $0.hasPrefix("servicehost-loaded-")

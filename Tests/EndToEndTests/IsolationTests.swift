@@ -507,6 +507,42 @@ import Testing
         #expect(inProcess.probe.count > 60)
     }
 
+    /// Issue 36, item 7: a plugin file replaced without a reload, then its worker killed: the
+    /// restart runs the version the host loaded (from the host's stored copy), not the new file
+    /// (here a build that aborts in willFinishLaunching, and declares another version).
+    @Test func aWorkerRestartedAfterItsFileWasReplaced_runsTheVersionLoaded_untilAReload() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_VERSION=\"1.0.0\""])
+        try host.start(["--isolation", "process"])
+        let first = try #require(try host.service("test.a")?["pid"] as? Int)
+        let loaded = workerMaps(pid_t(first), "a.so")
+        #expect(loaded.count == 1, "\(loaded)")
+        // A new build put in place as installers do (a new inode), and no reload.
+        let next = host.lib + "/.a.so.new"
+        try Plugins.probe(
+            next, ["PROBE_ID=\"test.a\"", "PROBE_VERSION=\"2.0.0\"", "PROBE_CRASH_KIND=SH_EVENT_WILL_FINISH_LAUNCHING"])
+        #expect(rename(next, host.lib + "/a.so") == 0)
+        #expect(kill(pid_t(first), SIGKILL) == 0)
+        #expect(eventually { (try? host.service("test.a"))?["restarts"] as? Int == 1 })
+        let service = try #require(try host.service("test.a"))
+        #expect(service["state"] as? String == "running", "\(service)")
+        #expect(service["version"] as? String == "1.0.0", "\(service)")
+        let second = try #require(service["pid"] as? Int)
+        #expect(second != first)
+        // The new worker maps the very copy the first one did.
+        #expect(workerMaps(pid_t(second), "a.so") == loaded, "\(loaded)")
+        // A reload loads the new file (which aborts in its launch: a crash, then a restart of it).
+        let reload = try host.reply("reload")
+        #expect(reload["replaced"] as? [String] == ["test.a"], "\(reload)")
+        let result = host.stop()
+        let restarted = result.records.named(.workerRestarted)
+        #expect(restarted.first?.strings("services") == ["test.a"], "\(result.records.text)")
+        let crashes = result.records.named(.workerCrashed)
+        #expect(crashes.first?.int("signal") == 9, "\(result.records.text)")
+        // Before the reload, only the killed worker died: the restart never ran the new build.
+        #expect(crashes.first?.string("event") == nil)
+    }
+
     @Test func theIsolationOptions_areCheckedOnTheCommandLine() throws {
         let host = try Repository.product("host")
         for (arguments, message) in [
@@ -537,4 +573,19 @@ private func drive(_ host: IsolatedHost, _ commands: [[String]]) throws -> (
     let result = host.wait()
     #expect(result.status == 0)
     return (result.records.messages(startingWith: "probe ").map(\.description), host.events, replies)
+}
+
+/// The files whose name ends in `/NAME` that process `pid` maps.
+private func workerMaps(_ pid: pid_t, _ name: String) -> [String] {
+    guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { return [] }
+    defer { try? handle.close() }
+    let maps = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+    var seen: [String] = []
+    for line in maps.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        if fields.count >= 6, fields[5].hasSuffix("/" + name), !seen.contains(String(fields[5])) {
+            seen.append(String(fields[5]))
+        }
+    }
+    return seen
 }

@@ -18,10 +18,21 @@ import Glibc
 /// and keeps its copies in a new private directory, `PARENT/servicehost-loaded-PID-XXXXXX`,
 /// removed at a normal exit (the next host removes those of processes gone).
 ///
+/// A store that cannot take a copy (a full or read-only file system, a quota, permissions:
+/// another user can fill the world-writable `/dev/shm`) is left for the next candidate, said
+/// once (``takeFallback()``): the state directory's `copies` (checked as the shared store is),
+/// then a private directory in `TMPDIR` or `/tmp`, then in `/var/tmp`, each on a file system
+/// that allows execution. So a full disk never keeps a plugin from loading while any candidate
+/// has room.
+///
+/// A worker uses its host's store (``workerVariable``): it opens the copy its host made and
+/// chose the store of (``HeldCopy``), and makes none of its own.
+///
 /// Eviction: each KEY directory names its source in `.source`. After the first copy a process
 /// makes (off the start-up path), the KEY directories whose source no longer has that identity
 /// (removed or changed) are removed: every rebuild during development adds a version. A process
-/// still running an evicted copy keeps its mapping (Linux maps the inode, not the name).
+/// still running an evicted copy keeps its mapping (Linux maps the inode, not the name); a copy
+/// a host holds for its workers' restarts (``HeldCopy``, a shared `flock`) is left alone.
 struct CopyStore: Sendable {
     /// The directory of KEY directories.
     let root: String
@@ -45,23 +56,115 @@ struct CopyStore: Sendable {
     @MainActor
     static func current() throws(SystemError) -> CopyStore {
         if let chosen { return chosen }
+        if let inherited = inherited() {
+            chosen = inherited
+            return inherited
+        }
         let parent = parent()
         let shared = parent + "/servicehost-copies-\(FileSecurity.hostUser)"
         let store: CopyStore
-        // In a folder others may rename things in, they could swap the store for their own.
-        if !isSafeParent(parent) {
-            refusal = (
-                shared, "its folder \(parent) can be changed by other users (writable by them, without the sticky bit)"
-            )
-            store = CopyStore(root: try makePrivate(in: parent), persistent: false)
-        } else if let problem = problem(shared) {
-            refusal = (shared, problem)
-            store = CopyStore(root: try makePrivate(in: parent), persistent: false)
-        } else {
-            store = CopyStore(root: shared, persistent: true)
+        do throws(SystemError) {
+            // In a folder others may rename things in, they could swap the store for their own.
+            if !isSafeParent(parent) {
+                refusal = (
+                    shared,
+                    "its folder \(parent) can be changed by other users (writable by them, without the sticky bit)"
+                )
+                store = CopyStore(root: try makePrivate(in: parent), persistent: false)
+            } else if let problem = problem(shared) {
+                refusal = (shared, problem)
+                store = CopyStore(root: try makePrivate(in: parent), persistent: false)
+            } else {
+                store = CopyStore(root: shared, persistent: true)
+            }
+        } catch {
+            // Not even a private directory there (no inode left, no permission): the next place.
+            guard let next = fallBack(from: shared, because: error) else { throw error }
+            return next
         }
         chosen = store
         return store
+    }
+
+    /// The environment variable that gives a worker its host's store (set by ``WorkerSpawn``).
+    static let workerVariable = "SERVICEHOST_WORKER_COPY_STORE"
+
+    /// In a worker, its host's store (``workerVariable``), when it is still safe; nil in a host.
+    private static func inherited() -> CopyStore? {
+        let arguments = CommandLine.arguments
+        guard arguments.count > 1, arguments[1] == WorkerSpawn.subcommand,
+            let root = getenv(workerVariable).map({ String(cString: $0) }), root.hasPrefix("/"), problem(root) == nil
+        else { return nil }
+        return CopyStore(root: root, persistent: false)
+    }
+
+    /// The state directory (`--state-dir`), the first place a store that cannot take a copy
+    /// falls back to; set by the host before it loads anything.
+    @MainActor static var stateDirectory: String?
+
+    /// Leaves `failed` (the store in use, which could not take a copy: `error`) for the next
+    /// candidate that can be used (see the type's notes), made the store of later copies; nil
+    /// when none is left. Says why once (``takeFallback()``).
+    @MainActor
+    static func fallBack(from failed: CopyStore, because error: SystemError) -> CopyStore? {
+        guard chosen == nil || chosen?.root == failed.root else { return chosen }
+        return fallBack(from: failed.root, because: error)
+    }
+
+    @MainActor
+    private static func fallBack(from failed: String, because error: SystemError) -> CopyStore? {
+        tried.insert(failed)
+        var next: CopyStore?
+        if let state = stateDirectory, state.hasPrefix("/") {
+            let root = state + "/copies"
+            if !tried.contains(root), allowsExecution(state), problem(root) == nil {
+                next = CopyStore(root: root, persistent: true)
+            }
+        }
+        if next == nil {
+            let failedParent = parentPath(of: failed)
+            for parent in [temporary(), "/var/tmp"]
+            where parent != failedParent && !triedParents.contains(parent) && allowsExecution(parent) {
+                triedParents.insert(parent)
+                guard let root = try? makePrivate(in: parent) else { continue }
+                next = CopyStore(root: root, persistent: false)
+                break
+            }
+        }
+        if let chosen, chosen.descriptor >= 0 { close(chosen.descriptor) }
+        chosen = next
+        madeScratch = nil
+        guard let next else {
+            fallback = (failed, nil, "\(error)", error.errno)
+            return nil
+        }
+        tried.insert(next.root)
+        fallback = (failed, next.root, "\(error)", error.errno)
+        return next
+    }
+
+    /// The store left and the one taken instead (nil: none was left), why, and its errno, once:
+    /// the caller logs it.
+    @MainActor
+    static func takeFallback() -> (from: String, to: String?, reason: String, errno: Int32)? {
+        defer { fallback = nil }
+        return fallback
+    }
+
+    @MainActor private static var fallback: (from: String, to: String?, reason: String, errno: Int32)?
+    /// The stores left after a failed copy, and the parents private stores were made in.
+    @MainActor private static var tried: Set<String> = []
+    @MainActor private static var triedParents: Set<String> = []
+
+    /// Whether the file system of `path` allows execution (a library there can be mapped).
+    private static func allowsExecution(_ path: String) -> Bool {
+        var system = statvfs()
+        // ST_NOEXEC (8, <sys/statvfs.h>): an enum constant there, which Swift does not import.
+        return statvfs(path, &system) == 0 && system.f_flag & 8 == 0
+    }
+
+    private static func parentPath(of path: String) -> String {
+        String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
     }
 
     /// Why the shared store could not be used (its path and the reason), once: the caller logs it.
@@ -78,7 +181,15 @@ struct CopyStore: Sendable {
         chosen = nil
     }
 
-    @MainActor private static var chosen: CopyStore?
+    @MainActor private static var chosen: CopyStore? {
+        didSet {
+            let root = chosen?.root
+            forWorkers.withLock { $0 = root }
+        }
+    }
+    /// The root of the store in use, for the workers this host starts (``workerVariable``):
+    /// read by ``WorkerSpawn`` off the main actor.
+    static let forWorkers = Locked<String?>(nil)
     @MainActor private static var refusal: (path: String, reason: String)?
     @MainActor private static var evictionScheduled = false
 
@@ -89,7 +200,7 @@ struct CopyStore: Sendable {
         Self.evictionScheduled = true
         let root = root
         let persistent = persistent
-        let parent = String(root[..<(root.lastIndex(of: "/") ?? root.endIndex)])
+        let parent = Self.parentPath(of: root)
         DispatchQueue.global(qos: .utility).async {
             if persistent { Self.evict(root) }
             Self.removeLeftovers(in: parent)
@@ -199,11 +310,13 @@ struct CopyStore: Sendable {
     private static let privatePrefix = "servicehost-loaded-"
 
     /// A directory of this process's own, removed at exit, for copies that must not be shared:
-    /// a version loaded a second time (``StoredCopy``). Made at the first use.
+    /// a version loaded a second time (``StoredCopy``). Made at the first use, beside the store
+    /// in use (a store left for another takes its scratch directory's place too).
     @MainActor
     static func scratch() throws(SystemError) -> String {
         if let madeScratch { return madeScratch }
-        let root = try makePrivate(in: parent())
+        let store = try current()
+        let root = store.persistent ? try makePrivate(in: parentPath(of: store.root)) : store.root
         madeScratch = root
         return root
     }
@@ -219,8 +332,13 @@ struct CopyStore: Sendable {
         return root
     }
 
+    /// `TMPDIR` when it is absolute, else `/tmp`.
+    private static func temporary() -> String {
+        getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+    }
+
     private static func parent() -> String {
-        let temporary = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp"
+        let temporary = temporary()
         if isExecutableMemory(temporary) { return temporary }
         if isExecutableMemory(sharedMemory), isSafeParent(sharedMemory) { return sharedMemory }
         return temporary
@@ -258,11 +376,23 @@ struct CopyStore: Sendable {
             if stat(PathBytes.cString(path), &status) == 0 && FileIdentity(status) == identity { continue }
             // A copy being made (its temporary file) is left to its maker; a copy removed between
             // another host's check and its dlopen is copied again by that host.
-            if ((try? directory.names()) ?? []).contains(where: { $0.hasPrefix(DirectoryHandle.temporaryPrefix) }) {
-                continue
-            }
+            let names = (try? directory.names()) ?? []
+            if names.contains(where: { $0.hasPrefix(DirectoryHandle.temporaryPrefix) }) { continue }
+            // A copy a host holds for its workers' restarts (``HeldCopy``): its version runs.
+            if isHeld(root + "/" + key, names: names.filter { $0 != sourceName }) { continue }
             removeTree(root + "/" + key)
         }
+    }
+
+    /// Whether a process holds one of the copies `names` of `directory` (a shared `flock`).
+    private static func isHeld(_ directory: String, names: [String]) -> Bool {
+        for name in names {
+            let descriptor = open(directory + "/" + name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK { return true }
+        }
+        return false
     }
 
     /// Removes the private stores of processes now gone (a killed worker's, or an older host's).
@@ -292,11 +422,14 @@ struct CopyStore: Sendable {
     /// Has a normal exit remove the private store `root`. Not on the main actor: `exit` may
     /// run on any thread.
     private nonisolated static func removeAtExit(_ root: String) {
-        privateRootAtExit.withLock { $0 = root }
-        atexit { privateRootAtExit.withLock { root in root.map(CopyStore.removeTree) } }
+        let first = privateRootsAtExit.withLock { roots in
+            roots.append(root)
+            return roots.count == 1
+        }
+        if first { atexit { privateRootsAtExit.withLock { roots in roots.forEach(CopyStore.removeTree) } } }
     }
 }
 
-// The private store to remove when the process exits normally (an atexit handler cannot
-// capture).
-private let privateRootAtExit = Locked<String?>(nil)
+// The private stores to remove when the process exits normally (an atexit handler cannot
+// capture): a store left for another one adds one.
+private let privateRootsAtExit = Locked<[String]>([])

@@ -25,19 +25,22 @@ import Glibc
 struct StoredCopy {
     /// The plugin file as the host names it (escaped, see ``PathBytes``).
     let path: String
-    /// The copy, to give `dlopen`.
-    let loadPath: String
+    /// The copy, to give `dlopen` (another store's when the first could not take it).
+    private(set) var loadPath: String
     /// The file's identity, which the copy's key names.
     private let identity: FileIdentity
     /// The store the copy is in, and where the copy's path relative to the store's open folder
     /// starts in `loadPath` (see `isIntact`); a private copy has no offset.
-    private let store: CopyStore
-    private let inStore: Int?
+    private var store: CopyStore
+    private var inStore: Int?
     /// The length of the copy's folder in `loadPath`.
-    private let directoryLength: Int
+    private var directoryLength: Int
     /// Whether the copy was looked at (or made) by this process; false for a copy of the shared
     /// store taken as made, which ``makeIfNeeded()`` checks when its `dlopen` fails.
     private var checked = false
+    /// Whether `path` is itself a copy in the store (a worker opening the copy its host made,
+    /// ``HeldCopy``): loaded as it is, never copied again.
+    private var isStored = false
 
     /// The stored copy of the file at `path` inspected as `identity`. A copy in the shared store
     /// is taken as made (``makeIfNeeded()`` checks it once its `dlopen` fails, the first start of
@@ -53,7 +56,13 @@ struct StoredCopy {
         self.store = store
         var inStore: Int? = store.root.utf8.count + 1
         let name = Self.nameStart(path)
-        if Self.loaded.insert(identity).inserted {
+        if path.hasPrefix(store.root + "/") {
+            // Already a copy in this store (the one a worker's host made): it never changes.
+            isStored = true
+            // The copy's name is the file's escaped name, sent escaped again: its bytes as named.
+            loadPath = String(decoding: PathBytes.unescape(path), as: UTF8.self)
+            directoryLength = max(0, name - 1)
+        } else if Self.loaded.insert(identity).inserted {
             (loadPath, directoryLength) = Self.storedPath(
                 root: store.root, identity: identity, path: path, nameStart: name)
         } else {
@@ -75,7 +84,34 @@ struct StoredCopy {
         self.inStore = inStore
         // A copy of the shared store costs its `dlopen` alone (~1.2 µs a plugin per start was
         // this `lstat`, bench row 3); nothing else could have put another file there.
-        if inStore == nil || !store.persistent { _ = try makeIfNeeded() }
+        if !isStored && (inStore == nil || !store.persistent) { _ = try makeIfNeeded() }
+    }
+
+    /// The copy of the file at `path` inspected as `identity` in the store, made now when it is
+    /// missing or not intact: a copy for another process to load (a worker, ``HeldCopy``),
+    /// whatever this process loaded.
+    @MainActor
+    static func made(of path: String, identity: FileIdentity) throws(LoadFailure.Reason) -> String {
+        let store: CopyStore
+        do { store = try CopyStore.current() } catch { throw .system(error) }
+        let (loadPath, directoryLength) = storedPath(
+            root: store.root, identity: identity, path: path, nameStart: nameStart(path))
+        var copy = StoredCopy(
+            path: path, loadPath: loadPath, identity: identity, store: store, inStore: store.root.utf8.count + 1,
+            directoryLength: directoryLength)
+        _ = try copy.makeIfNeeded()
+        return copy.loadPath
+    }
+
+    private init(
+        path: String, loadPath: String, identity: FileIdentity, store: CopyStore, inStore: Int?, directoryLength: Int
+    ) {
+        self.path = path
+        self.loadPath = loadPath
+        self.identity = identity
+        self.store = store
+        self.inStore = inStore
+        self.directoryLength = directoryLength
     }
 
     /// Where the file name starts in `path` (escaped: an escaped path's last component is its
@@ -120,21 +156,65 @@ struct StoredCopy {
     /// made a copy (an intact one, or one checked before, is left: false).
     @MainActor
     mutating func makeIfNeeded() throws(LoadFailure.Reason) -> Bool {
-        guard !checked else { return false }
+        guard !checked, !isStored else { return false }
         checked = true
         if Self.isIntact(loadPath, in: inStore.map { (store.descriptor, $0) }, size: identity.size) { return false }
-        // Only a copy to make needs its folder's own string.
-        let directory = String(decoding: loadPath.utf8.prefix(directoryLength), as: UTF8.self)
-        do { try Self.make(loadPath, in: directory, of: path, identity: identity) } catch {
-            // The store itself went away while the host ran (removed by hand, or a tmp cleaner
-            // on a long-running host): choose and check it again, once.
-            guard store.persistent, access(store.root, F_OK) != 0 else { throw error }
-            CopyStore.forget()
-            guard let again = try? CopyStore.current(), again.root == store.root else { throw error }
-            try Self.make(loadPath, in: directory, of: path, identity: identity)
+        while true {
+            // Only a copy to make needs its folder's own string.
+            let directory = String(decoding: loadPath.utf8.prefix(directoryLength), as: UTF8.self)
+            do throws(MakeError) {
+                do throws(MakeError) { try Self.make(loadPath, in: directory, of: path, identity: identity) } catch {
+                    // The store itself went away while the host ran (removed by hand, or a tmp
+                    // cleaner on a long-running host): choose and check it again, once.
+                    guard store.persistent, access(store.root, F_OK) != 0 else { throw error }
+                    CopyStore.forget()
+                    guard let again = try? CopyStore.current(), again.root == store.root else { throw error }
+                    try Self.make(loadPath, in: directory, of: path, identity: identity)
+                }
+                store.didMakeCopy()
+                return true
+            } catch {
+                guard case .store(let failure) = error else { throw error.reason }
+                // The store cannot take it (full, read-only, a quota): the next one (``CopyStore``).
+                guard let next = CopyStore.fallBack(from: store, because: failure) else { throw .system(failure) }
+                try move(to: next)
+            }
         }
-        store.didMakeCopy()
-        return true
+    }
+
+    /// Puts the copy in `next` (the store that replaces one that could not take it).
+    @MainActor
+    private mutating func move(to next: CopyStore) throws(LoadFailure.Reason) {
+        let name = Self.nameStart(path)
+        store = next
+        if inStore != nil {
+            inStore = next.root.utf8.count + 1
+            (loadPath, directoryLength) = Self.storedPath(
+                root: next.root, identity: identity, path: path, nameStart: name)
+            return
+        }
+        Self.reloads += 1
+        let directory: String
+        do { directory = try CopyStore.scratch() + "/" + CopyStore.key(identity) + "-\(Self.reloads)" } catch {
+            throw .system(error)
+        }
+        directoryLength = directory.utf8.count
+        loadPath =
+            directory + "/"
+            + (name < path.utf8.count ? String(decoding: path.utf8.dropFirst(name), as: UTF8.self) : "plugin.so")
+    }
+
+    /// Why a copy was not made: the file (its reason), or the store (which another may replace).
+    private enum MakeError: Error {
+        case file(LoadFailure.Reason)
+        case store(SystemError)
+
+        var reason: LoadFailure.Reason {
+            switch self {
+            case .file(let reason): reason
+            case .store(let error): .system(error)
+            }
+        }
     }
 
     /// Whether `copy` can be loaded as is: a regular file (not a symlink), ours, with no write
@@ -166,11 +246,11 @@ struct StoredCopy {
     /// is whole and the source did not change meanwhile.
     @MainActor
     private static func make(_ copy: String, in directory: String, of path: String, identity: FileIdentity)
-        throws(LoadFailure.Reason)
+        throws(MakeError)
     {
         let source: ReadOnlyFile
-        do { source = try ReadOnlyFile(pluginPath: path) } catch { throw .system(error) }
-        guard FileIdentity(source.status) == identity else { throw .changed }
+        do { source = try ReadOnlyFile(pluginPath: path) } catch { throw .file(.system(error)) }
+        guard FileIdentity(source.status) == identity else { throw .file(.changed) }
         temporaries += 1
         let temporary = directory + "/" + DirectoryHandle.temporaryPrefix + "\(getpid())-\(temporaries)"
         let complete: Bool
@@ -189,18 +269,18 @@ struct StoredCopy {
             try output.close(temporary)
         } catch {
             unlink(temporary)
-            throw .system(error)
+            throw .store(error)
         }
         // A file that ends early shrank under the copy; a write during it changes its time.
         var after = stat()
         guard complete, fstat(source.descriptor.rawValue, &after) == 0, FileIdentity(after) == identity else {
             unlink(temporary)
-            throw .changed
+            throw .file(.changed)
         }
         guard rename(temporary, copy) == 0 else {
             let error = SystemError.current("rename", copy)
             unlink(temporary)
-            throw .system(error)
+            throw .store(error)
         }
     }
 

@@ -55,6 +55,8 @@ public final class Host {
     ) {
         self.log = log
         self.stateDirectory = stateDirectory
+        // Where plugin copies go when the store of copies cannot take them.
+        if let stateDirectory { CopyStore.stateDirectory = stateDirectory.path }
         self.firstLaunch = firstLaunch
         self.clock = clock
         // The parts in dependency order, each given what it needs; only isolation, a start step of

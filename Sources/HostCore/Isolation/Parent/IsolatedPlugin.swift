@@ -45,6 +45,9 @@ final class IsolatedPlugin {
     /// Whether the file passed the permission rule when the host loaded it: a changed file
     /// must pass it again (unless it never did, which --allow-insecure-plugins allowed).
     private let wasSecure: Bool
+    /// The stored copy of the version loaded (`identity`), which every worker opens: a restart
+    /// runs that version until a reload, whatever became of the file.
+    private var copy: HeldCopy?
     unowned let supervisor: IsolationSupervisor
 
     init(_ inspected: PluginInspector.Inspected, supervisor: IsolationSupervisor) {
@@ -119,6 +122,14 @@ final class IsolatedPlugin {
     /// Spawns a worker and has it load the plugin (with the loader's own checks).
     private func launchWorker() -> Launch {
         let settings = supervisor.settings
+        // The worker opens the host's copy of the version loaded, never the file itself.
+        let copy: HeldCopy
+        if let held = self.copy, held.source == identity, held.isThere {
+            copy = held
+        } else {
+            do { copy = try HeldCopy(of: path, identity: identity) } catch { return .refused(error) }
+            self.copy = copy
+        }
         let connection: WorkerConnection
         do {
             connection = try WorkerConnection(
@@ -132,12 +143,13 @@ final class IsolatedPlugin {
         }
         self.connection = connection
         var w = WireWriter()
-        w.string(path)
-        w.u64(identity.device)
-        w.u64(identity.inode)
-        w.i64(identity.size)
-        w.i64(identity.modified)
-        w.i64(identity.changed)
+        // Escaped as plugin paths are (PathBytes): the copy's name is the file's escaped name.
+        w.string(PathBytes.escape(copy.path))
+        w.u64(copy.identity.device)
+        w.u64(copy.identity.inode)
+        w.i64(copy.identity.size)
+        w.i64(copy.identity.modified)
+        w.i64(copy.identity.changed)
         w.u8(UInt8(log.level.rawValue))
         w.f64(supervisor.host?.answerTimeout ?? 30)
         switch connection.request(&w, .open, expecting: [.opened, .openFailed], timeout: loadTimeout) {
@@ -378,26 +390,31 @@ final class IsolatedPlugin {
         return true
     }
 
-    private func restart() {
+    /// Starts a new worker on the version loaded (its stored copy: the file may have been
+    /// replaced since, which only a reload loads), or, with `reading`, on the file as it is
+    /// now (it changed while the services were failed or stopped).
+    private func restart(reading: Bool = false) {
         guard let host = supervisor.host, host.isRunning else {
             status = .stopped
             return publish()
         }
-        if wasSecure, case .failure(let failure) = PluginScanner.check(path: path, allowInsecure: false) {
-            return stop(because: "it no longer loads: \(failure.message)")
-        }
-        switch PluginInspector.inspect(path: path) {
-        case .failure(let failure):
-            return stop(because: "it no longer loads: \(failure.message)")
-        case .success(let inspected):
-            let newIDs = inspected.metadata.services.map(\.id)
-            guard Set(newIDs) == Set(ids) else {
-                return stop(
-                    because:
-                        "the file now declares services \(newIDs.joined(separator: ", ")), not \(ids.joined(separator: ", "))"
-                )
+        if reading {
+            if wasSecure, case .failure(let failure) = PluginScanner.check(path: path, allowInsecure: false) {
+                return stop(because: "it no longer loads: \(failure.message)")
             }
-            identity = inspected.identity
+            switch PluginInspector.inspect(path: path) {
+            case .failure(let failure):
+                return stop(because: "it no longer loads: \(failure.message)")
+            case .success(let inspected):
+                let newIDs = inspected.metadata.services.map(\.id)
+                guard Set(newIDs) == Set(ids) else {
+                    return stop(
+                        because:
+                            "the file now declares services \(newIDs.joined(separator: ", ")), not \(ids.joined(separator: ", "))"
+                    )
+                }
+                identity = inspected.identity
+            }
         }
         switch launchWorker() {
         case .refused(let reason):
@@ -455,7 +472,7 @@ final class IsolatedPlugin {
         blockedIdentity = nil
         history.reset()
         self.status = .restarting
-        restart()
+        restart(reading: true)
     }
 
     /// Puts the services' state on the board `ctl list` reads.

@@ -75,18 +75,23 @@ enum WorkerSpawn {
         }
     }
 
-    /// The host's environment, plus a short Swift crash backtrace (the crashed thread's frames,
+    /// The host's environment, plus its store of copies (``CopyStore/workerVariable``) and a
+    /// short Swift crash backtrace (the crashed thread's frames,
     /// which name the plugin's function) unless SWIFT_BACKTRACE says otherwise: a crashing
     /// plugin then leaves a useful trace in the host's log, not a hundred lines per crash.
     private static func workerEnvironment() -> [UnsafeMutablePointer<CChar>?] {
         var entries: [UnsafeMutablePointer<CChar>?] = []
         var hasBacktrace = false
         var entry = environ
+        let store = CopyStore.workerVariable + "="
         while let pointer = entry.pointee {
-            if strncmp(pointer, "SWIFT_BACKTRACE=", 16) == 0 { hasBacktrace = true }
-            entries.append(strdup(pointer))
             entry += 1
+            if strncmp(pointer, "SWIFT_BACKTRACE=", 16) == 0 { hasBacktrace = true }
+            if strncmp(pointer, store, store.utf8.count) == 0 { continue }
+            entries.append(strdup(pointer))
         }
+        // The host's store of copies: the worker opens the copy the host made there (HeldCopy).
+        if let root = CopyStore.forWorkers.withLock({ $0 }) { entries.append(strdup(store + root)) }
         if !hasBacktrace {
             entries.append(
                 strdup(

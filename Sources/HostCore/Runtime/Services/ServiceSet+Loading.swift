@@ -316,6 +316,7 @@ extension ServiceSet {
                     "the store of plugin copies \(refusal.path) is unsafe (\(refusal.reason)): copies go to a private directory",
                     event: .copiesStoreRefused, .string("path", refusal.path), .string("reason", refusal.reason))
             }
+            if let fallback = CopyStore.takeFallback() { logFallback(fallback) }
         }
         // The marks as a closure literal, not a closure value: `willRun` does not escape, so the
         // times it writes stay on the stack (a stored closure boxed them: three allocations per
@@ -327,6 +328,25 @@ extension ServiceSet {
         }
         if replacing { retiredCopies[plugin.path, default: 0] += 1 }
         return infos
+    }
+
+    /// Says once that the store of copies could not take a copy and which store takes them now.
+    func logFallback(_ fallback: (from: String, to: String?, reason: String, errno: Int32)) {
+        let fields: [LogField] = [
+            .string("path", fallback.from), .string("to", fallback.to ?? ""), .string("reason", fallback.reason),
+            .int("errno", fallback.errno),
+        ]
+        if let to = fallback.to {
+            log.write(
+                .warn, "host",
+                "the store of plugin copies \(fallback.from) cannot take a copy (\(fallback.reason)): copies go to \(to)",
+                event: .copiesStoreFallback, fields: fields)
+        } else {
+            log.write(
+                .error, "host",
+                "the store of plugin copies \(fallback.from) cannot take a copy (\(fallback.reason)), and no other place can",
+                event: .copiesStoreFallback, fields: fields)
+        }
     }
 
     /// Whether one of `services` is wanted and not lazy: its file is opened now.
