@@ -91,7 +91,8 @@ import Testing
         #expect(host.stop().status == 0)
     }
 
-    @Test(.timeLimit(.minutes(10))) func aVersionLoadedAgain_getsACopyOfItsOwn_andTheStoreNamesItsSourceAbsolutely()
+    @Test(.timeLimit(.minutes(10)))
+    func aVersionStartedAgain_runsFromTheLibraryLoaded_andTheStoreNamesItsSourceAbsolutely()
         throws
     {
         let host = try StoreHost()
@@ -106,17 +107,48 @@ import Testing
         let key = try #require(host.storedFiles().keys.first { $0.hasSuffix("/a.so") }?.split(separator: "/").first)
         let source = try String(contentsOfFile: host.store + "/\(key)/.source", encoding: .utf8)
         #expect(source.hasPrefix("/") && source.hasSuffix("/a.so"), "\(source)")
-        // Disabled, then enabled again: the same version, started anew, must be a new load
-        // (its entry runs once per load), not the library already loaded from the store.
+        // Disabled, then enabled again: the same version started anew runs from the library
+        // loaded (a second load would stay mapped for good), with no retired copy.
         try #"{"services": {"test.a": {"enabled": false}}}"#.write(toFile: config, atomically: true, encoding: .utf8)
         #expect(try host.ctlJSON("reload").reply["removed"] as? [String] == ["test.a"])
         try #"{"services": {"test.a": {}}}"#.write(toFile: config, atomically: true, encoding: .utf8)
         #expect(try host.ctlJSON("reload").reply["added"] as? [String] == ["test.a"])
         let mapped = try host.mapped("a.so").map(\.path)
-        #expect(mapped.count == 2, "\(mapped)")
-        #expect(mapped.contains { $0.hasPrefix(host.store + "/") })
-        #expect(mapped.contains { $0.hasPrefix(host.temporary + "/servicehost-loaded-") })
-        #expect(host.stop().status == 0)
+        #expect(mapped.count == 1 && mapped[0].hasPrefix(host.store + "/"), "\(mapped)")
+        let service = (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first
+        #expect(service?["retiredCopies"] as? Int == 0, "\(String(describing: service))")
+        let result = host.stop()
+        #expect(result.status == 0)
+        // Started again: launched a second time, as a restart (no second load, no second attach).
+        let launches = result.records.probe(1).filter { $0.source == "test.a" }
+        #expect(launches.count == 2, "\(result.records.text)")
+    }
+
+    /// Issue 36, item 8: settings edits used to load the library again from a new private copy
+    /// each time (41 mapped copies after 40 edits, `retiredCopies` 40 against the limit of 16).
+    @Test(.timeLimit(.minutes(10))) func fortySettingsEdits_leaveOneMappedCopy_andNoRetiredCopy() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let config = try host.file("services.json", #"{"services": {"test.a": {"settings": {"n": 0}}}}"#)
+        try host.start(["--config", config], environment: ["TMPDIR": host.temporary])
+        for edit in 1...40 {
+            try #"{"services": {"test.a": {"settings": {"n": \#(edit)}}}}"#.write(
+                toFile: config, atomically: true, encoding: .utf8)
+            let reload = try host.ctlJSON("reload").reply
+            #expect(reload["replaced"] as? [String] == ["test.a"], "edit \(edit): \(reload)")
+            #expect((reload["failures"] as? [String] ?? []).isEmpty, "edit \(edit): \(reload)")
+        }
+        let mapped = try host.mapped("a.so")
+        #expect(mapped.count == 1, "\(mapped)")
+        let service = (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first
+        let retired = service?["retiredCopies"] as? Int
+        #expect(retired != nil && retired! <= 16, "\(String(describing: service))")
+        #expect(retired == 0)
+        let result = host.stop()
+        #expect(result.status == 0)
+        // Each edit reached the service: its last launch carried the last settings.
+        let last = result.records.probe(1).last { $0.source == "test.a" }?.message ?? ""
+        #expect(last.contains(#"settings={"n":40}"#), "\(last)")
     }
 
     /// Issue 36, item 6: another local user fills the store's file system (a small tmpfs over

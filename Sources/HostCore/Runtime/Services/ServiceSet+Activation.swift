@@ -34,8 +34,7 @@ extension ServiceSet {
                     if let known = files[entry.plugin.path] {
                         infos = known
                     } else {
-                        infos = try openPlugin(
-                            entry.plugin, replacing: slots.contains { $0.path == entry.plugin.path }, cost: &cost)
+                        infos = try openPlugin(entry.plugin, cost: &cost)
                         files[entry.plugin.path] = infos
                         // Services of the file still waiting keep these descriptors: no second open.
                         dormant.hold(infos, from: entry.plugin)

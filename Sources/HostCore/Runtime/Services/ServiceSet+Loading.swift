@@ -16,6 +16,7 @@ extension ServiceSet {
         let (opened, waiting) = try open(plan: plan, inspection: inspection, keeping: [:], report: &report)
         dispatcher.setServices(opened)
         dormant.replace(with: waiting)
+        hasLoaded = true
         report.added = opened.map(\.id)
         if settings.strict && !report.failures.isEmpty {
             throw LoadError(
@@ -54,6 +55,9 @@ extension ServiceSet {
                 && previousConfiguration.services[slot.id] == configuration.services[slot.id]
             if unchanged {
                 keep[slot.id] = slot
+            } else if onDisk[slot.id]?.identity == slot.identity {
+                // Its settings changed: started again from the library loaded, not a new load.
+                attachedContexts[slot.descriptor] = slot.context
             } else if onDisk[slot.id]?.identity != slot.identity
                 && retiredCopies[slot.path, default: 0] >= Self.retiredCopyLimit
             {
@@ -88,6 +92,8 @@ extension ServiceSet {
     /// state, what arrives is caught up to it (start order).
     func apply(_ change: ReloadChange, lifecycle: AppLifecycle) {
         takeDown(change.leaving, from: lifecycle)
+        // Started again later from the same library, a service keeps its context (``attach``).
+        for slot in change.leaving { attachedContexts[slot.descriptor] = slot.context }
         dispatcher.setServices(change.slots)
         dormant.replace(with: change.dormant)
         catchUp(change.arriving, to: lifecycle.state)
@@ -174,9 +180,6 @@ extension ServiceSet {
         report: inout LoadReport
     ) throws(LoadError) -> (slots: [ServiceSlot], dormant: [DormantServices.Entry]) {
         let wanted = WantedServices(plan.order, keeping: keeping, found: inspection.plugins)
-        // The files loaded already (a reload): asked once per file opened, so a set, not a scan
-        // of every slot per file (quadratic in the plugins of a reload). Empty at a start.
-        let loadedPaths = Set(slots.map(\.path))
         let lazy = lazyServices(plan: plan, inspection: inspection, wanted: wanted)
         let before = Dictionary(dormant.entries.map { ($0.metadata.id, $0) }, uniquingKeysWith: { a, _ in a })
         var waiting: [String: DormantServices.Entry] = [:]
@@ -207,9 +210,8 @@ extension ServiceSet {
             // a cost of every start).
             let ids = { services.map(\.id).filter { wanted.contains($0) } }
             do throws(LoadFailure.Reason) {
-                let replacing = !loadedPaths.isEmpty && loadedPaths.contains(plugin.path)
                 var cost = StartupCost(inspect: plugin.inspectNanoseconds)
-                let infos = try openPlugin(plugin, replacing: replacing, cost: &cost)
+                let infos = try openPlugin(plugin, cost: &cost)
                 if infos.isEmpty {
                     // Only safe mode places a file nowhere.
                     skipped.append(
@@ -291,18 +293,27 @@ extension ServiceSet {
         return decision.lazy
     }
 
-    /// Opens `plugin` (always from its stored copy, see ``StoredCopy``); `replacing` says a
-    /// copy of the same path is loaded already, which stays mapped: one more retired copy.
+    /// Opens `plugin` (always from its stored copy, see ``StoredCopy``), or hands back the
+    /// services of the library loaded from this very version already (``libraries``): a
+    /// version is loaded once per process. A new version of a file loaded before retires the
+    /// copy loaded (it stays mapped), up to ``retiredCopyLimit``: past it the file is refused
+    /// (``LoadFailure/Reason/replacementLimit(limit:)``), on every path that opens a file.
     /// `cost` gets the time of `dlopen` and of `servicehost_entry` (a worker's whole start
     /// counts as its `dlopen`).
     func openPlugin(
-        _ plugin: PluginInspector.Inspected, replacing: Bool,
+        _ plugin: PluginInspector.Inspected,
         cost: inout StartupCost
     ) throws(LoadFailure.Reason) -> [LoadedServiceInfo] {
+        // Not asked at the first load: nothing is loaded yet, and it hashes no path.
+        let earlier = hasLoaded ? libraries.find(plugin.path) : nil
+        if let earlier, earlier.identity == plugin.identity { return earlier.services }
         var start = Clock.nanoseconds()
         if let elsewhere = try isolation?.place(plugin) {
             cost.dlopen = Clock.nanoseconds() &- start
             return elsewhere
+        }
+        if earlier != nil && retiredCopies[plugin.path, default: 0] >= Self.retiredCopyLimit {
+            throw .replacementLimit(limit: Self.retiredCopyLimit)
         }
         var dlopenTime: UInt64 = 0
         defer {
@@ -326,7 +337,8 @@ extension ServiceSet {
             if stage == .entry { dlopenTime = now &- start }
             start = now
         }
-        if replacing { retiredCopies[plugin.path, default: 0] += 1 }
+        if earlier != nil { retiredCopies[plugin.path, default: 0] += 1 }
+        libraries.record(LoadedLibraries.Entry(path: plugin.path, identity: plugin.identity, services: infos))
         return infos
     }
 
@@ -387,10 +399,9 @@ extension ServiceSet {
             throw ServiceControlError(
                 "service \(id) cannot be loaded: " + (failure?.description ?? "no plugin file provides it any more"))
         }
-        let loaded = slots.contains { $0.path == plugin.path } || parked.contains { $0.slot.path == plugin.path }
         var cost = StartupCost(inspect: plugin.inspectNanoseconds)
         let infos: [LoadedServiceInfo]
-        do { infos = try openPlugin(plugin, replacing: loaded, cost: &cost) } catch {
+        do { infos = try openPlugin(plugin, cost: &cost) } catch {
             throw ServiceControlError(
                 "service \(id) cannot be loaded: \(LoadFailure(path: plugin.path, reason: error))")
         }

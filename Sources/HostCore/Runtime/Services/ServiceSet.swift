@@ -36,6 +36,16 @@ final class ServiceSet {
     var retiredCopies: [String: Int] = [:]
     /// The most copies of one file a host retires before it refuses to replace that file again.
     static let retiredCopyLimit = 16
+    /// The library this process loaded last from each plugin file (``LoadedLibraries``).
+    var libraries = LoadedLibraries()
+    /// Whether the first load is done: from then on a file may be loaded already.
+    var hasLoaded = false
+    /// The context of each descriptor attached before whose service stopped running (a reload
+    /// took it down, or replaces it by itself): `attach` is called once per descriptor
+    /// (plugin.h), so a service started again from its library gets its old context (the host
+    /// table it was attached with points at it) and no second `attach`. Filled as services
+    /// leave, not at each attach: a start pays nothing for it.
+    var attachedContexts: [UnsafePointer<sh_service>: ServiceContext] = [:]
     /// Services loaded but not running, with why: stopped by request (`host ctl service
     /// stop`) or after a failed launch. Their code stays loaded (it cannot be unloaded), so
     /// `service start` brings them back without opening anything.
@@ -87,6 +97,12 @@ final class ServiceSet {
     ) -> ServiceSlot? {
         var cost = cost
         let id = info.metadata.id
+        if !attachedContexts.isEmpty, let context = attachedContexts[info.descriptor] {
+            // Attached before (its library is reused): started again with the settings in force.
+            let slot = ServiceSlot(info, context: context, configuration: configuration.service(id))
+            slot.startup = cost
+            return slot
+        }
         let context = ServiceContext(
             id: id, log: log, state: stateCell, mailbox: mailbox, stateDirectory: stateDirectory,
             shared: shared)

@@ -47,11 +47,14 @@ typedef struct sh_host_offer {
 /* One service: what the host calls.
  * Owner: the plugin. Valid: for the process lifetime (the host never unloads
  * a plugin). Thread: each member says.
- * A service started anew in the same process (SH_LAUNCH_RESTART: host ctl
- * service restart, a reload of a changed file) runs from a new load of its
- * file (a copy of its own), so servicehost_entry runs again and the new
- * sh_service gets its own attach; the old load stays mapped and is never
- * called again. */
+ * A service started anew from a changed file (SH_LAUNCH_RESTART: a reload of
+ * a changed file) runs from a new load of it (a copy of its own), so
+ * servicehost_entry runs again and the new sh_service gets its own attach; the
+ * old load stays mapped and is never called again. A service of an unchanged
+ * file started again in the same process (host ctl service stop/start or
+ * restart, a reload that changes only its settings, disabled then enabled)
+ * keeps its load: it gets the launch events again (SH_LAUNCH_RESTART), without
+ * a second attach. A process-isolated service's new worker loads it anew. */
 typedef struct sh_service {
     /* sizeof(sh_service) as the plugin compiled it. */
     uint32_t size;
