@@ -43,9 +43,13 @@ struct CopyStore: Sendable {
     /// lifetime (a store chosen again closes the one before).
     let descriptor: Int32
 
-    init(root: String, persistent: Bool) {
+    /// True in a worker: the store is its host's (``workerVariable``), where its host's copies are.
+    let isHosts: Bool
+
+    init(root: String, persistent: Bool, isHosts: Bool = false) {
         self.root = root
         self.persistent = persistent
+        self.isHosts = isHosts
         descriptor = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
     }
 
@@ -95,7 +99,7 @@ struct CopyStore: Sendable {
         guard arguments.count > 1, arguments[1] == WorkerSpawn.subcommand,
             let root = getenv(workerVariable).map({ String(cString: $0) }), root.hasPrefix("/"), problem(root) == nil
         else { return nil }
-        return CopyStore(root: root, persistent: false)
+        return CopyStore(root: root, persistent: false, isHosts: true)
     }
 
     /// The state directory (`--state-dir`), the first place a store that cannot take a copy

@@ -56,7 +56,8 @@ struct StoredCopy {
         self.store = store
         var inStore: Int? = store.root.utf8.count + 1
         let name = Self.nameStart(path)
-        if path.hasPrefix(store.root + "/") {
+        // (Asked in a worker only: the string built was an allocation per plugin at every start.)
+        if store.isHosts && path.hasPrefix(store.root + "/") {
             // Already a copy in this store (the one a worker's host made): it never changes.
             isStored = true
             // The copy's name is the file's escaped name, sent escaped again: its bytes as named.
