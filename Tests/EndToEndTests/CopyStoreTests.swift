@@ -155,9 +155,8 @@ import Testing
     /// the store's folder, in a mount namespace of the host's own): every copy failed with
     /// ENOSPC and the host ran with no service. Now the copies go to the state directory, said
     /// once, and the plugins load.
-    @Test(.timeLimit(.minutes(10))) func aStoreFilledByAnotherUser_fallsBackToTheStateDirectory_andThePluginsLoad()
-        throws
-    {
+    @Test(.timeLimit(.minutes(10)), arguments: [false, true])
+    func aStoreFilledByAnotherUser_fallsBackToTheStateDirectory_andThePluginsLoad(isolated: Bool) throws {
         guard let user = SecondUser.available(), FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
         else {
             print("skipped: \(SecondUser.whyUnavailable), or unshare is missing")
@@ -179,14 +178,18 @@ import Testing
               exec "$@"' \(host.temporary) \(try Repository.product("host")) "$@"
             """)
         chmod(script, 0o755)
-        try host.start(["--config", config], executable: script, environment: ["TMPDIR": host.temporary])
-        #expect(
-            try (host.ctlJSON("list").reply["services"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
-                == ["test.a", "test.b"])
+        try host.start(
+            ["--config", config] + (isolated ? ["--isolation", "process"] : []), executable: script,
+            environment: ["TMPDIR": host.temporary])
+        let services = try host.ctlJSON("list").reply["services"] as? [[String: Any]] ?? []
+        #expect(services.compactMap { $0["id"] as? String } == ["test.a", "test.b"], "\(services)")
         let state = URL(fileURLWithPath: host.stateDirectory).resolvingSymlinksInPath().path
         for name in ["a.so", "b.so"] {
-            let mapped = try host.mapped(name)
-            #expect(mapped.count == 1 && mapped[0].path.hasPrefix(state + "/copies/"), "\(mapped)")
+            // In a worker, the worker maps the copy its host made in the store it fell back to.
+            let pid =
+                isolated ? services.first { $0["id"] as? String == "test.\(name.prefix(1))" }?["pid"] as? Int : nil
+            let mapped = try pid.map { mappedBy(pid_t($0), name) } ?? host.mapped(name).map(\.path)
+            #expect(mapped.count == 1 && mapped[0].hasPrefix(state + "/copies/"), "\(mapped)")
         }
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
@@ -196,6 +199,45 @@ import Testing
         #expect(fallbacks.first?.string("to") == host.stateDirectory + "/copies")
         #expect(fallbacks.first?.int("errno") == Int(ENOSPC))
         #expect(result.records.named(.loadFailed).isEmpty, "\(result.records.text)")
+    }
+
+    /// Issue 36, item 7: the version a host's workers run stays in the store while that host may
+    /// restart them, though its file was replaced and another host's eviction pass runs (the
+    /// host holds the copy with a shared `flock`); a restart then runs it.
+    @Test(.timeLimit(.minutes(10))) func aVersionAHostHoldsForItsWorkers_survivesEviction_andARestartRunsIt() throws {
+        let host = try StoreHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.launch(["--isolation", "process"])
+        let held = try #require(host.storedFiles().keys.first { $0.hasSuffix("/a.so") })
+        // A canary: a version whose file is then removed, which any eviction pass removes.
+        let canary = try RunningHost()
+        try canary.probe("c", ["PROBE_ID=\"test.c\""])
+        try canary.start(environment: ["TMPDIR": host.temporary])
+        #expect(canary.stop().status == 0)
+        try FileManager.default.removeItem(atPath: canary.lib + "/c.so")
+        // The held version's file replaced (a new inode), no reload.
+        try Plugins.probe(host.lib + "/.a.so.new", ["PROBE_ID=\"test.a\"", "PROBE_VERSION=\"2.0.0\""])
+        #expect(rename(host.lib + "/.a.so.new", host.lib + "/a.so") == 0)
+        // Another host makes a copy, so its eviction pass runs.
+        let other = try RunningHost()
+        try other.probe("d", ["PROBE_ID=\"test.d\""])
+        try other.start(environment: ["TMPDIR": host.temporary])
+        #expect(eventually { !host.storedFiles().keys.contains { $0.hasSuffix("/c.so") } }, "\(host.storedFiles())")
+        #expect(other.stop().status == 0)
+        #expect(host.storedFiles().keys.contains(held), "\(host.storedFiles())")
+        // The worker killed: its restart runs the held version.
+        let worker = try #require(
+            (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first?["pid"] as? Int)
+        #expect(kill(pid_t(worker), SIGKILL) == 0)
+        #expect(
+            eventually {
+                let service = (try? host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first
+                return service?["restarts"] as? Int == 1 && service?["state"] as? String == "running"
+            })
+        let restarted = try #require(
+            (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first?["pid"] as? Int)
+        #expect(mappedBy(pid_t(restarted), "a.so") == [host.store + "/" + held], "\(held)")
+        #expect(host.stop().status == 0)
     }
 
     @Test(.timeLimit(.minutes(10))) func aStoreRemovedWhileTheHostRuns_isMadeAgainAtTheNextCopy() throws {
@@ -351,4 +393,19 @@ import Testing
         #expect(host.storedFiles().keys.contains { $0.hasSuffix("/a.so") && $0 != oldA })
         #expect(host.stop().status == 0)
     }
+}
+
+/// The files whose name ends in `/NAME` that process `pid` maps (a worker's).
+private func mappedBy(_ pid: pid_t, _ name: String) -> [String] {
+    guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { return [] }
+    defer { try? handle.close() }
+    let maps = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+    var seen: [String] = []
+    for line in maps.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        if fields.count >= 6, fields[5].hasSuffix("/" + name), !seen.contains(String(fields[5])) {
+            seen.append(String(fields[5]))
+        }
+    }
+    return seen
 }

@@ -307,6 +307,16 @@ extension ServiceSet {
         // Not asked at the first load: nothing is loaded yet, and it hashes no path.
         let earlier = hasLoaded ? libraries.find(plugin.path) : nil
         if let earlier, earlier.identity == plugin.identity { return earlier.services }
+        // Said for a worker's plugin too: the host makes the copies its workers open.
+        defer {
+            if let refusal = CopyStore.takeRefusal() {
+                log.warn(
+                    "host",
+                    "the store of plugin copies \(refusal.path) is unsafe (\(refusal.reason)): copies go to a private directory",
+                    event: .copiesStoreRefused, .string("path", refusal.path), .string("reason", refusal.reason))
+            }
+            if let fallback = CopyStore.takeFallback() { logFallback(fallback) }
+        }
         var start = Clock.nanoseconds()
         if let elsewhere = try isolation?.place(plugin) {
             cost.dlopen = Clock.nanoseconds() &- start
@@ -319,15 +329,6 @@ extension ServiceSet {
         defer {
             cost.dlopen = dlopenTime
             cost.entry = Clock.nanoseconds() &- start
-        }
-        defer {
-            if let refusal = CopyStore.takeRefusal() {
-                log.warn(
-                    "host",
-                    "the store of plugin copies \(refusal.path) is unsafe (\(refusal.reason)): copies go to a private directory",
-                    event: .copiesStoreRefused, .string("path", refusal.path), .string("reason", refusal.reason))
-            }
-            if let fallback = CopyStore.takeFallback() { logFallback(fallback) }
         }
         // The marks as a closure literal, not a closure value: `willRun` does not escape, so the
         // times it writes stay on the stack (a stored closure boxed them: three allocations per
