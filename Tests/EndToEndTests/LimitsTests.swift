@@ -180,6 +180,45 @@ import Testing
         #expect(host.events.last == "didEnterBackground test.a")
         _ = host.stop()
     }
+
+    /// Issue 36, item 8: the retired-copies limit holds on every path that loads a new version,
+    /// not only a reload of a running service's changed file: a file changed while its service
+    /// is disabled, then enabled again, retires the copy loaded before too (it stays mapped).
+    @Test func aFileChangedWhileItsServiceIsDisabled_countsAgainstTheRetiredCopyLimit() throws {
+        let host = try RunningHost()
+        let builds = [
+            try Plugins.probe(host.scratch.file("v1.so"), ["PROBE_ID=\"test.a\""]),
+            try Plugins.probe(host.scratch.file("v2.so"), ["PROBE_ID=\"test.a\"", "PROBE_PRIORITY=1"]),
+        ]
+        let target = host.lib + "/a.so"
+        try FileManager.default.copyItem(atPath: builds[0], toPath: target)
+        let config = try host.file("services.json", #"{"services": {"test.a": {}}}"#)
+        try host.start(["--config", config])
+        let limit = 16
+        for round in 1...limit + 1 {
+            try #"{"services": {"test.a": {"enabled": false}}}"#.write(
+                toFile: config, atomically: true, encoding: .utf8)
+            #expect(try host.ctlJSON("reload").reply["removed"] as? [String] == ["test.a"], "round \(round)")
+            let next = host.lib + "/.a.so.new"
+            try? FileManager.default.removeItem(atPath: next)
+            try FileManager.default.copyItem(atPath: builds[round % 2], toPath: next)
+            #expect(rename(next, target) == 0)
+            try #"{"services": {"test.a": {}}}"#.write(toFile: config, atomically: true, encoding: .utf8)
+            let reload = try host.ctlJSON("reload").reply
+            let failures = reload["failures"] as? [String] ?? []
+            if round <= limit {
+                #expect(reload["added"] as? [String] == ["test.a"], "round \(round): \(reload)")
+                let service = (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first
+                #expect(service?["retiredCopies"] as? Int == round, "round \(round): \(String(describing: service))")
+            } else {
+                #expect(reload["added"] as? [String] == [], "round \(round): \(reload)")
+                #expect(
+                    failures.count == 1 && failures[0].contains(target) && failures[0].contains("\(limit)"), "\(reload)"
+                )
+            }
+        }
+        _ = host.stop()
+    }
 }
 
 /// A tmpfs of a few KiB for full-disk tests (root only; skipped where mounting is not allowed).
