@@ -543,6 +543,31 @@ import Testing
         #expect(crashes.first?.string("event") == nil)
     }
 
+    /// Issue 36, item 8 with process isolation: each settings edit placed the file in a new
+    /// worker and left the one before running (4 workers after 3 edits). The worker running the
+    /// service now gets it again, with its new settings.
+    @Test func settingsEdits_keepTheServiceInItsWorker_andStartNoOther() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let config = try host.file("services.json", #"{"services": {"test.a": {"settings": {"n": 0}}}}"#)
+        try host.start(["--isolation", "process", "--config", config])
+        let worker = try #require(try host.service("test.a")?["pid"] as? Int)
+        for edit in 1...5 {
+            try #"{"services": {"test.a": {"settings": {"n": \#(edit)}}}}"#.write(
+                toFile: config, atomically: true, encoding: .utf8)
+            #expect(try host.reply("reload")["replaced"] as? [String] == ["test.a"], "edit \(edit)")
+        }
+        let service = try #require(try host.service("test.a"))
+        #expect(service["pid"] as? Int == worker, "\(service)")
+        #expect(service["state"] as? String == "running" && service["restarts"] as? Int == 0, "\(service)")
+        let hostPID = try #require(host.process?.pid)
+        let children = try Command.run("/usr/bin/pgrep", ["-P", "\(hostPID)"]).stdout.split(separator: "\n")
+        #expect(children == ["\(worker)"], "\(children)")
+        let result = host.stop()
+        let last = result.records.probe(1).last { $0.source == "test.a" }?.message ?? ""
+        #expect(last.contains(#"settings={"n":5}"#), "\(last)")
+    }
+
     @Test func theIsolationOptions_areCheckedOnTheCommandLine() throws {
         let host = try Repository.product("host")
         for (arguments, message) in [

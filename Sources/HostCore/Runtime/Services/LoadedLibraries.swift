@@ -2,8 +2,9 @@
 /// its entry answered (``ServiceSet/openPlugin(_:cost:)``). A service of that version started
 /// again (a reload that changed only its settings, disabled then enabled, `service start` of a
 /// sibling, a lazy service's activation) runs from it: a new load would map another copy for
-/// good (code cannot be unloaded), and 40 settings edits were 40 copies. In-process loads only:
-/// a worker's library is the worker's.
+/// good (code cannot be unloaded), and 40 settings edits were 40 copies. A process-isolated
+/// file's entry is its worker's services (their proxies): started again, they stay in the
+/// worker running them, where each edit started a new worker and left the one before running.
 struct LoadedLibraries {
     /// One file's library.
     struct Entry {

@@ -320,6 +320,12 @@ extension ServiceSet {
         var start = Clock.nanoseconds()
         if let elsewhere = try isolation?.place(plugin) {
             cost.dlopen = Clock.nanoseconds() &- start
+            // A worker's services, started again, stay in that worker: each new placement was a
+            // new worker, and the one before kept running (a worker per settings edit).
+            if !elsewhere.isEmpty {
+                libraries.record(
+                    LoadedLibraries.Entry(path: plugin.path, identity: plugin.identity, services: elsewhere))
+            }
             return elsewhere
         }
         if earlier != nil && retiredCopies[plugin.path, default: 0] >= Self.retiredCopyLimit {
