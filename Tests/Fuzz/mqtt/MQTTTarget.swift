@@ -1,7 +1,8 @@
 // Fuzz target `mqtt`: bytes from a broker through MQTTBridge's frame reader (issue 17). Checks
 // what must hold for every packet the reader accepts: it encodes to bytes that decode to the
-// same packet; a PUBLISH over the limit is read past without being held. A refusal must be an
-// MQTTError (a trap or an overflow is the finding).
+// same packet; a PUBLISH over the limit is read past without being held; an MQTT 5 property
+// list read from the input encodes back to the same list. A refusal must be an MQTTError (a
+// trap or an overflow is the finding).
 //
 // Built and run by scripts/fuzz (`scripts/fuzz mqtt`), with the MQTTCodec module compiled
 // from Plugins/MQTTBridge/Codec; seeds in Tests/Fuzz/Corpus/mqtt, replayed by MQTTCodecTests.
@@ -10,6 +11,7 @@ import MQTTCodec
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    properties(bytes.dropFirst())
     // The first byte picks how the input is cut into reads, so split packets are covered too.
     let step = max(1, Int(bytes.first ?? 0) % 17)
     // Its high bit picks a small limit, so oversized messages are read past too (issue 36).
@@ -37,4 +39,14 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
     }
     return 0
+}
+
+/// The input as an MQTT 5 property list (issue 41): one that is read encodes to bytes that read
+/// back as the same list, with nothing left over.
+func properties(_ bytes: ArraySlice<UInt8>) {
+    guard let read = try? MQTTProperties.read(bytes, packet: "PUBLISH") else { return }
+    let again = read.properties.encoded()
+    guard let back = try? MQTTProperties.read(again[...], packet: "PUBLISH"), back.properties == read.properties,
+        back.rest.isEmpty
+    else { fatalError("properties do not survive encode and read: \(read.properties)") }
 }
