@@ -41,3 +41,23 @@ import Testing
         }
     }
 }
+
+/// MQTT 5 reason codes by name (issue 41): the log's `reason=` words.
+@Suite struct MQTTReasonCodeTests {
+    @Test func everyDefinedCodeHasItsOwnWord_andZeroDependsOnThePacket() {
+        #expect(MQTTReasonCode.name(0x00, packet: "CONNACK") == "success")
+        #expect(MQTTReasonCode.name(0x00, packet: "DISCONNECT") == "normalDisconnection")
+        #expect(MQTTReasonCode.name(0x00, packet: "SUBACK") == "grantedQoS0")
+        #expect(MQTTReasonCode.name(0x87, packet: "CONNACK") == "notAuthorized")
+        #expect(MQTTReasonCode.name(0x8E, packet: "DISCONNECT") == "sessionTakenOver")
+        #expect(MQTTReasonCode.name(0x95, packet: "DISCONNECT") == "packetTooLarge")
+        #expect(MQTTReasonCode.name(0x05, packet: "PUBACK") == "unknown0x05")
+        #expect(MQTTReasonCode.name(0xFF, packet: "PUBACK") == "unknown0xFF")
+        let words = (0...255).map { MQTTReasonCode.name(UInt8($0), packet: "PUBACK") }.filter {
+            !$0.hasPrefix("unknown")
+        }
+        #expect(words.count == 43 && Set(words).count == words.count)
+        #expect(words.allSatisfy { $0.first!.isLowercase && $0.allSatisfy { $0.isLetter || $0.isNumber } })
+        #expect(MQTTReasonCode.isFailure(0x80) && !MQTTReasonCode.isFailure(0x10))
+    }
+}
