@@ -18,13 +18,15 @@ final class DeliveredMessages: Sendable {
             self.digest = digest
         }
 
+        init(_ message: MQTTPublish) { self.init(id: message.id ?? 0, digest: Self.digest(message)) }
+
         /// FNV-1a over the topic, a NUL and the payload.
-        init(_ message: MQTTPublish) {
+        static func digest(_ message: MQTTPublish) -> UInt64 {
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for byte in message.topic.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
             hash = (hash ^ 0) &* 0x100_0000_01b3
             for byte in message.payload { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-            self.init(id: message.id ?? 0, digest: hash)
+            return hash
         }
     }
 

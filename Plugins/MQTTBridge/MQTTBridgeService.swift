@@ -12,8 +12,9 @@ import ServiceKit
 /// - `<prefix>/url`, `servicehost/all/url`: the payload is a URL, delivered as `host ctl open`;
 /// - `<prefix>/post/NAME`, `servicehost/all/post/NAME`: a notification NAME with the payload
 ///   (JSON, or none when empty), as `host ctl post`;
-/// - `<prefix>/ctl`: a control request object with `replyTo` (the topic for the reply),
-///   carried out only with `"commands": true`;
+/// - `<prefix>/ctl`: a control request object with `replyTo` (the topic for the reply, which
+///   ``ReplyTopic`` must allow), carried out only with `"commands": true` and never when
+///   retained; with commands off nothing is published in reply;
 /// - `<prefix>/state` (published, retained): `{"status":"online","state":…,"services":[…],
 ///   "version":…}` on every connection and app state change; the will is `offline`.
 ///
@@ -21,14 +22,18 @@ import ServiceKit
 /// (`"requests"` in services.json) and the control socket's rules apply. A QoS 1 message is
 /// acknowledged only after the host answered its request; the last 1024 delivered messages
 /// are kept in the store, so a redelivery after a crash is acknowledged, not delivered again.
+/// A retained push, URL or post is delivered once by its digest (``RetainedMessages``). A
+/// message over `maxPacket` is read past, acknowledged and logged, never delivered.
 ///
 /// Log lines start with a stable word: `mqtt.off`, `mqtt.settings`, `mqtt.connected`,
 /// `mqtt.unreachable`, `mqtt.disconnected`, `mqtt.refused`, `mqtt.protocolError`,
 /// `mqtt.subscribeRefused`, `mqtt.badMessage`, `mqtt.delivered` (debug), `mqtt.duplicate`,
-/// `mqtt.commandRefused`, `mqtt.requestFailed`, `mqtt.storeFailed`. Some carry `key=value`
-/// fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
+/// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`. Some carry
+/// `key=value` fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
 /// `mqtt.protocolError error=tooLarge` (an ``MQTTError/Code``, or `unexpected`, and `packet=`
-/// when the packet is known), `mqtt.duplicate packet=5`.
+/// when the packet is known), `mqtt.duplicate packet=5` (and `retained=true`),
+/// `mqtt.commandRefused reason=commandsOff` (a ``Bridge/CommandRefusal``),
+/// `mqtt.oversized bytes=N topic=T packet=5`, `mqtt.disconnected failures=N acknowledged=N`.
 final class MQTTBridgeService: ApplicationService {
     // Set once at didFinishLaunching on the main thread; read there and from the bridge.
     private var bridge: Bridge?
@@ -47,6 +52,7 @@ final class MQTTBridgeService: ApplicationService {
         }
         let bridge = Bridge(settings: settings, host: host)
         if let bytes = try? host.store.get(DeliveredMessages.storeKey) { bridge.delivered.restore(bytes) }
+        if let bytes = try? host.store.get(RetainedMessages.storeKey) { bridge.retained.restore(bytes) }
         self.bridge = bridge
         bridge.start()
         return true
@@ -64,6 +70,7 @@ final class Bridge: Sendable {
     let settings: MQTTBridgeSettings
     let host: HostContext
     let delivered = DeliveredMessages()
+    let retained = RetainedMessages()
     private let acks = AckOrder()
     // Set once in init, before the client's thread starts.
     nonisolated(unsafe) private var client: MQTTClient!
@@ -80,6 +87,7 @@ final class Bridge: Sendable {
             settings: settings, subscriptions: subscriptions.map { MQTTSubscription($0, qos: 1) }, will: will,
             handlers: .init(
                 message: { [weak self] in self?.receive($0) },
+                skipped: { [weak self] in self?.readPast($0) },
                 connected: { [weak self] in
                     self?.acks.reset()
                     self?.publishState()
@@ -115,7 +123,22 @@ final class Bridge: Sendable {
 
     /// A message from the broker (connection thread).
     private func receive(_ message: MQTTPublish) {
-        let key = message.qos == 1 ? DeliveredMessages.Key(message) : nil
+        let digest = DeliveredMessages.Key.digest(message)
+        let key = message.qos == 1 ? DeliveredMessages.Key(id: message.id ?? 0, digest: digest) : nil
+        // A retained push, URL or post is delivered once by its digest (RetainedMessages); a
+        // retained command is refused in `route`.
+        let onceRetained = message.retain && message.topic != "\(settings.prefix)/ctl"
+        if onceRetained && retained.contains(digest) {
+            host.log(
+                .info,
+                "mqtt.duplicate retained=true\(Self.packetField(message.id)): \(message.topic) (retained) was delivered before; acknowledged, not delivered again"
+            )
+            acknowledgeNow(message.id)
+            return
+        }
+        // Copies of one retained message come with new packet ids at each subscription: they
+        // wait for the first one's answer by digest alone (no packet id is 0).
+        let withHostKey = onceRetained ? DeliveredMessages.Key(id: 0, digest: digest) : key
         var ticket: UInt64 = 0
         if let key, let id = message.id {
             if message.dup && delivered.contains(key) {
@@ -123,11 +146,10 @@ final class Bridge: Sendable {
                     .info,
                     "mqtt.duplicate packet=\(id): \(message.topic) (packet \(id)) was delivered before; acknowledged, not delivered again"
                 )
-                let place = acks.enqueue(id: id, key: nil)
-                acks.complete(place.ticket, key: nil, send: ack)
+                acknowledgeNow(id)
                 return
             }
-            let place = acks.enqueue(id: id, key: key)
+            let place = acks.enqueue(id: id, key: withHostKey)
             if place.alreadyWithHost {
                 host.log(
                     .info,
@@ -137,31 +159,33 @@ final class Bridge: Sendable {
             }
             ticket = place.ticket
         }
+        // The message is done with (delivered, refused or bad): remembered before the PUBACK,
+        // so a redelivery or the next subscription's retained copy is recognised.
         let finish: @Sendable () -> Void = { [self, ticket] in
+            if onceRetained {
+                do { try host.store.set(RetainedMessages.storeKey, retained.insert(digest)) } catch {
+                    host.log(
+                        .warn,
+                        "mqtt.storeFailed: \(error); the retained message on \(message.topic) may be delivered again")
+                }
+            }
             guard let key else { return }
-            // The host took it: remember it before the PUBACK, so a redelivery is recognised.
             do { try host.store.set(DeliveredMessages.storeKey, delivered.insert(key)) } catch {
                 host.log(.warn, "mqtt.storeFailed: \(error); a redelivery of \(message.topic) may be delivered again")
             }
-            acks.complete(ticket, key: key, send: ack)
+            acks.complete(ticket, key: withHostKey, send: ack)
         }
         let request: JSONValue
         let replyTo: String?
         switch route(message) {
         case .failure(let problem):
             host.log(.warn, "mqtt.badMessage: \(message.topic): \(problem)")
-            if let key { acks.complete(ticket, key: key, send: ack) }  // a redelivery would not be better
+            finish()  // a redelivery would not be better
             return
-        case .success(.commandRefused(let to)):
-            host.log(.warn, "mqtt.commandRefused: \(message.topic): commands are off (settings.commands is false)")
-            if let to {
-                publishReply(
-                    to,
-                    .object([
-                        "ok": false, "error": .string("commands are off for \(settings.hostID) (settings.commands)"),
-                    ]))
-            }
-            if let key { acks.complete(ticket, key: key, send: ack) }
+        case .success(.commandRefused(let reason, let why)):
+            // Acknowledged and recorded like a delivered command; nothing is published.
+            host.log(.warn, "mqtt.commandRefused reason=\(reason.rawValue): \(message.topic): \(why)")
+            finish()
             return
         case .success(.request(let routed, let to)):
             request = routed
@@ -180,6 +204,56 @@ final class Bridge: Sendable {
         }
     }
 
+    /// A message over `maxPacket`, read past by the client: logged once (a redelivery of it is
+    /// recognised), acknowledged in order, never delivered.
+    private func readPast(_ message: MQTTSkippedPublish) {
+        let key = message.id.map {
+            DeliveredMessages.Key(
+                id: $0,
+                digest: DeliveredMessages.Key.digest(
+                    MQTTPublish(topic: message.topic, payload: Array("oversized \(message.size)".utf8))))
+        }
+        if let key, message.dup, delivered.contains(key) {
+            acknowledgeNow(message.id)
+            return
+        }
+        host.log(
+            .warn,
+            "mqtt.oversized bytes=\(message.size) topic=\(Self.field(message.topic))\(Self.packetField(message.id)): \(message.topic) carries \(message.size) bytes, over settings.maxPacket (\(settings.maxPacket)); read past, acknowledged, not delivered"
+        )
+        guard let key else { return }
+        do { try host.store.set(DeliveredMessages.storeKey, delivered.insert(key)) } catch {
+            host.log(.warn, "mqtt.storeFailed: \(error); a redelivery of \(message.topic) may be logged again")
+        }
+        acknowledgeNow(message.id)
+    }
+
+    /// Acknowledges packet `id` (if any) in its place in the order, without the host.
+    private func acknowledgeNow(_ id: UInt16?) {
+        guard let id else { return }
+        let place = acks.enqueue(id: id, key: nil)
+        acks.complete(place.ticket, key: nil, send: ack)
+    }
+
+    private static func packetField(_ id: UInt16?) -> String { id.map { " packet=\($0)" } ?? "" }
+
+    /// `text` as the value of a `key=value` log field: any byte but a letter, a digit or one of
+    /// `/._-` is written %XX, so a topic cannot end the field or forge another.
+    static func field(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "-"):
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return result
+    }
+
     private func ack(_ id: UInt16) { client.send(.puback(id: id)) }
 
     private func publishReply(_ topic: String, _ reply: JSONValue) {
@@ -187,11 +261,21 @@ final class Bridge: Sendable {
     }
 
     /// What a message becomes.
-    enum Routed {
-        /// A control request, and the topic for its reply (commands only).
+    enum Routed: Equatable {
+        /// A control request, and the topic for its reply (commands only, allowed by ``ReplyTopic``).
         case request(JSONValue, replyTo: String?)
-        /// A command while `commands` is off.
-        case commandRefused(replyTo: String?)
+        /// A command not carried out: why (the log's `reason=`) and the sentence.
+        case commandRefused(CommandRefusal, String)
+    }
+
+    /// Why a `<prefix>/ctl` message is not carried out: the `reason=` of `mqtt.commandRefused`.
+    enum CommandRefusal: String, Equatable {
+        /// `settings.commands` is false.
+        case commandsOff
+        /// Its `replyTo` breaks ``ReplyTopic``'s rule.
+        case replyTopic
+        /// It came with the retain flag: a stale command (``RetainedMessages``).
+        case retained
     }
 
     /// The request a message becomes, and where a command's reply goes.
@@ -222,13 +306,31 @@ final class Bridge: Sendable {
             }
             return .success(.request(.object(["command": "open", "url": .string(url)]), replyTo: nil))
         case "ctl":
+            guard !message.retain else {
+                return .success(
+                    .commandRefused(
+                        .retained, "a retained command is never carried out: it was left for later hosts, not sent now")
+                )
+            }
+            guard settings.commands else {
+                return .success(
+                    .commandRefused(
+                        .commandsOff, "commands are off (settings.commands is false); nothing is published in reply"))
+            }
             return json().flatMap { value in
                 guard var object = value.objectValue else {
                     return .failure(RouteProblem("a command must be a JSON object"))
                 }
-                let replyTo = object.removeValue(forKey: "replyTo")?.stringValue
-                guard settings.commands else { return .success(.commandRefused(replyTo: replyTo)) }
-                return .success(.request(.object(object), replyTo: replyTo))
+                switch object.removeValue(forKey: "replyTo") {
+                case nil: return .success(.request(.object(object), replyTo: nil))
+                case .string(let topic):
+                    if let why = ReplyTopic.refusal(topic, prefix: settings.prefix) {
+                        return .success(.commandRefused(.replyTopic, "\(why) (replyTo \(JSONValue.string(topic)))"))
+                    }
+                    return .success(.request(.object(object), replyTo: topic))
+                case let other?:
+                    return .success(.commandRefused(.replyTopic, "replyTo must be a string, not \(other)"))
+                }
             }
         default:
             guard rest.hasPrefix("post/"), rest.count > 5 else {

@@ -30,13 +30,22 @@ struct MQTTBridgeSettings: Equatable {
     var commands = false
     /// `maxPacket`: the largest packet accepted from the broker, in bytes; default 1 MiB.
     var maxPacket = 1 << 20
+    /// `protocol`: the MQTT version spoken, `"3.1.1"` or `"5"` (issue 41). MQTT 5 is named but
+    /// refused until the bridge's codec speaks it; the default then becomes `"5"`.
+    var protocolVersion = ProtocolVersion.v3_1_1
+
+    /// The versions of MQTT the `protocol` setting names.
+    enum ProtocolVersion: String, CaseIterable {
+        case v3_1_1 = "3.1.1"
+        case v5 = "5"
+    }
 
     /// The fleet-wide topics every host subscribes to.
     static let fleetPrefix = "servicehost/all"
 
     static let keys = [
         "broker", "hostId", "clientId", "username", "passwordFile", "keepAlive", "prefix", "qos", "commands",
-        "maxPacket",
+        "maxPacket", "protocol",
     ]
 
     /// Why settings were refused: names the key.
@@ -102,6 +111,16 @@ struct MQTTBridgeSettings: Equatable {
                 throw Problem("settings.maxPacket must be 1024 to 268435456 bytes, not \(value)")
             }
             result.maxPacket = bytes
+        }
+        if let value = members["protocol"] {
+            guard let text = value.stringValue, let version = ProtocolVersion(rawValue: text) else {
+                throw Problem("settings.protocol must be \"3.1.1\" or \"5\", not \(value)")
+            }
+            guard version == .v3_1_1 else {
+                throw Problem(
+                    "settings.protocol \"5\": MQTT 5 is not spoken by this bridge yet (issue 41); use \"3.1.1\"")
+            }
+            result.protocolVersion = version
         }
         return result
     }

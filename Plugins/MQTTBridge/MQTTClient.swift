@@ -4,16 +4,20 @@ import MQTTCodec
 import ServiceKit
 
 /// An MQTT 3.1.1 client on its own thread: connects, subscribes, reads, pings, and on any
-/// failure drops the connection and reconnects after a backoff with jitter (0.5 s doubling
-/// to 30 s, each wait a random 50–100% of that), until ``stop(sending:)``.
+/// failure drops the connection and reconnects after a backoff with jitter
+/// (``ReconnectBackoff``: 0.5 s doubling to 30 s while sessions fail before doing useful
+/// work), until ``stop(sending:)``.
 ///
 /// The broker's input is untrusted: every packet goes through ``MQTTFrameReader`` with the
-/// `maxPacket` limit, and anything malformed, too large or unexpected ends the connection
-/// with a log line naming the packet and the reason.
+/// `maxPacket` limit; a message over it is read past without being buffered and handed to
+/// ``Handlers/skipped``; anything malformed or unexpected (or another packet too large) ends
+/// the connection with a log line naming the packet and the reason.
 final class MQTTClient: Sendable {
     struct Handlers: Sendable {
         /// A message arrived (connection thread).
         let message: @Sendable (MQTTPublish) -> Void
+        /// A message over `maxPacket` was read past, its payload dropped (connection thread).
+        let skipped: @Sendable (MQTTSkippedPublish) -> Void
         /// CONNACK accepted and the subscriptions sent (connection thread).
         let connected: @Sendable () -> Void
         let log: @Sendable (LogLevel, String) -> Void
@@ -23,6 +27,8 @@ final class MQTTClient: Sendable {
         var fd: Int32 = -1
         var stopped = false
         var nextID: UInt16 = 0
+        /// PUBACKs sent on this connection: whether it did useful work (``ReconnectBackoff``).
+        var acknowledged = 0
     }
 
     private let settings: MQTTBridgeSettings
@@ -50,8 +56,9 @@ final class MQTTClient: Sendable {
     func send(_ packet: MQTTPacket) -> Bool {
         let bytes = packet.encoded()
         return connection.withLock { connection in
-            guard connection.fd >= 0 else { return false }
-            return Self.writeAll(connection.fd, bytes)
+            guard connection.fd >= 0, Self.writeAll(connection.fd, bytes) else { return false }
+            if case .puback = packet { connection.acknowledged += 1 }
+            return true
         }
     }
 
@@ -84,30 +91,44 @@ final class MQTTClient: Sendable {
     private var isStopped: Bool { connection.withLock { $0.stopped } }
 
     private func run() {
-        var failures = 0
+        var backoff = ReconnectBackoff()
         while !isStopped {
+            var ended: (acceptedAt: Double?, reason: String)?
             switch settings.broker.connect() {
             case .failure(let error):
-                handlers.log(failures == 0 ? .warn : .debug, "mqtt.unreachable: \(error)")
+                handlers.log(backoff.failures == 0 ? .warn : .debug, "mqtt.unreachable: \(error)")
             case .success(let fd):
-                if session(fd) { failures = 0 }
+                ended = session(fd)
             }
             if isStopped { break }
-            let delay = min(0.5 * Double(1 << min(failures, 6)), 30) * Double.random(in: 0.5...1.0)
-            failures += 1
-            handlers.log(.debug, "mqtt.reconnecting: in \(delay) s")
+            let acknowledged = connection.withLock { $0.acknowledged }
+            backoff.ended(
+                useful: ReconnectBackoff.isUseful(
+                    acceptedAt: ended?.acceptedAt, endedAt: now(), acknowledged: acknowledged))
+            let delay = backoff.delay(unit: Double.random(in: 0.5...1.0))
+            if let ended, ended.acceptedAt != nil {
+                handlers.log(
+                    .warn,
+                    "mqtt.disconnected failures=\(backoff.failures) acknowledged=\(acknowledged): \(ended.reason); reconnecting in \(Int(delay * 1000)) ms"
+                )
+            } else {
+                handlers.log(.debug, "mqtt.reconnecting failures=\(backoff.failures): in \(Int(delay * 1000)) ms")
+            }
             usleep(UInt32(delay * 1_000_000))
         }
     }
 
-    /// One connection, until it fails or the client stops; true when the broker accepted it.
-    private func session(_ fd: Int32) -> Bool {
+    /// One connection, until it fails or the client stops: when the broker accepted it (nil:
+    /// never) and why it ended.
+    private func session(_ fd: Int32) -> (acceptedAt: Double?, reason: String) {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)  // a stuck broker never blocks a writer for long
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let keepAlive = Double(settings.keepAlive)
         var reader = MQTTFrameReader(maxPacket: settings.maxPacket)
-        var accepted = false
+        var acceptedAt: Double?
+        var accepted: Bool { acceptedAt != nil }
         let end: String
+        connection.withLock { $0.acknowledged = 0 }
         defer {
             connection.withLock { $0.fd = -1 }
             close(fd)
@@ -119,7 +140,7 @@ final class MQTTClient: Sendable {
             handlers.log(
                 .warn,
                 "mqtt.disconnected: cannot send CONNECT to \(settings.broker): \(String(cString: strerror(errno)))")
-            return false
+            return (nil, "cannot send CONNECT")
         }
         var lastPing = now()
         var pingOutstanding: Double?
@@ -161,7 +182,20 @@ final class MQTTClient: Sendable {
             }
             reader.append(buffer[..<count])
             do {
-                while let packet = try reader.next() {
+                while let frame = try reader.nextFrame() {
+                    if case .skipped(let message) = frame {
+                        guard accepted, message.qos < 2 else {
+                            end =
+                                accepted
+                                ? "a QoS 2 message on \(message.topic): the bridge subscribes at QoS 1 only"
+                                : "unexpected PUBLISH from the broker before CONNACK"
+                            handlers.log(.error, "mqtt.protocolError error=unexpected packet=PUBLISH: \(end)")
+                            break loop
+                        }
+                        handlers.skipped(message)
+                        continue
+                    }
+                    guard case .packet(let packet) = frame else { continue }
                     switch packet {
                     case .connack(_, let code) where !accepted:
                         guard code == 0 else {
@@ -172,7 +206,7 @@ final class MQTTClient: Sendable {
                             end = "refused"
                             break loop
                         }
-                        accepted = true
+                        acceptedAt = time
                         connection.withLock { $0.fd = fd }
                         handlers.log(.info, "mqtt.connected: \(settings.broker) as \(settings.clientID)")
                         send(.subscribe(id: 1, filters: subscriptions))
@@ -209,8 +243,7 @@ final class MQTTClient: Sendable {
                 break
             }
         }
-        if accepted && end != "stopped" { handlers.log(.warn, "mqtt.disconnected: \(end)") }
-        return accepted
+        return (acceptedAt, end)
     }
 
     private func now() -> Double {

@@ -10,16 +10,17 @@ struct MQTTBridgeTests {
     static let bridge = "dev.servicehost.mqtt-bridge"
 
     /// A host with the bridge (clientId and hostId `id`) on `port` and the probe.
-    static func fleetHost(_ id: String, port: Int, requests: String = "events", extra: String = "") throws
-        -> RunningHost
-    {
+    static func fleetHost(
+        _ id: String, port: Int, requests: String = "events", extra: String = "", probeEvents: String = ""
+    ) throws -> RunningHost {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so")
         try host.probe(
             "probe",
             [
                 "PROBE_ID=\"test.probe\"",
-                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)",
+                "PROBE_EVENTS=SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)\(probeEvents)",
+                "PROBE_SUBSCRIBE=\"hello\"",
             ])
         _ = try host.file(
             "lib/services.json",
@@ -127,7 +128,7 @@ struct MQTTBridgeTests {
             case 2:
                 FakeBroker.write(connection, accepted)
                 _ = FakeBroker.read(connection)  // SUBSCRIBE
-                FakeBroker.write(connection, [0x30, 0xFF, 0xFF, 0xFF, 0x7F])  // 256 MiB announced
+                FakeBroker.write(connection, [0x90, 0xFF, 0xFF, 0xFF, 0x7F])  // a 256 MiB SUBACK announced
             case 3:
                 FakeBroker.write(connection, accepted)
                 _ = FakeBroker.read(connection)
@@ -180,6 +181,145 @@ struct MQTTBridgeTests {
         #expect(objects.last?["ok"] as? Bool == false, "\(objects)")
         let records = host.stop().records
         #expect(records.named(.requestRefused).map(\.source) == [Self.bridge], "\(records.text)")
+    }
+
+    /// Issue 36, item 2: one QoS 1 message over `maxPacket` on the fleet's topic no longer cuts
+    /// the host off (dropped connection, redelivered first at every reconnection, for ever).
+    @Test func anOversizedMessage_isReadPast_acknowledged_loggedOnce_andLaterMessagesArrive() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let host = try Self.fleetHost("h1", port: broker.port, extra: #", "maxPacket": 1024"#)
+        try host.start()
+        #expect(Self.subscribed(broker, "h1"))
+        let big = #"{"aps":{"alert":"\#(String(repeating: "x", count: 4000))"},"n":1}"#
+        try broker.publish("servicehost/all/push", big)
+        try broker.publish("servicehost/h1/push", Self.push(2))
+        try broker.publish("servicehost/all/push", Self.push(3))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 3 })
+        #expect(try host.ctl("state").status == 0)
+        let records = host.stop().records
+        let lines = Self.bridgeLines(records)
+        let oversized = lines.named("mqtt.oversized")
+        #expect(oversized.count == 1, "\(records.text)")
+        // The remaining length: the topic's length field and bytes, the packet id, the payload.
+        let size = 2 + "servicehost/all/push".utf8.count + 2 + big.utf8.count
+        #expect(oversized.first?.fields["bytes"] == String(size), "\(records.text)")
+        #expect(oversized.first?.fields["topic"] == "servicehost/all/push", "\(records.text)")
+        #expect(oversized.first?.fields["packet"] != nil, "\(records.text)")
+        #expect(lines.named("mqtt.connected").count == 1, "\(records.text)")
+        #expect(lines.named("mqtt.protocolError").isEmpty, "\(records.text)")
+        #expect(Self.deliveries(of: 1, in: records) == 0)
+        #expect(Self.deliveries(of: 2, in: records) == 1 && Self.deliveries(of: 3, in: records) == 1)
+    }
+
+    /// Issue 36, item 2: a session the broker accepts and drops at once does not reset the
+    /// backoff; one that acknowledged a message does.
+    @Test func sessionsThatFailAtOnce_keepTheBackoff_andOneThatAcknowledged_resetsIt() throws {
+        let acknowledged = Flag()
+        let fake = try FakeBroker { number, connection in
+            _ = FakeBroker.read(connection)  // CONNECT
+            FakeBroker.write(connection, [0x20, 0x02, 0x00, 0x00])
+            _ = FakeBroker.read(connection)  // SUBSCRIBE
+            guard number == 3 else { return }  // dropped at once
+            let topic = Array("servicehost/h1/push".utf8)
+            let payload = Array(Self.push(1).utf8)
+            let body = [0, UInt8(topic.count)] + topic + [0, 7] + payload
+            FakeBroker.write(connection, [0x32, UInt8(body.count)] + body)
+            var seen = FakeBroker.read(connection)
+            while !seen.isEmpty && !seen.contains(0x40) { seen += FakeBroker.read(connection) }
+            if seen.contains(0x40) { acknowledged.set() }
+        }
+        let host = try Self.fleetHost("h1", port: fake.port)
+        try host.start()
+        #expect(eventually { fake.connectionCount >= 5 })
+        let records = host.stop().records
+        #expect(acknowledged.isSet)
+        let ends = Self.bridgeLines(records).named("mqtt.disconnected").prefix(4)
+        #expect(ends.map { $0.fields["failures"] } == ["1", "2", "0", "1"], "\(records.text)")
+        #expect(ends.map { $0.fields["acknowledged"] } == ["0", "0", "1", "0"], "\(records.text)")
+    }
+
+    /// Issue 36, item 3: with commands off (the default) a `ctl` message is refused,
+    /// acknowledged, and nothing is published in reply, whatever its `replyTo`.
+    @Test func commandsOff_nothingIsPublishedInReply_andTheRefusalIsAcknowledged() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let host = try Self.fleetHost("h1", port: broker.port)
+        try host.start()
+        #expect(Self.subscribed(broker, "h1"))
+        for replyTo in ["servicehost/h1/post/queue.flush", "x/#", "replies/h1"] {
+            try broker.publish("servicehost/h1/ctl", #"{"command":"state","replyTo":"\#(replyTo)"}"#)
+        }
+        try broker.publish("servicehost/h1/push", Self.push(1))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 4 })
+        let records = host.stop().records
+        let lines = Self.bridgeLines(records)
+        #expect(Set(broker.topics(publishedBy: "h1")) == ["servicehost/h1/state"], "\(broker.log)")
+        let refused = lines.named("mqtt.commandRefused").map { $0.fields["reason"] }
+        #expect(refused == ["commandsOff", "commandsOff", "commandsOff"], "\(records.text)")
+        #expect(lines.named("mqtt.connected").count == 1, "\(records.text)")
+        #expect(Self.deliveries(of: 1, in: records) == 1)
+    }
+
+    /// Issue 36, item 3: with commands on, replies go only where ReplyTopic's rule allows; a
+    /// command with another `replyTo` is refused and acknowledged, and the host stays connected.
+    @Test func commandsOn_repliesGoOnlyToAllowedTopics() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let host = try Self.fleetHost("h1", port: broker.port, requests: "all", extra: #", "commands": true"#)
+        try host.start()
+        #expect(Self.subscribed(broker, "h1"))
+        let refused = [
+            "servicehost/h1/post/queue.flush", "x/#", "servicehost/all/push", "servicehost/h2/ctl", "$SYS/x",
+        ]
+        let allowed = ["servicehost/h1/reply", "replies/h1"]
+        for replyTo in refused + allowed {
+            try broker.publish("servicehost/h1/ctl", #"{"command":"state","replyTo":"\#(replyTo)"}"#)
+        }
+        let total = refused.count + allowed.count
+        #expect(eventually { broker.acknowledgements(from: "h1") >= total })
+        let records = host.stop().records
+        let lines = Self.bridgeLines(records)
+        #expect(broker.topics(publishedBy: "h1").filter { $0 != "servicehost/h1/state" } == allowed, "\(broker.log)")
+        let reasons = lines.named("mqtt.commandRefused").map { $0.fields["reason"] }
+        #expect(reasons == Array(repeating: "replyTopic", count: refused.count), "\(records.text)")
+        #expect(lines.named("mqtt.connected").count == 1, "\(records.text)")
+    }
+
+    /// Issue 36, item 4: a retained push or post is delivered once, across a broker restart
+    /// (persistent broker) and a host restart; a retained command is never carried out.
+    @Test func retainedMessages_areDeliveredOnce_acrossReconnectsAndRestarts_andRetainedCommandsNever() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch, persistent: true)
+        try broker.publish("servicehost/all/push", Self.push(1), retain: true)
+        try broker.publish("servicehost/h1/push", Self.push(2), retain: true)
+        try broker.publish("servicehost/all/post/hello", #"{"n":3}"#, retain: true)
+        try broker.publish(
+            "servicehost/h1/ctl", #"{"command":"push","payload":{"aps":{"alert":"stale"},"n":9}}"#, retain: true)
+        let host = try Self.fleetHost(
+            "h1", port: broker.port, requests: "all", extra: #", "commands": true"#,
+            probeEvents: "|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)")
+        try host.start()
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 4 })
+        broker.stop()
+        try broker.start()
+        #expect(Self.subscribed(broker, "h1", times: 2))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 8 })
+        let first = host.stop()
+        try host.start()
+        #expect(Self.subscribed(broker, "h1", times: 3))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 12 })
+        try broker.publish("servicehost/h1/push", Self.push(4))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 13 })
+        let records = first.records + host.stop().records
+        for number in [1, 2, 4] { #expect(Self.deliveries(of: number, in: records) == 1, "push \(number)") }
+        #expect(Self.deliveries(of: 9, in: records) == 0, "\(records.text)")
+        let posts = records.probe(8).filter { $0.message.contains("name=hello") }
+        #expect(posts.count == 1, "\(records.text)")
+        let lines = Self.bridgeLines(records)
+        #expect(lines.named("mqtt.commandRefused").map { $0.fields["reason"] } == ["retained", "retained", "retained"])
+        let seen = lines.named("mqtt.duplicate").filter { $0.fields["retained"] == "true" }
+        #expect(seen.count == 6, "\(records.text)")
     }
 
     @Test func withoutSettings_theBridgeOpensNoSocket() throws {

@@ -29,6 +29,7 @@ import Testing
         #expect(full.qos == 0)
         #expect(full.commands)
         #expect(full.maxPacket == 65536)
+        #expect(full.protocolVersion == .v3_1_1)
 
         let unix = try #require(try Self.settings("settings-unix.json"))
         #expect(unix.broker == .unix(path: "/run/mosquitto/mqtt.sock"))
@@ -36,6 +37,7 @@ import Testing
         #expect(unix.clientID == unix.hostID)
         #expect(unix.prefix == "servicehost/\(unix.hostID)")
         #expect(unix.keepAlive == 30 && unix.qos == 1 && !unix.commands && unix.maxPacket == 1 << 20)
+        #expect(unix.protocolVersion == .v3_1_1)
     }
 
     /// Each refusal names the setting it refuses (the key is the message's subject).
@@ -46,6 +48,8 @@ import Testing
         ("settings-maxpacket-negative.json", "settings.maxPacket"),
         ("settings-hostid-slash.json", "settings.hostId"),
         ("settings-unknown-key.json", "\"brokr\""),
+        ("settings-protocol-4.json", "settings.protocol"),
+        ("settings-protocol-5.json", "settings.protocol"),
     ])
     func theRefusedSettingsSeeds_nameTheirKey(name: String, key: String) throws {
         let value = try JSONValue(parsing: try Self.seed(name))

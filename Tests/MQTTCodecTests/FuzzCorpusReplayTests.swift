@@ -14,10 +14,12 @@ import Testing
         var accepted = 0
         for name in names {
             let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
-            var reader = MQTTFrameReader(maxPacket: 1 << 16)
+            // The target's limit: small for half the inputs, so oversized messages are read past too.
+            var reader = MQTTFrameReader(maxPacket: (bytes.first ?? 0) >= 128 ? 64 : 1 << 16)
             reader.append(bytes.dropFirst())
             do {
-                while let packet = try reader.next() {
+                while let frame = try reader.nextFrame() {
+                    guard case .packet(let packet) = frame else { continue }
                     var again = MQTTFrameReader(maxPacket: 1 << 17)
                     again.append(packet.encoded())
                     #expect(try again.next() == packet, "\(name): \(packet.name)")

@@ -69,13 +69,73 @@ import Testing
         reader.append([0x30, 0x80, 0x80, 0x80, 0x80 | 0x01])  // 5 length bytes: malformed
         #expect(throws: MQTTError.self) { try reader.next() }
         var large = MQTTFrameReader(maxPacket: 1 << 20)
-        large.append([0x30, 0xFF, 0xFF, 0xFF, 0x7F])  // 268 435 455 bytes announced, none sent
+        large.append([0x90, 0xFF, 0xFF, 0xFF, 0x7F])  // a SUBACK of 268 435 455 bytes announced, none sent
         do {
             _ = try large.next()
             Issue.record("a 256 MiB packet was not refused")
         } catch {
             #expect(error.code == .tooLarge)
             #expect(error.description.contains("268435455"))
+        }
+    }
+
+    /// Issue 36, item 2: a PUBLISH over the limit is read past, its payload never buffered,
+    /// and given as skipped (topic, id, size) so the client acknowledges it; the stream goes on.
+    @Test(arguments: [1, 7, 100, 4096])
+    func anOversizedPublishIsReadPast_withoutBufferingIt(step: Int) throws {
+        let big = MQTTPublish(
+            topic: "servicehost/all/push", payload: [UInt8](repeating: 0x78, count: 50_000), qos: 1, dup: true, id: 9)
+        let bytes = MQTTPacket.publish(big).encoded() + MQTTPacket.pingresp.encoded()
+        var reader = MQTTFrameReader(maxPacket: 1024)
+        var frames: [MQTTFrame] = []
+        var most = 0
+        var offset = 0
+        while offset < bytes.count {
+            reader.append(bytes[offset..<min(offset + step, bytes.count)])
+            offset += step
+            while let frame = try reader.nextFrame() { frames.append(frame) }
+            most = max(most, reader.pending)
+        }
+        let size = 2 + big.topic.utf8.count + 2 + big.payload.count
+        let skipped = MQTTSkippedPublish(
+            topic: big.topic, qos: 1, retain: false, dup: true, id: 9, size: size)
+        #expect(frames == [.skipped(skipped), .packet(.pingresp)])
+        // At most one read, or the fixed and variable headers, are ever held.
+        #expect(most <= max(step, 4 + 2 + big.topic.utf8.count + 2))
+        #expect(reader.pending == 0)
+    }
+
+    @Test func nextPassesOverAnOversizedPublish_andA256MiBOneCostsNothing() throws {
+        var reader = MQTTFrameReader(maxPacket: 1024)
+        reader.append(
+            MQTTPacket.publish(MQTTPublish(topic: "t", payload: [UInt8](repeating: 1, count: 2000))).encoded()
+                + MQTTPacket.puback(id: 3).encoded())
+        #expect(try reader.next() == .puback(id: 3))
+        var huge = MQTTFrameReader(maxPacket: 1024)
+        huge.append([0x32, 0xFF, 0xFF, 0xFF, 0x7F, 0x00, 0x01, 0x61, 0x00, 0x05])  // topic "a", id 5
+        #expect(try huge.nextFrame() == nil)
+        for _ in 0..<16 {
+            huge.append([UInt8](repeating: 0, count: 65536))
+            #expect(try huge.nextFrame() == nil)
+            #expect(huge.pending == 0)
+        }
+    }
+
+    @Test func anOversizedPublishWithABadHeader_isRefusedWithItsReason() {
+        for (bytes, reason) in [
+            ([0x32, 0x80, 0x10, 0xFF, 0xFF], "topic in a 2048-byte packet"),
+            ([0x32, 0x80, 0x10, 0x00, 0x01, 0x23, 0x00, 0x01], "wildcard"),
+            ([0x32, 0x80, 0x10, 0x00, 0x01, 0x61, 0x00, 0x00], "packet identifier 0"),
+            ([0x36, 0x80, 0x10, 0x00, 0x01, 0x61, 0x00, 0x01], "QoS 3"),
+        ] as [([UInt8], String)] {
+            var reader = MQTTFrameReader(maxPacket: 1024)
+            reader.append(bytes)
+            do {
+                let frame = try reader.nextFrame()
+                Issue.record("accepted \(String(describing: frame))")
+            } catch {
+                #expect(error.packet == "PUBLISH" && error.description.contains(reason), "\(error)")
+            }
         }
     }
 

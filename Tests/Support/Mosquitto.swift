@@ -48,8 +48,10 @@ public final class Mosquitto {
     private let configPath: String
     private var process: Command.Running?
 
-    /// Starts a broker on a free loopback port (or `port`), in `scratch`.
-    public init(in scratch: Scratch, port: Int? = nil) throws {
+    /// Starts a broker on a free loopback port (or `port`), in `scratch`. With `persistent`, it
+    /// saves sessions and retained messages in `scratch` at every change, so they outlive a
+    /// ``stop()`` (SIGKILL) and ``start()``, as a production broker's persistence does.
+    public init(in scratch: Scratch, port: Int? = nil, persistent: Bool = false) throws {
         guard let executable = Self.installed else { throw TestFailure("mosquitto is not installed") }
         self.port = port ?? Self.freePort()
         logPath = scratch.file("mosquitto-\(self.port).log")
@@ -60,7 +62,7 @@ public final class Mosquitto {
                 """
                 listener \(self.port) 127.0.0.1
                 allow_anonymous true
-                persistence false
+                \(persistent ? "persistence true\npersistence_location \(scratch.file(""))\nautosave_on_changes true\nautosave_interval 1" : "persistence false")
                 log_dest file \(logPath)
                 log_type all
                 max_queued_messages 10000
@@ -87,14 +89,15 @@ public final class Mosquitto {
         process = nil
     }
 
-    /// `mosquitto_pub -q QOS -t TOPIC -m MESSAGE`, waiting for the broker's acknowledgement.
-    public func publish(_ topic: String, _ message: String, qos: Int = 1) throws {
+    /// `mosquitto_pub -q QOS -t TOPIC -m MESSAGE` (and `-r` when `retain`), waiting for the
+    /// broker's acknowledgement.
+    public func publish(_ topic: String, _ message: String, qos: Int = 1, retain: Bool = false) throws {
         let result = try Command.run(
             "/usr/bin/mosquitto_pub",
             [
                 "-h", "127.0.0.1", "-p", String(port), "-q", String(qos),
                 "-t", topic, "-m", message,
-            ])
+            ] + (retain ? ["-r"] : []))
         guard result.status == 0 else { throw TestFailure("mosquitto_pub failed: \(result.stderr)") }
     }
 
@@ -129,6 +132,8 @@ public final class Mosquitto {
         public let type: String
         /// The client id.
         public let client: String
+        /// A PUBLISH's topic, as the broker logs it between quotes; nil for other packets.
+        public var topic: String? = nil
     }
 
     /// The packets the broker logged so far, in order. Mosquitto has no structured log; its
@@ -140,7 +145,14 @@ public final class Mosquitto {
             guard words.count >= 5 else { return nil }
             switch (words[1], words[3]) {
             case ("Received", "from"):
-                return Packet(direction: .received, type: String(words[2]), client: String(words[4]))
+                var packet = Packet(direction: .received, type: String(words[2]), client: String(words[4]))
+                // `… PUBLISH from CLIENT (d0, q1, r0, m1, 'TOPIC', ... (N bytes))`
+                if packet.type == "PUBLISH", let open = line.range(of: ", '"),
+                    let close = line.range(of: "', ... (", options: .backwards), open.upperBound <= close.lowerBound
+                {
+                    packet.topic = String(line[open.upperBound..<close.lowerBound])
+                }
+                return packet
             case ("Sending", "to"): return Packet(direction: .sent, type: String(words[2]), client: String(words[4]))
             default: return nil
             }
@@ -149,7 +161,12 @@ public final class Mosquitto {
 
     /// How many `type` packets the broker received from (or sent to) `client` so far.
     public func count(_ direction: Packet.Direction, _ type: String, client: String) -> Int {
-        packets.filter { $0 == Packet(direction: direction, type: type, client: client) }.count
+        packets.filter { $0.direction == direction && $0.type == type && $0.client == client }.count
+    }
+
+    /// The topics `client` published to so far (PUBLISH received from it), in order.
+    public func topics(publishedBy client: String) -> [String] {
+        packets.compactMap { $0.direction == .received && $0.type == "PUBLISH" && $0.client == client ? $0.topic : nil }
     }
 
     /// How many PUBACKs the broker received from `client` so far.

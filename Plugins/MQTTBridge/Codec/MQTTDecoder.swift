@@ -36,21 +36,9 @@ extension MQTTPacket {
             }
             packet = .connack(sessionPresent: ackFlags & 1 != 0, returnCode: try reader.byte())
         case 3:
-            reader.packet = "PUBLISH"
-            let qos = flags >> 1 & 3
-            guard qos != 3 else { throw .malformed("PUBLISH", "QoS 3 does not exist") }
-            let topic = try reader.string()
-            guard !topic.isEmpty else { throw .malformed("PUBLISH", "empty topic name") }
-            guard !topic.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) else {
-                throw .malformed("PUBLISH", "wildcard in topic name \"\(topic)\"")
-            }
-            let id = qos > 0 ? try reader.uint16() : nil
-            if id == 0 { throw .malformed("PUBLISH", "packet identifier 0") }
-            guard qos > 0 || flags & 0x08 == 0 else { throw .malformed("PUBLISH", "DUP set on a QoS 0 message") }
-            packet = .publish(
-                MQTTPublish(
-                    topic: topic, payload: reader.rest(), qos: qos, retain: flags & 1 != 0,
-                    dup: flags & 0x08 != 0, id: id))
+            var message = try reader.publishHeader(flags: flags)
+            message.payload = reader.rest()
+            packet = .publish(message)
         case 4:
             reader.packet = "PUBACK"
             try reader.expectFlags(flags, 0)
@@ -117,6 +105,25 @@ extension MQTTPacket {
             throw .malformed(reader.packet, "\(reader.remaining) byte(s) after the packet's last field")
         }
         return packet
+    }
+}
+
+extension BodyReader {
+    /// A PUBLISH's fixed-header flags and variable header (topic, packet id), checked; the
+    /// payload is left to the caller (read, or skipped when the packet is over the limit).
+    mutating func publishHeader(flags: UInt8) throws(MQTTError) -> MQTTPublish {
+        packet = "PUBLISH"
+        let qos = flags >> 1 & 3
+        guard qos != 3 else { throw .malformed("PUBLISH", "QoS 3 does not exist") }
+        let topic = try string()
+        guard !topic.isEmpty else { throw .malformed("PUBLISH", "empty topic name") }
+        guard !topic.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") }) else {
+            throw .malformed("PUBLISH", "wildcard in topic name \"\(topic)\"")
+        }
+        let id = qos > 0 ? try uint16() : nil
+        if id == 0 { throw .malformed("PUBLISH", "packet identifier 0") }
+        guard qos > 0 || flags & 0x08 == 0 else { throw .malformed("PUBLISH", "DUP set on a QoS 0 message") }
+        return MQTTPublish(topic: topic, payload: [], qos: qos, retain: flags & 1 != 0, dup: flags & 0x08 != 0, id: id)
     }
 }
 

@@ -1,13 +1,19 @@
 /// Splits the bytes read from a broker into packets, however the reads cut them.
 ///
-/// A remaining length over ``maxPacket`` is refused as soon as its header is read, before any
-/// of the body is buffered: a broker (or anything on the port) announcing 256 MiB costs
-/// nothing.
+/// A remaining length over ``maxPacket`` is never buffered. A PUBLISH that long is read
+/// past: its variable header (topic and packet id, at most 65 539 bytes) is read, the rest is
+/// dropped as it arrives, and ``nextFrame()`` then gives it as ``MQTTFrame/skipped(_:)`` so the
+/// client can acknowledge it without delivering it (a broker redelivers an unacknowledged
+/// message at every reconnection, so refusing it would cut the client off for good). Any other
+/// packet that long is refused as soon as its header is read: a broker (or anything on the
+/// port) announcing 256 MiB of SUBACK costs nothing.
 public struct MQTTFrameReader: Sendable {
     /// The largest body accepted, in bytes.
     public let maxPacket: Int
     private var buffer: [UInt8] = []
     private var start = 0
+    /// The PUBLISH being read past, and how many of its bytes are still to drop.
+    private var skipping: (message: MQTTSkippedPublish, left: Int)?
 
     /// A reader refusing bodies over `maxPacket` bytes.
     public init(maxPacket: Int) { self.maxPacket = maxPacket }
@@ -24,10 +30,21 @@ public struct MQTTFrameReader: Sendable {
         buffer += bytes
     }
 
-    /// The next whole packet, or nil until more bytes arrive. After an error the stream is
-    /// unusable (the caller drops the connection).
+    /// The next whole packet, or nil until more bytes arrive; a PUBLISH over ``maxPacket`` is
+    /// passed over (see ``nextFrame()`` to see those). After an error the stream is unusable
+    /// (the caller drops the connection).
     public mutating func next() throws(MQTTError) -> MQTTPacket? {
-        guard pending >= 2 else { return nil }
+        while let frame = try nextFrame() {
+            if case .packet(let packet) = frame { return packet }
+        }
+        return nil
+    }
+
+    /// The next whole packet or PUBLISH read past, or nil until more bytes arrive. After an
+    /// error the stream is unusable (the caller drops the connection).
+    public mutating func nextFrame() throws(MQTTError) -> MQTTFrame? {
+        if let skipped = skip() { return .skipped(skipped) }
+        guard skipping == nil, pending >= 2 else { return nil }
         var length = 0
         var multiplier = 1
         var index = start + 1
@@ -45,19 +62,95 @@ public struct MQTTFrameReader: Sendable {
             multiplier *= 128
         }
         guard length <= maxPacket else {
-            throw MQTTError(
-                .tooLarge,
-                "a packet (first byte 0x\(String(buffer[start], radix: 16))) announces \(length) bytes, over the limit of \(maxPacket)"
-            )
+            guard buffer[start] >> 4 == 3 else {
+                throw MQTTError(
+                    .tooLarge,
+                    "a packet (first byte 0x\(String(buffer[start], radix: 16))) announces \(length) bytes, over the limit of \(maxPacket)"
+                )
+            }
+            return try startSkipping(first: buffer[start], bodyAt: index, length: length)
         }
         guard buffer.count - index >= length else { return nil }
         let packet = try MQTTPacket.decode(first: buffer[start], body: buffer[index..<index + length])
         start = index + length
-        // Consumed bytes are dropped once they are most of the buffer, so it stays small.
-        if start > 65536 && start * 2 > buffer.count {
+        compact()
+        return .packet(packet)
+    }
+
+    /// Reads an oversized PUBLISH's variable header once it is all here, then skips the rest.
+    private mutating func startSkipping(first: UInt8, bodyAt index: Int, length: Int) throws(MQTTError)
+        -> MQTTFrame?
+    {
+        // The topic's length field, then the topic and (QoS > 0) the packet id.
+        guard buffer.count - index >= 2 else { return nil }
+        let topicLength = Int(buffer[index]) << 8 | Int(buffer[index + 1])
+        let headerLength = 2 + topicLength + (first >> 1 & 3 == 0 ? 0 : 2)
+        guard headerLength <= length else {
+            throw .malformed("PUBLISH", "a \(topicLength)-byte topic in a \(length)-byte packet")
+        }
+        guard buffer.count - index >= headerLength else { return nil }
+        var reader = BodyReader(bytes: buffer[index..<index + headerLength])
+        let header = try reader.publishHeader(flags: first & 0x0F)
+        start = index + headerLength
+        skipping = (
+            MQTTSkippedPublish(
+                topic: header.topic, qos: header.qos, retain: header.retain, dup: header.dup, id: header.id,
+                size: length),
+            length - headerLength
+        )
+        return skip().map { .skipped($0) }
+    }
+
+    /// Drops the bytes held of the PUBLISH being read past; the message once it is all gone.
+    private mutating func skip() -> MQTTSkippedPublish? {
+        guard var current = skipping else { return nil }
+        let dropped = min(current.left, pending)
+        start += dropped
+        current.left -= dropped
+        compact()
+        guard current.left == 0 else {
+            skipping = current
+            return nil
+        }
+        skipping = nil
+        return current.message
+    }
+
+    /// Consumed bytes are dropped once they are most of the buffer, so it stays small.
+    private mutating func compact() {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        } else if start > 65536 && start * 2 > buffer.count {
             buffer.removeSubrange(..<start)
             start = 0
         }
-        return packet
+    }
+}
+
+/// What ``MQTTFrameReader/nextFrame()`` gives: a packet, or a PUBLISH over the limit read past.
+public enum MQTTFrame: Sendable, Equatable {
+    case packet(MQTTPacket)
+    case skipped(MQTTSkippedPublish)
+}
+
+/// A PUBLISH over the reader's limit: everything but its payload, which was dropped unread.
+public struct MQTTSkippedPublish: Sendable, Equatable {
+    public var topic: String
+    public var qos: UInt8
+    public var retain: Bool
+    public var dup: Bool
+    /// The packet identifier; present when `qos > 0`.
+    public var id: UInt16?
+    /// The packet's remaining length (variable header and payload), in bytes.
+    public var size: Int
+
+    public init(topic: String, qos: UInt8, retain: Bool, dup: Bool, id: UInt16?, size: Int) {
+        self.topic = topic
+        self.qos = qos
+        self.retain = retain
+        self.dup = dup
+        self.id = id
+        self.size = size
     }
 }

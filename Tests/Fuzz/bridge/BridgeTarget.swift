@@ -1,9 +1,10 @@
 // Fuzz target `bridge`: what MQTTBridge reads besides the broker's packets (those are the
-// `mqtt` target's): its `settings` object from services.json, the broker address in it, and
-// the delivered-message pairs it keeps in its store (`mqtt.delivered`, which a crash or a
-// hand edit can leave damaged). Compiled from the plugin's own files
-// (Plugins/MQTTBridge/{MQTTBridgeSettings,BrokerAddress,DeliveredMessages}.swift) by
-// scripts/fuzz; seeds in Tests/Fuzz/Corpus/bridge, replayed by MQTTBridgeParserTests.
+// `mqtt` target's): its `settings` object from services.json, the broker address in it, the
+// delivered-message pairs and retained digests it keeps in its store (`mqtt.delivered`,
+// `mqtt.retained`, which a crash or a hand edit can leave damaged), and a command's `replyTo`.
+// Compiled from the plugin's own files (Plugins/MQTTBridge/{MQTTBridgeSettings,BrokerAddress,
+// DeliveredMessages,RetainedMessages,ReplyTopic}.swift) by scripts/fuzz; seeds in
+// Tests/Fuzz/Corpus/bridge, replayed by MQTTBridgeParserTests.
 import MQTTCodec
 import ServiceKit
 
@@ -13,6 +14,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     BridgeChecks.settings(bytes)
     BridgeChecks.address(bytes)
     BridgeChecks.delivered(bytes)
+    BridgeChecks.retained(bytes)
+    BridgeChecks.replyTopic(bytes)
     return 0
 }
 
@@ -73,5 +76,35 @@ enum BridgeChecks {
         let again = DeliveredMessages()
         again.restore(written)
         guard again.insert(key) == written else { fatalError("bridge: the delivered pairs do not read back") }
+    }
+
+    /// The input as the store's `mqtt.retained` value: the same round trip.
+    static func retained(_ bytes: [UInt8]) {
+        let restored = RetainedMessages()
+        restored.restore(bytes)
+        let written = restored.insert(0x0123_4567_89AB_CDEF)
+        guard written.count % 8 == 0, written.count <= RetainedMessages.capacity * 8,
+            restored.contains(0x0123_4567_89AB_CDEF)
+        else { fatalError("bridge: \(written.count) bytes written for the retained digests") }
+        let again = RetainedMessages()
+        again.restore(written)
+        guard again.insert(0x0123_4567_89AB_CDEF) == written else {
+            fatalError("bridge: the retained digests do not read back")
+        }
+    }
+
+    /// The input as a command's `replyTo`: a topic the rule allows is a valid MQTT topic name
+    /// outside this host's and the fleet's inbound topics.
+    static func replyTopic(_ bytes: [UInt8]) {
+        guard let topic = String(validating: bytes, as: UTF8.self) else { return }
+        guard let refusal = ReplyTopic.refusal(topic, prefix: "servicehost/h1") else {
+            let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
+            guard (1...ReplyTopic.maxBytes).contains(bytes.count), !bytes.contains(where: { "+#\0".utf8.contains($0) }),
+                !topic.hasPrefix("$"), !levels.contains(where: \.isEmpty),
+                levels.first != "servicehost" || (levels.count > 2 && levels[1] != "all" && levels[2] == "reply")
+            else { fatalError("bridge: reply topic \(topic.debugDescription) allowed") }
+            return
+        }
+        guard !refusal.isEmpty else { fatalError("bridge: a reply topic refused without a reason") }
     }
 }
