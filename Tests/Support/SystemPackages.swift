@@ -19,11 +19,12 @@ public enum SystemPackages {
             if !answer, getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/apt-get") {
                 FileHandle.standardError.write(Data("\(key): not installed; installing with apt-get\n".utf8))
                 let environment = ["DEBIAN_FRONTEND": "noninteractive"]
-                _ = try? Command.run("/usr/bin/apt-get", ["install", "-y", "-qq"] + packages, environment: environment)
+                // Another test (or scripts/test-packages) may hold dpkg's lock: wait for it.
+                let install = ["-o", "DPkg::Lock::Timeout=300", "install", "-y", "-qq"] + packages
+                _ = try? Command.run("/usr/bin/apt-get", install, environment: environment)
                 if !present() {
                     _ = try? Command.run("/usr/bin/apt-get", ["update", "-qq"])
-                    _ = try? Command.run(
-                        "/usr/bin/apt-get", ["install", "-y", "-qq"] + packages, environment: environment)
+                    _ = try? Command.run("/usr/bin/apt-get", install, environment: environment)
                 }
                 answer = present()
             }
