@@ -4,6 +4,7 @@
 //
 //   servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH
 //                     --pingpong PATH [--quick] [--json PATH] [--rows 1,4]
+//   servicehost-bench --compare A.json B.json
 //
 // scripts/bench passes the release `host`, the cc-compiled bench-floor and C plugin template
 // (Sources/bench-c), and libBenchSwiftService.so, and preloads Sources/bench-c/malloc_count.c
@@ -20,6 +21,16 @@ func progress(_ message: String) {
 func fail(_ message: String) -> Never {
     progress("error: \(message)")
     exit(1)
+}
+
+// `--compare A.json B.json`: two earlier runs side by side, nothing measured.
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--compare" {
+    let (first, second) = (CommandLine.arguments[2], CommandLine.arguments[3])
+    do {
+        print(
+            Compare.markdown(try Compare.read(first), try Compare.read(second), names: (first, second)), terminator: "")
+    } catch { fail(error.description) }
+    exit(0)
 }
 
 // The command line.
