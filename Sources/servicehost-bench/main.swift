@@ -51,7 +51,7 @@ while let argument = argumentList.popFirst() {
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
     case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service",
-        "--lazy-c-plugin",
+        "--lazy-c-plugin", "--deeplinks",
         "--empty-swift", "--empty-foundation", "--empty-dispatch":
         paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
@@ -172,6 +172,13 @@ if !fleet {
             rows += isolationRows.filter { $0.row == "5" }
             rows += startupRows.filter { $0.row == "6" }
             rows += isolationRows.filter { $0.row == "6" }
+        }
+
+        if wants("12"), let deepLinks = paths["--deeplinks"] {
+            progress("row 12: the desktop's paths to a URL handler")
+            var desktop = DesktopRow(host: hostPath, deepLinks: deepLinks, reps: startupReps)
+            rows += try desktop.run(root: farm.root)
+            raw += desktop.raw
         }
 
         if wants("11"), let lazyPath = paths["--lazy-c-plugin"] {
