@@ -69,6 +69,10 @@ case "man":
     print(ManPage.text, terminator: "")
 case "ctl":
     runCtl(Array(arguments.dropFirst()))
+case "desktop":
+    runDesktop(Array(arguments.dropFirst()))
+case "open":
+    runOpen(Array(arguments.dropFirst()))
 case "new-service":
     do {
         let plan = try NewServiceCommand.plan(Array(arguments.dropFirst()))

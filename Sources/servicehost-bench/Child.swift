@@ -13,9 +13,12 @@ struct Child {
 
     /// Starts `path` with `arguments` and the runner's environment plus `overrides`; file
     /// descriptor `captured` (1 or 2) goes to the pipe and the other to /dev/null.
-    init(_ path: String, _ arguments: [String], capture captured: Int32, environment overrides: [String: String] = [:])
-        throws(BenchError)
-    {
+    /// With `newGroup`, the child leads a process group of its own (``finishGroup(signal:)``
+    /// signals everything it started).
+    init(
+        _ path: String, _ arguments: [String], capture captured: Int32, environment overrides: [String: String] = [:],
+        newGroup: Bool = false
+    ) throws(BenchError) {
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
         // Close-on-exec, so later children never hold this pipe open (dup2 clears it in the child).
@@ -39,8 +42,15 @@ struct Child {
         let environment = variables.map { strdup($0) } + [nil]
         defer { for string in argv + environment { free(string) } }
 
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if newGroup {
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, path, &actions, nil, argv, environment)
+        let status = posix_spawn(&pid, path, &actions, &attributes, argv, environment)
         close(pipeEnds[1])
         guard status == 0 else {
             close(pipeEnds[0])
@@ -87,6 +97,14 @@ struct Child {
         let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
         guard fields.count > 7 else { return nil }
         return Double(String(decoding: fields[7], as: UTF8.self))
+    }
+
+    /// Sends `signal` to the child's whole process group (it must have been started with
+    /// `newGroup`), then as ``finish(signal:)``.
+    @discardableResult
+    mutating func finishGroup(signal: Int32) -> Int32 {
+        kill(-pid, signal)
+        return finish(signal: nil)
     }
 
     /// Sends `signal` (SIGKILL unless nil), reads the pipe to its end and reaps the child;

@@ -48,91 +48,127 @@ struct ControlRow {
                 "row 4: memory-warning reached \(receivers?.count ?? 0) of \(services) services: "
                     + String(decoding: reply, as: UTF8.self))
         }
-        var throughput: [Double] = []
+        // Every repetition measures the host (pipelined, then round trips on one core and on
+        // two) and then the floor, bench-pingpong, in a process of its own with one repetition:
+        // each repetition has its own floor, and the row's ratio is the median of theirs.
         let batch = Array([[UInt8]](repeating: Self.request, count: pipelined).joined())
+        let cores = Self.allowedCores()
+        guard !cores.isEmpty else { throw BenchError("row 4: no core to pin to") }
+        var host = Samples()
+        var floor = Samples()
         for rep in 0...reps {  // rep 0: warm-up
             let start = nowNanoseconds()
             let writer = Thread { Self.writeAll(fd, batch) }
             writer.start()
             try Self.readLines(fd, pipelined)
-            let elapsed = nowNanoseconds() - start
-            if rep > 0 { throughput.append(Double(pipelined) / (elapsed / 1e9)) }
-        }
-        // Round trips with this thread and the host's main thread (its pid: the thread that
-        // serves the socket and dispatches) pinned to one core, then to two, as bench-pingpong
-        // pins its client and server: unpinned, the scheduler put either program's pair on one
-        // core or on two, and on this farm's virtual machines that alone moved a round trip
-        // from ~8 to 25–45 µs, so the ratio compared placements, not work.
-        let cores = Self.allowedCores()
-        guard cores.count >= 1, Self.pin(0, to: [cores[0]]), Self.pin(child.pid, to: [cores[0]]) else {
-            throw BenchError("cannot pin row 4's round trips to a core: \(String(cString: strerror(errno)))")
-        }
-        let one = try Self.latencies(fd, roundTrips)
-        var two: (p50: Double, p99: Double)? = nil
-        if cores.count >= 2 {
-            guard Self.pin(child.pid, to: [cores[1]]) else {
-                throw BenchError("cannot pin the host to a second core: \(String(cString: strerror(errno)))")
+            let eps = Double(pipelined) / ((nowNanoseconds() - start) / 1e9)
+            // Round trips with this thread and the host's main thread (its pid: the thread that
+            // serves the socket and dispatches) pinned to one core, then to two, as
+            // bench-pingpong pins its client and server: unpinned, the scheduler put either
+            // program's pair on one core or on two, and on this farm's virtual machines that
+            // alone moved a round trip from ~8 to 25–45 µs, so the ratio compared placements.
+            guard Self.pin(0, to: [cores[0]]), Self.pin(child.pid, to: [cores[0]]) else {
+                throw BenchError("cannot pin row 4's round trips to a core: \(String(cString: strerror(errno)))")
             }
-            two = try Self.latencies(fd, roundTrips)
+            let one = try Self.latencies(fd, roundTrips)
+            var two: (p50: Double, p99: Double)? = nil
+            if cores.count >= 2 {
+                guard Self.pin(child.pid, to: [cores[1]]) else {
+                    throw BenchError("cannot pin the host to a second core: \(String(cString: strerror(errno)))")
+                }
+                two = try Self.latencies(fd, roundTrips)
+            }
+            // Unpinned again before bench-pingpong starts: it inherits this thread's cores.
+            guard Self.pin(0, to: cores), Self.pin(child.pid, to: cores) else {
+                throw BenchError("cannot unpin: \(String(cString: strerror(errno)))")
+            }
+            let figures = try floorFigures(replySize: replySize)
+            guard rep > 0 else { continue }
+            host.append(eps: eps, one: one, two: two)
+            floor.append(
+                eps: figures[0], one: (figures[1], figures[2]), two: cores.count >= 2 ? (figures[3], figures[4]) : nil)
         }
-        // Unpinned again before bench-pingpong starts: it inherits this thread's cores.
-        guard Self.pin(0, to: cores) else { throw BenchError("cannot unpin: \(String(cString: strerror(errno)))") }
-        let ours = (eps: median(throughput), one: one, two: two)
+        let (ours, floorFigure) = (host.medians, floor.medians)
+        raw += [
+            ("control.host_events_per_s", ours.eps), ("control.floor_events_per_s", floorFigure.eps),
+            ("control.one_core.host_p50_ns", ours.oneP50), ("control.one_core.host_p99_ns", ours.oneP99),
+            ("control.one_core.floor_p50_ns", floorFigure.oneP50),
+            ("control.one_core.floor_p99_ns", floorFigure.oneP99),
+            ("control.reply_bytes", Double(replySize)), ("control.receivers", Double(services)),
+        ]
+        if !host.twoP50.isEmpty {
+            raw += [
+                ("control.two_cores.host_p50_ns", ours.twoP50), ("control.two_cores.host_p99_ns", ours.twoP99),
+                ("control.two_cores.floor_p50_ns", floorFigure.twoP50),
+                ("control.two_cores.floor_p99_ns", floorFigure.twoP99),
+            ]
+        }
+        let what = "`memory-warning` to \(services) C services"
+        var rows: [Row] = [
+            // Throughput as time per event, so that the ratio reads like every other row
+            // (lower is better). The target is absolute (≥ 500 k requests/s, the
+            // class of Redis with pipelining), the floor's events/s shown beside it.
+            .paired(
+                row: "4",
+                measured: "control channel: \(what), pipelined on one connection, per event "
+                    + "(\(Self.rate(ours.eps)) vs \(Self.rate(floorFigure.eps))), vs a C Unix-socket ping-pong",
+                unit: .nanoseconds, ours: host.eps.map { 1e9 / $0 }, baseline: floor.eps.map { 1e9 / $0 },
+                target: "≥ 500 k requests/s: ≤ 2.0 µs per event", maxValue: 1e9 / Self.targetRequestsPerSecond),
+            .paired(
+                row: "4",
+                measured: "control channel: \(what), single request round trip, client and host on one core, p50",
+                unit: .nanoseconds, ours: host.oneP50, baseline: floor.oneP50, target: "≤ 2× the socket ping-pong",
+                maxRatio: 2),
+            .paired(
+                row: "4",
+                measured: "control channel: \(what), single request round trip, client and host on one core, p99",
+                unit: .nanoseconds, ours: host.oneP99, baseline: floor.oneP99, target: "—"),
+        ]
+        if !host.twoP50.isEmpty {
+            rows.append(
+                .paired(
+                    row: "4",
+                    measured: "control channel: \(what), single request round trip, client and host on two cores, p50",
+                    unit: .nanoseconds, ours: host.twoP50, baseline: floor.twoP50, target: "—"))
+        }
+        return rows
+    }
 
+    /// One program's figures, a value per repetition.
+    struct Samples {
+        var eps: [Double] = []
+        var oneP50: [Double] = [], oneP99: [Double] = []
+        var twoP50: [Double] = [], twoP99: [Double] = []
+
+        mutating func append(eps: Double, one: (p50: Double, p99: Double), two: (p50: Double, p99: Double)?) {
+            self.eps.append(eps)
+            oneP50.append(one.p50)
+            oneP99.append(one.p99)
+            if let two {
+                twoP50.append(two.p50)
+                twoP99.append(two.p99)
+            }
+        }
+
+        /// Each figure's median over the repetitions (0 for figures not measured).
+        var medians: (eps: Double, oneP50: Double, oneP99: Double, twoP50: Double, twoP99: Double) {
+            func of(_ values: [Double]) -> Double { values.isEmpty ? 0 : median(values) }
+            return (of(eps), of(oneP50), of(oneP99), of(twoP50), of(twoP99))
+        }
+    }
+
+    /// bench-pingpong's figures from one run of one repetition (and its own warm-up): events/s
+    /// pipelined, then p50 and p99 on one core and on two.
+    private func floorFigures(replySize: Int) throws(BenchError) -> [Double] {
         var floorChild = try Child(
-            pingpong,
-            [
-                String(Self.request.count), String(replySize), String(pipelined),
-                String(roundTrips), String(reps),
-            ], capture: 1)
+            pingpong, [String(Self.request.count), String(replySize), String(pipelined), String(roundTrips), "1"],
+            capture: 1)
         let status = floorChild.finish(signal: nil)
         let figures = floorChild.text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
         guard status == 0, figures.count == 5 else {
             throw BenchError("bench-pingpong failed (\(status)): \(floorChild.text)")
         }
-        let floor = (eps: figures[0], one: (p50: figures[1], p99: figures[2]), two: (p50: figures[3], p99: figures[4]))
-
-        raw += [
-            ("control.host_events_per_s", ours.eps), ("control.floor_events_per_s", floor.eps),
-            ("control.one_core.host_p50_ns", ours.one.p50), ("control.one_core.host_p99_ns", ours.one.p99),
-            ("control.one_core.floor_p50_ns", floor.one.p50), ("control.one_core.floor_p99_ns", floor.one.p99),
-            ("control.reply_bytes", Double(replySize)), ("control.receivers", Double(services)),
-        ]
-        if let two = ours.two {
-            raw += [
-                ("control.two_cores.host_p50_ns", two.p50), ("control.two_cores.host_p99_ns", two.p99),
-                ("control.two_cores.floor_p50_ns", floor.two.p50), ("control.two_cores.floor_p99_ns", floor.two.p99),
-            ]
-        }
-        let what = "`memory-warning` to \(services) C services"
-        var rows = [
-            // Throughput as time per event, so that the ratio reads like every other row
-            // (lower is better). The target is absolute (≥ 500 k requests/s, the
-            // class of Redis with pipelining), the floor's events/s shown beside it.
-            Row(
-                row: "4",
-                measured: "control channel: \(what), pipelined on one connection, per event "
-                    + "(\(Self.rate(ours.eps)) vs \(Self.rate(floor.eps))), vs a C Unix-socket ping-pong",
-                unit: .nanoseconds, ours: 1e9 / ours.eps, baseline: 1e9 / floor.eps,
-                target: "≥ 500 k requests/s: ≤ 2.0 µs per event", maxValue: 1e9 / Self.targetRequestsPerSecond),
-            Row(
-                row: "4",
-                measured: "control channel: \(what), single request round trip, client and host on one core, p50",
-                unit: .nanoseconds, ours: ours.one.p50, baseline: floor.one.p50, target: "≤ 2× the socket ping-pong",
-                maxRatio: 2),
-            Row(
-                row: "4",
-                measured: "control channel: \(what), single request round trip, client and host on one core, p99",
-                unit: .nanoseconds, ours: ours.one.p99, baseline: floor.one.p99, target: "—"),
-        ]
-        if let two = ours.two {
-            rows.append(
-                Row(
-                    row: "4",
-                    measured: "control channel: \(what), single request round trip, client and host on two cores, p50",
-                    unit: .nanoseconds, ours: two.p50, baseline: floor.two.p50, target: "—"))
-        }
-        return rows
+        return figures
     }
 
     /// `count` round trips after 100 unmeasured ones: their p50 and p99.

@@ -48,19 +48,24 @@ struct DispatchRow {
             let rounds = max(1, callsPerRep / (2 * count))
             let calls = rounds * 2 * count
 
-            let medians = interleavedMedians(
-                reps: reps, units: calls,
+            // The C floor runs in its own process, once per repetition (it warms up itself), so
+            // every repetition has its own floor.
+            let samples = try interleavedSamples(
+                reps: reps,
                 [
-                    { deliverRounds(host, rounds) },
-                    { directRounds(direct, rounds) },
-                    { center.post(rounds: rounds) },
-                    { hostRounds(host, rounds) },
-                    { deliverRounds(statsHost, rounds) },
-                    { deliverRounds(tracedHost, rounds) },
+                    { timed(units: calls) { deliverRounds(host, rounds) } },
+                    { timed(units: calls) { directRounds(direct, rounds) } },
+                    { timed(units: calls) { center.post(rounds: rounds) } },
+                    { timed(units: calls) { hostRounds(host, rounds) } },
+                    { timed(units: calls) { deliverRounds(statsHost, rounds) } },
+                    { timed(units: calls) { deliverRounds(tracedHost, rounds) } },
+                    { [self] in try self.floorNanoseconds(directory, rounds: rounds) },
                 ])
+            let medians = samples.map(median)
             let (withStats, withTrace) = (medians[4], medians[5])
-            let floorFigure = try floorNanoseconds(directory, rounds: rounds)
             let (ours, swiftArray, notificationCenter, transitions) = (medians[0], medians[1], medians[2], medians[3])
+            let floorFigure = medians[6]
+            let (oursSamples, floorSamples) = (samples[0], samples[6])
 
             // Allocations per event (an event is one willResignActive or didBecomeActive to all N).
             let allocationRounds = 1000
@@ -72,41 +77,41 @@ struct DispatchRow {
 
             let label = "dispatch, \(count) service\(count == 1 ? "" : "s"), per service call"
             rows += [
-                Row(
+                .paired(
                     row: "1", measured: "\(label) vs (a) Swift `[any Service]` array", unit: .nanoseconds,
-                    ours: ours, baseline: swiftArray, target: "≤ 1.5×", maxRatio: 1.5),
-                Row(
+                    ours: oursSamples, baseline: samples[1], target: "≤ 1.5×", maxRatio: 1.5),
+                .paired(
                     row: "1", measured: "\(label) vs (b) `NotificationCenter.post`", unit: .nanoseconds,
-                    ours: ours, baseline: notificationCenter, target: "≤ 0.05× (20× faster)", maxRatio: 0.05),
-                Row(
+                    ours: oursSamples, baseline: samples[2], target: "≤ 0.05× (20× faster)", maxRatio: 0.05),
+                .paired(
                     row: "1", measured: "\(label) vs (c) C loop over function pointers (floor)", unit: .nanoseconds,
-                    ours: ours, baseline: floorFigure, target: "≤ \(Self.floorTarget(count))×",
+                    ours: oursSamples, baseline: floorSamples, target: "≤ \(Self.floorTarget(count))×",
                     maxRatio: Self.floorTarget(count)),
                 Row(
                     row: "1",
                     measured: "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), vs (a)",
                     unit: .count, ours: hostAllocations, baseline: directAllocations, target: "0", maxValue: 0),
-                Row(
+                .paired(
                     row: "1",
                     measured: "the same two events as a transition pair (moves the state machine), "
                         + "\(count) service\(count == 1 ? "" : "s"), per service call, vs (c) floor",
-                    unit: .nanoseconds, ours: transitions, baseline: floorFigure, target: "—"),
+                    unit: .nanoseconds, ours: samples[3], baseline: floorSamples, target: "—"),
             ]
             let statsAllocations = MallocCounter.callsPerUnit(units: events) {
                 deliverRounds(statsHost, allocationRounds)
             }
             rows += [
-                Row(
+                .paired(
                     row: "1", measured: "\(label), with --stats (one clock read per call) vs off", unit: .nanoseconds,
-                    ours: withStats, baseline: ours, target: "—"),
+                    ours: samples[4], baseline: oursSamples, target: "—"),
                 Row(
                     row: "1",
                     measured:
                         "heap allocations per lifecycle event, \(count) service\(count == 1 ? "" : "s"), with --stats",
                     unit: .count, ours: statsAllocations, baseline: hostAllocations, target: "0", maxValue: 0),
-                Row(
+                .paired(
                     row: "1", measured: "\(label), with --trace (to /dev/null) and --stats vs off", unit: .nanoseconds,
-                    ours: withTrace, baseline: ours, target: "—"),
+                    ours: samples[5], baseline: oursSamples, target: "—"),
             ]
             let key = "dispatch.\(count)"
             raw += [
@@ -147,9 +152,10 @@ struct DispatchRow {
         return host
     }
 
-    /// bench-floor's median ns per call over the same plugin files, in its own process.
+    /// bench-floor's ns per call over the same plugin files, in its own process: one
+    /// measured repetition after its own warm-up.
     private func floorNanoseconds(_ directory: String, rounds: Int) throws(BenchError) -> Double {
-        var child = try Child(floor, ["dispatch", directory, String(rounds), String(reps)], capture: 1)
+        var child = try Child(floor, ["dispatch", directory, String(rounds), "1"], capture: 1)
         let status = child.finish(signal: nil)
         let text = child.text.split(separator: "\n").first.map(String.init) ?? ""
         guard status == 0, let figure = Double(text) else {
@@ -157,22 +163,6 @@ struct DispatchRow {
         }
         return figure
     }
-}
-
-/// Median ns per unit of each body; repetitions alternate between the bodies, so a burst of
-/// load from another process hits all of them alike.
-@MainActor
-func interleavedMedians(reps: Int, units: Int, _ bodies: [() -> Void]) -> [Double] {
-    for body in bodies { body() }  // warm-up
-    var samples = Array(repeating: [Double](), count: bodies.count)
-    for _ in 0..<reps {
-        for (index, body) in bodies.enumerated() {
-            let start = nowNanoseconds()
-            body()
-            samples[index].append((nowNanoseconds() - start) / Double(units))
-        }
-    }
-    return samples.map(median)
 }
 
 /// The host's real dispatcher alone: `rounds` × (willResignActive, didBecomeActive), the

@@ -25,22 +25,27 @@ struct JSONRow {
             for (label, bytes) in payloads {
                 let units = quick ? 500 : 20_000
                 let data = Data(bytes)
-                let medians = interleavedMedians(
-                    reps: reps, units: units, [{ Self.tape(bytes, units) }, { Self.foundation(data, units) }])
-                let (tape, foundation) = (medians[0], medians[1])
-                let floorFigure = try floorNanoseconds(bytes, rounds: units)
+                let path = try write(bytes)
+                let samples = try interleavedSamples(
+                    reps: reps,
+                    [
+                        { timed(units: units) { Self.tape(bytes, units) } },
+                        { timed(units: units) { Self.foundation(data, units) } },
+                        { [self] in try self.floorNanoseconds(path, rounds: units) },
+                    ])
+                let (tape, foundation, floorFigure) = (median(samples[0]), median(samples[1]), median(samples[2]))
                 let rate = { (ns: Double) in Self.rate(bytes.count, ns) }
                 rows += [
-                    Row(
+                    .paired(
                         row: "9",
                         measured:
                             "\(label) → sh_json tape (the host's one parse, \(rate(tape))), vs a C validating scan "
-                            + "(\(rate(floorFigure)))", unit: .nanoseconds, ours: tape, baseline: floorFigure,
+                            + "(\(rate(floorFigure)))", unit: .nanoseconds, ours: samples[0], baseline: samples[2],
                         target: "≥ 25% of the floor: ≤ 4×", maxRatio: 4),
-                    Row(
+                    .paired(
                         row: "9",
                         measured: "\(label) → sh_json tape, vs Foundation JSONSerialization (\(rate(foundation)))",
-                        unit: .nanoseconds, ours: tape, baseline: foundation, target: "≥ 3× faster: ≤ 0.33×",
+                        unit: .nanoseconds, ours: samples[0], baseline: samples[1], target: "≥ 3× faster: ≤ 0.33×",
                         maxRatio: 1 / 3.0),
                 ]
                 let key = "json.push_\(bytes.count)"
@@ -60,16 +65,20 @@ struct JSONRow {
             for (label, bytes) in documents {
                 let units = max(2, (quick ? 500_000 : 20_000_000) / bytes.count)
                 let data = Data(bytes)
-                let medians = interleavedMedians(
-                    reps: reps, units: units, [{ Self.value(bytes, units) }, { Self.foundation(data, units) }])
-                let (value, foundation) = (medians[0], medians[1])
+                let samples = try interleavedSamples(
+                    reps: reps,
+                    [
+                        { timed(units: units) { Self.value(bytes, units) } },
+                        { timed(units: units) { Self.foundation(data, units) } },
+                    ])
+                let (value, foundation) = (median(samples[0]), median(samples[1]))
                 rows.append(
-                    Row(
+                    .paired(
                         row: "10",
                         measured:
                             "JSONValue parse, \(label) (\(Self.rate(bytes.count, value))), vs Foundation JSONSerialization "
-                            + "(\(Self.rate(bytes.count, foundation)))", unit: .nanoseconds, ours: value,
-                        baseline: foundation,
+                            + "(\(Self.rate(bytes.count, foundation)))", unit: .nanoseconds, ours: samples[0],
+                        baseline: samples[1],
                         target: "≥ 2.5× faster: ≤ 0.4×", maxRatio: 0.4))
                 raw += [
                     ("json.value_\(bytes.count).ns", value), ("json.value_\(bytes.count).foundation_ns", foundation),
@@ -83,13 +92,20 @@ struct JSONRow {
         "\(Int((Double(bytes) * 1e3 / nanoseconds).rounded())) MB/s"
     }
 
-    private func floorNanoseconds(_ bytes: [UInt8], rounds: Int) throws(BenchError) -> Double {
+    /// `bytes` in a file for bench-floor; its path.
+    private func write(_ bytes: [UInt8]) throws(BenchError) -> String {
         let path = directory + "/payload-\(bytes.count).json"
         guard let file = fopen(path, "wb") else { throw BenchError("cannot write \(path)") }
         let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
         fclose(file)
         guard written == bytes.count else { throw BenchError("cannot write \(path)") }
-        var child = try Child(floor, ["jsonscan", path, String(rounds), String(reps)], capture: 1)
+        return path
+    }
+
+    /// bench-floor's ns per scan of the file at `path`, in its own process: one measured
+    /// repetition after its own warm-up.
+    private func floorNanoseconds(_ path: String, rounds: Int) throws(BenchError) -> Double {
+        var child = try Child(floor, ["jsonscan", path, String(rounds), "1"], capture: 1)
         let status = child.finish(signal: nil)
         let text = child.text.split(separator: "\n").first.map(String.init) ?? ""
         guard status == 0, let figure = Double(text) else {

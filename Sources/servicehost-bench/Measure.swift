@@ -15,17 +15,33 @@ func median(_ values: [Double]) -> Double {
     return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
-/// The median time per unit of `body`, which does `units` units of work per call, over `reps`
-/// calls after one unmeasured warm-up call.
-func medianNanoseconds(reps: Int, units: Int, _ body: () -> Void) -> Double {
-    body()
-    var samples: [Double] = []
-    for _ in 0..<reps {
-        let start = nowNanoseconds()
-        body()
-        samples.append((nowNanoseconds() - start) / Double(units))
+/// Each measure's figure in every repetition (`samples[m][rep]`), after one unmeasured call of
+/// each. Repetitions alternate between the measures, so a burst of load from another process
+/// hits all of them alike, and a baseline is measured again in every repetition: a row's ratio
+/// is then the median of the repetitions' ratios (``Row/paired(row:measured:unit:ours:baseline:target:maxRatio:maxValue:)``),
+/// which one slow baseline cannot carry.
+@MainActor
+func interleavedSamples(reps: Int, _ measures: [() throws -> Double]) throws(BenchError) -> [[Double]] {
+    // Untyped closures: a literal array of typed-throws closures crashed Swift 6.3's compiler.
+    do {
+        for measure in measures { _ = try measure() }  // warm-up
+        var samples = Array(repeating: [Double](), count: measures.count)
+        for _ in 0..<reps {
+            for (index, measure) in measures.enumerated() { samples[index].append(try measure()) }
+        }
+        return samples
+    } catch let error as BenchError {
+        throw error
+    } catch {
+        throw BenchError("\(error)")
     }
-    return median(samples)
+}
+
+/// The time per unit of one call of `body`, which does `units` units of work.
+func timed(units: Int, _ body: () -> Void) -> Double {
+    let start = nowNanoseconds()
+    body()
+    return (nowNanoseconds() - start) / Double(units)
 }
 
 /// The allocation counter of `Sources/bench-fixtures/malloc_count.c`, when scripts/bench

@@ -22,11 +22,55 @@ struct Row {
     var maxValue: Double? = nil
     /// Why the row has no figures yet, or nil.
     var pending: String? = nil
+    /// Our figure in each repetition, and the baseline measured in the same repetition (the
+    /// same index), when the row is built from repetitions (``paired(row:measured:unit:ours:baseline:target:maxRatio:maxValue:)``);
+    /// empty for a row of single figures.
+    var oursSamples: [Double] = []
+    var baselineSamples: [Double] = []
 
-    /// ours ÷ baseline: below 1 means ours is smaller (faster, lighter).
+    /// ours ÷ baseline in each repetition: the floor is re-measured in every repetition, so a
+    /// slow floor in one repetition moves one ratio, not the row's.
+    var ratioSamples: [Double] {
+        guard !oursSamples.isEmpty, oursSamples.count == baselineSamples.count else { return [] }
+        return zip(oursSamples, baselineSamples).compactMap { $1 > 0 ? $0 / $1 : nil }
+    }
+
+    /// ours ÷ baseline: below 1 means ours is smaller (faster, lighter). The median of the
+    /// repetitions' ratios when the row has them, else the ratio of the two figures.
     var ratio: Double? {
+        let samples = ratioSamples
+        if !samples.isEmpty { return median(samples) }
         guard let ours, let baseline, baseline > 0 else { return nil }
         return ours / baseline
+    }
+
+    /// The smallest and largest of the repetitions' ratios, or nil without repetitions.
+    var ratioSpread: ClosedRange<Double>? {
+        let samples = ratioSamples
+        guard let low = samples.min(), let high = samples.max() else { return nil }
+        return low...high
+    }
+
+    /// The smallest and largest of our figure over the repetitions, or nil without repetitions.
+    var oursSpread: ClosedRange<Double>? {
+        guard let low = oursSamples.min(), let high = oursSamples.max() else { return nil }
+        return low...high
+    }
+
+    /// A row from paired repetitions: `ours[i]` and `baseline[i]` were measured in the same
+    /// repetition. The figures are the medians; the ratio is the median of the ratios.
+    static func paired(
+        row: String, measured: String, unit: Unit, ours: [Double], baseline: [Double], target: String,
+        maxRatio: Double? = nil, maxValue: Double? = nil
+    ) -> Row {
+        let count = min(ours.count, baseline.count)
+        var made = Row(
+            row: row, measured: measured, unit: unit, ours: ours.isEmpty ? nil : median(ours),
+            baseline: baseline.isEmpty ? nil : median(baseline), target: target, maxRatio: maxRatio,
+            maxValue: maxValue)
+        made.oursSamples = Array(ours.prefix(count))
+        made.baselineSamples = Array(baseline.prefix(count))
+        return made
     }
 
     /// Whether the target is met; nil when there is none (or no figure).
@@ -47,8 +91,8 @@ enum Report {
     /// The markdown table printed by scripts/bench and quoted in the README.
     static func markdown(_ rows: [Row]) -> String {
         var lines = [
-            "| row | measured | ours | baseline | ratio | target | met? |",
-            "| --- | --- | ---: | ---: | ---: | --- | --- |",
+            "| row | measured | ours | baseline | ratio | spread | target | met? |",
+            "| --- | --- | ---: | ---: | ---: | ---: | --- | --- |",
         ]
         for row in rows {
             let met: String
@@ -64,9 +108,23 @@ enum Report {
             let ratio = row.ratio.map { format($0, digits: 2) + "×" } ?? "—"
             lines.append(
                 "| \(row.row) | \(row.measured) | \(show(row.ours, row.unit)) | \(show(row.baseline, row.unit)) "
-                    + "| \(ratio) | \(row.target) | \(met) |")
+                    + "| \(ratio) | \(spread(row)) | \(row.target) | \(met) |")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The range over the repetitions: of the ratio ("1.41–1.52×", n = 11) when the row has
+    /// one, else of our figure; "—" for a row of single figures.
+    static func spread(_ row: Row) -> String {
+        if let range = row.ratioSpread {
+            return format(range.lowerBound, digits: 2) + "–" + format(range.upperBound, digits: 2)
+                + "× (n = \(row.ratioSamples.count))"
+        }
+        if let range = row.oursSpread {
+            return show(range.lowerBound, row.unit) + "–" + show(range.upperBound, row.unit)
+                + " (n = \(row.oursSamples.count))"
+        }
+        return "—"
     }
 
     /// How far a missed target is: "3.1× the limit" or "+2 over".
@@ -127,9 +185,12 @@ enum Report {
             return out + "\""
         }
         func number(_ value: Double?) -> String { value.map { $0.isFinite ? String($0) : "null" } ?? "null" }
+        func numbers(_ values: [Double]) -> String { "[" + values.map(number).joined(separator: ", ") + "]" }
         let rowObjects = rows.map { row in
             "    {\"row\": \(string(row.row)), \"measured\": \(string(row.measured)), \"unit\": \(string(row.unit.rawValue)), "
                 + "\"ours\": \(number(row.ours)), \"baseline\": \(number(row.baseline)), \"ratio\": \(number(row.ratio)), "
+                + "\"ratio_min\": \(number(row.ratioSpread?.lowerBound)), \"ratio_max\": \(number(row.ratioSpread?.upperBound)), "
+                + "\"ours_samples\": \(numbers(row.oursSamples)), \"baseline_samples\": \(numbers(row.baselineSamples)), "
                 + "\"target\": \(string(row.target)), \"met\": \(row.met.map(String.init) ?? "null"), "
                 + "\"pending\": \(row.pending.map(string) ?? "null")}"
         }

@@ -4,6 +4,7 @@
 //
 //   servicehost-bench --host PATH --floor PATH --c-plugin PATH --swift-plugin PATH
 //                     --pingpong PATH [--quick] [--json PATH] [--rows 1,4]
+//   servicehost-bench --compare A.json B.json
 //
 // scripts/bench passes the release `host`, the cc-compiled bench-floor and C plugin template
 // (Sources/bench-c), and libBenchSwiftService.so, and preloads Sources/bench-c/malloc_count.c
@@ -20,6 +21,16 @@ func progress(_ message: String) {
 func fail(_ message: String) -> Never {
     progress("error: \(message)")
     exit(1)
+}
+
+// `--compare A.json B.json`: two earlier runs side by side, nothing measured.
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--compare" {
+    let (first, second) = (CommandLine.arguments[2], CommandLine.arguments[3])
+    do {
+        print(
+            Compare.markdown(try Compare.read(first), try Compare.read(second), names: (first, second)), terminator: "")
+    } catch { fail(error.description) }
+    exit(0)
 }
 
 // The command line.
@@ -40,7 +51,7 @@ while let argument = argumentList.popFirst() {
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
     case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service",
-        "--lazy-c-plugin",
+        "--lazy-c-plugin", "--deeplinks",
         "--empty-swift", "--empty-foundation", "--empty-dispatch":
         paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
@@ -161,6 +172,13 @@ if !fleet {
             rows += isolationRows.filter { $0.row == "5" }
             rows += startupRows.filter { $0.row == "6" }
             rows += isolationRows.filter { $0.row == "6" }
+        }
+
+        if wants("12"), let deepLinks = paths["--deeplinks"] {
+            progress("row 12: the desktop's paths to a URL handler")
+            var desktop = DesktopRow(host: hostPath, deepLinks: deepLinks, reps: startupReps)
+            rows += try desktop.run(root: farm.root)
+            raw += desktop.raw
         }
 
         if wants("11"), let lazyPath = paths["--lazy-c-plugin"] {

@@ -20,12 +20,14 @@ public final class Mosquitto {
             FileHandle.standardError.write(
                 Data("Mosquitto: not installed; installing mosquitto and mosquitto-clients with apt-get\n".utf8))
             _ = try? Command.run(
-                "/usr/bin/apt-get", ["install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
+                "/usr/bin/apt-get",
+                ["-o", "DPkg::Lock::Timeout=300", "install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
                 environment: ["DEBIAN_FRONTEND": "noninteractive"])
             if !present() {
                 _ = try? Command.run("/usr/bin/apt-get", ["update", "-qq"])
                 _ = try? Command.run(
-                    "/usr/bin/apt-get", ["install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
+                    "/usr/bin/apt-get",
+                    ["-o", "DPkg::Lock::Timeout=300", "install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
                     environment: ["DEBIAN_FRONTEND": "noninteractive"])
             }
             if present() { return broker }

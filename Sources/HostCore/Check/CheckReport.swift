@@ -140,6 +140,7 @@ public struct CheckReport {
                 "\(unmet.service) is not started: \(unmet)")
         }
         checkClaims(plan.order.compactMap { found[$0]?.service })
+        checkDesktopSchemes(order.compactMap { found[$0.service]?.service })
         let wanted = WantedServices(plan.order, keeping: [:], found: inspection.plugins)
         let dormant = LazyServices(
             plan: plan, plugins: inspection.plugins, configuration: configuration, wanted: wanted
@@ -148,6 +149,37 @@ public struct CheckReport {
         answers = order.flatMap { entry in
             (found[entry.service]?.service.answers ?? []).map { (name: $0, service: entry.service) }
         }.sorted { $0.name < $1.name }
+    }
+
+    /// A URL scheme a service claims that no installed Desktop Entry of `host desktop install`
+    /// lists: `xdg-open SCHEME://…` does not reach the app (a warning). Only where the app is
+    /// on the desktop at all (some entry installed): a headless host has no desktop to tell.
+    private mutating func checkDesktopSchemes(_ services: [ServiceMetadata]) {
+        var entries: [String] = []
+        var listed = Set<String>()
+        for system in [false, true] {
+            guard let directory = DesktopCommand.applicationsDirectory(system: system),
+                let names = try? DirectoryHandle.open(directory).names()
+            else { continue }
+            for name in names where name.hasPrefix("servicehost-") && name.hasSuffix(".desktop") {
+                guard let text = try? DesktopRegistration.read(directory + "/" + name),
+                    let schemes = DesktopEntry.schemes(inEntry: text)
+                else { continue }
+                entries.append(directory + "/" + name)
+                listed.formUnion(schemes)
+            }
+        }
+        guard !entries.isEmpty else { return }
+        var reported = Set<String>()
+        for service in services {
+            for scheme in service.urls.compactMap(DesktopEntry.scheme(ofClaim:))
+            where !listed.contains(scheme) && reported.insert(scheme).inserted {
+                problem(
+                    .warning, "desktop-unregistered", service: service.id,
+                    "\(service.id) claims \(scheme): URLs, which no Desktop Entry lists (\(entries.joined(separator: ", "))):"
+                        + " run host desktop install again")
+            }
+        }
     }
 
     /// What `--safe-mode` leaves out, as the host decides it: a file with any untrusted

@@ -90,6 +90,28 @@ public enum CommandLineSpec {
                 summary: "Writes a plugin package that builds and loads the first time.",
                 options: NewServiceCommand.table.specs),
             CommandSpec(
+                words: ["desktop"], synopsis: "install|uninstall|status [--user|--system] [--name APP] [run options …]",
+                summary:
+                    "Registers the app with the desktop: a Desktop Entry handling every URL scheme the plugins claim.",
+                options: RunOptions.table.specs.filter { !DesktopCommand.refusedRunOptions.contains($0.name) } + [
+                    OptionSpec(
+                        name: "--user", placeholder: nil, inlineOnly: false, values: [],
+                        help: "the user's applications folder (the default)"),
+                    OptionSpec(
+                        name: "--system", placeholder: nil, inlineOnly: false, values: [],
+                        help: "/usr/local/share/applications"),
+                    OptionSpec(
+                        name: "--name", placeholder: "APP", inlineOnly: false, values: [],
+                        help: "the entry's name (default ServiceHost)"),
+                    OptionSpec(
+                        name: "--json", placeholder: nil, inlineOnly: false, values: [],
+                        help: "status: print the report as one JSON object"),
+                ], operands: DesktopCommand.Action.allCases.map(\.rawValue)),
+            CommandSpec(
+                words: ["open"], synopsis: "[URL] [run options …]",
+                summary: "Hands a URL to the running host, or starts one with it (what the Desktop Entry runs).",
+                options: RunOptions.table.specs.filter { !DesktopCommand.refusedRunOptions.contains($0.name) }),
+            CommandSpec(
                 words: ["completion"], synopsis: "bash|zsh",
                 summary: "Prints the shell completion script for bash or zsh: source <(host completion bash).",
                 options: [], operands: ShellCompletion.Shell.allCases.map(\.rawValue)),

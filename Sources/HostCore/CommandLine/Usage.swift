@@ -1,7 +1,9 @@
 /// The text of `host --help`, and the commands `host` takes.
 public enum Usage {
     /// The commands before any option: `host inspect …`, `host ctl …`, `host help`.
-    public static let commands = ["check", "inspect", "ctl", "new-service", "completion", "man", "help"]
+    public static let commands = [
+        "check", "inspect", "ctl", "desktop", "open", "new-service", "completion", "man", "help",
+    ]
 
     /// "unknown command 'inspet'; did you mean 'inspect'?".
     public static func unknownCommand(_ word: String) -> UsageError {
@@ -19,6 +21,8 @@ public enum Usage {
           host check [--plugins DIR …] [--config FILE] [--safe-mode] [--isolation MODE] [--state-dir DIR] [--json]
           host inspect [--json] PATH…
           host new-service NAME [--swift|--c] [--id ID] [--dir DIR]
+          host desktop install|uninstall|status [--user|--system] [--name APP] [run options …]
+          host open [URL] [run options …]
           host completion bash|zsh | man
           host --help | --version
 
@@ -48,6 +52,10 @@ public enum Usage {
           host inspect PATH…        print each plugin's services, versions, ABI and
                                     events from its static metadata, running no plugin code
         \(InspectCommand.table.help)
+
+        ON THE DESKTOP (freedesktop: Desktop Entry, xdg-mime, xdg-open)
+        \(DesktopCommand.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        \(OpenCommand.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
 
         NEW SERVICE
           host new-service NAME     write a plugin package (Swift, or --c) that builds

@@ -6,6 +6,8 @@ public enum ControlClient {
     /// Why a request could not be made or answered.
     public struct ClientError: Error, CustomStringConvertible {
         public let description: String
+        /// Nothing listens on the socket (ENOENT, ECONNREFUSED): no host runs there.
+        public var hostNotRunning = false
     }
 
     /// Sends `message` to the host listening on `path` and returns its reply as it came
@@ -35,7 +37,8 @@ public enum ControlClient {
             let hint =
                 error.errno == ENOENT || error.errno == ECONNREFUSED
                 ? " (is a host running? start one with host --plugins DIR)" : ""
-            throw ClientError(description: "cannot reach the host at \(path): \(error.reason)\(hint)")
+            throw ClientError(
+                description: "cannot reach the host at \(path): \(error.reason)\(hint)", hostNotRunning: !hint.isEmpty)
         } catch {
             throw ClientError(description: "cannot reach the host: \(error)")
         }

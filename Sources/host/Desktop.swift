@@ -1,0 +1,50 @@
+// `host desktop …` and `host open …`: the app on the Linux desktop (README "On the Linux desktop").
+import Glibc
+import HostCore
+
+/// `host desktop install|uninstall|status`.
+func runDesktop(_ arguments: [String]) -> Never {
+    let options: DesktopCommand.Options
+    do { options = try DesktopCommand.parse(arguments) } catch { usageFailure(error, help: DesktopCommand.help) }
+    let report = DesktopRegistration.perform(options)
+    print(options.json ? report.json.serialized : report.text(options.action))
+    switch options.action {
+    case .status: exit(report.status)
+    case .install, .uninstall: exit(report.problems.isEmpty ? 0 : 1)
+    }
+}
+
+/// `host open [URL] [run options]`: the running host opens the URL, or this process becomes
+/// the host and launches with it.
+func runOpen(_ arguments: [String]) -> Never {
+    let invocation: OpenCommand.Invocation
+    do { invocation = try OpenCommand.parse(arguments) } catch { usageFailure(error, help: OpenCommand.help) }
+    if let url = invocation.url {
+        do {
+            let message = try CtlCommand.parse(["open", url], readInput: { _ in [] }).message
+            let raw = try ControlClient.send(message, to: invocation.controlPath, timeout: 10)
+            let reply = ControlReply(json: raw)
+            let text =
+                CtlCommand.operateText(of: reply, command: message.command)
+                ?? CtlCommand.text(of: reply, command: message.command.name)
+            let status = CtlCommand.status(of: reply)
+            if status == 1 { failure("host open: \(text)", status: 1) }
+            print(text)
+            exit(status)
+        } catch let error as ControlClient.ClientError where error.hostNotRunning {
+            // No host: this process becomes it (below).
+        } catch {
+            failure("host open: \(error)", status: 1)
+        }
+    } else if (try? ControlClient.send(ControlMessage(.init("state")), to: invocation.controlPath, timeout: 10))
+        != nil
+    {
+        exit(0)  // already running: nothing to open
+    }
+    // A cold launch: exec, so the desktop's process is the host (its stdio, its signals).
+    let words = ["host"] + OpenCommand.coldStartArguments(invocation)
+    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+    let executable = DesktopCommand.hostExecutable()
+    execv(executable, argv)
+    failure("host open: cannot start \(executable): \(String(cString: strerror(errno)))", status: 1)
+}
