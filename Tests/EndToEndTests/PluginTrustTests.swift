@@ -241,3 +241,30 @@ import Testing
         #expect(second.status == 2 && second.stdout.contains("trustedKeys"), "\(second.stdout)")
     }
 }
+
+/// `host new-service`'s `scripts/sign`: what an author runs, with their minisign key, to ship a
+/// plugin a host with `"signatures": "required"` loads.
+@Suite(.timeLimit(.minutes(10))) struct SignScriptTests {
+    @Test func aScaffoldSignedWithItsScript_loadsUnderRequiredSignatures() throws {
+        guard Minisign.installed != nil else { return }
+        let host = try RunningHost()
+        let folder = host.scratch.file("Signed")
+        let made = try Command.run(
+            try Repository.product("host"),
+            ["new-service", "Signed", "--c", "--id", "com.example.signed", "--dir", folder])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try Command.run(folder + "/build.sh", []).status == 0)
+        let keys = try host.scratch.folder("keys", mode: 0o700)
+        let key = try Minisign.generate("author", in: keys)
+        let signed = try Command.run(folder + "/scripts/sign", [], environment: ["MINISIGN_KEY": key.secretKeyFile])
+        #expect(signed.status == 0, "\(signed.stderr)")
+        try host.scratch.copy(folder + "/lib/libSigned.so", to: "lib/libSigned.so", mode: 0o644)
+        try host.scratch.copy(folder + "/lib/libSigned.so.minisig", to: "lib/libSigned.so.minisig", mode: 0o644)
+        let config = try host.file(
+            "services.json", #"{"signatures": "required", "trustedKeys": ["\#(try key.publicKey)"]}"#)
+        try host.start(["--config", config])
+        let services = try host.ctlJSON("list").reply["services"] as? [[String: Any]] ?? []
+        #expect(services.compactMap { $0["id"] as? String } == ["com.example.signed"])
+        host.stop()
+    }
+}
