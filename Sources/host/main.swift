@@ -41,9 +41,11 @@ case "--version":
     _ = (HostVersion.string + "\n").withCString { write(STDOUT_FILENO, $0, strlen($0)) }
 case "inspect":
     do {
-        let (json, results, failures) = try InspectCommand.run(Array(arguments.dropFirst()))
+        let (json, results, failures, signatures) = try InspectCommand.run(Array(arguments.dropFirst()))
         print(
-            json ? InspectCommand.json(results, failures: failures) : InspectCommand.text(results, failures: failures),
+            json
+                ? InspectCommand.json(results, failures: failures, signatures: signatures)
+                : InspectCommand.text(results, failures: failures, signatures: signatures),
             terminator: "")
         let valid = results.allSatisfy { if case .success = $0 { true } else { false } }
         exit((valid ? HostExitStatus.clean : .forcedOrWarnings).rawValue)

@@ -79,7 +79,10 @@ import Testing
             #"{"onlyConfigured": true}"#,
             "services.json: onlyConfigured: unknown key (--only-configured is a command-line flag, not a configuration key)"
         ),
-        (#"{"version": 1}"#, "services.json: version: unknown key (known keys: services)"),
+        (
+            #"{"version": 1}"#,
+            "services.json: version: unknown key (known keys: revokedKeys, services, signatures, trustedKeys)"
+        ),
         (#"{"services": []}"#, "services.json: services: expected an object keyed by service id, found an array"),
         (
             #"{"services": {"logger": {}}}"#,
@@ -113,7 +116,7 @@ import Testing
         (
             #"{"services": {"com.example.x": {"color": "red"}}}"#,
             "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-                + " settings, policy, isolation, trusted, eventTimeout, activation, requests)"
+                + " settings, policy, isolation, trusted, eventTimeout, activation, requests, sha256)"
         ),
         // Wrong types and values.
         (

@@ -24,9 +24,33 @@ import Testing
         try bytes(try #require(corpus(target).first { $0.hasSuffix("/" + name) }, "no seed \(name) in \(target)"))
     }
 
-    @Test(arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry", "semver", "state"])
+    @Test(
+        arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry", "semver", "state", "minisign"])
     func everyTargetHasASeedCorpus(target: String) {
         #expect(Self.corpus(target).count >= 5)
+    }
+
+    // MARK: minisign
+
+    /// The seeds made by the real minisign: signatures and keys read, a cut one refused with its reason.
+    @Test func minisign_realSignaturesAndKeysAreRead_aTruncatedOneIsRefused() throws {
+        let prehashed = try Minisign.Signature(file: try Self.seed("minisign", "prehashed.minisig"))
+        #expect(prehashed.prehashed && prehashed.trustedCommentText == "build 42")
+        let legacy = try Minisign.Signature(file: try Self.seed("minisign", "legacy.minisig"))
+        #expect(!legacy.prehashed && legacy.keyID == prehashed.keyID)
+        #expect(try Minisign.Signature(file: try Self.seed("minisign", "crlf.minisig")).trustedCommentText == "crlf")
+        let key = try Minisign.PublicKey(file: try Self.seed("minisign", "key.pub"))
+        #expect(key.keyIDText == "CA2DBE4E3C13FEC2" && key.keyID == prehashed.keyID)
+        let line = String(decoding: try Self.seed("minisign", "key-line.txt"), as: UTF8.self)
+        #expect(try Minisign.PublicKey(base64: String(line.dropLast())) == key)
+        #expect(throws: Minisign.FormatError(reason: "the signature file has 2 lines, not 4 (truncated?)")) {
+            try Minisign.Signature(file: try Self.seed("minisign", "truncated.minisig"))
+        }
+        for path in Self.corpus("minisign") {
+            let bytes = try Self.bytes(path)
+            _ = try? Minisign.Signature(file: bytes)
+            _ = try? Minisign.PublicKey(file: bytes)
+        }
     }
 
     // MARK: state

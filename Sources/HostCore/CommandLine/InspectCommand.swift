@@ -13,6 +13,22 @@ public enum InspectCommand {
         public var stateDirectory = (try? StateDirectory.defaultPath()) ?? ""  // none: no failure records to show
         /// `--no-cache`: read every file, neither using nor writing the registry cache.
         public var useCache = true
+        /// `--config FILE`: check the files against its pins and signature settings, as the host would.
+        public var configurationPath: String?
+    }
+
+    /// A file's minisign signature as `host inspect` shows it.
+    public struct Signature: Sendable, Equatable {
+        /// The signer's key id (16 hex digits, as minisign prints it).
+        public var keyID: String
+        /// The trusted key's name in the configuration, when it verified against one.
+        public var keyName: String?
+        /// The signature's trusted comment.
+        public var trustedComment: String
+        /// Whether it signs the file's BLAKE2b-512 (`ED`) rather than the file (`Ed`).
+        public var prehashed: Bool
+        /// True when it verified against the `--config` file's trusted keys; nil when not checked.
+        public var verified: Bool?
     }
 
     /// The options of `host inspect`, in the order its help lists them.
@@ -29,12 +45,16 @@ public enum InspectCommand {
             .flag(
                 "--no-cache", "read every file, neither using nor updating the\nregistry cache in the state directory"
             ) { $0.useCache = false },
+            .value(
+                "--config", "FILE",
+                "check digests and signatures as this configuration\nfile says, refusing what the host would refuse"
+            ) { $0.configurationPath = $1 },
         ])
 
     /// The text of `host inspect --help`.
     public static var help: String {
         """
-        host inspect [--json] [--state-dir DIR] [--no-cache] PATH…
+        host inspect [--json] [--state-dir DIR] [--no-cache] [--config FILE] PATH…
           print each plugin's services, versions, ABI and events from its static
           metadata, running no plugin code; directories give their *.so files
 
@@ -46,11 +66,18 @@ public enum InspectCommand {
     /// their `*.so` files. The state directory's failure records (issue 5) say which services
     /// a crash loop marked failed.
     public static func run(_ arguments: [String]) throws(UsageError) -> (
-        json: Bool, results: [Result], failures: FailureStore
+        json: Bool, results: [Result], failures: FailureStore, signatures: [String: Signature]
     ) {
         let parsed = try table.parse(arguments, from: Options())
         let paths = parsed.operands
         guard !paths.isEmpty else { throw UsageError("inspect: give one or more plugin files or directories") }
+        var configuration: HostConfiguration?
+        if let path = parsed.options.configurationPath {
+            // Reading runs nothing: an insecure configuration is inspected too, as files are.
+            do { configuration = try HostConfiguration.load(path: path, allowInsecure: true) } catch {
+                throw UsageError("inspect: \(error)")
+            }
+        }
         var results: [Result] = []
         // The host's registry: a file it knows unchanged costs one stat.
         let registry =
@@ -76,7 +103,31 @@ public enum InspectCommand {
                 results.append(PluginScanner.check(path: PathBytes.escape(path), allowInsecure: true).flatMap(inspect))
             }
         }
-        return (parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory).listed())
+        var signatures: [String: Signature] = [:]
+        results = results.map { result in
+            guard case .success(let plugin) = result else { return result }
+            if let configuration, PluginTrust.isActive(configuration) {
+                switch PluginTrust.check(plugin, configuration: configuration) {
+                case .failure(let reason): return .failure(LoadFailure(path: plugin.path, reason: reason))
+                case .success(let signer?):
+                    signatures[plugin.path] = Signature(
+                        keyID: signer.keyID, keyName: signer.name, trustedComment: signer.trustedComment,
+                        prehashed: signer.prehashed, verified: true)
+                    return result
+                case .success(nil): break
+                }
+            }
+            if let found = (try? PluginTrust.readSignature(plugin.path)) ?? nil {
+                signatures[plugin.path] = Signature(
+                    keyID: found.signature.keyIDText, keyName: nil, trustedComment: found.signature.trustedCommentText,
+                    prehashed: found.signature.prehashed, verified: nil)
+            }
+            return result
+        }
+        return (
+            parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory).listed(),
+            signatures
+        )
     }
 
     /// The failure record that keeps `service` of `plugin` from starting, if any.
@@ -98,7 +149,9 @@ public enum InspectCommand {
     }
 
     /// Human-readable text, one block per file; `failures` adds services marked failed.
-    public static func text(_ results: [Result], failures: FailureStore? = nil) -> String {
+    public static func text(
+        _ results: [Result], failures: FailureStore? = nil, signatures: [String: Signature] = [:]
+    ) -> String {
         // One string for every file, blocks separated by a blank line: 1000 files were 1000
         // strings and a join.
         var out = ""
@@ -128,6 +181,13 @@ public enum InspectCommand {
                     out += meta.sdkVersion
                 }
                 out += "\n"
+                if !signatures.isEmpty, let signature = signatures[plugin.path] {
+                    out += "  signed by key \(signature.keyID)"
+                    if let name = signature.keyName { out += " (\(name))" }
+                    out += signature.verified == true ? ", verified" : ", not verified (give --config)"
+                    out += signature.prehashed ? "" : ", legacy signature of the whole file"
+                    out += "\n  trusted comment: \(signature.trustedComment)\n"
+                }
                 for service in meta.services {
                     out += "  service "
                     out += service.id
@@ -174,7 +234,9 @@ public enum InspectCommand {
     }
 
     /// A JSON array, one object per file; `failures` adds a `failure` to services marked failed.
-    public static func json(_ results: [Result], failures: FailureStore? = nil) -> String {
+    public static func json(
+        _ results: [Result], failures: FailureStore? = nil, signatures: [String: Signature] = [:]
+    ) -> String {
         JSONText.array(
             results.map { result in
                 switch result {
@@ -189,6 +251,7 @@ public enum InspectCommand {
                         "path": JSONText.string(plugin.path), "valid": "true",
                         "abiVersion": String(meta.abiVersion), "abiMin": String(meta.abiMin),
                         "toolchain": JSONText.string(meta.toolchain), "sdkVersion": JSONText.string(meta.sdkVersion),
+                        "signature": signatures.isEmpty ? "null" : signatures[plugin.path].map(signatureJSON) ?? "null",
                         "services": JSONText.array(
                             meta.services.map { service in
                                 JSONText.object([
@@ -209,6 +272,15 @@ public enum InspectCommand {
                     ])
                 }
             }) + "\n"
+    }
+
+    private static func signatureJSON(_ signature: Signature) -> String {
+        JSONText.object([
+            "keyId": JSONText.string(signature.keyID), "keyName": signature.keyName.map(JSONText.string) ?? "null",
+            "trustedComment": JSONText.string(signature.trustedComment),
+            "prehashed": signature.prehashed ? "true" : "false",
+            "verified": signature.verified.map { $0 ? "true" : "false" } ?? "null",
+        ])
     }
 
     /// Known event names, then unknown kinds as "event N".

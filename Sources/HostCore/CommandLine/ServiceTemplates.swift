@@ -21,6 +21,9 @@ struct ServiceTemplates {
             .init(path: "Tests/\(name)Tests/\(name)ServiceTests.swift", text: serviceTest, executable: false),
             .init(path: "README.md", text: swiftReadme, executable: false),
             .init(path: ".gitignore", text: "/.build\n/lib\n", executable: false),
+            .init(
+                path: "scripts/sign", text: signScript(default: "\"$(swift build --show-bin-path)/lib\(name).so\""),
+                executable: true),
         ]
     }
 
@@ -173,6 +176,7 @@ struct ServiceTemplates {
             .init(path: "build.sh", text: buildScript, executable: true),
             .init(path: "README.md", text: cReadme, executable: false),
             .init(path: ".gitignore", text: "/lib\n", executable: false),
+            .init(path: "scripts/sign", text: signScript(default: "lib/lib\(name).so"), executable: true),
         ]
     }
 
@@ -227,6 +231,26 @@ struct ServiceTemplates {
             }
 
             """#
+    }
+
+    /// `scripts/sign [LIB]`: signs the built plugin with minisign for hosts that check
+    /// signatures (issue 40); `library` is the file signed when none is given.
+    func signScript(default library: String) -> String {
+        #"""
+        #!/bin/sh
+        # Signs the plugin for hosts whose services.json says "signatures": "required" (or
+        # "optional"): writes LIB.minisig beside LIB with minisign; install both files together.
+        # The secret key is $MINISIGN_KEY, else ~/.minisign/minisign.key: make one once with
+        # `minisign -G`, and give its public key (minisign.pub) to the hosts' "trustedKeys".
+        set -eu
+        cd "$(dirname "$0")/.."
+        command -v minisign >/dev/null || { echo "scripts/sign: needs minisign (apt-get install minisign)" >&2; exit 1; }
+        lib=${1:-\#(library)}
+        key=${MINISIGN_KEY:-$HOME/.minisign/minisign.key}
+        minisign -S -s "$key" -m "$lib" -t "\#(id) $(basename "$lib") signed $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "signed $lib: $lib.minisig"
+
+        """#
     }
 
     var buildScript: String {

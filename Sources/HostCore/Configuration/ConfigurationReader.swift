@@ -5,11 +5,11 @@ import ServiceJSON
 struct ConfigurationReader {
     let file: String
 
-    static let topLevelKeys = ["services"]
+    static let topLevelKeys = ["revokedKeys", "services", "signatures", "trustedKeys"]
     static let serviceKeys = [
         "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
         "activation",
-        "requests",
+        "requests", "sha256",
     ]
 
     func read(_ document: JSONValue) throws(ConfigurationError) -> HostConfiguration {
@@ -22,11 +22,12 @@ struct ConfigurationReader {
             key == "onlyConfigured" || key == "only-configured"
                 ? " (--only-configured is a command-line flag, not a configuration key)" : nil
         }
-        guard let servicesValue = top["services"] else { return HostConfiguration() }
+        var configuration = HostConfiguration()
+        configuration.trust = try readTrust(top)
+        guard let servicesValue = top["services"] else { return configuration }
         guard let services = servicesValue.objectValue else {
             throw fail("services", "expected an object keyed by service id, found \(Self.describe(servicesValue))")
         }
-        var configuration = HostConfiguration()
         // Sorted, so the first error reported does not depend on hashing.
         for id in services.keys.sorted() {
             configuration.services[id] = try readService(id, services[id]!)
@@ -65,7 +66,130 @@ struct ConfigurationReader {
             service.eventTimeout = seconds
         }
         if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
+        if let value = members["sha256"] { service.sha256 = try sha256(value, at: path + ".sha256") }
         return service
+    }
+
+    // MARK: Trust (issue 40)
+
+    private func readTrust(_ top: [String: JSONValue]) throws(ConfigurationError) -> TrustSettings {
+        var trust = TrustSettings()
+        if let value = top["signatures"] { trust.signatures = try choice(value, at: "signatures") }
+        if let value = top["trustedKeys"] {
+            guard let entries = value.arrayValue else {
+                throw fail("trustedKeys", "expected an array of minisign public keys, found \(Self.describe(value))")
+            }
+            for (index, entry) in entries.enumerated() {
+                let key = try trustedKey(entry, at: "trustedKeys[\(index)]")
+                if trust.trustedKeys.contains(where: { $0.keyID == key.keyID }) {
+                    throw fail("trustedKeys[\(index)]", "key \(key.keyIDText) is listed twice")
+                }
+                trust.trustedKeys.append(key)
+            }
+        }
+        if let value = top["revokedKeys"] {
+            guard let entries = value.arrayValue else {
+                throw fail("revokedKeys", "expected an array of key ids or public keys, found \(Self.describe(value))")
+            }
+            for (index, entry) in entries.enumerated() {
+                trust.revokedKeyIDs.insert(try revokedKeyID(entry, at: "revokedKeys[\(index)]"))
+            }
+        }
+        if trust.signatures == .required && trust.trustedKeys.isEmpty {
+            throw fail("trustedKeys", "\"signatures\": \"required\" needs at least one trusted key")
+        }
+        return trust
+    }
+
+    /// `"RWQ…"`, `{"key": "RWQ…", "name": …}` or `{"file": "minisign.pub", "name": …}` (a relative
+    /// file from the configuration file's folder).
+    private func trustedKey(_ value: JSONValue, at path: String) throws(ConfigurationError) -> TrustSettings.TrustedKey
+    {
+        var name: String?
+        let parsed: Minisign.PublicKey
+        if let text = value.stringValue {
+            parsed = try publicKey(at: path) { () throws(Minisign.FormatError) in try Minisign.PublicKey(base64: text) }
+        } else if let object = value.objectValue {
+            try checkKeys(object, allowed: ["file", "key", "name"], at: path) { _ in nil }
+            if let given = object["name"] {
+                guard let text = given.stringValue else {
+                    throw fail(path + ".name", "expected a string, found \(Self.describe(given))")
+                }
+                name = text
+            }
+            switch (object["key"], object["file"]) {
+            case (let key?, nil):
+                guard let text = key.stringValue else {
+                    throw fail(path + ".key", "expected a base64 public key, found \(Self.describe(key))")
+                }
+                parsed = try publicKey(at: path + ".key") { () throws(Minisign.FormatError) in
+                    try Minisign.PublicKey(base64: text)
+                }
+            case (nil, let file?):
+                guard let text = file.stringValue, !text.isEmpty else {
+                    throw fail(path + ".file", "expected a file name, found \(Self.describe(file))")
+                }
+                let bytes = try keyFile(text, at: path + ".file")
+                parsed = try publicKey(at: path + ".file") { () throws(Minisign.FormatError) in
+                    try Minisign.PublicKey(file: bytes)
+                }
+            default:
+                throw fail(path, "expected one of \"key\" or \"file\"")
+            }
+        } else {
+            throw fail(
+                path,
+                "expected a base64 public key or an object with \"key\" or \"file\", found \(Self.describe(value))")
+        }
+        return TrustSettings.TrustedKey(name: name, keyID: parsed.keyID, key: parsed.key)
+    }
+
+    private func publicKey(
+        at path: String, _ parse: () throws(Minisign.FormatError) -> Minisign.PublicKey
+    ) throws(ConfigurationError) -> Minisign.PublicKey {
+        do { return try parse() } catch { throw fail(path, "not a minisign public key: \(error.reason)") }
+    }
+
+    /// A key id (16 hex digits) or a public key whose id is revoked.
+    private func revokedKeyID(_ value: JSONValue, at path: String) throws(ConfigurationError) -> String {
+        guard let text = value.stringValue else {
+            throw fail(path, "expected a key id or a public key, found \(Self.describe(value))")
+        }
+        if text.utf8.count == 16, text.utf8.allSatisfy({ Self.hexValue($0) != nil }) { return text.uppercased() }
+        do { return try Minisign.PublicKey(base64: text).keyIDText } catch {
+            throw fail(path, "neither a key id (16 hex digits) nor a minisign public key: \(error.reason)")
+        }
+    }
+
+    /// The bytes of a key file named in the configuration.
+    private func keyFile(_ name: String, at path: String) throws(ConfigurationError) -> [UInt8] {
+        let folder = file.lastIndex(of: "/").map { String(file[...$0]) } ?? ""
+        let resolved = name.hasPrefix("/") ? name : folder + name
+        do {
+            let handle = try ReadOnlyFile(path: resolved)
+            return try handle.read(at: 0, count: min(handle.size, Minisign.maxFileSize) + 1)
+        } catch {
+            throw fail(path, "cannot read \(resolved): \(error.operation) failed: \(error.reason)")
+        }
+    }
+
+    private func sha256(_ value: JSONValue, at path: String) throws(ConfigurationError) -> String {
+        guard let text = value.stringValue, text.utf8.count == 64, text.utf8.allSatisfy({ Self.hexValue($0) != nil })
+        else {
+            throw fail(
+                path, "expected a SHA-256 digest (64 hex digits, as sha256sum prints it), found \(Self.describe(value))"
+            )
+        }
+        return text.lowercased()
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     // MARK: Values

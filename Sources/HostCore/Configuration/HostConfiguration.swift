@@ -29,6 +29,7 @@ import ServiceJSON
 /// | `isolation` | `"in-process"` or `"process"` | unset | where the service runs |
 /// | `trusted` | Boolean | unset | |
 /// | `eventTimeout` | seconds, > 0 | unset | |
+/// | `sha256` | 64 hex digits | unset | the digest the plugin file must have |
 ///
 /// Because JSON objects are unordered, the order of entries in the file means nothing: the
 /// start order comes from `requires`, `after` and priority, then load order (``StartPlan``).
@@ -37,6 +38,8 @@ import ServiceJSON
 public struct HostConfiguration: Sendable, Equatable {
     /// The configured services by id.
     public var services: [String: ServiceConfiguration]
+    /// `signatures`, `trustedKeys` and `revokedKeys`: which signers' plugins load (issue 40).
+    public var trust = TrustSettings()
 
     /// The file looked for in the first plugin directory when `--config` is not given.
     public static let defaultFileName = "services.json"

@@ -66,6 +66,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// `requests`: `"events"` or `"all"`; `nil` (the default) lets the service make no control
     /// requests through `sh_host.control`.
     public var requests: RequestGrant?
+    /// `sha256`: the SHA-256 the service's plugin file must have (64 lowercase hex digits); a
+    /// file whose digest differs is refused before it is opened (issue 40). `nil`: not pinned.
+    public var sha256: String?
 
     /// A service configuration; every member but `id` has the file's default.
     public init(

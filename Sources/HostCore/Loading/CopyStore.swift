@@ -289,6 +289,16 @@ struct CopyStore: Sendable {
 
     // MARK: Choosing the store
 
+    /// The shared store's path when it is safe to use (made when missing), chosen as
+    /// ``current()`` chooses it; nil otherwise. For what is cached beside copies by identity
+    /// (``TrustCache``) off the main actor.
+    static func sharedRootIfSafe() -> String? {
+        let parent = parent()
+        guard isSafeParent(parent) else { return nil }
+        let shared = parent + "/servicehost-copies-\(FileSecurity.hostUser)"
+        return problem(shared) == nil ? shared : nil
+    }
+
     /// Why `path` cannot be the shared store (made 0700 when missing), or nil when it can.
     private static func problem(_ path: String) -> String? {
         if mkdir(path, 0o700) != 0 && errno != EEXIST {

@@ -40,6 +40,28 @@ public struct LoadFailure: Error, CustomStringConvertible, Sendable {
         /// The file changed after it was inspected, or while it was being copied to be loaded:
         /// nothing of it was loaded (a `reload` once it is complete loads it).
         case changed
+        /// The configuration pins service `service`'s file to the SHA-256 `expected`; the file's is
+        /// `actual` (issue 40).
+        case digestMismatch(service: String, expected: String, actual: String)
+        /// The file's minisign signature is missing, unreadable, untrusted, revoked or wrong.
+        case signature(SignatureProblem)
+        /// A pin or a signature had to be checked, and the system's libcrypto cannot be used:
+        /// the file is refused rather than loaded unchecked.
+        case cryptoUnavailable(String)
+    }
+
+    /// What is wrong with a plugin file's signature (`libX.so.minisig`).
+    public enum SignatureProblem: Sendable, Equatable {
+        /// `"signatures": "required"` and the file has none: the path looked for.
+        case missing(String)
+        /// The signature file cannot be read or is not minisign's format.
+        case malformed(String)
+        /// Made by a key that is not in `trustedKeys`.
+        case untrusted(keyID: String)
+        /// Made by a key in `revokedKeys`.
+        case revoked(keyID: String)
+        /// Made by a trusted key, but it does not verify.
+        case mismatch(keyID: String, detail: String)
     }
 
     /// The file that failed.
@@ -104,6 +126,20 @@ public struct LoadFailure: Error, CustomStringConvertible, Sendable {
                 + " be unloaded); the running copy is kept until the host restarts"
         case .changed:
             "not loaded: the file changed while it was being loaded (reload once it is complete)"
+        case .digestMismatch(let service, let expected, let actual):
+            "refused: its SHA-256 is \(actual), but the configuration pins \(service) to \(expected)"
+        case .signature(.missing(let path)):
+            "refused: not signed (signatures are required and \(path) does not exist; sign with minisign -S -m)"
+        case .signature(.malformed(let detail)):
+            "refused: unreadable signature: \(detail)"
+        case .signature(.untrusted(let keyID)):
+            "refused: signed by key \(keyID), which is not in trustedKeys"
+        case .signature(.revoked(let keyID)):
+            "refused: signed by key \(keyID), which is in revokedKeys"
+        case .signature(.mismatch(let keyID, let detail)):
+            "refused: bad signature by key \(keyID): \(detail)"
+        case .cryptoUnavailable(let detail):
+            "refused: its digest or signature cannot be checked: \(detail)"
         }
     }
 

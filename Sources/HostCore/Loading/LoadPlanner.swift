@@ -30,6 +30,14 @@ public struct LoadPlanner {
         } catch {
             inspection = .failure(error)
         }
+        // Pins and signatures (issue 40): a file refused here is a failure like a corrupt one, before
+        // any `dlopen`, for the loader and `host check` alike.
+        if case .success(let configuration) = configuration, case .success(var checked) = inspection,
+            PluginTrust.isActive(configuration)
+        {
+            PluginTrust.apply(configuration, to: &checked)
+            inspection = .success(checked)
+        }
         if case .success(let configuration) = configuration, case .success(let inspection) = inspection {
             let found = inspection.plugins.flatMap { $0.metadata.services.map { FoundService($0) } }
             do throws(StartOrderError) {

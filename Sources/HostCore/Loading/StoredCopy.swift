@@ -302,7 +302,7 @@ struct StoredCopy {
 
     /// `path` (escaped, see ``PathBytes``) from the root: the working directory before a
     /// relative one.
-    private static func absolute(_ path: String) -> String {
+    static func absolute(_ path: String) -> String {
         guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
         defer { free(cwd) }
         let directory = PathBytes.escape(

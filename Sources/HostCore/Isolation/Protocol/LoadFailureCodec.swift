@@ -59,6 +59,34 @@ enum LoadFailureCodec {
             w.u8(17)
             w.u32(UInt32(clamping: limit))
         case .changed: w.u8(18)
+        case .digestMismatch(let service, let expected, let actual):
+            w.u8(19)
+            w.string(service)
+            w.string(expected)
+            w.string(actual)
+        case .signature(let problem):
+            w.u8(20)
+            switch problem {
+            case .missing(let path):
+                w.u8(1)
+                w.string(path)
+            case .malformed(let detail):
+                w.u8(2)
+                w.string(detail)
+            case .untrusted(let keyID):
+                w.u8(3)
+                w.string(keyID)
+            case .revoked(let keyID):
+                w.u8(4)
+                w.string(keyID)
+            case .mismatch(let keyID, let detail):
+                w.u8(5)
+                w.string(keyID)
+                w.string(detail)
+            }
+        case .cryptoUnavailable(let detail):
+            w.u8(21)
+            w.string(detail)
         }
     }
 
@@ -90,6 +118,20 @@ enum LoadFailureCodec {
         case 16: reason = .worker(try r.string("detail"))
         case 17: reason = .replacementLimit(limit: Int(try r.u32("limit")))
         case 18: reason = .changed
+        case 19:
+            reason = .digestMismatch(
+                service: try r.string("service"), expected: try r.string("expected"), actual: try r.string("actual"))
+        case 20:
+            let kind = try r.u8("signature problem")
+            switch kind {
+            case 1: reason = .signature(.missing(try r.string("path")))
+            case 2: reason = .signature(.malformed(try r.string("detail")))
+            case 3: reason = .signature(.untrusted(keyID: try r.string("keyID")))
+            case 4: reason = .signature(.revoked(keyID: try r.string("keyID")))
+            case 5: reason = .signature(.mismatch(keyID: try r.string("keyID"), detail: try r.string("detail")))
+            default: throw .malformed("signature problem \(kind)")
+            }
+        case 21: reason = .cryptoUnavailable(try r.string("detail"))
         default: throw .malformed("load failure reason \(tag)")
         }
         try r.finish("the load failure")

@@ -393,7 +393,7 @@ extension ServiceSet {
     /// private copy when the file is already loaded), then attached. Returns its slot, not yet
     /// running: the caller places it and catches it up. Errors name the service and the file.
     func loadLeftOut(_ id: String) throws(ServiceControlError) -> ServiceSlot {
-        let inspection: PluginLoader.Inspection
+        var inspection: PluginLoader.Inspection
         do {
             inspection = try PluginLoader.inspect(
                 directories: loadSettings.directories, allowInsecure: loadSettings.allowInsecure,
@@ -401,6 +401,8 @@ extension ServiceSet {
         } catch {
             throw ServiceControlError("service \(id) cannot be loaded: \(error)")
         }
+        // The pins and signatures of the configuration in force, as at a load (issue 40).
+        PluginTrust.apply(configuration, to: &inspection)
         guard let plugin = inspection.plugins.first(where: { $0.metadata.services.contains { $0.id == id } }) else {
             let failure = inspection.failures.first { SkippedEntry($0).services.contains(id) }
             throw ServiceControlError(

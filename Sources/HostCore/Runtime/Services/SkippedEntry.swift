@@ -32,6 +32,20 @@ public struct SkippedEntry: Sendable, Equatable {
         /// A changed file not loaded again: its retired copies reached the limit (the running
         /// copy is kept).
         case replacementLimit = "replacement-limit"
+        /// Its SHA-256 is not the one the configuration pins.
+        case digestMismatch = "digest-mismatch"
+        /// Signatures are required and it has none.
+        case signatureMissing = "signature-missing"
+        /// Its signature file is unreadable or not minisign's format.
+        case signatureMalformed = "signature-malformed"
+        /// Signed by a key not in `trustedKeys`.
+        case signatureUntrusted = "signature-untrusted"
+        /// Signed by a key in `revokedKeys`.
+        case signatureRevoked = "signature-revoked"
+        /// Signed by a trusted key, but the signature does not verify.
+        case signatureMismatch = "signature-mismatch"
+        /// A pin or signature had to be checked and the system's libcrypto cannot be used.
+        case cryptoUnavailable = "crypto-unavailable"
     }
 
     /// The file, when known.
@@ -64,10 +78,18 @@ public struct SkippedEntry: Sendable, Equatable {
             case .duplicateServiceID: .duplicateID
             case .dlopen, .entry, .attachFailed, .worker, .changed: .failed
             case .replacementLimit: .replacementLimit
+            case .digestMismatch: .digestMismatch
+            case .signature(.missing): .signatureMissing
+            case .signature(.malformed): .signatureMalformed
+            case .signature(.untrusted): .signatureUntrusted
+            case .signature(.revoked): .signatureRevoked
+            case .signature(.mismatch): .signatureMismatch
+            case .cryptoUnavailable: .cryptoUnavailable
             }
         var services: [String] = []
         if case .attachFailed(let id, _) = failure.reason { services = [id] }
         if case .duplicateServiceID(let id, _) = failure.reason { services = [id] }
+        if case .digestMismatch(let id, _, _) = failure.reason { services = [id] }
         self.init(path: failure.path, services: services, reason: reason, message: failure.message)
     }
 

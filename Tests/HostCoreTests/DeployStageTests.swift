@@ -1,0 +1,63 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import HostCore
+
+/// The first step of a deploy (issue 40 item 3): a set is staged as a new generation under the
+/// state directory and verified there, and a set with a file the host would refuse leaves no
+/// generation behind.
+@Suite(.timeLimit(.minutes(10))) struct DeployStageTests {
+    let scratch: Scratch
+    let set: String
+    let state: String
+
+    init() throws {
+        scratch = try Scratch()
+        set = try scratch.folder("set")
+        state = try scratch.folder("state", mode: 0o700)
+    }
+
+    private func probe(_ name: String, _ id: String) throws -> String {
+        try Command.compileC(
+            Repository.fixture("CPlugins/probe.c"), to: set + "/\(name).so", defines: ["PROBE_ID=\"\(id)\""])
+    }
+
+    private func generations() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: DeployStage.generations(in: state))) ?? []).sorted()
+    }
+
+    @Test func aGoodSet_becomesTheNextGeneration_withItsFilesAndOrder() throws {
+        try probe("a", "test.a")
+        try probe("b", "test.b")
+        try Data("not part of a set".utf8).write(to: URL(fileURLWithPath: set + "/notes.txt"))
+        let first = try DeployStage.stage(from: set, stateDirectory: state, configurationPath: nil)
+        #expect(first.generation == 1 && first.order == ["test.a", "test.b"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: first.directory).sorted() == ["a.so", "b.so"])
+        let second = try DeployStage.stage(from: set, stateDirectory: state, configurationPath: nil)
+        #expect(second.generation == 2 && generations() == ["1", "2"])
+    }
+
+    @Test func aSetWithARefusedFile_isRefusedNamingIt_andLeavesNoGeneration() throws {
+        let bad = try probe("a", "test.a")
+        try probe("b", "test.b")
+        let pins = #"{"services": {"test.a": {"sha256": "\#(String(repeating: "0", count: 64))"}}}"#
+        try Data(pins.utf8).write(to: URL(fileURLWithPath: set + "/services.json"))
+        do {
+            _ = try DeployStage.stage(from: set, stateDirectory: state, configurationPath: nil)
+            Issue.record("a set with a refused file was staged")
+        } catch {
+            #expect(error.problems.map(\.code) == ["digest-mismatch"])
+            #expect(error.problems.first?.file?.hasSuffix("/staging-1/a.so") == true, "\(error)")
+            _ = bad
+        }
+        #expect(generations().isEmpty)
+    }
+
+    @Test func aFolderWithoutPlugins_isRefused() throws {
+        #expect(throws: DeployStage.Refusal.self) {
+            try DeployStage.stage(from: set, stateDirectory: state, configurationPath: nil)
+        }
+        #expect(generations().isEmpty)
+    }
+}
