@@ -88,6 +88,44 @@ import Testing
             "\(result.stderr)")
     }
 
+    /// Issue 36 item 12: every number of the file is range-checked where it is read, naming the
+    /// key and the range (`eventTimeout: 1e300` with process isolation trapped the host, status 132).
+    @Test(arguments: [
+        ("eventTimeout", "1e300", "more than 0 and at most 86400"),
+        ("eventTimeout", "86401", "more than 0 and at most 86400"),
+        ("eventTimeout", "0", "more than 0 and at most 86400"),
+        ("priority", "1e10", "from -2147483648 to 2147483647"),
+    ])
+    func anOutOfRangeNumber_isAConfigurationError_namingTheKeyAndTheRange(
+        key: String, value: String, range: String
+    ) throws {
+        let host = try RunningHost()
+        try probes(host, ["a"])
+        let path = try host.file("services.json", #"{"services": {"test.a": {"\#(key)": \#(value)}}}"#)
+        let result = try Command.run(
+            try Repository.product("host"),
+            [
+                "--plugins", host.lib, "--config", path, "--control", host.control, "--state-dir", host.stateDirectory,
+                "--isolation", "process", "--log-format", "json",
+            ])
+        #expect(result.status == 2, "\(result.stderr)")
+        let failed = result.records.named(.hostLoadFailed)
+        #expect(
+            failed.map { [$0.level, $0.string("key")] } == [["error", "services.test.a.\(key)"]], "\(result.stderr)")
+        #expect(failed.first?.message.contains(range) == true, "\(result.stderr)")
+    }
+
+    /// The largest `eventTimeout` in range runs (process isolation sets it as the worker
+    /// socket's send timeout, where 1e300 trapped).
+    @Test func theLargestEventTimeout_runsAnIsolatedService() throws {
+        let host = try RunningHost()
+        try probes(host, ["a"])
+        let config = try host.file("services.json", #"{"services": {"test.a": {"eventTimeout": 86400}}}"#)
+        try host.start(["--config", config, "--isolation", "process"])
+        #expect(try host.ctlJSON("list").reply["services"] as? [[String: Any]] != nil)
+        #expect(host.stop().status == 0)
+    }
+
     @Test func requiredServiceThatFailsToLaunch_stopsTheHost_optionalOneIsStopped() throws {
         let host = try RunningHost()
         try host.probe("opt", ["PROBE_ID=\"test.opt\"", "PROBE_FAIL_KIND=SH_EVENT_DID_FINISH_LAUNCHING"])

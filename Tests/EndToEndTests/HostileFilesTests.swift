@@ -173,6 +173,36 @@ import Testing
 }
 
 extension HostileFilesTests {
+    /// Issue 36 item 14: a leftover sentinel (a damaged file, or one written by hand) whose start
+    /// time no host wrote says so, rather than printing a date of year 109626219.
+    @Test(.timeLimit(.minutes(10))) func aLeftoverSentinelWithAnOutOfRangeTime_saysInvalidTime() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        _ = try host.scratch.folder("state", mode: 0o700)
+        // The layout of Sources/HostCore/Watchdog/Sentinel.swift: magic, version 1, pid, start
+        // time, no call in progress.
+        var bytes = [UInt8](repeating: 0, count: 65536)
+        func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+            withUnsafeBytes(of: value.littleEndian) {
+                for (index, byte) in $0.enumerated() { bytes[offset + index] = byte }
+            }
+        }
+        put(UInt32(0x4E53_4853), at: 0)
+        put(UInt32(1), at: 4)
+        put(Int32(4242), at: 8)
+        put(Int64(3_459_459_459_459_459_459), at: 16)
+        put(Int64(-1), at: 24)
+        _ = try host.scratch.write("state/sentinel", bytes, mode: 0o600)
+        try host.start()
+        let records = host.stop().records
+        let unclean = records.named(.sentinelUncleanExit)
+        #expect(
+            unclean.map { [$0.int("pid").map(String.init), $0.string("started")] } == [
+                ["4242", "invalid time (3459459459459459459)"]
+            ], "\(records.text)")
+        #expect(unclean.first?.message.contains("started invalid time (3459459459459459459)") == true)
+    }
+
     /// C source of a plugin whose metadata declares `services` services, the first making
     /// `claims` URL claims; its entry answers nothing (only inspection reads it).
     static func crafted(services: Int, claims: Int) -> String {

@@ -85,6 +85,41 @@ import Testing
         #expect(!plainBlock.contains("answers:") && !plainBlock.contains("activation:"), "\(text)")
     }
 
+    /// Issue 36 item 14: a file name or a metadata string with a newline (or another control
+    /// character) cannot forge a line of `host inspect`'s text: both are shown escaped.
+    @Test func controlCharactersInANameOrMetadata_doNotForgeLines() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        let source = try scratch.write(
+            "forged.c",
+            Array(
+                #"""
+                #include <servicehost.h>
+                SH_META_ATTRIBUTES static const sh_meta_plugin plugin_meta = {
+                    {sizeof(sh_meta_plugin), SH_META_PLUGIN_VERSION, SH_META_MAGIC, SH_META_KIND_PLUGIN},
+                    SH_ABI_VERSION, SH_ABI_VERSION_MIN, "c", ""};
+                SH_EXPORT const sh_plugin *servicehost_entry(const sh_host_offer *offer) { (void)offer; return 0; }
+                SH_SERVICE_METADATA(s0, "test.real", "Real\n  service test.forged-by-name", "1.0\r\xc2\x9b",
+                    SH_EVENTS_LIFECYCLE, 0);
+                """#.utf8))
+        // lib/x<LF>  service test.forged-by-path<LF>.so
+        let name = lib + "/x\n  service test.forged-by-path\n.so"
+        _ = try Command.compileC(source, to: name)
+        let result = try Command.run(try Repository.product("host"), ["inspect", lib])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        // One service line, the real one; no line the name or the metadata made.
+        #expect(lines.filter { $0.hasPrefix("  service ") } == ["  service test.real"], "\(result.stdout)")
+        #expect(lines.first == "\(lib)/x\\x0a  service test.forged-by-path\\x0a.so", "\(result.stdout)")
+        #expect(lines.contains(#"    name:     Real\u{a}  service test.forged-by-name"#), "\(result.stdout)")
+        #expect(lines.contains(#"    version:  1.0\u{d}\u{9b}"#), "\(result.stdout)")
+        #expect(!result.stdout.unicodeScalars.contains { $0 == "\r" || $0.value == 0x9B }, "\(result.stdout)")
+        // The JSON keeps the path escaped the same way (its own escaping is JSON's).
+        let json = try Command.run(try Repository.product("host"), ["inspect", "--json", lib])
+        let files = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        #expect(files?.first?["path"] as? String == "\(lib)/x\\x0a  service test.forged-by-path\\x0a.so")
+    }
+
     @Test func badFilesGetTheLoadersReason_andExitOne() throws {
         let scratch = try Scratch()
         let bad = try scratch.write("bad.so", Array("hello".utf8))

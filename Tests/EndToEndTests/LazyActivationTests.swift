@@ -233,6 +233,99 @@ import Testing
         #expect(result.stderr.contains("services.test.a.activation"))
     }
 
+    /// Issue 36 item 9: a request to a lazy answerer made during willTerminate does not open
+    /// it (it would run with no launch before and no willTerminate after): it fails, saying why.
+    @Test func aRequestDuringWillTerminate_doesNotOpenALazyAnswerer_andFailsWithAReason() throws {
+        let host = try RunningHost()
+        let willTerminate = 7  // SH_EVENT_WILL_TERMINATE
+        try host.probe(
+            "asker",
+            ["PROBE_ID=\"test.asker\"", "PROBE_ASK_ON_KIND=\(willTerminate)", "PROBE_ASK_NAME=\"geo.locate\""])
+        try host.probe(
+            "geo",
+            [
+                "PROBE_ID=\"test.geo\"", "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_REQUEST))",
+                "PROBE_ANSWERS=\"geo.locate\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY",
+            ])
+        try host.start()
+        #expect(try listEntry(host, "test.geo")?["state"] as? String == "lazy (not loaded)")
+        let result = host.stop()
+        #expect(result.status == 0)
+        let records = result.records
+        // Never opened: no activation, and not one line of its own.
+        #expect(records.named(.serviceActivated).isEmpty)
+        #expect(records.filter { $0.source == "test.geo" }.isEmpty, "\(records.text)")
+        let refused = records.named(.requestRefused)
+        #expect(
+            refused.map { [$0.level, $0.source, $0.string("name"), $0.string("answerer")] } == [
+                ["warn", "test.asker", "geo.locate", "test.geo"]
+            ], "\(records.text)")
+        // The asker is told: SH_ERROR (-1) with the reason, within its willTerminate.
+        let replies = records.filter { $0.source == "test.asker" && $0.message.hasPrefix("probe test.asker: reply ") }
+        #expect(replies.count == 1)
+        let reply = replies.first.map { String($0.message.dropFirst("probe test.asker: reply ".count)) } ?? ""
+        #expect(reply.hasPrefix("-1 "), "\(reply)")
+        let json = (try? JSONSerialization.jsonObject(with: Data(reply.dropFirst(3).utf8))) as? [String: Any]
+        #expect(json?["error"] as? String == refused.first?.string("reason"))
+    }
+
+    /// Issue 36 item 10: a woken lazy service whose lazy requirement's file fails to open is not
+    /// attached (`requirement-failed`, as at start); and requirements are opened, attached and
+    /// launched before their dependents.
+    @Test func aWokenServiceWhoseLazyRequirementFailsToOpen_isNotAttached() throws {
+        let host = try RunningHost()
+        let notification = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)"
+        try host.probe(
+            "app", ["PROBE_ID=\"test.app\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\""])
+        // Its file references a symbol nothing defines: inspection passes, dlopen fails.
+        try host.probe(
+            "base",
+            ["PROBE_ID=\"test.base\"", "PROBE_EVENTS=\(notification)", "PROBE_SUBSCRIBE=\"sync\"", "PROBE_UNDEFINED"])
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.base": {"activation": "lazy"}, "test.app": {"activation": "lazy", "requires": ["test.base"]}}}"#
+        )
+        try host.start(["--config", config])
+        let reply = try host.ctlJSON("open", "myapp://x").reply
+        #expect(reply["handledBy"] == nil, "\(reply)")
+        #expect(try listEntry(host, "test.app") == nil)
+        let all = try host.ctlJSON("list", "--all").reply
+        let skipped = (all["skipped"] as? [[String: Any]]) ?? []
+        #expect(
+            skipped.contains {
+                $0["services"] as? [String] == ["test.app"] && $0["reason"] as? String == "requirement-failed"
+            },
+            "\(all)")
+        let records = host.stop().records
+        #expect(records.named(.serviceActivated).isEmpty)
+        #expect(
+            records.named(.serviceRequirementFailed).map { [$0.string("service"), $0.string("requires")] } == [
+                ["test.app", "test.base"]
+            ])
+        #expect(records.named(.loadFailed).count == 1)
+        // The dependent ran no event.
+        #expect(records.probe(1, 2, 3).filter { $0.source == "test.app" }.isEmpty)
+    }
+
+    @Test func aWokenService_opensAndLaunchesItsLazyRequirementFirst() throws {
+        let host = try RunningHost()
+        let notification = "SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION)"
+        try host.probe(
+            "app", ["PROBE_ID=\"test.app\"", "PROBE_EVENTS=\(urlEvents)", "PROBE_URL_CLAIM=\"myapp\""])
+        try host.probe(
+            "base", ["PROBE_ID=\"test.base\"", "PROBE_EVENTS=\(notification)", "PROBE_SUBSCRIBE=\"sync\""])
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.base": {"activation": "lazy"}, "test.app": {"activation": "lazy", "requires": ["test.base"]}}}"#
+        )
+        try host.start(["--config", config])
+        #expect(try host.ctlJSON("open", "myapp://x").reply["handledBy"] as? String == "test.app")
+        let records = host.stop().records
+        #expect(records.named(.serviceActivated).map { $0.string("service") } == ["test.base", "test.app"])
+        // Launched in start order: the requirement's willFinishLaunching comes first.
+        #expect(records.probe(1).map(\.source) == ["test.base", "test.app"])
+    }
+
     private func listEntry(_ host: RunningHost, _ id: String) throws -> [String: Any]? {
         (try host.ctlJSON("list").reply["services"] as? [[String: Any]])?.first { $0["id"] as? String == id }
     }

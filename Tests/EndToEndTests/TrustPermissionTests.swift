@@ -92,4 +92,27 @@ import Testing
         #expect(try host.ctl("state").stdout.contains("state: active"))
         #expect(host.stop().status == 0)
     }
+
+    /// Issue 36 item 14: a state directory another user owns is refused with the fix for
+    /// ownership (`chown`), not `chmod go-w`, which changes nothing about who owns it.
+    @Test(.timeLimit(.minutes(10))) func aStateDirectoryAnotherUserOwns_isRefusedSuggestingChown() throws {
+        guard geteuid() == 0 else {
+            print("skipped: not root: cannot give a directory to another user")
+            return
+        }
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let state = try host.scratch.folder("theirs")
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: state)
+        #expect(chown(state, 65534, 65534) == 0)  // nobody
+        let result = try Command.run(
+            try Repository.product("host"), ["--plugins", host.lib, "--state-dir", state, "--log-format", "json"])
+        #expect(result.status == 2)
+        let failed = result.records.named(.hostStateDirectoryFailed)
+        #expect(
+            failed.map { [$0.string("path"), $0.int("errno").map(String.init)] } == [[state, "0"]], "\(result.stderr)")
+        let message = failed.first?.message ?? ""
+        #expect(message.contains("is owned by uid 65534"), "\(message)")
+        #expect(message.contains("chown 0") && !message.contains("chmod"), "\(message)")
+    }
 }

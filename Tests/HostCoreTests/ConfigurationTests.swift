@@ -181,15 +181,19 @@ import Testing
         ),
         (
             #"{"services": {"com.example.x": {"eventTimeout": 0}}}"#,
-            "services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found 0"
+            "services.json: services.com.example.x.eventTimeout: expected a number of seconds more than 0 and at most 86400 (a day), found 0"
         ),
         (
             #"{"services": {"com.example.x": {"eventTimeout": -1.5}}}"#,
-            "services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found -1.5"
+            "services.json: services.com.example.x.eventTimeout: expected a number of seconds more than 0 and at most 86400 (a day), found -1.5"
+        ),
+        (
+            #"{"services": {"com.example.x": {"eventTimeout": 1e300}}}"#,
+            "services.json: services.com.example.x.eventTimeout: expected a number of seconds more than 0 and at most 86400 (a day), found 1e+300"
         ),
         (
             #"{"services": {"com.example.x": {"eventTimeout": "5"}}}"#,
-            #"services.json: services.com.example.x.eventTimeout: expected a number of seconds greater than 0, found a string ("5")"#
+            #"services.json: services.com.example.x.eventTimeout: expected a number of seconds more than 0 and at most 86400 (a day), found a string ("5")"#
         ),
     ])
     func everyMistake_isAnErrorNamingTheFileAndTheKeysPath(_ text: String, _ expected: String) {

@@ -175,10 +175,10 @@ public enum InspectCommand {
                 out += " to "
                 out += String(meta.abiVersion)
                 out += "), built with "
-                out += meta.toolchain
+                out += shown(meta.toolchain)
                 if !meta.sdkVersion.isEmpty {
                     out += ", ServiceKit "
-                    out += meta.sdkVersion
+                    out += shown(meta.sdkVersion)
                 }
                 out += "\n"
                 if !signatures.isEmpty, let signature = signatures[plugin.path] {
@@ -192,9 +192,9 @@ public enum InspectCommand {
                     out += "  service "
                     out += service.id
                     out += "\n    name:     "
-                    out += service.name
+                    out += shown(service.name)
                     out += "\n    version:  "
-                    out += service.version
+                    out += shown(service.version)
                     out += "\n    priority: "
                     out += String(service.priority)
                     out += "\n    events:   "
@@ -221,14 +221,31 @@ public enum InspectCommand {
         return out
     }
 
+    /// `text` (a string of a plugin's metadata) with its control characters as `\u{HH}`: a
+    /// newline in a service's name must not forge a line of the text (paths are escaped
+    /// already, see ``PathBytes``).
+    private static func shown(_ text: String) -> String {
+        // Nearly every string: no byte of a control character (C0, DEL, and 0xC2, which leads C1).
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F && $0 != 0xC2 }) { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.properties.generalCategory == .control {
+                out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     /// `label` (padded to the value column), then `values` separated by commas; nothing when empty.
     private static func list(_ label: String, _ values: [String], into out: inout String) {
         guard let first = values.first else { return }
         out += label
-        out += first
+        out += shown(first)
         for value in values.dropFirst() {
             out += ", "
-            out += value
+            out += shown(value)
         }
         out += "\n"
     }

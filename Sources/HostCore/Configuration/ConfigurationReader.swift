@@ -58,12 +58,7 @@ struct ConfigurationReader {
         if let value = members["trusted"] { service.trusted = try bool(value, at: path + ".trusted") }
         if let value = members["activation"] { service.activation = try choice(value, at: path + ".activation") }
         if let value = members["eventTimeout"] {
-            guard let seconds = value.doubleValue, seconds > 0 else {
-                throw fail(
-                    path + ".eventTimeout", "expected a number of seconds greater than 0, found \(Self.describe(value))"
-                )
-            }
-            service.eventTimeout = seconds
+            service.eventTimeout = try seconds(value, at: path + ".eventTimeout")
         }
         if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         if let value = members["sha256"] { service.sha256 = try sha256(value, at: path + ".sha256") }
@@ -217,6 +212,19 @@ struct ConfigurationReader {
             throw fail(path, "expected an integer from \(Int32.min) to \(Int32.max), found \(Self.describe(value))")
         }
         return integer
+    }
+
+    /// A number of seconds in the range `--event-timeout` takes (more than 0, at most a day):
+    /// checked here, where it is read, as every later use converts it to a time (a socket's
+    /// `timeval`, a deadline) that a huge value would overflow.
+    private func seconds(_ value: JSONValue, at path: String) throws(ConfigurationError) -> Double {
+        guard let seconds = value.doubleValue, seconds > 0, seconds <= OptionValue.maxSeconds else {
+            throw fail(
+                path,
+                "expected a number of seconds more than 0 and at most \(Int(OptionValue.maxSeconds)) (a day),"
+                    + " found \(Self.describe(value))")
+        }
+        return seconds
     }
 
     /// A string that is one of `Choice`'s raw values.

@@ -28,7 +28,7 @@ import ServiceJSON
 /// | `policy` | `"required"` or `"optional"` | `"optional"` | whether a failure stops the host |
 /// | `isolation` | `"in-process"` or `"process"` | unset | where the service runs |
 /// | `trusted` | Boolean | unset | |
-/// | `eventTimeout` | seconds, > 0 | unset | |
+/// | `eventTimeout` | seconds, more than 0 and at most 86400 (a day) | unset | |
 /// | `sha256` | 64 hex digits | unset | the digest the plugin file must have |
 ///
 /// Because JSON objects are unordered, the order of entries in the file means nothing: the

@@ -21,9 +21,18 @@ enum FileSecurity {
         }
         let owner = status.st_uid
         if owner != 0 && owner != hostUser {
-            return "\(what) \(path) is owned by uid \(owner), neither root nor the host's user (uid \(hostUser))"
+            return "\(what) \(path)\(ownedWords)\(owner), neither root nor the host's user (uid \(hostUser))"
         }
         return nil
+    }
+
+    /// The words of an ownership problem: its fix is `chown`, not `chmod`.
+    private static let ownedWords = " is owned by uid "
+
+    /// How to fix `problem` (a text of ``problem(path:status:what:)``): give the file to the
+    /// host's user, or take the write permission from the others.
+    static func fix(for problem: String) -> String {
+        problem.contains(ownedWords) ? "give it to the host's user: chown \(hostUser)" : "run chmod go-w on it"
     }
 
     /// Why `path` (something that grants trust: a configuration file, the state directory;

@@ -3,13 +3,15 @@
 /// back into the exact bytes at each system call (`stat`, `open`, `realpath`).
 ///
 /// The escaping is reversible: a byte that does not belong to valid UTF-8 is `\xHH` (two
-/// lowercase hex digits) and a backslash is `\\`; everything else is the text itself. So a
-/// name that is valid UTF-8 and holds no backslash reads exactly as it is, and two different
-/// names never print the same.
+/// lowercase hex digits), so are the bytes of a control character (C0, DEL, C1: a newline in a
+/// file name must not start a line of its own in `host inspect` or a log), and a backslash is
+/// `\\`; everything else is the text itself. So a name that is valid UTF-8 and holds no
+/// backslash or control character reads exactly as it is, and two different names never print
+/// the same.
 enum PathBytes {
     /// `bytes` escaped (see ``PathBytes``).
     static func escape(_ bytes: [UInt8]) -> String {
-        // Nearly every path: ASCII without a backslash is itself (no per-scalar appends).
+        // Nearly every path: printable ASCII without a backslash is itself (no per-scalar appends).
         if isPlain(bytes) { return String(decoding: bytes, as: UTF8.self) }
         var text = ""
         text.reserveCapacity(bytes.count)
@@ -20,7 +22,13 @@ enum PathBytes {
             switch parser.parseScalar(from: &iterator) {
             case .valid(let encoded):
                 let scalar = Unicode.UTF8.decode(encoded)
-                if scalar == "\\" { text += "\\\\" } else { text.unicodeScalars.append(scalar) }
+                if scalar == "\\" {
+                    text += "\\\\"
+                } else if scalar.properties.generalCategory == .control {
+                    for byte in encoded { text += "\\x" + hex(byte) }
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
                 position += encoded.count
             case .error(let length):
                 for byte in bytes[position..<position + length] { text += "\\x" + hex(byte) }
@@ -45,8 +53,10 @@ enum PathBytes {
         }
     }
 
-    /// Whether `bytes` escape to themselves: ASCII without a backslash.
-    private static func isPlain(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\\") } }
+    /// Whether `bytes` escape to themselves: printable ASCII without a backslash.
+    private static func isPlain(_ bytes: [UInt8]) -> Bool {
+        bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }
+    }
 
     /// `text` as a path the user typed (`--plugins DIR`, `host inspect FILE`): its UTF-8, escaped.
     static func escape(_ text: String) -> String { escape(Array(text.utf8)) }

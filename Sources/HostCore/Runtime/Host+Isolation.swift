@@ -22,7 +22,7 @@ extension Host {
             supervisor.sentinel = sentinel
             tracker.attach(sentinel)
             if let previous {
-                var fields: [LogField] = [.int("pid", previous.pid)]
+                var fields: [LogField] = [.int("pid", previous.pid), .string("started", previous.started)]
                 if let service = previous.service { fields.append(.string("service", service)) }
                 if let event = previous.event { fields.append(.string("event", event)) }
                 if let loading = previous.loading { fields.append(.string("loading", loading)) }

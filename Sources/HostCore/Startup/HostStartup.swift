@@ -170,7 +170,9 @@ public final class HostStartup {
         do {
             try host.load(settings)
         } catch {
-            throw stop("\(error)", event: .hostLoadFailed)
+            // The key at fault as a field of its own, so a tool need not parse the message.
+            guard let key = error.key else { throw stop("\(error)", event: .hostLoadFailed) }
+            throw stop("\(error)", event: .hostLoadFailed, .string("key", key))
         }
         if let counts = settings.registry?.takeCounts() {
             log.debug(

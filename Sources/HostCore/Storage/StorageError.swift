@@ -75,7 +75,8 @@ public struct StorageError: Error, CustomStringConvertible, Equatable, Sendable 
         case .system(let error):
             "\(error.operation) failed: \(error.reason)"
         case .insecure(let detail):
-            "refused: \(detail) (run chmod go-w on it, choose another --state-dir, or pass --allow-insecure-plugins)"
+            "refused: \(detail) (\(FileSecurity.fix(for: detail)), choose another --state-dir,"
+                + " or pass --allow-insecure-plugins)"
         case .inUse:
             "the state directory is in use by another process (two hosts cannot share one; pass --state-dir)"
         case .noDefaultLocation:

@@ -137,7 +137,7 @@ public final class Sentinel: Sendable {
         guard bytes.count >= idsOffset + 8, integer(0, UInt32.self) == magic, integer(4, UInt32.self) == 1 else {
             return nil
         }
-        var run = PreviousRun(pid: integer(8, Int32.self), started: Clock.iso(seconds: Int(integer(16, Int64.self))))
+        var run = PreviousRun(pid: integer(8, Int32.self), started: startText(integer(16, Int64.self)))
         let index = integer(serviceOffset, Int64.self)
         let ids = Self.ids(bytes)
         if index >= 0 {
@@ -151,6 +151,15 @@ public final class Sentinel: Sendable {
                 decoding: bytes[(loadingOffset + 4)..<(loadingOffset + 4 + loadingLength)], as: UTF8.self)
         }
         return run
+    }
+
+    /// The latest start time a sentinel can say: 9999-12-31T23:59:59Z, the last of four-digit years.
+    static let latestStart: Int64 = 253_402_300_799
+
+    /// A sentinel's start time as ISO 8601 UTC; "invalid time (N)" out of 1970...9999, which no
+    /// host wrote (the file is damaged or was written by hand) and `gmtime` cannot always say.
+    static func startText(_ seconds: Int64) -> String {
+        (0...latestStart).contains(seconds) ? Clock.iso(seconds: Int(seconds)) : "invalid time (\(seconds))"
     }
 
     private static func ids(_ bytes: [UInt8]) -> [String] {

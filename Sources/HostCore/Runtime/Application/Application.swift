@@ -21,8 +21,10 @@ final class Application {
     let scenes: SceneTable
     /// The state machine: where the app is and where it may go.
     private(set) var lifecycle = AppLifecycle()
-    /// Whether termination began: requests after it are refused.
-    var isTerminating = false
+    /// Whether termination began: requests after it are refused, and no lazy service is opened.
+    var isTerminating = false {
+        didSet { services.dormant.isClosed = isTerminating }
+    }
     /// Told READY after the launch, RELOADING, and STOPPING when termination begins, when
     /// systemd supervises the host.
     var notifier: SystemdNotifier?

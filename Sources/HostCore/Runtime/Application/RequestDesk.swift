@@ -65,11 +65,17 @@ final class RequestDesk {
     @discardableResult
     func answer(_ request: ServiceRequest) -> Bool {
         let maxPayload = requests.maxPayload
-        func refuse(_ result: Int32, _ reason: String) -> Bool {
-            log.warn(
-                request.from, "request \(request.name): \(reason)", event: .requestRefused,
-                .string("name", request.name),
-                .string("reason", reason))
+        func refuse(_ result: Int32, _ reason: String, answerer: String? = nil) -> Bool {
+            let message = "request \(request.name): \(reason)"
+            if let answerer {
+                log.warn(
+                    request.from, message, event: .requestRefused, .string("name", request.name),
+                    .string("reason", reason), .string("answerer", answerer))
+            } else {
+                log.warn(
+                    request.from, message, event: .requestRefused, .string("name", request.name),
+                    .string("reason", reason))
+            }
             request.reply(.refused(result, reason))
             return false
         }
@@ -83,6 +89,14 @@ final class RequestDesk {
             do throws(JSONParseError) { tape = try JSONTape(parsing: json) } catch {
                 return refuse(Int32(SH_INVALID), "the payload is not valid JSON: \(error)")
             }
+        }
+        // Once termination began a lazy answerer stays closed (``DormantServices/isClosed``):
+        // the asker learns why, rather than that nobody answers.
+        if dormant.isClosed, let waiting = dormant.answerer(of: request.name) {
+            let id = waiting.metadata.id
+            return refuse(
+                Int32(SH_ERROR), "\(id) answers \(request.name) but is lazy and the host is terminating: not opened",
+                answerer: id)
         }
         dormant.wake(.request, "request \(request.name)") { $0.answers.contains(request.name) }
         let slots = dispatcher.services

@@ -47,23 +47,34 @@ public final class CallTracker: Sendable {
     /// Starts a delivery of `kind` (one or more calls): returns the sentinel page, if any, for
     /// ``enter(_:_:)`` and ``leave(_:)``, so the calls of one delivery read it once.
     @inline(__always) func begin(_ kind: EventKind) -> UnsafeMutableRawPointer? {
+        // Relaxed: the watchdog and shutdown threads read it only after an acquiring load of
+        // `service`, whose releasing store in `enter` follows this one, so they see this kind
+        // (or a newer one) with the index it goes with.
         event.store(kind.rawValue, ordering: .relaxed)
         // One count per delivery: the hang watchdog watches (count, service) pairs, and a
-        // delivery calls each service at most once.
+        // delivery calls each service at most once. Relaxed, and a load and a store rather than
+        // an atomic add: only the main thread writes it, and `enter`'s release publishes it.
         calls.store(calls.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         let page = sentinelPage
+        // Plain stores into the mapped page: no reader in this process (the next run reads the
+        // file after this one died, and the kernel's page cache orders nothing it needs).
         if let page { Sentinel.record(page, event: kind.rawValue) }
         return page
     }
 
     /// The main thread enters service `index` (of the delivery ``begin(_:)`` started).
     @inline(__always) func enter(_ index: Int, _ sentinel: UnsafeMutableRawPointer?) {
+        // Releasing: the hang watchdog (signal thread) and the shutdown watchdog read it from
+        // another thread and must see `event` and `calls` as stored before it. On x86-64 a
+        // release store is a plain `mov` (the disassembly of `Dispatcher.deliver` shows it);
+        // on arm64 it is an `stlr`.
         service.store(index, ordering: .releasing)
         if let sentinel { Sentinel.record(sentinel, service: index) }
     }
 
     /// The main thread is back in the host.
     @inline(__always) func leave(_ sentinel: UnsafeMutableRawPointer?) {
+        // Releasing, as in `enter`: another thread reads it.
         service.store(-1, ordering: .releasing)
         if let sentinel { Sentinel.record(sentinel, service: -1) }
     }
@@ -125,6 +136,8 @@ public final class CallTracker: Sendable {
         self.sentinel.store(UInt(bitPattern: sentinel.page), ordering: .releasing)
     }
 
+    // Relaxed: the main thread stored it (``attach(_:)``, before any call it tracks), and only
+    // the main thread reads it here.
     @inline(__always) private var sentinelPage: UnsafeMutableRawPointer? {
         UnsafeMutableRawPointer(bitPattern: sentinel.load(ordering: .relaxed))
     }

@@ -30,16 +30,22 @@ final class DormantServices {
     private(set) var entries: [Entry] = []
     /// Opens, attaches and catches up `entries`, woken by `trigger` (ServiceSet installs it).
     var activate: (_ entries: [Entry], _ trigger: String) -> Void = { _, _ in }
+    /// Set when termination begins: nothing is opened after. A service opened then would get
+    /// events with no launch before them and no willTerminate after (the app is past both).
+    var isClosed = false
 
     /// Replaces the services waiting (a load or a reload planned them).
     func replace(with entries: [Entry]) { self.entries = entries }
 
     /// Opens the waiting service `id` (`host ctl service start`); false when none waits under `id`.
     func wake(_ id: String, trigger: String) -> Bool {
-        guard let entry = take(id) else { return false }
+        guard !isClosed, let entry = take(id) else { return false }
         activate([entry], trigger)
         return true
     }
+
+    /// The waiting service that answers the request `name`, if one does.
+    func answerer(of name: String) -> Entry? { entries.first { $0.metadata.answers.contains(name) } }
 
     /// Removes the waiting service `id` and returns it (it is being opened).
     func take(_ id: String) -> Entry? {
@@ -61,7 +67,7 @@ final class DormantServices {
     func wake(
         _ kind: EventKind, _ trigger: @autoclosure () -> String, matching: (ServiceMetadata) -> Bool = { _ in true }
     ) {
-        guard !entries.isEmpty, kind.canActivate else { return }
+        guard !entries.isEmpty, kind.canActivate, !isClosed else { return }
         let woken = entries.filter { $0.metadata.events.contains(kind) && matching($0.metadata) }
         guard !woken.isEmpty else { return }
         entries.removeAll { entry in woken.contains { $0.metadata.id == entry.metadata.id } }

@@ -27,6 +27,8 @@ public struct LoadSettings: Sendable {
 public struct LoadError: Error, CustomStringConvertible {
     /// What went wrong, naming the file, directory or services.
     public let description: String
+    /// The JSON path of the configuration key at fault (`services.x.eventTimeout`), when a key is.
+    public var key: String? = nil
 }
 
 /// What `load` or `reload` did.

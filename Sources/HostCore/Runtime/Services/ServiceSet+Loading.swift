@@ -115,7 +115,7 @@ extension ServiceSet {
         let inspection: PluginLoader.Inspection
         let plan: StartPlan
         do { newConfiguration = try planner.configuration.get() } catch {
-            throw LoadError(description: error.description)
+            throw LoadError(description: error.description, key: error.keyPath.flatMap { $0.isEmpty ? nil : $0 })
         }
         do { inspection = try planner.inspection.get() } catch { throw LoadError(description: error.description) }
         for failure in inspection.failures { logFailure(failure) }
