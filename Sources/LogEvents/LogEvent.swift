@@ -9,6 +9,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case authorizationChanged = "authorization.changed"
     case authorizationSaveFailed = "authorization.saveFailed"
     case authorizationUnreadable = "authorization.unreadable"
+    case backgroundTaskExpired = "backgroundTask.expired"
     case completionLate = "completion.late"
     case completionStale = "completion.stale"
     case completionTimeout = "completion.timeout"
@@ -34,6 +35,9 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case hostTerminated = "host.terminated"
     case hostThreadFailed = "host.threadFailed"
     case hostTraceFailed = "host.traceFailed"
+    case inhibitorFailed = "inhibitor.failed"
+    case inhibitorReleased = "inhibitor.released"
+    case inhibitorTaken = "inhibitor.taken"
     case launchSceneFailed = "launch.sceneFailed"
     case launchUnhandled = "launch.unhandled"
     case loadFailed = "load.failed"
@@ -76,7 +80,11 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceStopped = "service.stopped"
     case serviceStoppedByRequest = "service.stoppedByRequest"
     case serviceStuck = "service.stuck"
+    case sourceOff = "source.off"
+    case sourceOn = "source.on"
     case systemdUnusable = "systemd.unusable"
+    case systemShutdown = "system.shutdown"
+    case systemSleep = "system.sleep"
     case watchDropped = "watch.dropped"
     case workerBlocked = "worker.blocked"
     case workerCrashed = "worker.crashed"
@@ -98,6 +106,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .authorizationChanged: ["status"]
         case .authorizationSaveFailed: ["path", "errno"]
         case .authorizationUnreadable: ["path", "reason"]
+        case .backgroundTaskExpired: ["service", "task", "reason"]
         case .completionLate: ["event"]
         case .completionStale: []
         case .completionTimeout: ["event", "deadline"]
@@ -123,6 +132,9 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .hostTerminated: []
         case .hostThreadFailed: ["thread", "errno"]
         case .hostTraceFailed: ["path", "errno"]
+        case .inhibitorFailed: ["reason"]
+        case .inhibitorReleased: ["reason"]
+        case .inhibitorTaken: ["what", "delayMaxUSec"]
         case .launchSceneFailed: ["scene"]
         case .launchUnhandled: ["what"]
         case .loadFailed: ["path", "reason"]
@@ -165,7 +177,11 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceStopped: ["reason"]
         case .serviceStoppedByRequest: ["service"]
         case .serviceStuck: ["service", "event"]
+        case .sourceOff: ["source", "reason"]
+        case .sourceOn: ["source", "reason"]
         case .systemdUnusable: []
+        case .systemShutdown: []
+        case .systemSleep: ["sleeping"]
         case .watchDropped: ["bytes"]
         case .workerBlocked: ["services", "path"]
         case .workerCrashed: ["services", "reason", "cause", "signal", "status", "event", "pid", "restart"]

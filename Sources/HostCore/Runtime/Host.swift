@@ -33,6 +33,8 @@ public final class Host {
     public internal(set) var isolation: IsolationSupervisor?
     /// The time the host's deadlines and delays run on.
     public let clock: HostClock
+    /// Background tasks services opened (UIKit's `beginBackgroundTask`), which the sleep source waits for.
+    public let backgroundTasks: BackgroundTasks
 
     let stateCell = AppStateCell()
     let dispatcher: Dispatcher
@@ -57,6 +59,7 @@ public final class Host {
         self.stateDirectory = stateDirectory
         self.firstLaunch = firstLaunch
         self.clock = clock
+        backgroundTasks = BackgroundTasks(log: log)
         // The parts in dependency order, each given what it needs; only isolation, a start step of
         // its own that can fail, is handed over later (startIsolation).
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)

@@ -24,6 +24,8 @@ public final class HostStartup {
     public private(set) var server: ControlServer?
     private var coordinator: ShutdownCoordinator?
     private var metrics: MetricsServer?
+    /// The system sources, kept for the run's lifetime.
+    public let sources = SystemSources()
 
     /// A start from `options`, logging to `log` (by default the log the options ask for, with
     /// `host ctl watch` clients).
@@ -103,6 +105,8 @@ public final class HostStartup {
             .string("state", host.state.name), .strings("services", host.services.map(\.id)),
             .int("lazy", host.dormantCount),
             .string("control", server.path))
+        // After the ready line: nothing the launch needs waits for the system bus.
+        startSources(host, coordinator: coordinator)
         return StartedHost(host: host, server: server, firstLaunch: firstLaunch, keptAlive: (watchdog, metrics))
     }
 
@@ -200,15 +204,30 @@ public final class HostStartup {
                 }
             },
             shutdown: {
-                MainActor.assumeIsolated {
-                    try? host.terminate()
-                    // Replies already produced (a request carried out just before the signal) reach
-                    // their clients; one that does not read costs at most half the shutdown timeout.
-                    ControlServer.flushReplies(within: shutdownTimeout / 2)
-                    log.info("host", "terminated cleanly", event: .hostTerminated)
-                    exit(0)
-                }
+                MainActor.assumeIsolated { () -> Void in Self.shutDown(host, log: log, timeout: shutdownTimeout) }
             })
+    }
+
+    /// The orderly end: willTerminate (after the moves it implies), the replies flushed, exit 0.
+    private static func shutDown(_ host: Host, log: Log, timeout: Double) -> Never {
+        try? host.terminate()
+        // Replies already produced (a request carried out just before the signal) reach
+        // their clients; one that does not read costs at most half the shutdown timeout.
+        ControlServer.flushReplies(within: timeout / 2)
+        log.info("host", "terminated cleanly", event: .hostTerminated)
+        exit(0)
+    }
+
+    /// The system sources (sleep and wake…), after the launch: each says on or off, once.
+    private func startSources(_ host: Host, coordinator: ShutdownCoordinator) {
+        let shutdownTimeout = options.shutdownTimeout
+        let log = log
+        // A system shutdown ends as SIGTERM does, with the same deadline.
+        let driver = AppDriver(host: host) {
+            coordinator.armDeadline()
+            Self.shutDown(host, log: log, timeout: shutdownTimeout)
+        }
+        sources.start(SystemSources.builtIn(), driver: driver, switches: options.sources)
     }
 
     /// Bound before launch: requests made while the app launches wait, in order, until it is active.

@@ -1,0 +1,126 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The system sources (issue 38) against a real private `dbus-daemon` serving logind's
+/// interface through python3-dbusmock: the real `host` binary, real probe plugins, the order
+/// asserted on the probes' event lines and the host's structured log lines, the inhibitor on
+/// logind's own list (`ListInhibitors`).
+@Suite(.timeLimit(.minutes(10)), .enabled(if: DBusMock.installed, "needs dbus-daemon and python3-dbusmock"))
+struct SystemEventsTests {
+    /// Kinds of the probe's event lines: willResignActive, didEnterBackground,
+    /// willEnterForeground, didBecomeActive, willTerminate.
+    static let resign = 4
+    static let background = 5
+    static let foreground = 6
+    static let active = 3
+    static let terminate = 7
+
+    /// A host with two probes, its system bus `bus`.
+    static func host(_ bus: DBusMock, extra: [String] = []) throws -> RunningHost {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        try host.start(extra, environment: bus.environment)
+        return host
+    }
+
+    static func ours(_ bus: DBusMock) -> Bool {
+        (try? bus.inhibitors()) == ["sleep:shutdown ServiceHost delay"]
+    }
+
+    static func none(_ bus: DBusMock) -> Bool { (try? bus.inhibitors()) == [] }
+
+    /// The probes' lifecycle lines and the sleep source's lines, in the order the host wrote them.
+    static func sequence(_ records: [LogRecord]) -> [String] {
+        records.compactMap { record in
+            if let event = record.event {
+                guard [LogEvent.systemSleep, .inhibitorTaken, .inhibitorReleased].map(\.name).contains(event) else {
+                    return nil
+                }
+                return event == LogEvent.systemSleep.name ? "\(event) \(record.string("sleeping") ?? "")" : event
+            }
+            guard record.message.hasPrefix("probe \(record.source): event ") else { return nil }
+            let kind = record.message.dropFirst("probe \(record.source): event ".count).prefix { $0.isNumber }
+            return "\(kind) \(record.source)"
+        }
+    }
+
+    @Test(arguments: ["in-process", "process"])
+    func sleepAndWake_inUIKitsOrder_withTheInhibitorHeldAndReleased(isolation: String) throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch)
+        let host = try Self.host(bus, extra: ["--isolation", isolation])
+        #expect(eventually(within: 30) { Self.ours(bus) })
+
+        try bus.prepareForSleep(true)
+        #expect(eventually(within: 30) { Self.none(bus) })
+        #expect(eventually { (try? host.ctl("state").stdout.contains("state: background")) == true })
+        try bus.prepareForSleep(false)
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        #expect(eventually { (try? host.ctl("state").stdout.contains("state: active")) == true })
+        #expect(host.stop().status == 0)
+
+        let records = host.records
+        #expect(records.named(.sourceOn).map { $0.string("source") } == ["sleep"])
+        let sequence = Self.sequence(records).drop { $0 != "system.sleep true" }
+        // Services are taken down in reverse order, brought up in order.
+        #expect(
+            Array(sequence.prefix(11)) == [
+                "system.sleep true", "4 test.b", "4 test.a", "5 test.b", "5 test.a", "inhibitor.released",
+                "system.sleep false", "inhibitor.taken", "6 test.a", "6 test.b", "3 test.a",
+            ])
+    }
+
+    @Test func aHostInTheBackground_staysThereAfterWake() throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch)
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start(["--launch-state", "background"], until: "background", environment: bus.environment)
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        try bus.prepareForSleep(true)
+        #expect(eventually(within: 30) { Self.none(bus) })
+        try bus.prepareForSleep(false)
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        #expect((try host.ctl("state").stdout.contains("state: background")))
+        host.stop()
+        let sequence = Self.sequence(host.records).drop { $0 != "system.sleep true" }
+        #expect(
+            Array(sequence) == [
+                "system.sleep true", "inhibitor.released", "system.sleep false", "inhibitor.taken", "7 test.a",
+            ])
+    }
+
+    @Test func prepareForShutdown_terminatesAsSIGTERMDoes() throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch)
+        let host = try Self.host(bus)
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        try bus.prepareForShutdown()
+        let result = host.wait()
+        #expect(result.status == 0)
+        let records = host.records
+        #expect(records.named(.systemShutdown).count == 1)
+        #expect(records.named(.hostTerminated).count == 1)
+        let lines = Self.sequence(records).filter { $0.hasPrefix("\(Self.terminate) ") }
+        #expect(lines == ["7 test.b", "7 test.a"])
+    }
+
+    @Test func withoutABus_orTurnedOff_theSourceSaysWhyOnce_andTheHostRuns() throws {
+        let scratch = try Scratch()
+        for (extra, environment, reason) in [
+            ([], ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(scratch.file("absent.sock"))"], "no system bus"),
+            (["--source", "sleep=off"], [:], "turned off"),
+        ] {
+            let host = try RunningHost()
+            try host.probe("a", ["PROBE_ID=\"test.a\""])
+            try host.start(extra, environment: environment)
+            #expect(host.stop().status == 0)
+            let off = host.records.named(.sourceOff)
+            #expect(off.map { $0.string("source") } == ["sleep"])
+            #expect(off.first?.string("reason")?.hasPrefix(reason) == true, "\(off.first?.string("reason") ?? "")")
+            #expect(host.records.named(.sourceOn).isEmpty)
+        }
+    }
+}
