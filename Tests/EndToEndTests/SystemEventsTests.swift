@@ -123,4 +123,69 @@ struct SystemEventsTests {
             #expect(host.records.named(.sourceOn).isEmpty)
         }
     }
+
+    /// The messages of the background-task fixture's lines ("task begun 1").
+    static func taskLines(_ records: [LogRecord]) -> [String] {
+        records.filter { $0.source == "test.task" && $0.event == nil }.map(\.message)
+    }
+
+    /// A host with the background-task fixture (and `defines`), its system bus `bus`.
+    static func taskHost(_ bus: DBusMock, _ defines: [String] = [], extra: [String] = []) throws -> RunningHost {
+        let host = try RunningHost()
+        try Command.compileC(
+            Repository.fixture("CPlugins/background_task.c"), to: host.lib + "/task.so", defines: defines)
+        try host.start(extra, environment: bus.environment)
+        return host
+    }
+
+    @Test func anOpenBackgroundTask_keepsTheInhibitor_untilItEnds() throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch, delayMax: 60_000_000)
+        let host = try Self.taskHost(bus)
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        try bus.prepareForSleep(true)
+        #expect(eventually { (try? host.ctl("state").stdout.contains("state: background")) == true })
+        // The service returned from didEnterBackground with its task open: the machine still waits.
+        #expect(Self.ours(bus))
+        try host.ctl("post", "task.end")
+        #expect(eventually(within: 30) { Self.none(bus) })
+        host.stop()
+        #expect(Self.taskLines(host.records) == ["task begun 1", "task ended 0"])
+        #expect(host.records.named(.backgroundTaskExpired).isEmpty)
+        let records = host.records
+        let released = records.firstIndex { $0.event == LogEvent.inhibitorReleased.name }
+        // Released inside the service's end call, so before its "task ended" line, after its "task begun".
+        let begun = records.firstIndex { $0.source == "test.task" && $0.message.hasPrefix("task begun") }
+        #expect(released != nil && begun != nil && released! > begun!)
+    }
+
+    @Test(arguments: [false, true])
+    func aTaskNeverEnded_expiresBeforeLogindStopsWaiting_andTheInhibitorIsReleased(handlerEnds: Bool) throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch, delayMax: 1_000_000)
+        let host = try Self.taskHost(bus, handlerEnds ? ["TASK_END_ON_EXPIRY"] : [])
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        try bus.prepareForSleep(true)
+        #expect(eventually(within: 30) { Self.none(bus) })
+        host.stop()
+        let records = host.records
+        #expect(
+            Self.taskLines(records)
+                == (handlerEnds
+                    ? ["task begun 1", "task expired 1", "task ended 0"] : ["task begun 1", "task expired 1"]))
+        let expired = records.named(.backgroundTaskExpired)
+        #expect(expired.map { $0.string("service") } == (handlerEnds ? [] : ["test.task"]))
+        #expect(expired.first.map { $0.string("task") == "save" } ?? true)
+    }
+
+    @Test func inAWorker_noTaskIsOpened_andTheServiceIsTold() throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch)
+        let host = try Self.taskHost(bus, extra: ["--isolation", "process"])
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        try bus.prepareForSleep(true)
+        #expect(eventually(within: 30) { Self.none(bus) })
+        host.stop()
+        #expect(Self.taskLines(host.records) == ["task begun 0"])
+    }
 }

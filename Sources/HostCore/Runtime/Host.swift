@@ -77,7 +77,9 @@ public final class Host {
             dispatcher: dispatcher, authorization: authorization, dormant: dormant, desk: desk, log: log)
         let scenes = SceneTable()
         let restorations = SceneRestorations(stateDirectory: stateDirectory, log: log)
-        let shared = SharedServices(authorization: authorization, requests: requests) { service, id, json in
+        let shared = SharedServices(
+            authorization: authorization, requests: requests, backgroundTasks: backgroundTasks
+        ) { service, id, json in
             guard let scene = scenes.records.first(where: { $0.id == id }) else { return Int32(SH_NOT_FOUND) }
             return restorations.save(json, scene: scene.name, service: service)
         }

@@ -105,9 +105,9 @@ public final class HostStartup {
             .string("state", host.state.name), .strings("services", host.services.map(\.id)),
             .int("lazy", host.dormantCount),
             .string("control", server.path))
-        // After the ready line: nothing the launch needs waits for the system bus.
-        startSources(host, coordinator: coordinator)
-        return StartedHost(host: host, server: server, firstLaunch: firstLaunch, keptAlive: (watchdog, metrics))
+        return StartedHost(
+            host: host, server: server, firstLaunch: firstLaunch, keptAlive: (watchdog, metrics),
+            startSources: { [self] in startSources(host, coordinator: coordinator) })
     }
 
     // MARK: The steps

@@ -35,10 +35,12 @@ public final class BackgroundTasks {
         return id
     }
 
-    /// Ends task `id`; false when it is not open (ended already, or never begun).
+    /// Ends task `id` (of `service`, when given); false when it is not open (ended already,
+    /// or never begun by that service).
     @discardableResult
-    public func end(_ id: UInt32) -> Bool {
-        guard open.removeValue(forKey: id) != nil else { return false }
+    public func end(_ id: UInt32, service: String? = nil) -> Bool {
+        guard let entry = open[id], service == nil || entry.task.service == service else { return false }
+        open[id] = nil
         if open.isEmpty { wake() }
         return true
     }
