@@ -154,9 +154,9 @@ struct SystemEventsTests {
         #expect(host.records.named(.backgroundTaskExpired).isEmpty)
         let records = host.records
         let released = records.firstIndex { $0.event == LogEvent.inhibitorReleased.name }
-        // Released inside the service's end call, so before its "task ended" line, after its "task begun".
-        let begun = records.firstIndex { $0.source == "test.task" && $0.message.hasPrefix("task begun") }
-        #expect(released != nil && begun != nil && released! > begun!)
+        // Released after the service's end call returned.
+        let ended = records.firstIndex { $0.source == "test.task" && $0.message.hasPrefix("task ended") }
+        #expect(released != nil && ended != nil && released! > ended!)
     }
 
     @Test(arguments: [false, true])
@@ -187,5 +187,27 @@ struct SystemEventsTests {
         #expect(eventually(within: 30) { Self.none(bus) })
         host.stop()
         #expect(Self.taskLines(host.records) == ["task begun 0"])
+    }
+
+    /// SIGTERM with a task open: the app goes to the background, willTerminate waits until the
+    /// task ends (here: the service ends it on a notification), then the host exits 0; a task
+    /// never ended expires at a quarter of --shutdown-timeout, and the host exits 0 all the same.
+    @Test(arguments: [true, false])
+    func termination_waitsForOpenBackgroundTasks(ended: Bool) throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch)
+        let host = try Self.taskHost(bus, extra: ["--shutdown-timeout", "2"])
+        host.process?.send(SIGTERM)
+        #expect(eventually { (try? host.ctl("state").stdout.contains("state: background")) == true })
+        if ended {
+            let posted = try host.ctl("post", "task.end")
+            #expect(posted.status == 0, "\(posted.stderr)")
+        }
+        #expect(host.wait().status == 0)
+        let records = host.records
+        #expect(
+            Self.taskLines(records) == (ended ? ["task begun 1", "task ended 0"] : ["task begun 1", "task expired 1"]))
+        #expect(records.named(.backgroundTaskExpired).count == (ended ? 0 : 1))
+        #expect(records.named(.hostTerminated).count == 1 && records.named(.hostForcedExit).isEmpty)
     }
 }

@@ -204,12 +204,26 @@ public final class HostStartup {
                 }
             },
             shutdown: {
-                MainActor.assumeIsolated { () -> Void in Self.shutDown(host, log: log, timeout: shutdownTimeout) }
+                MainActor.assumeIsolated { Self.shutDown(host, log: log, timeout: shutdownTimeout) }
             })
     }
 
-    /// The orderly end: willTerminate (after the moves it implies), the replies flushed, exit 0.
-    private static func shutDown(_ host: Host, log: Log, timeout: Double) -> Never {
+    /// The orderly end: the app to the background (willResignActive, didEnterBackground); once
+    /// every background task a service opened there ended (or expired, at a quarter of the
+    /// shutdown timeout), willTerminate, the replies flushed, exit 0. The main loop serves on
+    /// meanwhile, so a task can finish.
+    private static func shutDown(_ host: Host, log: Log, timeout: Double) {
+        if host.state == .active || host.state == .inactive { try? host.transition(to: .background) }
+        let tasks = host.backgroundTasks
+        if !tasks.tasks.isEmpty {
+            DispatchQueue.main.asyncAfter(deadline: .now() + timeout / 4) {
+                MainActor.assumeIsolated { tasks.expire(reason: "the host is terminating") }
+            }
+        }
+        tasks.whenAllEnded { finishShutdown(host, log: log, timeout: timeout) }
+    }
+
+    private static func finishShutdown(_ host: Host, log: Log, timeout: Double) -> Never {
         try? host.terminate()
         // Replies already produced (a request carried out just before the signal) reach
         // their clients; one that does not read costs at most half the shutdown timeout.

@@ -45,7 +45,7 @@ public final class BackgroundTasks {
         return true
     }
 
-    /// Runs `body` once no task is open (now, when none is).
+    /// Runs `body` once no task is open (now, when none is; else from the main queue).
     public func whenAllEnded(_ body: @escaping () -> Void) {
         if open.isEmpty { body() } else { waiters.append(body) }
     }
@@ -68,9 +68,12 @@ public final class BackgroundTasks {
         wake()
     }
 
+    /// Runs the waiters from the main queue, after the current call: a task usually ends inside a
+    /// service's call, and what waits (willTerminate, the inhibitor's release) must not run inside it.
     private func wake() {
         let ready = waiters
         waiters = []
-        for body in ready { body() }
+        guard !ready.isEmpty else { return }
+        DispatchQueue.main.async { MainActor.assumeIsolated { for body in ready { body() } } }
     }
 }
