@@ -73,7 +73,18 @@ final class OfflineQueueService: NotificationReceiving, Answering {
         return true
     }
 
-    func didEnterBackground() { save(after: "didEnterBackground") }
+    func didEnterBackground() {
+        // Seed 002: the machine may suspend right after. The save runs inside a background task,
+        // so the host holds its sleep inhibitor until the save is done (or its time is up).
+        let task =
+            unsaved
+            ? try? host.beginBackgroundTask("offline-queue.save") { task in
+                self.log(.warn, "the save's time is up before it finished; the next save tries again")
+                task.end()
+            } : nil
+        save(after: "didEnterBackground")
+        task?.end()
+    }
 
     func willTerminate() { save(after: "willTerminate") }
 

@@ -9,6 +9,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case authorizationChanged = "authorization.changed"
     case authorizationSaveFailed = "authorization.saveFailed"
     case authorizationUnreadable = "authorization.unreadable"
+    case backgroundTaskExpired = "backgroundTask.expired"
     case completionLate = "completion.late"
     case completionStale = "completion.stale"
     case completionTimeout = "completion.timeout"
@@ -35,6 +36,9 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case hostTerminated = "host.terminated"
     case hostThreadFailed = "host.threadFailed"
     case hostTraceFailed = "host.traceFailed"
+    case inhibitorFailed = "inhibitor.failed"
+    case inhibitorReleased = "inhibitor.released"
+    case inhibitorTaken = "inhibitor.taken"
     case launchSceneFailed = "launch.sceneFailed"
     case launchUnhandled = "launch.unhandled"
     case loadFailed = "load.failed"
@@ -77,7 +81,11 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceStopped = "service.stopped"
     case serviceStoppedByRequest = "service.stoppedByRequest"
     case serviceStuck = "service.stuck"
+    case sourceOff = "source.off"
+    case sourceOn = "source.on"
     case systemdUnusable = "systemd.unusable"
+    case systemShutdown = "system.shutdown"
+    case systemSleep = "system.sleep"
     case watchDropped = "watch.dropped"
     case workerBlocked = "worker.blocked"
     case workerCrashed = "worker.crashed"
@@ -99,6 +107,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .authorizationChanged: ["status"]
         case .authorizationSaveFailed: ["path", "errno"]
         case .authorizationUnreadable: ["path", "reason"]
+        case .backgroundTaskExpired: ["service", "task", "reason"]
         case .completionLate: ["event"]
         case .completionStale: []
         case .completionTimeout: ["event", "deadline"]
@@ -125,6 +134,9 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .hostTerminated: []
         case .hostThreadFailed: ["thread", "errno"]
         case .hostTraceFailed: ["path", "errno"]
+        case .inhibitorFailed: ["reason"]
+        case .inhibitorReleased: ["reason"]
+        case .inhibitorTaken: ["what", "delayMaxUSec"]
         case .launchSceneFailed: ["scene"]
         case .launchUnhandled: ["what"]
         case .loadFailed: ["path", "reason"]
@@ -167,7 +179,11 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceStopped: ["reason"]
         case .serviceStoppedByRequest: ["service"]
         case .serviceStuck: ["service", "event"]
+        case .sourceOff: ["source", "reason"]
+        case .sourceOn: ["source", "reason"]
         case .systemdUnusable: []
+        case .systemShutdown: []
+        case .systemSleep: ["sleeping"]
         case .watchDropped: ["bytes"]
         case .workerBlocked: ["services", "path"]
         case .workerCrashed: ["services", "reason", "cause", "signal", "status", "event", "pid", "restart"]

@@ -152,6 +152,17 @@ public final class TestHost<Service: ApplicationService> {
     /// SIGTERM: to the background, then willTerminate.
     public func terminate() { move(to: .notRunning) }
 
+    // MARK: - Background tasks
+
+    /// The names of the background tasks the service has open (`host.beginBackgroundTask`).
+    public var backgroundTasks: [String] { onMain { [core] in core.host.backgroundTasks.tasks.map(\.name) } }
+
+    /// The open tasks' time is up, as before the machine sleeps: each expiration handler runs,
+    /// and the host ends the tasks still open afterwards.
+    public func expireBackgroundTasks() {
+        onMain { [core] in core.host.backgroundTasks.expire(reason: "the test expired them") }
+    }
+
     // MARK: - Other events
 
     /// `host ctl memory-warning`; false when the class does not adopt MemoryWarningHandling.

@@ -105,6 +105,12 @@ final class TestHostFunctions: HostFunctions {
         return base.setSceneRestoration(scene: scene, json: json)
     }
 
+    func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 {
+        base.beginBackgroundTask(name: name, expired: expired)
+    }
+
+    func endBackgroundTask(_ task: UInt32) -> Int32 { base.endBackgroundTask(task) }
+
     func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 {
         base.control(json, reply: reply)
     }

@@ -21,7 +21,8 @@ struct TranscriptShell {
         _ = try scratch.write("bin/host", Array(script.utf8), mode: 0o755)
         folder = scratch.path
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        environment = ["PATH": scratch.file("bin") + ":" + path]
+        // No system bus, whatever the machine has: the sleep source says it is off, the same everywhere.
+        environment = ["PATH": scratch.file("bin") + ":" + path, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent"]
     }
 
     /// Runs `line` with `/bin/sh -c` in the folder.

@@ -53,6 +53,14 @@ import Testing
             note("request \(name)")
             return Int32(SH_OK)
         }
+        func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 {
+            note("beginBackgroundTask \(name)")
+            return 7
+        }
+        func endBackgroundTask(_ task: UInt32) -> Int32 {
+            note("endBackgroundTask \(task)")
+            return Int32(SH_OK)
+        }
     }
 
     private let recorder = Recorder()
@@ -134,6 +142,23 @@ import Testing
             },
             Unmanaged.passUnretained(keys).toOpaque())
         #expect(result == SH_OK && keys.list == ["a", "b"])
+    }
+
+    /// The background-tasks extension (issue 38): found by its id, its thunks refuse a NULL or
+    /// empty name and a NULL handler before any implementation, and pass the rest on.
+    @Test func theBackgroundTasksExtension_checksItsArguments() throws {
+        let h = host
+        let raw = try #require(h.pointee.get_extension!(h, SH_BACKGROUND_TASKS_ID))
+        let tasks = raw.assumingMemoryBound(to: sh_background_tasks.self).pointee
+        #expect(tasks.size == SH_BACKGROUND_TASKS_SIZE_V1 && tasks.version == SH_BACKGROUND_TASKS_VERSION)
+        let expired: sh_background_task_expired_fn = { _, _ in }
+        #expect(tasks.begin!(h, nil, expired, nil) == SH_BACKGROUND_TASK_INVALID)
+        #expect(tasks.begin!(h, "", expired, nil) == SH_BACKGROUND_TASK_INVALID)
+        #expect(tasks.begin!(h, "save", nil, nil) == SH_BACKGROUND_TASK_INVALID)
+        #expect(recorder.calls.withLock { $0 }.isEmpty)
+        #expect(tasks.begin!(h, "save", expired, nil) == 7)
+        #expect(tasks.end!(h, 7) == SH_OK)
+        #expect(recorder.calls.withLock { $0 } == ["beginBackgroundTask save", "endBackgroundTask 7"])
     }
 
     // MARK: Worker frames

@@ -37,6 +37,8 @@ final class StandInPeer {
         func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
             Int32(SH_NOT_FOUND)
         }
+        func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
+        func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
     }
 
     let forwarder: HostCallForwarder

@@ -179,6 +179,52 @@ import Testing
 
 // MARK: - Services under test
 
+@Suite struct BackgroundTaskTests {
+    /// issue 38: a service opens a task in didEnterBackground; it stays open until the service
+    /// ends it, and the expiration handler runs (on the main thread) when its time is up.
+    @Test func aTaskOpensInTheBackground_endsOrExpires() {
+        let service = Saver()
+        let host = TestHost(service)
+        host.launch()
+        host.background()
+        #expect(host.backgroundTasks == ["save"])
+        #expect(service.task?.isOpen == true)
+        // The service ends it on the main thread, where it handles events (twice: the second does nothing).
+        #expect(host.post("save.done"))
+        #expect(host.backgroundTasks.isEmpty && service.task?.isOpen == false)
+        #expect(host.post("save.done"))
+
+        host.foreground()
+        host.background()
+        #expect(host.backgroundTasks == ["save"])
+        host.expireBackgroundTasks()
+        #expect(service.expired == ["save"])
+        #expect(host.backgroundTasks.isEmpty && service.task?.isOpen == false)
+    }
+
+    @Test func beforeAttach_orWithAnEmptyName_noTaskOpens() {
+        let service = Saver()
+        #expect(throws: HostError.notAttached) { try service.host.beginBackgroundTask("save") { _ in } }
+        let host = TestHost(service)
+        host.launch()
+        #expect(throws: HostError.invalid) { try service.host.beginBackgroundTask("") { _ in } }
+        #expect(host.backgroundTasks.isEmpty)
+    }
+}
+
+private final class Saver: NotificationReceiving {
+    var task: BackgroundTask?
+    var expired: [String] = []
+    func didEnterBackground() {
+        task = try? host.beginBackgroundTask("save") { [unowned self] task in
+            expired.append(task.name)
+        }
+    }
+    func didReceive(_ notification: ServiceNotification) {
+        if notification.name == "save.done" { task?.end() }
+    }
+}
+
 private final class LifecycleProbe: ApplicationService {
     var seen: [String: AppState] = [:]
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {

@@ -55,4 +55,20 @@ int _dispatch_get_main_queue_handle_4CF(void);
 /// handlers); `msg` is unused on Linux (pass NULL). Main thread only.
 void _dispatch_main_queue_callback_4CF(void *msg);
 
+// sd-bus (libsystemd.so.0), loaded at run time by HostCore's SDBusLibrary: no build-time
+// header or package. Only what Swift cannot declare itself is here: the error struct's C
+// layout and the callback's type. sd_bus, sd_bus_message and sd_bus_slot stay opaque (void *).
+
+/// sd_bus_error (sd-bus.h): `name` and `message` are owned by the struct when `need_free`,
+/// freed by sd_bus_error_free; set by the callee, read on the thread that made the call.
+typedef struct csystem_sd_bus_error {
+    const char *name;
+    const char *message;
+    int need_free;
+} csystem_sd_bus_error;
+
+/// sd_bus_message_handler_t: called by sd_bus_process on the thread processing the bus (the
+/// main thread); `message` is borrowed for the call, `userdata` is what the match was given.
+typedef int (*csystem_sd_bus_handler)(void *message, void *userdata, csystem_sd_bus_error *error);
+
 #endif

@@ -14,7 +14,7 @@ public enum CheckCommand {
     /// The run options that change what a load reads; `host check` takes them as `host` does.
     static let sharedOptions = [
         "--plugins", "--config", "--allow-insecure-plugins", "--only-configured", "--safe-mode", "--isolation",
-        "--state-dir",
+        "--state-dir", "--source",
     ]
 
     /// The options of `host check`: the run's own entries (one table, one help text), then `--json`.
@@ -30,7 +30,8 @@ public enum CheckCommand {
         """
         host check [--plugins DIR …] [--config FILE] [--safe-mode] [--isolation MODE] [--state-dir DIR] [--json]
           read everything the host would (permissions, metadata, configuration, the
-          start order, claims, what safe mode refuses, what a crash loop marked failed)
+          start order, claims, what safe mode refuses, what a crash loop marked failed,
+          which system sources would run and why)
           running no plugin code; print the start order and every problem.
           Exit status: 0 clean, 1 warnings only, 2 errors
 

@@ -53,6 +53,8 @@ public struct CheckReport {
     public var answers: [(name: String, service: String)] = []
     /// Every problem, in the order found.
     public var problems: [Problem] = []
+    /// Each system source (``SystemSource``): on or off, and why.
+    public var sources: [(name: String, state: SourceState)] = []
 
     /// The exit status: 0 clean, 1 warnings only, 2 errors.
     public var status: Int32 {
@@ -69,6 +71,7 @@ public struct CheckReport {
         directorySource = options.run.pluginSource
         let planner = LoadPlanner(settings)
         configurationPath = planner.configurationPath
+        sources = SystemSources.check(SystemSources.builtIn(), switches: options.run.sources)
         var configuration = HostConfiguration()
         switch planner.configuration {
         case .success(let read): configuration = read
@@ -349,6 +352,7 @@ public struct CheckReport {
         if !answers.isEmpty {
             lines.append("answers: " + answers.map { "\($0.name) (\($0.service))" }.joined(separator: ", "))
         }
+        for (name, state) in sources { lines.append("source \(name): \(state.isOn ? "on" : "off") (\(state.text))") }
         for problem in problems {
             // A service's message names it; a file's does not once problemText drops it.
             lines.append(
@@ -379,6 +383,10 @@ public struct CheckReport {
             "notConfigured": .array(notConfigured.map(JSONValue.string)),
             "lazy": .array(lazy.map(JSONValue.string)),
             "answers": .array(answers.map { .object(["name": .string($0.name), "service": .string($0.service)]) }),
+            "sources": .array(
+                sources.map {
+                    .object(["source": .string($0.name), "on": .bool($0.state.isOn), "reason": .string($0.state.text)])
+                }),
             "problems": .array(problems.map(\.json)), "status": .number(Double(status)),
         ]).serialized
     }

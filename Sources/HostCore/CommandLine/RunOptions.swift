@@ -56,6 +56,8 @@ public struct RunOptions {
     public var stateDirectory: String?
     /// `--first-launch auto|always|never`.
     public var firstLaunch: FirstLaunchMode = .auto
+    /// `--source NAME=on|off`: system sources switched on or off by name (unnamed: on where present).
+    public var sources: [String: Bool] = [:]
     /// False with `--no-registry-cache`: every plugin file is read at start and reload.
     public var registryCache = true
 
@@ -247,6 +249,19 @@ public struct RunOptions {
                     throw UsageError("'\(text)' is not N/SECS (crashes within seconds, like 5/60)")
                 }
                 options.isolation.crashLimit = limit
+            },
+            .value("--source", "NAME=on|off", "switch a system source (sleep) on or off\n(default: on where present)") {
+                options, text throws(UsageError) in
+                let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let name = parts.first, let on = ["on": true, "off": false][parts[1]] else {
+                    throw UsageError("'\(text)' is not NAME=on or NAME=off")
+                }
+                guard SystemSources.builtInNames.contains(name) else {
+                    throw UsageError(
+                        "unknown source '\(name)'" + Suggestion.didYouMean(name, among: SystemSources.builtInNames)
+                            + " (known: \(SystemSources.builtInNames.joined(separator: ", ")))")
+                }
+                options.sources[name] = on
             },
             .flag(
                 "--safe-mode",

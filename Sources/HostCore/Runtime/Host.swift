@@ -33,6 +33,8 @@ public final class Host {
     public internal(set) var isolation: IsolationSupervisor?
     /// The time the host's deadlines and delays run on.
     public let clock: HostClock
+    /// Background tasks services opened (UIKit's `beginBackgroundTask`), which the sleep source waits for.
+    public let backgroundTasks: BackgroundTasks
 
     let stateCell = AppStateCell()
     let dispatcher: Dispatcher
@@ -59,6 +61,7 @@ public final class Host {
         if let stateDirectory { CopyStore.stateDirectory = stateDirectory.path }
         self.firstLaunch = firstLaunch
         self.clock = clock
+        backgroundTasks = BackgroundTasks(log: log)
         // The parts in dependency order, each given what it needs; only isolation, a start step of
         // its own that can fail, is handed over later (startIsolation).
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
@@ -76,7 +79,9 @@ public final class Host {
             dispatcher: dispatcher, authorization: authorization, dormant: dormant, desk: desk, log: log)
         let scenes = SceneTable()
         let restorations = SceneRestorations(stateDirectory: stateDirectory, log: log)
-        let shared = SharedServices(authorization: authorization, requests: requests) { service, id, json in
+        let shared = SharedServices(
+            authorization: authorization, requests: requests, backgroundTasks: backgroundTasks
+        ) { service, id, json in
             guard let scene = scenes.records.first(where: { $0.id == id }) else { return Int32(SH_NOT_FOUND) }
             return restorations.save(json, scene: scene.name, service: service)
         }

@@ -24,6 +24,8 @@ public final class HostStartup {
     public private(set) var server: ControlServer?
     private var coordinator: ShutdownCoordinator?
     private var metrics: MetricsServer?
+    /// The system sources, kept for the run's lifetime.
+    public let sources = SystemSources()
 
     /// A start from `options`, logging to `log` (by default the log the options ask for, with
     /// `host ctl watch` clients).
@@ -103,7 +105,9 @@ public final class HostStartup {
             .string("state", host.state.name), .strings("services", host.services.map(\.id)),
             .int("lazy", host.dormantCount),
             .string("control", server.path))
-        return StartedHost(host: host, server: server, firstLaunch: firstLaunch, keptAlive: (watchdog, metrics))
+        return StartedHost(
+            host: host, server: server, firstLaunch: firstLaunch, keptAlive: (watchdog, metrics),
+            startSources: { [self] in startSources(host, coordinator: coordinator) })
     }
 
     // MARK: The steps
@@ -202,15 +206,44 @@ public final class HostStartup {
                 }
             },
             shutdown: {
-                MainActor.assumeIsolated {
-                    try? host.terminate()
-                    // Replies already produced (a request carried out just before the signal) reach
-                    // their clients; one that does not read costs at most half the shutdown timeout.
-                    ControlServer.flushReplies(within: shutdownTimeout / 2)
-                    log.info("host", "terminated cleanly", event: .hostTerminated)
-                    exit(0)
-                }
+                MainActor.assumeIsolated { Self.shutDown(host, log: log, timeout: shutdownTimeout) }
             })
+    }
+
+    /// The orderly end: the app to the background (willResignActive, didEnterBackground); once
+    /// every background task a service opened there ended (or expired, at a quarter of the
+    /// shutdown timeout), willTerminate, the replies flushed, exit 0. The main loop serves on
+    /// meanwhile, so a task can finish.
+    private static func shutDown(_ host: Host, log: Log, timeout: Double) {
+        if host.state == .active || host.state == .inactive { try? host.transition(to: .background) }
+        let tasks = host.backgroundTasks
+        if !tasks.tasks.isEmpty {
+            DispatchQueue.main.asyncAfter(deadline: .now() + timeout / 4) {
+                MainActor.assumeIsolated { tasks.expire(reason: "the host is terminating") }
+            }
+        }
+        tasks.whenAllEnded { finishShutdown(host, log: log, timeout: timeout) }
+    }
+
+    private static func finishShutdown(_ host: Host, log: Log, timeout: Double) -> Never {
+        try? host.terminate()
+        // Replies already produced (a request carried out just before the signal) reach
+        // their clients; one that does not read costs at most half the shutdown timeout.
+        ControlServer.flushReplies(within: timeout / 2)
+        log.info("host", "terminated cleanly", event: .hostTerminated)
+        exit(0)
+    }
+
+    /// The system sources (sleep and wake…), after the launch: each says on or off, once.
+    private func startSources(_ host: Host, coordinator: ShutdownCoordinator) {
+        let shutdownTimeout = options.shutdownTimeout
+        let log = log
+        // A system shutdown ends as SIGTERM does, with the same deadline.
+        let driver = AppDriver(host: host) {
+            coordinator.armDeadline()
+            Self.shutDown(host, log: log, timeout: shutdownTimeout)
+        }
+        sources.start(SystemSources.builtIn(), driver: driver, switches: options.sources)
     }
 
     /// Bound before launch: requests made while the app launches wait, in order, until it is active.

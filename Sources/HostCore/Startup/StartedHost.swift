@@ -12,11 +12,15 @@ public struct StartedHost {
     let firstLaunch: FirstLaunch
     /// Kept for the run's lifetime: systemd's watchdog timer and the metrics endpoint.
     let keptAlive: (DispatchSourceTimer?, MetricsServer?)
+    /// Starts the system sources (SystemSources): by ``serve()``, after the ready line, so
+    /// nothing the launch needs waits for the system bus.
+    let startSources: () -> Void
 
     /// Accepts control requests and runs the main loop until the host exits; a main loop that
     /// cannot run is logged (`host.mainLoopFailed`) and ends the process with status 2.
     public func serve() -> Never {
         server.startAccepting()
+        startSources()
         // Housekeeping that nothing before `active` needs, off the main thread and queued only
         // after the ready line: queued before it, its new worker thread competed with the line's writing.
         let firstLaunch = firstLaunch

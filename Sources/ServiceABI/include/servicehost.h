@@ -20,6 +20,7 @@
 #include "servicehost/events.h"
 #include "servicehost/scenes.h"
 #include "servicehost/host.h"
+#include "servicehost/background_tasks.h"
 #include "servicehost/plugin.h"
 #include "servicehost/metadata.h"
 #include "servicehost/layout.h"

@@ -115,6 +115,11 @@ final class WorkerHostFunctions: HostFunctions {
         Int32(SH_UNSUPPORTED)
     }
 
+    // Not across worker processes yet (background_tasks.h says so): no task is opened.
+    func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
+
+    func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
+
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         guard json?.count ?? 0 <= Self.maxBytes else { return Int32(SH_INVALID) }
         send(.request(id: requests.add(reply), name: Array(name.utf8), json: json))

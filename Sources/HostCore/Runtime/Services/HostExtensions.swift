@@ -15,8 +15,8 @@ enum HostExtensions {
         let table: UnsafeRawPointer
     }
 
-    /// Every extension this host offers (none yet).
-    static let all: [Row] = []
+    /// Every extension this host offers.
+    static let all: [Row] = [BackgroundTasksExtension.row]
 
     /// The table of extension `id`, or nil when this host does not offer it.
     static func table(_ id: String) -> UnsafeRawPointer? {

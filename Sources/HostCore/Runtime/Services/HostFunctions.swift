@@ -50,6 +50,11 @@ package protocol HostFunctions: AnyObject, Sendable {
     /// `request`: a non-empty name. SH_OK promises exactly one call of `reply`, later, on the
     /// main thread.
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32
+    /// Extension background-tasks/1 `begin`: a non-empty name; `expired` runs once on the main
+    /// thread when the task's time is up. The task's id, or 0 when none is opened. [main-thread]
+    func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32
+    /// Extension background-tasks/1 `end`: SH_OK, or SH_NOT_FOUND. [main-thread]
+    func endBackgroundTask(_ task: UInt32) -> Int32
 }
 
 /// What `store_get` found: a result, and the value's length and bytes when there is one.

@@ -58,13 +58,16 @@ final class SharedServices: Sendable {
     let setRestoration: @MainActor @Sendable (_ service: String, _ scene: UInt64, _ json: [UInt8]?) -> Int32
     /// `request`: control requests from services, carried out by the control handler.
     let requests: ServiceRequests
+    /// The background-tasks extension's tasks (main thread only).
+    let backgroundTasks: BackgroundTasks
 
     init(
-        authorization: NotificationAuthorization, requests: ServiceRequests,
+        authorization: NotificationAuthorization, requests: ServiceRequests, backgroundTasks: BackgroundTasks,
         setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32
     ) {
         self.authorization = authorization
         self.requests = requests
+        self.backgroundTasks = backgroundTasks
         self.setRestoration = setRestoration
     }
 }
@@ -157,6 +160,20 @@ extension ServiceContext: HostFunctions {
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         mailbox.send(.request(ServiceRequest(name: name, from: id, json: json, reply: reply)))
         return Int32(SH_OK)
+    }
+
+    func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 {
+        // [main-thread] in background_tasks.h.
+        MainActor.assumeIsolated {
+            let tasks = shared.backgroundTasks
+            var id: UInt32 = 0
+            id = tasks.begin(service: self.id, name: name) { expired(id) }
+            return id
+        }
+    }
+
+    func endBackgroundTask(_ task: UInt32) -> Int32 {
+        MainActor.assumeIsolated { shared.backgroundTasks.end(task, service: id) ? Int32(SH_OK) : Int32(SH_NOT_FOUND) }
     }
 
     /// Runs a store call, mapping failures to results: a refused request answers SH_INVALID,

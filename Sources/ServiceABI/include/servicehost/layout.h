@@ -14,6 +14,7 @@
 
 #include "plugin.h"
 #include "scenes.h"
+#include "background_tasks.h"
 
 #if defined(__cplusplus)
 #define SH_LAYOUT_ASSERT(condition, message) static_assert(condition, message)
@@ -239,6 +240,12 @@ SH_LAYOUT_OFFSET(sh_scene_user_activity, version, 4);
 SH_LAYOUT_OFFSET(sh_scene_user_activity, scene, 8);
 SH_LAYOUT_OFFSET(sh_scene_user_activity, activity, 16);
 SH_LAYOUT_SIZE(sh_scene_user_activity, SH_SCENE_USER_ACTIVITY_SIZE_V1);
+
+SH_LAYOUT_OFFSET(sh_background_tasks, size, 0);
+SH_LAYOUT_OFFSET(sh_background_tasks, version, 4);
+SH_LAYOUT_OFFSET(sh_background_tasks, begin, 8);
+SH_LAYOUT_OFFSET(sh_background_tasks, end, 16);
+SH_LAYOUT_SIZE(sh_background_tasks, SH_BACKGROUND_TASKS_SIZE_V1);
 
 #undef SH_LAYOUT_OFFSET
 #undef SH_LAYOUT_SIZE

@@ -1,0 +1,79 @@
+import ServiceJSON
+
+/// What a ``SystemSource`` may do to the host: watch a descriptor on the main loop, move the
+/// app in UIKit's order, warn of low memory, post a notification, wait for background tasks,
+/// terminate. Everything runs on the main thread.
+@MainActor
+public final class AppDriver {
+    /// The host driven.
+    public let host: Host
+    /// Terminates the way SIGTERM does (the shutdown deadline armed, then willTerminate and exit).
+    private let terminateHost: () -> Void
+
+    /// A driver of `host`; `terminate` ends the process the way the host's SIGTERM does.
+    public init(host: Host, terminate: @escaping () -> Void) {
+        self.host = host
+        self.terminateHost = terminate
+    }
+
+    /// Where the source's log lines go.
+    public var log: Log { host.log }
+
+    /// Background tasks services opened (``BackgroundTasks``).
+    public var backgroundTasks: BackgroundTasks { host.backgroundTasks }
+
+    /// Calls `handler` on the main thread whenever `fd` is readable, until the watch is cancelled.
+    /// - Throws: epoll_ctl's error, naming `name`.
+    public func watch(_ fd: Int32, name: String, handler: @escaping @MainActor () -> Void) throws(SystemError)
+        -> MainLoop.Watch
+    {
+        let watch = MainLoop.shared.watch(fd, name: name)
+        watch.setHandler { MainActor.assumeIsolated { handler() } }
+        try watch.resume()
+        return watch
+    }
+
+    /// willResignActive then didEnterBackground, as far as the app is above the background;
+    /// returns once every service returned. False when it was there already (or not running).
+    @discardableResult
+    public func enterBackground() -> Bool {
+        guard host.state == .active || host.state == .inactive, !host.isTerminating else { return false }
+        do { try host.transition(to: .background) } catch { return false }
+        return true
+    }
+
+    /// willResignActive only (an active app becomes inactive).
+    @discardableResult
+    public func resignActive() -> Bool {
+        guard host.state == .active, !host.isTerminating else { return false }
+        do { try host.transition(to: .inactive) } catch { return false }
+        return true
+    }
+
+    /// willEnterForeground (from the background) and didBecomeActive.
+    @discardableResult
+    public func becomeActive() -> Bool {
+        guard host.state == .background || host.state == .inactive, !host.isTerminating else { return false }
+        do { try host.transition(to: .active) } catch { return false }
+        return true
+    }
+
+    /// willEnterForeground only: the app comes to the foreground, inactive.
+    @discardableResult
+    public func enterForeground() -> Bool {
+        guard host.state == .background, !host.isTerminating else { return false }
+        do { try host.transition(to: .inactive) } catch { return false }
+        return true
+    }
+
+    /// didReceiveMemoryWarning to every service that handles it.
+    public func memoryWarning() { _ = host.memoryWarning() }
+
+    /// Posts notification `name` to the subscribed services.
+    public func post(_ name: String, payload: JSONValue?) {
+        _ = try? host.post(name: name, payload: payload)
+    }
+
+    /// Terminates the host (willTerminate after the moves it implies) and ends the process.
+    public func terminate() { terminateHost() }
+}

@@ -1,0 +1,260 @@
+import CSystem
+import Dispatch
+import Glibc
+
+/// One sd-bus connection served by the main thread's loop (``MainLoop``): its descriptor is a
+/// watch there, its timeout (method call replies, authentication) a main-queue timer, and every
+/// callback (a signal matched, a reply) runs on the main thread inside ``pump()``.
+///
+/// The system bus is `sd_bus_open_system`, which honours `DBUS_SYSTEM_BUS_ADDRESS` (how tests
+/// point the host at a private `dbus-daemon`); the session bus is `sd_bus_open_user`
+/// (`DBUS_SESSION_BUS_ADDRESS`).
+@MainActor
+final class SDBusConnection {
+    /// The bus, as errors name it: "the system bus".
+    let name: String
+    private let library: SDBusLibrary
+    private let bus: SDBusLibrary.Bus
+    private var watch: MainLoop.Watch?
+    private var timer: DispatchSourceTimer?
+    // sd_bus_process may not be re-entered (a callback that makes a call pumps again): a pump
+    // asked for while one runs is done by the running one's loop.
+    private var pumping = false
+    private var pumpAgain = false
+    private var matches: [Match] = []
+
+    /// Which bus to open.
+    enum Kind {
+        case system
+        case user
+    }
+
+    /// Connects to `kind`'s bus and serves it on the main loop.
+    /// - Throws: libsystemd's absence (dlerror), the connection's failure (errno).
+    init(_ kind: Kind) throws(SDBusError) {
+        let library: SDBusLibrary
+        switch SDBusLibrary.shared {
+        case .success(let loaded): library = loaded
+        case .failure(let error): throw error
+        }
+        var bus: SDBusLibrary.Bus?
+        let operation = kind == .system ? "sd_bus_open_system" : "sd_bus_open_user"
+        let result = kind == .system ? library.openSystem(&bus) : library.openUser(&bus)
+        guard result >= 0, let bus else { throw SDBusError(operation: operation, reason: .system(errno: -result)) }
+        self.library = library
+        self.bus = bus
+        self.name = kind == .system ? "the system bus" : "the session bus"
+        let fd = library.getFD(bus)
+        guard fd >= 0 else {
+            _ = library.flushCloseUnref(bus)
+            throw SDBusError(operation: "sd_bus_get_fd", reason: .system(errno: -fd))
+        }
+        let watch = MainLoop.shared.watch(fd, name: name)
+        watch.setHandler { [weak self] in MainActor.assumeIsolated { self?.pump() } }
+        do { try watch.resume() } catch {
+            _ = library.flushCloseUnref(bus)
+            throw SDBusError(operation: "epoll_ctl(\(name))", reason: .system(errno: error.errno))
+        }
+        self.watch = watch
+        // The connection's set-up (authentication, Hello) goes on in pump's steps.
+        DispatchQueue.main.async { [weak self] in MainActor.assumeIsolated { self?.pump() } }
+    }
+
+    /// Leaves the loop and closes the connection (its matches stop).
+    func close() {
+        watch?.cancel()
+        watch = nil
+        timer?.cancel()
+        timer = nil
+        for match in matches { _ = library.slotUnref(match.slot) }
+        matches = []
+        _ = library.flushCloseUnref(bus)
+    }
+
+    /// Processes everything sd-bus has to do now (messages read, writes, timeouts), running
+    /// callbacks on this thread, then writes out what is queued and re-arms the timeout.
+    func pump() {
+        if pumping {
+            pumpAgain = true
+            return
+        }
+        pumping = true
+        defer { pumping = false }
+        repeat {
+            pumpAgain = false
+            while library.process(bus, nil) > 0 {}
+        } while pumpAgain
+        // A write that would have blocked waits for POLLOUT, which the loop does not watch:
+        // the host's messages are small, so it is written out here.
+        if library.getEvents(bus) & Int32(POLLOUT) != 0 { _ = library.flush(bus) }
+        armTimeout()
+    }
+
+    private func armTimeout() {
+        timer?.cancel()
+        timer = nil
+        var deadline: UInt64 = 0
+        guard library.getTimeout(bus, &deadline) >= 0, deadline != UInt64.max else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+        let delay = deadline > nowMicroseconds ? deadline - nowMicroseconds : 0
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        timer.schedule(deadline: .now() + .microseconds(Int(min(delay, UInt64(Int32.max)))))
+        timer.setEventHandler { [weak self] in MainActor.assumeIsolated { self?.pump() } }
+        timer.resume()
+        self.timer = timer
+    }
+
+    // MARK: Signals
+
+    /// A signal match: `handler` runs on the main thread for each signal, until the connection closes.
+    private final class Match {
+        let handler: (SDBusMessage) -> Void
+        var slot: SDBusLibrary.Slot?
+        init(_ handler: @escaping (SDBusMessage) -> Void) { self.handler = handler }
+    }
+
+    /// Calls `handler` with each `interface.member` signal `sender` emits on `path`.
+    func matchSignal(
+        sender: String, path: String, interface: String, member: String,
+        handler: @escaping (SDBusMessage) -> Void
+    ) throws(SDBusError) {
+        let match = Match(handler)
+        var slot: SDBusLibrary.Slot?
+        let result = library.matchSignal(
+            bus, &slot, sender, path, interface, member,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                let match = Unmanaged<Match>.fromOpaque(userdata).takeUnretainedValue()
+                MainActor.assumeIsolated {
+                    match.handler(SDBusMessage(library: SDBusConnection.loaded, pointer: OpaquePointer(message)))
+                }
+                return 0
+            }, Unmanaged.passUnretained(match).toOpaque())
+        guard result >= 0 else {
+            throw SDBusError(operation: "sd_bus_match_signal(\(interface).\(member))", reason: .system(errno: -result))
+        }
+        match.slot = slot
+        matches.append(match)
+        pump()
+    }
+
+    /// The library the callbacks read messages with (loaded: a connection exists).
+    fileprivate nonisolated static var loaded: SDBusLibrary {
+        guard case .success(let library) = SDBusLibrary.shared else { fatalError("sd-bus callback without sd-bus") }
+        return library
+    }
+
+    // MARK: Calls
+
+    /// An argument of a method call.
+    enum Argument {
+        case string(String)
+        case bool(Bool)
+    }
+
+    /// Calls `interface.member` on `destination`'s `path` and waits for the reply (at most
+    /// `timeout` microseconds; 0: sd-bus's default of 25 s); `read` reads it while it is valid.
+    func call<R>(
+        destination: String, path: String, interface: String, member: String, _ arguments: [Argument] = [],
+        timeout: UInt64 = 0, read: (SDBusMessage) throws(SDBusError) -> R
+    ) throws(SDBusError) -> R {
+        let operation = "\(interface).\(member)"
+        var message: SDBusLibrary.Message?
+        let made = library.newMethodCall(bus, &message, destination, path, interface, member)
+        guard made >= 0, let message else {
+            throw SDBusError(operation: "sd_bus_message_new_method_call(\(operation))", reason: .system(errno: -made))
+        }
+        defer { _ = library.messageUnref(message) }
+        for argument in arguments {
+            let appended: Int32
+            switch argument {
+            // For strings sd-bus takes the string itself, not a pointer to it.
+            case .string(let text): appended = text.withCString { library.appendBasic(message, 0x73, $0) }  // "s"
+            case .bool(let value):
+                var int: Int32 = value ? 1 : 0
+                appended = library.appendBasic(message, 0x62, &int)  // "b"
+            }
+            guard appended >= 0 else {
+                throw SDBusError(
+                    operation: "sd_bus_message_append_basic(\(operation))", reason: .system(errno: -appended))
+            }
+        }
+        var error = csystem_sd_bus_error(name: nil, message: nil, need_free: 0)
+        var reply: SDBusLibrary.Message?
+        let called = library.call(bus, message, timeout, &error, &reply)
+        // Messages read while waiting (a signal) are queued, and the descriptor may not be
+        // readable again: they are processed from the main queue, outside any callback.
+        DispatchQueue.main.async { [weak self] in MainActor.assumeIsolated { self?.pump() } }
+        defer { library.errorFree(&error) }
+        guard called >= 0, let reply else {
+            throw SDBusError(operation: operation, reason: Self.reason(error, errno: -called))
+        }
+        defer { _ = library.messageUnref(reply) }
+        return try read(SDBusMessage(library: library, pointer: reply))
+    }
+
+    /// A trivial property (`type` "t", "b", "u"…) of `interface` on `destination`'s `path`.
+    func property<T: FixedWidthInteger>(
+        destination: String, path: String, interface: String, name property: String, type: Character, as _: T.Type
+    ) throws(SDBusError) -> T {
+        var error = csystem_sd_bus_error(name: nil, message: nil, need_free: 0)
+        defer { library.errorFree(&error) }
+        var value = T.zero
+        let result = library.getPropertyTrivial(
+            bus, destination, path, interface, property, &error, CChar(type.asciiValue!), &value)
+        DispatchQueue.main.async { [weak self] in MainActor.assumeIsolated { self?.pump() } }
+        guard result >= 0 else {
+            throw SDBusError(operation: "\(interface).\(property)", reason: Self.reason(error, errno: -result))
+        }
+        return value
+    }
+
+    private static func reason(_ error: csystem_sd_bus_error, errno: Int32) -> SDBusError.Reason {
+        if let name = error.name {
+            return .peer(name: String(cString: name), message: error.message.map { String(cString: $0) } ?? "")
+        }
+        return .system(errno: errno)
+    }
+}
+
+/// A message borrowed for the duration of a callback or a reply's reading: its arguments are
+/// read in order, each with its D-Bus type.
+struct SDBusMessage {
+    fileprivate let library: SDBusLibrary
+    fileprivate let pointer: SDBusLibrary.Message
+
+    /// The next argument, a boolean ("b").
+    func readBool() throws(SDBusError) -> Bool {
+        var value: Int32 = 0
+        try read(0x62, &value, "b")
+        return value != 0
+    }
+
+    /// The next argument, a string ("s") or object path ("o").
+    func readString(objectPath: Bool = false) throws(SDBusError) -> String {
+        var value: UnsafePointer<CChar>?
+        try read(objectPath ? 0x6F : 0x73, &value, objectPath ? "o" : "s")
+        return value.map { String(cString: $0) } ?? ""
+    }
+
+    /// The next argument, a descriptor ("h"), duplicated (close-on-exec) for the caller to own
+    /// and close: the message owns its own.
+    func readDescriptor() throws(SDBusError) -> Int32 {
+        var value: Int32 = -1
+        try read(0x68, &value, "h")
+        let copy = fcntl(value, F_DUPFD_CLOEXEC, 3)
+        guard copy >= 0 else { throw SDBusError(operation: "fcntl(F_DUPFD_CLOEXEC)", reason: .system(errno: errno)) }
+        return copy
+    }
+
+    private func read(_ type: CChar, _ value: UnsafeMutableRawPointer, _ name: String) throws(SDBusError) {
+        let result = library.readBasic(pointer, type, value)
+        guard result > 0 else {
+            // 0: no more arguments; the peer sent fewer than its interface says.
+            throw SDBusError(
+                operation: "sd_bus_message_read_basic(\(name))", reason: .system(errno: result == 0 ? ENXIO : -result))
+        }
+    }
+}
