@@ -35,12 +35,4 @@ enum UnixSocket {
         guard getsockopt(socket.rawValue, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return nil }
         return credentials.uid
     }
-
-    /// Sets a send timeout, so a peer that stops reading cannot stall its writer forever: a
-    /// send that waits longer fails with `EAGAIN`.
-    static func setSendTimeout(_ socket: borrowing FileDescriptor, seconds: Double) {
-        let whole = seconds.rounded(.down)
-        var timeout = timeval(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1_000_000))
-        setsockopt(socket.rawValue, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
 }

@@ -9,6 +9,12 @@ import Synchronization
 /// its main thread is elsewhere. Host calls are carried out as they arrive; answers to the
 /// host's requests go to the main thread, which waits for them with a deadline in
 /// ``request(_:_:expecting:timeout:)``.
+///
+/// No thread of the host ever waits for the worker to read (issue 36): the channel writes
+/// what the socket takes and keeps the rest (``ChannelOutbox``), which the reader thread
+/// writes when there is room. A worker that leaves more than the bound unread (bytes, or no
+/// byte taken for `stallTimeout` seconds) is broken: logged (`worker.stalled`) and killed,
+/// which the host then handles as a crash.
 final class WorkerConnection: Sendable {
     /// What the main thread is given while it waits.
     enum Outcome: Sendable {
@@ -41,25 +47,43 @@ final class WorkerConnection: Sendable {
     let forwarder: HostCallForwarder
     private let log: Log
     private let source: String
+    private let services: [String]
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
+    // Wakes the reader thread when bytes begin to wait in the channel's outbox: `second` is
+    // written by whichever thread queued them, `first` is read by the reader thread.
+    private let queued: FileDescriptor.Pair
     // Told on the reader thread once the worker is reaped; set once at init.
     private let onDeath: @Sendable (WorkerConnection, WorkerDeath) -> Void
 
     /// Starts `executable __worker pluginPath` and its reader thread. `source` names the
-    /// worker's services in log lines about its output.
+    /// worker's services in log lines about its output (`services` are their ids);
+    /// `stallTimeout` is how long bytes may wait for the worker to read before it is broken.
     init(
-        executable: String, pluginPath: String, sendTimeout: Double, log: Log, source: String,
+        executable: String, pluginPath: String, stallTimeout: Double, log: Log, source: String, services: [String],
         onDeath: @escaping @Sendable (WorkerConnection, WorkerDeath) -> Void
     ) throws(SystemError) {
+        queued = try FileDescriptor.pipe(path: "the worker channel's wake-up pipe")
+        _ = fcntl(queued.first.rawValue, F_SETFL, O_NONBLOCK)
+        _ = fcntl(queued.second.rawValue, F_SETFL, O_NONBLOCK)
         let started = try WorkerSpawn.spawn(executable: executable, pluginPath: pluginPath)
         pid = started.pid
-        channel = FrameChannel(socket: started.channel)
-        channel.setSendTimeout(seconds: sendTimeout)
+        channel = FrameChannel(
+            socket: started.channel,
+            bound: ChannelOutbox.Bound(bytes: ChannelOutbox.Bound.standardBytes, seconds: stallTimeout))
         forwarder = HostCallForwarder(channel: channel)
         self.log = log
         self.source = source
+        self.services = services
         self.onDeath = onDeath
+        let wakeUp = queued.second.rawValue
+        channel.setHooks(
+            FrameChannel.Hooks(
+                queued: {
+                    var one: UInt8 = 1
+                    _ = Glibc.write(wakeUp, &one, 1)  // a full pipe already wakes the reader
+                },
+                stalled: { [weak self] stall in self?.stalled(stall) }))
         // The worker's output is the reader thread's alone: it closes when that thread ends.
         let output = started.output
         do {
@@ -96,8 +120,7 @@ final class WorkerConnection: Sendable {
         do {
             try channel.send(&writer, type, sequence: sequence)
         } catch {
-            // A worker that does not read within the send timeout is as good as hung.
-            kill(because: .killedByHost)
+            // The worker is gone: its death comes (the reader sees end of file).
             return awaitDeath(timeout: 2).map(Outcome.died) ?? .timedOut
         }
         return wait(until: .now() + timeout) { frame in frame.sequence == sequence && expecting.contains(frame.type) }
@@ -196,11 +219,21 @@ final class WorkerConnection: Sendable {
         defer { buffer.deallocate() }
         var reaped: WorkerExit?
         reading: while true {
+            // Bytes waiting for the worker: room in the socket wakes this thread too, and the time
+            // bound is checked no later than when it runs out.
+            let left = channel.flush()
+            let writable = left != nil ? Int16(POLLOUT) : 0
             var fds = [
-                pollfd(fd: channel.socket.rawValue, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: channel.socket.rawValue, events: Int16(POLLIN) | writable, revents: 0),
                 pollfd(fd: outputOpen ? output.rawValue : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: queued.first.rawValue, events: Int16(POLLIN), revents: 0),
             ]
-            let ready = (try? retryingOnInterrupt("poll", "worker channel") { poll(&fds, 2, 500) }) ?? -1
+            let wait = left.map { Int32(min(500, ($0 * 1000).rounded(.up) + 1)) } ?? 500
+            let ready = (try? retryingOnInterrupt("poll", "worker channel") { poll(&fds, 3, wait) }) ?? -1
+            if fds[2].revents != 0 {
+                var drained = [UInt8](repeating: 0, count: 64)
+                while Glibc.read(queued.first.rawValue, &drained, drained.count) > 0 {}
+            }
             if ready == 0 {
                 // A worker can die while something it started holds its channel open.
                 if let exit = reap(blocking: false) {
@@ -213,7 +246,8 @@ final class WorkerConnection: Sendable {
                 let n = (try? output.read(into: buffer, path: source)) ?? 0
                 if n > 0 { lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n])) } else { outputOpen = false }
             }
-            guard fds[0].revents != 0 else { continue }
+            // Readable, hung up or failed; POLLOUT alone is the flush at the top of the loop.
+            guard fds[0].revents & ~Int16(POLLOUT) != 0 else { continue }
             let n: Int
             do { n = try channel.read(into: buffer) } catch { break reading }
             if n == 0 { break reading }
@@ -296,6 +330,18 @@ final class WorkerConnection: Sendable {
         case .open, .attach, .event, .reply, .requestReply:
             throw .malformed("a worker sent a \(frame.type) frame, which only the host sends")
         }
+    }
+
+    /// The channel says the worker crossed the bound (any thread): it is logged, and killed;
+    /// the host handles its death as a crash.
+    private func stalled(_ stall: ChannelOutbox.Stall) {
+        log.write(
+            .error, "host", "the worker (pid \(pid)) of \(source) \(stall); killing it", event: .workerStalled,
+            fields: [
+                .strings("services", services), .int("pid", pid), .string("bound", stall.bound),
+                .int("bytes", stall.bytes), .string("seconds", Seconds.text(stall.seconds)),
+            ])
+        kill(because: .stalled(stall.description))
     }
 
     private func brokeProtocol(_ error: WireError) {
