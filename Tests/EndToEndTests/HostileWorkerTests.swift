@@ -104,4 +104,19 @@ import Testing
         #expect(host.events(of: "test.hostile").last == "willTerminate")
         #expect(host.events(of: "test.echo").last == "willTerminate")
     }
+
+    /// Issue 37: a worker reads its channel on its main thread, but a plugin thread waiting for
+    /// its host call's answer while the main thread waits for that thread (pthread_join in an
+    /// event) reads the answer itself: no deadlock, in the host or in a worker.
+    @Test(arguments: ["in-process", "process"])
+    func aThreadsHostCall_isAnswered_whileTheMainThreadWaitsForIt(isolation: String) throws {
+        let host = try RunningHost()
+        try hostile(host, action: 6)
+        try host.start(["--isolation", isolation])
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        // 2: SH_APP_ACTIVE; 0: SH_OK, the value's one byte.
+        let lines = host.records.filter { $0.source == "test.hostile" }.map(\.message)
+        #expect(lines.contains("hostile: from a thread, app_state 2, store_get 0 length 1"), "\(stopped.stderr)")
+    }
 }

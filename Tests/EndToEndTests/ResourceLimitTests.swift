@@ -71,11 +71,22 @@ struct ResourceLimitTests {
         #expect(records.named(.workerCrashed).isEmpty, "\(records.text)")
     }
 
-    @Test func aWorkerThatCannotStartItsReaderThread_exitsSayingWhy_andTheHostServesTheOthers() throws {
-        let (_, result) = try isolatedX { try limit($0, allow: 0, in: "worker") }
-        // The worker's own line, relayed: its thread and errno's text.
-        let output = result.records.named(.workerOutput).compactMap { $0.string("line") }
-        #expect(output.contains { $0.contains("reader thread: pthread_create") }, "\(result.records.text)")
+    /// A worker starts no thread of its own (issue 37: it reads its channel on its main thread's
+    /// loop), so one that can start none serves its services as any other.
+    @Test func aWorkerThatCannotStartThreads_servesOnItsMainThread() throws {
+        let host = try IsolatedHost()
+        try host.probe("x", ["PROBE_ID=\"test.x\""])
+        let config = try host.file("services.json", #"{"services": {"test.x": {"isolation": "process"}}}"#)
+        try host.start(["--config", config], environment: try limit(host, allow: 0, in: "worker"))
+        #expect(try host.service("test.x")?["state"] as? String == "running")
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            host.events(of: "test.x") == [
+                "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive",
+                "didEnterBackground", "willTerminate",
+            ], "\(host.events)")
+        #expect(result.records.named(.loadFailed).isEmpty, "\(result.records.text)")
     }
 
     @Test func aControlConnectionTheMainLoopCannotWatch_isClosed_andTheHostServesTheNext() throws {

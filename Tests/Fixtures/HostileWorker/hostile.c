@@ -9,6 +9,8 @@
 //      sends HOSTILE_BURST requests for "hostile.echo" and then stops the worker (SIGSTOP), so
 //      the host's replies pile up on a channel nobody reads
 //   5  (in the host) answers "hostile.echo" with HOSTILE_REPLY_BYTES bytes of JSON
+//   6  (issue 37) the main thread waits (pthread_join) for a thread that calls app_state and
+//      store_get, whose answers no other thread reads for it in a worker; logs them
 #define _POSIX_C_SOURCE 200809L  /* kill */
 #include <servicehost.h>
 #include <fcntl.h>
@@ -56,6 +58,18 @@ static void *burst(void *unused) {
     (void)unused;
     for (int i = 0; i < HOSTILE_BURST; i++) host->request(host, "hostile.echo", "{}", 2, ignore_reply, NULL);
     kill(getpid(), SIGSTOP);
+    return NULL;
+}
+#endif
+
+#if HOSTILE_ACTION == 6
+static void *ask_from_a_thread(void *line) {
+    char value[8];
+    size_t length = 0;
+    host->store_set(host, "key", "v", 1);
+    int32_t got = host->store_get(host, "key", value, sizeof value, &length);
+    snprintf(line, 96, "hostile: from a thread, app_state %d, store_get %d length %zu", (int)host->app_state(host),
+             (int)got, length);
     return NULL;
 }
 #endif
@@ -109,6 +123,11 @@ static int32_t hostile_handle_event(const sh_service *service, const sh_event *e
     n += put(frame + n, UINT64_C(1) << 63, 8);
     if (write(3, frame, n) != (ssize_t)n) return SH_ERROR;
     sleep(60);  /* the host kills the worker long before */
+#elif HOSTILE_ACTION == 6
+    char line[96] = "hostile: the thread did not start";
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, ask_from_a_thread, line) == 0) pthread_join(thread, NULL);
+    host->log(host, SH_LOG_INFO, line);
 #elif HOSTILE_ACTION == 4
     int marker = open(HOSTILE_MARKER, O_CREAT | O_EXCL | O_WRONLY, 0600);
     if (marker < 0) return SH_OK;  /* done once: a restarted worker behaves */
