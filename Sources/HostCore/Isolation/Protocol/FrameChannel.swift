@@ -2,16 +2,17 @@ import Glibc
 import Synchronization
 
 /// One end of the socketpair between the host and a worker: whole frames out, from any
-/// thread; bytes in, read by one thread (the end's reader).
+/// thread. Its owner reads it (WorkerConnection in the host, WorkerInbound in a worker).
 ///
 /// The worker's end writes with blocking sends (the host reads). The host's end never waits
 /// for a worker (issue 36): made with a ``ChannelOutbox/Bound``, what the socket does not take
-/// waits in the end's outbox, which its reader flushes when the socket has room; a worker
-/// that leaves more than the bound unread is reported to `stalled`, once.
+/// waits in the end's outbox, which its owner flushes when the socket has room; a worker
+/// that leaves more than the bound unread is reported to `stalled`, once. The host's end is
+/// written and flushed on the main thread.
 final class FrameChannel: Sendable {
     /// What the host's end tells its owner, on the thread that saw it.
     struct Hooks: Sendable {
-        /// Bytes began to wait: the reader should wait for room in the socket too.
+        /// Bytes began to wait: the owner should watch for room in the socket.
         var queued: @Sendable () -> Void
         /// The worker crossed the bound: it must go.
         var stalled: @Sendable (ChannelOutbox.Stall) -> Void
@@ -68,9 +69,6 @@ final class FrameChannel: Sendable {
         }
     }
 
-    /// Whether frames wait for room in the socket (host's end).
-    var hasWaitingBytes: Bool { bound != nil && outbox.withLock { $0.count > 0 && $0.stall == nil } }
-
     /// Writes what waits as far as the socket takes it, and reports a worker that left it
     /// unread past the time bound. Returns the seconds until that bound when bytes still wait.
     @discardableResult
@@ -87,11 +85,6 @@ final class FrameChannel: Sendable {
     }
 
     private func report(_ stall: ChannelOutbox.Stall) { hooks.withLock { $0 }?.stalled(stall) }
-
-    /// Reads what is there (blocking until something is): the byte count, 0 at end of file.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(WireError) -> Int {
-        do { return try socket.read(into: buffer, path: Self.name) } catch { throw WireError(.system(error)) }
-    }
 
     /// Ends the connection both ways: the other side reads end of file, and so does this
     /// side's reader. Unlike a close, no other thread's call can meet a reused number.
