@@ -4,8 +4,10 @@ import Glibc
 
 /// The main thread's event loop (issue 13), run instead of `dispatchMain()`: one epoll set
 /// holding the main queue's wake-up handle and the descriptors registered with ``watch(_:name:)``
-/// (the control connections), so a readable connection is served on the thread that wakes
-/// for it, with no hand-off to another thread.
+/// (the control connections; each worker's channel, output and pidfd in the host, and a
+/// worker's channel in the worker: issue 37), so a readable descriptor is served on the thread
+/// that wakes for it, with no hand-off to another thread. A watch reports readability, and
+/// writability too while ``Watch/setWritable(_:)`` says so.
 ///
 /// The main queue keeps working as before: libdispatch writes to its handle (an eventfd)
 /// whenever work is queued there (`DispatchQueue.main.async`, MainActor jobs, main-queue

@@ -99,9 +99,11 @@ final class WorkerConnection {
             loop.watch(output.rawValue, name: "the output of \(named)"),
             loop.watch(process.rawValue, name: named),
         ]
-        watches[0].setHandler { [weak self] in MainActor.assumeIsolated { self?.channelReady() } }
-        watches[1].setHandler { [weak self] in MainActor.assumeIsolated { self?.readOutput() } }
-        watches[2].setHandler { [weak self] in MainActor.assumeIsolated { _ = self?.reapIfExited() } }
+        // The handlers keep the connection until the worker is reaped (which cancels them), as a
+        // closed connection's worker must still be reaped when it exits.
+        watches[0].setHandler { MainActor.assumeIsolated { self.channelReady() } }
+        watches[1].setHandler { MainActor.assumeIsolated { self.readOutput() } }
+        watches[2].setHandler { MainActor.assumeIsolated { _ = self.reapIfExited() } }
         do {
             for watch in watches { try watch.resume() }
         } catch {
