@@ -30,14 +30,15 @@ final class WorkerInbound: Sendable {
     // Frames for the main thread (open, attach, event, requestReply), in the order they came.
     private let inbox = Locked<[Frame]>([])
     // What carries out a frame on the main thread (WorkerMain's), set once before the loop runs.
-    private let handler = Locked<(@MainActor @Sendable (Frame) -> Void)?>(nil)
+    // Not in a Locked: a closure read back from the generic storage at every frame went through
+    // reabstraction thunks that, in a release build, spun for ever (servicehost-bench row 5).
+    @MainActor private static var handler: ((Frame) -> Void)?
 
     init(channel: FrameChannel) { self.channel = channel }
 
-    /// Sets what carries out the host's frames on the main thread.
-    func setHandler(_ handler: @escaping @MainActor @Sendable (Frame) -> Void) {
-        self.handler.withLock { $0 = handler }
-    }
+    /// Sets what carries out the host's frames on the main thread (a worker runs one session).
+    @MainActor
+    func setHandler(_ handler: @escaping (Frame) -> Void) { Self.handler = handler }
 
     /// The main loop's handler: reads what is there (without waiting) and carries out what
     /// came for the main thread. Main thread.
@@ -54,7 +55,7 @@ final class WorkerInbound: Sendable {
     /// the plugin makes meanwhile may add to the inbox, which this loop then reaches.
     @MainActor
     func drain() {
-        guard !Self.draining, let handler = handler.withLock({ $0 }) else { return }
+        guard !Self.draining, let handler = Self.handler else { return }
         Self.draining = true
         defer { Self.draining = false }
         while let frame = inbox.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { handler(frame) }
