@@ -9,6 +9,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -38,6 +39,18 @@ int csystem_epoll_add(int epoll, int fd, unsigned long long token) {
     struct epoll_event event = {.events = EPOLLIN, .data.u64 = token};
     return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
 }
+
+int csystem_epoll_add_for(int epoll, int fd, int writable, unsigned long long token) {
+    struct epoll_event event = {.events = EPOLLIN | (writable ? EPOLLOUT : 0), .data.u64 = token};
+    return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+}
+
+int csystem_epoll_modify(int epoll, int fd, int writable, unsigned long long token) {
+    struct epoll_event event = {.events = EPOLLIN | (writable ? EPOLLOUT : 0), .data.u64 = token};
+    return epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &event);
+}
+
+int csystem_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 int csystem_epoll_remove(int epoll, int fd) {
     struct epoll_event unused = {0};  // kernels before 2.6.9 required one

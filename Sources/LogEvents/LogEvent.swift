@@ -95,6 +95,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case workerOutputDropped = "worker.outputDropped"
     case workerOutputThrottled = "worker.outputThrottled"
     case workerRestarted = "worker.restarted"
+    case workerStalled = "worker.stalled"
     case workerStopped = "worker.stopped"
 
     /// The name a line carries in its `event`.
@@ -194,6 +195,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .workerOutputDropped: ["lines"]
         case .workerOutputThrottled: ["budget", "window"]
         case .workerRestarted: ["services", "pid"]
+        case .workerStalled: ["services", "pid", "bound", "bytes", "seconds"]
         case .workerStopped: ["services", "path"]
         }
     }

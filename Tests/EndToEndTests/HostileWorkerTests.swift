@@ -55,4 +55,68 @@ import Testing
                 "broke the worker protocol (malformed frame: store_set of 9223372036854775808 bytes)"),
             "\(stopped.stderr)")
     }
+
+    /// Issue 36 item 1: a worker that sends a burst of requests and then stops reading its
+    /// channel (it stops itself with SIGSTOP right after the burst, so no reply is read before:
+    /// the test's pid-and-kill would race the worker's reader) must not block the host's main
+    /// thread on the replies. Past the bound (bytes waiting, or seconds without the worker
+    /// reading) the worker is logged, killed and restarted, `state` is answered, and SIGTERM
+    /// runs willTerminate for every service. On a host whose replies are blocking sends, the
+    /// main thread waits out the send timeout for each reply and never kills the worker.
+    @Test(arguments: [
+        // 700 replies of 60 000 bytes: 42 MB, past the 32 MiB bound long before the 30 s deadline.
+        (burst: 700, eventTimeout: 30, bound: "bytes"),
+        // 40 replies, 2.4 MB: more than the socket holds, less than the bytes bound; 1 s unread.
+        (burst: 40, eventTimeout: 1, bound: "time"),
+    ])
+    func aWorkerThatStopsReadingItsChannel_isKilledAtTheBound_andTheHostKeepsServing(
+        burst: Int, eventTimeout: Int, bound: String
+    ) throws {
+        let host = try IsolatedHost()
+        let fixture = Repository.fixture("HostileWorker/hostile.c")
+        try Command.compileC(
+            fixture, to: host.lib + "/asker.so",
+            defines: [
+                "HOSTILE_ACTION=4", "HOSTILE_BURST=\(burst)", "HOSTILE_MARKER=\"\(host.scratch.file("burst-sent"))\"",
+            ])
+        try Command.compileC(
+            fixture, to: host.lib + "/echo.so", defines: ["HOSTILE_ACTION=5", "HOSTILE_REPLY_BYTES=60000"])
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.hostile": {"isolation": "process", "eventTimeout": \#(eventTimeout)}}}"#)
+        try host.start(["--config", config])
+        #expect(
+            eventually(within: 30) {
+                let service = try? host.service("test.hostile")
+                return service?["restarts"] as? Int == 1 && service?["state"] as? String == "running"
+            })
+        #expect(try host.ctl("state").stdout.contains("state: active"))
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let stalled = host.records.filter { $0.event == LogEvent.workerStalled.name }
+        #expect(stalled.count == 1, "\(stopped.stderr)")
+        #expect(stalled.first?.fields["bound"] as? String == bound)
+        #expect(stalled.first?.fields["services"] as? [String] == ["test.hostile"])
+        let crashed = host.records.filter { $0.event == LogEvent.workerCrashed.name }
+        #expect(crashed.map { $0.fields["cause"] as? String } == ["killed"], "\(stopped.stderr)")
+        #expect(host.records.contains { $0.event == LogEvent.workerRestarted.name })
+        // Both services were terminated in order, the restarted worker's too.
+        #expect(host.events(of: "test.hostile").last == "willTerminate")
+        #expect(host.events(of: "test.echo").last == "willTerminate")
+    }
+
+    /// Issue 37: a worker reads its channel on its main thread, but a plugin thread waiting for
+    /// its host call's answer while the main thread waits for that thread (pthread_join in an
+    /// event) reads the answer itself: no deadlock, in the host or in a worker.
+    @Test(arguments: ["in-process", "process"])
+    func aThreadsHostCall_isAnswered_whileTheMainThreadWaitsForIt(isolation: String) throws {
+        let host = try RunningHost()
+        try hostile(host, action: 6)
+        try host.start(["--isolation", isolation])
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        // 2: SH_APP_ACTIVE; 0: SH_OK, the value's one byte.
+        let lines = host.records.filter { $0.source == "test.hostile" }.map(\.message)
+        #expect(lines.contains("hostile: from a thread, app_state 2, store_get 0 length 1"), "\(stopped.stderr)")
+    }
 }

@@ -38,6 +38,17 @@ int csystem_epoll_create(void);
 /// `token` (struct epoll_event is packed on x86_64, so Swift never builds one).
 int csystem_epoll_add(int epoll, int fd, unsigned long long token);
 
+/// Adds `fd` to the set (level-triggered) for readability, and for writability too when
+/// `writable` is not 0 (EPOLLOUT), its events reported with `token`.
+int csystem_epoll_add_for(int epoll, int fd, int writable, unsigned long long token);
+
+/// Changes what `fd`, already in the set, is watched for (EPOLL_CTL_MOD), as csystem_epoll_add_for.
+int csystem_epoll_modify(int epoll, int fd, int writable, unsigned long long token);
+
+/// pidfd_open(2): a descriptor that becomes readable when process `pid` exits (Linux 5.3), -1
+/// with errno. Close-on-exec.
+int csystem_pidfd_open(int pid);
+
 /// Removes `fd` from the set.
 int csystem_epoll_remove(int epoll, int fd);
 

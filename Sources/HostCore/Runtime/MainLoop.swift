@@ -4,8 +4,10 @@ import Glibc
 
 /// The main thread's event loop (issue 13), run instead of `dispatchMain()`: one epoll set
 /// holding the main queue's wake-up handle and the descriptors registered with ``watch(_:name:)``
-/// (the control connections), so a readable connection is served on the thread that wakes
-/// for it, with no hand-off to another thread.
+/// (the control connections; each worker's channel, output and pidfd in the host, and a
+/// worker's channel in the worker: issue 37), so a readable descriptor is served on the thread
+/// that wakes for it, with no hand-off to another thread. A watch reports readability, and
+/// writability too while ``Watch/setWritable(_:)`` says so.
 ///
 /// The main queue keeps working as before: libdispatch writes to its handle (an eventfd)
 /// whenever work is queued there (`DispatchQueue.main.async`, MainActor jobs, main-queue
@@ -43,6 +45,7 @@ public final class MainLoop: Sendable {
         private struct State {
             var active = false
             var cancelled = false
+            var writable = false
         }
         private let state = Locked(State())
 
@@ -71,13 +74,25 @@ public final class MainLoop: Sendable {
         public func resume() throws(SystemError) {
             let result: Result<Void, SystemError> = state.withLock { state in
                 guard !state.cancelled, !state.active else { return .success(()) }
-                guard csystem_epoll_add(loop.epoll, fd, token) == 0 else {
+                guard csystem_epoll_add_for(loop.epoll, fd, state.writable ? 1 : 0, token) == 0 else {
                     return .failure(.current("epoll_ctl(ADD)", name))
                 }
                 state.active = true
                 return .success(())
             }
             try result.get()
+        }
+
+        /// Reports writability to the handler too (EPOLLOUT, level-triggered: it is called while
+        /// the descriptor has room), until called with false: for a handler with bytes to write
+        /// that the descriptor did not take yet. The handler tells which by trying.
+        public func setWritable(_ writable: Bool) {
+            state.withLock { state in
+                guard !state.cancelled, state.writable != writable else { return }
+                state.writable = writable
+                // Cannot fail for a descriptor still open and in the set; a closed one is gone anyway.
+                if state.active { _ = csystem_epoll_modify(loop.epoll, fd, writable ? 1 : 0, token) }
+            }
         }
 
         /// Stops reporting readability until ``resume()``.

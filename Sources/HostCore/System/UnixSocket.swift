@@ -35,15 +35,4 @@ enum UnixSocket {
         guard getsockopt(socket.rawValue, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return nil }
         return credentials.uid
     }
-
-    /// Sets a send timeout, so a peer that stops reading cannot stall its writer forever: a
-    /// send that waits longer fails with `EAGAIN`. `seconds` is clamped to 1 ms ... a day (the
-    /// range of every timeout option): callers check their ranges where they parse, and a value
-    /// that slipped past (NaN, 1e300) must not trap the conversion to `timeval` here.
-    static func setSendTimeout(_ socket: borrowing FileDescriptor, seconds: Double) {
-        let bounded = seconds.isNaN ? OptionValue.maxSeconds : min(max(seconds, 0.001), OptionValue.maxSeconds)
-        let whole = bounded.rounded(.down)
-        var timeout = timeval(tv_sec: Int(whole), tv_usec: Int((bounded - whole) * 1_000_000))
-        setsockopt(socket.rawValue, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
 }

@@ -5,9 +5,20 @@
 //      worker channel, descriptor 3, as a compromised worker could; then waits to be killed
 //   3  sizes past INT64_MAX: store_set(host, "key", "v", SIZE_MAX), then store_set of "v" and
 //      store_get(host, "key", buffer, SIZE_MAX, &length); logs both answers
+//   4  (in a worker, issue 36) unless the file HOSTILE_MARKER exists (it creates it): a thread
+//      sends HOSTILE_BURST requests for "hostile.echo" and then stops the worker (SIGSTOP), so
+//      the host's replies pile up on a channel nobody reads
+//   5  (in the host) answers "hostile.echo" with HOSTILE_REPLY_BYTES bytes of JSON
+//   6  (issue 37) the main thread waits (pthread_join) for a thread that calls app_state and
+//      store_get, whose answers no other thread reads for it in a worker; logs them
+#define _POSIX_C_SOURCE 200809L  /* kill */
 #include <servicehost.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,7 +27,12 @@
 #endif
 
 SH_PLUGIN_METADATA("c");
+#if HOSTILE_ACTION == 5
+SH_SERVICE_METADATA(hostile_meta, "test.echo", "Echo", "0.1.0", SH_EVENTS_LIFECYCLE | SH_EVENT_BIT(SH_EVENT_REQUEST), 0);
+SH_CLAIM_METADATA_ID(hostile_echo, "test.echo", SH_CLAIM_ANSWER, "hostile.echo");
+#else
 SH_SERVICE_METADATA(hostile_meta, "test.hostile", "Hostile", "0.1.0", SH_EVENTS_LIFECYCLE, 0);
+#endif
 
 static const sh_host *host;  /* set in attach, on the main thread */
 
@@ -33,8 +49,45 @@ static size_t put(uint8_t *at, uint64_t value, size_t size) {
 }
 #endif
 
+#if HOSTILE_ACTION == 4
+static void ignore_reply(void *context, int32_t result, const char *json, size_t json_len) {
+    (void)context, (void)result, (void)json, (void)json_len;
+}
+
+static void *burst(void *unused) {
+    (void)unused;
+    for (int i = 0; i < HOSTILE_BURST; i++) host->request(host, "hostile.echo", "{}", 2, ignore_reply, NULL);
+    kill(getpid(), SIGSTOP);
+    return NULL;
+}
+#endif
+
+#if HOSTILE_ACTION == 6
+static void *ask_from_a_thread(void *line) {
+    char value[8];
+    size_t length = 0;
+    host->store_set(host, "key", "v", 1);
+    int32_t got = host->store_get(host, "key", value, sizeof value, &length);
+    snprintf(line, 96, "hostile: from a thread, app_state %d, store_get %d length %zu", (int)host->app_state(host),
+             (int)got, length);
+    return NULL;
+}
+#endif
+
 static int32_t hostile_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;
+#if HOSTILE_ACTION == 5
+    if (event->kind == SH_EVENT_REQUEST) {
+        static char *reply;
+        if (!reply) {
+            reply = malloc(HOSTILE_REPLY_BYTES);
+            memset(reply, ' ', HOSTILE_REPLY_BYTES);
+            memcpy(reply, "{}", 2);
+        }
+        event->completion->complete(event->completion, SH_OK, reply, HOSTILE_REPLY_BYTES);
+        return SH_OK;
+    }
+#endif
     if (event->kind != SH_EVENT_DID_BECOME_ACTIVE) return SH_OK;
 #if HOSTILE_ACTION == 1
     char line[96];
@@ -70,6 +123,18 @@ static int32_t hostile_handle_event(const sh_service *service, const sh_event *e
     n += put(frame + n, UINT64_C(1) << 63, 8);
     if (write(3, frame, n) != (ssize_t)n) return SH_ERROR;
     sleep(60);  /* the host kills the worker long before */
+#elif HOSTILE_ACTION == 6
+    char line[96] = "hostile: the thread did not start";
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, ask_from_a_thread, line) == 0) pthread_join(thread, NULL);
+    host->log(host, SH_LOG_INFO, line);
+#elif HOSTILE_ACTION == 4
+    int marker = open(HOSTILE_MARKER, O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (marker < 0) return SH_OK;  /* done once: a restarted worker behaves */
+    close(marker);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, burst, NULL) != 0) return SH_ERROR;
+    pthread_detach(thread);
 #endif
     return SH_OK;
 }

@@ -7,8 +7,8 @@ import Synchronization
 /// its table would reach in process, so a service in a worker reaches exactly what it would
 /// reach in the host. Also relays completions.
 ///
-/// Thread-safe calls (log, post, app_state, subscribe, …) run on the worker's reader
-/// thread, as the ABI allows; [main-thread] ones (the store) run on the main thread.
+/// Every call runs on the main thread, where the host reads its workers' channels
+/// (WorkerConnection), in the order the worker made them.
 final class HostCallForwarder: Sendable {
     private enum CompletionState { case inFlight, awaiting, answered }
     /// A copy of the host's completion, made when the event was sent: its host_data holds the
@@ -95,7 +95,7 @@ final class HostCallForwarder: Sendable {
 
     // MARK: Calls
 
-    /// A one-way call or a thread-safe call with an answer, on the reader thread.
+    /// A one-way call, or a `call` frame (``answer(_:)``).
     func perform(_ frame: Frame) throws(WireError) {
         guard frame.type == .complete else { return try answer(frame) }
         var r = frame.reader
@@ -124,7 +124,7 @@ final class HostCallForwarder: Sendable {
 
     /// Carries out a worker's host function frame on the service's HostFunctions and, for a
     /// `call` frame, sends the reply. [main-thread] calls (HostCall.needsMainThread) must run
-    /// on the main thread.
+    /// on the main thread (the host runs them all there).
     func answer(_ frame: Frame) throws(WireError) {
         let (service, call) = try HostCallFrame.read(frame)
         let target = functions(service)

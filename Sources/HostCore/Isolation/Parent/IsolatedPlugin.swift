@@ -133,8 +133,8 @@ final class IsolatedPlugin {
         let connection: WorkerConnection
         do {
             connection = try WorkerConnection(
-                executable: settings.workerExecutable, pluginPath: path, sendTimeout: max(loadTimeout, 1), log: log,
-                source: proxies.count == 1 ? proxies[0].id : path,
+                executable: settings.workerExecutable, pluginPath: path, stallTimeout: max(loadTimeout, 1), log: log,
+                source: proxies.count == 1 ? proxies[0].id : path, services: ids,
                 onDeath: { [weak self] connection, death in
                     DispatchQueue.main.async { MainActor.assumeIsolated { self?.workerDied(connection, death) } }
                 })

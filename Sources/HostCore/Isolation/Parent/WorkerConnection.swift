@@ -1,17 +1,24 @@
+import CSystem
 import Dispatch
 import Glibc
-import Synchronization
 
 /// The host's side of one worker process: its channel, its output, and its death.
 ///
-/// A reader thread of its own reads the channel and the worker's output for the worker's
-/// whole life, so the host notices a death at once (end of file, then `waitpid`) even while
-/// its main thread is elsewhere. Host calls are carried out as they arrive; answers to the
-/// host's requests go to the main thread, which waits for them with a deadline in
-/// ``request(_:_:expecting:timeout:)``.
-final class WorkerConnection: Sendable {
+/// Everything here runs on the main thread (issue 37): the channel, the worker's output and its
+/// process (a pidfd, readable when it exits) are watched by the main thread's loop
+/// (``MainLoop``), and while the main thread waits for an answer in
+/// ``request(_:_:expecting:timeout:)`` it polls the same three itself. An event to a worker and
+/// its result cross one socket each way and wake no other thread. The worker's frames are
+/// carried out in the order they came, its host calls included.
+///
+/// The host never waits for the worker to read (issue 36): the channel writes what the socket
+/// takes and keeps the rest (``ChannelOutbox``), written when the socket has room. A worker that
+/// leaves more than the bound unread (bytes, or no byte taken for `stallTimeout` seconds) is
+/// broken: logged (`worker.stalled`) and killed, which the host then handles as a crash.
+@MainActor
+final class WorkerConnection {
     /// What the main thread is given while it waits.
-    enum Outcome: Sendable {
+    enum Outcome {
         /// The answer.
         case reply(Frame)
         /// The worker died first.
@@ -20,53 +27,87 @@ final class WorkerConnection: Sendable {
         case timedOut
     }
 
-    private enum Inbound: Sendable {
-        case answer(Frame)
-        case mainThreadCall(Frame)
-        case died(WorkerDeath)
-    }
-
-    private struct State {
-        var waiting = false
-        var inbox: [Inbound] = []
-        var death: WorkerDeath?
-        var cause: WorkerDeath.Cause?
-        var stage: UInt8 = 0
-        var expectingExit = false
-    }
-
     /// The worker's process id.
     let pid: pid_t
     let channel: FrameChannel
     let forwarder: HostCallForwarder
     private let log: Log
     private let source: String
-    private let state = Locked(State())
-    private let wake = DispatchSemaphore(value: 0)
-    // Told on the reader thread once the worker is reaped; set once at init.
-    private let onDeath: @Sendable (WorkerConnection, WorkerDeath) -> Void
+    private let services: [String]
+    private let output: FileDescriptor
+    /// pidfd_open(2) of the worker: readable once it exits.
+    private let process: FileDescriptor
+    private var watches: [MainLoop.Watch] = []
+    private var channelOpen = true
+    private var outputOpen = true
+    private var decoder = FrameDecoder()
+    private var lines: OutputLines
+    // Frames read and not yet carried out, in order: a frame carried out may lead to another
+    // read (a request to this worker), which must not overtake them.
+    private var inbound: [Frame] = []
+    private var awaited: ((Frame) -> Bool)?
+    private var answer: Frame?
+    private var cause: WorkerDeath.Cause?
+    private var stallCheck: DispatchWorkItem?
+    // Told once the worker is reaped; set once at init.
+    private let onDeath: @MainActor (WorkerConnection, WorkerDeath) -> Void
 
-    /// Starts `executable __worker pluginPath` and its reader thread. `source` names the
-    /// worker's services in log lines about its output.
+    /// The last step of loading the worker reported (PluginLoader.LoadStage), 0 before any.
+    private(set) var stage: UInt8 = 0
+    /// Whether the worker died.
+    private(set) var death: WorkerDeath?
+    /// Whether its end was asked for (expectExit) rather than a crash.
+    private(set) var exitWasExpected = false
+
+    /// Starts `executable __worker pluginPath` and watches it on the main loop. `source` names
+    /// the worker's services in log lines about its output (`services` are their ids);
+    /// `stallTimeout` is how long bytes may wait for the worker to read before it is broken.
     init(
-        executable: String, pluginPath: String, sendTimeout: Double, log: Log, source: String,
-        onDeath: @escaping @Sendable (WorkerConnection, WorkerDeath) -> Void
+        executable: String, pluginPath: String, stallTimeout: Double, log: Log, source: String, services: [String],
+        onDeath: @escaping @MainActor (WorkerConnection, WorkerDeath) -> Void
     ) throws(SystemError) {
         let started = try WorkerSpawn.spawn(executable: executable, pluginPath: pluginPath)
+        let opened = csystem_pidfd_open(started.pid)
+        if opened < 0 {
+            let error = SystemError.current("pidfd_open", pluginPath)
+            Glibc.kill(started.pid, SIGKILL)
+            var status: Int32 = 0
+            _ = try? retryingOnInterrupt("waitpid", source) { waitpid(started.pid, &status, 0) }
+            throw error
+        }
         pid = started.pid
-        channel = FrameChannel(socket: started.channel)
-        channel.setSendTimeout(seconds: sendTimeout)
+        process = FileDescriptor(taking: opened)
+        _ = fcntl(started.output.rawValue, F_SETFL, O_NONBLOCK)
+        output = started.output
+        channel = FrameChannel(
+            socket: started.channel,
+            bound: ChannelOutbox.Bound(bytes: ChannelOutbox.Bound.standardBytes, seconds: stallTimeout))
         forwarder = HostCallForwarder(channel: channel)
+        lines = OutputLines(log: log, source: source)
         self.log = log
         self.source = source
+        self.services = services
         self.onDeath = onDeath
-        // The worker's output is the reader thread's alone: it closes when that thread ends.
-        let output = started.output
+        channel.setHooks(
+            FrameChannel.Hooks(
+                queued: { [weak self] in MainActor.assumeIsolated { self?.bytesWait() } },
+                stalled: { [weak self] stall in MainActor.assumeIsolated { self?.stalled(stall) } }))
+        let loop = MainLoop.shared
+        let named = "the worker of \(source)"
+        watches = [
+            loop.watch(channel.socket.rawValue, name: "the channel to \(named)"),
+            loop.watch(output.rawValue, name: "the output of \(named)"),
+            loop.watch(process.rawValue, name: named),
+        ]
+        // The handlers keep the connection until the worker is reaped (which cancels them), as a
+        // closed connection's worker must still be reaped when it exits.
+        watches[0].setHandler { MainActor.assumeIsolated { self.channelReady() } }
+        watches[1].setHandler { MainActor.assumeIsolated { self.readOutput() } }
+        watches[2].setHandler { MainActor.assumeIsolated { _ = self.reapIfExited() } }
         do {
-            try DetachedThread.start("reader thread of the worker of \(source)") { [self] in readUntilDeath(output) }
+            for watch in watches { try watch.resume() }
         } catch {
-            // Nothing would read or reap the worker: it goes, reaped here (its descriptors close
-            // with this connection).
+            for watch in watches { watch.cancel() }
             Glibc.kill(pid, SIGKILL)
             var status: Int32 = 0
             _ = try? retryingOnInterrupt("waitpid", source) { waitpid(pid, &status, 0) }
@@ -74,47 +115,40 @@ final class WorkerConnection: Sendable {
         }
     }
 
-    /// The last step of loading the worker reported (PluginLoader.LoadStage), 0 before any.
-    var stage: UInt8 { state.withLock { $0.stage } }
-
-    /// Whether the worker died.
-    var death: WorkerDeath? { state.withLock { $0.death } }
-
-    // MARK: Requests (main thread)
+    // MARK: Requests
 
     /// Sends a request and waits, at most `timeout` seconds, for its answer of a type in
-    /// `expecting`. Store calls the worker makes meanwhile run here, on the main thread.
-    @MainActor
+    /// `expecting`. Whatever else the worker sends meanwhile is carried out here, in order.
     func request(_ writer: inout WireWriter, _ type: FrameType, expecting: [FrameType], timeout: Double) -> Outcome {
+        if let death { return .died(death) }
         let sequence = channel.nextSequence()
-        if let death = state.withLock({ state -> WorkerDeath? in
-            state.waiting = state.death == nil
-            return state.death
-        }) {
-            return .died(death)
-        }
         do {
             try channel.send(&writer, type, sequence: sequence)
         } catch {
-            // A worker that does not read within the send timeout is as good as hung.
-            kill(because: .killedByHost)
+            // The worker is gone: its death comes.
             return awaitDeath(timeout: 2).map(Outcome.died) ?? .timedOut
         }
-        return wait(until: .now() + timeout) { frame in frame.sequence == sequence && expecting.contains(frame.type) }
+        let outer = (awaited, answer)
+        awaited = { frame in frame.sequence == sequence && expecting.contains(frame.type) }
+        answer = nil
+        defer { (awaited, answer) = outer }
+        let deadline = Clock.monotonic() + timeout
+        while true {
+            if let answer { return .reply(answer) }
+            if let death { return .died(death) }
+            guard Clock.monotonic() < deadline else { return .timedOut }
+            serve(until: deadline)
+        }
     }
 
     /// Kills the worker (SIGKILL) and waits, at most `timeout` seconds, until it is reaped.
-    @MainActor
     func killAndWait(timeout: Double = 2) -> WorkerDeath? {
         kill(because: .killedByHost)
         return awaitDeath(timeout: timeout)
     }
 
     /// Says the worker will exit on purpose (its channel is closed): not a crash.
-    func expectExit() { state.withLock { $0.expectingExit = true } }
-
-    /// Whether its end was asked for (expectExit) rather than a crash.
-    var exitWasExpected: Bool { state.withLock { $0.expectingExit } }
+    func expectExit() { exitWasExpected = true }
 
     /// Closes the host's end: the worker reads end of file and exits.
     func close() {
@@ -122,146 +156,75 @@ final class WorkerConnection: Sendable {
         channel.shutdown()
     }
 
-    @MainActor
     private func awaitDeath(timeout: Double) -> WorkerDeath? {
-        if let death = state.withLock({ state -> WorkerDeath? in
-            state.waiting = state.death == nil
-            return state.death
-        }) {
-            return death
-        }
-        if case .died(let death) = wait(until: .now() + timeout, for: { _ in false }) { return death }
-        return nil
+        let deadline = Clock.monotonic() + timeout
+        while death == nil && Clock.monotonic() < deadline { serve(until: deadline) }
+        return death
     }
 
-    @MainActor
-    private func wait(until deadline: DispatchTime, for isAnswer: (Frame) -> Bool) -> Outcome {
-        while true {
-            let timedOut = wake.wait(timeout: deadline) == .timedOut
-            var items = state.withLock { state in
-                defer { state.inbox = [] }
-                return state.inbox
-            }
-            var index = 0
-            while index < items.count {
-                switch items[index] {
-                case .answer(let frame) where isAnswer(frame):
-                    // Calls that arrived with or after the answer still run, here and now.
-                    items += state.withLock { state in
-                        defer {
-                            state.inbox = []
-                            state.waiting = false
-                        }
-                        return state.inbox
-                    }
-                    for case .mainThreadCall(let call) in items[(index + 1)...] { performOnMain(call) }
-                    return .reply(frame)
-                case .answer:
-                    break  // the late answer to a request that timed out
-                case .mainThreadCall(let call):
-                    performOnMain(call)
-                case .died(let death):
-                    state.withLock { $0.waiting = false }
-                    return .died(death)
-                }
-                index += 1
-            }
-            if timedOut {
-                let leftovers = state.withLock { state in
-                    defer {
-                        state.inbox = []
-                        state.waiting = false
-                    }
-                    return state.inbox
-                }
-                for case .mainThreadCall(let call) in leftovers { performOnMain(call) }
-                if case .died(let death)? = leftovers.last { return .died(death) }
-                return .timedOut
-            }
+    /// Waits at most until `deadline` (monotonic seconds) for the channel, the output or the
+    /// process, and handles what is ready: the main thread's wait within a request.
+    private func serve(until deadline: Double) {
+        let left = channel.flush()
+        var fds = [
+            pollfd(
+                fd: channelOpen ? channel.socket.rawValue : -1,
+                events: Int16(POLLIN) | (left != nil ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: outputOpen ? output.rawValue : -1, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: process.rawValue, events: Int16(POLLIN), revents: 0),
+        ]
+        let seconds = min(max(0, deadline - Clock.monotonic()), left ?? .infinity)
+        // Rounded up, so a wait never ends just before its deadline; at most a minute at a time.
+        let milliseconds = Int32(min(60_000, (seconds * 1000).rounded(.up)))
+        guard (try? retryingOnInterrupt("poll", "worker channel") { poll(&fds, 3, milliseconds) }) ?? 0 > 0 else {
+            return
         }
+        if fds[0].revents & ~Int16(POLLOUT) != 0 { readChannel() }
+        if fds[1].revents != 0 { readOutput() }
+        if fds[2].revents != 0 { _ = reapIfExited() }
     }
 
-    @MainActor
-    private func performOnMain(_ frame: Frame) {
-        do { try forwarder.answer(frame) } catch { brokeProtocol(error) }
+    // MARK: The channel
+
+    /// The main loop's handler: room for waiting bytes, or bytes to read.
+    private func channelReady() {
+        if channel.flush() == nil { watches[0].setWritable(false) }
+        readChannel()
     }
 
-    // MARK: The reader thread
-
-    private func readUntilDeath(_ output: borrowing FileDescriptor) {
-        var decoder = FrameDecoder()
-        var lines = OutputLines(log: log, source: source)
-        var outputOpen = true
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
-        defer { buffer.deallocate() }
-        var reaped: WorkerExit?
-        reading: while true {
-            var fds = [
-                pollfd(fd: channel.socket.rawValue, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: outputOpen ? output.rawValue : -1, events: Int16(POLLIN), revents: 0),
-            ]
-            let ready = (try? retryingOnInterrupt("poll", "worker channel") { poll(&fds, 2, 500) }) ?? -1
-            if ready == 0 {
-                // A worker can die while something it started holds its channel open.
-                if let exit = reap(blocking: false) {
-                    reaped = exit
-                    break reading
-                }
-                continue
-            }
-            if fds[1].revents != 0 {
-                let n = (try? output.read(into: buffer, path: source)) ?? 0
-                if n > 0 { lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n])) } else { outputOpen = false }
-            }
-            guard fds[0].revents != 0 else { continue }
-            let n: Int
-            do { n = try channel.read(into: buffer) } catch { break reading }
-            if n == 0 { break reading }
-            decoder.append(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-            do {
-                while let frame = try decoder.next() { try dispatch(frame) }
-            } catch {
-                brokeProtocol(error)
-                break reading
-            }
+    /// Reads what is there, without waiting, and carries out the frames. Returns whether it
+    /// read bytes.
+    @discardableResult
+    private func readChannel() -> Bool {
+        guard channelOpen else { return false }
+        let buffer = Self.buffer
+        let n = recv(channel.socket.rawValue, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return false }
+        guard n > 0 else {
+            channelClosed()
+            return false
         }
-        // What the worker printed last, without waiting for a descendant that holds the pipe.
-        if outputOpen {
-            _ = fcntl(output.rawValue, F_SETFL, O_NONBLOCK)
-            while let n = try? output.read(into: buffer, path: source), n > 0 {
-                lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-            }
+        decoder.append(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+        do {
+            while let frame = try decoder.next() { inbound.append(frame) }
+        } catch {
+            brokeProtocol(error)
         }
-        lines.flush()
-        let exit = reaped ?? reapAfterEndOfFile()
-        let death = state.withLock { state -> WorkerDeath in
-            let death = WorkerDeath(exit: exit, cause: state.cause)
-            state.death = death
-            if state.waiting { state.inbox.append(.died(death)) }
-            return death
-        }
-        wake.signal()
-        onDeath(self, death)
+        handleInbound()
+        return true
     }
 
-    /// After end of file: the worker is exiting, or closed its channel and lives on (then it
-    /// is killed after a second).
-    private func reapAfterEndOfFile() -> WorkerExit {
-        for _ in 0..<50 {
-            if let exit = reap(blocking: false) { return exit }
-            usleep(20_000)
-        }
-        state.withLock { state in
-            if state.cause == nil && !state.expectingExit { state.cause = .closedChannel }
-        }
-        Glibc.kill(pid, SIGKILL)
-        return reap(blocking: true)!
-    }
+    // Every connection's reads, on the main thread; emptied into the decoder before any frame is
+    // carried out (which may read again).
+    private static let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
 
-    private func reap(blocking: Bool) -> WorkerExit? {
-        var raw: Int32 = 0
-        let result = try? retryingOnInterrupt("waitpid", source) { waitpid(pid, &raw, blocking ? 0 : WNOHANG) }
-        return result == pid ? WorkerExit(waitStatus: raw) : nil
+    /// Carries out the frames read, in order. A frame carried out may lead to a request to this
+    /// worker, whose wait reads and carries out the next frames, from the same queue, in turn.
+    private func handleInbound() {
+        while !inbound.isEmpty, death == nil {
+            let frame = inbound.removeFirst()
+            do { try dispatch(frame) } catch { brokeProtocol(error) }
+        }
     }
 
     private func dispatch(_ frame: Frame) throws(WireError) {
@@ -272,25 +235,12 @@ final class WorkerConnection: Sendable {
             guard version == Wire.version else { throw WireError(.badVersion(version)) }
         case .stage:
             var r = frame.reader
-            let stage = try r.u8("stage")
-            state.withLock { $0.stage = stage }
+            stage = try r.u8("stage")
         case .opened, .openFailed, .attached, .result:
-            let waiting = state.withLock { state in
-                if state.waiting { state.inbox.append(.answer(frame)) }
-                return state.waiting
-            }
-            if waiting { wake.signal() }
+            // Else the late answer to a request that timed out.
+            if answer == nil, awaited?(frame) == true { answer = frame }
         case .call:
-            guard try HostCallFrame.callKind(frame).needsMainThread else { return try forwarder.perform(frame) }
-            let waiting = state.withLock { state in
-                if state.waiting { state.inbox.append(.mainThreadCall(frame)) }
-                return state.waiting
-            }
-            if waiting {
-                wake.signal()
-            } else {
-                DispatchQueue.main.async { MainActor.assumeIsolated { self.performOnMain(frame) } }
-            }
+            try forwarder.answer(frame)
         case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .request:
             try forwarder.perform(frame)
         case .open, .attach, .event, .reply, .requestReply:
@@ -298,14 +248,100 @@ final class WorkerConnection: Sendable {
         }
     }
 
+    /// End of file: the worker is exiting, or closed its channel and lives on (then it is
+    /// killed after a second).
+    private func channelClosed() {
+        guard channelOpen else { return }
+        channelOpen = false
+        watches[0].cancel()
+        DispatchQueue.main.asyncAfter(deadline: .now() + 1) { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self, self.death == nil else { return }
+                if self.cause == nil && !self.exitWasExpected { self.cause = .closedChannel }
+                Glibc.kill(self.pid, SIGKILL)
+            }
+        }
+    }
+
+    /// Bytes began to wait for the worker: room in the socket is watched for, and the time
+    /// bound is checked when it runs out.
+    private func bytesWait() {
+        guard death == nil else { return }
+        watches[0].setWritable(true)
+        scheduleStallCheck(after: channel.bound?.seconds ?? 1)
+    }
+
+    private func scheduleStallCheck(after seconds: Double) {
+        stallCheck?.cancel()
+        let check = DispatchWorkItem { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self, self.death == nil, let left = self.channel.flush() else { return }
+                self.scheduleStallCheck(after: left)
+            }
+        }
+        stallCheck = check
+        DispatchQueue.main.asyncAfter(deadline: .now() + seconds + 0.001, execute: check)
+    }
+
+    /// The channel says the worker crossed the bound: it is logged, and killed; the host
+    /// handles its death as a crash.
+    private func stalled(_ stall: ChannelOutbox.Stall) {
+        log.write(
+            .error, "host", "the worker (pid \(pid)) of \(source) \(stall); killing it", event: .workerStalled,
+            fields: [
+                .strings("services", services), .int("pid", pid), .string("bound", stall.bound),
+                .int("bytes", stall.bytes), .string("seconds", Seconds.text(stall.seconds)),
+            ])
+        kill(because: .stalled(stall.description))
+    }
+
+    // MARK: Output and death
+
+    private func readOutput() {
+        guard outputOpen else { return }
+        var bytes = [UInt8](repeating: 0, count: 65536)
+        let n = bytes.withUnsafeMutableBytes { Glibc.read(output.rawValue, $0.baseAddress, $0.count) }
+        if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
+        guard n > 0 else {
+            outputOpen = false
+            watches[1].cancel()
+            return
+        }
+        bytes.withUnsafeBytes { lines.feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+    }
+
+    /// Reaps the worker if it exited: what it still sent and printed is handled first.
+    private func reapIfExited() -> Bool {
+        guard death == nil else { return true }
+        var raw: Int32 = 0
+        let result = try? retryingOnInterrupt("waitpid", source) { waitpid(pid, &raw, WNOHANG) }
+        guard result == pid else { return false }
+        // Its last frames (a log line, a completion) and its last output, without waiting for
+        // a descendant that holds them open.
+        while readChannel() {}
+        while outputOpen {
+            var bytes = [UInt8](repeating: 0, count: 65536)
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(output.rawValue, $0.baseAddress, $0.count) }
+            guard n > 0 else { break }
+            bytes.withUnsafeBytes { lines.feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+        }
+        lines.flush()
+        for watch in watches { watch.cancel() }
+        channelOpen = false
+        outputOpen = false
+        stallCheck?.cancel()
+        let death = WorkerDeath(exit: WorkerExit(waitStatus: raw), cause: cause)
+        self.death = death
+        onDeath(self, death)
+        return true
+    }
+
     private func brokeProtocol(_ error: WireError) {
         kill(because: .protocolError(error.description))
     }
 
     private func kill(because cause: WorkerDeath.Cause) {
-        state.withLock { state in
-            if state.cause == nil { state.cause = cause }
-        }
+        if self.cause == nil { self.cause = cause }
         Glibc.kill(pid, SIGKILL)
     }
 }

@@ -6,8 +6,11 @@ struct WorkerDeath: Sendable, Equatable, CustomStringConvertible {
         case protocolError(String)
         /// The worker closed its end of the channel but did not exit; the host killed it.
         case closedChannel
-        /// The host killed it (a missed deadline, a failed send).
+        /// The host killed it (a missed deadline).
         case killedByHost
+        /// It did not read its channel within the bound (ChannelOutbox.Stall's words); the host
+        /// killed it.
+        case stalled(String)
     }
 
     /// The process's end, from `waitpid`.
@@ -20,6 +23,7 @@ struct WorkerDeath: Sendable, Equatable, CustomStringConvertible {
         switch cause {
         case .protocolError(let detail): "broke the worker protocol (\(detail)) and was killed"
         case .closedChannel: "closed its channel to the host and was killed"
+        case .stalled(let detail): "\(detail) and was killed"
         case .killedByHost: exit.description
         case nil where exit == .exited(WorkerMain.lostChannelStatus):
             exit.description + ": it lost its channel to the host (did the service close descriptor 3?)"

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 
 /// `host __worker PATH`: a worker process. Internal: the host starts it with its channel on
@@ -24,46 +23,25 @@ public enum WorkerMain {
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
         let channel = FrameChannel(socket: FileDescriptor(taking: fd))
-        let calls = PendingCalls(channel: channel)
-        let session = WorkerSession(channel: channel, calls: calls)
+        let inbound = WorkerInbound(channel: channel)
+        let session = WorkerSession(channel: channel, calls: PendingCalls(channel: channel, inbound: inbound))
+        // The host's requests are carried out here, on the main thread, in the order they came;
+        // replies to the services' own requests too (host.h: their reply runs on the main thread).
+        inbound.setHandler { frame in
+            guard frame.type == .requestReply else { return session.handle(frame) }
+            do throws(WireError) { try WorkerRequests.shared.deliver(frame) } catch {
+                fail("the host's request reply: \(error)")
+            }
+        }
         var hello = WireWriter()
         hello.u16(Wire.version)
         hello.u32(UInt32(bitPattern: getpid()))
         do { try channel.send(&hello, .hello) } catch { fail("cannot greet the host: \(error)") }
-        do { try DetachedThread.start("reader thread") { read(channel, calls, session) } } catch {
-            fail("cannot start its \(error)")
-        }
+        // The channel is read on the main thread's loop: an event wakes this thread only.
+        let watch = MainLoop.shared.watch(fd, name: "the worker channel")
+        watch.setHandler { MainActor.assumeIsolated { inbound.serve() } }
+        do { try watch.resume() } catch { fail("cannot watch its channel: \(error)") }
         do { try MainLoop.shared.run() } catch { fail("\(error)") }
-    }
-
-    /// The reader: replies wake the plugin's waiting calls; requests go to the main thread in
-    /// order. End of file means the host is gone or done: the worker exits at once.
-    private nonisolated static func read(_ channel: FrameChannel, _ calls: PendingCalls, _ session: WorkerSession) {
-        var decoder = FrameDecoder()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
-        while true {
-            let n: Int
-            do { n = try channel.read(into: buffer) } catch {
-                fail("reading the channel: \(error)", status: lostChannelStatus)
-            }
-            if n == 0 { _exit(0) }
-            decoder.append(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-            do {
-                while let frame = try decoder.next() {
-                    if frame.type == .reply {
-                        if !calls.deliver(frame) { fail("a reply to no call (\(frame.sequence))") }
-                    } else if frame.type == .requestReply {
-                        do throws(WireError) { try WorkerRequests.shared.deliver(frame) } catch {
-                            fail("the host's request reply: \(error)")
-                        }
-                    } else {
-                        DispatchQueue.main.async { MainActor.assumeIsolated { session.handle(frame) } }
-                    }
-                }
-            } catch {
-                fail("the host's frames: \(error)")
-            }
-        }
     }
 
     /// Says why on stderr (the host logs the worker's output) and exits.

@@ -1,4 +1,3 @@
-import Dispatch
 import ServiceABI
 
 /// The requests a worker's services sent (`sh_host.request`) and still wait for: each
@@ -20,7 +19,8 @@ final class WorkerRequests: Sendable {
         }
     }
 
-    /// A `requestReply` frame, on the reader thread: the reply runs on the main thread.
+    /// A `requestReply` frame, on the main thread: the reply runs here.
+    @MainActor
     func deliver(_ frame: Frame) throws(WireError) {
         var r = frame.reader
         let id = try r.u32("request id")
@@ -30,6 +30,6 @@ final class WorkerRequests: Sendable {
         guard let target = waiting.withLock({ $0.targets.removeValue(forKey: id) }) else {
             throw .malformed("a reply to request \(id), which is not waiting")
         }
-        DispatchQueue.main.async { target(RequestReply(result: result, json: json)) }
+        target(RequestReply(result: result, json: json))
     }
 }
