@@ -132,8 +132,11 @@ final class IsolatedPlugin {
         }
         let connection: WorkerConnection
         do {
+            // Half the event deadline: a worker stopped inside an event (SIGSTOP, a freezer)
+            // is then reported as what it is, stalled, before the hang watchdog's deadline.
             connection = try WorkerConnection(
-                executable: settings.workerExecutable, pluginPath: path, stallTimeout: max(loadTimeout, 1), log: log,
+                executable: settings.workerExecutable, pluginPath: path, stallTimeout: max(loadTimeout / 2, 0.5),
+                log: log,
                 source: proxies.count == 1 ? proxies[0].id : path, services: ids,
                 onDeath: { [weak self] connection, death in
                     DispatchQueue.main.async { MainActor.assumeIsolated { self?.workerDied(connection, death) } }

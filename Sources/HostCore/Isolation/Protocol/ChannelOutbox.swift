@@ -94,15 +94,16 @@ struct ChannelOutbox {
     /// One non-blocking send of `bytes[from...]`: the count the socket took (0 when full).
     private static func write(_ bytes: [UInt8], from: Int, to socket: Int32) -> Result<Int, SystemError> {
         bytes.withUnsafeBytes { buffer in
-            while true {
-                let n = Glibc.send(
-                    socket, buffer.baseAddress! + from, buffer.count - from, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                if n >= 0 { return .success(n) }
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK: return .success(0)
-                default: return .failure(.current("send", "worker channel"))
+            let sent = Result { () throws(SystemError) in
+                try retryingOnInterrupt("send", "worker channel") {
+                    Glibc.send(
+                        socket, buffer.baseAddress! + from, buffer.count - from, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
                 }
+            }
+            switch sent {
+            case .success(let n): return .success(n)
+            case .failure(let error) where error.errno == EAGAIN || error.errno == EWOULDBLOCK: return .success(0)
+            case .failure(let error): return .failure(error)
             }
         }
     }
