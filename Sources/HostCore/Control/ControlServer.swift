@@ -286,7 +286,7 @@ enum Turns {
     }
     private static let waiting = Locked(Waiting())
 
-    /// Queues `connection` for its next turn (on the main thread).
+    /// Queues `connection` for its next turn (any thread).
     fileprivate static func add(_ connection: ControlConnection) {
         let post = waiting.withLock { waiting in
             waiting.connections.append(connection)
@@ -538,9 +538,17 @@ final class ControlConnection: Sendable {
         if waiting {
             pause()
         } else if more {
-            state.withLock { $0.waitingTurn = true }
-            Turns.add(self)
+            queueTurn()
         }
+    }
+
+    /// Waits for a turn in ``Turns`` (once: a connection waiting there is not added again).
+    private func queueTurn() {
+        let add = state.withLock { state in
+            defer { state.waitingTurn = true }
+            return !state.waitingTurn
+        }
+        if add { Turns.add(self) }
     }
 
     /// The most requests a connection carries out in one turn (README, Limits): a run of
@@ -589,8 +597,9 @@ final class ControlConnection: Sendable {
         }
         switch resumed {
         case .failure(let error): failedToWatch(error)
-        // The lines already read wait in `input`: no wake-up comes for them.
-        case .success(true): DispatchQueue.main.async { [self] in serve(stuck: false) }
+        // The lines already read wait in `input`: no wake-up comes for them. A turn like any
+        // other: many clients that resume at once are not served all in one go.
+        case .success(true): queueTurn()
         case .success(false): break
         }
     }
