@@ -286,6 +286,9 @@ enum Turns {
     }
     private static let waiting = Locked(Waiting())
 
+    /// Whether a connection waits for its turn.
+    static var anyWaiting: Bool { waiting.withLock { $0.next < $0.connections.count } }
+
     /// Queues `connection` for its next turn (any thread).
     fileprivate static func add(_ connection: ControlConnection) {
         let post = waiting.withLock { waiting in
@@ -497,6 +500,9 @@ final class ControlConnection: Sendable {
             let handler = serving.handler
             let started = DispatchTime.now().uptimeNanoseconds
             var carried = 0
+            // Woken by its socket while others wait for their turns: one request now (a client
+            // that asks one thing is answered at once), the rest in a turn after theirs.
+            let limit = turn || !Turns.anyWaiting ? Self.turnRequests : 1
             // Once per wake-up, not per request: the check costs more than a small request.
             MainActor.assumeIsolated {
                 while true {
@@ -504,7 +510,7 @@ final class ControlConnection: Sendable {
                         waiting = true
                         break
                     }
-                    if carried == Self.turnRequests
+                    if carried == limit
                         || (carried > 0 && DispatchTime.now().uptimeNanoseconds - started > Self.turnTime)
                     {
                         more = true
@@ -552,12 +558,13 @@ final class ControlConnection: Sendable {
     }
 
     /// The most requests a connection carries out in one turn (README, Limits): a run of
-    /// `reload`s read together counts as one.
+    /// `reload`s read together counts as one. Woken by its socket while others wait for
+    /// their turns, a connection carries out one request, then waits for a turn after them.
     static let turnRequests = 64
     /// The longest a connection's turn goes on taking requests, in nanoseconds (README,
     /// Limits): checked after each request, so a turn takes at least one and ends after the
     /// one that passes it.
-    static let turnTime: UInt64 = 200_000
+    static let turnTime: UInt64 = 100_000
 
     /// The most replies a connection may have unread before it waits for the client to read
     /// them (well under ``ConnectionOutput/bound``, which drops it).
