@@ -539,9 +539,7 @@ final class ControlConnection: Sendable {
             }
         }
         state.withLock { $0.bursts -= 1 }
-        // A turn cut short by its bounds leaves small replies for its next turn to send with
-        // its own: a send (and a wake-up of the client) per 64 KiB of replies, not per turn.
-        if !more || output.backlog >= Self.sendAtLeast { output.flush() }
+        output.flush()
         if input.withLock({ $0.closed && $0.start == $0.end }) { finishReading() }
         if waiting {
             pause()
@@ -567,8 +565,6 @@ final class ControlConnection: Sendable {
     /// Limits): checked after each request, so a turn takes at least one and ends after the
     /// one that passes it.
     static let turnTime: UInt64 = 100_000
-    /// The replies a turn cut short by its bounds sends at least (fewer wait for its next turn).
-    static let sendAtLeast = 64 << 10
 
     /// The most replies a connection may have unread before it waits for the client to read
     /// them (well under ``ConnectionOutput/bound``, which drops it).
