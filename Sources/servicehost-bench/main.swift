@@ -164,6 +164,10 @@ if !fleet {
                 roundTrips: quick ? 500 : 5_000)
             rows += try control.run(directory: cSet(10), services: 10)
             raw += control.raw
+            progress("row 4: control channel under load (\(ControlLoadRow.pipeliners) clients pipelining)")
+            var load = ControlLoadRow(host: hostPath, roundTrips: quick ? 500 : 5_000)
+            rows += try load.run(directory: cSet(10))
+            raw += load.raw
             progress("rows 5 and 6: process isolation")
             var isolation = IsolationRow(host: hostPath, reps: reps, eventsPerRep: quick ? 2_000 : 20_000)
             let isolationRows = try isolation.run(

@@ -20,6 +20,25 @@ import Testing
 
     /// Two clients pipelining at once, their lines cut at arbitrary bytes and interleaved:
     /// the host reads both on one thread, and each gets exactly its replies, in its order.
+    /// A run of `reload`s read together is carried out once (issue 36, item 5), and each of
+    /// them still gets its own reply with its own id, in order; a request between two runs
+    /// keeps them apart.
+    @Test func pipelinedReloads_coalesceIntoOneReload_eachAnsweredWithItsID() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start()
+        let socket = try ControlSocket(path: host.control)
+        let ids = ["r1", "r2", "r3", "s4", "r5", "r6"]
+        socket.send(
+            ids.map { #"{"id":"\#($0)","command":"\#($0.hasPrefix("r") ? "reload" : "state")"}"# + "\n" }.joined())
+        let replies = ids.map { _ in socket.readReply() }
+        #expect(replies.map { $0?["id"] as? String } == ids)
+        #expect(replies.map { $0?["ok"] as? Bool } == ids.map { _ in true })
+        #expect(replies[3]?["state"] as? String == "active")
+        let records = host.stop().records
+        #expect(records.named(.reloadDone).count == 2, "\(records.text.suffix(3000))")
+    }
+
     @Test func twoClientsPipeliningInterleaved_eachGetsItsRepliesInItsOwnOrder() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

@@ -184,6 +184,76 @@ import Testing
         #expect(try host.ctl("state").stdout.contains("device token: \(longest)"))
     }
 
+    /// Twelve clients each write 64 KiB of `reload` requests at once (~3000 each) while another
+    /// asks for `state` (issue 36, item 5): the work per connection per turn of the loop is
+    /// bounded and connections are served in turn, so `state` is answered long before the
+    /// reloads are through; each client's run of `reload`s is carried out once per turn and
+    /// every request still gets its own reply, with its id, in order.
+    @Test func twelveClientsPipeliningReloads_coalesce_andStateIsAnsweredMeanwhile() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start()
+        let other = try ControlSocket(path: host.control)
+        #expect(other.readReplyAfter(#"{"command":"state"}"#)?["state"] as? String == "active")
+
+        let line = Array(#"{"id":7,"command":"reload"}"#.utf8) + [0x0A]
+        let perClient = 65536 / line.count
+        let burst = Array([[UInt8]](repeating: line, count: perClient).joined())
+        let clients = try (0..<12).map { _ in try ControlSocket(path: host.control) }
+        for client in clients { client.send(burst) }
+        // Not a timing assertion: a generous bound. Carried out request by request, the
+        // bursts held `state` back for 15 s and more (~36 000 reloads on the main thread).
+        let asked = Date()
+        let state = other.readReplyAfter(#"{"id":"meanwhile","command":"state"}"#)
+        let waited = Date().timeIntervalSince(asked)
+        #expect(state?["id"] as? String == "meanwhile", "\(String(describing: state))")
+        #expect(waited < 5, "state waited \(waited) s behind the reloads")
+
+        // Every request answered, each by its own reply, in order.
+        for (index, client) in clients.enumerated() {
+            var answered = 0
+            while answered < perClient, let reply = client.readReply() {
+                guard reply["ok"] as? Bool == true, reply["id"] as? Int == 7 else {
+                    Issue.record("client \(index), reply \(answered): \(reply)")
+                    break
+                }
+                answered += 1
+            }
+            #expect(answered == perClient, "client \(index) got \(answered) of \(perClient) replies")
+        }
+        let result = host.stop()
+        #expect(result.status == 0)
+        // One reload per run of `reload`s read together, not one per request.
+        let reloads = result.records.named(.reloadDone).count
+        #expect(
+            reloads >= 1 && reloads <= clients.count * 4, "\(reloads) reloads for \(clients.count * perClient) requests"
+        )
+    }
+
+    /// SIGTERM while 300 clients (more than the 256 served) pipeline `list` and never read
+    /// (issue 36, item 13): the shutdown is reached between two turns of the loop, does not
+    /// wait on clients that do not read, runs willTerminate and exits with status 0, not by
+    /// the shutdown deadline's forced exit.
+    @Test func sigtermWhile300ClientsPipelineAndNeverRead_terminatesNormally() throws {
+        let host = try RunningHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start()
+        let burst = Array(String(repeating: #"{"command":"list"}"# + "\n", count: 65536 / 19).utf8)
+        var clients: [ControlSocket] = []
+        for _ in 0..<300 {
+            guard let client = try? ControlSocket(path: host.control) else { break }
+            client.send(burst)
+            clients.append(client)
+        }
+        #expect(clients.count == 300)
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.records.text.suffix(3000))")
+        #expect(result.records.named(.hostForcedExit).isEmpty, "\(result.records.text.suffix(3000))")
+        #expect(result.records.named(.hostTerminated).count == 1, "\(result.records.text.suffix(3000))")
+        #expect(host.events.suffix(1) == ["willTerminate test.a"], "\(host.events.suffix(5))")
+        withExtendedLifetime(clients) {}
+    }
+
     @Test func aRequestCarriedOutJustBeforeSIGTERM_getsItsReply() throws {
         let host = try RunningHost()
         let inside = host.scratch.file("inside-memoryWarning")

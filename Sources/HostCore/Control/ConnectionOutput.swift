@@ -28,6 +28,8 @@ final class ConnectionOutput: Sendable {
         var spare: [UInt8] = []
         /// Bytes taken out of `pending` by the send in progress (still unread by the client).
         var sending = 0
+        /// Every byte the client's socket took so far: shutdown waits only while this grows.
+        var sent = 0
         var flushing = false
         /// Nothing more is taken or written.
         var ended = false
@@ -71,6 +73,12 @@ final class ConnectionOutput: Sendable {
 
     /// Whether nothing is waiting to be written.
     var isEmpty: Bool { state.withLock { $0.pending.isEmpty && $0.sending == 0 } }
+
+    /// Whether everything queued is written, or the output ended (nothing more will be).
+    var isWritten: Bool { state.withLock { $0.ended || ($0.pending.isEmpty && $0.sending == 0) } }
+
+    /// The bytes the client's socket took so far.
+    var sentBytes: Int { state.withLock { $0.sent } }
 
     /// Queues bytes (any thread, never blocks) and has the connection's queue write them;
     /// drops the client past ``bound``.
@@ -197,6 +205,7 @@ final class ConnectionOutput: Sendable {
                 chunk.removeAll(keepingCapacity: true)
                 state.withLock { state in
                     state.sending = 0
+                    state.sent += sent
                     if state.spare.capacity < chunk.capacity { state.spare = chunk }
                 }
                 continue
@@ -206,6 +215,7 @@ final class ConnectionOutput: Sendable {
             chunk.removeFirst(max(sent, 0))
             state.withLock { state in
                 state.sending = 0
+                state.sent += max(sent, 0)
                 guard !state.ended else { return }
                 chunk.append(contentsOf: state.pending)
                 state.pending.removeAll(keepingCapacity: true)

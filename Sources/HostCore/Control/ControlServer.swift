@@ -8,9 +8,14 @@ import Synchronization
 /// in order, over any number of connections.
 ///
 /// Connections are served on the main thread, the one that dispatches events (issue 13), from
-/// its own epoll loop (``MainLoop``): a readable connection is read once per wake-up, each
-/// complete line carried out at once, and the burst's replies written with one `send` before
-/// the next wake-up, so a request costs one wake-up of the main thread and no hand-off.
+/// its own epoll loop (``MainLoop``): a readable connection is read once per wake-up, its
+/// complete lines carried out at once, and the burst's replies written with one `send` before
+/// the next wake-up, so a request costs one wake-up of the main thread and no hand-off. A
+/// connection's turn is bounded (``ControlConnection/turnRequests`` requests, a coalesced run
+/// of `reload`s counting as one, or ``ControlConnection/turnTime``): what is left waits for its
+/// next turn in ``Turns``, which serves one such turn per turn of the loop, round robin, so
+/// signals, timers, lifecycle events and the connections that ask little are served between
+/// two turns of a client that pipelines (issue 36).
 /// Accepting stays on its own queue (a hop per connection, not per request). Replies are
 /// written in request order, so an answer that takes a while (a background fetch) holds back
 /// the replies after it on that connection, but not the work,
@@ -246,11 +251,73 @@ public final class ControlServer: Sendable {
     }
 
     /// Writes every reply already produced on every connection before the host exits: waits
-    /// on the main thread until each is written, its client is dropped, or `seconds` pass.
+    /// on the main thread until each is written, its client is dropped, or `seconds` pass, and
+    /// not for a client that does not read (issue 36): one that took none of its bytes in
+    /// ``stallWait`` is left, so 256 clients that never read cost one such wait, not `seconds`.
     public static func flushReplies(within seconds: Double) {
-        let connections = liveConnections.withLock { Array($0.values) }
         let deadline = DispatchTime.now() + seconds
-        for connection in connections { connection.flush(before: deadline) }
+        var waiting = liveConnections.withLock { Array($0.values) }.filter { !$0.flushNow() }
+        while !waiting.isEmpty && DispatchTime.now() < deadline {
+            let sent = waiting.map(\.sentBytes)
+            // One wait for all of them: each waits until the same moment.
+            let round = min(deadline, DispatchTime.now() + stallWait)
+            for connection in waiting { connection.wait(before: round) }
+            waiting = zip(waiting, sent).filter { connection, before in
+                !connection.isWritten && connection.sentBytes != before
+            }.map(\.0)
+        }
+    }
+
+    /// How long shutdown waits for a client to read some of its replies before leaving it.
+    static let stallWait = DispatchTimeInterval.milliseconds(100)
+}
+
+/// The connections whose turn ended with requests left (issue 36), served one turn per turn of
+/// the main loop, in the order they came (round robin): each turn is an item of the main
+/// queue, posted once the one before ran, so the loop waits for readiness between two turns
+/// (the connections that ask little are served then, at once) and whatever the main queue
+/// holds (a signal's shutdown or reload, a timer, a lifecycle event) runs between them.
+enum Turns {
+    private struct Waiting {
+        var connections: [ControlConnection] = []
+        var next = 0
+        /// Whether a turn is on the main queue.
+        var posted = false
+    }
+    private static let waiting = Locked(Waiting())
+
+    /// Whether a connection waits for its turn.
+    static var anyWaiting: Bool { waiting.withLock { $0.next < $0.connections.count } }
+
+    /// Queues `connection` for its next turn (any thread).
+    fileprivate static func add(_ connection: ControlConnection) {
+        let post = waiting.withLock { waiting in
+            waiting.connections.append(connection)
+            defer { waiting.posted = true }
+            return !waiting.posted
+        }
+        if post { DispatchQueue.main.async { serveOne() } }
+    }
+
+    private static func serveOne() {
+        let connection: ControlConnection? = waiting.withLock { waiting in
+            guard waiting.next < waiting.connections.count else { return nil }
+            defer {
+                waiting.next += 1
+                // Compacted once half of it is served: amortised O(1) per turn.
+                if waiting.next * 2 >= waiting.connections.count {
+                    waiting.connections.removeFirst(waiting.next)
+                    waiting.next = 0
+                }
+            }
+            return waiting.connections[waiting.next]
+        }
+        connection?.serve(stuck: false, turn: true)
+        let again = waiting.withLock { waiting in
+            waiting.posted = waiting.next < waiting.connections.count
+            return waiting.posted
+        }
+        if again { DispatchQueue.main.async { serveOne() } }
     }
 }
 
@@ -305,6 +372,8 @@ final class ControlConnection: Sendable {
         var cancelled = false
         /// Set once the connection turned into a `watch` stream.
         var watch: WatchHub.Sink?
+        /// Waiting in ``Turns`` for its next turn: the loop's wake-ups leave it to that turn.
+        var waitingTurn = false
     }
     private let state = Locked(State())
     /// What was read and not yet taken as lines: `buffer[start..<end]`. Allocated once (it
@@ -359,11 +428,21 @@ final class ControlConnection: Sendable {
         if serving.snapshot.isStuck { serveWhileStuck() }
     }
 
-    /// Waits until the replies produced so far are written (called on the main thread at exit).
-    func flush(before deadline: DispatchTime) {
+    /// Writes what it can of the replies produced so far, at once (called on the main thread
+    /// at exit); whether all of them are written.
+    func flushNow() -> Bool {
         output.flush()
-        _ = output.waitUntilWritten(before: deadline)
+        return isWritten
     }
+
+    /// Whether every reply produced is written (or the output ended).
+    var isWritten: Bool { output.isWritten }
+
+    /// The reply bytes the client has taken so far.
+    var sentBytes: Int { output.sentBytes }
+
+    /// Waits until the replies produced so far are written, or `deadline` (at exit).
+    func wait(before deadline: DispatchTime) { _ = output.waitUntilWritten(before: deadline) }
 
     /// The main thread is stuck in a service (called on the watchdog's thread): writes the
     /// replies it made before, and reads the connection on `queue` until it is back.
@@ -389,21 +468,27 @@ final class ControlConnection: Sendable {
         stuckSource = nil
     }
 
-    /// One wake-up: reads once (at most the buffer: a connection that always has more to say
-    /// does not keep the others waiting), carries out every complete line in order, then
-    /// writes their replies at once. On the main thread; on `queue` with `stuck`, where
-    /// `state` and `list` are answered from the snapshot and the rest goes to the main queue.
-    private func serve(stuck: Bool) {
-        let force = state.withLock { state in
+    /// One turn: reads once (at most the buffer, and only once the lines read before are
+    /// carried out), carries out the complete lines in order up to the turn's bounds, then
+    /// writes their replies at once; a connection with lines left waits in ``Turns`` for its
+    /// next turn. On the main thread (`turn`: called by ``Turns``); on `queue` with `stuck`,
+    /// where `state` and `list` are answered from the snapshot and the rest goes to the main
+    /// queue.
+    fileprivate func serve(stuck: Bool, turn: Bool = false) {
+        let force: Bool? = state.withLock { state in
+            if turn { state.waitingTurn = false } else if state.waitingTurn && !stuck { return nil }
+            guard !state.cancelled else { return nil }
             state.bursts += 1
             defer { state.force = false }
             return state.force
         }
+        guard let force else { return }
         // Replies the client has not read yet past `backlogLimit`: wait for it to read them
         // before carrying out more (a burst's replies can be ten times its requests).
         let backedUp = { [output] in !force && output!.backlog > Self.backlogLimit }
         if stuck || !backedUp() { readOnce() }
         var waiting = false
+        var more = false
         if stuck {
             while let (number, request, _) = nextLine(stuck: true) {
                 switch request {
@@ -413,6 +498,11 @@ final class ControlConnection: Sendable {
             }
         } else {
             let handler = serving.handler
+            let started = DispatchTime.now().uptimeNanoseconds
+            var carried = 0
+            // Woken by its socket while others wait for their turns: one request now (a client
+            // that asks one thing is answered at once), the rest in a turn after theirs.
+            let limit = turn || !Turns.anyWaiting ? Self.turnRequests : 1
             // Once per wake-up, not per request: the check costs more than a small request.
             MainActor.assumeIsolated {
                 while true {
@@ -420,14 +510,30 @@ final class ControlConnection: Sendable {
                         waiting = true
                         break
                     }
+                    if carried == limit
+                        || (carried > 0 && DispatchTime.now().uptimeNanoseconds - started > Self.turnTime)
+                    {
+                        more = true
+                        break
+                    }
                     guard let (number, request, handOff) = nextLine(stuck: false) else { break }
+                    carried += 1
                     switch request {
                     case .failure(let refusal):
                         finished(number, ControlReply(refusal), .keepRunning)
                     case .success(let request) where handOff:
                         self.handOff(number, request)
                     case .success(let request):
-                        handler.handle(request) { [self] reply, after in finished(number, reply, after) }
+                        // The `reload`s read right after this one are answered by its reload.
+                        let alike = request.command.coalesces ? followingReloads() : []
+                        handler.handle(request) { [self] reply, after in
+                            finished(number, reply, after)
+                            for (number, id) in alike {
+                                var copy = reply
+                                copy.id = id
+                                finished(number, copy, .keepRunning)
+                            }
+                        }
                     }
                 }
             }
@@ -435,8 +541,30 @@ final class ControlConnection: Sendable {
         state.withLock { $0.bursts -= 1 }
         output.flush()
         if input.withLock({ $0.closed && $0.start == $0.end }) { finishReading() }
-        if waiting { pause() }
+        if waiting {
+            pause()
+        } else if more {
+            queueTurn()
+        }
     }
+
+    /// Waits for a turn in ``Turns`` (once: a connection waiting there is not added again).
+    private func queueTurn() {
+        let add = state.withLock { state in
+            defer { state.waitingTurn = true }
+            return !state.waitingTurn
+        }
+        if add { Turns.add(self) }
+    }
+
+    /// The most requests a connection carries out in one turn (README, Limits): a run of
+    /// `reload`s read together counts as one. Woken by its socket while others wait for
+    /// their turns, a connection carries out one request, then waits for a turn after them.
+    static let turnRequests = 64
+    /// The longest a connection's turn goes on taking requests, in nanoseconds (README,
+    /// Limits): checked after each request, so a turn takes at least one and ends after the
+    /// one that passes it.
+    static let turnTime: UInt64 = 100_000
 
     /// The most replies a connection may have unread before it waits for the client to read
     /// them (well under ``ConnectionOutput/bound``, which drops it).
@@ -476,8 +604,9 @@ final class ControlConnection: Sendable {
         }
         switch resumed {
         case .failure(let error): failedToWatch(error)
-        // The lines already read wait in `input`: no wake-up comes for them.
-        case .success(true): DispatchQueue.main.async { [self] in serve(stuck: false) }
+        // The lines already read wait in `input`: no wake-up comes for them. A turn like any
+        // other: many clients that resume at once are not served all in one go.
+        case .success(true): queueTurn()
         case .success(false): break
         }
     }
@@ -494,6 +623,12 @@ final class ControlConnection: Sendable {
     private func readOnce() {
         input.withLock { input in
             guard !input.closed else { return }
+            // Lines left from the last read come first: reading now would only grow the buffer.
+            if input.start < input.end,
+                memchr(input.buffer.baseAddress! + input.start, 0x0A, input.end - input.start) != nil
+            {
+                return
+            }
             // Room for a whole line: what is left of one moves to the front, and the buffer
             // doubles only when a line is longer than it (up to the limit, which is refused).
             if input.start > 0 {
@@ -558,6 +693,33 @@ final class ControlConnection: Sendable {
                 return (number, request, handOff)
             }
             return nil
+        }
+    }
+
+    /// The `reload` requests on the lines read right after one (blank lines skipped), taken
+    /// together with their numbers and ids, up to the first other line: one reload answers
+    /// them all, as every one of them arrived before it started (issue 36). Empty when the
+    /// requests go to the main queue in order (``handOff(_:_:)``).
+    private func followingReloads() -> [(UInt64, JSONValue?)] {
+        input.withLock { input in
+            var taken: [(UInt64, JSONValue?)] = []
+            let base = input.buffer.baseAddress!
+            while input.start < input.end, let found = memchr(base + input.start, 0x0A, input.end - input.start) {
+                let newline = base.distance(to: found)
+                let parsed = request(UnsafeRawBufferPointer(rebasing: input.buffer[input.start..<newline]))
+                if let parsed {
+                    guard case .success(let next) = parsed, next.command.coalesces else { break }
+                    let number: UInt64? = state.withLock { state in
+                        guard state.watch == nil, state.handedOff == 0 else { return nil }
+                        defer { state.nextRequest += 1 }
+                        return state.nextRequest
+                    }
+                    guard let number else { break }
+                    taken.append((number, next.id))
+                }
+                input.start = newline + 1
+            }
+            return taken
         }
     }
 
@@ -704,5 +866,15 @@ final class ControlConnection: Sendable {
         }
         source.cancel()
         queue.async { self.stopServingWhileStuck() }
+    }
+}
+
+extension ControlRequest.Command {
+    /// Whether a run of these requests read together is carried out once, each of them
+    /// answered with its result (issue 36): only `reload`, which is idempotent and costly; a
+    /// query is cheap and an event is delivered each time it is asked for.
+    fileprivate var coalesces: Bool {
+        if case .reload = self { return true }
+        return false
     }
 }
