@@ -86,6 +86,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case workerOutput = "worker.output"
     case workerOutputDropped = "worker.outputDropped"
     case workerOutputThrottled = "worker.outputThrottled"
+    case workerRearmed = "worker.rearmed"
+    case workerResetFailed = "worker.resetFailed"
     case workerRestarted = "worker.restarted"
     case workerStopped = "worker.stopped"
 
@@ -169,14 +171,16 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceStuck: ["service", "event"]
         case .systemdUnusable: []
         case .watchDropped: ["bytes"]
-        case .workerBlocked: ["services", "path"]
+        case .workerBlocked: ["services", "path", "resetAt"]
         case .workerCrashed: ["services", "reason", "cause", "signal", "status", "event", "pid", "restart"]
         case .workerFailed:
-            ["services", "reason", "cause", "signal", "status", "event", "pid", "path", "records", "record"]
+            ["services", "reason", "cause", "signal", "status", "event", "pid", "path", "records", "record", "resetAt"]
         case .workerFileChanged: ["services", "path"]
         case .workerOutput: ["line"]
         case .workerOutputDropped: ["lines"]
         case .workerOutputThrottled: ["budget", "window"]
+        case .workerRearmed: ["services", "path", "after"]
+        case .workerResetFailed: ["services", "path"]
         case .workerRestarted: ["services", "pid"]
         case .workerStopped: ["services", "path"]
         }

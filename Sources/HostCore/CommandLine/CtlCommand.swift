@@ -308,6 +308,7 @@ public enum CtlCommand {
                 if let stuckIn = service.stuckIn { line += " stuck in: \(stuckIn)" }
                 if let failure = service.failure {
                     line += " failed: \(failure.summary); not restarted until its file changes"
+                    if let resetAt = service.isolation["resetAt"]?.stringValue { line += " or \(resetAt)" }
                 } else if let error = service.lastError {
                     line += " last error: \(error)"
                 }

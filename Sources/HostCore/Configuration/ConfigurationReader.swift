@@ -8,7 +8,7 @@ struct ConfigurationReader {
     static let topLevelKeys = ["services"]
     static let serviceKeys = [
         "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
-        "activation",
+        "restartResetAfter", "activation",
         "requests",
     ]
 
@@ -63,6 +63,18 @@ struct ConfigurationReader {
                 )
             }
             service.eventTimeout = seconds
+        }
+        if let value = members["restartResetAfter"] {
+            // Bounded: a timer of more seconds than a year is a typo, and DispatchTime traps on
+            // an interval past its range.
+            guard let seconds = value.doubleValue, seconds > 0, seconds <= ServiceConfiguration.longestResetAfter
+            else {
+                throw fail(
+                    path + ".restartResetAfter",
+                    "expected a number of seconds greater than 0 and at most"
+                        + " \(Int(ServiceConfiguration.longestResetAfter)) (a year), found \(Self.describe(value))")
+            }
+            service.restartResetAfter = seconds
         }
         if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         return service

@@ -29,6 +29,7 @@ import ServiceJSON
 /// | `isolation` | `"in-process"` or `"process"` | unset | where the service runs |
 /// | `trusted` | Boolean | unset | |
 /// | `eventTimeout` | seconds, > 0 | unset | |
+/// | `restartResetAfter` | seconds, > 0, at most a year | unset | a crash-looped service starts again after it |
 ///
 /// Because JSON objects are unordered, the order of entries in the file means nothing: the
 /// start order comes from `requires`, `after` and priority, then load order (``StartPlan``).

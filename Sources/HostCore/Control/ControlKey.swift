@@ -22,7 +22,7 @@ enum ControlKey: String {
     // `authorization`: the request's `status`; the reply's `authorization` object of `status` and `allowed`.
     case authorization, status, allowed
     // Operating the host (ControlCommands+Operate).
-    case all, force, logs, stats, blame, skipped, restarted, watching
+    case all, force, logs, stats, blame, skipped, restarted, reset, watching
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

@@ -12,7 +12,7 @@ extension ControlReply {
         body = Self.body(json)
     }
 
-    private static let operatingKeys = [ControlKey.stats, .blame, .restarted, .watching]
+    private static let operatingKeys = [ControlKey.stats, .blame, .restarted, .reset, .watching]
     private static let sceneKeys = [ControlKey.scene, .scenes, .savedScenes, .deliveries]
 
     private static func body(_ json: JSONValue) -> Body {

@@ -29,6 +29,14 @@ extension Host {
         return try application.restartService(id, force: force, isolation: isolation)
     }
 
+    /// Lifts the crash loop's failure of service `id` and starts it again (see
+    /// ``Application/resetFailedService(_:isolation:)``); returns the services started again.
+    @discardableResult
+    public func resetFailedService(_ id: String) throws(ServiceControlError) -> [String] {
+        try refuseWhileTerminating()
+        return try application.resetFailedService(id, isolation: isolation)
+    }
+
     private func refuseWhileTerminating() throws(ServiceControlError) {
         if isTerminating || state == .notRunning { throw ServiceControlError("the host is not running its services") }
     }
@@ -57,7 +65,8 @@ extension Host {
                     SkippedEntry(
                         path: slot.path, services: [slot.id], reason: .crashLooped,
                         message:
-                            "marked failed after a crash loop (\(failure.summary)); starts again when the file changes")
+                            "marked failed after a crash loop (\(failure.summary)); starts again when the file changes"
+                            + " or with host ctl service reset-failed \(slot.id)")
                 )
             }
         }
