@@ -73,6 +73,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceMissing = "service.missing"
     case serviceNotConfigured = "service.notConfigured"
     case serviceRequirementFailed = "service.requirementFailed"
+    case serviceSettingsChanged = "service.settingsChanged"
     case serviceStartedByRequest = "service.startedByRequest"
     case serviceStopped = "service.stopped"
     case serviceStoppedByRequest = "service.stoppedByRequest"
@@ -141,7 +142,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .registryRebuilt: ["path", "reason"]
         case .registryUnwritable: ["path", "reason"]
         case .registryUsed: ["cached", "read"]
-        case .reloadDone: ["added", "removed", "replaced"]
+        case .reloadDone: ["added", "removed", "replaced", "reconfigured"]
         case .reloadFailed: []
         case .reloadRequested: []
         case .requestConflict: ["service", "name", "answerer"]
@@ -165,6 +166,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceMissing: ["service"]
         case .serviceNotConfigured: ["service"]
         case .serviceRequirementFailed: ["service", "requires"]
+        case .serviceSettingsChanged: ["service", "result"]
         case .serviceStartedByRequest: ["service"]
         case .serviceStopped: ["reason"]
         case .serviceStoppedByRequest: ["service"]

@@ -336,6 +336,9 @@ public enum CtlCommand {
                 "removed: \((report?.removed ?? []).joined(separator: ", "))",
                 "replaced: \((report?.replaced ?? []).joined(separator: ", "))",
             ]
+            if let live = report?.reconfigured, !live.isEmpty {
+                lines.append("settings delivered live: \(live.joined(separator: ", "))")
+            }
             lines += (report?.failures ?? []).map { "failed: \($0)" }
             return lines.joined(separator: "\n")
         default:

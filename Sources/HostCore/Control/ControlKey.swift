@@ -14,7 +14,7 @@ enum ControlKey: String {
     case version, path, priority, events, subscriptions, sceneRoles, lastError, retiredCopies, stuckIn, failure
     case activation, activatedBy
     // `reload`.
-    case added, removed, replaced, failures
+    case added, removed, replaced, failures, reconfigured
     // Event replies.
     case handled, receivers, handledBy, answers, result, presentation, note
     // Scene replies.

@@ -40,7 +40,7 @@ extension ControlReply {
             return .reload(
                 Reload(
                     added: json.strings(.added), removed: json.strings(.removed), replaced: json.strings(.replaced),
-                    failures: json.strings(.failures)))
+                    failures: json.strings(.failures), reconfigured: json.strings(.reconfigured)))
         }
         if let count = json[.services]?.intValue {
             return .status(

@@ -37,6 +37,19 @@ extension Host {
         return try application.resetFailedService(id, isolation: isolation)
     }
 
+    /// Gives running service `id` new `settings` and tells it by didChangeSettings, as a reload
+    /// of a settings edit does (TestHost drives it so); false when it is not running or does not
+    /// handle the event.
+    @discardableResult
+    public func changeSettings(of id: String, to settings: [String: JSONValue]?) -> Bool {
+        guard let slot = serviceSet.slot(id), slot.metadata.events.contains(.didChangeSettings) else { return false }
+        var configuration = slot.configuration ?? ServiceConfiguration(id: id)
+        configuration.setSettings(settings)
+        serviceSet.deliverSettings(to: slot, configuration, state: state)
+        bus.drain()
+        return true
+    }
+
     private func refuseWhileTerminating() throws(ServiceControlError) {
         if isTerminating || state == .notRunning { throw ServiceControlError("the host is not running its services") }
     }
