@@ -229,6 +229,13 @@ import Testing
         #expect((unknown["error"] as? String)?.hasPrefix("cannot reset unknown service test.nope") == true)
         #expect(try host.ctl("service", "reset-failed", "test.a", "--force").status == 2)
 
+        // Reset while the cause is still there: started (its catch-up crashes it at once), and the
+        // crashes count afresh to the limit: failed again.
+        let early = try host.ctl("service", "reset-failed", "test.loop")
+        #expect(early.stdout == "reset test.loop: restarting; app: active\n", "\(early.stdout)\(early.stderr)")
+        #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "failed" })
+        #expect(FileManager.default.fileExists(atPath: recordPath))
+
         #expect(FileManager.default.createFile(atPath: fixed, contents: nil))
         let reset = try host.reply("service", "reset-failed", "test.loop")
         #expect(reset["ok"] as? Bool == true, "\(reset)")
@@ -243,7 +250,11 @@ import Testing
         #expect(result.status == 0)
         let records = result.records
         let resetLines = records.named(.workerResetFailed)
-        #expect(resetLines.map { [$0.level, $0.source, $0.string("path")] } == [["info", "host", plugin]])
+        #expect(
+            resetLines.map { [$0.level, $0.source, $0.string("path")] } == [
+                ["info", "host", plugin], ["info", "host", plugin],
+            ])
+        #expect(records.named(.workerFailed).count == 2)
         #expect(resetLines.first?.strings("services") == ["test.loop"])
         #expect(records.named(.workerFailed).first?.string("resetAt") == "none")
         let order = records.compactMap(\.event).filter { $0.hasPrefix("worker.") && $0 != "worker.output" }
