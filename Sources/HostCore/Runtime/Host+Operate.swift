@@ -41,7 +41,7 @@ extension Host {
     /// of a settings edit does (TestHost drives it so); false when it is not running or does not
     /// handle the event.
     @discardableResult
-    public func changeSettings(of id: String, to settings: [String: JSONValue]?) -> Bool {
+    package func changeSettings(of id: String, to settings: [String: JSONValue]?) -> Bool {
         guard let slot = serviceSet.slot(id), slot.metadata.events.contains(.didChangeSettings) else { return false }
         var configuration = slot.configuration ?? ServiceConfiguration(id: id)
         configuration.setSettings(settings)
