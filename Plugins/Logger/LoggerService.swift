@@ -11,10 +11,11 @@ import ServiceKit
 /// counts in the host's merge, and an observer's "no data" would turn every service's
 /// "failed" into "no data".
 ///
-/// Settings: `{"enabled": false}` makes it decline launching (answers SH_FALSE).
+/// Settings: `{"enabled": false}` makes it decline launching (answers SH_FALSE). A change of
+/// its settings while it runs (a reload) is logged (didChangeSettings), not a restart.
 final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPresenting, NotificationResponseHandling,
     DeviceTokenReceiving, DeviceTokenErrorHandling, URLHandling, UserActivityHandling, SceneURLHandling,
-    SceneUserActivityHandling
+    SceneUserActivityHandling, SettingsObserving
 {
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {
         host.log(.info, "willFinishLaunching (\(describe(options)))")
@@ -32,6 +33,10 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     func willEnterForeground() { logEvent("willEnterForeground") }
     func willTerminate() { logEvent("willTerminate") }
     func didReceiveMemoryWarning() { logEvent("didReceiveMemoryWarning") }
+
+    func didChangeSettings(from old: JSONValue?, to new: JSONValue?) {
+        host.log(.info, "didChangeSettings from \(old?.serialized ?? "none") to \(new?.serialized ?? "none")")
+    }
 
     func didReceive(_ notification: ServiceNotification) {
         host.log(

@@ -77,6 +77,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceMissing = "service.missing"
     case serviceNotConfigured = "service.notConfigured"
     case serviceRequirementFailed = "service.requirementFailed"
+    case serviceSettingsChanged = "service.settingsChanged"
     case serviceStartedByRequest = "service.startedByRequest"
     case serviceStopped = "service.stopped"
     case serviceStoppedByRequest = "service.stoppedByRequest"
@@ -94,6 +95,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case workerOutput = "worker.output"
     case workerOutputDropped = "worker.outputDropped"
     case workerOutputThrottled = "worker.outputThrottled"
+    case workerRearmed = "worker.rearmed"
+    case workerResetFailed = "worker.resetFailed"
     case workerRestarted = "worker.restarted"
     case workerStalled = "worker.stalled"
     case workerStopped = "worker.stopped"
@@ -152,7 +155,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .registryRebuilt: ["path", "reason"]
         case .registryUnwritable: ["path", "reason"]
         case .registryUsed: ["cached", "read"]
-        case .reloadDone: ["added", "removed", "replaced"]
+        case .reloadDone: ["added", "removed", "replaced", "reconfigured"]
         case .reloadFailed: []
         case .reloadRequested: []
         case .requestConflict: ["service", "name", "answerer"]
@@ -176,6 +179,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceMissing: ["service"]
         case .serviceNotConfigured: ["service"]
         case .serviceRequirementFailed: ["service", "requires"]
+        case .serviceSettingsChanged: ["service", "result"]
         case .serviceStartedByRequest: ["service"]
         case .serviceStopped: ["reason"]
         case .serviceStoppedByRequest: ["service"]
@@ -186,14 +190,16 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .systemShutdown: []
         case .systemSleep: ["sleeping"]
         case .watchDropped: ["bytes"]
-        case .workerBlocked: ["services", "path"]
+        case .workerBlocked: ["services", "path", "resetAt"]
         case .workerCrashed: ["services", "reason", "cause", "signal", "status", "event", "pid", "restart"]
         case .workerFailed:
-            ["services", "reason", "cause", "signal", "status", "event", "pid", "path", "records", "record"]
+            ["services", "reason", "cause", "signal", "status", "event", "pid", "path", "records", "record", "resetAt"]
         case .workerFileChanged: ["services", "path"]
         case .workerOutput: ["line"]
         case .workerOutputDropped: ["lines"]
         case .workerOutputThrottled: ["budget", "window"]
+        case .workerRearmed: ["services", "path", "after"]
+        case .workerResetFailed: ["services", "path"]
         case .workerRestarted: ["services", "pid"]
         case .workerStalled: ["services", "pid", "bound", "bytes", "seconds"]
         case .workerStopped: ["services", "path"]

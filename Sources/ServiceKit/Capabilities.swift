@@ -169,6 +169,23 @@ extension AuthorizationObserving {
     public func didChangeNotificationAuthorization(_ settings: NotificationSettings) {}
 }
 
+/// Handles `didChangeSettings`: takes a settings change while running, instead of a restart.
+public protocol SettingsObserving: ApplicationService {
+    /// The service's `settings` in the configuration file changed (a reload picked the edit
+    /// up): `old` and `new` are the objects before and after (nil: none, or not valid JSON).
+    /// The service keeps running; apply what changed. Main thread.
+    func didChangeSettings(from old: JSONValue?, to new: JSONValue?)
+}
+
+extension SettingsObserving {
+    @available(
+        *, unavailable,
+        message:
+            "SettingsObserving needs `func didChangeSettings(from old: JSONValue?, to new: JSONValue?)` (event \"didChangeSettings\" in servicehost.json)"
+    )
+    public func didChangeSettings(from old: JSONValue?, to new: JSONValue?) {}
+}
+
 /// Handles `configurationForConnecting`: chooses a connecting scene's configuration.
 public protocol SceneConfiguring: SceneService {
     /// A scene is connecting: choose its configuration, or return `nil` to let the next

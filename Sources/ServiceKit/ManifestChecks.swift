@@ -588,3 +588,43 @@ extension _ManifestOmits_request where Self: Answering {
     )
     public static var _servicehostCheck_request: Void { () }
 }
+
+/// Generated code only: servicehost.json lists "didChangeSettings"; the class must adopt ``SettingsObserving``.
+public protocol _ManifestLists_didChangeSettings {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``SettingsObserving``.
+    static var _servicehostCheck_didChangeSettings: Void { get }
+}
+
+extension _ManifestLists_didChangeSettings {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"didChangeSettings\": adopt SettingsObserving and implement `func didChangeSettings(from old: JSONValue?, to new: JSONValue?)` (or remove \"didChangeSettings\" from events)"
+    )
+    public static var _servicehostCheck_didChangeSettings: Void { () }
+}
+
+extension _ManifestLists_didChangeSettings where Self: SettingsObserving {
+    /// The class adopts ``SettingsObserving``: the check passes.
+    public static var _servicehostCheck_didChangeSettings: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "didChangeSettings"; the class must not adopt ``SettingsObserving``.
+public protocol _ManifestOmits_didChangeSettings {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``SettingsObserving``.
+    static var _servicehostCheck_didChangeSettings: Void { get }
+}
+
+extension _ManifestOmits_didChangeSettings {
+    /// The class does not adopt ``SettingsObserving``: the check passes.
+    public static var _servicehostCheck_didChangeSettings: Void { () }
+}
+
+extension _ManifestOmits_didChangeSettings where Self: SettingsObserving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts SettingsObserving (`func didChangeSettings(from old: JSONValue?, to new: JSONValue?)`), but servicehost.json does not list the event \"didChangeSettings\", so the host would never call it: add \"didChangeSettings\" to events"
+    )
+    public static var _servicehostCheck_didChangeSettings: Void { () }
+}

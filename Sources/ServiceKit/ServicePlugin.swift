@@ -248,6 +248,15 @@ public enum ServicePlugin {
             guard let service = instance as? any Answering else { return Int32(SH_UNSUPPORTED) }
             guard let raw = data?.assumingMemoryBound(to: sh_request.self) else { return Int32(SH_INVALID) }
             service.answer(ServiceRequest(raw), reply: ReplyCompletion(completion(of: event)))
+        case .didChangeSettings:
+            guard let service = instance as? any SettingsObserving else { return Int32(SH_UNSUPPORTED) }
+            guard let raw = data?.assumingMemoryBound(to: sh_settings_change.self) else { return Int32(SH_INVALID) }
+            func parsed(_ json: UnsafePointer<CChar>?, _ count: Int) -> JSONValue? {
+                json.flatMap { try? JSONValue(parsing: UnsafeRawBufferPointer(start: $0, count: count)) }
+            }
+            service.didChangeSettings(
+                from: parsed(raw.pointee.old_json, raw.pointee.old_len),
+                to: parsed(raw.pointee.new_json, raw.pointee.new_len))
         case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
             .sceneContinueUserActivity:

@@ -286,6 +286,16 @@ public final class TestHost<Service: ApplicationService> {
         onMain { [core] in _ = core.host.setNotificationAuthorization(status) }
     }
 
+    /// A reload of a settings edit (`services.json`): the host gives the service `settings`
+    /// and delivers didChangeSettings (old and new) without a restart; false when the class does
+    /// not adopt SettingsObserving (the host would restart it with the new settings instead).
+    @discardableResult
+    public func changeSettings(to settings: [String: JSONValue]?) -> Bool {
+        guard service is any SettingsObserving else { return false }
+        let id = self.id
+        return onMain { [core] in core.host.changeSettings(of: id, to: settings) }
+    }
+
     // MARK: - Time
 
     /// Moves the manual clock on by `seconds`: the host's deadlines that fall due pass (it

@@ -202,6 +202,104 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/failures/test.loop.json"))
     }
 
+    /// systemd's `reset-failed`: a crash-looped service comes back by request once its cause is
+    /// gone, on the file it failed with (no new build); a service not failed is refused by name.
+    @Test func aCrashLoop_comesBackWithResetFailed_withoutANewFile() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let fixed = host.scratch.file("fixed")
+        let plugin = try host.bad(
+            "loop",
+            [
+                "BAD_ID=\"test.loop\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2",
+                "BAD_UNTIL_MARKER=\"\(fixed)\"",
+            ])
+        try host.start(["--isolation", "process", "--crash-limit", "3/60"])
+        #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "failed" })
+        #expect(try host.service("test.loop")?["resetAt"] == nil)  // no restartResetAfter: never by itself
+        let recordPath = host.stateDirectory + "/failures/test.loop.json"
+        #expect(FileManager.default.fileExists(atPath: recordPath))
+        // A running service and an unknown one are refused, named.
+        let running = try host.reply("service", "reset-failed", "test.a")
+        #expect(
+            running["error"] as? String
+                == "service test.a is not marked failed after a crash loop (it is running); nothing to reset",
+            "\(running)")
+        let unknown = try host.reply("service", "reset-failed", "test.nope")
+        #expect((unknown["error"] as? String)?.hasPrefix("cannot reset unknown service test.nope") == true)
+        #expect(try host.ctl("service", "reset-failed", "test.a", "--force").status == 2)
+
+        // Reset while the cause is still there: started (its catch-up crashes it at once), and the
+        // crashes count afresh to the limit: failed again.
+        let early = try host.ctl("service", "reset-failed", "test.loop")
+        #expect(early.stdout == "reset test.loop: restarting; app: active\n", "\(early.stdout)\(early.stderr)")
+        #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "failed" })
+        #expect(FileManager.default.fileExists(atPath: recordPath))
+
+        #expect(FileManager.default.createFile(atPath: fixed, contents: nil))
+        let reset = try host.reply("service", "reset-failed", "test.loop")
+        #expect(reset["ok"] as? Bool == true, "\(reset)")
+        #expect(reset["reset"] as? [String] == ["test.loop"])
+        let listed = (reset["services"] as? [[String: Any]])?.first
+        #expect(listed?["state"] as? String == "running" && listed?["failure"] == nil, "\(reset)")
+        #expect(!FileManager.default.fileExists(atPath: recordPath))
+        #expect(try host.ctl("list").stdout.contains("test.loop 0.1.0 (running)"))
+        let again = try host.ctl("service", "reset-failed", "test.loop")
+        #expect(again.status == 1 && again.stderr.contains("test.loop is not marked failed"))
+        let result = host.stop()
+        #expect(result.status == 0)
+        let records = result.records
+        let resetLines = records.named(.workerResetFailed)
+        #expect(
+            resetLines.map { [$0.level, $0.source, $0.string("path")] } == [
+                ["info", "host", plugin], ["info", "host", plugin],
+            ])
+        #expect(records.named(.workerFailed).count == 2)
+        #expect(resetLines.first?.strings("services") == ["test.loop"])
+        #expect(records.named(.workerFailed).first?.string("resetAt") == "none")
+        let order = records.compactMap(\.event).filter { $0.hasPrefix("worker.") && $0 != "worker.output" }
+        #expect(order.suffix(2) == ["worker.resetFailed", "worker.restarted"], "\(order)")
+        // Caught up by the one catch-up: the launch with SH_LAUNCH_RESTART, then active.
+        #expect(
+            Array(host.events(of: "test.loop").suffix(6)) == [
+                "willFinishLaunching", "didFinishLaunching", "didBecomeActive",
+                "willResignActive", "didEnterBackground", "willTerminate",
+            ])
+        #expect(
+            records.messages(from: "test.loop").contains { $0.hasPrefix("bad test.loop: event 1 state 1 restart 1") })
+    }
+
+    /// `restartResetAfter` lifts a crash loop by itself (the host's clock; its exact timing is
+    /// IsolationHostTests' on a manual clock), and `ctl list` says when.
+    @Test func restartResetAfter_startsACrashLoopedServiceAgainByItself() throws {
+        let host = try IsolatedHost()
+        let fixed = host.scratch.file("fixed")
+        try host.bad(
+            "loop",
+            [
+                "BAD_ID=\"test.loop\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2",
+                "BAD_UNTIL_MARKER=\"\(fixed)\"",
+            ])
+        let configuration = try host.file(
+            "services.json", #"{"services": {"test.loop": {"restartResetAfter": 600}}}"#)
+        try host.start(["--isolation", "process", "--crash-limit", "2/60", "--config", configuration])
+        #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "failed" })
+        let resetAt = try #require(try host.service("test.loop")?["resetAt"] as? String)
+        #expect(try host.ctl("list").stdout.contains("not restarted until its file changes or \(resetAt)"))
+        let result = host.stop()
+        #expect(result.records.named(.workerFailed).first?.string("resetAt") == resetAt, "\(result.records.text)")
+
+        // A new host keeps it failed (the same file) and re-arms it too; a short time this once.
+        let short = try host.file("services.json", #"{"services": {"test.loop": {"restartResetAfter": 0.5}}}"#)
+        #expect(FileManager.default.createFile(atPath: fixed, contents: nil))
+        try host.start(["--isolation", "process", "--crash-limit", "2/60", "--config", short])
+        #expect(eventually { (try? host.service("test.loop"))?["state"] as? String == "running" })
+        let second = host.stop().records
+        #expect(second.named(.workerBlocked).first?.string("resetAt") != "none", "\(second.text)")
+        #expect(second.named(.workerRearmed).map { $0.string("after") } == ["0.5"], "\(second.text)")
+        #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/failures/test.loop.json"))
+    }
+
     /// A failure record damaged on disk (a signal no host writes, past Int32) is not a record:
     /// `host check` and the host read it and run the service, where reading it trapped before.
     @Test func aDamagedFailureRecord_isNotOne_andTheServiceRunsInItsWorker() throws {

@@ -29,7 +29,7 @@ import Testing
                 "com.example.a": {
                   "enabled": true, "priority": -7, "requires": ["com.example.b"], "after": ["com.example.c", "com.example.d"],
                   "settings": {"verbose": true, "name": "x", "limits": [1, 2.5]}, "policy": "required",
-                  "isolation": "process", "trusted": false, "eventTimeout": 2.5
+                  "isolation": "process", "trusted": false, "eventTimeout": 2.5, "restartResetAfter": 300
                 },
                 "com.example.b": { "enabled": false, "isolation": "in-process" }
               }
@@ -41,6 +41,7 @@ import Testing
         #expect(a.requires == ["com.example.b"] && a.after == ["com.example.c", "com.example.d"])
         #expect(a.settings == ["verbose": true, "name": "x", "limits": [1, 2.5]])
         #expect(a.isolation == .process && a.trusted == false && a.eventTimeout == 2.5)
+        #expect(a.restartResetAfter == 300 && IsolationPolicy(a).restartResetAfter == 300)
         #expect(configuration.services["com.example.b"]?.enabled == false)
         #expect(configuration.services["com.example.b"]?.isolation == .inProcess)
         #expect(configuration.services.count == 2)
@@ -52,6 +53,7 @@ import Testing
         #expect(service.enabled && service.priority == nil && service.requires.isEmpty && service.after.isEmpty)
         #expect(service.settings == nil && service.settingsJSON == nil && service.policy == .optional)
         #expect(service.isolation == nil && service.trusted == nil && service.eventTimeout == nil)
+        #expect(service.restartResetAfter == nil)
     }
 
     @Test func anEmptyDocument_configuresNothing() throws {
@@ -116,7 +118,7 @@ import Testing
         (
             #"{"services": {"com.example.x": {"color": "red"}}}"#,
             "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-                + " settings, policy, isolation, trusted, eventTimeout, activation, requests, sha256)"
+                + " settings, policy, isolation, trusted, eventTimeout, restartResetAfter, activation, requests, sha256)"
         ),
         // Wrong types and values.
         (
@@ -194,6 +196,21 @@ import Testing
         (
             #"{"services": {"com.example.x": {"eventTimeout": "5"}}}"#,
             #"services.json: services.com.example.x.eventTimeout: expected a number of seconds more than 0 and at most 86400 (a day), found a string ("5")"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"restartResetAfter": 0}}}"#,
+            "services.json: services.com.example.x.restartResetAfter: expected a number of seconds greater than 0"
+                + " and at most 31536000 (a year), found 0"
+        ),
+        (
+            #"{"services": {"com.example.x": {"restartResetAfter": 1e300}}}"#,
+            "services.json: services.com.example.x.restartResetAfter: expected a number of seconds greater than 0"
+                + " and at most 31536000 (a year), found 1e+300"
+        ),
+        (
+            #"{"services": {"com.example.x": {"restartResetAfter": "60"}}}"#,
+            "services.json: services.com.example.x.restartResetAfter: expected a number of seconds greater than 0"
+                + " and at most 31536000 (a year), found a string (\"60\")"
         ),
     ])
     func everyMistake_isAnErrorNamingTheFileAndTheKeysPath(_ text: String, _ expected: String) {

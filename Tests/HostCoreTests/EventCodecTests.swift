@@ -74,6 +74,10 @@ import Testing
             UnsafeRawPointer(arena.launchOptions(launch, flags: 3, settings: Array(#"{"k":true}"#.utf8))))
         try roundTrip(
             .didFinishLaunching, UnsafeRawPointer(arena.launchOptions(LaunchRequest(), flags: 0, settings: nil)))
+        try roundTrip(
+            .didChangeSettings,
+            UnsafeRawPointer(arena.settingsChange(old: Array(#"{"n":1}"#.utf8), new: Array(#"{"n":2}"#.utf8))))
+        try roundTrip(.didChangeSettings, UnsafeRawPointer(arena.settingsChange(old: nil, new: Array("{}".utf8))))
         for kind in [
             EventKind.didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
             .didReceiveMemoryWarning,
@@ -92,7 +96,7 @@ import Testing
             #expect(String(describing: payload) == data.cStruct, "\(data)")
             declared.append(String(describing: payload))
         }
-        #expect(declared.count == 9)
+        #expect(declared.count == 10)
         #expect(
             sh_open_url.empty.size == UInt32(MemoryLayout<sh_open_url>.size)
                 && sh_open_url.empty.version == SH_OPEN_URL_VERSION)
@@ -354,6 +358,9 @@ import Testing
         case .didFailToRegisterForRemoteNotifications:
             let e = data.assumingMemoryBound(to: sh_error_info.self).pointee
             return "error(\(e.size),\(e.version),\(string(e.message)))"
+        case .didChangeSettings:
+            let c = data.assumingMemoryBound(to: sh_settings_change.self).pointee
+            return "settings(\(c.size),\(c.version),\(bytes(c.old_json, c.old_len)),\(bytes(c.new_json, c.new_len)))"
         case .openURL: return url(data.assumingMemoryBound(to: sh_open_url.self).pointee)
         case .continueUserActivity: return activity(data.assumingMemoryBound(to: sh_user_activity.self).pointee)
         case .configurationForConnecting, .sceneWillConnect:

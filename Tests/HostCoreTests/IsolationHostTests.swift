@@ -77,4 +77,104 @@ import Testing
                 "did not answer willResignActive within \(Seconds.text(hangDeadline)) s") == true)
         #expect(host.isolationFields(for: "test.a")["state"] == "running")
     }
+
+    /// A crash loop lifted on the host's clock (`restartResetAfter`), without a new file: not a
+    /// moment early, and once the cause is gone the service runs, caught up; `reset-failed`
+    /// lifts the next one at once, and refuses a service that is not failed, naming it.
+    @Test func aCrashLoop_isLiftedAfterRestartResetAfter_onTheHostsClock_andByResetFailed() throws {
+        let fixed = scratch.file("fixed")
+        try compile(
+            "BadPlugins/bad.c", "loop.so",
+            [
+                "BAD_ID=\"test.loop\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=2",
+                "BAD_UNTIL_MARKER=\"\(fixed)\"",
+            ])
+        let logPath = scratch.file("log.jsonl")
+        let clock = ManualClock()
+        let host = Host(
+            log: Log(
+                level: .info, format: .json, descriptor: open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)),
+            clock: clock)
+        var settings = IsolationSettings(stateDirectory: scratch.file("state"))
+        settings.workerExecutable = try Repository.product("host")
+        settings.crashLimit = CrashLimit(count: 2, window: 60)
+        settings.policies = ["test.loop": IsolationPolicy(isolation: .process, restartResetAfter: 30)]
+        try host.startIsolation(settings)
+        #expect(try host.load(LoadSettings(directories: [lib])).failures.isEmpty)
+        try host.launch()
+        func state() -> String? { host.isolationFields(for: "test.loop")["state"]?.stringValue }
+        let record = scratch.file("state") + "/failures/test.loop.json"
+        // Crash one in the launch's didBecomeActive; crash two in the restart's catch-up.
+        #expect(state() == "restarting")
+        clock.advance(by: 0.1)
+        #expect(state() == "failed")
+        #expect(FileManager.default.fileExists(atPath: record))
+        let resetAt = try #require(host.isolationFields(for: "test.loop")["resetAt"]?.stringValue)
+        #expect(resetAt.hasSuffix("Z") && resetAt.count == "2026-01-01T00:00:00Z".count, "\(resetAt)")
+        #expect(throws: ServiceControlError.self) { try host.restartService("test.loop") }
+        clock.advance(by: 29.5)
+        #expect(state() == "failed")
+        // The cause goes away; the file stays as it was.
+        #expect(FileManager.default.createFile(atPath: fixed, contents: nil))
+        clock.advance(by: 0.6)
+        #expect(state() == "running")
+        #expect(host.isolationFields(for: "test.loop")["resetAt"] == nil)
+        #expect(host.isolationFields(for: "test.loop")["failure"] == nil)
+        #expect(!FileManager.default.fileExists(atPath: record))
+        #expect(host.skipped.isEmpty)
+
+        // Not failed: refused, naming the service and its state.
+        #expect(throws: ServiceControlError.self) { try host.resetFailedService("test.loop") }
+        do {
+            try host.resetFailedService("test.loop")
+        } catch {
+            #expect(
+                error.description
+                    == "service test.loop is not marked failed after a crash loop (it is running); nothing to reset")
+        }
+        do {
+            try host.resetFailedService("test.nothing")
+        } catch {
+            #expect(error.description.hasPrefix("cannot reset unknown service test.nothing"), "\(error)")
+        }
+
+        // The next crash loop (the cause is back), lifted by request before its time.
+        #expect(unlink(fixed) == 0)
+        try host.transition(to: .background)
+        try host.transition(to: .active)
+        clock.advance(by: 0.1)
+        #expect(state() == "failed")
+        #expect(FileManager.default.createFile(atPath: fixed, contents: nil))
+        #expect(try host.resetFailedService("test.loop") == ["test.loop"])
+        #expect(state() == "running")
+        #expect(!FileManager.default.fileExists(atPath: record))
+        // Its re-arm was cancelled with the failure: nothing starts it a second time.
+        clock.advance(by: 60)
+        #expect(state() == "running")
+        try host.terminate()
+
+        let records = LogRecord.parse(try String(contentsOfFile: logPath, encoding: .utf8))
+        #expect(records.named(.workerFailed).count == 2, "\(records.text)")
+        #expect(records.named(.workerFailed).first?.string("resetAt") == resetAt)
+        let rearmed = records.named(.workerRearmed)
+        #expect(
+            rearmed.map { [$0.level, $0.source, $0.string("after"), $0.string("path")] } == [
+                ["info", "host", "30", lib + "/loop.so"]
+            ], "\(records.text)")
+        #expect(rearmed.first?.strings("services") == ["test.loop"])
+        let reset = records.named(.workerResetFailed)
+        #expect(reset.map { [$0.level, $0.source, $0.string("path")] } == [["info", "host", lib + "/loop.so"]])
+        #expect(reset.first?.strings("services") == ["test.loop"])
+        // Each lift is followed by the restart's catch-up, up to the app's state.
+        let order = records.compactMap(\.event).filter {
+            [LogEvent.workerRearmed.name, LogEvent.workerResetFailed.name, LogEvent.workerRestarted.name].contains($0)
+        }
+        #expect(
+            order.suffix(4) == ["worker.rearmed", "worker.restarted", "worker.resetFailed", "worker.restarted"],
+            "\(order)")
+        // didBecomeActive (event 3): four crashes, and once after each lift, in its restarted worker.
+        #expect(
+            records.messages(from: "test.loop").filter { $0.hasPrefix("bad test.loop: event 3 state 2") }.count == 6,
+            "\(records.messages(from: "test.loop"))")
+    }
 }

@@ -25,6 +25,19 @@ import Testing
         #expect(background.deliveries == [.willFinishLaunching, .didFinishLaunching])
     }
 
+    @Test func aSettingsChange_reachesASettingsObserver_oldAndNew_withoutARestart() {
+        let service = SettingsProbe()
+        let host = TestHost(service)
+        host.launch()
+        #expect(host.changeSettings(to: ["level": "debug"]))
+        #expect(host.changeSettings(to: nil))
+        #expect(service.changes == [[nil, ["level": "debug"]], [["level": "debug"], nil]])
+        #expect(host.deliveries.filter { $0 == .didChangeSettings }.count == 2)
+        #expect(host.deliveries.filter { $0 == .willFinishLaunching }.count == 1)
+        // A class that does not adopt SettingsObserving would be restarted instead: nothing delivered.
+        #expect(!TestHost(LifecycleProbe()).changeSettings(to: ["level": "debug"]))
+    }
+
     @Test func moves_followTheHostsLifecycle_andATerminatedAppNeverMovesAgain() {
         let host = TestHost(LifecycleProbe())
         // Before launch, a move launches (without launch options), as the host's transition does.
@@ -307,4 +320,10 @@ private final class Asker: ApplicationService, @unchecked Sendable {
         try? host.request("weather.now") { self.record("weather.now", $0) }
         repliesDuringEvent = replies.count
     }
+}
+
+/// Records each settings change it is told of.
+private final class SettingsProbe: SettingsObserving {
+    var changes: [[JSONValue?]] = []
+    func didChangeSettings(from old: JSONValue?, to new: JSONValue?) { changes.append([old, new]) }
 }

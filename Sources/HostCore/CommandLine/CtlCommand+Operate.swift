@@ -26,7 +26,7 @@ extension CtlCommand {
             .flag("--logs", "log lines too, as they are written") { $0.logs = true }
         ])
 
-    /// `service stop|start|restart ID [--force]`.
+    /// `service stop|start|restart|reset-failed ID [--force]`.
     static func service(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
         let parsed = try serviceTable.parse(arguments.arguments, from: OperateOptions())
         let actions = ControlRequest.Operate.ServiceAction.allCases.map(\.rawValue)
@@ -38,7 +38,9 @@ extension CtlCommand {
                 "unknown action '\(parsed.operands[0])' (one of \(actions.joined(separator: ", ")))"
                     + Suggestion.didYouMean(parsed.operands[0], among: actions))
         }
-        if action == .start && parsed.options.force { throw serviceTable.error("--force applies to stop and restart") }
+        if action != .stop && action != .restart && parsed.options.force {
+            throw serviceTable.error("--force applies to stop and restart")
+        }
         var members: [String: JSONValue] = [
             ControlKey.action.rawValue: .string(action.rawValue),
             ControlKey.service.rawValue: .string(parsed.operands[1]),
@@ -83,11 +85,13 @@ extension CtlCommand {
             let action = command.members[.action]?.stringValue ?? "?"
             let id = command.members[.service]?.stringValue ?? "?"
             let state = reply.services?.first?.state ?? "?"
-            let restarted = (members[.restarted]?.arrayValue ?? []).compactMap(\.stringValue)
+            let restarted = (members[.restarted]?.arrayValue ?? members[.reset]?.arrayValue ?? []).compactMap(
+                \.stringValue)
+            let verb = ["stop": "stopped", "start": "started", "reset-failed": "reset"][action] ?? "restarted"
             let done =
-                action == "restart" && restarted.count > 1
-                ? "restarted \(restarted.joined(separator: ", ")) (they share a worker)"
-                : "\(action == "stop" ? "stopped" : action == "start" ? "started" : "restarted") \(id)"
+                restarted.count > 1
+                ? "\(verb) \(restarted.joined(separator: ", ")) (they share a worker)"
+                : "\(verb) \(id)"
             return "\(done): \(state); app: \(reply.state ?? "?")"
         case "watch":
             return ""

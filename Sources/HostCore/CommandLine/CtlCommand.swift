@@ -308,6 +308,7 @@ public enum CtlCommand {
                 if let stuckIn = service.stuckIn { line += " stuck in: \(stuckIn)" }
                 if let failure = service.failure {
                     line += " failed: \(failure.summary); not restarted until its file changes"
+                    if let resetAt = service.isolation["resetAt"]?.stringValue { line += " or \(resetAt)" }
                 } else if let error = service.lastError {
                     line += " last error: \(error)"
                 }
@@ -335,6 +336,9 @@ public enum CtlCommand {
                 "removed: \((report?.removed ?? []).joined(separator: ", "))",
                 "replaced: \((report?.replaced ?? []).joined(separator: ", "))",
             ]
+            if let live = report?.reconfigured, !live.isEmpty {
+                lines.append("settings delivered live: \(live.joined(separator: ", "))")
+            }
             lines += (report?.failures ?? []).map { "failed: \($0)" }
             return lines.joined(separator: "\n")
         default:

@@ -8,7 +8,7 @@ struct ConfigurationReader {
     static let topLevelKeys = ["revokedKeys", "services", "signatures", "trustedKeys"]
     static let serviceKeys = [
         "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
-        "activation",
+        "restartResetAfter", "activation",
         "requests", "sha256",
     ]
 
@@ -59,6 +59,18 @@ struct ConfigurationReader {
         if let value = members["activation"] { service.activation = try choice(value, at: path + ".activation") }
         if let value = members["eventTimeout"] {
             service.eventTimeout = try seconds(value, at: path + ".eventTimeout")
+        }
+        if let value = members["restartResetAfter"] {
+            // Bounded: a timer of more seconds than a year is a typo, and DispatchTime traps on
+            // an interval past its range.
+            guard let seconds = value.doubleValue, seconds > 0, seconds <= ServiceConfiguration.longestResetAfter
+            else {
+                throw fail(
+                    path + ".restartResetAfter",
+                    "expected a number of seconds greater than 0 and at most"
+                        + " \(Int(ServiceConfiguration.longestResetAfter)) (a year), found \(Self.describe(value))")
+            }
+            service.restartResetAfter = seconds
         }
         if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         if let value = members["sha256"] { service.sha256 = try sha256(value, at: path + ".sha256") }

@@ -30,6 +30,7 @@ import ServiceJSON
 /// | `trusted` | Boolean | unset | |
 /// | `eventTimeout` | seconds, more than 0 and at most 86400 (a day) | unset | |
 /// | `sha256` | 64 hex digits | unset | the digest the plugin file must have |
+/// | `restartResetAfter` | seconds, > 0, at most a year | unset | a crash-looped service starts again after it |
 ///
 /// Because JSON objects are unordered, the order of entries in the file means nothing: the
 /// start order comes from `requires`, `after` and priority, then load order (``StartPlan``).

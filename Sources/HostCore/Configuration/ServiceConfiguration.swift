@@ -61,6 +61,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var trusted: Bool?
     /// `eventTimeout`: seconds, greater than 0; `nil` when the file does not say (issue 5).
     public var eventTimeout: Double?
+    /// `restartResetAfter`: seconds after which a process-isolated service marked failed by a
+    /// crash loop is started again by itself, greater than 0 and at most ``longestResetAfter``;
+    /// `nil` (the default): it stays failed until its file changes or `ctl service reset-failed`.
+    public var restartResetAfter: Double?
+    /// The longest `restartResetAfter`: a year.
+    public static let longestResetAfter: Double = 365 * 86400
     /// `activation`: `"lazy"` or `"eager"`, overriding the plugin's metadata; `nil` keeps it.
     public var activation: Activation?
     /// `requests`: `"events"` or `"all"`; `nil` (the default) lets the service make no control

@@ -22,14 +22,15 @@ extension ControlCommands {
             "service", grant: .all,
             usage: [
                 CtlCommand.UsageLine(
-                    15, "service stop|start|restart ID \(CtlCommand.synopsis(CtlCommand.serviceTable))",
+                    15, "service stop|start|restart|reset-failed ID \(CtlCommand.synopsis(CtlCommand.serviceTable))",
                     options: CtlCommand.OptionsHelp(
                         title: "service", table: CtlCommand.serviceTable.help,
                         manual: CommandSpec(
-                            words: ["ctl", "service"], synopsis: "stop|start|restart ID [--force]",
+                            words: ["ctl", "service"], synopsis: "stop|start|restart|reset-failed ID [--force]",
                             summary:
                                 "Stops, starts or restarts one service; start loads a service that was never loaded"
-                                + " when its file is a loadable plugin.",
+                                + " when its file is a loadable plugin; reset-failed starts a service a crash loop"
+                                + " marked failed again.",
                             options: CtlCommand.serviceTable.specs,
                             operands: ControlRequest.Operate.ServiceAction.allCases.map(\.rawValue))))
             ],

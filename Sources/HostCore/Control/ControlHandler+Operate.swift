@@ -30,6 +30,8 @@ extension ControlHandler {
                 case .start: try host.startService(id)
                 case .restart:
                     body.members[.restarted] = .array(try host.restartService(id, force: force).map(JSONValue.string))
+                case .resetFailed:
+                    body.members[.reset] = .array(try host.resetFailedService(id).map(JSONValue.string))
                 }
                 body.state = host.state.name
                 body.services = listedServices().filter { $0.id == id }

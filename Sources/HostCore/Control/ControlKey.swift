@@ -14,7 +14,7 @@ enum ControlKey: String {
     case version, path, priority, events, subscriptions, sceneRoles, lastError, retiredCopies, stuckIn, failure
     case activation, activatedBy
     // `reload`.
-    case added, removed, replaced, failures
+    case added, removed, replaced, failures, reconfigured
     // Event replies.
     case handled, receivers, handledBy, answers, result, presentation, note
     // Scene replies.
@@ -22,7 +22,7 @@ enum ControlKey: String {
     // `authorization`: the request's `status`; the reply's `authorization` object of `status` and `allowed`.
     case authorization, status, allowed
     // Operating the host (ControlCommands+Operate).
-    case all, force, logs, stats, blame, skipped, restarted, watching
+    case all, force, logs, stats, blame, skipped, restarted, reset, watching
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

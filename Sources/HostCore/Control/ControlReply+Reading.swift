@@ -12,7 +12,7 @@ extension ControlReply {
         body = Self.body(json)
     }
 
-    private static let operatingKeys = [ControlKey.stats, .blame, .restarted, .watching]
+    private static let operatingKeys = [ControlKey.stats, .blame, .restarted, .reset, .watching]
     private static let sceneKeys = [ControlKey.scene, .scenes, .savedScenes, .deliveries]
 
     private static func body(_ json: JSONValue) -> Body {
@@ -40,7 +40,7 @@ extension ControlReply {
             return .reload(
                 Reload(
                     added: json.strings(.added), removed: json.strings(.removed), replaced: json.strings(.replaced),
-                    failures: json.strings(.failures)))
+                    failures: json.strings(.failures), reconfigured: json.strings(.reconfigured)))
         }
         if let count = json[.services]?.intValue {
             return .status(

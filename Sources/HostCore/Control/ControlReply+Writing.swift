@@ -58,6 +58,7 @@ extension ControlReply {
             object.strings("failures", reload.failures, &out)
             if let id { object.value("id", id, &out) }
             if let ok { object.bool("ok", ok, &out) }
+            if !reload.reconfigured.isEmpty { object.strings("reconfigured", reload.reconfigured, &out) }
             object.strings("removed", reload.removed, &out)
             object.strings("replaced", reload.replaced, &out)
             if snapshot { object.bool("snapshot", true, &out) }

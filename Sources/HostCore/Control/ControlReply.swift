@@ -205,6 +205,9 @@ public struct ControlReply: Sendable, Equatable {
         public var replaced: [String]
         /// The failures, in words.
         public var failures: [String]
+        /// The services told of changed settings by didChangeSettings, not restarted (present
+        /// in the reply when not empty; those restarted with new settings are `replaced`).
+        public var reconfigured: [String] = []
     }
 
     /// A `scene` reply: the app state after it, and the scene, the list, or what came of
@@ -294,6 +297,7 @@ extension ControlReply {
             object[.removed] = .strings(reload.removed)
             object[.replaced] = .strings(reload.replaced)
             object[.failures] = .strings(reload.failures)
+            if !reload.reconfigured.isEmpty { object[.reconfigured] = .strings(reload.reconfigured) }
         case .moved(let state):
             object[.state] = .string(state)
             object[.handled] = true

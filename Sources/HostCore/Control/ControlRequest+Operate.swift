@@ -6,6 +6,7 @@ extension ControlRequest {
     /// {"command":"blame"}
     /// {"command":"list","all":true}
     /// {"command":"service","action":"restart","service":"dev.servicehost.logger","force":false}
+    /// {"command":"service","action":"reset-failed","service":"com.example.flaky"}
     /// {"command":"watch","logs":true}
     /// ```
     public enum Operate: Sendable, Equatable {
@@ -15,12 +16,16 @@ extension ControlRequest {
         case blame
         /// `list` plus every file and service looked at and not started.
         case listAll
-        /// Stops, starts or restarts one service.
+        /// Stops, starts, restarts or resets (after a crash loop) one service.
         case service(ServiceAction, id: String, force: Bool)
         /// Streams trace records (and log lines with `logs`) until the client goes away.
         case watch(logs: Bool)
 
         /// `service`'s actions.
-        public enum ServiceAction: String, Sendable, CaseIterable { case stop, start, restart }
+        public enum ServiceAction: String, Sendable, CaseIterable {
+            case stop, start, restart
+            /// Lifts a crash loop's failure and starts the service again (systemd's `reset-failed`).
+            case resetFailed = "reset-failed"
+        }
     }
 }

@@ -9,19 +9,26 @@ public struct IsolationPolicy: Sendable, Equatable {
     public var trusted: Bool?
     /// `eventTimeout`: its event deadline in seconds; nil: `--event-timeout`.
     public var eventTimeout: Double?
+    /// `restartResetAfter`: seconds after which a crash loop's failure is lifted by itself; nil: never.
+    public var restartResetAfter: Double?
 
     /// A policy; every member defaults to "the file does not say".
-    public init(isolation: ServiceConfiguration.Isolation? = nil, trusted: Bool? = nil, eventTimeout: Double? = nil) {
+    public init(
+        isolation: ServiceConfiguration.Isolation? = nil, trusted: Bool? = nil, eventTimeout: Double? = nil,
+        restartResetAfter: Double? = nil
+    ) {
         self.isolation = isolation
         self.trusted = trusted
         self.eventTimeout = eventTimeout
+        self.restartResetAfter = restartResetAfter
     }
 
     /// The policy a configured service asks for.
     public init(_ configuration: ServiceConfiguration) {
         self.init(
-            isolation: configuration.isolation, trusted: configuration.trusted, eventTimeout: configuration.eventTimeout
-        )
+            isolation: configuration.isolation, trusted: configuration.trusted,
+            eventTimeout: configuration.eventTimeout,
+            restartResetAfter: configuration.restartResetAfter)
     }
 }
 
@@ -73,6 +80,9 @@ public struct IsolationSettings: Sendable {
 
     /// Service `id`'s event deadline, in seconds.
     public func eventTimeout(for id: String) -> Double { policy(id)?.eventTimeout ?? eventTimeout }
+
+    /// How long after a crash loop service `id` is started again by itself; nil: not by itself.
+    public func restartResetAfter(for id: String) -> Double? { policy(id)?.restartResetAfter }
 
     /// Service `id`'s own policy. No policies (most hosts) asks no table: even an empty one
     /// hashes the id, for every service at every start.

@@ -29,6 +29,27 @@ extension Host {
         return try application.restartService(id, force: force, isolation: isolation)
     }
 
+    /// Lifts the crash loop's failure of service `id` and starts it again (see
+    /// ``Application/resetFailedService(_:isolation:)``); returns the services started again.
+    @discardableResult
+    public func resetFailedService(_ id: String) throws(ServiceControlError) -> [String] {
+        try refuseWhileTerminating()
+        return try application.resetFailedService(id, isolation: isolation)
+    }
+
+    /// Gives running service `id` new `settings` and tells it by didChangeSettings, as a reload
+    /// of a settings edit does (TestHost drives it so); false when it is not running or does not
+    /// handle the event.
+    @discardableResult
+    package func changeSettings(of id: String, to settings: [String: JSONValue]?) -> Bool {
+        guard let slot = serviceSet.slot(id), slot.metadata.events.contains(.didChangeSettings) else { return false }
+        var configuration = slot.configuration ?? ServiceConfiguration(id: id)
+        configuration.setSettings(settings)
+        serviceSet.deliverSettings(to: slot, configuration, state: state)
+        bus.drain()
+        return true
+    }
+
     private func refuseWhileTerminating() throws(ServiceControlError) {
         if isTerminating || state == .notRunning { throw ServiceControlError("the host is not running its services") }
     }
@@ -57,7 +78,8 @@ extension Host {
                     SkippedEntry(
                         path: slot.path, services: [slot.id], reason: .crashLooped,
                         message:
-                            "marked failed after a crash loop (\(failure.summary)); starts again when the file changes")
+                            "marked failed after a crash loop (\(failure.summary)); starts again when the file changes"
+                            + " or with host ctl service reset-failed \(slot.id)")
                 )
             }
         }

@@ -9,6 +9,8 @@
 //                      8 call host functions from 8 threads at once, 9 sleep forever
 //   BAD_ONCE_MARKER  misbehave only while this file does not exist (it is created first),
 //                    so a restarted worker behaves
+//   BAD_UNTIL_MARKER misbehave only while this file does not exist (the test creates it: the
+//                    cause of a crash loop is gone, the plugin file unchanged)
 //   BAD_CONSTRUCTOR  an ELF constructor: 1 segfaults, 2 spins forever
 //   BAD_ENTRY        servicehost_entry: 1 segfaults, 2 spins forever, 3 returns NULL,
 //                    4 answers an sh_plugin of 8 bytes, 5 a service without handle_event,
@@ -91,6 +93,9 @@ static int misbehave(void) {
 #ifdef BAD_ONCE_MARKER
     if (access(BAD_ONCE_MARKER, F_OK) == 0) return 0;
     close(open(BAD_ONCE_MARKER, O_WRONLY | O_CREAT, 0600));
+#endif
+#ifdef BAD_UNTIL_MARKER
+    if (access(BAD_UNTIL_MARKER, F_OK) == 0) return 0;
 #endif
     switch (BAD_ACTION) {
     case 1: segfault(); break;

@@ -376,6 +376,12 @@ static void describe(const sh_event *event, char *out, size_t size) {
                  r->parsed ? r->parsed->count : 0, (int)r->json_len, r->json ? r->json : "-");
         break;
     }
+    case SH_EVENT_DID_CHANGE_SETTINGS: {
+        const sh_settings_change *c = event->data;
+        snprintf(out, size, " old=%.*s new=%.*s", (int)(c->old_json ? c->old_len : 1), c->old_json ? c->old_json : "-",
+                 (int)(c->new_json ? c->new_len : 1), c->new_json ? c->new_json : "-");
+        break;
+    }
     }
 }
 

@@ -48,6 +48,8 @@ final class IsolatedPlugin {
     /// The stored copy of the version loaded (`identity`), which every worker opens: a restart
     /// runs that version until a reload, whatever became of the file.
     private var copy: HeldCopy?
+    /// While failed: the start again that `restartResetAfter` scheduled.
+    private var rearm: ScheduledWork?
     unowned let supervisor: IsolationSupervisor
 
     init(_ inspected: PluginInspector.Inspected, supervisor: IsolationSupervisor) {
@@ -104,11 +106,13 @@ final class IsolatedPlugin {
                 $0.failure = record
             }
         }
+        let resetAt = scheduleRearm()
         log.error(
             "host",
             "\(subject) \(proxies.count == 1 ? "is" : "are") marked failed (\(record.summary));"
-                + " not started until \(path) changes", event: .workerBlocked, .strings("services", ids),
-            .string("path", path))
+                + " not started until \(path) changes" + (resetAt.map { " or \($0) (restartResetAfter)" } ?? ""),
+            event: .workerBlocked, .strings("services", ids), .string("path", path),
+            .string("resetAt", resetAt ?? "none"))
         watchFile()
         return proxies.map { $0.loadedInfo(path: path, identity: identity) }
     }
@@ -357,15 +361,83 @@ final class IsolatedPlugin {
             saved.isEmpty
             ? "the reason could not be recorded: \(problems.joined(separator: "; "))"
             : "the reason is in \(saved.joined(separator: ", "))"
+        let resetAt = scheduleRearm()
+        let until = "\(path) changes" + (resetAt.map { " or \($0) (restartResetAfter)" } ?? "")
         log.write(
             .error, "host",
-            what + "; that is \(limit): marked failed, and not restarted until \(path) changes (\(kept))",
+            what + "; that is \(limit): marked failed, and not restarted until \(until) (\(kept))",
             event: .workerFailed,
             fields: fields + [
                 .string("path", path), .strings("records", saved),
-                .string("record", saved.isEmpty ? "unsaved" : "saved"),
+                .string("record", saved.isEmpty ? "unsaved" : "saved"), .string("resetAt", resetAt ?? "none"),
             ])
         watchFile()
+    }
+
+    // MARK: Lifting a crash loop
+
+    /// The file's `restartResetAfter`: the shortest its services' policies set (they share a
+    /// worker); nil when none sets one.
+    private var resetAfter: Double? { proxies.compactMap { supervisor.settings.restartResetAfter(for: $0.id) }.min() }
+
+    /// While failed, with `restartResetAfter`: schedules the start again on the host's clock and
+    /// returns when it falls due (wall time, ISO 8601 UTC, for `ctl list` and the log).
+    private func scheduleRearm() -> String? {
+        rearm?.cancel()
+        rearm = nil
+        guard let seconds = resetAfter else { return nil }
+        rearm = clock.schedule(after: seconds) { [weak self] in self?.resetFailed(by: .timer) }
+        let resetAt = Clock.iso(seconds: time(nil) + Int(seconds.rounded(.up)))
+        for proxy in proxies { supervisor.board.update(proxy.id) { $0.resetAt = resetAt } }
+        return resetAt
+    }
+
+    /// What lifted a crash loop's failure.
+    enum Reset {
+        /// `host ctl service reset-failed`.
+        case request
+        /// `restartResetAfter` passed.
+        case timer
+    }
+
+    /// Lifts the failure of a crash loop: removes the records, forgets the crashes and starts
+    /// a new worker on the version loaded (its stored copy: the file need not change), caught
+    /// up to the app's state by the one catch-up. False when the services are not failed.
+    @discardableResult
+    func resetFailed(by trigger: Reset) -> Bool {
+        guard case .failed = status, let host = supervisor.host, host.isRunning else { return false }
+        let after = resetAfter
+        forgetFailure()
+        switch trigger {
+        case .request:
+            log.info(
+                "host", "\(subject): the crash loop's failure is reset by request; starting again",
+                event: .workerResetFailed, .strings("services", ids), .string("path", path))
+        case .timer:
+            log.info(
+                "host",
+                "\(subject): restartResetAfter (\(Seconds.text(after ?? 0)) s) passed since the crash loop;"
+                    + " starting again", event: .workerRearmed, .strings("services", ids), .string("path", path),
+                .string("after", Seconds.text(after ?? 0)))
+        }
+        status = .restarting
+        restart()
+        return true
+    }
+
+    /// Removes the failure records, the board's failure and the scheduled re-arm, and the crashes.
+    private func forgetFailure() {
+        rearm?.cancel()
+        rearm = nil
+        for proxy in proxies { _ = try? supervisor.failures.remove(proxy.id) }
+        for proxy in proxies {
+            supervisor.board.update(proxy.id) {
+                $0.failure = nil
+                $0.resetAt = nil
+            }
+        }
+        blockedIdentity = nil
+        history.reset()
     }
 
     // MARK: Restarting
@@ -470,10 +542,7 @@ final class IsolatedPlugin {
         log.info(
             "host", "\(path) changed: starting \(subject) again", event: .workerFileChanged,
             .strings("services", ids), .string("path", path))
-        for proxy in proxies { _ = try? supervisor.failures.remove(proxy.id) }
-        for proxy in proxies { supervisor.board.update(proxy.id) { $0.failure = nil } }
-        blockedIdentity = nil
-        history.reset()
+        forgetFailure()
         self.status = .restarting
         restart(reading: true)
     }

@@ -16,6 +16,8 @@ final class IsolationBoard: Sendable {
         var failure: FailureRecord?
         /// Its last crash, in words.
         var lastCrash: String?
+        /// While failed with `restartResetAfter`: when it starts again by itself, ISO 8601 UTC.
+        var resetAt: String?
     }
 
     private let entries = Locked<[String: Entry]>([:])
@@ -34,7 +36,7 @@ final class IsolationBoard: Sendable {
     /// Whether service `id` runs in a worker.
     func isIsolated(_ id: String) -> Bool { entries.withLock { $0[id] != nil } }
 
-    /// The `list` members of service `id`: isolation, state, pid, restarts, failure.
+    /// The `list` members of service `id`: isolation, state, pid, restarts, failure, resetAt.
     func fields(for id: String) -> [String: JSONValue] {
         guard let entry = entries.withLock({ $0[id] }) else { return ["isolation": "in-process"] }
         var fields: [String: JSONValue] = [
@@ -44,6 +46,7 @@ final class IsolationBoard: Sendable {
         if let pid = entry.pid { fields["pid"] = .number(Double(pid)) }
         if let failure = entry.failure { fields[.failure] = failure.json }
         if let crash = entry.lastCrash { fields["lastCrash"] = .string(crash) }
+        if let resetAt = entry.resetAt { fields["resetAt"] = .string(resetAt) }
         return fields
     }
 }

@@ -1,4 +1,4 @@
-/// One service at a time: `host ctl service stop|start|restart ID`, through the same
+/// One service at a time: `host ctl service stop|start|restart|reset-failed ID`, through the same
 /// take-down a reload gives a removed service and the one catch-up every late service gets.
 extension Application {
     /// Takes service `id` down with the events that take the app down (from the app's state);
@@ -79,6 +79,31 @@ extension Application {
         return [id]
     }
 
+    /// Lifts the crash loop's failure of service `id` (systemd's `reset-failed`): its record is
+    /// removed and its worker started again on the version loaded, with the other services of
+    /// its file, caught up to the app's state. Returns the services started again. A service
+    /// that is not marked failed is refused, naming it and what it is.
+    func resetFailedService(_ id: String, isolation: IsolationSupervisor?) throws(ServiceControlError) -> [String] {
+        guard let plugin = isolation?.plugin(serving: id) else {
+            if services.slot(id) != nil {
+                throw ServiceControlError(
+                    "service \(id) is not marked failed after a crash loop: it runs in the host's process"
+                        + " (only a service in a worker process is); nothing to reset")
+            }
+            _ = try running(id, to: "reset")
+            throw unknown(id, to: "reset")
+        }
+        guard case .failed = plugin.status else {
+            throw ServiceControlError(
+                "service \(id) is not marked failed after a crash loop (it is \(plugin.statusName)); nothing to reset")
+        }
+        guard plugin.resetFailed(by: .request) else {
+            throw ServiceControlError("service \(id) cannot be started again: the host is not running its services")
+        }
+        bus.drain()
+        return plugin.proxies.map(\.id)
+    }
+
     /// The running service `id`, or an error saying what it is instead.
     private func running(_ id: String, to verb: String) throws(ServiceControlError) -> ServiceSlot {
         if let slot = services.slot(id) { return slot }
@@ -101,7 +126,7 @@ extension Application {
     }
 }
 
-/// A `service stop|start|restart` request the host refuses, saying why.
+/// A `service stop|start|restart|reset-failed` request the host refuses, saying why.
 public struct ServiceControlError: Error, CustomStringConvertible, Sendable {
     /// What is wrong, naming the service.
     public let description: String

@@ -39,6 +39,9 @@ public struct LoadReport: Sendable {
     public var added: [String] = []
     /// Services taken down because they were removed or disabled (reload).
     public var removed: [String] = []
-    /// Services whose file changed and were replaced by a new copy (reload).
+    /// Services whose file changed and were replaced by a new copy, or that were started
+    /// again with changed settings (reload).
     public var replaced: [String] = []
+    /// Services told of changed settings by didChangeSettings and kept running (reload).
+    public var reconfigured: [String] = []
 }

@@ -1,3 +1,5 @@
+import ServiceABI
+
 /// Loading: configuration, inspection, the start plan, opening and attaching; and reload,
 /// which does the same again and keeps what did not change.
 extension ServiceSet {
@@ -35,6 +37,8 @@ extension ServiceSet {
         var dormant: [DormantServices.Entry]
         var leaving: [ServiceSlot]
         var arriving: [ServiceSlot]
+        /// Running services kept, told of their new configuration (its settings) by didChangeSettings.
+        var reconfiguring: [(slot: ServiceSlot, configuration: ServiceConfiguration?)] = []
         var report: LoadReport
     }
 
@@ -49,12 +53,19 @@ extension ServiceSet {
         let wanted = Set(plan.order)
         let onDisk = Dictionary(inspection.services.map { ($0.service.id, $0.plugin) }, uniquingKeysWith: { a, _ in a })
         var keep: [String: ServiceSlot] = [:]
+        var reconfiguring: [(slot: ServiceSlot, configuration: ServiceConfiguration?)] = []
         for slot in slots where wanted.contains(slot.id) && onDisk[slot.id]?.path == slot.path {
             let unchanged =
                 onDisk[slot.id]?.identity == slot.identity
                 && previousConfiguration.services[slot.id] == configuration.services[slot.id]
             if unchanged {
                 keep[slot.id] = slot
+            } else if onDisk[slot.id]?.identity == slot.identity, slot.metadata.events.contains(.didChangeSettings),
+                Self.onlySettingsDiffer(previousConfiguration.services[slot.id], configuration.services[slot.id])
+            {
+                // It takes its settings live: kept running, told by didChangeSettings.
+                keep[slot.id] = slot
+                reconfiguring.append((slot, configuration.services[slot.id]))
             } else if onDisk[slot.id]?.identity == slot.identity {
                 // Its settings changed: started again from the library loaded, not a new load.
                 attachedContexts[slot.descriptor] = slot.context
@@ -85,7 +96,20 @@ extension ServiceSet {
         report.removed = leaving.map(\.id).filter { id in !arriving.contains { $0.id == id } }
         report.replaced = leaving.map(\.id).filter { id in arriving.contains { $0.id == id } }
         report.added = arriving.map(\.id).filter { id in !leaving.contains { $0.id == id } }
-        return ReloadChange(slots: opened, dormant: waiting, leaving: leaving, arriving: arriving, report: report)
+        // A failed reload above changed nothing: only now does a kept slot take its new configuration.
+        let live = reconfiguring.filter { item in opened.contains { $0 === item.slot } }
+        report.reconfigured = live.map(\.slot.id)
+        return ReloadChange(
+            slots: opened, dormant: waiting, leaving: leaving, arriving: arriving, reconfiguring: live, report: report)
+    }
+
+    /// Whether two configurations of one service differ in their settings only (any other key
+    /// changed needs a restart: isolation, policy, requirements…).
+    static func onlySettingsDiffer(_ old: ServiceConfiguration?, _ new: ServiceConfiguration?) -> Bool {
+        guard old?.settings != new?.settings else { return false }
+        var before = old ?? ServiceConfiguration(id: new?.id ?? "")
+        before.setSettings(new?.settings)
+        return before == (new ?? ServiceConfiguration(id: old?.id ?? ""))
     }
 
     /// Carries out a reload: what leaves is taken down (reverse start order) from the app's
@@ -97,13 +121,43 @@ extension ServiceSet {
         dispatcher.setServices(change.slots)
         dormant.replace(with: change.dormant)
         catchUp(change.arriving, to: lifecycle.state)
+        deliverSettings(change.reconfiguring, state: lifecycle.state)
         let report = change.report
         log.info(
             "host",
             "reloaded: added [\(report.added.joined(separator: ", "))], removed ["
-                + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]",
+                + report.removed.joined(separator: ", ") + "], replaced [\(report.replaced.joined(separator: ", "))]"
+                + ", settings delivered live [\(report.reconfigured.joined(separator: ", "))]",
             event: .reloadDone, .strings("added", report.added), .strings("removed", report.removed),
-            .strings("replaced", report.replaced))
+            .strings("replaced", report.replaced), .strings("reconfigured", report.reconfigured))
+    }
+
+    /// didChangeSettings, old and new, to each kept service whose settings changed, in service order.
+    private func deliverSettings(
+        _ changes: [(slot: ServiceSlot, configuration: ServiceConfiguration?)], state: AppState
+    ) {
+        for (slot, configuration) in changes { deliverSettings(to: slot, configuration, state: state) }
+    }
+
+    /// Gives running service `slot` its new `configuration` (later launch options carry its
+    /// settings) and tells it by didChangeSettings, old settings and new; returns its answer.
+    /// A negative answer is logged: the settings stay the new ones.
+    @discardableResult
+    func deliverSettings(to slot: ServiceSlot, _ configuration: ServiceConfiguration?, state: AppState) -> Int32 {
+        let old = slot.configuration?.settingsJSON
+        slot.configuration = configuration
+        guard let index = slots.firstIndex(where: { $0 === slot }) else { return Int32(SH_UNSUPPORTED) }
+        let arena = EventArena()
+        let data = arena.settingsChange(old: old, new: configuration?.settingsJSON)
+        let result = withExtendedLifetime(arena) {
+            dispatcher.call(index, .didChangeSettings, UnsafeRawPointer(data), state: state).result
+        }
+        log.write(
+            result < 0 ? .warn : .info, "host",
+            "service \(slot.id): its settings changed; told by didChangeSettings, not restarted"
+                + (result < 0 ? " (it answered \(result))" : ""),
+            event: .serviceSettingsChanged, fields: [.string("service", slot.id), .int("result", result)])
+        return result
     }
 
     /// Reads the configuration, inspects the directories and plans the start order (the

@@ -9,8 +9,9 @@ public final class ServiceSlot {
     public let path: String
     /// The library's identity when loaded: a reload replaces the service when it changes.
     public let identity: FileIdentity
-    /// Its entry in the configuration file, if any.
-    public let configuration: ServiceConfiguration?
+    /// Its entry in the configuration file, if any (a reload that delivers didChangeSettings
+    /// puts the new one here: later launch options carry the new settings).
+    public internal(set) var configuration: ServiceConfiguration?
     /// The last failure the service reported, for `list` and logs.
     public internal(set) var lastError: String? {
         didSet { Self.errorChanges &+= 1 }

@@ -112,6 +112,15 @@ typedef enum sh_event_kind {
      * Delivered on the main thread after the event during which it was
      * asked, never re-entrantly. */
     SH_EVENT_REQUEST = 27,
+
+    /* "didChangeSettings": the service's settings in the configuration file
+     * changed (an edit picked up by a reload) while it runs. data is const
+     * sh_settings_change *: the settings before and after. A service that
+     * handles it keeps running with the new settings (its later launch
+     * options carry them); one that does not is restarted with them. A
+     * negative result is logged; the settings are still the new ones.
+     * Delivered after the reload's other changes, in service order. */
+    SH_EVENT_DID_CHANGE_SETTINGS = 40,
 } sh_event_kind;
 
 /* The notification authorization status (as UNAuthorizationStatus). */
@@ -442,6 +451,30 @@ typedef struct sh_request {
     /* json parsed by the host, or NULL when there is none. */
     const struct sh_json *parsed;
 } sh_request;
+
+#define SH_SETTINGS_CHANGE_VERSION 1u
+/* sizeof(sh_settings_change) in version 1, frozen (layout.h). */
+#define SH_SETTINGS_CHANGE_SIZE_V1 40u
+
+/* The data of didChangeSettings: the service's `settings` object before and
+ * after, as compact JSON (UTF-8, NUL-terminated; the _len members exclude
+ * the NUL), as settings_json in sh_launch_options carries them.
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
+typedef struct sh_settings_change {
+    /* sizeof(sh_settings_change) as the host compiled it. */
+    uint32_t size;
+    /* SH_SETTINGS_CHANGE_VERSION as the host compiled it. */
+    uint32_t version;
+    /* The settings before, or NULL when the service had none. */
+    const char *old_json;
+    /* Length of old_json in bytes, without the NUL (0 when NULL). */
+    size_t old_len;
+    /* The settings now, or NULL when the configuration gives none. */
+    const char *new_json;
+    /* Length of new_json in bytes, without the NUL (0 when NULL). */
+    size_t new_len;
+} sh_settings_change;
 
 #define SH_NOTIFICATION_SETTINGS_VERSION 1u
 /* sizeof(sh_notification_settings) in version 1, frozen (layout.h). */

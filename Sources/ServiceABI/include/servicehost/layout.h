@@ -187,6 +187,14 @@ SH_LAYOUT_OFFSET(sh_request, json_len, 32);
 SH_LAYOUT_OFFSET(sh_request, parsed, 40);
 SH_LAYOUT_SIZE(sh_request, SH_REQUEST_SIZE_V1);
 
+SH_LAYOUT_OFFSET(sh_settings_change, size, 0);
+SH_LAYOUT_OFFSET(sh_settings_change, version, 4);
+SH_LAYOUT_OFFSET(sh_settings_change, old_json, 8);
+SH_LAYOUT_OFFSET(sh_settings_change, old_len, 16);
+SH_LAYOUT_OFFSET(sh_settings_change, new_json, 24);
+SH_LAYOUT_OFFSET(sh_settings_change, new_len, 32);
+SH_LAYOUT_SIZE(sh_settings_change, SH_SETTINGS_CHANGE_SIZE_V1);
+
 SH_LAYOUT_OFFSET(sh_scene, size, 0);
 SH_LAYOUT_OFFSET(sh_scene, version, 4);
 SH_LAYOUT_OFFSET(sh_scene, id, 8);
