@@ -179,7 +179,8 @@ final class Bridge: Sendable {
         let replyTo: Reply?
         // MQTT 5: a `traceId` user property follows the message into the bridge's log lines
         // (the host's trace has no field for it: sh_host.control carries the request alone).
-        let trace = Self.trace(message)
+        let traceID = Self.traceID(message)
+        let trace = traceID.map { " trace=\(Self.field($0))" } ?? ""
         switch route(message) {
         case .failure(let problem):
             host.log(.warn, "mqtt.badMessage\(trace): \(message.topic): \(problem)")
@@ -196,8 +197,10 @@ final class Bridge: Sendable {
         }
         do {
             try host.control(request) { [self] reply in
-                host.log(.debug, "mqtt.delivered\(trace): \(message.topic): \(reply.serialized)")
-                if let replyTo { publishReply(replyTo, reply) }
+                // A traced message is one someone follows: said at info.
+                host.log(
+                    traceID == nil ? .debug : .info, "mqtt.delivered\(trace): \(message.topic): \(reply.serialized)")
+                if let replyTo { publishReply(replyTo, reply, traceID: traceID) }
                 finish()
             }
         } catch {
@@ -240,10 +243,11 @@ final class Bridge: Sendable {
 
     private static func packetField(_ id: UInt16?) -> String { id.map { " packet=\($0)" } ?? "" }
 
-    /// ` trace=ID` from the message's first `traceId` user property (MQTT 5), or nothing.
-    static func trace(_ message: MQTTPublish) -> String {
-        guard let id = message.properties.userProperties.first(where: { $0.0 == "traceId" })?.1 else { return "" }
-        return " trace=\(field(String(decoding: id.utf8.prefix(128), as: UTF8.self)))"
+    /// The message's first `traceId` user property (MQTT 5), its first 128 bytes.
+    static func traceID(_ message: MQTTPublish) -> String? {
+        message.properties.userProperties.first { $0.0 == "traceId" }.map {
+            String(decoding: $0.1.utf8.prefix(128), as: UTF8.self)
+        }
     }
 
     /// `text` as the value of a `key=value` log field: any byte but a letter, a digit or one of
@@ -265,9 +269,11 @@ final class Bridge: Sendable {
 
     private func ack(_ id: UInt16) { client.send(.puback(id: id)) }
 
-    private func publishReply(_ reply: Reply, _ answer: JSONValue) {
+    /// The reply carries the command's correlation data and trace id back (MQTT 5).
+    private func publishReply(_ reply: Reply, _ answer: JSONValue, traceID: String?) {
         var properties = MQTTProperties()
         if let correlation = reply.correlation { properties.items.append((0x09, .binary(correlation))) }
+        if let traceID { properties.items.append((0x26, .pair("traceId", traceID))) }
         client.publish(
             topic: reply.topic, Array(answer.serialized.utf8), qos: settings.qos, retain: false, properties: properties)
     }
