@@ -143,4 +143,35 @@ struct MQTT5BridgeTests {
         #expect(lines.named("mqtt.protocolError").isEmpty, "\(records.text)")
         #expect(Bridge.deliveries(of: 9, in: records) == 0 && Bridge.deliveries(of: 2, in: records) == 1)
     }
+
+    /// A real broker's refusal by name: an ACL that keeps the host from the reply topic a
+    /// command names (MQTT 5's PUBACK says notAuthorized; 3.1.1's said nothing).
+    @Test func aRealBrokersRefusals_areLoggedByName() throws {
+        let scratch = try Scratch()
+        let acl = try scratch.write(
+            "acl",
+            Array(
+                "topic readwrite servicehost/h1/#\ntopic read servicehost/all/push\ntopic read servicehost/all/url\n"
+                    .utf8))
+        let broker = try Mosquitto(in: scratch, config: "acl_file \(acl)")
+        let host = try Bridge.fleetHost("h1", port: broker.port, requests: "all", extra: #", "commands": true"#)
+        try host.start()
+        #expect(Bridge.subscribed(broker, "h1"))
+        try broker.publish(
+            "servicehost/h1/ctl", #"{"command":"state"}"#,
+            options: ["-V", "mqttv5", "-D", "PUBLISH", "response-topic", "replies/h1"])
+        // Mosquitto logs the reply as a denied PUBLISH; every message the bridge published (its
+        // states and the reply) was answered.
+        #expect(
+            eventually {
+                broker.log.contains("Denied PUBLISH from h1")
+                    && broker.count(.sent, "PUBACK", client: "h1")
+                        > broker.count(.received, "PUBLISH", client: "h1")
+            }, "\(broker.log)")
+        let records = host.stop().records
+        let lines = Bridge.bridgeLines(records)
+        // Mosquitto 2.0 grants a subscription its ACL forbids (and delivers nothing on it), so
+        // SUBACK's codes are covered by the fake broker above.
+        #expect(lines.named("mqtt.publishRefused").map { $0.fields["reason"] } == ["notAuthorized"], "\(records.text)")
+    }
 }
