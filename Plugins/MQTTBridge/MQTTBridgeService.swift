@@ -12,9 +12,10 @@ import ServiceKit
 /// - `<prefix>/url`, `servicehost/all/url`: the payload is a URL, delivered as `host ctl open`;
 /// - `<prefix>/post/NAME`, `servicehost/all/post/NAME`: a notification NAME with the payload
 ///   (JSON, or none when empty), as `host ctl post`;
-/// - `<prefix>/ctl`: a control request object with `replyTo` (the topic for the reply, which
-///   ``ReplyTopic`` must allow), carried out only with `"commands": true` and never when
-///   retained; with commands off nothing is published in reply;
+/// - `<prefix>/ctl`: a control request object; its reply goes to the MQTT 5 response topic
+///   (with the correlation data) or the payload's `replyTo`, which ``ReplyTopic`` must allow;
+///   carried out only with `"commands": true`, never when retained or expired; with commands
+///   off nothing is published in reply;
 /// - `<prefix>/state` (published, retained): `{"status":"online","state":…,"services":[…],
 ///   "version":…}` on every connection and app state change; the will is `offline`.
 ///
@@ -28,12 +29,15 @@ import ServiceKit
 /// Log lines start with a stable word: `mqtt.off`, `mqtt.settings`, `mqtt.connected`,
 /// `mqtt.unreachable`, `mqtt.disconnected`, `mqtt.refused`, `mqtt.protocolError`,
 /// `mqtt.subscribeRefused`, `mqtt.badMessage`, `mqtt.delivered` (debug), `mqtt.duplicate`,
-/// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`. Some carry
+/// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`,
+/// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5). Some carry
 /// `key=value` fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
 /// `mqtt.protocolError error=tooLarge` (an ``MQTTError/Code``, or `unexpected`, and `packet=`
 /// when the packet is known), `mqtt.duplicate packet=5` (and `retained=true`),
 /// `mqtt.commandRefused reason=commandsOff` (a ``Bridge/CommandRefusal``),
-/// `mqtt.oversized bytes=N topic=T packet=5`, `mqtt.disconnected failures=N acknowledged=N`.
+/// `mqtt.oversized bytes=N topic=T packet=5`, `mqtt.disconnected failures=N acknowledged=N`,
+/// `reason=NAME` beside `code=N` for MQTT 5 reason codes (``MQTTReasonCode``), `trace=ID` from
+/// a `traceId` user property, `mqtt.connected protocol=5 sessionPresent=true`.
 final class MQTTBridgeService: ApplicationService {
     // Set once at didFinishLaunching on the main thread; read there and from the bridge.
     private var bridge: Bridge?
