@@ -12,9 +12,10 @@ import ServiceKit
 /// - `<prefix>/url`, `servicehost/all/url`: the payload is a URL, delivered as `host ctl open`;
 /// - `<prefix>/post/NAME`, `servicehost/all/post/NAME`: a notification NAME with the payload
 ///   (JSON, or none when empty), as `host ctl post`;
-/// - `<prefix>/ctl`: a control request object with `replyTo` (the topic for the reply, which
-///   ``ReplyTopic`` must allow), carried out only with `"commands": true` and never when
-///   retained; with commands off nothing is published in reply;
+/// - `<prefix>/ctl`: a control request object; its reply goes to the MQTT 5 response topic
+///   (with the correlation data) or the payload's `replyTo`, which ``ReplyTopic`` must allow;
+///   carried out only with `"commands": true`, never when retained or expired; with commands
+///   off nothing is published in reply;
 /// - `<prefix>/state` (published, retained): `{"status":"online","state":…,"services":[…],
 ///   "version":…}` on every connection and app state change; the will is `offline`.
 ///
@@ -28,12 +29,15 @@ import ServiceKit
 /// Log lines start with a stable word: `mqtt.off`, `mqtt.settings`, `mqtt.connected`,
 /// `mqtt.unreachable`, `mqtt.disconnected`, `mqtt.refused`, `mqtt.protocolError`,
 /// `mqtt.subscribeRefused`, `mqtt.badMessage`, `mqtt.delivered` (debug), `mqtt.duplicate`,
-/// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`. Some carry
+/// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`,
+/// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5). Some carry
 /// `key=value` fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
 /// `mqtt.protocolError error=tooLarge` (an ``MQTTError/Code``, or `unexpected`, and `packet=`
 /// when the packet is known), `mqtt.duplicate packet=5` (and `retained=true`),
 /// `mqtt.commandRefused reason=commandsOff` (a ``Bridge/CommandRefusal``),
-/// `mqtt.oversized bytes=N topic=T packet=5`, `mqtt.disconnected failures=N acknowledged=N`.
+/// `mqtt.oversized bytes=N topic=T packet=5`, `mqtt.disconnected failures=N acknowledged=N`,
+/// `reason=NAME` beside `code=N` for MQTT 5 reason codes (``MQTTReasonCode``), `trace=ID` from
+/// a `traceId` user property, `mqtt.connected protocol=5 sessionPresent=true`.
 final class MQTTBridgeService: ApplicationService {
     // Set once at didFinishLaunching on the main thread; read there and from the bridge.
     private var bridge: Bridge?
@@ -176,15 +180,19 @@ final class Bridge: Sendable {
             acks.complete(ticket, key: withHostKey, send: ack)
         }
         let request: JSONValue
-        let replyTo: String?
+        let replyTo: Reply?
+        // MQTT 5: a `traceId` user property follows the message into the bridge's log lines
+        // (the host's trace has no field for it: sh_host.control carries the request alone).
+        let traceID = Self.traceID(message)
+        let trace = traceID.map { " trace=\(Self.field($0))" } ?? ""
         switch route(message) {
         case .failure(let problem):
-            host.log(.warn, "mqtt.badMessage: \(message.topic): \(problem)")
+            host.log(.warn, "mqtt.badMessage\(trace): \(message.topic): \(problem)")
             finish()  // a redelivery would not be better
             return
         case .success(.commandRefused(let reason, let why)):
             // Acknowledged and recorded like a delivered command; nothing is published.
-            host.log(.warn, "mqtt.commandRefused reason=\(reason.rawValue): \(message.topic): \(why)")
+            host.log(.warn, "mqtt.commandRefused reason=\(reason.rawValue)\(trace): \(message.topic): \(why)")
             finish()
             return
         case .success(.request(let routed, let to)):
@@ -193,8 +201,10 @@ final class Bridge: Sendable {
         }
         do {
             try host.control(request) { [self] reply in
-                host.log(.debug, "mqtt.delivered: \(message.topic): \(reply.serialized)")
-                if let replyTo { publishReply(replyTo, reply) }
+                // A traced message is one someone follows: said at info.
+                host.log(
+                    traceID == nil ? .debug : .info, "mqtt.delivered\(trace): \(message.topic): \(reply.serialized)")
+                if let replyTo { publishReply(replyTo, reply, traceID: traceID) }
                 finish()
             }
         } catch {
@@ -237,6 +247,13 @@ final class Bridge: Sendable {
 
     private static func packetField(_ id: UInt16?) -> String { id.map { " packet=\($0)" } ?? "" }
 
+    /// The message's first `traceId` user property (MQTT 5), its first 128 bytes.
+    static func traceID(_ message: MQTTPublish) -> String? {
+        message.properties.userProperties.first { $0.0 == "traceId" }.map {
+            String(decoding: $0.1.utf8.prefix(128), as: UTF8.self)
+        }
+    }
+
     /// `text` as the value of a `key=value` log field: any byte but a letter, a digit or one of
     /// `/._-` is written %XX, so a topic cannot end the field or forge another.
     static func field(_ text: String) -> String {
@@ -256,14 +273,26 @@ final class Bridge: Sendable {
 
     private func ack(_ id: UInt16) { client.send(.puback(id: id)) }
 
-    private func publishReply(_ topic: String, _ reply: JSONValue) {
-        client.publish(topic: topic, Array(reply.serialized.utf8), qos: settings.qos, retain: false)
+    /// The reply carries the command's correlation data and trace id back (MQTT 5).
+    private func publishReply(_ reply: Reply, _ answer: JSONValue, traceID: String?) {
+        var properties = MQTTProperties()
+        if let correlation = reply.correlation { properties.items.append((0x09, .binary(correlation))) }
+        if let traceID { properties.items.append((0x26, .pair("traceId", traceID))) }
+        client.publish(
+            topic: reply.topic, Array(answer.serialized.utf8), qos: settings.qos, retain: false, properties: properties)
+    }
+
+    /// Where a command's reply goes: the topic (MQTT 5's response topic, or the payload's
+    /// `replyTo`) and the correlation data it carries back (MQTT 5).
+    struct Reply: Equatable {
+        let topic: String
+        let correlation: [UInt8]?
     }
 
     /// What a message becomes.
     enum Routed: Equatable {
-        /// A control request, and the topic for its reply (commands only, allowed by ``ReplyTopic``).
-        case request(JSONValue, replyTo: String?)
+        /// A control request, and where its reply goes (commands only, allowed by ``ReplyTopic``).
+        case request(JSONValue, replyTo: Reply?)
         /// A command not carried out: why (the log's `reason=`) and the sentence.
         case commandRefused(CommandRefusal, String)
     }
@@ -276,6 +305,8 @@ final class Bridge: Sendable {
         case replyTopic
         /// It came with the retain flag: a stale command (``RetainedMessages``).
         case retained
+        /// MQTT 5: its message expiry interval ran out (the broker forwarded 0 seconds left).
+        case expired
     }
 
     /// The request a message becomes, and where a command's reply goes.
@@ -317,17 +348,32 @@ final class Bridge: Sendable {
                     .commandRefused(
                         .commandsOff, "commands are off (settings.commands is false); nothing is published in reply"))
             }
+            // A broker forwards what is left of a message's expiry interval and drops it at 0;
+            // a 0 here is a command that expired on its way.
+            if message.properties.messageExpiry == 0 {
+                return .success(.commandRefused(.expired, "its message expiry interval ran out before it arrived"))
+            }
+            let correlation = message.properties.correlationData
             return json().flatMap { value in
                 guard var object = value.objectValue else {
                     return .failure(RouteProblem("a command must be a JSON object"))
                 }
-                switch object.removeValue(forKey: "replyTo") {
+                let inPayload = object.removeValue(forKey: "replyTo")
+                // MQTT 5's response topic wins over the payload's replyTo (kept for 3.1.1).
+                if let topic = message.properties.responseTopic {
+                    if let why = ReplyTopic.refusal(topic, prefix: settings.prefix) {
+                        return .success(
+                            .commandRefused(.replyTopic, "\(why) (response topic \(JSONValue.string(topic)))"))
+                    }
+                    return .success(.request(.object(object), replyTo: Reply(topic: topic, correlation: correlation)))
+                }
+                switch inPayload {
                 case nil: return .success(.request(.object(object), replyTo: nil))
                 case .string(let topic):
                     if let why = ReplyTopic.refusal(topic, prefix: settings.prefix) {
                         return .success(.commandRefused(.replyTopic, "\(why) (replyTo \(JSONValue.string(topic)))"))
                     }
-                    return .success(.request(.object(object), replyTo: topic))
+                    return .success(.request(.object(object), replyTo: Reply(topic: topic, correlation: correlation)))
                 case let other?:
                     return .success(.commandRefused(.replyTopic, "replyTo must be a string, not \(other)"))
                 }

@@ -1,4 +1,5 @@
 import Glibc
+import MQTTCodec
 import ServiceKit
 
 /// MQTTBridge's settings, its `settings` object in services.json:
@@ -30,14 +31,20 @@ struct MQTTBridgeSettings: Equatable {
     var commands = false
     /// `maxPacket`: the largest packet accepted from the broker, in bytes; default 1 MiB.
     var maxPacket = 1 << 20
-    /// `protocol`: the MQTT version spoken, `"3.1.1"` or `"5"` (issue 41). MQTT 5 is named but
-    /// refused until the bridge's codec speaks it; the default then becomes `"5"`.
-    var protocolVersion = ProtocolVersion.v3_1_1
+    /// `protocol`: the MQTT version spoken, `"5"` (the default) or `"3.1.1"` (issue 41).
+    var protocolVersion = ProtocolVersion.v5
+    /// `sessionExpiry`: MQTT 5, seconds the broker keeps this host's session (subscriptions,
+    /// QoS 1 messages) after it disconnects; default 604 800 (a week). MQTT 3.1.1 keeps it for
+    /// ever (clean session 0).
+    var sessionExpiry: UInt32 = 604_800
 
     /// The versions of MQTT the `protocol` setting names.
     enum ProtocolVersion: String, CaseIterable {
         case v3_1_1 = "3.1.1"
         case v5 = "5"
+
+        /// The codec's version.
+        var codec: MQTTVersion { self == .v5 ? .v5 : .v3_1_1 }
     }
 
     /// The fleet-wide topics every host subscribes to.
@@ -45,7 +52,7 @@ struct MQTTBridgeSettings: Equatable {
 
     static let keys = [
         "broker", "hostId", "clientId", "username", "passwordFile", "keepAlive", "prefix", "qos", "commands",
-        "maxPacket", "protocol",
+        "maxPacket", "protocol", "sessionExpiry",
     ]
 
     /// Why settings were refused: names the key.
@@ -116,11 +123,13 @@ struct MQTTBridgeSettings: Equatable {
             guard let text = value.stringValue, let version = ProtocolVersion(rawValue: text) else {
                 throw Problem("settings.protocol must be \"3.1.1\" or \"5\", not \(value)")
             }
-            guard version == .v3_1_1 else {
-                throw Problem(
-                    "settings.protocol \"5\": MQTT 5 is not spoken by this bridge yet (issue 41); use \"3.1.1\"")
-            }
             result.protocolVersion = version
+        }
+        if let value = members["sessionExpiry"] {
+            guard let seconds = value.intValue, (0...Int(UInt32.max)).contains(seconds) else {
+                throw Problem("settings.sessionExpiry must be 0 to 4294967295 seconds, not \(value)")
+            }
+            result.sessionExpiry = UInt32(seconds)
         }
         return result
     }

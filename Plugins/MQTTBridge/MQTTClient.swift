@@ -3,7 +3,7 @@ import Glibc
 import MQTTCodec
 import ServiceKit
 
-/// An MQTT 3.1.1 client on its own thread: connects, subscribes, reads, pings, and on any
+/// An MQTT 5 or 3.1.1 client (``MQTTBridgeSettings/protocolVersion``) on its own thread: connects, subscribes, reads, pings, and on any
 /// failure drops the connection and reconnects after a backoff with jitter
 /// (``ReconnectBackoff``: 0.5 s doubling to 30 s while sessions fail before doing useful
 /// work), until ``stop(sending:)``.
@@ -54,7 +54,7 @@ final class MQTTClient: Sendable {
     /// redeliver what an unsent PUBACK was for).
     @discardableResult
     func send(_ packet: MQTTPacket) -> Bool {
-        let bytes = packet.encoded()
+        let bytes = packet.encoded(version: version)
         return connection.withLock { connection in
             guard connection.fd >= 0, Self.writeAll(connection.fd, bytes) else { return false }
             if case .puback = packet { connection.acknowledged += 1 }
@@ -62,17 +62,20 @@ final class MQTTClient: Sendable {
         }
     }
 
-    /// Publishes `message` at `qos` (a QoS 1 message gets the next packet id).
+    /// Publishes `message` at `qos` (a QoS 1 message gets the next packet id), with
+    /// `properties` in MQTT 5.
     @discardableResult
-    func publish(topic: String, _ payload: [UInt8], qos: UInt8, retain: Bool) -> Bool {
+    func publish(
+        topic: String, _ payload: [UInt8], qos: UInt8, retain: Bool, properties: MQTTProperties = MQTTProperties()
+    ) -> Bool {
         connection.withLock { connection in
             guard connection.fd >= 0 else { return false }
-            var message = MQTTPublish(topic: topic, payload: payload, qos: qos, retain: retain)
+            var message = MQTTPublish(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
             if qos > 0 {
                 connection.nextID = connection.nextID == UInt16.max ? 1 : connection.nextID + 1
                 message.id = connection.nextID
             }
-            return Self.writeAll(connection.fd, MQTTPacket.publish(message).encoded())
+            return Self.writeAll(connection.fd, MQTTPacket.publish(message).encoded(version: version))
         }
     }
 
@@ -82,11 +85,13 @@ final class MQTTClient: Sendable {
         connection.withLock { connection in
             connection.stopped = true
             guard connection.fd >= 0 else { return }
-            if let last { _ = Self.writeAll(connection.fd, MQTTPacket.publish(last).encoded()) }
-            _ = Self.writeAll(connection.fd, MQTTPacket.disconnect.encoded())
+            if let last { _ = Self.writeAll(connection.fd, MQTTPacket.publish(last).encoded(version: version)) }
+            _ = Self.writeAll(connection.fd, MQTTPacket.disconnect().encoded(version: version))
             shutdown(connection.fd, Int32(SHUT_RDWR))  // wakes the reader, which closes it
         }
     }
+
+    private var version: MQTTVersion { settings.protocolVersion.codec }
 
     private var isStopped: Bool { connection.withLock { $0.stopped } }
 
@@ -124,7 +129,7 @@ final class MQTTClient: Sendable {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)  // a stuck broker never blocks a writer for long
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let keepAlive = Double(settings.keepAlive)
-        var reader = MQTTFrameReader(maxPacket: settings.maxPacket)
+        var reader = MQTTFrameReader(maxPacket: settings.maxPacket, version: version)
         var acceptedAt: Double?
         var accepted: Bool { acceptedAt != nil }
         let end: String
@@ -133,10 +138,12 @@ final class MQTTClient: Sendable {
             connection.withLock { $0.fd = -1 }
             close(fd)
         }
+        // MQTT 5: the session outlives a disconnection by `sessionExpiry` seconds, not for ever.
         let connect = MQTTConnect(
             clientID: settings.clientID, cleanSession: false, keepAlive: settings.keepAlive, will: will,
-            username: settings.username, password: settings.password)
-        guard Self.writeAll(fd, MQTTPacket.connect(connect).encoded()) else {
+            username: settings.username, password: settings.password,
+            properties: MQTTProperties([(0x11, .fourByte(settings.sessionExpiry))]))
+        guard Self.writeAll(fd, MQTTPacket.connect(connect).encoded(version: version)) else {
             handlers.log(
                 .warn,
                 "mqtt.disconnected: cannot send CONNECT to \(settings.broker): \(String(cString: strerror(errno)))")
@@ -197,25 +204,32 @@ final class MQTTClient: Sendable {
                     }
                     guard case .packet(let packet) = frame else { continue }
                     switch packet {
-                    case .connack(_, let code) where !accepted:
+                    case .connack(let sessionPresent, let code, let properties) where !accepted:
                         guard code == 0 else {
+                            let why =
+                                version == .v5
+                                ? MQTTReasonCode.name(code, packet: "CONNACK") + Self.saying(properties)
+                                : MQTTConnectReturn.describe(code)
                             handlers.log(
                                 .error,
-                                "mqtt.refused code=\(code): \(settings.broker) refused the connection: \(MQTTConnectReturn.describe(code)) (CONNACK return code \(code))"
+                                "mqtt.refused code=\(code)\(reasonField(code, "CONNACK")): \(settings.broker) refused the connection: \(why) (CONNACK return code \(code))"
                             )
                             end = "refused"
                             break loop
                         }
                         acceptedAt = time
                         connection.withLock { $0.fd = fd }
-                        handlers.log(.info, "mqtt.connected: \(settings.broker) as \(settings.clientID)")
+                        handlers.log(
+                            .info,
+                            "mqtt.connected protocol=\(settings.protocolVersion.rawValue) sessionPresent=\(sessionPresent): \(settings.broker) as \(settings.clientID)"
+                        )
                         send(.subscribe(id: 1, filters: subscriptions))
                         handlers.connected()
                     case .suback(_, let codes):
-                        if let index = codes.firstIndex(of: 0x80) {
+                        for (index, code) in codes.enumerated() where code >= 0x80 {
                             handlers.log(
                                 .error,
-                                "mqtt.subscribeRefused: the broker refused the subscription to \(subscriptions[min(index, subscriptions.count - 1)].filter)"
+                                "mqtt.subscribeRefused code=\(code)\(reasonField(code, "SUBACK")): the broker refused the subscription to \(subscriptions[min(index, subscriptions.count - 1)].filter)"
                             )
                         }
                     case .publish(let message) where accepted:
@@ -226,7 +240,22 @@ final class MQTTClient: Sendable {
                         }
                         handlers.message(message)
                     case .pingresp: pingOutstanding = nil
-                    case .puback, .unsuback: break
+                    case .puback(let id, let code):
+                        // MQTT 5: the broker says why it did not take a message the bridge
+                        // published (notAuthorized: an ACL); noMatchingSubscribers is no failure.
+                        if MQTTReasonCode.isFailure(code) {
+                            handlers.log(
+                                .warn,
+                                "mqtt.publishRefused code=\(code)\(reasonField(code, "PUBACK")) packet=\(id): the broker did not accept a message the bridge published"
+                            )
+                        }
+                    case .unsuback: break
+                    case .disconnect(let code, let properties) where version == .v5:
+                        end =
+                            "the broker disconnected: \(MQTTReasonCode.name(code, packet: "DISCONNECT"))\(Self.saying(properties))"
+                        handlers.log(
+                            .warn, "mqtt.brokerDisconnected code=\(code)\(reasonField(code, "DISCONNECT")): \(end)")
+                        break loop
                     default:
                         end = "unexpected \(packet.name) from the broker" + (accepted ? "" : " before CONNACK")
                         handlers.log(.error, "mqtt.protocolError error=unexpected packet=\(packet.name): \(end)")
@@ -244,6 +273,16 @@ final class MQTTClient: Sendable {
             }
         }
         return (acceptedAt, end)
+    }
+
+    /// ` reason=NAME` for the log in MQTT 5, where `code` is a reason code; nothing in 3.1.1.
+    private func reasonField(_ code: UInt8, _ packet: String) -> String {
+        version == .v5 ? " reason=\(MQTTReasonCode.name(code, packet: packet))" : ""
+    }
+
+    /// The broker's reason string (MQTT 5), as `: TEXT` for the log, or nothing.
+    private static func saying(_ properties: MQTTProperties) -> String {
+        properties.reasonString.map { " (the broker says \(JSONValue.string($0)))" } ?? ""
     }
 
     private func now() -> Double {

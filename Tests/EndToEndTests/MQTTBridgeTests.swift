@@ -150,7 +150,7 @@ struct MQTTBridgeTests {
             default: break
             }
         }
-        let host = try Self.fleetHost("h1", port: fake.port)
+        let host = try Self.fleetHost("h1", port: fake.port, extra: #", "protocol": "3.1.1""#)
         try host.start()
         #expect(eventually { done.isSet })
         #expect(try host.ctl("state").status == 0)  // the host kept serving throughout
@@ -163,10 +163,13 @@ struct MQTTBridgeTests {
         #expect(Self.deliveries(of: 1, in: records) == 1 && Self.deliveries(of: 2, in: records) == 1)
     }
 
-    @Test func commandsOnCtl_areAnsweredOnTheirReplyTopic_andWatchIsRefusedToAService() throws {
+    /// The payload's `replyTo` works in both protocols (MQTT 5 also has the response topic).
+    @Test(arguments: ["3.1.1", "5"])
+    func commandsOnCtl_areAnsweredOnTheirReplyTopic_andWatchIsRefusedToAService(protocol: String) throws {
         let scratch = try Scratch()
         let broker = try Mosquitto(in: scratch)
-        let host = try Self.fleetHost("h1", port: broker.port, requests: "all", extra: #", "commands": true"#)
+        let host = try Self.fleetHost(
+            "h1", port: broker.port, requests: "all", extra: #", "commands": true, "protocol": "\#(`protocol`)""#)
         try host.start()
         #expect(Self.subscribed(broker, "h1"))
         let replies = try broker.subscriber("replies/h1", count: 2, client: "dashboard")
@@ -185,10 +188,12 @@ struct MQTTBridgeTests {
 
     /// Issue 36, item 2: one QoS 1 message over `maxPacket` on the fleet's topic no longer cuts
     /// the host off (dropped connection, redelivered first at every reconnection, for ever).
-    @Test func anOversizedMessage_isReadPast_acknowledged_loggedOnce_andLaterMessagesArrive() throws {
+    @Test(arguments: ["3.1.1", "5"])
+    func anOversizedMessage_isReadPast_acknowledged_loggedOnce_andLaterMessagesArrive(protocol: String) throws {
         let scratch = try Scratch()
         let broker = try Mosquitto(in: scratch)
-        let host = try Self.fleetHost("h1", port: broker.port, extra: #", "maxPacket": 1024"#)
+        let host = try Self.fleetHost(
+            "h1", port: broker.port, extra: #", "maxPacket": 1024, "protocol": "\#(`protocol`)""#)
         try host.start()
         #expect(Self.subscribed(broker, "h1"))
         let big = #"{"aps":{"alert":"\#(String(repeating: "x", count: 4000))"},"n":1}"#
@@ -201,8 +206,9 @@ struct MQTTBridgeTests {
         let lines = Self.bridgeLines(records)
         let oversized = lines.named("mqtt.oversized")
         #expect(oversized.count == 1, "\(records.text)")
-        // The remaining length: the topic's length field and bytes, the packet id, the payload.
-        let size = 2 + "servicehost/all/push".utf8.count + 2 + big.utf8.count
+        // The remaining length: the topic's length field and bytes, the packet id, (MQTT 5) an
+        // empty property list's length, the payload.
+        let size = 2 + "servicehost/all/push".utf8.count + 2 + (`protocol` == "5" ? 1 : 0) + big.utf8.count
         #expect(oversized.first?.fields["bytes"] == String(size), "\(records.text)")
         #expect(oversized.first?.fields["topic"] == "servicehost/all/push", "\(records.text)")
         #expect(oversized.first?.fields["packet"] != nil, "\(records.text)")
@@ -229,7 +235,7 @@ struct MQTTBridgeTests {
             while !seen.isEmpty && !seen.contains(0x40) { seen += FakeBroker.read(connection) }
             if seen.contains(0x40) { acknowledged.set() }
         }
-        let host = try Self.fleetHost("h1", port: fake.port)
+        let host = try Self.fleetHost("h1", port: fake.port, extra: #", "protocol": "3.1.1""#)
         try host.start()
         #expect(eventually { fake.connectionCount >= 5 })
         let records = host.stop().records

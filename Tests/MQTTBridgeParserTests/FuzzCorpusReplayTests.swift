@@ -37,7 +37,7 @@ import Testing
         #expect(unix.clientID == unix.hostID)
         #expect(unix.prefix == "servicehost/\(unix.hostID)")
         #expect(unix.keepAlive == 30 && unix.qos == 1 && !unix.commands && unix.maxPacket == 1 << 20)
-        #expect(unix.protocolVersion == .v3_1_1)
+        #expect(unix.protocolVersion == .v5 && unix.sessionExpiry == 604_800)
     }
 
     /// Each refusal names the setting it refuses (the key is the message's subject).
@@ -49,7 +49,6 @@ import Testing
         ("settings-hostid-slash.json", "settings.hostId"),
         ("settings-unknown-key.json", "\"brokr\""),
         ("settings-protocol-4.json", "settings.protocol"),
-        ("settings-protocol-5.json", "settings.protocol"),
     ])
     func theRefusedSettingsSeeds_nameTheirKey(name: String, key: String) throws {
         let value = try JSONValue(parsing: try Self.seed(name))

@@ -15,13 +15,15 @@ import Testing
         for name in names {
             let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
             // The target's limit: small for half the inputs, so oversized messages are read past too.
-            var reader = MQTTFrameReader(maxPacket: (bytes.first ?? 0) >= 128 ? 64 : 1 << 16)
+            var reader = MQTTFrameReader(
+                maxPacket: (bytes.first ?? 0) >= 128 ? 64 : 1 << 16,
+                version: (bytes.first ?? 0) & 0x40 != 0 ? .v5 : .v3_1_1)
             reader.append(bytes.dropFirst())
             do {
                 while let frame = try reader.nextFrame() {
                     guard case .packet(let packet) = frame else { continue }
-                    var again = MQTTFrameReader(maxPacket: 1 << 17)
-                    again.append(packet.encoded())
+                    var again = MQTTFrameReader(maxPacket: 1 << 17, version: reader.version)
+                    again.append(packet.encoded(version: reader.version))
                     #expect(try again.next() == packet, "\(name): \(packet.name)")
                     accepted += 1
                 }

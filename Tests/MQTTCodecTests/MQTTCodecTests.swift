@@ -28,7 +28,7 @@ import Testing
             ]),
         .suback(id: 9, codes: [1, 0x80]),
         .unsubscribe(id: 10, filters: ["a/b"]), .unsuback(id: 10),
-        .pingreq, .pingresp, .disconnect,
+        .pingreq, .pingresp, .disconnect(),
     ]
 
     @Test func everyPacketRoundTrips() throws {

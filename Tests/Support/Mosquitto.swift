@@ -53,7 +53,8 @@ public final class Mosquitto {
     /// Starts a broker on a free loopback port (or `port`), in `scratch`. With `persistent`, it
     /// saves sessions and retained messages in `scratch` at every change, so they outlive a
     /// ``stop()`` (SIGKILL) and ``start()``, as a production broker's persistence does.
-    public init(in scratch: Scratch, port: Int? = nil, persistent: Bool = false) throws {
+    /// `config`: more lines for its configuration (an `acl_file`).
+    public init(in scratch: Scratch, port: Int? = nil, persistent: Bool = false, config: String = "") throws {
         guard let executable = Self.installed else { throw TestFailure("mosquitto is not installed") }
         self.port = port ?? Self.freePort()
         logPath = scratch.file("mosquitto-\(self.port).log")
@@ -69,6 +70,7 @@ public final class Mosquitto {
                 log_type all
                 max_queued_messages 10000
                 \(getuid() == 0 ? "user root" : "")
+                \(config)
 
                 """.utf8))
         _ = executable
@@ -91,15 +93,17 @@ public final class Mosquitto {
         process = nil
     }
 
-    /// `mosquitto_pub -q QOS -t TOPIC -m MESSAGE` (and `-r` when `retain`), waiting for the
-    /// broker's acknowledgement.
-    public func publish(_ topic: String, _ message: String, qos: Int = 1, retain: Bool = false) throws {
+    /// `mosquitto_pub -q QOS -t TOPIC -m MESSAGE` (and `-r` when `retain`, then `options`, such
+    /// as `-V mqttv5 -D PUBLISH response-topic T`), waiting for the broker's acknowledgement.
+    public func publish(
+        _ topic: String, _ message: String, qos: Int = 1, retain: Bool = false, options: [String] = []
+    ) throws {
         let result = try Command.run(
             "/usr/bin/mosquitto_pub",
             [
                 "-h", "127.0.0.1", "-p", String(port), "-q", String(qos),
                 "-t", topic, "-m", message,
-            ] + (retain ? ["-r"] : []))
+            ] + (retain ? ["-r"] : []) + options)
         guard result.status == 0 else { throw TestFailure("mosquitto_pub failed: \(result.stderr)") }
     }
 
@@ -112,10 +116,14 @@ public final class Mosquitto {
 
     /// `mosquitto_sub -i CLIENT -t TOPIC -C COUNT`, started and subscribed (its SUBACK is in the
     /// broker's log) before this returns; `wait()` gives the COUNT messages, one a line.
-    public func subscriber(_ topic: String, count: Int, client: String) throws -> Command.Running {
+    /// `options` come last (`-V mqttv5 -F '%D %p'`).
+    public func subscriber(_ topic: String, count: Int, client: String, options: [String] = []) throws
+        -> Command.Running
+    {
         let running = try Command.start(
             "/usr/bin/mosquitto_sub",
-            ["-h", "127.0.0.1", "-p", String(port), "-i", client, "-t", topic, "-C", String(count), "-W", "60"])
+            ["-h", "127.0.0.1", "-p", String(port), "-i", client, "-t", topic, "-C", String(count), "-W", "60"]
+                + options)
         guard eventually(within: 30, { self.count(.sent, "SUBACK", client: client) >= 1 }) else {
             running.send(SIGKILL)
             throw TestFailure("mosquitto_sub \(client) did not subscribe to \(topic)")

@@ -1,8 +1,13 @@
 extension MQTTPacket {
     /// Decodes one packet from its first byte (type and flags) and its body (the
-    /// remaining-length bytes), checking every length and flag the specification fixes.
-    public static func decode(first: UInt8, body: ArraySlice<UInt8>) throws(MQTTError) -> MQTTPacket {
+    /// remaining-length bytes) as `version` lays it out, checking every length and flag the
+    /// specification fixes (and, in MQTT 5, every property: ``MQTTProperties``).
+    public static func decode(first: UInt8, body: ArraySlice<UInt8>, version: MQTTVersion = .v3_1_1)
+        throws(MQTTError) -> MQTTPacket
+    {
         var reader = BodyReader(bytes: body)
+        reader.v5 = version == .v5
+        let v5 = reader.v5
         let flags = first & 0x0F
         let packet: MQTTPacket
         switch first >> 4 {
@@ -14,13 +19,16 @@ extension MQTTPacket {
             let connectFlags = try reader.byte()
             guard connectFlags & 1 == 0 else { throw .malformed("CONNECT", "reserved flag set") }
             let keepAlive = try reader.uint16()
+            let properties = v5 ? try reader.properties() : MQTTProperties()
             var connect = MQTTConnect(
-                clientID: try reader.string(), cleanSession: connectFlags & 0x02 != 0, keepAlive: keepAlive)
+                clientID: try reader.string(), cleanSession: connectFlags & 0x02 != 0, keepAlive: keepAlive,
+                properties: properties)
             if connectFlags & 0x04 != 0 {
+                let willProperties = v5 ? try reader.properties() : MQTTProperties()
                 let topic = try reader.string()
                 connect.will = MQTTPublish(
                     topic: topic, payload: try reader.field(), qos: connectFlags >> 3 & 3,
-                    retain: connectFlags & 0x20 != 0)
+                    retain: connectFlags & 0x20 != 0, properties: willProperties)
             } else if connectFlags & 0x38 != 0 {
                 throw .malformed("CONNECT", "will QoS or retain set without a will")
             }
@@ -34,36 +42,53 @@ extension MQTTPacket {
             guard ackFlags & 0xFE == 0 else {
                 throw .malformed("CONNACK", "reserved acknowledge flags set (\(ackFlags))")
             }
-            packet = .connack(sessionPresent: ackFlags & 1 != 0, returnCode: try reader.byte())
+            let code = try reader.byte()
+            packet = .connack(
+                sessionPresent: ackFlags & 1 != 0, returnCode: code,
+                properties: v5 ? try reader.properties() : MQTTProperties())
         case 3:
             var message = try reader.publishHeader(flags: flags)
+            if v5 { message.properties = try reader.properties() }
             message.payload = reader.rest()
             packet = .publish(message)
         case 4:
             reader.packet = "PUBACK"
             try reader.expectFlags(flags, 0)
-            packet = .puback(id: try reader.uint16())
+            let id = try reader.uint16()
+            packet = .puback(id: id, reason: try reader.ackTail())
         case 5:
             reader.packet = "PUBREC"
             try reader.expectFlags(flags, 0)
-            packet = .pubrec(id: try reader.uint16())
+            let id = try reader.uint16()
+            _ = try reader.ackTail()
+            packet = .pubrec(id: id)
         case 6:
             reader.packet = "PUBREL"
             try reader.expectFlags(flags, 2)
-            packet = .pubrel(id: try reader.uint16())
+            let id = try reader.uint16()
+            _ = try reader.ackTail()
+            packet = .pubrel(id: id)
         case 7:
             reader.packet = "PUBCOMP"
             try reader.expectFlags(flags, 0)
-            packet = .pubcomp(id: try reader.uint16())
+            let id = try reader.uint16()
+            _ = try reader.ackTail()
+            packet = .pubcomp(id: id)
         case 8:
             reader.packet = "SUBSCRIBE"
             try reader.expectFlags(flags, 2)
             let id = try reader.uint16()
+            if v5 { _ = try reader.properties() }
             var filters: [MQTTSubscription] = []
             repeat {
                 let filter = try reader.string()
-                let qos = try reader.byte()
-                guard qos <= 2 else { throw .malformed("SUBSCRIBE", "requested QoS \(qos)") }
+                let options = try reader.byte()
+                // MQTT 5 3.8.3.1: QoS in bits 0-1, then no-local, retain-as-published, retain
+                // handling (bits 4-5, 3 is reserved); MQTT 3.1.1 has QoS alone.
+                let qos = options & 3
+                guard qos <= 2, options & (v5 ? 0xC0 : 0xFC) == 0, options & 0x30 != 0x30 else {
+                    throw .malformed("SUBSCRIBE", "subscription options \(options)")
+                }
                 filters.append(MQTTSubscription(filter, qos: qos))
             } while !reader.isAtEnd
             packet = .subscribe(id: id, filters: filters)
@@ -71,6 +96,7 @@ extension MQTTPacket {
             reader.packet = "SUBACK"
             try reader.expectFlags(flags, 0)
             let id = try reader.uint16()
+            if v5 { _ = try reader.properties() }
             let codes = reader.rest()
             guard !codes.isEmpty else { throw .malformed("SUBACK", "no return codes") }
             packet = .suback(id: id, codes: codes)
@@ -78,13 +104,20 @@ extension MQTTPacket {
             reader.packet = "UNSUBSCRIBE"
             try reader.expectFlags(flags, 2)
             let id = try reader.uint16()
+            if v5 { _ = try reader.properties() }
             var filters: [String] = []
             repeat { filters.append(try reader.string()) } while !reader.isAtEnd
             packet = .unsubscribe(id: id, filters: filters)
         case 11:
             reader.packet = "UNSUBACK"
             try reader.expectFlags(flags, 0)
-            packet = .unsuback(id: try reader.uint16())
+            let id = try reader.uint16()
+            if v5 {
+                _ = try reader.properties()
+                guard !reader.isAtEnd else { throw .malformed("UNSUBACK", "no reason codes") }
+                _ = reader.rest()
+            }
+            packet = .unsuback(id: id)
         case 12:
             reader.packet = "PINGREQ"
             try reader.expectFlags(flags, 0)
@@ -96,7 +129,13 @@ extension MQTTPacket {
         case 14:
             reader.packet = "DISCONNECT"
             try reader.expectFlags(flags, 0)
-            packet = .disconnect
+            guard v5, !reader.isAtEnd else {
+                packet = .disconnect()
+                break
+            }
+            let reason = try reader.byte()
+            packet = .disconnect(
+                reason: reason, properties: reader.isAtEnd ? MQTTProperties() : try reader.properties())
         default:
             throw MQTTError(
                 .unknownType, "unknown packet type \(first >> 4) (first byte 0x\(String(first, radix: 16)))")
@@ -132,6 +171,8 @@ struct BodyReader {
     let bytes: ArraySlice<UInt8>
     var offset: Int
     var packet = ""
+    /// The body is laid out as MQTT 5 does (reason codes, properties).
+    var v5 = false
 
     init(bytes: ArraySlice<UInt8>) {
         self.bytes = bytes
@@ -173,6 +214,15 @@ struct BodyReader {
             throw .malformed(packet, "a string field is not valid UTF-8")
         }
         return text
+    }
+
+    /// An acknowledgement's tail after its packet id (MQTT 5 3.4.2): an optional reason code,
+    /// then optional properties; nothing in MQTT 3.1.1. The reason code (0 when left out).
+    mutating func ackTail() throws(MQTTError) -> UInt8 {
+        guard v5, !isAtEnd else { return 0 }
+        let reason = try byte()
+        if !isAtEnd { _ = try properties() }
+        return reason
     }
 
     mutating func rest() -> [UInt8] {

@@ -10,13 +10,18 @@
 public struct MQTTFrameReader: Sendable {
     /// The largest body accepted, in bytes.
     public let maxPacket: Int
+    /// The version the packets are laid out in.
+    public let version: MQTTVersion
     private var buffer: [UInt8] = []
     private var start = 0
     /// The PUBLISH being read past, and how many of its bytes are still to drop.
     private var skipping: (message: MQTTSkippedPublish, left: Int)?
 
-    /// A reader refusing bodies over `maxPacket` bytes.
-    public init(maxPacket: Int) { self.maxPacket = maxPacket }
+    /// A reader of `version` packets refusing bodies over `maxPacket` bytes.
+    public init(maxPacket: Int, version: MQTTVersion = .v3_1_1) {
+        self.maxPacket = maxPacket
+        self.version = version
+    }
 
     /// Bytes held that do not make a whole packet yet.
     public var pending: Int { buffer.count - start }
@@ -71,7 +76,7 @@ public struct MQTTFrameReader: Sendable {
             return try startSkipping(first: buffer[start], bodyAt: index, length: length)
         }
         guard buffer.count - index >= length else { return nil }
-        let packet = try MQTTPacket.decode(first: buffer[start], body: buffer[index..<index + length])
+        let packet = try MQTTPacket.decode(first: buffer[start], body: buffer[index..<index + length], version: version)
         start = index + length
         compact()
         return .packet(packet)

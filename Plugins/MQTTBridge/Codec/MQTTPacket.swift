@@ -1,22 +1,28 @@
-/// One MQTT 3.1.1 control packet (OASIS MQTT 3.1.1, section 3): the packets a client sends
-/// and receives. QoS 2's PUBREC, PUBREL and PUBCOMP are read so a broker that sends them
+/// One MQTT control packet (OASIS MQTT 3.1.1 and 5.0, section 3): the packets a client sends
+/// and receives. The bytes depend on the version spoken (``MQTTVersion``): MQTT 5 adds reason
+/// codes and property lists, which an MQTT 3.1.1 encoding leaves out. QoS 2's PUBREC, PUBREL and PUBCOMP are read so a broker that sends them
 /// gets a clear error from the client instead of a parse failure.
 public enum MQTTPacket: Sendable, Equatable {
     case connect(MQTTConnect)
-    /// CONNACK: whether the broker kept a session, and its return code (0: accepted).
-    case connack(sessionPresent: Bool, returnCode: UInt8)
+    /// CONNACK: whether the broker kept a session, and its return code (0: accepted; MQTT 5:
+    /// a reason code, ``MQTTReasonCode``) and properties (MQTT 5).
+    case connack(sessionPresent: Bool, returnCode: UInt8, properties: MQTTProperties = MQTTProperties())
     case publish(MQTTPublish)
-    case puback(id: UInt16)
+    /// PUBACK: the packet id and (MQTT 5) its reason code.
+    case puback(id: UInt16, reason: UInt8 = 0)
     case pubrec(id: UInt16)
     case pubrel(id: UInt16)
     case pubcomp(id: UInt16)
     /// SUBSCRIBE: topic filters with their requested QoS.
     case subscribe(id: UInt16, filters: [MQTTSubscription])
-    /// SUBACK: one return code per filter (0–2: the granted QoS; 0x80: refused).
+    /// SUBACK: one return code per filter (0–2: the granted QoS; 0x80 and above: refused, an
+    /// MQTT 5 reason code).
     case suback(id: UInt16, codes: [UInt8])
     case unsubscribe(id: UInt16, filters: [String])
     case unsuback(id: UInt16)
-    case pingreq, pingresp, disconnect
+    case pingreq, pingresp
+    /// DISCONNECT: (MQTT 5) a reason code and properties (a reason string).
+    case disconnect(reason: UInt8 = 0, properties: MQTTProperties = MQTTProperties())
 
     /// The packet type's name, as the specification spells it.
     public var name: String {
@@ -49,11 +55,14 @@ public struct MQTTConnect: Sendable, Equatable {
     public var will: MQTTPublish?
     public var username: String?
     public var password: [UInt8]?
+    /// MQTT 5: the CONNECT properties (session expiry interval 0x11); the will's are its own.
+    public var properties: MQTTProperties
 
     public init(
         clientID: String, cleanSession: Bool, keepAlive: UInt16, will: MQTTPublish? = nil,
-        username: String? = nil, password: [UInt8]? = nil
+        username: String? = nil, password: [UInt8]? = nil, properties: MQTTProperties = MQTTProperties()
     ) {
+        self.properties = properties
         self.clientID = clientID
         self.cleanSession = cleanSession
         self.keepAlive = keepAlive
@@ -74,10 +83,15 @@ public struct MQTTPublish: Sendable, Equatable {
     public var dup: Bool
     /// The packet identifier; present when `qos > 0`.
     public var id: UInt16?
+    /// MQTT 5: the PUBLISH properties (message expiry, response topic, correlation data, user
+    /// properties).
+    public var properties: MQTTProperties
 
     public init(
-        topic: String, payload: [UInt8], qos: UInt8 = 0, retain: Bool = false, dup: Bool = false, id: UInt16? = nil
+        topic: String, payload: [UInt8], qos: UInt8 = 0, retain: Bool = false, dup: Bool = false, id: UInt16? = nil,
+        properties: MQTTProperties = MQTTProperties()
     ) {
+        self.properties = properties
         self.topic = topic
         self.payload = payload
         self.qos = qos
@@ -96,6 +110,12 @@ public struct MQTTSubscription: Sendable, Equatable {
         self.filter = filter
         self.qos = qos
     }
+}
+
+/// The MQTT version spoken, by its protocol level.
+public enum MQTTVersion: UInt8, Sendable, Equatable {
+    case v3_1_1 = 4
+    case v5 = 5
 }
 
 /// CONNACK's return codes (3.2.2.3), as sentences for the log.

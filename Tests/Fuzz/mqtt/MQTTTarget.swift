@@ -1,8 +1,9 @@
 // Fuzz target `mqtt`: bytes from a broker through MQTTBridge's frame reader (issue 17). Checks
 // what must hold for every packet the reader accepts: it encodes to bytes that decode to the
 // same packet; a PUBLISH over the limit is read past without being held; an MQTT 5 property
-// list read from the input encodes back to the same list. A refusal must be an MQTTError (a
-// trap or an overflow is the finding).
+// list read from the input encodes back to the same list. The first byte's bit 6 picks the
+// version (MQTT 5: reason codes and properties in every packet, issue 41). A refusal must be an
+// MQTTError (a trap or an overflow is the finding).
 //
 // Built and run by scripts/fuzz (`scripts/fuzz mqtt`), with the MQTTCodec module compiled
 // from Plugins/MQTTBridge/Codec; seeds in Tests/Fuzz/Corpus/mqtt, replayed by MQTTCodecTests.
@@ -15,7 +16,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     // The first byte picks how the input is cut into reads, so split packets are covered too.
     let step = max(1, Int(bytes.first ?? 0) % 17)
     // Its high bit picks a small limit, so oversized messages are read past too (issue 36).
-    var reader = MQTTFrameReader(maxPacket: (bytes.first ?? 0) >= 128 ? 64 : 1 << 16)
+    var reader = MQTTFrameReader(
+        maxPacket: (bytes.first ?? 0) >= 128 ? 64 : 1 << 16, version: (bytes.first ?? 0) & 0x40 != 0 ? .v5 : .v3_1_1)
     var offset = 1
     while offset < bytes.count {
         reader.append(bytes[offset..<min(offset + step, bytes.count)])
@@ -28,8 +30,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                     guard reader.pending <= 65539 + step else { fatalError("\(reader.pending) bytes held") }
                     continue
                 }
-                var again = MQTTFrameReader(maxPacket: 1 << 17)
-                again.append(packet.encoded())
+                var again = MQTTFrameReader(maxPacket: 1 << 17, version: reader.version)
+                again.append(packet.encoded(version: reader.version))
                 guard let decoded = try? again.next(), decoded == packet else {
                     fatalError("\(packet.name) does not survive encode and decode: \(packet)")
                 }
