@@ -8,6 +8,8 @@ extension CtlCommand {
         var all = false
         var force = false
         var logs = false
+        var probation: Double?
+        var cancel = false
     }
 
     static let listTable = OptionTable<OperateOptions>(
@@ -25,6 +27,39 @@ extension CtlCommand {
         [
             .flag("--logs", "log lines too, as they are written") { $0.logs = true }
         ])
+
+    static let deployTable = OptionTable<OperateOptions>(
+        "ctl deploy",
+        [
+            .value("--probation", "SECS", "how long the new set is watched before it is accepted (default 30)") {
+                options, text throws(UsageError) in options.probation = try OptionValue.seconds(text)
+            },
+            .flag("--cancel", "stop the deploy in probation, rolling it back") { $0.cancel = true },
+        ])
+
+    /// `deploy DIR [--probation SECS]`, `deploy status`, `deploy --cancel`.
+    static func deploy(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        let parsed = try deployTable.parse(arguments.arguments, from: OperateOptions())
+        let options = parsed.options
+        if options.cancel {
+            guard parsed.operands.isEmpty, options.probation == nil else {
+                throw deployTable.error("--cancel takes no directory and no --probation")
+            }
+            return [ControlKey.action.rawValue: "cancel"]
+        }
+        guard parsed.operands.count == 1 else { throw deployTable.error("expected DIR, status or --cancel") }
+        // "status" is the status; a folder named so is deployed as ./status.
+        if parsed.operands[0] == "status" {
+            guard options.probation == nil else { throw deployTable.error("status takes no --probation") }
+            return [ControlKey.action.rawValue: "status"]
+        }
+        // The host resolves nothing against its own working directory: the client sends an absolute path.
+        var members: [String: JSONValue] = [
+            ControlKey.directory.rawValue: .string(DesktopCommand.absolute(parsed.operands[0]))
+        ]
+        if let seconds = options.probation { members[.seconds] = .number(seconds) }
+        return members
+    }
 
     /// `service stop|start|restart ID [--force]`.
     static func service(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
