@@ -100,6 +100,35 @@ import Testing
         #expect(host.records.named(.deployApplied).isEmpty)
     }
 
+    @Test func aCancelledDeploy_andOneKilledInProbation_leaveThePreviousSetRunning() throws {
+        let (host, set) = try hostAndSet()
+        try host.start()
+        #expect(try host.ctl("deploy", set, "--probation", "0").status == 2)
+        #expect(try host.ctlJSON("deploy", set, "--probation", "600").status == 0)
+        #expect(try self.status(host)["probation"] as? [String: Any] != nil)
+        #expect(try host.ctlJSON("deploy", set).status == 1, "a second deploy while one is in probation")
+        let cancelled = try host.reply("deploy", "--cancel")
+        #expect(cancelled["generation"] as? Int == 1, "\(cancelled)")
+        #expect(try host.service("test.b")?["version"] as? String == "0.1.0")
+        #expect(try host.reply("deploy", "--cancel")["ok"] as? Bool == false)
+        // Killed in probation: the next start runs the plugin folder, and says generation 2 was not accepted.
+        #expect(try host.ctlJSON("deploy", set, "--probation", "600").reply["generation"] as? Int == 2)
+        #expect(try host.service("test.b")?["version"] as? String == "0.2.0")
+        host.signal(SIGKILL)
+        try host.start()
+        #expect(try host.service("test.b")?["version"] as? String == "0.1.0")
+        let generations = try self.status(host)["generations"] as? [[String: Any]] ?? []
+        #expect(
+            generations.map { "\($0["generation"] as? Int ?? 0) \($0["reason"] as? String ?? "")" } == [
+                "2 notAccepted", "1 cancelled",
+            ], "\(generations)")
+        #expect(generations.allSatisfy { $0["outcome"] as? String == "rolledBack" })
+        host.stop()
+        let resumed = host.records.named(.deployResumed)
+        #expect(resumed.count == 1 && resumed.first?.int("rejected") == 2, "\(host.records.text)")
+        #expect(resumed.first?.string("reason") == "notAccepted" && resumed.first?.int("generation") == nil)
+    }
+
     @Test func aSetTheHostWouldRefuse_isRefused_andNothingRunningChanges() throws {
         let (host, set) = try hostAndSet()
         let pins = #"{"services": {"test.b": {"sha256": "\#(String(repeating: "0", count: 64))"}}}"#

@@ -31,7 +31,6 @@ extension Host {
         public let description: String
     }
 
-
     /// The file naming the current generation in `stateDirectory`.
     static func currentGenerationFile(in stateDirectory: String) -> String {
         DeployStage.generations(in: stateDirectory) + "/current"
@@ -86,7 +85,9 @@ extension Host {
             generation: stage.generation, previous: previous, seconds: probation, started: clock.now, timer: timer)
         // A required service that did not come up fails the probation at once.
         let running = Set(services.map(\.id))
-        if let failed = configuration.services.first(where: { $0.value.policy == .required && !running.contains($0.key) }
+        if let failed = configuration.services.first(where: {
+            $0.value.policy == .required && !running.contains($0.key)
+        }
         ) {
             probationFailed(culprit: failed.key, reason: "requiredFailed")
         }
@@ -286,7 +287,9 @@ extension Host {
                 .warn, "host",
                 "generation \(current) is recorded as current but \(folder) is missing: loading the plugin directories",
                 event: .deployResumed,
-                fields: fields + [.int("generation", current), .string("directory", folder), .string("reason", "missing")])
+                fields: fields + [
+                    .int("generation", current), .string("directory", folder), .string("reason", "missing"),
+                ])
             return settings
         }
         serviceSet.followsContent = true

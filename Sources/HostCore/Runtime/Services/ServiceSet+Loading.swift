@@ -108,7 +108,8 @@ extension ServiceSet {
         var offset = 0
         while offset < first.size {
             let count = min(chunk, first.size - offset)
-            guard let left = try? first.read(at: offset, count: count), let right = try? second.read(at: offset, count: count),
+            guard let left = try? first.read(at: offset, count: count),
+                let right = try? second.read(at: offset, count: count),
                 left.count == count, left == right
             else { return false }
             offset += count
