@@ -100,6 +100,45 @@ import Testing
         #expect(host.records.named(.deployApplied).isEmpty)
     }
 
+    @Test func aSetThatHangsInAWorker_isRolledBackAfterTheHangKill() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        let set = try host.scratch.folder("set")
+        try FileManager.default.copyItem(atPath: host.lib + "/a.so", toPath: set + "/a.so")
+        try Command.compileC(
+            Repository.fixture("BadPlugins/bad.c"), to: set + "/b.so",
+            defines: ["BAD_ID=\"test.b\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=4"])
+        // test.b's 1 s deadline is the point; test.a keeps one no loaded machine can miss.
+        let configuration = try host.file("services.json", #"{"services": {"test.a": {"eventTimeout": 300}}}"#)
+        try host.start(["--isolation", "process", "--event-timeout", "1", "--config", configuration])
+        #expect(try host.ctlJSON("deploy", set).status == 0)
+        let outcome = { (try? self.status(host))?["generations"] as? [[String: Any]] ?? [] }
+        #expect(eventually(within: 30) { outcome().first?["outcome"] as? String == "rolledBack" }, "\(outcome())")
+        #expect(outcome().first?["culprit"] as? String == "test.b" && outcome().first?["reason"] as? String == "hang")
+        #expect(eventually { (try? host.service("test.b"))?["path"] as? String == host.lib + "/b.so" })
+        host.stop()
+        let rolledBack = host.records.named(.deployRolledBack)
+        #expect(rolledBack.map { $0.string("reason") } == ["hang"], "\(host.records.text)")
+    }
+
+    @Test func aRequiredServiceThatFailsToLaunch_rollsTheSetBack() throws {
+        let (host, set) = try hostAndSet()
+        try Plugins.probe(
+            set + "/b.so",
+            ["PROBE_ID=\"test.b\"", "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=12345"])
+        let configuration = try host.file("services.json", #"{"services": {"test.b": {"policy": "required"}}}"#)
+        try host.start(["--config", configuration])
+        #expect(try host.ctlJSON("deploy", set).status == 0)
+        let generations = try self.status(host)["generations"] as? [[String: Any]] ?? []
+        #expect(generations.first?["culprit"] as? String == "test.b", "\(generations)")
+        #expect(generations.first?["reason"] as? String == "requiredFailed")
+        #expect(try host.service("test.b")?["state"] as? String == "running")
+        #expect(try host.service("test.b")?["path"] as? String == host.lib + "/b.so")
+        host.stop()
+        #expect(host.records.named(.deployRolledBack).map { $0.string("service") } == ["test.b"])
+    }
+
     @Test func aCancelledDeploy_andOneKilledInProbation_leaveThePreviousSetRunning() throws {
         let (host, set) = try hostAndSet()
         try host.start()

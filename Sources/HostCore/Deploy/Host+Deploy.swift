@@ -83,13 +83,15 @@ extension Host {
         let timer = clock.schedule(after: probation) { [weak self] in self?.acceptProbation() }
         deployment.probation = .init(
             generation: stage.generation, previous: previous, seconds: probation, started: clock.now, timer: timer)
-        // A required service that did not come up fails the probation at once.
-        let running = Set(services.map(\.id))
-        if let failed = configuration.services.first(where: {
-            $0.value.policy == .required && !running.contains($0.key)
-        }
-        ) {
-            probationFailed(culprit: failed.key, reason: "requiredFailed")
+        // A required service that did not come up (not running, or its launch events failed in
+        // the catch-up) fails the probation at once.
+        // Only services the plan starts now: not a disabled one, nor a lazy one not opened yet.
+        let running = Set(services.filter { !$0.launchFailed }.map(\.id))
+        let waiting = Set(dormantServices.map(\.metadata.id))
+        if let failed = serviceSet.startOrder.first(where: {
+            configuration.services[$0]?.policy == .required && !running.contains($0) && !waiting.contains($0)
+        }) {
+            probationFailed(culprit: failed, reason: "requiredFailed")
         }
         return DeployOutcome(
             generation: stage.generation, directory: stage.directory, report: report,
