@@ -1,6 +1,6 @@
 import ServiceJSON
 
-/// `host ctl stats|blame|list --all|service|watch`: the requests that operate the host, and
+/// `host ctl stats|blame|list --all|service|deploy|rollback|watch`: the requests that operate the host, and
 /// the text they print.
 extension CtlCommand {
     /// The options of the operating commands.
@@ -124,10 +124,47 @@ extension CtlCommand {
                 ? "restarted \(restarted.joined(separator: ", ")) (they share a worker)"
                 : "\(action == "stop" ? "stopped" : action == "start" ? "started" : "restarted") \(id)"
             return "\(done): \(state); app: \(reply.state ?? "?")"
+        case "deploy":
+            return deployText(members, action: command.members[.action]?.stringValue)
+        case "rollback":
+            let to = members[.to]?.intValue.map { "generation \($0)" } ?? "the plugin directories"
+            return "rolled back from generation \(members[.generation]?.intValue ?? 0); running \(to)"
         case "watch":
             return ""
         default:
             return nil
+        }
+    }
+
+    /// `deploy DIR`, `deploy status` and `deploy --cancel` as text.
+    private static func deployText(_ members: [String: JSONValue], action: String?) -> String {
+        func names(_ key: ControlKey) -> String {
+            "[" + (members[key]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ") + "]"
+        }
+        switch action {
+        case "cancel"?:
+            return "generation \(members[.generation]?.intValue ?? 0) rolled back (cancelled)"
+        case "status"?:
+            let status = members[.deploy]
+            var lines = [
+                "current: " + (status?["current"]?.intValue.map { "generation \($0)" } ?? "plugin directories")
+            ]
+            if let probation = status?["probation"] {
+                lines.append(
+                    "in probation: generation \(probation["generation"]?.intValue ?? 0), "
+                        + Seconds.text(probation["remaining"]?.doubleValue ?? 0) + " s left")
+            }
+            for entry in status?["generations"]?.arrayValue ?? [] {
+                var line = "generation \(entry["generation"]?.intValue ?? 0): \(entry["outcome"]?.stringValue ?? "?")"
+                let culprit = entry["culprit"]?.stringValue.map { "\($0): " } ?? ""
+                if let reason = entry["reason"]?.stringValue { line += " (\(culprit)\(reason))" }
+                lines.append(line)
+            }
+            return lines.joined(separator: "\n")
+        default:
+            return "generation \(members[.generation]?.intValue ?? 0) switched to, in probation for "
+                + Seconds.text(members[.seconds]?.doubleValue ?? 0) + " s: added \(names(.added)), removed "
+                + "\(names(.removed)), replaced \(names(.replaced)), kept \(names(.kept))"
         }
     }
 
