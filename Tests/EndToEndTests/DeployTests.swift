@@ -139,6 +139,39 @@ import Testing
         #expect(host.records.named(.deployRolledBack).map { $0.string("service") } == ["test.b"])
     }
 
+    /// README "Deploying safely": its transcript of a deploy that rolls back, run for real.
+    @Test func theReadmesRollbackTranscript_isWhatTheHostPrints() throws {
+        let blocks = try Documentation.section("Deploying safely").codeBlocks(language: "text")
+        let transcript = try #require(blocks.first { $0.first?.hasPrefix("$ host ctl deploy ") == true })
+        let host = try IsolatedHost()
+        try host.probe("clock", ["PROBE_ID=\"com.example.clock\""])
+        try host.probe("greeter", ["PROBE_ID=\"com.example.greeter\""])
+        let set = try host.scratch.folder("release-2")
+        try FileManager.default.copyItem(atPath: host.lib + "/clock.so", toPath: set + "/clock.so")
+        try Command.compileC(
+            Repository.fixture("BadPlugins/bad.c"), to: set + "/greeter.so",
+            defines: ["BAD_ID=\"com.example.greeter\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=1"])
+        try host.start(["--isolation", "process"])
+        let shell = try TranscriptShell(host.scratch, control: host.control)
+        var printed: [String] = []
+        for line in transcript where line.hasPrefix("$ ") {
+            if line.contains("deploy status") {
+                // The rollback follows the crash, which follows the deploy's reply: wait for it.
+                let rolledBack = eventually(within: 20) {
+                    let generations = (try? self.status(host))?["generations"] as? [[String: Any]]
+                    return generations?.first?["outcome"] as? String == "rolledBack"
+                }
+                #expect(rolledBack)
+            }
+            let result = try shell.run(String(line.dropFirst(2)))
+            #expect(result.status == 0, "`\(line)`: \(result.stderr)")
+            printed += [line] + TranscriptShell.lines(result)
+        }
+        #expect(printed == transcript)
+        #expect(try host.service("com.example.greeter")?["path"] as? String == host.lib + "/greeter.so")
+        host.stop()
+    }
+
     @Test func aCancelledDeploy_andOneKilledInProbation_leaveThePreviousSetRunning() throws {
         let (host, set) = try hostAndSet()
         try host.start()
