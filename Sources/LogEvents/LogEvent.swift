@@ -20,6 +20,10 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case controlUnwatched = "control.unwatched"
     case copiesStoreFallback = "copies.storeFallback"
     case copiesStoreRefused = "copies.storeRefused"
+    case deployApplied = "deploy.applied"
+    case deployRefused = "deploy.refused"
+    case deployResumed = "deploy.resumed"
+    case deployRolledBack = "deploy.rolledBack"
     case eventAnsweredFalse = "event.answeredFalse"
     case eventFailed = "event.failed"
     case firstLaunchUnreadable = "firstLaunch.unreadable"
@@ -122,6 +126,10 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .controlUnwatched: ["operation", "errno"]
         case .copiesStoreFallback: ["path", "to", "reason", "errno"]
         case .copiesStoreRefused: ["path", "reason"]
+        case .deployApplied: ["generation", "directory", "probation"]
+        case .deployRefused: ["directory", "reason"]
+        case .deployResumed: ["generation", "directory", "reason", "rejected"]
+        case .deployRolledBack: ["generation", "reason", "to", "service", "error"]
         case .eventAnsweredFalse: ["event"]
         case .eventFailed: ["event", "result"]
         case .firstLaunchUnreadable: []

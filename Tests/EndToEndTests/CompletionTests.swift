@@ -64,7 +64,7 @@ import Testing
                 ["host", "--"], ["host", "check", "--"], ["host", "inspect", "--"], ["host", "new-service", "--"],
                 ["host", "ctl", "--"],
             ]
-            + ["push", "activity", "scene", "list", "service", "watch"].map { ["host", "ctl", $0, "--"] }
+            + ["push", "activity", "scene", "list", "service", "deploy", "watch"].map { ["host", "ctl", $0, "--"] }
         var offered = Set<String>()
         for line in lines { offered.formUnion(try complete(line)) }
         let missing = try helpOptions().subtracting(offered)

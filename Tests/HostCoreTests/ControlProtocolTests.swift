@@ -25,6 +25,7 @@ import Testing
             ["scene", "open", "car", "myapp://x"],
             ["scene", "activity", "car", "com.example.read", "--user-info", #"{"n":1}"#],
             ["stats"], ["stats", "a.b"], ["blame"], ["service", "restart", "a.b", "--force"], ["watch", "--logs"],
+            ["deploy", "/srv/set", "--probation", "5"], ["deploy", "status"], ["deploy", "--cancel"], ["rollback"],
         ]
         let payload: (String) throws -> [UInt8] = { _ in Array(#"{"aps":{"alert":"hi"}}"#.utf8) }
         for line in lines {
@@ -40,6 +41,23 @@ import Testing
         #expect(action == SH_ACTION_DEFAULT)
         let all = try ControlRequest.parse(Array(#"{"command":"list","all":true}"#.utf8), maxPayload: 65536).get()
         guard case .operate(.listAll) = all.command else { throw TestFailure("not list --all") }
+        // deploy: a relative DIR is sent absolute; the probation is range-checked on both sides.
+        let deploy = try CtlCommand.parse(["deploy", "set"], readInput: payload).message
+        let directory = try #require(deploy.json["directory"]?.stringValue)
+        #expect(directory.hasPrefix("/") && directory.hasSuffix("/set"))
+        let parsed = try ControlRequest.parse(Array(deploy.json.serialized.utf8), maxPayload: 65536).get()
+        guard case .operate(.deploy(directory, 30)) = parsed.command else { throw TestFailure("not a deploy") }
+        for seconds in ["0", "-1", "86401", "x"] {
+            #expect(throws: UsageError.self) {
+                try CtlCommand.parse(["deploy", "/s", "--probation", seconds], readInput: payload)
+            }
+        }
+        for member in [#""seconds":0"#, #""seconds":86401"#, #""seconds":"5""#] {
+            let text = #"{"command":"deploy","directory":"/s","# + member + "}"
+            guard case .failure = ControlRequest.parse(Array(text.utf8), maxPayload: 65536) else {
+                throw TestFailure("accepted \(text)")
+            }
+        }
     }
 
     @Test func requests_areTheREADMEsBytes() throws {

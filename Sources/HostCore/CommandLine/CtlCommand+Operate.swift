@@ -1,6 +1,6 @@
 import ServiceJSON
 
-/// `host ctl stats|blame|list --all|service|watch`: the requests that operate the host, and
+/// `host ctl stats|blame|list --all|service|deploy|rollback|watch`: the requests that operate the host, and
 /// the text they print.
 extension CtlCommand {
     /// The options of the operating commands.
@@ -8,6 +8,8 @@ extension CtlCommand {
         var all = false
         var force = false
         var logs = false
+        var probation: Double?
+        var cancel = false
     }
 
     static let listTable = OptionTable<OperateOptions>(
@@ -25,6 +27,39 @@ extension CtlCommand {
         [
             .flag("--logs", "log lines too, as they are written") { $0.logs = true }
         ])
+
+    static let deployTable = OptionTable<OperateOptions>(
+        "ctl deploy",
+        [
+            .value("--probation", "SECS", "how long the new set is watched before it is accepted (default 30)") {
+                options, text throws(UsageError) in options.probation = try OptionValue.seconds(text)
+            },
+            .flag("--cancel", "stop the deploy in probation, rolling it back") { $0.cancel = true },
+        ])
+
+    /// `deploy DIR [--probation SECS]`, `deploy status`, `deploy --cancel`.
+    static func deploy(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
+        let parsed = try deployTable.parse(arguments.arguments, from: OperateOptions())
+        let options = parsed.options
+        if options.cancel {
+            guard parsed.operands.isEmpty, options.probation == nil else {
+                throw deployTable.error("--cancel takes no directory and no --probation")
+            }
+            return [ControlKey.action.rawValue: "cancel"]
+        }
+        guard parsed.operands.count == 1 else { throw deployTable.error("expected DIR, status or --cancel") }
+        // "status" is the status; a folder named so is deployed as ./status.
+        if parsed.operands[0] == "status" {
+            guard options.probation == nil else { throw deployTable.error("status takes no --probation") }
+            return [ControlKey.action.rawValue: "status"]
+        }
+        // The host resolves nothing against its own working directory: the client sends an absolute path.
+        var members: [String: JSONValue] = [
+            ControlKey.directory.rawValue: .string(DesktopCommand.absolute(parsed.operands[0]))
+        ]
+        if let seconds = options.probation { members[.seconds] = .number(seconds) }
+        return members
+    }
 
     /// `service stop|start|restart|reset-failed ID [--force]`.
     static func service(_ arguments: Arguments) throws(UsageError) -> [String: JSONValue] {
@@ -93,10 +128,47 @@ extension CtlCommand {
                 ? "\(verb) \(restarted.joined(separator: ", ")) (they share a worker)"
                 : "\(verb) \(id)"
             return "\(done): \(state); app: \(reply.state ?? "?")"
+        case "deploy":
+            return deployText(members, action: command.members[.action]?.stringValue)
+        case "rollback":
+            let to = members[.to]?.intValue.map { "generation \($0)" } ?? "the plugin directories"
+            return "rolled back from generation \(members[.generation]?.intValue ?? 0); running \(to)"
         case "watch":
             return ""
         default:
             return nil
+        }
+    }
+
+    /// `deploy DIR`, `deploy status` and `deploy --cancel` as text.
+    private static func deployText(_ members: [String: JSONValue], action: String?) -> String {
+        func names(_ key: ControlKey) -> String {
+            "[" + (members[key]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ") + "]"
+        }
+        switch action {
+        case "cancel"?:
+            return "generation \(members[.generation]?.intValue ?? 0) rolled back (cancelled)"
+        case "status"?:
+            let status = members[.deploy]
+            var lines = [
+                "current: " + (status?["current"]?.intValue.map { "generation \($0)" } ?? "plugin directories")
+            ]
+            if let probation = status?["probation"] {
+                lines.append(
+                    "in probation: generation \(probation["generation"]?.intValue ?? 0), "
+                        + Seconds.text(probation["remaining"]?.doubleValue ?? 0) + " s left")
+            }
+            for entry in status?["generations"]?.arrayValue ?? [] {
+                var line = "generation \(entry["generation"]?.intValue ?? 0): \(entry["outcome"]?.stringValue ?? "?")"
+                let culprit = entry["culprit"]?.stringValue.map { "\($0): " } ?? ""
+                if let reason = entry["reason"]?.stringValue { line += " (\(culprit)\(reason))" }
+                lines.append(line)
+            }
+            return lines.joined(separator: "\n")
+        default:
+            return "generation \(members[.generation]?.intValue ?? 0) switched to, in probation for "
+                + Seconds.text(members[.seconds]?.doubleValue ?? 0) + " s: added \(names(.added)), removed "
+                + "\(names(.removed)), replaced \(names(.replaced)), kept \(names(.kept))"
         }
     }
 

@@ -46,6 +46,47 @@ extension ControlCommands {
                 )
             }),
         ControlCommandSpec(
+            "deploy", grant: .all,
+            usage: [
+                CtlCommand.UsageLine(
+                    15, "deploy DIR|status \(CtlCommand.synopsis(CtlCommand.deployTable))",
+                    options: CtlCommand.OptionsHelp(
+                        title: "deploy", table: CtlCommand.deployTable.help,
+                        manual: CommandSpec(
+                            words: ["ctl", "deploy"], synopsis: "DIR [--probation SECS] | status | --cancel",
+                            summary:
+                                "Verifies the set of plugin files in DIR, switches to it as a reload does and rolls it"
+                                + " back if a service fails within the probation; status shows the last generations.",
+                            options: CtlCommand.deployTable.specs, operandIsPath: true)))
+            ],
+            arguments: CtlCommand.deploy,
+            decode: { members, _ throws(InputError) in
+                switch try members.string(.action) {
+                case "status"?: return .operate(.deployStatus)
+                case "cancel"?: return .operate(.deployCancel)
+                case let other?: throw InputError("deploy: unknown action \"\(other)\" (status or cancel)")
+                case nil: break
+                }
+                let directory = try members.requiredString(.directory)
+                guard directory.hasPrefix("/") else {
+                    throw InputError("deploy: the directory \"\(directory)\" is not an absolute path")
+                }
+                let seconds = try members.number(.seconds) ?? DeployStage.defaultProbation
+                guard seconds > 0 && seconds <= DeployStage.maxProbation else {
+                    throw InputError(
+                        "deploy: the probation of \(seconds) s is out of range (more than 0, at most \(Int(DeployStage.maxProbation)))"
+                    )
+                }
+                return .operate(.deploy(directory: directory, probation: seconds))
+            }),
+        ControlCommandSpec(
+            "rollback", grant: .all, usage: [CtlCommand.UsageLine(15, "rollback")],
+            arguments: { arguments throws(UsageError) in
+                _ = try arguments.operands(0, "no arguments")
+                return [:]
+            },
+            decode: { _, _ in .operate(.rollback) }),
+        ControlCommandSpec(
             "watch", grant: .connectionOnly,
             usage: [
                 CtlCommand.UsageLine(

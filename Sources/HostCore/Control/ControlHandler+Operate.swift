@@ -1,6 +1,6 @@
 import ServiceJSON
 
-/// The operating requests: `stats`, `blame`, `list --all`, `service`, `watch`.
+/// The operating requests: `stats`, `blame`, `list --all`, `service`, `deploy`, `rollback`, `watch`.
 extension ControlHandler {
     func handleOperate(
         _ command: ControlRequest.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void
@@ -35,6 +35,39 @@ extension ControlHandler {
                 }
                 body.state = host.state.name
                 body.services = listedServices().filter { $0.id == id }
+            case .deploy(let directory, let probation):
+                let outcome: Host.DeployOutcome
+                do throws(Host.DeployError) { outcome = try host.deploy(from: directory, probation: probation) } catch {
+                    return refuse(error.description)
+                }
+                let report = outcome.report
+                body.members[.generation] = .number(Double(outcome.generation))
+                body.members[.directory] = .string(outcome.directory)
+                body.members[.seconds] = .number(outcome.probation)
+                body.members[.added] = .array(report.added.map(JSONValue.string))
+                body.members[.removed] = .array(report.removed.map(JSONValue.string))
+                body.members[.replaced] = .array(report.replaced.map(JSONValue.string))
+                body.members[.kept] = .array(outcome.kept.map(JSONValue.string))
+                body.members[.failures] = .array(report.failures.map { .string($0.description) })
+                body.state = host.state.name
+            case .deployStatus:
+                do throws(Host.DeployError) { body.members[.deploy] = try host.deployStatus() } catch {
+                    return refuse(error.description)
+                }
+            case .deployCancel:
+                do throws(Host.DeployError) {
+                    body.members[.generation] = .number(Double(try host.cancelDeploy()))
+                } catch {
+                    return refuse(error.description)
+                }
+            case .rollback:
+                do throws(Host.DeployError) {
+                    let (from, to) = try host.rollBackByHand()
+                    body.members[.generation] = .number(Double(from))
+                    body.members[.to] = to.map { .number(Double($0)) } ?? .null
+                } catch {
+                    return refuse(error.description)
+                }
             case .watch(let logs):
                 body.members[.watching] = true
                 return respond(ControlReply(.operated(body)), .watch(logs: logs))

@@ -23,6 +23,8 @@ enum ControlKey: String {
     case authorization, status, allowed
     // Operating the host (ControlCommands+Operate).
     case all, force, logs, stats, blame, skipped, restarted, reset, watching
+    // `deploy`.
+    case directory, generation, kept, deploy, to
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

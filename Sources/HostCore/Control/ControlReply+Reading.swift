@@ -12,7 +12,11 @@ extension ControlReply {
         body = Self.body(json)
     }
 
-    private static let operatingKeys = [ControlKey.stats, .blame, .restarted, .reset, .watching]
+    private static let operatingKeys = [ControlKey.stats, .blame, .restarted, .reset, .watching, .generation, .deploy]
+    /// The other members of an operating reply (`deploy`'s, `rollback`'s).
+    private static let operatingDetails = [
+        ControlKey.directory, .seconds, .added, .removed, .replaced, .kept, .failures, .to,
+    ]
     private static let sceneKeys = [ControlKey.scene, .scenes, .savedScenes, .deliveries]
 
     private static func body(_ json: JSONValue) -> Body {
@@ -20,7 +24,7 @@ extension ControlReply {
         let services = json[.services]?.arrayValue?.compactMap(Service.init(json:))
         if operatingKeys.contains(where: { json[$0] != nil }) {
             var members: [String: JSONValue] = [:]
-            for key in operatingKeys { members[key] = json[key] }
+            for key in operatingKeys + operatingDetails { members[key] = json[key] }
             return .operated(Operated(state: state, services: services, members: members))
         }
         if let object = json[.authorization], let status = object[.status]?.stringValue {

@@ -8,6 +8,10 @@ extension ControlRequest {
     /// {"command":"service","action":"restart","service":"dev.servicehost.logger","force":false}
     /// {"command":"service","action":"reset-failed","service":"com.example.flaky"}
     /// {"command":"watch","logs":true}
+    /// {"command":"deploy","directory":"/srv/release-7","seconds":30}   seconds: the probation, optional
+    /// {"command":"deploy","action":"status"}
+    /// {"command":"deploy","action":"cancel"}
+    /// {"command":"rollback"}
     /// ```
     public enum Operate: Sendable, Equatable {
         /// Figures per service and event kind; one service's with `service`.
@@ -20,6 +24,15 @@ extension ControlRequest {
         case service(ServiceAction, id: String, force: Bool)
         /// Streams trace records (and log lines with `logs`) until the client goes away.
         case watch(logs: Bool)
+        /// Stages, verifies and switches to the set of plugin files in an absolute `directory`,
+        /// watched for `probation` seconds.
+        case deploy(directory: String, probation: Double)
+        /// The current generation, the one in probation, the last ones' outcomes.
+        case deployStatus
+        /// Stops the deploy in probation, rolling it back.
+        case deployCancel
+        /// Back to the generation before the current one.
+        case rollback
 
         /// `service`'s actions.
         public enum ServiceAction: String, Sendable, CaseIterable {

@@ -144,6 +144,14 @@ public struct ControlRequest: Sendable {
             return flag
         }
 
+        func number(_ key: ControlKey) throws(InputError) -> Double? {
+            guard let value = try optional(key) else { return nil }
+            guard let number = value.doubleValue, number.isFinite else {
+                throw InputError("\(command): \"\(key.rawValue)\" must be a number")
+            }
+            return number
+        }
+
         /// An array member; empty when missing.
         func list(_ key: ControlKey) throws(InputError) -> [JSONValue] {
             guard let value = try optional(key) else { return [] }

@@ -27,6 +27,11 @@ struct DeployStage {
         }
     }
 
+    /// The default probation: 30 s.
+    static let defaultProbation: Double = 30
+    /// The longest probation: a day.
+    static let maxProbation: Double = 86_400
+
     /// The generation's number (1 for the first deploy).
     let generation: Int
     /// `STATE/generations/N`: the verified set.

@@ -16,6 +16,7 @@ protocol IsolationHost: AnyObject {
     /// Brings the running services behind `descriptors` (a restarted worker's) to the app's
     /// state through the host's one catch-up.
     func catchUp(_ descriptors: [UnsafePointer<sh_service>])
-    /// Records `message` as the last error of the running service `id` (for `ctl list`).
-    func noteError(of id: String, _ message: String)
+    /// Records a crash of the running service `id` (`message` as its last error, for `ctl list`;
+    /// `cause` as `worker.crashed` gives it): a deploy in probation rolls back.
+    func noteCrash(of id: String, _ message: String, cause: String)
 }

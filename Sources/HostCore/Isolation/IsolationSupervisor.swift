@@ -93,12 +93,13 @@ public final class IsolationSupervisor {
     /// The plugin whose worker runs service `id`, if it runs in one.
     func plugin(serving id: String) -> IsolatedPlugin? { plugins.first { $0.proxies.contains { $0.id == id } } }
 
-    /// Notes a crash of service `id` for `ctl list` and the service's last error.
-    func noteCrash(_ id: String, _ what: String) {
+    /// Notes a crash of service `id` (`cause` as `worker.crashed` gives it) for `ctl list`, the
+    /// service's last error and a deploy in probation.
+    func noteCrash(_ id: String, _ what: String, cause: String) {
         board.update(id) { $0.lastCrash = what }
         // After the dispatcher reported the failed call (which sets lastError itself).
         DispatchQueue.main.async { [weak self] in
-            MainActor.assumeIsolated { self?.host?.noteError(of: id, what) }
+            MainActor.assumeIsolated { self?.host?.noteCrash(of: id, what, cause: cause) }
         }
     }
 }

@@ -77,5 +77,8 @@ extension Host: IsolationHost {
         application.catchUp(services.filter { slot in descriptors.contains(slot.descriptor) })
     }
 
-    func noteError(of id: String, _ message: String) { serviceSet.slot(id)?.lastError = message }
+    func noteCrash(of id: String, _ message: String, cause: String) {
+        serviceSet.slot(id)?.lastError = message
+        probationFailed(culprit: id, reason: cause)
+    }
 }

@@ -44,6 +44,8 @@ public final class Host {
     let application: Application
     /// Control requests from services (`sh_host.control`), once a ``ControlHandler`` takes them.
     let requests: ServiceRequests
+    /// The start's settings and the deploy in probation (Host+Deploy).
+    var deployment = DeployState()
 
     /// A host with no services, logging to `log` and tracing to `trace`, keeping state in
     /// `stateDirectory` (none: stores answer "unsupported" and every launch is a first one

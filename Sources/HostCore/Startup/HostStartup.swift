@@ -68,7 +68,8 @@ public final class HostStartup {
         // Crash and hang isolation (issue 5), before loading: where each plugin runs depends on it.
         // Per-service policies come from the configuration file (its errors are reported by load).
         // The file is read once: the load takes what was read here.
-        var loadSettings = options.loadSettings
+        // A deployed generation recorded as current replaces the plugin directories (Host+Deploy).
+        var loadSettings = host.resumingGeneration(options.loadSettings)
         loadSettings.configurationRead = LoadPlanner.readConfiguration(loadSettings)
         var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
         if case .success(let configuration)? = loadSettings.configurationRead?.configuration {

@@ -310,7 +310,7 @@ final class IsolatedPlugin {
             report.hung
             ? "\(subject) \(report.how): its worker\(pid) was killed"
             : "\(subject) crashed: its worker\(pid) \(report.reason)"
-        for proxy in proxies { supervisor.noteCrash(proxy.id, what) }
+        for proxy in proxies { supervisor.noteCrash(proxy.id, what, cause: report.cause) }
         let limitReached = history.record(at: clock.now)
         let fields =
             [LogField.strings("services", ids), .string("reason", report.reason)] + report.logFields
@@ -574,10 +574,11 @@ final class IsolatedPlugin {
 extension CrashReport {
     /// The crash for the log's fields: `cause` (signal, exit, hang or killed), the `signal` or
     /// exit `status`, and the `event` it was handling.
+    /// `hang`, `signal`, `exit` or `killed`: the `cause` of `worker.crashed`.
+    var cause: String { hung ? "hang" : signal != nil ? "signal" : status != nil ? "exit" : "killed" }
+
     fileprivate var logFields: [LogField] {
-        var fields: [LogField] = [
-            .string("cause", hung ? "hang" : signal != nil ? "signal" : status != nil ? "exit" : "killed")
-        ]
+        var fields: [LogField] = [.string("cause", cause)]
         if let signal { fields.append(.int("signal", signal)) }
         if let status { fields.append(.int("status", status)) }
         if let event { fields.append(.string("event", event)) }

@@ -54,7 +54,18 @@ extension ServiceSet {
         let onDisk = Dictionary(inspection.services.map { ($0.service.id, $0.plugin) }, uniquingKeysWith: { a, _ in a })
         var keep: [String: ServiceSlot] = [:]
         var reconfiguring: [(slot: ServiceSlot, configuration: ServiceConfiguration?)] = []
-        for slot in slots where wanted.contains(slot.id) && onDisk[slot.id]?.path == slot.path {
+        for slot in slots where wanted.contains(slot.id) {
+            guard let file = onDisk[slot.id] else { continue }
+            if file.path != slot.path {
+                // A deploy puts every file in its generation's folder: a service whose file has the
+                // same bytes and whose settings did not change is the same service, and keeps running.
+                if followsContent && previousConfiguration.services[slot.id] == configuration.services[slot.id]
+                    && Self.sameBytes(file.path, slot.path)
+                {
+                    keep[slot.id] = slot
+                }
+                continue
+            }
             let unchanged =
                 onDisk[slot.id]?.identity == slot.identity
                 && previousConfiguration.services[slot.id] == configuration.services[slot.id]
@@ -110,6 +121,24 @@ extension ServiceSet {
         var before = old ?? ServiceConfiguration(id: new?.id ?? "")
         before.setSettings(new?.settings)
         return before == (new ?? ServiceConfiguration(id: old?.id ?? ""))
+    }
+
+    /// Whether the files at `a` and `b` hold the same bytes (false when either cannot be read).
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard let first = try? ReadOnlyFile(path: a), let second = try? ReadOnlyFile(path: b),
+            first.size == second.size
+        else { return false }
+        let chunk = 1 << 20
+        var offset = 0
+        while offset < first.size {
+            let count = min(chunk, first.size - offset)
+            guard let left = try? first.read(at: offset, count: count),
+                let right = try? second.read(at: offset, count: count),
+                left.count == count, left == right
+            else { return false }
+            offset += count
+        }
+        return true
     }
 
     /// Carries out a reload: what leaves is taken down (reverse start order) from the app's

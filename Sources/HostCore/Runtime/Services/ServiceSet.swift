@@ -27,6 +27,9 @@ final class ServiceSet {
     var configuration = HostConfiguration()
     /// What `reload` rescans.
     var loadSettings = LoadSettings(directories: [])
+    /// Whether a reload keeps a service whose file moved to another path with the same bytes
+    /// (set once the host runs a deployed generation: each has its own folder).
+    var followsContent = false
     /// Crash and hang isolation, once started (``Host/startIsolation(_:)``, before the load):
     /// it may take a plugin file instead of this process (its services run in a worker
     /// process, or none in safe mode), and it owns its services' failures. Nil loads here.

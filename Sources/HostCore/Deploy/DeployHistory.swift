@@ -1,0 +1,106 @@
+import Glibc
+import ServiceJSON
+
+/// What happened to each generation, one JSON object a line in `STATE/generations/history.jsonl`
+/// (appended and synced at each step): `ctl deploy status` reads it, `ctl rollback` finds the
+/// generation to go back to in it, and a start finds a deploy that was in probation when the
+/// host died.
+///
+/// ```text
+/// {"generation":2,"previous":1,"outcome":"inProbation"}
+/// {"generation":2,"previous":1,"outcome":"rolledBack","culprit":"test.b","reason":"signal"}
+/// ```
+/// `previous` is the generation in force before (absent: the plugin directories).
+struct DeployHistory {
+    /// One line.
+    struct Entry: Sendable, Equatable {
+        /// The outcomes a generation goes through.
+        enum Outcome: String, Sendable {
+            /// Switched to, watched until its probation ends.
+            case inProbation
+            /// Accepted: the probation ended without a failure; recorded as current.
+            case applied
+            /// Rolled back: a failure in probation (`culprit`, `reason`), `ctl deploy --cancel`
+            /// (`cancelled`), `ctl rollback` (`byHand`), or a start that found it in probation
+            /// (`notAccepted`).
+            case rolledBack
+        }
+
+        var generation: Int
+        var previous: Int?
+        var outcome: Outcome
+        var culprit: String? = nil
+        var reason: String? = nil
+
+        var json: JSONValue {
+            var object: [String: JSONValue] = [
+                "generation": .number(Double(generation)), "outcome": .string(outcome.rawValue),
+            ]
+            if let previous { object["previous"] = .number(Double(previous)) }
+            if let culprit { object["culprit"] = .string(culprit) }
+            if let reason { object["reason"] = .string(reason) }
+            return .object(object)
+        }
+
+        /// The line's entry, or nil for a line cut short or not one of ours.
+        init?(_ value: JSONValue) {
+            guard let generation = value["generation"]?.intValue,
+                let outcome = value["outcome"]?.stringValue.flatMap(Outcome.init(rawValue:))
+            else { return nil }
+            self.generation = generation
+            self.outcome = outcome
+            previous = value["previous"]?.intValue
+            culprit = value["culprit"]?.stringValue
+            reason = value["reason"]?.stringValue
+        }
+
+        init(generation: Int, previous: Int?, outcome: Outcome, culprit: String? = nil, reason: String? = nil) {
+            self.generation = generation
+            self.previous = previous
+            self.outcome = outcome
+            self.culprit = culprit
+            self.reason = reason
+        }
+    }
+
+    /// The history of `stateDirectory`.
+    let path: String
+
+    init(stateDirectory: String) { path = DeployStage.generations(in: stateDirectory) + "/history.jsonl" }
+
+    /// The largest history read: older lines beyond it are not looked at.
+    static let maxRead = 1 << 20
+
+    /// Every entry, oldest first (lines that do not parse are left out: a line cut short by a
+    /// crash is the last one, and what it said did not happen as far as the host knows).
+    func entries() -> [Entry] {
+        guard let file = try? ReadOnlyFile(path: path) else { return [] }
+        let start = max(0, file.size - Self.maxRead)
+        guard let bytes = try? file.read(at: start, count: file.size - start) else { return [] }
+        return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            (try? JSONValue(parsing: Array(line))).flatMap(Entry.init)
+        }
+    }
+
+    /// The last entry of each generation, newest generation first, at most `limit`.
+    func latest(_ limit: Int = 10) -> [Entry] {
+        var seen = Set<Int>()
+        var result: [Entry] = []
+        for entry in entries().reversed() where !seen.contains(entry.generation) {
+            seen.insert(entry.generation)
+            result.append(entry)
+        }
+        return Array(result.sorted { $0.generation > $1.generation }.prefix(limit))
+    }
+
+    /// Appends `entry` as one line, synced before this returns.
+    func append(_ entry: Entry) throws(SystemError) {
+        let output = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+        let line = Array((entry.json.serialized + "\n").utf8)
+        try line.withUnsafeBytes { buffer in
+            Result { () throws(SystemError) in try output.writeAll(buffer, path: path) }
+        }.get()
+        if fsync(output.rawValue) != 0 { throw .current("fsync", path) }
+        try output.close(path)
+    }
+}

@@ -1,0 +1,20 @@
+/// What the host keeps of deploys while it runs (``Host`` holds one): the settings it was
+/// started with (the plugin directories a generation replaces) and the deploy in probation.
+@MainActor
+struct DeployState {
+    /// A generation switched to and watched: any failure before `timer` fires rolls it back.
+    struct Probation {
+        let generation: Int
+        /// The generation in force before (nil: the plugin directories): what a rollback runs.
+        let previous: Int?
+        /// How long it is watched, and when it started (the host clock's seconds).
+        let seconds: Double
+        let started: Double
+        let timer: ScheduledWork
+    }
+
+    /// The start's `-p` directories and `--config`; nil until ``Host/resumingGeneration(_:)``.
+    var startSettings: LoadSettings?
+    /// The deploy being watched, if any.
+    var probation: Probation?
+}

@@ -1,0 +1,339 @@
+import Glibc
+import ServiceJSON
+
+/// Deploys (issue 40 items 3 and 4): a set staged and verified as a new generation before
+/// anything running changes, switched to the way a reload switches, watched for a probation
+/// time and rolled back to the previous generation at the first failure in it.
+///
+/// Where the host loads from: a generation's folder, `STATE/generations/N`, is the host's one
+/// plugin directory while it runs (it replaces the `-p` directories), and its `services.json`,
+/// when the set has one, the configuration; a set without one runs with the configuration the
+/// host was started with (`--config`, or the first plugin directory's `services.json`).
+/// `STATE/generations/current` names the accepted generation a start runs (written under a
+/// temporary name, synced, renamed over): it changes only when a probation ends well or by
+/// `ctl rollback`, so a host killed at any step of a deploy runs the previous generation
+/// whole when started again. `generations/history.jsonl` (``DeployHistory``) keeps each step.
+extension Host {
+    /// What a deploy did: the generation switched to and the reload's report.
+    public struct DeployOutcome: Sendable {
+        /// The generation's number and folder.
+        public let generation: Int
+        public let directory: String
+        /// Services added, removed, replaced; `kept`: running services left as they were.
+        public let report: LoadReport
+        public let kept: [String]
+        /// Seconds the generation is watched before it is accepted.
+        public let probation: Double
+    }
+
+    /// Why a deploy, a rollback or a cancel did not happen; nothing running changed.
+    public struct DeployError: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    /// The file naming the current generation in `stateDirectory`.
+    static func currentGenerationFile(in stateDirectory: String) -> String {
+        DeployStage.generations(in: stateDirectory) + "/current"
+    }
+
+    // MARK: Deploying
+
+    /// Stages and verifies the set in `directory`, switches the running services to it (those
+    /// whose file and settings did not change keep running) and watches it for `probation`
+    /// seconds; it becomes current when no failure came in that time.
+    public func deploy(from directory: String, probation: Double) throws(DeployError) -> DeployOutcome {
+        do throws(DeployError) {
+            return try deployed(from: directory, probation: probation)
+        } catch {
+            log.warn(
+                "host", "deploy of \(directory) refused, nothing changed: \(error)", event: .deployRefused,
+                .string("directory", directory), .string("reason", error.description))
+            throw error
+        }
+    }
+
+    private func deployed(from directory: String, probation: Double) throws(DeployError) -> DeployOutcome {
+        let state = try deployableState()
+        if let watched = deployment.probation {
+            throw DeployError(
+                description: "generation \(watched.generation) is in probation: wait for it, or cancel it first")
+        }
+        let base = deployment.startSettings ?? serviceSet.loadSettings
+        let stage: DeployStage
+        do {
+            stage = try DeployStage.stage(
+                from: directory, stateDirectory: state, configurationPath: Self.startConfiguration(base),
+                allowInsecure: base.allowInsecure)
+        } catch { throw DeployError(description: error.description) }
+        let previous = Self.currentGeneration(in: state)
+        let history = DeployHistory(stateDirectory: state)
+        do throws(SystemError) {
+            try history.append(.init(generation: stage.generation, previous: previous, outcome: .inProbation))
+        } catch { throw DeployError(description: "generation \(stage.generation) not switched to: \(error)") }
+        let before = services.map(\.id)
+        let report: LoadReport
+        do { report = try switchTo(settings(for: stage.generation, in: state)) } catch {
+            try? history.append(
+                .init(
+                    generation: stage.generation, previous: previous, outcome: .rolledBack,
+                    reason: "switchFailed"))
+            throw DeployError(description: "generation \(stage.generation) not switched to: \(error)")
+        }
+        let changed = Set(report.added + report.removed + report.replaced)
+        let timer = clock.schedule(after: probation) { [weak self] in self?.acceptProbation() }
+        deployment.probation = .init(
+            generation: stage.generation, previous: previous, seconds: probation, started: clock.now, timer: timer)
+        // A required service that did not come up (not running, or its launch events failed in
+        // the catch-up) fails the probation at once.
+        // Only services the plan starts now: not a disabled one, nor a lazy one not opened yet.
+        let running = Set(services.filter { !$0.launchFailed }.map(\.id))
+        let waiting = Set(dormantServices.map(\.metadata.id))
+        if let failed = serviceSet.startOrder.first(where: {
+            configuration.services[$0]?.policy == .required && !running.contains($0) && !waiting.contains($0)
+        }) {
+            probationFailed(culprit: failed, reason: "requiredFailed")
+        }
+        return DeployOutcome(
+            generation: stage.generation, directory: stage.directory, report: report,
+            kept: before.filter { !changed.contains($0) }, probation: probation)
+    }
+
+    /// The state directory's path, when the host can deploy now.
+    private func deployableState() throws(DeployError) -> String {
+        guard let state = stateDirectory?.path else {
+            throw DeployError(description: "the host has no state directory to keep generations in")
+        }
+        if isTerminating || self.state == .notRunning { throw DeployError(description: "the host is not running") }
+        return state
+    }
+
+    /// Reloads from `settings`; on failure the settings in force stay.
+    private func switchTo(_ settings: LoadSettings) throws(LoadError) -> LoadReport {
+        let previous = serviceSet.loadSettings
+        let wasFollowing = serviceSet.followsContent
+        serviceSet.loadSettings = settings
+        // Every generation has its own folder: unchanged files are known by their bytes.
+        serviceSet.followsContent = true
+        do { return try reload() } catch {
+            serviceSet.loadSettings = previous
+            serviceSet.followsContent = wasFollowing
+            throw error
+        }
+    }
+
+    /// The probation ended without a failure: the generation becomes current.
+    private func acceptProbation() {
+        guard let watched = deployment.probation, let state = stateDirectory?.path else { return }
+        deployment.probation = nil
+        let folder = DeployStage.generations(in: state) + "/\(watched.generation)"
+        do throws(SystemError) {
+            try Self.recordCurrent(watched.generation, in: state)
+            try DeployHistory(stateDirectory: state).append(
+                .init(generation: watched.generation, previous: watched.previous, outcome: .applied))
+        } catch {
+            // It runs; the next start runs the previous generation. Said, not undone.
+            log.error(
+                "host", "generation \(watched.generation) runs but is not recorded as current: \(error)",
+                event: .deployRefused, .string("directory", folder), .string("reason", error.description))
+            return
+        }
+        log.info(
+            "host", "deploy applied: generation \(watched.generation) passed its probation and is current",
+            event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
+            .string("probation", Seconds.text(watched.seconds)))
+    }
+
+    /// A failure (a crash, a hang kill, a required service down) of `culprit` while a deploy is
+    /// in probation: the whole set goes back to the previous generation. Nothing otherwise.
+    func probationFailed(culprit: String?, reason: String) {
+        guard let watched = deployment.probation else { return }
+        rollBack(watched, culprit: culprit, reason: reason)
+    }
+
+    /// Stops the deploy in probation, rolling it back (`ctl deploy --cancel`).
+    public func cancelDeploy() throws(DeployError) -> Int {
+        _ = try deployableState()
+        guard let watched = deployment.probation else { throw DeployError(description: "no deploy is in probation") }
+        rollBack(watched, culprit: nil, reason: "cancelled")
+        return watched.generation
+    }
+
+    private func rollBack(_ watched: DeployState.Probation, culprit: String?, reason: String) {
+        guard let state = stateDirectory?.path else { return }
+        watched.timer.cancel()
+        deployment.probation = nil
+        let to = watched.previous
+        // `to` absent: back to the plugin directories.
+        var fields: [LogField] = [.int("generation", watched.generation), .string("reason", reason)]
+        if let to { fields.append(.int("to", to)) }
+        if let culprit { fields.append(.string("service", culprit)) }
+        do throws(LoadError) { _ = try switchTo(settings(for: to, in: state)) } catch {
+            fields.append(.string("error", error.description))
+        }
+        try? DeployHistory(stateDirectory: state).append(
+            .init(generation: watched.generation, previous: to, outcome: .rolledBack, culprit: culprit, reason: reason))
+        log.write(
+            .error, "host",
+            "deploy rolled back: generation \(watched.generation) "
+                + (culprit.map { "failed in probation (\($0): \(reason))" } ?? "(\(reason))")
+                + "; running " + (to.map { "generation \($0)" } ?? "the plugin directories"),
+            event: .deployRolledBack, fields: fields)
+    }
+
+    /// Returns to the generation before the current one (`ctl rollback`); returns the generation
+    /// now in force (nil: the plugin directories).
+    public func rollBackByHand() throws(DeployError) -> (from: Int, to: Int?) {
+        let state = try deployableState()
+        if let watched = deployment.probation {
+            rollBack(watched, culprit: nil, reason: "byHand")
+            return (watched.generation, watched.previous)
+        }
+        guard let current = Self.currentGeneration(in: state) else {
+            throw DeployError(description: "no generation is current: the host runs its plugin directories")
+        }
+        let history = DeployHistory(stateDirectory: state)
+        let applied = history.entries().last { $0.generation == current && $0.outcome == .applied }
+        let to = applied?.previous
+        do { _ = try switchTo(settings(for: to, in: state)) } catch {
+            throw DeployError(description: "not rolled back from generation \(current): \(error)")
+        }
+        do throws(SystemError) {
+            try Self.recordCurrent(to, in: state)
+            try history.append(.init(generation: current, previous: to, outcome: .rolledBack, reason: "byHand"))
+        } catch {
+            throw DeployError(description: "rolled back from generation \(current), but not recorded: \(error)")
+        }
+        log.write(
+            .info, "host",
+            "rolled back by hand from generation \(current); running "
+                + (to.map { "generation \($0)" } ?? "the plugin directories"),
+            event: .deployRolledBack,
+            fields: [.int("generation", current), .string("reason", "byHand")] + (to.map { [.int("to", $0)] } ?? []))
+        return (current, to)
+    }
+
+    /// `ctl deploy status`: the current generation, the one in probation, the last ones' outcomes.
+    public func deployStatus() throws(DeployError) -> JSONValue {
+        guard let state = stateDirectory?.path else {
+            throw DeployError(description: "the host has no state directory to keep generations in")
+        }
+        var object: [String: JSONValue] = [
+            "current": Self.currentGeneration(in: state).map { .number(Double($0)) } ?? .null,
+            "generations": .array(DeployHistory(stateDirectory: state).latest().map(\.json)),
+        ]
+        if let watched = deployment.probation {
+            object["probation"] = .object([
+                "generation": .number(Double(watched.generation)), "seconds": .number(watched.seconds),
+                "remaining": .number(max(0, watched.started + watched.seconds - clock.now)),
+            ])
+        }
+        return .object(object)
+    }
+
+    // MARK: Where the host loads from
+
+    /// The start's configuration file: `--config`, or the first plugin directory's `services.json`
+    /// when there is one (a generation's folder replaces that directory).
+    private static func startConfiguration(_ base: LoadSettings) -> String? {
+        base.configurationPath
+            ?? HostConfiguration.defaultPath(pluginDirectories: base.directories).flatMap {
+                access($0, F_OK) == 0 ? $0 : nil
+            }
+    }
+
+    /// What the host loads to run `generation` (nil: the start's plugin directories).
+    private func settings(for generation: Int?, in state: String) -> LoadSettings {
+        let base = deployment.startSettings ?? serviceSet.loadSettings
+        guard let generation else { return base }
+        var settings = base
+        let folder = DeployStage.generations(in: state) + "/\(generation)"
+        settings.directories = [folder]
+        let own = folder + "/" + HostConfiguration.defaultFileName
+        settings.configurationPath = access(own, F_OK) == 0 ? own : Self.startConfiguration(base)
+        settings.configurationRead = nil
+        return settings
+    }
+
+    /// The settings a start loads with: `settings` (the `-p` directories and `--config`), or,
+    /// when the state directory records a current generation whose folder is there, that
+    /// generation's, said in one `deploy.resumed` (with the generation that was in probation
+    /// when the host stopped, not accepted, when there is one).
+    public func resumingGeneration(_ settings: LoadSettings) -> LoadSettings {
+        deployment.startSettings = settings
+        guard let state = stateDirectory?.path else { return settings }
+        let history = DeployHistory(stateDirectory: state)
+        let current = Self.currentGeneration(in: state)
+        var fields: [LogField] = []
+        var note = ""
+        if let last = history.entries().last, last.outcome == .inProbation, last.generation != current {
+            // Killed while verifying, switching or watching it: the new set was not accepted.
+            try? history.append(
+                .init(
+                    generation: last.generation, previous: last.previous, outcome: .rolledBack,
+                    reason: "notAccepted"))
+            fields.append(.int("rejected", last.generation))
+            note = "; generation \(last.generation) was in probation when the host stopped and is not accepted"
+        }
+        guard let current else {
+            if !fields.isEmpty {
+                log.write(
+                    .warn, "host", "running the plugin directories" + note, event: .deployResumed,
+                    fields: fields + [.string("reason", "notAccepted")])
+            }
+            return settings
+        }
+        let resumed = self.settings(for: current, in: state)
+        let folder = resumed.directories[0]
+        guard access(folder, F_OK) == 0 else {
+            log.write(
+                .warn, "host",
+                "generation \(current) is recorded as current but \(folder) is missing: loading the plugin directories",
+                event: .deployResumed,
+                fields: fields + [
+                    .int("generation", current), .string("directory", folder), .string("reason", "missing"),
+                ])
+            return settings
+        }
+        serviceSet.followsContent = true
+        log.write(
+            .info, "host", "running generation \(current), the current one (\(folder))" + note, event: .deployResumed,
+            fields: fields + [
+                .int("generation", current), .string("directory", folder),
+                .string("reason", fields.isEmpty ? "current" : "notAccepted"),
+            ])
+        return resumed
+    }
+
+    // MARK: The record of the current generation
+
+    /// Writes `generation` to `generations/current` (nil removes it: the plugin directories):
+    /// a temporary file, synced, renamed over, and the folder synced, so the file names one
+    /// whole generation whatever moment the host dies.
+    static func recordCurrent(_ generation: Int?, in stateDirectory: String) throws(SystemError) {
+        let final = currentGenerationFile(in: stateDirectory)
+        let folder = DeployStage.generations(in: stateDirectory)
+        guard let generation else {
+            if unlink(final) != 0 && errno != ENOENT { throw .current("unlink", final) }
+            return try DirectoryHandle.open(folder).sync()
+        }
+        let temporary = final + ".tmp"
+        unlink(temporary)
+        let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let text = Array("\(generation)\n".utf8)
+        try text.withUnsafeBytes { buffer in
+            Result { () throws(SystemError) in try output.writeAll(buffer, path: temporary) }
+        }.get()
+        if fsync(output.rawValue) != 0 { throw .current("fsync", temporary) }
+        try output.close(temporary)
+        guard rename(temporary, final) == 0 else { throw .current("rename", temporary) }
+        try DirectoryHandle.open(folder).sync()
+    }
+
+    /// The generation `generations/current` names, or nil when there is none (or it is unreadable).
+    static func currentGeneration(in stateDirectory: String) -> Int? {
+        guard let file = try? ReadOnlyFile(path: currentGenerationFile(in: stateDirectory)),
+            let bytes = try? file.read(at: 0, count: min(file.size, 32))
+        else { return nil }
+        return Int(String(decoding: bytes.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self))
+    }
+}
