@@ -52,7 +52,7 @@ import Testing
         #expect(try complete(["host", "--isolation", ""]) == ["in-process", "process"])
         #expect(try complete(["host", "check", "--j"]) == ["--json"])
         #expect(try complete(["host", "ctl", "--json", "serv"]) == ["service"])
-        #expect(try complete(["host", "ctl", "service", ""]) == ["stop", "start", "restart"])
+        #expect(try complete(["host", "ctl", "service", ""]) == ["stop", "start", "restart", "reset-failed"])
         #expect(try complete(["host", "ctl", "service", "--f"]) == ["--force"])
         #expect(try complete(["host", "ctl", "list", "--"]) == ["--all"])
         #expect(try complete(["host", "completion", ""]) == ["bash", "zsh"])
