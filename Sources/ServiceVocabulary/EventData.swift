@@ -28,6 +28,8 @@ public enum EventData: Sendable, CaseIterable {
     case notificationSettings
     /// `sh_request`.
     case request
+    /// `sh_shortcut_item`.
+    case shortcutItem
 
     /// The C struct's name, or nil for `none`.
     public var cStruct: String? {
@@ -46,6 +48,7 @@ public enum EventData: Sendable, CaseIterable {
         case .sceneUserActivity: "sh_scene_user_activity"
         case .notificationSettings: "sh_notification_settings"
         case .request: "sh_request"
+        case .shortcutItem: "sh_shortcut_item"
         }
     }
 }

@@ -33,6 +33,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case sceneContinueUserActivity = 25
     case didChangeNotificationAuthorization = 26
     case request = 27
+    case performActionForShortcutItem = 44
 
     /// One row of the table: what ServiceHost knows about a kind besides its number.
     public struct Entry: Sendable {
@@ -105,6 +106,8 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
                 "didChangeNotificationAuthorization", .push, .notificationSettings, capability: "AuthorizationObserving"
             )
         case .request: Entry("request", nil, .request, completion: true, capability: "Answering")
+        case .performActionForShortcutItem:
+            Entry("performActionForShortcutItem", nil, .shortcutItem, capability: "ShortcutHandling")
         }
     }
 

@@ -38,7 +38,7 @@ struct ManifestErrorTests {
         ),
         (
             service(#""colour":"red""#), "services[0].colour",
-            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, requires, after, urls, activities, subscribes, sceneRoles, answers)"
+            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, requires, after, shortcuts, urls, activities, subscribes, sceneRoles, answers)"
         ),
         // activation
         (service(#""activation":true"#), "services[0].activation", "expected \"eager\" or \"lazy\", found a Boolean"),

@@ -40,7 +40,9 @@ public enum DesktopCommand {
         """
 
     /// Run options that make no sense in an entry: `host open` gives the URL itself.
-    static let refusedRunOptions = ["--launch-url", "--launch-notification", "--launch-activity", "--launch-scene"]
+    static let refusedRunOptions = [
+        "--launch-url", "--launch-shortcut", "--launch-notification", "--launch-activity", "--launch-scene",
+    ]
     /// Run options whose value is a path, made absolute in the entry (it runs from anywhere).
     static let pathOptions = ["--plugins", "--config", "--control", "--state-dir", "--trace"]
 

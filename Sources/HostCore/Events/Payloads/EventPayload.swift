@@ -63,6 +63,7 @@ extension EventData {
         case .userActivity: sh_user_activity.self
         case .notificationSettings: sh_notification_settings.self
         case .request: sh_request.self
+        case .shortcutItem: sh_shortcut_item.self
         }
     }
 }
