@@ -14,11 +14,20 @@ import ServiceKit
 /// item → `deeplinks: no route for activity <type>`, and passes. A URL or activity that launched the app, delivered once more
 /// after the app became active, gets ` (launch)` at the end of its line.
 ///
+/// The quick action `compose` ("New entry", `host action compose`) → `deeplinks: open compose`,
+/// with ` (launch)` when it launched the app.
+///
 /// Other services hand it routes on the bus: `route.open` with `{"url": URL, "source":
 /// NAME}` opens the URL as above, with ` (NAME)` at the end of its line (PushNotifications
 /// sends a tapped push's route this way).
-final class DeepLinksService: URLHandling, UserActivityHandling, NotificationReceiving {
+final class DeepLinksService: URLHandling, UserActivityHandling, NotificationReceiving, ShortcutHandling {
     func open(_ url: OpenURL) -> Bool { open(url, suffix: url.isFromLaunch ? " (launch)" : "") }
+
+    func perform(_ item: ShortcutItem) -> Bool {
+        guard item.id == "compose" else { return false }
+        host.log(.info, "deeplinks: open compose\(item.isFromLaunch ? " (launch)" : "")")
+        return true
+    }
 
     func didReceive(_ notification: ServiceNotification) {
         guard notification.name == "route.open" else { return }

@@ -2,12 +2,12 @@ import ServiceKit
 
 /// Logs every event it receives through the host: the lifecycle, notifications from
 /// other services (it subscribes to every name), memory warnings, pushes, device
-/// tokens, URLs, user activities and every scene's events (`scene main
+/// tokens, URLs, user activities, quick actions nobody declares and every scene's events (`scene main
 /// sceneDidBecomeActive (foregroundActive)`).
 ///
 /// It only watches: it answers `[]` to willPresentNotification (so it never changes
-/// how a push is shown), `false` to openURL and continueUserActivity and their scene
-/// versions (so it never claims one), and chooses no scene configuration. It does not take didReceiveRemoteNotification: every answer there
+/// how a push is shown), `false` to openURL, continueUserActivity, their scene versions and
+/// performActionForShortcutItem (so it never claims one), and chooses no scene configuration. It does not take didReceiveRemoteNotification: every answer there
 /// counts in the host's merge, and an observer's "no data" would turn every service's
 /// "failed" into "no data".
 ///
@@ -15,7 +15,7 @@ import ServiceKit
 /// its settings while it runs (a reload) is logged (didChangeSettings), not a restart.
 final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPresenting, NotificationResponseHandling,
     DeviceTokenReceiving, DeviceTokenErrorHandling, URLHandling, UserActivityHandling, SceneURLHandling,
-    SceneUserActivityHandling, SettingsObserving
+    SceneUserActivityHandling, SettingsObserving, ShortcutHandling
 {
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {
         host.log(.info, "willFinishLaunching (\(describe(options)))")
@@ -67,6 +67,12 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
 
     func open(_ url: OpenURL) -> Bool {
         host.log(.info, "openURL \(url.string)\(launch(url.isFromLaunch))")
+        return false
+    }
+
+    // A service that declares no quick action hears only the ids no service declares.
+    func perform(_ item: ShortcutItem) -> Bool {
+        host.log(.info, "performActionForShortcutItem \(item.id)\(launch(item.isFromLaunch))")
         return false
     }
 

@@ -136,6 +136,25 @@ extension URLHandling {
     public func open(_ url: OpenURL) -> Bool { false }
 }
 
+/// Handles `performActionForShortcutItem`: a quick action the user chose (UIKit's
+/// `application(_:performActionFor:completionHandler:)`); declare the actions under `shortcuts`.
+public protocol ShortcutHandling: ApplicationService {
+    /// Perform `item`: return `true` if this service handled it (no later service is asked),
+    /// `false` if not. Only the services that declare the item's id are asked. An action that
+    /// launched the app arrives here once the app is active, with
+    /// ``ShortcutItem/isFromLaunch`` set. Main thread.
+    func perform(_ item: ShortcutItem) -> Bool
+}
+
+extension ShortcutHandling {
+    @available(
+        *, unavailable,
+        message:
+            "ShortcutHandling needs `func perform(_ item: ShortcutItem) -> Bool` (event \"performActionForShortcutItem\" in servicehost.json)"
+    )
+    public func perform(_ item: ShortcutItem) -> Bool { false }
+}
+
 /// Handles `continueUserActivity`; list the types it owns under `activities`.
 public protocol UserActivityHandling: ApplicationService {
     /// Continue `activity`: return `true` if this service handled it (no later service is

@@ -627,4 +627,43 @@ extension _ManifestOmits_didChangeSettings where Self: SettingsObserving {
             "the class adopts SettingsObserving (`func didChangeSettings(from old: JSONValue?, to new: JSONValue?)`), but servicehost.json does not list the event \"didChangeSettings\", so the host would never call it: add \"didChangeSettings\" to events"
     )
     public static var _servicehostCheck_didChangeSettings: Void { () }
+
+/// Generated code only: servicehost.json lists "performActionForShortcutItem"; the class must adopt ``ShortcutHandling``.
+public protocol _ManifestLists_performActionForShortcutItem {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``ShortcutHandling``.
+    static var _servicehostCheck_performActionForShortcutItem: Void { get }
+}
+
+extension _ManifestLists_performActionForShortcutItem {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"performActionForShortcutItem\": adopt ShortcutHandling and implement `func perform(_ item: ShortcutItem) -> Bool` (or remove \"performActionForShortcutItem\" from events)"
+    )
+    public static var _servicehostCheck_performActionForShortcutItem: Void { () }
+}
+
+extension _ManifestLists_performActionForShortcutItem where Self: ShortcutHandling {
+    /// The class adopts ``ShortcutHandling``: the check passes.
+    public static var _servicehostCheck_performActionForShortcutItem: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "performActionForShortcutItem"; the class must not adopt ``ShortcutHandling``.
+public protocol _ManifestOmits_performActionForShortcutItem {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``ShortcutHandling``.
+    static var _servicehostCheck_performActionForShortcutItem: Void { get }
+}
+
+extension _ManifestOmits_performActionForShortcutItem {
+    /// The class does not adopt ``ShortcutHandling``: the check passes.
+    public static var _servicehostCheck_performActionForShortcutItem: Void { () }
+}
+
+extension _ManifestOmits_performActionForShortcutItem where Self: ShortcutHandling {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts ShortcutHandling (`func perform(_ item: ShortcutItem) -> Bool`), but servicehost.json does not list the event \"performActionForShortcutItem\", so the host would never call it: add \"performActionForShortcutItem\" to events"
+    )
+    public static var _servicehostCheck_performActionForShortcutItem: Void { () }
 }

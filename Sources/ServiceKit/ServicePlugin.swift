@@ -232,6 +232,10 @@ public enum ServicePlugin {
             guard let service = instance as? any URLHandling else { return Int32(SH_UNSUPPORTED) }
             guard let url = data?.assumingMemoryBound(to: sh_open_url.self) else { return Int32(SH_INVALID) }
             return answer(service.open(OpenURL(url)))
+        case .performActionForShortcutItem:
+            guard let service = instance as? any ShortcutHandling else { return Int32(SH_UNSUPPORTED) }
+            guard let item = data?.assumingMemoryBound(to: sh_shortcut_item.self) else { return Int32(SH_INVALID) }
+            return answer(service.perform(ShortcutItem(item)))
         case .continueUserActivity:
             guard let service = instance as? any UserActivityHandling else { return Int32(SH_UNSUPPORTED) }
             guard let raw = data?.assumingMemoryBound(to: sh_user_activity.self) else { return Int32(SH_INVALID) }

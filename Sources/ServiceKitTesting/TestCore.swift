@@ -108,6 +108,9 @@ final class TestCore {
         return host.open(input).handledBy == id
     }
 
+    /// `host ctl action ID`: whether the service handled it.
+    func performAction(_ shortcut: String) -> Bool { host.performAction(shortcut).handledBy == id }
+
     /// `host ctl activity TYPE`: whether the service claimed it; nil for an activity the host refuses.
     func continueActivity(type: String, webpageURL: String?, userInfo: JSONValue?) -> Bool? {
         guard let input = try? UserActivityInput(type: type, webpageURL: webpageURL, userInfo: userInfo) else {

@@ -253,6 +253,14 @@ public final class TestHost<Service: ApplicationService> {
         return onMain { [core] in core.open(url) }
     }
 
+    /// `host ctl action ID`: whether the service handled the quick action; nil when the class
+    /// does not adopt ShortcutHandling. The item's title is its id (a TestHost service declares
+    /// no quick actions, so it is asked for every id, as a service without claims is).
+    public func performAction(_ shortcut: String) -> Bool? {
+        guard service is any ShortcutHandling else { return nil }
+        return onMain { [core] in core.performAction(shortcut) }
+    }
+
     /// `host ctl activity TYPE`: whether the service claimed it; nil when the class does not
     /// adopt UserActivityHandling.
     public func continueActivity(_ activity: UserActivity) -> Bool? {

@@ -30,6 +30,8 @@ public enum EventData: Sendable, CaseIterable {
     case request
     /// `sh_settings_change`.
     case settingsChange
+    /// `sh_shortcut_item`.
+    case shortcutItem
 
     /// The C struct's name, or nil for `none`.
     public var cStruct: String? {
@@ -49,6 +51,7 @@ public enum EventData: Sendable, CaseIterable {
         case .notificationSettings: "sh_notification_settings"
         case .request: "sh_request"
         case .settingsChange: "sh_settings_change"
+        case .shortcutItem: "sh_shortcut_item"
         }
     }
 }

@@ -34,6 +34,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case didChangeNotificationAuthorization = 26
     case request = 27
     case didChangeSettings = 40
+    case performActionForShortcutItem = 44
 
     /// One row of the table: what ServiceHost knows about a kind besides its number.
     public struct Entry: Sendable {
@@ -108,6 +109,8 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .request: Entry("request", nil, .request, completion: true, capability: "Answering")
         case .didChangeSettings:
             Entry("didChangeSettings", nil, .settingsChange, capability: "SettingsObserving")
+        case .performActionForShortcutItem:
+            Entry("performActionForShortcutItem", nil, .shortcutItem, capability: "ShortcutHandling")
         }
     }
 

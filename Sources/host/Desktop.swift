@@ -14,27 +14,31 @@ func runDesktop(_ arguments: [String]) -> Never {
     }
 }
 
-/// `host open [URL] [run options]`: the running host opens the URL, or this process becomes
-/// the host and launches with it.
-func runOpen(_ arguments: [String]) -> Never {
+/// `host open [URL] [run options]` (`action` false) or `host action ID [run options]`: the running
+/// host opens the URL or performs the quick action, or this process becomes the host and
+/// launches with it.
+func runOpen(_ arguments: [String], action: Bool = false) -> Never {
     let invocation: OpenCommand.Invocation
-    do { invocation = try OpenCommand.parse(arguments) } catch { usageFailure(error, help: OpenCommand.help) }
-    if let url = invocation.url {
+    let name = action ? "host action" : "host open"
+    do { invocation = try action ? OpenCommand.parseAction(arguments) : OpenCommand.parse(arguments) } catch {
+        usageFailure(error, help: action ? OpenCommand.actionHelp : OpenCommand.help)
+    }
+    if let words = OpenCommand.ctlArguments(invocation) {
         do {
-            let message = try CtlCommand.parse(["open", url], readInput: { _ in [] }).message
+            let message = try CtlCommand.parse(words, readInput: { _ in [] }).message
             let raw = try ControlClient.send(message, to: invocation.controlPath, timeout: 10)
             let reply = ControlReply(json: raw)
             let text =
                 CtlCommand.operateText(of: reply, command: message.command)
                 ?? CtlCommand.text(of: reply, command: message.command.name)
             let status = CtlCommand.status(of: reply)
-            if status == 1 { failure("host open: \(text)", status: 1) }
+            if status == 1 { failure("\(name): \(text)", status: 1) }
             print(text)
             exit(status)
         } catch let error as ControlClient.ClientError where error.hostNotRunning {
             // No host: this process becomes it (below).
         } catch {
-            failure("host open: \(error)", status: 1)
+            failure("\(name): \(error)", status: 1)
         }
     } else if (try? ControlClient.send(ControlMessage(.init("state")), to: invocation.controlPath, timeout: 10))
         != nil
@@ -46,5 +50,5 @@ func runOpen(_ arguments: [String]) -> Never {
     let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
     let executable = DesktopCommand.hostExecutable()
     execv(executable, argv)
-    failure("host open: cannot start \(executable): \(String(cString: strerror(errno)))", status: 1)
+    failure("\(name): cannot start \(executable): \(String(cString: strerror(errno)))", status: 1)
 }

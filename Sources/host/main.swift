@@ -75,6 +75,8 @@ case "desktop":
     runDesktop(Array(arguments.dropFirst()))
 case "open":
     runOpen(Array(arguments.dropFirst()))
+case "action":
+    runOpen(Array(arguments.dropFirst()), action: true)
 case "new-service":
     do {
         let plan = try NewServiceCommand.plan(Array(arguments.dropFirst()))

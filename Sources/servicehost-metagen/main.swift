@@ -66,6 +66,12 @@
 //               left out or of a version outside the range. "id range" is at most 119 bytes.
 //   after       optional; ids of services this one starts after when they run
 //               (SH_CLAIM_AFTER).
+//   shortcuts   optional; the quick actions the service performs (SH_CLAIM_SHORTCUT, and
+//               SH_CLAIM_SHORTCUT_ICON for an icon): objects {"id": "compose", "title":
+//               "New entry", "icon": "document-new"}; id letters, digits and '-', unique in
+//               the service; title (defaults to the id) and icon (a name or absolute path,
+//               optional) without control characters; "id title" and "id icon" at most 119
+//               bytes each. Needs the performActionForShortcutItem event.
 //   activation  optional, "eager" (the default: opened at start) or "lazy" (SH_META_SERVICE_LAZY:
 //               opened on the first URL, activity, notification, scene or push it would be
 //               asked for). A lazy service must list one of those events: lifecycle events
@@ -153,7 +159,8 @@ let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
 ]
 
 let serviceKeys =
-    ["id", "type", "name", "version", "events", "priority", "activation", "requires", "after"] + claimKeys.map(\.key)
+    ["id", "type", "name", "version", "events", "priority", "activation", "requires", "after", "shortcuts"]
+    + claimKeys.map(\.key)
 
 // MARK: - Errors
 
@@ -490,6 +497,7 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
         }
 
         claims += try dependencyClaims(object, of: id, base: base)
+        claims += try shortcutClaims(object, events: mask, base: base)
 
         var flags: UInt32 = 0
         if let activation = object["activation"] {
@@ -574,6 +582,55 @@ func dependencyClaims(_ object: [String: JSONValue], of id: String, base: String
     return claims
 }
 
+/// The `SH_CLAIM_SHORTCUT` (`ID TITLE`) and `SH_CLAIM_SHORTCUT_ICON` (`ID ICON`) claims of
+/// `"shortcuts": [{"id": "compose", "title": "New entry", "icon": "document-new"}]`.
+func shortcutClaims(
+    _ object: [String: JSONValue], events: (UInt64, UInt64), base: String
+) throws(ManifestError) -> [Claim] {
+    guard let listValue = object["shortcuts"] else { return [] }
+    let path = "\(base).shortcuts"
+    guard case .array(let list) = listValue else {
+        throw fail(path, "expected an array of objects, found \(typeName(listValue))")
+    }
+    let event = EventKind.performActionForShortcutItem.name
+    if !list.isEmpty && !handles(events, event) {
+        throw fail(
+            path,
+            "declares quick actions but \(base).events does not list \"\(event)\", so the host would never "
+                + "deliver them (add \"\(event)\" to events)")
+    }
+    var claims: [Claim] = []
+    var seen: [String: Int] = [:]
+    for (index, item) in list.enumerated() {
+        let itemPath = "\(path)[\(index)]"
+        guard case .object(let fields) = item else {
+            throw fail(itemPath, "expected an object with \"id\", \"title\" and \"icon\", found \(typeName(item))")
+        }
+        try checkKeys(fields, allowed: ["id", "title", "icon"]) { "\(itemPath).\($0)" }
+        guard let id = try string(fields["id"], "\(itemPath).id") else { throw fail(itemPath, "needs an \"id\"") }
+        if let problem = ShortcutID.problem(with: id) { throw fail("\(itemPath).id", "the id \(problem)") }
+        if let first = seen[id] { throw fail("\(itemPath).id", "duplicate \"\(id)\" (also \(path)[\(first)])") }
+        seen[id] = index
+        let title = try string(fields["title"], "\(itemPath).title") ?? id
+        let icon = try string(fields["icon"], "\(itemPath).icon")
+        for (key, text) in [("title", title), ("icon", icon ?? "-")] {
+            if text.isEmpty { throw fail("\(itemPath).\(key)", "must not be empty") }
+            if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw fail("\(itemPath).\(key)", "must not contain control characters")
+            }
+        }
+        claims.append(Claim(claim: Int32(SH_CLAIM_SHORTCUT), value: "\(id) \(title)"))
+        if let icon { claims.append(Claim(claim: Int32(SH_CLAIM_SHORTCUT_ICON), value: "\(id) \(icon)")) }
+        for claim in claims.suffix(icon == nil ? 1 : 2) where claim.value.utf8.count >= Int(SH_META_CLAIM_MAX) {
+            throw fail(
+                itemPath,
+                "the id and \(claim.claim == Int32(SH_CLAIM_SHORTCUT) ? "title" : "icon") are too long together "
+                    + "(\(claim.value.utf8.count) bytes, at most \(SH_META_CLAIM_MAX - 1))")
+        }
+    }
+    return claims
+}
+
 // MARK: - Records
 
 /// Little-endian record bytes, written at the offsets metadata.h defines.
@@ -653,6 +710,8 @@ func claimName(_ claim: Int32) -> String {
     case SH_CLAIM_ANSWER: "answer"
     case SH_CLAIM_REQUIRES: "requires"
     case SH_CLAIM_AFTER: "after"
+    case SH_CLAIM_SHORTCUT: "shortcut"
+    case SH_CLAIM_SHORTCUT_ICON: "shortcut icon"
     default: "claim \(claim)"
     }
 }

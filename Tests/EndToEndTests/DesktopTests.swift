@@ -82,7 +82,8 @@ import Testing
         let coldResult = cold.wait()
         let records = coldResult.records
         #expect(
-            records.messages(from: "dev.servicehost.deeplinks").filter { $0 == "deeplinks: open item 43 (launch)" }.count == 1,
+            records.messages(from: "dev.servicehost.deeplinks").filter { $0 == "deeplinks: open item 43 (launch)" }
+                .count == 1,
             "\(coldResult.stderr)")
     }
 
@@ -119,6 +120,46 @@ import Testing
         #expect(
             try desktop.run(["check", "--plugins", desktop.host.lib, "--state-dir", desktop.host.stateDirectory]).status
                 == 0)
+    }
+
+    /// DeepLinks declares the quick action `compose` in its Swift manifest: the entry carries it
+    /// as a `[Desktop Action compose]` group running `host action compose` with the run options,
+    /// which reaches DeepLinks warm and cold.
+    @Test func theEntrysActions_areTheDeclaredQuickActions_andTheirExecReachesTheService_warmAndCold() throws {
+        guard Self.tools else { return }
+        let desktop = try Desktop()
+        #expect(try desktop.run(["desktop", "install", "--name", "Notes"] + desktop.runOptions).status == 0)
+        let validated = try desktop.tool("/usr/bin/desktop-file-validate", [desktop.entryPath])
+        #expect(validated.status == 0 && validated.stdout.isEmpty, "\(validated.stdout)")
+        let text = try String(contentsOfFile: desktop.entryPath, encoding: .utf8)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.contains("Actions=compose;"), "\(text)")
+        #expect(lines.contains("NoDisplay=false"), "\(text)")
+        let group = try #require(lines.firstIndex(of: "[Desktop Action compose]"), "\(text)")
+        #expect(lines[group + 1] == "Name=New entry" && lines[group + 2] == "Icon=document-new", "\(text)")
+        let exec = try #require(lines[group + 3].split(separator: "=", maxSplits: 1).last.map(String.init))
+        let words = exec.split(separator: " ").map(String.init)
+        #expect(words.first?.hasSuffix("/host") == true && words[1...2] == ["action", "compose"], "\(exec)")
+        #expect(words.contains(desktop.host.control), "\(exec)")
+
+        // The action's Exec, as a launcher runs it: warm, then cold.
+        let run = { () throws -> CommandResult in
+            try Command.run(words[0], Array(words.dropFirst()), environment: desktop.environment)
+        }
+        try desktop.host.start()
+        let warm = try run()
+        #expect(warm.status == 0, "\(warm.stdout)\(warm.stderr)")
+        let warmRecords = desktop.host.stop().records
+        #expect(warmRecords.messages(from: "dev.servicehost.deeplinks") == ["deeplinks: open compose"])
+
+        try FileManager.default.removeItem(atPath: desktop.host.tracePath)
+        let cold = try Command.start(words[0], Array(words.dropFirst()), environment: desktop.environment)
+        #expect(eventually { desktop.host.events.contains { $0.hasPrefix("performActionForShortcutItem") } })
+        cold.send(SIGTERM)
+        let coldResult = cold.wait()
+        #expect(
+            coldResult.records.messages(from: "dev.servicehost.deeplinks") == ["deeplinks: open compose (launch)"],
+            "\(coldResult.stderr)")
     }
 
     @Test func uninstall_removesTheEntryAndItsAssociation() throws {

@@ -505,11 +505,12 @@ import Testing
                 + "|SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION)|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_NOTIFICATION_RESPONSE)"
                 + "|SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_REMOTE_NOTIFICATION)|SH_EVENT_BIT(SH_EVENT_DID_REGISTER_FOR_REMOTE_NOTIFICATIONS)"
                 + "|SH_EVENT_BIT(SH_EVENT_DID_FAIL_TO_REGISTER_FOR_REMOTE_NOTIFICATIONS)|SH_EVENT_BIT(SH_EVENT_OPEN_URL)"
-                + "|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)"
+                + "|SH_EVENT_BIT(SH_EVENT_CONTINUE_USER_ACTIVITY)|SH_EVENT_BIT(SH_EVENT_PERFORM_ACTION_FOR_SHORTCUT_ITEM)"
             try host.probe(
                 "a",
                 [
                     "PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(kinds)", "PROBE_SUBSCRIBE=\"*\"", "PROBE_COMPLETE=3",
+                    "PROBE_SHORTCUT=\"compose New entry ✓\"",
                     "PROBE_RESULT=1", "PROBE_REGISTER_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING",
                     "PROBE_ANSWER=SH_FALSE",
                 ])
@@ -525,12 +526,13 @@ import Testing
             try host.start([
                 "--isolation", mode, "--launch-url", "myapp://launch", "--launch-activity",
                 "com.example.view,https://example.com/a",
-                "--launch-notification", push,
+                "--launch-notification", push, "--launch-shortcut", "compose",
             ])
             return try drive(
                 host,
                 [
                     ["push", push], ["push", "--tap", "dismiss", push], ["push", fetch], ["open", "myapp://item/42"],
+                    ["action", "compose"], ["action", "search"],
                     [
                         "activity", "com.example.view", "--url", "https://example.com/b", "--user-info",
                         #"{"k":[1,"v"]}"#,

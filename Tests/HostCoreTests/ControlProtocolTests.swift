@@ -14,7 +14,7 @@ import Testing
             ["state"], ["list"], ["list", "--all"], ["reload"], ["memory-warning"], ["activate"], ["resign"],
             ["background"], ["foreground"],
             ["terminate"],
-            ["push", "--tap=reply", "p.json"], ["push", "-"], ["open", "myapp://item/42"],
+            ["push", "--tap=reply", "p.json"], ["push", "-"], ["open", "myapp://item/42"], ["action", "compose"],
             ["activity", "com.example.read", "--url", "https://e.com/1", "--user-info", #"{"n":1}"#],
             ["token", "00ff"], ["token-error", "no network"], ["post", "queue.enqueue", #"{"text":"hello"}"#],
             ["post", "ping"],

@@ -99,6 +99,41 @@ import Testing
         }
     }
 
+    @Test func shortcutClaims_areDecoded_withTitleAndIcon() throws {
+        let bytes =
+            pluginRecord() + serviceRecord(id: "a.b")
+            + claimRecord(service: "a.b", kind: SH_CLAIM_SHORTCUT, value: "compose New entry")
+            + claimRecord(service: "a.b", kind: SH_CLAIM_SHORTCUT, value: "search")
+            + claimRecord(service: "a.b", kind: SH_CLAIM_SHORTCUT_ICON, value: "compose /usr/share/icons/a b.png")
+        let service = try #require(try PluginMetadata.decode(bytes).services.first)
+        #expect(
+            service.shortcuts == [
+                Shortcut(id: "compose", title: "New entry", icon: "/usr/share/icons/a b.png"),
+                Shortcut(id: "search", title: "search"),
+            ])
+    }
+
+    @Test(arguments: [
+        (
+            SH_CLAIM_SHORTCUT, "a.b x",
+            #"service a.b declares the quick action "a.b x": its id may hold only letters, digits and '-'"#
+        ),
+        (
+            SH_CLAIM_SHORTCUT_ICON, "x icon",
+            "service a.b gives an icon to the quick action x, which it does not declare before"
+        ),
+        (
+            SH_CLAIM_SHORTCUT, "x \u{7}",
+            "service a.b declares the quick action x with an empty title or a control character"
+        ),
+    ])
+    func invalidShortcutClaims_refuseTheFile_sayingWhy(claim: Int, value: String, reason: String) {
+        #expect(throws: LoadFailure.Reason.invalidMetadata(reason)) {
+            try PluginMetadata.decode(
+                pluginRecord() + serviceRecord(id: "a.b") + claimRecord(service: "a.b", kind: claim, value: value))
+        }
+    }
+
     @Test func missingPluginRecord_isNamed() {
         #expect(throws: LoadFailure.Reason.invalidMetadata("no plugin record (C: add SH_PLUGIN_METADATA)")) {
             try PluginMetadata.decode(serviceRecord(id: "a.b"))

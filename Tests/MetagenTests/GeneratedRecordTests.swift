@@ -88,6 +88,19 @@ struct GeneratedRecordTests {
         #expect(swift.contains("_ManifestLists_request"))
     }
 
+    @Test func shortcuts_areClaimsTheHostDecodes_withTitleAndIcon() throws {
+        let (swift, metadata) = try generate(
+            #"{"services":[{"id":"a.b","type":"A","events":["performActionForShortcutItem"],"shortcuts":["#
+                + #"{"id":"compose","title":"New entry ✓","icon":"document-new"},{"id":"search"}]}]}"#
+        )
+        #expect(
+            metadata.services[0].shortcuts == [
+                Shortcut(id: "compose", title: "New entry ✓", icon: "document-new"),
+                Shortcut(id: "search", title: "search"),
+            ])
+        #expect(swift.contains("_ManifestLists_performActionForShortcutItem"))
+    }
+
     @Test func theAllGroup_setsEveryEventTheHostKnows() throws {
         let (_, metadata) = try generate(#"{"services":[{"id":"a.b","type":"A","events":["all"]}]}"#)
         #expect(metadata.services[0].events.knownKinds == EventKind.allCases)

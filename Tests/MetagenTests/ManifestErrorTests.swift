@@ -38,7 +38,7 @@ struct ManifestErrorTests {
         ),
         (
             service(#""colour":"red""#), "services[0].colour",
-            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, requires, after, urls, activities, subscribes, sceneRoles, answers)"
+            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, requires, after, shortcuts, urls, activities, subscribes, sceneRoles, answers)"
         ),
         // activation
         (service(#""activation":true"#), "services[0].activation", "expected \"eager\" or \"lazy\", found a Boolean"),
@@ -214,6 +214,30 @@ struct ManifestErrorTests {
         (
             service(#""after":["dev.x","dev.x"]"#), "services[0].after[1]",
             "duplicate \"dev.x\" (also services[0].after[0])"
+        ),
+        (
+            service(#""shortcuts":[{"id":"compose"}]"#), "services[0].shortcuts",
+            "does not list \"performActionForShortcutItem\""
+        ),
+        (
+            service(#""events":["performActionForShortcutItem"],"shortcuts":[{"id":"new entry"}]"#),
+            "services[0].shortcuts[0].id", "may hold only letters, digits and '-'"
+        ),
+        (
+            service(#""events":["performActionForShortcutItem"],"shortcuts":[{"id":"a"},{"id":"a"}]"#),
+            "services[0].shortcuts[1].id", "duplicate \"a\" (also services[0].shortcuts[0])"
+        ),
+        (
+            service(#""events":["performActionForShortcutItem"],"shortcuts":[{"id":"a","colour":"red"}]"#),
+            "services[0].shortcuts[0].colour", "unknown key \"colour\""
+        ),
+        (
+            service(#""events":["performActionForShortcutItem"],"shortcuts":[{"id":"a","title":"x\ny"}]"#),
+            "services[0].shortcuts[0].title", "must not contain control characters"
+        ),
+        (
+            service(#""events":["performActionForShortcutItem"],"shortcuts":[{"title":"x"}]"#),
+            "services[0].shortcuts[0]", "needs an \"id\""
         ),
         // An error in a later service names that service.
         (

@@ -121,6 +121,17 @@ import Testing
         #expect(host.open("other://x") == false)
     }
 
+    @Test func aQuickAction_reachesAShortcutHandler_withItsAnswer() {
+        let service = Composer()
+        let host = TestHost(service)
+        host.launch()
+        #expect(host.performAction("compose") == true)
+        #expect(host.performAction("search") == false)
+        #expect(host.deliveries.suffix(2) == [.performActionForShortcutItem, .performActionForShortcutItem])
+        #expect(service.performed == ["compose compose", "search search"])
+        #expect(TestHost(Opener()).performAction("compose") == nil)
+    }
+
     @Test func aPost_reachesTheServiceUnlessItIsTheSender() {
         let service = Listener()
         let host = TestHost(service, id: "com.example.listener")
@@ -275,6 +286,14 @@ private final class Opener: URLHandling {
     func open(_ url: OpenURL) -> Bool {
         opened.append(url.string + (url.isFromLaunch ? " fromLaunch" : ""))
         return url.scheme == "myapp"
+    }
+}
+
+private final class Composer: ShortcutHandling {
+    var performed: [String] = []
+    func perform(_ item: ShortcutItem) -> Bool {
+        performed.append("\(item.id) \(item.title)")
+        return item.id == "compose"
     }
 }
 

@@ -19,7 +19,7 @@ public struct CheckReport {
         /// `required-missing`, `missing`, `after-unknown`, `safe-mode` (`--safe-mode` leaves a
         /// file out), `crash-looped` (a crash loop marked the file's service failed),
         /// `answer-conflict` (an earlier service answers a request name it answers: not
-        /// started), `url-claim-conflict` or `activity-claim-conflict`.
+        /// started), `url-claim-conflict`, `activity-claim-conflict` or `shortcut-claim-conflict`.
         public var code: String
         /// The file concerned, when there is one.
         public var file: String?
@@ -310,11 +310,12 @@ public struct CheckReport {
         }
     }
 
-    /// Two services to start claiming the same URL (scheme, or scheme and host) or activity
-    /// type: the first in service order is asked first, the other only when it declines.
+    /// Two services to start claiming the same URL (scheme, or scheme and host), activity type
+    /// or quick action: the first in service order is asked first, the other only when it declines.
     private mutating func checkClaims(_ services: [ServiceMetadata]) {
         for (kind, claims) in [
             ("URL", { (s: ServiceMetadata) in s.urls }), ("activity", { (s: ServiceMetadata) in s.activities }),
+            ("shortcut", { (s: ServiceMetadata) in s.shortcuts.map(\.id) }),
         ] {
             var first: [String: String] = [:]
             for service in services {

@@ -112,6 +112,11 @@ public enum CommandLineSpec {
                 summary: "Hands a URL to the running host, or starts one with it (what the Desktop Entry runs).",
                 options: RunOptions.table.specs.filter { !DesktopCommand.refusedRunOptions.contains($0.name) }),
             CommandSpec(
+                words: ["action"], synopsis: "ID [run options …]",
+                summary:
+                    "Hands a quick action to the running host, or starts one with it (what a Desktop Entry action runs).",
+                options: RunOptions.table.specs.filter { !DesktopCommand.refusedRunOptions.contains($0.name) }),
+            CommandSpec(
                 words: ["completion"], synopsis: "bash|zsh",
                 summary: "Prints the shell completion script for bash or zsh: source <(host completion bash).",
                 options: [], operands: ShellCompletion.Shell.allCases.map(\.rawValue)),

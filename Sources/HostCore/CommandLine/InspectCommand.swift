@@ -211,6 +211,7 @@ public enum InspectCommand {
                     }
                     list("    after:     ", service.after, into: &out)
                     list("    answers:   ", service.answers, into: &out)
+                    list("    shortcuts: ", service.shortcuts.map(\.description), into: &out)
                     if service.lazy { out += "    activation: lazy\n" }
                     if let record = failure(of: service.id, in: plugin, failures) {
                         out += "    failed:   \(record.summary); not started until this file changes\n"
@@ -282,6 +283,7 @@ public enum InspectCommand {
                                         service.requires.map { JSONText.string($0.description) }),
                                     "after": JSONText.array(service.after.map(JSONText.string)),
                                     "answers": JSONText.array(service.answers.map(JSONText.string)),
+                                    "shortcuts": JSONText.array(service.shortcuts.map(\.json)),
                                     "activation": JSONText.string(service.lazy ? "lazy" : "eager"),
                                     "failure": failure(of: service.id, in: plugin, failures)?.json.serialized ?? "null",
                                 ])

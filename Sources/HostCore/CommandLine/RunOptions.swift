@@ -1,4 +1,5 @@
 import Glibc
+import ServiceVocabulary
 
 /// The options of `host --plugins DIR …`, parsed by ``table`` (the toolchain alone, no packages).
 public struct RunOptions {
@@ -36,6 +37,8 @@ public struct RunOptions {
     public var launchNotificationFile: String?
     /// `--launch-url URL`.
     public var launchURL: String?
+    /// `--launch-shortcut ID`: the quick action that launched the app.
+    public var launchShortcut: String?
     /// `--launch-activity TYPE[,URL]`, split.
     public var launchActivity: (type: String, url: String?)?
     /// `--isolation`, `--event-timeout`, `--crash-limit`, `--safe-mode` (issue 5).
@@ -200,6 +203,11 @@ public struct RunOptions {
                 $0.launchNotificationFile = $1
             },
             .value("--launch-url", "URL", "cold launch by this URL, likewise") { $0.launchURL = $1 },
+            .value("--launch-shortcut", "ID", "cold launch by this quick action, likewise") {
+                options, text throws(UsageError) in
+                if let problem = ShortcutID.problem(with: text) { throw UsageError("the quick action id \(problem)") }
+                options.launchShortcut = text
+            },
             .value("--launch-activity", "TYPE[,URL]", "cold launch by this user activity, likewise") {
                 options, text throws(UsageError) in
                 let parts = text.split(separator: ",", maxSplits: 1).map(String.init)

@@ -2,7 +2,7 @@
 public enum Usage {
     /// The commands before any option: `host inspect …`, `host ctl …`, `host help`.
     public static let commands = [
-        "check", "inspect", "ctl", "desktop", "open", "new-service", "completion", "man", "help",
+        "check", "inspect", "ctl", "desktop", "open", "action", "new-service", "completion", "man", "help",
     ]
 
     /// "unknown command 'inspet'; did you mean 'inspect'?".
@@ -23,6 +23,7 @@ public enum Usage {
           host new-service NAME [--swift|--c] [--id ID] [--dir DIR]
           host desktop install|uninstall|status [--user|--system] [--name APP] [run options …]
           host open [URL] [run options …]
+          host action ID [run options …]
           host completion bash|zsh | man
           host --help | --version
 
@@ -56,6 +57,7 @@ public enum Usage {
         ON THE DESKTOP (freedesktop: Desktop Entry, xdg-mime, xdg-open)
         \(DesktopCommand.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
         \(OpenCommand.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        \(OpenCommand.actionHelp.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
 
         NEW SERVICE
           host new-service NAME     write a plugin package (Swift, or --c) that builds

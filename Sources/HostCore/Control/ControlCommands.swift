@@ -1,5 +1,6 @@
 import ServiceABI
 import ServiceJSON
+import ServiceVocabulary
 
 /// The control plane's commands, one row each (as ``EventKind``'s rows are the events): the
 /// one declaration the wire parser, ``PlainRequest``, the grants of `sh_host.control`, `host
@@ -82,6 +83,18 @@ public enum ControlCommands {
                 arguments: CtlCommand.activity,
                 decode: { members, maxPayload throws(InputError) in
                     .activity(try ControlMessage.Activity(members).input(maxPayload: maxPayload))
+                }),
+            ControlCommandSpec(
+                "action", grant: .events, usage: [CtlCommand.UsageLine(4, "action ID")],
+                arguments: { arguments throws(UsageError) in
+                    [ControlKey.shortcut.rawValue: .string(try arguments.operands(1, "ID")[0])]
+                },
+                decode: { members, _ throws(InputError) in
+                    let id = try members.requiredString(.shortcut)
+                    if let problem = ShortcutID.problem(with: id) {
+                        throw InputError("\"\(ControlKey.shortcut.rawValue)\": the quick action id \(problem)")
+                    }
+                    return .action(id)
                 }),
             ControlCommandSpec(
                 "token", grant: .all, usage: [CtlCommand.UsageLine(5, "token HEX")],

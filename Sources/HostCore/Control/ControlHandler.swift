@@ -114,6 +114,8 @@ public final class ControlHandler {
             respond(Self.describe(host.open(url)), .keepRunning)
         case .activity(let activity):
             respond(Self.describe(host.continueActivity(activity)), .keepRunning)
+        case .action(let id):
+            respond(Self.describe(host.performAction(id)), .keepRunning)
         case .token(let token):
             respond(Self.describe(host.register(token: token)), .keepRunning)
         case .tokenError(let message):

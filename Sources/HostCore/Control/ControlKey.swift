@@ -6,6 +6,7 @@ import ServiceJSON
 enum ControlKey: String {
     // Requests.
     case id, command, payload, tap, action, url, type, userInfo, hex, message, name, role, urls, activities
+    case shortcut
     // Every reply.
     case ok, error, snapshot
     // `state`: `busy` and `stuck` are objects of `service`, `event`, `seconds`, `deadline`.

@@ -14,6 +14,8 @@ public struct ControlRequest: Sendable {
         case push(PushPayload, tapAction: String?)
         case open(OpenURLInput)
         case activity(UserActivityInput)
+        /// performActionForShortcutItem: the quick action's id.
+        case action(String)
         case token(DeviceToken)
         case tokenError(String)
         case post(name: String, payload: JSONValue?)

@@ -40,7 +40,9 @@ public enum DesktopCommand {
         """
 
     /// Run options that make no sense in an entry: `host open` gives the URL itself.
-    static let refusedRunOptions = ["--launch-url", "--launch-notification", "--launch-activity", "--launch-scene"]
+    static let refusedRunOptions = [
+        "--launch-url", "--launch-shortcut", "--launch-notification", "--launch-activity", "--launch-scene",
+    ]
     /// Run options whose value is a path, made absolute in the entry (it runs from anywhere).
     static let pathOptions = ["--plugins", "--config", "--control", "--state-dir", "--trace"]
 
@@ -143,6 +145,20 @@ public enum DesktopCommand {
             }
         }
         return first.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// The quick actions the services the host would start declare, each from its first
+    /// declarer, in the order they are declared.
+    public static func claimedShortcuts(_ run: RunOptions) -> [Shortcut] {
+        let planner = LoadPlanner(run.loadSettings)
+        guard case .success(let inspection) = planner.inspection else { return [] }
+        let started = planner.startOrder.map(Set.init)
+        var seen: Set<String> = []
+        var shortcuts: [Shortcut] = []
+        for (service, _) in inspection.services where started?.contains(service.id) ?? true {
+            for shortcut in service.shortcuts where seen.insert(shortcut.id).inserted { shortcuts.append(shortcut) }
+        }
+        return shortcuts
     }
 
     /// The running `host` binary's path (`/proc/self/exe`).

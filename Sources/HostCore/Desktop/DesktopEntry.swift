@@ -10,6 +10,9 @@ public struct DesktopEntry: Equatable, Sendable {
     public var command: [String]
     /// The URL schemes it handles, lowercased and sorted.
     public var schemes: [String]
+    /// The quick actions the plugins declare, each written as a `[Desktop Action ID]` group
+    /// whose `Exec` is `host action ID` with the entry's run options.
+    public var actions: [Shortcut] = []
 
     /// The desktop file id for `name`: `servicehost-NAME.desktop`, lowercased, every character
     /// other than a letter, digit or `-` as `-` (ids name files and D-Bus paths).
@@ -35,13 +38,24 @@ public struct DesktopEntry: Equatable, Sendable {
             "Comment=\(Self.escapeString("ServiceHost app: hands its URLs to its services"))",
             "Exec=\(Self.escapeString((command.map(Self.quoteArgument) + ["%u"]).joined(separator: " ")))",
             "Terminal=false",
-            "NoDisplay=true",
+            // A URL handler is no launcher icon; with quick actions the launcher shows the entry
+            // (its actions are offered there).
+            "NoDisplay=\(actions.isEmpty)",
             "Categories=Utility;",
         ]
         if !schemes.isEmpty {
             lines.append("MimeType=" + schemes.map { "x-scheme-handler/\($0);" }.joined())
         }
+        if !actions.isEmpty { lines.append("Actions=" + actions.map { "\($0.id);" }.joined()) }
         lines.append("\(Self.generatorKey)=\(HostVersion.string)")
+        for action in actions {
+            // `host action ID` and the same run options as the main Exec (`command` is the
+            // binary, `open`, then those options).
+            let exec = [command.first ?? "host", "action", action.id] + command.dropFirst(2)
+            lines += ["", "[Desktop Action \(action.id)]", "Name=\(Self.escapeString(action.title))"]
+            if let icon = action.icon { lines.append("Icon=\(Self.escapeString(icon))") }
+            lines.append("Exec=\(Self.escapeString(exec.map(Self.quoteArgument).joined(separator: " ")))")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

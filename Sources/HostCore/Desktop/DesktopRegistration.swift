@@ -61,7 +61,7 @@ public struct DesktopRegistration: Sendable {
         let claimed = DesktopCommand.claimedSchemes(run)
         let entry = DesktopEntry(
             name: options.name, command: [DesktopCommand.hostExecutable(), "open"] + options.runArguments,
-            schemes: claimed.map(\.scheme))
+            schemes: claimed.map(\.scheme), actions: DesktopCommand.claimedShortcuts(run))
         do {
             try makeDirectories(directory)
             try write(entry.text, to: path)

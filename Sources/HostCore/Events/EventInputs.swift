@@ -184,6 +184,8 @@ public struct LaunchRequest: Sendable {
     public var url: OpenURLInput?
     /// `--launch-activity TYPE[,URL]`.
     public var activity: UserActivityInput?
+    /// `--launch-shortcut ID`: the quick action that launched the app.
+    public var shortcut: String?
     /// `--launch-scene NAME[:ROLE]`: the scene that connects at launch, with `url` and
     /// `activity` in its connection options.
     public var scene: SceneRequest?

@@ -17,7 +17,7 @@ public struct PluginMetadata: Sendable, Equatable {
 
 /// One service's static description.
 ///
-/// A value with copy-on-write storage: its thirteen fields live in one shared box, so a copy
+/// A value with copy-on-write storage: its fourteen fields live in one shared box, so a copy
 /// costs one retain. It is copied several times per plugin at every start (inspection, plan,
 /// open, slot), and as thirteen fields (ten of them reference-counted) each copy cost ten
 /// retains and releases, ~70 a plugin, ~0.6 µs (perf, scripts/bench row 3).
@@ -103,6 +103,14 @@ public struct ServiceMetadata: Sendable, Equatable {
             yield &storage.fields.answers
         }
     }
+    /// Quick actions it declares (`SH_CLAIM_SHORTCUT`): the one service asked for each id.
+    public var shortcuts: [Shortcut] {
+        get { storage.fields.shortcuts }
+        _modify {
+            makeUnique()
+            yield &storage.fields.shortcuts
+        }
+    }
     /// Whether it asks to be opened on its first event rather than at start (`SH_META_SERVICE_LAZY`).
     public var lazy: Bool {
         get { storage.fields.lazy }
@@ -140,6 +148,7 @@ public struct ServiceMetadata: Sendable, Equatable {
         subscriptions: [String] = [],
         sceneRoles: [String] = [],
         answers: [String] = [],
+        shortcuts: [Shortcut] = [],
         lazy: Bool = false,
         requires: [ServiceRequirement] = [],
         after: [String] = []
@@ -148,7 +157,8 @@ public struct ServiceMetadata: Sendable, Equatable {
             Fields(
                 id: id, name: name, version: version, events: events, priority: priority, urls: urls,
                 activities: activities,
-                subscriptions: subscriptions, sceneRoles: sceneRoles, answers: answers, lazy: lazy, requires: requires,
+                subscriptions: subscriptions, sceneRoles: sceneRoles, answers: answers, shortcuts: shortcuts,
+                lazy: lazy, requires: requires,
                 after: after))
     }
 
@@ -183,6 +193,7 @@ public struct ServiceMetadata: Sendable, Equatable {
         var subscriptions: [String]
         var sceneRoles: [String]
         var answers: [String]
+        var shortcuts: [Shortcut]
         var lazy: Bool
         var requires: [ServiceRequirement]
         var after: [String]
@@ -304,6 +315,8 @@ extension PluginMetadata {
                 }
                 guard claim.value != service else { throw .invalidMetadata("service \(service) starts after itself") }
                 services[index].after.append(claim.value)
+            case SH_CLAIM_SHORTCUT, SH_CLAIM_SHORTCUT_ICON:
+                try services[index].claimShortcut(Int(claim.kind), claim.value)
             default:
                 services[index].claim(claim.kind, claim.value)
             }

@@ -201,6 +201,12 @@ public final class Host {
         application.continueActivity(activity, fromLaunch: fromLaunch)
     }
 
+    /// performActionForShortcutItem to the services that claim the quick action `id`, in service
+    /// order, until one handles it.
+    public func performAction(_ id: String, fromLaunch: Bool = false) -> EventOutcome {
+        application.performAction(id, fromLaunch: fromLaunch)
+    }
+
     /// didRegisterForRemoteNotifications to every handler; the token is remembered.
     public func register(token: DeviceToken) -> EventOutcome { application.register(token: token) }
 

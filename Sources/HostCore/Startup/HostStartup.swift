@@ -129,6 +129,7 @@ public final class HostStartup {
                 }
             }
             if let url = options.launchURL { request.url = try OpenURLInput(url) }
+            request.shortcut = options.launchShortcut
             if let activity = options.launchActivity {
                 request.activity = try UserActivityInput(type: activity.type, webpageURL: activity.url)
             }

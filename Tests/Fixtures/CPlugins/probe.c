@@ -13,6 +13,9 @@
 //                       arrives (late, once a test let the deadline pass)
 //   PROBE_RESULT        the completion's result (fetch result, presentation options)
 //   PROBE_URL_CLAIM, PROBE_ACTIVITY_CLAIM, PROBE_SUBSCRIBE   metadata claims
+//   PROBE_SHORTCUT, PROBE_SHORTCUT_ICON   a quick action claim (SH_CLAIM_SHORTCUT, e.g. "compose New
+//                       entry") and its icon (SH_CLAIM_SHORTCUT_ICON, e.g. "compose document-new");
+//                       performActionForShortcutItem is answered PROBE_ANSWER
 //   PROBE_SCENE_ROLE    a scene role claim (SH_CLAIM_SCENE_ROLE), e.g. "car"
 //   PROBE_VERSION       the version in its metadata (default "0.1.0")
 //   PROBE_REQUIRES, PROBE_REQUIRES_2   requires claims (SH_CLAIM_REQUIRES), e.g. "test.b >=1.2 <2"
@@ -127,6 +130,12 @@ SH_CLAIM_METADATA_ID(probe_subscribe, PROBE_ID, SH_CLAIM_NOTIFICATION, PROBE_SUB
 #endif
 #ifdef PROBE_SCENE_ROLE
 SH_CLAIM_METADATA_ID(probe_scene_role, PROBE_ID, SH_CLAIM_SCENE_ROLE, PROBE_SCENE_ROLE);
+#endif
+#ifdef PROBE_SHORTCUT
+SH_CLAIM_METADATA_ID(probe_shortcut, PROBE_ID, SH_CLAIM_SHORTCUT, PROBE_SHORTCUT);
+#endif
+#ifdef PROBE_SHORTCUT_ICON
+SH_CLAIM_METADATA_ID(probe_shortcut_icon, PROBE_ID, SH_CLAIM_SHORTCUT_ICON, PROBE_SHORTCUT_ICON);
 #endif
 #ifdef PROBE_ANSWERS
 SH_CLAIM_METADATA_ID(probe_answers, PROBE_ID, SH_CLAIM_ANSWER, PROBE_ANSWERS);
@@ -345,6 +354,11 @@ static void describe(const sh_event *event, char *out, size_t size) {
                  u->flags & SH_FROM_LAUNCH);
         break;
     }
+    case SH_EVENT_PERFORM_ACTION_FOR_SHORTCUT_ITEM: {
+        const sh_shortcut_item *item = event->data;
+        snprintf(out, size, " shortcut=%s title=%s launch=%u", item->id, item->title, item->flags & SH_FROM_LAUNCH);
+        break;
+    }
     case SH_EVENT_CONTINUE_USER_ACTIVITY: {
         const sh_user_activity *a = event->data;
         snprintf(out, size, " type=%s url=%s info=%s launch=%u", a->type, a->webpage_url ? a->webpage_url : "-",
@@ -462,7 +476,9 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
     if (event->kind == PROBE_FAIL_KIND) return PROBE_FAIL_RESULT;
 #endif
     if (event->completion) answer(event->completion);
-    if (event->kind == SH_EVENT_OPEN_URL || event->kind == SH_EVENT_CONTINUE_USER_ACTIVITY) return PROBE_ANSWER;
+    if (event->kind == SH_EVENT_OPEN_URL || event->kind == SH_EVENT_CONTINUE_USER_ACTIVITY ||
+        event->kind == SH_EVENT_PERFORM_ACTION_FOR_SHORTCUT_ITEM)
+        return PROBE_ANSWER;
     if (event->kind == SH_EVENT_SCENE_OPEN_URL_CONTEXTS || event->kind == SH_EVENT_SCENE_CONTINUE_USER_ACTIVITY)
         return PROBE_SCENE_ANSWER;
     if (event->kind == SH_EVENT_CONFIGURATION_FOR_CONNECTING) {

@@ -188,6 +188,15 @@ final class Application {
                     event: .launchUnhandled, .string("what", "URL \(url.url)"))
             }
         }
+        // UIKit hands a launch's quick action to performActionFor after the launch too.
+        if let shortcut = request.shortcut {
+            let outcome = performAction(shortcut, fromLaunch: true)
+            if !outcome.handled {
+                log.warn(
+                    "host", "the launch quick action \(shortcut): \(outcome.note ?? "not handled")",
+                    event: .launchUnhandled, .string("what", "quick action \(shortcut)"))
+            }
+        }
         if let activity = request.activity, request.scene == nil {
             let outcome = continueActivity(activity, fromLaunch: true)
             if !outcome.handled {
@@ -237,6 +246,11 @@ final class Application {
     func open(_ url: OpenURLInput, fromLaunch: Bool) -> EventOutcome {
         let arena = EventArena()
         return withExtendedLifetime(arena) { router.open(url, data: arena.openURL(url, fromLaunch: fromLaunch)) }
+    }
+
+    /// performActionForShortcutItem to the services that claim `id`, until one handles it.
+    func performAction(_ id: String, fromLaunch: Bool) -> EventOutcome {
+        router.performAction(id, fromLaunch: fromLaunch)
     }
 
     /// continueUserActivity, routed like openURL by activity type.

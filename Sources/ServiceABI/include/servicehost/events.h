@@ -121,6 +121,15 @@ typedef enum sh_event_kind {
      * negative result is logged; the settings are still the new ones.
      * Delivered after the reload's other changes, in service order. */
     SH_EVENT_DID_CHANGE_SETTINGS = 40,
+    /* "performActionForShortcutItem": the user chose a quick action (UIKit's
+     * application(_:performActionFor:completionHandler:); host action ID,
+     * host ctl action ID, or --launch-shortcut ID at launch). data is const
+     * sh_shortcut_item *. Delivered to the services that claim the id
+     * (SH_CLAIM_SHORTCUT, metadata.h), in service order; an id no service
+     * claims goes to the services that claim no quick action (as URLs).
+     * Answer SH_OK when handled (no later service is asked) or SH_FALSE to
+     * pass. */
+    SH_EVENT_PERFORM_ACTION_FOR_SHORTCUT_ITEM = 44,
 } sh_event_kind;
 
 /* The notification authorization status (as UNAuthorizationStatus). */
@@ -389,6 +398,27 @@ typedef struct sh_user_activity {
     /* userInfo parsed by the host, or NULL when there is none. */
     const struct sh_json *user_info;
 } sh_user_activity;
+
+#define SH_SHORTCUT_ITEM_VERSION 1u
+/* sizeof(sh_shortcut_item) in version 1, frozen (layout.h). */
+#define SH_SHORTCUT_ITEM_SIZE_V1 32u
+
+/* The data of performActionForShortcutItem (as UIApplicationShortcutItem).
+ * Owner: the host. Valid: until handle_event returns; copy what you keep.
+ * Thread: read it on the thread that received the event. */
+typedef struct sh_shortcut_item {
+    uint32_t size;
+    uint32_t version;
+    /* SH_FROM_LAUNCH (the launch's --launch-shortcut: its one delivery after
+     * the app became active) or 0. */
+    uint32_t flags;
+    uint32_t reserved;
+    /* The action's id (UIKit's type), NUL-terminated: "compose". */
+    const char *id;
+    /* Its title as the claiming service declared it, NUL-terminated UTF-8:
+     * "New entry" (the id when it declared none). */
+    const char *title;
+} sh_shortcut_item;
 
 /* Version 2 adds `parsed`. */
 #define SH_NOTIFICATION_VERSION 2u

@@ -217,8 +217,8 @@ typedef struct sh_host {
      * service that acknowledges something upstream on the reply never
      * acknowledges an event the host did not take.
      * Rationale: not a back door. The configuration grants it per service,
-     * "requests": "events" (state, list, push, open, activity, post,
-     * request, memory-warning) or "all" (everything the socket takes but
+     * "requests": "events" (state, list, push, open, activity, action,
+     * post, request, memory-warning) or "all" (everything the socket takes but
      * watch, which streams on a connection); without a grant
      * every request is answered with an error naming the service and the key.
      * Returns SH_OK when the reply will come; SH_INVALID for a NULL json or

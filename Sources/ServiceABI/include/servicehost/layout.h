@@ -151,6 +151,14 @@ SH_LAYOUT_OFFSET(sh_open_url, scheme, 24);
 SH_LAYOUT_OFFSET(sh_open_url, host, 32);
 SH_LAYOUT_SIZE(sh_open_url, SH_OPEN_URL_SIZE_V1);
 
+SH_LAYOUT_OFFSET(sh_shortcut_item, size, 0);
+SH_LAYOUT_OFFSET(sh_shortcut_item, version, 4);
+SH_LAYOUT_OFFSET(sh_shortcut_item, flags, 8);
+SH_LAYOUT_OFFSET(sh_shortcut_item, reserved, 12);
+SH_LAYOUT_OFFSET(sh_shortcut_item, id, 16);
+SH_LAYOUT_OFFSET(sh_shortcut_item, title, 24);
+SH_LAYOUT_SIZE(sh_shortcut_item, SH_SHORTCUT_ITEM_SIZE_V1);
+
 SH_LAYOUT_OFFSET(sh_user_activity, size, 0);
 SH_LAYOUT_OFFSET(sh_user_activity, version, 4);
 SH_LAYOUT_OFFSET(sh_user_activity, flags, 8);

@@ -153,6 +153,22 @@ enum {
     /* A service this one starts after when it runs: value is its id. Merged
      * with the configuration's "after"; an id no plugin provides is ignored. */
     SH_CLAIM_AFTER = 7,
+    /* A quick action (UIKit's UIApplicationShortcutItem): value is its id,
+     * then optionally a space and its title ("compose New entry"); the title
+     * defaults to the id. The id is letters, digits and '-' (a Desktop Entry
+     * action name); the title has no control characters. As with URLs, the
+     * services claiming an id are the only ones asked for it
+     * (SH_EVENT_PERFORM_ACTION_FOR_SHORTCUT_ITEM, in service order until one
+     * handles it), and a service claiming any is asked for nothing else. The
+     * Desktop Entry that
+     * host desktop install writes lists the action (Actions=). Hosts older
+     * than this claim ignore it. */
+    SH_CLAIM_SHORTCUT = 8,
+    /* The icon of a quick action this service claims (SH_CLAIM_SHORTCUT
+     * before it in the file): value is the action's id, a space, and an icon
+     * name or absolute path ("compose document-new"), as a Desktop Entry's
+     * Icon= key takes it. Hosts older than this claim ignore it. */
+    SH_CLAIM_SHORTCUT_ICON = 9,
 };
 
 /* One claim of one service (272 bytes); any number per service. */
