@@ -627,6 +627,7 @@ extension _ManifestOmits_didChangeSettings where Self: SettingsObserving {
             "the class adopts SettingsObserving (`func didChangeSettings(from old: JSONValue?, to new: JSONValue?)`), but servicehost.json does not list the event \"didChangeSettings\", so the host would never call it: add \"didChangeSettings\" to events"
     )
     public static var _servicehostCheck_didChangeSettings: Void { () }
+}
 
 /// Generated code only: servicehost.json lists "performActionForShortcutItem"; the class must adopt ``ShortcutHandling``.
 public protocol _ManifestLists_performActionForShortcutItem {

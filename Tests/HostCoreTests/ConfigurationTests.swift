@@ -47,6 +47,12 @@ import Testing
         #expect(configuration.services.count == 2)
     }
 
+    /// minisign prints key ids without leading zeros (`%llX`): a 15-digit id is one of them.
+    @Test func aRevokedKeyID_withItsLeadingZeroLeftOut_isTheSameKey() throws {
+        let configuration = try parse(#"{"revokedKeys": ["ABCDEF0123456789", "bcdef0123456789"]}"#)
+        #expect(configuration.trust.revokedKeyIDs == ["ABCDEF0123456789", "0BCDEF0123456789"])
+    }
+
     @Test func anEmptyServiceObject_hasEveryDefault() throws {
         let service = try #require(try parse(#"{"services": {"com.example.a": {}}}"#).services["com.example.a"])
         #expect(service == ServiceConfiguration(id: "com.example.a"))

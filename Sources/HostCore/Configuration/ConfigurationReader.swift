@@ -162,9 +162,12 @@ struct ConfigurationReader {
         guard let text = value.stringValue else {
             throw fail(path, "expected a key id or a public key, found \(Self.describe(value))")
         }
-        if text.utf8.count == 16, text.utf8.allSatisfy({ Self.hexValue($0) != nil }) { return text.uppercased() }
+        // minisign prints a key id without leading zeros (`%llX`): one in 16 ids has 15 digits.
+        if (1...16).contains(text.utf8.count), text.utf8.allSatisfy({ Self.hexValue($0) != nil }) {
+            return String(repeating: "0", count: 16 - text.utf8.count) + text.uppercased()
+        }
         do { return try Minisign.PublicKey(base64: text).keyIDText } catch {
-            throw fail(path, "neither a key id (16 hex digits) nor a minisign public key: \(error.reason)")
+            throw fail(path, "neither a key id (up to 16 hex digits) nor a minisign public key: \(error.reason)")
         }
     }
 
