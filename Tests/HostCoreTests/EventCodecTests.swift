@@ -96,7 +96,7 @@ import Testing
             #expect(String(describing: payload) == data.cStruct, "\(data)")
             declared.append(String(describing: payload))
         }
-        #expect(declared.count == 10)
+        #expect(declared.count == 11)
         #expect(
             sh_open_url.empty.size == UInt32(MemoryLayout<sh_open_url>.size)
                 && sh_open_url.empty.version == SH_OPEN_URL_VERSION)
