@@ -127,6 +127,21 @@ struct Child {
     }
 }
 
+/// Runs `program` to its exit (its stdout to /dev/null, stderr kept for the error); the time
+/// from exec to exit.
+func runToExit(_ program: String, _ arguments: [String], environment: [String: String] = [:])
+    throws(BenchError) -> Double
+{
+    let start = nowNanoseconds()
+    var child = try Child(program, arguments, capture: 2, environment: environment)
+    let status = child.finish(signal: nil)
+    let elapsed = nowNanoseconds() - start
+    guard status == 0 else {
+        throw BenchError("\(program) \(arguments.joined(separator: " ")) failed (\(status)):\n\(child.text)")
+    }
+    return elapsed
+}
+
 /// The resident set size of process `pid` in bytes (`VmRSS` of /proc/PID/status).
 func residentSetBytes(of pid: pid_t) -> Double? {
     guard let status = try? readFile("/proc/\(pid)/status") else { return nil }

@@ -379,17 +379,4 @@ struct StartupRows {
         throw BenchError("\(set.key): the host logged no registry.used record:\n\(child.text)")
     }
 
-    /// Runs `program` to its exit (stdout to /dev/null); the time from exec to exit.
-    private func runToExit(_ program: String, _ arguments: [String], environment: [String: String] = [:])
-        throws(BenchError) -> Double
-    {
-        let start = nowNanoseconds()
-        var child = try Child(program, arguments, capture: 2, environment: environment)
-        let status = child.finish(signal: nil)
-        let elapsed = nowNanoseconds() - start
-        guard status == 0 else {
-            throw BenchError("\(program) \(arguments.joined(separator: " ")) failed (\(status)):\n\(child.text)")
-        }
-        return elapsed
-    }
 }

@@ -396,7 +396,7 @@ import Testing
 }
 
 /// The files whose name ends in `/NAME` that process `pid` maps (a worker's).
-private func mappedBy(_ pid: pid_t, _ name: String) -> [String] {
+func mappedBy(_ pid: pid_t, _ name: String) -> [String] {
     guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { return [] }
     defer { try? handle.close() }
     let maps = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)

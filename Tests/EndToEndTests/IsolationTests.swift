@@ -615,7 +615,7 @@ import Testing
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_VERSION=\"1.0.0\""])
         try host.start(["--isolation", "process"])
         let first = try #require(try host.service("test.a")?["pid"] as? Int)
-        let loaded = workerMaps(pid_t(first), "a.so")
+        let loaded = mappedBy(pid_t(first), "a.so")
         #expect(loaded.count == 1, "\(loaded)")
         // A new build put in place as installers do (a new inode), and no reload.
         let next = host.lib + "/.a.so.new"
@@ -630,7 +630,7 @@ import Testing
         let second = try #require(service["pid"] as? Int)
         #expect(second != first)
         // The new worker maps the very copy the first one did.
-        #expect(workerMaps(pid_t(second), "a.so") == loaded, "\(loaded)")
+        #expect(mappedBy(pid_t(second), "a.so") == loaded, "\(loaded)")
         // A reload loads the new file (which aborts in its launch: a crash, then a restart of it).
         let reload = try host.reply("reload")
         #expect(reload["replaced"] as? [String] == ["test.a"], "\(reload)")
@@ -698,19 +698,4 @@ private func drive(_ host: IsolatedHost, _ commands: [[String]]) throws -> (
     let result = host.wait()
     #expect(result.status == 0)
     return (result.records.messages(startingWith: "probe ").map(\.description), host.events, replies)
-}
-
-/// The files whose name ends in `/NAME` that process `pid` maps.
-private func workerMaps(_ pid: pid_t, _ name: String) -> [String] {
-    guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { return [] }
-    defer { try? handle.close() }
-    let maps = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
-    var seen: [String] = []
-    for line in maps.split(separator: "\n") {
-        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-        if fields.count >= 6, fields[5].hasSuffix("/" + name), !seen.contains(String(fields[5])) {
-            seen.append(String(fields[5]))
-        }
-    }
-    return seen
 }
