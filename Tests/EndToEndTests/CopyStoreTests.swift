@@ -155,7 +155,13 @@ import Testing
     /// the store's folder, in a mount namespace of the host's own): every copy failed with
     /// ENOSPC and the host ran with no service. Now the copies go to the state directory, said
     /// once, and the plugins load.
-    @Test(.timeLimit(.minutes(10)), arguments: [false, true])
+    @Test(
+        .timeLimit(.minutes(10)),
+        .disabled(
+            if: Sanitizer.isActive,
+            "ThreadSanitizer's runtime dies of SIGBUS (in its MemoryAccessRange, under a memcpy of the"
+                + " Swift demangler) when TMPDIR is a full tmpfs; the uninstrumented host is what users run"),
+        arguments: [false, true])
     func aStoreFilledByAnotherUser_fallsBackToTheStateDirectory_andThePluginsLoad(isolated: Bool) throws {
         guard let user = SecondUser.available(), FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
         else {

@@ -50,7 +50,9 @@ public enum Minisign {
         public var keyID: String {
             get throws {
                 let text = try String(contentsOfFile: publicKeyFile, encoding: .utf8)
-                return String(text.split(separator: "\n")[0].split(separator: " ").last ?? "")
+                // minisign prints the id without leading zeros (`%llX`); the host shows all 16 digits.
+                let printed = String(text.split(separator: "\n")[0].split(separator: " ").last ?? "")
+                return String(repeating: "0", count: max(0, 16 - printed.count)) + printed
             }
         }
     }
