@@ -159,8 +159,7 @@ import Testing
         .timeLimit(.minutes(10)),
         .disabled(
             if: Sanitizer.isActive,
-            "ThreadSanitizer's runtime dies of SIGBUS (in its MemoryAccessRange, under a memcpy of the"
-                + " Swift demangler) when TMPDIR is a full tmpfs; the uninstrumented host is what users run"),
+            "ThreadSanitizer's runtime dies of SIGBUS in its MemoryAccessRange when TMPDIR is a full tmpfs"),
         arguments: [false, true])
     func aStoreFilledByAnotherUser_fallsBackToTheStateDirectory_andThePluginsLoad(isolated: Bool) throws {
         guard let user = SecondUser.available(), FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")

@@ -19,7 +19,6 @@ public enum ChildCommand {
         var ends: [Int32] = [-1, -1]
         _ = try retryingOnInterrupt("pipe", program) { csystem_pipe2(&ends, O_CLOEXEC) }
         let readEnd = FileDescriptor(taking: ends[0])
-        var writeEnd: FileDescriptor? = FileDescriptor(taking: ends[1])
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -31,9 +30,9 @@ public enum ChildCommand {
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
         let started = posix_spawnp(&pid, program, &actions, nil, argv, environ)
-        guard started == 0 else { throw SystemError(operation: "posix_spawnp", path: program, errno: started) }
         // Our copy of the write end closes here, so the read below ends when the tool's does.
-        writeEnd = nil
+        close(ends[1])
+        guard started == 0 else { throw SystemError(operation: "posix_spawnp", path: program, errno: started) }
         var bytes: [UInt8] = []
         while true {
             let chunk = try readEnd.read(upTo: 65536, path: program)
