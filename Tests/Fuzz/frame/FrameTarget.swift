@@ -40,6 +40,8 @@ private final class StandIn: HostFunctions {
     func requestAuthorization(_ options: UInt32) -> Int32 { 0 }
     func setSceneRestoration(scene: UInt64, json: [UInt8]?) -> Int32 { Int32(SH_NOT_FOUND) }
     func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 { Int32(SH_UNSUPPORTED) }
+    func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
+    func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         precondition(!name.isEmpty)
         return Int32(SH_NOT_FOUND)
