@@ -82,8 +82,8 @@ struct ControlRow {
             guard Self.pin(0, to: cores), Self.pin(child.pid, to: cores) else {
                 throw BenchError("cannot unpin: \(String(cString: strerror(errno)))")
             }
+            guard rep > 0 else { continue }  // bench-pingpong warms itself up
             let figures = try floorFigures(replySize: replySize)
-            guard rep > 0 else { continue }
             host.append(eps: eps, one: one, two: two)
             floor.append(
                 eps: figures[0], one: (figures[1], figures[2]), two: cores.count >= 2 ? (figures[3], figures[4]) : nil)

@@ -38,7 +38,7 @@ struct DesktopRow {
         chmod(lib, 0o755)
         let bytes: [UInt8]
         do { bytes = try readFile(deepLinks) } catch { throw BenchError("reading \(deepLinks): \(error)") }
-        try writeFile(lib + "/libDeepLinks.so", bytes)
+        try writePluginFile(bytes, to: lib + "/libDeepLinks.so")
         let control = base + "/host.sock"
         let options = ["--plugins", lib, "--control", control, "--state-dir", base + "/state"]
         let environment = [
@@ -47,11 +47,10 @@ struct DesktopRow {
         ]
         _ = try runToExit(host, ["desktop", "install", "--name", "Bench"] + options, environment: environment)
         // xdg-open's own share: an entry for another scheme that runs /bin/true.
-        try writeFile(
-            base + "/data/applications/bench-true.desktop",
+        try writePluginFile(
             Array(
                 "[Desktop Entry]\nType=Application\nName=True\nExec=/bin/true %u\nMimeType=x-scheme-handler/benchtrue;\n"
-                    .utf8))
+                    .utf8), to: base + "/data/applications/bench-true.desktop")
         _ = try runToExit(
             "/usr/bin/xdg-mime", ["default", "bench-true.desktop", "x-scheme-handler/benchtrue"],
             environment: environment)
@@ -121,14 +120,6 @@ struct DesktopRow {
                     "for reference: `xdg-open` to an entry that runs /bin/true (exec → exit), vs the host's start-up",
                 unit: .nanoseconds, ours: cold.xdgTrue, baseline: cold.startup, target: "—"),
         ]
-    }
-
-    private func writeFile(_ path: String, _ bytes: [UInt8]) throws(BenchError) {
-        guard let file = fopen(path, "wb") else { throw BenchError("cannot write \(path)") }
-        let written = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-        fclose(file)
-        guard written == bytes.count else { throw BenchError("cannot write \(path)") }
-        chmod(path, 0o755)
     }
 
 }

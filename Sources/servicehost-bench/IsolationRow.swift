@@ -47,7 +47,7 @@ struct IsolationRow {
         let medians = samples.map(median)
         let floor = medians[2]
         let workerRSS = isolated.services.first.flatMap { isolated.isolationFields(for: $0.id)["pid"]?.intValue }
-            .flatMap { residentBytes(of: pid_t($0)) }
+            .flatMap { residentSetBytes(of: pid_t($0)) }
         raw += [
             ("isolation.worker_ns_per_event", medians[0]), ("isolation.in_process_ns_per_event", medians[1]),
             ("isolation.socket_floor_ns_per_round_trip", floor), ("isolation.worker_rss_bytes", workerRSS ?? .nan),
@@ -80,15 +80,6 @@ struct IsolationRow {
         guard failures.isEmpty, host.services.count == 1 else { throw BenchError("loading \(directory): \(failures)") }
         do { try host.launch() } catch { throw BenchError("launch: \(error)") }
         return host
-    }
-
-    private func residentBytes(of pid: pid_t) -> Double? {
-        guard let status = try? readFile("/proc/\(pid)/status") else { return nil }
-        for line in String(decoding: status, as: UTF8.self).split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return line.dropFirst("VmRSS:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
-                .flatMap { Double($0) }.map { $0 * 1024 }
-        }
-        return nil
     }
 }
 

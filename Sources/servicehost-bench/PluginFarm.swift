@@ -61,7 +61,7 @@ final class PluginFarm {
                 bytes.replaceSubrange(offset + needle.count - digits..<offset + needle.count, with: suffix)
             }
             let path = "\(directory)/bench-\(String(decoding: suffix, as: UTF8.self)).so"
-            try write(bytes, to: path)
+            try writePluginFile(bytes, to: path)
         }
         return directory
     }
@@ -107,16 +107,17 @@ final class PluginFarm {
         }
         return found
     }
+}
 
-    private func write(_ bytes: [UInt8], to path: String) throws(BenchError) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
-        guard descriptor >= 0 else { throw BenchError("open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        // The host refuses plugins others can write; the umask may not be 022.
-        guard written == bytes.count, fchmod(descriptor, 0o755) == 0 else {
-            throw BenchError("write \(path): \(String(cString: strerror(errno)))")
-        }
+/// Writes `bytes` to `path` as a plugin file: mode 0755 whatever the umask (the host refuses
+/// plugins others can write).
+func writePluginFile(_ bytes: [UInt8], to path: String) throws(BenchError) {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    guard descriptor >= 0 else { throw BenchError("open \(path): \(String(cString: strerror(errno)))") }
+    defer { close(descriptor) }
+    let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+    guard written == bytes.count, fchmod(descriptor, 0o755) == 0 else {
+        throw BenchError("write \(path): \(String(cString: strerror(errno)))")
     }
 }
 

@@ -97,13 +97,8 @@ import Testing
     }
 
     private func installZsh() -> String? {
-        _ = try? Command.run(
-            "/bin/sh",
-            [
-                "-c",
-                "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends zsh) >/dev/null 2>&1",
-            ])
-        return FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") ? "/usr/bin/zsh" : nil
+        SystemPackages.ensure(["zsh"], providing: ["/usr/bin/zsh"], for: "the zsh completion test")
+            ? "/usr/bin/zsh" : nil
     }
 
     @Test func completion_refusesAnUnknownShell() throws {
@@ -137,18 +132,8 @@ import Testing
 
 /// `man`, with man-db and groff installed by apt-get when missing.
 enum Man {
-    static let path: String? = {
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/man")
-            && FileManager.default.isExecutableFile(atPath: "/usr/bin/groff")
-        {
-            return "/usr/bin/man"
-        }
-        _ = try? Command.run(
-            "/bin/sh",
-            [
-                "-c",
-                "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends man-db groff-base) >/dev/null 2>&1",
-            ])
-        return FileManager.default.isExecutableFile(atPath: "/usr/bin/man") ? "/usr/bin/man" : nil
-    }()
+    static let path: String? =
+        SystemPackages.ensure(
+            ["man-db", "groff-base"], providing: ["/usr/bin/man", "/usr/bin/groff"], for: "the man page test")
+        ? "/usr/bin/man" : nil
 }

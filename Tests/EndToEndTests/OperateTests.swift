@@ -365,14 +365,8 @@ enum Promtool {
         where FileManager.default.isExecutableFile(atPath: candidate) {
             return candidate
         }
-        let install = try? Command.run(
-            "/bin/sh",
-            [
-                "-c",
-                "(apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus) >/dev/null 2>&1",
-            ])
-        _ = install
-        return FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") ? "/usr/bin/promtool" : nil
+        return SystemPackages.ensure(["prometheus"], providing: ["/usr/bin/promtool"], for: "the Prometheus test")
+            ? "/usr/bin/promtool" : nil
     }()
 }
 

@@ -13,38 +13,10 @@ public final class DBusMock {
     static let python = "/usr/bin/python3"
 
     /// Whether the parts are there (installed now if need be), else the reason printed once.
-    public static let installed: Bool = {
-        func present() -> Bool {
-            guard FileManager.default.isExecutableFile(atPath: daemon),
-                FileManager.default.isExecutableFile(atPath: python)
-            else { return false }
-            return (try? Command.run(python, ["-c", "import dbusmock, dbus"]).status) == 0
-        }
-        if present() { return true }
-        if getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/apt-get") {
-            FileHandle.standardError.write(
-                Data("DBusMock: installing dbus-daemon and python3-dbusmock with apt-get\n".utf8))
-            let packages = ["install", "-y", "-qq", "dbus-daemon", "python3-dbusmock"]
-            let environment = ["DEBIAN_FRONTEND": "noninteractive"]
-            _ = try? Command.run("/usr/bin/apt-get", packages, environment: environment)
-            if !present() {
-                _ = try? Command.run("/usr/bin/apt-get", ["update", "-qq"])
-                _ = try? Command.run("/usr/bin/apt-get", packages, environment: environment)
-            }
-            if present() { return true }
-        }
-        FileHandle.standardError.write(
-            Data(
-                """
-                **************************************************************************
-                SKIPPED: the system-event tests need a real dbus-daemon and python3-dbusmock
-                (Debian packages dbus-daemon and python3-dbusmock) and they could not be
-                installed here (not root, or no apt-get). Install them and run again.
-                **************************************************************************
-
-                """.utf8))
-        return false
-    }()
+    public static let installed: Bool = SystemPackages.ensure(
+        ["dbus-daemon", "python3-dbusmock"], providing: [daemon, python],
+        check: { (try? Command.run(python, ["-c", "import dbusmock, dbus"]).status) == 0 },
+        for: "the system-event tests")
 
     /// The bus's address: `unix:path=…`.
     public let address: String

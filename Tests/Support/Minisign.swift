@@ -5,33 +5,9 @@ import Foundation
 /// ``installed`` installs the package with apt-get when it is missing and the machine allows it.
 public enum Minisign {
     /// The executable, or nil (with the reason printed once) when it cannot be had.
-    public static let installed: String? = {
-        let tool = "/usr/bin/minisign"
-        func present() -> Bool { FileManager.default.isExecutableFile(atPath: tool) }
-        if present() { return tool }
-        if getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/apt-get") {
-            FileHandle.standardError.write(Data("minisign: not installed; installing it with apt-get\n".utf8))
-            let install = ["install", "-y", "-qq", "minisign"]
-            _ = try? Command.run(
-                "/usr/bin/apt-get", install, environment: ["DEBIAN_FRONTEND": "noninteractive"])
-            if !present() {
-                _ = try? Command.run("/usr/bin/apt-get", ["update", "-qq"])
-                _ = try? Command.run(
-                    "/usr/bin/apt-get", install, environment: ["DEBIAN_FRONTEND": "noninteractive"])
-            }
-            if present() { return tool }
-        }
-        FileHandle.standardError.write(
-            Data(
-                """
-                **************************************************************************
-                SKIPPED: the signature tests need a real minisign (Debian package minisign)
-                and it could not be installed here (not root, or no apt-get).
-                **************************************************************************
-
-                """.utf8))
-        return nil
-    }()
+    public static let installed: String? =
+        SystemPackages.ensure(["minisign"], providing: ["/usr/bin/minisign"], for: "the signature tests")
+        ? "/usr/bin/minisign" : nil
 
     /// A key pair made by `minisign -G -W` in `folder`: `NAME.pub` and `NAME.key`.
     public struct KeyPair {

@@ -8,42 +8,10 @@ import Foundation
 /// machine allows it (root), and otherwise says loudly why the tests that need it are skipped.
 public final class Mosquitto {
     /// The broker's executable, or nil (with the reason printed once) when it cannot be had.
-    public static let installed: String? = {
-        let broker = "/usr/sbin/mosquitto"
-        let publisher = "/usr/bin/mosquitto_pub"
-        func present() -> Bool {
-            FileManager.default.isExecutableFile(atPath: broker)
-                && FileManager.default.isExecutableFile(atPath: publisher)
-        }
-        if present() { return broker }
-        if getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/apt-get") {
-            FileHandle.standardError.write(
-                Data("Mosquitto: not installed; installing mosquitto and mosquitto-clients with apt-get\n".utf8))
-            _ = try? Command.run(
-                "/usr/bin/apt-get",
-                ["-o", "DPkg::Lock::Timeout=300", "install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
-                environment: ["DEBIAN_FRONTEND": "noninteractive"])
-            if !present() {
-                _ = try? Command.run("/usr/bin/apt-get", ["update", "-qq"])
-                _ = try? Command.run(
-                    "/usr/bin/apt-get",
-                    ["-o", "DPkg::Lock::Timeout=300", "install", "-y", "-qq", "mosquitto", "mosquitto-clients"],
-                    environment: ["DEBIAN_FRONTEND": "noninteractive"])
-            }
-            if present() { return broker }
-        }
-        FileHandle.standardError.write(
-            Data(
-                """
-                **************************************************************************
-                SKIPPED: the MQTT end-to-end tests need a real mosquitto (Debian packages
-                mosquitto and mosquitto-clients) and it could not be installed here
-                (not root, or no apt-get). Install them and run the tests again.
-                **************************************************************************
-
-                """.utf8))
-        return nil
-    }()
+    public static let installed: String? =
+        SystemPackages.ensure(
+            ["mosquitto", "mosquitto-clients"], providing: ["/usr/sbin/mosquitto", "/usr/bin/mosquitto_pub"],
+            for: "the MQTT end-to-end tests") ? "/usr/sbin/mosquitto" : nil
 
     public let port: Int
     public let logPath: String

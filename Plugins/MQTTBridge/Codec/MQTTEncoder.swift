@@ -79,13 +79,7 @@ extension MQTTPacket {
             if v5 && (reason != 0 || !properties.items.isEmpty) { body = [reason] + properties.encoded() }
         }
         var bytes = [first]
-        var length = body.count
-        repeat {
-            var digit = UInt8(length % 128)
-            length /= 128
-            if length > 0 { digit |= 0x80 }
-            bytes.append(digit)
-        } while length > 0
+        bytes.appendVariableInteger(body.count)
         return bytes + body
     }
 }
@@ -104,4 +98,15 @@ extension [UInt8] {
     }
 
     mutating func appendString(_ text: String) { appendBytes(Array(text.utf8)) }
+
+    /// A variable byte integer (1.5.5): the remaining length, a property length, 0x0B's value.
+    mutating func appendVariableInteger(_ value: Int) {
+        var value = value
+        repeat {
+            var digit = UInt8(value % 128)
+            value /= 128
+            if value > 0 { digit |= 0x80 }
+            append(digit)
+        } while value > 0
+    }
 }

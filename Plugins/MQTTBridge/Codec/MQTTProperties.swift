@@ -48,6 +48,8 @@ public struct MQTTProperties: Sendable, Equatable {
     public var responseTopic: String? { if case .string(let value)? = self[0x08] { value } else { nil } }
     /// Correlation Data (0x09).
     public var correlationData: [UInt8]? { if case .binary(let value)? = self[0x09] { value } else { nil } }
+    /// Server Keep Alive (0x13), seconds: the keep-alive the client must use instead of its own.
+    public var serverKeepAlive: UInt16? { if case .twoByte(let value)? = self[0x13] { value } else { nil } }
     /// Reason String (0x1F).
     public var reasonString: String? { if case .string(let value)? = self[0x1F] { value } else { nil } }
     /// User Properties (0x26), in order.
@@ -62,34 +64,22 @@ public struct MQTTProperties: Sendable, Equatable {
             body.append(id)
             switch value {
             case .byte(let byte): body.append(byte)
-            case .twoByte(let number): body += [UInt8(number >> 8), UInt8(number & 0xFF)]
+            case .twoByte(let number): body.appendUInt16(number)
             case .fourByte(let number):
                 for shift in stride(from: 24, through: 0, by: -8) {
                     body.append(UInt8(truncatingIfNeeded: number >> shift))
                 }
-            case .variable(let number): body += Self.variableInteger(Int(number))
-            case .string(let text): body += Self.field(Array(text.utf8))
-            case .binary(let bytes): body += Self.field(bytes)
-            case .pair(let key, let text): body += Self.field(Array(key.utf8)) + Self.field(Array(text.utf8))
+            case .variable(let number): body.appendVariableInteger(Int(number))
+            case .string(let text): body.appendString(text)
+            case .binary(let bytes): body.appendBytes(bytes)
+            case .pair(let key, let text):
+                body.appendString(key)
+                body.appendString(text)
             }
         }
-        return Self.variableInteger(body.count) + body
-    }
-
-    static func field(_ bytes: [UInt8]) -> [UInt8] {
-        [UInt8(truncatingIfNeeded: bytes.count >> 8), UInt8(truncatingIfNeeded: bytes.count)] + bytes
-    }
-
-    static func variableInteger(_ value: Int) -> [UInt8] {
-        var value = value
-        var bytes: [UInt8] = []
-        repeat {
-            var digit = UInt8(value % 128)
-            value /= 128
-            if value > 0 { digit |= 0x80 }
-            bytes.append(digit)
-        } while value > 0
-        return bytes
+        var encoded: [UInt8] = []
+        encoded.appendVariableInteger(body.count)
+        return encoded + body
     }
 }
 

@@ -151,7 +151,6 @@ final class SDBusConnection {
     /// An argument of a method call.
     enum Argument {
         case string(String)
-        case bool(Bool)
     }
 
     /// Calls `interface.member` on `destination`'s `path` and waits for the reply (at most
@@ -172,9 +171,6 @@ final class SDBusConnection {
             switch argument {
             // For strings sd-bus takes the string itself, not a pointer to it.
             case .string(let text): appended = text.withCString { library.appendBasic(message, 0x73, $0) }  // "s"
-            case .bool(let value):
-                var int: Int32 = value ? 1 : 0
-                appended = library.appendBasic(message, 0x62, &int)  // "b"
             }
             guard appended >= 0 else {
                 throw SDBusError(
@@ -230,13 +226,6 @@ struct SDBusMessage {
         var value: Int32 = 0
         try read(0x62, &value, "b")
         return value != 0
-    }
-
-    /// The next argument, a string ("s") or object path ("o").
-    func readString(objectPath: Bool = false) throws(SDBusError) -> String {
-        var value: UnsafePointer<CChar>?
-        try read(objectPath ? 0x6F : 0x73, &value, objectPath ? "o" : "s")
-        return value.map { String(cString: $0) } ?? ""
     }
 
     /// The next argument, a descriptor ("h"), duplicated (close-on-exec) for the caller to own

@@ -37,12 +37,8 @@ struct SDBusLibrary: @unchecked Sendable {
         @convention(c) (
             Bus?, Message?, UInt64, UnsafeMutablePointer<csystem_sd_bus_error>?, UnsafeMutablePointer<Message?>?
         ) -> Int32
-    let callAsync:
-        @convention(c) (Bus?, UnsafeMutablePointer<Slot?>?, Message?, Handler?, UnsafeMutableRawPointer?, UInt64) ->
-            Int32
     let messageUnref: @convention(c) (Message?) -> Message?
     let readBasic: @convention(c) (Message?, CChar, UnsafeMutableRawPointer?) -> Int32
-    let messageGetError: @convention(c) (Message?) -> UnsafePointer<csystem_sd_bus_error>?
     let getPropertyTrivial:
         @convention(c) (
             Bus?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
@@ -84,10 +80,8 @@ struct SDBusLibrary: @unchecked Sendable {
         newMethodCall = try symbol("sd_bus_message_new_method_call", type(of: newMethodCall))
         appendBasic = try symbol("sd_bus_message_append_basic", type(of: appendBasic))
         call = try symbol("sd_bus_call", type(of: call))
-        callAsync = try symbol("sd_bus_call_async", type(of: callAsync))
         messageUnref = try symbol("sd_bus_message_unref", type(of: messageUnref))
         readBasic = try symbol("sd_bus_message_read_basic", type(of: readBasic))
-        messageGetError = try symbol("sd_bus_message_get_error", type(of: messageGetError))
         getPropertyTrivial = try symbol("sd_bus_get_property_trivial", type(of: getPropertyTrivial))
         errorFree = try symbol("sd_bus_error_free", type(of: errorFree))
         slotUnref = try symbol("sd_bus_slot_unref", type(of: slotUnref))

@@ -45,7 +45,10 @@ final class WorkerConnection {
     // Frames read and not yet carried out, in order: a frame carried out may lead to another
     // read (a request to this worker), which must not overtake them.
     private var inbound: [Frame] = []
-    private var awaited: ((Frame) -> Bool)?
+    /// The request waited for (its sequence and the frame types that answer it), and its
+    /// answer once it came. Plain values, not a closure: a request is on every event's path to
+    /// a worker, and a capturing closure was an allocation per event.
+    private var awaited: (sequence: UInt32, types: [FrameType])?
     private var answer: Frame?
     private var cause: WorkerDeath.Cause?
     private var stallCheck: DispatchWorkItem?
@@ -102,7 +105,7 @@ final class WorkerConnection {
         // The handlers keep the connection until the worker is reaped (which cancels them), as a
         // closed connection's worker must still be reaped when it exits.
         watches[0].setHandler { MainActor.assumeIsolated { self.channelReady() } }
-        watches[1].setHandler { MainActor.assumeIsolated { self.readOutput() } }
+        watches[1].setHandler { MainActor.assumeIsolated { _ = self.readOutput() } }
         watches[2].setHandler { MainActor.assumeIsolated { _ = self.reapIfExited() } }
         do {
             for watch in watches { try watch.resume() }
@@ -129,7 +132,7 @@ final class WorkerConnection {
             return awaitDeath(timeout: 2).map(Outcome.died) ?? .timedOut
         }
         let outer = (awaited, answer)
-        awaited = { frame in frame.sequence == sequence && expecting.contains(frame.type) }
+        awaited = (sequence, expecting)
         answer = nil
         defer { (awaited, answer) = outer }
         let deadline = Clock.monotonic() + timeout
@@ -166,22 +169,24 @@ final class WorkerConnection {
     /// process, and handles what is ready: the main thread's wait within a request.
     private func serve(until deadline: Double) {
         let left = channel.flush()
-        var fds = [
-            pollfd(
-                fd: channelOpen ? channel.socket.rawValue : -1,
-                events: Int16(POLLIN) | (left != nil ? Int16(POLLOUT) : 0), revents: 0),
-            pollfd(fd: outputOpen ? output.rawValue : -1, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: process.rawValue, events: Int16(POLLIN), revents: 0),
-        ]
         let seconds = min(max(0, deadline - Clock.monotonic()), left ?? .infinity)
         // Rounded up, so a wait never ends just before its deadline; at most a minute at a time.
         let milliseconds = Int32(min(60_000, (seconds * 1000).rounded(.up)))
-        guard (try? retryingOnInterrupt("poll", "worker channel") { poll(&fds, 3, milliseconds) }) ?? 0 > 0 else {
-            return
+        // On the stack: this wait runs for every event to a worker.
+        let ready = withUnsafeTemporaryAllocation(of: pollfd.self, capacity: 3) { fds in
+            fds[0] = pollfd(
+                fd: channelOpen ? channel.socket.rawValue : -1,
+                events: Int16(POLLIN) | (left != nil ? Int16(POLLOUT) : 0), revents: 0)
+            fds[1] = pollfd(fd: outputOpen ? output.rawValue : -1, events: Int16(POLLIN), revents: 0)
+            fds[2] = pollfd(fd: process.rawValue, events: Int16(POLLIN), revents: 0)
+            let count =
+                (try? retryingOnInterrupt("poll", "worker channel") { poll(fds.baseAddress, 3, milliseconds) }) ?? 0
+            return count > 0 ? (fds[0].revents, fds[1].revents, fds[2].revents) : nil
         }
-        if fds[0].revents & ~Int16(POLLOUT) != 0 { readChannel() }
-        if fds[1].revents != 0 { readOutput() }
-        if fds[2].revents != 0 { _ = reapIfExited() }
+        guard let ready else { return }
+        if ready.0 & ~Int16(POLLOUT) != 0 { readChannel() }
+        if ready.1 != 0 { readOutput() }
+        if ready.2 != 0 { _ = reapIfExited() }
     }
 
     // MARK: The channel
@@ -238,7 +243,9 @@ final class WorkerConnection {
             stage = try r.u8("stage")
         case .opened, .openFailed, .attached, .result:
             // Else the late answer to a request that timed out.
-            if answer == nil, awaited?(frame) == true { answer = frame }
+            if answer == nil, let awaited, frame.sequence == awaited.sequence, awaited.types.contains(frame.type) {
+                answer = frame
+            }
         case .call:
             try forwarder.answer(frame)
         case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .request:
@@ -297,17 +304,21 @@ final class WorkerConnection {
 
     // MARK: Output and death
 
-    private func readOutput() {
-        guard outputOpen else { return }
-        var bytes = [UInt8](repeating: 0, count: 65536)
-        let n = bytes.withUnsafeMutableBytes { Glibc.read(output.rawValue, $0.baseAddress, $0.count) }
-        if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
+    /// Reads what the worker printed, without waiting; returns whether it read bytes.
+    @discardableResult
+    private func readOutput() -> Bool {
+        guard outputOpen else { return false }
+        // The shared buffer: the lines are fed before anything can read again.
+        let buffer = Self.buffer
+        let n = Glibc.read(output.rawValue, buffer.baseAddress, buffer.count)
+        if n < 0 && (errno == EAGAIN || errno == EINTR) { return false }
         guard n > 0 else {
             outputOpen = false
             watches[1].cancel()
-            return
+            return false
         }
-        bytes.withUnsafeBytes { lines.feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+        lines.feed(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+        return true
     }
 
     /// Reaps the worker if it exited: what it still sent and printed is handled first.
@@ -319,12 +330,7 @@ final class WorkerConnection {
         // Its last frames (a log line, a completion) and its last output, without waiting for
         // a descendant that holds them open.
         while readChannel() {}
-        while outputOpen {
-            var bytes = [UInt8](repeating: 0, count: 65536)
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(output.rawValue, $0.baseAddress, $0.count) }
-            guard n > 0 else { break }
-            bytes.withUnsafeBytes { lines.feed(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
-        }
+        while readOutput() {}
         lines.flush()
         for watch in watches { watch.cancel() }
         channelOpen = false
