@@ -128,7 +128,7 @@ final class MQTTClient: Sendable {
     private func session(_ fd: Int32) -> (acceptedAt: Double?, reason: String) {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)  // a stuck broker never blocks a writer for long
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let keepAlive = Double(settings.keepAlive)
+        var keepAlive = Double(settings.keepAlive)
         var reader = MQTTFrameReader(maxPacket: settings.maxPacket, version: version)
         var acceptedAt: Double?
         var accepted: Bool { acceptedAt != nil }
@@ -170,7 +170,7 @@ final class MQTTClient: Sendable {
                 break
             }
             if let sent = pingOutstanding, time - sent > keepAlive {
-                end = "no PINGRESP within the keep-alive (\(settings.keepAlive) s)"
+                end = "no PINGRESP within the keep-alive (\(Int(keepAlive)) s)"
                 break
             }
             if accepted && time - lastPing >= keepAlive / 2 {
@@ -206,18 +206,24 @@ final class MQTTClient: Sendable {
                     switch packet {
                     case .connack(let sessionPresent, let code, let properties) where !accepted:
                         guard code == 0 else {
+                            // Below 0x80 under version 5 is a 3.1.1 broker's return code (1: it does
+                            // not speak version 5).
                             let why =
-                                version == .v5
+                                version == .v5 && code >= 0x80
                                 ? MQTTReasonCode.name(code, packet: "CONNACK") + Self.saying(properties)
                                 : MQTTConnectReturn.describe(code)
+                                    + (version == .v5 && code == 1 ? " (set \"protocol\": \"3.1.1\")" : "")
                             handlers.log(
                                 .error,
-                                "mqtt.refused code=\(code)\(reasonField(code, "CONNACK")): \(settings.broker) refused the connection: \(why) (CONNACK return code \(code))"
+                                "mqtt.refused code=\(code)\(code >= 0x80 ? reasonField(code, "CONNACK") : ""): \(settings.broker) refused the connection: \(why) (CONNACK return code \(code))"
                             )
                             end = "refused"
                             break loop
                         }
                         acceptedAt = time
+                        // MQTT 5 3.2.2.3.14: the broker's keep-alive replaces ours (0, "none", is
+                        // left aside: pinging anyway costs nothing and keeps the loop's waits).
+                        if let server = properties.serverKeepAlive, server > 0 { keepAlive = Double(server) }
                         connection.withLock { $0.fd = fd }
                         handlers.log(
                             .info,

@@ -40,10 +40,16 @@ func runOpen(_ arguments: [String], action: Bool = false) -> Never {
         } catch {
             failure("\(name): \(error)", status: 1)
         }
-    } else if (try? ControlClient.send(ControlMessage(.init("state")), to: invocation.controlPath, timeout: 10))
-        != nil
-    {
-        exit(0)  // already running: nothing to open
+    } else {
+        // Only a socket nobody listens on means no host: any other failure (a timeout, a
+        // refusal) is an error, never a reason to start a second host.
+        do throws(ControlClient.ClientError) {
+            _ = try ControlClient.send(ControlMessage(.init("state")), to: invocation.controlPath, timeout: 10)
+            exit(0)  // already running: nothing to open
+        } catch {
+            // No host: this process becomes it (below).
+            if !error.hostNotRunning { failure("\(name): \(error)", status: 1) }
+        }
     }
     // A cold launch: exec, so the desktop's process is the host (its stdio, its signals).
     let words = ["host"] + OpenCommand.coldStartArguments(invocation)

@@ -129,7 +129,9 @@ import Testing
             ["PROBE_ID=\"test.b\"", "PROBE_FAIL_KIND=SH_EVENT_WILL_FINISH_LAUNCHING", "PROBE_FAIL_RESULT=12345"])
         let configuration = try host.file("services.json", #"{"services": {"test.b": {"policy": "required"}}}"#)
         try host.start(["--config", configuration])
-        #expect(try host.ctlJSON("deploy", set).status == 0)
+        let deployed = try host.ctlJSON("deploy", set)
+        #expect(deployed.status == 0)
+        #expect(deployed.reply["rolledBack"] as? String == "test.b", "\(deployed.reply)")
         let generations = try self.status(host)["generations"] as? [[String: Any]] ?? []
         #expect(generations.first?["culprit"] as? String == "test.b", "\(generations)")
         #expect(generations.first?["reason"] as? String == "requiredFailed")

@@ -45,7 +45,9 @@ extension MQTTPacket {
             let code = try reader.byte()
             packet = .connack(
                 sessionPresent: ackFlags & 1 != 0, returnCode: code,
-                properties: v5 ? try reader.properties() : MQTTProperties())
+                // A 3.1.1 broker answers a version 5 CONNECT with its own 2-byte CONNACK (code 1):
+                // no properties follow, and the refusal must still be read as one.
+                properties: v5 && !reader.isAtEnd ? try reader.properties() : MQTTProperties())
         case 3:
             var message = try reader.publishHeader(flags: flags)
             if v5 { message.properties = try reader.properties() }

@@ -166,6 +166,10 @@ extension CtlCommand {
             }
             return lines.joined(separator: "\n")
         default:
+            if let culprit = members[.rolledBack]?.stringValue {
+                return "generation \(members[.generation]?.intValue ?? 0) switched to and rolled back at once: "
+                    + "required service \(culprit) did not start (requiredFailed)"
+            }
             return "generation \(members[.generation]?.intValue ?? 0) switched to, in probation for "
                 + Seconds.text(members[.seconds]?.doubleValue ?? 0) + " s: added \(names(.added)), removed "
                 + "\(names(.removed)), replaced \(names(.replaced)), kept \(names(.kept))"

@@ -4,6 +4,8 @@ import ServiceJSON
 /// type and naming the key's JSON path in each error.
 struct ConfigurationReader {
     let file: String
+    /// `--allow-insecure-plugins`: key files others could write are read anyway.
+    var allowInsecure = false
 
     static let topLevelKeys = ["revokedKeys", "services", "signatures", "trustedKeys"]
     static let serviceKeys = [
@@ -175,10 +177,18 @@ struct ConfigurationReader {
     private func keyFile(_ name: String, at path: String) throws(ConfigurationError) -> [UInt8] {
         let folder = file.lastIndex(of: "/").map { String(file[...$0]) } ?? ""
         let resolved = name.hasPrefix("/") ? name : folder + name
-        do {
-            let handle = try ReadOnlyFile(path: resolved)
-            return try handle.read(at: 0, count: min(handle.size, Minisign.maxFileSize) + 1)
-        } catch {
+        let handle: ReadOnlyFile
+        do { handle = try ReadOnlyFile(path: resolved) } catch {
+            throw fail(path, "cannot read \(resolved): \(error.operation) failed: \(error.reason)")
+        }
+        // A trusted key decides what runs: held to the configuration file's own rules.
+        if let kind = PluginScanner.nonRegularKind(handle.status.st_mode) {
+            throw fail(path, "\(resolved) is not a regular file (\(kind))")
+        }
+        if !allowInsecure, let problem = FileSecurity.pathProblem(resolved, what: "key file") {
+            throw fail(path, "\(resolved): \(problem)")
+        }
+        do { return try handle.read(at: 0, count: min(handle.size, Minisign.maxFileSize) + 1) } catch {
             throw fail(path, "cannot read \(resolved): \(error.operation) failed: \(error.reason)")
         }
     }

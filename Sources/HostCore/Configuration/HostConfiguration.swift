@@ -66,7 +66,7 @@ public struct HostConfiguration: Sendable, Equatable {
     /// when another user could change it or a directory on its path (it can mark services
     /// trusted), as plugin files are.
     public static func load(path: String, allowInsecure: Bool = false) throws(ConfigurationError) -> HostConfiguration {
-        try parse(bytes: try readFile(path, allowInsecure: allowInsecure), file: path)
+        try parse(bytes: try readFile(path, allowInsecure: allowInsecure), file: path, allowInsecure: allowInsecure)
     }
 
     /// ``load(path:allowInsecure:)``, or nil when nothing exists at `path` (the default file is
@@ -89,8 +89,11 @@ public struct HostConfiguration: Sendable, Equatable {
         try parse(bytes: Array(text.utf8), file: file)
     }
 
-    /// Parses configuration bytes (UTF-8 JSON); `file` names it in errors.
-    public static func parse(bytes: [UInt8], file: String) throws(ConfigurationError) -> HostConfiguration {
+    /// Parses configuration bytes (UTF-8 JSON); `file` names it in errors. A key file it names
+    /// (`trustedKeys`) is held to the configuration file's own rule unless `allowInsecure`.
+    public static func parse(bytes: [UInt8], file: String, allowInsecure: Bool = false) throws(ConfigurationError)
+        -> HostConfiguration
+    {
         let document: JSONValue
         do {
             document = try JSONValue(parsing: bytes)
@@ -98,7 +101,7 @@ public struct HostConfiguration: Sendable, Equatable {
             let (line, column) = position(of: error.offset, in: bytes)
             throw ConfigurationError(file: file, code: .syntax(line: line, column: column, reason: error.reason))
         }
-        return try ConfigurationReader(file: file).read(document)
+        return try ConfigurationReader(file: file, allowInsecure: allowInsecure).read(document)
     }
 
     private static func readFile(_ path: String, allowInsecure: Bool) throws(ConfigurationError) -> [UInt8] {

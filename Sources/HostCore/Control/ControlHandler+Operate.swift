@@ -49,6 +49,8 @@ extension ControlHandler {
                 body.members[.replaced] = .array(report.replaced.map(JSONValue.string))
                 body.members[.kept] = .array(outcome.kept.map(JSONValue.string))
                 body.members[.failures] = .array(report.failures.map { .string($0.description) })
+                // Switched to, and back at once: the reply says so, not "in probation".
+                if let culprit = outcome.rolledBackBy { body.members[.rolledBack] = .string(culprit) }
                 body.state = host.state.name
             case .deployStatus:
                 do throws(Host.DeployError) { body.members[.deploy] = try host.deployStatus() } catch {

@@ -25,7 +25,7 @@ enum ControlKey: String {
     // Operating the host (ControlCommands+Operate).
     case all, force, logs, stats, blame, skipped, restarted, reset, watching
     // `deploy`.
-    case directory, generation, kept, deploy, to
+    case directory, generation, kept, deploy, to, rolledBack
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

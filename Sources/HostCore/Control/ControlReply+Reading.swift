@@ -15,7 +15,7 @@ extension ControlReply {
     private static let operatingKeys = [ControlKey.stats, .blame, .restarted, .reset, .watching, .generation, .deploy]
     /// The other members of an operating reply (`deploy`'s, `rollback`'s).
     private static let operatingDetails = [
-        ControlKey.directory, .seconds, .added, .removed, .replaced, .kept, .failures, .to,
+        ControlKey.directory, .seconds, .added, .removed, .replaced, .kept, .failures, .to, .rolledBack,
     ]
     private static let sceneKeys = [ControlKey.scene, .scenes, .savedScenes, .deliveries]
 

@@ -24,6 +24,9 @@ extension Host {
         public let kept: [String]
         /// Seconds the generation is watched before it is accepted.
         public let probation: Double
+        /// The required service that did not come up with the generation, which was therefore
+        /// rolled back at once (the previous one runs); nil when it is in probation.
+        public var rolledBackBy: String? = nil
     }
 
     /// Why a deploy, a rollback or a cancel did not happen; nothing running changed.
@@ -88,14 +91,13 @@ extension Host {
         // Only services the plan starts now: not a disabled one, nor a lazy one not opened yet.
         let running = Set(services.filter { !$0.launchFailed }.map(\.id))
         let waiting = Set(dormantServices.map(\.metadata.id))
-        if let failed = serviceSet.startOrder.first(where: {
+        let failed = serviceSet.startOrder.first(where: {
             configuration.services[$0]?.policy == .required && !running.contains($0) && !waiting.contains($0)
-        }) {
-            probationFailed(culprit: failed, reason: "requiredFailed")
-        }
+        })
+        if let failed { probationFailed(culprit: failed, reason: "requiredFailed") }
         return DeployOutcome(
             generation: stage.generation, directory: stage.directory, report: report,
-            kept: before.filter { !changed.contains($0) }, probation: probation)
+            kept: before.filter { !changed.contains($0) }, probation: probation, rolledBackBy: failed)
     }
 
     /// The state directory's path, when the host can deploy now.
@@ -310,23 +312,14 @@ extension Host {
     /// a temporary file, synced, renamed over, and the folder synced, so the file names one
     /// whole generation whatever moment the host dies.
     static func recordCurrent(_ generation: Int?, in stateDirectory: String) throws(SystemError) {
-        let final = currentGenerationFile(in: stateDirectory)
-        let folder = DeployStage.generations(in: stateDirectory)
+        let folder = try DirectoryHandle.open(DeployStage.generations(in: stateDirectory))
         guard let generation else {
-            if unlink(final) != 0 && errno != ENOENT { throw .current("unlink", final) }
-            return try DirectoryHandle.open(folder).sync()
+            _ = try folder.remove("current")
+            return
         }
-        let temporary = final + ".tmp"
-        unlink(temporary)
-        let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-        let text = Array("\(generation)\n".utf8)
-        try text.withUnsafeBytes { buffer in
-            Result { () throws(SystemError) in try output.writeAll(buffer, path: temporary) }
+        try Array("\(generation)\n".utf8).withUnsafeBytes { bytes in
+            Result { () throws(SystemError) in try folder.replace("current", with: bytes) }
         }.get()
-        if fsync(output.rawValue) != 0 { throw .current("fsync", temporary) }
-        try output.close(temporary)
-        guard rename(temporary, final) == 0 else { throw .current("rename", temporary) }
-        try DirectoryHandle.open(folder).sync()
     }
 
     /// The generation `generations/current` names, or nil when there is none (or it is unreadable).

@@ -63,7 +63,7 @@ public struct DesktopRegistration: Sendable {
             name: options.name, command: [DesktopCommand.hostExecutable(), "open"] + options.runArguments,
             schemes: claimed.map(\.scheme), actions: DesktopCommand.claimedShortcuts(run))
         do {
-            try makeDirectories(directory)
+            try DirectoryHandle.makeDirectories(directory, mode: 0o755)
             try write(entry.text, to: path)
         } catch {
             report.problems.append("cannot write \(path): \(error)")
@@ -81,7 +81,7 @@ public struct DesktopRegistration: Sendable {
             }
             if made == nil { break }
         }
-        report.schemes = schemes(claimed: claimed, inEntry: claimed.map(\.scheme), fileID: fileID, query: true)
+        report.schemes = schemes(claimed: claimed, inEntry: claimed.map(\.scheme), fileID: fileID)
         return report
     }
 
@@ -110,7 +110,7 @@ public struct DesktopRegistration: Sendable {
         let run = (try? RunOptions.parse(options.runArguments)) ?? RunOptions()
         var report = DesktopRegistration(path: path, fileID: fileID, installed: listed != nil)
         report.schemes = schemes(
-            claimed: DesktopCommand.claimedSchemes(run), inEntry: listed ?? [], fileID: fileID, query: true)
+            claimed: DesktopCommand.claimedSchemes(run), inEntry: listed ?? [], fileID: fileID)
         if (try? ChildCommand.run("xdg-mime", ["--version"])) == nil {
             report.problems.append("xdg-mime is not installed (Debian: xdg-utils)")
         }
@@ -119,17 +119,15 @@ public struct DesktopRegistration: Sendable {
 
     /// The claimed schemes and the entry's, merged, each with its default handler.
     private static func schemes(
-        claimed: [(scheme: String, service: String)], inEntry: [String], fileID: String, query: Bool
+        claimed: [(scheme: String, service: String)], inEntry: [String], fileID: String
     ) -> [Scheme] {
         var all = Dictionary(claimed.map { ($0.scheme, $0.service) }, uniquingKeysWith: { first, _ in first })
             .mapValues { Optional($0) }
         for scheme in inEntry where all[scheme] == nil { all[scheme] = .some(nil) }
         return all.keys.sorted().map { scheme in
-            let handler =
-                query
-                ? (try? ChildCommand.run("xdg-mime", ["query", "default", "x-scheme-handler/\(scheme)"]))
-                    .map { $0.output.split(separator: "\n").first.map(String.init) ?? "" }
-                    .flatMap { $0.isEmpty ? nil : $0 } : nil
+            let handler = (try? ChildCommand.run("xdg-mime", ["query", "default", "x-scheme-handler/\(scheme)"]))
+                .map { $0.output.split(separator: "\n").first.map(String.init) ?? "" }
+                .flatMap { $0.isEmpty ? nil : $0 }
             return Scheme(
                 scheme: scheme, claimedBy: all[scheme] ?? nil, inEntry: inEntry.contains(scheme),
                 defaultHandler: handler)
@@ -180,47 +178,27 @@ public struct DesktopRegistration: Sendable {
 
     // MARK: Files
 
-    static func read(_ path: String) throws(SystemError) -> String {
-        let file = try FileDescriptor.open(path, O_RDONLY)
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = try file.read(upTo: 65536, path: path)
-            if chunk.isEmpty { break }
-            bytes += chunk
-            if bytes.count > 1 << 20 { break }  // an entry is a few hundred bytes
-        }
-        return String(decoding: bytes, as: UTF8.self)
+    /// The text of an entry or a `mimeapps.list`: a file over 1 MiB is an error, never read in
+    /// part (a part written back would cut the user's file short).
+    static func read(_ path: String) throws(InputError) -> String {
+        String(decoding: try InputFile.read(path, limit: 1 << 20), as: UTF8.self)
     }
 
-    /// Writes `text` to `path` through a temporary file renamed over it: a reader never sees half.
+    /// Writes `text` to `path` whole (``DirectoryHandle/replace(_:with:mode:)``: a temporary
+    /// file, synced, renamed over it), readable by all as desktop files are.
     static func write(_ text: String, to path: String) throws(SystemError) {
-        let temporary = path + ".tmp-\(getpid())"
-        do {
-            let file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644)
-            // Array's withUnsafeBytes rethrows untyped errors: the Result keeps the type.
-            try Array(text.utf8).withUnsafeBytes { bytes in
-                Result { () throws(SystemError) in try file.writeAll(bytes, path: temporary) }
-            }.get()
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = SystemError(operation: "rename", path: path, errno: errno)
-            unlink(temporary)
-            throw error
-        }
-    }
-
-    static func makeDirectories(_ path: String) throws(SystemError) {
-        var built = ""
-        for part in path.split(separator: "/") {
-            built += "/" + part
-            if mkdir(built, 0o755) != 0, errno != EEXIST {
-                throw SystemError(operation: "mkdir", path: built, errno: errno)
+        let slash = path.lastIndex(of: "/") ?? path.startIndex
+        let folder = try DirectoryHandle.open(slash == path.startIndex ? "/" : String(path[..<slash]))
+        try Array(text.utf8).withUnsafeBytes { bytes in
+            Result { () throws(SystemError) in
+                try folder.replace(String(path[path.index(after: slash)...]), with: bytes, mode: 0o644)
             }
-        }
+        }.get()
     }
 
     /// Removes every `TYPE=…fileID…` association of ours from the mimeapps.list at `list`.
     static func removeAssociations(of fileID: String, from list: String) throws(SystemError) {
+        // No list (or none readable whole): nothing of ours to remove, and nothing is written.
         guard let text = try? read(list) else { return }
         var changed = false
         var lines: [String] = []

@@ -20,17 +20,17 @@ final class DirectoryHandle: Sendable {
         DirectoryHandle(path: path, descriptor: try FileDescriptor.open(path, O_RDONLY | O_DIRECTORY))
     }
 
-    /// Creates `path` and its missing parents with mode 0700 (as the XDG spec asks); each new
-    /// directory's entry is made durable by an `fsync` of its parent.
-    static func makeDirectories(_ path: String) throws(SystemError) {
-        if mkdir(path, 0o700) == 0 { return try syncParent(of: path) }
+    /// Creates `path` and its missing parents with `mode` (0700 unless said, as the XDG spec
+    /// asks for state); each new directory's entry is made durable by an `fsync` of its parent.
+    static func makeDirectories(_ path: String, mode: mode_t = 0o700) throws(SystemError) {
+        if mkdir(path, mode) == 0 { return try syncParent(of: path) }
         if errno == EEXIST { return }
         guard errno == ENOENT, let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")), slash != path.utf8.startIndex
         else {
             throw .current("mkdir", path)
         }
-        try makeDirectories(String(path[..<slash]))
-        if mkdir(path, 0o700) == 0 { return try syncParent(of: path) }
+        try makeDirectories(String(path[..<slash]), mode: mode)
+        if mkdir(path, mode) == 0 { return try syncParent(of: path) }
         if errno != EEXIST { throw .current("mkdir", path) }
     }
 
@@ -152,10 +152,11 @@ final class DirectoryHandle: Sendable {
     /// this directory is written and `fsync`ed, renamed over `name`, then the directory is
     /// `fsync`ed. After a crash at any moment, `name` holds its old or its new contents.
     /// Temporary files start with ``temporaryPrefix``; see ``removeTemporaryFiles()``.
-    func replace(_ name: String, with bytes: UnsafeRawBufferPointer) throws(SystemError) {
+    /// The file gets `mode` (0600 unless said: state files are the user's alone).
+    func replace(_ name: String, with bytes: UnsafeRawBufferPointer, mode: mode_t = 0o600) throws(SystemError) {
         let temporary = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
         let file = try FileDescriptor.open(
-            temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600,
+            temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode,
             in: descriptor.rawValue, path: child(temporary))
         var failure: SystemError?
         do {
