@@ -78,6 +78,25 @@ import Testing
         #expect(MQTTReasonCode.name(0x87, packet: "PUBACK") == "notAuthorized")
     }
 
+    /// A 3.1.1 broker answers a version 5 CONNECT with its own CONNACK: two bytes, return code 1
+    /// (unacceptable protocol version), no properties. It is the refusal, not a broken packet.
+    @Test func aVersion311Refusal_isReadUnderVersion5() throws {
+        var reader = MQTTFrameReader(maxPacket: 1024, version: .v5)
+        reader.append([0x20, 2, 0, 1])
+        #expect(try reader.next() == .connack(sessionPresent: false, returnCode: 1, properties: MQTTProperties()))
+    }
+
+    /// Server Keep Alive (0x13), read from a CONNACK.
+    @Test func theServerKeepAlive_isReadFromTheConnack() throws {
+        var reader = MQTTFrameReader(maxPacket: 1024, version: .v5)
+        reader.append([0x20, 6, 0, 0, 3, 0x13, 0, 20])
+        guard case .connack(_, 0, let properties)? = try reader.next() else {
+            Issue.record("not an accepting CONNACK")
+            return
+        }
+        #expect(properties.serverKeepAlive == 20)
+    }
+
     /// Each hostile MQTT 5 packet is an error naming the packet, never a trap.
     @Test(arguments: [
         ([0x20, 3, 0, 0, 5] as [UInt8], "CONNACK"),  // 5 bytes of properties announced, none there
