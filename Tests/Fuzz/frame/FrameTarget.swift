@@ -96,7 +96,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call, .request:
                 try forwarder.perform(frame)
             case .requestReply:
-                try WorkerRequests.shared.deliver(frame)
+                // libFuzzer calls this function on the process's main thread, where a worker
+                // delivers replies (its main loop).
+                try MainActor.assumeIsolated {
+                    Result { () throws(WireError) in try WorkerRequests.shared.deliver(frame) }
+                }.get()
             case .openFailed:
                 var r = frame.reader
                 _ = try LoadFailureCodec.decode(&r)
