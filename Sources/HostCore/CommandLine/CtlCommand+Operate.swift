@@ -55,7 +55,7 @@ extension CtlCommand {
         }
         // The host resolves nothing against its own working directory: the client sends an absolute path.
         var members: [String: JSONValue] = [
-            ControlKey.directory.rawValue: .string(DesktopCommand.absolute(parsed.operands[0]))
+            ControlKey.directory.rawValue: .string(WorkingDirectory.absolute(parsed.operands[0]))
         ]
         if let seconds = options.probation { members[.seconds] = .number(seconds) }
         return members

@@ -102,17 +102,7 @@ public enum DesktopCommand {
         }
         guard case .required = option.value, inline == nil else { return [argument] }
         guard let value = rest.popFirst() else { throw UsageError("desktop: \(name) needs a value") }
-        return [name, pathOptions.contains(name) ? absolute(value) : value]
-    }
-
-    /// `path` from the working directory, when relative.
-    static func absolute(_ path: String) -> String {
-        guard !path.hasPrefix("/") else { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let relative = path.hasPrefix("./") ? String(path.dropFirst(2)) : path
-        return directory == "/" ? "/" + relative : directory + "/" + relative
+        return [name, pathOptions.contains(name) ? WorkingDirectory.absolute(value) : value]
     }
 
     /// The applications folder the entry goes in.
@@ -132,33 +122,36 @@ public enum DesktopCommand {
         return environment("HOME").map { $0 + "/.config/mimeapps.list" }
     }
 
-    /// The URL schemes the services the host would start claim, each with its first claimant,
-    /// sorted by scheme; scheme-and-host patterns are left out (``DesktopEntry/scheme(ofClaim:)``).
-    public static func claimedSchemes(_ run: RunOptions) -> [(scheme: String, service: String)] {
-        let planner = LoadPlanner(run.loadSettings)
-        guard case .success(let inspection) = planner.inspection else { return [] }
-        let started = planner.startOrder.map(Set.init)
-        var first: [String: String] = [:]
-        for (service, _) in inspection.services where started?.contains(service.id) ?? true {
-            for claim in service.urls {
-                if let scheme = DesktopEntry.scheme(ofClaim: claim), first[scheme] == nil { first[scheme] = service.id }
-            }
-        }
-        return first.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    /// What the services the host would start claim for the desktop, read once (one planner
+    /// pass: the scan, the metadata, the trust checks).
+    public struct Claims {
+        /// The URL schemes, each with its first claimant, sorted by scheme; scheme-and-host
+        /// patterns are left out (``DesktopEntry/scheme(ofClaim:)``).
+        public var schemes: [(scheme: String, service: String)] = []
+        /// The quick actions, each from its first declarer, in the order they are declared.
+        public var shortcuts: [Shortcut] = []
     }
 
-    /// The quick actions the services the host would start declare, each from its first
-    /// declarer, in the order they are declared.
-    public static func claimedShortcuts(_ run: RunOptions) -> [Shortcut] {
+    /// The claims of the services `run` would start.
+    public static func claims(_ run: RunOptions) -> Claims {
         let planner = LoadPlanner(run.loadSettings)
-        guard case .success(let inspection) = planner.inspection else { return [] }
+        guard case .success(let inspection) = planner.inspection else { return Claims() }
         let started = planner.startOrder.map(Set.init)
+        var claims = Claims()
+        var firstClaimant: [String: String] = [:]
         var seen: Set<String> = []
-        var shortcuts: [Shortcut] = []
         for (service, _) in inspection.services where started?.contains(service.id) ?? true {
-            for shortcut in service.shortcuts where seen.insert(shortcut.id).inserted { shortcuts.append(shortcut) }
+            for claim in service.urls {
+                if let scheme = DesktopEntry.scheme(ofClaim: claim), firstClaimant[scheme] == nil {
+                    firstClaimant[scheme] = service.id
+                }
+            }
+            for shortcut in service.shortcuts where seen.insert(shortcut.id).inserted {
+                claims.shortcuts.append(shortcut)
+            }
         }
-        return shortcuts
+        claims.schemes = firstClaimant.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        return claims
     }
 
     /// The running `host` binary's path (`/proc/self/exe`).

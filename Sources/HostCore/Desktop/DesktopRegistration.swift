@@ -58,10 +58,11 @@ public struct DesktopRegistration: Sendable {
     ) -> DesktopRegistration {
         var report = DesktopRegistration(path: path, fileID: fileID, installed: false)
         let run = (try? RunOptions.parse(options.runArguments)) ?? RunOptions()
-        let claimed = DesktopCommand.claimedSchemes(run)
+        let claims = DesktopCommand.claims(run)
+        let claimed = claims.schemes
         let entry = DesktopEntry(
             name: options.name, command: [DesktopCommand.hostExecutable(), "open"] + options.runArguments,
-            schemes: claimed.map(\.scheme), actions: DesktopCommand.claimedShortcuts(run))
+            schemes: claimed.map(\.scheme), actions: claims.shortcuts)
         do {
             try DirectoryHandle.makeDirectories(directory, mode: 0o755)
             try write(entry.text, to: path)
@@ -110,7 +111,7 @@ public struct DesktopRegistration: Sendable {
         let run = (try? RunOptions.parse(options.runArguments)) ?? RunOptions()
         var report = DesktopRegistration(path: path, fileID: fileID, installed: listed != nil)
         report.schemes = schemes(
-            claimed: DesktopCommand.claimedSchemes(run), inEntry: listed ?? [], fileID: fileID)
+            claimed: DesktopCommand.claims(run).schemes, inEntry: listed ?? [], fileID: fileID)
         if (try? ChildCommand.run("xdg-mime", ["--version"])) == nil {
             report.problems.append("xdg-mime is not installed (Debian: xdg-utils)")
         }
