@@ -262,7 +262,10 @@ extension Host {
     /// when the host stopped, not accepted, when there is one).
     public func resumingGeneration(_ settings: LoadSettings) -> LoadSettings {
         deployment.startSettings = settings
-        guard let state = stateDirectory?.path else { return settings }
+        // A host that never deployed has no generations folder: one `access`, nothing read.
+        guard let state = stateDirectory?.path, access(DeployStage.generations(in: state), F_OK) == 0 else {
+            return settings
+        }
         let history = DeployHistory(stateDirectory: state)
         let current = Self.currentGeneration(in: state)
         var fields: [LogField] = []
