@@ -88,6 +88,26 @@ struct DesktopNotificationTests {
         #expect(Self.sequence(records, 10, 11) == ["10", "11 reply", "10", "11 \(Self.defaultAction)"])
     }
 
+    /// `host check` lists the source: on with the server's name, off as the configuration says.
+    @Test func hostCheck_listsTheSource() throws {
+        let scratch = try Scratch()
+        let daemon = try NotificationDaemon(in: scratch)
+        let lib = try scratch.folder("lib")
+        try Plugins.probe(lib + "/a.so", ["PROBE_ID=\"test.a\""])
+        func source(_ config: String) throws -> [String: Any]? {
+            _ = try scratch.write("lib/services.json", Array(config.utf8))
+            let result = try Command.run(
+                try Repository.product("host"), ["check", "--json", "--plugins", lib], environment: daemon.environment)
+            let report = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            let sources = report?["sources"] as? [[String: Any]] ?? []
+            return sources.first { $0["source"] as? String == "notifications" }
+        }
+        let on = try source(Self.categories)
+        #expect(on?["on"] as? Bool == true)
+        #expect(on?["reason"] as? String == "mock-notify 1.0 on the session bus")
+        #expect(try source(#"{"notifications": "off"}"#)?["on"] as? Bool == false)
+    }
+
     @Test func aPushWithSoundAndList_asksForTheSound_andADefaultSoundIsTheThemes() throws {
         let scratch = try Scratch()
         let daemon = try NotificationDaemon(in: scratch)
