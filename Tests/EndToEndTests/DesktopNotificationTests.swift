@@ -178,6 +178,16 @@ struct DesktopNotificationTests {
         }
     }
 
+    @Test func onOnTheCommandLine_winsOverTheConfiguration() throws {
+        let scratch = try Scratch()
+        let daemon = try NotificationDaemon(in: scratch)
+        let host = try Self.host(daemon, config: #"{"notifications": "off"}"#, extra: ["--source", "notifications=on"])
+        try host.ctl("push", try host.file("p.json", Self.alert))
+        #expect(eventually(within: 30) { (try? daemon.notifyCalls().count) == 1 })
+        host.stop()
+        #expect(host.records.named(.sourceOn).contains { $0.string("source") == "notifications" })
+    }
+
     @Test func withoutASessionBus_theSourceSaysWhyOnce_andPushesAreAnsweredAsBefore() throws {
         let scratch = try Scratch()
         let host = try RunningHost()

@@ -19,6 +19,9 @@ final class NotificationSource: SystemSource, NotificationPresenter {
     private static let interface = "org.freedesktop.Notifications"
     /// The notifications remembered at most: the oldest is forgotten first (its click then does nothing).
     static let remembered = 256
+    /// The bound on the start's calls (a server being activated on the bus), in microseconds:
+    /// the source waits on the main thread, before serving.
+    static let startTimeout: UInt64 = 5_000_000
 
     private let settings: DesktopNotificationSettings
     private var bus: SDBusConnection?
@@ -49,7 +52,8 @@ final class NotificationSource: SystemSource, NotificationPresenter {
             self.bus = bus
             let server = try Self.server(bus)
             markup = try bus.call(
-                destination: Self.destination, path: Self.path, interface: Self.interface, member: "GetCapabilities"
+                destination: Self.destination, path: Self.path, interface: Self.interface, member: "GetCapabilities",
+                timeout: Self.startTimeout
             ) { message throws(SDBusError) in try message.readStrings().contains("body-markup") }
             try bus.matchSignal(
                 sender: Self.destination, path: Self.path, interface: Self.interface, member: "ActionInvoked"
@@ -73,11 +77,15 @@ final class NotificationSource: SystemSource, NotificationPresenter {
         }
     }
 
+    /// `source.off`'s reason when the configuration turned the source off.
     static let offInConfiguration = "turned off (\"notifications\": \"off\" in the configuration)"
 
     /// "NAME VERSION" of the server (`GetServerInformation`).
     private static func server(_ bus: SDBusConnection) throws(SDBusError) -> String {
-        try bus.call(destination: destination, path: path, interface: interface, member: "GetServerInformation") {
+        try bus.call(
+            destination: destination, path: path, interface: interface, member: "GetServerInformation",
+            timeout: startTimeout
+        ) {
             message throws(SDBusError) in
             let name = try message.readString()
             _ = try message.readString()  // vendor
