@@ -1,3 +1,4 @@
+import Glibc
 import ServiceABI
 
 /// Shows pushes on the desktop, the notification center's job on iOS (issue 39): the
@@ -97,6 +98,9 @@ final class NotificationSource: SystemSource, NotificationPresenter {
     private static func reason(_ error: SDBusError) -> String {
         switch error.reason {
         case .library: "libsystemd (sd-bus) is not available: \(error)"
+        // sd-bus's answer when it has no address to try (a service, a container, a CI job).
+        case .system(ENOMEDIUM) where error.operation == "sd_bus_open_user":
+            "no session bus: neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set"
         case .system: "no session bus: \(error)"
         case .peer: "no notification server on the session bus: \(error)"
         }
