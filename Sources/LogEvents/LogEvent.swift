@@ -24,6 +24,9 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case deployRefused = "deploy.refused"
     case deployResumed = "deploy.resumed"
     case deployRolledBack = "deploy.rolledBack"
+    case desktopNotificationFailed = "desktopNotification.failed"
+    case desktopNotificationResponse = "desktopNotification.response"
+    case desktopNotificationShown = "desktopNotification.shown"
     case eventAnsweredFalse = "event.answeredFalse"
     case eventFailed = "event.failed"
     case firstLaunchUnreadable = "firstLaunch.unreadable"
@@ -130,6 +133,9 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .deployRefused: ["directory", "reason"]
         case .deployResumed: ["generation", "directory", "reason", "rejected"]
         case .deployRolledBack: ["generation", "reason", "to", "service", "error"]
+        case .desktopNotificationFailed: ["reason"]
+        case .desktopNotificationResponse: ["id", "action"]
+        case .desktopNotificationShown: ["id", "summary", "body", "actions", "sound"]
         case .eventAnsweredFalse: ["event"]
         case .eventFailed: ["event", "result"]
         case .firstLaunchUnreadable: []

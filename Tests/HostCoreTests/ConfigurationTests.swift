@@ -89,7 +89,30 @@ import Testing
         ),
         (
             #"{"version": 1}"#,
-            "services.json: version: unknown key (known keys: revokedKeys, services, signatures, trustedKeys)"
+            "services.json: version: unknown key (known keys: notificationCategories, notifications, revokedKeys,"
+                + " services, signatures, trustedKeys)"
+        ),
+        // Desktop notifications (issue 39).
+        (#"{"notifications": false}"#, #"services.json: notifications: expected "on" or "off", found false"#),
+        (
+            #"{"notificationCategories": {"m": [{"id": "default", "title": "Open"}]}}"#,
+            #"services.json: notificationCategories.m[0].id: "default" is the click on the notification itself; choose another id"#
+        ),
+        (
+            #"{"notificationCategories": {"m": [{"id": "a", "title": "A"}, {"id": "a", "title": "B"}]}}"#,
+            #"services.json: notificationCategories.m[1].id: action "a" is listed twice"#
+        ),
+        (
+            #"{"notificationCategories": {"m": [{"id": "a", "title": "A\u0007"}]}}"#,
+            "services.json: notificationCategories.m[0].title: expected a non-empty string without control characters"
+        ),
+        (
+            #"{"notificationCategories": {"m": [{"id": "a", "label": "A"}]}}"#,
+            #"services.json: notificationCategories.m[0].label: unknown key (known keys: id, title)"#
+        ),
+        (
+            #"{"notificationCategories": {"m": {}}}"#,
+            #"services.json: notificationCategories.m: expected an array of {"id", "title"} actions, found an object"#
         ),
         (#"{"services": []}"#, "services.json: services: expected an object keyed by service id, found an array"),
         (
@@ -221,6 +244,14 @@ import Testing
     ])
     func everyMistake_isAnErrorNamingTheFileAndTheKeysPath(_ text: String, _ expected: String) {
         #expect(failure(text) == expected)
+    }
+
+    @Test func notifications_andTheirCategories_areRead() throws {
+        let read = try parse(
+            #"{"notifications": "off", "notificationCategories": {"m": [{"id": "reply", "title": "Reply"}]}}"#)
+        #expect(read.notifications.enabled == false)
+        #expect(read.notifications.categories == ["m": [.init(id: "reply", title: "Reply")]])
+        #expect(try parse("{}").notifications == DesktopNotificationSettings())
     }
 
     @Test func aSyntaxError_saysTheLineAndColumn() {

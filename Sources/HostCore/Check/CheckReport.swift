@@ -71,12 +71,14 @@ public struct CheckReport {
         directorySource = options.run.pluginSource
         let planner = LoadPlanner(settings)
         configurationPath = planner.configurationPath
-        sources = SystemSources.check(SystemSources.builtIn(), switches: options.run.sources)
         var configuration = HostConfiguration()
         switch planner.configuration {
         case .success(let read): configuration = read
         case .failure(let error): problem(.error, "configuration", file: error.file, error.description)
         }
+        sources = SystemSources.check(
+            SystemSources.builtIn(notifications: configuration.notifications, switches: options.run.sources),
+            switches: options.run.sources)
         guard case .success(let inspection) = planner.inspection else {
             if case .failure(let error) = planner.inspection {
                 problem(.error, "plugin-directory", file: error.path, error.reason)

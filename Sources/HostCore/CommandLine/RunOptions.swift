@@ -258,7 +258,10 @@ public struct RunOptions {
                 }
                 options.isolation.crashLimit = limit
             },
-            .value("--source", "NAME=on|off", "switch a system source (sleep) on or off\n(default: on where present)") {
+            .value(
+                "--source", "NAME=on|off",
+                "switch a system source (sleep, notifications) on\nor off (default: on where present)"
+            ) {
                 options, text throws(UsageError) in
                 let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let name = parts.first, let on = ["on": true, "off": false][parts[1]] else {

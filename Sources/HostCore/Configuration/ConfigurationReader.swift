@@ -7,7 +7,9 @@ struct ConfigurationReader {
     /// `--allow-insecure-plugins`: key files others could write are read anyway.
     var allowInsecure = false
 
-    static let topLevelKeys = ["revokedKeys", "services", "signatures", "trustedKeys"]
+    static let topLevelKeys = [
+        "notificationCategories", "notifications", "revokedKeys", "services", "signatures", "trustedKeys",
+    ]
     static let serviceKeys = [
         "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
         "restartResetAfter", "activation",
@@ -26,6 +28,7 @@ struct ConfigurationReader {
         }
         var configuration = HostConfiguration()
         configuration.trust = try readTrust(top)
+        configuration.notifications = try readNotifications(top)
         guard let servicesValue = top["services"] else { return configuration }
         guard let services = servicesValue.objectValue else {
             throw fail("services", "expected an object keyed by service id, found \(Self.describe(servicesValue))")
@@ -77,6 +80,63 @@ struct ConfigurationReader {
         if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         if let value = members["sha256"] { service.sha256 = try sha256(value, at: path + ".sha256") }
         return service
+    }
+
+    // MARK: Notifications (issue 39)
+
+    private func readNotifications(_ top: [String: JSONValue]) throws(ConfigurationError) -> DesktopNotificationSettings
+    {
+        var settings = DesktopNotificationSettings()
+        if let value = top["notifications"] {
+            guard let word = value.stringValue, let on = ["on": true, "off": false][word] else {
+                throw fail("notifications", "expected \"on\" or \"off\", found \(Self.describe(value))")
+            }
+            settings.enabled = on
+        }
+        guard let value = top["notificationCategories"] else { return settings }
+        guard let categories = value.objectValue else {
+            throw fail(
+                "notificationCategories", "expected an object of actions by category id, found \(Self.describe(value))")
+        }
+        for id in categories.keys.sorted() {
+            let path = "notificationCategories." + id
+            guard let entries = categories[id]!.arrayValue else {
+                throw fail(
+                    path, "expected an array of {\"id\", \"title\"} actions, found \(Self.describe(categories[id]!))")
+            }
+            guard entries.count <= DesktopNotificationSettings.maxActions else {
+                throw fail(
+                    path, "\(entries.count) actions; a category has at most \(DesktopNotificationSettings.maxActions)")
+            }
+            var actions: [DesktopNotification.Action] = []
+            for (index, entry) in entries.enumerated() {
+                let at = "\(path)[\(index)]"
+                guard let members = entry.objectValue else {
+                    throw fail(at, "expected {\"id\": …, \"title\": …}, found \(Self.describe(entry))")
+                }
+                try checkKeys(members, allowed: ["id", "title"], at: at) { _ in nil }
+                guard let action = members["id"]?.stringValue, Self.isPlainText(action) else {
+                    throw fail(at + ".id", "expected a non-empty string without control characters")
+                }
+                // "default" is the click on the notification itself (the default action).
+                guard action != DesktopNotification.defaultAction else {
+                    throw fail(at + ".id", "\"default\" is the click on the notification itself; choose another id")
+                }
+                guard !actions.contains(where: { $0.id == action }) else {
+                    throw fail(at + ".id", "action \"\(action)\" is listed twice")
+                }
+                guard let title = members["title"]?.stringValue, Self.isPlainText(title) else {
+                    throw fail(at + ".title", "expected a non-empty string without control characters")
+                }
+                actions.append(.init(id: action, title: title))
+            }
+            settings.categories[id] = actions
+        }
+        return settings
+    }
+
+    private static func isPlainText(_ text: String) -> Bool {
+        !text.isEmpty && !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     // MARK: Trust (issue 40)

@@ -41,6 +41,8 @@ public struct HostConfiguration: Sendable, Equatable {
     public var services: [String: ServiceConfiguration]
     /// `signatures`, `trustedKeys` and `revokedKeys`: which signers' plugins load (issue 40).
     public var trust = TrustSettings()
+    /// `notifications` and `notificationCategories`: desktop notifications (issue 39).
+    public var notifications = DesktopNotificationSettings()
 
     /// The file looked for in the first plugin directory when `--config` is not given.
     public static let defaultFileName = "services.json"

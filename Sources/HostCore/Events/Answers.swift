@@ -13,3 +13,12 @@ extension PresentationOptions {
     /// (errors) count as nothing.
     init(_ code: Int32) { self.init(rawValue: code < 0 ? 0 : UInt32(code) & Self.all.rawValue) }
 }
+
+extension PresentationOptions {
+    /// The options named in `names` ("banner", "list"…); unknown names count as nothing.
+    init(names: [String]) {
+        self = names.reduce(into: []) { options, name in
+            if let option = Self.named.first(where: { $0.name == name }) { options.insert(option.option) }
+        }
+    }
+}

@@ -26,6 +26,8 @@ public final class HostStartup {
     private var metrics: MetricsServer?
     /// The system sources, kept for the run's lifetime.
     public let sources = SystemSources()
+    /// The configuration's desktop notifications (the notifications source's settings).
+    private var notifications = DesktopNotificationSettings()
 
     /// A start from `options`, logging to `log` (by default the log the options ask for, with
     /// `host ctl watch` clients).
@@ -74,6 +76,7 @@ public final class HostStartup {
         var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
         if case .success(let configuration)? = loadSettings.configurationRead?.configuration {
             isolation.policies = IsolationSettings.policies(from: configuration)
+            notifications = configuration.notifications
         }
         do { try host.startIsolation(isolation) } catch { throw threadFailure(error) }
         do {
@@ -245,7 +248,9 @@ public final class HostStartup {
             coordinator.armDeadline()
             Self.shutDown(host, log: log, timeout: shutdownTimeout)
         }
-        sources.start(SystemSources.builtIn(), driver: driver, switches: options.sources)
+        sources.start(
+            SystemSources.builtIn(notifications: notifications, switches: options.sources), driver: driver,
+            switches: options.sources)
     }
 
     /// Bound before launch: requests made while the app launches wait, in order, until it is active.

@@ -151,6 +151,18 @@ final class SDBusConnection {
     /// An argument of a method call.
     enum Argument {
         case string(String)
+        case uint32(UInt32)
+        case int32(Int32)
+        /// `as`.
+        case strings([String])
+        /// `a{sv}`: a freedesktop hints dictionary.
+        case dictionary([(key: String, value: Variant)])
+    }
+
+    /// A value of an `a{sv}` dictionary.
+    enum Variant {
+        case string(String)
+        case bool(Bool)
     }
 
     /// Calls `interface.member` on `destination`'s `path` and waits for the reply (at most
@@ -160,23 +172,9 @@ final class SDBusConnection {
         timeout: UInt64 = 0, read: (SDBusMessage) throws(SDBusError) -> R
     ) throws(SDBusError) -> R {
         let operation = "\(interface).\(member)"
-        var message: SDBusLibrary.Message?
-        let made = library.newMethodCall(bus, &message, destination, path, interface, member)
-        guard made >= 0, let message else {
-            throw SDBusError(operation: "sd_bus_message_new_method_call(\(operation))", reason: .system(errno: -made))
-        }
+        let message = try methodCall(destination: destination, path: path, interface: interface, member: member)
         defer { _ = library.messageUnref(message) }
-        for argument in arguments {
-            let appended: Int32
-            switch argument {
-            // For strings sd-bus takes the string itself, not a pointer to it.
-            case .string(let text): appended = text.withCString { library.appendBasic(message, 0x73, $0) }  // "s"
-            }
-            guard appended >= 0 else {
-                throw SDBusError(
-                    operation: "sd_bus_message_append_basic(\(operation))", reason: .system(errno: -appended))
-            }
-        }
+        try append(arguments, to: message, operation)
         var error = csystem_sd_bus_error(name: nil, message: nil, need_free: 0)
         var reply: SDBusLibrary.Message?
         let called = library.call(bus, message, timeout, &error, &reply)
@@ -189,6 +187,122 @@ final class SDBusConnection {
         }
         defer { _ = library.messageUnref(reply) }
         return try read(SDBusMessage(library: library, pointer: reply))
+    }
+
+    /// A call whose reply is awaited on the main loop: `reply` runs on the main thread with the
+    /// reply (borrowed for the call) or the error, once (the peer's error, a timeout after
+    /// sd-bus's 25 s, the connection lost). Nothing waits on the main thread meanwhile.
+    func callAsync(
+        destination: String, path: String, interface: String, member: String, _ arguments: [Argument] = [],
+        reply: @escaping (Result<SDBusMessage, SDBusError>) -> Void
+    ) throws(SDBusError) {
+        let operation = "\(interface).\(member)"
+        let message = try methodCall(destination: destination, path: path, interface: interface, member: member)
+        defer { _ = library.messageUnref(message) }
+        try append(arguments, to: message, operation)
+        let pending = Pending(operation, reply)
+        // Retained until the reply's callback, which sd-bus calls exactly once (a floating
+        // slot: the bus owns it); a bus closed first drops the call and this box with it.
+        let userdata = Unmanaged.passRetained(pending).toOpaque()
+        let called = library.callAsync(
+            bus, nil, message,
+            { message, userdata, _ in
+                guard let userdata else { return 0 }
+                let pending = Unmanaged<Pending>.fromOpaque(userdata).takeRetainedValue()
+                guard let message else { return 0 }
+                let library = SDBusConnection.loaded
+                let reply = OpaquePointer(message)
+                MainActor.assumeIsolated {
+                    if let error = library.messageGetError(reply), error.pointee.name != nil {
+                        pending.reply(
+                            .failure(
+                                SDBusError(
+                                    operation: pending.operation,
+                                    reason: SDBusConnection.reason(error.pointee, errno: EIO))))
+                    } else {
+                        pending.reply(.success(SDBusMessage(library: library, pointer: reply)))
+                    }
+                }
+                return 0
+            }, userdata, 0)
+        guard called >= 0 else {
+            Unmanaged<Pending>.fromOpaque(userdata).release()
+            throw SDBusError(operation: "sd_bus_call_async(\(operation))", reason: .system(errno: -called))
+        }
+        pump()
+    }
+
+    /// A call awaiting its reply.
+    private final class Pending {
+        let operation: String
+        let reply: (Result<SDBusMessage, SDBusError>) -> Void
+        init(_ operation: String, _ reply: @escaping (Result<SDBusMessage, SDBusError>) -> Void) {
+            self.operation = operation
+            self.reply = reply
+        }
+    }
+
+    private func methodCall(
+        destination: String, path: String, interface: String, member: String
+    ) throws(SDBusError) -> SDBusLibrary.Message {
+        var message: SDBusLibrary.Message?
+        let made = library.newMethodCall(bus, &message, destination, path, interface, member)
+        guard made >= 0, let message else {
+            throw SDBusError(
+                operation: "sd_bus_message_new_method_call(\(interface).\(member))", reason: .system(errno: -made))
+        }
+        return message
+    }
+
+    private func append(_ arguments: [Argument], to message: SDBusLibrary.Message, _ operation: String)
+        throws(SDBusError)
+    {
+        func check(_ result: Int32, _ function: String) throws(SDBusError) {
+            guard result >= 0 else {
+                throw SDBusError(operation: "\(function)(\(operation))", reason: .system(errno: -result))
+            }
+        }
+        // For strings sd-bus takes the string itself, not a pointer to it.
+        func string(_ text: String) throws(SDBusError) {
+            try check(text.withCString { library.appendBasic(message, 0x73, $0) }, "sd_bus_message_append_basic")
+        }
+        func open(_ type: UInt8, _ contents: String) throws(SDBusError) {
+            try check(library.openContainer(message, CChar(type), contents), "sd_bus_message_open_container")
+        }
+        func close() throws(SDBusError) {
+            try check(library.closeContainer(message), "sd_bus_message_close_container")
+        }
+        for argument in arguments {
+            switch argument {
+            case .string(let text): try string(text)
+            case .uint32(var value):
+                try check(library.appendBasic(message, 0x75, &value), "sd_bus_message_append_basic")  // "u"
+            case .int32(var value):
+                try check(library.appendBasic(message, 0x69, &value), "sd_bus_message_append_basic")  // "i"
+            case .strings(let texts):
+                try open(0x61, "s")  // "as"
+                for text in texts { try string(text) }
+                try close()
+            case .dictionary(let entries):
+                try open(0x61, "{sv}")
+                for entry in entries {
+                    try open(0x65, "sv")  // "e": a dictionary entry
+                    try string(entry.key)
+                    switch entry.value {
+                    case .string(let text):
+                        try open(0x76, "s")  // "v"
+                        try string(text)
+                    case .bool(let flag):
+                        try open(0x76, "b")
+                        var value: Int32 = flag ? 1 : 0
+                        try check(library.appendBasic(message, 0x62, &value), "sd_bus_message_append_basic")
+                    }
+                    try close()
+                    try close()
+                }
+                try close()
+            }
+        }
     }
 
     /// A trivial property (`type` "t", "b", "u"…) of `interface` on `destination`'s `path`.
@@ -207,7 +321,7 @@ final class SDBusConnection {
         return value
     }
 
-    private static func reason(_ error: csystem_sd_bus_error, errno: Int32) -> SDBusError.Reason {
+    fileprivate nonisolated static func reason(_ error: csystem_sd_bus_error, errno: Int32) -> SDBusError.Reason {
         if let name = error.name {
             return .peer(name: String(cString: name), message: error.message.map { String(cString: $0) } ?? "")
         }
@@ -236,6 +350,44 @@ struct SDBusMessage {
         let copy = fcntl(value, F_DUPFD_CLOEXEC, 3)
         guard copy >= 0 else { throw SDBusError(operation: "fcntl(F_DUPFD_CLOEXEC)", reason: .system(errno: errno)) }
         return copy
+    }
+
+    /// The next argument, an unsigned 32-bit integer ("u").
+    func readUInt32() throws(SDBusError) -> UInt32 {
+        var value: UInt32 = 0
+        try read(0x75, &value, "u")
+        return value
+    }
+
+    /// The next argument, a string ("s"), copied.
+    func readString() throws(SDBusError) -> String {
+        var value: UnsafePointer<CChar>?
+        try read(0x73, &value, "s")
+        return value.map { String(cString: $0) } ?? ""
+    }
+
+    /// The next argument, an array of strings ("as"), copied.
+    func readStrings() throws(SDBusError) -> [String] {
+        let entered = library.enterContainer(pointer, 0x61, "s")
+        guard entered > 0 else {
+            throw SDBusError(
+                operation: "sd_bus_message_enter_container(as)", reason: .system(errno: entered == 0 ? ENXIO : -entered)
+            )
+        }
+        var strings: [String] = []
+        while true {
+            var value: UnsafePointer<CChar>?
+            let result = library.readBasic(pointer, 0x73, &value)
+            guard result > 0 else {
+                if result < 0 {
+                    throw SDBusError(operation: "sd_bus_message_read_basic(s)", reason: .system(errno: -result))
+                }
+                break
+            }
+            strings.append(value.map { String(cString: $0) } ?? "")
+        }
+        _ = library.exitContainer(pointer)
+        return strings
     }
 
     private func read(_ type: CChar, _ value: UnsafeMutableRawPointer, _ name: String) throws(SDBusError) {

@@ -33,10 +33,18 @@ struct SDBusLibrary: @unchecked Sendable {
             UnsafePointer<CChar>?, UnsafePointer<CChar>?
         ) -> Int32
     let appendBasic: @convention(c) (Message?, CChar, UnsafeRawPointer?) -> Int32
+    let openContainer: @convention(c) (Message?, CChar, UnsafePointer<CChar>?) -> Int32
+    let closeContainer: @convention(c) (Message?) -> Int32
+    let enterContainer: @convention(c) (Message?, CChar, UnsafePointer<CChar>?) -> Int32
+    let exitContainer: @convention(c) (Message?) -> Int32
     let call:
         @convention(c) (
             Bus?, Message?, UInt64, UnsafeMutablePointer<csystem_sd_bus_error>?, UnsafeMutablePointer<Message?>?
         ) -> Int32
+    let callAsync:
+        @convention(c) (Bus?, UnsafeMutablePointer<Slot?>?, Message?, Handler?, UnsafeMutableRawPointer?, UInt64) ->
+            Int32
+    let messageGetError: @convention(c) (Message?) -> UnsafePointer<csystem_sd_bus_error>?
     let messageUnref: @convention(c) (Message?) -> Message?
     let readBasic: @convention(c) (Message?, CChar, UnsafeMutableRawPointer?) -> Int32
     let getPropertyTrivial:
@@ -79,7 +87,13 @@ struct SDBusLibrary: @unchecked Sendable {
         matchSignal = try symbol("sd_bus_match_signal", type(of: matchSignal))
         newMethodCall = try symbol("sd_bus_message_new_method_call", type(of: newMethodCall))
         appendBasic = try symbol("sd_bus_message_append_basic", type(of: appendBasic))
+        openContainer = try symbol("sd_bus_message_open_container", type(of: openContainer))
+        closeContainer = try symbol("sd_bus_message_close_container", type(of: closeContainer))
+        enterContainer = try symbol("sd_bus_message_enter_container", type(of: enterContainer))
+        exitContainer = try symbol("sd_bus_message_exit_container", type(of: exitContainer))
         call = try symbol("sd_bus_call", type(of: call))
+        callAsync = try symbol("sd_bus_call_async", type(of: callAsync))
+        messageGetError = try symbol("sd_bus_message_get_error", type(of: messageGetError))
         messageUnref = try symbol("sd_bus_message_unref", type(of: messageUnref))
         readBasic = try symbol("sd_bus_message_read_basic", type(of: readBasic))
         getPropertyTrivial = try symbol("sd_bus_get_property_trivial", type(of: getPropertyTrivial))

@@ -3,11 +3,18 @@
 /// launch; each says `source.on` or `source.off` with why, once.
 @MainActor
 public final class SystemSources {
-    /// The built-in sources, in start order.
-    public static func builtIn() -> [any SystemSource] { [SleepSource()] }
+    /// The built-in sources, in start order; `notifications` is the configuration's, which
+    /// `--source notifications=on` overrides.
+    public static func builtIn(notifications: DesktopNotificationSettings = .init(), switches: [String: Bool] = [:])
+        -> [any SystemSource]
+    {
+        var notifications = notifications
+        if switches["notifications"] == true { notifications.enabled = true }
+        return [SleepSource(), NotificationSource(settings: notifications)]
+    }
 
     /// The names of the built-in sources.
-    public nonisolated static let builtInNames = ["sleep"]
+    public nonisolated static let builtInNames = ["sleep", "notifications"]
 
     /// Each source and its state, in start order, once ``start(_:switches:)`` ran.
     public private(set) var states: [(name: String, state: SourceState)] = []

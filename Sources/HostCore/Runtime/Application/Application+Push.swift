@@ -8,6 +8,10 @@ extension Application {
     /// willPresentNotification. A plain alert while not active is the system's to show, so
     /// no service hears of it until the user taps it.
     ///
+    /// With the notifications source running (``presenter``), the desktop shows what services
+    /// answered `.banner`, `.list` or `.sound` while active, and an alert that arrives while
+    /// not active, as far as the authorization allows.
+    ///
     /// `completion` runs on the main thread once every service answered or timed out.
     func push(_ payload: PushPayload, tap action: String?, completion: @escaping (EventOutcome) -> Void) {
         if let action {
@@ -24,8 +28,14 @@ extension Application {
                 merge: { answers in
                     AnswerBook.mergePresentation(answers, allowed: settings.allowed)
                 },
-                completion: { outcome in
+                completion: { [weak self] outcome in
                     var outcome = outcome
+                    if let presenter = self?.presenter, let names = outcome.merged?.arrayValue {
+                        let options = PresentationOptions(names: names.compactMap(\.stringValue))
+                        if !options.isDisjoint(with: [.banner, .list, .sound]) {
+                            _ = presenter.present(payload, options: options)
+                        }
+                    }
                     if outcome.handled, settings.allowed != .all {
                         outcome.note =
                             "notification authorization is \(settings.status.name): presented within "
@@ -35,11 +45,17 @@ extension Application {
                     completion(outcome)
                 })
         } else {
+            let allowed = bus.authorization.current.allowed
+            let shown =
+                !allowed.isDisjoint(with: [.banner, .list])
+                && presenter?.present(payload, options: allowed.intersection([.banner, .list, .sound])) == true
             completion(
                 EventOutcome(
                     event: nil, handled: false,
                     note:
-                        "the app is \(state.name): the system shows the notification, and services hear of it when the user taps it (--tap)"
+                        "the app is \(state.name): the system shows the notification"
+                        + (shown ? " (on the desktop)" : "")
+                        + ", and services hear of it when the user taps it (--tap)"
                 ))
         }
     }

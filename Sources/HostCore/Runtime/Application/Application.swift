@@ -28,6 +28,8 @@ final class Application {
     /// Told READY after the launch, RELOADING, and STOPPING when termination begins, when
     /// systemd supervises the host.
     var notifier: SystemdNotifier?
+    /// Shows pushes on the desktop (the notifications source), when it runs.
+    var presenter: (any NotificationPresenter)?
     private let stateCell: AppStateCell
 
     init(
