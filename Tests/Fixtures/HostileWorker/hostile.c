@@ -5,9 +5,9 @@
 //      worker channel, descriptor 3, as a compromised worker could; then waits to be killed
 //   3  sizes past INT64_MAX: store_set(host, "key", "v", SIZE_MAX), then store_set of "v" and
 //      store_get(host, "key", buffer, SIZE_MAX, &length); logs both answers
-//   4  (in a worker, issue 36) unless the file HOSTILE_MARKER exists (it creates it): a thread
-//      sends HOSTILE_BURST requests for "hostile.echo" and then stops the worker (SIGSTOP), so
-//      the host's replies pile up on a channel nobody reads
+//   4  (in a worker, issue 36) unless the file HOSTILE_MARKER exists (it creates it): asks
+//      "hostile.echo" once; its reply's callback sends HOSTILE_BURST more requests and then
+//      stops the worker (SIGSTOP), so the host's replies pile up on a channel nobody reads
 //   5  (in the host) answers "hostile.echo" with HOSTILE_REPLY_BYTES bytes of JSON
 //   6  (issue 37) the main thread waits (pthread_join) for a thread that calls app_state and
 //      store_get, whose answers no other thread reads for it in a worker; logs them
@@ -54,11 +54,14 @@ static void ignore_reply(void *context, int32_t result, const char *json, size_t
     (void)context, (void)result, (void)json, (void)json_len;
 }
 
-static void *burst(void *unused) {
-    (void)unused;
+/* The first reply, on the worker's main thread once didBecomeActive was answered (a request
+ * asked during an event is carried out after it): the burst, then the whole worker stops
+ * inside this callback, so nothing reads the replies and no event is pending (the hang
+ * watchdog has nothing to watch; only the stall bound applies). */
+static void burst(void *context, int32_t result, const char *json, size_t json_len) {
+    (void)context, (void)result, (void)json, (void)json_len;
     for (int i = 0; i < HOSTILE_BURST; i++) host->request(host, "hostile.echo", "{}", 2, ignore_reply, NULL);
     kill(getpid(), SIGSTOP);
-    return NULL;
 }
 #endif
 
@@ -132,9 +135,9 @@ static int32_t hostile_handle_event(const sh_service *service, const sh_event *e
     int marker = open(HOSTILE_MARKER, O_CREAT | O_EXCL | O_WRONLY, 0600);
     if (marker < 0) return SH_OK;  /* done once: a restarted worker behaves */
     close(marker);
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, burst, NULL) != 0) return SH_ERROR;
-    pthread_detach(thread);
+    /* Not from a thread: its stop raced the main thread's answer to this event, and requests
+     * asked during an unanswered event are never carried out (CI stop 45). */
+    host->request(host, "hostile.echo", "{}", 2, burst, NULL);
 #endif
     return SH_OK;
 }
