@@ -21,9 +21,11 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case copiesStoreFallback = "copies.storeFallback"
     case copiesStoreRefused = "copies.storeRefused"
     case deployApplied = "deploy.applied"
+    case deployPruned = "deploy.pruned"
     case deployRefused = "deploy.refused"
     case deployResumed = "deploy.resumed"
     case deployRolledBack = "deploy.rolledBack"
+    case deployStep = "deploy.step"
     case eventAnsweredFalse = "event.answeredFalse"
     case eventFailed = "event.failed"
     case firstLaunchUnreadable = "firstLaunch.unreadable"
@@ -127,9 +129,11 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .copiesStoreFallback: ["path", "to", "reason", "errno"]
         case .copiesStoreRefused: ["path", "reason"]
         case .deployApplied: ["generation", "directory", "probation"]
+        case .deployPruned: ["removed", "kept", "error"]
         case .deployRefused: ["directory", "reason"]
-        case .deployResumed: ["generation", "directory", "reason", "rejected"]
+        case .deployResumed: ["generation", "directory", "reason", "rejected", "discarded"]
         case .deployRolledBack: ["generation", "reason", "to", "service", "error"]
+        case .deployStep: ["generation", "step"]
         case .eventAnsweredFalse: ["event"]
         case .eventFailed: ["event", "result"]
         case .firstLaunchUnreadable: []
