@@ -104,6 +104,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case workerRearmed = "worker.rearmed"
     case workerResetFailed = "worker.resetFailed"
     case workerRestarted = "worker.restarted"
+    case workerRetired = "worker.retired"
     case workerStalled = "worker.stalled"
     case workerStopped = "worker.stopped"
 
@@ -213,6 +214,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .workerRearmed: ["services", "path", "after"]
         case .workerResetFailed: ["services", "path"]
         case .workerRestarted: ["services", "pid"]
+        case .workerRetired: ["services", "path", "pid"]
         case .workerStalled: ["services", "pid", "bound", "bytes", "seconds"]
         case .workerStopped: ["services", "path"]
         }
