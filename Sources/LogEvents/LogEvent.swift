@@ -21,9 +21,11 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case copiesStoreFallback = "copies.storeFallback"
     case copiesStoreRefused = "copies.storeRefused"
     case deployApplied = "deploy.applied"
+    case deployPruned = "deploy.pruned"
     case deployRefused = "deploy.refused"
     case deployResumed = "deploy.resumed"
     case deployRolledBack = "deploy.rolledBack"
+    case deployStep = "deploy.step"
     case desktopNotificationFailed = "desktopNotification.failed"
     case desktopNotificationResponse = "desktopNotification.response"
     case desktopNotificationShown = "desktopNotification.shown"
@@ -105,6 +107,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case workerRearmed = "worker.rearmed"
     case workerResetFailed = "worker.resetFailed"
     case workerRestarted = "worker.restarted"
+    case workerRetired = "worker.retired"
     case workerStalled = "worker.stalled"
     case workerStopped = "worker.stopped"
 
@@ -130,9 +133,11 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .copiesStoreFallback: ["path", "to", "reason", "errno"]
         case .copiesStoreRefused: ["path", "reason"]
         case .deployApplied: ["generation", "directory", "probation"]
+        case .deployPruned: ["removed", "kept", "error"]
         case .deployRefused: ["directory", "reason"]
-        case .deployResumed: ["generation", "directory", "reason", "rejected"]
+        case .deployResumed: ["generation", "directory", "reason", "rejected", "discarded"]
         case .deployRolledBack: ["generation", "reason", "to", "service", "error"]
+        case .deployStep: ["generation", "step"]
         case .desktopNotificationFailed: ["reason"]
         case .desktopNotificationResponse: ["id", "action"]
         case .desktopNotificationShown: ["id", "summary", "body", "actions", "sound"]
@@ -215,6 +220,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .workerRearmed: ["services", "path", "after"]
         case .workerResetFailed: ["services", "path"]
         case .workerRestarted: ["services", "pid"]
+        case .workerRetired: ["services", "path", "pid"]
         case .workerStalled: ["services", "pid", "bound", "bytes", "seconds"]
         case .workerStopped: ["services", "path"]
         }

@@ -158,6 +158,17 @@ if !fleet {
             let startupRows = try startup.run(sets, inspectSet: sets.first { $0.language == "C" && $0.count == 1000 }!)
             raw += startup.raw
             rows += startupRows.filter { $0.row == "3" }
+            if wants("3") {
+                progress("row 3: signed plugins and deploys")
+                var signatures = SignatureRows(host: hostPath, reps: reps, hostEnvironment: farm.hostEnvironment)
+                rows += try signatures.run(
+                    one: cSet(1), many: cSet(quick ? 10 : 100), count: quick ? 10 : 100, template: cTemplate,
+                    root: farm.root)
+                raw += signatures.raw
+                var deploy = DeployRow(host: hostPath, reps: reps)
+                rows += try deploy.run(directory: cSet(10), root: farm.root)
+                raw += deploy.raw
+            }
             progress("row 4: control channel")
             var control = ControlRow(
                 host: hostPath, pingpong: pingpongPath, reps: reps, pipelined: quick ? 1_000 : 10_000,

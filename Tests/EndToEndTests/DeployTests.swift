@@ -218,4 +218,56 @@ import Testing
         #expect(refused.count == 1 && refused.first?.string("directory") == set, "\(host.records.text)")
         #expect(refused.first?.string("reason")?.contains("digest-mismatch") == true)
     }
+
+    @Test func acceptedGenerations_arePruned_keepingCurrentPreviousMoreAndThoseInUse_andCheckAndInspectReadTheCurrent()
+        throws
+    {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        try host.start(["--keep-generations", "1"])
+        // Generation 1 brings test.a 0.2.0, which every later set keeps (same bytes): it runs
+        // from generation 1's folder throughout. test.b changes in every set.
+        let first = try host.scratch.folder("set-1")
+        try Plugins.probe(first + "/a.so", ["PROBE_ID=\"test.a\"", "PROBE_VERSION=\"0.2.0\""])
+        for generation in 1...5 {
+            let set = try host.scratch.folder("set-\(generation)-b")
+            try FileManager.default.copyItem(atPath: first + "/a.so", toPath: set + "/a.so")
+            try Plugins.probe(set + "/b.so", ["PROBE_ID=\"test.b\"", "PROBE_VERSION=\"0.\(generation + 2).0\""])
+            #expect(try host.ctlJSON("deploy", set, "--probation", "1").reply["generation"] as? Int == generation)
+            #expect(eventually { (try? self.status(host))?["current"] as? Int == generation })
+        }
+        #expect(try host.service("test.a")?["path"] as? String == host.stateDirectory + "/generations/1/a.so")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: host.stateDirectory + "/generations")
+        // 5 current, 4 its rollback target, 3 the one more, 1 test.a's file; 2 removed.
+        #expect(folders.compactMap { Int($0) }.sorted() == [1, 3, 4, 5], "\(folders)")
+        // A rollback by hand still has its generation.
+        #expect(try host.reply("rollback")["to"] as? Int == 4)
+        #expect(try host.service("test.b")?["version"] as? String == "0.6.0")
+
+        // host check and host inspect read the generation the host runs, not the plugin folder.
+        let product = try Repository.product("host")
+        let checked = try Command.run(
+            product, ["check", "--plugins", host.lib, "--state-dir", host.stateDirectory, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(checked.stdout.utf8)) as? [String: Any] ?? [:]
+        let folder = host.stateDirectory + "/generations/4"
+        #expect(report["generation"] as? Int == 4 && report["directories"] as? [String] == [folder], "\(report)")
+        let order = (report["order"] as? [[String: Any]] ?? []).map { $0["file"] as? String ?? "" }
+        #expect(order == [folder + "/a.so", folder + "/b.so"], "\(order)")
+        let inspected = try Command.run(product, ["inspect", "--json", "--state-dir", host.stateDirectory])
+        #expect(inspected.status == 0, "\(inspected.stderr)")
+        let files = (try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [[String: Any]] ?? [])
+            .map { $0["path"] as? String ?? "" }
+        #expect(files == [folder + "/a.so", folder + "/b.so"], "\(files)")
+        host.stop()
+        let pruned = host.records.named(.deployPruned)
+        #expect(pruned.map { $0.strings("removed") ?? [] } == [["2"]], "\(host.records.text)")
+        #expect(pruned.first?.strings("kept") == ["5", "4", "3", "1"])
+        // A host that never deployed: check reads its plugin folder, inspect needs a path.
+        let empty = try host.scratch.folder("empty-state")
+        let plain = try Command.run(product, ["check", "--plugins", host.lib, "--state-dir", empty, "--json"])
+        let plainReport = try JSONSerialization.jsonObject(with: Data(plain.stdout.utf8)) as? [String: Any] ?? [:]
+        #expect(plainReport["generation"] is NSNull && plainReport["directories"] as? [String] == [host.lib])
+        #expect(try Command.run(product, ["inspect", "--state-dir", empty]).status == 2)
+    }
 }

@@ -60,4 +60,22 @@ import Testing
         }
         #expect(generations().isEmpty)
     }
+
+    @Test func aHistoryLineCutShort_isSkipped_andTheNextLineStillReads() throws {
+        try FileManager.default.createDirectory(
+            atPath: DeployStage.generations(in: state), withIntermediateDirectories: true)
+        let history = DeployHistory(stateDirectory: state)
+        try history.append(.init(generation: 1, previous: nil, outcome: .applied))
+        // A host killed in the middle of its next line.
+        let handle = try #require(FileHandle(forWritingAtPath: history.path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#"{"generation":2,"prev"#.utf8))
+        try handle.close()
+        try history.append(.init(generation: 2, previous: 1, outcome: .rolledBack, reason: "notAccepted"))
+        #expect(
+            history.entries() == [
+                .init(generation: 1, previous: nil, outcome: .applied),
+                .init(generation: 2, previous: 1, outcome: .rolledBack, reason: "notAccepted"),
+            ])
+    }
 }

@@ -39,8 +39,12 @@ public struct CheckReport {
 
     /// The plugin directories searched, in order.
     public var directories: [String]
-    /// Where they came from: `--plugins`, `SERVICEHOST_PLUGIN_PATH` or `XDG_DATA_HOME`.
+    /// Where they came from: `--plugins`, `SERVICEHOST_PLUGIN_PATH` or `XDG_DATA_HOME`, or
+    /// `generations/current` when the state directory names a deployed generation the host runs
+    /// in their place.
     public var directorySource: String
+    /// That deployed generation's number, when there is one.
+    public var generation: Int?
     /// The configuration file read; nil when there is none.
     public var configurationPath: String?
     /// The services the host would start, in start order, with their files.
@@ -66,9 +70,16 @@ public struct CheckReport {
     /// Checks what `options` would load, with the planner the host loads with.
     @MainActor
     public init(_ options: CheckCommand.Options) {
-        let settings = options.run.loadSettings
-        directories = settings.directories
+        var settings = options.run.loadSettings
         directorySource = options.run.pluginSource
+        let state = options.run.stateDirectory ?? (try? StateDirectory.defaultPath())
+        // What the host would run: a deployed generation recorded as current replaces the folders.
+        if let state, let current = Host.currentGeneration(in: state, base: settings) {
+            settings = current.settings
+            generation = current.generation
+            directorySource = "generations/current"
+        }
+        directories = settings.directories
         let planner = LoadPlanner(settings)
         configurationPath = planner.configurationPath
         var configuration = HostConfiguration()
@@ -107,7 +118,6 @@ public struct CheckReport {
         }
         plan.order = planner.startOrder ?? plan.order
         // The run's isolation settings, policies included: what safe mode trusts, what runs in a worker.
-        let state = options.run.stateDirectory ?? (try? StateDirectory.defaultPath())
         var isolation = IsolationSettings(options.run.isolation, stateDirectory: state ?? "")
         isolation.policies = IsolationSettings.policies(from: configuration)
         let refused = isolation.safeMode ? checkSafeMode(plan, trust: isolation, found: found) : []
@@ -337,7 +347,9 @@ public struct CheckReport {
 
     /// The report for a person: directories, configuration, start order, then the problems.
     public var text: String {
-        let source = directorySource == "--plugins" ? "--plugins" : "from \(directorySource)"
+        let source =
+            generation.map { "generation \($0), current in the state directory" }
+            ?? (directorySource == "--plugins" ? "--plugins" : "from \(directorySource)")
         var lines = ["plugin directories (\(source)): " + directories.joined(separator: ":")]
         lines.append("configuration: " + (configurationPath ?? "none"))
         lines.append(order.isEmpty ? "start order: none" : "start order:")
@@ -380,6 +392,7 @@ public struct CheckReport {
     public var json: String {
         JSONValue.object([
             "directories": .array(directories.map(JSONValue.string)), "directorySource": .string(directorySource),
+            "generation": generation.map { .number(Double($0)) } ?? .null,
             "configuration": configurationPath.map(JSONValue.string) ?? .null,
             "order": .array(order.map { .object(["service": .string($0.service), "file": .string($0.file)]) }),
             "disabled": .array(disabled.map(JSONValue.string)),

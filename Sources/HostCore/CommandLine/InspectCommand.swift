@@ -54,9 +54,10 @@ public enum InspectCommand {
     /// The text of `host inspect --help`.
     public static var help: String {
         """
-        host inspect [--json] [--state-dir DIR] [--no-cache] [--config FILE] PATH…
+        host inspect [--json] [--state-dir DIR] [--no-cache] [--config FILE] [PATH…]
           print each plugin's services, versions, ABI and events from its static
-          metadata, running no plugin code; directories give their *.so files
+          metadata, running no plugin code; directories give their *.so files;
+          without PATH, the deployed generation current in the state directory
 
         \(table.help)
         """
@@ -69,10 +70,23 @@ public enum InspectCommand {
         json: Bool, results: [Result], failures: FailureStore, signatures: [String: Signature]
     ) {
         let parsed = try table.parse(arguments, from: Options())
-        let paths = parsed.operands
-        guard !paths.isEmpty else { throw UsageError("inspect: give one or more plugin files or directories") }
+        var paths = parsed.operands
+        var configurationPath = parsed.options.configurationPath
+        if paths.isEmpty {
+            // No path: the deployed generation the host runs, with its own configuration.
+            guard
+                let current = Host.currentGeneration(
+                    in: parsed.options.stateDirectory, base: LoadSettings(directories: []))
+            else {
+                throw UsageError(
+                    "inspect: give one or more plugin files or directories (no deployed generation is current in \(parsed.options.stateDirectory))"
+                )
+            }
+            paths = current.settings.directories
+            configurationPath = configurationPath ?? current.settings.configurationPath
+        }
         var configuration: HostConfiguration?
-        if let path = parsed.options.configurationPath {
+        if let path = configurationPath {
             // Reading runs nothing: an insecure configuration is inspected too, as files are.
             do { configuration = try HostConfiguration.load(path: path, allowInsecure: true) } catch {
                 throw UsageError("inspect: \(error)")

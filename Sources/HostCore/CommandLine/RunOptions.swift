@@ -57,6 +57,8 @@ public struct RunOptions {
     public var onlyConfigured = false
     /// `--state-dir DIR`; nil means the default.
     public var stateDirectory: String?
+    /// `--keep-generations N`: deployed generations kept besides the current and previous ones.
+    public var keepGenerations = DeployState.defaultKeepGenerations
     /// `--first-launch auto|always|never`.
     public var firstLaunch: FirstLaunchMode = .auto
     /// `--source NAME=on|off`: system sources switched on or off by name (unnamed: on where present).
@@ -174,6 +176,13 @@ public struct RunOptions {
                 "--state-dir", "DIR", "stores, first-launch marks, crash records (default\n$XDG_STATE_HOME/servicehost)"
             ) {
                 $0.stateDirectory = $1
+            },
+            .value(
+                "--keep-generations", "N",
+                "deployed generations kept besides the current and\nprevious ones (default 3)"
+            ) {
+                options, text throws(UsageError) in
+                options.keepGenerations = try OptionValue.integer(text, in: 0...1000, "generations")
             },
             .flag(
                 "--no-registry-cache",

@@ -93,10 +93,14 @@ struct DeployHistory {
         return Array(result.sorted { $0.generation > $1.generation }.prefix(limit))
     }
 
-    /// Appends `entry` as one line, synced before this returns.
+    /// Appends `entry` as one line, synced before this returns. After a line cut short (a host
+    /// killed in a write, a full disk) it starts a line of its own, so the entry still reads.
     func append(_ entry: Entry) throws(SystemError) {
-        let output = try FileDescriptor.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
-        let line = Array((entry.json.serialized + "\n").utf8)
+        let output = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_APPEND, mode: 0o600)
+        var last: UInt8 = UInt8(ascii: "\n")
+        let size = lseek(output.rawValue, 0, SEEK_END)
+        if size > 0 && pread(output.rawValue, &last, 1, size - 1) != 1 { last = UInt8(ascii: "\n") }
+        let line = Array(((last == UInt8(ascii: "\n") ? "" : "\n") + entry.json.serialized + "\n").utf8)
         try line.withUnsafeBytes { buffer in
             Result { () throws(SystemError) in try output.writeAll(buffer, path: path) }
         }.get()

@@ -7,7 +7,7 @@ import Glibc
 ///
 /// The copy is made under `staging-N` and renamed to `N` only once it is whole, synced and
 /// verified: a crash or a full disk while staging leaves no generation, and a refused set is
-/// removed. Switching the host to a verified generation is the next step (not built yet).
+/// removed. ``Host/deploy(from:probation:)`` then switches the host to it.
 struct DeployStage {
     /// Why a set cannot be deployed: the files refused, or what could not be staged.
     struct Refusal: Error, CustomStringConvertible, Sendable {
@@ -49,9 +49,11 @@ struct DeployStage {
 
     /// Stages the set in `source` as the next generation under `stateDirectory` and verifies it;
     /// `configurationPath` is the configuration used when the set has no `services.json` of its
-    /// own (the running host's). Nothing running is touched.
+    /// own (the running host's). Nothing running is touched. `step` is told of `staging` (with
+    /// the first file copied) and `verifying` as they begin.
     static func stage(
-        from source: String, stateDirectory: String, configurationPath: String?, allowInsecure: Bool = false
+        from source: String, stateDirectory: String, configurationPath: String?, allowInsecure: Bool = false,
+        step: (DeployStep, Int) -> Void = { _, _ in }
     ) throws(Refusal) -> DeployStage {
         let root = generations(in: stateDirectory)
         if mkdir(root, 0o700) != 0 && errno != EEXIST {
@@ -73,12 +75,14 @@ struct DeployStage {
             throw refusal(staging, "stage", "\(SystemError.current("mkdir", staging))")
         }
         do throws(Refusal) {
-            for name in names {
+            for (index, name) in names.enumerated() {
                 do throws(SystemError) { try copy(source + "/" + name, to: staging, name: name) } catch {
                     throw refusal(source + "/" + name, "stage", "not staged: \(error)")
                 }
+                if index == 0 { step(.staging, generation) }
             }
             do { try DirectoryHandle.open(staging).sync() } catch { throw refusal(staging, "stage", "\(error)") }
+            step(.verifying, generation)
             var settings = LoadSettings(directories: [staging])
             settings.allowInsecure = allowInsecure
             settings.configurationPath =
@@ -159,9 +163,11 @@ struct DeployStage {
         Refusal(problems: [.init(file: file, code: code, message: message)])
     }
 
-    /// Removes a staging folder and its files (one level: a set has no subfolders).
-    private static func removeTree(_ path: String) {
+    /// Removes a generation's or a staging folder and its files (one level: a set has no
+    /// subfolders); false when something is left.
+    @discardableResult
+    static func removeTree(_ path: String) -> Bool {
         for name in (try? DirectoryHandle.open(path).names()) ?? [] { unlink(path + "/" + name) }
-        rmdir(path)
+        return rmdir(path) == 0 || errno == ENOENT
     }
 }

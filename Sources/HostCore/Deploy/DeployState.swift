@@ -17,4 +17,10 @@ struct DeployState {
     var startSettings: LoadSettings?
     /// The deploy being watched, if any.
     var probation: Probation?
+    /// `--keep-generations`: generations kept after an acceptance besides the current one, the
+    /// previous one and those a service's file comes from.
+    var keepGenerations = DeployState.defaultKeepGenerations
+
+    /// The default of `--keep-generations`.
+    nonisolated static let defaultKeepGenerations = 3
 }

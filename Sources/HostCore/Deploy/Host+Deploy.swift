@@ -35,7 +35,7 @@ extension Host {
     }
 
     /// The file naming the current generation in `stateDirectory`.
-    static func currentGenerationFile(in stateDirectory: String) -> String {
+    nonisolated static func currentGenerationFile(in stateDirectory: String) -> String {
         DeployStage.generations(in: stateDirectory) + "/current"
     }
 
@@ -66,13 +66,18 @@ extension Host {
         do {
             stage = try DeployStage.stage(
                 from: directory, stateDirectory: state, configurationPath: Self.startConfiguration(base),
-                allowInsecure: base.allowInsecure)
+                allowInsecure: base.allowInsecure, step: { step, generation in deployStep(step, generation) })
         } catch { throw DeployError(description: error.description) }
         let previous = Self.currentGeneration(in: state)
         let history = DeployHistory(stateDirectory: state)
         do throws(SystemError) {
             try history.append(.init(generation: stage.generation, previous: previous, outcome: .inProbation))
-        } catch { throw DeployError(description: "generation \(stage.generation) not switched to: \(error)") }
+        } catch {
+            // Not in the history (a full disk): as if never staged.
+            DeployStage.removeTree(stage.directory)
+            throw DeployError(description: "generation \(stage.generation) not switched to: \(error)")
+        }
+        deployStep(.switching, stage.generation)
         let before = services.map(\.id)
         let report: LoadReport
         do { report = try switchTo(settings(for: stage.generation, in: state)) } catch {
@@ -94,7 +99,11 @@ extension Host {
         let failed = serviceSet.startOrder.first(where: {
             configuration.services[$0]?.policy == .required && !running.contains($0) && !waiting.contains($0)
         })
-        if let failed { probationFailed(culprit: failed, reason: "requiredFailed") }
+        if let failed {
+            probationFailed(culprit: failed, reason: "requiredFailed")
+        } else {
+            deployStep(.probation, stage.generation)
+        }
         return DeployOutcome(
             generation: stage.generation, directory: stage.directory, report: report,
             kept: before.filter { !changed.contains($0) }, probation: probation, rolledBackBy: failed)
@@ -127,6 +136,7 @@ extension Host {
     private func acceptProbation() {
         guard let watched = deployment.probation, let state = stateDirectory?.path else { return }
         deployment.probation = nil
+        deployStep(.accepting, watched.generation)
         let folder = DeployStage.generations(in: state) + "/\(watched.generation)"
         do throws(SystemError) {
             try Self.recordCurrent(watched.generation, in: state)
@@ -143,6 +153,16 @@ extension Host {
             "host", "deploy applied: generation \(watched.generation) passed its probation and is current",
             event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
             .string("probation", Seconds.text(watched.seconds)))
+        pruneGenerations()
+    }
+
+    /// Says a deploy's step in one `deploy.step` line; the host kills itself there when the
+    /// tests' `SERVICEHOST_DEPLOY_HALT_AT` names it (``DeployStep/haltAt``).
+    func deployStep(_ step: DeployStep, _ generation: Int) {
+        log.info(
+            "host", "deploy of generation \(generation): \(step.rawValue)", event: .deployStep,
+            .int("generation", generation), .string("step", step.rawValue))
+        if DeployStep.haltAt == step { raise(SIGKILL) }
     }
 
     /// A failure (a crash, a hang kill, a required service down) of `culprit` while a deploy is
@@ -164,6 +184,7 @@ extension Host {
         guard let state = stateDirectory?.path else { return }
         watched.timer.cancel()
         deployment.probation = nil
+        deployStep(.rollingBack, watched.generation)
         let to = watched.previous
         // `to` absent: back to the plugin directories.
         var fields: [LogField] = [.int("generation", watched.generation), .string("reason", reason)]
@@ -196,6 +217,7 @@ extension Host {
         let history = DeployHistory(stateDirectory: state)
         let applied = history.entries().last { $0.generation == current && $0.outcome == .applied }
         let to = applied?.previous
+        deployStep(.rollingBack, current)
         do { _ = try switchTo(settings(for: to, in: state)) } catch {
             throw DeployError(description: "not rolled back from generation \(current): \(error)")
         }
@@ -236,7 +258,7 @@ extension Host {
 
     /// The start's configuration file: `--config`, or the first plugin directory's `services.json`
     /// when there is one (a generation's folder replaces that directory).
-    private static func startConfiguration(_ base: LoadSettings) -> String? {
+    nonisolated private static func startConfiguration(_ base: LoadSettings) -> String? {
         base.configurationPath
             ?? HostConfiguration.defaultPath(pluginDirectories: base.directories).flatMap {
                 access($0, F_OK) == 0 ? $0 : nil
@@ -245,21 +267,40 @@ extension Host {
 
     /// What the host loads to run `generation` (nil: the start's plugin directories).
     private func settings(for generation: Int?, in state: String) -> LoadSettings {
-        let base = deployment.startSettings ?? serviceSet.loadSettings
+        Self.settings(for: generation, in: state, base: deployment.startSettings ?? serviceSet.loadSettings)
+    }
+
+    /// What a host started with `base` (its `-p` directories and `--config`) loads to run
+    /// `generation` (nil: `base`).
+    nonisolated static func settings(for generation: Int?, in state: String, base: LoadSettings) -> LoadSettings {
         guard let generation else { return base }
         var settings = base
         let folder = DeployStage.generations(in: state) + "/\(generation)"
         settings.directories = [folder]
         let own = folder + "/" + HostConfiguration.defaultFileName
-        settings.configurationPath = access(own, F_OK) == 0 ? own : Self.startConfiguration(base)
+        settings.configurationPath = access(own, F_OK) == 0 ? own : startConfiguration(base)
         settings.configurationRead = nil
         return settings
     }
 
+    /// The current generation of `stateDirectory` and what a start with `base` loads to run it,
+    /// as ``resumingGeneration(_:)`` resolves it; nil when none is current (or its folder is
+    /// missing): the start runs `base`. `host check` and `host inspect` read what it names.
+    nonisolated public static func currentGeneration(
+        in stateDirectory: String, base: LoadSettings
+    ) -> (generation: Int, settings: LoadSettings)? {
+        guard let current = currentGeneration(in: stateDirectory) else { return nil }
+        let resolved = settings(for: current, in: stateDirectory, base: base)
+        guard access(resolved.directories[0], F_OK) == 0 else { return nil }
+        return (current, resolved)
+    }
+
     /// The settings a start loads with: `settings` (the `-p` directories and `--config`), or,
     /// when the state directory records a current generation whose folder is there, that
-    /// generation's, said in one `deploy.resumed` (with the generation that was in probation
-    /// when the host stopped, not accepted, when there is one).
+    /// generation's. A host whose state directory has generations says which it runs and why in
+    /// one `deploy.resumed`: the generation that was in probation when the host stopped is not
+    /// accepted (`rejected`), and a set it was staging, or had staged but not switched to, is
+    /// removed (`discarded`). Whatever step a `kill -9` came at, one whole generation runs.
     public func resumingGeneration(_ settings: LoadSettings) -> LoadSettings {
         deployment.startSettings = settings
         // A host that never deployed has no generations folder: one `access`, nothing read.
@@ -267,24 +308,36 @@ extension Host {
             return settings
         }
         let history = DeployHistory(stateDirectory: state)
+        let entries = history.entries()
         let current = Self.currentGeneration(in: state)
         var fields: [LogField] = []
         var note = ""
-        if let last = history.entries().last, last.outcome == .inProbation, last.generation != current {
-            // Killed while verifying, switching or watching it: the new set was not accepted.
-            try? history.append(
-                .init(
-                    generation: last.generation, previous: last.previous, outcome: .rolledBack,
-                    reason: "notAccepted"))
-            fields.append(.int("rejected", last.generation))
-            note = "; generation \(last.generation) was in probation when the host stopped and is not accepted"
+        var rejected = false
+        if let last = entries.last, last.outcome == .inProbation {
+            if last.generation == current {
+                // Killed between recording it as current and saying so here: it was accepted.
+                try? history.append(.init(generation: last.generation, previous: last.previous, outcome: .applied))
+            } else {
+                // Killed while switching, watching or rolling it back: the new set was not accepted.
+                try? history.append(
+                    .init(
+                        generation: last.generation, previous: last.previous, outcome: .rolledBack,
+                        reason: "notAccepted"))
+                fields.append(.int("rejected", last.generation))
+                note = "; generation \(last.generation) was in probation when the host stopped and is not accepted"
+                rejected = true
+            }
+        }
+        let discarded = Self.discardUnswitched(in: state, recorded: Set(entries.map(\.generation)), current: current)
+        if !discarded.isEmpty {
+            fields.append(.strings("discarded", discarded.map(String.init)))
+            let numbers = discarded.map(String.init).joined(separator: ", ")
+            note += "; removed generation(s) \(numbers), staged but never switched to"
         }
         guard let current else {
-            if !fields.isEmpty {
-                log.write(
-                    .warn, "host", "running the plugin directories" + note, event: .deployResumed,
-                    fields: fields + [.string("reason", "notAccepted")])
-            }
+            log.write(
+                rejected ? .warn : .info, "host", "running the plugin directories, no generation is current" + note,
+                event: .deployResumed, fields: fields + [.string("reason", rejected ? "notAccepted" : "noneCurrent")])
             return settings
         }
         let resumed = self.settings(for: current, in: state)
@@ -292,7 +345,8 @@ extension Host {
         guard access(folder, F_OK) == 0 else {
             log.write(
                 .warn, "host",
-                "generation \(current) is recorded as current but \(folder) is missing: loading the plugin directories",
+                "generation \(current) is recorded as current but \(folder) is missing: loading the plugin directories"
+                    + note,
                 event: .deployResumed,
                 fields: fields + [
                     .int("generation", current), .string("directory", folder), .string("reason", "missing"),
@@ -304,9 +358,75 @@ extension Host {
             .info, "host", "running generation \(current), the current one (\(folder))" + note, event: .deployResumed,
             fields: fields + [
                 .int("generation", current), .string("directory", folder),
-                .string("reason", fields.isEmpty ? "current" : "notAccepted"),
+                .string("reason", rejected ? "notAccepted" : "current"),
             ])
         return resumed
+    }
+
+    /// Removes what a deploy left when the host stopped before switching: `staging-N` folders
+    /// (killed while staging or verifying) and generations newer than any the history names
+    /// (killed between staging and the history's line; the current one counts as named, so a
+    /// history removed by hand costs no generation). Returns their numbers.
+    private static func discardUnswitched(in state: String, recorded: Set<Int>, current: Int?) -> [Int] {
+        let root = DeployStage.generations(in: state)
+        let newest = max(recorded.max() ?? 0, current ?? 0)
+        var discarded: [Int] = []
+        for name in (try? DirectoryHandle.open(root).names()) ?? [] {
+            if name.hasPrefix("staging-"), let number = Int(name.dropFirst(8)) {
+                if DeployStage.removeTree(root + "/" + name) { discarded.append(number) }
+            } else if let number = Int(name), number > newest {
+                if DeployStage.removeTree(root + "/" + name) { discarded.append(number) }
+            }
+        }
+        return discarded.sorted()
+    }
+
+    // MARK: Pruning
+
+    /// After an acceptance: removes the generations beyond the current one, the previous one
+    /// (the rollback target), the `keepGenerations` newest others, and any a service's file
+    /// comes from (running, stopped or lazy: a worker restart reads it). One `deploy.pruned`.
+    func pruneGenerations() {
+        guard let state = stateDirectory?.path else { return }
+        let root = DeployStage.generations(in: state)
+        let numbers = ((try? DirectoryHandle.open(root).names()) ?? []).compactMap { Int($0) }.sorted(by: >)
+        let current = Self.currentGeneration(in: state)
+        let previous = current.flatMap { current in
+            DeployHistory(stateDirectory: state).entries().last { $0.generation == current && $0.outcome == .applied }?
+                .previous
+        }
+        let paths = services.map(\.path) + parkedServices.map(\.slot.path) + dormantServices.map(\.path)
+        let used = Set(
+            paths.compactMap { path -> Int? in
+                guard path.hasPrefix(root + "/"), let slash = path.lastIndex(of: "/") else { return nil }
+                return Int(path[path.index(path.startIndex, offsetBy: root.count + 1)..<slash])
+            })
+        var kept: [Int] = []
+        var removed: [Int] = []
+        var failed: [String] = []
+        var more = deployment.keepGenerations
+        for number in numbers {
+            if number == current || number == previous || used.contains(number) {
+                kept.append(number)
+            } else if more > 0 {
+                more -= 1
+                kept.append(number)
+            } else if DeployStage.removeTree(root + "/\(number)") {
+                removed.append(number)
+            } else {
+                failed.append(root + "/\(number)")
+            }
+        }
+        guard !removed.isEmpty || !failed.isEmpty else { return }
+        var fields: [LogField] = [
+            .strings("removed", removed.map(String.init)), .strings("kept", kept.map(String.init)),
+        ]
+        if !failed.isEmpty { fields.append(.string("error", "not removed: " + failed.joined(separator: ", "))) }
+        log.write(
+            failed.isEmpty ? .info : .warn, "host",
+            "removed old generation(s) \(removed.map(String.init).joined(separator: ", ")); kept "
+                + kept.map(String.init).joined(separator: ", "),
+            event: .deployPruned, fields: fields)
     }
 
     // MARK: The record of the current generation
@@ -326,7 +446,7 @@ extension Host {
     }
 
     /// The generation `generations/current` names, or nil when there is none (or it is unreadable).
-    static func currentGeneration(in stateDirectory: String) -> Int? {
+    nonisolated static func currentGeneration(in stateDirectory: String) -> Int? {
         guard let file = try? ReadOnlyFile(path: currentGenerationFile(in: stateDirectory)),
             let bytes = try? file.read(at: 0, count: min(file.size, 32))
         else { return nil }

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import ServiceABI
 import ServiceJSON
 
 /// Crash and hang isolation for one host: decides where each plugin runs, keeps the
@@ -88,6 +89,32 @@ public final class IsolationSupervisor {
             }
         }
         return blocking
+    }
+
+    /// Retires every plugin none of whose services is in `inUse` (running or parked, by
+    /// descriptor): a reload replaced its file or removed its services, so its worker ends
+    /// rather than run beside its successor (which `plugin(serving:)` and so `service restart`
+    /// would otherwise find first). Returns the retired files and versions, which the loader
+    /// forgets: a later load of the same version starts a new worker.
+    func retire(keeping inUse: Set<UnsafePointer<sh_service>>) -> [(path: String, identity: FileIdentity)] {
+        var retired: [IsolatedPlugin] = []
+        plugins.removeAll { plugin in
+            guard !plugin.proxies.contains(where: { inUse.contains(UnsafePointer($0.descriptor)) }) else {
+                return false
+            }
+            retired.append(plugin)
+            return true
+        }
+        for old in retired {
+            let pid = old.retire()
+            var fields: [LogField] = [.strings("services", old.proxies.map(\.id)), .string("path", old.path)]
+            if let pid { fields.append(.int("pid", pid)) }
+            log.write(
+                .info, "host", "\(old.subject) of \(old.path) left by the reload: worker ended",
+                event: .workerRetired, fields: fields)
+            for proxy in old.proxies where plugin(serving: proxy.id) == nil { board.forget(proxy.id) }
+        }
+        return retired.map { ($0.path, $0.identity) }
     }
 
     /// The plugin whose worker runs service `id`, if it runs in one.

@@ -71,6 +71,7 @@ public final class HostStartup {
         // Per-service policies come from the configuration file (its errors are reported by load).
         // The file is read once: the load takes what was read here.
         // A deployed generation recorded as current replaces the plugin directories (Host+Deploy).
+        host.deployment.keepGenerations = options.keepGenerations
         var loadSettings = host.resumingGeneration(options.loadSettings)
         loadSettings.configurationRead = LoadPlanner.readConfiguration(loadSettings)
         var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)

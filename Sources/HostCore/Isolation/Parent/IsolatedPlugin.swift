@@ -465,6 +465,25 @@ final class IsolatedPlugin {
         return true
     }
 
+    /// Ends the worker for good: a reload replaced or removed every service of this version
+    /// (their take-down events went through it first). Nothing restarts it; its stored copy is
+    /// let go. Returns the worker's pid, when one was running.
+    func retire() -> Int32? {
+        let pid = connection?.pid
+        if let connection {
+            self.connection = nil
+            connection.close()
+            _ = connection.killAndWait()
+        }
+        for proxy in proxies { proxy.attached = false }
+        rearm?.cancel()
+        rearm = nil
+        blockedIdentity = nil  // no file watch starts it again
+        status = .stopped
+        copy = nil
+        return pid
+    }
+
     /// Starts a new worker on the version loaded (its stored copy: the file may have been
     /// replaced since, which only a reload loads), or, with `reading`, on the file as it is
     /// now (it changed while the services were failed or stopped).

@@ -21,6 +21,11 @@ struct LoadedLibraries {
     /// Records `entry` as its file's library (replacing the one before).
     mutating func record(_ entry: Entry) { recent.append(entry) }
 
+    /// Forgets `path`'s library when it is the version `identity` (its worker was retired).
+    mutating func forget(_ path: String, identity: FileIdentity) {
+        if find(path)?.identity == identity { byPath[path] = nil }
+    }
+
     /// The library loaded last from `path`, if any.
     mutating func find(_ path: String) -> Entry? {
         if !recent.isEmpty {

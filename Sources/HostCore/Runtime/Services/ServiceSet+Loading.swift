@@ -151,6 +151,11 @@ extension ServiceSet {
         dormant.replace(with: change.dormant)
         catchUp(change.arriving, to: lifecycle.state)
         deliverSettings(change.reconfiguring, state: lifecycle.state)
+        if let isolation {
+            // Workers no service runs in any more end now, not at exit.
+            let inUse = Set(change.slots.map(\.descriptor) + parked.map(\.slot.descriptor))
+            for old in isolation.retire(keeping: inUse) { libraries.forget(old.path, identity: old.identity) }
+        }
         let report = change.report
         log.info(
             "host",
