@@ -89,7 +89,7 @@ import Testing
         ),
         (
             #"{"version": 1}"#,
-            "services.json: version: unknown key (known keys: revokedKeys, services, signatures, trustedKeys)"
+            "services.json: version: unknown key (known keys: revokedKeys, sandbox, services, signatures, trustedKeys)"
         ),
         (#"{"services": []}"#, "services.json: services: expected an object keyed by service id, found an array"),
         (
@@ -124,7 +124,8 @@ import Testing
         (
             #"{"services": {"com.example.x": {"color": "red"}}}"#,
             "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-                + " settings, policy, isolation, trusted, eventTimeout, restartResetAfter, activation, requests, sha256)"
+                + " settings, policy, isolation, trusted, eventTimeout, restartResetAfter, activation, requests, sha256,"
+                + " sandbox)"
         ),
         // Wrong types and values.
         (

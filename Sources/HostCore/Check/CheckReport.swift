@@ -19,7 +19,8 @@ public struct CheckReport {
         /// `required-missing`, `missing`, `after-unknown`, `safe-mode` (`--safe-mode` leaves a
         /// file out), `crash-looped` (a crash loop marked the file's service failed),
         /// `answer-conflict` (an earlier service answers a request name it answers: not
-        /// started), `url-claim-conflict`, `activity-claim-conflict` or `shortcut-claim-conflict`.
+        /// started), `url-claim-conflict`, `activity-claim-conflict`, `shortcut-claim-conflict`,
+        /// `sandbox-not-isolated` or `sandbox-no-cgroup`.
         public var code: String
         /// The file concerned, when there is one.
         public var file: String?
@@ -107,7 +108,8 @@ public struct CheckReport {
         // The run's isolation settings, policies included: what safe mode trusts, what runs in a worker.
         let state = options.run.stateDirectory ?? (try? StateDirectory.defaultPath())
         var isolation = IsolationSettings(options.run.isolation, stateDirectory: state ?? "")
-        isolation.policies = IsolationSettings.policies(from: configuration)
+        isolation.adopt(configuration)
+        checkSandboxes(isolation, order: plan.order)
         let refused = isolation.safeMode ? checkSafeMode(plan, trust: isolation, found: found) : []
         let blocked =
             state.map {
@@ -245,6 +247,23 @@ public struct CheckReport {
                     + " not started until \(plugin.path) changes (\(records.path(for: record.serviceID)))")
         }
         return blocked
+    }
+
+    /// Sandboxes (issue 43): one on a service that does not run in a worker (`sandbox-not-isolated`),
+    /// and resource limits where the host has no writable cgroup (`sandbox-no-cgroup`): both
+    /// warnings, as the host starts and logs them.
+    private mutating func checkSandboxes(_ isolation: IsolationSettings, order: [String]) {
+        for id in isolation.sandboxesIgnored {
+            problem(
+                .warning, "sandbox-not-isolated", service: id,
+                "\(id) has a sandbox, which applies only to a service that runs in a worker"
+                    + " (\"isolation\": \"process\" or --isolation process)")
+        }
+        let limited = order.filter { isolation.sandbox(for: $0)?.limitsResources == true }
+        guard !limited.isEmpty, case .failure(let reason) = CgroupTree.discover() else { return }
+        problem(
+            .warning, "sandbox-no-cgroup", service: limited.first,
+            "resource limits of \(limited.joined(separator: ", ")) would not be applied: \(reason)")
     }
 
     private mutating func problem(

@@ -73,7 +73,7 @@ public final class HostStartup {
         loadSettings.configurationRead = LoadPlanner.readConfiguration(loadSettings)
         var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
         if case .success(let configuration)? = loadSettings.configurationRead?.configuration {
-            isolation.policies = IsolationSettings.policies(from: configuration)
+            isolation.adopt(configuration)
         }
         do { try host.startIsolation(isolation) } catch { throw threadFailure(error) }
         do {
