@@ -119,6 +119,7 @@ public final class IsolationSupervisor {
         if cgroups == nil {
             let found = CgroupTree.discover()
             cgroups = found
+            if case .success(let tree) = found { tree.sweep() }
             if case .failure(let reason) = found {
                 log.warn(
                     "host", "resource limits are not applied: \(reason)", event: .sandboxUnavailable,
@@ -128,6 +129,12 @@ public final class IsolationSupervisor {
             }
         }
         return try? cgroups?.get()
+    }
+
+    /// Ends the sandboxed workers when the host terminates (after willTerminate), so that each
+    /// is reaped and its cgroup removed: the others simply read the end of their channel.
+    func endSandboxedWorkers() {
+        for plugin in plugins { plugin.connection.map { if $0.cgroup != nil { $0.end(within: 1) } } }
     }
 
     /// A new worker cgroup's name: the host's pid, the first service's id and a count.

@@ -229,6 +229,7 @@ public final class HostStartup {
 
     private static func finishShutdown(_ host: Host, log: Log, timeout: Double) -> Never {
         try? host.terminate()
+        host.isolation?.endSandboxedWorkers()
         // Replies already produced (a request carried out just before the signal) reach
         // their clients; one that does not read costs at most half the shutdown timeout.
         ControlServer.flushReplies(within: timeout / 2)

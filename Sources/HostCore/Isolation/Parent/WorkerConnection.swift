@@ -91,6 +91,7 @@ final class WorkerConnection {
             Glibc.kill(started.pid, SIGKILL)
             var status: Int32 = 0
             _ = try? retryingOnInterrupt("waitpid", source) { waitpid(started.pid, &status, 0) }
+            cgroup?.remove()
             throw error
         }
         pid = started.pid
@@ -172,6 +173,13 @@ final class WorkerConnection {
     func close() {
         expectExit()
         channel.shutdown()
+    }
+
+    /// Closes the channel and waits up to `seconds` for the worker to exit, then kills it: the
+    /// host's last act for a sandboxed worker, whose cgroup is removed once it is reaped.
+    func end(within seconds: Double) {
+        close()
+        if awaitDeath(timeout: seconds) == nil { _ = killAndWait() }
     }
 
     private func awaitDeath(timeout: Double) -> WorkerDeath? {

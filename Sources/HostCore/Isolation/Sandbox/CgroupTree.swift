@@ -90,6 +90,20 @@ struct CgroupTree: Sendable {
 
     private static func join(_ mount: String, _ path: String) -> String { path == "/" ? mount : mount + path }
 
+    /// Removes the worker cgroups a host that is gone left (it was killed before it could):
+    /// `servicehost-PID-…` of no running process. A folder with a process in it stays (rmdir fails).
+    func sweep() {
+        for base in Set(bases.values) {
+            guard let names = try? DirectoryHandle.open(base).names() else { continue }
+            for name in names where name.hasPrefix("servicehost-") {
+                guard let pid = name.split(separator: "-").dropFirst().first.flatMap({ Int32($0) }),
+                    Glibc.kill(pid, 0) != 0 && errno == ESRCH
+                else { continue }
+                _ = rmdir(base + "/" + name)
+            }
+        }
+    }
+
     /// A small kernel file's text, or nil.
     static func text(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
