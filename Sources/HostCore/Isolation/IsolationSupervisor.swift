@@ -131,6 +131,11 @@ public final class IsolationSupervisor {
         return try? cgroups?.get()
     }
 
+    /// Ends every worker (servicehost-bench's start-up rows, which start many hosts in one process).
+    package func endWorkers() {
+        for plugin in plugins { plugin.connection?.end(within: 1) }
+    }
+
     /// Ends the sandboxed workers when the host terminates (after willTerminate), so that each
     /// is reaped and its cgroup removed: the others simply read the end of their channel.
     func endSandboxedWorkers() {
