@@ -113,6 +113,25 @@ import Testing
         #expect(host.stop().status == 0)
     }
 
+    /// `ioWeight` needs an I/O scheduler with weights (v1 `blkio.weight`: BFQ): where the
+    /// kernel has none, the worker runs without it and the log says so by name, never silently.
+    @Test(
+        .enabled(
+            if: cgroupWritable("blkio") && !FileManager.default.fileExists(atPath: "/sys/fs/cgroup/blkio/blkio.weight"))
+    )
+    func anIoWeightTheKernelCannotHold_isLoggedByName() throws {
+        let host = try IsolatedHost()
+        try sandboxed(host, action: 0)
+        let config = try host.file(
+            "services.json", #"{"services": {"test.sandbox": {"isolation": "process", "sandbox": {"ioWeight": 200}}}}"#)
+        try host.start(["--config", config])
+        #expect(try host.service("test.sandbox")?["state"] as? String == "running")
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let line = try #require(stopped.records.named(.sandboxUnavailable).first, "\(stopped.stderr)")
+        #expect(line.strings("limits") == ["ioWeight"] && line.strings("services") == ["test.sandbox"])
+    }
+
     /// `ptrace` and `mount` fail with EPERM under `default`, an AF_INET socket too under `strict`;
     /// without a sandbox each fails as it would anyway (ESRCH, ENOENT) or works.
     @Test(
@@ -137,10 +156,18 @@ import Testing
         #expect(lines == ["sandbox: " + expected, "sandbox: " + expected], "\(stopped.stderr)")
     }
 
-    @Test func aSandboxInTheHost_isReportedByCheck_andLogged() throws {
+    /// `host check` lists each service's sandbox, an unsandboxed one as none, and warns about a
+    /// sandbox on a service that runs in the host, which the host logs too.
+    @Test func check_listsEachServicesSandbox_andASandboxInTheHost_isReportedAndLogged() throws {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
-        let config = try host.file("services.json", #"{"services": {"test.a": {"sandbox": {"tasksMax": 8}}}}"#)
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        let config = try host.file(
+            "services.json",
+            #"""
+            {"sandbox": {"memoryMax": "256M"},
+             "services": {"test.a": {"sandbox": {"tasksMax": 8}}, "test.b": {"isolation": "process"}}}
+            """#)
         let checked = try Command.run(
             try Repository.product("host"), ["check", "--plugins", host.lib, "--config", config, "--json"])
         let report = try #require(try JSONSerialization.jsonObject(with: Data(checked.stdout.utf8)) as? [String: Any])
@@ -151,6 +178,12 @@ import Testing
             },
             "\(problems)")
         #expect(checked.status == 1)
+        let sandboxes = (report["sandboxes"] as? [[String: Any]] ?? []).sorted {
+            "\($0["service"]!)" < "\($1["service"]!)"
+        }
+        #expect(sandboxes.map { $0["service"] as? String } == ["test.a", "test.b"], "\(sandboxes)")
+        #expect(sandboxes.first?["sandbox"] is NSNull && sandboxes.first?["isolated"] as? Bool == false)
+        #expect(sandboxes.last?["sandbox"] as? String == "memoryMax=256M syscalls=default")
         try host.start(["--config", config])
         let stopped = host.stop()
         #expect(stopped.records.named(.sandboxIgnored).map { $0.string("service") } == ["test.a"])

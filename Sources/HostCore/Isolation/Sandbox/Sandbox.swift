@@ -91,6 +91,19 @@ public struct Sandbox: Sendable, Equatable {
         return min(a, b)
     }
 
+    /// Its settings as `host check` lists them: `memoryMax=64M cpuQuota=50% tasksMax=16 syscalls=default`.
+    public var summary: String {
+        var parts: [String] = []
+        if let memoryMax { parts.append("memoryMax=" + Self.text(bytes: memoryMax)) }
+        if let cpuQuota {
+            parts.append(
+                "cpuQuota=" + (cpuQuota == cpuQuota.rounded() ? String(Int(cpuQuota)) : String(cpuQuota)) + "%")
+        }
+        if let tasksMax { parts.append("tasksMax=\(tasksMax)") }
+        if let ioWeight { parts.append("ioWeight=\(ioWeight)") }
+        return (parts + ["syscalls=" + profile.rawValue]).joined(separator: " ")
+    }
+
     /// `memoryMax` as configured: an integer of bytes, or digits with one of K, M, G, T (powers
     /// of 1024, as systemd reads them). Nil when it is neither, or too large for 64 bits.
     public static func bytes(_ text: String) -> UInt64? {
