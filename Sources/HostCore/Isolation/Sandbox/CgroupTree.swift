@@ -80,12 +80,18 @@ struct CgroupTree: Sendable {
         let wanted = ["memory", "pids", "cpu", "io"].filter { controllers.contains(Substring($0)) }
         let enabled = Set((text(own + "/cgroup.subtree_control") ?? "").split(whereSeparator: \.isWhitespace))
         if wanted.allSatisfy({ enabled.contains(Substring($0)) }) { return own }
+        // Only a cgroup of the host's own (a unit's, Delegate=yes): one the host shares with other
+        // processes (a login session's) is not the host's to divide, nor to move them out of.
+        let members = (text(own + "/cgroup.procs") ?? "").split(separator: "\n")
+        guard members == [Substring(String(getpid()))] else { return nil }
         let leaf = own + "/host"
         if mkdir(leaf, 0o755) != 0 && errno != EEXIST { return nil }
-        for pid in (text(own + "/cgroup.procs") ?? "").split(separator: "\n") {
-            _ = write(leaf + "/cgroup.procs", String(pid))
+        guard write(leaf + "/cgroup.procs", String(getpid())) == nil else { return nil }
+        guard write(own + "/cgroup.subtree_control", wanted.map { "+" + $0 }.joined(separator: " ")) == nil else {
+            write(own + "/cgroup.procs", String(getpid()))
+            return nil
         }
-        return write(own + "/cgroup.subtree_control", wanted.map { "+" + $0 }.joined(separator: " ")) == nil ? own : nil
+        return own
     }
 
     private static func join(_ mount: String, _ path: String) -> String { path == "/" ? mount : mount + path }
