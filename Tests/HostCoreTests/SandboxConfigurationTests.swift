@@ -88,3 +88,45 @@ import Testing
         #expect(MemoryLayout<SyscallFilter.Instruction>.stride == 8)
     }
 }
+
+/// Where the host makes workers' cgroups: read from /proc/self/cgroup and /proc/self/mounts (here
+/// files of a scratch folder standing in for them).
+@Suite struct CgroupTreeTests {
+    private func discover(_ membership: String, _ mounts: String, in scratch: Scratch) throws -> Result<
+        CgroupTree, SandboxUnavailable
+    > {
+        let cgroup = try scratch.write("cgroup", Array(membership.utf8))
+        let mountsFile = try scratch.write("mounts", Array(mounts.utf8))
+        return CgroupTree.discover(cgroupFile: cgroup, mountsFile: mountsFile)
+    }
+
+    @Test func aHybridHierarchy_givesTheV1ControllersUnderTheHostsOwnCgroups() throws {
+        let scratch = try Scratch()
+        let root = try scratch.folder("sys")
+        for folder in ["memory/api/1", "pids", "cpu"] { _ = try scratch.folder("sys/" + folder) }
+        let tree = try discover(
+            "4:memory:/api/1\n8:pids:/\n1:cpu:/\n0::/\n",
+            """
+            cgroup \(root)/memory cgroup rw,relatime,memory 0 0
+            cgroup \(root)/pids cgroup rw,relatime,pids 0 0
+            cgroup \(root)/cpu cgroup rw,relatime,cpu 0 0
+            cgroup2 \(root)/unified cgroup2 rw,relatime 0 0
+            """, in: scratch
+        ).get()
+        #expect(tree.version == .v1)
+        #expect(tree.bases[.memory] == root + "/memory/api/1" && tree.bases[.pids] == root + "/pids")
+        #expect(tree.bases[.cpu] == root + "/cpu" && tree.bases[.io] == nil)
+    }
+
+    @Test func noControllerAnywhere_isUnavailable_saysWhy() throws {
+        let scratch = try Scratch()
+        let root = try scratch.folder("sys")
+        _ = try scratch.folder("sys/unified")
+        let result = try discover("0::/\n", "cgroup2 \(root)/unified cgroup2 rw 0 0\n", in: scratch)
+        guard case .failure(let reason) = result else {
+            Issue.record("a tree without controllers")
+            return
+        }
+        #expect(reason.description.contains("no writable v1 memory, pids or cpu hierarchy"))
+    }
+}
