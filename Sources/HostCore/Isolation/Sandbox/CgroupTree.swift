@@ -118,8 +118,10 @@ struct CgroupTree: Sendable {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count =
+                (try? retryingOnInterrupt("read", path) {
+                    buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                }) ?? 0
             guard count > 0 else { break }
             bytes += buffer[..<count]
             if bytes.count > 1 << 20 { break }
