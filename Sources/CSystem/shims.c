@@ -5,7 +5,11 @@
 #include <sched.h>
 #include <stddef.h>
 #include <linux/magic.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
@@ -89,4 +93,37 @@ unsigned long csystem_load_address(void *handle) {
     struct link_map *map = NULL;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL) return 0;
     return (unsigned long)map->l_addr;
+}
+
+#define DENIED(name) {#name, __NR_##name}
+static const csystem_syscall denied[] = {
+    DENIED(ptrace), DENIED(mount), DENIED(umount2), DENIED(pivot_root), DENIED(swapon), DENIED(swapoff),
+    DENIED(reboot), DENIED(kexec_load), DENIED(kexec_file_load), DENIED(init_module), DENIED(finit_module),
+    DENIED(delete_module), DENIED(bpf), DENIED(perf_event_open), DENIED(keyctl), DENIED(add_key),
+    DENIED(request_key), DENIED(open_by_handle_at), DENIED(io_uring_setup), DENIED(io_uring_enter),
+    DENIED(io_uring_register),
+};
+
+int csystem_denied_syscalls(const csystem_syscall **table) {
+    *table = denied;
+    return (int)(sizeof denied / sizeof denied[0]);
+}
+
+int csystem_socket_syscall(void) { return __NR_socket; }
+
+unsigned int csystem_audit_arch(void) {
+#if defined(__x86_64__)
+    return AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+    return AUDIT_ARCH_AARCH64;
+#else
+    return 0;
+#endif
+}
+
+int csystem_no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); }
+
+int csystem_install_filter(const void *instructions, unsigned short count) {
+    struct sock_fprog program = {.len = count, .filter = (struct sock_filter *)instructions};
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
 }

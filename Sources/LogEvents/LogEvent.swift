@@ -71,6 +71,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case routeUnclaimed = "route.unclaimed"
     case safeModeOn = "safeMode.on"
     case safeModeSkipped = "safeMode.skipped"
+    case sandboxIgnored = "sandbox.ignored"
+    case sandboxUnavailable = "sandbox.unavailable"
     case sceneConfigurationRefused = "scene.configurationRefused"
     case sceneConnected = "scene.connected"
     case sceneDisconnected = "scene.disconnected"
@@ -183,6 +185,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .routeUnclaimed: ["event", "what"]
         case .safeModeOn: []
         case .safeModeSkipped: ["path", "services"]
+        case .sandboxIgnored: ["service"]
+        case .sandboxUnavailable: ["services", "limits", "reason"]
         case .sceneConfigurationRefused: ["scene"]
         case .sceneConnected: ["scene", "role", "configuration"]
         case .sceneDisconnected: ["scene"]
@@ -210,9 +214,14 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .systemSleep: ["sleeping"]
         case .watchDropped: ["bytes"]
         case .workerBlocked: ["services", "path", "resetAt"]
-        case .workerCrashed: ["services", "reason", "cause", "signal", "status", "event", "pid", "restart"]
+        case .workerCrashed:
+            ["services", "reason", "cause", "signal", "status", "event", "limit", "memoryMax", "pid", "restart"]
         case .workerFailed:
-            ["services", "reason", "cause", "signal", "status", "event", "pid", "path", "records", "record", "resetAt"]
+            [
+                "services", "reason", "cause", "signal", "status", "event", "limit", "memoryMax", "pid", "path",
+                "records",
+                "record", "resetAt",
+            ]
         case .workerFileChanged: ["services", "path"]
         case .workerOutput: ["line"]
         case .workerOutputDropped: ["lines"]

@@ -90,7 +90,7 @@ import Testing
         (
             #"{"version": 1}"#,
             "services.json: version: unknown key (known keys: notificationCategories, notifications, revokedKeys,"
-                + " services, signatures, trustedKeys)"
+                + " sandbox, services, signatures, trustedKeys)"
         ),
         // Desktop notifications (issue 39).
         (#"{"notifications": false}"#, #"services.json: notifications: expected "on" or "off", found false"#),
@@ -147,7 +147,8 @@ import Testing
         (
             #"{"services": {"com.example.x": {"color": "red"}}}"#,
             "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-                + " settings, policy, isolation, trusted, eventTimeout, restartResetAfter, activation, requests, sha256)"
+                + " settings, policy, isolation, trusted, eventTimeout, restartResetAfter, activation, requests, sha256,"
+                + " sandbox)"
         ),
         // Wrong types and values.
         (

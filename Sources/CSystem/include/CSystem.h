@@ -66,6 +66,32 @@ int _dispatch_get_main_queue_handle_4CF(void);
 /// handlers); `msg` is unused on Linux (pass NULL). Main thread only.
 void _dispatch_main_queue_callback_4CF(void *msg);
 
+// Sandboxed workers (issue 43): the kernel's numbers for this architecture, which Glibc's
+// Swift module does not import (sys/syscall.h, linux/audit.h, linux/seccomp.h).
+
+/// A system call: its name and this architecture's number. Static storage.
+typedef struct csystem_syscall {
+    const char *name;
+    int number;
+} csystem_syscall;
+
+/// The system calls the "default" seccomp profile denies, as this architecture numbers them:
+/// `*table` points to static storage; returns their count.
+int csystem_denied_syscalls(const csystem_syscall **table);
+
+/// socket(2)'s number (the "strict" profile reads its first argument, the family).
+int csystem_socket_syscall(void);
+
+/// The AUDIT_ARCH_* value seccomp_data.arch carries for this build's architecture (0: unknown).
+unsigned int csystem_audit_arch(void);
+
+/// prctl(PR_SET_NO_NEW_PRIVS, 1): 0, or -1 with errno.
+int csystem_no_new_privs(void);
+
+/// seccomp(SECCOMP_SET_MODE_FILTER) with `count` classic BPF instructions (struct sock_filter,
+/// 8 bytes each) read during the call: 0, or -1 with errno. Needs no_new_privs first.
+int csystem_install_filter(const void *instructions, unsigned short count);
+
 // sd-bus (libsystemd.so.0), loaded at run time by HostCore's SDBusLibrary: no build-time
 // header or package. Only what Swift cannot declare itself is here: the error struct's C
 // layout and the callback's type. sd_bus, sd_bus_message and sd_bus_slot stay opaque (void *).

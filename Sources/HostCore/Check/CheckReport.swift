@@ -19,7 +19,8 @@ public struct CheckReport {
         /// `required-missing`, `missing`, `after-unknown`, `safe-mode` (`--safe-mode` leaves a
         /// file out), `crash-looped` (a crash loop marked the file's service failed),
         /// `answer-conflict` (an earlier service answers a request name it answers: not
-        /// started), `url-claim-conflict`, `activity-claim-conflict` or `shortcut-claim-conflict`.
+        /// started), `url-claim-conflict`, `activity-claim-conflict`, `shortcut-claim-conflict`,
+        /// `sandbox-not-isolated` or `sandbox-no-cgroup`.
         public var code: String
         /// The file concerned, when there is one.
         public var file: String?
@@ -57,6 +58,11 @@ public struct CheckReport {
     public var answers: [(name: String, service: String)] = []
     /// Every problem, in the order found.
     public var problems: [Problem] = []
+    /// When the configuration has a sandbox: every service to start, with its sandbox (nil: none,
+    /// as it runs in the host or its worker has none), so an unsandboxed one is seen before it runs.
+    public var sandboxes: [(service: String, sandbox: Sandbox?)] = []
+    /// The services of ``sandboxes`` that run in a worker.
+    var isolated: Set<String> = []
     /// Each system source (``SystemSource``): on or off, and why.
     public var sources: [(name: String, state: SourceState)] = []
 
@@ -119,7 +125,8 @@ public struct CheckReport {
         plan.order = planner.startOrder ?? plan.order
         // The run's isolation settings, policies included: what safe mode trusts, what runs in a worker.
         var isolation = IsolationSettings(options.run.isolation, stateDirectory: state ?? "")
-        isolation.policies = IsolationSettings.policies(from: configuration)
+        isolation.adopt(configuration)
+        checkSandboxes(isolation, order: plan.order)
         let refused = isolation.safeMode ? checkSafeMode(plan, trust: isolation, found: found) : []
         let blocked =
             state.map {
@@ -259,6 +266,27 @@ public struct CheckReport {
         return blocked
     }
 
+    /// Sandboxes (issue 43): one on a service that does not run in a worker (`sandbox-not-isolated`),
+    /// and resource limits where the host has no writable cgroup (`sandbox-no-cgroup`): both
+    /// warnings, as the host starts and logs them.
+    private mutating func checkSandboxes(_ isolation: IsolationSettings, order: [String]) {
+        for id in isolation.sandboxesIgnored {
+            problem(
+                .warning, "sandbox-not-isolated", service: id,
+                "\(id) has a sandbox, which applies only to a service that runs in a worker"
+                    + " (\"isolation\": \"process\" or --isolation process)")
+        }
+        if isolation.defaultSandbox != nil || isolation.policies.values.contains(where: { $0.sandbox != nil }) {
+            sandboxes = order.map { ($0, isolation.sandbox(for: $0)) }
+            isolated = Set(order.filter { isolation.isolation(for: $0) == .process })
+        }
+        let limited = order.filter { isolation.sandbox(for: $0)?.limitsResources == true }
+        guard !limited.isEmpty, case .failure(let reason) = CgroupTree.discover() else { return }
+        problem(
+            .warning, "sandbox-no-cgroup", service: limited.first,
+            "resource limits of \(limited.joined(separator: ", ")) would not be applied: \(reason)")
+    }
+
     private mutating func problem(
         _ severity: Severity, _ code: String, file: String? = nil, service: String? = nil, _ message: String
     ) {
@@ -367,6 +395,10 @@ public struct CheckReport {
         if !answers.isEmpty {
             lines.append("answers: " + answers.map { "\($0.name) (\($0.service))" }.joined(separator: ", "))
         }
+        for entry in sandboxes {
+            let where_ = isolation(entry.service)
+            lines.append("sandbox \(entry.service): " + (entry.sandbox?.summary ?? "none" + where_))
+        }
         for (name, state) in sources { lines.append("source \(name): \(state.isOn ? "on" : "off") (\(state.text))") }
         for problem in problems {
             // A service's message names it; a file's does not once problemText drops it.
@@ -379,6 +411,9 @@ public struct CheckReport {
         lines.append(problems.isEmpty ? "no problems" : "\(count(errors, "error")), \(count(warnings, "warning"))")
         return lines.joined(separator: "\n")
     }
+
+    /// Why a service has no sandbox, for the text report.
+    private func isolation(_ service: String) -> String { isolated.contains(service) ? "" : " (runs in the host)" }
 
     /// The message without the file it starts with (the line names it first).
     private func problemText(_ problem: Problem) -> String {
@@ -402,6 +437,13 @@ public struct CheckReport {
             "sources": .array(
                 sources.map {
                     .object(["source": .string($0.name), "on": .bool($0.state.isOn), "reason": .string($0.state.text)])
+                }),
+            "sandboxes": .array(
+                sandboxes.map {
+                    .object([
+                        "service": .string($0.service), "isolated": .bool(isolated.contains($0.service)),
+                        "sandbox": $0.sandbox.map { .string($0.summary) } ?? .null,
+                    ])
                 }),
             "problems": .array(problems.map(\.json)), "status": .number(Double(status)),
         ]).serialized

@@ -8,12 +8,12 @@ struct ConfigurationReader {
     var allowInsecure = false
 
     static let topLevelKeys = [
-        "notificationCategories", "notifications", "revokedKeys", "services", "signatures", "trustedKeys",
+        "notificationCategories", "notifications", "revokedKeys", "sandbox", "services", "signatures", "trustedKeys",
     ]
     static let serviceKeys = [
         "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
         "restartResetAfter", "activation",
-        "requests", "sha256",
+        "requests", "sha256", "sandbox",
     ]
 
     func read(_ document: JSONValue) throws(ConfigurationError) -> HostConfiguration {
@@ -29,6 +29,7 @@ struct ConfigurationReader {
         var configuration = HostConfiguration()
         configuration.trust = try readTrust(top)
         configuration.notifications = try readNotifications(top)
+        if let value = top["sandbox"] { configuration.sandbox = try sandbox(value, at: "sandbox") }
         guard let servicesValue = top["services"] else { return configuration }
         guard let services = servicesValue.objectValue else {
             throw fail("services", "expected an object keyed by service id, found \(Self.describe(servicesValue))")
@@ -79,6 +80,7 @@ struct ConfigurationReader {
         }
         if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         if let value = members["sha256"] { service.sha256 = try sha256(value, at: path + ".sha256") }
+        if let value = members["sandbox"] { service.sandbox = try sandbox(value, at: path + ".sandbox") }
         return service
     }
 
@@ -137,6 +139,56 @@ struct ConfigurationReader {
 
     private static func isPlainText(_ text: String) -> Bool {
         !text.isEmpty && !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    // MARK: Sandbox (issue 43)
+
+    /// A `"sandbox"` object: each key checked against its range, named in the error.
+    private func sandbox(_ value: JSONValue, at path: String) throws(ConfigurationError) -> Sandbox {
+        guard let members = value.objectValue else {
+            throw fail(path, "expected an object like {\"memoryMax\": \"256M\"}, found \(Self.describe(value))")
+        }
+        try checkKeys(members, allowed: Sandbox.keys, at: path) { _ in nil }
+        var sandbox = Sandbox()
+        if let value = members["memoryMax"] {
+            let range = Sandbox.memoryRange
+            let bytes = value.stringValue.flatMap(Sandbox.bytes) ?? value.doubleValue.flatMap { UInt64(exactly: $0) }
+            guard let bytes, range.contains(bytes) else {
+                throw fail(
+                    path + ".memoryMax",
+                    "expected bytes (a number, or digits with K, M, G or T) from 1M to \(Sandbox.text(bytes: range.upperBound)),"
+                        + " found \(Self.describe(value))")
+            }
+            sandbox.memoryMax = bytes
+        }
+        if let value = members["cpuQuota"] {
+            guard let percent = value.doubleValue, Sandbox.cpuRange.contains(percent) else {
+                throw fail(
+                    path + ".cpuQuota",
+                    "expected a percentage of one core from 1 to \(Int(Sandbox.cpuRange.upperBound)),"
+                        + " found \(Self.describe(value))")
+            }
+            sandbox.cpuQuota = percent
+        }
+        if let value = members["tasksMax"] {
+            sandbox.tasksMax = try integer(value, in: Sandbox.tasksRange, at: path + ".tasksMax")
+        }
+        if let value = members["ioWeight"] {
+            sandbox.ioWeight = try integer(value, in: Sandbox.ioWeightRange, at: path + ".ioWeight")
+        }
+        if let value = members["syscalls"] { sandbox.syscalls = try choice(value, at: path + ".syscalls") }
+        return sandbox
+    }
+
+    private func integer(_ value: JSONValue, in range: ClosedRange<Int>, at path: String) throws(ConfigurationError)
+        -> Int
+    {
+        guard let number = value.doubleValue, let integer = Int(exactly: number), range.contains(integer) else {
+            throw fail(
+                path,
+                "expected an integer from \(range.lowerBound) to \(range.upperBound), found \(Self.describe(value))")
+        }
+        return integer
     }
 
     // MARK: Trust (issue 40)

@@ -31,6 +31,10 @@ import ServiceJSON
 /// | `eventTimeout` | seconds, more than 0 and at most 86400 (a day) | unset | |
 /// | `sha256` | 64 hex digits | unset | the digest the plugin file must have |
 /// | `restartResetAfter` | seconds, > 0, at most a year | unset | a crash-looped service starts again after it |
+/// | `sandbox` | object (``Sandbox``) | unset | its limits and syscall profile, over the top-level `sandbox` |
+///
+/// The top-level `sandbox` object is the default sandbox of every service that runs in a worker
+/// process (`memoryMax`, `cpuQuota`, `tasksMax`, `ioWeight`, `syscalls`: see <doc:Isolation>).
 ///
 /// Because JSON objects are unordered, the order of entries in the file means nothing: the
 /// start order comes from `requires`, `after` and priority, then load order (``StartPlan``).
@@ -43,6 +47,8 @@ public struct HostConfiguration: Sendable, Equatable {
     public var trust = TrustSettings()
     /// `notifications` and `notificationCategories`: desktop notifications (issue 39).
     public var notifications = DesktopNotificationSettings()
+    /// The top-level `sandbox`: every process-isolated service's default sandbox (issue 43).
+    public var sandbox: Sandbox?
 
     /// The file looked for in the first plugin directory when `--config` is not given.
     public static let defaultFileName = "services.json"

@@ -75,6 +75,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// `sha256`: the SHA-256 the service's plugin file must have (64 lowercase hex digits); a
     /// file whose digest differs is refused before it is opened (issue 40). `nil`: not pinned.
     public var sha256: String?
+    /// `sandbox`: this service's own sandbox keys, over the configuration's top-level
+    /// `"sandbox"` (issue 43); they need `"isolation": "process"` (or `--isolation process`).
+    public var sandbox: Sandbox?
 
     /// A service configuration; every member but `id` has the file's default.
     public init(

@@ -11,6 +11,8 @@ public struct IsolationPolicy: Sendable, Equatable {
     public var eventTimeout: Double?
     /// `restartResetAfter`: seconds after which a crash loop's failure is lifted by itself; nil: never.
     public var restartResetAfter: Double?
+    /// `sandbox`: the service's own sandbox keys (issue 43); nil: the default's only.
+    public var sandbox: Sandbox?
 
     /// A policy; every member defaults to "the file does not say".
     public init(
@@ -29,6 +31,7 @@ public struct IsolationPolicy: Sendable, Equatable {
             isolation: configuration.isolation, trusted: configuration.trusted,
             eventTimeout: configuration.eventTimeout,
             restartResetAfter: configuration.restartResetAfter)
+        sandbox = configuration.sandbox
     }
 }
 
@@ -47,6 +50,8 @@ public struct IsolationSettings: Sendable {
     public var stateDirectory: String
     /// Each configured service's policy, by id (from the configuration file).
     public var policies: [String: IsolationPolicy] = [:]
+    /// The configuration's top-level `sandbox`: every process-isolated service's (issue 43).
+    public var defaultSandbox: Sandbox?
     /// The program a worker runs: this very binary, even if the file was replaced since.
     public var workerExecutable = "/proc/self/exe"
     /// The folder of bundled plugins, trusted by default: `plugins/` beside the executable.
@@ -74,6 +79,33 @@ public struct IsolationSettings: Sendable {
     public static func policies(from configuration: HostConfiguration) -> [String: IsolationPolicy] {
         configuration.services.mapValues(IsolationPolicy.init)
     }
+
+    /// The policies and the default sandbox of `configuration`.
+    public mutating func adopt(_ configuration: HostConfiguration) {
+        policies = Self.policies(from: configuration)
+        defaultSandbox = configuration.sandbox
+    }
+
+    /// Service `id`'s sandbox: the default's keys under its own, when it runs in a worker and
+    /// either sets any; nil otherwise (an in-process service cannot be sandboxed).
+    public func sandbox(for id: String) -> Sandbox? {
+        guard isolation(for: id) == .process else { return nil }
+        switch (defaultSandbox, policy(id)?.sandbox) {
+        case (nil, nil): return nil
+        case (let base?, nil): return base
+        case (nil, let own?): return own
+        case (let base?, let own?): return base.overlaid(by: own)
+        }
+    }
+
+    /// The configured services with a `sandbox` of their own that do not run in a worker: it
+    /// cannot apply to them (`host check` warns, the host logs `sandbox.ignored`).
+    public var sandboxesIgnored: [String] {
+        policies.filter { $0.value.sandbox != nil && isolation(for: $0.key) != .process }.map(\.key).sorted()
+    }
+
+    /// The sandbox of the worker that runs `services` (one file's): the strictest of theirs.
+    func sandbox(forWorkerOf services: [String]) -> Sandbox? { Sandbox.strictest(services.compactMap(sandbox(for:))) }
 
     /// Where service `id` runs.
     public func isolation(for id: String) -> ServiceConfiguration.Isolation { policy(id)?.isolation ?? isolation }

@@ -24,6 +24,10 @@ public final class IsolationSupervisor {
     var sentinel: Sentinel?
     /// The plugins running in workers, in load order.
     private(set) var plugins: [IsolatedPlugin] = []
+    /// Where workers' cgroups are made, found when the first sandbox with limits needs it.
+    private var cgroups: Result<CgroupTree, SandboxUnavailable>?
+    /// Workers' cgroups made so far: each gets a new name.
+    private var cgroupCount = 0
 
     init(settings: IsolationSettings, log: Log, host: any IsolationHost) {
         self.settings = settings
@@ -31,6 +35,11 @@ public final class IsolationSupervisor {
         self.host = host
         clock = host.clock
         failures = FailureStore(stateDirectory: settings.stateDirectory)
+        for id in settings.sandboxesIgnored {
+            log.warn(
+                "host", "service \(id): its sandbox is not applied: it does not run in a worker (isolation process)",
+                event: .sandboxIgnored, .string("service", id))
+        }
     }
 
     /// The loader's placement hook: nil loads the file in the host; services in a worker;
@@ -127,6 +136,54 @@ public final class IsolationSupervisor {
         // After the dispatcher reported the failed call (which sets lastError itself).
         DispatchQueue.main.async { [weak self] in
             MainActor.assumeIsolated { self?.host?.noteCrash(of: id, what, cause: cause) }
+        }
+    }
+
+    // MARK: Sandboxes (issue 43)
+
+    /// The cgroup tree workers' limits go in; nil, said once in the log, when there is none.
+    func cgroupTree(for services: [String]) -> CgroupTree? {
+        if cgroups == nil {
+            let found = CgroupTree.discover()
+            cgroups = found
+            if case .success(let tree) = found { tree.sweep() }
+            if case .failure(let reason) = found {
+                log.warn(
+                    "host", "resource limits are not applied: \(reason)", event: .sandboxUnavailable,
+                    .strings("services", services),
+                    .strings("limits", ["memoryMax", "cpuQuota", "tasksMax", "ioWeight"]),
+                    .string("reason", reason.description))
+            }
+        }
+        return try? cgroups?.get()
+    }
+
+    /// Ends every worker (servicehost-bench's start-up rows, which start many hosts in one process).
+    package func endWorkers() {
+        for plugin in plugins { plugin.connection?.end(within: 1) }
+    }
+
+    /// Ends the sandboxed workers when the host terminates (after willTerminate), so that each
+    /// is reaped and its cgroup removed: the others simply read the end of their channel.
+    func endSandboxedWorkers() {
+        for plugin in plugins { plugin.connection.map { if $0.cgroup != nil { $0.end(within: 1) } } }
+    }
+
+    /// A new worker cgroup's name: the host's pid, the first service's id and a count.
+    func cgroupName(for id: String) -> String {
+        cgroupCount += 1
+        return "servicehost-\(getpid())-\(id)-\(cgroupCount)"
+    }
+
+    /// What `ctl stats` shows of each sandboxed worker's cgroup: its services, pid, memory,
+    /// CPU and tasks, with its limits.
+    func workerStatistics() -> [JSONValue] {
+        plugins.compactMap { plugin in
+            guard let connection = plugin.connection, let cgroup = connection.cgroup else { return nil }
+            var fields = cgroup.statistics()
+            fields["services"] = .array(plugin.proxies.map { .string($0.id) })
+            fields["pid"] = .number(Double(connection.pid))
+            return .object(fields)
         }
     }
 }

@@ -120,6 +120,8 @@ extension Host {
                             }),
                     ])
                 }),
+            // Each sandboxed worker's cgroup (issue 43): memory, CPU and tasks as the kernel counts them.
+            "workers": .array(isolation?.workerStatistics() ?? []),
         ])
     }
 

@@ -76,7 +76,7 @@ public final class HostStartup {
         loadSettings.configurationRead = LoadPlanner.readConfiguration(loadSettings)
         var isolation = IsolationSettings(options.isolation, stateDirectory: stateDirectory.path)
         if case .success(let configuration)? = loadSettings.configurationRead?.configuration {
-            isolation.policies = IsolationSettings.policies(from: configuration)
+            isolation.adopt(configuration)
             notifications = configuration.notifications
         }
         do { try host.startIsolation(isolation) } catch { throw threadFailure(error) }
@@ -233,6 +233,7 @@ public final class HostStartup {
 
     private static func finishShutdown(_ host: Host, log: Log, timeout: Double) -> Never {
         try? host.terminate()
+        host.isolation?.endSandboxedWorkers()
         // Replies already produced (a request carried out just before the signal) reach
         // their clients; one that does not read costs at most half the shutdown timeout.
         ControlServer.flushReplies(within: timeout / 2)

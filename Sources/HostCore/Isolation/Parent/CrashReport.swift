@@ -11,6 +11,8 @@ struct CrashReport: Sendable {
     var event: String?
     /// Whether it missed a deadline (the host killed it) rather than died by itself.
     var hung = false
+    /// The sandbox's `memoryMax`, when the kernel killed it there.
+    var memoryMax: UInt64?
 
     /// A worker that died while handling `event` (nil: between events).
     init(_ death: WorkerDeath, during event: String?) {
@@ -18,6 +20,7 @@ struct CrashReport: Sendable {
         when = event.map { "while handling \($0)" } ?? "while idle"
         signal = death.signal
         status = death.status
+        memoryMax = death.memoryMax
         self.event = event
     }
 

@@ -134,6 +134,23 @@ final class IsolatedPlugin {
             do { copy = try HeldCopy(of: path, identity: identity) } catch { return .refused(error) }
             self.copy = copy
         }
+        // Its sandbox (issue 43): the cgroup is made, with its limits, before the worker exists.
+        let sandbox = settings.sandbox(forWorkerOf: ids)
+        var cgroup: WorkerCgroup?
+        if let sandbox, sandbox.limitsResources, let tree = supervisor.cgroupTree(for: ids) {
+            do {
+                cgroup = try WorkerCgroup(supervisor.cgroupName(for: ids[0]), sandbox: sandbox, tree: tree)
+            } catch {
+                return .refused(.worker("cannot make its worker's cgroup: \(error)"))
+            }
+            if let unapplied = cgroup?.unapplied, !unapplied.isEmpty {
+                log.warn(
+                    "host",
+                    "\(subject): \(unapplied.joined(separator: ", ")) not applied: the host's cgroups have no controller for it",
+                    event: .sandboxUnavailable, .strings("services", ids), .strings("limits", unapplied),
+                    .string("reason", "no controller"))
+            }
+        }
         let connection: WorkerConnection
         do {
             // Half the event deadline: a worker stopped inside an event (SIGSTOP, a freezer)
@@ -141,7 +158,7 @@ final class IsolatedPlugin {
             connection = try WorkerConnection(
                 executable: settings.workerExecutable, pluginPath: path, stallTimeout: max(loadTimeout / 2, 0.5),
                 log: log,
-                source: proxies.count == 1 ? proxies[0].id : path, services: ids,
+                source: proxies.count == 1 ? proxies[0].id : path, services: ids, sandbox: sandbox, cgroup: cgroup,
                 onDeath: { [weak self] connection, death in
                     DispatchQueue.main.async { MainActor.assumeIsolated { self?.workerDied(connection, death) } }
                 })
@@ -601,6 +618,7 @@ extension CrashReport {
         if let signal { fields.append(.int("signal", signal)) }
         if let status { fields.append(.int("status", status)) }
         if let event { fields.append(.string("event", event)) }
+        if let memoryMax { fields += [.string("limit", "memoryMax"), .int("memoryMax", Int(memoryMax))] }
         return fields
     }
 }

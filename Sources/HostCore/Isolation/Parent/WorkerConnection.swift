@@ -59,6 +59,8 @@ final class WorkerConnection {
     private(set) var stage: UInt8 = 0
     /// Whether the worker died.
     private(set) var death: WorkerDeath?
+    /// Its cgroup, when its sandbox limits resources (removed once it is reaped).
+    let cgroup: WorkerCgroup?
     /// Whether its end was asked for (expectExit) rather than a crash.
     private(set) var exitWasExpected = false
 
@@ -67,15 +69,29 @@ final class WorkerConnection {
     /// `stallTimeout` is how long bytes may wait for the worker to read before it is broken.
     init(
         executable: String, pluginPath: String, stallTimeout: Double, log: Log, source: String, services: [String],
+        sandbox: Sandbox? = nil, cgroup: WorkerCgroup? = nil,
         onDeath: @escaping @MainActor (WorkerConnection, WorkerDeath) -> Void
     ) throws(SystemError) {
-        let started = try WorkerSpawn.spawn(executable: executable, pluginPath: pluginPath)
+        let started = try WorkerSpawn.spawn(
+            executable: executable, pluginPath: pluginPath, syscalls: sandbox.map(\.profile))
+        // Into its cgroup before anything else: the worker loads no plugin before the host asks.
+        if let cgroup {
+            do { try cgroup.adopt(started.pid) } catch {
+                Glibc.kill(started.pid, SIGKILL)
+                var status: Int32 = 0
+                _ = try? retryingOnInterrupt("waitpid", source) { waitpid(started.pid, &status, 0) }
+                cgroup.remove()
+                throw error
+            }
+        }
+        self.cgroup = cgroup
         let opened = csystem_pidfd_open(started.pid)
         if opened < 0 {
             let error = SystemError.current("pidfd_open", pluginPath)
             Glibc.kill(started.pid, SIGKILL)
             var status: Int32 = 0
             _ = try? retryingOnInterrupt("waitpid", source) { waitpid(started.pid, &status, 0) }
+            cgroup?.remove()
             throw error
         }
         pid = started.pid
@@ -157,6 +173,13 @@ final class WorkerConnection {
     func close() {
         expectExit()
         channel.shutdown()
+    }
+
+    /// Closes the channel and waits up to `seconds` for the worker to exit, then kills it: the
+    /// host's last act for a sandboxed worker, whose cgroup is removed once it is reaped.
+    func end(within seconds: Double) {
+        close()
+        if awaitDeath(timeout: seconds) == nil { _ = killAndWait() }
     }
 
     private func awaitDeath(timeout: Double) -> WorkerDeath? {
@@ -336,7 +359,11 @@ final class WorkerConnection {
         channelOpen = false
         outputOpen = false
         stallCheck?.cancel()
-        let death = WorkerDeath(exit: WorkerExit(waitStatus: raw), cause: cause)
+        var death = WorkerDeath(exit: WorkerExit(waitStatus: raw), cause: cause)
+        if let cgroup {
+            if cgroup.oomKills() > 0 { death.memoryMax = cgroup.sandbox.memoryMax }
+            cgroup.remove()
+        }
         self.death = death
         onDeath(self, death)
         return true

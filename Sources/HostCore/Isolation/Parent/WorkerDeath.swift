@@ -17,6 +17,8 @@ struct WorkerDeath: Sendable, Equatable, CustomStringConvertible {
     var exit: WorkerExit
     /// Why the host killed it, if it did.
     var cause: Cause?
+    /// The sandbox's `memoryMax`, when the kernel's OOM killer killed it there (issue 43).
+    var memoryMax: UInt64?
 
     /// "was killed by signal 11 (SIGSEGV)", "broke the worker protocol (…) and was killed".
     var description: String {
@@ -27,6 +29,8 @@ struct WorkerDeath: Sendable, Equatable, CustomStringConvertible {
         case .killedByHost: exit.description
         case nil where exit == .exited(WorkerMain.lostChannelStatus):
             exit.description + ": it lost its channel to the host (did the service close descriptor 3?)"
+        case nil where memoryMax != nil:
+            exit.description + ": out of memory at its memoryMax (\(Sandbox.text(bytes: memoryMax ?? 0)))"
         case nil: exit.description
         }
     }

@@ -15,11 +15,16 @@ enum WorkerSpawn {
         let output: FileDescriptor
     }
 
-    /// Spawns `executable __worker pluginPath`. The worker gets its own process group (a
+    /// The option that names a sandboxed worker's seccomp profile: `host __worker PATH --syscalls default`.
+    static let syscallsOption = "--syscalls"
+
+    /// Spawns `executable __worker pluginPath` (with `--syscalls PROFILE` for a sandboxed worker). The worker gets its own process group (a
     /// Ctrl-C in the terminal goes to the host, which shuts services down in order, not to
     /// the workers), stdin from /dev/null and every other descriptor closed (the host's are
     /// all close-on-exec from their creation, see ``FileDescriptor``).
-    static func spawn(executable: String, pluginPath: String) throws(SystemError) -> Started {
+    static func spawn(
+        executable: String, pluginPath: String, syscalls: Sandbox.SyscallProfile? = nil
+    ) throws(SystemError) -> Started {
         markInheritedCloseOnExec()
         let channel = try FileDescriptor.socketPair(path: pluginPath)
         let output = try FileDescriptor.pipe(path: pluginPath)
@@ -53,7 +58,8 @@ enum WorkerSpawn {
         for signal in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
 
-        let words: [String] = ["host", subcommand, pluginPath]
+        let words: [String] =
+            ["host", subcommand, pluginPath] + (syscalls.map { [syscallsOption, $0.rawValue] } ?? [])
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         let environment = workerEnvironment()

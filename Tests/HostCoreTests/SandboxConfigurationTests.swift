@@ -1,0 +1,132 @@
+import Glibc
+import TestSupport
+import Testing
+
+@testable import HostCore
+
+/// Issue 43's configuration: the top-level `"sandbox"` default under each service's own keys,
+/// every mistake an error naming the key's path, and the seccomp program's shape.
+@Suite struct SandboxConfigurationTests {
+    private func parse(_ text: String) throws(ConfigurationError) -> HostConfiguration {
+        try HostConfiguration.parse(text, file: "services.json")
+    }
+
+    @Test func theDefault_isUnderEachIsolatedServicesOwnKeys() throws {
+        let configuration = try parse(
+            #"""
+            {"sandbox": {"memoryMax": "256M", "tasksMax": 64, "syscalls": "default"},
+             "services": {
+               "test.a": {"isolation": "process", "sandbox": {"memoryMax": 67108864, "cpuQuota": 50, "syscalls": "strict"}},
+               "test.b": {"isolation": "process"},
+               "test.c": {"sandbox": {"tasksMax": 8}}
+             }}
+            """#)
+        var settings = IsolationSettings(stateDirectory: "/nonexistent")
+        settings.adopt(configuration)
+        #expect(
+            settings.sandbox(for: "test.a")
+                == Sandbox(memoryMax: 64 << 20, cpuQuota: 50, tasksMax: 64, syscalls: .strict))
+        #expect(settings.sandbox(for: "test.b") == Sandbox(memoryMax: 256 << 20, tasksMax: 64, syscalls: .default))
+        // In the host: no sandbox, and the check and the log say so.
+        #expect(settings.sandbox(for: "test.c") == nil)
+        #expect(settings.sandboxesIgnored == ["test.c"])
+        settings.isolation = .process
+        #expect(settings.sandbox(for: "test.c")?.tasksMax == 8)
+        #expect(
+            settings.sandbox(for: "test.unlisted") == Sandbox(memoryMax: 256 << 20, tasksMax: 64, syscalls: .default))
+        #expect(settings.sandboxesIgnored == [])
+        // A file's services share one worker: the strictest of each key.
+        #expect(
+            settings.sandbox(forWorkerOf: ["test.a", "test.c"])
+                == Sandbox(memoryMax: 64 << 20, cpuQuota: 50, tasksMax: 8, syscalls: .strict))
+    }
+
+    @Test(arguments: [
+        (#"{"sandbox": {"memoryMax": "12Q"}}"#, "sandbox.memoryMax"),
+        (#"{"sandbox": {"memoryMax": 1000}}"#, "sandbox.memoryMax"),
+        (#"{"sandbox": {"memoryMax": "99999999999999999999G"}}"#, "sandbox.memoryMax"),
+        (#"{"sandbox": {"cpuQuota": 0}}"#, "sandbox.cpuQuota"),
+        (#"{"sandbox": {"tasksMax": 0}}"#, "sandbox.tasksMax"),
+        (#"{"sandbox": {"tasksMax": 1.5}}"#, "sandbox.tasksMax"),
+        (#"{"sandbox": {"ioWeight": 10001}}"#, "sandbox.ioWeight"),
+        (#"{"sandbox": {"syscalls": "paranoid"}}"#, "sandbox.syscalls"),
+        (#"{"sandbox": {"memmoryMax": "1G"}}"#, "sandbox.memmoryMax"),
+        (#"{"sandbox": []}"#, "sandbox"),
+        (#"{"services": {"test.a": {"sandbox": {"tasksMax": -1}}}}"#, "services.test.a.sandbox.tasksMax"),
+    ])
+    func aMistake_namesTheKey(_ text: String, _ path: String) {
+        do {
+            _ = try parse(text)
+            Issue.record("no error for \(text)")
+        } catch {
+            #expect(error.keyPath == path, "\(error)")
+        }
+    }
+
+    @Test func bytes_readAsSystemdWritesThem() {
+        #expect(Sandbox.bytes("1024") == 1024)
+        #expect(Sandbox.bytes("64K") == 64 << 10)
+        #expect(Sandbox.bytes("256m") == 256 << 20)
+        #expect(Sandbox.bytes("2G") == 2 << 30)
+        #expect(Sandbox.bytes("1T") == 1 << 40)
+        #expect(Sandbox.bytes("") == nil && Sandbox.bytes("G") == nil && Sandbox.bytes("-1M") == nil)
+        #expect(Sandbox.bytes("20000000000T") == nil)
+        #expect(Sandbox.text(bytes: 64 << 20) == "64M" && Sandbox.text(bytes: 1_000_001) == "1000001")
+    }
+
+    /// Every jump of the classic BPF program lands inside it, and it ends in returns.
+    @Test(arguments: [Sandbox.SyscallProfile.default, .strict])
+    func theSeccompProgram_jumpsOnlyWithinItself(_ profile: Sandbox.SyscallProfile) throws {
+        let program = try #require(SyscallFilter.program(profile))
+        #expect(program.count < 256)
+        for (index, instruction) in program.enumerated() where instruction.code & 0x07 == 0x05 {
+            #expect(index + 1 + Int(instruction.jt) < program.count && index + 1 + Int(instruction.jf) < program.count)
+        }
+        #expect(program.last?.code == 0x06 && program.last?.k == 0x0005_0000 | UInt32(EPERM))
+        #expect(SyscallFilter.program(.unrestricted) == nil)
+        #expect(SyscallFilter.denied.map(\.name).contains("ptrace"))
+        #expect(MemoryLayout<SyscallFilter.Instruction>.stride == 8)
+    }
+}
+
+/// Where the host makes workers' cgroups: read from /proc/self/cgroup and /proc/self/mounts (here
+/// files of a scratch folder standing in for them).
+@Suite struct CgroupTreeTests {
+    private func discover(_ membership: String, _ mounts: String, in scratch: Scratch) throws -> Result<
+        CgroupTree, SandboxUnavailable
+    > {
+        let cgroup = try scratch.write("cgroup", Array(membership.utf8))
+        let mountsFile = try scratch.write("mounts", Array(mounts.utf8))
+        return CgroupTree.discover(cgroupFile: cgroup, mountsFile: mountsFile)
+    }
+
+    @Test func aHybridHierarchy_givesTheV1ControllersUnderTheHostsOwnCgroups() throws {
+        let scratch = try Scratch()
+        let root = try scratch.folder("sys")
+        for folder in ["memory/api/1", "pids", "cpu"] { _ = try scratch.folder("sys/" + folder) }
+        let tree = try discover(
+            "4:memory:/api/1\n8:pids:/\n1:cpu:/\n0::/\n",
+            """
+            cgroup \(root)/memory cgroup rw,relatime,memory 0 0
+            cgroup \(root)/pids cgroup rw,relatime,pids 0 0
+            cgroup \(root)/cpu cgroup rw,relatime,cpu 0 0
+            cgroup2 \(root)/unified cgroup2 rw,relatime 0 0
+            """, in: scratch
+        ).get()
+        #expect(tree.version == .v1)
+        #expect(tree.bases[.memory] == root + "/memory/api/1" && tree.bases[.pids] == root + "/pids")
+        #expect(tree.bases[.cpu] == root + "/cpu" && tree.bases[.io] == nil)
+    }
+
+    @Test func noControllerAnywhere_isUnavailable_saysWhy() throws {
+        let scratch = try Scratch()
+        let root = try scratch.folder("sys")
+        _ = try scratch.folder("sys/unified")
+        let result = try discover("0::/\n", "cgroup2 \(root)/unified cgroup2 rw 0 0\n", in: scratch)
+        guard case .failure(let reason) = result else {
+            Issue.record("a tree without controllers")
+            return
+        }
+        #expect(reason.description.contains("no writable v1 memory, pids or cpu hierarchy"))
+    }
+}
