@@ -373,14 +373,21 @@ final class FleetAgent: Sendable {
         }
     }
 
-    /// Publishes the retained `<prefix>/reported`, with the services from a `list` request.
+    /// Publishes the retained `<prefix>/reported`, with the services from a `list` request and
+    /// their files' digests from a `deploy` `digests` one.
     func report() {
         let (record, desired, stopped) = state.withLock { ($0.record, $0.desired, $0.stopped) }
         guard !stopped else { return }
         let submitted =
-            (try? host.control(.object(["command": "list"])) { [self] reply in
-                let services = reply["services"]?.arrayValue ?? []
-                publish(record, desired: desired, services: services.map(Self.reportedService))
+            (try? host.control(.object(["command": "deploy", "action": "digests"])) { [self] digests in
+                let listed =
+                    (try? host.control(.object(["command": "list"])) { [self] reply in
+                        let services = reply["services"]?.arrayValue ?? []
+                        publish(
+                            record, desired: desired,
+                            services: services.map { Self.reportedService($0, digests: digests["digests"]) })
+                    }) != nil
+                if !listed { publish(record, desired: desired, services: []) }
             }) != nil
         if !submitted { publish(record, desired: desired, services: []) }
     }
@@ -399,10 +406,11 @@ final class FleetAgent: Sendable {
             topic: reportedTopic, Array(JSONValue.object(object).serialized.utf8), qos: settings.qos, retain: true)
     }
 
-    /// One service of `list` as reported: id, version, state and last failure.
-    static func reportedService(_ service: JSONValue) -> JSONValue {
+    /// One service of `list` as reported: id, version, its file's digest, state and last failure.
+    static func reportedService(_ service: JSONValue, digests: JSONValue?) -> JSONValue {
         var object: [String: JSONValue] = [:]
         for key in ["id", "version", "state"] { object[key] = service[key] ?? .null }
+        object["digest"] = service["id"]?.stringValue.flatMap { digests?[$0] } ?? .null
         object["lastFailure"] = service["lastError"] ?? service["failure"] ?? .null
         return .object(object)
     }

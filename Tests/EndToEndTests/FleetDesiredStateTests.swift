@@ -135,12 +135,17 @@ struct FleetDesiredStateTests {
         try h1.start()
         #expect(MQTTBridgeTests.subscribed(broker, "h1"))
         // h2 is away while the desired state is published.
-        let digest = try Self.publish(try Self.bundle(for: h1, in: scratch), signedBy: key, on: broker, to: ["h1", "h2"])
+        let bundle = try Self.bundle(for: h1, in: scratch)
+        let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1", "h2"])
         let report = Self.report(broker, "h1", digest, "applied")
         #expect(report["status"] as? String == "applied", "\(report)")
         let generation = report["generation"] as? [String: Any]
         #expect(generation?["digest"] as? String == digest && generation?["number"] as? Int == 1, "\(report)")
         #expect(Self.services(report)["test.b"] == "0.2.0", "\(report)")
+        // Each service's file digest: test.b's is the one of the bundle's b.so.
+        let fileDigest = try Command.run("/usr/bin/sha256sum", [String(bundle.dropLast(4)) + "/b.so"]).stdout.prefix(64)
+        let listed = report["services"] as? [[String: Any]] ?? []
+        #expect(listed.first { $0["id"] as? String == "test.b" }?["digest"] as? String == String(fileDigest), "\(report)")
         #expect((report["services"] as? [[String: Any]])?.allSatisfy { $0["state"] as? String == "running" } == true)
         // The host runs the bundle's set, the bridge kept running through the switch.
         #expect(try Self.current(h1) == 1)

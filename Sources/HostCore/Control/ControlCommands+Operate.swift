@@ -64,6 +64,7 @@ extension ControlCommands {
                 switch try members.string(.action) {
                 case "status"?: return .operate(.deployStatus)
                 case "cancel"?: return .operate(.deployCancel)
+                case "digests"?: return .operate(.deployDigests)
                 case "verify"?:
                     let path = try members.requiredString(.path)
                     guard path.hasPrefix("/") else {
@@ -81,7 +82,7 @@ extension ControlCommands {
                     return .operate(
                         .deployVerify(
                             path: path, size: Int(size), sha256: sha256, signature: try members.requiredString(.signature)))
-                case let other?: throw InputError("deploy: unknown action \"\(other)\" (status, cancel or verify)")
+                case let other?: throw InputError("deploy: unknown action \"\(other)\" (status, cancel, digests or verify)")
                 case nil: break
                 }
                 let directory = try members.requiredString(.directory)

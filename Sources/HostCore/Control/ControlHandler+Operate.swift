@@ -58,6 +58,8 @@ extension ControlHandler {
                 }
             case .deployVerify(let path, let size, let sha256, let signature):
                 body.members[.bundle] = host.verifyBundle(file: path, size: size, sha256: sha256, signature: signature).json
+            case .deployDigests:
+                body.members[.digests] = .object(host.serviceDigests().mapValues(JSONValue.string))
             case .deployCancel:
                 do throws(Host.DeployError) {
                     body.members[.generation] = .number(Double(try host.cancelDeploy()))

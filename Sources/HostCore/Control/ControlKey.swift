@@ -27,7 +27,7 @@ enum ControlKey: String {
     // `deploy`.
     case directory, generation, kept, deploy, to, rolledBack
     // `deploy` `verify` (a fleet bundle, issue 41).
-    case bundle, size, sha256, signature
+    case bundle, size, sha256, signature, digests
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

@@ -13,7 +13,7 @@ extension ControlReply {
     }
 
     private static let operatingKeys = [
-        ControlKey.stats, .blame, .restarted, .reset, .watching, .generation, .deploy, .bundle,
+        ControlKey.stats, .blame, .restarted, .reset, .watching, .generation, .deploy, .bundle, .digests,
     ]
     /// The other members of an operating reply (`deploy`'s, `rollback`'s).
     private static let operatingDetails = [

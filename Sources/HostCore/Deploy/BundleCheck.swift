@@ -118,3 +118,28 @@ extension Host {
             verified: true, reason: nil, detail: nil, keyID: keyID, trustedComment: parsed.trustedCommentText)
     }
 }
+
+extension Host {
+    /// `deploy` `digests`: the SHA-256 of each running service's plugin file, by service id, for
+    /// a fleet's reported state. Hashed once per file identity (``TrustCache``, as pins are); a
+    /// file that cannot be read, or a host without libcrypto, leaves its service out.
+    public func serviceDigests() -> [String: String] {
+        guard case .success(let crypto) = LibCrypto.shared else { return [:] }
+        var digests: [String: String] = [:]
+        for service in services {
+            guard let file = try? ReadOnlyFile(pluginPath: service.path) else { continue }
+            let identity = FileIdentity(file.status)
+            if let known = PluginTrust.cache.sha256(identity) {
+                digests[service.id] = known
+                continue
+            }
+            guard let bytes = try? file.read(at: 0, count: file.size), bytes.count == file.size,
+                let digest = bytes.withUnsafeBytes({ crypto.sha256($0) })
+            else { continue }
+            let hex = PluginTrust.hex(digest)
+            PluginTrust.cache.setSHA256(identity, hex, path: service.path)
+            digests[service.id] = hex
+        }
+        return digests
+    }
+}
