@@ -83,7 +83,7 @@ final class FleetAgent: Sendable {
         queue.async { [self] in
             guard !payload.isEmpty else { return }  // cleared: nothing is desired, nothing changes
             let desired: FleetDesired
-            do throws(RouteProblem) { desired = try FleetDesired.parse(payload) } catch {
+            do throws(FleetDesired.Problem) { desired = try FleetDesired.parse(payload) } catch {
                 host.log(.warn, "mqtt.fleetRefused reason=badDesired: \(desiredTopic): \(error)")
                 settle(digest: nil, status: "refused", reason: "badDesired", detail: error.description)
                 return
@@ -131,7 +131,9 @@ final class FleetAgent: Sendable {
         queue.async { [self] in
             guard !message.payload.isEmpty else { return }
             enum Next {
-                case wait, refuse(String), complete(FleetDesired, [UInt8])
+                case wait
+                case refuse(String)
+                case complete(FleetDesired, [UInt8])
             }
             let next: Next = state.withLock { state in
                 guard var download = state.download, let index = download.desired.chunkIndex(message.topic),

@@ -28,25 +28,32 @@ struct FleetDesired: Equatable {
 
     static let keys = ["digest", "size", "signature", "source", "chunks", "probation"]
 
+    /// Why a payload is not a desired state: names the member.
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
     /// The desired state in `payload`, or why it is not one (naming the member).
-    static func parse(_ payload: [UInt8]) throws(RouteProblem) -> FleetDesired {
+    static func parse(_ payload: [UInt8]) throws(Problem) -> FleetDesired {
         let value: JSONValue
         do { value = try JSONValue(parsing: payload) } catch {
-            throw RouteProblem("the desired state is not JSON: \(error)")
+            throw Problem("the desired state is not JSON: \(error)")
         }
-        guard let members = value.objectValue else { throw RouteProblem("the desired state must be a JSON object") }
+        guard let members = value.objectValue else { throw Problem("the desired state must be a JSON object") }
         for key in members.keys.sorted() where !keys.contains(key) {
-            throw RouteProblem("the desired state has an unknown member \"\(key)\" (known: \(keys.joined(separator: ", ")))")
+            throw Problem(
+                "the desired state has an unknown member \"\(key)\" (known: \(keys.joined(separator: ", ")))")
         }
         guard let digest = members["digest"]?.stringValue, isDigest(digest) else {
-            throw RouteProblem("desired.digest must be the bundle's SHA-256 in 64 lowercase hex digits")
+            throw Problem("desired.digest must be the bundle's SHA-256 in 64 lowercase hex digits")
         }
         guard let size = members["size"]?.intValue, (1...maxSize).contains(size) else {
-            throw RouteProblem("desired.size must be the bundle's size in bytes, 1 to \(maxSize)")
+            throw Problem("desired.size must be the bundle's size in bytes, 1 to \(maxSize)")
         }
         guard let signature = members["signature"]?.stringValue, !signature.isEmpty, signature.utf8.count <= 16384
         else {
-            throw RouteProblem("desired.signature must be the bundle's minisign signature file as text")
+            throw Problem("desired.signature must be the bundle's minisign signature file as text")
         }
         var desired = FleetDesired(
             digest: digest, size: size, signature: signature, source: bundlesPrefix + digest)
@@ -54,19 +61,19 @@ struct FleetDesired: Equatable {
             guard let source = value.stringValue, source.hasPrefix(bundlesPrefix), source.utf8.count <= 1024,
                 !source.contains("+"), !source.contains("#"), !source.hasSuffix("/")
             else {
-                throw RouteProblem("desired.source must be a topic under \(bundlesPrefix) without wildcards")
+                throw Problem("desired.source must be a topic under \(bundlesPrefix) without wildcards")
             }
             desired.source = source
         }
         if let value = members["chunks"] {
             guard let chunks = value.intValue, (1...maxChunks).contains(chunks), chunks <= size else {
-                throw RouteProblem("desired.chunks must be 1 to \(maxChunks) and at most the size")
+                throw Problem("desired.chunks must be 1 to \(maxChunks) and at most the size")
             }
             desired.chunks = chunks
         }
         if let value = members["probation"] {
             guard let seconds = value.doubleValue, seconds > 0, seconds <= 86400 else {
-                throw RouteProblem("desired.probation must be more than 0 and at most 86400 seconds")
+                throw Problem("desired.probation must be more than 0 and at most 86400 seconds")
             }
             desired.probation = seconds
         }

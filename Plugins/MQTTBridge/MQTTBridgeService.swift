@@ -17,7 +17,10 @@ import ServiceKit
 ///   carried out only with `"commands": true`, never when retained or expired; with commands
 ///   off nothing is published in reply;
 /// - `<prefix>/state` (published, retained): `{"status":"online","state":…,"services":[…],
-///   "version":…}` on every connection and app state change; the will is `offline`.
+///   "version":…}` on every connection and app state change; the will is `offline`;
+/// - `<prefix>/desired` (retained), `servicehost/bundles/<sha256>[/N]` (retained, subscribed
+///   while fetched) and `<prefix>/reported` (published, retained): a fleet's desired and
+///   reported state (``FleetAgent``, issue 41).
 ///
 /// Every message reaches the host through `sh_host.control`, so the host's grant
 /// (`"requests"` in services.json) and the control socket's rules apply. A QoS 1 message is
@@ -30,7 +33,9 @@ import ServiceKit
 /// `mqtt.unreachable`, `mqtt.disconnected`, `mqtt.refused`, `mqtt.protocolError`,
 /// `mqtt.subscribeRefused`, `mqtt.badMessage`, `mqtt.delivered` (debug), `mqtt.duplicate`,
 /// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`,
-/// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5). Some carry
+/// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5), and for the fleet's desired state
+/// `mqtt.fleetDownloading`, `mqtt.fleetProbation`, `mqtt.fleetApplied`, `mqtt.fleetRolledBack`,
+/// `mqtt.fleetRefused reason=`, `mqtt.fleetSkipped status=`, `mqtt.fleetWatchFailed`. Some carry
 /// `key=value` fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
 /// `mqtt.protocolError error=tooLarge` (an ``MQTTError/Code``, or `unexpected`, and `packet=`
 /// when the packet is known), `mqtt.duplicate packet=5` (and `retained=true`),

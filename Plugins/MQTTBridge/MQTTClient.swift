@@ -98,7 +98,8 @@ final class MQTTClient: Sendable {
             guard connection.fd >= 0 else { return false }
             connection.nextID = connection.nextID == UInt16.max ? 1 : connection.nextID + 1
             return Self.writeAll(
-                connection.fd, MQTTPacket.unsubscribe(id: connection.nextID, filters: filters).encoded(version: version))
+                connection.fd, MQTTPacket.unsubscribe(id: connection.nextID, filters: filters).encoded(version: version)
+            )
         }
     }
 

@@ -145,7 +145,8 @@ struct FleetDesiredStateTests {
         // Each service's file digest: test.b's is the one of the bundle's b.so.
         let fileDigest = try Command.run("/usr/bin/sha256sum", [String(bundle.dropLast(4)) + "/b.so"]).stdout.prefix(64)
         let listed = report["services"] as? [[String: Any]] ?? []
-        #expect(listed.first { $0["id"] as? String == "test.b" }?["digest"] as? String == String(fileDigest), "\(report)")
+        #expect(
+            listed.first { $0["id"] as? String == "test.b" }?["digest"] as? String == String(fileDigest), "\(report)")
         #expect((report["services"] as? [[String: Any]])?.allSatisfy { $0["state"] as? String == "running" } == true)
         // The host runs the bundle's set, the bridge kept running through the switch.
         #expect(try Self.current(h1) == 1)
@@ -181,7 +182,9 @@ struct FleetDesiredStateTests {
         let before = broker.topics(publishedBy: "h1").filter { $0 == "servicehost/h1/reported" }.count
         try host.start()
         #expect(
-            eventually { broker.topics(publishedBy: "h1").filter { $0 == "servicehost/h1/reported" }.count >= before + 2 })
+            eventually {
+                broker.topics(publishedBy: "h1").filter { $0 == "servicehost/h1/reported" }.count >= before + 2
+            })
         records = host.stop().records
         let lines = MQTTBridgeTests.bridgeLines(records)
         #expect(lines.named("mqtt.fleetDownloading").isEmpty, "\(records.text)")
@@ -212,4 +215,3 @@ struct FleetDesiredStateTests {
         host.stop()
     }
 }
-

@@ -85,7 +85,8 @@ public struct BundleArchive: Sendable, Equatable {
         let base = header.startIndex
         let magic = header[(base + 257)..<(base + 262)]
         guard magic.elementsEqual("ustar".utf8) else {
-            throw BundleArchiveError(.malformed, "a header without the ustar magic: not a POSIX tar (tar --format=ustar)")
+            throw BundleArchiveError(
+                .malformed, "a header without the ustar magic: not a POSIX tar (tar --format=ustar)")
         }
         func field(_ start: Int, _ count: Int) -> ArraySlice<UInt8> {
             let slice = header[(base + start)..<(base + start + count)]
@@ -111,7 +112,8 @@ public struct BundleArchive: Sendable, Equatable {
             throw BundleArchiveError(.pathEscape, "\(name) points outside the bundle", entry: name)
         }
         guard !plain.contains("/") else {
-            throw BundleArchiveError(.pathEscape, "\(name) is in a folder: a bundle's files are side by side", entry: name)
+            throw BundleArchiveError(
+                .pathEscape, "\(name) is in a folder: a bundle's files are side by side", entry: name)
         }
         guard !plain.isEmpty, !plain.hasPrefix("."), !plain.contains("\\") else {
             throw BundleArchiveError(.pathEscape, "\(name) is not a plain file name", entry: name)

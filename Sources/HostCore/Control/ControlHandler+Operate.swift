@@ -57,7 +57,8 @@ extension ControlHandler {
                     return refuse(error.description)
                 }
             case .deployVerify(let path, let size, let sha256, let signature):
-                body.members[.bundle] = host.verifyBundle(file: path, size: size, sha256: sha256, signature: signature).json
+                body.members[.bundle] =
+                    host.verifyBundle(file: path, size: size, sha256: sha256, signature: signature).json
             case .deployDigests:
                 body.members[.digests] = .object(host.serviceDigests().mapValues(JSONValue.string))
             case .deployCancel:

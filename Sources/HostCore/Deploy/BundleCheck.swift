@@ -51,14 +51,17 @@ extension Host {
     {
         guard !trust.trustedKeys.isEmpty else {
             return .refused(
-                "noTrustedKeys", "the host trusts no key (trustedKeys in services.json): a bundle is never deployed unsigned")
+                "noTrustedKeys",
+                "the host trusts no key (trustedKeys in services.json): a bundle is never deployed unsigned")
         }
         let parsed: Minisign.Signature
         do { parsed = try Minisign.Signature(file: Array(signature.utf8)) } catch {
             return .refused("badSignature", "the bundle's signature: \(error.reason)")
         }
         let keyID = parsed.keyIDText
-        if trust.isRevoked(parsed.keyID) { return .refused("revokedKey", "the bundle is signed by revoked key \(keyID)") }
+        if trust.isRevoked(parsed.keyID) {
+            return .refused("revokedKey", "the bundle is signed by revoked key \(keyID)")
+        }
         guard let key = trust.trusted(parsed.keyID) else {
             return .refused("untrustedKey", "the bundle is signed by key \(keyID), which the host does not trust")
         }
