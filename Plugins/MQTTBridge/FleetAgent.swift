@@ -340,7 +340,8 @@ final class FleetAgent: Sendable {
         digest: String?, status: String, reason: String? = nil, detail: String? = nil, culprit: String? = nil,
         generation: Int? = nil, running: Bool = false
     ) {
-        if status != "refused" {
+        // Refusals are said by `refuse`; the steps on the way by their own lines.
+        if status == "applied" || status == "rolledBack" {
             host.log(
                 status == "applied" ? .info : .warn,
                 "mqtt.fleet\(status == "applied" ? "Applied" : "RolledBack")\(digest.map { " digest=\($0)" } ?? "")\(generation.map { " generation=\($0)" } ?? ""): \(detail ?? status)"

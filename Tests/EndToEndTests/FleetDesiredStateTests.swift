@@ -15,7 +15,8 @@ struct FleetDesiredStateTests {
     static let bridge = "dev.servicehost.mqtt-bridge"
 
     /// A host `id` on the broker: the bridge (granted deploys) and the probe test.probe, trusting `key`.
-    static func fleetHost(_ id: String, port: Int, key: Minisign.KeyPair) throws -> RunningHost {
+    static func fleetHost(_ id: String, port: Int, key: Minisign.KeyPair, isolateB: Bool = false) throws -> RunningHost
+    {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so", mode: 0o644)
         try host.probe("probe", ["PROBE_ID=\"test.probe\""])
@@ -23,7 +24,8 @@ struct FleetDesiredStateTests {
             "lib/services.json",
             """
             {"trustedKeys": ["\(try key.publicKey)"],
-             "services": {"\(bridge)": {"requests": "all", "settings":
+             "services": {\(isolateB ? #""test.b": {"isolation": "process"},"# : "")
+              "\(bridge)": {"requests": "all", "settings":
               {"broker": "tcp://127.0.0.1:\(port)", "hostId": "\(id)", "keepAlive": 5}}}}
             """)
         return host
@@ -31,11 +33,18 @@ struct FleetDesiredStateTests {
 
     /// A bundle of `host`'s plugins plus test.b 0.2.0, and `extra` entries (name, type, target):
     /// written by Python's tarfile in ustar format (GNU tar would strip a `../`).
-    static func bundle(for host: RunningHost, in scratch: Scratch, extra: [(String, String, String)] = [])
-        throws -> String
-    {
+    /// `crashing`: test.b crashes on didBecomeActive.
+    static func bundle(
+        for host: RunningHost, in scratch: Scratch, extra: [(String, String, String)] = [], crashing: Bool = false
+    ) throws -> String {
         let set = try scratch.folder("set-\(UUID().uuidString.prefix(8))")
-        try Plugins.probe(set + "/b.so", ["PROBE_ID=\"test.b\"", "PROBE_VERSION=\"0.2.0\""])
+        if crashing {
+            try Command.compileC(
+                Repository.fixture("BadPlugins/bad.c"), to: set + "/b.so",
+                defines: ["BAD_ID=\"test.b\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=1"])
+        } else {
+            try Plugins.probe(set + "/b.so", ["PROBE_ID=\"test.b\"", "PROBE_VERSION=\"0.2.0\""])
+        }
         for name in ["libMQTTBridge.so", "probe.so"] {
             try FileManager.default.copyItem(atPath: host.lib + "/" + name, toPath: set + "/" + name)
         }
@@ -157,6 +166,7 @@ struct FleetDesiredStateTests {
         let records = h1.stop().records
         let lines = MQTTBridgeTests.bridgeLines(records)
         #expect(lines.named("mqtt.fleetApplied").first?.fields["digest"] == digest, "\(records.text)")
+        #expect(lines.named("mqtt.fleetRolledBack").isEmpty && lines.named("mqtt.fleetRefused").isEmpty)
         #expect(Int(lines.named("mqtt.fleetDownloading").first?.fields["chunks"] ?? "") ?? 0 > 1, "\(records.text)")
         h2.stop()
     }
@@ -189,6 +199,26 @@ struct FleetDesiredStateTests {
         let lines = MQTTBridgeTests.bridgeLines(records)
         #expect(lines.named("mqtt.fleetDownloading").isEmpty, "\(records.text)")
         #expect(lines.named("mqtt.fleetSkipped").first?.fields["status"] == "refused", "\(records.text)")
+    }
+
+    @Test func aBundleWhosePluginCrashes_isRolledBack_andReportedWithTheServiceAndTheReason() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key, isolateB: true)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let bundle = try Self.bundle(for: host, in: scratch, crashing: true)
+        let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"])
+        let report = Self.report(broker, "h1", digest, "rolledBack")
+        let deploy = report["deploy"] as? [String: Any]
+        #expect(deploy?["culprit"] as? String == "test.b" && deploy?["reason"] as? String == "signal", "\(report)")
+        #expect(deploy?["generation"] as? Int == 1 && report["generation"] is NSNull, "\(report)")
+        #expect(Self.services(report)["test.b"] == nil, "\(report)")
+        #expect(try Self.current(host) == nil)
+        let records = host.stop().records
+        let lines = MQTTBridgeTests.bridgeLines(records)
+        #expect(lines.named("mqtt.fleetRolledBack").first?.fields["generation"] == "1", "\(records.text)")
     }
 
     @Test func aBundleWithAPathOutOfIt_orASymbolicLink_isRefused() throws {
