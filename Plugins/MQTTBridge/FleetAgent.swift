@@ -38,6 +38,10 @@ final class FleetAgent: Sendable {
         var record = FleetRecord()
         var desired: String?
         var download: Download?
+        /// The generation whose probation is being followed.
+        var watching: Int?
+        /// A desired state that came while another deploy was in probation: fetched at its end.
+        var pending: FleetDesired?
         var stopped = false
     }
 
@@ -100,8 +104,20 @@ final class FleetAgent: Sendable {
                 report()
                 return
             }
-            if record.digest == desired.digest, record.status == "probation", let generation = record.generation {
-                watch(generation, digest: desired.digest)
+            if desired.digest == record.running {
+                // The host runs it already (a later bundle was refused or rolled back).
+                settle(
+                    digest: desired.digest, status: "applied", generation: record.runningGeneration, running: true)
+                return
+            }
+            if record.status == "probation", let generation = record.generation, let watched = record.digest {
+                // One deploy at a time: the one in probation is followed to its end (also after a
+                // restart), and a different desired state waits for it.
+                let following = state.withLock { state in
+                    if watched != desired.digest { state.pending = desired }
+                    return state.watching == generation
+                }
+                if !following { watch(generation, digest: watched) }
                 return
             }
             if let download = state.withLock({ $0.download }), download.desired == desired { return }
@@ -230,6 +246,11 @@ final class FleetAgent: Sendable {
     }
 
     private func unpackAndDeploy(_ desired: FleetDesired, _ bundle: [UInt8], folder: String) {
+        // The desired state changed while this one was checked: the new one is being fetched.
+        guard state.withLock({ $0.desired }) == desired.digest else {
+            Self.remove(folder)
+            return
+        }
         let directory = folder + "/bundle"
         do {
             let archive = try BundleArchive(bundle)
@@ -284,6 +305,7 @@ final class FleetAgent: Sendable {
 
     /// Asks the host how the probation of `generation` ends, every ``watchInterval`` seconds.
     private func watch(_ generation: Int, digest: String) {
+        state.withLock { $0.watching = generation }
         queue.asyncAfter(deadline: .now() + Self.watchInterval) { [self] in
             guard !state.withLock({ $0.stopped }) else { return }
             do {
@@ -363,6 +385,14 @@ final class FleetAgent: Sendable {
         }
         save()
         report()
+        // Settled: the desired state that waited for this deploy's probation goes next.
+        guard status == "applied" || status == "rolledBack" || status == "refused" else { return }
+        let next = state.withLock { state in
+            state.watching = nil
+            defer { state.pending = nil }
+            return state.pending.flatMap { $0.digest == digest ? nil : $0 }
+        }
+        if let next { fetch(next) }
     }
 
     private func update(digest: String, status: String, generation: Int? = nil) {

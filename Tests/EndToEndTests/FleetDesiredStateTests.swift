@@ -35,7 +35,8 @@ struct FleetDesiredStateTests {
     /// written by Python's tarfile in ustar format (GNU tar would strip a `../`).
     /// `crashing`: test.b crashes on didBecomeActive.
     static func bundle(
-        for host: RunningHost, in scratch: Scratch, extra: [(String, String, String)] = [], crashing: Bool = false
+        for host: RunningHost, in scratch: Scratch, extra: [(String, String, String)] = [], crashing: Bool = false,
+        version: String = "0.2.0"
     ) throws -> String {
         let set = try scratch.folder("set-\(UUID().uuidString.prefix(8))")
         if crashing {
@@ -43,7 +44,7 @@ struct FleetDesiredStateTests {
                 Repository.fixture("BadPlugins/bad.c"), to: set + "/b.so",
                 defines: ["BAD_ID=\"test.b\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=1"])
         } else {
-            try Plugins.probe(set + "/b.so", ["PROBE_ID=\"test.b\"", "PROBE_VERSION=\"0.2.0\""])
+            try Plugins.probe(set + "/b.so", ["PROBE_ID=\"test.b\"", "PROBE_VERSION=\"\(version)\""])
         }
         for name in ["libMQTTBridge.so", "probe.so"] {
             try FileManager.default.copyItem(atPath: host.lib + "/" + name, toPath: set + "/" + name)
@@ -75,7 +76,7 @@ struct FleetDesiredStateTests {
     @discardableResult
     static func publish(
         _ bundle: String, signedBy key: Minisign.KeyPair, on broker: Mosquitto, to hosts: [String],
-        piece: Int = 512 << 10, tamper: Bool = false
+        piece: Int = 512 << 10, tamper: Bool = false, probation: Double = 1
     ) throws -> String {
         try Minisign.sign(bundle, with: key)
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: bundle)))
@@ -97,7 +98,7 @@ struct FleetDesiredStateTests {
             guard result.status == 0 else { throw TestFailure("mosquitto_pub: \(result.stderr)") }
         }
         let desired: [String: Any] = [
-            "digest": digest, "size": bytes.count, "signature": signature, "chunks": chunks, "probation": 1,
+            "digest": digest, "size": bytes.count, "signature": signature, "chunks": chunks, "probation": probation,
         ]
         let text = String(decoding: try JSONSerialization.data(withJSONObject: desired), as: UTF8.self)
         for host in hosts { try broker.publish("servicehost/\(host)/desired", text, retain: true) }
@@ -219,6 +220,33 @@ struct FleetDesiredStateTests {
         let records = host.stop().records
         let lines = MQTTBridgeTests.bridgeLines(records)
         #expect(lines.named("mqtt.fleetRolledBack").first?.fields["generation"] == "1", "\(records.text)")
+    }
+
+    /// One deploy at a time: a desired state published while another is in probation is fetched
+    /// when that probation ends, and both are applied in turn.
+    @Test func aDesiredStateThatComesDuringAProbation_waitsForIt() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let first = try Self.publish(
+            try Self.bundle(for: host, in: scratch), signedBy: key, on: broker, to: ["h1"], probation: 4)
+        #expect(Self.report(broker, "h1", first, "probation")["status"] as? String == "probation")
+        let second = try Self.publish(
+            try Self.bundle(for: host, in: scratch, version: "0.3.0"), signedBy: key,
+            on: broker, to: ["h1"])
+        let report = Self.report(broker, "h1", second, "applied")
+        #expect((report["generation"] as? [String: Any])?["number"] as? Int == 2, "\(report)")
+        #expect(Self.services(report)["test.b"] == "0.3.0", "\(report)")
+        let records = host.stop().records
+        let applied = MQTTBridgeTests.bridgeLines(records).named("mqtt.fleetApplied").map { $0.fields["digest"] }
+        #expect(applied == [first, second], "\(records.text)")
+        // The second was fetched only once the first's probation was over.
+        let steps = MQTTBridgeTests.bridgeLines(records).map { "\($0.event) \($0.fields["digest"] ?? "")" }
+        let firstApplied = steps.firstIndex(of: "mqtt.fleetApplied \(first)") ?? Int.max
+        #expect((steps.firstIndex(of: "mqtt.fleetDownloading \(second)") ?? -1) > firstApplied, "\(steps)")
     }
 
     @Test func aBundleWithAPathOutOfIt_orASymbolicLink_isRefused() throws {
