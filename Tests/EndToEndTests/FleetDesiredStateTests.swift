@@ -76,7 +76,7 @@ struct FleetDesiredStateTests {
     @discardableResult
     static func publish(
         _ bundle: String, signedBy key: Minisign.KeyPair, on broker: Mosquitto, to hosts: [String],
-        piece: Int = 512 << 10, tamper: Bool = false, probation: Double = 1
+        piece: Int = 512 << 10, tamper: Bool = false, probation: Double = 1, holdingBack: Int = 0
     ) throws -> String {
         try Minisign.sign(bundle, with: key)
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: bundle)))
@@ -86,16 +86,9 @@ struct FleetDesiredStateTests {
         if tamper { bytes[bytes.count / 2] ^= 0x01 }
         let chunks = (bytes.count + piece - 1) / piece
         for index in 0..<chunks {
-            let file = bundle + ".\(index)"
             try Data(bytes[(index * piece)..<min(bytes.count, (index + 1) * piece)]).write(
-                to: URL(fileURLWithPath: file))
-            let result = try Command.run(
-                "/usr/bin/mosquitto_pub",
-                [
-                    "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-r",
-                    "-t", "servicehost/bundles/\(digest)/\(index)", "-f", file,
-                ])
-            guard result.status == 0 else { throw TestFailure("mosquitto_pub: \(result.stderr)") }
+                to: URL(fileURLWithPath: bundle + ".\(index)"))
+            if index < chunks - holdingBack { try publishPiece(bundle, index, digest, on: broker) }
         }
         let desired: [String: Any] = [
             "digest": digest, "size": bytes.count, "signature": signature, "chunks": chunks, "probation": probation,
@@ -103,6 +96,17 @@ struct FleetDesiredStateTests {
         let text = String(decoding: try JSONSerialization.data(withJSONObject: desired), as: UTF8.self)
         for host in hosts { try broker.publish("servicehost/\(host)/desired", text, retain: true) }
         return digest
+    }
+
+    /// Publishes piece `index` of `bundle` (written by `publish`), retained.
+    static func publishPiece(_ bundle: String, _ index: Int, _ digest: String, on broker: Mosquitto) throws {
+        let result = try Command.run(
+            "/usr/bin/mosquitto_pub",
+            [
+                "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-r",
+                "-t", "servicehost/bundles/\(digest)/\(index)", "-f", bundle + ".\(index)",
+            ])
+        guard result.status == 0 else { throw TestFailure("mosquitto_pub: \(result.stderr)") }
     }
 
     /// The retained `servicehost/<id>/reported`, parsed.
@@ -220,6 +224,31 @@ struct FleetDesiredStateTests {
         let records = host.stop().records
         let lines = MQTTBridgeTests.bridgeLines(records)
         #expect(lines.named("mqtt.fleetRolledBack").first?.fields["generation"] == "1", "\(records.text)")
+    }
+
+    /// A host killed (SIGKILL) while it downloads, the bundle's last piece not on the broker
+    /// yet, fetches it again when it is started and the piece is there.
+    @Test func aHostKilledDuringItsDownload_catchesUpWhenStartedAgain() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let bundle = try Self.bundle(for: host, in: scratch)
+        let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"], holdingBack: 1)
+        #expect(Self.report(broker, "h1", digest, "downloading")["status"] as? String == "downloading")
+        let killed = host.signal(SIGKILL)
+        #expect(killed.status != 0)
+        let chunks = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter {
+            $0.hasPrefix(URL(fileURLWithPath: bundle).lastPathComponent + ".") && !$0.hasSuffix(".minisig")
+        }.count
+        try Self.publishPiece(bundle, chunks - 1, digest, on: broker)
+        try host.start()
+        let report = Self.report(broker, "h1", digest, "applied")
+        #expect(Self.services(report)["test.b"] == "0.2.0", "\(report)")
+        let records = host.stop().records
+        #expect(MQTTBridgeTests.bridgeLines(records).named("mqtt.fleetDownloading").count == 1, "\(records.text)")
     }
 
     /// One deploy at a time: a desired state published while another is in probation is fetched
