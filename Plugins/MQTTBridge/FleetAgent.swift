@@ -24,7 +24,7 @@ import ServiceKit
 final class FleetAgent: Sendable {
     private let settings: MQTTBridgeSettings
     private let host: HostContext
-    private let client: @Sendable () -> MQTTClient
+    private let mqtt: MQTTClient
     private let queue = DispatchQueue(label: "servicehost.mqtt-bridge.fleet")
 
     /// A bundle being fetched.
@@ -51,10 +51,12 @@ final class FleetAgent: Sendable {
     /// How often a deploy in probation is asked about.
     static let watchInterval = 0.5
 
-    init(settings: MQTTBridgeSettings, host: HostContext, client: @escaping @Sendable () -> MQTTClient) {
+    init(settings: MQTTBridgeSettings, host: HostContext, client: MQTTClient) {
         self.settings = settings
         self.host = host
-        self.client = client
+        // Held, not borrowed from the bridge: a watch still queued when the bridge was replaced
+        // by a deploy finds it (and the `stopped` flag) rather than a freed bridge.
+        self.mqtt = client
         if let bytes = try? host.store.get(FleetRecord.storeKey) {
             state.withLock { $0.record = FleetRecord(stored: bytes) }
         }
@@ -74,7 +76,7 @@ final class FleetAgent: Sendable {
         queue.async { [self] in
             let (download, known) = state.withLock { ($0.download, $0.record.status != nil) }
             if let download {
-                client().subscribe(download.desired.filters.map { MQTTSubscription($0, qos: 0) })
+                mqtt.subscribe(download.desired.filters.map { MQTTSubscription($0, qos: 0) })
             }
             if known { report() }
         }
@@ -131,13 +133,13 @@ final class FleetAgent: Sendable {
             state.download = Download(desired: desired)
             return previous
         }
-        if let previous { client().unsubscribe(previous.desired.filters) }
+        if let previous { mqtt.unsubscribe(previous.desired.filters) }
         host.log(
             .info,
             "mqtt.fleetDownloading digest=\(desired.digest) bytes=\(desired.size) chunks=\(desired.chunks): from \(desired.source)"
         )
         update(digest: desired.digest, status: "downloading")
-        client().subscribe(desired.filters.map { MQTTSubscription($0, qos: 0) })
+        mqtt.subscribe(desired.filters.map { MQTTSubscription($0, qos: 0) })
     }
 
     // MARK: The bundle
@@ -179,7 +181,7 @@ final class FleetAgent: Sendable {
                 let digest = state.withLock { $0.record.digest }
                 refuse(digest: digest, reason: "sizeMismatch", detail: why)
             case .complete(let desired, let bundle):
-                client().unsubscribe(desired.filters)
+                mqtt.unsubscribe(desired.filters)
                 guard bundle.count == desired.size else {
                     refuse(
                         digest: desired.digest, reason: "sizeMismatch",
@@ -198,7 +200,7 @@ final class FleetAgent: Sendable {
                 return
             }
             state.withLock { $0.download = nil }
-            client().unsubscribe(download.desired.filters)
+            mqtt.unsubscribe(download.desired.filters)
             refuse(
                 digest: download.desired.digest, reason: "oversized",
                 detail:
@@ -435,7 +437,7 @@ final class FleetAgent: Sendable {
         if let running = record.running { generation["digest"] = .string(running) }
         if let number = record.runningGeneration { generation["number"] = .number(Double(number)) }
         object["generation"] = generation.isEmpty ? .null : .object(generation)
-        client().publish(
+        mqtt.publish(
             topic: reportedTopic, Array(JSONValue.object(object).serialized.utf8), qos: settings.qos, retain: true)
     }
 

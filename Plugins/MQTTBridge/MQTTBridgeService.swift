@@ -107,7 +107,7 @@ final class Bridge: Sendable {
                     self?.fleet.connected()
                 },
                 log: { level, message in host.log(level, message) }))
-        fleet = FleetAgent(settings: settings, host: host) { [unowned self] in client }
+        fleet = FleetAgent(settings: settings, host: host, client: client)
     }
 
     func start() { client.start() }
