@@ -168,7 +168,8 @@ let package = Package(
             exclude: ["servicehost.json", "Codec"],
             plugins: ["ServiceMetadata"]
         ),
-        // MQTTBridge's MQTT 3.1.1 packet codec, on its own for its unit tests and fuzz target.
+        // MQTTBridge's MQTT packet codec and its reader of fleet bundles (ustar), on their own for
+        // their unit tests and fuzz targets (mqtt, bundle).
         .target(name: "MQTTCodec", path: "Plugins/MQTTBridge/Codec"),
 
         // Benchmarks (scripts/bench): the runner and a minimal Swift service; the C floor and

@@ -17,7 +17,10 @@ import ServiceKit
 ///   carried out only with `"commands": true`, never when retained or expired; with commands
 ///   off nothing is published in reply;
 /// - `<prefix>/state` (published, retained): `{"status":"online","state":…,"services":[…],
-///   "version":…}` on every connection and app state change; the will is `offline`.
+///   "version":…}` on every connection and app state change; the will is `offline`;
+/// - `<prefix>/desired` (retained), `servicehost/bundles/<sha256>[/N]` (retained, subscribed
+///   while fetched) and `<prefix>/reported` (published, retained): a fleet's desired and
+///   reported state (``FleetAgent``, issue 41).
 ///
 /// Every message reaches the host through `sh_host.control`, so the host's grant
 /// (`"requests"` in services.json) and the control socket's rules apply. A QoS 1 message is
@@ -30,7 +33,9 @@ import ServiceKit
 /// `mqtt.unreachable`, `mqtt.disconnected`, `mqtt.refused`, `mqtt.protocolError`,
 /// `mqtt.subscribeRefused`, `mqtt.badMessage`, `mqtt.delivered` (debug), `mqtt.duplicate`,
 /// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`,
-/// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5). Some carry
+/// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5), and for the fleet's desired state
+/// `mqtt.fleetDownloading`, `mqtt.fleetProbation`, `mqtt.fleetApplied`, `mqtt.fleetRolledBack`,
+/// `mqtt.fleetRefused reason=`, `mqtt.fleetSkipped status=`, `mqtt.fleetWatchFailed`. Some carry
 /// `key=value` fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
 /// `mqtt.protocolError error=tooLarge` (an ``MQTTError/Code``, or `unexpected`, and `packet=`
 /// when the packet is known), `mqtt.duplicate packet=5` (and `retained=true`),
@@ -78,13 +83,17 @@ final class Bridge: Sendable {
     private let acks = AckOrder()
     // Set once in init, before the client's thread starts.
     nonisolated(unsafe) private var client: MQTTClient!
+    // Set once in init, before the client's thread starts.
+    nonisolated(unsafe) private(set) var fleet: FleetAgent!
 
     init(settings: MQTTBridgeSettings, host: HostContext) {
         self.settings = settings
         self.host = host
         let prefixes = [settings.prefix, MQTTBridgeSettings.fleetPrefix]
         let subscriptions =
-            prefixes.flatMap { ["\($0)/push", "\($0)/url", "\($0)/post/+"] } + ["\(settings.prefix)/ctl"]
+            prefixes.flatMap { ["\($0)/push", "\($0)/url", "\($0)/post/+"] } + [
+                "\(settings.prefix)/ctl", "\(settings.prefix)/desired",
+            ]
         let will = MQTTPublish(
             topic: "\(settings.prefix)/state", payload: Array("offline".utf8), qos: settings.qos, retain: true)
         client = MQTTClient(
@@ -95,13 +104,16 @@ final class Bridge: Sendable {
                 connected: { [weak self] in
                     self?.acks.reset()
                     self?.publishState()
+                    self?.fleet.connected()
                 },
                 log: { level, message in host.log(level, message) }))
+        fleet = FleetAgent(settings: settings, host: host, client: client)
     }
 
     func start() { client.start() }
 
     func stop() {
+        fleet.stop()
         client.stop(
             sending: MQTTPublish(
                 topic: "\(settings.prefix)/state", payload: Array("offline".utf8), qos: 0, retain: true))
@@ -127,6 +139,13 @@ final class Bridge: Sendable {
 
     /// A message from the broker (connection thread).
     private func receive(_ message: MQTTPublish) {
+        // The fleet's desired state and bundles (issue 41): retained state, not requests; they
+        // are acknowledged at once (a redelivery is recognised by the fleet's record).
+        if message.topic == fleet.desiredTopic || FleetAgent.isBundleTopic(message.topic) {
+            if message.topic == fleet.desiredTopic { fleet.desired(message.payload) } else { fleet.piece(message) }
+            acknowledgeNow(message.id)
+            return
+        }
         let digest = DeliveredMessages.Key.digest(message)
         let key = message.qos == 1 ? DeliveredMessages.Key(id: message.id ?? 0, digest: digest) : nil
         // A retained push, URL or post is delivered once by its digest (RetainedMessages); a
@@ -217,6 +236,7 @@ final class Bridge: Sendable {
     /// A message over `maxPacket`, read past by the client: logged once (a redelivery of it is
     /// recognised), acknowledged in order, never delivered.
     private func readPast(_ message: MQTTSkippedPublish) {
+        if FleetAgent.isBundleTopic(message.topic) { fleet.oversized(message.topic, size: message.size) }
         let key = message.id.map {
             DeliveredMessages.Key(
                 id: $0,

@@ -79,6 +79,30 @@ final class MQTTClient: Sendable {
         }
     }
 
+    /// Subscribes to `filters` on the current connection (a fleet bundle's topics, issue 41);
+    /// false when there is none (the caller subscribes again when connected).
+    @discardableResult
+    func subscribe(_ filters: [MQTTSubscription]) -> Bool {
+        connection.withLock { connection in
+            guard connection.fd >= 0 else { return false }
+            connection.nextID = connection.nextID == UInt16.max ? 1 : connection.nextID + 1
+            return Self.writeAll(
+                connection.fd, MQTTPacket.subscribe(id: connection.nextID, filters: filters).encoded(version: version))
+        }
+    }
+
+    /// Unsubscribes from `filters`; false when there is no connection.
+    @discardableResult
+    func unsubscribe(_ filters: [String]) -> Bool {
+        connection.withLock { connection in
+            guard connection.fd >= 0 else { return false }
+            connection.nextID = connection.nextID == UInt16.max ? 1 : connection.nextID + 1
+            return Self.writeAll(
+                connection.fd, MQTTPacket.unsubscribe(id: connection.nextID, filters: filters).encoded(version: version)
+            )
+        }
+    }
+
     /// Stops for good: sends `last` (e.g. the retained `offline` state) and DISCONNECT, so the
     /// broker does not also publish the will, and closes the socket.
     func stop(sending last: MQTTPublish?) {
@@ -231,11 +255,11 @@ final class MQTTClient: Sendable {
                         )
                         send(.subscribe(id: 1, filters: subscriptions))
                         handlers.connected()
-                    case .suback(_, let codes):
+                    case .suback(let id, let codes):
                         for (index, code) in codes.enumerated() where code >= 0x80 {
                             handlers.log(
                                 .error,
-                                "mqtt.subscribeRefused code=\(code)\(reasonField(code, "SUBACK")): the broker refused the subscription to \(subscriptions[min(index, subscriptions.count - 1)].filter)"
+                                "mqtt.subscribeRefused code=\(code)\(reasonField(code, "SUBACK")): the broker refused the subscription to \(id == 1 ? subscriptions[min(index, subscriptions.count - 1)].filter : "a fleet bundle's topics")"
                             )
                         }
                     case .publish(let message) where accepted:

@@ -64,7 +64,29 @@ extension ControlCommands {
                 switch try members.string(.action) {
                 case "status"?: return .operate(.deployStatus)
                 case "cancel"?: return .operate(.deployCancel)
-                case let other?: throw InputError("deploy: unknown action \"\(other)\" (status or cancel)")
+                case "digests"?: return .operate(.deployDigests)
+                case "verify"?:
+                    let path = try members.requiredString(.path)
+                    guard path.hasPrefix("/") else {
+                        throw InputError("deploy: the bundle \"\(path)\" is not an absolute path")
+                    }
+                    guard let size = try members.number(.size), size >= 0, size <= Double(Host.maxBundleSize),
+                        size == size.rounded()
+                    else {
+                        throw InputError("deploy: \"size\" must be a whole number of bytes up to \(Host.maxBundleSize)")
+                    }
+                    let sha256 = try members.requiredString(.sha256)
+                    guard sha256.utf8.count == 64,
+                        sha256.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0 | 0x20) })
+                    else {
+                        throw InputError("deploy: \"sha256\" must be 64 hex digits")
+                    }
+                    return .operate(
+                        .deployVerify(
+                            path: path, size: Int(size), sha256: sha256,
+                            signature: try members.requiredString(.signature)))
+                case let other?:
+                    throw InputError("deploy: unknown action \"\(other)\" (status, cancel, digests or verify)")
                 case nil: break
                 }
                 let directory = try members.requiredString(.directory)

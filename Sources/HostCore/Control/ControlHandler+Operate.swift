@@ -56,6 +56,11 @@ extension ControlHandler {
                 do throws(Host.DeployError) { body.members[.deploy] = try host.deployStatus() } catch {
                     return refuse(error.description)
                 }
+            case .deployVerify(let path, let size, let sha256, let signature):
+                body.members[.bundle] =
+                    host.verifyBundle(file: path, size: size, sha256: sha256, signature: signature).json
+            case .deployDigests:
+                body.members[.digests] = .object(host.serviceDigests().mapValues(JSONValue.string))
             case .deployCancel:
                 do throws(Host.DeployError) {
                     body.members[.generation] = .number(Double(try host.cancelDeploy()))

@@ -26,6 +26,8 @@ enum ControlKey: String {
     case all, force, logs, stats, blame, skipped, restarted, reset, watching
     // `deploy`.
     case directory, generation, kept, deploy, to, rolledBack
+    // `deploy` `verify` (a fleet bundle, issue 41).
+    case bundle, size, sha256, signature, digests
 }
 
 extension Dictionary where Key == String, Value == JSONValue {

@@ -12,7 +12,9 @@ extension ControlReply {
         body = Self.body(json)
     }
 
-    private static let operatingKeys = [ControlKey.stats, .blame, .restarted, .reset, .watching, .generation, .deploy]
+    private static let operatingKeys = [
+        ControlKey.stats, .blame, .restarted, .reset, .watching, .generation, .deploy, .bundle, .digests,
+    ]
     /// The other members of an operating reply (`deploy`'s, `rollback`'s).
     private static let operatingDetails = [
         ControlKey.directory, .seconds, .added, .removed, .replaced, .kept, .failures, .to, .rolledBack,

@@ -11,6 +11,8 @@ extension ControlRequest {
     /// {"command":"deploy","directory":"/srv/release-7","seconds":30}   seconds: the probation, optional
     /// {"command":"deploy","action":"status"}
     /// {"command":"deploy","action":"cancel"}
+    /// {"command":"deploy","action":"digests"}
+    /// {"command":"deploy","action":"verify","path":"/tmp/b.tar","size":N,"sha256":"…","signature":"untrusted comment: …"}
     /// {"command":"rollback"}
     /// ```
     public enum Operate: Sendable, Equatable {
@@ -31,6 +33,11 @@ extension ControlRequest {
         case deployStatus
         /// Stops the deploy in probation, rolling it back.
         case deployCancel
+        /// Checks a fleet bundle's size, SHA-256 and minisign signature by the host's trusted
+        /// keys, before anyone unpacks it (``Host/verifyBundle(file:size:sha256:signature:)``).
+        /// The SHA-256 of each running service's plugin file (``Host/serviceDigests()``).
+        case deployDigests
+        case deployVerify(path: String, size: Int, sha256: String, signature: String)
         /// Back to the generation before the current one.
         case rollback
 

@@ -16,11 +16,33 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     BridgeChecks.delivered(bytes)
     BridgeChecks.retained(bytes)
     BridgeChecks.replyTopic(bytes)
+    BridgeChecks.desired(bytes)
     return 0
 }
 
 /// What must hold for every input; a refusal must say why, a trap is the finding.
 enum BridgeChecks {
+    /// The input as a fleet's `<prefix>/desired` payload, and as the stored fleet record.
+    static func desired(_ bytes: [UInt8]) {
+        _ = FleetRecord(stored: bytes)
+        do throws(FleetDesired.Problem) {
+            let desired = try FleetDesired.parse(bytes)
+            guard FleetDesired.isDigest(desired.digest), (1...FleetDesired.maxSize).contains(desired.size),
+                (1...FleetDesired.maxChunks).contains(desired.chunks), desired.chunks <= desired.size,
+                desired.source.hasPrefix(FleetDesired.bundlesPrefix)
+            else { fatalError("bridge: desired state \(desired) accepted") }
+            for index in [0, desired.chunks - 1] {
+                let topic = desired.chunks == 1 ? desired.source : desired.source + "/\(index)"
+                guard desired.chunkIndex(topic) == index else { fatalError("bridge: piece \(index) not found") }
+            }
+            guard desired.chunkIndex(desired.source + "/\(desired.chunks)") == nil else {
+                fatalError("bridge: a piece past the last accepted")
+            }
+        } catch {
+            guard !error.description.isEmpty else { fatalError("bridge: a refusal without a reason") }
+        }
+    }
+
     /// The input as the `settings` object of MQTTBridge's entry in services.json.
     static func settings(_ bytes: [UInt8]) {
         guard var value = try? JSONValue(parsing: bytes) else { return }

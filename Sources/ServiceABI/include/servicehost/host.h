@@ -221,6 +221,14 @@ typedef struct sh_host {
      * post, request, memory-warning) or "all" (everything the socket takes but
      * watch, which streams on a connection); without a grant
      * every request is answered with an error naming the service and the key.
+     * Deploys go through here too ("all"), as MQTTBridge's fleet state does
+     * (issue 41): {"command":"deploy","directory":ABS,"seconds":N} deploys a
+     * folder with probation and rollback; "action":"status" reports it;
+     * "action":"verify" with "path" (absolute), "size", "sha256" (64 hex
+     * digits) and "signature" (a minisign signature file's text) checks a
+     * file's size, digest and signature by the host's trustedKeys and answers
+     * "bundle": {"verified", "reason", "detail", "keyId", "trustedComment"};
+     * "action":"digests" answers "digests": {service id: SHA-256 of its file}.
      * Returns SH_OK when the reply will come; SH_INVALID for a NULL json or
      * reply, or json_len 0; SH_UNSUPPORTED where the host takes no requests
      * (a service in a worker process); reply is never called then.

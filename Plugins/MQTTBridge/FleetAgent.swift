@@ -1,0 +1,509 @@
+import Dispatch
+import Glibc
+import MQTTCodec
+import ServiceKit
+
+/// The host's side of a fleet's desired state (issue 41): follows the retained
+/// `<prefix>/desired` (``FleetDesired``), fetches the bundle it names from the broker, has the
+/// host check its size, digest and signature (`deploy` `verify`), unpacks it (``BundleArchive``,
+/// only then), hands the folder to the host's deploy and watches its probation, and publishes
+/// the retained `<prefix>/reported`:
+///
+///     {"hostId": "kiosk-17", "desired": "<digest>", "status": "applied",
+///      "deploy": {"digest": …, "status": …, "reason": …, "detail": …, "culprit": …, "generation": 3},
+///      "generation": {"digest": "<the bundle running>", "number": 3},
+///      "services": [{"id": …, "version": …, "state": "running", "lastFailure": …}]}
+///
+/// `status` is `downloading`, `verifying`, `probation`, `applied`, `rolledBack` or `refused`.
+/// What it did is kept in the store (``FleetRecord``): a desired state applied, refused or
+/// rolled back is not tried again until it changes; a download or check cut short by a stop is
+/// started again from the retained messages when the host is back; a deploy in probation is
+/// watched to its end, also by a new copy of the bridge the deploy itself brought.
+///
+/// Work runs on one serial queue; the host's replies (main thread) hop onto it.
+final class FleetAgent: Sendable {
+    private let settings: MQTTBridgeSettings
+    private let host: HostContext
+    private let mqtt: MQTTClient
+    private let queue = DispatchQueue(label: "servicehost.mqtt-bridge.fleet")
+
+    /// A bundle being fetched.
+    private struct Download {
+        var desired: FleetDesired
+        var pieces: [Int: [UInt8]] = [:]
+        var bytes = 0
+    }
+
+    private struct State {
+        var record = FleetRecord()
+        var desired: String?
+        var download: Download?
+        /// The generation whose probation is being followed.
+        var watching: Int?
+        /// A desired state that came while another deploy was in probation: fetched at its end.
+        var pending: FleetDesired?
+        var stopped = false
+    }
+
+    // Changed on `queue`; `stopped` is also set from the main thread (willTerminate).
+    private let state = Locked(State())
+
+    /// How often a deploy in probation is asked about.
+    static let watchInterval = 0.5
+
+    init(settings: MQTTBridgeSettings, host: HostContext, client: MQTTClient) {
+        self.settings = settings
+        self.host = host
+        // Held, not borrowed from the bridge: a watch still queued when the bridge was replaced
+        // by a deploy finds it (and the `stopped` flag) rather than a freed bridge.
+        self.mqtt = client
+        if let bytes = try? host.store.get(FleetRecord.storeKey) {
+            state.withLock { $0.record = FleetRecord(stored: bytes) }
+        }
+    }
+
+    var desiredTopic: String { "\(settings.prefix)/desired" }
+    var reportedTopic: String { "\(settings.prefix)/reported" }
+
+    /// Whether `topic` is a bundle's (the bridge hands those here).
+    static func isBundleTopic(_ topic: String) -> Bool { topic.hasPrefix(FleetDesired.bundlesPrefix) }
+
+    func stop() { state.withLock { $0.stopped = true } }
+
+    /// Connected (again): a fetch in progress subscribes again (a new session has lost it), and
+    /// a host that ever took part says where it is.
+    func connected() {
+        queue.async { [self] in
+            let (download, known) = state.withLock { ($0.download, $0.record.status != nil) }
+            if let download {
+                mqtt.subscribe(download.desired.filters.map { MQTTSubscription($0, qos: 0) })
+            }
+            if known { report() }
+        }
+    }
+
+    // MARK: The desired state
+
+    /// A message on `<prefix>/desired`.
+    func desired(_ payload: [UInt8]) {
+        queue.async { [self] in
+            guard !payload.isEmpty else { return }  // cleared: nothing is desired, nothing changes
+            let desired: FleetDesired
+            do throws(FleetDesired.Problem) { desired = try FleetDesired.parse(payload) } catch {
+                host.log(.warn, "mqtt.fleetRefused reason=badDesired: \(desiredTopic): \(error)")
+                settle(digest: nil, status: "refused", reason: "badDesired", detail: error.description)
+                return
+            }
+            let record = state.withLock {
+                $0.desired = desired.digest
+                return $0.record
+            }
+            if record.digest == desired.digest, record.isSettled {
+                host.log(
+                    .info,
+                    "mqtt.fleetSkipped status=\(record.status ?? ""): \(desired.digest) was \(record.status ?? "") before; not tried again until the desired state changes"
+                )
+                report()
+                return
+            }
+            if desired.digest == record.running {
+                // The host runs it already (a later bundle was refused or rolled back).
+                settle(
+                    digest: desired.digest, status: "applied", generation: record.runningGeneration, running: true)
+                return
+            }
+            if record.status == "probation", let generation = record.generation, let watched = record.digest {
+                // One deploy at a time: the one in probation is followed to its end (also after a
+                // restart), and a different desired state waits for it.
+                let following = state.withLock { state in
+                    if watched != desired.digest { state.pending = desired }
+                    return state.watching == generation
+                }
+                if !following { watch(generation, digest: watched) }
+                return
+            }
+            if let download = state.withLock({ $0.download }), download.desired == desired { return }
+            fetch(desired)
+        }
+    }
+
+    private func fetch(_ desired: FleetDesired) {
+        let previous = state.withLock { state in
+            let previous = state.download
+            state.download = Download(desired: desired)
+            return previous
+        }
+        if let previous { mqtt.unsubscribe(previous.desired.filters) }
+        host.log(
+            .info,
+            "mqtt.fleetDownloading digest=\(desired.digest) bytes=\(desired.size) chunks=\(desired.chunks): from \(desired.source)"
+        )
+        update(digest: desired.digest, status: "downloading")
+        mqtt.subscribe(desired.filters.map { MQTTSubscription($0, qos: 0) })
+    }
+
+    // MARK: The bundle
+
+    /// A message on a bundle's topic.
+    func piece(_ message: MQTTPublish) {
+        queue.async { [self] in
+            guard !message.payload.isEmpty else { return }
+            enum Next {
+                case wait
+                case refuse(String)
+                case complete(FleetDesired, [UInt8])
+            }
+            let next: Next = state.withLock { state in
+                guard var download = state.download, let index = download.desired.chunkIndex(message.topic),
+                    download.pieces[index] == nil
+                else { return .wait }
+                let (total, overflow) = download.bytes.addingReportingOverflow(message.payload.count)
+                guard !overflow, total <= download.desired.size else {
+                    state.download = nil
+                    return .refuse(
+                        "the pieces come to more than the \(download.desired.size) bytes the desired state says")
+                }
+                download.pieces[index] = message.payload
+                download.bytes = total
+                guard download.pieces.count == download.desired.chunks else {
+                    state.download = download
+                    return .wait
+                }
+                state.download = nil
+                var bundle: [UInt8] = []
+                bundle.reserveCapacity(total)
+                for index in 0..<download.desired.chunks { bundle += download.pieces[index] ?? [] }
+                return .complete(download.desired, bundle)
+            }
+            switch next {
+            case .wait: return
+            case .refuse(let why):
+                let digest = state.withLock { $0.record.digest }
+                refuse(digest: digest, reason: "sizeMismatch", detail: why)
+            case .complete(let desired, let bundle):
+                mqtt.unsubscribe(desired.filters)
+                guard bundle.count == desired.size else {
+                    refuse(
+                        digest: desired.digest, reason: "sizeMismatch",
+                        detail: "the bundle is \(bundle.count) bytes, the desired state says \(desired.size)")
+                    return
+                }
+                verify(desired, bundle)
+            }
+        }
+    }
+
+    /// A bundle's piece over `maxPacket`: it cannot be fetched.
+    func oversized(_ topic: String, size: Int) {
+        queue.async { [self] in
+            guard let download = state.withLock({ $0.download }), download.desired.chunkIndex(topic) != nil else {
+                return
+            }
+            state.withLock { $0.download = nil }
+            mqtt.unsubscribe(download.desired.filters)
+            refuse(
+                digest: download.desired.digest, reason: "oversized",
+                detail:
+                    "\(topic) carries \(size) bytes, over settings.maxPacket (\(settings.maxPacket)): publish it in smaller chunks"
+            )
+        }
+    }
+
+    // MARK: Checking, unpacking, deploying
+
+    private func verify(_ desired: FleetDesired, _ bundle: [UInt8]) {
+        update(digest: desired.digest, status: "verifying")
+        let folder: String
+        do { folder = try Self.temporaryFolder() } catch {
+            refuse(digest: desired.digest, reason: "unpackFailed", detail: error.description)
+            return
+        }
+        let file = folder + "/bundle.tar"
+        do { try Self.write(bundle, to: file) } catch {
+            Self.remove(folder)
+            refuse(digest: desired.digest, reason: "unpackFailed", detail: error.description)
+            return
+        }
+        let request: JSONValue = .object([
+            "command": "deploy", "action": "verify", "path": .string(file), "size": .number(Double(desired.size)),
+            "sha256": .string(desired.digest), "signature": .string(desired.signature),
+        ])
+        submit(request, folder: folder, digest: desired.digest) { [self] reply in
+            guard reply["ok"]?.boolValue == true, let verdict = reply["bundle"] else {
+                Self.remove(folder)
+                refuse(
+                    digest: desired.digest, reason: "verifyFailed",
+                    detail: reply["error"]?.stringValue ?? "the host did not check the bundle")
+                return
+            }
+            guard verdict["verified"]?.boolValue == true else {
+                Self.remove(folder)
+                refuse(
+                    digest: desired.digest, reason: verdict["reason"]?.stringValue ?? "verifyFailed",
+                    detail: verdict["detail"]?.stringValue ?? "the bundle did not verify")
+                return
+            }
+            unpackAndDeploy(desired, bundle, folder: folder)
+        }
+    }
+
+    private func unpackAndDeploy(_ desired: FleetDesired, _ bundle: [UInt8], folder: String) {
+        // The desired state changed while this one was checked: the new one is being fetched.
+        guard state.withLock({ $0.desired }) == desired.digest else {
+            Self.remove(folder)
+            return
+        }
+        let directory = folder + "/bundle"
+        do {
+            let archive = try BundleArchive(bundle)
+            try Self.unpack(archive, bundle, into: directory)
+        } catch let error as BundleArchiveError {
+            Self.remove(folder)
+            refuse(digest: desired.digest, reason: error.reason.rawValue, detail: error.detail, culprit: error.entry)
+            return
+        } catch {
+            Self.remove(folder)
+            refuse(digest: desired.digest, reason: "unpackFailed", detail: "\(error)")
+            return
+        }
+        var request: [String: JSONValue] = ["command": "deploy", "directory": .string(directory)]
+        if let probation = desired.probation { request["seconds"] = .number(probation) }
+        submit(.object(request), folder: folder, digest: desired.digest) { [self] reply in
+            // The deploy copied the set into its generation: the unpacked folder is done with.
+            Self.remove(folder)
+            guard reply["ok"]?.boolValue == true, let generation = reply["generation"]?.intValue else {
+                refuse(
+                    digest: desired.digest, reason: "deployRefused",
+                    detail: reply["error"]?.stringValue ?? "the host did not deploy the bundle")
+                return
+            }
+            if let culprit = reply["rolledBack"]?.stringValue {
+                settle(
+                    digest: desired.digest, status: "rolledBack", reason: "requiredFailed",
+                    detail: "\(culprit) did not start with generation \(generation)", culprit: culprit,
+                    generation: generation)
+                return
+            }
+            host.log(.info, "mqtt.fleetProbation digest=\(desired.digest) generation=\(generation): deployed, watched")
+            update(digest: desired.digest, status: "probation", generation: generation)
+            watch(generation, digest: desired.digest)
+        }
+    }
+
+    /// Hands `request` to the host; its reply runs on the queue. A host that takes no requests
+    /// from the bridge refuses the bundle (`"requests": "all"` is needed).
+    private func submit(
+        _ request: JSONValue, folder: String, digest: String, then: @escaping @Sendable (JSONValue) -> Void
+    ) {
+        do {
+            try host.control(request) { [self] reply in queue.async { then(reply) } }
+        } catch {
+            Self.remove(folder)
+            refuse(
+                digest: digest, reason: "verifyFailed",
+                detail: "the host takes no requests from the bridge (\(error)): grant it \"requests\": \"all\"")
+        }
+    }
+
+    /// Asks the host how the probation of `generation` ends, every ``watchInterval`` seconds.
+    private func watch(_ generation: Int, digest: String) {
+        state.withLock { $0.watching = generation }
+        queue.asyncAfter(deadline: .now() + Self.watchInterval) { [self] in
+            guard !state.withLock({ $0.stopped }) else { return }
+            do {
+                try host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+                    queue.async { self.watched(generation, digest: digest, reply) }
+                }
+            } catch {
+                host.log(.warn, "mqtt.fleetWatchFailed: \(error); generation \(generation) is not followed")
+            }
+        }
+    }
+
+    private func watched(_ generation: Int, digest: String, _ reply: JSONValue) {
+        guard let status = reply["deploy"] else {
+            watch(generation, digest: digest)
+            return
+        }
+        if status["probation"]?["generation"]?.intValue == generation {
+            watch(generation, digest: digest)
+            return
+        }
+        let entry = status["generations"]?.arrayValue?.last {
+            $0["generation"]?.intValue == generation && $0["outcome"]?.stringValue != "inProbation"
+        }
+        switch entry?["outcome"]?.stringValue {
+        case "applied":
+            settle(digest: digest, status: "applied", generation: generation, running: true)
+        case "rolledBack":
+            let culprit = entry?["culprit"]?.stringValue
+            let reason = entry?["reason"]?.stringValue ?? "rolledBack"
+            settle(
+                digest: digest, status: "rolledBack", reason: reason,
+                detail: "generation \(generation) was rolled back" + (culprit.map { " (\($0): \(reason))" } ?? ""),
+                culprit: culprit, generation: generation)
+        default:
+            // Neither applied nor rolled back in the host's record: not running.
+            settle(
+                digest: digest, status: "rolledBack", reason: "notAccepted",
+                detail: "generation \(generation) is not in the host's record as applied", generation: generation)
+        }
+    }
+
+    // MARK: The record and the report
+
+    private func refuse(digest: String?, reason: String, detail: String, culprit: String? = nil) {
+        host.log(
+            .warn,
+            "mqtt.fleetRefused reason=\(reason)\(digest.map { " digest=\($0)" } ?? ""): \(detail)")
+        settle(digest: digest, status: "refused", reason: reason, detail: detail, culprit: culprit)
+    }
+
+    /// The deploy of `digest` reached `status`; `running`: the host now runs it.
+    private func settle(
+        digest: String?, status: String, reason: String? = nil, detail: String? = nil, culprit: String? = nil,
+        generation: Int? = nil, running: Bool = false
+    ) {
+        // Refusals are said by `refuse`; the steps on the way by their own lines.
+        if status == "applied" || status == "rolledBack" {
+            host.log(
+                status == "applied" ? .info : .warn,
+                "mqtt.fleet\(status == "applied" ? "Applied" : "RolledBack")\(digest.map { " digest=\($0)" } ?? "")\(generation.map { " generation=\($0)" } ?? ""): \(detail ?? status)"
+            )
+        }
+        state.withLock { state in
+            var record = state.record
+            record.digest = digest
+            record.status = status
+            record.reason = reason
+            record.detail = detail
+            record.culprit = culprit
+            record.generation = generation
+            if running {
+                record.running = digest
+                record.runningGeneration = generation
+            }
+            state.record = record
+        }
+        save()
+        report()
+        // Settled: the desired state that waited for this deploy's probation goes next.
+        guard status == "applied" || status == "rolledBack" || status == "refused" else { return }
+        let next = state.withLock { state in
+            state.watching = nil
+            defer { state.pending = nil }
+            return state.pending.flatMap { $0.digest == digest ? nil : $0 }
+        }
+        if let next { fetch(next) }
+    }
+
+    private func update(digest: String, status: String, generation: Int? = nil) {
+        settle(digest: digest, status: status, generation: generation)
+    }
+
+    private func save() {
+        let record = state.withLock { $0.record }
+        do { try host.store.set(FleetRecord.storeKey, Array(record.json.serialized.utf8)) } catch {
+            host.log(.warn, "mqtt.storeFailed: \(error); the fleet's deploy state may be tried again after a restart")
+        }
+    }
+
+    /// Publishes the retained `<prefix>/reported`, with the services from a `list` request and
+    /// their files' digests from a `deploy` `digests` one.
+    func report() {
+        let (record, desired, stopped) = state.withLock { ($0.record, $0.desired, $0.stopped) }
+        guard !stopped else { return }
+        let submitted =
+            (try? host.control(.object(["command": "deploy", "action": "digests"])) { [self] digests in
+                let listed =
+                    (try? host.control(.object(["command": "list"])) { [self] reply in
+                        let services = reply["services"]?.arrayValue ?? []
+                        publish(
+                            record, desired: desired,
+                            services: services.map { Self.reportedService($0, digests: digests["digests"]) })
+                    }) != nil
+                if !listed { publish(record, desired: desired, services: []) }
+            }) != nil
+        if !submitted { publish(record, desired: desired, services: []) }
+    }
+
+    private func publish(_ record: FleetRecord, desired: String?, services: [JSONValue]) {
+        var object: [String: JSONValue] = [
+            "hostId": .string(settings.hostID), "deploy": record.json, "services": .array(services),
+            "status": record.status.map(JSONValue.string) ?? .null,
+            "desired": desired.map(JSONValue.string) ?? .null,
+        ]
+        var generation: [String: JSONValue] = [:]
+        if let running = record.running { generation["digest"] = .string(running) }
+        if let number = record.runningGeneration { generation["number"] = .number(Double(number)) }
+        object["generation"] = generation.isEmpty ? .null : .object(generation)
+        mqtt.publish(
+            topic: reportedTopic, Array(JSONValue.object(object).serialized.utf8), qos: settings.qos, retain: true)
+    }
+
+    /// One service of `list` as reported: id, version, its file's digest, state and last failure.
+    static func reportedService(_ service: JSONValue, digests: JSONValue?) -> JSONValue {
+        var object: [String: JSONValue] = [:]
+        for key in ["id", "version", "state"] { object[key] = service[key] ?? .null }
+        object["digest"] = service["id"]?.stringValue.flatMap { digests?[$0] } ?? .null
+        object["lastFailure"] = service["lastError"] ?? service["failure"] ?? .null
+        return .object(object)
+    }
+
+    // MARK: Files
+
+    /// A folder of the bridge's own (0700) under `$TMPDIR` or `/tmp`.
+    static func temporaryFolder() throws(RouteProblem) -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/servicehost-bundle.XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw RouteProblem("cannot make a folder under \(base): \(String(cString: strerror(errno)))")
+        }
+        return String(cString: made)
+    }
+
+    /// Writes `bytes` to a new file `path` (never one that exists, never through a link).
+    static func write(_ bytes: ArraySlice<UInt8>, to path: String, mode: mode_t = 0o600) throws(RouteProblem) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw RouteProblem("\(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            let written = bytes[offset...].withUnsafeBytes { raw in
+                retryingOnInterrupt { Glibc.write(fd, raw.baseAddress, raw.count) }
+            }
+            guard written > 0 else { throw RouteProblem("\(path): \(String(cString: strerror(errno)))") }
+            offset += written
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) throws(RouteProblem) {
+        try write(bytes[...], to: path)
+    }
+
+    /// Writes the archive's files into the new folder `directory` (0755, files 0644).
+    static func unpack(_ archive: BundleArchive, _ bytes: [UInt8], into directory: String) throws(RouteProblem) {
+        guard mkdir(directory, 0o755) == 0 else {
+            throw RouteProblem("\(directory): \(String(cString: strerror(errno)))")
+        }
+        for entry in archive.entries {
+            try write(bytes[entry.bytes], to: directory + "/" + entry.name, mode: 0o644)
+        }
+    }
+
+    /// Removes `folder` and what the bridge put in it (one level of files, and `bundle/`).
+    static func remove(_ folder: String) {
+        for sub in [folder + "/bundle", folder] {
+            guard let dir = opendir(sub) else { continue }
+            while let entry = readdir(dir) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if name != "." && name != ".." { unlink(sub + "/" + name) }
+            }
+            closedir(dir)
+        }
+        rmdir(folder + "/bundle")
+        rmdir(folder)
+    }
+}

@@ -1,0 +1,148 @@
+import Glibc
+import ServiceJSON
+
+/// The check of a fleet bundle before it is unpacked (issue 41): its size, its SHA-256 and its
+/// minisign signature, by the host's trusted keys (`trustedKeys`, `revokedKeys`). MQTTBridge
+/// asks for it with `{"command":"deploy","action":"verify",…}` through `sh_host.control`, so the
+/// plugin needs no cryptography of its own and the keys stay the host's.
+///
+/// A bundle is verified whatever `signatures` says: code that came over a broker is deployed
+/// only when a key the host trusts signed it.
+extension Host {
+    /// What a check found: ``verified`` with the signer, or the reason (a stable word) and detail.
+    public struct BundleVerdict: Sendable, Equatable {
+        /// Whether the bundle may be unpacked.
+        public var verified: Bool
+        /// When not verified: `unreadable`, `sizeMismatch`, `digestMismatch`, `badSignature`,
+        /// `untrustedKey`, `revokedKey`, `signatureMismatch`, `noTrustedKeys`, `cryptoUnavailable`.
+        public var reason: String?
+        /// The sentence saying why, naming the file.
+        public var detail: String?
+        /// The signer's key id (16 hex digits) and trusted comment, when verified.
+        public var keyID: String?
+        public var trustedComment: String?
+
+        static func refused(_ reason: String, _ detail: String) -> BundleVerdict {
+            BundleVerdict(verified: false, reason: reason, detail: detail)
+        }
+
+        /// The reply's `bundle` member.
+        var json: JSONValue {
+            var object: [String: JSONValue] = ["verified": .bool(verified)]
+            if let reason { object["reason"] = .string(reason) }
+            if let detail { object["detail"] = .string(detail) }
+            if let keyID { object["keyId"] = .string(keyID) }
+            if let trustedComment { object["trustedComment"] = .string(trustedComment) }
+            return .object(object)
+        }
+    }
+
+    /// The largest bundle checked: what a fleet host is expected to run, with room.
+    nonisolated public static let maxBundleSize = 256 << 20
+
+    /// Checks the bundle in `file` against the `size`, `sha256` (64 hex digits) and minisign
+    /// `signature` (the `.minisig` file's text) the desired state gave.
+    public func verifyBundle(file: String, size: Int, sha256: String, signature: String) -> BundleVerdict {
+        Self.verifyBundle(file: file, size: size, sha256: sha256, signature: signature, trust: configuration.trust)
+    }
+
+    static func verifyBundle(file: String, size: Int, sha256: String, signature: String, trust: TrustSettings)
+        -> BundleVerdict
+    {
+        guard !trust.trustedKeys.isEmpty else {
+            return .refused(
+                "noTrustedKeys",
+                "the host trusts no key (trustedKeys in services.json): a bundle is never deployed unsigned")
+        }
+        let parsed: Minisign.Signature
+        do { parsed = try Minisign.Signature(file: Array(signature.utf8)) } catch {
+            return .refused("badSignature", "the bundle's signature: \(error.reason)")
+        }
+        let keyID = parsed.keyIDText
+        if trust.isRevoked(parsed.keyID) {
+            return .refused("revokedKey", "the bundle is signed by revoked key \(keyID)")
+        }
+        guard let key = trust.trusted(parsed.keyID) else {
+            return .refused("untrustedKey", "the bundle is signed by key \(keyID), which the host does not trust")
+        }
+        let bytes: [UInt8]
+        do {
+            let opened = try ReadOnlyFile(path: file)
+            guard opened.status.st_mode & S_IFMT == S_IFREG else {
+                return .refused("unreadable", "\(file) is not a regular file")
+            }
+            guard opened.size == size else {
+                return .refused("sizeMismatch", "\(file) is \(opened.size) bytes, the desired state says \(size)")
+            }
+            guard size <= maxBundleSize else {
+                return .refused("sizeMismatch", "\(file) is \(size) bytes, over the limit of \(maxBundleSize)")
+            }
+            bytes = try opened.read(at: 0, count: size)
+        } catch {
+            return .refused("unreadable", "\(file): \(error)")
+        }
+        guard bytes.count == size else {
+            return .refused("sizeMismatch", "\(file) gave \(bytes.count) bytes, the desired state says \(size)")
+        }
+        let crypto: LibCrypto
+        switch LibCrypto.shared {
+        case .success(let loaded): crypto = loaded
+        case .failure(let error): return .refused("cryptoUnavailable", error.reason)
+        }
+        guard let digest = bytes.withUnsafeBytes({ crypto.sha256($0) }) else {
+            return .refused("cryptoUnavailable", "EVP_Digest(SHA-256) failed")
+        }
+        let actual = PluginTrust.hex(digest)
+        guard actual == sha256.lowercased() else {
+            return .refused("digestMismatch", "\(file) has SHA-256 \(actual), the desired state says \(sha256)")
+        }
+        let global = (parsed.signature + parsed.trustedComment).withUnsafeBytes {
+            crypto.verifyEd25519(publicKey: key.key, signature: parsed.globalSignature, message: $0)
+        }
+        guard global else {
+            return .refused("signatureMismatch", "the signature's trusted comment does not verify with key \(keyID)")
+        }
+        let message: [UInt8]
+        if parsed.prehashed {
+            guard let prehash = bytes.withUnsafeBytes({ crypto.blake2b512($0) }) else {
+                return .refused("cryptoUnavailable", "EVP_Digest(BLAKE2b-512) failed")
+            }
+            message = prehash
+        } else {
+            message = bytes
+        }
+        let verified = message.withUnsafeBytes {
+            crypto.verifyEd25519(publicKey: key.key, signature: parsed.signature, message: $0)
+        }
+        guard verified else {
+            return .refused("signatureMismatch", "\(file)'s signature by key \(keyID) does not verify")
+        }
+        return BundleVerdict(
+            verified: true, reason: nil, detail: nil, keyID: keyID, trustedComment: parsed.trustedCommentText)
+    }
+}
+
+extension Host {
+    /// `deploy` `digests`: the SHA-256 of each running service's plugin file, by service id, for
+    /// a fleet's reported state. Hashed once per file identity (``TrustCache``, as pins are); a
+    /// file that cannot be read, or a host without libcrypto, leaves its service out.
+    public func serviceDigests() -> [String: String] {
+        guard case .success(let crypto) = LibCrypto.shared else { return [:] }
+        var digests: [String: String] = [:]
+        for service in services {
+            guard let file = try? ReadOnlyFile(pluginPath: service.path) else { continue }
+            let identity = FileIdentity(file.status)
+            if let known = PluginTrust.cache.sha256(identity) {
+                digests[service.id] = known
+                continue
+            }
+            guard let bytes = try? file.read(at: 0, count: file.size), bytes.count == file.size,
+                let digest = bytes.withUnsafeBytes({ crypto.sha256($0) })
+            else { continue }
+            let hex = PluginTrust.hex(digest)
+            PluginTrust.cache.setSHA256(identity, hex, path: service.path)
+            digests[service.id] = hex
+        }
+        return digests
+    }
+}

@@ -1,0 +1,304 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Desired and reported state (issue 41 item 2) with a real Mosquitto, real hosts and real
+/// minisign: a bundle published retained on `servicehost/bundles/<sha256>` (in pieces: the
+/// debug bridge alone is 4 MiB, the bridge's packet limit 1 MiB) reaches the host named by
+/// `servicehost/<id>/desired`, which reports `applied`; a tampered bundle, one with a `../`
+/// path and one with a symbolic link are refused with their reason; a host that was away
+/// catches up from the retained desired state, and does not retry one it refused.
+@Suite(
+    .timeLimit(.minutes(10)),
+    .enabled(if: Mosquitto.installed != nil && Minisign.installed != nil, "needs mosquitto and minisign"))
+struct FleetDesiredStateTests {
+    static let bridge = "dev.servicehost.mqtt-bridge"
+
+    /// A host `id` on the broker: the bridge (granted deploys) and the probe test.probe, trusting `key`.
+    static func fleetHost(_ id: String, port: Int, key: Minisign.KeyPair, isolateB: Bool = false) throws -> RunningHost
+    {
+        let host = try RunningHost()
+        try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so", mode: 0o644)
+        try host.probe("probe", ["PROBE_ID=\"test.probe\""])
+        _ = try host.file(
+            "lib/services.json",
+            """
+            {"trustedKeys": ["\(try key.publicKey)"],
+             "services": {\(isolateB ? #""test.b": {"isolation": "process"},"# : "")
+              "\(bridge)": {"requests": "all", "settings":
+              {"broker": "tcp://127.0.0.1:\(port)", "hostId": "\(id)", "keepAlive": 5}}}}
+            """)
+        return host
+    }
+
+    /// A bundle of `host`'s plugins plus test.b 0.2.0, and `extra` entries (name, type, target):
+    /// written by Python's tarfile in ustar format (GNU tar would strip a `../`).
+    /// `crashing`: test.b crashes on didBecomeActive.
+    static func bundle(
+        for host: RunningHost, in scratch: Scratch, extra: [(String, String, String)] = [], crashing: Bool = false,
+        version: String = "0.2.0"
+    ) throws -> String {
+        let set = try scratch.folder("set-\(UUID().uuidString.prefix(8))")
+        if crashing {
+            try Command.compileC(
+                Repository.fixture("BadPlugins/bad.c"), to: set + "/b.so",
+                defines: ["BAD_ID=\"test.b\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=1"])
+        } else {
+            try Plugins.probe(set + "/b.so", ["PROBE_ID=\"test.b\"", "PROBE_VERSION=\"\(version)\""])
+        }
+        for name in ["libMQTTBridge.so", "probe.so"] {
+            try FileManager.default.copyItem(atPath: host.lib + "/" + name, toPath: set + "/" + name)
+        }
+        let output = set + ".tar"
+        let members =
+            ["libMQTTBridge.so", "probe.so", "b.so"].map { "('\($0)', 'file', '\(set)/\($0)')" }
+            + extra.map { "('\($0.0)', '\($0.1)', '\($0.2)')" }
+        let script = """
+            import tarfile, sys
+            with tarfile.open('\(output)', 'w', format=tarfile.USTAR_FORMAT) as t:
+                for name, kind, target in [\(members.joined(separator: ", "))]:
+                    if kind == 'file':
+                        info = t.gettarinfo(target, arcname=name)
+                        with open(target, 'rb') as f: t.addfile(info, f)
+                    else:
+                        info = tarfile.TarInfo(name)
+                        info.type = tarfile.SYMTYPE
+                        info.linkname = target
+                        t.addfile(info)
+            """
+        let result = try Command.run("/usr/bin/python3", ["-c", script])
+        guard result.status == 0 else { throw TestFailure("python3 tarfile: \(result.stderr)") }
+        return output
+    }
+
+    /// Signs `bundle`, publishes it retained in pieces of `piece` bytes (with one byte changed
+    /// when `tamper`) and the desired state on each host's topic; returns the digest.
+    @discardableResult
+    static func publish(
+        _ bundle: String, signedBy key: Minisign.KeyPair, on broker: Mosquitto, to hosts: [String],
+        piece: Int = 512 << 10, tamper: Bool = false, probation: Double = 1, holdingBack: Int = 0
+    ) throws -> String {
+        try Minisign.sign(bundle, with: key)
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: bundle)))
+        let sum = try Command.run("/usr/bin/sha256sum", [bundle])
+        let digest = String(sum.stdout.prefix(64))
+        let signature = try String(contentsOfFile: bundle + ".minisig", encoding: .utf8)
+        if tamper { bytes[bytes.count / 2] ^= 0x01 }
+        let chunks = (bytes.count + piece - 1) / piece
+        for index in 0..<chunks {
+            try Data(bytes[(index * piece)..<min(bytes.count, (index + 1) * piece)]).write(
+                to: URL(fileURLWithPath: bundle + ".\(index)"))
+            if index < chunks - holdingBack { try publishPiece(bundle, index, digest, on: broker) }
+        }
+        let desired: [String: Any] = [
+            "digest": digest, "size": bytes.count, "signature": signature, "chunks": chunks, "probation": probation,
+        ]
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: desired), as: UTF8.self)
+        for host in hosts { try broker.publish("servicehost/\(host)/desired", text, retain: true) }
+        return digest
+    }
+
+    /// Publishes piece `index` of `bundle` (written by `publish`), retained.
+    static func publishPiece(_ bundle: String, _ index: Int, _ digest: String, on broker: Mosquitto) throws {
+        let result = try Command.run(
+            "/usr/bin/mosquitto_pub",
+            [
+                "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-r",
+                "-t", "servicehost/bundles/\(digest)/\(index)", "-f", bundle + ".\(index)",
+            ])
+        guard result.status == 0 else { throw TestFailure("mosquitto_pub: \(result.stderr)") }
+    }
+
+    /// The retained `servicehost/<id>/reported`, parsed.
+    static func reported(_ broker: Mosquitto, _ id: String) -> [String: Any] {
+        guard let text = try? broker.retained("servicehost/\(id)/reported") else { return [:] }
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    /// Waits for the report of `digest` to reach `status`; the report.
+    static func report(_ broker: Mosquitto, _ id: String, _ digest: String, _ status: String) -> [String: Any] {
+        var last: [String: Any] = [:]
+        _ = eventually(within: 90) {
+            last = reported(broker, id)
+            let deploy = last["deploy"] as? [String: Any]
+            return deploy?["digest"] as? String == digest && last["status"] as? String == status
+        }
+        return last
+    }
+
+    /// The host's current generation (`ctl deploy status`), nil when none.
+    static func current(_ host: RunningHost) throws -> Int? {
+        let deploy = try host.ctlJSON("deploy", "status").reply["deploy"] as? [String: Any]
+        return deploy?["current"] as? Int
+    }
+
+    static func services(_ report: [String: Any]) -> [String: String] {
+        var versions: [String: String] = [:]
+        for service in report["services"] as? [[String: Any]] ?? [] {
+            if let id = service["id"] as? String { versions[id] = service["version"] as? String }
+        }
+        return versions
+    }
+
+    @Test func aGoodBundle_reachesTheHost_whichReportsApplied_andAHostThatWasAwayCatchesUp() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let h1 = try Self.fleetHost("h1", port: broker.port, key: key)
+        let h2 = try Self.fleetHost("h2", port: broker.port, key: key)
+        try h1.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        // h2 is away while the desired state is published.
+        let bundle = try Self.bundle(for: h1, in: scratch)
+        let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1", "h2"])
+        let report = Self.report(broker, "h1", digest, "applied")
+        #expect(report["status"] as? String == "applied", "\(report)")
+        let generation = report["generation"] as? [String: Any]
+        #expect(generation?["digest"] as? String == digest && generation?["number"] as? Int == 1, "\(report)")
+        #expect(Self.services(report)["test.b"] == "0.2.0", "\(report)")
+        // Each service's file digest: test.b's is the one of the bundle's b.so.
+        let fileDigest = try Command.run("/usr/bin/sha256sum", [String(bundle.dropLast(4)) + "/b.so"]).stdout.prefix(64)
+        let listed = report["services"] as? [[String: Any]] ?? []
+        #expect(
+            listed.first { $0["id"] as? String == "test.b" }?["digest"] as? String == String(fileDigest), "\(report)")
+        #expect((report["services"] as? [[String: Any]])?.allSatisfy { $0["state"] as? String == "running" } == true)
+        // The host runs the bundle's set, the bridge kept running through the switch.
+        #expect(try Self.current(h1) == 1)
+        try h2.start()
+        let caughtUp = Self.report(broker, "h2", digest, "applied")
+        #expect(caughtUp["status"] as? String == "applied", "\(caughtUp)")
+        #expect(Self.services(caughtUp)["test.b"] == "0.2.0", "\(caughtUp)")
+        let records = h1.stop().records
+        let lines = MQTTBridgeTests.bridgeLines(records)
+        #expect(lines.named("mqtt.fleetApplied").first?.fields["digest"] == digest, "\(records.text)")
+        #expect(lines.named("mqtt.fleetRolledBack").isEmpty && lines.named("mqtt.fleetRefused").isEmpty)
+        #expect(Int(lines.named("mqtt.fleetDownloading").first?.fields["chunks"] ?? "") ?? 0 > 1, "\(records.text)")
+        h2.stop()
+    }
+
+    @Test func aTamperedBundle_isRefused_withTheReason_andNotRetriedUntilTheDesiredStateChanges() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let bundle = try Self.bundle(for: host, in: scratch)
+        let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"], tamper: true)
+        let report = Self.report(broker, "h1", digest, "refused")
+        let deploy = report["deploy"] as? [String: Any]
+        #expect(deploy?["reason"] as? String == "digestMismatch", "\(report)")
+        #expect(report["generation"] is NSNull, "\(report)")
+        #expect(try Self.current(host) == nil)
+        // Started again, the host sees the same desired state and does not fetch it again: it
+        // reports on connecting and again on the desired state it skips.
+        var records = host.stop().records
+        #expect(MQTTBridgeTests.bridgeLines(records).named("mqtt.fleetDownloading").count == 1)
+        let before = broker.topics(publishedBy: "h1").filter { $0 == "servicehost/h1/reported" }.count
+        try host.start()
+        #expect(
+            eventually {
+                broker.topics(publishedBy: "h1").filter { $0 == "servicehost/h1/reported" }.count >= before + 2
+            })
+        records = host.stop().records
+        let lines = MQTTBridgeTests.bridgeLines(records)
+        #expect(lines.named("mqtt.fleetDownloading").isEmpty, "\(records.text)")
+        #expect(lines.named("mqtt.fleetSkipped").first?.fields["status"] == "refused", "\(records.text)")
+    }
+
+    @Test func aBundleWhosePluginCrashes_isRolledBack_andReportedWithTheServiceAndTheReason() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key, isolateB: true)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let bundle = try Self.bundle(for: host, in: scratch, crashing: true)
+        let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"])
+        let report = Self.report(broker, "h1", digest, "rolledBack")
+        let deploy = report["deploy"] as? [String: Any]
+        #expect(deploy?["culprit"] as? String == "test.b" && deploy?["reason"] as? String == "signal", "\(report)")
+        #expect(deploy?["generation"] as? Int == 1 && report["generation"] is NSNull, "\(report)")
+        #expect(Self.services(report)["test.b"] == nil, "\(report)")
+        #expect(try Self.current(host) == nil)
+        let records = host.stop().records
+        let lines = MQTTBridgeTests.bridgeLines(records)
+        #expect(lines.named("mqtt.fleetRolledBack").first?.fields["generation"] == "1", "\(records.text)")
+    }
+
+    /// A host killed (SIGKILL) while it downloads, the bundle's last piece not on the broker
+    /// yet, fetches it again when it is started and the piece is there.
+    @Test func aHostKilledDuringItsDownload_catchesUpWhenStartedAgain() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let bundle = try Self.bundle(for: host, in: scratch)
+        let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"], holdingBack: 1)
+        #expect(Self.report(broker, "h1", digest, "downloading")["status"] as? String == "downloading")
+        let killed = host.signal(SIGKILL)
+        #expect(killed.status != 0)
+        let chunks = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter {
+            $0.hasPrefix(URL(fileURLWithPath: bundle).lastPathComponent + ".") && !$0.hasSuffix(".minisig")
+        }.count
+        try Self.publishPiece(bundle, chunks - 1, digest, on: broker)
+        try host.start()
+        let report = Self.report(broker, "h1", digest, "applied")
+        #expect(Self.services(report)["test.b"] == "0.2.0", "\(report)")
+        let records = host.stop().records
+        #expect(MQTTBridgeTests.bridgeLines(records).named("mqtt.fleetDownloading").count == 1, "\(records.text)")
+    }
+
+    /// One deploy at a time: a desired state published while another is in probation is fetched
+    /// when that probation ends, and both are applied in turn.
+    @Test func aDesiredStateThatComesDuringAProbation_waitsForIt() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let first = try Self.publish(
+            try Self.bundle(for: host, in: scratch), signedBy: key, on: broker, to: ["h1"], probation: 4)
+        #expect(Self.report(broker, "h1", first, "probation")["status"] as? String == "probation")
+        let second = try Self.publish(
+            try Self.bundle(for: host, in: scratch, version: "0.3.0"), signedBy: key,
+            on: broker, to: ["h1"])
+        let report = Self.report(broker, "h1", second, "applied")
+        #expect((report["generation"] as? [String: Any])?["number"] as? Int == 2, "\(report)")
+        #expect(Self.services(report)["test.b"] == "0.3.0", "\(report)")
+        let records = host.stop().records
+        let applied = MQTTBridgeTests.bridgeLines(records).named("mqtt.fleetApplied").map { $0.fields["digest"] }
+        #expect(applied == [first, second], "\(records.text)")
+        // The second was fetched only once the first's probation was over.
+        let steps = MQTTBridgeTests.bridgeLines(records).map { "\($0.event) \($0.fields["digest"] ?? "")" }
+        let firstApplied = steps.firstIndex(of: "mqtt.fleetApplied \(first)") ?? Int.max
+        #expect((steps.firstIndex(of: "mqtt.fleetDownloading \(second)") ?? -1) > firstApplied, "\(steps)")
+    }
+
+    @Test func aBundleWithAPathOutOfIt_orASymbolicLink_isRefused() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let escape = try Self.bundle(for: host, in: scratch, extra: [("../evil.so", "file", host.lib + "/probe.so")])
+        let first = try Self.publish(escape, signedBy: key, on: broker, to: ["h1"])
+        let escaped = Self.report(broker, "h1", first, "refused")
+        let escapedDeploy = escaped["deploy"] as? [String: Any]
+        #expect(escapedDeploy?["reason"] as? String == "pathEscape", "\(escaped)")
+        #expect(escapedDeploy?["culprit"] as? String == "../evil.so", "\(escaped)")
+        let linked = try Self.bundle(for: host, in: scratch, extra: [("evil.so", "symlink", "/etc/passwd")])
+        let second = try Self.publish(linked, signedBy: key, on: broker, to: ["h1"])
+        let link = Self.report(broker, "h1", second, "refused")
+        let linkDeploy = link["deploy"] as? [String: Any]
+        #expect(linkDeploy?["reason"] as? String == "link" && linkDeploy?["culprit"] as? String == "evil.so", "\(link)")
+        // Nothing was deployed, and nothing was left behind outside the bundle's folder.
+        #expect(try Self.current(host) == nil)
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/evil.so"))
+        host.stop()
+    }
+}
