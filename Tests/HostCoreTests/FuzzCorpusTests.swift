@@ -356,8 +356,17 @@ import Testing
         var errors: [WireError] = []
         let scenes = WorkerScenes()
         while true {
+            let frame: Frame
             do throws(WireError) {
-                guard let frame = try decoder.next() else { break }
+                guard let next = try decoder.next() else { break }
+                frame = next
+            } catch {
+                // A header the decoder refuses (magic, version, size, type) ends the stream, as
+                // the host ends the worker: the decoder does not move past it.
+                errors.append(error)
+                break
+            }
+            do throws(WireError) {
                 var r = frame.reader
                 switch frame.type {
                 case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call:
@@ -372,7 +381,6 @@ import Testing
                 }
             } catch {
                 errors.append(error)
-                if case .badMagic = error.code { break }
             }
         }
         return errors
