@@ -6,10 +6,12 @@
 #include <stddef.h>
 #include <linux/magic.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -89,4 +91,17 @@ unsigned long csystem_load_address(void *handle) {
     struct link_map *map = NULL;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL) return 0;
     return (unsigned long)map->l_addr;
+}
+
+int csystem_realtime_timer(void) { return timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC); }
+
+int csystem_realtime_timer_arm(int timer, long long seconds) {
+    struct itimerspec spec = {.it_interval = {0, 0}, .it_value = {(time_t)seconds, 0}};
+    return timerfd_settime(timer, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL);
+}
+
+int csystem_inotify_init(void) { return inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
+
+int csystem_inotify_watch_directory(int inotify, const char *path) {
+    return inotify_add_watch(inotify, path, IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR);
 }

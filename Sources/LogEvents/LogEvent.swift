@@ -86,11 +86,15 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceStopped = "service.stopped"
     case serviceStoppedByRequest = "service.stoppedByRequest"
     case serviceStuck = "service.stuck"
+    case sessionActive = "session.active"
+    case sessionLock = "session.lock"
     case sourceOff = "source.off"
     case sourceOn = "source.on"
     case systemdUnusable = "systemd.unusable"
     case systemShutdown = "system.shutdown"
     case systemSleep = "system.sleep"
+    case timeChanged = "time.changed"
+    case timeFailed = "time.failed"
     case watchDropped = "watch.dropped"
     case workerBlocked = "worker.blocked"
     case workerCrashed = "worker.crashed"
@@ -192,11 +196,15 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceStopped: ["reason"]
         case .serviceStoppedByRequest: ["service"]
         case .serviceStuck: ["service", "event"]
+        case .sessionActive: ["active"]
+        case .sessionLock: ["locked"]
         case .sourceOff: ["source", "reason"]
         case .sourceOn: ["source", "reason"]
         case .systemdUnusable: []
         case .systemShutdown: []
         case .systemSleep: ["sleeping"]
+        case .timeChanged: ["reason"]
+        case .timeFailed: ["reason"]
         case .watchDropped: ["bytes"]
         case .workerBlocked: ["services", "path", "resetAt"]
         case .workerCrashed: ["services", "reason", "cause", "signal", "status", "event", "pid", "restart"]

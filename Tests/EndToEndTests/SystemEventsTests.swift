@@ -62,7 +62,7 @@ struct SystemEventsTests {
         #expect(host.stop().status == 0)
 
         let records = host.records
-        #expect(records.named(.sourceOn).map { $0.string("source") } == ["sleep"])
+        #expect(records.named(.sourceOn).map { $0.string("source") }.contains("sleep"))
         let sequence = Self.sequence(records).drop { $0 != "system.sleep true" }
         // Services are taken down in reverse order, brought up in order.
         #expect(
@@ -117,10 +117,10 @@ struct SystemEventsTests {
             try host.probe("a", ["PROBE_ID=\"test.a\""])
             try host.start(extra, environment: environment)
             #expect(host.stop().status == 0)
-            let off = host.records.named(.sourceOff)
-            #expect(off.map { $0.string("source") } == ["sleep"])
+            let off = host.records.named(.sourceOff).filter { $0.string("source") == "sleep" }
+            #expect(off.count == 1)
             #expect(off.first?.string("reason")?.hasPrefix(reason) == true, "\(off.first?.string("reason") ?? "")")
-            #expect(host.records.named(.sourceOn).isEmpty)
+            #expect(!host.records.named(.sourceOn).contains { $0.string("source") == "sleep" })
         }
     }
 

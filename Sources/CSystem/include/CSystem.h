@@ -66,6 +66,22 @@ int _dispatch_get_main_queue_handle_4CF(void);
 /// handlers); `msg` is unused on Linux (pass NULL). Main thread only.
 void _dispatch_main_queue_callback_4CF(void *msg);
 
+/// A timer on CLOCK_REALTIME (timerfd_create(2), non-blocking, close-on-exec) for the time
+/// source: glibc's timerfd.h is not in Glibc's Swift module. -1 with errno.
+int csystem_realtime_timer(void);
+
+/// Arms `timer` to expire at `seconds` (CLOCK_REALTIME, absolute) and to be cancelled when the
+/// clock is set (TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET): a read then fails with ECANCELED.
+/// 0, or -1 with errno.
+int csystem_realtime_timer_arm(int timer, long long seconds);
+
+/// inotify_init1(IN_NONBLOCK | IN_CLOEXEC). -1 with errno.
+int csystem_inotify_init(void);
+
+/// Watches directory `path` for entries created, moved in, written and closed, or deleted
+/// (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR). The watch, or -1 with errno.
+int csystem_inotify_watch_directory(int inotify, const char *path);
+
 // sd-bus (libsystemd.so.0), loaded at run time by HostCore's SDBusLibrary: no build-time
 // header or package. Only what Swift cannot declare itself is here: the error struct's C
 // layout and the callback's type. sd_bus, sd_bus_message and sd_bus_slot stay opaque (void *).

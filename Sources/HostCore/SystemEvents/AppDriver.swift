@@ -69,6 +69,28 @@ public final class AppDriver {
     /// didReceiveMemoryWarning to every service that handles it.
     public func memoryWarning() { _ = host.memoryWarning() }
 
+    /// protectedDataWillBecomeUnavailable to every service that handles it, then willResignActive
+    /// (UIKit's order when the user locks the phone); a host in the background only hears the first.
+    public func lock() {
+        guard !host.isTerminating else { return }
+        _ = host.deliverToAll(.protectedDataWillBecomeUnavailable)
+        resignActive()
+    }
+
+    /// protectedDataDidBecomeAvailable, then didBecomeActive when the app is inactive (it was
+    /// active when the session locked). `becomeActive`: whether the app should come back.
+    public func unlock(becomeActive: Bool) {
+        guard !host.isTerminating else { return }
+        _ = host.deliverToAll(.protectedDataDidBecomeAvailable)
+        if becomeActive, host.state == .inactive { self.becomeActive() }
+    }
+
+    /// significantTimeChange to every service that handles it.
+    public func significantTimeChange() {
+        guard !host.isTerminating else { return }
+        _ = host.deliverToAll(.significantTimeChange)
+    }
+
     /// Posts notification `name` to the subscribed services.
     public func post(_ name: String, payload: JSONValue?) {
         _ = try? host.post(name: name, payload: payload)

@@ -151,6 +151,7 @@ final class SDBusConnection {
     /// An argument of a method call.
     enum Argument {
         case string(String)
+        case uint32(UInt32)
     }
 
     /// Calls `interface.member` on `destination`'s `path` and waits for the reply (at most
@@ -171,6 +172,7 @@ final class SDBusConnection {
             switch argument {
             // For strings sd-bus takes the string itself, not a pointer to it.
             case .string(let text): appended = text.withCString { library.appendBasic(message, 0x73, $0) }  // "s"
+            case .uint32(var value): appended = withUnsafePointer(to: &value) { library.appendBasic(message, 0x75, $0) }
             }
             guard appended >= 0 else {
                 throw SDBusError(
@@ -226,6 +228,16 @@ struct SDBusMessage {
         var value: Int32 = 0
         try read(0x62, &value, "b")
         return value != 0
+    }
+
+    /// The next argument, an object path ("o"), copied.
+    func readObjectPath() throws(SDBusError) -> String {
+        var value: UnsafePointer<CChar>?
+        try read(0x6F, &value, "o")
+        guard let value else {
+            throw SDBusError(operation: "sd_bus_message_read_basic(o)", reason: .system(errno: EBADMSG))
+        }
+        return String(cString: value)
     }
 
     /// The next argument, a descriptor ("h"), duplicated (close-on-exec) for the caller to own
