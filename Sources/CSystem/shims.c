@@ -1,10 +1,13 @@
 // Compiled with _GNU_SOURCE, which Glibc's Swift module is not: see CSystem.h.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <sched.h>
 #include <stddef.h>
 #include <linux/magic.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/sendfile.h>
@@ -104,4 +107,17 @@ int csystem_inotify_init(void) { return inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 
 int csystem_inotify_watch_directory(int inotify, const char *path) {
     return inotify_add_watch(inotify, path, IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR);
+}
+
+int csystem_route_netlink_socket(unsigned int groups, int nonblocking) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), NETLINK_ROUTE);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address = {.nl_family = AF_NETLINK, .nl_groups = groups};
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
 }

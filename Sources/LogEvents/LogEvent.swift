@@ -86,6 +86,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceStopped = "service.stopped"
     case serviceStoppedByRequest = "service.stoppedByRequest"
     case serviceStuck = "service.stuck"
+    case networkChanged = "network.changed"
+    case networkFailed = "network.failed"
     case sessionActive = "session.active"
     case sessionLock = "session.lock"
     case sourceOff = "source.off"
@@ -196,6 +198,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceStopped: ["reason"]
         case .serviceStoppedByRequest: ["service"]
         case .serviceStuck: ["service", "event"]
+        case .networkChanged: ["online", "interface"]
+        case .networkFailed: ["reason"]
         case .sessionActive: ["active"]
         case .sessionLock: ["locked"]
         case .sourceOff: ["source", "reason"]

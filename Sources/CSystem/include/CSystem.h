@@ -82,6 +82,10 @@ int csystem_inotify_init(void);
 /// (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR). The watch, or -1 with errno.
 int csystem_inotify_watch_directory(int inotify, const char *path);
 
+/// A NETLINK_ROUTE socket (close-on-exec; non-blocking when `nonblocking`), bound to the
+/// multicast `groups` (RTMGRP_* bits; 0: none, for requests). -1 with errno.
+int csystem_route_netlink_socket(unsigned int groups, int nonblocking);
+
 // sd-bus (libsystemd.so.0), loaded at run time by HostCore's SDBusLibrary: no build-time
 // header or package. Only what Swift cannot declare itself is here: the error struct's C
 // layout and the callback's type. sd_bus, sd_bus_message and sd_bus_slot stay opaque (void *).

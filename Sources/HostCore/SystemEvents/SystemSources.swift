@@ -4,10 +4,10 @@
 @MainActor
 public final class SystemSources {
     /// The built-in sources, in start order.
-    public static func builtIn() -> [any SystemSource] { [SleepSource(), LockSource(), TimeSource()] }
+    public static func builtIn() -> [any SystemSource] { [SleepSource(), LockSource(), TimeSource(), NetworkSource()] }
 
     /// The names of the built-in sources.
-    public nonisolated static let builtInNames = ["sleep", "lock", "time"]
+    public nonisolated static let builtInNames = ["sleep", "lock", "time", "network"]
 
     /// Each source and its state, in start order, once ``start(_:switches:)`` ran.
     public private(set) var states: [(name: String, state: SourceState)] = []
