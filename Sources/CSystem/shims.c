@@ -50,6 +50,11 @@ int csystem_epoll_add_for(int epoll, int fd, int writable, unsigned long long to
     return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
 }
 
+int csystem_epoll_add_priority(int epoll, int fd, unsigned long long token) {
+    struct epoll_event event = {.events = EPOLLPRI, .data.u64 = token};
+    return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+}
+
 int csystem_epoll_modify(int epoll, int fd, int writable, unsigned long long token) {
     struct epoll_event event = {.events = EPOLLIN | (writable ? EPOLLOUT : 0), .data.u64 = token};
     return epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &event);

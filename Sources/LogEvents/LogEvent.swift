@@ -47,6 +47,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case launchUnhandled = "launch.unhandled"
     case loadFailed = "load.failed"
     case loadSkipped = "load.skipped"
+    case memoryPressure = "memory.pressure"
     case metricsExposed = "metrics.exposed"
     case metricsListening = "metrics.listening"
     case metricsUnavailable = "metrics.unavailable"
@@ -159,6 +160,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .launchUnhandled: ["what"]
         case .loadFailed: ["path", "reason"]
         case .loadSkipped: ["path", "reason"]
+        case .memoryPressure: ["warned"]
         case .metricsExposed: ["address"]
         case .metricsListening: ["address"]
         case .metricsUnavailable: []

@@ -42,6 +42,10 @@ int csystem_epoll_add(int epoll, int fd, unsigned long long token);
 /// `writable` is not 0 (EPOLLOUT), its events reported with `token`.
 int csystem_epoll_add_for(int epoll, int fd, int writable, unsigned long long token);
 
+/// Adds `fd` to the set for priority events only (EPOLLPRI, level-triggered: a PSI trigger
+/// reports through it, and resets when polled), its events reported with `token`.
+int csystem_epoll_add_priority(int epoll, int fd, unsigned long long token);
+
 /// Changes what `fd`, already in the set, is watched for (EPOLL_CTL_MOD), as csystem_epoll_add_for.
 int csystem_epoll_modify(int epoll, int fd, int writable, unsigned long long token);
 

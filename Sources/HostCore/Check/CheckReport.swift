@@ -71,7 +71,8 @@ public struct CheckReport {
         directorySource = options.run.pluginSource
         let planner = LoadPlanner(settings)
         configurationPath = planner.configurationPath
-        sources = SystemSources.check(SystemSources.builtIn(), switches: options.run.sources)
+        sources = SystemSources.check(
+            SystemSources.builtIn(memory: options.run.memoryPressure), switches: options.run.sources)
         var configuration = HostConfiguration()
         switch planner.configuration {
         case .success(let read): configuration = read

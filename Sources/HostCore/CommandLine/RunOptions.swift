@@ -59,6 +59,9 @@ public struct RunOptions {
     public var stateDirectory: String?
     /// `--first-launch auto|always|never`.
     public var firstLaunch: FirstLaunchMode = .auto
+    /// `--memory-pressure TRIGGER` and `--memory-warning-interval SECS`: the memory source's PSI
+    /// trigger and how often it may warn.
+    public var memoryPressure = MemoryPressureSettings()
     /// `--source NAME=on|off`: system sources switched on or off by name (unnamed: on where present).
     public var sources: [String: Bool] = [:]
     /// False with `--no-registry-cache`: every plugin file is read at start and reload.
@@ -258,7 +261,22 @@ public struct RunOptions {
                 }
                 options.isolation.crashLimit = limit
             },
-            .value("--source", "NAME=on|off", "switch a system source (sleep) on or off\n(default: on where present)") {
+            .value(
+                "--memory-pressure", "TRIGGER",
+                "the memory source's PSI trigger: some|full STALL_US WINDOW_US\n(default \"some 150000 1000000\")"
+            ) { options, text throws(UsageError) in
+                options.memoryPressure.trigger = try MemoryPressureSettings.trigger(text)
+            },
+            .value(
+                "--memory-warning-interval", "SECS",
+                "at most one didReceiveMemoryWarning per SECS from\nthe memory source (default 10)"
+            ) { options, text throws(UsageError) in
+                options.memoryPressure.interval = try OptionValue.seconds(text)
+            },
+            .value(
+                "--source", "NAME=on|off",
+                "switch a system source (sleep, lock, time, network,\nmemory) on or off (default: on where present)"
+            ) {
                 options, text throws(UsageError) in
                 let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let name = parts.first, let on = ["on": true, "off": false][parts[1]] else {

@@ -245,7 +245,7 @@ public final class HostStartup {
             coordinator.armDeadline()
             Self.shutDown(host, log: log, timeout: shutdownTimeout)
         }
-        sources.start(SystemSources.builtIn(), driver: driver, switches: options.sources)
+        sources.start(SystemSources.builtIn(memory: options.memoryPressure), driver: driver, switches: options.sources)
     }
 
     /// Bound before launch: requests made while the app launches wait, in order, until it is active.

@@ -22,12 +22,13 @@ public final class AppDriver {
     /// Background tasks services opened (``BackgroundTasks``).
     public var backgroundTasks: BackgroundTasks { host.backgroundTasks }
 
-    /// Calls `handler` on the main thread whenever `fd` is readable, until the watch is cancelled.
+    /// Calls `handler` on the main thread whenever `fd` is readable (with `priority`: has a
+    /// priority event, EPOLLPRI, as a PSI trigger reports), until the watch is cancelled.
     /// - Throws: epoll_ctl's error, naming `name`.
-    public func watch(_ fd: Int32, name: String, handler: @escaping @MainActor () -> Void) throws(SystemError)
-        -> MainLoop.Watch
-    {
-        let watch = MainLoop.shared.watch(fd, name: name)
+    public func watch(
+        _ fd: Int32, name: String, priority: Bool = false, handler: @escaping @MainActor () -> Void
+    ) throws(SystemError) -> MainLoop.Watch {
+        let watch = MainLoop.shared.watch(fd, name: name, priority: priority)
         watch.setHandler { MainActor.assumeIsolated { handler() } }
         try watch.resume()
         return watch

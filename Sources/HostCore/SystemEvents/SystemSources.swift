@@ -4,10 +4,12 @@
 @MainActor
 public final class SystemSources {
     /// The built-in sources, in start order.
-    public static func builtIn() -> [any SystemSource] { [SleepSource(), LockSource(), TimeSource(), NetworkSource()] }
+    public static func builtIn(memory: MemoryPressureSettings = MemoryPressureSettings()) -> [any SystemSource] {
+        [SleepSource(), LockSource(), TimeSource(), NetworkSource(), MemorySource(memory)]
+    }
 
     /// The names of the built-in sources.
-    public nonisolated static let builtInNames = ["sleep", "lock", "time", "network"]
+    public nonisolated static let builtInNames = ["sleep", "lock", "time", "network", "memory"]
 
     /// Each source and its state, in start order, once ``start(_:switches:)`` ran.
     public private(set) var states: [(name: String, state: SourceState)] = []
