@@ -11,8 +11,8 @@ import ServiceKit
 ///   them), then empties the queue.
 /// - `network.reachable`: the network came back (seed 002: "once online, send what is
 ///   queued first"): `network reachable: flushing`, then as `queue.flush`.
-/// - `network.changed` (the host's network source): `"online"` becoming true after it was
-///   false is as `network.reachable`.
+/// - `network.changed` (the host's network source): `"online"` becoming true is as
+///   `network.reachable`.
 /// - `queue.dump`: logs the items.
 ///
 /// Requests it answers (`host ctl request queue.count`, or `host.request("queue.count")`
@@ -100,11 +100,10 @@ final class OfflineQueueService: NotificationReceiving, Answering {
             log(.info, "network reachable: flushing")
             flush()
         case "network.changed":
-            // The host's network source posts the state at start (nothing to do: the queue
-            // was restored), then each change: a flush when the network comes back.
+            // The host's network source posts each change: a flush when the network comes back.
             let online = notification.payload?["online"]?.boolValue
             defer { networkOnline = online }
-            guard online == true, networkOnline == false else { return }
+            guard online == true, networkOnline != true else { return }
             log(.info, "network reachable: flushing")
             flush()
         case "queue.dump": dump()

@@ -34,9 +34,11 @@ import Testing
         return steps
     }
 
-    /// A line without its figures: every number is N, runs of spaces are one.
+    /// A line without its figures: every number is N, runs of spaces are one. A system source's
+    /// line (`source NAME: on (…)`) is its name only: what it runs on is the machine's.
     static func shape(_ line: String) -> String {
-        line.replacingOccurrences(of: #"[0-9]+(\.[0-9]+)?"#, with: "N", options: .regularExpression)
+        if line.hasPrefix("source "), let colon = line.firstIndex(of: ":") { return String(line[..<colon]) }
+        return line.replacingOccurrences(of: #"[0-9]+(\.[0-9]+)?"#, with: "N", options: .regularExpression)
             .replacingOccurrences(of: #" +"#, with: " ", options: .regularExpression)
     }
 

@@ -5,8 +5,8 @@ import ServiceJSON
 /// Network reachability from rtnetlink (a `NETLINK_ROUTE` socket on the main loop, no bus): the
 /// host is online while a default route of the main table goes out through an interface that is
 /// up with carrier. Each change is posted to the subscribed services as `network.changed` with
-/// `{"online": Bool, "interface": name or null}` (and logged as `network.changed`); the current
-/// state is posted once when the source starts, so a service knows it from its launch on.
+/// `{"online": Bool, "interface": name or null}` (and logged as `network.changed`); the state at
+/// start is in the source's on line, not posted.
 @MainActor
 final class NetworkSource: SystemSource {
     let name = "network"
@@ -50,7 +50,9 @@ final class NetworkSource: SystemSource {
             return .off("rtnetlink is not available: \(error)")
         }
         self.driver = driver
-        post()
+        // The state at start is not posted: a host that starts online changes nothing for its
+        // services (the on line says what it is).
+        posted = state.summary
         return .on("rtnetlink (\(state.summary.description))")
     }
 
