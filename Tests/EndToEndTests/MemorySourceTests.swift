@@ -13,7 +13,9 @@ struct MemorySourceTests {
     func theTrigger_isTakenByTheKernel_withTheSettingsGiven() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
-        try host.start(["--memory-pressure", "full 200000 2000000", "--memory-warning-interval", "30"])
+        try host.start([
+            "--source", "memory=on", "--memory-pressure", "full 200000 2000000", "--memory-warning-interval", "30",
+        ])
         let records = host.stop().records
         let on = records.named(.sourceOn).filter { $0.string("source") == "memory" }
         #expect(on.count == 1)

@@ -66,8 +66,12 @@ import Testing
         let host = try Command.start(
             "/bin/sh",
             [
-                "-c", "exec \"$0\" --plugins lib --stats --control \"$1\" --state-dir state 2>>host.log", executable,
-                control,
+                // The clock and memory sources off, as in RunningHost: another test setting the clock
+                // would add a line to `ctl stats`.
+                "-c",
+                "exec \"$0\" --plugins lib --stats --control \"$1\" --state-dir state"
+                    + " --source time=off --source memory=off 2>>host.log",
+                executable, control,
             ],
             environment: ["JOURNAL_STREAM": stream], directory: scratch.path)
         defer {

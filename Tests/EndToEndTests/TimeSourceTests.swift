@@ -16,7 +16,7 @@ struct TimeSourceTests {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\"", "PROBE_EVENTS=\(events)"])
         try host.probe("b", ["PROBE_ID=\"test.b\""])
-        try host.start(extra, executable: executable)
+        try host.start(["--source", "time=on"] + extra, executable: executable)
         // Sources start before the main loop serves: a ctl reply (start's wait) means the source runs.
         return host
     }
@@ -83,7 +83,7 @@ struct TimeSourceTests {
     func theBundledLogger_logsASignificantTimeChange() throws {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libLogger.so"), to: "lib/libLogger.so")
-        try host.start()
+        try host.start(["--source", "time=on"])
         #expect(Self.setTheClock())
         #expect(eventually { host.events.contains("significantTimeChange dev.servicehost.logger") })
         let logged = host.stop().records.messages(from: "dev.servicehost.logger")
