@@ -133,6 +133,8 @@ final class TimeSource: SystemSource {
     private func changed(_ reason: String) {
         guard let driver else { return }
         do { try arm() } catch {
+            // A cancelled timer not armed again stays readable: its watch ends, or the loop would spin.
+            watches.first?.cancel()
             driver.log.warn(
                 "host", "the time source's timer could not be armed again: \(error)", event: .timeFailed,
                 .string("reason", "\(error)"))
