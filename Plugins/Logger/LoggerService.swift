@@ -1,7 +1,8 @@
 import ServiceKit
 
 /// Logs every event it receives through the host: the lifecycle, notifications from
-/// other services (it subscribes to every name), memory warnings, pushes, device
+/// other services (it subscribes to every name), memory warnings, the session's lock and
+/// unlock, significant time changes, pushes, device
 /// tokens, URLs, user activities, quick actions nobody declares and every scene's events (`scene main
 /// sceneDidBecomeActive (foregroundActive)`).
 ///
@@ -15,7 +16,8 @@ import ServiceKit
 /// its settings while it runs (a reload) is logged (didChangeSettings), not a restart.
 final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPresenting, NotificationResponseHandling,
     DeviceTokenReceiving, DeviceTokenErrorHandling, URLHandling, UserActivityHandling, SceneURLHandling,
-    SceneUserActivityHandling, SettingsObserving, ShortcutHandling
+    SceneUserActivityHandling, SettingsObserving, ShortcutHandling, ProtectedDataUnavailableObserving,
+    ProtectedDataAvailableObserving, SignificantTimeChangeObserving
 {
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {
         host.log(.info, "willFinishLaunching (\(describe(options)))")
@@ -33,6 +35,9 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     func willEnterForeground() { logEvent("willEnterForeground") }
     func willTerminate() { logEvent("willTerminate") }
     func didReceiveMemoryWarning() { logEvent("didReceiveMemoryWarning") }
+    func protectedDataWillBecomeUnavailable() { logEvent("protectedDataWillBecomeUnavailable") }
+    func protectedDataDidBecomeAvailable() { logEvent("protectedDataDidBecomeAvailable") }
+    func significantTimeChange() { logEvent("significantTimeChange") }
 
     func didChangeSettings(from old: JSONValue?, to new: JSONValue?) {
         host.log(.info, "didChangeSettings from \(old?.serialized ?? "none") to \(new?.serialized ?? "none")")

@@ -11,6 +11,8 @@ import ServiceKit
 ///   them), then empties the queue.
 /// - `network.reachable`: the network came back (seed 002: "once online, send what is
 ///   queued first"): `network reachable: flushing`, then as `queue.flush`.
+/// - `network.changed` (the host's network source): `"online"` becoming true is as
+///   `network.reachable`.
 /// - `queue.dump`: logs the items.
 ///
 /// Requests it answers (`host ctl request queue.count`, or `host.request("queue.count")`
@@ -60,6 +62,8 @@ final class OfflineQueueService: NotificationReceiving, Answering {
     private var unsaved = false
     /// The host has no store: the queue lives in memory only.
     private var inMemoryOnly = false
+    /// What the host's last `network.changed` said (nil: none yet).
+    private var networkOnline: Bool?
 
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {
         let (settings, problems) = OfflineQueueSettings.read(from: options)
@@ -95,8 +99,15 @@ final class OfflineQueueService: NotificationReceiving, Answering {
         case "network.reachable":
             log(.info, "network reachable: flushing")
             flush()
+        case "network.changed":
+            // The host's network source posts each change: a flush when the network comes back.
+            let online = notification.payload?["online"]?.boolValue
+            defer { networkOnline = online }
+            guard online == true, networkOnline != true else { return }
+            log(.info, "network reachable: flushing")
+            flush()
         case "queue.dump": dump()
-        default: break  // the manifest subscribes to these four names only
+        default: break  // the manifest subscribes to these five names only
         }
     }
 

@@ -1,6 +1,7 @@
 // Compiled with _GNU_SOURCE, which Glibc's Swift module is not: see CSystem.h.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <sched.h>
 #include <stddef.h>
@@ -10,10 +11,14 @@
 #include <linux/seccomp.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/inotify.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -46,6 +51,11 @@ int csystem_epoll_add(int epoll, int fd, unsigned long long token) {
 
 int csystem_epoll_add_for(int epoll, int fd, int writable, unsigned long long token) {
     struct epoll_event event = {.events = EPOLLIN | (writable ? EPOLLOUT : 0), .data.u64 = token};
+    return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+}
+
+int csystem_epoll_add_priority(int epoll, int fd, unsigned long long token) {
+    struct epoll_event event = {.events = EPOLLPRI, .data.u64 = token};
     return epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
 }
 
@@ -126,4 +136,28 @@ int csystem_no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); 
 int csystem_install_filter(const void *instructions, unsigned short count) {
     struct sock_fprog program = {.len = count, .filter = (struct sock_filter *)instructions};
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
+int csystem_realtime_timer(void) { return timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC); }
+
+int csystem_realtime_timer_arm(int timer, long long seconds) {
+    struct itimerspec spec = {.it_interval = {0, 0}, .it_value = {(time_t)seconds, 0}};
+    return timerfd_settime(timer, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL);
+}
+
+int csystem_inotify_init(void) { return inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
+
+int csystem_inotify_watch_directory(int inotify, const char *path) {
+    return inotify_add_watch(inotify, path, IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR);
+}
+
+int csystem_route_netlink_socket(unsigned int groups, int nonblocking) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | (nonblocking ? SOCK_NONBLOCK : 0), NETLINK_ROUTE);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address = {.nl_family = AF_NETLINK, .nl_groups = groups};
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
 }

@@ -52,6 +52,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case launchUnhandled = "launch.unhandled"
     case loadFailed = "load.failed"
     case loadSkipped = "load.skipped"
+    case memoryPressure = "memory.pressure"
     case metricsExposed = "metrics.exposed"
     case metricsListening = "metrics.listening"
     case metricsUnavailable = "metrics.unavailable"
@@ -93,11 +94,17 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceStopped = "service.stopped"
     case serviceStoppedByRequest = "service.stoppedByRequest"
     case serviceStuck = "service.stuck"
+    case networkChanged = "network.changed"
+    case networkFailed = "network.failed"
+    case sessionActive = "session.active"
+    case sessionLock = "session.lock"
     case sourceOff = "source.off"
     case sourceOn = "source.on"
     case systemdUnusable = "systemd.unusable"
     case systemShutdown = "system.shutdown"
     case systemSleep = "system.sleep"
+    case timeChanged = "time.changed"
+    case timeFailed = "time.failed"
     case watchDropped = "watch.dropped"
     case workerBlocked = "worker.blocked"
     case workerCrashed = "worker.crashed"
@@ -166,6 +173,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .launchUnhandled: ["what"]
         case .loadFailed: ["path", "reason"]
         case .loadSkipped: ["path", "reason"]
+        case .memoryPressure: ["warned"]
         case .metricsExposed: ["address"]
         case .metricsListening: ["address"]
         case .metricsUnavailable: []
@@ -207,11 +215,17 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceStopped: ["reason"]
         case .serviceStoppedByRequest: ["service"]
         case .serviceStuck: ["service", "event"]
+        case .networkChanged: ["online", "interface"]
+        case .networkFailed: ["reason"]
+        case .sessionActive: ["active"]
+        case .sessionLock: ["locked"]
         case .sourceOff: ["source", "reason"]
         case .sourceOn: ["source", "reason"]
         case .systemdUnusable: []
         case .systemShutdown: []
         case .systemSleep: ["sleeping"]
+        case .timeChanged: ["reason"]
+        case .timeFailed: ["reason"]
         case .watchDropped: ["bytes"]
         case .workerBlocked: ["services", "path", "resetAt"]
         case .workerCrashed:

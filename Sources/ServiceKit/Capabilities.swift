@@ -274,3 +274,54 @@ extension Answering {
     )
     public func answer(_ request: ServiceRequest, reply: ReplyCompletion) {}
 }
+
+/// Handles `protectedDataWillBecomeUnavailable`: the user's session is about to lock (UIKit's
+/// `applicationProtectedDataWillBecomeUnavailable(_:)`; on Linux logind's `Lock` for the host's session).
+public protocol ProtectedDataUnavailableObserving: ApplicationService {
+    /// The session is locking: close what holds the user's secrets (the app resigns active
+    /// next). Main thread.
+    func protectedDataWillBecomeUnavailable()
+}
+
+extension ProtectedDataUnavailableObserving {
+    @available(
+        *, unavailable,
+        message:
+            "ProtectedDataUnavailableObserving needs `func protectedDataWillBecomeUnavailable()` (event \"protectedDataWillBecomeUnavailable\" in servicehost.json)"
+    )
+    public func protectedDataWillBecomeUnavailable() {}
+}
+
+/// Handles `protectedDataDidBecomeAvailable`: the user's session was unlocked (UIKit's
+/// `applicationProtectedDataDidBecomeAvailable(_:)`; on Linux logind's `Unlock`).
+public protocol ProtectedDataAvailableObserving: ApplicationService {
+    /// The session is unlocked: the user's secrets may be read again (the app becomes active
+    /// next). Main thread.
+    func protectedDataDidBecomeAvailable()
+}
+
+extension ProtectedDataAvailableObserving {
+    @available(
+        *, unavailable,
+        message:
+            "ProtectedDataAvailableObserving needs `func protectedDataDidBecomeAvailable()` (event \"protectedDataDidBecomeAvailable\" in servicehost.json)"
+    )
+    public func protectedDataDidBecomeAvailable() {}
+}
+
+/// Handles `significantTimeChange`: the wall clock was set, the time zone changed, or local
+/// midnight passed (UIKit's `applicationSignificantTimeChange(_:)`).
+public protocol SignificantTimeChangeObserving: ApplicationService {
+    /// Read the clock and the time zone again (dates shown, timers set for a wall-clock
+    /// time). Main thread.
+    func significantTimeChange()
+}
+
+extension SignificantTimeChangeObserving {
+    @available(
+        *, unavailable,
+        message:
+            "SignificantTimeChangeObserving needs `func significantTimeChange()` (event \"significantTimeChange\" in servicehost.json)"
+    )
+    public func significantTimeChange() {}
+}

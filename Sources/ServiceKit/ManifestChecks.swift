@@ -668,3 +668,123 @@ extension _ManifestOmits_performActionForShortcutItem where Self: ShortcutHandli
     )
     public static var _servicehostCheck_performActionForShortcutItem: Void { () }
 }
+
+/// Generated code only: servicehost.json lists "protectedDataWillBecomeUnavailable"; the class must adopt ``ProtectedDataUnavailableObserving``.
+public protocol _ManifestLists_protectedDataWillBecomeUnavailable {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``ProtectedDataUnavailableObserving``.
+    static var _servicehostCheck_protectedDataWillBecomeUnavailable: Void { get }
+}
+
+extension _ManifestLists_protectedDataWillBecomeUnavailable {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"protectedDataWillBecomeUnavailable\": adopt ProtectedDataUnavailableObserving and implement `func protectedDataWillBecomeUnavailable()` (or remove \"protectedDataWillBecomeUnavailable\" from events)"
+    )
+    public static var _servicehostCheck_protectedDataWillBecomeUnavailable: Void { () }
+}
+
+extension _ManifestLists_protectedDataWillBecomeUnavailable where Self: ProtectedDataUnavailableObserving {
+    /// The class adopts ``ProtectedDataUnavailableObserving``: the check passes.
+    public static var _servicehostCheck_protectedDataWillBecomeUnavailable: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "protectedDataWillBecomeUnavailable"; the class must not adopt ``ProtectedDataUnavailableObserving``.
+public protocol _ManifestOmits_protectedDataWillBecomeUnavailable {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``ProtectedDataUnavailableObserving``.
+    static var _servicehostCheck_protectedDataWillBecomeUnavailable: Void { get }
+}
+
+extension _ManifestOmits_protectedDataWillBecomeUnavailable {
+    /// The class does not adopt ``ProtectedDataUnavailableObserving``: the check passes.
+    public static var _servicehostCheck_protectedDataWillBecomeUnavailable: Void { () }
+}
+
+extension _ManifestOmits_protectedDataWillBecomeUnavailable where Self: ProtectedDataUnavailableObserving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts ProtectedDataUnavailableObserving (`func protectedDataWillBecomeUnavailable()`), but servicehost.json does not list the event \"protectedDataWillBecomeUnavailable\", so the host would never call it: add \"protectedDataWillBecomeUnavailable\" to events"
+    )
+    public static var _servicehostCheck_protectedDataWillBecomeUnavailable: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "protectedDataDidBecomeAvailable"; the class must adopt ``ProtectedDataAvailableObserving``.
+public protocol _ManifestLists_protectedDataDidBecomeAvailable {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``ProtectedDataAvailableObserving``.
+    static var _servicehostCheck_protectedDataDidBecomeAvailable: Void { get }
+}
+
+extension _ManifestLists_protectedDataDidBecomeAvailable {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"protectedDataDidBecomeAvailable\": adopt ProtectedDataAvailableObserving and implement `func protectedDataDidBecomeAvailable()` (or remove \"protectedDataDidBecomeAvailable\" from events)"
+    )
+    public static var _servicehostCheck_protectedDataDidBecomeAvailable: Void { () }
+}
+
+extension _ManifestLists_protectedDataDidBecomeAvailable where Self: ProtectedDataAvailableObserving {
+    /// The class adopts ``ProtectedDataAvailableObserving``: the check passes.
+    public static var _servicehostCheck_protectedDataDidBecomeAvailable: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "protectedDataDidBecomeAvailable"; the class must not adopt ``ProtectedDataAvailableObserving``.
+public protocol _ManifestOmits_protectedDataDidBecomeAvailable {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``ProtectedDataAvailableObserving``.
+    static var _servicehostCheck_protectedDataDidBecomeAvailable: Void { get }
+}
+
+extension _ManifestOmits_protectedDataDidBecomeAvailable {
+    /// The class does not adopt ``ProtectedDataAvailableObserving``: the check passes.
+    public static var _servicehostCheck_protectedDataDidBecomeAvailable: Void { () }
+}
+
+extension _ManifestOmits_protectedDataDidBecomeAvailable where Self: ProtectedDataAvailableObserving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts ProtectedDataAvailableObserving (`func protectedDataDidBecomeAvailable()`), but servicehost.json does not list the event \"protectedDataDidBecomeAvailable\", so the host would never call it: add \"protectedDataDidBecomeAvailable\" to events"
+    )
+    public static var _servicehostCheck_protectedDataDidBecomeAvailable: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "significantTimeChange"; the class must adopt ``SignificantTimeChangeObserving``.
+public protocol _ManifestLists_significantTimeChange {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``SignificantTimeChangeObserving``.
+    static var _servicehostCheck_significantTimeChange: Void { get }
+}
+
+extension _ManifestLists_significantTimeChange {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"significantTimeChange\": adopt SignificantTimeChangeObserving and implement `func significantTimeChange()` (or remove \"significantTimeChange\" from events)"
+    )
+    public static var _servicehostCheck_significantTimeChange: Void { () }
+}
+
+extension _ManifestLists_significantTimeChange where Self: SignificantTimeChangeObserving {
+    /// The class adopts ``SignificantTimeChangeObserving``: the check passes.
+    public static var _servicehostCheck_significantTimeChange: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "significantTimeChange"; the class must not adopt ``SignificantTimeChangeObserving``.
+public protocol _ManifestOmits_significantTimeChange {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``SignificantTimeChangeObserving``.
+    static var _servicehostCheck_significantTimeChange: Void { get }
+}
+
+extension _ManifestOmits_significantTimeChange {
+    /// The class does not adopt ``SignificantTimeChangeObserving``: the check passes.
+    public static var _servicehostCheck_significantTimeChange: Void { () }
+}
+
+extension _ManifestOmits_significantTimeChange where Self: SignificantTimeChangeObserving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts SignificantTimeChangeObserving (`func significantTimeChange()`), but servicehost.json does not list the event \"significantTimeChange\", so the host would never call it: add \"significantTimeChange\" to events"
+    )
+    public static var _servicehostCheck_significantTimeChange: Void { () }
+}

@@ -200,6 +200,15 @@ public enum ServicePlugin {
         case .didReceiveMemoryWarning:
             guard let service = instance as? any MemoryWarningHandling else { return Int32(SH_UNSUPPORTED) }
             service.didReceiveMemoryWarning()
+        case .protectedDataWillBecomeUnavailable:
+            guard let service = instance as? any ProtectedDataUnavailableObserving else { return Int32(SH_UNSUPPORTED) }
+            service.protectedDataWillBecomeUnavailable()
+        case .protectedDataDidBecomeAvailable:
+            guard let service = instance as? any ProtectedDataAvailableObserving else { return Int32(SH_UNSUPPORTED) }
+            service.protectedDataDidBecomeAvailable()
+        case .significantTimeChange:
+            guard let service = instance as? any SignificantTimeChangeObserving else { return Int32(SH_UNSUPPORTED) }
+            service.significantTimeChange()
         case .willPresentNotification:
             guard let service = instance as? any PushPresenting else { return Int32(SH_UNSUPPORTED) }
             guard let push = data?.assumingMemoryBound(to: sh_push.self) else { return Int32(SH_INVALID) }

@@ -54,6 +54,9 @@ extension TestAttachments {
             (instance is any Answering, .request),
             (instance is any SettingsObserving, .didChangeSettings),
             (instance is any ShortcutHandling, .performActionForShortcutItem),
+            (instance is any ProtectedDataUnavailableObserving, .protectedDataWillBecomeUnavailable),
+            (instance is any ProtectedDataAvailableObserving, .protectedDataDidBecomeAvailable),
+            (instance is any SignificantTimeChangeObserving, .significantTimeChange),
         ]
         kinds += adopted.filter(\.0).map(\.1)
         return kinds

@@ -166,3 +166,10 @@ private final class CompletionObserver: Sendable {
         self.observe = observe
     }
 }
+
+extension TestCore {
+    /// The moves of the host's lock and time sources, through the same ``AppDriver`` they use.
+    func lockSession() { AppDriver(host: host, terminate: {}).lock() }
+    func unlockSession() { AppDriver(host: host, terminate: {}).unlock(becomeActive: true) }
+    func significantTimeChange() { AppDriver(host: host, terminate: {}).significantTimeChange() }
+}

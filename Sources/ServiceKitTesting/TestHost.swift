@@ -163,6 +163,29 @@ public final class TestHost<Service: ApplicationService> {
         onMain { [core] in core.host.backgroundTasks.expire(reason: "the test expired them") }
     }
 
+    // MARK: - The session and the clock (the `lock` and `time` sources)
+
+    /// The user's session locks, as the host's `lock` source moves the app: protectedDataWillBecomeUnavailable
+    /// to a class that adopts ProtectedDataUnavailableObserving, then willResignActive when the app is active.
+    public func lockSession() {
+        onMain { [core] in core.lockSession() }
+    }
+
+    /// The session is unlocked: protectedDataDidBecomeAvailable to a class that adopts
+    /// ProtectedDataAvailableObserving, then didBecomeActive when the app is inactive.
+    public func unlockSession() {
+        onMain { [core] in core.unlockSession() }
+    }
+
+    /// The wall clock was set, the time zone changed or local midnight passed: significantTimeChange;
+    /// false when the class does not adopt SignificantTimeChangeObserving.
+    @discardableResult
+    public func significantTimeChange() -> Bool {
+        guard service is any SignificantTimeChangeObserving else { return false }
+        onMain { [core] in core.significantTimeChange() }
+        return true
+    }
+
     // MARK: - Other events
 
     /// `host ctl memory-warning`; false when the class does not adopt MemoryWarningHandling.

@@ -35,6 +35,9 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case request = 27
     case didChangeSettings = 40
     case performActionForShortcutItem = 44
+    case protectedDataWillBecomeUnavailable = 49
+    case protectedDataDidBecomeAvailable = 50
+    case significantTimeChange = 51
 
     /// One row of the table: what ServiceHost knows about a kind besides its number.
     public struct Entry: Sendable {
@@ -111,6 +114,12 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
             Entry("didChangeSettings", nil, .settingsChange, capability: "SettingsObserving")
         case .performActionForShortcutItem:
             Entry("performActionForShortcutItem", nil, .shortcutItem, capability: "ShortcutHandling")
+        case .protectedDataWillBecomeUnavailable:
+            Entry("protectedDataWillBecomeUnavailable", nil, .none, capability: "ProtectedDataUnavailableObserving")
+        case .protectedDataDidBecomeAvailable:
+            Entry("protectedDataDidBecomeAvailable", nil, .none, capability: "ProtectedDataAvailableObserving")
+        case .significantTimeChange:
+            Entry("significantTimeChange", nil, .none, capability: "SignificantTimeChangeObserving")
         }
     }
 

@@ -28,6 +28,12 @@ class RunningHost {
         try Plugins.probe(lib + "/\(name).so", defines)
     }
 
+    /// The system sources that follow the machine's clock and memory, off unless a test turns
+    /// them on (`--source time=on`; the last `--source` wins): a test setting the clock, local
+    /// midnight or memory pressure on a busy CI machine would add events to every other test's
+    /// host (the Logger handles both).
+    static let machineSources = ["--source", "time=off", "--source", "memory=off"]
+
     /// Starts the host (or `executable`) on `plugins` (default: `lib`), with `environment` added
     /// to the tests'; waits until it is `until` (active; background for a launch into the
     /// background) unless `wait` is false.
@@ -41,7 +47,7 @@ class RunningHost {
             folders + [
                 "--control", control, "--trace", tracePath, "--state-dir", stateDirectory,
                 "--log-format", "json",
-            ] + extra, environment: environment)
+            ] + Self.machineSources + extra, environment: environment)
         if wait {
             let active = eventually { (try? ctl("state").stdout.contains("state: \(state)")) == true }
             if !active {

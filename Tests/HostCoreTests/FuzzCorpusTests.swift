@@ -25,7 +25,10 @@ import Testing
     }
 
     @Test(
-        arguments: ["elf", "json", "control", "config", "frame", "manifest", "registry", "semver", "state", "minisign"])
+        arguments: [
+            "elf", "json", "control", "config", "frame", "manifest", "registry", "semver", "state", "minisign",
+            "netlink",
+        ])
     func everyTargetHasASeedCorpus(target: String) {
         #expect(Self.corpus(target).count >= 5)
     }
@@ -462,6 +465,38 @@ import Testing
             #expect(try String(contentsOfFile: output, encoding: .utf8).contains("@c(servicehost_entry)"))
         } else {
             #expect(result.stderr.hasPrefix(path + ": "), "\(result.stderr)")
+        }
+    }
+
+    // MARK: netlink
+
+    /// Each seed (real dumps of this machine's links and routes, a kernel error, a cut read, a
+    /// lying length) read into messages or refused with a reason.
+    @Test(arguments: corpus("netlink"))
+    func netlink_everyFileReadsOrFailsWithAReason(path: String) throws {
+        let bytes = try Self.bytes(path)
+        do {
+            var state = ReachabilityState()
+            for message in try RouteNetlink.parse(bytes[...]) { state.apply(message) }
+            _ = state.summary
+        } catch {
+            #expect(!error.reason.isEmpty)
+        }
+    }
+
+    @Test func netlink_theRealDumps_readTheLoopback_andTheCutOnesAreRefused() throws {
+        let links = try RouteNetlink.parse(try Self.seed("netlink", "links-0.bin")[...])
+        #expect(links.contains { if case .link(1, "lo", _, false) = $0 { true } else { false } })
+        #expect(try RouteNetlink.parse(try Self.seed("netlink", "routes-1.bin")[...]) == [.done])
+        #expect(
+            try RouteNetlink.parse(try Self.seed("netlink", "error.bin")[...]).first.map {
+                if case .error(let code) = $0 { code > 0 } else { false }
+            } == true)
+        #expect(throws: RouteNetlink.Malformed.self) {
+            try RouteNetlink.parse(try Self.seed("netlink", "cut.bin")[...])
+        }
+        #expect(throws: RouteNetlink.Malformed.self) {
+            try RouteNetlink.parse(try Self.seed("netlink", "long-length.bin")[...])
         }
     }
 

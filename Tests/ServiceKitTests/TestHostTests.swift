@@ -25,6 +25,23 @@ import Testing
         #expect(background.deliveries == [.willFinishLaunching, .didFinishLaunching])
     }
 
+    @Test func aLockedSession_isProtectedDataThenResign_andUnlockIsTheReverse_andTheClockIsObserved() {
+        let host = TestHost(SessionProbe())
+        host.launch()
+        host.lockSession()
+        #expect(host.appState == .inactive)
+        host.unlockSession()
+        #expect(host.appState == .active)
+        #expect(host.significantTimeChange())
+        #expect(
+            Array(host.deliveries.dropFirst(3)) == [
+                .protectedDataWillBecomeUnavailable, .willResignActive, .protectedDataDidBecomeAvailable,
+                .didBecomeActive, .significantTimeChange,
+            ])
+        // A class that does not observe the clock is not asked.
+        #expect(!TestHost(LifecycleProbe()).significantTimeChange())
+    }
+
     @Test func aSettingsChange_reachesASettingsObserver_oldAndNew_withoutARestart() {
         let service = SettingsProbe()
         let host = TestHost(service)
@@ -345,4 +362,13 @@ private final class Asker: ApplicationService, @unchecked Sendable {
 private final class SettingsProbe: SettingsObserving {
     var changes: [[JSONValue?]] = []
     func didChangeSettings(from old: JSONValue?, to new: JSONValue?) { changes.append([old, new]) }
+}
+
+/// Observes the session's lock and the clock (the lock and time sources' events).
+private final class SessionProbe: ProtectedDataUnavailableObserving, ProtectedDataAvailableObserving,
+    SignificantTimeChangeObserving
+{
+    func protectedDataWillBecomeUnavailable() {}
+    func protectedDataDidBecomeAvailable() {}
+    func significantTimeChange() {}
 }

@@ -76,6 +76,31 @@ public final class DBusMock {
         try python("mock.EmitSignal('org.freedesktop.login1.Manager', 'PrepareForShutdown', 'b', [True])")
     }
 
+    /// Adds logind session `id` (dbusmock's `AddSession`, on seat0 for uid 1000), `active` on its seat.
+    public func addSession(_ id: String, active: Bool = true) throws {
+        try python("mock.AddSession('\(id)', 'seat0', dbus.UInt32(1000), 'user', \(active ? "True" : "False"))")
+    }
+
+    /// Runs `code` with `session` (session `id`'s Session interface) and `sessionMock` (its mock
+    /// interface) defined: `session.Lock()` emits `Lock`, `session.SetLockedHint(True)` changes
+    /// `LockedHint` with `PropertiesChanged`.
+    @discardableResult
+    public func session(_ id: String, _ code: String) throws -> String {
+        try python(
+            """
+            sobj = bus.get_object('org.freedesktop.login1', '/org/freedesktop/login1/session/\(id)')
+            session = dbus.Interface(sobj, 'org.freedesktop.login1.Session')
+            sessionMock = dbus.Interface(sobj, 'org.freedesktop.DBus.Mock')
+            \(code)
+            """)
+    }
+
+    /// Sets session `id`'s `Active` (false: another session took the seat), with `PropertiesChanged`.
+    public func setSessionActive(_ id: String, _ active: Bool) throws {
+        let value = active ? "True" : "False"
+        try session(id, "sessionMock.UpdateProperties('org.freedesktop.login1.Session', {'Active': \(value)})")
+    }
+
     /// The inhibitors logind holds (`ListInhibitors`): "WHAT WHO MODE" each.
     public func inhibitors() throws -> [String] {
         let text = try python("for i in manager.ListInhibitors(): print(i[0], i[1], i[3])")

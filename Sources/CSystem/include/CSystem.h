@@ -42,6 +42,10 @@ int csystem_epoll_add(int epoll, int fd, unsigned long long token);
 /// `writable` is not 0 (EPOLLOUT), its events reported with `token`.
 int csystem_epoll_add_for(int epoll, int fd, int writable, unsigned long long token);
 
+/// Adds `fd` to the set for priority events only (EPOLLPRI, level-triggered: a PSI trigger
+/// reports through it, and resets when polled), its events reported with `token`.
+int csystem_epoll_add_priority(int epoll, int fd, unsigned long long token);
+
 /// Changes what `fd`, already in the set, is watched for (EPOLL_CTL_MOD), as csystem_epoll_add_for.
 int csystem_epoll_modify(int epoll, int fd, int writable, unsigned long long token);
 
@@ -91,6 +95,25 @@ int csystem_no_new_privs(void);
 /// seccomp(SECCOMP_SET_MODE_FILTER) with `count` classic BPF instructions (struct sock_filter,
 /// 8 bytes each) read during the call: 0, or -1 with errno. Needs no_new_privs first.
 int csystem_install_filter(const void *instructions, unsigned short count);
+/// A timer on CLOCK_REALTIME (timerfd_create(2), non-blocking, close-on-exec) for the time
+/// source: glibc's timerfd.h is not in Glibc's Swift module. -1 with errno.
+int csystem_realtime_timer(void);
+
+/// Arms `timer` to expire at `seconds` (CLOCK_REALTIME, absolute) and to be cancelled when the
+/// clock is set (TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET): a read then fails with ECANCELED.
+/// 0, or -1 with errno.
+int csystem_realtime_timer_arm(int timer, long long seconds);
+
+/// inotify_init1(IN_NONBLOCK | IN_CLOEXEC). -1 with errno.
+int csystem_inotify_init(void);
+
+/// Watches directory `path` for entries created, moved in, written and closed, or deleted
+/// (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR). The watch, or -1 with errno.
+int csystem_inotify_watch_directory(int inotify, const char *path);
+
+/// A NETLINK_ROUTE socket (close-on-exec; non-blocking when `nonblocking`), bound to the
+/// multicast `groups` (RTMGRP_* bits; 0: none, for requests). -1 with errno.
+int csystem_route_netlink_socket(unsigned int groups, int nonblocking);
 
 // sd-bus (libsystemd.so.0), loaded at run time by HostCore's SDBusLibrary: no build-time
 // header or package. Only what Swift cannot declare itself is here: the error struct's C

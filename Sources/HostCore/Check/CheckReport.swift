@@ -94,7 +94,9 @@ public struct CheckReport {
         case .failure(let error): problem(.error, "configuration", file: error.file, error.description)
         }
         sources = SystemSources.check(
-            SystemSources.builtIn(notifications: configuration.notifications, switches: options.run.sources),
+            SystemSources.builtIn(
+                memory: options.run.memoryPressure, notifications: configuration.notifications,
+                switches: options.run.sources),
             switches: options.run.sources)
         guard case .success(let inspection) = planner.inspection else {
             if case .failure(let error) = planner.inspection {

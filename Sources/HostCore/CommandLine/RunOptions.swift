@@ -61,6 +61,9 @@ public struct RunOptions {
     public var keepGenerations = DeployState.defaultKeepGenerations
     /// `--first-launch auto|always|never`.
     public var firstLaunch: FirstLaunchMode = .auto
+    /// `--memory-pressure TRIGGER` and `--memory-warning-interval SECS`: the memory source's PSI
+    /// trigger and how often it may warn.
+    public var memoryPressure = MemoryPressureSettings()
     /// `--source NAME=on|off`: system sources switched on or off by name (unnamed: on where present).
     public var sources: [String: Bool] = [:]
     /// False with `--no-registry-cache`: every plugin file is read at start and reload.
@@ -268,8 +271,20 @@ public struct RunOptions {
                 options.isolation.crashLimit = limit
             },
             .value(
+                "--memory-pressure", "TRIGGER",
+                "the memory source's PSI trigger: some|full STALL_US WINDOW_US\n(default \"some 150000 1000000\")"
+            ) { options, text throws(UsageError) in
+                options.memoryPressure.trigger = try MemoryPressureSettings.trigger(text)
+            },
+            .value(
+                "--memory-warning-interval", "SECS",
+                "at most one didReceiveMemoryWarning per SECS from\nthe memory source (default 10)"
+            ) { options, text throws(UsageError) in
+                options.memoryPressure.interval = try OptionValue.seconds(text)
+            },
+            .value(
                 "--source", "NAME=on|off",
-                "switch a system source (sleep, notifications) on\nor off (default: on where present)"
+                "switch a system source (sleep, lock, time, network,\nmemory, notifications) on or off (default: on where\npresent)"
             ) {
                 options, text throws(UsageError) in
                 let parts = text.split(separator: "=", maxSplits: 1).map(String.init)

@@ -232,6 +232,13 @@ public final class Host {
     /// Delivers didReceiveMemoryWarning to every service that handles it.
     public func memoryWarning() -> EventOutcome { application.deliverToAll(.didReceiveMemoryWarning, data: nil) }
 
+    /// Delivers `kind`, an event without data outside the lifecycle (protectedDataWillBecomeUnavailable,
+    /// protectedDataDidBecomeAvailable, significantTimeChange), to every service that handles it.
+    public func deliverToAll(_ kind: EventKind) -> EventOutcome {
+        precondition(kind.data == .none && kind.group == nil, "\(kind.name) carries data or belongs to a group")
+        return application.deliverToAll(kind, data: nil)
+    }
+
     /// Posts a notification from the host (a control client): delivered now to every
     /// subscribed service, in service order.
     public func post(name: String, payload: JSONValue?) throws(InputError) -> EventOutcome {

@@ -42,6 +42,8 @@ public final class MainLoop: Sendable {
         private let fd: Int32
         private let token: UInt64
         private let name: String
+        /// Reports EPOLLPRI instead of readability (a PSI trigger).
+        private let priority: Bool
         private struct State {
             var active = false
             var cancelled = false
@@ -49,11 +51,12 @@ public final class MainLoop: Sendable {
         }
         private let state = Locked(State())
 
-        fileprivate init(loop: MainLoop, fd: Int32, token: UInt64, name: String) {
+        fileprivate init(loop: MainLoop, fd: Int32, token: UInt64, name: String, priority: Bool) {
             self.loop = loop
             self.fd = fd
             self.token = token
             self.name = name
+            self.priority = priority
         }
 
         /// Sets what runs on the main thread each time the descriptor is readable or hung up,
@@ -74,7 +77,11 @@ public final class MainLoop: Sendable {
         public func resume() throws(SystemError) {
             let result: Result<Void, SystemError> = state.withLock { state in
                 guard !state.cancelled, !state.active else { return .success(()) }
-                guard csystem_epoll_add_for(loop.epoll, fd, state.writable ? 1 : 0, token) == 0 else {
+                let added =
+                    priority
+                    ? csystem_epoll_add_priority(loop.epoll, fd, token)
+                    : csystem_epoll_add_for(loop.epoll, fd, state.writable ? 1 : 0, token)
+                guard added == 0 else {
                     return .failure(.current("epoll_ctl(ADD)", name))
                 }
                 state.active = true
@@ -126,13 +133,14 @@ public final class MainLoop: Sendable {
     }
 
     /// A watch of `fd`, suspended and without a handler: set one with ``Watch/setHandler(_:)``,
-    /// then call ``Watch/resume()``. `name` names the descriptor in errors.
-    public func watch(_ fd: Int32, name: String) -> Watch {
+    /// then call ``Watch/resume()``. `name` names the descriptor in errors. With `priority` the
+    /// handler is called for EPOLLPRI (urgent data, a PSI trigger firing) instead of readability.
+    public func watch(_ fd: Int32, name: String, priority: Bool = false) -> Watch {
         let token = nextToken.withLock { next in
             defer { next += 1 }
             return next
         }
-        return Watch(loop: self, fd: fd, token: token, name: name)
+        return Watch(loop: self, fd: fd, token: token, name: name, priority: priority)
     }
 
     /// Serves the main queue and every watch on the calling thread (the main thread) forever.

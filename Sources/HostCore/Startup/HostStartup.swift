@@ -251,8 +251,9 @@ public final class HostStartup {
             Self.shutDown(host, log: log, timeout: shutdownTimeout)
         }
         sources.start(
-            SystemSources.builtIn(notifications: notifications, switches: options.sources), driver: driver,
-            switches: options.sources)
+            SystemSources.builtIn(
+                memory: options.memoryPressure, notifications: notifications, switches: options.sources),
+            driver: driver, switches: options.sources)
     }
 
     /// Bound before launch: requests made while the app launches wait, in order, until it is active.

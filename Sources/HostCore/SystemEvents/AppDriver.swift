@@ -22,12 +22,13 @@ public final class AppDriver {
     /// Background tasks services opened (``BackgroundTasks``).
     public var backgroundTasks: BackgroundTasks { host.backgroundTasks }
 
-    /// Calls `handler` on the main thread whenever `fd` is readable, until the watch is cancelled.
+    /// Calls `handler` on the main thread whenever `fd` is readable (with `priority`: has a
+    /// priority event, EPOLLPRI, as a PSI trigger reports), until the watch is cancelled.
     /// - Throws: epoll_ctl's error, naming `name`.
-    public func watch(_ fd: Int32, name: String, handler: @escaping @MainActor () -> Void) throws(SystemError)
-        -> MainLoop.Watch
-    {
-        let watch = MainLoop.shared.watch(fd, name: name)
+    public func watch(
+        _ fd: Int32, name: String, priority: Bool = false, handler: @escaping @MainActor () -> Void
+    ) throws(SystemError) -> MainLoop.Watch {
+        let watch = MainLoop.shared.watch(fd, name: name, priority: priority)
         watch.setHandler { MainActor.assumeIsolated { handler() } }
         try watch.resume()
         return watch
@@ -68,6 +69,28 @@ public final class AppDriver {
 
     /// didReceiveMemoryWarning to every service that handles it.
     public func memoryWarning() { _ = host.memoryWarning() }
+
+    /// protectedDataWillBecomeUnavailable to every service that handles it, then willResignActive
+    /// (UIKit's order when the user locks the phone); a host in the background only hears the first.
+    public func lock() {
+        guard !host.isTerminating else { return }
+        _ = host.deliverToAll(.protectedDataWillBecomeUnavailable)
+        resignActive()
+    }
+
+    /// protectedDataDidBecomeAvailable, then didBecomeActive when the app is inactive (it was
+    /// active when the session locked). `becomeActive`: whether the app should come back.
+    public func unlock(becomeActive: Bool) {
+        guard !host.isTerminating else { return }
+        _ = host.deliverToAll(.protectedDataDidBecomeAvailable)
+        if becomeActive, host.state == .inactive { self.becomeActive() }
+    }
+
+    /// significantTimeChange to every service that handles it.
+    public func significantTimeChange() {
+        guard !host.isTerminating else { return }
+        _ = host.deliverToAll(.significantTimeChange)
+    }
 
     /// Posts notification `name` to the subscribed services.
     public func post(_ name: String, payload: JSONValue?) {

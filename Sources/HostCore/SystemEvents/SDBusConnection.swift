@@ -342,6 +342,16 @@ struct SDBusMessage {
         return value != 0
     }
 
+    /// The next argument, an object path ("o"), copied.
+    func readObjectPath() throws(SDBusError) -> String {
+        var value: UnsafePointer<CChar>?
+        try read(0x6F, &value, "o")
+        guard let value else {
+            throw SDBusError(operation: "sd_bus_message_read_basic(o)", reason: .system(errno: EBADMSG))
+        }
+        return String(cString: value)
+    }
+
     /// The next argument, a descriptor ("h"), duplicated (close-on-exec) for the caller to own
     /// and close: the message owns its own.
     func readDescriptor() throws(SDBusError) -> Int32 {

@@ -5,16 +5,20 @@
 public final class SystemSources {
     /// The built-in sources, in start order; `notifications` is the configuration's, which
     /// `--source notifications=on` overrides.
-    public static func builtIn(notifications: DesktopNotificationSettings = .init(), switches: [String: Bool] = [:])
-        -> [any SystemSource]
-    {
+    public static func builtIn(
+        memory: MemoryPressureSettings = MemoryPressureSettings(),
+        notifications: DesktopNotificationSettings = .init(), switches: [String: Bool] = [:]
+    ) -> [any SystemSource] {
         var notifications = notifications
         if switches["notifications"] == true { notifications.enabled = true }
-        return [SleepSource(), NotificationSource(settings: notifications)]
+        return [
+            SleepSource(), LockSource(), TimeSource(), NetworkSource(), MemorySource(memory),
+            NotificationSource(settings: notifications),
+        ]
     }
 
     /// The names of the built-in sources.
-    public nonisolated static let builtInNames = ["sleep", "notifications"]
+    public nonisolated static let builtInNames = ["sleep", "lock", "time", "network", "memory", "notifications"]
 
     /// Each source and its state, in start order, once ``start(_:switches:)`` ran.
     public private(set) var states: [(name: String, state: SourceState)] = []

@@ -130,6 +130,20 @@ typedef enum sh_event_kind {
      * Answer SH_OK when handled (no later service is asked) or SH_FALSE to
      * pass. */
     SH_EVENT_PERFORM_ACTION_FOR_SHORTCUT_ITEM = 44,
+    /* "protectedDataWillBecomeUnavailable": the user's session is about to
+     * lock (UIKit's applicationProtectedDataWillBecomeUnavailable; on Linux
+     * logind's Lock signal or LockedHint becoming true for the host's
+     * session). data is NULL. Delivered in service order, before the app
+     * resigns active (willResignActive). */
+    SH_EVENT_PROTECTED_DATA_WILL_BECOME_UNAVAILABLE = 49,
+    /* "protectedDataDidBecomeAvailable": the session was unlocked (logind's
+     * Unlock or LockedHint false). data is NULL. Delivered in service order,
+     * before the app becomes active again (didBecomeActive). */
+    SH_EVENT_PROTECTED_DATA_DID_BECOME_AVAILABLE = 50,
+    /* "significantTimeChange": the wall clock was set, the time zone changed,
+     * or local midnight passed (UIKit's applicationSignificantTimeChange).
+     * data is NULL. Delivered in service order; read the clock again. */
+    SH_EVENT_SIGNIFICANT_TIME_CHANGE = 51,
 } sh_event_kind;
 
 /* The notification authorization status (as UNAuthorizationStatus). */
