@@ -136,6 +136,8 @@ int csystem_no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); 
 int csystem_install_filter(const void *instructions, unsigned short count) {
     struct sock_fprog program = {.len = count, .filter = (struct sock_filter *)instructions};
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
+}
+
 int csystem_realtime_timer(void) { return timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC); }
 
 int csystem_realtime_timer_arm(int timer, long long seconds) {
