@@ -668,3 +668,43 @@ extension _ManifestOmits_performActionForShortcutItem where Self: ShortcutHandli
     )
     public static var _servicehostCheck_performActionForShortcutItem: Void { () }
 }
+
+/// Generated code only: servicehost.json lists "healthCheck"; the class must adopt ``HealthChecking``.
+public protocol _ManifestLists_healthCheck {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``HealthChecking``.
+    static var _servicehostCheck_healthCheck: Void { get }
+}
+
+extension _ManifestLists_healthCheck {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"healthCheck\": adopt HealthChecking and implement `func checkHealth(completion: HealthCompletion)` (or remove \"healthCheck\" from events)"
+    )
+    public static var _servicehostCheck_healthCheck: Void { () }
+}
+
+extension _ManifestLists_healthCheck where Self: HealthChecking {
+    /// The class adopts ``HealthChecking``: the check passes.
+    public static var _servicehostCheck_healthCheck: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "healthCheck"; the class must not adopt ``HealthChecking``.
+public protocol _ManifestOmits_healthCheck {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``HealthChecking``.
+    static var _servicehostCheck_healthCheck: Void { get }
+}
+
+extension _ManifestOmits_healthCheck {
+    /// The class does not adopt ``HealthChecking``: the check passes.
+    public static var _servicehostCheck_healthCheck: Void { () }
+}
+
+extension _ManifestOmits_healthCheck where Self: HealthChecking {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts HealthChecking (`func checkHealth(completion: HealthCompletion)`), but servicehost.json does not list the event \"healthCheck\", so the host would never call it: add \"healthCheck\" to events"
+    )
+    public static var _servicehostCheck_healthCheck: Void { () }
+}

@@ -261,6 +261,9 @@ public enum ServicePlugin {
             service.didChangeSettings(
                 from: parsed(raw.pointee.old_json, raw.pointee.old_len),
                 to: parsed(raw.pointee.new_json, raw.pointee.new_len))
+        case .healthCheck:
+            guard let service = instance as? any HealthChecking else { return Int32(SH_UNSUPPORTED) }
+            service.checkHealth(completion: HealthCompletion(completion(of: event)))
         case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
             .sceneContinueUserActivity:

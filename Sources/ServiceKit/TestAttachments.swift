@@ -53,6 +53,7 @@ extension TestAttachments {
             (instance is any AuthorizationObserving, .didChangeNotificationAuthorization),
             (instance is any Answering, .request),
             (instance is any SettingsObserving, .didChangeSettings),
+            (instance is any HealthChecking, .healthCheck),
             (instance is any ShortcutHandling, .performActionForShortcutItem),
         ]
         kinds += adopted.filter(\.0).map(\.1)

@@ -35,6 +35,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case request = 27
     case didChangeSettings = 40
     case performActionForShortcutItem = 44
+    case healthCheck = 45
 
     /// One row of the table: what ServiceHost knows about a kind besides its number.
     public struct Entry: Sendable {
@@ -111,6 +112,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
             Entry("didChangeSettings", nil, .settingsChange, capability: "SettingsObserving")
         case .performActionForShortcutItem:
             Entry("performActionForShortcutItem", nil, .shortcutItem, capability: "ShortcutHandling")
+        case .healthCheck: Entry("healthCheck", nil, .none, completion: true, capability: "HealthChecking")
         }
     }
 

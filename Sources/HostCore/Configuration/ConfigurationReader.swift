@@ -10,7 +10,7 @@ struct ConfigurationReader {
     static let topLevelKeys = ["revokedKeys", "services", "signatures", "trustedKeys"]
     static let serviceKeys = [
         "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
-        "restartResetAfter", "activation",
+        "restartResetAfter", "healthCheck", "activation",
         "requests", "sha256",
     ]
 
@@ -73,6 +73,9 @@ struct ConfigurationReader {
                         + " \(Int(ServiceConfiguration.longestResetAfter)) (a year), found \(Self.describe(value))")
             }
             service.restartResetAfter = seconds
+        }
+        if let value = members["healthCheck"] {
+            service.healthCheck = try healthCheck(value, at: path + ".healthCheck")
         }
         if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         if let value = members["sha256"] { service.sha256 = try sha256(value, at: path + ".sha256") }
@@ -250,6 +253,32 @@ struct ConfigurationReader {
                     + " found \(Self.describe(value))")
         }
         return seconds
+    }
+
+    /// `{"interval": S, "timeout": S, "unhealthyAfter": N, "onUnhealthy": "restart" | "report"}`.
+    private func healthCheck(_ value: JSONValue, at path: String) throws(ConfigurationError) -> HealthCheckPolicy {
+        guard let members = value.objectValue else {
+            throw fail(path, "expected an object like {\"interval\": 10}, found \(Self.describe(value))")
+        }
+        try checkKeys(members, allowed: HealthCheckPolicy.keys, at: path) { _ in nil }
+        guard let interval = members["interval"] else {
+            throw fail(path + ".interval", "missing: seconds between checks")
+        }
+        var policy = HealthCheckPolicy(interval: try seconds(interval, at: path + ".interval"))
+        if let value = members["timeout"] { policy.timeout = try seconds(value, at: path + ".timeout") }
+        if let value = members["unhealthyAfter"] {
+            guard let number = value.doubleValue, let count = Int(exactly: number), count >= 1,
+                count <= HealthCheckPolicy.longestRun
+            else {
+                throw fail(
+                    path + ".unhealthyAfter",
+                    "expected a whole number of checks from 1 to \(HealthCheckPolicy.longestRun), found \(Self.describe(value))"
+                )
+            }
+            policy.unhealthyAfter = count
+        }
+        if let value = members["onUnhealthy"] { policy.onUnhealthy = try choice(value, at: path + ".onUnhealthy") }
+        return policy
     }
 
     /// A string that is one of `Choice`'s raw values.

@@ -65,6 +65,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// crash loop is started again by itself, greater than 0 and at most ``longestResetAfter``;
     /// `nil` (the default): it stays failed until its file changes or `ctl service reset-failed`.
     public var restartResetAfter: Double?
+    /// `healthCheck`: how the host checks the service's health; `nil` (the default): never.
+    public var healthCheck: HealthCheckPolicy?
     /// The longest `restartResetAfter`: a year.
     public static let longestResetAfter: Double = 365 * 86400
     /// `activation`: `"lazy"` or `"eager"`, overriding the plugin's metadata; `nil` keeps it.

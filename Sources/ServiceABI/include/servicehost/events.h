@@ -130,7 +130,30 @@ typedef enum sh_event_kind {
      * Answer SH_OK when handled (no later service is asked) or SH_FALSE to
      * pass. */
     SH_EVENT_PERFORM_ACTION_FOR_SHORTCUT_ITEM = 44,
+    /* "healthCheck": the host asks whether the service is healthy, every
+     * healthCheck.interval seconds of its entry in the configuration file
+     * (services.json; never without one). data is NULL; completion is set:
+     * complete it within healthCheck.timeout with SH_HEALTH_HEALTHY,
+     * SH_HEALTH_DEGRADED or SH_HEALTH_UNHEALTHY; json (may be NULL) is the
+     * reason, a JSON string (e.g. "\"broker unreachable\""), at most 1024
+     * bytes kept. A missed deadline, a negative result or any other code
+     * counts as unhealthy. healthCheck.unhealthyAfter unhealthy answers in a
+     * row make the host act (healthCheck.onUnhealthy: restart the service,
+     * or report it). Never sent while a check of the service is pending. */
+    SH_EVENT_HEALTH_CHECK = 45,
 } sh_event_kind;
+
+/* A service's health, the answer to SH_EVENT_HEALTH_CHECK (as Greengrass's
+ * and IoT Edge's module health). Beware: SH_HEALTH_HEALTHY equals SH_OK and
+ * SH_HEALTH_DEGRADED equals SH_FALSE. */
+enum {
+    /* Working. */
+    SH_HEALTH_HEALTHY = 0,
+    /* Working in part (a fallback in use, a backlog growing): shown, never acted on. */
+    SH_HEALTH_DEGRADED = 1,
+    /* Alive but useless (its connection dead, its queue stuck). */
+    SH_HEALTH_UNHEALTHY = 2,
+};
 
 /* The notification authorization status (as UNAuthorizationStatus). */
 typedef enum sh_authorization_status {
