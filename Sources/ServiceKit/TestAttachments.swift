@@ -54,6 +54,8 @@ extension TestAttachments {
             (instance is any Answering, .request),
             (instance is any SettingsObserving, .didChangeSettings),
             (instance is any HealthChecking, .healthCheck),
+            (instance is any DependencyStopObserving, .dependencyWillStop),
+            (instance is any DependencyStartObserving, .dependencyDidStart),
             (instance is any ShortcutHandling, .performActionForShortcutItem),
         ]
         kinds += adopted.filter(\.0).map(\.1)

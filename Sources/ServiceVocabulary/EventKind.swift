@@ -36,6 +36,8 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case didChangeSettings = 40
     case performActionForShortcutItem = 44
     case healthCheck = 45
+    case dependencyWillStop = 46
+    case dependencyDidStart = 47
 
     /// One row of the table: what ServiceHost knows about a kind besides its number.
     public struct Entry: Sendable {
@@ -113,6 +115,10 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
         case .performActionForShortcutItem:
             Entry("performActionForShortcutItem", nil, .shortcutItem, capability: "ShortcutHandling")
         case .healthCheck: Entry("healthCheck", nil, .none, completion: true, capability: "HealthChecking")
+        case .dependencyWillStop:
+            Entry("dependencyWillStop", nil, .dependency, capability: "DependencyStopObserving")
+        case .dependencyDidStart:
+            Entry("dependencyDidStart", nil, .dependency, capability: "DependencyStartObserving")
         }
     }
 

@@ -32,7 +32,8 @@ import Testing
                   "isolation": "process", "trusted": false, "eventTimeout": 2.5, "restartResetAfter": 300,
                   "healthCheck": {"interval": 10, "timeout": 2, "unhealthyAfter": 4, "onUnhealthy": "restart"}
                 },
-                "com.example.c": { "healthCheck": {"interval": 3} },
+                "com.example.c": { "healthCheck": {"interval": 3}, "requires": ["com.example.d"],
+                  "bindsTo": ["com.example.a"], "partOf": ["com.example.d"] },
                 "com.example.b": { "enabled": false, "isolation": "in-process" }
               }
             }
@@ -51,6 +52,10 @@ import Testing
         #expect(
             configuration.services["com.example.c"]?.healthCheck
                 == HealthCheckPolicy(interval: 3, timeout: 3, unhealthyAfter: 3, onUnhealthy: .report))
+        // bindsTo and partOf are requirements too (the start plan sees them as requires).
+        let c = configuration.services["com.example.c"]
+        #expect(c?.bindsTo == ["com.example.a"] && c?.partOf == ["com.example.d"])
+        #expect(c?.requires == ["com.example.d", "com.example.a"])
         #expect(configuration.services.count == 3)
     }
 
@@ -130,9 +135,9 @@ import Testing
         ),
         (
             #"{"services": {"com.example.x": {"color": "red"}}}"#,
-            "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-                + " settings, policy, isolation, trusted, eventTimeout, restartResetAfter, healthCheck, activation,"
-                + " requests, sha256)"
+            "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires,"
+                + " bindsTo, partOf, after, settings, policy, isolation, trusted, eventTimeout, restartResetAfter,"
+                + " healthCheck, activation, requests, sha256)"
         ),
         // Wrong types and values.
         (

@@ -9,7 +9,8 @@ struct ConfigurationReader {
 
     static let topLevelKeys = ["revokedKeys", "services", "signatures", "trustedKeys"]
     static let serviceKeys = [
-        "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
+        "enabled", "priority", "requires", "bindsTo", "partOf", "after", "settings", "policy", "isolation", "trusted",
+        "eventTimeout",
         "restartResetAfter", "healthCheck", "activation",
         "requests", "sha256",
     ]
@@ -49,6 +50,19 @@ struct ConfigurationReader {
         if let value = members["priority"] { service.priority = try int32(value, at: path + ".priority") }
         if let value = members["requires"] { service.requires = try ids(value, at: path + ".requires", owner: id) }
         if let value = members["after"] { service.after = try ids(value, at: path + ".after", owner: id) }
+        // The stronger forms require too: the start plan, `host check` and the cycle check see
+        // them as `requires` edges.
+        if let value = members["bindsTo"] { service.bindsTo = try ids(value, at: path + ".bindsTo", owner: id) }
+        if let value = members["partOf"] { service.partOf = try ids(value, at: path + ".partOf", owner: id) }
+        if let both = service.partOf.first(where: service.bindsTo.contains) {
+            throw fail(
+                path + ".partOf",
+                "\(both) is in bindsTo too: \(id) either stops and starts with \(both) (bindsTo) or only follows"
+                    + " its restarts (partOf), not both")
+        }
+        for provider in service.bindsTo + service.partOf where !service.requires.contains(provider) {
+            service.requires.append(provider)
+        }
         if let value = members["settings"] {
             guard let object = value.objectValue else {
                 throw fail(path + ".settings", "expected an object, found \(Self.describe(value))")

@@ -48,6 +48,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var requires: [String]
     /// `after`: services this one starts after when they run; a missing or disabled one is ignored.
     public var after: [String]
+    /// `bindsTo` (systemd's BindsTo=): required services (they are in ``requires`` too) that
+    /// this one stops with and starts again after.
+    public var bindsTo: [String] = []
+    /// `partOf` (systemd's PartOf=): required services (they are in ``requires`` too) whose
+    /// restarts this one follows.
+    public var partOf: [String] = []
     /// `settings`: the object handed to the service at launch, or `nil` when there is none.
     public private(set) var settings: [String: JSONValue]?
     /// ``settings`` serialized as compact UTF-8 JSON, ready for `sh_launch_options.settings_json`

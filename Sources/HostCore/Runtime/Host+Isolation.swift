@@ -81,6 +81,11 @@ extension Host: IsolationHost {
 
     func noteCrash(of id: String, _ message: String, cause: String) {
         serviceSet.slot(id)?.lastError = message
+        // Its dependents learn it stopped (after the fact: it crashed or hung).
+        if let slot = serviceSet.slot(id) {
+            serviceSet.tellDependents(.dependencyWillStop, of: [slot], except: [], state: state)
+            bus.drain()
+        }
         probationFailed(culprit: id, reason: cause)
     }
 }

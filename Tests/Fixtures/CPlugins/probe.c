@@ -392,6 +392,12 @@ static void describe(const sh_event *event, char *out, size_t size) {
                  r->parsed ? r->parsed->count : 0, (int)r->json_len, r->json ? r->json : "-");
         break;
     }
+    case SH_EVENT_DEPENDENCY_WILL_STOP:
+    case SH_EVENT_DEPENDENCY_DID_START: {
+        const sh_dependency *d = event->data;
+        snprintf(out, size, " dependency=%s version=%s", d->id, d->service_version);
+        break;
+    }
     case SH_EVENT_DID_CHANGE_SETTINGS: {
         const sh_settings_change *c = event->data;
         snprintf(out, size, " old=%.*s new=%.*s", (int)(c->old_json ? c->old_len : 1), c->old_json ? c->old_json : "-",

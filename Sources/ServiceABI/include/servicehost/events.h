@@ -141,6 +141,21 @@ typedef enum sh_event_kind {
      * row make the host act (healthCheck.onUnhealthy: restart the service,
      * or report it). Never sent while a check of the service is pending. */
     SH_EVENT_HEALTH_CHECK = 45,
+    /* "dependencyWillStop": a service this one requires (configuration
+     * requires/bindsTo/partOf, or SH_CLAIM_REQUIRES) is about to stop: stopped
+     * or restarted by request, replaced or removed by a reload; or it stopped
+     * on its own (its worker crashed or was killed for a hang: then told after
+     * the fact). data is const sh_dependency * (its id and version). Delivered
+     * to the running dependents that handle it, in service order, before the
+     * required service is taken down. */
+    SH_EVENT_DEPENDENCY_WILL_STOP = 46,
+    /* "dependencyDidStart": a service this one requires started again (started
+     * or restarted by request, a reload's new version, a new worker after a
+     * crash), caught up to the app's state. data is const sh_dependency *.
+     * Delivered to the running dependents that handle it, in service order,
+     * after the required service's catch-up; never to a dependent that started
+     * in the same catch-up (it launched after its requirement anyway). */
+    SH_EVENT_DEPENDENCY_DID_START = 47,
 } sh_event_kind;
 
 /* A service's health, the answer to SH_EVENT_HEALTH_CHECK (as Greengrass's
@@ -528,6 +543,25 @@ typedef struct sh_settings_change {
     /* Length of new_json in bytes, without the NUL (0 when NULL). */
     size_t new_len;
 } sh_settings_change;
+
+#define SH_DEPENDENCY_VERSION 1u
+/* sizeof(sh_dependency) in version 1, frozen (layout.h). */
+#define SH_DEPENDENCY_SIZE_V1 24u
+
+/* The data of dependencyWillStop and dependencyDidStart: the required
+ * service. Owner: the host. Valid: until handle_event returns; copy what you
+ * keep. Thread: read it on the thread that received the event. */
+typedef struct sh_dependency {
+    /* sizeof(sh_dependency) as the host compiled it. */
+    uint32_t size;
+    /* SH_DEPENDENCY_VERSION as the host compiled it. */
+    uint32_t version;
+    /* The required service's id (NUL-terminated UTF-8). */
+    const char *id;
+    /* Its version as its metadata says ("1.2.0"; NUL-terminated): the version
+     * that stops, or the one that started. */
+    const char *service_version;
+} sh_dependency;
 
 #define SH_NOTIFICATION_SETTINGS_VERSION 1u
 /* sizeof(sh_notification_settings) in version 1, frozen (layout.h). */
