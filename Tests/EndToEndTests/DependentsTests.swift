@@ -69,4 +69,37 @@ import Testing
                 "\(order)")
         }
     }
+
+    /// A required service's worker crashes (told after the fact) and comes back (told once it is
+    /// caught up); a reload that replaces it tells its dependents both.
+    @Test func aCrashAndAReload_ofARequiredService_areToldToItsDependents() throws {
+        let host = try IsolatedHost()
+        try host.bad(
+            "provider",
+            [
+                "BAD_ID=\"test.provider\"", "BAD_ON_KIND=SH_EVENT_DID_ENTER_BACKGROUND", "BAD_ACTION=1",
+                "BAD_ONCE_MARKER=" + host.marker("provider.crashed"),
+            ])
+        try host.probe(
+            "user",
+            [
+                "PROBE_ID=\"test.user\"", "PROBE_REQUIRES=\"test.provider\"",
+                "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DEPENDENCY_WILL_STOP)"
+                    + "|SH_EVENT_BIT(SH_EVENT_DEPENDENCY_DID_START))",
+            ])
+        try host.start(["--isolation", "process"])
+        try host.ctl("background")
+        #expect(eventually { (try? host.service("test.provider"))?["restarts"] as? Int == 1 })
+        #expect(eventually { host.events(of: "test.user").filter { $0 == "dependencyDidStart" }.count == 1 })
+        // A new file of the provider: a reload replaces it.
+        try host.bad(
+            "provider", ["BAD_ID=\"test.provider\"", "BAD_ON_KIND=SH_EVENT_DID_RECEIVE_MEMORY_WARNING"])
+        #expect(try host.reply("reload")["replaced"] as? [String] == ["test.provider"])
+        let result = host.stop()
+        #expect(result.status == 0)
+        let told = host.events(of: "test.user").filter { $0.hasPrefix("dependency") }
+        #expect(
+            told == ["dependencyWillStop", "dependencyDidStart", "dependencyWillStop", "dependencyDidStart"],
+            "\(told)")
+    }
 }
