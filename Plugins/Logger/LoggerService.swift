@@ -12,20 +12,44 @@ import ServiceKit
 /// counts in the host's merge, and an observer's "no data" would turn every service's
 /// "failed" into "no data".
 ///
-/// Settings: `{"enabled": false}` makes it decline launching (answers SH_FALSE). A change of
-/// its settings while it runs (a reload) is logged (didChangeSettings), not a restart.
+/// Settings: `{"enabled": false}` makes it decline launching (answers SH_FALSE); `"level"`
+/// (`"error"`, `"warn"`, `"info"`, the default, or `"debug"`) is the least severe level it writes
+/// (its event lines are info: `"warn"` silences them). A change of its settings while it runs (a
+/// reload, `host ctl configure`) is applied live (didChangeSettings), not a restart.
 final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPresenting, NotificationResponseHandling,
     DeviceTokenReceiving, DeviceTokenErrorHandling, URLHandling, UserActivityHandling, SceneURLHandling,
     SceneUserActivityHandling, SettingsObserving, ShortcutHandling, ProtectedDataUnavailableObserving,
     ProtectedDataAvailableObserving, SignificantTimeChangeObserving
 {
+    /// The least severe level it writes (`"level"` in its settings).
+    private var level = LogLevel.info
+
+    /// Writes `message` at `severity` when the `"level"` setting lets it through.
+    private func write(_ message: String, at severity: LogLevel = .info) {
+        if severity <= level { host.log(severity, message) }
+    }
+
+    /// The level `settings` name; an unknown one is logged and leaves `info`.
+    private func applyLevel(_ settings: JSONValue?) {
+        guard let name = settings?["level"]?.stringValue else {
+            level = .info
+            return
+        }
+        guard let named = LogLevel(name: name) else {
+            level = .info
+            return host.log(.warn, "settings: unknown level \"\(name)\" (error, warn, info or debug); using info")
+        }
+        level = named
+    }
+
     func willFinishLaunching(_ options: LaunchOptions) -> Bool {
-        host.log(.info, "willFinishLaunching (\(describe(options)))")
+        applyLevel(options.settings)
+        write("willFinishLaunching (\(describe(options)))")
         return options.settings?["enabled"]?.boolValue ?? true
     }
 
     func didFinishLaunching(_ options: LaunchOptions) -> Bool {
-        host.log(.info, "didFinishLaunching (\(describe(options)))")
+        write("didFinishLaunching (\(describe(options)))")
         return options.settings?["enabled"]?.boolValue ?? true
     }
 
@@ -40,59 +64,57 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     func significantTimeChange() { logEvent("significantTimeChange") }
 
     func didChangeSettings(from old: JSONValue?, to new: JSONValue?) {
+        applyLevel(new)
+        // Logged whatever the new level: the change itself is worth a line.
         host.log(.info, "didChangeSettings from \(old?.serialized ?? "none") to \(new?.serialized ?? "none")")
     }
 
     func didReceive(_ notification: ServiceNotification) {
-        host.log(
-            .info, "notification \(notification.name) from \(notification.sender): \(notification.json ?? "no payload")"
-        )
+        write("notification \(notification.name) from \(notification.sender): \(notification.json ?? "no payload")")
     }
 
     func willPresent(_ notification: PushNotification, completion: PresentationCompletion) {
-        host.log(.info, "willPresentNotification\(launch(notification.isFromLaunch)): \(trimmed(notification.json))")
+        write("willPresentNotification\(launch(notification.isFromLaunch)): \(trimmed(notification.json))")
         completion([])
     }
 
     func didReceive(_ response: NotificationResponse, completion: ResponseCompletion) {
-        host.log(
-            .info,
+        write(
             "didReceiveNotificationResponse \(response.actionIdentifier)"
                 + "\(launch(response.notification.isFromLaunch)): \(trimmed(response.notification.json))")
         completion()
     }
 
     func didRegisterForRemoteNotifications(deviceToken: DeviceToken) {
-        host.log(.info, "didRegisterForRemoteNotifications \(deviceToken.hex)")
+        write("didRegisterForRemoteNotifications \(deviceToken.hex)")
     }
 
     func didFailToRegisterForRemoteNotifications(error: String) {
-        host.log(.info, "didFailToRegisterForRemoteNotifications: \(error)")
+        write("didFailToRegisterForRemoteNotifications: \(error)")
     }
 
     func open(_ url: OpenURL) -> Bool {
-        host.log(.info, "openURL \(url.string)\(launch(url.isFromLaunch))")
+        write("openURL \(url.string)\(launch(url.isFromLaunch))")
         return false
     }
 
     // A service that declares no quick action hears only the ids no service declares.
     func perform(_ item: ShortcutItem) -> Bool {
-        host.log(.info, "performActionForShortcutItem \(item.id)\(launch(item.isFromLaunch))")
+        write("performActionForShortcutItem \(item.id)\(launch(item.isFromLaunch))")
         return false
     }
 
     func continueUserActivity(_ activity: UserActivity) -> Bool {
         let userInfo = activity.userInfoJSON.map { ", userInfo: \(trimmed($0))" } ?? ""
         let webpage = activity.webpageURL.map { ", webpageURL: \($0)" } ?? ""
-        host.log(.info, "continueUserActivity \(activity.type)\(launch(activity.isFromLaunch))\(webpage)\(userInfo)")
+        write("continueUserActivity \(activity.type)\(launch(activity.isFromLaunch))\(webpage)\(userInfo)")
         return false
     }
 
     func scene(_ scene: Scene, willConnectWith options: SceneConnectionOptions) {
         let urls = options.urlContexts.map { " url: \($0.string)" }.joined()
         let activities = options.userActivities.map { " userActivity: \($0.type)" }.joined()
-        host.log(
-            .info,
+        write(
             "scene \(scene.name) sceneWillConnect (role \(scene.role), configuration "
                 + "\(scene.configurationName)\(options.isFromLaunch ? ", launch" : ""))\(urls)\(activities)")
     }
@@ -104,20 +126,19 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     func sceneDidDisconnect(_ scene: Scene) { logScene(scene, "sceneDidDisconnect") }
 
     func scene(_ scene: Scene, open url: OpenURL) -> Bool {
-        host.log(.info, "scene \(scene.name) sceneOpenURLContexts \(url.string)\(connection(url.isFromConnection))")
+        write("scene \(scene.name) sceneOpenURLContexts \(url.string)\(connection(url.isFromConnection))")
         return false
     }
 
     func scene(_ scene: Scene, continue activity: UserActivity) -> Bool {
-        host.log(
-            .info,
+        write(
             "scene \(scene.name) sceneContinueUserActivity \(activity.type)"
                 + connection(activity.isFromConnection))
         return false
     }
 
     private func logScene(_ scene: Scene, _ name: String) {
-        host.log(.info, "scene \(scene.name) \(name) (\(scene.state))")
+        write("scene \(scene.name) \(name) (\(scene.state))")
     }
 
     private func connection(_ isFromConnection: Bool) -> String {
@@ -125,7 +146,7 @@ final class LoggerService: NotificationReceiving, MemoryWarningHandling, PushPre
     }
 
     private func logEvent(_ name: String) {
-        host.log(.info, "\(name) (app state: \(host.appState))")
+        write("\(name) (app state: \(host.appState))")
     }
 
     /// JSON text without the whitespace around it (a payload file's final newline).

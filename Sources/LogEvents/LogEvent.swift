@@ -33,6 +33,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case eventFailed = "event.failed"
     case firstLaunchUnreadable = "firstLaunch.unreadable"
     case firstLaunchUnrecorded = "firstLaunch.unrecorded"
+    case healthChanged = "health.changed"
+    case healthUnhealthy = "health.unhealthy"
     case hostForcedExit = "host.forcedExit"
     case hostLaunchFailed = "host.launchFailed"
     case hostLoadFailed = "host.loadFailed"
@@ -154,6 +156,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .eventFailed: ["event", "result"]
         case .firstLaunchUnreadable: []
         case .firstLaunchUnrecorded: ["services", "path", "errno"]
+        case .healthChanged: ["service", "status", "was", "reason"]
+        case .healthUnhealthy: ["service", "checks", "reason", "action"]
         case .hostForcedExit: ["cause", "signal", "deadline", "service", "event"]
         case .hostLaunchFailed: []
         case .hostLoadFailed: ["key"]

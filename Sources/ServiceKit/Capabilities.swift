@@ -275,6 +275,40 @@ extension Answering {
     public func answer(_ request: ServiceRequest, reply: ReplyCompletion) {}
 }
 
+/// Handles `dependencyWillStop`: a service this one requires is about to stop.
+public protocol DependencyStopObserving: ApplicationService {
+    /// Service `id` (one this service requires: configuration `requires`, `bindsTo`, `partOf`,
+    /// or the manifest's `requires`) stops now: stopped or restarted by request, replaced or
+    /// removed by a reload; or it stopped on its own (its worker crashed: told after the fact).
+    /// Stop using it. Main thread.
+    func dependencyWillStop(_ id: String, version: String)
+}
+
+extension DependencyStopObserving {
+    @available(
+        *, unavailable,
+        message:
+            "DependencyStopObserving needs `func dependencyWillStop(_ id: String, version: String)` (event \"dependencyWillStop\" in servicehost.json)"
+    )
+    public func dependencyWillStop(_ id: String, version: String) {}
+}
+
+/// Handles `dependencyDidStart`: a service this one requires started again.
+public protocol DependencyStartObserving: ApplicationService {
+    /// Service `id`, at `version`, runs again (started or restarted, a reload's new version, a
+    /// new worker), caught up to the app's state: use it again. Main thread.
+    func dependencyDidStart(_ id: String, version: String)
+}
+
+extension DependencyStartObserving {
+    @available(
+        *, unavailable,
+        message:
+            "DependencyStartObserving needs `func dependencyDidStart(_ id: String, version: String)` (event \"dependencyDidStart\" in servicehost.json)"
+    )
+    public func dependencyDidStart(_ id: String, version: String) {}
+}
+
 /// Handles `protectedDataWillBecomeUnavailable`: the user's session is about to lock (UIKit's
 /// `applicationProtectedDataWillBecomeUnavailable(_:)`; on Linux logind's `Lock` for the host's session).
 public protocol ProtectedDataUnavailableObserving: ApplicationService {

@@ -669,6 +669,126 @@ extension _ManifestOmits_performActionForShortcutItem where Self: ShortcutHandli
     public static var _servicehostCheck_performActionForShortcutItem: Void { () }
 }
 
+/// Generated code only: servicehost.json lists "healthCheck"; the class must adopt ``HealthChecking``.
+public protocol _ManifestLists_healthCheck {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``HealthChecking``.
+    static var _servicehostCheck_healthCheck: Void { get }
+}
+
+extension _ManifestLists_healthCheck {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"healthCheck\": adopt HealthChecking and implement `func checkHealth(completion: HealthCompletion)` (or remove \"healthCheck\" from events)"
+    )
+    public static var _servicehostCheck_healthCheck: Void { () }
+}
+
+extension _ManifestLists_healthCheck where Self: HealthChecking {
+    /// The class adopts ``HealthChecking``: the check passes.
+    public static var _servicehostCheck_healthCheck: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "healthCheck"; the class must not adopt ``HealthChecking``.
+public protocol _ManifestOmits_healthCheck {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``HealthChecking``.
+    static var _servicehostCheck_healthCheck: Void { get }
+}
+
+extension _ManifestOmits_healthCheck {
+    /// The class does not adopt ``HealthChecking``: the check passes.
+    public static var _servicehostCheck_healthCheck: Void { () }
+}
+
+extension _ManifestOmits_healthCheck where Self: HealthChecking {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts HealthChecking (`func checkHealth(completion: HealthCompletion)`), but servicehost.json does not list the event \"healthCheck\", so the host would never call it: add \"healthCheck\" to events"
+    )
+    public static var _servicehostCheck_healthCheck: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "dependencyWillStop"; the class must adopt ``DependencyStopObserving``.
+public protocol _ManifestLists_dependencyWillStop {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``DependencyStopObserving``.
+    static var _servicehostCheck_dependencyWillStop: Void { get }
+}
+
+extension _ManifestLists_dependencyWillStop {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"dependencyWillStop\": adopt DependencyStopObserving and implement `func dependencyWillStop(_ id: String, version: String)` (or remove \"dependencyWillStop\" from events)"
+    )
+    public static var _servicehostCheck_dependencyWillStop: Void { () }
+}
+
+extension _ManifestLists_dependencyWillStop where Self: DependencyStopObserving {
+    /// The class adopts ``DependencyStopObserving``: the check passes.
+    public static var _servicehostCheck_dependencyWillStop: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "dependencyWillStop"; the class must not adopt ``DependencyStopObserving``.
+public protocol _ManifestOmits_dependencyWillStop {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``DependencyStopObserving``.
+    static var _servicehostCheck_dependencyWillStop: Void { get }
+}
+
+extension _ManifestOmits_dependencyWillStop {
+    /// The class does not adopt ``DependencyStopObserving``: the check passes.
+    public static var _servicehostCheck_dependencyWillStop: Void { () }
+}
+
+extension _ManifestOmits_dependencyWillStop where Self: DependencyStopObserving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts DependencyStopObserving (`func dependencyWillStop(_ id: String, version: String)`), but servicehost.json does not list the event \"dependencyWillStop\", so the host would never call it: add \"dependencyWillStop\" to events"
+    )
+    public static var _servicehostCheck_dependencyWillStop: Void { () }
+}
+
+/// Generated code only: servicehost.json lists "dependencyDidStart"; the class must adopt ``DependencyStartObserving``.
+public protocol _ManifestLists_dependencyDidStart {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``DependencyStartObserving``.
+    static var _servicehostCheck_dependencyDidStart: Void { get }
+}
+
+extension _ManifestLists_dependencyDidStart {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"dependencyDidStart\": adopt DependencyStartObserving and implement `func dependencyDidStart(_ id: String, version: String)` (or remove \"dependencyDidStart\" from events)"
+    )
+    public static var _servicehostCheck_dependencyDidStart: Void { () }
+}
+
+extension _ManifestLists_dependencyDidStart where Self: DependencyStartObserving {
+    /// The class adopts ``DependencyStartObserving``: the check passes.
+    public static var _servicehostCheck_dependencyDidStart: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "dependencyDidStart"; the class must not adopt ``DependencyStartObserving``.
+public protocol _ManifestOmits_dependencyDidStart {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``DependencyStartObserving``.
+    static var _servicehostCheck_dependencyDidStart: Void { get }
+}
+
+extension _ManifestOmits_dependencyDidStart {
+    /// The class does not adopt ``DependencyStartObserving``: the check passes.
+    public static var _servicehostCheck_dependencyDidStart: Void { () }
+}
+
+extension _ManifestOmits_dependencyDidStart where Self: DependencyStartObserving {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts DependencyStartObserving (`func dependencyDidStart(_ id: String, version: String)`), but servicehost.json does not list the event \"dependencyDidStart\", so the host would never call it: add \"dependencyDidStart\" to events"
+    )
+    public static var _servicehostCheck_dependencyDidStart: Void { () }
+}
+
 /// Generated code only: servicehost.json lists "protectedDataWillBecomeUnavailable"; the class must adopt ``ProtectedDataUnavailableObserving``.
 public protocol _ManifestLists_protectedDataWillBecomeUnavailable {
     /// Resolves to an unavailable default, and fails the build, unless the class adopts ``ProtectedDataUnavailableObserving``.

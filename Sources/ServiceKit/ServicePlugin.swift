@@ -270,6 +270,22 @@ public enum ServicePlugin {
             service.didChangeSettings(
                 from: parsed(raw.pointee.old_json, raw.pointee.old_len),
                 to: parsed(raw.pointee.new_json, raw.pointee.new_len))
+        case .dependencyWillStop, .dependencyDidStart:
+            guard let raw = data?.assumingMemoryBound(to: sh_dependency.self), let id = raw.pointee.id else {
+                return Int32(SH_INVALID)
+            }
+            let name = String(cString: id)
+            let version = raw.pointee.service_version.map { String(cString: $0) } ?? ""
+            if kind == .dependencyWillStop {
+                guard let service = instance as? any DependencyStopObserving else { return Int32(SH_UNSUPPORTED) }
+                service.dependencyWillStop(name, version: version)
+            } else {
+                guard let service = instance as? any DependencyStartObserving else { return Int32(SH_UNSUPPORTED) }
+                service.dependencyDidStart(name, version: version)
+            }
+        case .healthCheck:
+            guard let service = instance as? any HealthChecking else { return Int32(SH_UNSUPPORTED) }
+            service.checkHealth(completion: HealthCompletion(completion(of: event)))
         case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
             .sceneContinueUserActivity:

@@ -92,6 +92,24 @@ final class TestCore {
     }
 
     /// `host ctl request NAME` from `sender`.
+    /// One health check of the service, judged by the policy TestHost holds; `answered` gets
+    /// the status the host recorded. False when the host did not ask (a check is pending).
+    func checkHealth(
+        timeout: Double, unhealthyAfter: Int, restart: Bool, answered: @escaping (Int32) -> Void
+    ) -> Bool {
+        let policy = HealthCheckPolicy(
+            interval: timeout, timeout: timeout, unhealthyAfter: unhealthyAfter,
+            onUnhealthy: restart ? .restart : .report)
+        return host.checkHealth(of: id, policy: policy) { answered($0.rawValue) }
+    }
+
+    /// The host's record of the service's health: status (nil before the first check), reason,
+    /// unhealthy answers in a row, restarts.
+    var health: (status: Int32?, reason: String?, unhealthyChecks: Int, restarts: Int) {
+        let record = host.healthRecord(of: id)
+        return (record.status?.rawValue, record.reason, record.unhealthyChecks, record.restarts)
+    }
+
     func request(_ name: String, from sender: String, json: [UInt8]?) {
         host.request(name, from: sender, json: json)
     }

@@ -327,6 +327,42 @@ public final class TestHost<Service: ApplicationService> {
         return onMain { [core] in core.host.changeSettings(of: id, to: settings) }
     }
 
+    // MARK: - Health
+
+    /// How ``checkHealth()`` is judged, as the configuration's `healthCheck` would: the seconds
+    /// of ``now`` the service has to answer (`timeout`; a missed one is unhealthy), the unhealthy
+    /// answers in a row after which the host acts (`unhealthyAfter`), and whether it then
+    /// restarts the service (`onUnhealthy: restart`) or reports it (the default).
+    public var healthDeadline: Double = 5
+    /// `unhealthyAfter` (see ``healthDeadline``).
+    public var unhealthyAfter = 3
+    /// `onUnhealthy: restart` when true (see ``healthDeadline``).
+    public var restartsWhenUnhealthy = false
+
+    /// One health check, as the host's interval sends it (`healthCheck`): the status the host
+    /// recorded, the service's answer, or `unhealthy` once ``healthDeadline`` passed without one
+    /// (``advance(by:)``). Nil when the class does not adopt HealthChecking, or a check is
+    /// still pending.
+    public func checkHealth() -> Answer<HealthStatus>? {
+        guard service is any HealthChecking else { return nil }
+        let answer = Answer<HealthStatus>(deadline: now + healthDeadline)
+        let (timeout, after, restart) = (healthDeadline, unhealthyAfter, restartsWhenUnhealthy)
+        let asked = onMain { [core] in
+            core.checkHealth(timeout: timeout, unhealthyAfter: after, restart: restart) { status in
+                answer.complete(HealthStatus(rawValue: status) ?? .unhealthy)
+            }
+        }
+        return asked ? answer : nil
+    }
+
+    /// What the host knows of the service's health after the checks so far.
+    public var health: HealthRecord {
+        let record = onMain { [core] in core.health }
+        return HealthRecord(
+            status: record.status.flatMap(HealthStatus.init(rawValue:)), reason: record.reason,
+            unhealthyChecks: record.unhealthyChecks, restarts: record.restarts)
+    }
+
     // MARK: - Time
 
     /// Moves the manual clock on by `seconds`: the host's deadlines that fall due pass (it

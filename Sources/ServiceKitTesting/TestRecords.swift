@@ -99,3 +99,23 @@ public final class Answer<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// What the host knows of a service's health (``TestHost/health``): `ctl list`'s `health`.
+public struct HealthRecord: Sendable, Equatable {
+    /// The last check's status; nil before the first one completed.
+    public var status: HealthStatus?
+    /// Why, as the service said, or the host ("no answer within 5 s").
+    public var reason: String?
+    /// Unhealthy answers in a row (back to 0 after a restart for them).
+    public var unhealthyChecks: Int
+    /// Restarts made because the service was unhealthy (``TestHost/restartsWhenUnhealthy``).
+    public var restarts: Int
+
+    /// A record, for comparing with ``TestHost/health``.
+    public init(status: HealthStatus?, reason: String?, unhealthyChecks: Int, restarts: Int) {
+        self.status = status
+        self.reason = reason
+        self.unhealthyChecks = unhealthyChecks
+        self.restarts = restarts
+    }
+}

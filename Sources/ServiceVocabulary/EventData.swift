@@ -30,6 +30,8 @@ public enum EventData: Sendable, CaseIterable {
     case request
     /// `sh_settings_change`.
     case settingsChange
+    /// `sh_dependency`.
+    case dependency
     /// `sh_shortcut_item`.
     case shortcutItem
 
@@ -51,6 +53,7 @@ public enum EventData: Sendable, CaseIterable {
         case .notificationSettings: "sh_notification_settings"
         case .request: "sh_request"
         case .settingsChange: "sh_settings_change"
+        case .dependency: "sh_dependency"
         case .shortcutItem: "sh_shortcut_item"
         }
     }

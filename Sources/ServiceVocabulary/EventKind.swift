@@ -35,6 +35,9 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case request = 27
     case didChangeSettings = 40
     case performActionForShortcutItem = 44
+    case healthCheck = 45
+    case dependencyWillStop = 46
+    case dependencyDidStart = 47
     case protectedDataWillBecomeUnavailable = 49
     case protectedDataDidBecomeAvailable = 50
     case significantTimeChange = 51
@@ -114,6 +117,11 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
             Entry("didChangeSettings", nil, .settingsChange, capability: "SettingsObserving")
         case .performActionForShortcutItem:
             Entry("performActionForShortcutItem", nil, .shortcutItem, capability: "ShortcutHandling")
+        case .healthCheck: Entry("healthCheck", nil, .none, completion: true, capability: "HealthChecking")
+        case .dependencyWillStop:
+            Entry("dependencyWillStop", nil, .dependency, capability: "DependencyStopObserving")
+        case .dependencyDidStart:
+            Entry("dependencyDidStart", nil, .dependency, capability: "DependencyStartObserving")
         case .protectedDataWillBecomeUnavailable:
             Entry("protectedDataWillBecomeUnavailable", nil, .none, capability: "ProtectedDataUnavailableObserving")
         case .protectedDataDidBecomeAvailable:

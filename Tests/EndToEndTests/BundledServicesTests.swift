@@ -29,6 +29,27 @@ import Testing
         #expect(records.messages(from: "dev.servicehost.push").filter { $0.hasPrefix("push: routing") }.count == 1)
     }
 
+    /// Logger's `"level"` setting, applied live by `ctl configure` (didChangeSettings): at
+    /// `warn` its event lines (info) are not written; back at `info` they are, without a restart.
+    @Test func logger_takesItsLevelLive() throws {
+        let host = try host()
+        let config = try host.file(
+            "services.json", #"{"services": {"dev.servicehost.logger": {"settings": {"level": "warn"}}}}"#)
+        try host.start(["--config", config])
+        try host.ctl("background")
+        let live = try host.ctlJSON("configure", "dev.servicehost.logger", #"{"level": "info"}"#)
+        #expect(live.reply["reconfigured"] as? [String] == ["dev.servicehost.logger"], "\(live.reply)")
+        try host.ctl("foreground")
+        let lines = host.stop().records.messages(from: "dev.servicehost.logger")
+        let change = try #require(
+            lines.firstIndex { $0.hasPrefix("didChangeSettings from {\"level\":\"warn\"}") }, "\(lines)")
+        #expect(
+            !lines[..<change].contains { $0.hasPrefix("didBecomeActive") || $0.hasPrefix("didEnterBackground") },
+            "\(lines)")
+        #expect(lines[change...].contains { $0.hasPrefix("willEnterForeground") }, "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("willFinishLaunching") }.isEmpty)  // never restarted (nor written at warn)
+    }
+
     /// Uptime (C) claims "uptime.report" with SH_CLAIM_METADATA (its metadata variable, no id)
     /// and reads the label from the notification's parsed tape (sh_notification v2).
     @Test func uptime_reportsOnANotification_readingItsTape() throws {

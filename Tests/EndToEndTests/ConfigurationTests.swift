@@ -63,6 +63,16 @@ import Testing
             "test.a → test.b → test.a"
         ),
         (#"{"services": {"test.a": {"requires": ["test.zzz"]}}}"#, "test.zzz"),
+        // The stronger forms are requirements too: a cycle through them, a missing provider.
+        (
+            #"{"services": {"test.a": {"bindsTo": ["test.b"]}, "test.b": {"partOf": ["test.a"]}}}"#,
+            "test.a → test.b → test.a"
+        ),
+        (#"{"services": {"test.a": {"partOf": ["test.zzz"]}}}"#, "test.zzz"),
+        (
+            #"{"services": {"test.a": {"bindsTo": ["test.b"], "partOf": ["test.b"]}}}"#,
+            "services.test.a.partOf: test.b is in bindsTo too"
+        ),
         (
             #"{"services": {"test.zzz": {"policy": "required"}}}"#,
             "required service test.zzz is in the configuration but no plugin provides it"

@@ -64,4 +64,40 @@ import Testing
                     repeating: ["info", "host", "test.live"], count: 3), "\(records.text)")
         #expect(told.allSatisfy { $0.int("result") == 0 })
     }
+
+    /// `host ctl configure ID JSON`: live to a service that handles didChangeSettings, a restart
+    /// with the new settings for one that does not; the reply says which.
+    @Test(arguments: ["in-process", "process"])
+    func ctlConfigure_deliversLive_orRestarts_andSaysWhich(_ isolation: String) throws {
+        let host = try IsolatedHost()
+        try host.probe(
+            "live",
+            ["PROBE_ID=\"test.live\"", "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_DID_CHANGE_SETTINGS))"])
+        try host.probe("plain", ["PROBE_ID=\"test.plain\""])
+        let config = try host.file("services.json", #"{"services": {"test.live": {"settings": {"n": 0}}}}"#)
+        try host.start(["--isolation", isolation, "--config", config])
+        let live = try host.reply("configure", "test.live", #"{"n": 1}"#)
+        #expect(live["reconfigured"] as? [String] == ["test.live"] && live["restarted"] == nil, "\(live)")
+        let plain = try host.reply("configure", "test.plain", #"{"n": 2}"#)
+        #expect(plain["restarted"] as? [String] == ["test.plain"], "\(plain)")
+        let none = try host.ctl("configure", "test.live", "null")
+        #expect(
+            none.stdout == "configured test.live: settings delivered live (didChangeSettings)\n",
+            "\(none.stdout)\(none.stderr)")
+        let unknown = try host.ctl("configure", "test.nope", "{}")
+        #expect(unknown.status == 1 && unknown.stderr.contains("test.nope"), "\(unknown.stderr)")
+        let array = try host.ctl("configure", "test.live", "[1]")
+        #expect(array.status == 1 && array.stderr.contains("must be an object"), "\(array.stderr)")
+        let result = host.stop()
+        #expect(result.status == 0)
+        let records = result.records
+        let changes = records.probe(40).filter { $0.source == "test.live" }.map(\.message)
+        #expect(changes.count == 2, "\(records.text)")
+        #expect(changes.first?.hasSuffix(#" old={"n":0} new={"n":1}"#) == true, "\(changes)")
+        #expect(changes.last?.hasSuffix(#" old={"n":1} new=-"#) == true, "\(changes)")
+        #expect(records.probe(1).filter { $0.source == "test.live" }.count == 1)
+        let plainLaunches = records.probe(1).filter { $0.source == "test.plain" }.map(\.message)
+        #expect(
+            plainLaunches.count == 2 && plainLaunches.last?.contains(#"settings={"n":2}"#) == true, "\(plainLaunches)")
+    }
 }

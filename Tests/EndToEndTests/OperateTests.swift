@@ -294,9 +294,14 @@ import Testing
     @Test func metrics_areServedForPrometheus_andPassPromtool() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
+        // A checked service: its health families pass promtool too.
+        try host.probe(
+            "h", ["PROBE_ID=\"test.h\"", "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_HEALTH_CHECK))"])
+        let config = try host.file("services.json", #"{"services": {"test.h": {"healthCheck": {"interval": 0.1}}}}"#)
         let port = try freePort()
-        try host.start(["--metrics-listen", "\(port)"])
+        try host.start(["--metrics-listen", "\(port)", "--config", config])
         try host.ctl("background")
+        #expect(eventually { (try? host.ctl("list").stdout.contains("health: healthy")) == true })
         let body = try httpGet(port: port, path: "/metrics")
         #expect(body.hasPrefix("HTTP/1.1 200 OK"))
         let text = String(body[body.range(of: "\r\n\r\n")!.upperBound...])
@@ -305,6 +310,9 @@ import Testing
             text.contains(
                 "servicehost_delivery_duration_seconds_bucket{service=\"test.a\",event=\"didEnterBackground\",le=\"+Inf\"} 1"
             ))
+        #expect(text.contains("servicehost_service_health{service=\"test.h\",status=\"healthy\"} 1"), "\(text)")
+        #expect(text.contains("servicehost_service_health{service=\"test.h\",status=\"unhealthy\"} 0"))
+        #expect(text.contains("servicehost_health_restarts_total{service=\"test.h\"} 0"))
         #expect(try httpGet(port: port, path: "/other").hasPrefix("HTTP/1.1 404"))
         guard let promtool = Promtool.path else {
             Issue.record(

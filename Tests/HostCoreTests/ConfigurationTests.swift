@@ -29,8 +29,11 @@ import Testing
                 "com.example.a": {
                   "enabled": true, "priority": -7, "requires": ["com.example.b"], "after": ["com.example.c", "com.example.d"],
                   "settings": {"verbose": true, "name": "x", "limits": [1, 2.5]}, "policy": "required",
-                  "isolation": "process", "trusted": false, "eventTimeout": 2.5, "restartResetAfter": 300
+                  "isolation": "process", "trusted": false, "eventTimeout": 2.5, "restartResetAfter": 300,
+                  "healthCheck": {"interval": 10, "timeout": 2, "unhealthyAfter": 4, "onUnhealthy": "restart"}
                 },
+                "com.example.c": { "healthCheck": {"interval": 3}, "requires": ["com.example.d"],
+                  "bindsTo": ["com.example.a"], "partOf": ["com.example.d"] },
                 "com.example.b": { "enabled": false, "isolation": "in-process" }
               }
             }
@@ -44,7 +47,16 @@ import Testing
         #expect(a.restartResetAfter == 300 && IsolationPolicy(a).restartResetAfter == 300)
         #expect(configuration.services["com.example.b"]?.enabled == false)
         #expect(configuration.services["com.example.b"]?.isolation == .inProcess)
-        #expect(configuration.services.count == 2)
+        #expect(a.healthCheck == HealthCheckPolicy(interval: 10, timeout: 2, unhealthyAfter: 4, onUnhealthy: .restart))
+        // The defaults: a timeout of the shorter of 5 s and the interval, 3 checks, report.
+        #expect(
+            configuration.services["com.example.c"]?.healthCheck
+                == HealthCheckPolicy(interval: 3, timeout: 3, unhealthyAfter: 3, onUnhealthy: .report))
+        // bindsTo and partOf are requirements too (the start plan sees them as requires).
+        let c = configuration.services["com.example.c"]
+        #expect(c?.bindsTo == ["com.example.a"] && c?.partOf == ["com.example.d"])
+        #expect(c?.requires == ["com.example.d", "com.example.a"])
+        #expect(configuration.services.count == 3)
     }
 
     /// minisign prints key ids without leading zeros (`%llX`): a 15-digit id is one of them.
@@ -59,7 +71,7 @@ import Testing
         #expect(service.enabled && service.priority == nil && service.requires.isEmpty && service.after.isEmpty)
         #expect(service.settings == nil && service.settingsJSON == nil && service.policy == .optional)
         #expect(service.isolation == nil && service.trusted == nil && service.eventTimeout == nil)
-        #expect(service.restartResetAfter == nil)
+        #expect(service.restartResetAfter == nil && service.healthCheck == nil)
     }
 
     @Test func anEmptyDocument_configuresNothing() throws {
@@ -146,9 +158,9 @@ import Testing
         ),
         (
             #"{"services": {"com.example.x": {"color": "red"}}}"#,
-            "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires, after,"
-                + " settings, policy, isolation, trusted, eventTimeout, restartResetAfter, activation, requests, sha256,"
-                + " sandbox)"
+            "services.json: services.com.example.x.color: unknown key (known keys: enabled, priority, requires,"
+                + " bindsTo, partOf, after, settings, policy, isolation, trusted, eventTimeout, restartResetAfter,"
+                + " healthCheck, activation, requests, sha256, sandbox)"
         ),
         // Wrong types and values.
         (
@@ -241,6 +253,38 @@ import Testing
             #"{"services": {"com.example.x": {"restartResetAfter": "60"}}}"#,
             "services.json: services.com.example.x.restartResetAfter: expected a number of seconds greater than 0"
                 + " and at most 31536000 (a year), found a string (\"60\")"
+        ),
+        (
+            #"{"services": {"com.example.x": {"healthCheck": 10}}}"#,
+            #"services.json: services.com.example.x.healthCheck: expected an object like {"interval": 10}, found 10"#
+        ),
+        (
+            #"{"services": {"com.example.x": {"healthCheck": {}}}}"#,
+            "services.json: services.com.example.x.healthCheck.interval: missing: seconds between checks"
+        ),
+        (
+            #"{"services": {"com.example.x": {"healthCheck": {"interval": 5, "every": 2}}}}"#,
+            "services.json: services.com.example.x.healthCheck.every: unknown key"
+                + " (known keys: interval, timeout, unhealthyAfter, onUnhealthy)"
+        ),
+        (
+            #"{"services": {"com.example.x": {"healthCheck": {"interval": 0}}}}"#,
+            "services.json: services.com.example.x.healthCheck.interval: expected a number of seconds more than 0"
+                + " and at most 86400 (a day), found 0"
+        ),
+        (
+            #"{"services": {"com.example.x": {"healthCheck": {"interval": 5, "unhealthyAfter": 1.5}}}}"#,
+            "services.json: services.com.example.x.healthCheck.unhealthyAfter: expected a whole number of checks"
+                + " from 1 to 1000, found 1.5"
+        ),
+        (
+            #"{"services": {"com.example.x": {"healthCheck": {"interval": 5, "unhealthyAfter": 1e300}}}}"#,
+            "services.json: services.com.example.x.healthCheck.unhealthyAfter: expected a whole number of checks"
+                + " from 1 to 1000, found 1e+300"
+        ),
+        (
+            #"{"services": {"com.example.x": {"healthCheck": {"interval": 5, "onUnhealthy": "restrat"}}}}"#,
+            #"services.json: services.com.example.x.healthCheck.onUnhealthy: expected "restart" or "report", found a string ("restrat") (did you mean "restart"?)"#
         ),
     ])
     func everyMistake_isAnErrorNamingTheFileAndTheKeysPath(_ text: String, _ expected: String) {

@@ -26,6 +26,7 @@ import Testing
             ["scene", "activity", "car", "com.example.read", "--user-info", #"{"n":1}"#],
             ["stats"], ["stats", "a.b"], ["blame"], ["service", "restart", "a.b", "--force"], ["watch", "--logs"],
             ["deploy", "/srv/set", "--probation", "5"], ["deploy", "status"], ["deploy", "--cancel"], ["rollback"],
+            ["configure", "a.b", #"{"level":"debug"}"#],
         ]
         let payload: (String) throws -> [UInt8] = { _ in Array(#"{"aps":{"alert":"hi"}}"#.utf8) }
         for line in lines {

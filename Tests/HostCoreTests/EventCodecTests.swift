@@ -78,6 +78,8 @@ import Testing
             .didChangeSettings,
             UnsafeRawPointer(arena.settingsChange(old: Array(#"{"n":1}"#.utf8), new: Array(#"{"n":2}"#.utf8))))
         try roundTrip(.didChangeSettings, UnsafeRawPointer(arena.settingsChange(old: nil, new: Array("{}".utf8))))
+        try roundTrip(.dependencyWillStop, UnsafeRawPointer(arena.dependency(id: "dev.a", version: "1.2.0")))
+        try roundTrip(.dependencyDidStart, UnsafeRawPointer(arena.dependency(id: "dev.b", version: "")))
         for kind in [
             EventKind.didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
             .didReceiveMemoryWarning,
@@ -96,7 +98,7 @@ import Testing
             #expect(String(describing: payload) == data.cStruct, "\(data)")
             declared.append(String(describing: payload))
         }
-        #expect(declared.count == 11)
+        #expect(declared.count == 12)
         #expect(
             sh_open_url.empty.size == UInt32(MemoryLayout<sh_open_url>.size)
                 && sh_open_url.empty.version == SH_OPEN_URL_VERSION)
@@ -361,6 +363,9 @@ import Testing
         case .didChangeSettings:
             let c = data.assumingMemoryBound(to: sh_settings_change.self).pointee
             return "settings(\(c.size),\(c.version),\(bytes(c.old_json, c.old_len)),\(bytes(c.new_json, c.new_len)))"
+        case .dependencyWillStop, .dependencyDidStart:
+            let d = data.assumingMemoryBound(to: sh_dependency.self).pointee
+            return "dependency(\(d.size),\(d.version),\(string(d.id)),\(string(d.service_version)))"
         case .openURL: return url(data.assumingMemoryBound(to: sh_open_url.self).pointee)
         case .continueUserActivity: return activity(data.assumingMemoryBound(to: sh_user_activity.self).pointee)
         case .configurationForConnecting, .sceneWillConnect:

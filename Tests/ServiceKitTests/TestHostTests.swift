@@ -55,6 +55,38 @@ import Testing
         #expect(!TestHost(LifecycleProbe()).changeSettings(to: ["level": "debug"]))
     }
 
+    @Test func healthChecks_recordTheAnswer_timeOutAsUnhealthy_andRestartAfterTheRun() {
+        let service = HealthProbe()
+        let host = TestHost(service)
+        host.launch()
+        #expect(host.health == HealthRecord(status: nil, reason: nil, unhealthyChecks: 0, restarts: 0))
+        #expect(host.checkHealth()?.value == .healthy)
+        service.answer = (.degraded, "cache cold")
+        #expect(host.checkHealth()?.value == .degraded)
+        #expect(host.health.reason == "cache cold" && host.health.unhealthyChecks == 0)
+
+        // Silent: pending until the deadline, then unhealthy, for the host's reason.
+        service.answer = nil
+        host.healthDeadline = 2
+        let silent = host.checkHealth()
+        #expect(silent != nil && silent?.value == nil && silent?.timedOut == false)
+        #expect(host.checkHealth() == nil)  // one check at a time
+        host.advance(by: 2)
+        #expect(silent?.value == .unhealthy)
+        #expect(
+            host.health
+                == HealthRecord(status: .unhealthy, reason: "no answer within 2 s", unhealthyChecks: 1, restarts: 0))
+
+        // The run's end restarts it (in process: taken down and caught up), and the run starts over.
+        service.answer = (.unhealthy, "queue stuck")
+        host.unhealthyAfter = 2
+        host.restartsWhenUnhealthy = true
+        #expect(host.checkHealth()?.value == .unhealthy)
+        #expect(host.health.restarts == 1 && host.health.unhealthyChecks == 0)
+        #expect(host.deliveries.filter { $0 == .willFinishLaunching }.count == 2)
+        #expect(TestHost(LifecycleProbe()).checkHealth() == nil)
+    }
+
     @Test func moves_followTheHostsLifecycle_andATerminatedAppNeverMovesAgain() {
         let host = TestHost(LifecycleProbe())
         // Before launch, a move launches (without launch options), as the host's transition does.
@@ -362,6 +394,16 @@ private final class Asker: ApplicationService, @unchecked Sendable {
 private final class SettingsProbe: SettingsObserving {
     var changes: [[JSONValue?]] = []
     func didChangeSettings(from old: JSONValue?, to new: JSONValue?) { changes.append([old, new]) }
+}
+
+/// Answers health checks with `answer`, or not at all while it is nil.
+private final class HealthProbe: HealthChecking, @unchecked Sendable {
+    // Set by the test between TestHost calls, read on the main thread during them.
+    var answer: (status: HealthStatus, reason: String?)? = (.healthy, nil)
+    func checkHealth(completion: HealthCompletion) {
+        guard let answer else { return }
+        completion(answer.status, reason: answer.reason)
+    }
 }
 
 /// Observes the session's lock and the clock (the lock and time sources' events).

@@ -130,6 +130,12 @@ extension CtlCommand {
             return "\(done): \(state); app: \(reply.state ?? "?")"
         case "deploy":
             return deployText(members, action: command.members[.action]?.stringValue)
+        case "configure":
+            let id = command.members[.service]?.stringValue ?? "?"
+            guard let restarted = members[.restarted]?.arrayValue?.compactMap(\.stringValue) else {
+                return "configured \(id): settings delivered live (didChangeSettings)"
+            }
+            return "configured \(id): restarted with the new settings (\(restarted.joined(separator: ", ")))"
         case "rollback":
             let to = members[.to]?.intValue.map { "generation \($0)" } ?? "the plugin directories"
             return "rolled back from generation \(members[.generation]?.intValue ?? 0); running \(to)"

@@ -306,6 +306,9 @@ public enum CtlCommand {
                     + service.events.joined(separator: ",")
                 if let trigger = service.activatedBy { line += " opened (lazy) by: \(trigger)" }
                 if let stuckIn = service.stuckIn { line += " stuck in: \(stuckIn)" }
+                if let health = service.isolation["health"], let status = health["status"]?.stringValue {
+                    line += " health: \(status)" + (health["reason"]?.stringValue.map { " (\($0))" } ?? "")
+                }
                 if let failure = service.failure {
                     line += " failed: \(failure.summary); not restarted until its file changes"
                     if let resetAt = service.isolation["resetAt"]?.stringValue { line += " or \(resetAt)" }

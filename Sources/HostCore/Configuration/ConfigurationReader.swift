@@ -11,8 +11,9 @@ struct ConfigurationReader {
         "notificationCategories", "notifications", "revokedKeys", "sandbox", "services", "signatures", "trustedKeys",
     ]
     static let serviceKeys = [
-        "enabled", "priority", "requires", "after", "settings", "policy", "isolation", "trusted", "eventTimeout",
-        "restartResetAfter", "activation",
+        "enabled", "priority", "requires", "bindsTo", "partOf", "after", "settings", "policy", "isolation", "trusted",
+        "eventTimeout",
+        "restartResetAfter", "healthCheck", "activation",
         "requests", "sha256", "sandbox",
     ]
 
@@ -53,6 +54,19 @@ struct ConfigurationReader {
         if let value = members["priority"] { service.priority = try int32(value, at: path + ".priority") }
         if let value = members["requires"] { service.requires = try ids(value, at: path + ".requires", owner: id) }
         if let value = members["after"] { service.after = try ids(value, at: path + ".after", owner: id) }
+        // The stronger forms require too: the start plan, `host check` and the cycle check see
+        // them as `requires` edges.
+        if let value = members["bindsTo"] { service.bindsTo = try ids(value, at: path + ".bindsTo", owner: id) }
+        if let value = members["partOf"] { service.partOf = try ids(value, at: path + ".partOf", owner: id) }
+        if let both = service.partOf.first(where: service.bindsTo.contains) {
+            throw fail(
+                path + ".partOf",
+                "\(both) is in bindsTo too: \(id) either stops and starts with \(both) (bindsTo) or only follows"
+                    + " its restarts (partOf), not both")
+        }
+        for provider in service.bindsTo + service.partOf where !service.requires.contains(provider) {
+            service.requires.append(provider)
+        }
         if let value = members["settings"] {
             guard let object = value.objectValue else {
                 throw fail(path + ".settings", "expected an object, found \(Self.describe(value))")
@@ -77,6 +91,9 @@ struct ConfigurationReader {
                         + " \(Int(ServiceConfiguration.longestResetAfter)) (a year), found \(Self.describe(value))")
             }
             service.restartResetAfter = seconds
+        }
+        if let value = members["healthCheck"] {
+            service.healthCheck = try healthCheck(value, at: path + ".healthCheck")
         }
         if let value = members["requests"] { service.requests = try choice(value, at: path + ".requests") }
         if let value = members["sha256"] { service.sha256 = try sha256(value, at: path + ".sha256") }
@@ -362,6 +379,32 @@ struct ConfigurationReader {
                     + " found \(Self.describe(value))")
         }
         return seconds
+    }
+
+    /// `{"interval": S, "timeout": S, "unhealthyAfter": N, "onUnhealthy": "restart" | "report"}`.
+    private func healthCheck(_ value: JSONValue, at path: String) throws(ConfigurationError) -> HealthCheckPolicy {
+        guard let members = value.objectValue else {
+            throw fail(path, "expected an object like {\"interval\": 10}, found \(Self.describe(value))")
+        }
+        try checkKeys(members, allowed: HealthCheckPolicy.keys, at: path) { _ in nil }
+        guard let interval = members["interval"] else {
+            throw fail(path + ".interval", "missing: seconds between checks")
+        }
+        var policy = HealthCheckPolicy(interval: try seconds(interval, at: path + ".interval"))
+        if let value = members["timeout"] { policy.timeout = try seconds(value, at: path + ".timeout") }
+        if let value = members["unhealthyAfter"] {
+            guard let number = value.doubleValue, let count = Int(exactly: number), count >= 1,
+                count <= HealthCheckPolicy.longestRun
+            else {
+                throw fail(
+                    path + ".unhealthyAfter",
+                    "expected a whole number of checks from 1 to \(HealthCheckPolicy.longestRun), found \(Self.describe(value))"
+                )
+            }
+            policy.unhealthyAfter = count
+        }
+        if let value = members["onUnhealthy"] { policy.onUnhealthy = try choice(value, at: path + ".onUnhealthy") }
+        return policy
     }
 
     /// A string that is one of `Choice`'s raw values.

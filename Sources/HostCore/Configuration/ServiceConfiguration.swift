@@ -48,6 +48,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var requires: [String]
     /// `after`: services this one starts after when they run; a missing or disabled one is ignored.
     public var after: [String]
+    /// `bindsTo` (systemd's BindsTo=): required services (they are in ``requires`` too) that
+    /// this one stops with and starts again after.
+    public var bindsTo: [String] = []
+    /// `partOf` (systemd's PartOf=): required services (they are in ``requires`` too) whose
+    /// restarts this one follows.
+    public var partOf: [String] = []
     /// `settings`: the object handed to the service at launch, or `nil` when there is none.
     public private(set) var settings: [String: JSONValue]?
     /// ``settings`` serialized as compact UTF-8 JSON, ready for `sh_launch_options.settings_json`
@@ -65,6 +71,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// crash loop is started again by itself, greater than 0 and at most ``longestResetAfter``;
     /// `nil` (the default): it stays failed until its file changes or `ctl service reset-failed`.
     public var restartResetAfter: Double?
+    /// `healthCheck`: how the host checks the service's health; `nil` (the default): never.
+    public var healthCheck: HealthCheckPolicy?
     /// The longest `restartResetAfter`: a year.
     public static let longestResetAfter: Double = 365 * 86400
     /// `activation`: `"lazy"` or `"eager"`, overriding the plugin's metadata; `nil` keeps it.

@@ -102,6 +102,24 @@ extension ControlCommands {
                 return .operate(.deploy(directory: directory, probation: seconds))
             }),
         ControlCommandSpec(
+            "configure", grant: .all, usage: [CtlCommand.UsageLine(15, "configure ID JSON")],
+            arguments: { arguments throws(UsageError) in
+                let operands = try arguments.operands(2, "ID JSON (the service's new settings object)")
+                let settings: JSONValue
+                do { settings = try JSONValue(parsing: operands[1]) } catch {
+                    throw UsageError("ctl configure: the settings are not valid JSON: \(error)")
+                }
+                return [ControlKey.service.rawValue: .string(operands[0]), ControlKey.settings.rawValue: settings]
+            },
+            decode: { members, maxPayload throws(InputError) in
+                let value = try members.optional(.settings)
+                if let value { try ControlRequest.checkSize(value, .settings, maxPayload) }
+                guard value == nil || value == .null || value?.objectValue != nil else {
+                    throw InputError("configure: \"settings\" must be an object (or null for none)")
+                }
+                return .operate(.configure(id: try members.requiredString(.service), settings: value?.objectValue))
+            }),
+        ControlCommandSpec(
             "rollback", grant: .all, usage: [CtlCommand.UsageLine(15, "rollback")],
             arguments: { arguments throws(UsageError) in
                 _ = try arguments.operands(0, "no arguments")

@@ -1,6 +1,7 @@
 import ServiceJSON
 
-/// The operating requests: `stats`, `blame`, `list --all`, `service`, `deploy`, `rollback`, `watch`.
+/// The operating requests: `stats`, `blame`, `list --all`, `service`, `configure`, `deploy`, `rollback`,
+/// `watch`.
 extension ControlHandler {
     func handleOperate(
         _ command: ControlRequest.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void
@@ -67,6 +68,13 @@ extension ControlHandler {
                 } catch {
                     return refuse(error.description)
                 }
+            case .configure(let id, let settings):
+                switch try host.configureService(id, settings: settings) {
+                case .reconfigured: body.members[.reconfigured] = .array([.string(id)])
+                case .restarted(let ids): body.members[.restarted] = .array(ids.map(JSONValue.string))
+                }
+                body.state = host.state.name
+                body.services = listedServices().filter { $0.id == id }
             case .rollback:
                 do throws(Host.DeployError) {
                     let (from, to) = try host.rollBackByHand()

@@ -13,7 +13,7 @@ enum ControlKey: String {
     case state, services, deviceToken, busy, stuck, service, event, seconds, deadline
     // `list`: one object per service.
     case version, path, priority, events, subscriptions, sceneRoles, lastError, retiredCopies, stuckIn, failure
-    case activation, activatedBy
+    case activation, activatedBy, health
     // `reload`.
     case added, removed, replaced, failures, reconfigured
     // Event replies.

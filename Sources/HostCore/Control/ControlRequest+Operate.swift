@@ -1,3 +1,5 @@
+import ServiceJSON
+
 extension ControlRequest {
     /// The requests that operate the host rather than drive the app:
     ///
@@ -14,6 +16,7 @@ extension ControlRequest {
     /// {"command":"deploy","action":"digests"}
     /// {"command":"deploy","action":"verify","path":"/tmp/b.tar","size":N,"sha256":"…","signature":"untrusted comment: …"}
     /// {"command":"rollback"}
+    /// {"command":"configure","service":"dev.servicehost.logger","settings":{"level":"debug"}}
     /// ```
     public enum Operate: Sendable, Equatable {
         /// Figures per service and event kind; one service's with `service`.
@@ -40,6 +43,9 @@ extension ControlRequest {
         case deployVerify(path: String, size: Int, sha256: String, signature: String)
         /// Back to the generation before the current one.
         case rollback
+        /// Gives running service `id` new settings (nil: none): live by didChangeSettings when it
+        /// handles it, else by a restart.
+        case configure(id: String, settings: [String: JSONValue]?)
 
         /// `service`'s actions.
         public enum ServiceAction: String, Sendable, CaseIterable {

@@ -26,6 +26,24 @@ extension Host {
                     "servicehost_startup_seconds{service=\(Self.label(entry.service)),step=\"\(step)\"} \(Self.seconds(nanoseconds))"
                 }
             })
+        let checked = services.compactMap { slot in health[slot.id].map { (slot.id, $0) } }
+        if !checked.isEmpty {
+            family(
+                "servicehost_service_health", "gauge",
+                "Each checked service's last health check: 1 for its status, 0 for the others.",
+                checked.flatMap { id, record in
+                    HealthStatus.allCases.map { status in
+                        "servicehost_service_health{service=\(Self.label(id)),status=\"\(status.name)\"}"
+                            + (record.status == status ? " 1" : " 0")
+                    }
+                })
+            family(
+                "servicehost_health_checks_total", "counter", "Health checks completed (answered or timed out).",
+                checked.map { "servicehost_health_checks_total{service=\(Self.label($0.0))} \($0.1.checks)" })
+            family(
+                "servicehost_health_restarts_total", "counter", "Restarts made because a service was unhealthy.",
+                checked.map { "servicehost_health_restarts_total{service=\(Self.label($0.0))} \($0.1.restarts)" })
+        }
         guard statisticsEnabled else { return out }
         let stats = dispatcher.stats
         var deliveries: [String] = []

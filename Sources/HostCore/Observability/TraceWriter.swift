@@ -103,6 +103,8 @@ public enum ResultCode {
         case .willPresentNotification:
             let names = PresentationOptions(code).names
             return names.isEmpty ? "none" : names.joined(separator: "+")
+        case .healthCheck:
+            return HealthStatus(rawValue: code)?.name ?? "invalid(\(code))"
         default:
             return name(code)
         }

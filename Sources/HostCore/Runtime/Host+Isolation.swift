@@ -52,9 +52,11 @@ extension Host {
 
     /// What `ctl list` adds about service `id`: where it runs (`isolation`), its `state`
     /// (`running`, `restarting`, `failed`, `stopped`, or `stuck` in an event), its worker's
-    /// `pid`, `restarts`, `lastCrash` and `failure`.
+    /// `pid`, `restarts`, `lastCrash` and `failure`; and its `health` when it is checked.
     public func isolationFields(for id: String) -> [String: JSONValue] {
-        Self.isolationFields(for: id, board: isolation?.board, tracker: tracker)
+        var fields = Self.isolationFields(for: id, board: isolation?.board, tracker: tracker)
+        fields[.health] = healthFields(for: id)
+        return fields
     }
 
     /// The same, from any thread.
@@ -79,6 +81,11 @@ extension Host: IsolationHost {
 
     func noteCrash(of id: String, _ message: String, cause: String) {
         serviceSet.slot(id)?.lastError = message
+        // Its dependents learn it stopped (after the fact: it crashed or hung).
+        if let slot = serviceSet.slot(id) {
+            serviceSet.tellDependents(.dependencyWillStop, of: [slot], except: [], state: state)
+            bus.drain()
+        }
         probationFailed(culprit: id, reason: cause)
     }
 }

@@ -50,6 +50,34 @@ extension Host {
         return true
     }
 
+    /// What `ctl configure` did.
+    public enum ConfigureOutcome: Sendable, Equatable {
+        /// Told by didChangeSettings; it kept running.
+        case reconfigured
+        /// It does not handle didChangeSettings: restarted with the new settings (with the
+        /// other services of its worker).
+        case restarted([String])
+    }
+
+    /// `host ctl configure ID JSON`: gives running service `id` new `settings` (nil: none) until
+    /// the next reload reads the configuration file again. A service that handles
+    /// didChangeSettings is told, old and new, and keeps running; another is restarted with them.
+    public func configureService(_ id: String, settings: [String: JSONValue]?) throws(ServiceControlError)
+        -> ConfigureOutcome
+    {
+        try refuseWhileTerminating()
+        guard let slot = serviceSet.slot(id) else {
+            // The same refusal `service restart` gives (not running, unknown, did you mean).
+            _ = try application.restartService(id, force: false, isolation: isolation)
+            throw ServiceControlError("service \(id) is not running")
+        }
+        if changeSettings(of: id, to: settings) { return .reconfigured }
+        var configuration = slot.configuration ?? ServiceConfiguration(id: id)
+        configuration.setSettings(settings)
+        slot.configuration = configuration
+        return .restarted(try restartService(id, force: true))
+    }
+
     private func refuseWhileTerminating() throws(ServiceControlError) {
         if isTerminating || state == .notRunning { throw ServiceControlError("the host is not running its services") }
     }

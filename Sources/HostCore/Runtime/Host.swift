@@ -46,6 +46,8 @@ public final class Host {
     let requests: ServiceRequests
     /// The start's settings and the deploy in probation (Host+Deploy).
     var deployment = DeployState()
+    /// Each checked service's health and next check (Host+Health).
+    let health = HealthBoard()
 
     /// A host with no services, logging to `log` and tracing to `trace`, keeping state in
     /// `stateDirectory` (none: stores answer "unsupported" and every launch is a first one
@@ -96,6 +98,8 @@ public final class Host {
             router: EventRouter(dispatcher: dispatcher, bus: bus, dormant: dormant, log: log), bus: bus, log: log,
             stateCell: stateCell,
             scenes: scenes, restorations: restorations)
+        // Health checks follow the service list (a reload, a restart, a service started).
+        dispatcher.listDidChange = { [weak self] in self?.syncHealthChecks() }
     }
 
     // MARK: State
@@ -176,12 +180,17 @@ public final class Host {
     /// the result lists those (the caller then terminates, taking the others down in reverse).
     @discardableResult
     public func launch(_ request: LaunchRequest = LaunchRequest()) throws(TransitionError) -> [String] {
-        try application.launch(request)
+        let launched = try application.launch(request)
+        syncHealthChecks()
+        return launched
     }
 
     /// Terminates from any running state: willResignActive, didEnterBackground and
     /// willTerminate as needed, each in reverse service order.
-    public func terminate() throws(TransitionError) { try application.transition(to: .notRunning) }
+    public func terminate() throws(TransitionError) {
+        health.stopAll()
+        try application.transition(to: .notRunning)
+    }
 
     // MARK: Events
 

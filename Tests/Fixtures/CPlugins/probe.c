@@ -54,6 +54,8 @@
 //                       PROBE_ASK_PAD N sends {"pad":"xxx…"} of about N bytes instead
 //   PROBE_CRASH_KIND    an event kind during which the service aborts
 //   PROBE_CHECK_NUL     log whether each JSON buffer handed over is NUL-terminated
+//   PROBE_HEALTH_MARKER healthCheck is answered SH_HEALTH_UNHEALTHY ("marker present") while that
+//                       file exists, SH_HEALTH_HEALTHY otherwise
 // Every event is logged as "probe ID: event KIND state S host-state H seq N" plus its data.
 #define _POSIX_C_SOURCE 200809L
 #include <servicehost.h>
@@ -390,6 +392,12 @@ static void describe(const sh_event *event, char *out, size_t size) {
                  r->parsed ? r->parsed->count : 0, (int)r->json_len, r->json ? r->json : "-");
         break;
     }
+    case SH_EVENT_DEPENDENCY_WILL_STOP:
+    case SH_EVENT_DEPENDENCY_DID_START: {
+        const sh_dependency *d = event->data;
+        snprintf(out, size, " dependency=%s version=%s", d->id, d->service_version);
+        break;
+    }
     case SH_EVENT_DID_CHANGE_SETTINGS: {
         const sh_settings_change *c = event->data;
         snprintf(out, size, " old=%.*s new=%.*s", (int)(c->old_json ? c->old_len : 1), c->old_json ? c->old_json : "-",
@@ -474,6 +482,16 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #endif
 #ifdef PROBE_FAIL_KIND
     if (event->kind == PROBE_FAIL_KIND) return PROBE_FAIL_RESULT;
+#endif
+#ifdef PROBE_HEALTH_MARKER
+    if (event->kind == SH_EVENT_HEALTH_CHECK && event->completion) {
+        static const char reason[] = "\"marker present\"";
+        if (access(PROBE_HEALTH_MARKER, F_OK) == 0)
+            event->completion->complete(event->completion, SH_HEALTH_UNHEALTHY, reason, sizeof reason - 1);
+        else
+            event->completion->complete(event->completion, SH_HEALTH_HEALTHY, NULL, 0);
+        return SH_OK;
+    }
 #endif
     if (event->completion) answer(event->completion);
     if (event->kind == SH_EVENT_OPEN_URL || event->kind == SH_EVENT_CONTINUE_USER_ACTIVITY ||

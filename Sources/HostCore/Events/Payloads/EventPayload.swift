@@ -64,6 +64,7 @@ extension EventData {
         case .notificationSettings: sh_notification_settings.self
         case .request: sh_request.self
         case .settingsChange: sh_settings_change.self
+        case .dependency: sh_dependency.self
         case .shortcutItem: sh_shortcut_item.self
         }
     }

@@ -75,6 +75,17 @@ final class AnswerBook {
         }
     }
 
+    /// Delivers `kind`, which carries no data (a health check), with a completion to the one
+    /// service at `index`; `completion` as ``askOne(_:data:arena:to:completion:)``'s.
+    func askOne(
+        _ kind: EventKind, to index: Int, completion: @escaping (_ result: Int32?, _ json: [UInt8]?) -> Void
+    ) {
+        ask(kind, data: nil, to: [index]) { answer in
+            let first = answer.answers.first
+            completion(first?.result, first.flatMap { answer.json[$0.service] })
+        }
+    }
+
     /// Delivers `kind` with a completion to each service in `indexes` and calls `finish` once
     /// every one completed or the deadline passed.
     private func ask(

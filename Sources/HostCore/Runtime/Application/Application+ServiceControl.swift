@@ -9,11 +9,48 @@ extension Application {
         if slot.configuration?.policy == .required && !force {
             throw ServiceControlError("service \(id) is required (policy: required): stopping it needs --force")
         }
+        stopBound(to: id)
         services.takeDown([slot], from: lifecycle)
         dispatcher.setServices(services.slots.filter { $0 !== slot })
         services.parked.append((slot, "stopped by request"))
         bus.drain()
         log.info("host", "service \(id) stopped by request", event: .serviceStoppedByRequest, .string("service", id))
+    }
+
+    /// The reason a service stopped with its `bindsTo` provider shows while parked.
+    private static func boundReason(_ provider: String) -> String { "stopped with \(provider) (bindsTo)" }
+
+    /// Stops the running services bound to `provider` (`bindsTo`) before it, the last started
+    /// first, each with the services bound to it in turn: systemd's BindsTo=.
+    private func stopBound(to provider: String) {
+        for slot in services.slots.reversed() where slot.configuration?.bindsTo.contains(provider) == true {
+            guard services.slot(slot.id) != nil else { continue }
+            stopBound(to: slot.id)
+            services.takeDown([slot], from: lifecycle)
+            dispatcher.setServices(services.slots.filter { $0 !== slot })
+            services.parked.append((slot, Self.boundReason(provider)))
+            log.info(
+                "host", "service \(slot.id) stopped with \(provider) (bindsTo)", event: .serviceStoppedByRequest,
+                .string("service", slot.id))
+        }
+    }
+
+    /// Starts again, in start order, the services stopped with `provider` (`bindsTo`), once it
+    /// runs again.
+    private func startBound(to provider: String) {
+        let bound = services.parked.filter { $0.reason == Self.boundReason(provider) }.map(\.slot.id)
+        for id in bound { try? startService(id) }
+    }
+
+    /// Restarts the running services that are `partOf` `provider` (systemd's PartOf=), after it.
+    private func restartParts(of provider: String, isolation: IsolationSupervisor?) {
+        for slot in services.slots where slot.configuration?.partOf.contains(provider) == true {
+            do throws(ServiceControlError) {
+                _ = try restartService(slot.id, force: true, isolation: isolation)
+            } catch {
+                log.warn("host", "service \(slot.id) (partOf \(provider)) was not restarted: \(error.description)")
+            }
+        }
     }
 
     /// Starts service `id` again (stopped by request, or after a failed launch), or for the
@@ -46,6 +83,7 @@ extension Application {
         log.info(
             "host", "service \(id) started by request; caught up to \(state.name)", event: .serviceStartedByRequest,
             .string("service", id))
+        startBound(to: id)
     }
 
     /// Stops and starts service `id`; a process-isolated one gets a new worker, and so do the
@@ -65,17 +103,25 @@ extension Application {
                 throw ServiceControlError(
                     "service \(required.id) is required (policy: required): restarting it needs --force")
             }
+            for sibling in siblings { stopBound(to: sibling.id) }
             services.takeDown(siblings, from: lifecycle)
             guard plugin.replaceWorker() else {
                 throw ServiceControlError(
                     "service \(id)'s worker is not running (\(plugin.statusName)); try again once it is")
             }
             bus.drain()
+            // Its new worker is caught up when it attaches; those bound to it or part of it
+            // start again now, and hear of it by dependencyDidStart then.
+            for sibling in siblings {
+                startBound(to: sibling.id)
+                restartParts(of: sibling.id, isolation: isolation)
+            }
             return siblings.map(\.id)
         }
         _ = try running(id, to: "restart")
         try stopService(id, force: force)
         try startService(id)
+        restartParts(of: id, isolation: isolation)
         return [id]
     }
 

@@ -71,10 +71,13 @@ final class Dispatcher {
         rebuildTable()
         tracker.register(ids: slots.map(\.id))
         servicesDidChange?()
+        listDidChange?()
     }
 
     /// Told each time the service list changed (``Host/servicesDidChange``).
     var servicesDidChange: (() -> Void)?
+    /// The host's own observer of the list (its health checks), set once in `Host.init`.
+    var listDidChange: (() -> Void)?
 
     private func rebuildTable() {
         let old = hot.pointee.table

@@ -27,12 +27,14 @@ extension ServiceSet {
         for kind in (try? replay.steps(to: state)) ?? [] {
             deliverLate(kind, to: late, lifecycle: &replay, arena: arena, why: why)
         }
+        tellDependents(.dependencyDidStart, of: late, except: Set(late.map(\.id)), state: state)
     }
 
     /// Takes `leaving` (running services) down from `lifecycle`'s state with the events that
     /// take the app down, as termination does (every connected scene goes away first, the
     /// app's events following); they receive nothing afterwards.
     func takeDown(_ leaving: [ServiceSlot], from lifecycle: AppLifecycle) {
+        tellDependents(.dependencyWillStop, of: leaving, except: Set(leaving.map(\.id)), state: lifecycle.state)
         let arena = EventArena()
         var replay = lifecycle
         moveConnectedScenes(of: leaving, up: false, lifecycle: &replay, arena: arena, why: .restart)

@@ -130,6 +130,32 @@ typedef enum sh_event_kind {
      * Answer SH_OK when handled (no later service is asked) or SH_FALSE to
      * pass. */
     SH_EVENT_PERFORM_ACTION_FOR_SHORTCUT_ITEM = 44,
+    /* "healthCheck": the host asks whether the service is healthy, every
+     * healthCheck.interval seconds of its entry in the configuration file
+     * (services.json; never without one). data is NULL; completion is set:
+     * complete it within healthCheck.timeout with SH_HEALTH_HEALTHY,
+     * SH_HEALTH_DEGRADED or SH_HEALTH_UNHEALTHY; json (may be NULL) is the
+     * reason, a JSON string (e.g. "\"broker unreachable\""), at most 1024
+     * bytes kept. A missed deadline, a negative result or any other code
+     * counts as unhealthy. healthCheck.unhealthyAfter unhealthy answers in a
+     * row make the host act (healthCheck.onUnhealthy: restart the service,
+     * or report it). Never sent while a check of the service is pending. */
+    SH_EVENT_HEALTH_CHECK = 45,
+    /* "dependencyWillStop": a service this one requires (configuration
+     * requires/bindsTo/partOf, or SH_CLAIM_REQUIRES) is about to stop: stopped
+     * or restarted by request, replaced or removed by a reload; or it stopped
+     * on its own (its worker crashed or was killed for a hang: then told after
+     * the fact). data is const sh_dependency * (its id and version). Delivered
+     * to the running dependents that handle it, in service order, before the
+     * required service is taken down. */
+    SH_EVENT_DEPENDENCY_WILL_STOP = 46,
+    /* "dependencyDidStart": a service this one requires started again (started
+     * or restarted by request, a reload's new version, a new worker after a
+     * crash), caught up to the app's state. data is const sh_dependency *.
+     * Delivered to the running dependents that handle it, in service order,
+     * after the required service's catch-up; never to a dependent that started
+     * in the same catch-up (it launched after its requirement anyway). */
+    SH_EVENT_DEPENDENCY_DID_START = 47,
     /* "protectedDataWillBecomeUnavailable": the user's session is about to
      * lock (UIKit's applicationProtectedDataWillBecomeUnavailable; on Linux
      * logind's Lock signal or LockedHint becoming true for the host's
@@ -145,6 +171,18 @@ typedef enum sh_event_kind {
      * data is NULL. Delivered in service order; read the clock again. */
     SH_EVENT_SIGNIFICANT_TIME_CHANGE = 51,
 } sh_event_kind;
+
+/* A service's health, the answer to SH_EVENT_HEALTH_CHECK (as Greengrass's
+ * and IoT Edge's module health). Beware: SH_HEALTH_HEALTHY equals SH_OK and
+ * SH_HEALTH_DEGRADED equals SH_FALSE. */
+enum {
+    /* Working. */
+    SH_HEALTH_HEALTHY = 0,
+    /* Working in part (a fallback in use, a backlog growing): shown, never acted on. */
+    SH_HEALTH_DEGRADED = 1,
+    /* Alive but useless (its connection dead, its queue stuck). */
+    SH_HEALTH_UNHEALTHY = 2,
+};
 
 /* The notification authorization status (as UNAuthorizationStatus). */
 typedef enum sh_authorization_status {
@@ -519,6 +557,25 @@ typedef struct sh_settings_change {
     /* Length of new_json in bytes, without the NUL (0 when NULL). */
     size_t new_len;
 } sh_settings_change;
+
+#define SH_DEPENDENCY_VERSION 1u
+/* sizeof(sh_dependency) in version 1, frozen (layout.h). */
+#define SH_DEPENDENCY_SIZE_V1 24u
+
+/* The data of dependencyWillStop and dependencyDidStart: the required
+ * service. Owner: the host. Valid: until handle_event returns; copy what you
+ * keep. Thread: read it on the thread that received the event. */
+typedef struct sh_dependency {
+    /* sizeof(sh_dependency) as the host compiled it. */
+    uint32_t size;
+    /* SH_DEPENDENCY_VERSION as the host compiled it. */
+    uint32_t version;
+    /* The required service's id (NUL-terminated UTF-8). */
+    const char *id;
+    /* Its version as its metadata says ("1.2.0"; NUL-terminated): the version
+     * that stops, or the one that started. */
+    const char *service_version;
+} sh_dependency;
 
 #define SH_NOTIFICATION_SETTINGS_VERSION 1u
 /* sizeof(sh_notification_settings) in version 1, frozen (layout.h). */

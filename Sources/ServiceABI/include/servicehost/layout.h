@@ -203,6 +203,12 @@ SH_LAYOUT_OFFSET(sh_settings_change, new_json, 24);
 SH_LAYOUT_OFFSET(sh_settings_change, new_len, 32);
 SH_LAYOUT_SIZE(sh_settings_change, SH_SETTINGS_CHANGE_SIZE_V1);
 
+SH_LAYOUT_OFFSET(sh_dependency, size, 0);
+SH_LAYOUT_OFFSET(sh_dependency, version, 4);
+SH_LAYOUT_OFFSET(sh_dependency, id, 8);
+SH_LAYOUT_OFFSET(sh_dependency, service_version, 16);
+SH_LAYOUT_SIZE(sh_dependency, SH_DEPENDENCY_SIZE_V1);
+
 SH_LAYOUT_OFFSET(sh_scene, size, 0);
 SH_LAYOUT_OFFSET(sh_scene, version, 4);
 SH_LAYOUT_OFFSET(sh_scene, id, 8);
