@@ -272,7 +272,7 @@ public struct RunOptions {
             },
             .value(
                 "--memory-pressure", "TRIGGER",
-                "the memory source's PSI trigger: some|full STALL_US WINDOW_US\n(default \"some 150000 1000000\")"
+                "the memory source's PSI trigger: some|full STALL_US WINDOW_US\n(default \"some 200000 2000000\")"
             ) { options, text throws(UsageError) in
                 options.memoryPressure.trigger = try MemoryPressureSettings.trigger(text)
             },

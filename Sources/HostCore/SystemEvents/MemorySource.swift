@@ -4,8 +4,9 @@ import Glibc
 public struct MemoryPressureSettings: Sendable, Equatable {
     /// The PSI trigger written to the pressure file: "some|full STALL_US WINDOW_US" (the kernel's
     /// format, Documentation/accounting/psi.rst). The default: tasks stalled on memory for
-    /// 150 ms within any 1 s.
-    public var trigger = "some 150000 1000000"
+    /// 200 ms within any 2 s. (A window of a whole multiple of 2 s, as the kernel asks of a host
+    /// without CAP_SYS_RESOURCE: containers and systemd units often lack it.)
+    public var trigger = "some 200000 2000000"
     /// At most one didReceiveMemoryWarning per this many seconds (on the host's clock).
     public var interval: Double = 10
 
@@ -76,7 +77,10 @@ final class MemorySource: SystemSource {
         let trigger = Array(settings.trigger.utf8) + [0]
         let written = trigger.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
         guard written == trigger.count else {
-            let reason = Self.reason(path, errno, writing: true)
+            var reason = Self.reason(path, errno, writing: true)
+            if errno == EINVAL {
+                reason += " (without CAP_SYS_RESOURCE the kernel takes only a window of a multiple of 2 s)"
+            }
             close(file)
             file = -1
             return .off(reason)
