@@ -19,7 +19,7 @@ public enum Usage {
           host --plugins DIR [--plugins DIR …] [options]
           host ctl [--control PATH] [--json] [--timeout SECS] COMMAND …
           host check [--plugins DIR …] [--config FILE] [--safe-mode] [--isolation MODE] [--state-dir DIR] [--json]
-          host inspect [--json] PATH…
+          host inspect [--json] [PATH…]
           host new-service NAME [--swift|--c] [--id ID] [--dir DIR]
           host desktop install|uninstall|status [--user|--system] [--name APP] [run options …]
           host open [URL] [run options …]
