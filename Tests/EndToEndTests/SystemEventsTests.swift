@@ -139,10 +139,11 @@ struct SystemEventsTests {
         return host
     }
 
-    @Test func anOpenBackgroundTask_keepsTheInhibitor_untilItEnds() throws {
+    @Test(arguments: ["in-process", "process"])
+    func anOpenBackgroundTask_keepsTheInhibitor_untilItEnds(isolation: String) throws {
         let scratch = try Scratch()
         let bus = try DBusMock(in: scratch, delayMax: 60_000_000)
-        let host = try Self.taskHost(bus)
+        let host = try Self.taskHost(bus, extra: ["--isolation", isolation])
         #expect(eventually(within: 30) { Self.ours(bus) })
         try bus.prepareForSleep(true)
         #expect(eventually { (try? host.ctl("state").stdout.contains("state: background")) == true })
@@ -179,15 +180,19 @@ struct SystemEventsTests {
         #expect(expired.first.map { $0.string("task") == "save" } ?? true)
     }
 
-    @Test func inAWorker_noTaskIsOpened_andTheServiceIsTold() throws {
+    /// In a worker the expiry crosses back to it: its handler runs there, after the host ended
+    /// the task (its own end answers SH_NOT_FOUND, -4).
+    @Test func inAWorker_aTaskNeverEnded_expiresInTheWorker_andTheInhibitorIsReleased() throws {
         let scratch = try Scratch()
-        let bus = try DBusMock(in: scratch)
-        let host = try Self.taskHost(bus, extra: ["--isolation", "process"])
+        let bus = try DBusMock(in: scratch, delayMax: 1_000_000)
+        let host = try Self.taskHost(bus, ["TASK_END_ON_EXPIRY"], extra: ["--isolation", "process"])
         #expect(eventually(within: 30) { Self.ours(bus) })
         try bus.prepareForSleep(true)
         #expect(eventually(within: 30) { Self.none(bus) })
         host.stop()
-        #expect(Self.taskLines(host.records) == ["task begun 0"])
+        let records = host.records
+        #expect(Self.taskLines(records) == ["task begun 1", "task expired 1", "task ended -4"])
+        #expect(records.named(.backgroundTaskExpired).map { $0.string("service") } == ["test.task"])
     }
 
     /// SIGTERM with a task open: the app goes to the background, willTerminate waits until the
