@@ -195,6 +195,29 @@ struct SystemEventsTests {
         #expect(records.named(.backgroundTaskExpired).map { $0.string("service") } == ["test.task"])
     }
 
+    /// A worker that crashes with a task open: nothing will end it, so the host ends it and
+    /// releases the inhibitor at once, not at logind's bound (60 s here).
+    @Test func aWorkerCrashingWithATaskOpen_hasItEnded_andTheInhibitorIsReleased() throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch, delayMax: 60_000_000)
+        let host = try Self.taskHost(bus, extra: ["--isolation", "process"])
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        try bus.prepareForSleep(true)
+        #expect(eventually { (try? host.ctl("state").stdout.contains("state: background")) == true })
+        #expect(Self.ours(bus))
+        try host.ctl("post", "task.crash")
+        #expect(eventually(within: 30) { Self.none(bus) })
+        host.stop()
+        let records = host.records
+        // The restarted worker is caught up to the background and may open a task again (which
+        // the host's termination then expires): only the first task is this test's.
+        #expect(Self.taskLines(records).first == "task begun 1")
+        let ended = records.firstIndex { $0.event == LogEvent.backgroundTaskExpired.name }
+        #expect(ended.map { records[$0].string("reason") } == "its worker crashed")
+        let released = records.firstIndex { $0.event == LogEvent.inhibitorReleased.name }
+        #expect(released != nil && ended != nil && released! > ended!)
+    }
+
     /// SIGTERM with a task open: the app goes to the background, willTerminate waits until the
     /// task ends (here: the service ends it on a notification), then the host exits 0; a task
     /// never ended expires at a quarter of --shutdown-timeout, and the host exits 0 all the same.
