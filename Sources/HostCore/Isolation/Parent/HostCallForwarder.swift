@@ -131,10 +131,30 @@ final class HostCallForwarder: Sendable {
         if case .request(let id, let name, let json) = call {
             return forward(request: id, name: name, json: json, to: target)
         }
-        guard let reply = try call.perform(on: target) else { return }
+        let reply: HostCallReply
+        if case .beginBackgroundTask(let name) = call {
+            reply = .result(Int32(bitPattern: beginTask(name: name, service: service, on: target)))
+        } else {
+            guard let performed = try call.perform(on: target) else { return }
+            reply = performed
+        }
         var w = WireWriter()
         reply.write(into: &w)
         try channel.send(&w, .reply, sequence: frame.sequence)
+    }
+
+    /// Opens a background task for the worker's service `service`; its expiry goes back to the
+    /// worker as a `taskExpired` frame, whose handler runs there (WorkerTasks). 0: none opened.
+    private func beginTask(name: [UInt8], service: Int, on functions: (any HostFunctions)?) -> UInt32 {
+        guard let functions, let name = HostArguments.name(name) else { return 0 }
+        let channel = channel
+        return functions.beginBackgroundTask(name: name) { task in
+            // A lost worker has no handler to run; its death is handled elsewhere.
+            var w = WireWriter()
+            w.u32(UInt32(truncatingIfNeeded: service))
+            w.u32(task)
+            try? channel.send(&w, .taskExpired)
+        }
     }
 
     /// Hands a worker's request to its service's HostFunctions; the reply goes back to the
