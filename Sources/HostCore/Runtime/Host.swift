@@ -100,6 +100,10 @@ public final class Host {
             scenes: scenes, restorations: restorations)
         // Health checks follow the service list (a reload, a restart, a service started).
         dispatcher.listDidChange = { [weak self] in self?.syncHealthChecks() }
+        // Health reported by a service (the health extension) counts as a check's answer.
+        bus.healthReported = { [weak self] service, status, reason in
+            self?.healthReported(service, status: status, reason: reason)
+        }
     }
 
     // MARK: State

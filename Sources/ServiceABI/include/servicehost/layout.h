@@ -15,6 +15,7 @@
 #include "plugin.h"
 #include "scenes.h"
 #include "background_tasks.h"
+#include "health.h"
 
 #if defined(__cplusplus)
 #define SH_LAYOUT_ASSERT(condition, message) static_assert(condition, message)
@@ -118,7 +119,12 @@ SH_LAYOUT_OFFSET(sh_launch_options, settings_len, 24);
 SH_LAYOUT_OFFSET(sh_launch_options, notification, 32);
 SH_LAYOUT_OFFSET(sh_launch_options, url, 40);
 SH_LAYOUT_OFFSET(sh_launch_options, activity, 48);
-SH_LAYOUT_SIZE(sh_launch_options, SH_LAUNCH_OPTIONS_SIZE_V1);
+SH_LAYOUT_ASSERT(offsetof(sh_launch_options, activity) + 8 == SH_LAUNCH_OPTIONS_SIZE_V1, "sh_launch_options v1 ends after activity");
+SH_LAYOUT_OFFSET(sh_launch_options, restored_state, 56);
+SH_LAYOUT_OFFSET(sh_launch_options, restored_state_len, 64);
+SH_LAYOUT_OFFSET(sh_launch_options, restored_from_id, 72);
+SH_LAYOUT_OFFSET(sh_launch_options, restored_from_version, 80);
+SH_LAYOUT_SIZE(sh_launch_options, SH_LAUNCH_OPTIONS_SIZE_V2);
 
 SH_LAYOUT_OFFSET(sh_push, size, 0);
 SH_LAYOUT_OFFSET(sh_push, version, 4);
@@ -268,6 +274,11 @@ SH_LAYOUT_OFFSET(sh_background_tasks, version, 4);
 SH_LAYOUT_OFFSET(sh_background_tasks, begin, 8);
 SH_LAYOUT_OFFSET(sh_background_tasks, end, 16);
 SH_LAYOUT_SIZE(sh_background_tasks, SH_BACKGROUND_TASKS_SIZE_V1);
+
+SH_LAYOUT_OFFSET(sh_health_reporting, size, 0);
+SH_LAYOUT_OFFSET(sh_health_reporting, version, 4);
+SH_LAYOUT_OFFSET(sh_health_reporting, report, 8);
+SH_LAYOUT_SIZE(sh_health_reporting, SH_HEALTH_EXTENSION_SIZE_V1);
 
 #undef SH_LAYOUT_OFFSET
 #undef SH_LAYOUT_SIZE
