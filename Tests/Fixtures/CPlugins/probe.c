@@ -60,6 +60,8 @@
 //                       with (0 without a restored state); a launch with a restored state logs
 //                       "probe ID: restored STATE from ID VERSION"
 //   PROBE_STATE_PAD     with PROBE_STATE, hand over that many bytes of 's' instead
+//   PROBE_SETTINGS_SCHEMA, PROBE_SETTINGS_SCHEMA_2   the pieces of a settings schema
+//                       (SH_CLAIM_SETTINGS_SCHEMA claims, put together in this order)
 //   PROBE_REPORT_HEALTH a file: at each notification a thread reports through the health extension
 //                       SH_HEALTH_UNHEALTHY ("reported unhealthy") while it exists, SH_HEALTH_HEALTHY
 //                       otherwise
@@ -148,6 +150,12 @@ SH_CLAIM_METADATA_ID(probe_shortcut_icon, PROBE_ID, SH_CLAIM_SHORTCUT_ICON, PROB
 #endif
 #ifdef PROBE_ANSWERS
 SH_CLAIM_METADATA_ID(probe_answers, PROBE_ID, SH_CLAIM_ANSWER, PROBE_ANSWERS);
+#endif
+#ifdef PROBE_SETTINGS_SCHEMA
+SH_CLAIM_METADATA_ID(probe_schema, PROBE_ID, SH_CLAIM_SETTINGS_SCHEMA, PROBE_SETTINGS_SCHEMA);
+#endif
+#ifdef PROBE_SETTINGS_SCHEMA_2
+SH_CLAIM_METADATA_ID(probe_schema_2, PROBE_ID, SH_CLAIM_SETTINGS_SCHEMA, PROBE_SETTINGS_SCHEMA_2);
 #endif
 #endif
 
