@@ -86,12 +86,17 @@ struct SettingsRow {
     static func ask(_ fd: Int32, _ request: String) throws(BenchError) -> (reply: String, nanoseconds: Double) {
         let start = nowNanoseconds()
         ControlRow.writeAll(fd, Array((request + "\n").utf8))
+        // In chunks: a reply lists every service (a read per byte was most of the time measured),
+        // and nothing is pipelined, so the line ends the read.
         var line: [UInt8] = []
-        var byte: UInt8 = 0
+        var chunk = [UInt8](repeating: 0, count: 65536)
         while line.last != 0x0A {
-            let n = (try? retryingOnInterrupt("read", "the control socket") { read(fd, &byte, 1) }) ?? -1
-            guard n == 1 else { throw BenchError("the control connection closed") }
-            line.append(byte)
+            let n =
+                (try? retryingOnInterrupt("read", "the control socket") {
+                    chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                }) ?? -1
+            guard n > 0 else { throw BenchError("the control connection closed") }
+            line += chunk[..<n]
         }
         return (String(decoding: line, as: UTF8.self), nowNanoseconds() - start)
     }
