@@ -102,7 +102,7 @@ let package = Package(
         .target(name: "ServiceKitTesting", dependencies: ["ServiceKit", "ServiceABI", "HostCore", "Locking"]),
         // Reads ServiceKit's JSON parser and ServicePlugin.sdkVersion, and the event table (one source each).
         .executableTarget(
-            name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceKit", "ServiceVocabulary"]),
+            name: "servicehost-metagen", dependencies: ["ServiceABI", "ServiceJSON", "ServiceKit", "ServiceVocabulary"]),
         .plugin(
             name: "ServiceMetadata",
             capability: .buildTool(),

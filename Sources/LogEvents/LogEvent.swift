@@ -68,6 +68,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case reloadDone = "reload.done"
     case reloadFailed = "reload.failed"
     case reloadRequested = "reload.requested"
+    case reloadStateHandedOver = "reload.stateHandedOver"
+    case reloadStateRefused = "reload.stateRefused"
     case requestConflict = "request.conflict"
     case requestFailed = "request.failed"
     case requestRefused = "request.refused"
@@ -92,6 +94,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceNotConfigured = "service.notConfigured"
     case serviceRequirementFailed = "service.requirementFailed"
     case serviceSettingsChanged = "service.settingsChanged"
+    case serviceSettingsRefused = "service.settingsRefused"
     case serviceStartedByRequest = "service.startedByRequest"
     case serviceStopped = "service.stopped"
     case serviceStoppedByRequest = "service.stoppedByRequest"
@@ -192,6 +195,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .reloadDone: ["added", "removed", "replaced", "reconfigured"]
         case .reloadFailed: []
         case .reloadRequested: []
+        case .reloadStateHandedOver: ["service", "bytes", "version"]
+        case .reloadStateRefused: ["service", "bytes", "limit", "reason"]
         case .requestConflict: ["service", "name", "answerer"]
         case .requestFailed: ["name", "from", "reason"]
         case .requestRefused: ["name", "reason", "answerer"]
@@ -216,6 +221,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceNotConfigured: ["service"]
         case .serviceRequirementFailed: ["service", "requires"]
         case .serviceSettingsChanged: ["service", "result"]
+        case .serviceSettingsRefused: ["service", "key", "reason", "kept"]
         case .serviceStartedByRequest: ["service"]
         case .serviceStopped: ["reason"]
         case .serviceStoppedByRequest: ["service"]

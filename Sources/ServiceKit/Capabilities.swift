@@ -309,6 +309,29 @@ extension DependencyStartObserving {
     public func dependencyDidStart(_ id: String, version: String) {}
 }
 
+/// Handles `willReload`: hands its state over to the instance that replaces it (a reload's new
+/// version, a restart by request, its new worker), which finds it in
+/// ``LaunchOptions/restoredState`` (Erlang/OTP's `code_change`, CLAP's state save and load).
+///
+/// ```swift
+/// func willReload() -> [UInt8]? { Array(JSONValue.object(["seen": .number(Double(seen))]).serialized.utf8) }
+/// ```
+public protocol StateHandingOver: ApplicationService {
+    /// The service is about to be replaced: return the state its replacement should start from
+    /// (any bytes, at most 1 MiB, ``RestoredState/largest``; a larger one is refused and logged,
+    /// and the replacement starts without one), or nil for none. It is taken down right after,
+    /// as before. Main thread.
+    func willReload() -> [UInt8]?
+}
+
+extension StateHandingOver {
+    @available(
+        *, unavailable,
+        message: "StateHandingOver needs `func willReload() -> [UInt8]?` (event \"willReload\" in servicehost.json)"
+    )
+    public func willReload() -> [UInt8]? { nil }
+}
+
 /// Handles `protectedDataWillBecomeUnavailable`: the user's session is about to lock (UIKit's
 /// `applicationProtectedDataWillBecomeUnavailable(_:)`; on Linux logind's `Lock` for the host's session).
 public protocol ProtectedDataUnavailableObserving: ApplicationService {

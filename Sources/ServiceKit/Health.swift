@@ -59,3 +59,26 @@ public final class HealthCompletion: Sendable {
     /// The same as ``complete(_:reason:)``.
     public func callAsFunction(_ status: HealthStatus, reason: String? = nil) { complete(status, reason: reason) }
 }
+
+extension HostContext {
+    /// Reports the service's health now (extension `dev.servicehost.health/1`), whenever it
+    /// knows: its broker connection dropped, its queue stuck, both fine again. It counts as an
+    /// answer to `healthCheck` would: shown in `host ctl list`, and `healthCheck.unhealthyAfter`
+    /// unhealthy reports in a row restart or report the service (`onUnhealthy`). Any thread;
+    /// `reason` is kept to 1024 bytes.
+    /// - Throws: ``HostError/notAttached`` before attach, ``HostError/unsupported`` when the host
+    ///   does not offer the extension (an older host).
+    public func reportHealth(_ status: HealthStatus, reason: String? = nil) throws(HostError) {
+        let raw = try attached()
+        guard let pointer = self.extension(id: SH_HEALTH_EXTENSION_ID) else { throw .unsupported }
+        let table = pointer.assumingMemoryBound(to: sh_health_reporting.self)
+        guard table.pointee.size >= SH_HEALTH_EXTENSION_SIZE_V1, let report = table.pointee.report else {
+            throw .unsupported
+        }
+        let result =
+            if let reason { reason.withCString { report(raw, status.rawValue, $0) } } else {
+                report(raw, status.rawValue, nil)
+            }
+        guard result == SH_OK else { throw .invalid }
+    }
+}

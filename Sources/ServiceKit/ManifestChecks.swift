@@ -908,3 +908,43 @@ extension _ManifestOmits_significantTimeChange where Self: SignificantTimeChange
     )
     public static var _servicehostCheck_significantTimeChange: Void { () }
 }
+
+/// Generated code only: servicehost.json lists "willReload"; the class must adopt ``StateHandingOver``.
+public protocol _ManifestLists_willReload {
+    /// Resolves to an unavailable default, and fails the build, unless the class adopts ``StateHandingOver``.
+    static var _servicehostCheck_willReload: Void { get }
+}
+
+extension _ManifestLists_willReload {
+    @available(
+        *, unavailable,
+        message:
+            "servicehost.json lists the event \"willReload\": adopt StateHandingOver and implement `func willReload() -> [UInt8]?` (or remove \"willReload\" from events)"
+    )
+    public static var _servicehostCheck_willReload: Void { () }
+}
+
+extension _ManifestLists_willReload where Self: StateHandingOver {
+    /// The class adopts ``StateHandingOver``: the check passes.
+    public static var _servicehostCheck_willReload: Void { () }
+}
+
+/// Generated code only: servicehost.json does not list "willReload"; the class must not adopt ``StateHandingOver``.
+public protocol _ManifestOmits_willReload {
+    /// Resolves to an unavailable default, and fails the build, when the class adopts ``StateHandingOver``.
+    static var _servicehostCheck_willReload: Void { get }
+}
+
+extension _ManifestOmits_willReload {
+    /// The class does not adopt ``StateHandingOver``: the check passes.
+    public static var _servicehostCheck_willReload: Void { () }
+}
+
+extension _ManifestOmits_willReload where Self: StateHandingOver {
+    @available(
+        *, unavailable,
+        message:
+            "the class adopts StateHandingOver (`func willReload() -> [UInt8]?`), but servicehost.json does not list the event \"willReload\", so the host would never call it: add \"willReload\" to events"
+    )
+    public static var _servicehostCheck_willReload: Void { () }
+}

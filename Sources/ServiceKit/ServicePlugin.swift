@@ -286,6 +286,15 @@ public enum ServicePlugin {
         case .healthCheck:
             guard let service = instance as? any HealthChecking else { return Int32(SH_UNSUPPORTED) }
             service.checkHealth(completion: HealthCompletion(completion(of: event)))
+        case .willReload:
+            guard let service = instance as? any StateHandingOver else { return Int32(SH_UNSUPPORTED) }
+            // The host reads the answer when handle_event returns: completed here, before it does.
+            let handle = completion(of: event)
+            if let state = service.willReload() {
+                handle.complete(Int32(SH_OK), json: state)
+            } else {
+                handle.complete(Int32(SH_FALSE))
+            }
         case .configurationForConnecting, .sceneWillConnect, .sceneWillEnterForeground, .sceneDidBecomeActive,
             .sceneWillResignActive, .sceneDidEnterBackground, .sceneDidDisconnect, .sceneOpenURLContexts,
             .sceneContinueUserActivity:

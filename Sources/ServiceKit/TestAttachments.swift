@@ -54,6 +54,7 @@ extension TestAttachments {
             (instance is any Answering, .request),
             (instance is any SettingsObserving, .didChangeSettings),
             (instance is any HealthChecking, .healthCheck),
+            (instance is any StateHandingOver, .willReload),
             (instance is any DependencyStopObserving, .dependencyWillStop),
             (instance is any DependencyStartObserving, .dependencyDidStart),
             (instance is any ShortcutHandling, .performActionForShortcutItem),

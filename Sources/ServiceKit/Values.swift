@@ -38,13 +38,18 @@ public struct LaunchOptions: Sendable, Equatable {
     /// `nil`. Also delivered once more after the app becomes active, through
     /// `continueUserActivity(_:)` with ``UserActivity/isFromLaunch`` set.
     public var userActivity: UserActivity?
+    /// The state the instance this one replaces handed over from `willReload()`
+    /// (``StateHandingOver``), or `nil`: a first launch, a crash, or nothing handed over.
+    public var restoredState: RestoredState?
 
     /// Creates launch options; for tests and previews.
     public init(
         isFirstHostLaunch: Bool = false, isFirstServiceLaunch: Bool = false,
         isRestart: Bool = false, isLazyStart: Bool = false, settings: JSONValue? = nil,
-        notification: PushNotification? = nil, url: OpenURL? = nil, userActivity: UserActivity? = nil
+        notification: PushNotification? = nil, url: OpenURL? = nil, userActivity: UserActivity? = nil,
+        restoredState: RestoredState? = nil
     ) {
+        self.restoredState = restoredState
         self.isFirstHostLaunch = isFirstHostLaunch
         self.isFirstServiceLaunch = isFirstServiceLaunch
         self.isRestart = isRestart
@@ -85,6 +90,13 @@ public struct LaunchOptions: Sendable, Equatable {
         if covers(\.notification), let push = raw.pointee.notification { notification = PushNotification(push) }
         if covers(\.url), let url = raw.pointee.url { self.url = OpenURL(url) }
         if covers(\.activity), let activity = raw.pointee.activity { userActivity = UserActivity(activity) }
+        // Version 2 (issue 42): the state a reload hands over.
+        if covers(\.restored_from_version), let bytes = raw.pointee.restored_state {
+            restoredState = RestoredState(
+                bytes: Array(UnsafeBufferPointer(start: bytes, count: raw.pointee.restored_state_len)),
+                serviceID: raw.pointee.restored_from_id.map { String(cString: $0) } ?? "",
+                version: raw.pointee.restored_from_version.map { String(cString: $0) } ?? "")
+        }
     }
 
     /// Called when the launch event returns: copies what the service kept out of the

@@ -363,6 +363,20 @@ public final class TestHost<Service: ApplicationService> {
             unhealthyChecks: record.unhealthyChecks, restarts: record.restarts)
     }
 
+    // MARK: - Reload hand-over
+
+    /// A restart by request (`host ctl service restart`), which hands the service's state over
+    /// as a reload that replaces it does: willReload first (``StateHandingOver``: what it
+    /// returns), then the events that take it down, then the launch events of its new start
+    /// (`isRestart`), whose ``LaunchOptions/restoredState`` carries that state with this
+    /// service's id and version (nil when it returned none, or more than
+    /// ``RestoredState/largest`` bytes). False when the host did not restart it (not launched).
+    @discardableResult
+    public func restart() -> Bool {
+        let id = self.id
+        return onMain { [core] in (try? core.host.restartService(id, force: true)) != nil }
+    }
+
     // MARK: - Time
 
     /// Moves the manual clock on by `seconds`: the host's deadlines that fall due pass (it

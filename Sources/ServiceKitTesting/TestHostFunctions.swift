@@ -111,6 +111,8 @@ final class TestHostFunctions: HostFunctions {
 
     func endBackgroundTask(_ task: UInt32) -> Int32 { base.endBackgroundTask(task) }
 
+    func reportHealth(_ status: Int32, reason: String?) -> Int32 { base.reportHealth(status, reason: reason) }
+
     func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 {
         base.control(json, reply: reply)
     }

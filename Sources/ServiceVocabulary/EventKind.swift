@@ -38,6 +38,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
     case healthCheck = 45
     case dependencyWillStop = 46
     case dependencyDidStart = 47
+    case willReload = 48
     case protectedDataWillBecomeUnavailable = 49
     case protectedDataDidBecomeAvailable = 50
     case significantTimeChange = 51
@@ -122,6 +123,7 @@ public enum EventKind: UInt32, CaseIterable, Sendable {
             Entry("dependencyWillStop", nil, .dependency, capability: "DependencyStopObserving")
         case .dependencyDidStart:
             Entry("dependencyDidStart", nil, .dependency, capability: "DependencyStartObserving")
+        case .willReload: Entry("willReload", nil, .none, completion: true, capability: "StateHandingOver")
         case .protectedDataWillBecomeUnavailable:
             Entry("protectedDataWillBecomeUnavailable", nil, .none, capability: "ProtectedDataUnavailableObserving")
         case .protectedDataDidBecomeAvailable:

@@ -13,14 +13,21 @@ SH_PLUGIN_METADATA("c");
 #else
 #define BENCH_FLAGS 0
 #endif
+// -DBENCH_HEALTH builds row 3's health-check template: it answers healthCheck (healthy) too.
+#ifdef BENCH_HEALTH
+#define BENCH_HEALTH_EVENTS SH_EVENT_BIT(SH_EVENT_HEALTH_CHECK)
+#else
+#define BENCH_HEALTH_EVENTS 0
+#endif
 SH_SERVICE_METADATA_FLAGS(bench_meta, "bench.c-service.s0000000", "Bench", "1.0.0",
                           SH_EVENTS_LIFECYCLE | SH_EVENT_BIT(SH_EVENT_DID_RECEIVE_MEMORY_WARNING) |
-                              SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION),
+                              SH_EVENT_BIT(SH_EVENT_WILL_PRESENT_NOTIFICATION) | BENCH_HEALTH_EVENTS,
                           0, BENCH_FLAGS);
 
 static int32_t bench_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;
-    if (event->completion) event->completion->complete(event->completion, SH_PRESENT_BANNER, NULL, 0);
+    int32_t answer = event->kind == SH_EVENT_HEALTH_CHECK ? SH_HEALTH_HEALTHY : SH_PRESENT_BANNER;
+    if (event->completion) event->completion->complete(event->completion, answer, NULL, 0);
     return SH_OK;
 }
 

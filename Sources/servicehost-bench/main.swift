@@ -51,7 +51,7 @@ while let argument = argumentList.popFirst() {
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
     case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service",
-        "--lazy-c-plugin", "--deeplinks",
+        "--lazy-c-plugin", "--deeplinks", "--logger", "--health-c-plugin",
         "--empty-swift", "--empty-foundation", "--empty-dispatch":
         paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
@@ -168,6 +168,21 @@ if !fleet {
                 var deploy = DeployRow(host: hostPath, reps: reps)
                 rows += try deploy.run(directory: cSet(10), root: farm.root)
                 raw += deploy.raw
+                if let healthPath = paths["--health-c-plugin"] {
+                    progress("row 3: the interval health check's cost (100 services)")
+                    let directory = try farm.makeSet(
+                        "c-health-100", template: try readFile(healthPath), placeholder: "bench.c-service.s0000000",
+                        count: HealthCostRow.services)
+                    var health = HealthCostRow(host: hostPath, quick: quick)
+                    rows += try health.run(directory: directory, root: farm.root)
+                    raw += health.raw
+                }
+                if let logger = paths["--logger"] {
+                    progress("row 3: a settings change delivered vs a restart")
+                    var settings = SettingsRow(host: hostPath, logger: logger, reps: reps)
+                    rows += try settings.run(root: farm.root)
+                    raw += settings.raw
+                }
             }
             progress("row 4: control channel")
             var control = ControlRow(

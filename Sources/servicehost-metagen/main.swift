@@ -72,6 +72,10 @@
 //               the service; title (defaults to the id) and icon (a name or absolute path,
 //               optional) without control characters; "id title" and "id icon" at most 119
 //               bytes each. Needs the performActionForShortcutItem event.
+//   settingsSchema optional; the schema of the service's settings (SH_CLAIM_SETTINGS_SCHEMA), a
+//               subset of JSON Schema: type, properties, required, enum, minimum, maximum,
+//               maxLength, pattern, default (title and description ignored, any other keyword
+//               an error). The host checks the settings against it and fills in the defaults.
 //   activation  optional, "eager" (the default: opened at start) or "lazy" (SH_META_SERVICE_LAZY:
 //               opened on the first URL, activity, notification, scene or push it would be
 //               asked for). A lazy service must list one of those events: lifecycle events
@@ -94,6 +98,7 @@
 // ServiceKit's ServicePlugin.entry.
 
 import ServiceABI
+import ServiceJSON
 import ServiceKit
 import ServiceVocabulary
 
@@ -159,7 +164,10 @@ let claimKeys: [(key: String, claim: Int32, what: String, events: [String])] = [
 ]
 
 let serviceKeys =
-    ["id", "type", "name", "version", "events", "priority", "activation", "requires", "after", "shortcuts"]
+    [
+        "id", "type", "name", "version", "events", "priority", "activation", "requires", "after", "shortcuts",
+        "settingsSchema",
+    ]
     + claimKeys.map(\.key)
 
 // MARK: - Errors
@@ -498,6 +506,7 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
 
         claims += try dependencyClaims(object, of: id, base: base)
         claims += try shortcutClaims(object, events: mask, base: base)
+        claims += try settingsSchemaClaims(object, base: base)
 
         var flags: UInt32 = 0
         if let activation = object["activation"] {
@@ -532,6 +541,32 @@ func parseManifest(_ bytes: [UInt8]) throws(ManifestError) -> [ServiceSpec] {
                 events: mask, priority: priority, claims: claims, flags: flags))
     }
     return specs
+}
+
+/// The `SH_CLAIM_SETTINGS_SCHEMA` claims of `"settingsSchema": {...}`: the schema checked as
+/// the host reads it, serialized compactly and cut between UTF-8 characters into values of at
+/// most `SH_META_CLAIM_MAX - 1` bytes, which the host puts together in order.
+func settingsSchemaClaims(_ object: [String: JSONValue], base: String) throws(ManifestError) -> [Claim] {
+    guard let schema = object["settingsSchema"] else { return [] }
+    let path = "\(base).settingsSchema"
+    do throws(SettingsSchemaError) { _ = try SettingsSchema(schema) } catch {
+        throw fail(error.path.isEmpty ? path : "\(path).\(error.path)", error.reason)
+    }
+    let text = schema.serialized
+    guard text.utf8.count <= SettingsSchema.largestText else {
+        throw fail(path, "is \(text.utf8.count) bytes serialized, more than \(SettingsSchema.largestText)")
+    }
+    var claims: [Claim] = []
+    var piece = ""
+    for scalar in text.unicodeScalars {
+        if piece.utf8.count + String(scalar).utf8.count >= Int(SH_META_CLAIM_MAX) {
+            claims.append(Claim(claim: Int32(SH_CLAIM_SETTINGS_SCHEMA), value: piece))
+            piece = ""
+        }
+        piece.unicodeScalars.append(scalar)
+    }
+    if !piece.isEmpty { claims.append(Claim(claim: Int32(SH_CLAIM_SETTINGS_SCHEMA), value: piece)) }
+    return claims
 }
 
 /// The `requires` (sorted by id, so the output does not depend on the JSON object's order)
@@ -712,6 +747,7 @@ func claimName(_ claim: Int32) -> String {
     case SH_CLAIM_AFTER: "after"
     case SH_CLAIM_SHORTCUT: "shortcut"
     case SH_CLAIM_SHORTCUT_ICON: "shortcut icon"
+    case SH_CLAIM_SETTINGS_SCHEMA: "settings schema"
     default: "claim \(claim)"
     }
 }

@@ -93,3 +93,46 @@ import Testing
         #expect(host.stop().records.named(.completionTimeout).first?.string("event") == "healthCheck")
     }
 }
+
+/// The health extension (`dev.servicehost.health/1`): a service reports its health from any
+/// thread, whenever it knows; a report counts as a check's answer, so `unhealthyAfter` unhealthy
+/// reports in a row restart it. In the host's process and in a worker.
+@Suite(.timeLimit(.minutes(10))) struct HealthReportTests {
+    @Test(arguments: ["in-process", "process"])
+    func unhealthyReports_restartTheServiceAfterN_andAHealthyOneClearsThem(_ isolation: String) throws {
+        let host = try IsolatedHost()
+        let marker = host.scratch.file("sick")
+        try host.probe(
+            "reporter",
+            [
+                "PROBE_ID=\"test.reporter\"", "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_NOTIFICATION))",
+                "PROBE_SUBSCRIBE=\"health.poke\"", "PROBE_REPORT_HEALTH=\"\(marker)\"",
+            ])
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.reporter": {"healthCheck": {"interval": 3600, "unhealthyAfter": 2, "onUnhealthy": "restart"}}}}"#
+        )
+        try host.start(["--isolation", isolation, "--config", config])
+        func health() -> [String: Any]? { (try? host.service("test.reporter"))?["health"] as? [String: Any] }
+        try host.ctl("post", "health.poke")
+        #expect(eventually { health()?["status"] as? String == "healthy" })
+        #expect(FileManager.default.createFile(atPath: marker, contents: nil))
+        try host.ctl("post", "health.poke")
+        #expect(eventually { health()?["unhealthyChecks"] as? Int == 1 })
+        #expect(health()?["reason"] as? String == "reported unhealthy")
+        try host.ctl("post", "health.poke")
+        #expect(eventually { health()?["restarts"] as? Int == 1 })
+        try FileManager.default.removeItem(atPath: marker)
+        try host.ctl("post", "health.poke")
+        #expect(eventually { health()?["status"] as? String == "healthy" && health()?["checks"] as? Int == 4 })
+        let result = host.stop()
+        #expect(result.status == 0)
+        let records = result.records
+        let acted = records.named(.healthUnhealthy)
+        #expect(
+            acted.map { [$0.string("service"), $0.string("action"), $0.string("reason")] } == [
+                ["test.reporter", "restart", "reported unhealthy"]
+            ], "\(records.text)")
+        #expect(records.probe(1).filter { $0.source == "test.reporter" }.count == 2, "\(records.text)")
+    }
+}

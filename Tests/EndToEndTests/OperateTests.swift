@@ -211,6 +211,20 @@ import Testing
             all.contains { $0["reason"] as? String == "crash-looped" && $0["services"] as? [String] == ["test.loop"] })
     }
 
+    /// A service in a worker stopped by request shows why in `ctl list`, not its worker's state
+    /// (the worker's `running` overrode the reason, issue 42); started again, it runs.
+    @Test(.timeLimit(.minutes(10))) func anIsolatedServiceStoppedByRequest_isListedAsStoppedByRequest() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.start(["--isolation", "process"])
+        #expect(try host.service("test.a")?["state"] as? String == "running")
+        #expect(try host.ctlJSON("service", "stop", "test.a").status == 0)
+        #expect(try host.service("test.a")?["state"] as? String == "stopped by request")
+        #expect(try host.ctl("list").stdout.contains("test.a 0.1.0 (stopped by request)"))
+        #expect(try host.ctlJSON("service", "start", "test.a").status == 0)
+        #expect(try host.service("test.a")?["state"] as? String == "running")
+    }
+
     @Test func listAll_namesEveryFileNotLoaded_withItsReason() throws {
         let host = try RunningHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])

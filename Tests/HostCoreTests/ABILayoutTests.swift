@@ -86,12 +86,15 @@ import Testing
                 (\sh_json_node.number, 32),
             ])
         check(
-            sh_launch_options.self, SH_LAUNCH_OPTIONS_SIZE_V1,
+            sh_launch_options.self, SH_LAUNCH_OPTIONS_SIZE_V2,
             [
                 (\sh_launch_options.size, 0), (\sh_launch_options.version, 4), (\sh_launch_options.flags, 8),
                 (\sh_launch_options.reserved, 12), (\sh_launch_options.settings_json, 16),
                 (\sh_launch_options.settings_len, 24), (\sh_launch_options.notification, 32),
                 (\sh_launch_options.url, 40), (\sh_launch_options.activity, 48),
+                (\sh_launch_options.restored_state, Int(SH_LAUNCH_OPTIONS_SIZE_V1)),
+                (\sh_launch_options.restored_state_len, 64), (\sh_launch_options.restored_from_id, 72),
+                (\sh_launch_options.restored_from_version, 80),
             ])
         check(
             sh_push.self, SH_PUSH_SIZE_V1,

@@ -113,7 +113,9 @@ import Testing
                 size: UInt32(MemoryLayout<sh_launch_options>.size), version: SH_LAUNCH_OPTIONS_VERSION,
                 flags: UInt32(SH_LAUNCH_RESTART | SH_LAUNCH_FIRST_SERVICE_LAUNCH), reserved: 0,
                 settings_json: UnsafeRawPointer(arena.bytes(settings)).assumingMemoryBound(to: CChar.self),
-                settings_len: settings.count, notification: nil, url: nil, activity: nil))
+                settings_len: settings.count, notification: nil, url: nil, activity: nil,
+                restored_state: arena.bytes([0, 1, 0xFF]), restored_state_len: 3,
+                restored_from_id: arena.string("test.old"), restored_from_version: arena.string("0.9.0")))
         try roundTrip(.willFinishLaunching, UnsafeRawPointer(options))
         let invalid = UnsafeRawPointer(arena.bytes([0x62, 0xFF, 0xC3, 0x00])).assumingMemoryBound(to: CChar.self)
         try roundTrip(

@@ -27,7 +27,7 @@ import Testing
     @Test(
         arguments: [
             "elf", "json", "control", "config", "frame", "manifest", "registry", "semver", "state", "minisign",
-            "netlink",
+            "netlink", "schema",
         ])
     func everyTargetHasASeedCorpus(target: String) {
         #expect(Self.corpus(target).count >= 5)
@@ -468,6 +468,63 @@ import Testing
         }
     }
 
+    // MARK: schema
+
+    /// Each seed: a schema read or refused with a reason, and settings after a NUL checked.
+    @Test(arguments: corpus("schema"))
+    func schema_everySeedReadsOrFailsWithAReason(path: String) throws {
+        let bytes = try Self.bytes(path)
+        let cut = bytes.firstIndex(of: 0)
+        do {
+            let schema = try SettingsSchema(parsing: Array(bytes[..<(cut ?? bytes.count)]))
+            let settings = try cut.map { try JSONValue(parsing: Array(bytes[($0 + 1)...])) }
+            if case .failure(let violation) = schema.apply(to: settings) { #expect(!violation.reason.isEmpty) }
+        } catch {
+            #expect(!"\(error)".isEmpty)
+        }
+    }
+
+    /// What the seeds show: defaults filled in, a violation named by its key and rule, a
+    /// keyword misspelt and bounds the wrong way round refused.
+    @Test func schema_theSeedsDefaultsAndViolations() throws {
+        let logger = try SettingsSchema(parsing: try Self.seed("schema", "logger.json"))
+        #expect(try logger.apply(to: nil).get() == ["level": "info"])
+        #expect(try logger.apply(to: ["level": "debug", "other": 1]).get() == ["level": "debug", "other": 1])
+        #expect(
+            logger.apply(to: ["level": "loud"])
+                == .failure(
+                    SettingsViolation(
+                        key: "level", reason: #"must be one of "error", "warn", "info", "debug", not "loud""#)))
+        let broker = try Self.seed("schema", "broker-port.bin")
+        let cut = try #require(broker.firstIndex(of: 0))
+        let schema = try SettingsSchema(parsing: Array(broker[..<cut]))
+        #expect(
+            schema.apply(to: try JSONValue(parsing: Array(broker[(cut + 1)...])))
+                == .failure(SettingsViolation(key: "port", reason: "must be at most 65535")))
+        #expect(schema.apply(to: ["port": 1]) == .failure(SettingsViolation(key: "host", reason: "is required")))
+        #expect(
+            schema.apply(to: ["host": "Broker"])
+                == .failure(SettingsViolation(key: "host", reason: #"must match the pattern "^[a-z0-9.-]+$""#)))
+        #expect(try schema.apply(to: ["host": "b"]).get() == ["host": "b", "port": 1883])
+        #expect(schema.apply(to: ["host": "b", "port": 1.5]).failureKey == "port")
+        let nested = try Self.seed("schema", "nested-default.bin")
+        let split = try #require(nested.firstIndex(of: 0))
+        #expect(
+            try SettingsSchema(parsing: Array(nested[..<split])).apply(to: ["a": [:]]).get() == ["a": ["b": true]])
+        #expect(
+            throws: SettingsSchemaError(
+                path: "typo",
+                reason:
+                    "is not a keyword of the settings schema (type, properties, required, enum, minimum, maximum, maxLength, pattern, default, title, description)"
+            )
+        ) {
+            try SettingsSchema(parsing: try Self.seed("schema", "unknown-keyword.json"))
+        }
+        #expect(throws: SettingsSchemaError(path: "minimum", reason: "5 is more than maximum 1")) {
+            try SettingsSchema(parsing: try Self.seed("schema", "min-over-max.json"))
+        }
+    }
+
     // MARK: netlink
 
     /// Each seed (real dumps of this machine's links and routes, a kernel error, a cut read, a
@@ -520,4 +577,11 @@ import Testing
 
 extension Result {
     var failure: Failure? { if case .failure(let error) = self { error } else { nil } }
+}
+
+extension Result where Success == JSONValue?, Failure == SettingsViolation {
+    /// The key of a violation, or nil when the settings were accepted.
+    fileprivate var failureKey: String? {
+        if case .failure(let violation) = self { violation.key } else { nil }
+    }
 }

@@ -61,6 +61,10 @@ import Testing
             note("endBackgroundTask \(task)")
             return Int32(SH_OK)
         }
+        func reportHealth(_ status: Int32, reason: String?) -> Int32 {
+            note("reportHealth \(status) \(reason ?? "-")")
+            return Int32(SH_OK)
+        }
     }
 
     private let recorder = Recorder()

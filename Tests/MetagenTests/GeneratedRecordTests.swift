@@ -1,5 +1,6 @@
 import Foundation
 import ServiceABI
+import ServiceJSON
 import TestSupport
 import Testing
 
@@ -99,6 +100,19 @@ struct GeneratedRecordTests {
                 Shortcut(id: "search", title: "search"),
             ])
         #expect(swift.contains("_ManifestLists_performActionForShortcutItem"))
+    }
+
+    @Test func aSettingsSchema_isCutIntoClaims_thatTheHostPutsTogether() throws {
+        // Long enough for three claims, with a two-byte character at every offset.
+        let values = (0..<40).map { #""é\#($0)""# }.joined(separator: ",")
+        let schema =
+            #"{"type":"object","properties":{"level":{"enum":[\#(values)],"default":"é0"},"#
+            + #""port":{"type":"integer","minimum":1,"maximum":65535}}}"#
+        let (swift, metadata) = try generate(#"{"services":[{"id":"a.b","type":"A","settingsSchema":\#(schema)}]}"#)
+        let parsed = try #require(metadata.services[0].settingsSchema)
+        #expect(parsed == (try SettingsSchema(parsing: Array(schema.utf8))))
+        #expect(swift.components(separatedBy: "settings schema").count - 1 >= 3, "\(swift)")
+        #expect(try parsed.apply(to: ["port": 80]).get() == ["port": 80, "level": "é0"])
     }
 
     @Test func theAllGroup_setsEveryEventTheHostKnows() throws {

@@ -38,7 +38,7 @@ struct ManifestErrorTests {
         ),
         (
             service(#""colour":"red""#), "services[0].colour",
-            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, requires, after, shortcuts, urls, activities, subscribes, sceneRoles, answers)"
+            "unknown key \"colour\" (expected one of: id, type, name, version, events, priority, activation, requires, after, shortcuts, settingsSchema, urls, activities, subscribes, sceneRoles, answers)"
         ),
         // activation
         (service(#""activation":true"#), "services[0].activation", "expected \"eager\" or \"lazy\", found a Boolean"),
@@ -238,6 +238,14 @@ struct ManifestErrorTests {
         (
             service(#""events":["performActionForShortcutItem"],"shortcuts":[{"title":"x"}]"#),
             "services[0].shortcuts[0]", "needs an \"id\""
+        ),
+        (
+            service(#""settingsSchema":{"properties":{"level":{"enum":["a"],"defualt":"a"}}}"#),
+            "services[0].settingsSchema.level.defualt", "is not a keyword of the settings schema"
+        ),
+        (
+            service(#""settingsSchema":{"type":"integer","default":"x"}"#),
+            "services[0].settingsSchema.default", "must be integer, not a string"
         ),
         // An error in a later service names that service.
         (

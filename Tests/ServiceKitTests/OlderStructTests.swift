@@ -12,6 +12,7 @@ import Testing
 
     private func launchOptions(_ memory: HostMemory, size: UInt32) -> UnsafePointer<sh_launch_options> {
         let settings = #"{"verbose":true}"#
+        let state: [UInt8] = [0, 1, 2, 255]
         var push = sh_push()
         push.size = fullSize(sh_push.self)
         push.json = memory.string(#"{"aps":{}}"#)
@@ -30,7 +31,9 @@ import Testing
                     size: size, version: SH_LAUNCH_OPTIONS_VERSION, flags: flags, reserved: 0,
                     settings_json: memory.string(settings), settings_len: settings.utf8.count,
                     notification: UnsafePointer(memory.place(push)), url: UnsafePointer(memory.place(url)),
-                    activity: UnsafePointer(memory.place(activity)))))
+                    activity: UnsafePointer(memory.place(activity)), restored_state: memory.bytes(state),
+                    restored_state_len: state.count, restored_from_id: memory.string("test.old"),
+                    restored_from_version: memory.string("0.9.0"))))
     }
 
     @Test func launchOptions_ofTheCurrentSize_readEveryMember() {
@@ -41,6 +44,14 @@ import Testing
         #expect(options.notification?.json == #"{"aps":{}}"#)
         #expect(options.url?.string == "myapp://launch")
         #expect(options.userActivity?.type == "com.example.launch")
+        #expect(options.restoredState == RestoredState(bytes: [0, 1, 2, 255], serviceID: "test.old", version: "0.9.0"))
+    }
+
+    @Test func launchOptions_ofVersion1_haveNoRestoredState() {
+        let memory = HostMemory()
+        let options = LaunchOptions(launchOptions(memory, size: SH_LAUNCH_OPTIONS_SIZE_V1))
+        #expect(options.userActivity?.type == "com.example.launch")
+        #expect(options.restoredState == nil)
     }
 
     @Test func launchOptions_fromAHostBeforeIssue3_haveNoLaunchPushURLOrActivity() {

@@ -1,3 +1,4 @@
+import Dispatch
 import ServiceKit
 import ServiceKitTesting
 import Testing
@@ -85,6 +86,38 @@ import Testing
         #expect(host.health.restarts == 1 && host.health.unhealthyChecks == 0)
         #expect(host.deliveries.filter { $0 == .willFinishLaunching }.count == 2)
         #expect(TestHost(LifecycleProbe()).checkHealth() == nil)
+    }
+
+    @Test func aHealthReport_fromAnyThread_countsAsACheck() throws {
+        let service = Reporter()
+        let host = TestHost(service)
+        host.launch()
+        try service.report(.degraded, "cache cold")
+        #expect(host.health == HealthRecord(status: .degraded, reason: "cache cold", unhealthyChecks: 0, restarts: 0))
+        DispatchQueue.global().sync { try? service.report(.unhealthy, "queue stuck") }
+        #expect(host.health.unhealthyChecks == 1 && host.health.reason == "queue stuck")
+        try service.report(.healthy, nil)
+        #expect(host.health == HealthRecord(status: .healthy, reason: nil, unhealthyChecks: 0, restarts: 0))
+    }
+
+    @Test func aRestart_handsTheStateFromWillReload_toTheNextLaunch() {
+        let service = StateKeeper()
+        let host = TestHost(service, id: "test.keeper")
+        host.launch()
+        #expect(service.restored == [nil])
+        service.count = 7
+        #expect(host.restart())
+        #expect(service.restored.last == RestoredState(bytes: [7], serviceID: "test.keeper", version: "0.0.0"))
+        #expect(host.deliveries.filter { $0 == .willReload }.count == 1)
+        #expect(host.appState == .active)
+        // Over 1 MiB: refused, the next launch has none.
+        service.oversized = true
+        #expect(host.restart())
+        #expect(service.restored.count == 3 && service.restored.last == .some(nil))
+        // A class that does not adopt StateHandingOver is restarted without one.
+        let plain = TestHost(LifecycleProbe())
+        plain.launch()
+        #expect(plain.restart() && !plain.deliveries.contains(.willReload))
     }
 
     @Test func moves_followTheHostsLifecycle_andATerminatedAppNeverMovesAgain() {
@@ -404,6 +437,24 @@ private final class HealthProbe: HealthChecking, @unchecked Sendable {
         guard let answer else { return }
         completion(answer.status, reason: answer.reason)
     }
+}
+
+private final class Reporter: ApplicationService, Sendable {
+    func report(_ status: HealthStatus, _ reason: String?) throws(HostError) {
+        try host.reportHealth(status, reason: reason)
+    }
+}
+
+private final class StateKeeper: StateHandingOver, @unchecked Sendable {
+    // Set by the test between TestHost calls, read on the main thread during them.
+    var count: UInt8 = 0
+    var oversized = false
+    private(set) var restored: [RestoredState?] = []
+    func willFinishLaunching(_ options: LaunchOptions) -> Bool {
+        restored.append(options.restoredState)
+        return true
+    }
+    func willReload() -> [UInt8]? { oversized ? Array(repeating: 1, count: RestoredState.largest + 1) : [count] }
 }
 
 /// Observes the session's lock and the clock (the lock and time sources' events).

@@ -124,6 +124,12 @@ public struct CheckReport {
                 .error, SkippedEntry.Reason.answerConflict.rawValue, file: found[conflict.service]?.plugin.path,
                 service: conflict.service, "\(conflict.service) is not started: it \(conflict)")
         }
+        // Settings that break their plugin's schema: the host would keep the ones in force.
+        for (service, violation) in planner.settingsViolations {
+            problem(
+                .error, "settings-invalid", file: found[service]?.plugin.path, service: service,
+                "\(service): \(violation) (its settings schema)")
+        }
         plan.order = planner.startOrder ?? plan.order
         // The run's isolation settings, policies included: what safe mode trusts, what runs in a worker.
         var isolation = IsolationSettings(options.run.isolation, stateDirectory: state ?? "")

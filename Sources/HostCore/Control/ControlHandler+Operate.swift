@@ -106,7 +106,11 @@ extension ControlHandler {
             return entry
         }
             + host.parkedServices.map { parked in
-                var entry = Self.describe(parked.slot, isolation: host.isolationFields(for: parked.slot.id))
+                // Its reason is its state: the worker's own (`running`, when it serves its other
+                // services) must not override it.
+                var isolation = host.isolationFields(for: parked.slot.id)
+                isolation[.state] = nil
+                var entry = Self.describe(parked.slot, isolation: isolation)
                 entry.state = parked.reason
                 return entry
             }

@@ -1,3 +1,5 @@
+import ServiceJSON
+
 /// What a load reads before it runs any plugin code: the configuration, every plugin file's
 /// static metadata, and the start plan. The host's load and reload (``ServiceSet``) and
 /// `host check` share it, so the dry run plans exactly what the host would.
@@ -16,6 +18,10 @@ public struct LoadPlanner {
     /// The services of the plan's order that answer a request name a service before them
     /// answers: the host does not start them (`answer-conflict`). Empty without a plan.
     public var answerConflicts: [AnswerConflict] = []
+    /// The configured services whose settings break their plugin's settings schema, each with
+    /// the first rule broken: the host keeps the settings they had (or starts them with the
+    /// schema's defaults), and `host check` reports them (`settings-invalid`).
+    package var settingsViolations: [(service: String, violation: SettingsViolation)] = []
 
     /// Reads the configuration, inspects the directories and plans the start order of `settings`.
     /// Nonisolated: it runs no plugin code, and its closures would each be checked for the main
@@ -47,6 +53,13 @@ public struct LoadPlanner {
                 answerConflicts = AnswerConflict.find(in: computed.order, plugins: inspection.plugins)
             } catch {
                 plan = .failure(error)
+            }
+            for found in inspection.services {
+                guard let schema = found.service.settingsSchema,
+                    case .failure(let violation) = SettingsCheck.apply(
+                        schema, to: configuration.services[found.service.id]?.settings)
+                else { continue }
+                settingsViolations.append((found.service.id, violation))
             }
         }
     }

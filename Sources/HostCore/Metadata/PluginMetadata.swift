@@ -1,5 +1,6 @@
 import Glibc
 import ServiceABI
+import ServiceJSON
 
 /// What a plugin file says about itself in its `servicehost_meta` section.
 public struct PluginMetadata: Sendable, Equatable {
@@ -135,6 +136,14 @@ public struct ServiceMetadata: Sendable, Equatable {
             yield &storage.fields.after
         }
     }
+    /// The schema of its settings (`SH_CLAIM_SETTINGS_SCHEMA`, the manifest's `settingsSchema`), or nil.
+    package var settingsSchema: SettingsSchema? {
+        get { storage.fields.settingsSchema }
+        _modify {
+            makeUnique()
+            yield &storage.fields.settingsSchema
+        }
+    }
 
     /// A service's description.
     public init(
@@ -197,6 +206,7 @@ public struct ServiceMetadata: Sendable, Equatable {
         var lazy: Bool
         var requires: [ServiceRequirement]
         var after: [String]
+        var settingsSchema: SettingsSchema? = nil
     }
 
     // Unchecked: a box is written only through `_modify`, after `makeUnique()` made it this
@@ -283,6 +293,8 @@ extension PluginMetadata {
                 throw .invalidMetadata("service id \(service.id) is declared twice")
             }
         }
+        // Each service's schema text, its pieces in file order (only for files that declare one).
+        var schemas: [Int: String] = [:]
         for (number, claim) in claims.enumerated() {
             let index: Int
             if claim.service.isEmpty {
@@ -317,8 +329,17 @@ extension PluginMetadata {
                 services[index].after.append(claim.value)
             case SH_CLAIM_SHORTCUT, SH_CLAIM_SHORTCUT_ICON:
                 try services[index].claimShortcut(Int(claim.kind), claim.value)
+            case SH_CLAIM_SETTINGS_SCHEMA:
+                schemas[index, default: ""] += claim.value
             default:
                 services[index].claim(claim.kind, claim.value)
+            }
+        }
+        for (index, text) in schemas {
+            do throws(SettingsSchemaError) {
+                services[index].settingsSchema = try SettingsSchema(parsing: Array(text.utf8))
+            } catch {
+                throw .invalidMetadata("service \(services[index].id) declares a settings schema: \(error)")
             }
         }
         result.services = services

@@ -71,6 +71,17 @@ extension Host {
             _ = try application.restartService(id, force: false, isolation: isolation)
             throw ServiceControlError("service \(id) is not running")
         }
+        // Its settings schema first: a value that breaks it changes nothing.
+        var settings = settings
+        switch SettingsCheck.apply(slot.metadata.settingsSchema, to: settings) {
+        case .success(let filled): settings = filled
+        case .failure(let violation):
+            log.error(
+                "host", "service \(id): \(violation); it keeps the settings it had", event: .serviceSettingsRefused,
+                .string("service", id), .string("key", violation.key), .string("reason", violation.reason),
+                .string("kept", "previous"))
+            throw ServiceControlError("service \(id) refused the settings: \(violation); it keeps the settings it had")
+        }
         if changeSettings(of: id, to: settings) { return .reconfigured }
         var configuration = slot.configuration ?? ServiceConfiguration(id: id)
         configuration.setSettings(settings)

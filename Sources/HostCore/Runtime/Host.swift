@@ -103,6 +103,10 @@ public final class Host {
         // Health checks follow the service list (a reload, a restart, a service started).
         dispatcher.listDidChange = { [weak self] in self?.syncHealthChecks() }
         pluginSources.host = self
+        // Health reported by a service (the health extension) counts as a check's answer.
+        bus.healthReported = { [weak self] service, status, reason in
+            self?.healthReported(service, status: status, reason: reason)
+        }
     }
 
     // MARK: State

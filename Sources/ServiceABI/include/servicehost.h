@@ -22,6 +22,7 @@
 #include "servicehost/host.h"
 #include "servicehost/background_tasks.h"
 #include "servicehost/sources.h"
+#include "servicehost/health.h"
 #include "servicehost/plugin.h"
 #include "servicehost/metadata.h"
 #include "servicehost/layout.h"

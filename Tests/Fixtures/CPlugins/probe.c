@@ -56,6 +56,15 @@
 //   PROBE_CHECK_NUL     log whether each JSON buffer handed over is NUL-terminated
 //   PROBE_HEALTH_MARKER healthCheck is answered SH_HEALTH_UNHEALTHY ("marker present") while that
 //                       file exists, SH_HEALTH_HEALTHY otherwise
+//   PROBE_STATE         willReload hands over "gen=N", N one more than the generation it was launched
+//                       with (0 without a restored state); a launch with a restored state logs
+//                       "probe ID: restored STATE from ID VERSION"
+//   PROBE_STATE_PAD     with PROBE_STATE, hand over that many bytes of 's' instead
+//   PROBE_SETTINGS_SCHEMA, PROBE_SETTINGS_SCHEMA_2   the pieces of a settings schema
+//                       (SH_CLAIM_SETTINGS_SCHEMA claims, put together in this order)
+//   PROBE_REPORT_HEALTH a file: at each notification a thread reports through the health extension
+//                       SH_HEALTH_UNHEALTHY ("reported unhealthy") while it exists, SH_HEALTH_HEALTHY
+//                       otherwise
 // Every event is logged as "probe ID: event KIND state S host-state H seq N" plus its data.
 #define _POSIX_C_SOURCE 200809L
 #include <servicehost.h>
@@ -141,6 +150,12 @@ SH_CLAIM_METADATA_ID(probe_shortcut_icon, PROBE_ID, SH_CLAIM_SHORTCUT_ICON, PROB
 #endif
 #ifdef PROBE_ANSWERS
 SH_CLAIM_METADATA_ID(probe_answers, PROBE_ID, SH_CLAIM_ANSWER, PROBE_ANSWERS);
+#endif
+#ifdef PROBE_SETTINGS_SCHEMA
+SH_CLAIM_METADATA_ID(probe_schema, PROBE_ID, SH_CLAIM_SETTINGS_SCHEMA, PROBE_SETTINGS_SCHEMA);
+#endif
+#ifdef PROBE_SETTINGS_SCHEMA_2
+SH_CLAIM_METADATA_ID(probe_schema_2, PROBE_ID, SH_CLAIM_SETTINGS_SCHEMA, PROBE_SETTINGS_SCHEMA_2);
 #endif
 #endif
 
@@ -416,6 +431,48 @@ static void log_reply(void *context, int32_t result, const char *json, size_t js
 }
 #endif
 
+#ifdef PROBE_REPORT_HEALTH
+static void *report_health(void *unused) {
+    (void)unused;
+    const sh_health_reporting *health = host->get_extension(host, SH_HEALTH_EXTENSION_ID);
+    if (!health) return NULL;
+    if (access(PROBE_REPORT_HEALTH, F_OK) == 0)
+        health->report(host, SH_HEALTH_UNHEALTHY, "reported unhealthy");
+    else
+        health->report(host, SH_HEALTH_HEALTHY, NULL);
+    return NULL;
+}
+#endif
+
+#ifdef PROBE_STATE
+static int generation;  // main thread only
+
+static void restore(const sh_event *event) {
+    if (event->kind != SH_EVENT_WILL_FINISH_LAUNCHING) return;
+    const sh_launch_options *o = event->data;
+    if (o->size < SH_LAUNCH_OPTIONS_SIZE_V2 || !o->restored_state) return;
+    char line[300];
+    snprintf(line, sizeof line, "probe %s: restored %.*s from %s %s", PROBE_ID,
+             (int)(o->restored_state_len > 100 ? 100 : o->restored_state_len), (const char *)o->restored_state,
+             o->restored_from_id, o->restored_from_version);
+    host->log(host, SH_LOG_INFO, line);
+    sscanf((const char *)o->restored_state, "gen=%d", &generation);
+}
+
+static void hand_over(const sh_event *event) {
+#ifdef PROBE_STATE_PAD
+    char *state = malloc(PROBE_STATE_PAD);
+    memset(state, 's', PROBE_STATE_PAD);
+    event->completion->complete(event->completion, SH_OK, state, PROBE_STATE_PAD);
+    free(state);
+#else
+    char state[32];
+    int length = snprintf(state, sizeof state, "gen=%d", generation + 1);
+    event->completion->complete(event->completion, SH_OK, state, (size_t)length);
+#endif
+}
+#endif
+
 static int32_t probe_handle_event(const sh_service *service, const sh_event *event) {
     (void)service;
 #ifdef PROBE_UNDEFINED
@@ -482,6 +539,20 @@ static int32_t probe_handle_event(const sh_service *service, const sh_event *eve
 #endif
 #ifdef PROBE_FAIL_KIND
     if (event->kind == PROBE_FAIL_KIND) return PROBE_FAIL_RESULT;
+#endif
+#ifdef PROBE_REPORT_HEALTH
+    if (event->kind == SH_EVENT_NOTIFICATION) {
+        pthread_t thread;
+        pthread_create(&thread, NULL, report_health, NULL);
+        pthread_detach(thread);
+    }
+#endif
+#ifdef PROBE_STATE
+    restore(event);
+    if (event->kind == SH_EVENT_WILL_RELOAD && event->completion) {
+        hand_over(event);
+        return SH_OK;
+    }
 #endif
 #ifdef PROBE_HEALTH_MARKER
     if (event->kind == SH_EVENT_HEALTH_CHECK && event->completion) {

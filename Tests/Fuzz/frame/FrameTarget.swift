@@ -42,6 +42,10 @@ private final class StandIn: HostFunctions {
     func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 { Int32(SH_UNSUPPORTED) }
     func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
     func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
+    func reportHealth(_ status: Int32, reason: String?) -> Int32 {
+        precondition(HealthStatus(rawValue: status) != nil)
+        return Int32(SH_OK)
+    }
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         precondition(!name.isEmpty)
         return Int32(SH_NOT_FOUND)

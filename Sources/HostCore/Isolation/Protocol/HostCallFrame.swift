@@ -20,6 +20,8 @@ enum HostCallFrame: Sendable, Equatable {
     /// `request`: u32 request id, blob name, optional blob payload; answered later by a
     /// `requestReply` frame (WorkerRequests).
     case request(id: UInt32, name: [UInt8], json: [UInt8]?)
+    /// The health extension's `report`: i32 status, optional blob reason.
+    case reportHealth(status: Int32, reason: [UInt8]?)
     /// `app_state`. Reply: result.
     case appState
     /// `unsubscribe`: optional blob name. Reply: result.
@@ -52,6 +54,7 @@ enum HostCallFrame: Sendable, Equatable {
         case .subscribe: (.subscribe, nil)
         case .registerForRemoteNotifications: (.registerForRemoteNotifications, nil)
         case .request: (.request, nil)
+        case .reportHealth: (.reportHealth, nil)
         case .appState: (.call, .appState)
         case .unsubscribe: (.call, .unsubscribe)
         case .storeGet: (.call, .storeGet)
@@ -85,6 +88,9 @@ enum HostCallFrame: Sendable, Equatable {
             w.u32(id)
             w.blob(name)
             w.optionalBlob(json)
+        case .reportHealth(let status, let reason):
+            w.i32(status)
+            w.optionalBlob(reason)
         case .registerForRemoteNotifications, .appState, .storeKeys, .notificationSettings:
             break
         case .unsubscribe(let name):
@@ -148,6 +154,9 @@ enum HostCallFrame: Sendable, Equatable {
         case .request:
             call = .request(id: try r.u32("request id"), name: try r.blob("name"), json: try r.optionalBlob("payload"))
             try r.finish("request")
+        case .reportHealth:
+            call = .reportHealth(status: try r.i32("status"), reason: try r.optionalBlob("reason"))
+            try r.finish("reportHealth")
         case .call:
             switch try Self.call(&r) {
             case .appState:
@@ -212,6 +221,12 @@ enum HostCallFrame: Sendable, Equatable {
             _ = functions.registerForRemoteNotifications()
             return nil
         case .request:
+            return nil
+        case .reportHealth(let status, let reason):
+            // Checked again here: a worker is not trusted to have checked it.
+            if HealthStatus(rawValue: status) != nil {
+                _ = functions.reportHealth(status, reason: reason.map(HealthExtension.reason))
+            }
             return nil
         case .appState:
             return .result(functions.appState())

@@ -71,6 +71,8 @@ enum FrameType: UInt16, Sendable {
     /// `sh_host.request`: service, request id, name, JSON payload. The host answers later
     /// with `requestReply`.
     case request = 28
+    /// The health extension's `report`: service, i32 status, optional reason. One-way.
+    case reportHealth = 29
 }
 
 /// The numbers of the host functions a worker forwards and waits for (frame type `call`);

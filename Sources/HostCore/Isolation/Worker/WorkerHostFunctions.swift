@@ -130,6 +130,11 @@ final class WorkerHostFunctions: HostFunctions {
         return ended
     }
 
+    func reportHealth(_ status: Int32, reason: String?) -> Int32 {
+        send(.reportHealth(status: status, reason: reason.map { Array($0.utf8) }))
+        return Int32(SH_OK)
+    }
+
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         guard json?.count ?? 0 <= Self.maxBytes else { return Int32(SH_INVALID) }
         send(.request(id: requests.add(reply), name: Array(name.utf8), json: json))

@@ -104,6 +104,9 @@ extension Application {
                     "service \(required.id) is required (policy: required): restarting it needs --force")
             }
             for sibling in siblings { stopBound(to: sibling.id) }
+            // Their state goes to the new worker's instances, caught up when it attaches.
+            let handed = services.askForState(of: siblings, state: state)
+            for sibling in siblings { sibling.restoredState = handed[sibling.id] }
             services.takeDown(siblings, from: lifecycle)
             guard plugin.replaceWorker() else {
                 throw ServiceControlError(
@@ -118,7 +121,12 @@ extension Application {
             }
             return siblings.map(\.id)
         }
-        _ = try running(id, to: "restart")
+        let slot = try running(id, to: "restart")
+        if slot.configuration?.policy == .required && !force {
+            throw ServiceControlError("service \(id) is required (policy: required): restarting it needs --force")
+        }
+        // Its state goes to its own next launch (willReload), as across a reload.
+        slot.restoredState = services.askForState(of: [slot], state: state)[id]
         try stopService(id, force: force)
         try startService(id)
         restartParts(of: id, isolation: isolation)

@@ -15,6 +15,8 @@ final class Mailbox: Sendable {
         case authorizationChanged
         /// A request for the service that answers its name (`sh_host.request`, `ctl request`).
         case request(ServiceRequest)
+        /// A service reported its health (the health extension): SH_HEALTH_*, and why.
+        case health(service: String, status: Int32, reason: String?)
     }
 
     private struct State {

@@ -21,6 +21,8 @@ final class NotificationBus {
     /// Carries requests between services to their answerers.
     private let desk: RequestDesk
     private let log: Log
+    /// The host's health board, told of each report (the health extension); set once in `Host.init`.
+    var healthReported: ((_ service: String, _ status: Int32, _ reason: String?) -> Void)?
 
     init(
         dispatcher: Dispatcher, authorization: NotificationAuthorization, dormant: DormantServices, desk: RequestDesk,
@@ -51,6 +53,8 @@ final class NotificationBus {
             case .request(let request):
                 // What the answerer sent meanwhile is handled now, after its question.
                 if desk.answer(request) { drain() }
+            case .health(let service, let status, let reason):
+                healthReported?(service, status, reason)
             }
         }
     }

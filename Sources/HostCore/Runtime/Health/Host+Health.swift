@@ -75,8 +75,7 @@ extension Host {
     private func healthAnswered(_ id: String, policy: HealthCheckPolicy, result: Int32?, json: [UInt8]?)
         -> HealthStatus
     {
-        var record = health[id] ?? HealthBoard.Record()
-        record.pending = false
+        health[id]?.pending = false
         let status: HealthStatus
         var reason = json.flatMap(Self.healthReason)
         if let result, let answered = HealthStatus(rawValue: result) {
@@ -87,6 +86,30 @@ extension Host {
                 result.map { "answered \(ResultCode.name($0)), not a health status" }
                 ?? "no answer within \(Seconds.text(policy.timeout)) s"
         }
+        record(status, reason: reason, of: id, policy: policy)
+        if let slot = serviceSet.slot(id), let current = healthPolicy(of: slot), health[id]?.timer == nil,
+            health[id]?.pending != true
+        {
+            scheduleHealthCheck(id, after: current.interval, health[id] ?? HealthBoard.Record())
+        }
+        return status
+    }
+
+    /// Service `id` reported its health (the health extension, `dev.servicehost.health/1`): it
+    /// counts as a check's answer, under its configured `healthCheck` or, without one, the
+    /// defaults (3 unhealthy reports in a row are reported). A service no longer running is
+    /// not recorded.
+    func healthReported(_ id: String, status: Int32, reason: String?) {
+        guard application.isRunning, serviceSet.slot(id) != nil, let status = HealthStatus(rawValue: status) else {
+            return
+        }
+        let policy = configuration.service(id)?.healthCheck ?? HealthCheckPolicy(interval: 10)
+        record(status, reason: reason, of: id, policy: policy)
+    }
+
+    /// Records one answer or report: logs a change, and acts on a run of unhealthy ones.
+    private func record(_ status: HealthStatus, reason: String?, of id: String, policy: HealthCheckPolicy) {
+        var record = health[id] ?? HealthBoard.Record()
         let was = record.status
         record.status = status
         record.reason = reason
@@ -112,12 +135,6 @@ extension Host {
         if act && (policy.onUnhealthy == .restart || record.unhealthyRun == policy.unhealthyAfter) {
             unhealthy(id, policy: policy, checks: policy.unhealthyAfter, reason: reason ?? "")
         }
-        if let slot = serviceSet.slot(id), let current = healthPolicy(of: slot), health[id]?.timer == nil,
-            health[id]?.pending != true
-        {
-            scheduleHealthCheck(id, after: current.interval, health[id] ?? record)
-        }
-        return status
     }
 
     /// `unhealthyAfter` unhealthy answers in a row: a deploy in probation is rolled back (the

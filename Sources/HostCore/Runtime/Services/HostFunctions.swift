@@ -55,6 +55,9 @@ package protocol HostFunctions: AnyObject, Sendable {
     func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32
     /// Extension background-tasks/1 `end`: SH_OK, or SH_NOT_FOUND. [main-thread]
     func endBackgroundTask(_ task: UInt32) -> Int32
+    /// Extension health/1 `report`: a status of SH_HEALTH_* (checked), the reason cut to 1024
+    /// bytes. SH_OK. [thread-safe]
+    func reportHealth(_ status: Int32, reason: String?) -> Int32
 }
 
 /// What `store_get` found: a result, and the value's length and bytes when there is one.

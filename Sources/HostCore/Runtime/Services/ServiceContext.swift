@@ -165,6 +165,11 @@ extension ServiceContext: HostFunctions {
         return Int32(SH_OK)
     }
 
+    func reportHealth(_ status: Int32, reason: String?) -> Int32 {
+        mailbox.send(.health(service: id, status: status, reason: reason))
+        return Int32(SH_OK)
+    }
+
     func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 {
         // [main-thread] in background_tasks.h.
         MainActor.assumeIsolated {

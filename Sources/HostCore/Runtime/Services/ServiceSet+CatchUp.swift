@@ -28,6 +28,8 @@ extension ServiceSet {
             deliverLate(kind, to: late, lifecycle: &replay, arena: arena, why: why)
         }
         tellDependents(.dependencyDidStart, of: late, except: Set(late.map(\.id)), state: state)
+        // A handed-over state is for this one start (both launch events had it).
+        for slot in late where slot.restoredState != nil { slot.restoredState = nil }
     }
 
     /// Takes `leaving` (running services) down from `lifecycle`'s state with the events that

@@ -1,4 +1,5 @@
 import ServiceABI
+import ServiceJSON
 
 /// Loading: configuration, inspection, the start plan, opening and attaching; and reload,
 /// which does the same again and keeps what did not change.
@@ -144,11 +145,15 @@ extension ServiceSet {
     /// Carries out a reload: what leaves is taken down (reverse start order) from the app's
     /// state, what arrives is caught up to it (start order).
     func apply(_ change: ReloadChange, lifecycle: AppLifecycle) {
+        // A service replaced (not removed) hands its state to its replacement (willReload).
+        let replaced = change.leaving.filter { slot in change.arriving.contains { $0.id == slot.id } }
+        let handed = replaced.isEmpty ? [:] : askForState(of: replaced, state: lifecycle.state)
         takeDown(change.leaving, from: lifecycle)
         // Started again later from the same library, a service keeps its context (``attach``).
         for slot in change.leaving { attachedContexts[slot.descriptor] = slot.context }
         dispatcher.setServices(change.slots)
         dormant.replace(with: change.dormant)
+        for slot in change.arriving where !handed.isEmpty { slot.restoredState = handed[slot.id] }
         catchUp(change.arriving, to: lifecycle.state)
         deliverSettings(change.reconfiguring, state: lifecycle.state)
         if let isolation {
@@ -199,7 +204,7 @@ extension ServiceSet {
     /// stops a load.
     private func prepare(_ settings: LoadSettings) throws(LoadError) -> (StartPlan, PluginLoader.Inspection) {
         let planner = LoadPlanner(settings)
-        let newConfiguration: HostConfiguration
+        var newConfiguration: HostConfiguration
         let inspection: PluginLoader.Inspection
         let plan: StartPlan
         do { newConfiguration = try planner.configuration.get() } catch {
@@ -240,6 +245,17 @@ extension ServiceSet {
             log.warn(
                 "host", "\(id) is in the configuration but no plugin provides it", event: .serviceMissing,
                 .string("service", id))
+        }
+        // Settings schemas: defaults filled in; a value that breaks one is refused by key and
+        // rule, and the service keeps the settings in force (the schema's defaults at a start).
+        for refusal in newConfiguration.applySettingsSchemas(of: inspection.services, previous: configuration) {
+            log.error(
+                "host",
+                "service \(refusal.service): \(refusal.violation); it keeps "
+                    + (refusal.kept == "previous" ? "the settings it had" : "its schema's defaults"),
+                event: .serviceSettingsRefused, .string("service", refusal.service),
+                .string("key", refusal.violation.key), .string("reason", refusal.violation.reason),
+                .string("kept", refusal.kept))
         }
         configuration = newConfiguration
         // A service stopped by request stays stopped across reloads.

@@ -138,7 +138,8 @@ final class ServiceSet {
         late: LateStart?
     ) -> UnsafePointer<sh_launch_options> {
         return arena.launchOptions(
-            request, flags: (late?.flag ?? 0) | firstLaunchFlags(of: slot), settings: slot.configuration?.settingsJSON)
+            request, flags: (late?.flag ?? 0) | firstLaunchFlags(of: slot), settings: slot.configuration?.settingsJSON,
+            restored: late == nil ? nil : slot.restoredState)
     }
 
     /// `slot`'s first-launch flags, read once (``ServiceSlot/firstLaunchFlags``); a read that

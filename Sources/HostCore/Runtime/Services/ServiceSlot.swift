@@ -28,6 +28,9 @@ public final class ServiceSlot {
     /// the whole process (``FirstLaunch``), and asking them per launch event and again to mark
     /// the launch hashed the id six times per service at every start.
     var firstLaunchFlags: UInt32?
+    /// The state the instance it replaces handed over (willReload), for the launch events of
+    /// its next catch-up only (ServiceSet+HandOver).
+    var restoredState: HandedOverState?
 
     let descriptor: UnsafePointer<sh_service>
     let context: ServiceContext

@@ -156,6 +156,23 @@ typedef enum sh_event_kind {
      * after the required service's catch-up; never to a dependent that started
      * in the same catch-up (it launched after its requirement anyway). */
     SH_EVENT_DEPENDENCY_DID_START = 47,
+    /* "willReload": the service is about to be replaced while the host runs:
+     * a reload loads a new version of its file or starts it again with a
+     * changed configuration, or it is restarted by request (host ctl service
+     * restart; an unhealthy restart), in the host's process or in a worker
+     * (then its new worker). Never for a crash (nothing is left to ask) nor
+     * at termination. data is NULL; completion is set: complete it BEFORE
+     * handle_event returns, with SH_OK and the state to hand over in json
+     * (any bytes, not only JSON; at most SH_RELOAD_STATE_MAX), or SH_FALSE
+     * with none. The host hands the bytes to the replacing instance in its
+     * launch options (restored_state, with this instance's id and version),
+     * then takes this one down as before. A state over SH_RELOAD_STATE_MAX is
+     * refused (logged with the service and its size): the replacement starts
+     * without one. A completion after handle_event returned is too late (it
+     * is logged and dropped). A service that does not ask for the event is
+     * caught up as before, without a state (Erlang/OTP's code_change, CLAP's
+     * state save/load). */
+    SH_EVENT_WILL_RELOAD = 48,
     /* "protectedDataWillBecomeUnavailable": the user's session is about to
      * lock (UIKit's applicationProtectedDataWillBecomeUnavailable; on Linux
      * logind's Lock signal or LockedHint becoming true for the host's
@@ -183,6 +200,9 @@ enum {
     /* Alive but useless (its connection dead, its queue stuck). */
     SH_HEALTH_UNHEALTHY = 2,
 };
+
+/* The largest state a service hands over on willReload: 1 MiB. */
+#define SH_RELOAD_STATE_MAX (1u << 20)
 
 /* The notification authorization status (as UNAuthorizationStatus). */
 typedef enum sh_authorization_status {
@@ -286,9 +306,12 @@ enum {
     SH_LAUNCH_LAZY = 1u << 3,
 };
 
-#define SH_LAUNCH_OPTIONS_VERSION 1u
+/* Version 2 adds the state handed over by willReload (restored_state…). */
+#define SH_LAUNCH_OPTIONS_VERSION 2u
 /* sizeof(sh_launch_options) in version 1, frozen (layout.h). */
 #define SH_LAUNCH_OPTIONS_SIZE_V1 56u
+/* sizeof(sh_launch_options) in version 2, frozen (layout.h). */
+#define SH_LAUNCH_OPTIONS_SIZE_V2 88u
 
 /* The data of willFinishLaunching and didFinishLaunching, like UIKit's
  * launchOptions dictionary.
@@ -327,6 +350,23 @@ typedef struct sh_launch_options {
      * continueUserActivity; with a launch scene, through that scene instead
      * (sceneContinueUserActivity, falling back to continueUserActivity). */
     const struct sh_user_activity *activity;
+    /* Version 2 (read it only when size >= SH_LAUNCH_OPTIONS_SIZE_V2; an older
+     * host's struct ends before it): the state the instance this one replaces
+     * handed over when asked willReload (a reload's new version, a restart by
+     * request, its new worker), restored_state_len bytes, followed by a NUL
+     * the length excludes; NULL when none was handed over (a first launch, a
+     * crash, a service that does not handle willReload, a state refused).
+     * Owner: the host. Valid: until handle_event returns; copy what you keep.
+     * Given with both launch events of that one start. */
+    const uint8_t *restored_state;
+    /* Length of restored_state in bytes (0 when NULL); at most SH_RELOAD_STATE_MAX. */
+    size_t restored_state_len;
+    /* The id of the instance that handed restored_state over (NUL-terminated),
+     * or NULL with it. */
+    const char *restored_from_id;
+    /* That instance's version (its metadata's, e.g. "1.2.0"), or NULL with it:
+     * read the state as that version wrote it. */
+    const char *restored_from_version;
 } sh_launch_options;
 
 /* Flags of the event data below. */

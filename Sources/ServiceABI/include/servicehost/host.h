@@ -135,7 +135,7 @@ typedef struct sh_host {
 
     /* [thread-safe] An extension of the host by its versioned id
      * ("vendor.name/1"), or NULL when this host does not offer it (this host
-     * offers SH_BACKGROUND_TASKS_ID, background_tasks.h). id is the caller's, NUL-terminated,
+     * offers SH_BACKGROUND_TASKS_ID, background_tasks.h, and SH_HEALTH_EXTENSION_ID, health.h). id is the caller's, NUL-terminated,
      * read during the call only. An extension is a table of the host's own
      * functions: host-owned, valid for the process lifetime, starting with its
      * size and version and append-only like this table, each member saying

@@ -16,6 +16,7 @@
 #include "scenes.h"
 #include "background_tasks.h"
 #include "sources.h"
+#include "health.h"
 
 #if defined(__cplusplus)
 #define SH_LAYOUT_ASSERT(condition, message) static_assert(condition, message)
@@ -119,7 +120,12 @@ SH_LAYOUT_OFFSET(sh_launch_options, settings_len, 24);
 SH_LAYOUT_OFFSET(sh_launch_options, notification, 32);
 SH_LAYOUT_OFFSET(sh_launch_options, url, 40);
 SH_LAYOUT_OFFSET(sh_launch_options, activity, 48);
-SH_LAYOUT_SIZE(sh_launch_options, SH_LAUNCH_OPTIONS_SIZE_V1);
+SH_LAYOUT_ASSERT(offsetof(sh_launch_options, activity) + 8 == SH_LAUNCH_OPTIONS_SIZE_V1, "sh_launch_options v1 ends after activity");
+SH_LAYOUT_OFFSET(sh_launch_options, restored_state, 56);
+SH_LAYOUT_OFFSET(sh_launch_options, restored_state_len, 64);
+SH_LAYOUT_OFFSET(sh_launch_options, restored_from_id, 72);
+SH_LAYOUT_OFFSET(sh_launch_options, restored_from_version, 80);
+SH_LAYOUT_SIZE(sh_launch_options, SH_LAUNCH_OPTIONS_SIZE_V2);
 
 SH_LAYOUT_OFFSET(sh_push, size, 0);
 SH_LAYOUT_OFFSET(sh_push, version, 4);
@@ -277,6 +283,10 @@ SH_LAYOUT_OFFSET(sh_sources, watch, 16);
 SH_LAYOUT_OFFSET(sh_sources, unwatch, 24);
 SH_LAYOUT_OFFSET(sh_sources, set_current_state, 32);
 SH_LAYOUT_SIZE(sh_sources, SH_SOURCES_SIZE_V1);
+SH_LAYOUT_OFFSET(sh_health_reporting, size, 0);
+SH_LAYOUT_OFFSET(sh_health_reporting, version, 4);
+SH_LAYOUT_OFFSET(sh_health_reporting, report, 8);
+SH_LAYOUT_SIZE(sh_health_reporting, SH_HEALTH_EXTENSION_SIZE_V1);
 
 #undef SH_LAYOUT_OFFSET
 #undef SH_LAYOUT_SIZE

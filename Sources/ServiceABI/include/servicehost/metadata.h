@@ -169,6 +169,19 @@ enum {
      * name or absolute path ("compose document-new"), as a Desktop Entry's
      * Icon= key takes it. Hosts older than this claim ignore it. */
     SH_CLAIM_SHORTCUT_ICON = 9,
+    /* A piece of the schema of the service's settings (its "settings" in
+     * services.json): the schema is the JSON text of all of the service's
+     * SH_CLAIM_SETTINGS_SCHEMA values put together in file order, each at most
+     * SH_META_CLAIM_MAX - 1 bytes and cut between UTF-8 characters. It is a
+     * subset of JSON Schema: type, properties, required, enum, minimum,
+     * maximum, maxLength, pattern, default (title and description ignored;
+     * any other keyword refused). The host refuses the file when the schema is
+     * not one (naming the service and the keyword), checks the settings against
+     * it at load, at every change (a reload, host ctl configure) and in host
+     * check, refusing a violating value by key and rule (the service keeps the
+     * settings it had), and fills in each default. Hosts older than this claim
+     * ignore it. Claim 11 is reserved for the settings. */
+    SH_CLAIM_SETTINGS_SCHEMA = 10,
 };
 
 /* One claim of one service (272 bytes); any number per service. */
