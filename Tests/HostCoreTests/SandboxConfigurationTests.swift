@@ -82,10 +82,31 @@ import Testing
         for (index, instruction) in program.enumerated() where instruction.code & 0x07 == 0x05 {
             #expect(index + 1 + Int(instruction.jt) < program.count && index + 1 + Int(instruction.jf) < program.count)
         }
-        #expect(program.last?.code == 0x06 && program.last?.k == 0x0005_0000 | UInt32(EPERM))
+        // Ends allowing; each denied number is followed by its EPERM return.
+        #expect(program.last?.code == 0x06 && program.last?.k == 0x7fff_0000)
+        #expect(program.contains { $0.code == 0x06 && $0.k == 0x0005_0000 | UInt32(EPERM) })
         #expect(SyscallFilter.program(.unrestricted) == nil)
         #expect(SyscallFilter.denied.map(\.name).contains("ptrace"))
         #expect(MemoryLayout<SyscallFilter.Instruction>.stride == 8)
+    }
+
+    /// A custom list over a profile: `deny` adds its calls, `allow` takes the profile's out; a
+    /// filter that would deny nothing is none.
+    @Test func customLists_changeWhatTheProgramDenies() throws {
+        let ptrace = try #require(SyscallFilter.number("ptrace"))
+        let mkdir = try #require(SyscallFilter.number("mkdir"))
+        #expect(SyscallFilter.number("no_such_call") == nil)
+        func denies(_ program: [SyscallFilter.Instruction], _ number: Int32) -> Bool {
+            program.indices.dropLast().contains {
+                program[$0].code == 0x15 && program[$0].k == UInt32(bitPattern: number)
+                    && program[$0 + 1].k == 0x0005_0000 | UInt32(EPERM)
+            }
+        }
+        let custom = try #require(SyscallFilter.program(.default, allow: ["ptrace"], deny: ["mkdir"]))
+        #expect(denies(custom, mkdir) && !denies(custom, ptrace))
+        let only = try #require(SyscallFilter.program(.unrestricted, deny: ["mkdir"]))
+        #expect(denies(only, mkdir) && !denies(only, ptrace))
+        #expect(SyscallFilter.program(.default, allow: SyscallFilter.denied.map(\.name)) == nil)
     }
 }
 
