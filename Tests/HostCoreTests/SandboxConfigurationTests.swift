@@ -41,6 +41,49 @@ import Testing
                 == Sandbox(memoryMax: 64 << 20, cpuQuota: 50, tasksMax: 8, syscalls: .strict))
     }
 
+    /// Identity, writes, network and lists: an identity is taken whole (a service's user
+    /// replaces the default's dynamic user), and a worker's services must agree on it.
+    @Test func theNewKeys_overlayAndCombine() throws {
+        let configuration = try parse(
+            #"""
+            {"sandbox": {"dynamicUser": true, "writablePaths": ["/tmp", "/var/tmp"]},
+             "services": {
+               "test.a": {"isolation": "process", "sandbox": {"user": "0", "network": false,
+                 "syscalls": {"profile": "strict", "allow": ["ptrace"], "deny": ["mkdir"]}}},
+               "test.b": {"isolation": "process", "sandbox": {"writablePaths": ["/tmp"]}}
+             }}
+            """#)
+        var settings = IsolationSettings(stateDirectory: "/nonexistent")
+        settings.adopt(configuration)
+        let a = try #require(settings.sandbox(for: "test.a"))
+        #expect(a.user == "0" && a.dynamicUser == nil && a.network == false)
+        #expect(a.profile == .strict && a.allowSyscalls == ["ptrace"] && a.denySyscalls == ["mkdir"])
+        #expect(a.writablePaths == ["/tmp", "/var/tmp"])
+        let b = try #require(settings.sandbox(for: "test.b"))
+        #expect(b.dynamicUser == true && b.user == nil && b.writablePaths == ["/tmp"])
+        let both = try #require(settings.sandbox(forWorkerOf: ["test.a", "test.b"]))
+        #expect(both.writablePaths == ["/tmp"] && both.network == false && both.denySyscalls == ["mkdir"])
+        #expect(Sandbox.identityConflict([a, b]) != nil && Sandbox.identityConflict([b, b]) == nil)
+    }
+
+    /// What the host writes on a worker's command line is what the worker reads back.
+    @Test func theWorkersOptions_readBackAsWritten() throws {
+        var sandbox = Sandbox(syscalls: .strict)
+        sandbox.allowSyscalls = ["ptrace"]
+        sandbox.denySyscalls = ["mkdir", "chmod"]
+        sandbox.writablePaths = ["/var/tmp", "/a folder/with spaces"]
+        sandbox.network = false
+        let written = WorkerSandbox(sandbox, identity: (60_600, 60_601))
+        #expect(try WorkerSandbox.parse(ArraySlice(written.arguments))?.get() == written)
+        #expect(WorkerSandbox.parse([]) == nil)
+        for bad in [["--identity", "60600"], ["--syscalls", "lax"], ["--syscalls"], ["--unknown", "x"]] {
+            guard case .failure? = WorkerSandbox.parse(ArraySlice(bad)) else {
+                Issue.record("\(bad) was read")
+                continue
+            }
+        }
+    }
+
     @Test(arguments: [
         (#"{"sandbox": {"memoryMax": "12Q"}}"#, "sandbox.memoryMax"),
         (#"{"sandbox": {"memoryMax": 1000}}"#, "sandbox.memoryMax"),
