@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <stddef.h>
 #include <linux/magic.h>
 #include <linux/audit.h>
@@ -144,6 +146,36 @@ int csystem_install_filter(const void *instructions, unsigned short count) {
     struct sock_fprog program = {.len = count, .filter = (struct sock_filter *)instructions};
     // Every thread of the worker, not only the calling one (TSYNC).
     return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &program);
+}
+
+// The write end of the audit pipe: set once, before the filter is installed, read by the handler.
+static int audit_pipe = -1;
+
+// SIGSYS from the filter's SECCOMP_RET_TRAP: the call was not made. It returns -EPERM (the
+// ERRNO action's answer) and its number goes down the pipe, unless the pipe is full (a
+// refusal already waiting says the same). Async-signal-safe: write(2) only; errno kept.
+static void audit_refused(int signal, siginfo_t *info, void *context) {
+    (void)signal;
+    ucontext_t *state = context;
+#if defined(__x86_64__)
+    state->uc_mcontext.gregs[REG_RAX] = -EPERM;
+#elif defined(__aarch64__)
+    state->uc_mcontext.regs[0] = (unsigned long long)-EPERM;
+#endif
+    int saved = errno;
+    int number = info->si_syscall;
+    ssize_t unused = write(audit_pipe, &number, sizeof number);
+    (void)unused;
+    errno = saved;
+}
+
+int csystem_audit_refusals(int pipe_write_end) {
+    audit_pipe = pipe_write_end;
+    struct sigaction action = {0};
+    action.sa_sigaction = audit_refused;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGSYS, &action, NULL);
 }
 
 int csystem_drop_identity(unsigned int uid, unsigned int gid) {

@@ -1208,3 +1208,9 @@ int csystem_syscall_number(const char *name) {
     }
     return -1;
 }
+
+const char *csystem_syscall_name(int number) {
+    for (size_t index = 0; index < sizeof all / sizeof all[0]; index++)
+        if (all[index].number == number) return all[index].name;
+    return NULL;
+}

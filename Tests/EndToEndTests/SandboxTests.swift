@@ -384,7 +384,31 @@ import Testing
             ])
     }
 
+    /// `"audit": true`: each refused call is still `EPERM` to the plugin, and logged once per
+    /// call and service (`sandbox.refused`), not again by the service's next worker.
+    @Test(.enabled(if: seccomp, "the kernel has no seccomp"))
+    func audit_logsEachRefusedCallOncePerService() throws {
+        let host = try IsolatedHost()
+        try sandboxed(host, action: 4)
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.sandbox": {"isolation": "process", "sandbox": {"syscalls": "default", "audit": true}}}}"#
+        )
+        try host.start(["--config", config])
+        #expect(try host.ctlJSON("service", "restart", "test.sandbox").status == 0)
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let expected = "sandbox: ptrace=\(EPERM) mount=\(EPERM) inet=0 unix=0"
+        #expect(output(stopped.records).filter { $0.hasPrefix("sandbox: ") } == [expected, expected])
+        let refused = stopped.records.named(.sandboxRefused)
+        #expect(refused.compactMap { $0.string("syscall") }.sorted() == ["mount", "ptrace"], "\(stopped.stderr)")
+        #expect(refused.allSatisfy { $0.strings("services") == ["test.sandbox"] })
+        // The worker's report is not also logged as its output.
+        #expect(!output(stopped.records).contains { $0.contains("refused") })
+    }
+
     @Test(arguments: [
+        (#"{"sandbox": {"audit": 1}}"#, "sandbox.audit"),
         (#"{"sandbox": {"syscalls": "paranoid"}}"#, "sandbox.syscalls"),
         (#"{"services": {"test.a": {"sandbox": {"user": "no-such-user-43"}}}}"#, "services.test.a.sandbox.user"),
         (#"{"sandbox": {"group": "no-such-group-43"}}"#, "sandbox.group"),

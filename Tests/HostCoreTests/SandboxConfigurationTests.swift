@@ -73,6 +73,7 @@ import Testing
         sandbox.denySyscalls = ["mkdir", "chmod"]
         sandbox.writablePaths = ["/var/tmp", "/a folder/with spaces"]
         sandbox.network = false
+        sandbox.audit = true
         let written = WorkerSandbox(sandbox, identity: (60_600, 60_601))
         #expect(try WorkerSandbox.parse(ArraySlice(written.arguments))?.get() == written)
         #expect(WorkerSandbox.parse([]) == nil)

@@ -101,6 +101,14 @@ int csystem_install_filter(const void *instructions, unsigned short count);
 /// the sandbox's custom allow and deny lists (syscalls.c).
 int csystem_syscall_number(const char *name);
 
+/// The name of this architecture's system call `number` (static storage), NULL when unknown.
+const char *csystem_syscall_name(int number);
+
+/// Handles SIGSYS from a seccomp filter's SECCOMP_RET_TRAP (`"audit": true`): the refused call
+/// returns -EPERM to its caller, and its number (an int) is written to `pipe_write_end`
+/// (non-blocking: dropped when full). 0, or -1 with errno (sigaction).
+int csystem_audit_refusals(int pipe_write_end);
+
 /// Runs the process as `uid` and `gid` for good: no supplementary group, real, effective and saved
 /// ids all changed (checked), and dumpable again (its own user may read it: a crash backtrace).
 /// 0, or -1 with errno. Needs CAP_SETUID and CAP_SETGID unless they are already the process's.

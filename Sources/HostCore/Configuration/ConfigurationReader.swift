@@ -224,6 +224,7 @@ struct ConfigurationReader {
             sandbox.writablePaths = paths
         }
         if let value = members["network"] { sandbox.network = try bool(value, at: path + ".network") }
+        if let value = members["audit"] { sandbox.audit = try bool(value, at: path + ".audit") }
         return sandbox
     }
 

@@ -178,6 +178,9 @@ final class IsolatedPlugin {
                 log: log,
                 source: proxies.count == 1 ? proxies[0].id : path, services: ids, sandbox: workerSandbox,
                 plugin: workerSandbox?.identity != nil ? copy.descriptor : nil, cgroup: cgroup,
+                onRefused: { [weak supervisor = supervisor, ids = ids] call in
+                    supervisor?.noteRefused(call, services: ids)
+                },
                 onDeath: { [weak self] connection, death in
                     DispatchQueue.main.async { MainActor.assumeIsolated { self?.workerDied(connection, death) } }
                 })

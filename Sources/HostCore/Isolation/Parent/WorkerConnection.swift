@@ -70,6 +70,7 @@ final class WorkerConnection {
     init(
         executable: String, pluginPath: String, stallTimeout: Double, log: Log, source: String, services: [String],
         sandbox: WorkerSandbox? = nil, plugin: Int32? = nil, cgroup: WorkerCgroup? = nil,
+        onRefused: ((String) -> Void)? = nil,
         onDeath: @escaping @MainActor (WorkerConnection, WorkerDeath) -> Void
     ) throws(SystemError) {
         let started = try WorkerSpawn.spawn(
@@ -102,7 +103,7 @@ final class WorkerConnection {
             socket: started.channel,
             bound: ChannelOutbox.Bound(bytes: ChannelOutbox.Bound.standardBytes, seconds: stallTimeout))
         forwarder = HostCallForwarder(channel: channel)
-        lines = OutputLines(log: log, source: source)
+        lines = OutputLines(log: log, source: source, refused: sandbox?.audit == true ? onRefused : nil)
         self.log = log
         self.source = source
         self.services = services

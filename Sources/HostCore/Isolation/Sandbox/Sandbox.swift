@@ -48,6 +48,9 @@ public struct Sandbox: Sendable, Equatable {
     public var writablePaths: [String]?
     /// `network`: false puts the worker in a network namespace of its own (only `lo`, up).
     public var network: Bool?
+    /// `audit`: each system call the filter refuses is logged (`sandbox.refused`), once per call
+    /// and service.
+    public var audit: Bool?
 
     /// The smallest `memoryMax`: 1 MiB (a worker needs more than this to start at all).
     public static let memoryRange: ClosedRange<UInt64> = (1 << 20)...(1 << 50)
@@ -59,8 +62,8 @@ public struct Sandbox: Sendable, Equatable {
     public static let ioWeightRange: ClosedRange<Int> = 1...10_000
     /// The keys of a `"sandbox"` object.
     public static let keys = [
-        "cpuQuota", "dynamicUser", "group", "ioWeight", "memoryMax", "network", "syscalls", "tasksMax", "user",
-        "writablePaths",
+        "audit", "cpuQuota", "dynamicUser", "group", "ioWeight", "memoryMax", "network", "syscalls", "tasksMax",
+        "user", "writablePaths",
     ]
     /// The uids (and gids, the same number) dynamic users are picked from: 60578–61183, which
     /// systemd's own table of ranges leaves unused (below its `DynamicUser=` range, 61184–65519).
@@ -103,6 +106,7 @@ public struct Sandbox: Sendable, Equatable {
         }
         result.writablePaths = other.writablePaths ?? writablePaths
         result.network = other.network ?? network
+        result.audit = other.audit ?? audit
         return result
     }
 
@@ -122,6 +126,7 @@ public struct Sandbox: Sendable, Equatable {
             result.allowSyscalls = intersection(result.allowSyscalls, other.allowSyscalls)
             result.writablePaths = intersection(result.writablePaths, other.writablePaths)
             if other.network == false { result.network = false }
+            if other.audit == true { result.audit = true }
             // The identity is checked to be the same for all (``identityConflict(_:)``).
         }
         return result
@@ -171,6 +176,7 @@ public struct Sandbox: Sendable, Equatable {
         if dynamicUser == true { parts.append("dynamicUser") }
         if let writablePaths { parts.append("writablePaths=" + writablePaths.joined(separator: ",")) }
         if network == false { parts.append("network=none") }
+        if audit == true { parts.append("audit") }
         return parts.joined(separator: " ")
     }
 

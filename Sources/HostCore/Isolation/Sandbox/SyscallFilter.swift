@@ -22,6 +22,7 @@ enum SyscallFilter {
     private static let allowCall: UInt32 = 0x7fff_0000  // SECCOMP_RET_ALLOW
     private static let killProcess: UInt32 = 0x8000_0000  // SECCOMP_RET_KILL_PROCESS
     private static let errno: UInt32 = 0x0005_0000  // SECCOMP_RET_ERRNO
+    private static let trap: UInt32 = 0x0003_0000  // SECCOMP_RET_TRAP: SIGSYS, the call not made
     // struct seccomp_data: nr, arch, instruction_pointer, args[6] (args[0]'s low half first on
     // the little-endian architectures built for).
     private static let numberOffset: UInt32 = 0
@@ -53,15 +54,19 @@ enum SyscallFilter {
     /// filter, which reads only the number and the architecture, never runs it: its length costs
     /// the hot path (read, write, sendmsg, recvmsg, epoll_wait) nothing there. Under `strict`
     /// only `socket` itself, which reads its first argument, runs it.
-    static func program(_ profile: Sandbox.SyscallProfile, allow: [String] = [], deny: [String] = []) -> [Instruction]?
-    {
+    ///
+    /// With `audit`, a refused call raises SIGSYS instead (``AuditedRefusals``), whose handler
+    /// makes it fail with `EPERM` as well and has the worker report it.
+    static func program(
+        _ profile: Sandbox.SyscallProfile, allow: [String] = [], deny: [String] = [], audit: Bool = false
+    ) -> [Instruction]? {
         let arch = csystem_audit_arch()
         var names = profile == .unrestricted ? [] : denied.map(\.name)
         names = names.filter { !allow.contains($0) } + deny.filter { !names.contains($0) }
         let filtersSockets = profile == .strict && !allow.contains("socket")
         guard !names.isEmpty || filtersSockets, arch != 0 else { return nil }
         let numbers = names.compactMap(number).map { UInt32(bitPattern: $0) }
-        let refuse = Instruction(code: `return`, jt: 0, jf: 0, k: errno | UInt32(EPERM))
+        let refuse = Instruction(code: `return`, jt: 0, jf: 0, k: (audit ? trap : errno) | UInt32(EPERM))
         var program: [Instruction] = [
             Instruction(code: loadWord, jt: 0, jf: 0, k: archOffset),
             Instruction(code: jumpEqual, jt: 1, jf: 0, k: arch),
@@ -93,11 +98,11 @@ enum SyscallFilter {
 
     /// Sets `PR_SET_NO_NEW_PRIVS` and installs `profile`'s filter on this process (and every
     /// process it starts). Throws with the errno when the kernel refuses.
-    static func install(_ profile: Sandbox.SyscallProfile, allow: [String] = [], deny: [String] = [])
-        throws(SystemError)
-    {
+    static func install(
+        _ profile: Sandbox.SyscallProfile, allow: [String] = [], deny: [String] = [], audit: Bool = false
+    ) throws(SystemError) {
         guard csystem_no_new_privs() == 0 else { throw .current("prctl(PR_SET_NO_NEW_PRIVS)", "the worker") }
-        guard let program = program(profile, allow: allow, deny: deny) else { return }
+        guard let program = program(profile, allow: allow, deny: deny, audit: audit) else { return }
         let result = program.withUnsafeBytes { csystem_install_filter($0.baseAddress, UInt16(program.count)) }
         guard result == 0 else { throw .current("seccomp(SECCOMP_SET_MODE_FILTER)", "the worker") }
     }

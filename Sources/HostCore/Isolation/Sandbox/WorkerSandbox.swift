@@ -19,11 +19,13 @@ struct WorkerSandbox: Equatable, Sendable {
     var writablePaths: [String]?
     /// A network namespace of its own.
     var privateNetwork = false
+    /// Refused calls reported (``AuditedRefusals``).
+    var audit = false
 
     static func == (a: Self, b: Self) -> Bool {
         a.syscalls == b.syscalls && a.allow == b.allow && a.deny == b.deny && a.identity?.uid == b.identity?.uid
             && a.identity?.gid == b.identity?.gid && a.writablePaths == b.writablePaths
-            && a.privateNetwork == b.privateNetwork
+            && a.privateNetwork == b.privateNetwork && a.audit == b.audit
     }
 
     /// The device every worker may write to whatever `writablePaths` says (as `/dev/null` is
@@ -38,6 +40,7 @@ struct WorkerSandbox: Equatable, Sendable {
         self.identity = identity
         writablePaths = sandbox.writablePaths
         privateNetwork = sandbox.network == false
+        audit = sandbox.audit == true
     }
 
     // MARK: The command line
@@ -49,6 +52,7 @@ struct WorkerSandbox: Equatable, Sendable {
     static let writableOption = "--writable"
     static let readOnlyOption = "--read-only"
     static let privateNetworkOption = "--private-network"
+    static let auditOption = "--audit"
 
     /// The worker's options after its plugin path.
     var arguments: [String] {
@@ -61,6 +65,7 @@ struct WorkerSandbox: Equatable, Sendable {
             for path in writablePaths { words += [Self.writableOption, path] }
         }
         if privateNetwork { words.append(Self.privateNetworkOption) }
+        if audit { words.append(Self.auditOption) }
         return words
     }
 
@@ -77,6 +82,10 @@ struct WorkerSandbox: Equatable, Sendable {
             }
             if word == privateNetworkOption {
                 sandbox.privateNetwork = true
+                continue
+            }
+            if word == auditOption {
+                sandbox.audit = true
                 continue
             }
             guard let value = words.next() else { return .failure(.init("\(word): expected a value")) }
@@ -103,8 +112,9 @@ struct WorkerSandbox: Equatable, Sendable {
 
     // MARK: In the worker
 
-    /// Applies the sandbox to this process (the worker, before its greeting). Throws naming
+    /// Applies the sandbox to this process (the worker, on its main thread, before its greeting). Throws naming
     /// the step and the errno; the worker then exits saying why.
+    @MainActor
     func enter() throws(WorkerSandboxError) {
         if privateNetwork, csystem_private_network() != 0 {
             throw .init(
@@ -132,7 +142,10 @@ struct WorkerSandbox: Equatable, Sendable {
                 throw .init("cannot apply its writablePaths (Landlock): \(SystemError.current("landlock", path))")
             }
         }
-        do throws(SystemError) { try SyscallFilter.install(syscalls, allow: allow, deny: deny) } catch {
+        do throws(SystemError) {
+            if audit { try AuditedRefusals.start() }
+            try SyscallFilter.install(syscalls, allow: allow, deny: deny, audit: audit)
+        } catch {
             throw .init("\(error)")
         }
     }
