@@ -4,11 +4,20 @@
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <stddef.h>
 #include <linux/magic.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/landlock.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <linux/netlink.h>
@@ -135,7 +144,132 @@ int csystem_no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); 
 
 int csystem_install_filter(const void *instructions, unsigned short count) {
     struct sock_fprog program = {.len = count, .filter = (struct sock_filter *)instructions};
-    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
+    // Every thread of the worker, not only the calling one (TSYNC).
+    return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &program);
+}
+
+// The write end of the audit pipe: set once, before the filter is installed, read by the handler.
+static int audit_pipe = -1;
+
+// SIGSYS from the filter's SECCOMP_RET_TRAP: the call was not made. It returns -EPERM (the
+// ERRNO action's answer) and its number goes down the pipe, unless the pipe is full (a
+// refusal already waiting says the same). Async-signal-safe: write(2) only; errno kept.
+static void audit_refused(int signal, siginfo_t *info, void *context) {
+    (void)signal;
+    ucontext_t *state = context;
+#if defined(__x86_64__)
+    state->uc_mcontext.gregs[REG_RAX] = -EPERM;
+#elif defined(__aarch64__)
+    state->uc_mcontext.regs[0] = (unsigned long long)-EPERM;
+#endif
+    int saved = errno;
+    int number = info->si_syscall;
+    ssize_t unused = write(audit_pipe, &number, sizeof number);
+    (void)unused;
+    errno = saved;
+}
+
+int csystem_audit_refusals(int pipe_write_end) {
+    audit_pipe = pipe_write_end;
+    struct sigaction action = {0};
+    action.sa_sigaction = audit_refused;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    return sigaction(SIGSYS, &action, NULL);
+}
+
+int csystem_drop_identity(unsigned int uid, unsigned int gid) {
+    if (setgroups(0, NULL) != 0) return -1;
+    if (setresgid(gid, gid, gid) != 0) return -1;
+    if (setresuid(uid, uid, uid) != 0) return -1;
+    uid_t real, effective, saved;
+    gid_t greal, geffective, gsaved;
+    if (getresuid(&real, &effective, &saved) != 0 || getresgid(&greal, &geffective, &gsaved) != 0) return -1;
+    if (real != uid || effective != uid || saved != uid || greal != gid || geffective != gid || gsaved != gid) {
+        errno = EPERM;
+        return -1;
+    }
+    // The kernel made the process undumpable when its user changed: without this its crash
+    // backtracer (a process of the same user) could not read it. Only its own user may.
+    return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+int csystem_private_network(void) {
+    if (unshare(CLONE_NEWNET) != 0) return -1;
+    int probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (probe < 0) return -1;
+    struct ifreq request = {0};
+    strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+    int result = ioctl(probe, SIOCGIFFLAGS, &request);
+    if (result == 0) {
+        request.ifr_flags |= IFF_UP;
+        result = ioctl(probe, SIOCSIFFLAGS, &request);
+    }
+    int saved = errno;
+    close(probe);
+    errno = saved;
+    return result;
+}
+
+// Rights of later ABIs than this system's linux/landlock.h may name (linux/landlock.h, v3).
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+
+int csystem_landlock_abi(void) {
+    return (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+}
+
+int csystem_landlock_restrict(const char *const *paths, int count, int *failed) {
+    int abi = csystem_landlock_abi();
+    *failed = -1;
+    if (abi < 1) return -1;
+    // Every right that changes the file system; reading and executing stay allowed everywhere.
+    __u64 files = LANDLOCK_ACCESS_FS_WRITE_FILE;
+    __u64 handled = files | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+                    LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                    LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+                    LANDLOCK_ACCESS_FS_MAKE_SYM;
+    if (abi >= 2) handled |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3) {
+        handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
+        files |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    }
+    struct landlock_ruleset_attr attributes = {.handled_access_fs = handled};
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attributes, sizeof attributes, 0);
+    if (ruleset < 0) return -1;
+    for (int index = 0; index < count; index++) {
+        int fd = open(paths[index], O_PATH | O_CLOEXEC);
+        struct stat status;
+        if (fd < 0 || fstat(fd, &status) != 0) {
+            int saved = errno;
+            if (fd >= 0) close(fd);
+            close(ruleset);
+            *failed = index;
+            errno = saved;
+            return -1;
+        }
+        // A file takes only the rights of a file (the others are EINVAL).
+        struct landlock_path_beneath_attr rule = {
+            .allowed_access = S_ISDIR(status.st_mode) ? handled : files, .parent_fd = fd};
+        int added = (int)syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+        int saved = errno;
+        close(fd);
+        if (added != 0) {
+            close(ruleset);
+            *failed = index;
+            errno = saved;
+            return -1;
+        }
+    }
+    int result = (int)syscall(SYS_landlock_restrict_self, ruleset, 0);
+    int saved = errno;
+    close(ruleset);
+    errno = saved;
+    return result;
 }
 
 int csystem_realtime_timer(void) { return timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC); }

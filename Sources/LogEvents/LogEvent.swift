@@ -77,6 +77,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case safeModeOn = "safeMode.on"
     case safeModeSkipped = "safeMode.skipped"
     case sandboxIgnored = "sandbox.ignored"
+    case sandboxRefused = "sandbox.refused"
     case sandboxUnavailable = "sandbox.unavailable"
     case sceneConfigurationRefused = "scene.configurationRefused"
     case sceneConnected = "scene.connected"
@@ -204,6 +205,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .safeModeOn: []
         case .safeModeSkipped: ["path", "services"]
         case .sandboxIgnored: ["service"]
+        case .sandboxRefused: ["services", "syscall"]
         case .sandboxUnavailable: ["services", "limits", "reason"]
         case .sceneConfigurationRefused: ["scene"]
         case .sceneConnected: ["scene", "role", "configuration"]

@@ -39,6 +39,14 @@ case "--version":
     // One write, not `print`: print's generic path asks the runtime for conformances, and
     // bench row 3 runs `--version` as the image's share of the fixed cost.
     _ = (HostVersion.string + "\n").withCString { write(STDOUT_FILENO, $0, strlen($0)) }
+case "inspect" where arguments.contains("--security"):
+    do {
+        let (_, text, valid) = try InspectCommand.security(Array(arguments.dropFirst()))
+        print(text, terminator: "")
+        exit((valid ? HostExitStatus.clean : .forcedOrWarnings).rawValue)
+    } catch {
+        usageFailure(error, help: InspectCommand.help)
+    }
 case "inspect":
     do {
         let (json, results, failures, signatures) = try InspectCommand.run(Array(arguments.dropFirst()))

@@ -64,6 +64,11 @@ import Testing
         let workers = try #require(try host.reply("stats")["stats"] as? [String: Any])["workers"] as? [[String: Any]]
         #expect(workers?.first?["memoryMax"] as? Int == 64 << 20, "\(workers ?? [])")
         #expect((workers?.first?["memoryBytes"] as? Int ?? 0) > 0)
+        // The text form too: a line per worker under "workers", its memory of its limit.
+        let text = try host.ctl("stats").stdout.split(separator: "\n").map(String.init)
+        let line = try #require(text.drop { $0 != "workers" }.dropFirst().first, "\(text)")
+        #expect(line.hasPrefix("  test.sandbox: pid \(workers?.first?["pid"] as? Int ?? -1), memory "), "\(line)")
+        #expect(line.contains(" MiB of 64.0 MiB"), "\(line)")
         let stopped = host.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
         let crash = try #require(stopped.records.named(.workerCrashed).first, "\(stopped.stderr)")
@@ -189,8 +194,230 @@ import Testing
         #expect(stopped.records.named(.sandboxIgnored).map { $0.string("service") } == ["test.a"])
     }
 
+    /// The lines of `action` from a worker started, restarted by hand (as after a crash), and
+    /// started again by a reload that replaced its file: each worker enters the same sandbox.
+    private func threeWorkers(_ host: IsolatedHost, action: Int, _ defines: [String], config: String) throws
+        -> (lines: [String], records: [LogRecord])
+    {
+        try sandboxed(host, action: action, defines)
+        try host.start(["--config", config])
+        #expect(try host.ctlJSON("service", "restart", "test.sandbox").status == 0)
+        try sandboxed(host, action: action, defines + ["SANDBOX_RELOADED=1"])
+        let reload = try host.ctlJSON("reload")
+        #expect(reload.reply["replaced"] as? [String] == ["test.sandbox"], "\(reload.reply)")
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        return (output(stopped.records).filter { $0.hasPrefix("sandbox: ") }, stopped.records)
+    }
+
+    /// A dynamic user: a uid of the documented range, its own group and no other, kept in the
+    /// state directory; it cannot open the host's state directory nor a file another service's
+    /// dynamic user wrote (mode 0600), and a restarted or reloaded worker runs as the same user.
+    @Test func aDynamicUser_cannotReadTheStateDirectory_orAnotherServicesFile_andIsKept() throws {
+        let host = try IsolatedHost()
+        // Others may pass through the scratch folder (not list it), to a folder both may write.
+        chmod(host.scratch.path, 0o711)
+        let shared = try host.scratch.folder("shared", mode: 0o1777)
+        chmod(shared, 0o1777)
+        try Command.compileC(
+            Repository.fixture("Sandbox/sandbox.c"), to: host.lib + "/second.so",
+            defines: [
+                "SANDBOX_ACTION=6", #"SANDBOX_ID="test.second""#, "SANDBOX_GRANTED=\"\(shared)\"",
+                "SANDBOX_OUTSIDE=\"\(shared)\"",
+            ])
+        let config = try host.file(
+            "services.json",
+            #"{"sandbox": {"dynamicUser": true}, "services": {"test.sandbox": {"isolation": "process", "after": ["test.second"]}, "test.second": {"isolation": "process"}}}"#
+        )
+        let lines = try threeWorkers(
+            host, action: 5,
+            ["SANDBOX_STATE=\"\(host.stateDirectory)\"", "SANDBOX_OTHER=\"\(shared)/written\""], config: config
+        ).lines
+        #expect(lines.count == 3 && Set(lines).count == 1, "\(lines)")
+        let fields = Dictionary(
+            uniqueKeysWithValues: (lines.first ?? "").dropFirst("sandbox: ".count).split(separator: " ").compactMap {
+                let pair = $0.split(separator: "=")
+                return pair.count == 2 ? (String(pair[0]), Int(pair[1]) ?? -1) : nil
+            })
+        let uid = try #require(fields["uid"], "\(lines)")
+        #expect((60_578...61_183).contains(uid))
+        #expect(fields["gid"] == uid && fields["groups"] == 0)
+        #expect(fields["state"] == Int(EACCES) && fields["other"] == Int(EACCES), "\(lines)")
+        // Each service's user is its own, recorded in the state directory.
+        let recorded = try String(contentsOfFile: host.stateDirectory + "/users/test.sandbox", encoding: .utf8)
+        #expect(Int(recorded.trimmingCharacters(in: .whitespacesAndNewlines)) == uid)
+        let written = try FileManager.default.attributesOfItem(atPath: shared + "/written")
+        let second = try String(contentsOfFile: host.stateDirectory + "/users/test.second", encoding: .utf8)
+        #expect((written[.ownerAccountID] as? Int) == Int(second.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect((written[.ownerAccountID] as? Int) != uid)
+        // The next start runs as the same user.
+        try host.start(["--config", config])
+        let again = host.stop()
+        #expect(output(again.records).filter { $0.hasPrefix("sandbox: uid=") } == [lines.first ?? ""])
+    }
+
+    /// A named user (the machine's second local user): its uid and primary group, no other group.
+    @Test(.enabled(if: getpwnam("servicehost-other") != nil, "no user servicehost-other"))
+    func aNamedUser_runsTheWorker_withoutSupplementaryGroups() throws {
+        let host = try IsolatedHost()
+        let user = try #require(getpwnam("servicehost-other")).pointee
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.sandbox": {"isolation": "process", "sandbox": {"user": "servicehost-other"}}}}"#)
+        let lines = try threeWorkers(
+            host, action: 5,
+            ["SANDBOX_STATE=\"\(host.stateDirectory)\"", "SANDBOX_OTHER=\"\(host.stateDirectory)/services\""],
+            config: config
+        ).lines
+        let expected = "sandbox: uid=\(user.pw_uid) gid=\(user.pw_gid) groups=0 state=\(EACCES) other=\(EACCES)"
+        #expect(lines == [expected, expected, expected], "\(lines)")
+    }
+
+    /// `writablePaths`: a write beneath a granted folder works, one outside fails with EACCES
+    /// (Landlock), in every worker; where the kernel has no Landlock the host says so by name.
+    @Test func writablePaths_grantWritesThere_andRefuseThemElsewhere() throws {
+        let host = try IsolatedHost()
+        let granted = try host.scratch.folder("granted")
+        let outside = try host.scratch.folder("outside")
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.sandbox": {"isolation": "process", "sandbox": {"writablePaths": ["\#(granted)"]}}}}"#
+        )
+        let (lines, records) = try threeWorkers(
+            host, action: 6, ["SANDBOX_GRANTED=\"\(granted)\"", "SANDBOX_OUTSIDE=\"\(outside)\""], config: config)
+        let unavailable = records.named(.sandboxUnavailable).first { $0.strings("limits") == ["writablePaths"] }
+        let expected = "sandbox: granted=0 outside=\(unavailable == nil ? EACCES : 0)"
+        #expect(lines == [expected, expected, expected], "\(lines)")
+    }
+
+    /// `"network": false`: the worker sees only `lo` (up), and reaches no other address.
+    @Test func networkFalse_leavesTheWorkerOnlyLoopback() throws {
+        let host = try IsolatedHost()
+        let config = try host.file(
+            "services.json", #"{"services": {"test.sandbox": {"isolation": "process", "sandbox": {"network": false}}}}"#
+        )
+        let lines = try threeWorkers(host, action: 7, [], config: config).lines
+        let expected = ["sandbox: interfaces=lo up=lo", "sandbox: inet-connect=\(ENETUNREACH)"]
+        #expect(lines == expected + expected + expected, "\(lines)")
+    }
+
+    /// A custom list over a profile: `allow` takes a call out of it, `deny` adds one (EPERM).
+    @Test(
+        .enabled(if: seccomp, "the kernel has no seccomp"),
+        arguments: [
+            (#""default""#, "ptrace=\(EPERM) mkdir=\(ENOENT)"),
+            (#"{"profile": "default", "allow": ["ptrace"], "deny": ["mkdir"]}"#, "ptrace=\(ESRCH) mkdir=\(EPERM)"),
+        ])
+    func customSyscallLists_allowAndDenyOverTheProfile(syscalls: String, expected: String) throws {
+        let host = try IsolatedHost()
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.sandbox": {"isolation": "process", "sandbox": {"syscalls": \#(syscalls)}}}}"#)
+        let lines = try threeWorkers(host, action: 8, [], config: config).lines
+        #expect(lines == Array(repeating: "sandbox: " + expected, count: 3), "\(lines)")
+    }
+
+    /// README "Sandboxing services": its transcript of the bundled services' scores, run in a
+    /// folder with the bundled plugins and the section's configuration as `services.json`.
+    @Test func theReadmesScores_areWhatInspectPrintsForTheBundledServices() throws {
+        let section = try Documentation.section("Sandboxing services")
+        let configuration = try #require(section.codeBlocks(language: "json").first)
+        let transcript = try #require(section.codeBlocks(language: "text").first)
+        let scratch = try Scratch()
+        _ = try scratch.folder("plugins")
+        for name in try ReadmeTranscriptTests.bundled() {
+            _ = try scratch.copy(try Repository.product("lib\(name).so"), to: "plugins/lib\(name).so", mode: 0o755)
+        }
+        try scratch.write("services.json", Array(configuration.joined(separator: "\n").utf8))
+        let shell = try TranscriptShell(scratch, control: scratch.file("host.sock"))
+        var commands: [(text: String, expected: [String])] = []
+        for line in transcript {
+            if line.hasPrefix("$ ") {
+                commands.append((String(line.dropFirst(2)), []))
+            } else if !line.isEmpty {
+                #expect(!commands.isEmpty, "an output line outside a command: \(line)")
+                commands[commands.count - 1].expected.append(line)
+            }
+        }
+        #expect(commands.count >= 2, "\(transcript)")
+        for command in commands {
+            let actual = TranscriptShell.lines(try shell.run(command.text))
+            #expect(actual == command.expected, "`\(command.text)` now prints:\n\(actual.joined(separator: "\n"))")
+        }
+    }
+
+    /// `host check` rates every service (`security` in its JSON): one in the host is 10, an
+    /// unsandboxed worker less, a sandboxed one less still.
+    @Test func check_ratesEachService_fromTheHostToASandbox() throws {
+        let host = try IsolatedHost()
+        for id in ["a", "b", "c"] { try host.probe(id, ["PROBE_ID=\"test.\(id)\""]) }
+        let config = try host.file(
+            "services.json",
+            #"""
+            {"services": {"test.b": {"isolation": "process"},
+              "test.c": {"isolation": "process", "sandbox": {"dynamicUser": true, "network": false,
+                "syscalls": "strict", "writablePaths": [], "memoryMax": "64M", "tasksMax": 16, "cpuQuota": 50}}}}
+            """#)
+        let checked = try Command.run(
+            try Repository.product("host"), ["check", "--plugins", host.lib, "--config", config, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(checked.stdout.utf8)) as? [String: Any])
+        let scores = Dictionary(
+            uniqueKeysWithValues: (report["security"] as? [[String: Any]] ?? []).map {
+                ($0["service"] as? String ?? "", $0["score"] as? Double ?? -1)
+            })
+        #expect(scores["test.a"] == 10, "\(scores)")
+        #expect((scores["test.b"] ?? 0) < 10 && (scores["test.b"] ?? 0) > 5, "\(scores)")
+        #expect((scores["test.c"] ?? 10) < 1, "\(scores)")
+        let inspected = try Command.run(
+            try Repository.product("host"),
+            ["inspect", "--security", "--json", "--config", config, host.lib + "/c.so", "test.c"])
+        #expect(inspected.status == 0, "\(inspected.stderr)")
+        let entries = try #require(
+            try JSONSerialization.jsonObject(with: Data(inspected.stdout.utf8)) as? [[String: Any]])
+        #expect(entries.map { $0["service"] as? String } == ["test.c"])
+        #expect(entries.first?["score"] as? Double == scores["test.c"])
+        let settings = (entries.first?["settings"] as? [[String: Any]] ?? []).map { $0["name"] as? String ?? "" }
+        #expect(
+            settings == [
+                "isolation", "user", "syscalls", "writablePaths", "network", "noNewPrivileges", "memoryMax", "tasksMax",
+                "cpuQuota",
+            ])
+    }
+
+    /// `"audit": true`: each refused call is still `EPERM` to the plugin, and logged once per
+    /// call and service (`sandbox.refused`), not again by the service's next worker.
+    @Test(.enabled(if: seccomp, "the kernel has no seccomp"))
+    func audit_logsEachRefusedCallOncePerService() throws {
+        let host = try IsolatedHost()
+        try sandboxed(host, action: 4)
+        let config = try host.file(
+            "services.json",
+            #"{"services": {"test.sandbox": {"isolation": "process", "sandbox": {"syscalls": "default", "audit": true}}}}"#
+        )
+        try host.start(["--config", config])
+        #expect(try host.ctlJSON("service", "restart", "test.sandbox").status == 0)
+        let stopped = host.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let expected = "sandbox: ptrace=\(EPERM) mount=\(EPERM) inet=0 unix=0"
+        #expect(output(stopped.records).filter { $0.hasPrefix("sandbox: ") } == [expected, expected])
+        let refused = stopped.records.named(.sandboxRefused)
+        #expect(refused.compactMap { $0.string("syscall") }.sorted() == ["mount", "ptrace"], "\(stopped.stderr)")
+        #expect(refused.allSatisfy { $0.strings("services") == ["test.sandbox"] })
+        // The worker's report is not also logged as its output.
+        #expect(!output(stopped.records).contains { $0.contains("refused") })
+    }
+
     @Test(arguments: [
+        (#"{"sandbox": {"audit": 1}}"#, "sandbox.audit"),
         (#"{"sandbox": {"syscalls": "paranoid"}}"#, "sandbox.syscalls"),
+        (#"{"services": {"test.a": {"sandbox": {"user": "no-such-user-43"}}}}"#, "services.test.a.sandbox.user"),
+        (#"{"sandbox": {"group": "no-such-group-43"}}"#, "sandbox.group"),
+        (#"{"sandbox": {"user": "0", "dynamicUser": true}}"#, "sandbox.dynamicUser"),
+        (#"{"sandbox": {"writablePaths": ["relative"]}}"#, "sandbox.writablePaths[0]"),
+        (#"{"sandbox": {"writablePaths": ["/no/such/folder-43"]}}"#, "sandbox.writablePaths[0]"),
+        (#"{"sandbox": {"network": "off"}}"#, "sandbox.network"),
+        (#"{"sandbox": {"syscalls": {"deny": ["mkdir", "no_such_call"]}}}"#, "sandbox.syscalls.deny[1]"),
+        (#"{"sandbox": {"syscalls": {"profile": "lax"}}}"#, "sandbox.syscalls.profile"),
         (#"{"services": {"test.a": {"sandbox": {"memoryMax": "12Q"}}}}"#, "services.test.a.sandbox.memoryMax"),
         (#"{"services": {"test.a": {"sandbox": {"tasksMax": 0}}}}"#, "services.test.a.sandbox.tasksMax"),
     ])

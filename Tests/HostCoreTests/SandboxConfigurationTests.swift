@@ -41,6 +41,50 @@ import Testing
                 == Sandbox(memoryMax: 64 << 20, cpuQuota: 50, tasksMax: 8, syscalls: .strict))
     }
 
+    /// Identity, writes, network and lists: an identity is taken whole (a service's user
+    /// replaces the default's dynamic user), and a worker's services must agree on it.
+    @Test func theNewKeys_overlayAndCombine() throws {
+        let configuration = try parse(
+            #"""
+            {"sandbox": {"dynamicUser": true, "writablePaths": ["/tmp", "/var/tmp"]},
+             "services": {
+               "test.a": {"isolation": "process", "sandbox": {"user": "0", "network": false,
+                 "syscalls": {"profile": "strict", "allow": ["ptrace"], "deny": ["mkdir"]}}},
+               "test.b": {"isolation": "process", "sandbox": {"writablePaths": ["/tmp"]}}
+             }}
+            """#)
+        var settings = IsolationSettings(stateDirectory: "/nonexistent")
+        settings.adopt(configuration)
+        let a = try #require(settings.sandbox(for: "test.a"))
+        #expect(a.user == "0" && a.dynamicUser == nil && a.network == false)
+        #expect(a.profile == .strict && a.allowSyscalls == ["ptrace"] && a.denySyscalls == ["mkdir"])
+        #expect(a.writablePaths == ["/tmp", "/var/tmp"])
+        let b = try #require(settings.sandbox(for: "test.b"))
+        #expect(b.dynamicUser == true && b.user == nil && b.writablePaths == ["/tmp"])
+        let both = try #require(settings.sandbox(forWorkerOf: ["test.a", "test.b"]))
+        #expect(both.writablePaths == ["/tmp"] && both.network == false && both.denySyscalls == ["mkdir"])
+        #expect(Sandbox.identityConflict([a, b]) != nil && Sandbox.identityConflict([b, b]) == nil)
+    }
+
+    /// What the host writes on a worker's command line is what the worker reads back.
+    @Test func theWorkersOptions_readBackAsWritten() throws {
+        var sandbox = Sandbox(syscalls: .strict)
+        sandbox.allowSyscalls = ["ptrace"]
+        sandbox.denySyscalls = ["mkdir", "chmod"]
+        sandbox.writablePaths = ["/var/tmp", "/a folder/with spaces"]
+        sandbox.network = false
+        sandbox.audit = true
+        let written = WorkerSandbox(sandbox, identity: (60_600, 60_601))
+        #expect(try WorkerSandbox.parse(ArraySlice(written.arguments))?.get() == written)
+        #expect(WorkerSandbox.parse([]) == nil)
+        for bad in [["--identity", "60600"], ["--syscalls", "lax"], ["--syscalls"], ["--unknown", "x"]] {
+            guard case .failure? = WorkerSandbox.parse(ArraySlice(bad)) else {
+                Issue.record("\(bad) was read")
+                continue
+            }
+        }
+    }
+
     @Test(arguments: [
         (#"{"sandbox": {"memoryMax": "12Q"}}"#, "sandbox.memoryMax"),
         (#"{"sandbox": {"memoryMax": 1000}}"#, "sandbox.memoryMax"),
@@ -82,10 +126,31 @@ import Testing
         for (index, instruction) in program.enumerated() where instruction.code & 0x07 == 0x05 {
             #expect(index + 1 + Int(instruction.jt) < program.count && index + 1 + Int(instruction.jf) < program.count)
         }
-        #expect(program.last?.code == 0x06 && program.last?.k == 0x0005_0000 | UInt32(EPERM))
+        // Ends allowing; each denied number is followed by its EPERM return.
+        #expect(program.last?.code == 0x06 && program.last?.k == 0x7fff_0000)
+        #expect(program.contains { $0.code == 0x06 && $0.k == 0x0005_0000 | UInt32(EPERM) })
         #expect(SyscallFilter.program(.unrestricted) == nil)
         #expect(SyscallFilter.denied.map(\.name).contains("ptrace"))
         #expect(MemoryLayout<SyscallFilter.Instruction>.stride == 8)
+    }
+
+    /// A custom list over a profile: `deny` adds its calls, `allow` takes the profile's out; a
+    /// filter that would deny nothing is none.
+    @Test func customLists_changeWhatTheProgramDenies() throws {
+        let ptrace = try #require(SyscallFilter.number("ptrace"))
+        let mkdir = try #require(SyscallFilter.number("mkdir"))
+        #expect(SyscallFilter.number("no_such_call") == nil)
+        func denies(_ program: [SyscallFilter.Instruction], _ number: Int32) -> Bool {
+            program.indices.dropLast().contains {
+                program[$0].code == 0x15 && program[$0].k == UInt32(bitPattern: number)
+                    && program[$0 + 1].k == 0x0005_0000 | UInt32(EPERM)
+            }
+        }
+        let custom = try #require(SyscallFilter.program(.default, allow: ["ptrace"], deny: ["mkdir"]))
+        #expect(denies(custom, mkdir) && !denies(custom, ptrace))
+        let only = try #require(SyscallFilter.program(.unrestricted, deny: ["mkdir"]))
+        #expect(denies(only, mkdir) && !denies(only, ptrace))
+        #expect(SyscallFilter.program(.default, allow: SyscallFilter.denied.map(\.name)) == nil)
     }
 }
 

@@ -92,9 +92,41 @@ unsigned int csystem_audit_arch(void);
 /// prctl(PR_SET_NO_NEW_PRIVS, 1): 0, or -1 with errno.
 int csystem_no_new_privs(void);
 
-/// seccomp(SECCOMP_SET_MODE_FILTER) with `count` classic BPF instructions (struct sock_filter,
-/// 8 bytes each) read during the call: 0, or -1 with errno. Needs no_new_privs first.
+/// seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC) with `count` classic BPF
+/// instructions (struct sock_filter, 8 bytes each) read during the call, for every thread of the
+/// process: 0, or -1 with errno (or a thread's id that could not take it). Needs no_new_privs first.
 int csystem_install_filter(const void *instructions, unsigned short count);
+
+/// This architecture's number of the system call `name` (`"ptrace"`), -1 when it has none:
+/// the sandbox's custom allow and deny lists (syscalls.c).
+int csystem_syscall_number(const char *name);
+
+/// The name of this architecture's system call `number` (static storage), NULL when unknown.
+const char *csystem_syscall_name(int number);
+
+/// Handles SIGSYS from a seccomp filter's SECCOMP_RET_TRAP (`"audit": true`): the refused call
+/// returns -EPERM to its caller, and its number (an int) is written to `pipe_write_end`
+/// (non-blocking: dropped when full). 0, or -1 with errno (sigaction).
+int csystem_audit_refusals(int pipe_write_end);
+
+/// Runs the process as `uid` and `gid` for good: no supplementary group, real, effective and saved
+/// ids all changed (checked), and dumpable again (its own user may read it: a crash backtrace).
+/// 0, or -1 with errno. Needs CAP_SETUID and CAP_SETGID unless they are already the process's.
+int csystem_drop_identity(unsigned int uid, unsigned int gid);
+
+/// Moves the calling thread into a new network namespace (unshare(CLONE_NEWNET), CAP_SYS_ADMIN)
+/// and brings its loopback up: only `lo` is there. 0, or -1 with errno.
+int csystem_private_network(void);
+
+/// The Landlock ABI version the kernel offers (landlock_create_ruleset with
+/// LANDLOCK_CREATE_RULESET_VERSION); -1 with errno (ENOSYS: not built, EOPNOTSUPP: not enabled).
+int csystem_landlock_abi(void);
+
+/// Restricts the calling thread (and what it starts) to write only beneath the `count` `paths`
+/// (a file: that file): every right that changes the file system is handled, reading and
+/// executing are not. Needs no_new_privs. 0, or -1 with errno and `*failed` the index of the
+/// path that could not be opened or added (-1: the ruleset itself). `paths` are read during the call.
+int csystem_landlock_restrict(const char *const *paths, int count, int *failed);
 /// A timer on CLOCK_REALTIME (timerfd_create(2), non-blocking, close-on-exec) for the time
 /// source: glibc's timerfd.h is not in Glibc's Swift module. -1 with errno.
 int csystem_realtime_timer(void);

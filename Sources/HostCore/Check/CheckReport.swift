@@ -1,3 +1,4 @@
+import Glibc
 import ServiceJSON
 
 /// What `host check` found: where it looked, the start order the host would use, and every
@@ -20,7 +21,7 @@ public struct CheckReport {
         /// file out), `crash-looped` (a crash loop marked the file's service failed),
         /// `answer-conflict` (an earlier service answers a request name it answers: not
         /// started), `url-claim-conflict`, `activity-claim-conflict`, `shortcut-claim-conflict`,
-        /// `sandbox-not-isolated` or `sandbox-no-cgroup`.
+        /// `sandbox-not-isolated`, `sandbox-no-cgroup` or `sandbox-no-landlock`.
         public var code: String
         /// The file concerned, when there is one.
         public var file: String?
@@ -63,6 +64,9 @@ public struct CheckReport {
     public var sandboxes: [(service: String, sandbox: Sandbox?)] = []
     /// The services of ``sandboxes`` that run in a worker.
     var isolated: Set<String> = []
+    /// What each service to start would be allowed, and its score (issue 43), in start order: in
+    /// the JSON always, in the text when a service runs in a worker or has a sandbox.
+    public var exposures: [SecurityExposure] = []
     /// Each system source (``SystemSource``): on or off, and why.
     public var sources: [(name: String, state: SourceState)] = []
 
@@ -286,7 +290,17 @@ public struct CheckReport {
         }
         if isolation.defaultSandbox != nil || isolation.policies.values.contains(where: { $0.sandbox != nil }) {
             sandboxes = order.map { ($0, isolation.sandbox(for: $0)) }
-            isolated = Set(order.filter { isolation.isolation(for: $0) == .process })
+        }
+        isolated = Set(order.filter { isolation.isolation(for: $0) == .process })
+        exposures = order.map {
+            SecurityExposure(
+                service: $0, isolated: isolation.isolation(for: $0) == .process, sandbox: isolation.sandbox(for: $0),
+                hostUser: getuid())
+        }
+        for id in order where isolation.sandbox(for: id)?.writablePaths != nil {
+            guard let reason = WorkerSandbox.landlockUnavailable else { break }
+            problem(
+                .warning, "sandbox-no-landlock", service: id, "writablePaths of \(id) would not be applied: \(reason)")
         }
         let limited = order.filter { isolation.sandbox(for: $0)?.limitsResources == true }
         guard !limited.isEmpty, case .failure(let reason) = CgroupTree.discover() else { return }
@@ -407,6 +421,9 @@ public struct CheckReport {
             let where_ = isolation(entry.service)
             lines.append("sandbox \(entry.service): " + (entry.sandbox?.summary ?? "none" + where_))
         }
+        if !sandboxes.isEmpty || exposures.contains(where: { isolated.contains($0.service) }) {
+            for exposure in exposures { lines.append(exposure.text) }
+        }
         for (name, state) in sources { lines.append("source \(name): \(state.isOn ? "on" : "off") (\(state.text))") }
         for problem in problems {
             // A service's message names it; a file's does not once problemText drops it.
@@ -453,6 +470,7 @@ public struct CheckReport {
                         "sandbox": $0.sandbox.map { .string($0.summary) } ?? .null,
                     ])
                 }),
+            "security": .array(exposures.map(\.json)),
             "problems": .array(problems.map(\.json)), "status": .number(Double(status)),
         ]).serialized
     }

@@ -199,8 +199,33 @@ extension CtlCommand {
                         + microseconds(event["max_ns"]?.doubleValue ?? 0))
             }
         }
+        // Each sandboxed worker's cgroup (issue 43), one line each under its services.
+        let workers = stats?["workers"]?.arrayValue ?? []
+        if !workers.isEmpty { lines.append("workers") }
+        for worker in workers {
+            let services = (worker["services"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", ")
+            func limited(_ value: String, _ key: String, _ limit: (JSONValue) -> String?) -> String {
+                value + (worker[key].flatMap(limit).map { " of " + $0 } ?? "")
+            }
+            var parts = ["pid \(worker["pid"]?.intValue ?? 0)"]
+            if let bytes = worker["memoryBytes"]?.doubleValue {
+                parts.append(
+                    limited("memory " + mebibytes(bytes), "memoryMax") { $0.doubleValue.map(mebibytes) })
+            }
+            if let kills = worker["oomKills"]?.intValue, kills > 0 { parts.append("\(kills) OOM kills") }
+            if let usec = worker["cpuUsec"]?.doubleValue {
+                parts.append(limited("cpu " + milliseconds(usec * 1000), "cpuQuota") { $0.intValue.map { "\($0)%" } })
+            }
+            if let periods = worker["throttledPeriods"]?.intValue, periods > 0 { parts.append("\(periods) throttled") }
+            if let tasks = worker["tasks"]?.intValue {
+                parts.append(limited("tasks \(tasks)", "tasksMax") { $0.intValue.map(String.init) })
+            }
+            lines.append("  " + services + ": " + parts.joined(separator: ", "))
+        }
         return lines.isEmpty ? "no services" : lines.joined(separator: "\n")
     }
+
+    private static func mebibytes(_ bytes: Double) -> String { "\((bytes / 10_485.76).rounded() / 100) MiB" }
 
     /// One streamed record as text: a trace record as "seq t event service result dur", a log
     /// line as written.

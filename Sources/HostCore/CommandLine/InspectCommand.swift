@@ -1,4 +1,5 @@
 import Glibc
+import ServiceJSON
 
 /// `host inspect PATH…`: what each plugin file declares, read without running it.
 public enum InspectCommand {
@@ -15,6 +16,10 @@ public enum InspectCommand {
         public var useCache = true
         /// `--config FILE`: check the files against its pins and signature settings, as the host would.
         public var configurationPath: String?
+        /// `--security`: what each service would be allowed, and its score (issue 43).
+        public var security = false
+        /// `--isolation MODE`: where services run unless the configuration says (with `--security`).
+        public var isolation: ServiceConfiguration.Isolation = .inProcess
     }
 
     /// A file's minisign signature as `host inspect` shows it.
@@ -49,6 +54,19 @@ public enum InspectCommand {
                 "--config", "FILE",
                 "check digests and signatures as this configuration\nfile says, refusing what the host would refuse"
             ) { $0.configurationPath = $1 },
+            .flag(
+                "--security",
+                "what each service may do (user, system calls, writes,\nnetwork, limits) and its exposure from 0 to 10;\nID operands pick services"
+            ) { $0.security = true },
+            .value(
+                "--isolation", "MODE", "with --security: in-process (default) or process,\nas the host's --isolation"
+            ) {
+                (options, text) throws(UsageError) in
+                guard let mode = ServiceConfiguration.Isolation(rawValue: text) else {
+                    throw UsageError("inspect: --isolation: expected in-process or process, found \(text)")
+                }
+                options.isolation = mode
+            },
         ])
 
     /// The text of `host inspect --help`.
@@ -58,6 +76,8 @@ public enum InspectCommand {
           print each plugin's services, versions, ABI and events from its static
           metadata, running no plugin code; directories give their *.so files;
           without PATH, the deployed generation current in the state directory
+        host inspect --security [--isolation MODE] [--config FILE] [ID|PATH…]
+          print what each service would be allowed and its exposure (0 to 10)
 
         \(table.help)
         """
@@ -69,7 +89,13 @@ public enum InspectCommand {
     public static func run(_ arguments: [String]) throws(UsageError) -> (
         json: Bool, results: [Result], failures: FailureStore, signatures: [String: Signature]
     ) {
-        let parsed = try table.parse(arguments, from: Options())
+        var parsed = try table.parse(arguments, from: Options())
+        // `--security ID`: an operand that is no file but a service id picks that service.
+        if parsed.options.security {
+            parsed.operands = parsed.operands.filter {
+                access(PathBytes.cString($0), F_OK) == 0 || !ServiceID.isValid($0)
+            }
+        }
         var paths = parsed.operands
         var configurationPath = parsed.options.configurationPath
         if paths.isEmpty {
@@ -142,6 +168,50 @@ public enum InspectCommand {
             parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory).listed(),
             signatures
         )
+    }
+
+    /// `host inspect --security`: the exposure of each service of the files (the ids among
+    /// `arguments` pick some) with the configuration's sandboxes, `--json` an array. Failed
+    /// files come back too (the exit status says so).
+    public static func security(_ arguments: [String]) throws(UsageError) -> (json: Bool, text: String, valid: Bool) {
+        let parsed = try table.parse(arguments, from: Options())
+        let ids = Set(parsed.operands.filter { access(PathBytes.cString($0), F_OK) != 0 && ServiceID.isValid($0) })
+        let (json, results, _, _) = try run(arguments)
+        var configuration = HostConfiguration()
+        var configurationPath = parsed.options.configurationPath
+        if configurationPath == nil, parsed.operands.count == ids.count {
+            configurationPath =
+                Host.currentGeneration(in: parsed.options.stateDirectory, base: LoadSettings(directories: []))?
+                .settings.configurationPath
+        }
+        if let path = configurationPath, let read = try? HostConfiguration.load(path: path, allowInsecure: true) {
+            configuration = read
+        }
+        var options = IsolationOptions()
+        options.isolation = parsed.options.isolation
+        var settings = IsolationSettings(options, stateDirectory: "")
+        settings.adopt(configuration)
+        var exposures: [SecurityExposure] = []
+        var failures: [String] = []
+        for result in results {
+            switch result {
+            case .failure(let failure): failures.append("\(failure.path)\n  not loadable: \(failure.message)")
+            case .success(let plugin):
+                for service in plugin.metadata.services where ids.isEmpty || ids.contains(service.id) {
+                    exposures.append(
+                        SecurityExposure(
+                            service: service.id, isolated: settings.isolation(for: service.id) == .process,
+                            sandbox: settings.sandbox(for: service.id), hostUser: getuid()))
+                }
+            }
+        }
+        let missing = ids.subtracting(exposures.map(\.service)).sorted()
+        failures += missing.map { "\($0)\n  not found: no file given declares it" }
+        let valid = failures.isEmpty
+        if json {
+            return (json, JSONValue.array(exposures.map(\.json)).serialized + "\n", valid)
+        }
+        return (json, (exposures.map(\.text) + failures).joined(separator: "\n\n") + "\n", valid)
     }
 
     /// The failure record that keeps `service` of `plugin` from starting, if any.

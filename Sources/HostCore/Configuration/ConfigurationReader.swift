@@ -1,3 +1,4 @@
+import Glibc
 import ServiceJSON
 
 /// Turns a parsed configuration document into a ``HostConfiguration``, checking every key and
@@ -215,8 +216,80 @@ struct ConfigurationReader {
         if let value = members["ioWeight"] {
             sandbox.ioWeight = try integer(value, in: Sandbox.ioWeightRange, at: path + ".ioWeight")
         }
-        if let value = members["syscalls"] { sandbox.syscalls = try choice(value, at: path + ".syscalls") }
+        if let value = members["syscalls"] { try syscalls(value, at: path + ".syscalls", into: &sandbox) }
+        if let value = members["user"] {
+            sandbox.user = try account(value, at: path + ".user", lookup: { getpwnam($0) != nil }, what: "user")
+        }
+        if let value = members["group"] {
+            sandbox.group = try account(value, at: path + ".group", lookup: { getgrnam($0) != nil }, what: "group")
+        }
+        if let value = members["dynamicUser"] {
+            sandbox.dynamicUser = try bool(value, at: path + ".dynamicUser")
+            if sandbox.dynamicUser == true, sandbox.user != nil || sandbox.group != nil {
+                throw fail(path + ".dynamicUser", "a dynamic user cannot be combined with \"user\" or \"group\"")
+            }
+        }
+        if let value = members["writablePaths"] {
+            guard let entries = value.arrayValue else {
+                throw fail(
+                    path + ".writablePaths", "expected an array of absolute paths, found \(Self.describe(value))")
+            }
+            var paths: [String] = []
+            for (index, entry) in entries.enumerated() {
+                let at = path + ".writablePaths[\(index)]"
+                guard let text = entry.stringValue, text.hasPrefix("/"), !text.utf8.contains(0) else {
+                    throw fail(at, "expected an absolute path, found \(Self.describe(entry))")
+                }
+                guard access(text, F_OK) == 0 else { throw fail(at, "\(SystemError.current("access", text))") }
+                paths.append(text)
+            }
+            sandbox.writablePaths = paths
+        }
+        if let value = members["network"] { sandbox.network = try bool(value, at: path + ".network") }
+        if let value = members["audit"] { sandbox.audit = try bool(value, at: path + ".audit") }
         return sandbox
+    }
+
+    /// `syscalls`: a profile's name, or `{"profile": …, "allow": [names], "deny": [names]}`, each
+    /// name one this architecture numbers.
+    private func syscalls(_ value: JSONValue, at path: String, into sandbox: inout Sandbox) throws(ConfigurationError) {
+        guard let members = value.objectValue else {
+            sandbox.syscalls = try choice(value, at: path)
+            return
+        }
+        try checkKeys(members, allowed: ["allow", "deny", "profile"], at: path) { _ in nil }
+        if let profile = members["profile"] { sandbox.syscalls = try choice(profile, at: path + ".profile") }
+        func names(_ key: String) throws(ConfigurationError) -> [String]? {
+            guard let value = members[key] else { return nil }
+            guard let entries = value.arrayValue else {
+                throw fail(path + "." + key, "expected an array of system call names, found \(Self.describe(value))")
+            }
+            var names: [String] = []
+            for (index, entry) in entries.enumerated() {
+                guard let name = entry.stringValue, SyscallFilter.number(name) != nil else {
+                    throw fail(
+                        path + ".\(key)[\(index)]",
+                        "expected the name of a system call of this architecture, found \(Self.describe(entry))")
+                }
+                names.append(name)
+            }
+            return names
+        }
+        sandbox.allowSyscalls = try names("allow")
+        sandbox.denySyscalls = try names("deny")
+    }
+
+    /// `user` or `group`: a name the system knows, or a number (an id, which needs no entry).
+    private func account(_ value: JSONValue, at path: String, lookup: (String) -> Bool, what: String)
+        throws(ConfigurationError) -> String
+    {
+        if let number = value.doubleValue, let id = UInt32(exactly: number), id != UInt32.max { return String(id) }
+        guard let name = value.stringValue, !name.isEmpty else {
+            throw fail(path, "expected a \(what) name or id, found \(Self.describe(value))")
+        }
+        if UInt32(name).map({ $0 != UInt32.max }) == true { return name }
+        guard lookup(name) else { throw fail(path, "no \(what) \"\(name)\" on this system") }
+        return name
     }
 
     private func integer(_ value: JSONValue, in range: ClosedRange<Int>, at path: String) throws(ConfigurationError)

@@ -158,6 +158,35 @@ public final class IsolationSupervisor {
         return try? cgroups?.get()
     }
 
+    /// Why Landlock cannot hold `writablePaths` on this machine (nil: it can), said once in the
+    /// log: the workers then run without the rule, never silently.
+    func landlockUnavailable(for services: [String]) -> String? {
+        if landlock == nil {
+            let reason = WorkerSandbox.landlockUnavailable
+            landlock = .some(reason)
+            if let reason {
+                log.warn(
+                    "host", "writablePaths is not applied: \(reason)", event: .sandboxUnavailable,
+                    .strings("services", services), .strings("limits", ["writablePaths"]), .string("reason", reason))
+            }
+        }
+        return landlock ?? nil
+    }
+    private var landlock: String??
+
+    /// A system call a worker with `"audit": true` reported refused: logged once per call and
+    /// service (`sandbox.refused`), whatever worker of the service made it.
+    func noteRefused(_ call: String, services: [String]) {
+        let new = services.filter { refusedCalls.insert($0 + " " + call).inserted }
+        guard !new.isEmpty else { return }
+        log.warn(
+            "host",
+            "\(new.count == 1 ? "service" : "services") \(new.joined(separator: ", ")): its sandbox refused \(call) (EPERM)",
+            event: .sandboxRefused, .strings("services", new), .string("syscall", call))
+    }
+    /// `SERVICE CALL` of each refused call logged.
+    private var refusedCalls: Set<String> = []
+
     /// Ends every worker (servicehost-bench's start-up rows, which start many hosts in one process).
     package func endWorkers() {
         for plugin in plugins { plugin.connection?.end(within: 1) }

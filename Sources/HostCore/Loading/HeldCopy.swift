@@ -16,8 +16,9 @@ final class HeldCopy {
     let identity: FileIdentity
     /// The plugin file's identity the copy was made from (the version it holds).
     let source: FileIdentity
-    /// The copy, open and locked (shared) for the copy's lifetime.
-    private let descriptor: Int32
+    /// The copy, open and locked (shared) for the copy's lifetime; a worker that runs as
+    /// another user gets it as its descriptor 4 (``WorkerSpawn/pluginDescriptor``).
+    let descriptor: Int32
 
     /// The copy of the plugin file `path` inspected as `identity`, made when needed. A file that
     /// changed since its inspection is refused (``LoadFailure/Reason/changed``).
@@ -30,6 +31,11 @@ final class HeldCopy {
             guard descriptor >= 0 else { throw .system(.current("open", copy)) }
             var held = stat()
             var named = stat()
+            // Readable by every user (0555, made 0500): a worker running as another user opens it
+            // through the descriptor the host passes it, as nobody else can reach it, whose
+            // folders are the host user's alone (0700). Changed once per copy: its change time
+            // is part of the identity a worker checks.
+            if fstat(descriptor, &held) == 0, held.st_mode & 0o777 != 0o555 { _ = fchmod(descriptor, 0o555) }
             // Held before the check: an eviction pass that removed the copy between its making
             // and the lock left another name (or none); made again, once.
             if flock(descriptor, LOCK_SH) == 0, fstat(descriptor, &held) == 0, lstat(copy, &named) == 0,

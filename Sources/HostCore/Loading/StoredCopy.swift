@@ -57,8 +57,9 @@ struct StoredCopy {
         var inStore: Int? = store.root.utf8.count + 1
         let name = Self.nameStart(path)
         // (Asked in a worker only: the string built was an allocation per plugin at every start.)
-        if store.isHosts && path.hasPrefix(store.root + "/") {
-            // Already a copy in this store (the one a worker's host made): it never changes.
+        if store.isHosts && (path.hasPrefix(store.root + "/") || path == WorkerSpawn.pluginDescriptorPath) {
+            // Already a copy in this store (the one a worker's host made, or its descriptor for a
+            // worker running as another user): it never changes.
             isStored = true
             // The copy's name is the file's escaped name, sent escaped again: its bytes as named.
             loadPath = String(decoding: PathBytes.unescape(path), as: UTF8.self)

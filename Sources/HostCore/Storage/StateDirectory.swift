@@ -9,6 +9,7 @@ import Synchronization
 /// <state>/services/<service-id>/<encoded key>   one file per key (see ServiceStore)
 /// <state>/launched/host                         the host launched here before (FirstLaunch)
 /// <state>/launched/<service-id>                 that service launched here before
+/// <state>/users/<service-id>                    its worker's dynamic user, a uid (WorkerIdentity)
 /// ```
 ///
 /// Opening it creates it (and missing parents) with mode 0700, refuses it when another user

@@ -8,6 +8,15 @@
 //   4  tries ptrace, mount and sockets; prints "sandbox: ptrace=E mount=E inet=E unix=E",
 //      each the call's errno (0: it succeeded). Chosen so that, unfiltered, each fails harmlessly
 //      with another errno: ptrace(PTRACE_ATTACH, 0) ESRCH, a mount on a missing folder ENOENT.
+//   5  prints "sandbox: uid=U gid=G groups=N state=E other=E": its ids, its supplementary groups'
+//      count, and the errno of opening the folder SANDBOX_STATE and the file SANDBOX_OTHER (0: it could)
+//   6  writes a file in the folder SANDBOX_GRANTED and in SANDBOX_OUTSIDE; prints
+//      "sandbox: granted=E outside=E" (each errno, 0: written)
+//   7  prints "sandbox: interfaces=lo,eth0 up=lo" (the interfaces it sees, those up, sorted as
+//      the kernel numbers them) and "sandbox: inet-connect=E" (a TCP connection begun to
+//      192.0.2.1:9, not waited for: EINPROGRESS with a route there, ENETUNREACH without)
+//   8  prints "sandbox: ptrace=E mkdir=E" (ptrace as 4, and mkdir of a missing folder's child:
+//      ENOENT unfiltered)
 #define _GNU_SOURCE
 #include <servicehost.h>
 #include <errno.h>
@@ -22,6 +31,13 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <dirent.h>
+#include <grp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef SANDBOX_ID
@@ -87,6 +103,53 @@ static void act(void) {
     int local_errno = local < 0 ? errno : 0;
     if (local >= 0) close(local);
     fprintf(stderr, "sandbox: ptrace=%d mount=%d inet=%d unix=%d\n", traced, mounted, inet_errno, local_errno);
+#elif SANDBOX_ACTION == 5
+    gid_t groups[64];
+    int count = getgroups(64, groups);
+    DIR *state = opendir(SANDBOX_STATE);
+    int state_errno = state ? 0 : errno;
+    if (state) closedir(state);
+    int other = open(SANDBOX_OTHER, O_RDONLY);
+    int other_errno = other < 0 ? errno : 0;
+    if (other >= 0) close(other);
+    fprintf(stderr, "sandbox: uid=%d gid=%d groups=%d state=%d other=%d\n", (int)getuid(), (int)getgid(), count,
+            state_errno, other_errno);
+#elif SANDBOX_ACTION == 6
+    int granted = open(SANDBOX_GRANTED "/written", O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    int granted_errno = granted < 0 ? errno : 0;
+    if (granted >= 0) close(granted);
+    int outside = open(SANDBOX_OUTSIDE "/written", O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    int outside_errno = outside < 0 ? errno : 0;
+    if (outside >= 0) close(outside);
+    fprintf(stderr, "sandbox: granted=%d outside=%d\n", granted_errno, outside_errno);
+#elif SANDBOX_ACTION == 7
+    char seen[512] = "", up[512] = "";
+    struct if_nameindex *names = if_nameindex();
+    int probe = socket(AF_INET, SOCK_DGRAM, 0);
+    for (struct if_nameindex *name = names; name && name->if_index != 0; name++) {
+        if (seen[0]) strcat(seen, ",");
+        strncat(seen, name->if_name, 32);
+        struct ifreq request = {0};
+        strncpy(request.ifr_name, name->if_name, IFNAMSIZ - 1);
+        if (probe >= 0 && ioctl(probe, SIOCGIFFLAGS, &request) == 0 && (request.ifr_flags & IFF_UP)) {
+            if (up[0]) strcat(up, ",");
+            strncat(up, name->if_name, 32);
+        }
+    }
+    if (names) if_freenameindex(names);
+    if (probe >= 0) close(probe);
+    fprintf(stderr, "sandbox: interfaces=%s up=%s\n", seen, up);
+    int tcp = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);  // never waits for an answer
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(9)};
+    inet_pton(AF_INET, "192.0.2.1", &address.sin_addr);
+    int connected = connect(tcp, (struct sockaddr *)&address, sizeof address) < 0 ? errno : 0;
+    close(tcp);
+    fprintf(stderr, "sandbox: inet-connect=%d\n", connected);
+#elif SANDBOX_ACTION == 8
+    errno = 0;
+    int traced = ptrace(PTRACE_ATTACH, 0, NULL, NULL) < 0 ? errno : 0;
+    int made = mkdir("/nonexistent/servicehost-sandbox", 0700) < 0 ? errno : 0;
+    fprintf(stderr, "sandbox: ptrace=%d mkdir=%d\n", traced, made);
 #endif
 }
 

@@ -151,6 +151,24 @@ final class IsolatedPlugin {
                     .string("reason", "no controller"))
             }
         }
+        // What the worker applies to itself (its user, namespace, Landlock, seccomp).
+        var workerSandbox: WorkerSandbox?
+        if let sandbox {
+            if let conflict = Sandbox.identityConflict(ids.compactMap(settings.sandbox(for:))) {
+                return .refused(.worker(conflict))
+            }
+            let identity: (uid: UInt32, gid: UInt32)?
+            do throws(WorkerSandboxError) {
+                identity = try WorkerIdentity.resolve(sandbox, services: ids, stateDirectory: settings.stateDirectory)
+            } catch {
+                return .refused(.worker("cannot run its worker as its sandbox's user: \(error)"))
+            }
+            var resolved = WorkerSandbox(sandbox, identity: identity)
+            if resolved.writablePaths != nil, supervisor.landlockUnavailable(for: ids) != nil {
+                resolved.writablePaths = nil
+            }
+            workerSandbox = resolved
+        }
         let connection: WorkerConnection
         do {
             // Half the event deadline: a worker stopped inside an event (SIGSTOP, a freezer)
@@ -158,7 +176,11 @@ final class IsolatedPlugin {
             connection = try WorkerConnection(
                 executable: settings.workerExecutable, pluginPath: path, stallTimeout: max(loadTimeout / 2, 0.5),
                 log: log,
-                source: proxies.count == 1 ? proxies[0].id : path, services: ids, sandbox: sandbox, cgroup: cgroup,
+                source: proxies.count == 1 ? proxies[0].id : path, services: ids, sandbox: workerSandbox,
+                plugin: workerSandbox?.identity != nil ? copy.descriptor : nil, cgroup: cgroup,
+                onRefused: { [weak supervisor = supervisor, ids = ids] call in
+                    supervisor?.noteRefused(call, services: ids)
+                },
                 onDeath: { [weak self] connection, death in
                     DispatchQueue.main.async { MainActor.assumeIsolated { self?.workerDied(connection, death) } }
                 })
@@ -167,8 +189,10 @@ final class IsolatedPlugin {
         }
         self.connection = connection
         var w = WireWriter()
-        // Escaped as plugin paths are (PathBytes): the copy's name is the file's escaped name.
-        w.string(PathBytes.escape(copy.path))
+        // Escaped as plugin paths are (PathBytes): the copy's name is the file's escaped name. A
+        // worker running as another user cannot reach the store: it opens the descriptor given.
+        w.string(
+            workerSandbox?.identity != nil ? WorkerSpawn.pluginDescriptorPath : PathBytes.escape(copy.path))
         w.u64(copy.identity.device)
         w.u64(copy.identity.inode)
         w.i64(copy.identity.size)

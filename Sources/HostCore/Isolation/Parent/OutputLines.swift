@@ -14,10 +14,14 @@ struct OutputLines {
     private var windowStart = Clock.monotonic()
     private var logged = 0
     private var dropped = 0
+    /// Told the system call of each line that reports one refused (``AuditedRefusals``),
+    /// which is not logged as output.
+    private let refused: ((String) -> Void)?
 
-    init(log: Log, source: String) {
+    init(log: Log, source: String, refused: ((String) -> Void)? = nil) {
         self.log = log
         self.source = source
+        self.refused = refused
     }
 
     /// Bytes read from the pipe.
@@ -61,6 +65,7 @@ struct OutputLines {
         }
         logged += 1
         var text = String(decoding: partial.prefix(Self.longestLine), as: UTF8.self)
+        if let refused, let call = AuditedRefusals.refusedCall(in: text) { return refused(call) }
         if partial.count > Self.longestLine { text += "…" }
         log.info(source, "output: " + text, event: .workerOutput, .string("line", text))
     }

@@ -69,11 +69,12 @@ final class WorkerConnection {
     /// `stallTimeout` is how long bytes may wait for the worker to read before it is broken.
     init(
         executable: String, pluginPath: String, stallTimeout: Double, log: Log, source: String, services: [String],
-        sandbox: Sandbox? = nil, cgroup: WorkerCgroup? = nil,
+        sandbox: WorkerSandbox? = nil, plugin: Int32? = nil, cgroup: WorkerCgroup? = nil,
+        onRefused: ((String) -> Void)? = nil,
         onDeath: @escaping @MainActor (WorkerConnection, WorkerDeath) -> Void
     ) throws(SystemError) {
         let started = try WorkerSpawn.spawn(
-            executable: executable, pluginPath: pluginPath, syscalls: sandbox.map(\.profile))
+            executable: executable, pluginPath: pluginPath, sandbox: sandbox, plugin: plugin)
         // Into its cgroup before anything else: the worker loads no plugin before the host asks.
         if let cgroup {
             do { try cgroup.adopt(started.pid) } catch {
@@ -102,7 +103,7 @@ final class WorkerConnection {
             socket: started.channel,
             bound: ChannelOutbox.Bound(bytes: ChannelOutbox.Bound.standardBytes, seconds: stallTimeout))
         forwarder = HostCallForwarder(channel: channel)
-        lines = OutputLines(log: log, source: source)
+        lines = OutputLines(log: log, source: source, refused: sandbox?.audit == true ? onRefused : nil)
         self.log = log
         self.source = source
         self.services = services

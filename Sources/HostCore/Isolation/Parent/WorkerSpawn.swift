@@ -15,15 +15,20 @@ enum WorkerSpawn {
         let output: FileDescriptor
     }
 
-    /// The option that names a sandboxed worker's seccomp profile: `host __worker PATH --syscalls default`.
-    static let syscallsOption = "--syscalls"
+    /// The descriptor a worker that runs as another user finds its plugin's stored copy on:
+    /// the host opened it, and the worker loads it as ``pluginDescriptorPath`` (the copy's
+    /// folders are the host user's alone; the magic link reaches the file without them).
+    static let pluginDescriptor: Int32 = 4
+    /// The path a worker given its plugin as ``pluginDescriptor`` loads.
+    static let pluginDescriptorPath = "/proc/self/fd/4"
 
-    /// Spawns `executable __worker pluginPath` (with `--syscalls PROFILE` for a sandboxed worker). The worker gets its own process group (a
+    /// Spawns `executable __worker pluginPath` (with its sandbox's options, ``WorkerSandbox``, for
+    /// a sandboxed worker, and `plugin` as descriptor 4 when given). The worker gets its own process group (a
     /// Ctrl-C in the terminal goes to the host, which shuts services down in order, not to
     /// the workers), stdin from /dev/null and every other descriptor closed (the host's are
     /// all close-on-exec from their creation, see ``FileDescriptor``).
     static func spawn(
-        executable: String, pluginPath: String, syscalls: Sandbox.SyscallProfile? = nil
+        executable: String, pluginPath: String, sandbox: WorkerSandbox? = nil, plugin: Int32? = nil
     ) throws(SystemError) -> Started {
         markInheritedCloseOnExec()
         let channel = try FileDescriptor.socketPair(path: pluginPath)
@@ -41,6 +46,13 @@ enum WorkerSpawn {
         posix_spawn_file_actions_adddup2(&actions, childOutput.rawValue, 1)
         posix_spawn_file_actions_adddup2(&actions, childOutput.rawValue, 2)
         posix_spawn_file_actions_adddup2(&actions, childChannel.rawValue, channelDescriptor)
+        // The copy's descriptor is the host's own (held for the copy's lifetime): a dup of it,
+        // numbered out of the way as the others, is what the worker inherits.
+        let childPlugin = try plugin.map { (descriptor) throws(SystemError) -> Int32 in
+            try retryingOnInterrupt("fcntl", pluginPath) { fcntl(descriptor, F_DUPFD_CLOEXEC, 10) }
+        }
+        defer { if let childPlugin { close(childPlugin) } }
+        if let childPlugin { posix_spawn_file_actions_adddup2(&actions, childPlugin, pluginDescriptor) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -58,8 +70,7 @@ enum WorkerSpawn {
         for signal in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
 
-        let words: [String] =
-            ["host", subcommand, pluginPath] + (syscalls.map { [syscallsOption, $0.rawValue] } ?? [])
+        let words: [String] = ["host", subcommand, pluginPath] + (sandbox?.arguments ?? [])
         let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         let environment = workerEnvironment()

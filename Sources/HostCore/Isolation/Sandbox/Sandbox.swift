@@ -32,6 +32,25 @@ public struct Sandbox: Sendable, Equatable {
     public var ioWeight: Int?
     /// `syscalls`: the seccomp profile; nil: `default`.
     public var syscalls: SyscallProfile?
+    /// `syscalls.allow`: system calls the profile denies that this worker may make, by name.
+    public var allowSyscalls: [String]?
+    /// `syscalls.deny`: system calls denied (`EPERM`) besides the profile's, by name.
+    public var denySyscalls: [String]?
+    /// `user`: the user (a name or a uid) the worker runs as; nil: the host's.
+    public var user: String?
+    /// `group`: the group (a name or a gid) the worker runs as; nil: the user's own group.
+    public var group: String?
+    /// `dynamicUser`: the worker runs as a user of its own, picked from ``dynamicUsers`` and kept
+    /// per service in the state directory (`users/ID`).
+    public var dynamicUser: Bool?
+    /// `writablePaths`: with it, the worker may write only below these paths (Landlock); nil:
+    /// wherever its user may.
+    public var writablePaths: [String]?
+    /// `network`: false puts the worker in a network namespace of its own (only `lo`, up).
+    public var network: Bool?
+    /// `audit`: each system call the filter refuses is logged (`sandbox.refused`), once per call
+    /// and service.
+    public var audit: Bool?
 
     /// The smallest `memoryMax`: 1 MiB (a worker needs more than this to start at all).
     public static let memoryRange: ClosedRange<UInt64> = (1 << 20)...(1 << 50)
@@ -42,7 +61,13 @@ public struct Sandbox: Sendable, Equatable {
     /// `ioWeight`: cgroup v2's `io.weight` range.
     public static let ioWeightRange: ClosedRange<Int> = 1...10_000
     /// The keys of a `"sandbox"` object.
-    public static let keys = ["cpuQuota", "ioWeight", "memoryMax", "syscalls", "tasksMax"]
+    public static let keys = [
+        "audit", "cpuQuota", "dynamicUser", "group", "ioWeight", "memoryMax", "network", "syscalls", "tasksMax",
+        "user", "writablePaths",
+    ]
+    /// The uids (and gids, the same number) dynamic users are picked from: 60578–61183, which
+    /// systemd's own table of ranges leaves unused (below its `DynamicUser=` range, 61184–65519).
+    public static let dynamicUsers: ClosedRange<UInt32> = 60_578...61_183
 
     /// A sandbox; every member defaults to "not limited".
     public init(
@@ -62,12 +87,27 @@ public struct Sandbox: Sendable, Equatable {
     /// Whether any resource limit is set (they need a cgroup).
     public var limitsResources: Bool { memoryMax != nil || cpuQuota != nil || tasksMax != nil || ioWeight != nil }
 
+    /// Whether the worker runs as another user than the host's (`user`, `group` or `dynamicUser`).
+    public var changesIdentity: Bool { user != nil || group != nil || dynamicUser == true }
+
     /// This sandbox with every key `other` sets taken from it (a service's own over the default).
+    /// An identity is taken whole: a service's `user` replaces the default's `dynamicUser`.
     public func overlaid(by other: Sandbox) -> Sandbox {
-        Sandbox(
+        var result = Sandbox(
             memoryMax: other.memoryMax ?? memoryMax, cpuQuota: other.cpuQuota ?? cpuQuota,
             tasksMax: other.tasksMax ?? tasksMax, ioWeight: other.ioWeight ?? ioWeight,
             syscalls: other.syscalls ?? syscalls)
+        result.allowSyscalls = other.allowSyscalls ?? allowSyscalls
+        result.denySyscalls = other.denySyscalls ?? denySyscalls
+        if other.changesIdentity || other.dynamicUser == false {
+            (result.user, result.group, result.dynamicUser) = (other.user, other.group, other.dynamicUser)
+        } else {
+            (result.user, result.group, result.dynamicUser) = (user, group, dynamicUser)
+        }
+        result.writablePaths = other.writablePaths ?? writablePaths
+        result.network = other.network ?? network
+        result.audit = other.audit ?? audit
+        return result
     }
 
     /// The one sandbox of a worker whose services ask for `sandboxes` (a file's services share
@@ -81,8 +121,35 @@ public struct Sandbox: Sendable, Equatable {
             result.tasksMax = smaller(result.tasksMax, other.tasksMax)
             result.ioWeight = smaller(result.ioWeight, other.ioWeight)
             if let profile = other.syscalls { result.syscalls = max(result.syscalls ?? profile, profile) }
+            // Denied by any, allowed only when all allow; writable only where all may write.
+            result.denySyscalls = union(result.denySyscalls, other.denySyscalls)
+            result.allowSyscalls = intersection(result.allowSyscalls, other.allowSyscalls)
+            result.writablePaths = intersection(result.writablePaths, other.writablePaths)
+            if other.network == false { result.network = false }
+            if other.audit == true { result.audit = true }
+            // The identity is checked to be the same for all (``identityConflict(_:)``).
         }
         return result
+    }
+
+    /// Why one worker cannot run services asking for these sandboxes: they name different
+    /// users (a process has one); nil when they agree.
+    static func identityConflict(_ sandboxes: [Sandbox]) -> String? {
+        let identities = Set(sandboxes.map { "\($0.user ?? "")/\($0.group ?? "")/\($0.dynamicUser == true)" })
+        return identities.count > 1
+            ? "its services share one worker but ask for different identities (user, group, dynamicUser)" : nil
+    }
+
+    private static func union(_ a: [String]?, _ b: [String]?) -> [String]? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return a + b.filter { !a.contains($0) }
+    }
+
+    private static func intersection(_ a: [String]?, _ b: [String]?) -> [String]? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return a.filter(b.contains)
     }
 
     private static func smaller<T: Comparable>(_ a: T?, _ b: T?) -> T? {
@@ -101,7 +168,16 @@ public struct Sandbox: Sendable, Equatable {
         }
         if let tasksMax { parts.append("tasksMax=\(tasksMax)") }
         if let ioWeight { parts.append("ioWeight=\(ioWeight)") }
-        return (parts + ["syscalls=" + profile.rawValue]).joined(separator: " ")
+        parts.append("syscalls=" + profile.rawValue)
+        if let allowSyscalls { parts.append("allow=" + allowSyscalls.joined(separator: ",")) }
+        if let denySyscalls { parts.append("deny=" + denySyscalls.joined(separator: ",")) }
+        if let user { parts.append("user=" + user) }
+        if let group { parts.append("group=" + group) }
+        if dynamicUser == true { parts.append("dynamicUser") }
+        if let writablePaths { parts.append("writablePaths=" + writablePaths.joined(separator: ",")) }
+        if network == false { parts.append("network=none") }
+        if audit == true { parts.append("audit") }
+        return parts.joined(separator: " ")
     }
 
     /// `memoryMax` as configured: an integer of bytes, or digits with one of K, M, G, T (powers

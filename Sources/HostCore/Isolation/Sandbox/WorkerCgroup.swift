@@ -20,7 +20,7 @@ struct WorkerCgroup: Sendable {
         self.tree = tree
         self.sandbox = sandbox
         var folders: [CgroupTree.Controller: String] = [:]
-        for (controller, base) in tree.bases {
+        for (controller, base) in tree.bases where Self.joins(controller, base: base, sandbox: sandbox, tree: tree) {
             let folder = base + "/" + name
             if folders.values.contains(folder) {
                 folders[controller] = folder
@@ -76,6 +76,24 @@ struct WorkerCgroup: Sendable {
                 v2 ? [("io.weight", "default \(weight)")] : [("blkio.weight", "\(min(1000, max(10, weight / 10)))")])
         }
         self.unapplied = unapplied
+    }
+
+    /// Whether a worker with `sandbox` joins a cgroup of its own in `controller`'s v1 hierarchy
+    /// (at `base`). Memory, pids and cpuacct: always (their counts are `ctl stats`'). cpu only
+    /// with `cpuQuota`, and blkio only with `ioWeight`: a task in a cpu cgroup of its own is
+    /// scheduled as a group (an entity more to enqueue at each of its wake-ups, two per event
+    /// round trip), a cost per event for no limit; cpuacct mounted with cpu follows cpu. On v2
+    /// the worker has one cgroup for all.
+    private static func joins(
+        _ controller: CgroupTree.Controller, base: String, sandbox: Sandbox, tree: CgroupTree
+    ) -> Bool {
+        guard tree.version == .v1 else { return true }
+        switch controller {
+        case .cpu: return sandbox.cpuQuota != nil
+        case .cpuacct: return sandbox.cpuQuota != nil || tree.bases[.cpu] != base
+        case .io: return sandbox.ioWeight != nil
+        case .memory, .pids: return true
+        }
     }
 
     /// Moves process `pid` (the worker, before it loads its plugin) into every folder.

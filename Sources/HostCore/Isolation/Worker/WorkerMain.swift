@@ -20,15 +20,18 @@ public enum WorkerMain {
         // that this process could inherit it); and the host's SIGTERM/SIGINT shutdown reaches
         // services through the host, in order, never as a signal to the worker.
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        // A sandboxed worker (issue 43): no new privileges and its seccomp filter, before it greets
-        // the host, which only then asks it to load the plugin.
+        // A sandboxed worker (issue 43): its namespace, user, Landlock rules and seccomp filter,
+        // before it greets the host, which only then asks it to load the plugin.
         let arguments = CommandLine.arguments
-        if let index = arguments.firstIndex(of: WorkerSpawn.syscallsOption) {
-            guard index + 1 < arguments.count, let profile = Sandbox.SyscallProfile(rawValue: arguments[index + 1])
-            else { fail("\(WorkerSpawn.syscallsOption): expected a seccomp profile", status: 2) }
-            do throws(SystemError) { try SyscallFilter.install(profile) } catch {
-                fail("cannot enter its sandbox: \(error)")
-            }
+        switch WorkerSandbox.parse(arguments.dropFirst(3)) {
+        case nil: break
+        case .failure(let error)?: fail("\(error)", status: 2)
+        case .success(let sandbox)?:
+            // Its host's store of copies, chosen before the sandbox: as its host's user (whose
+            // store it is; a worker running as another opens its copy by descriptor), and with
+            // the calls choosing it makes (mkdir) not yet filtered by a custom deny list.
+            _ = try? CopyStore.current()
+            do throws(WorkerSandboxError) { try sandbox.enter() } catch { fail("cannot enter its sandbox: \(error)") }
         }
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
