@@ -12,7 +12,8 @@ import ServiceKit
 ///     {"hostId": "kiosk-17", "desired": "<digest>", "status": "applied",
 ///      "deploy": {"digest": …, "status": …, "reason": …, "detail": …, "culprit": …, "generation": 3},
 ///      "generation": {"digest": "<the bundle running>", "number": 3},
-///      "services": [{"id": …, "version": …, "state": "running", "lastFailure": …}]}
+///      "services": [{"id": …, "version": …, "state": "running", "health": {"status": …, "reason": …},
+///                    "lastFailure": …}]}
 ///
 /// `status` is `downloading`, `verifying`, `probation`, `applied`, `rolledBack` or `refused`.
 /// What it did is kept in the store (``FleetRecord``): a desired state applied, refused or
@@ -441,10 +442,12 @@ final class FleetAgent: Sendable {
             topic: reportedTopic, Array(JSONValue.object(object).serialized.utf8), qos: settings.qos, retain: true)
     }
 
-    /// One service of `list` as reported: id, version, its file's digest, state and last failure.
+    /// One service of `list` as reported: id, version, its file's digest, state, health (the
+    /// last check's `status` and `reason`, as `ctl list` shows it; null when it has none) and
+    /// last failure.
     static func reportedService(_ service: JSONValue, digests: JSONValue?) -> JSONValue {
         var object: [String: JSONValue] = [:]
-        for key in ["id", "version", "state"] { object[key] = service[key] ?? .null }
+        for key in ["id", "version", "state", "health"] { object[key] = service[key] ?? .null }
         object["digest"] = service["id"]?.stringValue.flatMap { digests?[$0] } ?? .null
         object["lastFailure"] = service["lastError"] ?? service["failure"] ?? .null
         return .object(object)

@@ -55,11 +55,8 @@ struct MQTTBridgeSettings: Equatable {
         "maxPacket", "protocol", "sessionExpiry",
     ]
 
-    /// Why settings were refused: names the key.
-    struct Problem: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
+    /// Why settings were refused: names the key (the codec's type: ``BrokerAddress`` throws it).
+    typealias Problem = MQTTSettingsProblem
 
     /// Reads `options.settings`; nil when there are none (the bridge is not configured).
     static func read(_ settings: JSONValue?) throws(Problem) -> MQTTBridgeSettings? {

@@ -1,0 +1,198 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `host fleet` (issue 41 item 3) with a real Mosquitto, real minisign and 20 real hosts on this
+/// machine, each with its own prefix (`servicehost/hNN`) and state folder, the MQTTBridge plugin
+/// and small probes: a good bundle published by `host fleet publish` and rolled out in waves 1,
+/// 25%, 100% reaches all 20, each reporting `applied`; a bundle whose plugin crashes on
+/// didBecomeActive is rolled back on the canary, the rollout stops before wave 2 and puts the
+/// canary back, and `fleet status --json` names the host, the service and the reason; a host
+/// killed (SIGKILL) during a rollout counts as a failure after `--wait` and is listed. The good
+/// rollout and the stopped one are README's "Rolling out to a fleet" transcript.
+@Suite(
+    .timeLimit(.minutes(15)),
+    .enabled(if: Mosquitto.installed != nil && Minisign.installed != nil, "needs mosquitto and minisign"))
+struct FleetRolloutTests {
+    /// A folder of `host`'s plugins (the bridge, the probe) and test.b at `version` (crashing on
+    /// didBecomeActive when `crashing`), for `host fleet publish`.
+    static func bundleFolder(for host: RunningHost, in scratch: Scratch, name: String, version: String, crashing: Bool)
+        throws -> String
+    {
+        let set = try scratch.folder(name)
+        if crashing {
+            try Command.compileC(
+                Repository.fixture("BadPlugins/bad.c"), to: set + "/b.so",
+                defines: ["BAD_ID=\"test.b\"", "BAD_ON_KIND=SH_EVENT_DID_BECOME_ACTIVE", "BAD_ACTION=1"])
+        } else {
+            try Plugins.probe(set + "/b.so", ["PROBE_ID=\"test.b\"", "PROBE_VERSION=\"\(version)\""])
+        }
+        for file in ["libMQTTBridge.so", "probe.so"] {
+            try FileManager.default.copyItem(atPath: host.lib + "/" + file, toPath: set + "/" + file)
+        }
+        return set
+    }
+
+    /// `host fleet ARGS --broker …` in `directory`.
+    static func fleet(_ arguments: [String], _ broker: Mosquitto, in directory: String) throws -> CommandResult {
+        try Command.run(
+            try Repository.product("host"),
+            ["fleet"] + arguments + ["--broker", "tcp://127.0.0.1:\(broker.port)"], directory: directory)
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+    }
+
+    /// A transcript of what was run and what it printed, as README shows it.
+    final class Transcript {
+        var lines: [String] = []
+
+        func add(_ command: String, _ result: CommandResult) {
+            lines.append("$ " + command)
+            lines += result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+        }
+
+        /// Digests are the run's own: each is compared as `<digest>`.
+        static func normalized(_ lines: [String]) -> [String] {
+            lines.map { $0.replacing(/[0-9a-f]{64}/, with: "<digest>") }
+        }
+    }
+
+    @Test func aGoodBundleReachesTwentyHostsInWaves_aCrashingOneStopsAtTheCanary_aHostKilledIsListed() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let ids = (1...20).map { String(format: "h%02d", $0) }
+        let hosts = try ids.map {
+            try FleetDesiredStateTests.fleetHost($0, port: broker.port, key: key, isolateB: true)
+        }
+        // Started together, then waited for.
+        for host in hosts { try host.start(wait: false) }
+        for (id, host) in zip(ids, hosts) {
+            #expect(eventually { (try? host.ctl("state").stdout.contains("state: active")) == true }, "\(id)")
+        }
+        for id in ids { #expect(MQTTBridgeTests.subscribed(broker, id), "\(id)") }
+        let transcript = Transcript()
+
+        // A good bundle, in waves of 1, 25% and 100%.
+        _ = try Self.bundleFolder(for: hosts[0], in: scratch, name: "bundle", version: "0.2.0", crashing: false)
+        _ = try scratch.copy(key.secretKeyFile, to: "release.key", mode: 0o600)
+        let publish = try Self.fleet(["publish", "bundle", "--sign", "release.key"], broker, in: scratch.path)
+        #expect(publish.status == 0, "\(publish.stderr)")
+        let good = publish.stdout.trimmingCharacters(in: .newlines)
+        #expect(good.count == 64, "\(publish.stdout)")
+        transcript.add("host fleet publish bundle --sign release.key", publish)
+        let rolloutArguments = ["--hosts", "h*", "--waves", "1,25%,100%", "--wait", "2m", "--probation", "1s"]
+        let rollout = try Self.fleet(["rollout", good] + rolloutArguments, broker, in: scratch.path)
+        #expect(rollout.status == 0, "\(rollout.stdout)\(rollout.stderr)")
+        transcript.add("host fleet rollout \(good) --hosts 'h*' --waves 1,25%,100% --wait 2m --probation 1s", rollout)
+        let waves = rollout.stdout.split(separator: "\n").filter { $0.hasPrefix("wave ") && $0.contains(" host") }
+        #expect(waves.map { $0.split(separator: ":")[1] } == [" 1 host", " 4 hosts", " 15 hosts"], "\(rollout.stdout)")
+        // Every host reports applied, generation 1, test.b 0.2.0.
+        var status = try Self.fleet(["status", "--json"], broker, in: scratch.path)
+        #expect(status.status == 0, "\(status.stderr)")
+        var reported = Self.json(status.stdout)
+        let rows = reported["hosts"] as? [[String: Any]] ?? []
+        #expect(rows.map { $0["host"] as? String } == ids, "\(status.stdout)")
+        for row in rows {
+            #expect(row["status"] as? String == "applied" && row["generation"] as? Int == 1, "\(row)")
+            #expect(row["digest"] as? String == good && row["online"] as? Bool == true, "\(row)")
+            #expect((row["failing"] as? [Any])?.isEmpty == true, "\(row)")
+        }
+        let completed = reported["rollout"] as? [String: Any]
+        #expect(completed?["status"] as? String == "completed" && (completed?["applied"] as? [String])?.count == 20)
+        for id in ids {
+            let report = FleetDesiredStateTests.reported(broker, id)
+            #expect(FleetDesiredStateTests.services(report)["test.b"] == "0.2.0", "\(id): \(report)")
+        }
+        let table = try Self.fleet(["status", "h0[1-3]"], broker, in: scratch.path)
+        transcript.add("host fleet status 'h0[1-3]'", table)
+
+        // A bundle whose test.b crashes on didBecomeActive: rolled back on the canary, the rollout
+        // stops before wave 2 and puts the canary back.
+        _ = try Self.bundleFolder(for: hosts[0], in: scratch, name: "crashing", version: "0.3.0", crashing: true)
+        let crashing = try Self.fleet(["publish", "crashing", "--sign", "release.key"], broker, in: scratch.path)
+        #expect(crashing.status == 0, "\(crashing.stderr)")
+        transcript.add("host fleet publish crashing --sign release.key", crashing)
+        let bad = crashing.stdout.trimmingCharacters(in: .newlines)
+        let stopped = try Self.fleet(["rollout", bad] + rolloutArguments, broker, in: scratch.path)
+        #expect(stopped.status == 3, "\(stopped.stdout)\(stopped.stderr)")
+        transcript.add("host fleet rollout \(bad) --hosts 'h*' --waves 1,25%,100% --wait 2m --probation 1s", stopped)
+        #expect(!stopped.stdout.contains("wave 2/3"), "\(stopped.stdout)")
+        // Wave 2's hosts were never given it; the canary is given back the good bundle.
+        for id in ids.dropFirst() {
+            #expect(try broker.retained("servicehost/\(id)/desired")?.contains(good) == true, "\(id)")
+        }
+        #expect(try broker.retained("servicehost/h01/desired")?.contains(good) == true)
+        status = try Self.fleet(["status", "--json"], broker, in: scratch.path)
+        reported = Self.json(status.stdout)
+        let record = reported["rollout"] as? [String: Any]
+        #expect(record?["status"] as? String == "stopped" && record?["wave"] as? Int == 1, "\(status.stdout)")
+        let failures = record?["failures"] as? [[String: Any]] ?? []
+        #expect(failures.count == 1, "\(status.stdout)")
+        #expect(failures.first?["host"] as? String == "h01", "\(failures)")
+        #expect(failures.first?["service"] as? String == "test.b", "\(failures)")
+        #expect(failures.first?["reason"] as? String == "signal", "\(failures)")
+        #expect(failures.first?["status"] as? String == "rolledBack", "\(failures)")
+        // The canary, given the good bundle back, runs it without a deploy: applied again.
+        #expect(FleetDesiredStateTests.report(broker, "h01", good, "applied")["status"] as? String == "applied")
+        let h01 = try Self.fleet(["status", "h01"], broker, in: scratch.path)
+        transcript.add("host fleet status h01", h01)
+
+        // A host killed during a rollout: a failure after --wait, listed.
+        _ = try Self.bundleFolder(for: hosts[0], in: scratch, name: "third", version: "0.4.0", crashing: false)
+        let third = try Self.fleet(["publish", "third", "--sign", "release.key"], broker, in: scratch.path)
+        let digest = third.stdout.trimmingCharacters(in: .newlines)
+        _ = try scratch.write("list", Array("# the last three\nh18\nh19\nh20  # this one is killed\n".utf8))
+        let running = try Command.start(
+            try Repository.product("host"),
+            [
+                "fleet", "rollout", digest, "--file", "list", "--waves", "100%", "--max-failures", "1", "--wait",
+                "20s", "--probation", "3s", "--broker", "tcp://127.0.0.1:\(broker.port)",
+            ], directory: scratch.path)
+        #expect(eventually { (try? broker.retained("servicehost/h20/desired"))?.contains(digest) == true })
+        hosts[19].signal(SIGKILL)
+        let killed = running.wait()
+        #expect(killed.status == 0, "\(killed.stdout)\(killed.stderr)")
+        #expect(killed.stdout.contains("h20 noReport"), "\(killed.stdout)")
+        reported = Self.json(try Self.fleet(["status", "--json", "h*"], broker, in: scratch.path).stdout)
+        let last = reported["rollout"] as? [String: Any]
+        #expect(last?["status"] as? String == "completed", "\(reported)")
+        #expect((last?["failures"] as? [[String: Any]])?.map { $0["host"] as? String } == ["h20"], "\(reported)")
+        #expect(Set(last?["applied"] as? [String] ?? []) == ["h18", "h19"], "\(reported)")
+
+        for host in hosts.dropLast() { host.stop() }
+
+        // README's transcript is this run's.
+        let readme = try Documentation.section("Rolling out to a fleet").codeBlocks(language: "text").first ?? []
+        #expect(
+            Transcript.normalized(readme) == Transcript.normalized(transcript.lines),
+            "README's transcript; this run printed:\n\(transcript.lines.joined(separator: "\n"))")
+    }
+
+    /// Bad input is refused before anything is sent, naming the thing.
+    @Test func badArguments_areRefusedNamingTheThing() throws {
+        let host = try Repository.product("host")
+        let cases: [([String], String)] = [
+            (["rollout", "abc", "--hosts", "h*"], "'abc'"),
+            (["rollout", String(repeating: "a", count: 64), "--hosts", "h*", "--waves", "1,many"], "'many'"),
+            (["rollout", String(repeating: "a", count: 64), "--hosts", "h*", "--waves", "50%,10%"], "'10%'"),
+            (["rollout", String(repeating: "a", count: 64)], "--hosts"),
+            (["rollout", String(repeating: "a", count: 64), "--hosts", "h*", "--wait", "soon"], "'soon'"),
+            (["publish"], "publish"), (["deploy"], "'deploy'"), (["status", "--broker", "http://x"], "http://x"),
+        ]
+        for (arguments, named) in cases {
+            let result = try Command.run(host, ["fleet"] + arguments)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(named), "\(arguments): \(result.stderr)")
+        }
+        // Nothing listens there: an error naming the address, status 1.
+        let port = Mosquitto.freePort()
+        let unreachable = try Command.run(host, ["fleet", "status", "--broker", "tcp://127.0.0.1:\(port)"])
+        #expect(unreachable.status == 1 && unreachable.stderr.contains("127.0.0.1:\(port)"), "\(unreachable.stderr)")
+        let scratch = try Scratch()
+        let missing = try Command.run(host, ["fleet", "publish", scratch.file("nowhere"), "--sign", "k"])
+        #expect(missing.status == 1 && missing.stderr.contains("nowhere"), "\(missing.stderr)")
+    }
+}
