@@ -171,6 +171,64 @@ struct FleetRolloutTests {
             "README's transcript; this run printed:\n\(transcript.lines.joined(separator: "\n"))")
     }
 
+    /// Health (issue 42's checks) in the reported state: a service that turns unhealthy between
+    /// deploys is in `<prefix>/reported` with its health, and among `fleet status`'s failing
+    /// services with the reason.
+    @Test func aServiceTurningUnhealthy_isReported_andFailingInStatus() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try FleetDesiredStateTests.fleetHost("h1", port: broker.port, key: key)
+        let marker = host.scratch.file("sick")
+        try host.probe(
+            "watched",
+            [
+                "PROBE_ID=\"test.watched\"", "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_HEALTH_CHECK))",
+                "PROBE_HEALTH_MARKER=\"\(marker)\"",
+            ])
+        _ = try host.file(
+            "lib/services.json",
+            """
+            {"trustedKeys": ["\(try key.publicKey)"],
+             "services": {"test.watched": {"healthCheck": {"interval": 0.2, "unhealthyAfter": 2}},
+              "\(FleetDesiredStateTests.bridge)": {"requests": "all", "settings":
+              {"broker": "tcp://127.0.0.1:\(broker.port)", "hostId": "h1", "keepAlive": 5, "reportInterval": 0.5}}}}
+            """)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        // The host takes part: its own plugins, published and rolled out.
+        let set = try scratch.folder("set")
+        for file in ["libMQTTBridge.so", "probe.so", "watched.so"] {
+            try FileManager.default.copyItem(atPath: host.lib + "/" + file, toPath: set + "/" + file)
+        }
+        _ = try scratch.copy(key.secretKeyFile, to: "release.key", mode: 0o600)
+        let digest = try Self.fleet(["publish", "set", "--sign", "release.key"], broker, in: scratch.path).stdout
+            .trimmingCharacters(in: .newlines)
+        let rollout = try Self.fleet(
+            ["rollout", digest, "--hosts", "h1", "--waves", "100%", "--wait", "2m", "--probation", "1s"], broker,
+            in: scratch.path)
+        #expect(rollout.status == 0, "\(rollout.stdout)\(rollout.stderr)")
+        func watched() -> [String: Any]? {
+            let services = FleetDesiredStateTests.reported(broker, "h1")["services"] as? [[String: Any]]
+            return services?.first { $0["id"] as? String == "test.watched" }
+        }
+        #expect(eventually { (watched()?["health"] as? [String: Any])?["status"] as? String == "healthy" })
+        #expect(FileManager.default.createFile(atPath: marker, contents: nil))
+        #expect(eventually { (watched()?["health"] as? [String: Any])?["status"] as? String == "unhealthy" })
+        let health = watched()?["health"] as? [String: Any]
+        #expect(health?["reason"] as? String == "marker present", "\(String(describing: health))")
+        let status = Self.json(try Self.fleet(["status", "--json"], broker, in: scratch.path).stdout)
+        let row = (status["hosts"] as? [[String: Any]])?.first
+        let failing = row?["failing"] as? [[String: Any]] ?? []
+        #expect(failing.count == 1, "\(status)")
+        #expect(failing.first?["service"] as? String == "test.watched", "\(status)")
+        #expect(failing.first?["reason"] as? String == "unhealthy", "\(status)")
+        #expect(failing.first?["detail"] as? String == "marker present", "\(status)")
+        let table = try Self.fleet(["status"], broker, in: scratch.path).stdout
+        #expect(table.contains("test.watched (unhealthy)"), "\(table)")
+        host.stop()
+    }
+
     /// Bad input is refused before anything is sent, naming the thing.
     @Test func badArguments_areRefusedNamingTheThing() throws {
         let host = try Repository.product("host")
