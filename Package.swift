@@ -189,7 +189,7 @@ let package = Package(
 
         // Tests. TestSupport finds built products and compiles C fixtures.
         .target(name: "TestSupport", dependencies: ["LogEvents"], path: "Tests/Support"),
-        .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
+        .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "MQTTCodec", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.
         .testTarget(
