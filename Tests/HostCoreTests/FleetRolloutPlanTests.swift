@@ -65,4 +65,23 @@ import Testing
         #expect(
             view.failing("h1").map { [$0.service, $0.reason] } == [["test.b", "signal"], ["test.c", "degraded"]])
     }
+
+    /// The `fleet` fuzz target's seeds: the record reads (and reads back), the damaged ones are
+    /// none, the report gives its failing services.
+    @Test func theFuzzSeeds_readAsTheTargetReadsThem() throws {
+        let record = try #require(
+            FleetRolloutRecord(
+                String(decoding: try FuzzCorpusTests.seed("fleet", "record-stopped.json"), as: UTF8.self)))
+        #expect(record.status == "stopped" && record.wave == 1 && record.failures.first?.service == "test.b")
+        #expect(FleetRolloutRecord(record.json().serialized) == record)
+        for damaged in ["record-waves-past-hosts.json", "record-wave-zero.json"] {
+            #expect(
+                FleetRolloutRecord(String(decoding: try FuzzCorpusTests.seed("fleet", damaged), as: UTF8.self)) == nil)
+        }
+        let report = try FuzzCorpusTests.seed("fleet", "reported-rolled-back.json")
+        let view = FleetView([MQTTPublish(topic: "servicehost/h1/reported", payload: report, retain: true)])
+        #expect(view.failing("h1").map { $0.service } == ["test.b", "test.c", "test.d"])
+        let offline = try FuzzCorpusTests.seed("fleet", "state-offline.txt")
+        #expect(FleetView([MQTTPublish(topic: "servicehost/h1/state", payload: offline)]).online == ["h1": false])
+    }
 }
