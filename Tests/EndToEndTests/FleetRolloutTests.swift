@@ -171,6 +171,74 @@ struct FleetRolloutTests {
             "README's transcript; this run printed:\n\(transcript.lines.joined(separator: "\n"))")
     }
 
+    /// A rollout interrupted (its process killed) goes on when the same command runs again; one
+    /// cancelled stops where it is, its process exits 4, and its wave in progress is put back.
+    /// `ghost` is listed but never reports: each wave it is in waits for it until `--wait`.
+    @Test func anInterruptedRolloutResumes_andACancelledOneStopsAndPutsItsWaveBack() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let hosts = try ["h1", "h2"].map { try FleetDesiredStateTests.fleetHost($0, port: broker.port, key: key) }
+        for host in hosts { try host.start(wait: false) }
+        for (id, host) in zip(["h1", "h2"], hosts) {
+            #expect(eventually { (try? host.ctl("state").stdout.contains("state: active")) == true }, "\(id)")
+            #expect(MQTTBridgeTests.subscribed(broker, id))
+        }
+        _ = try scratch.copy(key.secretKeyFile, to: "release.key", mode: 0o600)
+        _ = try scratch.write("list", Array("ghost\nh1\nh2\n".utf8))
+        func published(_ name: String, _ version: String) throws -> String {
+            _ = try Self.bundleFolder(for: hosts[0], in: scratch, name: name, version: version, crashing: false)
+            return try Self.fleet(["publish", name, "--sign", "release.key"], broker, in: scratch.path).stdout
+                .trimmingCharacters(in: .newlines)
+        }
+        func record() -> [String: Any] {
+            Self.json((try? broker.retained("servicehost/rollouts/current")) ?? "")
+        }
+        func start(_ digest: String, wait: String) throws -> Command.Running {
+            try Command.start(
+                try Repository.product("host"),
+                [
+                    "fleet", "rollout", digest, "--file", "list", "--waves", "1,100%", "--max-failures", "1",
+                    "--wait", wait, "--probation", "1s", "--broker", "tcp://127.0.0.1:\(broker.port)",
+                ], directory: scratch.path)
+        }
+        let good = try published("good", "0.2.0")
+        // Killed while its first wave (ghost) waits: the record says where it was.
+        let first = try start(good, wait: "6s")
+        #expect(eventually { (try? broker.retained("servicehost/ghost/desired"))?.contains(good) == true })
+        first.send(SIGKILL)
+        _ = first.wait()
+        #expect(record()["status"] as? String == "running" && record()["wave"] as? Int == 1, "\(record())")
+        let resumed = try Self.fleet(
+            ["rollout", good, "--file", "list", "--waves", "1,100%", "--max-failures", "1", "--wait", "6s"], broker,
+            in: scratch.path)
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        #expect(resumed.stdout.hasPrefix("resuming the rollout of \(good) at wave 1/2"), "\(resumed.stdout)")
+        #expect(resumed.stdout.contains("ghost noReport"), "\(resumed.stdout)")
+        #expect(record()["status"] as? String == "completed", "\(record())")
+        #expect(Set(record()["applied"] as? [String] ?? []) == ["h1", "h2"], "\(record())")
+
+        // Cancelled while ghost's wave waits: the rollout exits 4, ghost gets the good bundle
+        // back, h1 and h2 never get the second.
+        let second = try published("second", "0.3.0")
+        let running = try start(second, wait: "5m")
+        #expect(eventually { (try? broker.retained("servicehost/ghost/desired"))?.contains(second) == true })
+        let cancel = try Self.fleet(["cancel"], broker, in: scratch.path)
+        #expect(cancel.status == 0, "\(cancel.stderr)")
+        let cancelled = running.wait()
+        #expect(cancelled.status == 4, "\(cancelled.stdout)\(cancelled.stderr)")
+        #expect(record()["status"] as? String == "cancelled", "\(record())")
+        #expect(try broker.retained("servicehost/ghost/desired")?.contains(good) == true)
+        for id in ["h1", "h2"] {
+            #expect(try broker.retained("servicehost/\(id)/desired")?.contains(good) == true, "\(id)")
+        }
+        let again = try Self.fleet(["cancel"], broker, in: scratch.path)
+        #expect(again.status == 1 && again.stderr.contains("no rollout in progress"), "\(again.stderr)")
+        let resume = try Self.fleet(["rollout", "--resume"], broker, in: scratch.path)
+        #expect(resume.status == 1 && resume.stderr.contains("no rollout in progress"), "\(resume.stderr)")
+        for host in hosts { host.stop() }
+    }
+
     /// Health (issue 42's checks) in the reported state: a service that turns unhealthy between
     /// deploys is in `<prefix>/reported` with its health, and among `fleet status`'s failing
     /// services with the reason.
