@@ -122,7 +122,13 @@ struct FleetRolloutRow {
                 row: "8",
                 measured:
                     "fleet rollout, \(count) hosts in one wave: a \(size >> 10) KiB bundle, `host fleet publish` → the last host's `applied` (its \(Int(Self.probation)) s probation included), vs \(count) `mosquitto_sub` receiving a bundle as large",
-                unit: .nanoseconds, ours: ours, baseline: floor, target: "≤ 2× + probation")
+                unit: .nanoseconds, ours: ours, baseline: floor, target: "—"),
+            // The target's ratio: the probation is the operator's choice, not the transfer's cost.
+            Row(
+                row: "8",
+                measured:
+                    "fleet rollout, \(count) hosts in one wave: the same without its \(Int(Self.probation)) s probation, vs \(count) `mosquitto_sub` receiving a bundle as large",
+                unit: .nanoseconds, ours: ours - Self.probation * 1e9, baseline: floor, target: "≤ 2×"),
         ]
     }
 
