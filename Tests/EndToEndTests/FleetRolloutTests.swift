@@ -149,7 +149,7 @@ struct FleetRolloutTests {
             try Repository.product("host"),
             [
                 "fleet", "rollout", digest, "--file", "list", "--waves", "100%", "--max-failures", "1", "--wait",
-                "20s", "--probation", "3s", "--broker", "tcp://127.0.0.1:\(broker.port)",
+                "30s", "--probation", "3s", "--broker", "tcp://127.0.0.1:\(broker.port)",
             ], directory: scratch.path)
         #expect(eventually { (try? broker.retained("servicehost/h20/desired"))?.contains(digest) == true })
         hosts[19].signal(SIGKILL)
@@ -204,13 +204,13 @@ struct FleetRolloutTests {
         }
         let good = try published("good", "0.2.0")
         // Killed while its first wave (ghost) waits: the record says where it was.
-        let first = try start(good, wait: "6s")
+        let first = try start(good, wait: "15s")
         #expect(eventually { (try? broker.retained("servicehost/ghost/desired"))?.contains(good) == true })
         first.send(SIGKILL)
         _ = first.wait()
         #expect(record()["status"] as? String == "running" && record()["wave"] as? Int == 1, "\(record())")
         let resumed = try Self.fleet(
-            ["rollout", good, "--file", "list", "--waves", "1,100%", "--max-failures", "1", "--wait", "6s"], broker,
+            ["rollout", good, "--file", "list", "--waves", "1,100%", "--max-failures", "1", "--wait", "15s"], broker,
             in: scratch.path)
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
         #expect(resumed.stdout.hasPrefix("resuming the rollout of \(good) at wave 1/2"), "\(resumed.stdout)")
