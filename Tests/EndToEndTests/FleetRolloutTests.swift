@@ -297,6 +297,27 @@ struct FleetRolloutTests {
         host.stop()
     }
 
+    /// The bridge's credentials options: a broker that takes only a user gets `--username` and
+    /// `--password-file`; a password file others may read is refused, naming it and its mode.
+    @Test func credentials_areTheBridges() throws {
+        let scratch = try Scratch()
+        let passwords = scratch.file("passwd")
+        let made = try Command.run("/usr/bin/mosquitto_passwd", ["-b", "-c", passwords, "operator", "s3cret"])
+        try #require(made.status == 0, "\(made.stderr)")
+        chmod(passwords, 0o644)
+        let broker = try Mosquitto(in: scratch, config: "allow_anonymous false\npassword_file \(passwords)")
+        let secret = try scratch.write("secret", Array("s3cret\n".utf8), mode: 0o600)
+        let anonymous = try Self.fleet(["status"], broker, in: scratch.path)
+        #expect(anonymous.status == 1 && anonymous.stderr.contains("refused"), "\(anonymous.stderr)")
+        let ok = try Self.fleet(
+            ["status", "--json", "--username", "operator", "--password-file", secret], broker, in: scratch.path)
+        #expect(ok.status == 0 && Self.json(ok.stdout)["hosts"] is [Any], "\(ok.stdout)\(ok.stderr)")
+        chmod(secret, 0o640)
+        let open = try Self.fleet(
+            ["status", "--username", "operator", "--password-file", secret], broker, in: scratch.path)
+        #expect(open.status == 1 && open.stderr.contains(secret) && open.stderr.contains("0640"), "\(open.stderr)")
+    }
+
     /// Bad input is refused before anything is sent, naming the thing.
     @Test func badArguments_areRefusedNamingTheThing() throws {
         let host = try Repository.product("host")
