@@ -84,7 +84,9 @@ let package = Package(
         // The host side. HostCore never links ServiceKit: only C types cross.
         .target(
             name: "HostCore",
-            dependencies: ["ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "Locking", "CSystem"],
+            dependencies: [
+                "ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "Locking", "CSystem", "MQTTCodec",
+            ],
             swiftSettings: hostCodegen),
         // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
         .target(name: "CSystem"),
@@ -168,8 +170,9 @@ let package = Package(
             exclude: ["servicehost.json", "Codec"],
             plugins: ["ServiceMetadata"]
         ),
-        // MQTTBridge's MQTT packet codec and its reader of fleet bundles (ustar), on their own for
-        // their unit tests and fuzz targets (mqtt, bundle).
+        // MQTTBridge's MQTT packet codec, the broker's address and its reader and writer of fleet
+        // bundles (ustar), on their own for their unit tests and fuzz targets (mqtt, bundle) and
+        // for `host fleet` (HostCore), which does not link the plugin (issue 41).
         .target(name: "MQTTCodec", path: "Plugins/MQTTBridge/Codec"),
 
         // Benchmarks (scripts/bench): the runner and a minimal Swift service; the C floor and
@@ -186,7 +189,7 @@ let package = Package(
 
         // Tests. TestSupport finds built products and compiles C fixtures.
         .target(name: "TestSupport", dependencies: ["LogEvents"], path: "Tests/Support"),
-        .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
+        .testTarget(name: "HostCoreTests", dependencies: ["HostCore", "ServiceABI", "MQTTCodec", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.
         .testTarget(
@@ -195,7 +198,7 @@ let package = Package(
         // The MQTT codec's own checks, and the replay of its fuzz corpus (Tests/Fuzz/Corpus/mqtt).
         .testTarget(name: "MQTTCodecTests", dependencies: ["MQTTCodec", "TestSupport"]),
         // MQTTBridge's settings and store readers, and the replay of their fuzz corpus (Tests/Fuzz/Corpus/bridge).
-        .testTarget(name: "MQTTBridgeParserTests", dependencies: ["MQTTBridge", "TestSupport"]),
+        .testTarget(name: "MQTTBridgeParserTests", dependencies: ["MQTTBridge", "MQTTCodec", "TestSupport"]),
         // Runs the built servicehost-metagen; reads its output with the host's decoder.
         .testTarget(name: "MetagenTests", dependencies: ["HostCore", "ServiceABI", "TestSupport"]),
     ]

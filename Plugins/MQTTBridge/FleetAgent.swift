@@ -12,7 +12,8 @@ import ServiceKit
 ///     {"hostId": "kiosk-17", "desired": "<digest>", "status": "applied",
 ///      "deploy": {"digest": …, "status": …, "reason": …, "detail": …, "culprit": …, "generation": 3},
 ///      "generation": {"digest": "<the bundle running>", "number": 3},
-///      "services": [{"id": …, "version": …, "state": "running", "lastFailure": …}]}
+///      "services": [{"id": …, "version": …, "state": "running", "health": {"status": …, "reason": …},
+///                    "lastFailure": …}]}
 ///
 /// `status` is `downloading`, `verifying`, `probation`, `applied`, `rolledBack` or `refused`.
 /// What it did is kept in the store (``FleetRecord``): a desired state applied, refused or
@@ -43,6 +44,9 @@ final class FleetAgent: Sendable {
         /// A desired state that came while another deploy was in probation: fetched at its end.
         var pending: FleetDesired?
         var stopped = false
+        /// The last reported state published, and whether the refresh is running.
+        var lastReported: [UInt8]?
+        var refreshing = false
     }
 
     // Changed on `queue`; `stopped` is also set from the main thread (willTerminate).
@@ -79,6 +83,23 @@ final class FleetAgent: Sendable {
                 mqtt.subscribe(download.desired.filters.map { MQTTSubscription($0, qos: 0) })
             }
             if known { report() }
+            let start = state.withLock { state in
+                defer { state.refreshing = true }
+                return !state.refreshing
+            }
+            if start { refresh() }
+        }
+    }
+
+    /// Every `reportInterval` seconds, a host that ever took part looks at its services again
+    /// and publishes its reported state when it changed: a service's state or health (issue 42's
+    /// health checks) changes without a deploy.
+    private func refresh() {
+        queue.asyncAfter(deadline: .now() + settings.reportInterval) { [self] in
+            let (stopped, known) = state.withLock { ($0.stopped, $0.record.status != nil) }
+            guard !stopped else { return }
+            if known { report(onlyIfChanged: true) }
+            refresh()
         }
     }
 
@@ -410,24 +431,26 @@ final class FleetAgent: Sendable {
 
     /// Publishes the retained `<prefix>/reported`, with the services from a `list` request and
     /// their files' digests from a `deploy` `digests` one.
-    func report() {
+    /// `onlyIfChanged`: not when it is the one published last (the refresh).
+    func report(onlyIfChanged: Bool = false) {
         let (record, desired, stopped) = state.withLock { ($0.record, $0.desired, $0.stopped) }
         guard !stopped else { return }
+        let publish: @Sendable ([JSONValue]) -> Void = { [self] services in
+            self.publish(record, desired: desired, services: services, onlyIfChanged: onlyIfChanged)
+        }
         let submitted =
             (try? host.control(.object(["command": "deploy", "action": "digests"])) { [self] digests in
                 let listed =
-                    (try? host.control(.object(["command": "list"])) { [self] reply in
+                    (try? host.control(.object(["command": "list"])) { reply in
                         let services = reply["services"]?.arrayValue ?? []
-                        publish(
-                            record, desired: desired,
-                            services: services.map { Self.reportedService($0, digests: digests["digests"]) })
+                        publish(services.map { Self.reportedService($0, digests: digests["digests"]) })
                     }) != nil
-                if !listed { publish(record, desired: desired, services: []) }
+                if !listed { publish([]) }
             }) != nil
-        if !submitted { publish(record, desired: desired, services: []) }
+        if !submitted { publish([]) }
     }
 
-    private func publish(_ record: FleetRecord, desired: String?, services: [JSONValue]) {
+    private func publish(_ record: FleetRecord, desired: String?, services: [JSONValue], onlyIfChanged: Bool) {
         var object: [String: JSONValue] = [
             "hostId": .string(settings.hostID), "deploy": record.json, "services": .array(services),
             "status": record.status.map(JSONValue.string) ?? .null,
@@ -437,14 +460,21 @@ final class FleetAgent: Sendable {
         if let running = record.running { generation["digest"] = .string(running) }
         if let number = record.runningGeneration { generation["number"] = .number(Double(number)) }
         object["generation"] = generation.isEmpty ? .null : .object(generation)
-        mqtt.publish(
-            topic: reportedTopic, Array(JSONValue.object(object).serialized.utf8), qos: settings.qos, retain: true)
+        let payload = Array(JSONValue.object(object).serialized.utf8)
+        let changed = state.withLock { state in
+            defer { state.lastReported = payload }
+            return state.lastReported != payload
+        }
+        guard changed || !onlyIfChanged else { return }
+        mqtt.publish(topic: reportedTopic, payload, qos: settings.qos, retain: true)
     }
 
-    /// One service of `list` as reported: id, version, its file's digest, state and last failure.
+    /// One service of `list` as reported: id, version, its file's digest, state, health (the
+    /// last check's `status` and `reason`, as `ctl list` shows it; null when it has none) and
+    /// last failure.
     static func reportedService(_ service: JSONValue, digests: JSONValue?) -> JSONValue {
         var object: [String: JSONValue] = [:]
-        for key in ["id", "version", "state"] { object[key] = service[key] ?? .null }
+        for key in ["id", "version", "state", "health"] { object[key] = service[key] ?? .null }
         object["digest"] = service["id"]?.stringValue.flatMap { digests?[$0] } ?? .null
         object["lastFailure"] = service["lastError"] ?? service["failure"] ?? .null
         return .object(object)

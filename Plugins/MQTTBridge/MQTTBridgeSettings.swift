@@ -37,6 +37,9 @@ struct MQTTBridgeSettings: Equatable {
     /// QoS 1 messages) after it disconnects; default 604 800 (a week). MQTT 3.1.1 keeps it for
     /// ever (clean session 0).
     var sessionExpiry: UInt32 = 604_800
+    /// `reportInterval`: seconds between looks at the services' state and health for the
+    /// fleet's reported state, published only when it changed (issue 41); default 30.
+    var reportInterval = 30.0
 
     /// The versions of MQTT the `protocol` setting names.
     enum ProtocolVersion: String, CaseIterable {
@@ -52,14 +55,11 @@ struct MQTTBridgeSettings: Equatable {
 
     static let keys = [
         "broker", "hostId", "clientId", "username", "passwordFile", "keepAlive", "prefix", "qos", "commands",
-        "maxPacket", "protocol", "sessionExpiry",
+        "maxPacket", "protocol", "sessionExpiry", "reportInterval",
     ]
 
-    /// Why settings were refused: names the key.
-    struct Problem: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
+    /// Why settings were refused: names the key (the codec's type: ``BrokerAddress`` throws it).
+    typealias Problem = MQTTSettingsProblem
 
     /// Reads `options.settings`; nil when there are none (the bridge is not configured).
     static func read(_ settings: JSONValue?) throws(Problem) -> MQTTBridgeSettings? {
@@ -130,6 +130,12 @@ struct MQTTBridgeSettings: Equatable {
                 throw Problem("settings.sessionExpiry must be 0 to 4294967295 seconds, not \(value)")
             }
             result.sessionExpiry = UInt32(seconds)
+        }
+        if let value = members["reportInterval"] {
+            guard let seconds = value.doubleValue, seconds >= 0.1, seconds <= 86400 else {
+                throw Problem("settings.reportInterval must be 0.1 to 86400 seconds, not \(value)")
+            }
+            result.reportInterval = seconds
         }
         return result
     }

@@ -81,6 +81,22 @@ case "ctl":
     runCtl(Array(arguments.dropFirst()))
 case "desktop":
     runDesktop(Array(arguments.dropFirst()))
+case "fleet":
+    let invocation: FleetCommand.Invocation
+    do { invocation = try FleetCommand.parse(Array(arguments.dropFirst())) } catch {
+        if error.isHelp { usageFailure(error, help: FleetCommand.help) }
+        failure(
+            "host: \(error.message)\nTry 'host fleet --help'.",
+            status: FleetCommand.ExitStatus.badArguments.rawValue)
+    }
+    let status = FleetCommand.run(
+        invocation,
+        print: { line in
+            print(line)
+            fflush(nil)
+        },
+        note: { line in _ = (line + "\n").withCString { write(STDERR_FILENO, $0, strlen($0)) } })
+    exit(status.rawValue)
 case "open":
     runOpen(Array(arguments.dropFirst()))
 case "action":

@@ -90,6 +90,10 @@ if fleet {
     var row = FleetRow(host: hostPath, bridge: bridge, service: service, pushes: quick ? 20 : 200)
     do { rows += try row.run(counts: quick ? [10] : [10, 50, 100]) } catch { fail(error.description) }
     raw += row.raw
+    // Issue 41: a bundle rolled out by `host fleet` to 50 hosts in one wave (10 with --quick).
+    var rollout = FleetRolloutRow(host: hostPath, bridge: bridge, service: service)
+    do { rows += try rollout.run(count: quick ? 10 : 50) } catch { fail(error.description) }
+    raw += rollout.raw
 }
 if !fleet {
     do {

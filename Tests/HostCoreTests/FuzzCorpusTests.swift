@@ -27,7 +27,7 @@ import Testing
     @Test(
         arguments: [
             "elf", "json", "control", "config", "frame", "manifest", "registry", "semver", "state", "minisign",
-            "netlink", "schema",
+            "netlink", "schema", "fleet",
         ])
     func everyTargetHasASeedCorpus(target: String) {
         #expect(Self.corpus(target).count >= 5)

@@ -1,4 +1,5 @@
 import Foundation
+import MQTTCodec
 import ServiceKit
 import TestSupport
 import Testing

@@ -30,6 +30,29 @@ import Testing
         #expect(Self.reason(try Self.seed("hardlink.tar"))! == (.link, "libB.so"))
     }
 
+    /// `host fleet publish`'s packing: read back by this reader and by Python's tarfile, the
+    /// same bytes every time.
+    @Test func aPackedBundle_readsBack_hereAndInPythonsTarfile() throws {
+        let files: [(name: String, bytes: [UInt8])] = [
+            ("libA.so", Array("\u{7f}ELF plugin".utf8)), ("empty.so", []),
+            ("services.json", [UInt8](repeating: 65, count: 1024)),
+        ]
+        let packed = BundleArchive.pack(files)
+        #expect(packed == BundleArchive.pack(files))
+        let archive = try BundleArchive(packed)
+        #expect(archive.entries.map(\.name) == files.map(\.name))
+        #expect(archive.entries.map { Array(packed[$0.bytes]) } == files.map(\.bytes))
+        let scratch = try Scratch()
+        let path = try scratch.write("packed.tar", packed)
+        let listed = try Command.run(
+            "/usr/bin/python3",
+            [
+                "-c", "import tarfile,sys; print(' '.join(f'{m.name}:{m.size}' for m in tarfile.open(sys.argv[1])))",
+                path,
+            ])
+        #expect(listed.stdout == "libA.so:11 empty.so:0 services.json:1024\n", "\(listed.stderr)")
+    }
+
     @Test func damagedHeaders_areRefusedWithTheirReason() throws {
         var bytes = try Self.seed("good.tar")
         bytes[10] ^= 1  // a byte of the first name: the checksum no longer matches

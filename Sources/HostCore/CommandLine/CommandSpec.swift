@@ -117,6 +117,12 @@ public enum CommandLineSpec {
                     "Hands a quick action to the running host, or starts one with it (what a Desktop Entry action runs).",
                 options: RunOptions.table.specs.filter { !DesktopCommand.refusedRunOptions.contains($0.name) }),
             CommandSpec(
+                words: ["fleet"], synopsis: "publish|rollout|status|cancel … [--broker ADDR]",
+                summary:
+                    "Publishes a bundle on the fleet's MQTT broker, rolls it out to the hosts wave by wave, shows their reported state, cancels a rollout."
+                    + " Exit status \(FleetCommand.ExitStatus.summary).",
+                options: FleetCommand.table.specs, operands: FleetCommand.Action.allCases.map(\.rawValue)),
+            CommandSpec(
                 words: ["completion"], synopsis: "bash|zsh",
                 summary: "Prints the shell completion script for bash or zsh: source <(host completion bash).",
                 options: [], operands: ShellCompletion.Shell.allCases.map(\.rawValue)),

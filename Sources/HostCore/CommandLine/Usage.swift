@@ -2,7 +2,7 @@
 public enum Usage {
     /// The commands before any option: `host inspect …`, `host ctl …`, `host help`.
     public static let commands = [
-        "check", "inspect", "ctl", "desktop", "open", "action", "new-service", "completion", "man", "help",
+        "check", "inspect", "ctl", "desktop", "open", "action", "new-service", "fleet", "completion", "man", "help",
     ]
 
     /// "unknown command 'inspet'; did you mean 'inspect'?".
@@ -24,6 +24,7 @@ public enum Usage {
           host desktop install|uninstall|status [--user|--system] [--name APP] [run options …]
           host open [URL] [run options …]
           host action ID [run options …]
+          host fleet publish|rollout|status|cancel … [--broker ADDR]
           host completion bash|zsh | man
           host --help | --version
 
@@ -58,6 +59,9 @@ public enum Usage {
         \(DesktopCommand.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
         \(OpenCommand.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
         \(OpenCommand.actionHelp.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+
+        A FLEET (over its MQTT broker: bundles, desired state, waves)
+        \(FleetCommand.help.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
 
         NEW SERVICE
           host new-service NAME     write a plugin package (Swift, or --c) that builds

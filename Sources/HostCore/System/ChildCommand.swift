@@ -13,9 +13,12 @@ public enum ChildCommand {
         public var output: String
     }
 
-    /// Runs `program` (searched on `PATH`) with `arguments`, stdin and stderr on /dev/null.
+    /// Runs `program` (searched on `PATH`) with `arguments`, stdin and stderr on /dev/null (with
+    /// `mergingErrors`, stderr goes to the output too: `minisign` says there why it failed).
     /// Throws when it cannot be started (not installed: ENOENT).
-    public static func run(_ program: String, _ arguments: [String]) throws(SystemError) -> Result {
+    public static func run(_ program: String, _ arguments: [String], mergingErrors: Bool = false) throws(SystemError)
+        -> Result
+    {
         var ends: [Int32] = [-1, -1]
         _ = try retryingOnInterrupt("pipe", program) { csystem_pipe2(&ends, O_CLOEXEC) }
         let readEnd = FileDescriptor(taking: ends[0])
@@ -25,7 +28,11 @@ public enum ChildCommand {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         // dup2 onto 1 clears close-on-exec on the tool's copy only.
         posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if mergingErrors {
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         let argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0

@@ -2,8 +2,8 @@
 // `mqtt` target's): its `settings` object from services.json, the broker address in it, the
 // delivered-message pairs and retained digests it keeps in its store (`mqtt.delivered`,
 // `mqtt.retained`, which a crash or a hand edit can leave damaged), and a command's `replyTo`.
-// Compiled from the plugin's own files (Plugins/MQTTBridge/{MQTTBridgeSettings,BrokerAddress,
-// DeliveredMessages,RetainedMessages,ReplyTopic}.swift) by scripts/fuzz; seeds in
+// Compiled from the plugin's own files (Plugins/MQTTBridge/{MQTTBridgeSettings,DeliveredMessages,
+// RetainedMessages,ReplyTopic}.swift; the broker address is MQTTCodec's) by scripts/fuzz; seeds in
 // Tests/Fuzz/Corpus/bridge, replayed by MQTTBridgeParserTests.
 import MQTTCodec
 import ServiceKit

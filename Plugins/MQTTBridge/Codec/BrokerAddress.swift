@@ -1,19 +1,20 @@
 import Glibc
 
 /// Where the broker listens: `tcp://HOST:PORT` (or `HOST:PORT`; port 1883 when left out) or
-/// `unix:/PATH` (a Unix-domain socket, as a local Mosquitto's `listener 0 /PATH`).
-enum BrokerAddress: Equatable, CustomStringConvertible {
+/// `unix:/PATH` (a Unix-domain socket, as a local Mosquitto's `listener 0 /PATH`). Shared by the
+/// bridge's `broker` setting and `host fleet --broker` (issue 41), which does not link the plugin.
+public enum BrokerAddress: Equatable, Sendable, CustomStringConvertible {
     case tcp(host: String, port: UInt16)
     case unix(path: String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .tcp(let host, let port): "tcp://\(host):\(port)"
         case .unix(let path): "unix:\(path)"
         }
     }
 
-    static func parse(_ text: String) throws(MQTTBridgeSettings.Problem) -> BrokerAddress {
+    public static func parse(_ text: String) throws(MQTTSettingsProblem) -> BrokerAddress {
         if text.hasPrefix("unix:") {
             let path = String(text.dropFirst(5))
             guard path.hasPrefix("/"), path.utf8.count < 108 else {
@@ -44,7 +45,7 @@ enum BrokerAddress: Equatable, CustomStringConvertible {
     }
 
     /// A connected stream socket, or the reason there is none (names the address).
-    func connect() -> Result<Int32, ConnectionError> {
+    public func connect() -> Result<Int32, ConnectionError> {
         switch self {
         case .unix(let path):
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -99,11 +100,18 @@ enum BrokerAddress: Equatable, CustomStringConvertible {
 }
 
 /// Why the broker could not be reached or the connection ended; names the address.
-struct ConnectionError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct ConnectionError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 
     static func system(_ call: String, _ address: BrokerAddress) -> ConnectionError {
         ConnectionError("\(call) \(address): \(String(cString: strerror(errno)))")
     }
+}
+
+/// Why a setting (the bridge's in services.json, or a `host fleet` option) was refused: names
+/// the key and the reason.
+public struct MQTTSettingsProblem: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
