@@ -16,6 +16,18 @@ public protocol SystemSource: AnyObject {
 
     /// Starts driving the app through `driver`: on, or off with the reason (nothing started).
     func start(_ driver: AppDriver) -> SourceState
+
+    /// Starts driving the app through `driver`, saying on or off through `report` once: at once,
+    /// or later from the main loop when that waits on a peer's answer (a server on the bus being
+    /// activated), so the main thread never waits for it. The host starts its sources with this;
+    /// by default it is `report(start(driver))`.
+    func start(_ driver: AppDriver, report: @escaping @MainActor (SourceState) -> Void)
+}
+
+extension SystemSource {
+    public func start(_ driver: AppDriver, report: @escaping @MainActor (SourceState) -> Void) {
+        report(start(driver))
+    }
 }
 
 /// Whether a source runs, and why (or why not).

@@ -20,22 +20,31 @@ public final class SystemSources {
     /// The names of the built-in sources.
     public nonisolated static let builtInNames = ["sleep", "lock", "time", "network", "memory", "notifications"]
 
-    /// Each source and its state, in start order, once ``start(_:switches:)`` ran.
+    /// Each source and its state, in the order they said it, once ``start(_:driver:switches:)`` ran
+    /// (a source waiting on a peer's answer is added when it came).
     public private(set) var states: [(name: String, state: SourceState)] = []
     private var running: [any SystemSource] = []
 
     /// No source started yet.
     public init() {}
 
-    /// Starts every source of `sources` that `switches` does not turn off, logging each.
+    /// Starts every source of `sources` that `switches` does not turn off, logging each state
+    /// when the source says it.
     public func start(_ sources: [any SystemSource], driver: AppDriver, switches: [String: Bool]) {
         for source in sources {
-            let state: SourceState =
-                switches[source.name] == false ? .off("turned off (--source \(source.name)=off)") : source.start(driver)
-            states.append((source.name, state))
-            if state.isOn { running.append(source) }
-            Self.log(source.name, state, to: driver.log)
+            let name = source.name
+            guard switches[name] != false else {
+                said(source, .off("turned off (--source \(name)=off)"), log: driver.log)
+                continue
+            }
+            source.start(driver) { [weak self] state in self?.said(source, state, log: driver.log) }
         }
+    }
+
+    private func said(_ source: any SystemSource, _ state: SourceState, log: Log) {
+        states.append((source.name, state))
+        if state.isOn { running.append(source) }
+        Self.log(source.name, state, to: log)
     }
 
     /// What each of `sources` would be, without starting any (`host check`).
