@@ -111,6 +111,11 @@ final class TestHostFunctions: HostFunctions {
 
     func endBackgroundTask(_ task: UInt32) -> Int32 { base.endBackgroundTask(task) }
 
+    func setNotificationCategories(json: [UInt8]) -> Int32 {
+        record(.notificationCategories(Self.parse(json)))
+        return base.setNotificationCategories(json: json)
+    }
+
     func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 {
         base.control(json, reply: reply)
     }

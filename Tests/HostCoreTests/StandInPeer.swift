@@ -39,6 +39,7 @@ final class StandInPeer {
         }
         func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
         func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
+        func setNotificationCategories(json: [UInt8]) -> Int32 { Int32(SH_UNSUPPORTED) }
     }
 
     let forwarder: HostCallForwarder

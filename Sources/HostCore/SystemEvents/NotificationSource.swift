@@ -193,7 +193,9 @@ final class NotificationSource: SystemSource, NotificationPresenter {
 
     func present(_ payload: PushPayload, options: PresentationOptions) -> Bool {
         guard let bus, let driver,
-            var notification = DesktopNotification(payload, options: options, categories: settings.categories)
+            var notification = DesktopNotification(
+                payload, options: options,
+                categories: driver.host.notificationCategories.merged(over: settings.categories))
         else { return false }
         guard let capabilities else {
             // The server has not said what it can do yet: shown when it has.

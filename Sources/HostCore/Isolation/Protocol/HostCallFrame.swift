@@ -38,6 +38,8 @@ enum HostCallFrame: Sendable, Equatable {
     case requestAuthorization(options: UInt32)
     /// `set_scene_restoration`: u64 scene id, optional blob activity. Reply: result.
     case setSceneRestoration(scene: UInt64, json: [UInt8]?)
+    /// notifications/1 `set_categories`: blob JSON. Reply: result.
+    case setNotificationCategories(json: [UInt8])
 
     /// The frame this call travels in, and the function's number for a `call` frame.
     var frame: (type: FrameType, call: HostCall?) {
@@ -56,6 +58,7 @@ enum HostCallFrame: Sendable, Equatable {
         case .notificationSettings: (.call, .notificationSettings)
         case .requestAuthorization: (.call, .requestAuthorization)
         case .setSceneRestoration: (.call, .setSceneRestoration)
+        case .setNotificationCategories: (.call, .setNotificationCategories)
         }
     }
 
@@ -96,6 +99,8 @@ enum HostCallFrame: Sendable, Equatable {
         case .setSceneRestoration(let scene, let json):
             w.u64(scene)
             w.optionalBlob(json)
+        case .setNotificationCategories(let json):
+            w.blob(json)
         }
     }
 
@@ -167,6 +172,9 @@ enum HostCallFrame: Sendable, Equatable {
             case .setSceneRestoration:
                 call = .setSceneRestoration(scene: try r.u64("scene"), json: try r.optionalBlob("activity"))
                 try r.finish("set_scene_restoration")
+            case .setNotificationCategories:
+                call = .setNotificationCategories(json: try r.blob("categories"))
+                try r.finish("set_categories")
             }
         default:
             throw .malformed("a worker sent a \(frame.type) frame")
@@ -227,6 +235,8 @@ enum HostCallFrame: Sendable, Equatable {
             return .result(functions.requestAuthorization(options))
         case .setSceneRestoration(let scene, let json):
             return .result(functions.setSceneRestoration(scene: scene, json: json))
+        case .setNotificationCategories(let json):
+            return .result(functions.setNotificationCategories(json: json))
         }
     }
 }

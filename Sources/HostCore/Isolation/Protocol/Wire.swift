@@ -91,12 +91,14 @@ enum HostCall: UInt8, Sendable {
     case requestAuthorization = 8
     /// `sh_host.set_scene_restoration`: u64 scene id, optional JSON. Reply: i32.
     case setSceneRestoration = 9
+    /// notifications/1 `set_categories`: JSON. Reply: i32.
+    case setNotificationCategories = 10
 
     /// Whether the ABI says [main-thread]: the host runs these on its main thread.
     var needsMainThread: Bool {
         switch self {
         case .appState, .unsubscribe, .notificationSettings, .requestAuthorization: false
-        case .storeGet, .storeSet, .storeRemove, .storeKeys, .setSceneRestoration: true
+        case .storeGet, .storeSet, .storeRemove, .storeKeys, .setSceneRestoration, .setNotificationCategories: true
         }
     }
 }

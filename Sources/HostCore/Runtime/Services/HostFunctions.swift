@@ -55,6 +55,9 @@ package protocol HostFunctions: AnyObject, Sendable {
     func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32
     /// Extension background-tasks/1 `end`: SH_OK, or SH_NOT_FOUND. [main-thread]
     func endBackgroundTask(_ task: UInt32) -> Int32
+    /// Extension notifications/1 `set_categories`: the document's bytes (at most
+    /// SH_NOTIFICATIONS_MAX_CATEGORIES_BYTES). SH_OK or SH_INVALID. [main-thread]
+    func setNotificationCategories(json: [UInt8]) -> Int32
 }
 
 /// What `store_get` found: a result, and the value's length and bytes when there is one.

@@ -60,14 +60,18 @@ final class SharedServices: Sendable {
     let requests: ServiceRequests
     /// The background-tasks extension's tasks (main thread only).
     let backgroundTasks: BackgroundTasks
+    /// The notifications extension's categories (main thread only).
+    let categories: NotificationCategories
 
     init(
         authorization: NotificationAuthorization, requests: ServiceRequests, backgroundTasks: BackgroundTasks,
+        categories: NotificationCategories,
         setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32
     ) {
         self.authorization = authorization
         self.requests = requests
         self.backgroundTasks = backgroundTasks
+        self.categories = categories
         self.setRestoration = setRestoration
     }
 }
@@ -170,6 +174,11 @@ extension ServiceContext: HostFunctions {
             id = tasks.begin(service: self.id, name: name) { expired(id) }
             return id
         }
+    }
+
+    func setNotificationCategories(json: [UInt8]) -> Int32 {
+        // [main-thread] in notifications.h.
+        MainActor.assumeIsolated { shared.categories.set(json, service: id) }
     }
 
     func endBackgroundTask(_ task: UInt32) -> Int32 {
