@@ -42,6 +42,7 @@ private final class StandIn: HostFunctions {
     func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 { Int32(SH_UNSUPPORTED) }
     func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
     func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
+    func setNotificationCategories(json: [UInt8]) -> Int32 { json.count <= 65536 ? Int32(SH_OK) : Int32(SH_INVALID) }
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         precondition(!name.isEmpty)
         return Int32(SH_NOT_FOUND)
