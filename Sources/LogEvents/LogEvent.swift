@@ -59,6 +59,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case metricsListening = "metrics.listening"
     case metricsUnavailable = "metrics.unavailable"
     case notificationInvalidJSON = "notification.invalidJSON"
+    case notificationCategoriesRefused = "notificationCategories.refused"
+    case notificationCategoriesSet = "notificationCategories.set"
     case pluginsDefault = "plugins.default"
     case pushNotBroughtForward = "push.notBroughtForward"
     case registryChanged = "registry.changed"
@@ -187,6 +189,8 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .metricsListening: ["address"]
         case .metricsUnavailable: []
         case .notificationInvalidJSON: ["name", "reason"]
+        case .notificationCategoriesRefused: ["service", "reason"]
+        case .notificationCategoriesSet: ["service", "categories"]
         case .pluginsDefault: ["directories"]
         case .pushNotBroughtForward: ["reason"]
         case .registryChanged: ["path"]

@@ -112,6 +112,10 @@ final class TestHostFunctions: HostFunctions {
     func endBackgroundTask(_ task: UInt32) -> Int32 { base.endBackgroundTask(task) }
 
     func reportHealth(_ status: Int32, reason: String?) -> Int32 { base.reportHealth(status, reason: reason) }
+    func setNotificationCategories(json: [UInt8]) -> Int32 {
+        record(.notificationCategories(Self.parse(json)))
+        return base.setNotificationCategories(json: json)
+    }
 
     func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 {
         base.control(json, reply: reply)

@@ -46,6 +46,8 @@ public enum Request: Sendable, Equatable {
     case restoration(scene: UInt64, activity: JSONValue?)
     /// `host.request(name, payload)`: answered from ``TestHost/requestAnswers``.
     case request(String, payload: JSONValue?)
+    /// `host.setNotificationCategories(_:)`, the categories as the JSON the host got.
+    case notificationCategories(JSONValue?)
 }
 
 /// The answer a service gives through a completion (`FetchCompletion`,

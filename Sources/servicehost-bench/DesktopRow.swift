@@ -5,7 +5,9 @@ import Glibc
 /// - warm: `host open myapp://item/1 [options]` to a running host, exec → exit, against
 ///   `host ctl open myapp://item/1`, exec → exit (the same request, the same socket);
 /// - cold: `xdg-open myapp://item/1` with no host running, exec → DeepLinks' "open item 1
-///   (launch)" line, against the host's own start-up on the same plugin, exec → active.
+///   (launch)" line, against the host's own start-up on the same plugin, exec → active; for
+///   reference, the two parts of that path: xdg-open to an entry running /bin/true, and
+///   `host open myapp://item/1` (the entry's Exec) with no host running.
 /// Needs Debian's xdg-utils (pending without it).
 struct DesktopRow {
     let host: String
@@ -74,7 +76,7 @@ struct DesktopRow {
         running.finish(signal: SIGTERM)
 
         // Cold: xdg-open starts the host; the host's start-up alone is the baseline.
-        var cold = (xdgOpen: [Double](), startup: [Double](), xdgTrue: [Double]())
+        var cold = (xdgOpen: [Double](), startup: [Double](), xdgTrue: [Double](), hostOpen: [Double]())
         for rep in 0...reps {
             let start = nowNanoseconds()
             var opened = try Child(Self.xdgOpen, [url], capture: 2, environment: environment, newGroup: true)
@@ -94,16 +96,28 @@ struct DesktopRow {
             let active = nowNanoseconds() - started
             plain.finish(signal: SIGTERM)
             let alone = try runToExit(Self.xdgOpen, ["benchtrue://x"], environment: environment)
+            // The host's own cold path, what the entry's Exec runs: no host, so `host open`
+            // execs one with --launch-url.
+            let openStart = nowNanoseconds()
+            var hostOpen = try Child(
+                host, ["open", url] + options, capture: 2, environment: environment, newGroup: true)
+            guard hostOpen.waitFor("open item 1 (launch)") else {
+                hostOpen.finishGroup(signal: SIGKILL)
+                throw BenchError("row 12: host open \(url) never reached DeepLinks:\n\(hostOpen.text)")
+            }
+            let openHandled = nowNanoseconds() - openStart
+            hostOpen.finishGroup(signal: SIGTERM)
             if rep > 0 {
                 cold.xdgOpen.append(handled)
                 cold.startup.append(active)
                 cold.xdgTrue.append(alone)
+                cold.hostOpen.append(openHandled)
             }
         }
         raw += [
             ("desktop.host_open_ns", median(warm.open)), ("desktop.ctl_open_ns", median(warm.ctl)),
             ("desktop.xdg_open_cold_ns", median(cold.xdgOpen)), ("desktop.startup_ns", median(cold.startup)),
-            ("desktop.xdg_open_true_ns", median(cold.xdgTrue)),
+            ("desktop.xdg_open_true_ns", median(cold.xdgTrue)), ("desktop.host_open_cold_ns", median(cold.hostOpen)),
         ]
         return [
             .paired(
@@ -119,6 +133,12 @@ struct DesktopRow {
                 measured:
                     "for reference: `xdg-open` to an entry that runs /bin/true (exec → exit), vs the host's start-up",
                 unit: .nanoseconds, ours: cold.xdgTrue, baseline: cold.startup, target: "—"),
+            // The host's share of the cold row: `host open` finding no host and exec'ing one.
+            .paired(
+                row: "12",
+                measured:
+                    "for reference: cold `host open URL` (the entry's Exec, without xdg-open) → handled, vs the host's start-up",
+                unit: .nanoseconds, ours: cold.hostOpen, baseline: cold.startup, target: "—"),
         ]
     }
 

@@ -88,6 +88,42 @@ struct DesktopNotificationTests {
         #expect(Self.sequence(records, 10, 11) == ["10", "11 reply", "10", "11 \(Self.defaultAction)"])
     }
 
+    /// A server without the `actions` capability shows no buttons: none is sent, not even the
+    /// default one; without `body-markup` the body goes as it is.
+    @Test func aServerWithoutActions_isSentNone_andABodyWithoutMarkupAsItIs() throws {
+        let scratch = try Scratch()
+        let daemon = try NotificationDaemon(in: scratch, capabilities: ["body"])
+        let host = try Self.host(daemon)
+        let alert = Self.alert.replacingOccurrences(of: "Lunch at 1?", with: "Fish & <chips>")
+        try host.ctl("push", try host.file("p.json", alert))
+        #expect(eventually(within: 30) { (try? daemon.notifyCalls().count) == 1 })
+        let notify = try #require(try daemon.notifyCalls().first)
+        #expect(notify.actions == [])
+        #expect(notify.body == "from Ann\nFish & <chips>")
+        host.stop()
+        #expect(host.records.named(.desktopNotificationShown).map { $0.string("actions") } == [""])
+    }
+
+    /// A server that answers late (being activated) stalls nothing: the host serves meanwhile,
+    /// says the source is on once the server answered, and shows then the push made while it
+    /// waited. (Started synchronously, the host answered nothing until its start's calls gave up.)
+    @Test func aServerAnsweringLate_stallsNothing_andThePushMadeMeanwhileIsShownThen() throws {
+        let scratch = try Scratch()
+        let daemon = try NotificationDaemon(in: scratch)
+        let gate = scratch.file("gate")
+        try daemon.answerServerInformation(once: gate)
+        let host = try Self.host(daemon)
+        let (status, reply) = try host.ctlJSON("push", try host.file("p.json", Self.alert))
+        #expect(status == 0 && reply["presentation"] as? [String] == ["banner"])
+        _ = try scratch.write("gate", [])
+        #expect(eventually(within: 30) { (try? daemon.notifyCalls().count) == 1 })
+        #expect(try daemon.notifyCalls().first?.summary == "New entry")
+        host.stop()
+        let on = host.records.named(.sourceOn).filter { $0.string("source") == "notifications" }
+        #expect(on.map { $0.string("reason") } == ["mock-notify 1.0 on the session bus"])
+        #expect(host.records.named(.desktopNotificationShown).count == 1)
+    }
+
     /// `host check` lists the source: on with the server's name, off as the configuration says.
     @Test func hostCheck_listsTheSource() throws {
         let scratch = try Scratch()

@@ -8,8 +8,9 @@ struct TranscriptShell {
     let folder: String
     let environment: [String: String]
 
-    /// A `bin/host` wrapper in `scratch`; commands run in `scratch`'s folder.
-    init(_ scratch: Scratch, control: String) throws {
+    /// A `bin/host` wrapper in `scratch`; commands run in `scratch`'s folder, with `extra`
+    /// added to the environment.
+    init(_ scratch: Scratch, control: String, environment extra: [String: String] = [:]) throws {
         let executable = try Repository.product("host")
         _ = try scratch.folder("bin")
         let script = """
@@ -23,6 +24,7 @@ struct TranscriptShell {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         // No system bus, whatever the machine has: the sleep source says it is off, the same everywhere.
         environment = ["PATH": scratch.file("bin") + ":" + path, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent"]
+            .merging(extra) { $1 }
     }
 
     /// Runs `line` with `/bin/sh -c` in the folder.

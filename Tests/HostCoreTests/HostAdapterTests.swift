@@ -65,6 +65,10 @@ import Testing
             note("reportHealth \(status) \(reason ?? "-")")
             return Int32(SH_OK)
         }
+        func setNotificationCategories(json: [UInt8]) -> Int32 {
+            note("setNotificationCategories \(String(decoding: json, as: UTF8.self))")
+            return Int32(SH_OK)
+        }
     }
 
     private let recorder = Recorder()
@@ -163,6 +167,22 @@ import Testing
         #expect(tasks.begin!(h, "save", expired, nil) == 7)
         #expect(tasks.end!(h, 7) == SH_OK)
         #expect(recorder.calls.withLock { $0 } == ["beginBackgroundTask save", "endBackgroundTask 7"])
+    }
+
+    /// The notifications extension (issue 39): found by its id, its thunk refuses a NULL
+    /// document and one over the limit before any implementation, and passes the rest on.
+    @Test func theNotificationsExtension_checksItsArguments() throws {
+        let h = host
+        let raw = try #require(h.pointee.get_extension!(h, SH_NOTIFICATIONS_ID))
+        let table = raw.assumingMemoryBound(to: sh_notifications.self).pointee
+        #expect(table.size == SH_NOTIFICATIONS_SIZE_V1 && table.version == SH_NOTIFICATIONS_VERSION)
+        #expect(table.set_categories!(h, nil, 0) == SH_INVALID)
+        let big = [CChar](repeating: 32, count: Int(SH_NOTIFICATIONS_MAX_CATEGORIES_BYTES) + 1)
+        #expect(table.set_categories!(h, big, big.count) == SH_INVALID)
+        #expect(recorder.calls.withLock { $0 }.isEmpty)
+        let json = #"{"m":[]}"#
+        #expect(table.set_categories!(h, json, json.utf8.count) == SH_OK)
+        #expect(recorder.calls.withLock { $0 } == [#"setNotificationCategories {"m":[]}"#])
     }
 
     // MARK: Worker frames

@@ -40,6 +40,7 @@ final class StandInPeer {
         func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
         func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
         func reportHealth(_ status: Int32, reason: String?) -> Int32 { Int32(SH_OK) }
+        func setNotificationCategories(json: [UInt8]) -> Int32 { Int32(SH_UNSUPPORTED) }
     }
 
     let forwarder: HostCallForwarder

@@ -178,6 +178,20 @@ import Testing
         #expect(host.notificationSettings.status == .denied)
     }
 
+    /// `setNotificationCategories` (issue 39) goes through the host's notifications extension:
+    /// recorded as the JSON the host got; one the host refuses throws `invalid`.
+    @Test func notificationCategories_areRecorded_andOneTheHostRefusesThrows() {
+        let service = CategoryRegistrar()
+        let host = TestHost(service)
+        host.launch()
+        #expect(service.errors == [nil, .invalid])
+        #expect(
+            host.requests == [
+                .notificationCategories(["invite": [["id": "accept", "title": "Accept"]]]),
+                .notificationCategories(["invite": [["id": "default", "title": "Go"]]]),
+            ])
+    }
+
     @Test func aPresentWhileNotActive_reachesNoService_asInTheHost() throws {
         let host = TestHost(Presenter())
         host.launch(into: .background)
@@ -396,6 +410,19 @@ private final class Counter: ApplicationService {
         try? host.store.set("count", String(count))
         try? host.post("counter.changed", payload: ["count": .number(Double(count))])
         _ = try? host.requestAuthorization([.alert])
+    }
+}
+
+private final class CategoryRegistrar: ApplicationService {
+    var errors: [HostError?] = []
+    func didFinishLaunching(_ options: LaunchOptions) -> Bool {
+        for action in [NotificationCategory.Action(id: "accept", title: "Accept"), .init(id: "default", title: "Go")] {
+            do throws(HostError) {
+                try host.setNotificationCategories([NotificationCategory(id: "invite", actions: [action])])
+                errors.append(nil)
+            } catch { errors.append(error) }
+        }
+        return true
     }
 }
 

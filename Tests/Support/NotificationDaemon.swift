@@ -13,8 +13,13 @@ public final class NotificationDaemon {
     /// The environment that points a host at this bus as its session bus.
     public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
 
-    /// Starts a bus in `scratch` and the notification server's mock on it.
-    public init(in scratch: Scratch) throws {
+    /// What a desktop's server can do (GNOME Shell's and dunst's include these): dbusmock's
+    /// template offers no `actions` unless told.
+    public static let desktopCapabilities = ["actions", "body", "body-markup", "persistence", "sound"]
+
+    /// Starts a bus in `scratch` and the notification server's mock on it, answering
+    /// `GetCapabilities` with `capabilities`.
+    public init(in scratch: Scratch, capabilities: [String] = desktopCapabilities) throws {
         guard DBusMock.installed else { throw TestFailure("dbus-daemon and python3-dbusmock are not installed") }
         let socket = scratch.file("session.sock")
         address = "unix:path=\(socket)"
@@ -24,7 +29,11 @@ public final class NotificationDaemon {
             throw TestFailure("dbus-daemon did not listen on \(socket)")
         }
         mockProcess = try Command.start(
-            DBusMock.python, ["-m", "dbusmock", "--template", "notification_daemon"], environment: environment)
+            DBusMock.python,
+            [
+                "-m", "dbusmock", "--template", "notification_daemon", "--parameters",
+                #"{"capabilities": "\#(capabilities.joined(separator: " "))"}"#,
+            ], environment: environment)
         guard eventually(within: 30, { (try? self.python("print(server.GetServerInformation()[0])")) == "mock-notify" })
         else { throw TestFailure("dbusmock's notification daemon did not appear on \(address)") }
     }
@@ -44,6 +53,17 @@ public final class NotificationDaemon {
         let result = try Command.run(DBusMock.python, ["-c", script])
         guard result.status == 0 else { throw TestFailure("python against the bus failed: \(result.stderr)") }
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// From now on the server answers `GetServerInformation` only once `gate` exists (as a server
+    /// being activated answers late); the mock answers nothing else meanwhile.
+    public func answerServerInformation(once gate: String) throws {
+        try python(
+            """
+            mock.AddMethod('org.freedesktop.Notifications', 'GetServerInformation', '', 'ssss',
+                'import os, time\\nwhile not os.path.exists("\(gate)"): time.sleep(0.02)\\n'
+                'ret = ("mock-notify", "test vendor", "1.0", "1.1")')
+            """)
     }
 
     /// One `Notify` call as the server received it.

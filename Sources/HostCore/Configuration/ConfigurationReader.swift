@@ -126,8 +126,7 @@ struct ConfigurationReader {
 
     // MARK: Notifications (issue 39)
 
-    private func readNotifications(_ top: [String: JSONValue]) throws(ConfigurationError) -> DesktopNotificationSettings
-    {
+    func readNotifications(_ top: [String: JSONValue]) throws(ConfigurationError) -> DesktopNotificationSettings {
         var settings = DesktopNotificationSettings()
         if let value = top["notifications"] {
             guard let word = value.stringValue, let on = ["on": true, "off": false][word] else {

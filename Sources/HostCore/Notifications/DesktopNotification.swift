@@ -62,8 +62,9 @@ struct DesktopNotification: Equatable {
         transient = !options.contains(.list)
     }
 
-    /// `Notify`'s arguments (`susssasa{sv}i`): the body escaped when the server reads markup.
-    func arguments(markup: Bool) -> [SDBusConnection.Argument] {
+    /// `Notify`'s arguments (`susssasa{sv}i`): the body escaped when the server reads markup,
+    /// the actions (the default one first) only to a server that shows them.
+    func arguments(markup: Bool, actions showsActions: Bool) -> [SDBusConnection.Argument] {
         var hints: [(key: String, value: SDBusConnection.Variant)] = []
         if let sound {
             hints.append(("sound-name", .string(sound)))
@@ -71,7 +72,7 @@ struct DesktopNotification: Equatable {
             hints.append(("suppress-sound", .bool(true)))
         }
         if transient { hints.append(("transient", .bool(true))) }
-        let pairs = [Self.defaultAction, "Open"] + actions.flatMap { [$0.id, $0.title] }
+        let pairs = showsActions ? [Self.defaultAction, "Open"] + actions.flatMap { [$0.id, $0.title] } : []
         return [
             .string(Self.appName), .uint32(0), .string(""), .string(summary),
             .string(markup ? Self.escaped(body) : body), .strings(pairs), .dictionary(hints), .int32(-1),

@@ -35,6 +35,8 @@ public final class Host {
     public let clock: HostClock
     /// Background tasks services opened (UIKit's `beginBackgroundTask`), which the sleep source waits for.
     public let backgroundTasks: BackgroundTasks
+    /// The notification categories services registered (`dev.servicehost.notifications/1`).
+    let notificationCategories: NotificationCategories
 
     let stateCell = AppStateCell()
     let dispatcher: Dispatcher
@@ -66,6 +68,7 @@ public final class Host {
         self.firstLaunch = firstLaunch
         self.clock = clock
         backgroundTasks = BackgroundTasks(log: log)
+        notificationCategories = NotificationCategories(log: log)
         // The parts in dependency order, each given what it needs; only isolation, a start step of
         // its own that can fail, is handed over later (startIsolation).
         dispatcher = Dispatcher(log: log, trace: trace, tracker: tracker)
@@ -86,7 +89,7 @@ public final class Host {
         let pluginSources = PluginSources()
         let shared = SharedServices(
             authorization: authorization, requests: requests, backgroundTasks: backgroundTasks,
-            pluginSources: pluginSources
+            pluginSources: pluginSources, categories: notificationCategories
         ) { service, id, json in
             guard let scene = scenes.records.first(where: { $0.id == id }) else { return Int32(SH_NOT_FOUND) }
             return restorations.save(json, scene: scene.name, service: service)

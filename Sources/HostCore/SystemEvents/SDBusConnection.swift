@@ -21,7 +21,11 @@ final class SDBusConnection {
     // asked for while one runs is done by the running one's loop.
     private var pumping = false
     private var pumpAgain = false
+    private var closed = false
     private var matches: [Match] = []
+    /// The calls awaiting their reply, each holding its slot: closing the connection releases
+    /// them without a reply (sd-bus calls no callback for a call it drops).
+    private var calls: [Pending] = []
 
     /// Which bus to open.
     enum Kind {
@@ -60,20 +64,26 @@ final class SDBusConnection {
         DispatchQueue.main.async { [weak self] in MainActor.assumeIsolated { self?.pump() } }
     }
 
-    /// Leaves the loop and closes the connection (its matches stop).
+    /// Leaves the loop and closes the connection (its matches stop, its calls are dropped
+    /// without a reply). Not from inside one of its own callbacks: sd-bus is running then.
     func close() {
+        guard !closed else { return }
+        closed = true
         watch?.cancel()
         watch = nil
         timer?.cancel()
         timer = nil
         for match in matches { _ = library.slotUnref(match.slot) }
         matches = []
+        for call in calls { _ = library.slotUnref(call.slot) }
+        calls = []
         _ = library.flushCloseUnref(bus)
     }
 
     /// Processes everything sd-bus has to do now (messages read, writes, timeouts), running
     /// callbacks on this thread, then writes out what is queued and re-arms the timeout.
     func pump() {
+        guard !closed else { return }
         if pumping {
             pumpAgain = true
             return
@@ -191,28 +201,30 @@ final class SDBusConnection {
 
     /// A call whose reply is awaited on the main loop: `reply` runs on the main thread with the
     /// reply (borrowed for the call) or the error, once (the peer's error, a timeout after
-    /// sd-bus's 25 s, the connection lost). Nothing waits on the main thread meanwhile.
+    /// `timeout` microseconds or sd-bus's 25 s, the connection lost), and never once the
+    /// connection was closed. Nothing waits on the main thread meanwhile.
     func callAsync(
         destination: String, path: String, interface: String, member: String, _ arguments: [Argument] = [],
-        reply: @escaping (Result<SDBusMessage, SDBusError>) -> Void
+        timeout: UInt64 = 0, reply: @escaping (Result<SDBusMessage, SDBusError>) -> Void
     ) throws(SDBusError) {
         let operation = "\(interface).\(member)"
         let message = try methodCall(destination: destination, path: path, interface: interface, member: member)
         defer { _ = library.messageUnref(message) }
         try append(arguments, to: message, operation)
         let pending = Pending(operation, reply)
-        // Retained until the reply's callback, which sd-bus calls exactly once (a floating
-        // slot: the bus owns it); a bus closed first drops the call and this box with it.
-        let userdata = Unmanaged.passRetained(pending).toOpaque()
+        // `calls` holds the box and its slot until the reply (sd-bus calls back exactly once
+        // while the slot lives) or close(), which unrefs the slot: no callback, nothing leaked.
         let called = library.callAsync(
-            bus, nil, message,
+            bus, &pending.slot, message,
             { message, userdata, _ in
                 guard let userdata else { return 0 }
-                let pending = Unmanaged<Pending>.fromOpaque(userdata).takeRetainedValue()
-                guard let message else { return 0 }
+                let pending = Unmanaged<Pending>.fromOpaque(userdata).takeUnretainedValue()
                 let library = SDBusConnection.loaded
-                let reply = OpaquePointer(message)
                 MainActor.assumeIsolated {
+                    // sd-bus holds its own reference on the slot during this callback.
+                    pending.connection?.finished(pending)
+                    guard let message else { return }
+                    let reply = OpaquePointer(message)
                     if let error = library.messageGetError(reply), error.pointee.name != nil {
                         pending.reply(
                             .failure(
@@ -224,18 +236,32 @@ final class SDBusConnection {
                     }
                 }
                 return 0
-            }, userdata, 0)
+            }, Unmanaged.passUnretained(pending).toOpaque(), timeout)
         guard called >= 0 else {
-            Unmanaged<Pending>.fromOpaque(userdata).release()
             throw SDBusError(operation: "sd_bus_call_async(\(operation))", reason: .system(errno: -called))
         }
+        pending.connection = self
+        calls.append(pending)
         pump()
     }
 
-    /// A call awaiting its reply.
+    /// How many calls await their reply.
+    var pendingCalls: Int { calls.count }
+
+    /// `pending` got its reply: its box and slot are let go.
+    private func finished(_ pending: Pending) {
+        guard let index = calls.firstIndex(where: { $0 === pending }) else { return }
+        calls.remove(at: index)
+        _ = library.slotUnref(pending.slot)
+        pending.slot = nil
+    }
+
+    /// A call awaiting its reply, and its slot (this connection's reference).
     private final class Pending {
         let operation: String
         let reply: (Result<SDBusMessage, SDBusError>) -> Void
+        var slot: SDBusLibrary.Slot?
+        weak var connection: SDBusConnection?
         init(_ operation: String, _ reply: @escaping (Result<SDBusMessage, SDBusError>) -> Void) {
             self.operation = operation
             self.reply = reply

@@ -17,6 +17,12 @@ public protocol SystemSource: AnyObject {
     /// Starts driving the app through `driver`: on, or off with the reason (nothing started).
     func start(_ driver: AppDriver) -> SourceState
 
+    /// Starts driving the app through `driver`, saying on or off through `report` once: at once,
+    /// or later from the main loop when that waits on a peer's answer (a server on the bus being
+    /// activated), so the main thread never waits for it. The host starts its sources with this;
+    /// by default it is `report(start(driver))`.
+    func start(_ driver: AppDriver, report: @escaping @MainActor (SourceState) -> Void)
+
     /// The request name the host answers with this source's current state (set with
     /// ``AppDriver/setCurrentState(_:_:)``), "network.current"; nil for a source without one.
     /// While the source is off the request answers SH_NOT_FOUND with why.
@@ -24,6 +30,10 @@ public protocol SystemSource: AnyObject {
 }
 
 extension SystemSource {
+    public func start(_ driver: AppDriver, report: @escaping @MainActor (SourceState) -> Void) {
+        report(start(driver))
+    }
+
     /// No current state to read.
     public var stateRequest: String? { nil }
 }

@@ -28,7 +28,9 @@ public final class SystemSources {
         NetworkSource.currentRequest, PowerSource.currentRequest,
     ]
 
-    /// Each source and its state, in start order, once ``start(_:driver:switches:configured:)`` ran.
+    /// Each source and its state, in the order they said it, once
+    /// ``start(_:driver:switches:configured:)`` ran (a source waiting on a peer's answer is added
+    /// when it came).
     public private(set) var states: [(name: String, state: SourceState)] = []
     private var running: [any SystemSource] = []
 
@@ -36,21 +38,26 @@ public final class SystemSources {
     public init() {}
 
     /// Starts every source of `sources` that `switches` (`--source`) or else `configured` (the
-    /// configuration's `sources`) does not turn off, logging each.
+    /// configuration's `sources`) does not turn off, logging each state when the source says it.
     public func start(
         _ sources: [any SystemSource], driver: AppDriver, switches: [String: Bool], configured: [String: Bool] = [:]
     ) {
         for source in sources {
-            let state =
-                Self.turnedOff(source.name, switches: switches, configured: configured) ?? source.start(driver)
-            states.append((source.name, state))
-            if state.isOn { running.append(source) }
-            if case .off(let reason) = state, let request = source.stateRequest {
-                driver.host.application.desk.setHostAnswer(
-                    request, .unavailable("the \(source.name) source is off: \(reason)"))
+            if let off = Self.turnedOff(source.name, switches: switches, configured: configured) {
+                said(source, off, driver: driver)
+                continue
             }
-            Self.log(source.name, state, to: driver.log)
+            source.start(driver) { [weak self] state in self?.said(source, state, driver: driver) }
         }
+    }
+
+    private func said(_ source: any SystemSource, _ state: SourceState, driver: AppDriver) {
+        states.append((source.name, state))
+        if state.isOn { running.append(source) }
+        if case .off(let reason) = state, let request = source.stateRequest {
+            driver.host.application.desk.setHostAnswer(request, .unavailable("the \(source.name) source is off: \(reason)"))
+        }
+        Self.log(source.name, state, to: driver.log)
     }
 
     /// What each of `sources` would be, without starting any (`host check`).

@@ -23,6 +23,7 @@
 #include "servicehost/background_tasks.h"
 #include "servicehost/sources.h"
 #include "servicehost/health.h"
+#include "servicehost/notifications.h"
 #include "servicehost/plugin.h"
 #include "servicehost/metadata.h"
 #include "servicehost/layout.h"

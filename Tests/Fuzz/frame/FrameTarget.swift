@@ -46,6 +46,7 @@ private final class StandIn: HostFunctions {
         precondition(HealthStatus(rawValue: status) != nil)
         return Int32(SH_OK)
     }
+    func setNotificationCategories(json: [UInt8]) -> Int32 { json.count <= 65536 ? Int32(SH_OK) : Int32(SH_INVALID) }
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         precondition(!name.isEmpty)
         return Int32(SH_NOT_FOUND)

@@ -45,6 +45,8 @@ enum HostCallFrame: Sendable, Equatable {
     case endBackgroundTask(task: UInt32)
     /// `set_scene_restoration`: u64 scene id, optional blob activity. Reply: result.
     case setSceneRestoration(scene: UInt64, json: [UInt8]?)
+    /// notifications/1 `set_categories`: blob JSON. Reply: result.
+    case setNotificationCategories(json: [UInt8])
 
     /// The frame this call travels in, and the function's number for a `call` frame.
     var frame: (type: FrameType, call: HostCall?) {
@@ -66,6 +68,7 @@ enum HostCallFrame: Sendable, Equatable {
         case .setSceneRestoration: (.call, .setSceneRestoration)
         case .beginBackgroundTask: (.call, .beginBackgroundTask)
         case .endBackgroundTask: (.call, .endBackgroundTask)
+        case .setNotificationCategories: (.call, .setNotificationCategories)
         }
     }
 
@@ -113,6 +116,8 @@ enum HostCallFrame: Sendable, Equatable {
             w.blob(name)
         case .endBackgroundTask(let task):
             w.u32(task)
+        case .setNotificationCategories(let json):
+            w.blob(json)
         }
     }
 
@@ -193,6 +198,9 @@ enum HostCallFrame: Sendable, Equatable {
             case .endBackgroundTask:
                 call = .endBackgroundTask(task: try r.u32("task"))
                 try r.finish("background task end")
+            case .setNotificationCategories:
+                call = .setNotificationCategories(json: try r.blob("categories"))
+                try r.finish("set_categories")
             }
         default:
             throw .malformed("a worker sent a \(frame.type) frame")
@@ -265,6 +273,8 @@ enum HostCallFrame: Sendable, Equatable {
             return .result(Int32(bitPattern: functions.beginBackgroundTask(name: name) { _ in }))
         case .endBackgroundTask(let task):
             return .result(functions.endBackgroundTask(task))
+        case .setNotificationCategories(let json):
+            return .result(functions.setNotificationCategories(json: json))
         }
     }
 }

@@ -100,13 +100,15 @@ enum HostCall: UInt8, Sendable {
     case beginBackgroundTask = 10
     /// Extension background-tasks/1 `end`: u32 task. Reply: i32.
     case endBackgroundTask = 11
+    /// notifications/1 `set_categories`: JSON. Reply: i32.
+    case setNotificationCategories = 12
 
     /// Whether the ABI says [main-thread]: the host runs these on its main thread.
     var needsMainThread: Bool {
         switch self {
         case .appState, .unsubscribe, .notificationSettings, .requestAuthorization: false
         case .storeGet, .storeSet, .storeRemove, .storeKeys, .setSceneRestoration, .beginBackgroundTask,
-            .endBackgroundTask:
+            .endBackgroundTask, .setNotificationCategories:
             true
         }
     }

@@ -135,6 +135,11 @@ final class WorkerHostFunctions: HostFunctions {
         return Int32(SH_OK)
     }
 
+    func setNotificationCategories(json: [UInt8]) -> Int32 {
+        guard json.count <= Self.maxBytes else { return Int32(SH_INVALID) }
+        return result(.setNotificationCategories(json: json))
+    }
+
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         guard json?.count ?? 0 <= Self.maxBytes else { return Int32(SH_INVALID) }
         send(.request(id: requests.add(reply), name: Array(name.utf8), json: json))

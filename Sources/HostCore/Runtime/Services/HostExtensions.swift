@@ -16,7 +16,9 @@ enum HostExtensions {
     }
 
     /// Every extension this host offers.
-    static let all: [Row] = [BackgroundTasksExtension.row, SourcesExtension.row, HealthExtension.row]
+    static let all: [Row] = [
+        BackgroundTasksExtension.row, SourcesExtension.row, HealthExtension.row, NotificationsExtension.row,
+    ]
 
     /// The table of extension `id`, or nil when this host does not offer it.
     static func table(_ id: String) -> UnsafeRawPointer? {

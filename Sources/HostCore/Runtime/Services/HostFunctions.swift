@@ -58,6 +58,9 @@ package protocol HostFunctions: AnyObject, Sendable {
     /// Extension health/1 `report`: a status of SH_HEALTH_* (checked), the reason cut to 1024
     /// bytes. SH_OK. [thread-safe]
     func reportHealth(_ status: Int32, reason: String?) -> Int32
+    /// Extension notifications/1 `set_categories`: the document's bytes (at most
+    /// SH_NOTIFICATIONS_MAX_CATEGORIES_BYTES). SH_OK or SH_INVALID. [main-thread]
+    func setNotificationCategories(json: [UInt8]) -> Int32
 }
 
 /// What `store_get` found: a result, and the value's length and bytes when there is one.

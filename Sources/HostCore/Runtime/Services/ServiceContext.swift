@@ -62,15 +62,19 @@ final class SharedServices: Sendable {
     let backgroundTasks: BackgroundTasks
     /// What the sources extension reaches (main thread only).
     let pluginSources: PluginSources
+    /// The notifications extension's categories (main thread only).
+    let categories: NotificationCategories
 
     init(
         authorization: NotificationAuthorization, requests: ServiceRequests, backgroundTasks: BackgroundTasks,
-        pluginSources: PluginSources, setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32
+        pluginSources: PluginSources, categories: NotificationCategories,
+        setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32
     ) {
         self.authorization = authorization
         self.requests = requests
         self.backgroundTasks = backgroundTasks
         self.pluginSources = pluginSources
+        self.categories = categories
         self.setRestoration = setRestoration
     }
 }
@@ -178,6 +182,11 @@ extension ServiceContext: HostFunctions {
             id = tasks.begin(service: self.id, name: name) { expired(id) }
             return id
         }
+    }
+
+    func setNotificationCategories(json: [UInt8]) -> Int32 {
+        // [main-thread] in notifications.h.
+        MainActor.assumeIsolated { shared.categories.set(json, service: id) }
     }
 
     func endBackgroundTask(_ task: UInt32) -> Int32 {

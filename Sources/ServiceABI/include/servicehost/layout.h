@@ -17,6 +17,7 @@
 #include "background_tasks.h"
 #include "sources.h"
 #include "health.h"
+#include "notifications.h"
 
 #if defined(__cplusplus)
 #define SH_LAYOUT_ASSERT(condition, message) static_assert(condition, message)
@@ -287,6 +288,10 @@ SH_LAYOUT_OFFSET(sh_health_reporting, size, 0);
 SH_LAYOUT_OFFSET(sh_health_reporting, version, 4);
 SH_LAYOUT_OFFSET(sh_health_reporting, report, 8);
 SH_LAYOUT_SIZE(sh_health_reporting, SH_HEALTH_EXTENSION_SIZE_V1);
+SH_LAYOUT_OFFSET(sh_notifications, size, 0);
+SH_LAYOUT_OFFSET(sh_notifications, version, 4);
+SH_LAYOUT_OFFSET(sh_notifications, set_categories, 8);
+SH_LAYOUT_SIZE(sh_notifications, SH_NOTIFICATIONS_SIZE_V1);
 
 #undef SH_LAYOUT_OFFSET
 #undef SH_LAYOUT_SIZE
