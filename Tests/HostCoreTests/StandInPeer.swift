@@ -39,6 +39,9 @@ final class StandInPeer {
         }
         func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
         func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
+        func deploy(
+            directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void
+        ) -> Int32 { Int32(SH_UNSUPPORTED) }
     }
 
     let forwarder: HostCallForwarder

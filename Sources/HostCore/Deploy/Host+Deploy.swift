@@ -1,4 +1,5 @@
 import Glibc
+import ServiceABI
 import ServiceJSON
 
 /// Deploys (issue 40 items 3 and 4): a set staged and verified as a new generation before
@@ -55,6 +56,42 @@ extension Host {
         }
     }
 
+    /// How a deploy a service asked for ended, as deploy.h gives it: an sh_deploy_outcome and
+    /// its JSON object (`outcome`, and `generation`, `culprit`, `reason` or `error`).
+    nonisolated static func settlement(
+        _ outcome: sh_deploy_outcome, generation: Int? = nil, culprit: String? = nil, reason: String? = nil,
+        error: String? = nil
+    ) -> RequestReply {
+        let word =
+            switch outcome {
+            case SH_DEPLOY_APPLIED: "applied"
+            case SH_DEPLOY_ROLLED_BACK: "rolledBack"
+            default: "refused"
+            }
+        var object: [String: JSONValue] = ["outcome": .string(word)]
+        if let generation { object["generation"] = .number(Double(generation)) }
+        if let culprit { object["culprit"] = .string(culprit) }
+        if let reason { object["reason"] = .string(reason) }
+        if let error { object["error"] = .string(error) }
+        return RequestReply(result: Int32(outcome.rawValue), json: Array(JSONValue.object(object).serialized.utf8))
+    }
+
+    /// Deploys as ``deploy(from:probation:)`` does, for a service (extension deploy/1):
+    /// `settled` gets the outcome once, on the main thread: refused at once, rolled back at once
+    /// (a required service did not come up), or when the probation ends.
+    func deploy(from directory: String, probation: Double, settled: @escaping @MainActor (RequestReply) -> Void) {
+        let outcome: DeployOutcome
+        do { outcome = try deploy(from: directory, probation: probation) } catch {
+            return settled(Self.settlement(SH_DEPLOY_REFUSED, error: error.description))
+        }
+        if let culprit = outcome.rolledBackBy {
+            return settled(
+                Self.settlement(
+                    SH_DEPLOY_ROLLED_BACK, generation: outcome.generation, culprit: culprit, reason: "requiredFailed"))
+        }
+        deployment.probation?.settled.append(settled)
+    }
+
     private func deployed(from directory: String, probation: Double) throws(DeployError) -> DeployOutcome {
         let state = try deployableState()
         if let watched = deployment.probation {
@@ -66,7 +103,8 @@ extension Host {
         do {
             stage = try DeployStage.stage(
                 from: directory, stateDirectory: state, configurationPath: Self.startConfiguration(base),
-                allowInsecure: base.allowInsecure, step: { step, generation in deployStep(step, generation) })
+                allowInsecure: base.allowInsecure, inForce: generationInForce(in: state),
+                step: { step, generation in deployStep(step, generation) })
         } catch { throw DeployError(description: error.description) }
         let previous = Self.currentGeneration(in: state)
         let history = DeployHistory(stateDirectory: state)
@@ -118,6 +156,15 @@ extension Host {
         return state
     }
 
+    /// The folder of the generation the host runs, nil when it runs its plugin directories.
+    private func generationInForce(in state: String) -> String? {
+        let directories = serviceSet.loadSettings.directories
+        guard directories.count == 1, directories[0].hasPrefix(DeployStage.generations(in: state) + "/") else {
+            return nil
+        }
+        return directories[0]
+    }
+
     /// Reloads from `settings`; on failure the settings in force stay.
     private func switchTo(_ settings: LoadSettings) throws(LoadError) -> LoadReport {
         let previous = serviceSet.loadSettings
@@ -140,6 +187,7 @@ extension Host {
         let folder = DeployStage.generations(in: state) + "/\(watched.generation)"
         do throws(SystemError) {
             try Self.recordCurrent(watched.generation, in: state)
+            DeployStep.halt(at: DeployStep.currentRecorded)
             try DeployHistory(stateDirectory: state).append(
                 .init(generation: watched.generation, previous: watched.previous, outcome: .applied))
         } catch {
@@ -147,8 +195,14 @@ extension Host {
             log.error(
                 "host", "generation \(watched.generation) runs but is not recorded as current: \(error)",
                 event: .deployRefused, .string("directory", folder), .string("reason", error.description))
+            for settled in watched.settled {
+                settled(
+                    Self.settlement(
+                        SH_DEPLOY_APPLIED, generation: watched.generation, error: "not recorded as current: \(error)"))
+            }
             return
         }
+        for settled in watched.settled { settled(Self.settlement(SH_DEPLOY_APPLIED, generation: watched.generation)) }
         log.info(
             "host", "deploy applied: generation \(watched.generation) passed its probation and is current",
             event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
@@ -162,7 +216,7 @@ extension Host {
         log.info(
             "host", "deploy of generation \(generation): \(step.rawValue)", event: .deployStep,
             .int("generation", generation), .string("step", step.rawValue))
-        if DeployStep.haltAt == step { raise(SIGKILL) }
+        DeployStep.halt(at: step.rawValue)
     }
 
     /// A failure (a crash, a hang kill, a required service down) of `culprit` while a deploy is
@@ -201,6 +255,12 @@ extension Host {
                 + (culprit.map { "failed in probation (\($0): \(reason))" } ?? "(\(reason))")
                 + "; running " + (to.map { "generation \($0)" } ?? "the plugin directories"),
             event: .deployRolledBack, fields: fields)
+        removeRolledBack(watched.generation, in: state)
+        for settled in watched.settled {
+            settled(
+                Self.settlement(
+                    SH_DEPLOY_ROLLED_BACK, generation: watched.generation, culprit: culprit, reason: reason))
+        }
     }
 
     /// Returns to the generation before the current one (`ctl rollback`); returns the generation
@@ -326,6 +386,8 @@ extension Host {
                 fields.append(.int("rejected", last.generation))
                 note = "; generation \(last.generation) was in probation when the host stopped and is not accepted"
                 rejected = true
+                // Nothing returns to it, as to one rolled back while the host ran.
+                DeployStage.removeTree(DeployStage.generations(in: state) + "/\(last.generation)")
             }
         }
         let discarded = Self.discardUnswitched(in: state, recorded: Set(entries.map(\.generation)), current: current)
@@ -395,12 +457,7 @@ extension Host {
             DeployHistory(stateDirectory: state).entries().last { $0.generation == current && $0.outcome == .applied }?
                 .previous
         }
-        let paths = services.map(\.path) + parkedServices.map(\.slot.path) + dormantServices.map(\.path)
-        let used = Set(
-            paths.compactMap { path -> Int? in
-                guard path.hasPrefix(root + "/"), let slash = path.lastIndex(of: "/") else { return nil }
-                return Int(path[path.index(path.startIndex, offsetBy: root.count + 1)..<slash])
-            })
+        let used = generationsInUse(root)
         var kept: [Int] = []
         var removed: [Int] = []
         var failed: [String] = []
@@ -426,6 +483,37 @@ extension Host {
             failed.isEmpty ? .info : .warn, "host",
             "removed old generation(s) \(removed.map(String.init).joined(separator: ", ")); kept "
                 + kept.map(String.init).joined(separator: ", "),
+            event: .deployPruned, fields: fields)
+    }
+
+    /// The generations a service's file comes from (running, stopped or lazy: a worker restart
+    /// reads it), by their folders under `root`.
+    private func generationsInUse(_ root: String) -> Set<Int> {
+        let paths = services.map(\.path) + parkedServices.map(\.slot.path) + dormantServices.map(\.path)
+        return Set(
+            paths.compactMap { path -> Int? in
+                guard path.hasPrefix(root + "/"), let slash = path.lastIndex(of: "/") else { return nil }
+                return Int(path[path.index(path.startIndex, offsetBy: root.count + 1)..<slash])
+            })
+    }
+
+    /// Removes `generation`, just rolled back from its probation: it was never accepted, so
+    /// nothing returns to it (`ctl rollback` goes back, never forward). Left when a service's
+    /// file still comes from it (the switch back failed). One `deploy.pruned`.
+    private func removeRolledBack(_ generation: Int, in state: String) {
+        let root = DeployStage.generations(in: state)
+        guard !generationsInUse(root).contains(generation), access(root + "/\(generation)", F_OK) == 0 else { return }
+        let removed = DeployStage.removeTree(root + "/\(generation)")
+        let kept = ((try? DirectoryHandle.open(root).names()) ?? []).compactMap { Int($0) }.sorted(by: >)
+        var fields: [LogField] = [
+            .strings("removed", removed ? ["\(generation)"] : []), .strings("kept", kept.map(String.init)),
+        ]
+        if !removed { fields.append(.string("error", "not removed: \(root)/\(generation)")) }
+        log.write(
+            removed ? .info : .warn, "host",
+            removed
+                ? "removed generation \(generation), rolled back"
+                : "generation \(generation), rolled back, not removed",
             event: .deployPruned, fields: fields)
     }
 

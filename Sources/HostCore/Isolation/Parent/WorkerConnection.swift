@@ -271,7 +271,7 @@ final class WorkerConnection {
             }
         case .call:
             try forwarder.answer(frame)
-        case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .request:
+        case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .request, .deploy:
             try forwarder.perform(frame)
         case .open, .attach, .event, .reply, .requestReply:
             throw .malformed("a worker sent a \(frame.type) frame, which only the host sends")

@@ -68,6 +68,9 @@ enum FrameType: UInt16, Sendable {
     /// `sh_host.request`: service, request id, name, JSON payload. The host answers later
     /// with `requestReply`.
     case request = 28
+    /// Extension deploy/1 `deploy`: service, request id, directory, probation in ms. The host
+    /// answers later with `requestReply` (the outcome and its JSON).
+    case deploy = 29
 }
 
 /// The numbers of the host functions a worker forwards and waits for (frame type `call`);

@@ -120,6 +120,15 @@ final class WorkerHostFunctions: HostFunctions {
 
     func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
 
+    func deploy(directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void)
+        -> Int32
+    {
+        send(
+            .deploy(
+                id: requests.add(done), directory: Array(directory.utf8), probationMilliseconds: probationMilliseconds))
+        return Int32(SH_OK)
+    }
+
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         guard json?.count ?? 0 <= Self.maxBytes else { return Int32(SH_INVALID) }
         send(.request(id: requests.add(reply), name: Array(name.utf8), json: json))

@@ -55,6 +55,11 @@ package protocol HostFunctions: AnyObject, Sendable {
     func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32
     /// Extension background-tasks/1 `end`: SH_OK, or SH_NOT_FOUND. [main-thread]
     func endBackgroundTask(_ task: UInt32) -> Int32
+    /// Extension deploy/1 `deploy`: an absolute directory, a probation deploy.h takes. SH_OK
+    /// promises one call of `done` (an sh_deploy_outcome and its JSON), later, on the main
+    /// thread, unless the service is taken down first.
+    func deploy(directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void)
+        -> Int32
 }
 
 /// What `store_get` found: a result, and the value's length and bytes when there is one.

@@ -15,6 +15,7 @@
 #include "plugin.h"
 #include "scenes.h"
 #include "background_tasks.h"
+#include "deploy.h"
 
 #if defined(__cplusplus)
 #define SH_LAYOUT_ASSERT(condition, message) static_assert(condition, message)
@@ -268,6 +269,11 @@ SH_LAYOUT_OFFSET(sh_background_tasks, version, 4);
 SH_LAYOUT_OFFSET(sh_background_tasks, begin, 8);
 SH_LAYOUT_OFFSET(sh_background_tasks, end, 16);
 SH_LAYOUT_SIZE(sh_background_tasks, SH_BACKGROUND_TASKS_SIZE_V1);
+
+SH_LAYOUT_OFFSET(sh_deploy, size, 0);
+SH_LAYOUT_OFFSET(sh_deploy, version, 4);
+SH_LAYOUT_OFFSET(sh_deploy, deploy, 8);
+SH_LAYOUT_SIZE(sh_deploy, SH_DEPLOY_SIZE_V1);
 
 #undef SH_LAYOUT_OFFSET
 #undef SH_LAYOUT_SIZE
