@@ -5,16 +5,20 @@ import Glibc
 /// `STATE/generations/N`, and verified there with the planner the host loads with (pins,
 /// signatures, every file's metadata, the start plan) before anything running changes.
 ///
-/// The copy is made under `staging-N` and renamed to `N` only once it is whole, synced and
-/// verified: a crash or a full disk while staging leaves no generation, and a refused set is
-/// removed. ``Host/deploy(from:probation:)`` then switches the host to it.
+/// The copy is made under `staging-N` and renamed to `N` only once it is whole and verified:
+/// a crash or a full disk while staging leaves no generation, and a refused set is removed.
+/// ``Host/deploy(from:probation:)`` then switches the host to it.
 ///
 /// A file with the same bytes as the same name in the generation in force is not copied: the
-/// new generation gets a hard link to that file's inode (copied, synced and verified when its
-/// own generation was staged), so an unchanged set costs no write and no `fsync` but the one of
-/// the new folder. Staged files are made read-only (0444) and the host never opens one for
-/// writing, so nothing writes through a link into another generation; a file in force that is
-/// writable (staged by an older host) is copied, never linked.
+/// new generation gets a hard link to that file's inode, so an unchanged set costs no write.
+/// Staged files are made read-only (0444) and the host never opens one for writing, so nothing
+/// writes through a link into another generation; a file in force that is writable (staged by
+/// an older host) is copied, never linked.
+///
+/// Nothing is synced here: a generation has to survive a power cut only once it is accepted
+/// (until then a start runs the one before, whatever is left of this one), so the acceptance
+/// syncs its file system once (`syncfs`) before `generations/current` names it
+/// (Host+Deploy.swift). A deploy's request costs no `fsync` at all.
 struct DeployStage {
     /// Why a set cannot be deployed: the files refused, or what could not be staged.
     struct Refusal: Error, CustomStringConvertible, Sendable {
@@ -105,9 +109,6 @@ struct DeployStage {
                 }
                 if index == 0 { step(.staging, generation) }
             }
-            // One `fsync` makes every name durable; a copy's bytes were synced as it was made, and
-            // a link's inode is the generation in force's, synced when that one was staged.
-            do { try DirectoryHandle.open(staging).sync() } catch { throw refusal(staging, "stage", "\(error)") }
             step(.verifying, generation)
             var settings = LoadSettings(directories: [staging])
             settings.allowInsecure = allowInsecure
@@ -208,7 +209,7 @@ struct DeployStage {
     }
 
     /// Copies `path` into `folder` as `name` (0444: no one writes a staged file, so a later set
-    /// may link it), synced: written under a temporary name first.
+    /// may link it), written under a temporary name first; not synced (the acceptance syncs).
     private static func copy(_ path: String, to folder: String, name: String) throws(SystemError) {
         let source = try ReadOnlyFile(path: path)
         guard source.status.st_mode & S_IFMT == S_IFREG else {
@@ -226,7 +227,6 @@ struct DeployStage {
             }.get()
             offset += bytes.count
         }
-        if fsync(output.rawValue) != 0 { throw .current("fsync", temporary) }
         try output.close(temporary)
         guard rename(temporary, folder + "/" + name) == 0 else { throw .current("rename", temporary) }
     }
