@@ -165,3 +165,16 @@ int csystem_route_netlink_socket(unsigned int groups, int nonblocking) {
     }
     return fd;
 }
+
+int csystem_uevent_socket(void) {
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0) return -1;
+    struct sockaddr_nl address = {.nl_family = AF_NETLINK, .nl_groups = 1};
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}

@@ -98,6 +98,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case serviceStuck = "service.stuck"
     case networkChanged = "network.changed"
     case networkFailed = "network.failed"
+    case powerChanged = "power.changed"
     case sessionActive = "session.active"
     case sessionLock = "session.lock"
     case sourceOff = "source.off"
@@ -221,6 +222,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .serviceStuck: ["service", "event"]
         case .networkChanged: ["online", "interface"]
         case .networkFailed: ["reason"]
+        case .powerChanged: ["onBattery", "low", "percentage"]
         case .sessionActive: ["active"]
         case .sessionLock: ["locked"]
         case .sourceOff: ["source", "reason"]

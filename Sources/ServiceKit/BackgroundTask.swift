@@ -69,8 +69,9 @@ extension HostContext {
     /// `expirationHandler` runs on the main thread if the task is still open when its time is up
     /// (the machine is about to sleep); it should stop the work and end the task. Main thread only.
     /// - Throws: ``HostError/notAttached`` before attach, ``HostError/invalid`` for an empty name,
-    ///   ``HostError/unsupported`` when the host does not offer background tasks here (an older
-    ///   host, or a service in a worker process).
+    ///   ``HostError/unsupported`` when the host does not offer background tasks (an older
+    ///   host). In a worker process the handler runs once the host's expiry reaches the worker,
+    ///   after the host ended the task.
     public func beginBackgroundTask(
         _ name: String, expirationHandler: @escaping (BackgroundTask) -> Void
     ) throws(HostError) -> BackgroundTask {

@@ -46,6 +46,9 @@ struct NetworkSourceTests {
         for name in ["Logger", "OfflineQueue"] {
             try host.scratch.copy(try Repository.product("lib\(name).so"), to: "lib/lib\(name).so")
         }
+        // Reads the current state while the app launches (didBecomeActive: before the sources start).
+        try host.probe(
+            "asker", ["PROBE_ID=\"test.asker\"", "PROBE_ASK_ON_KIND=3", "PROBE_ASK_NAME=\"network.current\""])
         let wrapper = host.scratch.file("host-in-netns")
         try """
         #!/bin/sh
@@ -58,6 +61,10 @@ struct NetworkSourceTests {
         #expect(eventually { posted() == 1 })
         try namespace.addDefaultRoute()
         #expect(eventually { posted() == 2 })  // the enqueue, then the route
+        let current = try host.ctlJSON("request", "network.current")
+        #expect(current.status == 0)
+        let result = current.reply["result"] as? [String: Any]
+        #expect(result?["online"] as? Bool == true && result?["interface"] as? String == "veth0", "\(current.reply)")
         try namespace.removeDefaultRoute()
         #expect(eventually { posted() == 3 })
         #expect(host.stop().status == 0)
@@ -75,6 +82,11 @@ struct NetworkSourceTests {
         #expect(
             records.named(.sourceOn).first { $0.string("source") == "network" }?.string("reason")
                 == "rtnetlink (offline)")
+        // The launch's request waited for the source, then had the state at start.
+        #expect(
+            records.filter { $0.source == "test.asker" }.map(\.message).filter { $0.contains(": reply ") } == [
+                #"probe test.asker: reply 0 {"interface":null,"online":false}"#
+            ])
         let queue = records.messages(from: "dev.servicehost.offline-queue")
         #expect(queue.contains { $0.hasSuffix("network reachable: flushing") }, "\(queue)")
     }
@@ -83,9 +95,14 @@ struct NetworkSourceTests {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libLogger.so"), to: "lib/libLogger.so")
         try host.start(["--source", "network=off"])
+        let unanswered = try host.ctlJSON("request", "network.current")
         let records = host.stop().records
         #expect(records.named(.networkChanged).isEmpty)
         let off = records.named(.sourceOff).filter { $0.string("source") == "network" }
         #expect(off.count == 1 && off.first?.string("reason")?.hasPrefix("turned off") == true)
+        #expect(
+            unanswered.reply["note"] as? String == "the network source is off: turned off (--source network=off)",
+            "\(unanswered.reply)")
+        #expect(unanswered.status == 3)
     }
 }

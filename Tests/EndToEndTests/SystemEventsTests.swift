@@ -139,10 +139,11 @@ struct SystemEventsTests {
         return host
     }
 
-    @Test func anOpenBackgroundTask_keepsTheInhibitor_untilItEnds() throws {
+    @Test(arguments: ["in-process", "process"])
+    func anOpenBackgroundTask_keepsTheInhibitor_untilItEnds(isolation: String) throws {
         let scratch = try Scratch()
         let bus = try DBusMock(in: scratch, delayMax: 60_000_000)
-        let host = try Self.taskHost(bus)
+        let host = try Self.taskHost(bus, extra: ["--isolation", isolation])
         #expect(eventually(within: 30) { Self.ours(bus) })
         try bus.prepareForSleep(true)
         #expect(eventually { (try? host.ctl("state").stdout.contains("state: background")) == true })
@@ -179,15 +180,42 @@ struct SystemEventsTests {
         #expect(expired.first.map { $0.string("task") == "save" } ?? true)
     }
 
-    @Test func inAWorker_noTaskIsOpened_andTheServiceIsTold() throws {
+    /// In a worker the expiry crosses back to it: its handler runs there, after the host ended
+    /// the task (its own end answers SH_NOT_FOUND, -4).
+    @Test func inAWorker_aTaskNeverEnded_expiresInTheWorker_andTheInhibitorIsReleased() throws {
         let scratch = try Scratch()
-        let bus = try DBusMock(in: scratch)
-        let host = try Self.taskHost(bus, extra: ["--isolation", "process"])
+        let bus = try DBusMock(in: scratch, delayMax: 1_000_000)
+        let host = try Self.taskHost(bus, ["TASK_END_ON_EXPIRY"], extra: ["--isolation", "process"])
         #expect(eventually(within: 30) { Self.ours(bus) })
         try bus.prepareForSleep(true)
         #expect(eventually(within: 30) { Self.none(bus) })
         host.stop()
-        #expect(Self.taskLines(host.records) == ["task begun 0"])
+        let records = host.records
+        #expect(Self.taskLines(records) == ["task begun 1", "task expired 1", "task ended -4"])
+        #expect(records.named(.backgroundTaskExpired).map { $0.string("service") } == ["test.task"])
+    }
+
+    /// A worker that crashes with a task open: nothing will end it, so the host ends it and
+    /// releases the inhibitor at once, not at logind's bound (60 s here).
+    @Test func aWorkerCrashingWithATaskOpen_hasItEnded_andTheInhibitorIsReleased() throws {
+        let scratch = try Scratch()
+        let bus = try DBusMock(in: scratch, delayMax: 60_000_000)
+        let host = try Self.taskHost(bus, extra: ["--isolation", "process"])
+        #expect(eventually(within: 30) { Self.ours(bus) })
+        try bus.prepareForSleep(true)
+        #expect(eventually { (try? host.ctl("state").stdout.contains("state: background")) == true })
+        #expect(Self.ours(bus))
+        try host.ctl("post", "task.crash")
+        #expect(eventually(within: 30) { Self.none(bus) })
+        host.stop()
+        let records = host.records
+        // The restarted worker is caught up to the background and may open a task again (which
+        // the host's termination then expires): only the first task is this test's.
+        #expect(Self.taskLines(records).first == "task begun 1")
+        let ended = records.firstIndex { $0.event == LogEvent.backgroundTaskExpired.name }
+        #expect(ended.map { records[$0].string("reason") } == "its worker crashed")
+        let released = records.firstIndex { $0.event == LogEvent.inhibitorReleased.name }
+        #expect(released != nil && ended != nil && released! > ended!)
     }
 
     /// SIGTERM with a task open: the app goes to the background, willTerminate waits until the

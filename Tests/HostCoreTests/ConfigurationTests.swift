@@ -102,8 +102,15 @@ import Testing
         (
             #"{"version": 1}"#,
             "services.json: version: unknown key (known keys: notificationCategories, notifications, revokedKeys,"
-                + " sandbox, services, signatures, trustedKeys)"
+                + " sandbox, services, signatures, sources, trustedKeys)"
         ),
+        // System sources (issue 38).
+        (
+            #"{"sources": ["sleep"]}"#,
+            #"services.json: sources: expected an object of "on" or "off" by source name, found an array"#
+        ),
+        (#"{"sources": {"netwrk": "off"}}"#, #"services.json: sources.netwrk: unknown key (did you mean "network"?)"#),
+        (#"{"sources": {"sleep": false}}"#, #"services.json: sources.sleep: expected "on" or "off", found false"#),
         // Desktop notifications (issue 39).
         (#"{"notifications": false}"#, #"services.json: notifications: expected "on" or "off", found false"#),
         (
@@ -289,6 +296,11 @@ import Testing
     ])
     func everyMistake_isAnErrorNamingTheFileAndTheKeysPath(_ text: String, _ expected: String) {
         #expect(failure(text) == expected)
+    }
+
+    @Test func sources_areReadAsSwitches() throws {
+        #expect(try parse(#"{"sources": {"sleep": "off", "power": "on"}}"#).sources == ["sleep": false, "power": true])
+        #expect(try parse("{}").sources.isEmpty)
     }
 
     @Test func notifications_andTheirCategories_areRead() throws {

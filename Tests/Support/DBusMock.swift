@@ -1,9 +1,9 @@
 import Foundation
 
 /// A private D-Bus for a test (issue 38): a real `dbus-daemon` on a socket in the scratch
-/// folder, a child of the test, with systemd-logind's interface served on it by
-/// `python3-dbusmock`'s `logind` template, the standard way desktop projects test logind
-/// clients. A host is pointed at it with `DBUS_SYSTEM_BUS_ADDRESS` (``environment``).
+/// folder, a child of the test, with systemd-logind's interface (and UPower's, when asked) served
+/// on it by `python3-dbusmock`'s `logind` and `upower` templates, the standard way desktop
+/// projects test their clients. A host is pointed at it with `DBUS_SYSTEM_BUS_ADDRESS` (``environment``).
 ///
 /// `dbus-daemon` and `python3-dbusmock` are Debian packages; ``installed`` installs them with
 /// apt-get when they are missing and the machine allows it (root), as ``Mosquitto`` does.
@@ -21,14 +21,15 @@ public final class DBusMock {
     /// The bus's address: `unix:path=…`.
     public let address: String
     private var daemonProcess: Command.Running?
-    private var mockProcess: Command.Running?
+    private var mockProcesses: [Command.Running] = []
 
     /// The environment that points a host at this bus as its system bus.
     public var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
 
-    /// Starts a bus in `scratch` and logind's mock on it (with `InhibitDelayMaxUSec`, which the
-    /// template leaves out, set to `delayMax` microseconds).
-    public init(in scratch: Scratch, delayMax: UInt64 = 5_000_000) throws {
+    /// Starts a bus in `scratch` and the mocks of `templates` on it (each a `python3 -m dbusmock`
+    /// of its own): `logind` (with `InhibitDelayMaxUSec`, which the template leaves out, set to
+    /// `delayMax` microseconds) and `upower` (UPower, on AC, its display device without a battery).
+    public init(in scratch: Scratch, delayMax: UInt64 = 5_000_000, templates: [String] = ["logind"]) throws {
         guard Self.installed else { throw TestFailure("dbus-daemon and python3-dbusmock are not installed") }
         let socket = scratch.file("bus.sock")
         address = "unix:path=\(socket)"
@@ -38,13 +39,24 @@ public final class DBusMock {
         guard eventually(within: 20, { FileManager.default.fileExists(atPath: socket) }) else {
             throw TestFailure("dbus-daemon did not listen on \(socket)")
         }
-        mockProcess = try Command.start(
-            Self.python, ["-m", "dbusmock", "--system", "--template", "logind"], environment: environment)
-        guard
-            eventually(within: 30, { (try? self.python("print(bool(manager.ListSessions() is not None))")) == "True" })
-        else { throw TestFailure("dbusmock's logind did not appear on \(address)") }
-        _ = try python(
-            "mock.AddProperty('org.freedesktop.login1.Manager', 'InhibitDelayMaxUSec', dbus.UInt64(\(delayMax)))")
+        for template in templates {
+            mockProcesses.append(
+                try Command.start(
+                    Self.python, ["-m", "dbusmock", "--system", "--template", template], environment: environment))
+        }
+        if templates.contains("logind") {
+            guard
+                eventually(
+                    within: 30, { (try? self.python("print(bool(manager.ListSessions() is not None))")) == "True" })
+            else { throw TestFailure("dbusmock's logind did not appear on \(address)") }
+            _ = try python(
+                "mock.AddProperty('org.freedesktop.login1.Manager', 'InhibitDelayMaxUSec', dbus.UInt64(\(delayMax)))")
+        }
+        if templates.contains("upower") {
+            guard eventually(within: 30, { (try? self.upower("print(upower.GetDisplayDevice())")) != nil }) else {
+                throw TestFailure("dbusmock's upower did not appear on \(address)")
+            }
+        }
     }
 
     /// Runs `code` in `/usr/bin/python3` with `bus` (this bus), `manager` (logind's Manager) and
@@ -101,6 +113,39 @@ public final class DBusMock {
         try session(id, "sessionMock.UpdateProperties('org.freedesktop.login1.Session', {'Active': \(value)})")
     }
 
+    /// Runs `code` with `upower` (UPower's interface), `upowerProperties` (its properties) and
+    /// `display` (its display device's properties) defined: `upowerProperties.Set(…, 'OnBattery',
+    /// True)` and `display.Set(…)` emit `PropertiesChanged`, as UPower does.
+    @discardableResult
+    public func upower(_ code: String) throws -> String {
+        let script = """
+            import dbus
+            bus = dbus.bus.BusConnection('\(address)')
+            obj = bus.get_object('org.freedesktop.UPower', '/org/freedesktop/UPower')
+            upower = dbus.Interface(obj, 'org.freedesktop.UPower')
+            upowerProperties = dbus.Interface(obj, 'org.freedesktop.DBus.Properties')
+            display = dbus.Interface(
+                bus.get_object('org.freedesktop.UPower', '/org/freedesktop/UPower/devices/DisplayDevice'),
+                'org.freedesktop.DBus.Properties')
+            \(code)
+            """
+        let result = try Command.run(Self.python, ["-c", script])
+        guard result.status == 0 else { throw TestFailure("python against the bus failed: \(result.stderr)") }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Sets UPower's `OnBattery`.
+    public func setOnBattery(_ onBattery: Bool) throws {
+        try upower(
+            "upowerProperties.Set('org.freedesktop.UPower', 'OnBattery', dbus.Boolean(\(onBattery ? "True" : "False")))"
+        )
+    }
+
+    /// Sets a property of UPower's display device (`value` in Python: `dbus.Double(50.0)`).
+    public func setDisplayDevice(_ name: String, _ value: String) throws {
+        try upower("display.Set('org.freedesktop.UPower.Device', '\(name)', \(value))")
+    }
+
     /// The inhibitors logind holds (`ListInhibitors`): "WHAT WHO MODE" each.
     public func inhibitors() throws -> [String] {
         let text = try python("for i in manager.ListInhibitors(): print(i[0], i[1], i[3])")
@@ -109,11 +154,11 @@ public final class DBusMock {
 
     /// Stops the mock and the bus (SIGKILL: children of the test inherit its blocked SIGTERM).
     public func stop() {
-        for process in [mockProcess, daemonProcess] {
-            process?.send(SIGKILL)
-            _ = process?.wait()
+        for process in mockProcesses + [daemonProcess].compactMap({ $0 }) {
+            process.send(SIGKILL)
+            _ = process.wait()
         }
-        mockProcess = nil
+        mockProcesses = []
         daemonProcess = nil
     }
 

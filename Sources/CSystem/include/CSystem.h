@@ -119,6 +119,10 @@ int csystem_inotify_watch_directory(int inotify, const char *path);
 /// multicast `groups` (RTMGRP_* bits; 0: none, for requests). -1 with errno.
 int csystem_route_netlink_socket(unsigned int groups, int nonblocking);
 
+/// A NETLINK_KOBJECT_UEVENT socket (close-on-exec, non-blocking) bound to the kernel's uevent
+/// group (1): a datagram each time a device changes. -1 with errno.
+int csystem_uevent_socket(void);
+
 // sd-bus (libsystemd.so.0), loaded at run time by HostCore's SDBusLibrary: no build-time
 // header or package. Only what Swift cannot declare itself is here: the error struct's C
 // layout and the callback's type. sd_bus, sd_bus_message and sd_bus_slot stay opaque (void *).

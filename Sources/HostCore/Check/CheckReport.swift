@@ -96,8 +96,8 @@ public struct CheckReport {
         sources = SystemSources.check(
             SystemSources.builtIn(
                 memory: options.run.memoryPressure, notifications: configuration.notifications,
-                switches: options.run.sources),
-            switches: options.run.sources)
+                switches: configuration.sources.merging(options.run.sources) { $1 }),
+            switches: options.run.sources, configured: configuration.sources)
         guard case .success(let inspection) = planner.inspection else {
             if case .failure(let error) = planner.inspection {
                 problem(.error, "plugin-directory", file: error.path, error.reason)

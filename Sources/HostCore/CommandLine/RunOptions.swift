@@ -284,7 +284,7 @@ public struct RunOptions {
             },
             .value(
                 "--source", "NAME=on|off",
-                "switch a system source (sleep, lock, time, network,\nmemory, notifications) on or off (default: on where\npresent)"
+                "switch a system source (sleep, lock, time, network,\npower, memory, notifications) on or off (default: on\nwhere present)"
             ) {
                 options, text throws(UsageError) in
                 let parts = text.split(separator: "=", maxSplits: 1).map(String.init)

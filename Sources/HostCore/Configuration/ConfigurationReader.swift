@@ -8,7 +8,8 @@ struct ConfigurationReader {
     var allowInsecure = false
 
     static let topLevelKeys = [
-        "notificationCategories", "notifications", "revokedKeys", "sandbox", "services", "signatures", "trustedKeys",
+        "notificationCategories", "notifications", "revokedKeys", "sandbox", "services", "signatures", "sources",
+        "trustedKeys",
     ]
     static let serviceKeys = [
         "enabled", "priority", "requires", "bindsTo", "partOf", "after", "settings", "policy", "isolation", "trusted",
@@ -31,6 +32,7 @@ struct ConfigurationReader {
         configuration.trust = try readTrust(top)
         configuration.notifications = try readNotifications(top)
         if let value = top["sandbox"] { configuration.sandbox = try sandbox(value, at: "sandbox") }
+        if let value = top["sources"] { configuration.sources = try sources(value) }
         guard let servicesValue = top["services"] else { return configuration }
         guard let services = servicesValue.objectValue else {
             throw fail("services", "expected an object keyed by service id, found \(Self.describe(servicesValue))")
@@ -99,6 +101,26 @@ struct ConfigurationReader {
         if let value = members["sha256"] { service.sha256 = try sha256(value, at: path + ".sha256") }
         if let value = members["sandbox"] { service.sandbox = try sandbox(value, at: path + ".sandbox") }
         return service
+    }
+
+    // MARK: System sources (issue 38)
+
+    /// `"sources": {"sleep": "off", "power": "on"}`: each a built-in source's name.
+    private func sources(_ value: JSONValue) throws(ConfigurationError) -> [String: Bool] {
+        guard let members = value.objectValue else {
+            throw fail(
+                "sources", "expected an object of \"on\" or \"off\" by source name, found \(Self.describe(value))")
+        }
+        try checkKeys(members, allowed: SystemSources.builtInNames, at: "sources") { _ in nil }
+        var switches: [String: Bool] = [:]
+        // Sorted, so the first error reported does not depend on hashing.
+        for name in members.keys.sorted() {
+            guard let word = members[name]!.stringValue, let on = ["on": true, "off": false][word] else {
+                throw fail("sources." + name, "expected \"on\" or \"off\", found \(Self.describe(members[name]!))")
+            }
+            switches[name] = on
+        }
+        return switches
     }
 
     // MARK: Notifications (issue 39)

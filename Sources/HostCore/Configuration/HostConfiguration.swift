@@ -49,6 +49,9 @@ public struct HostConfiguration: Sendable, Equatable {
     public var notifications = DesktopNotificationSettings()
     /// The top-level `sandbox`: every process-isolated service's default sandbox (issue 43).
     public var sandbox: Sandbox?
+    /// The top-level `sources`: system sources switched on or off by name, `{"sleep": "off"}`
+    /// (issue 38); `--source NAME=on|off` wins.
+    public var sources: [String: Bool] = [:]
 
     /// The file looked for in the first plugin directory when `--config` is not given.
     public static let defaultFileName = "services.json"

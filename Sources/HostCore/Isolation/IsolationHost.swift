@@ -16,6 +16,8 @@ protocol IsolationHost: AnyObject {
     /// Brings the running services behind `descriptors` (a restarted worker's) to the app's
     /// state through the host's one catch-up.
     func catchUp(_ descriptors: [UnsafePointer<sh_service>])
+    /// The services' background tasks: a dead worker's are ended, as nothing else will end them.
+    var backgroundTasks: BackgroundTasks { get }
     /// Records a crash of the running service `id` (`message` as its last error, for `ctl list`;
     /// `cause` as `worker.crashed` gives it): a deploy in probation rolls back.
     func noteCrash(of id: String, _ message: String, cause: String)

@@ -83,8 +83,10 @@ public final class Host {
             dispatcher: dispatcher, authorization: authorization, dormant: dormant, desk: desk, log: log)
         let scenes = SceneTable()
         let restorations = SceneRestorations(stateDirectory: stateDirectory, log: log)
+        let pluginSources = PluginSources()
         let shared = SharedServices(
-            authorization: authorization, requests: requests, backgroundTasks: backgroundTasks
+            authorization: authorization, requests: requests, backgroundTasks: backgroundTasks,
+            pluginSources: pluginSources
         ) { service, id, json in
             guard let scene = scenes.records.first(where: { $0.id == id }) else { return Int32(SH_NOT_FOUND) }
             return restorations.save(json, scene: scene.name, service: service)
@@ -100,6 +102,7 @@ public final class Host {
             scenes: scenes, restorations: restorations)
         // Health checks follow the service list (a reload, a restart, a service started).
         dispatcher.listDidChange = { [weak self] in self?.syncHealthChecks() }
+        pluginSources.host = self
     }
 
     // MARK: State

@@ -28,6 +28,8 @@ public final class HostStartup {
     public let sources = SystemSources()
     /// The configuration's desktop notifications (the notifications source's settings).
     private var notifications = DesktopNotificationSettings()
+    /// The configuration's `sources` (`--source` wins).
+    private var configuredSources: [String: Bool] = [:]
 
     /// A start from `options`, logging to `log` (by default the log the options ask for, with
     /// `host ctl watch` clients).
@@ -78,6 +80,7 @@ public final class HostStartup {
         if case .success(let configuration)? = loadSettings.configurationRead?.configuration {
             isolation.adopt(configuration)
             notifications = configuration.notifications
+            configuredSources = configuration.sources
         }
         do { try host.startIsolation(isolation) } catch { throw threadFailure(error) }
         do {
@@ -95,6 +98,8 @@ public final class HostStartup {
         self.server = server
         let metrics = try startMetrics(host)
         self.metrics = metrics
+        // Asked while the app launches, a source's current state waits for the sources' start.
+        host.application.desk.awaitedHostAnswers = SystemSources.stateRequests
         try launch(host, request)
         let watchdog = StartedHost.startWatchdog(host)
         // Joined by hand: `joined(separator:)` ran unspecialized here, and its runtime conformance
@@ -250,10 +255,10 @@ public final class HostStartup {
             coordinator.armDeadline()
             Self.shutDown(host, log: log, timeout: shutdownTimeout)
         }
+        let switches = configuredSources.merging(options.sources) { $1 }
         sources.start(
-            SystemSources.builtIn(
-                memory: options.memoryPressure, notifications: notifications, switches: options.sources),
-            driver: driver, switches: options.sources)
+            SystemSources.builtIn(memory: options.memoryPressure, notifications: notifications, switches: switches),
+            driver: driver, switches: options.sources, configured: configuredSources)
     }
 
     /// Bound before launch: requests made while the app launches wait, in order, until it is active.

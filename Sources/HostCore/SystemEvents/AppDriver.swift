@@ -97,6 +97,12 @@ public final class AppDriver {
         _ = try? host.post(name: name, payload: payload)
     }
 
+    /// Makes the host answer request `name` (`sh_host.request`, `host ctl request`) with
+    /// `state`, the source's current state (as `NWPathMonitor.currentPath` is read), until set again.
+    public func setCurrentState(_ name: String, _ state: JSONValue) {
+        host.application.desk.setHostAnswer(name, .state(state))
+    }
+
     /// Terminates the host (willTerminate after the moves it implies) and ends the process.
     public func terminate() { terminateHost() }
 }

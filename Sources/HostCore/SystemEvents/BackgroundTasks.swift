@@ -68,6 +68,21 @@ public final class BackgroundTasks {
         wake()
     }
 
+    /// Ends every open task of `services` (their worker died: nothing will end them), each
+    /// logged as `backgroundTask.expired` with `reason`.
+    public func endAll(of services: [String], reason: String) {
+        let ending = open.values.map(\.task).filter { services.contains($0.service) }.sorted { $0.id < $1.id }
+        guard !ending.isEmpty else { return }
+        for task in ending {
+            log.warn(
+                "host", "background task \(task.name) of \(task.service) ended: \(reason)",
+                event: .backgroundTaskExpired,
+                .string("service", task.service), .string("task", task.name), .string("reason", reason))
+            open[task.id] = nil
+        }
+        if open.isEmpty { wake() }
+    }
+
     /// Runs the waiters from the main queue, after the current call: a task usually ends inside a
     /// service's call, and what waits (willTerminate, the inhibitor's release) must not run inside it.
     private func wake() {

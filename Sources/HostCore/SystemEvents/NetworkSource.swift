@@ -10,9 +10,12 @@ import ServiceJSON
 @MainActor
 final class NetworkSource: SystemSource {
     let name = "network"
+    let stateRequest: String? = NetworkSource.currentRequest
 
     /// The notification posted.
     static let notification = "network.changed"
+    /// The request the host answers with the current state.
+    nonisolated static let currentRequest = "network.current"
     /// RTMGRP_LINK | RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE.
     static let groups: UInt32 = 0x1 | 0x40 | 0x400
     /// RT_TABLE_MAIN.
@@ -51,8 +54,9 @@ final class NetworkSource: SystemSource {
         }
         self.driver = driver
         // The state at start is not posted: a host that starts online changes nothing for its
-        // services (the on line says what it is).
+        // services (the on line says what it is, and `network.current` answers it).
         posted = state.summary
+        driver.setCurrentState(Self.currentRequest, Self.payload(state.summary))
         return .on("rtnetlink (\(state.summary.description))")
     }
 
@@ -126,11 +130,13 @@ final class NetworkSource: SystemSource {
         driver.log.info(
             "host", "network \(summary.description)", event: .networkChanged,
             .string("online", summary.online ? "true" : "false"), .string("interface", summary.interface ?? ""))
-        driver.post(
-            Self.notification,
-            payload: .object([
-                "online": .bool(summary.online), "interface": summary.interface.map { .string($0) } ?? .null,
-            ]))
+        driver.setCurrentState(Self.currentRequest, Self.payload(summary))
+        driver.post(Self.notification, payload: Self.payload(summary))
+    }
+
+    /// `{"online": Bool, "interface": name or null}`.
+    private static func payload(_ summary: ReachabilityState.Summary) -> JSONValue {
+        .object(["online": .bool(summary.online), "interface": summary.interface.map { .string($0) } ?? .null])
     }
 }
 

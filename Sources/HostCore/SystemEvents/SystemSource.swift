@@ -16,6 +16,16 @@ public protocol SystemSource: AnyObject {
 
     /// Starts driving the app through `driver`: on, or off with the reason (nothing started).
     func start(_ driver: AppDriver) -> SourceState
+
+    /// The request name the host answers with this source's current state (set with
+    /// ``AppDriver/setCurrentState(_:_:)``), "network.current"; nil for a source without one.
+    /// While the source is off the request answers SH_NOT_FOUND with why.
+    var stateRequest: String? { get }
+}
+
+extension SystemSource {
+    /// No current state to read.
+    public var stateRequest: String? { nil }
 }
 
 /// Whether a source runs, and why (or why not).

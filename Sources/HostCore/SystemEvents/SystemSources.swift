@@ -1,5 +1,6 @@
 /// The sources a host runs (``SystemSource``): the built-in ones, each switched on or off by
-/// `--source NAME=on|off` (on by default where its system part is present). Started after the
+/// `--source NAME=on|off` or the configuration's `"sources": {"NAME": "on"|"off"}` (the option
+/// wins; on by default where its system part is present). Started after the
 /// launch; each says `source.on` or `source.off` with why, once.
 @MainActor
 public final class SystemSources {
@@ -12,42 +13,60 @@ public final class SystemSources {
         var notifications = notifications
         if switches["notifications"] == true { notifications.enabled = true }
         return [
-            SleepSource(), LockSource(), TimeSource(), NetworkSource(), MemorySource(memory),
+            SleepSource(), LockSource(), TimeSource(), NetworkSource(), PowerSource(), MemorySource(memory),
             NotificationSource(settings: notifications),
         ]
     }
 
     /// The names of the built-in sources.
-    public nonisolated static let builtInNames = ["sleep", "lock", "time", "network", "memory", "notifications"]
+    public nonisolated static let builtInNames = [
+        "sleep", "lock", "time", "network", "power", "memory", "notifications",
+    ]
 
-    /// Each source and its state, in start order, once ``start(_:switches:)`` ran.
+    /// The requests the built-in sources answer with their current state (``SystemSource/stateRequest``).
+    public nonisolated static let stateRequests: Set<String> = [
+        NetworkSource.currentRequest, PowerSource.currentRequest,
+    ]
+
+    /// Each source and its state, in start order, once ``start(_:driver:switches:configured:)`` ran.
     public private(set) var states: [(name: String, state: SourceState)] = []
     private var running: [any SystemSource] = []
 
     /// No source started yet.
     public init() {}
 
-    /// Starts every source of `sources` that `switches` does not turn off, logging each.
-    public func start(_ sources: [any SystemSource], driver: AppDriver, switches: [String: Bool]) {
+    /// Starts every source of `sources` that `switches` (`--source`) or else `configured` (the
+    /// configuration's `sources`) does not turn off, logging each.
+    public func start(
+        _ sources: [any SystemSource], driver: AppDriver, switches: [String: Bool], configured: [String: Bool] = [:]
+    ) {
         for source in sources {
-            let state: SourceState =
-                switches[source.name] == false ? .off("turned off (--source \(source.name)=off)") : source.start(driver)
+            let state =
+                Self.turnedOff(source.name, switches: switches, configured: configured) ?? source.start(driver)
             states.append((source.name, state))
             if state.isOn { running.append(source) }
+            if case .off(let reason) = state, let request = source.stateRequest {
+                driver.host.application.desk.setHostAnswer(
+                    request, .unavailable("the \(source.name) source is off: \(reason)"))
+            }
             Self.log(source.name, state, to: driver.log)
         }
     }
 
     /// What each of `sources` would be, without starting any (`host check`).
-    public static func check(_ sources: [any SystemSource], switches: [String: Bool]) -> [(
-        name: String, state: SourceState
-    )] {
+    public static func check(
+        _ sources: [any SystemSource], switches: [String: Bool], configured: [String: Bool] = [:]
+    ) -> [(name: String, state: SourceState)] {
         sources.map { source in
-            (
-                source.name,
-                switches[source.name] == false ? .off("turned off (--source \(source.name)=off)") : source.check()
-            )
+            (source.name, turnedOff(source.name, switches: switches, configured: configured) ?? source.check())
         }
+    }
+
+    /// Off, and by what, when the option (which wins) or else the configuration turns `name` off.
+    static func turnedOff(_ name: String, switches: [String: Bool], configured: [String: Bool]) -> SourceState? {
+        if let on = switches[name] { return on ? nil : .off("turned off (--source \(name)=off)") }
+        guard configured[name] == false else { return nil }
+        return .off("turned off (\"sources\": {\"\(name)\": \"off\"} in the configuration)")
     }
 
     static func log(_ name: String, _ state: SourceState, to log: Log) {

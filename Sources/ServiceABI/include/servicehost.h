@@ -21,6 +21,7 @@
 #include "servicehost/scenes.h"
 #include "servicehost/host.h"
 #include "servicehost/background_tasks.h"
+#include "servicehost/sources.h"
 #include "servicehost/deploy.h"
 #include "servicehost/plugin.h"
 #include "servicehost/metadata.h"

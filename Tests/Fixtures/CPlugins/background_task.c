@@ -2,8 +2,10 @@
 // when it enters the background and ends it when the notification "task.end" arrives. Its
 // lines: "task begun ID" (0: none opened), "task expired ID", "task ended RESULT".
 // TASK_END_ON_EXPIRY: the expiration handler ends the task itself (else the host does).
+// The notification "task.crash" aborts the process (a crash with a task open).
 #include <servicehost.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 SH_PLUGIN_METADATA("c");
@@ -33,6 +35,7 @@ static int32_t task_attach(const sh_service *service, const sh_host *h) {
     (void)service;
     host = h;
     tasks = (const sh_background_tasks *)host->get_extension(host, SH_BACKGROUND_TASKS_ID);
+    host->subscribe(host, "task.crash");
     return host->subscribe(host, "task.end");
 }
 
@@ -43,6 +46,7 @@ static int32_t task_handle_event(const sh_service *service, const sh_event *even
         say("begun", (long)task);
     } else if (event->kind == SH_EVENT_NOTIFICATION) {
         const sh_notification *notification = event->data;
+        if (strcmp(notification->name, "task.crash") == 0) abort();
         if (strcmp(notification->name, "task.end") == 0 && tasks != NULL) {
             say("ended", (long)tasks->end(host, task));
             task = SH_BACKGROUND_TASK_INVALID;

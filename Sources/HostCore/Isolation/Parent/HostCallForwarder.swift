@@ -134,10 +134,30 @@ final class HostCallForwarder: Sendable {
         if case .deploy(let id, let directory, let probation) = call {
             return forward(deploy: id, directory: directory, probation: probation, to: target)
         }
-        guard let reply = try call.perform(on: target) else { return }
+        let reply: HostCallReply
+        if case .beginBackgroundTask(let name) = call {
+            reply = .result(Int32(bitPattern: beginTask(name: name, service: service, on: target)))
+        } else {
+            guard let performed = try call.perform(on: target) else { return }
+            reply = performed
+        }
         var w = WireWriter()
         reply.write(into: &w)
         try channel.send(&w, .reply, sequence: frame.sequence)
+    }
+
+    /// Opens a background task for the worker's service `service`; its expiry goes back to the
+    /// worker as a `taskExpired` frame, whose handler runs there (WorkerTasks). 0: none opened.
+    private func beginTask(name: [UInt8], service: Int, on functions: (any HostFunctions)?) -> UInt32 {
+        guard let functions, let name = HostArguments.name(name) else { return 0 }
+        let channel = channel
+        return functions.beginBackgroundTask(name: name) { task in
+            // A lost worker has no handler to run; its death is handled elsewhere.
+            var w = WireWriter()
+            w.u32(UInt32(truncatingIfNeeded: service))
+            w.u32(task)
+            try? channel.send(&w, .taskExpired)
+        }
     }
 
     /// How the reply to a worker's request (or deploy) `id` goes back: a `requestReply` frame,

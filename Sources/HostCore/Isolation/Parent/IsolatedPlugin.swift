@@ -320,6 +320,7 @@ final class IsolatedPlugin {
             guard connection === self.connection else { return }
             self.connection = nil
             connection.forwarder.failOutstanding()
+            supervisor.host?.backgroundTasks.endAll(of: ids, reason: "its worker crashed")
         }
         for proxy in proxies { proxy.attached = false }
         let pid = connection.map { " (pid \($0.pid))" } ?? ""

@@ -273,7 +273,7 @@ final class WorkerConnection {
             try forwarder.answer(frame)
         case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .request, .deploy:
             try forwarder.perform(frame)
-        case .open, .attach, .event, .reply, .requestReply:
+        case .open, .attach, .event, .reply, .requestReply, .taskExpired:
             throw .malformed("a worker sent a \(frame.type) frame, which only the host sends")
         }
     }

@@ -39,6 +39,11 @@ enum HostCallFrame: Sendable, Equatable {
     case notificationSettings
     /// `request_authorization`: u32 options. Reply: result.
     case requestAuthorization(options: UInt32)
+    /// background-tasks/1 `begin`: blob name. Reply: result, the task id's bits; carried out
+    /// by HostCallForwarder, which sends the expiry back (`taskExpired`).
+    case beginBackgroundTask(name: [UInt8])
+    /// background-tasks/1 `end`: u32 task. Reply: result.
+    case endBackgroundTask(task: UInt32)
     /// `set_scene_restoration`: u64 scene id, optional blob activity. Reply: result.
     case setSceneRestoration(scene: UInt64, json: [UInt8]?)
 
@@ -60,6 +65,8 @@ enum HostCallFrame: Sendable, Equatable {
         case .notificationSettings: (.call, .notificationSettings)
         case .requestAuthorization: (.call, .requestAuthorization)
         case .setSceneRestoration: (.call, .setSceneRestoration)
+        case .beginBackgroundTask: (.call, .beginBackgroundTask)
+        case .endBackgroundTask: (.call, .endBackgroundTask)
         }
     }
 
@@ -104,6 +111,10 @@ enum HostCallFrame: Sendable, Equatable {
         case .setSceneRestoration(let scene, let json):
             w.u64(scene)
             w.optionalBlob(json)
+        case .beginBackgroundTask(let name):
+            w.blob(name)
+        case .endBackgroundTask(let task):
+            w.u32(task)
         }
     }
 
@@ -180,6 +191,12 @@ enum HostCallFrame: Sendable, Equatable {
             case .setSceneRestoration:
                 call = .setSceneRestoration(scene: try r.u64("scene"), json: try r.optionalBlob("activity"))
                 try r.finish("set_scene_restoration")
+            case .beginBackgroundTask:
+                call = .beginBackgroundTask(name: try r.blob("name"))
+                try r.finish("background task begin")
+            case .endBackgroundTask:
+                call = .endBackgroundTask(task: try r.u32("task"))
+                try r.finish("background task end")
             }
         default:
             throw .malformed("a worker sent a \(frame.type) frame")
@@ -240,6 +257,12 @@ enum HostCallFrame: Sendable, Equatable {
             return .result(functions.requestAuthorization(options))
         case .setSceneRestoration(let scene, let json):
             return .result(functions.setSceneRestoration(scene: scene, json: json))
+        case .beginBackgroundTask(let name):
+            // Without a way back for the expiry (HostCallForwarder has one) the handler is lost.
+            guard let name = HostArguments.name(name) else { return .result(0) }
+            return .result(Int32(bitPattern: functions.beginBackgroundTask(name: name) { _ in }))
+        case .endBackgroundTask(let task):
+            return .result(functions.endBackgroundTask(task))
         }
     }
 }

@@ -39,6 +39,9 @@ enum FrameType: UInt16, Sendable {
     case reply = 4
     /// The reply to a worker's `request`: request id, result, JSON. One-way.
     case requestReply = 5
+    /// A background task's time is up (background-tasks/1): service index, task id. One-way;
+    /// the worker runs the task's expiration handler (WorkerTasks).
+    case taskExpired = 6
 
     // Worker → host.
     /// The worker's first frame: its protocol version and pid.
@@ -94,12 +97,18 @@ enum HostCall: UInt8, Sendable {
     case requestAuthorization = 8
     /// `sh_host.set_scene_restoration`: u64 scene id, optional JSON. Reply: i32.
     case setSceneRestoration = 9
+    /// Extension background-tasks/1 `begin`: blob name. Reply: i32, the task id's bits (0: none).
+    case beginBackgroundTask = 10
+    /// Extension background-tasks/1 `end`: u32 task. Reply: i32.
+    case endBackgroundTask = 11
 
     /// Whether the ABI says [main-thread]: the host runs these on its main thread.
     var needsMainThread: Bool {
         switch self {
         case .appState, .unsubscribe, .notificationSettings, .requestAuthorization: false
-        case .storeGet, .storeSet, .storeRemove, .storeKeys, .setSceneRestoration: true
+        case .storeGet, .storeSet, .storeRemove, .storeKeys, .setSceneRestoration, .beginBackgroundTask,
+            .endBackgroundTask:
+            true
         }
     }
 }

@@ -115,10 +115,20 @@ final class WorkerHostFunctions: HostFunctions {
         Int32(SH_UNSUPPORTED)
     }
 
-    // Not across worker processes yet (background_tasks.h says so): no task is opened.
-    func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 { 0 }
+    // The task is the host's; its expiry comes back as a `taskExpired` frame (WorkerTasks).
+    func beginBackgroundTask(name: String, expired: @escaping @MainActor @Sendable (UInt32) -> Void) -> UInt32 {
+        guard case .result(let result)? = call(.beginBackgroundTask(name: Array(name.utf8))) else { return 0 }
+        let task = UInt32(bitPattern: result)
+        // [main-thread] in background_tasks.h.
+        if task != 0 { MainActor.assumeIsolated { WorkerTasks.shared.add(task, expired) } }
+        return task
+    }
 
-    func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
+    func endBackgroundTask(_ task: UInt32) -> Int32 {
+        let ended = result(.endBackgroundTask(task: task))
+        if ended == SH_OK { MainActor.assumeIsolated { WorkerTasks.shared.remove(task) } }
+        return ended
+    }
 
     func deploy(directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void)
         -> Int32

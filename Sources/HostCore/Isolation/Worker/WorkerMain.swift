@@ -38,9 +38,14 @@ public enum WorkerMain {
         // The host's requests are carried out here, on the main thread, in the order they came;
         // replies to the services' own requests too (host.h: their reply runs on the main thread).
         inbound.setHandler { frame in
-            guard frame.type == .requestReply else { return session.handle(frame) }
-            do throws(WireError) { try WorkerRequests.shared.deliver(frame) } catch {
-                fail("the host's request reply: \(error)")
+            do throws(WireError) {
+                switch frame.type {
+                case .requestReply: try WorkerRequests.shared.deliver(frame)
+                case .taskExpired: try WorkerTasks.shared.expire(frame)
+                default: session.handle(frame)
+                }
+            } catch {
+                fail("the host's \(frame.type) frame: \(error)")
             }
         }
         var hello = WireWriter()

@@ -47,6 +47,21 @@ final class RequestDesk {
     /// Where the payload limit (--max-payload) is read at each request.
     private let requests: ServiceRequests
     private let log: Log
+    /// What the host answers itself, by request name, before any service: a system source's
+    /// current state (`network.current`), or why there is none (the source is off).
+    private var hostAnswers: [String: HostAnswer] = [:]
+    /// Names the host will answer once its sources started: asked earlier (while the app
+    /// launches), a request waits for its answer.
+    var awaitedHostAnswers: Set<String> = []
+    private var waitingForHost: [ServiceRequest] = []
+
+    /// A request the host answers itself.
+    enum HostAnswer {
+        /// The answer, SH_OK.
+        case state(JSONValue)
+        /// SH_NOT_FOUND, `{"error": reason}`.
+        case unavailable(String)
+    }
 
     init(dispatcher: Dispatcher, dormant: DormantServices, answers: AnswerBook, requests: ServiceRequests, log: Log) {
         self.dispatcher = dispatcher
@@ -54,6 +69,22 @@ final class RequestDesk {
         self.answers = answers
         self.requests = requests
         self.log = log
+    }
+
+    /// Answers request `name` with `answer` from now on, and the requests that waited for it.
+    func setHostAnswer(_ name: String, _ answer: HostAnswer) {
+        hostAnswers[name] = answer
+        let ready = waitingForHost.filter { $0.name == name }
+        guard !ready.isEmpty else { return }
+        waitingForHost.removeAll { $0.name == name }
+        for request in ready { Self.reply(request, answer) }
+    }
+
+    private static func reply(_ request: ServiceRequest, _ answer: HostAnswer) {
+        switch answer {
+        case .state(let value): request.reply(RequestReply(result: Int32(SH_OK), json: Array(value.serialized.utf8)))
+        case .unavailable(let reason): request.reply(.refused(Int32(SH_NOT_FOUND), reason))
+        }
     }
 
     /// Carries `request` to the one service that answers its name, opening it first when it is
@@ -83,6 +114,14 @@ final class RequestDesk {
         guard size <= maxPayload else {
             return refuse(
                 Int32(SH_INVALID), "the payload is \(size) bytes, over the limit of \(maxPayload) (--max-payload)")
+        }
+        if let answer = hostAnswers[request.name] {
+            Self.reply(request, answer)
+            return false
+        }
+        if awaitedHostAnswers.contains(request.name) {
+            waitingForHost.append(request)
+            return false
         }
         var tape: JSONTape?
         if let json = request.json {

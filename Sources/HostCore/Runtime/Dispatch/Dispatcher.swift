@@ -128,33 +128,34 @@ final class Dispatcher {
     func deliver(_ kind: EventKind, data: UnsafeRawPointer?) {
         let hot = self.hot
         let list = hot.pointee.table.handlers(kind.rawValue)
-        guard !list.isEmpty else { return }
-        let tracker = self.tracker
-        let observing = hot.pointee.observing
+        guard let first = list.baseAddress, !list.isEmpty else { return }
         #if DEBUG
             hot.pointee.depth += 1
         #endif
         var event = sh_event(
             size: UInt32(MemoryLayout<sh_event>.size), version: SH_EVENT_VERSION, kind: kind.rawValue,
             app_state: hot.pointee.appState, seq: hot.pointee.sequence, data: data, completion: nil)
+        let tracker = self.tracker
         let sentinel = tracker.begin(kind)
-        var position = kind.isTearDown ? list.count - 1 : 0
-        let step = kind.isTearDown ? -1 : 1
-        // Observed (statistics or a trace): every call takes the slow path, with one clock read
-        // per call (each call's end is the next one's start). Not observed: only a failure does;
-        // the loop is the one the benchmark's C floor runs, plus the tracker's stores (`observing`
-        // does not change inside the loop, so the optimizer may unswitch it).
-        var start = observing ? Clock.nanoseconds() : 0
-        for _ in 0..<list.count {
-            let entry = list[position]
-            position += step
-            event.seq &+= 1
-            tracker.enter(entry.index, sentinel)
-            let result = entry.handle(entry.service, &event)
-            if observing || result != SH_OK {
-                tracker.leave(sentinel)
-                start = observed(entry, kind, seq: event.seq, result: result, start: start, timed: observing)
-            }
+        if hot.pointee.observing {
+            deliverObserved(list, kind, &event, sentinel)
+        } else {
+            // The loop the benchmark's C floor runs plus the tracker's stores, and nothing else
+            // live across the C call (an entry's address, what is left, the step, the tracker,
+            // the sentinel: five callee-saved registers, no spills). A failed call leaves it.
+            let reverse = kind.isTearDown
+            var position = reverse ? list.count &- 1 : 0
+            let step = reverse ? -1 : 1
+            var remaining = list.count
+            repeat {
+                let entry = first + position
+                event.seq &+= 1
+                tracker.enter(entry.pointee.index, sentinel)
+                let result = entry.pointee.handle(entry.pointee.service, &event)
+                if result != SH_OK { failed(entry.pointee, kind, seq: event.seq, result: result, sentinel) }
+                position &+= step
+                remaining &-= 1
+            } while remaining != 0
         }
         tracker.leave(sentinel)
         hot.pointee.sequence = event.seq
@@ -163,18 +164,43 @@ final class Dispatcher {
         #endif
     }
 
-    /// After a call on the slow path: its figures (when `timed`), its trace line, what a failure
-    /// means. Returns the next call's start: the call's end, or a fresh read when a line was
+    /// A call of an unobserved delivery did not answer OK: out of the loop, so the loop keeps
+    /// nothing live for it.
+    @inline(never)
+    private func failed(
+        _ entry: DispatchEntry, _ kind: EventKind, seq: UInt64, result: Int32, _ sentinel: UnsafeMutableRawPointer?
+    ) {
+        tracker.leave(sentinel)
+        finishCall(entry.index, kind, seq: seq, result: result, scene: nil)
+    }
+
+    /// A delivery while calls are observed (statistics, a trace, a watch client): every call
+    /// takes the slow path, with one clock read per call (each call's end is the next one's start).
+    @inline(never)
+    private func deliverObserved(
+        _ list: UnsafeBufferPointer<DispatchEntry>, _ kind: EventKind, _ event: inout sh_event,
+        _ sentinel: UnsafeMutableRawPointer?
+    ) {
+        var position = kind.isTearDown ? list.count - 1 : 0
+        let step = kind.isTearDown ? -1 : 1
+        var start = Clock.nanoseconds()
+        for _ in 0..<list.count {
+            let entry = list[position]
+            position += step
+            event.seq &+= 1
+            tracker.enter(entry.index, sentinel)
+            let result = entry.handle(entry.service, &event)
+            tracker.leave(sentinel)
+            start = observed(entry, kind, seq: event.seq, result: result, start: start)
+        }
+    }
+
+    /// After a call of an observed delivery: its figures, its trace line, what a failure means. Returns the next call's start: the call's end, or a fresh read when a line was
     /// written (so writing it is not counted against the next service).
     @inline(never)
-    private func observed(
-        _ entry: DispatchEntry, _ kind: EventKind, seq: UInt64, result: Int32, start: UInt64,
-        timed: Bool
-    ) -> UInt64 {
-        guard timed else {
-            finishCall(entry.index, kind, seq: seq, result: result, scene: nil)
-            return 0
-        }
+    private func observed(_ entry: DispatchEntry, _ kind: EventKind, seq: UInt64, result: Int32, start: UInt64)
+        -> UInt64
+    {
         let end = Clock.nanoseconds()
         if let row = entry.stats {
             ServiceStats.record(row, kind: kind.rawValue, nanoseconds: end &- start, failed: result < 0)

@@ -16,7 +16,7 @@ enum HostExtensions {
     }
 
     /// Every extension this host offers.
-    static let all: [Row] = [BackgroundTasksExtension.row, DeployExtension.row]
+    static let all: [Row] = [BackgroundTasksExtension.row, SourcesExtension.row, DeployExtension.row]
 
     /// The table of extension `id`, or nil when this host does not offer it.
     static func table(_ id: String) -> UnsafeRawPointer? {

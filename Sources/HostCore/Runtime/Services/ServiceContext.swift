@@ -60,14 +60,17 @@ final class SharedServices: Sendable {
     let requests: ServiceRequests
     /// The background-tasks extension's tasks (main thread only).
     let backgroundTasks: BackgroundTasks
+    /// What the sources extension reaches (main thread only).
+    let pluginSources: PluginSources
 
     init(
         authorization: NotificationAuthorization, requests: ServiceRequests, backgroundTasks: BackgroundTasks,
-        setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32
+        pluginSources: PluginSources, setRestoration: @escaping @MainActor @Sendable (String, UInt64, [UInt8]?) -> Int32
     ) {
         self.authorization = authorization
         self.requests = requests
         self.backgroundTasks = backgroundTasks
+        self.pluginSources = pluginSources
         self.setRestoration = setRestoration
     }
 }
@@ -200,6 +203,30 @@ extension ServiceContext: HostFunctions {
             }
             log.error(id, "store: \(error)")
             return failed(Int32(SH_ERROR))
+        }
+    }
+}
+
+/// Extension sources/1 in process: a plugin source's moves, watches and current state, carried
+/// out by the host's PluginSources.
+extension ServiceContext: PluginSourceFunctions {
+    // [main-thread] in sources.h, for each.
+    func moveApp(_ move: AppMove) -> Int32 {
+        MainActor.assumeIsolated { shared.pluginSources.move(move, for: id) }
+        return Int32(SH_OK)
+    }
+
+    func watch(_ fd: Int32, readable: @escaping @MainActor @Sendable (Int32) -> Void) -> UInt64 {
+        MainActor.assumeIsolated { shared.pluginSources.watch(fd, for: id, readable: readable) }
+    }
+
+    func unwatch(_ watch: UInt64) -> Int32 {
+        MainActor.assumeIsolated { shared.pluginSources.unwatch(watch, for: id) ? Int32(SH_OK) : Int32(SH_NOT_FOUND) }
+    }
+
+    func setCurrentState(_ name: String, json: [UInt8]) -> Int32 {
+        MainActor.assumeIsolated {
+            shared.pluginSources.setCurrentState(name, json: json) ? Int32(SH_OK) : Int32(SH_INVALID)
         }
     }
 }

@@ -40,9 +40,12 @@ typedef struct sh_background_tasks {
 
     /* [main-thread] Opens a task named name (NUL-terminated, copied before
      * returning). Returns its id (never SH_BACKGROUND_TASK_INVALID), or
-     * SH_BACKGROUND_TASK_INVALID when name is NULL or empty, expired is NULL,
-     * or the service runs in a worker process (not offered there yet).
-     * expired and context must stay valid until the task ends. */
+     * SH_BACKGROUND_TASK_INVALID when name is NULL or empty, or expired is
+     * NULL. In a worker process (--isolation process) the task is the host's
+     * all the same, and expired runs on the worker's main thread once the
+     * host's expiry reaches it: by then the host has ended the task (end
+     * answers SH_NOT_FOUND). expired and context must stay valid until the
+     * task ends. */
     uint32_t (*begin)(const struct sh_host *host, const char *name, sh_background_task_expired_fn expired,
                       void *context);
 

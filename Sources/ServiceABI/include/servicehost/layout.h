@@ -15,6 +15,7 @@
 #include "plugin.h"
 #include "scenes.h"
 #include "background_tasks.h"
+#include "sources.h"
 #include "deploy.h"
 
 #if defined(__cplusplus)
@@ -269,6 +270,14 @@ SH_LAYOUT_OFFSET(sh_background_tasks, version, 4);
 SH_LAYOUT_OFFSET(sh_background_tasks, begin, 8);
 SH_LAYOUT_OFFSET(sh_background_tasks, end, 16);
 SH_LAYOUT_SIZE(sh_background_tasks, SH_BACKGROUND_TASKS_SIZE_V1);
+
+SH_LAYOUT_OFFSET(sh_sources, size, 0);
+SH_LAYOUT_OFFSET(sh_sources, version, 4);
+SH_LAYOUT_OFFSET(sh_sources, move_app, 8);
+SH_LAYOUT_OFFSET(sh_sources, watch, 16);
+SH_LAYOUT_OFFSET(sh_sources, unwatch, 24);
+SH_LAYOUT_OFFSET(sh_sources, set_current_state, 32);
+SH_LAYOUT_SIZE(sh_sources, SH_SOURCES_SIZE_V1);
 
 SH_LAYOUT_OFFSET(sh_deploy, size, 0);
 SH_LAYOUT_OFFSET(sh_deploy, version, 4);
