@@ -44,6 +44,8 @@ long csystem_sendfile(int out, int in, long *offset, unsigned long count) {
     return sent;
 }
 
+int csystem_syncfs(int fd) { return syncfs(fd); }
+
 int csystem_is_executable_tmpfs(const char *path) {
     struct statfs system;
     struct statvfs mount;

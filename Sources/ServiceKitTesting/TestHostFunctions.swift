@@ -117,6 +117,12 @@ final class TestHostFunctions: HostFunctions {
         return base.setNotificationCategories(json: json)
     }
 
+    func deploy(directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void)
+        -> Int32
+    {
+        base.deploy(directory: directory, probationMilliseconds: probationMilliseconds, done: done)
+    }
+
     func control(_ json: [UInt8], reply: @escaping @Sendable ([UInt8]) -> Void) -> Int32 {
         base.control(json, reply: reply)
     }

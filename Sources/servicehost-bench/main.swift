@@ -166,7 +166,7 @@ if !fleet {
                 progress("row 3: signed plugins and deploys")
                 var signatures = SignatureRows(host: hostPath, reps: reps, hostEnvironment: farm.hostEnvironment)
                 rows += try signatures.run(
-                    one: cSet(1), many: cSet(quick ? 10 : 100), count: quick ? 10 : 100, template: cTemplate,
+                    one: cSet(1), many: cSet(100), count: 100, template: cTemplate,
                     root: farm.root)
                 raw += signatures.raw
                 var deploy = DeployRow(host: hostPath, reps: reps)

@@ -27,12 +27,13 @@ import Testing
         return !stat[close...].hasPrefix(") Z")
     }
 
-    @Test(arguments: ["staging", "verifying", "switching", "probation", "accepting", "rollingBack"])
-    func aHostKilledAtAStep_runsTheAcceptedGenerationWhole_andSaysWhy(step: String) throws {
+    /// A host (workers) whose generation 1 (test.a and test.b 0.2.0) was accepted, killed, and
+    /// started again with `SERVICEHOST_DEPLOY_HALT_AT=halt`; and the set of generation 2, which
+    /// changes both to 0.3.0.
+    private func hostOnGeneration1(haltingAt halt: String) throws -> (IsolatedHost, next: String) {
         let host = try IsolatedHost()
         try host.probe("a", ["PROBE_ID=\"test.a\""])
         try host.probe("b", ["PROBE_ID=\"test.b\""])
-        // Generation 1 (both services 0.2.0) is accepted; generation 2 changes both to 0.3.0.
         var sets: [String] = []
         for version in ["0.2.0", "0.3.0"] {
             let set = try host.scratch.folder("set-\(version)")
@@ -46,16 +47,21 @@ import Testing
         #expect(eventually { (try? self.status(host))?["current"] as? Int == 1 })
         // Accepted, then killed: the next start runs it.
         host.signal(SIGKILL)
+        try host.start(["--isolation", "process"], environment: ["SERVICEHOST_DEPLOY_HALT_AT": halt])
+        return (host, sets[1])
+    }
 
-        try host.start(["--isolation", "process"], environment: ["SERVICEHOST_DEPLOY_HALT_AT": step])
+    @Test(arguments: ["staging", "verifying", "switching", "probation", "accepting", "rollingBack"])
+    func aHostKilledAtAStep_runsTheAcceptedGenerationWhole_andSaysWhy(step: String) throws {
+        let (host, next) = try hostOnGeneration1(haltingAt: step)
         let workers = try running(host).compactMap { $0["pid"] as? Int }
         #expect(workers.count == 2)
         switch step {
-        case "accepting": #expect(try host.ctlJSON("deploy", sets[1], "--probation", "1").status == 0)
+        case "accepting": #expect(try host.ctlJSON("deploy", next, "--probation", "1").status == 0)
         case "rollingBack":
-            #expect(try host.ctlJSON("deploy", sets[1], "--probation", "600").status == 0)
+            #expect(try host.ctlJSON("deploy", next, "--probation", "600").status == 0)
             _ = try host.ctl("deploy", "--cancel")
-        default: _ = try host.ctl("deploy", sets[1], "--probation", "600")
+        default: _ = try host.ctl("deploy", next, "--probation", "600")
         }
         let killed = host.wait()
         #expect(killed.status == 128 + SIGKILL, "\(killed.stderr)")
@@ -78,9 +84,9 @@ import Testing
         }
         let staged = step == "staging" || step == "verifying"
         #expect(generations == (staged ? [] : ["2 rolledBack notAccepted"]) + ["1 applied "], "\(generations)")
-        // Nothing of generation 2 is left to confuse a later deploy.
+        // Nothing of generation 2 is left to confuse a later deploy (nothing returns to it).
         let left = try FileManager.default.contentsOfDirectory(atPath: host.stateDirectory + "/generations")
-        #expect(left.filter { $0.hasPrefix("staging-") || (staged && $0 == "2") } == [], "\(left)")
+        #expect(left.filter { $0.hasPrefix("staging-") || $0 == "2" } == [], "\(left)")
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
         let resumed = host.records.named(.deployResumed)
@@ -88,6 +94,38 @@ import Testing
         #expect(resumed.first?.string("reason") == (staged ? "current" : "notAccepted"))
         #expect(resumed.first?.int("rejected") == (staged ? nil : 2))
         #expect(resumed.first?.strings("discarded") == (staged ? ["2"] : nil))
+    }
+
+    /// Killed between the two writes of an acceptance: `generations/current` names generation
+    /// 2, its `applied` history line is not written. The next start runs generation 2 whole, as
+    /// accepted, and writes the line.
+    @Test func aHostKilledAfterRecordingCurrent_beforeItsHistoryLine_runsTheNewGenerationWhole() throws {
+        let (host, next) = try hostOnGeneration1(haltingAt: "currentRecorded")
+        #expect(try host.ctlJSON("deploy", next, "--probation", "1").status == 0)
+        let killed = host.wait()
+        #expect(killed.status == 128 + SIGKILL, "\(killed.stderr)")
+        let steps = host.records.named(.deployStep)
+        #expect(steps.last?.string("step") == "accepting" && steps.last?.int("generation") == 2)
+        #expect(host.records.named(.deployApplied).isEmpty, "\(host.records.text)")
+        let recorded = try String(contentsOfFile: host.stateDirectory + "/generations/current", encoding: .utf8)
+        #expect(recorded == "2\n")
+
+        try host.start(["--isolation", "process"])
+        let services = try running(host)
+        #expect(services.map { $0["version"] as? String } == ["0.3.0", "0.3.0"], "\(services)")
+        let folder = host.stateDirectory + "/generations/2/"
+        #expect(services.allSatisfy { ($0["path"] as? String)?.hasPrefix(folder) == true }, "\(services)")
+        let state = try self.status(host)
+        #expect(state["current"] as? Int == 2 && state["probation"] == nil, "\(state)")
+        let generations = (state["generations"] as? [[String: Any]] ?? []).map {
+            "\($0["generation"] as? Int ?? 0) \($0["outcome"] as? String ?? "")"
+        }
+        #expect(generations == ["2 applied", "1 applied"], "\(generations)")
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let resumed = host.records.named(.deployResumed)
+        #expect(resumed.count == 1 && resumed.first?.int("generation") == 2, "\(host.records.text)")
+        #expect(resumed.first?.string("reason") == "current" && resumed.first?.int("rejected") == nil)
     }
 
     @Test(

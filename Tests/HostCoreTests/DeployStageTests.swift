@@ -38,6 +38,43 @@ import Testing
         #expect(second.generation == 2 && generations() == ["1", "2"])
     }
 
+    private func inode(_ path: String) throws -> (inode: UInt64, mode: Int) {
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return (
+            (attributes[.systemFileNumber] as? NSNumber)?.uint64Value ?? 0,
+            (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        )
+    }
+
+    @Test func anUnchangedFile_isLinkedToTheGenerationInForce_aChangedOneCopied_allReadOnly() throws {
+        try probe("a", "test.a")
+        try probe("b", "test.b")
+        let first = try DeployStage.stage(from: set, stateDirectory: state, configurationPath: nil)
+        #expect(first.copied == ["a.so", "b.so"] && first.linked == [])
+        // b changes; a keeps its bytes (a rebuild: a new inode in the set).
+        try Command.compileC(
+            Repository.fixture("CPlugins/probe.c"), to: set + "/b.so",
+            defines: ["PROBE_ID=\"test.b\"", "PROBE_VERSION=\"0.2.0\""])
+        let copy = set + "/a.so.new"
+        try FileManager.default.copyItem(atPath: set + "/a.so", toPath: copy)
+        #expect(rename(copy, set + "/a.so") == 0)
+        let second = try DeployStage.stage(
+            from: set, stateDirectory: state, configurationPath: nil, inForce: first.directory)
+        #expect(second.linked == ["a.so"] && second.copied == ["b.so"], "\(second.linked) \(second.copied)")
+        #expect(try inode(second.directory + "/a.so").inode == inode(first.directory + "/a.so").inode)
+        #expect(try inode(second.directory + "/b.so").inode != inode(first.directory + "/b.so").inode)
+        // Nothing writes through a link: every staged file is read-only.
+        for file in ["a.so", "b.so"] {
+            #expect(try inode(first.directory + "/" + file).mode == 0o444)
+            #expect(try inode(second.directory + "/" + file).mode == 0o444)
+        }
+        // A writable file in force (an older host's) is copied, never linked.
+        #expect(chmod(second.directory + "/b.so", 0o644) == 0)
+        let third = try DeployStage.stage(
+            from: set, stateDirectory: state, configurationPath: nil, inForce: second.directory)
+        #expect(third.linked == ["a.so"] && third.copied == ["b.so"], "\(third.linked) \(third.copied)")
+    }
+
     @Test func aSetWithARefusedFile_isRefusedNamingIt_andLeavesNoGeneration() throws {
         let bad = try probe("a", "test.a")
         try probe("b", "test.b")

@@ -372,7 +372,7 @@ import Testing
             do throws(WireError) {
                 var r = frame.reader
                 switch frame.type {
-                case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call:
+                case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call, .deploy:
                     try forwarder.perform(frame)
                 case .openFailed: _ = try LoadFailureCodec.decode(&r)
                 case .event: _ = try EventCodec.decode(&r, arena: EventArena(), scenes: scenes)

@@ -69,6 +69,13 @@ import Testing
             note("setNotificationCategories \(String(decoding: json, as: UTF8.self))")
             return Int32(SH_OK)
         }
+        func deploy(
+            directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void
+        ) -> Int32 {
+            note("deploy \(directory) \(probationMilliseconds)")
+            done(RequestReply(result: Int32(SH_DEPLOY_APPLIED.rawValue), json: Array(#"{"outcome":"applied"}"#.utf8)))
+            return Int32(SH_OK)
+        }
     }
 
     private let recorder = Recorder()
@@ -185,6 +192,37 @@ import Testing
         #expect(recorder.calls.withLock { $0 } == [#"setNotificationCategories {"m":[]}"#])
     }
 
+    /// The deploy extension (issue 40): found by its id, its thunk refuses a NULL, empty or
+    /// relative directory, a probation over a day and a NULL done before any implementation,
+    /// and hands the outcome to done with the context it was given.
+    @Test func theDeployExtension_checksItsArguments_andHandsTheOutcomeOn() throws {
+        let h = host
+        let raw = try #require(h.pointee.get_extension!(h, SH_DEPLOY_ID))
+        let table = raw.assumingMemoryBound(to: sh_deploy.self).pointee
+        #expect(table.size == SH_DEPLOY_SIZE_V1 && table.version == SH_DEPLOY_VERSION)
+        final class Outcome: @unchecked Sendable {
+            // @unchecked: written and read on the test's thread only (the recorder calls back at once).
+            var code: Int32 = -1
+            var json = ""
+        }
+        let outcome = Outcome()
+        let context = Unmanaged.passUnretained(outcome).toOpaque()
+        let done: sh_deploy_done_fn = { context, code, json, length in
+            let outcome = Unmanaged<Outcome>.fromOpaque(context!).takeUnretainedValue()
+            outcome.code = code
+            outcome.json = String(decoding: UnsafeRawBufferPointer(start: json, count: length), as: UTF8.self)
+        }
+        #expect(table.deploy!(h, nil, 0, done, context) == SH_INVALID)
+        #expect(table.deploy!(h, "", 0, done, context) == SH_INVALID)
+        #expect(table.deploy!(h, "release-2", 0, done, context) == SH_INVALID)
+        #expect(table.deploy!(h, "/srv/release-2", 86_400_001, done, context) == SH_INVALID)
+        #expect(table.deploy!(h, "/srv/release-2", 0, nil, context) == SH_INVALID)
+        #expect(recorder.calls.withLock { $0 }.isEmpty && outcome.code == -1)
+        #expect(table.deploy!(h, "/srv/release-2", 86_400_000, done, context) == SH_OK)
+        #expect(recorder.calls.withLock { $0 } == ["deploy /srv/release-2 86400000"])
+        #expect(outcome.code == Int32(SH_DEPLOY_APPLIED.rawValue) && outcome.json == #"{"outcome":"applied"}"#)
+    }
+
     // MARK: Worker frames
 
     static let calls: [HostCallFrame] = [
@@ -195,6 +233,7 @@ import Testing
         .storeSet(key: nil, value: nil, length: 5), .storeSet(key: Array("k".utf8), value: [1, 2], length: 2),
         .storeRemove(key: Array("k".utf8)), .storeKeys, .notificationSettings, .requestAuthorization(options: 6),
         .setSceneRestoration(scene: 1 << 40, json: Array("{}".utf8)),
+        .deploy(id: 3, directory: Array("/srv/release-2".utf8), probationMilliseconds: 5000),
     ]
 
     @Test(arguments: calls)

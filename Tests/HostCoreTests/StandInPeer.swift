@@ -41,6 +41,9 @@ final class StandInPeer {
         func endBackgroundTask(_ task: UInt32) -> Int32 { Int32(SH_NOT_FOUND) }
         func reportHealth(_ status: Int32, reason: String?) -> Int32 { Int32(SH_OK) }
         func setNotificationCategories(json: [UInt8]) -> Int32 { Int32(SH_UNSUPPORTED) }
+        func deploy(
+            directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void
+        ) -> Int32 { Int32(SH_UNSUPPORTED) }
     }
 
     let forwarder: HostCallForwarder

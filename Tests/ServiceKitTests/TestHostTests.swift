@@ -1,6 +1,8 @@
 import Dispatch
 import ServiceKit
 import ServiceKitTesting
+import Synchronization
+import TestSupport
 import Testing
 
 /// TestHost (ServiceKitTesting) against services written for it: UIKit's order, the manual
@@ -491,4 +493,34 @@ private final class SessionProbe: ProtectedDataUnavailableObserving, ProtectedDa
     func protectedDataWillBecomeUnavailable() {}
     func protectedDataDidBecomeAvailable() {}
     func significantTimeChange() {}
+}
+
+@Suite struct DeployRequestTests {
+    /// issue 40: `HostContext.deploy` checks its arguments before the host sees them, and a
+    /// deploy the host refuses (a TestHost takes no control requests, so it deploys nothing)
+    /// reaches the completion as `.refused`, with why.
+    @Test func badArgumentsThrow_andARefusalReachesTheCompletion() throws {
+        let service = Deployer()
+        #expect(throws: HostError.notAttached) { try service.host.deploy("/srv/release-2") { _ in } }
+        let host = TestHost(service)
+        host.launch()
+        #expect(throws: HostError.invalid) { try service.host.deploy("release-2") { _ in } }
+        #expect(throws: HostError.invalid) {
+            try service.host.deploy("/srv/release-2", probation: .seconds(86_401)) { _ in }
+        }
+        let outcome = OutcomeBox()
+        try service.host.deploy("/srv/release-2", probation: .seconds(5)) { result in
+            outcome.value.withLock { $0 = result }
+        }
+        #expect(eventually { outcome.value.withLock { $0 } != nil })
+        let refused = try #require(outcome.value.withLock { $0 })
+        #expect(
+            refused.result == .refused && refused.generation == nil && refused.error?.isEmpty == false, "\(refused)")
+    }
+}
+
+private final class Deployer: ApplicationService {}
+
+private final class OutcomeBox: Sendable {
+    let value = Mutex<DeployOutcome?>(nil)
 }

@@ -14,6 +14,10 @@ int csystem_accept4(int fd, int flags);
 /// sendfile(2): copies up to `count` bytes of `in` from `*offset` to `out`.
 long csystem_sendfile(int out, int in, long *offset, unsigned long count);
 
+/// syncfs(2): writes everything of the file system `fd` is on to the disk (a deploy's
+/// acceptance: one call, not an fsync per file). Returns 0, or -1 with errno.
+int csystem_syncfs(int fd);
+
 /// Whether `path` is on tmpfs mounted without noexec (statfs(2) and statvfs(3), whose
 /// TMPFS_MAGIC and ST_NOEXEC Glibc's Swift module does not import): 1 yes, 0 no, -1 errno.
 int csystem_is_executable_tmpfs(const char *path);

@@ -4,7 +4,8 @@ import ServiceJSON
 /// `watch`.
 extension ControlHandler {
     func handleOperate(
-        _ command: ControlRequest.Operate, respond: (consuming ControlReply, After) -> Void, refuse: (String) -> Void
+        _ command: ControlRequest.Operate, respond: @escaping (consuming ControlReply, After) -> Void,
+        refuse: (String) -> Void
     ) {
         var body = ControlReply.Operated()
         do throws(ServiceControlError) {
@@ -58,8 +59,12 @@ extension ControlHandler {
                     return refuse(error.description)
                 }
             case .deployVerify(let path, let size, let sha256, let signature):
-                body.members[.bundle] =
-                    host.verifyBundle(file: path, size: size, sha256: sha256, signature: signature).json
+                // Answered when the check (off the main thread) is done; other requests go on meanwhile.
+                return host.verifyBundle(file: path, size: size, sha256: sha256, signature: signature) { verdict in
+                    var body = ControlReply.Operated()
+                    body.members[.bundle] = verdict.json
+                    respond(ControlReply(.operated(body)), .keepRunning)
+                }
             case .deployDigests:
                 body.members[.digests] = .object(host.serviceDigests().mapValues(JSONValue.string))
             case .deployCancel:

@@ -37,7 +37,7 @@ extension ControlRequest {
         /// Stops the deploy in probation, rolling it back.
         case deployCancel
         /// Checks a fleet bundle's size, SHA-256 and minisign signature by the host's trusted
-        /// keys, before anyone unpacks it (``Host/verifyBundle(file:size:sha256:signature:)``).
+        /// keys, before anyone unpacks it (``Host/verifyBundle(file:size:sha256:signature:done:)``).
         /// The SHA-256 of each running service's plugin file (``Host/serviceDigests()``).
         case deployDigests
         case deployVerify(path: String, size: Int, sha256: String, signature: String)

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import ServiceABI
 import ServiceJSON
 
 /// Control requests from services (`sh_host.control`, issue 17): a service such as the MQTT
@@ -78,6 +79,39 @@ final class ServiceRequests: Sendable {
                     send(body)
                     // As on the socket: `terminate` exits once its reply is out.
                     if after == .exit { exit(0) }
+                }
+            }
+        }
+    }
+
+    /// A deploy `service` asked for (extension deploy/1): carried out on the main thread as
+    /// `ctl deploy` is, when the configuration grants the service what that request needs
+    /// (`"requests": "all"`); `done` gets the outcome once: refused at once, or when the
+    /// probation ends (``Host/deploy(from:probation:settled:)``). A service taken down before
+    /// the end (replaced or removed by the deploy or its rollback) is not called.
+    func deploy(
+        from service: ServiceContext, directory: String, probation: Double,
+        done: @escaping @Sendable (RequestReply) -> Void
+    ) {
+        let handler = wiring.withLock { $0.handler }
+        DispatchQueue.main.async { [log] in
+            MainActor.assumeIsolated {
+                let refuse = { (message: String) in
+                    log.warn(
+                        service.id, "deploy refused: \(message)", event: .requestRefused, .string("reason", message))
+                    done(Host.settlement(SH_DEPLOY_REFUSED, error: message))
+                }
+                guard let handler else { return refuse("this host takes no control requests") }
+                let host = handler.host
+                let grant = host.configuration.services[service.id]?.requests
+                guard ControlGrant.all.allows(grant) else {
+                    return refuse(
+                        "service \(service.id) may not deploy (grant it in services.json: \"requests\": \"all\")")
+                }
+                host.deploy(from: directory, probation: probation) { outcome in
+                    // Its code is not the code that asked once the deploy or its rollback took it down.
+                    guard host.services.contains(where: { $0.context === service }) else { return }
+                    done(outcome)
                 }
             }
         }

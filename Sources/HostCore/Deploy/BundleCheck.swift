@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import ServiceJSON
 
@@ -41,14 +42,44 @@ extension Host {
     nonisolated public static let maxBundleSize = 256 << 20
 
     /// Checks the bundle in `file` against the `size`, `sha256` (64 hex digits) and minisign
-    /// `signature` (the `.minisig` file's text) the desired state gave.
-    public func verifyBundle(file: String, size: Int, sha256: String, signature: String) -> BundleVerdict {
-        Self.verifyBundle(file: file, size: size, sha256: sha256, signature: signature, trust: configuration.trust)
+    /// `signature` (the `.minisig` file's text) the desired state gave; `done` gets the verdict
+    /// on the main thread.
+    ///
+    /// Up to 256 MiB is read and hashed, which takes the better part of a second: not on the
+    /// main thread, which goes on serving services and the control socket meanwhile, but on a
+    /// serial queue of its own (one bundle in memory at a time). The trust settings are those
+    /// in force when the check was asked for.
+    public func verifyBundle(
+        file: String, size: Int, sha256: String, signature: String,
+        done: @escaping @MainActor (BundleVerdict) -> Void
+    ) {
+        let trust = configuration.trust
+        let finish = MainThreadOnly(done)
+        Self.bundleChecks.async {
+            Self.waitForTestGate()
+            let verdict = Self.verifyBundle(file: file, size: size, sha256: sha256, signature: signature, trust: trust)
+            DispatchQueue.main.async { MainActor.assumeIsolated { finish.value(verdict) } }
+        }
     }
 
-    static func verifyBundle(file: String, size: Int, sha256: String, signature: String, trust: TrustSettings)
-        -> BundleVerdict
-    {
+    /// The queue bundles are checked on, one at a time.
+    nonisolated private static let bundleChecks = DispatchQueue(label: "servicehost.bundle-check", qos: .utility)
+
+    /// `SERVICEHOST_BUNDLE_CHECK_GATE=FIFO`: each check first waits for a byte on that FIFO, so a
+    /// test can hold a check in progress and see the host serve meanwhile. Unset (always,
+    /// outside that test): nothing happens.
+    nonisolated private static func waitForTestGate() {
+        guard let gate = getenv("SERVICEHOST_BUNDLE_CHECK_GATE") else { return }
+        let descriptor = Glibc.open(gate, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        var byte: UInt8 = 0
+        _ = Glibc.read(descriptor, &byte, 1)
+        Glibc.close(descriptor)
+    }
+
+    nonisolated static func verifyBundle(
+        file: String, size: Int, sha256: String, signature: String, trust: TrustSettings
+    ) -> BundleVerdict {
         guard !trust.trustedKeys.isEmpty else {
             return .refused(
                 "noTrustedKeys",
@@ -145,4 +176,14 @@ extension Host {
         }
         return digests
     }
+}
+
+/// A main-thread value (a closure capturing the control handler's reply) carried through a
+/// job on another thread and back, untouched there.
+struct MainThreadOnly<Value>: @unchecked Sendable {
+    // @unchecked: made on the main thread and read only there (MainActor.assumeIsolated after
+    // DispatchQueue.main.async); the thread in between only holds it.
+    let value: Value
+
+    init(_ value: Value) { self.value = value }
 }

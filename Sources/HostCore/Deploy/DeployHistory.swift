@@ -93,9 +93,11 @@ struct DeployHistory {
         return Array(result.sorted { $0.generation > $1.generation }.prefix(limit))
     }
 
-    /// Appends `entry` as one line, synced before this returns. After a line cut short (a host
-    /// killed in a write, a full disk) it starts a line of its own, so the entry still reads.
-    func append(_ entry: Entry) throws(SystemError) {
+    /// Appends `entry` as one line, synced before this returns unless `sync` is false (a line
+    /// a power cut may lose: the `inProbation` one, after which a start runs the generation
+    /// before either way). After a line cut short (a host killed in a write, a full disk) it
+    /// starts a line of its own, so the entry still reads.
+    func append(_ entry: Entry, sync: Bool = true) throws(SystemError) {
         let output = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_APPEND, mode: 0o600)
         var last: UInt8 = UInt8(ascii: "\n")
         let size = lseek(output.rawValue, 0, SEEK_END)
@@ -104,7 +106,7 @@ struct DeployHistory {
         try line.withUnsafeBytes { buffer in
             Result { () throws(SystemError) in try output.writeAll(buffer, path: path) }
         }.get()
-        if fsync(output.rawValue) != 0 { throw .current("fsync", path) }
+        if sync && fsync(output.rawValue) != 0 { throw .current("fsync", path) }
         try output.close(path)
     }
 }

@@ -5,9 +5,20 @@ import Glibc
 /// `STATE/generations/N`, and verified there with the planner the host loads with (pins,
 /// signatures, every file's metadata, the start plan) before anything running changes.
 ///
-/// The copy is made under `staging-N` and renamed to `N` only once it is whole, synced and
-/// verified: a crash or a full disk while staging leaves no generation, and a refused set is
-/// removed. ``Host/deploy(from:probation:)`` then switches the host to it.
+/// The copy is made under `staging-N` and renamed to `N` only once it is whole and verified:
+/// a crash or a full disk while staging leaves no generation, and a refused set is removed.
+/// ``Host/deploy(from:probation:)`` then switches the host to it.
+///
+/// A file with the same bytes as the same name in the generation in force is not copied: the
+/// new generation gets a hard link to that file's inode, so an unchanged set costs no write.
+/// Staged files are made read-only (0444) and the host never opens one for writing, so nothing
+/// writes through a link into another generation; a file in force that is writable (staged by
+/// an older host) is copied, never linked.
+///
+/// Nothing is synced here: a generation has to survive a power cut only once it is accepted
+/// (until then a start runs the one before, whatever is left of this one), so the acceptance
+/// syncs its file system once (`syncfs`) before `generations/current` names it
+/// (Host+Deploy.swift). A deploy's request costs no `fsync` at all.
 struct DeployStage {
     /// Why a set cannot be deployed: the files refused, or what could not be staged.
     struct Refusal: Error, CustomStringConvertible, Sendable {
@@ -38,6 +49,9 @@ struct DeployStage {
     let directory: String
     /// The start order the host would run from it.
     let order: [String]
+    /// The files linked from the generation in force (unchanged), and those copied.
+    let linked: [String]
+    let copied: [String]
 
     /// The folder of generations in `stateDirectory`.
     static func generations(in stateDirectory: String) -> String { stateDirectory + "/generations" }
@@ -49,11 +63,12 @@ struct DeployStage {
 
     /// Stages the set in `source` as the next generation under `stateDirectory` and verifies it;
     /// `configurationPath` is the configuration used when the set has no `services.json` of its
-    /// own (the running host's). Nothing running is touched. `step` is told of `staging` (with
-    /// the first file copied) and `verifying` as they begin.
+    /// own (the running host's). `inForce` is the folder of the generation running, whose files
+    /// an unchanged file is linked to. Nothing running is touched. `step` is told of `staging`
+    /// (with the first file staged) and `verifying` as they begin.
     static func stage(
         from source: String, stateDirectory: String, configurationPath: String?, allowInsecure: Bool = false,
-        step: (DeployStep, Int) -> Void = { _, _ in }
+        inForce: String? = nil, step: (DeployStep, Int) -> Void = { _, _ in }
     ) throws(Refusal) -> DeployStage {
         let root = generations(in: stateDirectory)
         if mkdir(root, 0o700) != 0 && errno != EEXIST {
@@ -66,7 +81,7 @@ struct DeployStage {
         guard names.contains(where: { $0.hasSuffix(".so") }) else {
             throw refusal(source, "stage", "no plugin files (*.so) to deploy")
         }
-        let generation = nextGeneration(in: root)
+        let generation = nextGeneration(in: root, stateDirectory: stateDirectory)
         let staging = root + "/staging-\(generation)"
         let final = root + "/\(generation)"
         removeTree(staging)  // a crash's leftover of the same number
@@ -75,13 +90,25 @@ struct DeployStage {
             throw refusal(staging, "stage", "\(SystemError.current("mkdir", staging))")
         }
         do throws(Refusal) {
+            var linked: [String] = []
+            var copied: [String] = []
+            // A generation in force that is gone or unreadable: every file is copied.
+            let running = inForce.flatMap { try? DirectoryHandle.open($0) }
             for (index, name) in names.enumerated() {
-                do throws(SystemError) { try copy(source + "/" + name, to: staging, name: name) } catch {
+                do throws(SystemError) {
+                    if let running,
+                        try linkIfUnchanged(source + "/" + name, to: name, in: running, as: staging + "/" + name)
+                    {
+                        linked.append(name)
+                    } else {
+                        try copy(source + "/" + name, to: staging, name: name)
+                        copied.append(name)
+                    }
+                } catch {
                     throw refusal(source + "/" + name, "stage", "not staged: \(error)")
                 }
                 if index == 0 { step(.staging, generation) }
             }
-            do { try DirectoryHandle.open(staging).sync() } catch { throw refusal(staging, "stage", "\(error)") }
             step(.verifying, generation)
             var settings = LoadSettings(directories: [staging])
             settings.allowInsecure = allowInsecure
@@ -91,7 +118,7 @@ struct DeployStage {
             guard rename(staging, final) == 0 else {
                 throw refusal(final, "stage", "\(SystemError.current("rename", staging))")
             }
-            return DeployStage(generation: generation, directory: final, order: order)
+            return DeployStage(generation: generation, directory: final, order: order, linked: linked, copied: copied)
         } catch {
             removeTree(staging)
             throw error
@@ -129,21 +156,67 @@ struct DeployStage {
         return order
     }
 
-    /// One more than the highest generation (staged or not) in `root`.
-    private static func nextGeneration(in root: String) -> Int {
+    /// One more than the highest generation in `root` (staged or not) or in its history: a
+    /// generation removed when it was rolled back keeps its number.
+    private static func nextGeneration(in root: String, stateDirectory: String) -> Int {
         let names = (try? DirectoryHandle.open(root).names()) ?? []
         let numbers = names.compactMap { Int($0.hasPrefix("staging-") ? String($0.dropFirst(8)) : $0) }
-        return (numbers.max() ?? 0) + 1
+        let recorded = DeployHistory(stateDirectory: stateDirectory).entries().map(\.generation)
+        return max(numbers.max() ?? 0, recorded.max() ?? 0) + 1
     }
 
-    /// Copies `path` into `folder` as `name` (0644), synced: written under a temporary name first.
+    /// Links `name` of `folder` as `link` when it is a read-only regular file of the host's user
+    /// holding the same bytes as `path` (the generation in force's file, unchanged in the new
+    /// set); false, linking nothing, when it is not. The inode compared is the one linked: it is
+    /// linked through its open descriptor, so a file put in its place meanwhile is never linked.
+    private static func linkIfUnchanged(
+        _ path: String, to name: String, in folder: DirectoryHandle, as link: String
+    ) throws(SystemError) -> Bool {
+        let source = try ReadOnlyFile(path: path)
+        guard source.status.st_mode & S_IFMT == S_IFREG else {
+            throw SystemError(operation: "open", path: path, errno: EISDIR)
+        }
+        guard let existing = try? ReadOnlyFile(name, in: folder.descriptor.rawValue, path: folder.child(name)),
+            existing.status.st_mode & S_IFMT == S_IFREG, existing.status.st_mode & 0o222 == 0,
+            existing.status.st_uid == geteuid(), existing.size == source.size,
+            sameBytes(source, existing)
+        else { return false }
+        // linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the descriptor's /proc name does not.
+        let proc = "/proc/self/fd/\(existing.descriptor.rawValue)"
+        guard linkat(AT_FDCWD, proc, AT_FDCWD, link, AT_SYMLINK_FOLLOW) == 0 else {
+            // No /proc, another file system, too many links: copied instead.
+            if [ENOENT, EXDEV, EMLINK, EPERM, EACCES].contains(errno) { return false }
+            throw .current("link", link)
+        }
+        return true
+    }
+
+    /// Whether two open files of the same size hold the same bytes (false when one cannot be
+    /// read). Exact, and it needs no libcrypto: a digest would read the same bytes.
+    static func sameBytes(_ first: ReadOnlyFile, _ second: ReadOnlyFile) -> Bool {
+        guard first.size == second.size else { return false }
+        let chunk = 1 << 20
+        var offset = 0
+        while offset < first.size {
+            let count = min(chunk, first.size - offset)
+            guard let left = try? first.read(at: offset, count: count),
+                let right = try? second.read(at: offset, count: count),
+                left.count == count, left == right
+            else { return false }
+            offset += count
+        }
+        return true
+    }
+
+    /// Copies `path` into `folder` as `name` (0444: no one writes a staged file, so a later set
+    /// may link it), written under a temporary name first; not synced (the acceptance syncs).
     private static func copy(_ path: String, to folder: String, name: String) throws(SystemError) {
         let source = try ReadOnlyFile(path: path)
         guard source.status.st_mode & S_IFMT == S_IFREG else {
             throw SystemError(operation: "open", path: path, errno: EISDIR)
         }
         let temporary = folder + "/.tmp-" + name
-        let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444)
         var offset = 0
         let chunk = 1 << 20
         while offset < source.size {
@@ -154,7 +227,6 @@ struct DeployStage {
             }.get()
             offset += bytes.count
         }
-        if fsync(output.rawValue) != 0 { throw .current("fsync", temporary) }
         try output.close(temporary)
         guard rename(temporary, folder + "/" + name) == 0 else { throw .current("rename", temporary) }
     }

@@ -11,6 +11,8 @@ struct DeployState {
         let seconds: Double
         let started: Double
         let timer: ScheduledWork
+        /// Told how it ends: the services that asked for it (extension deploy/1).
+        var settled: [@MainActor (RequestReply) -> Void] = []
     }
 
     /// The start's `-p` directories and `--config`; nil until ``Host/resumingGeneration(_:)``.

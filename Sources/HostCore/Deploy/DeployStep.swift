@@ -16,10 +16,18 @@ enum DeployStep: String, Sendable, CaseIterable {
     /// A failure, a cancel or `ctl rollback`: going back to the previous generation.
     case rollingBack
 
-    /// `SERVICEHOST_DEPLOY_HALT_AT=STEP`: the step at which the host kills itself (SIGKILL)
-    /// once its `deploy.step` line is written, for the tests that check what a start runs
-    /// after a `kill -9` at each step. Unset (always, outside those tests): nothing happens.
-    static let haltAt: DeployStep? = getenv("SERVICEHOST_DEPLOY_HALT_AT").flatMap {
-        DeployStep(rawValue: String(cString: $0))
+    /// `SERVICEHOST_DEPLOY_HALT_AT=POINT`: where the host kills itself (SIGKILL), for the tests
+    /// that check what a start runs after a `kill -9` there. POINT is a step (once its
+    /// `deploy.step` line is written) or ``currentRecorded``. Unset (always, outside those
+    /// tests): nothing happens.
+    static let haltAt: String? = getenv("SERVICEHOST_DEPLOY_HALT_AT").map { String(cString: $0) }
+
+    /// The point between the two writes of an acceptance: `generations/current` names the new
+    /// generation, its `applied` history line is not written yet.
+    static let currentRecorded = "currentRecorded"
+
+    /// Kills the host when ``haltAt`` names `point`.
+    static func halt(at point: String) {
+        if haltAt == point { raise(SIGKILL) }
     }
 }

@@ -1,4 +1,6 @@
+import CSystem
 import Glibc
+import ServiceABI
 import ServiceJSON
 
 /// Deploys (issue 40 items 3 and 4): a set staged and verified as a new generation before
@@ -55,6 +57,42 @@ extension Host {
         }
     }
 
+    /// How a deploy a service asked for ended, as deploy.h gives it: an sh_deploy_outcome and
+    /// its JSON object (`outcome`, and `generation`, `culprit`, `reason` or `error`).
+    nonisolated static func settlement(
+        _ outcome: sh_deploy_outcome, generation: Int? = nil, culprit: String? = nil, reason: String? = nil,
+        error: String? = nil
+    ) -> RequestReply {
+        let word =
+            switch outcome {
+            case SH_DEPLOY_APPLIED: "applied"
+            case SH_DEPLOY_ROLLED_BACK: "rolledBack"
+            default: "refused"
+            }
+        var object: [String: JSONValue] = ["outcome": .string(word)]
+        if let generation { object["generation"] = .number(Double(generation)) }
+        if let culprit { object["culprit"] = .string(culprit) }
+        if let reason { object["reason"] = .string(reason) }
+        if let error { object["error"] = .string(error) }
+        return RequestReply(result: Int32(outcome.rawValue), json: Array(JSONValue.object(object).serialized.utf8))
+    }
+
+    /// Deploys as ``deploy(from:probation:)`` does, for a service (extension deploy/1):
+    /// `settled` gets the outcome once, on the main thread: refused at once, rolled back at once
+    /// (a required service did not come up), or when the probation ends.
+    func deploy(from directory: String, probation: Double, settled: @escaping @MainActor (RequestReply) -> Void) {
+        let outcome: DeployOutcome
+        do { outcome = try deploy(from: directory, probation: probation) } catch {
+            return settled(Self.settlement(SH_DEPLOY_REFUSED, error: error.description))
+        }
+        if let culprit = outcome.rolledBackBy {
+            return settled(
+                Self.settlement(
+                    SH_DEPLOY_ROLLED_BACK, generation: outcome.generation, culprit: culprit, reason: "requiredFailed"))
+        }
+        deployment.probation?.settled.append(settled)
+    }
+
     private func deployed(from directory: String, probation: Double) throws(DeployError) -> DeployOutcome {
         let state = try deployableState()
         if let watched = deployment.probation {
@@ -66,12 +104,16 @@ extension Host {
         do {
             stage = try DeployStage.stage(
                 from: directory, stateDirectory: state, configurationPath: Self.startConfiguration(base),
-                allowInsecure: base.allowInsecure, step: { step, generation in deployStep(step, generation) })
+                allowInsecure: base.allowInsecure, inForce: generationInForce(in: state),
+                step: { step, generation in deployStep(step, generation) })
         } catch { throw DeployError(description: error.description) }
         let previous = Self.currentGeneration(in: state)
         let history = DeployHistory(stateDirectory: state)
         do throws(SystemError) {
-            try history.append(.init(generation: stage.generation, previous: previous, outcome: .inProbation))
+            // Not synced: lost in a power cut, the staged generation is discarded at the next start
+            // (newer than any recorded), which runs the one before, as it would with the line.
+            try history.append(
+                .init(generation: stage.generation, previous: previous, outcome: .inProbation), sync: false)
         } catch {
             // Not in the history (a full disk): as if never staged.
             DeployStage.removeTree(stage.directory)
@@ -85,6 +127,8 @@ extension Host {
                 .init(
                     generation: stage.generation, previous: previous, outcome: .rolledBack,
                     reason: "switchFailed"))
+            // Nothing switched (a failed reload changes nothing): nothing returns to it either.
+            removeRolledBack(stage.generation, in: state)
             throw DeployError(description: "generation \(stage.generation) not switched to: \(error)")
         }
         let changed = Set(report.added + report.removed + report.replaced)
@@ -118,6 +162,15 @@ extension Host {
         return state
     }
 
+    /// The folder of the generation the host runs, nil when it runs its plugin directories.
+    private func generationInForce(in state: String) -> String? {
+        let directories = serviceSet.loadSettings.directories
+        guard directories.count == 1, directories[0].hasPrefix(DeployStage.generations(in: state) + "/") else {
+            return nil
+        }
+        return directories[0]
+    }
+
     /// Reloads from `settings`; on failure the settings in force stay.
     private func switchTo(_ settings: LoadSettings) throws(LoadError) -> LoadReport {
         let previous = serviceSet.loadSettings
@@ -139,7 +192,11 @@ extension Host {
         deployStep(.accepting, watched.generation)
         let folder = DeployStage.generations(in: state) + "/\(watched.generation)"
         do throws(SystemError) {
+            // Staging synced nothing: the generation's files, names and history line are made
+            // durable here, once, before `current` names it.
+            try Self.syncFileSystem(of: folder)
             try Self.recordCurrent(watched.generation, in: state)
+            DeployStep.halt(at: DeployStep.currentRecorded)
             try DeployHistory(stateDirectory: state).append(
                 .init(generation: watched.generation, previous: watched.previous, outcome: .applied))
         } catch {
@@ -147,8 +204,14 @@ extension Host {
             log.error(
                 "host", "generation \(watched.generation) runs but is not recorded as current: \(error)",
                 event: .deployRefused, .string("directory", folder), .string("reason", error.description))
+            for settled in watched.settled {
+                settled(
+                    Self.settlement(
+                        SH_DEPLOY_APPLIED, generation: watched.generation, error: "not recorded as current: \(error)"))
+            }
             return
         }
+        for settled in watched.settled { settled(Self.settlement(SH_DEPLOY_APPLIED, generation: watched.generation)) }
         log.info(
             "host", "deploy applied: generation \(watched.generation) passed its probation and is current",
             event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
@@ -162,7 +225,7 @@ extension Host {
         log.info(
             "host", "deploy of generation \(generation): \(step.rawValue)", event: .deployStep,
             .int("generation", generation), .string("step", step.rawValue))
-        if DeployStep.haltAt == step { raise(SIGKILL) }
+        DeployStep.halt(at: step.rawValue)
     }
 
     /// A failure (a crash, a hang kill, a required service down) of `culprit` while a deploy is
@@ -201,6 +264,12 @@ extension Host {
                 + (culprit.map { "failed in probation (\($0): \(reason))" } ?? "(\(reason))")
                 + "; running " + (to.map { "generation \($0)" } ?? "the plugin directories"),
             event: .deployRolledBack, fields: fields)
+        removeRolledBack(watched.generation, in: state)
+        for settled in watched.settled {
+            settled(
+                Self.settlement(
+                    SH_DEPLOY_ROLLED_BACK, generation: watched.generation, culprit: culprit, reason: reason))
+        }
     }
 
     /// Returns to the generation before the current one (`ctl rollback`); returns the generation
@@ -326,6 +395,8 @@ extension Host {
                 fields.append(.int("rejected", last.generation))
                 note = "; generation \(last.generation) was in probation when the host stopped and is not accepted"
                 rejected = true
+                // Nothing returns to it, as to one rolled back while the host ran.
+                DeployStage.removeTree(DeployStage.generations(in: state) + "/\(last.generation)")
             }
         }
         let discarded = Self.discardUnswitched(in: state, recorded: Set(entries.map(\.generation)), current: current)
@@ -395,12 +466,7 @@ extension Host {
             DeployHistory(stateDirectory: state).entries().last { $0.generation == current && $0.outcome == .applied }?
                 .previous
         }
-        let paths = services.map(\.path) + parkedServices.map(\.slot.path) + dormantServices.map(\.path)
-        let used = Set(
-            paths.compactMap { path -> Int? in
-                guard path.hasPrefix(root + "/"), let slash = path.lastIndex(of: "/") else { return nil }
-                return Int(path[path.index(path.startIndex, offsetBy: root.count + 1)..<slash])
-            })
+        let used = generationsInUse(root)
         var kept: [Int] = []
         var removed: [Int] = []
         var failed: [String] = []
@@ -429,6 +495,37 @@ extension Host {
             event: .deployPruned, fields: fields)
     }
 
+    /// The generations a service's file comes from (running, stopped or lazy: a worker restart
+    /// reads it), by their folders under `root`.
+    private func generationsInUse(_ root: String) -> Set<Int> {
+        let paths = services.map(\.path) + parkedServices.map(\.slot.path) + dormantServices.map(\.path)
+        return Set(
+            paths.compactMap { path -> Int? in
+                guard path.hasPrefix(root + "/"), let slash = path.lastIndex(of: "/") else { return nil }
+                return Int(path[path.index(path.startIndex, offsetBy: root.count + 1)..<slash])
+            })
+    }
+
+    /// Removes `generation`, just rolled back from its probation: it was never accepted, so
+    /// nothing returns to it (`ctl rollback` goes back, never forward). Left when a service's
+    /// file still comes from it (the switch back failed). One `deploy.pruned`.
+    private func removeRolledBack(_ generation: Int, in state: String) {
+        let root = DeployStage.generations(in: state)
+        guard !generationsInUse(root).contains(generation), access(root + "/\(generation)", F_OK) == 0 else { return }
+        let removed = DeployStage.removeTree(root + "/\(generation)")
+        let kept = ((try? DirectoryHandle.open(root).names()) ?? []).compactMap { Int($0) }.sorted(by: >)
+        var fields: [LogField] = [
+            .strings("removed", removed ? ["\(generation)"] : []), .strings("kept", kept.map(String.init)),
+        ]
+        if !removed { fields.append(.string("error", "not removed: \(root)/\(generation)")) }
+        log.write(
+            removed ? .info : .warn, "host",
+            removed
+                ? "removed generation \(generation), rolled back"
+                : "generation \(generation), rolled back, not removed",
+            event: .deployPruned, fields: fields)
+    }
+
     // MARK: The record of the current generation
 
     /// Writes `generation` to `generations/current` (nil removes it: the plugin directories):
@@ -443,6 +540,14 @@ extension Host {
         try Array("\(generation)\n".utf8).withUnsafeBytes { bytes in
             Result { () throws(SystemError) in try folder.replace("current", with: bytes) }
         }.get()
+    }
+
+    /// Writes everything of the file system of `path` to the disk (`syncfs`): a generation's
+    /// copied files, its folder's names, its rename from `staging-N` and the history's lines, in
+    /// one call instead of one `fsync` each.
+    nonisolated static func syncFileSystem(of path: String) throws(SystemError) {
+        let folder = try DirectoryHandle.open(path)
+        guard csystem_syncfs(folder.descriptor.rawValue) == 0 else { throw .current("syncfs", path) }
     }
 
     /// The generation `generations/current` names, or nil when there is none (or it is unreadable).

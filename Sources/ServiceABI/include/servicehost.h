@@ -24,6 +24,7 @@
 #include "servicehost/sources.h"
 #include "servicehost/health.h"
 #include "servicehost/notifications.h"
+#include "servicehost/deploy.h"
 #include "servicehost/plugin.h"
 #include "servicehost/metadata.h"
 #include "servicehost/layout.h"

@@ -51,6 +51,12 @@ private final class StandIn: HostFunctions {
         precondition(!name.isEmpty)
         return Int32(SH_NOT_FOUND)
     }
+    func deploy(directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void)
+        -> Int32
+    {
+        precondition(directory.hasPrefix("/") && probationMilliseconds <= 86_400_000)
+        return Int32(SH_UNSUPPORTED)
+    }
 }
 
 /// The forwarder's channel: replies go to a socket nobody reads, so a reply that does not
@@ -98,7 +104,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         } catch { break }
         do throws(WireError) {
             switch frame.type {
-            case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call, .request:
+            case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .call, .request, .deploy:
                 try forwarder.perform(frame)
             case .requestReply:
                 // libFuzzer calls this function on the process's main thread, where a worker

@@ -131,6 +131,9 @@ final class HostCallForwarder: Sendable {
         if case .request(let id, let name, let json) = call {
             return forward(request: id, name: name, json: json, to: target)
         }
+        if case .deploy(let id, let directory, let probation) = call {
+            return forward(deploy: id, directory: directory, probation: probation, to: target)
+        }
         let reply: HostCallReply
         if case .beginBackgroundTask(let name) = call {
             reply = .result(Int32(bitPattern: beginTask(name: name, service: service, on: target)))
@@ -157,11 +160,11 @@ final class HostCallForwarder: Sendable {
         }
     }
 
-    /// Hands a worker's request to its service's HostFunctions; the reply goes back to the
-    /// worker as a `requestReply` frame (on the host's main thread, where it is made).
-    private func forward(request id: UInt32, name: [UInt8], json: [UInt8]?, to functions: (any HostFunctions)?) {
+    /// How the reply to a worker's request (or deploy) `id` goes back: a `requestReply` frame,
+    /// sent on the host's main thread, where it is made.
+    private func replying(to id: UInt32) -> @Sendable (RequestReply) -> Void {
         let channel = channel
-        let send: @Sendable (RequestReply) -> Void = { reply in
+        return { reply in
             // A lost worker cannot be answered; its death is handled elsewhere.
             var w = WireWriter()
             w.u32(id)
@@ -169,6 +172,27 @@ final class HostCallForwarder: Sendable {
             w.blob(reply.json)
             try? channel.send(&w, .requestReply)
         }
+    }
+
+    /// Hands a worker's deploy (extension deploy/1) to its service's HostFunctions, checked as
+    /// DeployExtension checks it; the outcome goes back as a `requestReply` frame.
+    private func forward(deploy id: UInt32, directory: [UInt8], probation: UInt32, to functions: (any HostFunctions)?) {
+        let send = replying(to: id)
+        guard let functions, let path = DeployExtension.validDirectory(directory),
+            DeployExtension.isValidProbation(probation)
+        else {
+            return send(Host.settlement(SH_DEPLOY_REFUSED, error: "the host refused the deploy: invalid arguments"))
+        }
+        let result = functions.deploy(directory: path, probationMilliseconds: probation, done: send)
+        if result != SH_OK {
+            send(Host.settlement(SH_DEPLOY_REFUSED, error: "the host refused the deploy (\(result))"))
+        }
+    }
+
+    /// Hands a worker's request to its service's HostFunctions; the reply goes back to the
+    /// worker as a `requestReply` frame (on the host's main thread, where it is made).
+    private func forward(request id: UInt32, name: [UInt8], json: [UInt8]?, to functions: (any HostFunctions)?) {
+        let send = replying(to: id)
         // Refused at once (an empty name, no such service): the host will not call back.
         guard let functions, let name = HostArguments.name(name) else {
             return send(.refused(Int32(SH_INVALID), "the host refused the request"))

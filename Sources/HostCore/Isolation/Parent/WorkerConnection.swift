@@ -272,7 +272,7 @@ final class WorkerConnection {
             }
         case .call:
             try forwarder.answer(frame)
-        case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .request, .reportHealth:
+        case .complete, .log, .post, .subscribe, .registerForRemoteNotifications, .request, .reportHealth, .deploy:
             try forwarder.perform(frame)
         case .open, .attach, .event, .reply, .requestReply, .taskExpired:
             throw .malformed("a worker sent a \(frame.type) frame, which only the host sends")

@@ -22,6 +22,9 @@ enum HostCallFrame: Sendable, Equatable {
     case request(id: UInt32, name: [UInt8], json: [UInt8]?)
     /// The health extension's `report`: i32 status, optional blob reason.
     case reportHealth(status: Int32, reason: [UInt8]?)
+    /// Extension deploy/1 `deploy`: u32 request id, blob directory, u32 probation in ms;
+    /// answered later by a `requestReply` frame (WorkerRequests), as `request` is.
+    case deploy(id: UInt32, directory: [UInt8], probationMilliseconds: UInt32)
     /// `app_state`. Reply: result.
     case appState
     /// `unsubscribe`: optional blob name. Reply: result.
@@ -57,6 +60,7 @@ enum HostCallFrame: Sendable, Equatable {
         case .registerForRemoteNotifications: (.registerForRemoteNotifications, nil)
         case .request: (.request, nil)
         case .reportHealth: (.reportHealth, nil)
+        case .deploy: (.deploy, nil)
         case .appState: (.call, .appState)
         case .unsubscribe: (.call, .unsubscribe)
         case .storeGet: (.call, .storeGet)
@@ -94,6 +98,10 @@ enum HostCallFrame: Sendable, Equatable {
         case .reportHealth(let status, let reason):
             w.i32(status)
             w.optionalBlob(reason)
+        case .deploy(let id, let directory, let probation):
+            w.u32(id)
+            w.blob(directory)
+            w.u32(probation)
         case .registerForRemoteNotifications, .appState, .storeKeys, .notificationSettings:
             break
         case .unsubscribe(let name):
@@ -162,6 +170,11 @@ enum HostCallFrame: Sendable, Equatable {
         case .reportHealth:
             call = .reportHealth(status: try r.i32("status"), reason: try r.optionalBlob("reason"))
             try r.finish("reportHealth")
+        case .deploy:
+            call = .deploy(
+                id: try r.u32("request id"), directory: try r.blob("directory"),
+                probationMilliseconds: try r.u32("probation"))
+            try r.finish("deploy")
         case .call:
             switch try Self.call(&r) {
             case .appState:
@@ -210,7 +223,7 @@ enum HostCallFrame: Sendable, Equatable {
 
     /// Carries the call out on `functions` (nil: no service at that index) with host.h's
     /// checks, as HostAdapter makes them; the answer for a `call` frame, nil for a one-way
-    /// call. `request` is not carried out here (its reply crosses back later): see
+    /// call. `request` and `deploy` are not carried out here (their reply crosses back later): see
     /// HostCallForwarder.
     func perform(on functions: (any HostFunctions)?) throws(WireError) -> HostCallReply? {
         guard let functions else { return frame.call.map { HostCallReply.refused($0, Int32(SH_INVALID)) } }
@@ -228,7 +241,7 @@ enum HostCallFrame: Sendable, Equatable {
         case .registerForRemoteNotifications:
             _ = functions.registerForRemoteNotifications()
             return nil
-        case .request:
+        case .request, .deploy:
             return nil
         case .reportHealth(let status, let reason):
             // Checked again here: a worker is not trusted to have checked it.

@@ -73,6 +73,9 @@ enum FrameType: UInt16, Sendable {
     case request = 28
     /// The health extension's `report`: service, i32 status, optional reason. One-way.
     case reportHealth = 29
+    /// Extension deploy/1 `deploy`: service, request id, directory, probation in ms. The host
+    /// answers later with `requestReply` (the outcome and its JSON).
+    case deploy = 30
 }
 
 /// The numbers of the host functions a worker forwards and waits for (frame type `call`);

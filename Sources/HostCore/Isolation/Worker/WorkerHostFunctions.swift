@@ -140,6 +140,15 @@ final class WorkerHostFunctions: HostFunctions {
         return result(.setNotificationCategories(json: json))
     }
 
+    func deploy(directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void)
+        -> Int32
+    {
+        send(
+            .deploy(
+                id: requests.add(done), directory: Array(directory.utf8), probationMilliseconds: probationMilliseconds))
+        return Int32(SH_OK)
+    }
+
     func request(name: String, json: [UInt8]?, reply: @escaping @Sendable (RequestReply) -> Void) -> Int32 {
         guard json?.count ?? 0 <= Self.maxBytes else { return Int32(SH_INVALID) }
         send(.request(id: requests.add(reply), name: Array(name.utf8), json: json))

@@ -73,7 +73,7 @@ enum HostAdapter {
         }
     }
 
-    private static let invalid = Int32(SH_INVALID)
+    static let invalid = Int32(SH_INVALID)
 
     /// Every member, `host_data` given.
     private static func table(_ data: UnsafeMutableRawPointer) -> sh_host {

@@ -18,6 +18,7 @@ enum HostExtensions {
     /// Every extension this host offers.
     static let all: [Row] = [
         BackgroundTasksExtension.row, SourcesExtension.row, HealthExtension.row, NotificationsExtension.row,
+        DeployExtension.row,
     ]
 
     /// The table of extension `id`, or nil when this host does not offer it.

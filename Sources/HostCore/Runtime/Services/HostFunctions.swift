@@ -61,6 +61,11 @@ package protocol HostFunctions: AnyObject, Sendable {
     /// Extension notifications/1 `set_categories`: the document's bytes (at most
     /// SH_NOTIFICATIONS_MAX_CATEGORIES_BYTES). SH_OK or SH_INVALID. [main-thread]
     func setNotificationCategories(json: [UInt8]) -> Int32
+    /// Extension deploy/1 `deploy`: an absolute directory, a probation deploy.h takes. SH_OK
+    /// promises one call of `done` (an sh_deploy_outcome and its JSON), later, on the main
+    /// thread, unless the service is taken down first.
+    func deploy(directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void)
+        -> Int32
 }
 
 /// What `store_get` found: a result, and the value's length and bytes when there is one.

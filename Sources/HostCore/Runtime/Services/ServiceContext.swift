@@ -193,6 +193,14 @@ extension ServiceContext: HostFunctions {
         MainActor.assumeIsolated { shared.backgroundTasks.end(task, service: id) ? Int32(SH_OK) : Int32(SH_NOT_FOUND) }
     }
 
+    func deploy(directory: String, probationMilliseconds: UInt32, done: @escaping @Sendable (RequestReply) -> Void)
+        -> Int32
+    {
+        shared.requests.deploy(
+            from: self, directory: directory, probation: DeployExtension.probation(probationMilliseconds), done: done)
+        return Int32(SH_OK)
+    }
+
     /// Runs a store call, mapping failures to results: a refused request answers SH_INVALID,
     /// a disk failure SH_ERROR (logged), no state directory SH_UNSUPPORTED.
     private func storeCall<Result>(

@@ -18,6 +18,7 @@
 #include "sources.h"
 #include "health.h"
 #include "notifications.h"
+#include "deploy.h"
 
 #if defined(__cplusplus)
 #define SH_LAYOUT_ASSERT(condition, message) static_assert(condition, message)
@@ -292,6 +293,11 @@ SH_LAYOUT_OFFSET(sh_notifications, size, 0);
 SH_LAYOUT_OFFSET(sh_notifications, version, 4);
 SH_LAYOUT_OFFSET(sh_notifications, set_categories, 8);
 SH_LAYOUT_SIZE(sh_notifications, SH_NOTIFICATIONS_SIZE_V1);
+
+SH_LAYOUT_OFFSET(sh_deploy, size, 0);
+SH_LAYOUT_OFFSET(sh_deploy, version, 4);
+SH_LAYOUT_OFFSET(sh_deploy, deploy, 8);
+SH_LAYOUT_SIZE(sh_deploy, SH_DEPLOY_SIZE_V1);
 
 #undef SH_LAYOUT_OFFSET
 #undef SH_LAYOUT_SIZE
