@@ -1,7 +1,7 @@
 import Dispatch
+import Locking
 import ServiceKit
 import ServiceKitTesting
-import Synchronization
 import TestSupport
 import Testing
 
@@ -522,5 +522,5 @@ private final class SessionProbe: ProtectedDataUnavailableObserving, ProtectedDa
 private final class Deployer: ApplicationService {}
 
 private final class OutcomeBox: Sendable {
-    let value = Mutex<DeployOutcome?>(nil)
+    let value = Locked<DeployOutcome?>(nil)
 }
