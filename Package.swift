@@ -193,7 +193,8 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport"]),
         // The SDK's own checks (older, shorter structs from the host), without a host.
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "ServiceKitTesting", "ServiceABI", "Locking", "TestSupport"]),
+            name: "ServiceKitTests",
+            dependencies: ["ServiceKit", "ServiceKitTesting", "ServiceABI", "Locking", "TestSupport"]),
         .testTarget(name: "ServiceJSONTests", dependencies: ["ServiceJSON", "ServiceABI"]),
         // The MQTT codec's own checks, and the replay of its fuzz corpus (Tests/Fuzz/Corpus/mqtt).
         .testTarget(name: "MQTTCodecTests", dependencies: ["MQTTCodec", "TestSupport"]),
