@@ -216,12 +216,13 @@ struct FleetRolloutRecord: Equatable {
         self.init(
             id: id, digest: digest, desired: desired, hosts: hosts, waves: waves,
             maxFailures: value["maxFailures"]?.intValue ?? 0, wait: value["wait"]?.doubleValue ?? 300,
-            startedAt: value["startedAt"]?.doubleValue ?? 0)
+            // Whole seconds, as json() writes them: a record read back equals itself.
+            startedAt: (value["startedAt"]?.doubleValue ?? 0).rounded())
         self.wave = wave - 1
         self.status = status
         applied = value["applied"]?.arrayValue?.compactMap(\.stringValue) ?? []
         failures = value["failures"]?.arrayValue?.compactMap(Outcome.init) ?? []
         previous = value["previous"]?.objectValue?.compactMapValues(\.stringValue) ?? [:]
-        updatedAt = value["updatedAt"]?.doubleValue ?? startedAt
+        updatedAt = value["updatedAt"]?.doubleValue?.rounded() ?? startedAt
     }
 }
