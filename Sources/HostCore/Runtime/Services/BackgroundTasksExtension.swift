@@ -7,9 +7,9 @@ import ServiceABI
 enum BackgroundTasksExtension {
     /// Its row: the id and the table, host-owned and never freed.
     static let row: HostExtensions.Row = {
-        let table = UnsafeMutablePointer<sh_background_tasks>.allocate(capacity: 1)
-        table.initialize(
-            to: sh_background_tasks(
+        return HostExtensions.Row(
+            id: SH_BACKGROUND_TASKS_ID,
+            table: sh_background_tasks(
                 size: UInt32(MemoryLayout<sh_background_tasks>.size), version: SH_BACKGROUND_TASKS_VERSION,
                 begin: { host, name, expired, context in
                     guard let functions = HostAdapter.functions(host), let name, name.pointee != 0, let expired else {
@@ -22,7 +22,6 @@ enum BackgroundTasksExtension {
                     guard let functions = HostAdapter.functions(host) else { return Int32(SH_INVALID) }
                     return functions.endBackgroundTask(task)
                 }))
-        return HostExtensions.Row(id: SH_BACKGROUND_TASKS_ID, table: UnsafeRawPointer(table))
     }()
 
     /// Where a task's expiry goes: the service's function and its context pointer.

@@ -7,9 +7,9 @@ import ServiceABI
 enum DeployExtension {
     /// Its row: the id and the table, host-owned and never freed.
     static let row: HostExtensions.Row = {
-        let table = UnsafeMutablePointer<sh_deploy>.allocate(capacity: 1)
-        table.initialize(
-            to: sh_deploy(
+        return HostExtensions.Row(
+            id: SH_DEPLOY_ID,
+            table: sh_deploy(
                 size: UInt32(MemoryLayout<sh_deploy>.size), version: SH_DEPLOY_VERSION,
                 deploy: { host, directory, probation, done, context in
                     guard let functions = HostAdapter.functions(host), let directory, let done,
@@ -19,7 +19,6 @@ enum DeployExtension {
                     let target = DoneTarget(function: done, context: context)
                     return functions.deploy(directory: path, probationMilliseconds: probation) { target.call($0) }
                 }))
-        return HostExtensions.Row(id: SH_DEPLOY_ID, table: UnsafeRawPointer(table))
     }()
 
     /// The directory deploy.h takes (absolute, not empty), or nil.

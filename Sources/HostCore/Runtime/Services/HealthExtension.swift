@@ -7,9 +7,9 @@ import ServiceABI
 enum HealthExtension {
     /// Its row: the id and the table, host-owned and never freed.
     static let row: HostExtensions.Row = {
-        let table = UnsafeMutablePointer<sh_health_reporting>.allocate(capacity: 1)
-        table.initialize(
-            to: sh_health_reporting(
+        return HostExtensions.Row(
+            id: SH_HEALTH_EXTENSION_ID,
+            table: sh_health_reporting(
                 size: UInt32(MemoryLayout<sh_health_reporting>.size), version: SH_HEALTH_EXTENSION_VERSION,
                 report: { host, status, reason in
                     guard let functions = HostAdapter.functions(host), HealthStatus(rawValue: status) != nil else {
@@ -20,7 +20,6 @@ enum HealthExtension {
                     }
                     return functions.reportHealth(status, reason: text)
                 }))
-        return HostExtensions.Row(id: SH_HEALTH_EXTENSION_ID, table: UnsafeRawPointer(table))
     }()
 
     /// A reason as kept: its first ``Host/longestHealthReason`` bytes, as text (bytes that are

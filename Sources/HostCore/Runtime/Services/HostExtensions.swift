@@ -13,6 +13,15 @@ enum HostExtensions {
         // @unchecked: the table is immutable and never freed.
         let id: String
         let table: UnsafeRawPointer
+
+        /// Extension `id` with `table` copied to memory the host never frees (plugins keep the
+        /// pointer for the process lifetime).
+        init<Table>(id: String, table: Table) {
+            let copy = UnsafeMutablePointer<Table>.allocate(capacity: 1)
+            copy.initialize(to: table)
+            self.id = id
+            self.table = UnsafeRawPointer(copy)
+        }
     }
 
     /// Every extension this host offers.

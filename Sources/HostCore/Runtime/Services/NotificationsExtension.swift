@@ -6,9 +6,9 @@ import ServiceABI
 enum NotificationsExtension {
     /// Its row: the id and the table, host-owned and never freed.
     static let row: HostExtensions.Row = {
-        let table = UnsafeMutablePointer<sh_notifications>.allocate(capacity: 1)
-        table.initialize(
-            to: sh_notifications(
+        return HostExtensions.Row(
+            id: SH_NOTIFICATIONS_ID,
+            table: sh_notifications(
                 size: UInt32(MemoryLayout<sh_notifications>.size), version: SH_NOTIFICATIONS_VERSION,
                 set_categories: { host, json, length in
                     guard let functions = HostAdapter.functions(host), let json,
@@ -17,6 +17,5 @@ enum NotificationsExtension {
                     let bytes = Array(UnsafeRawBufferPointer(start: json, count: length))
                     return functions.setNotificationCategories(json: bytes)
                 }))
-        return HostExtensions.Row(id: SH_NOTIFICATIONS_ID, table: UnsafeRawPointer(table))
     }()
 }

@@ -7,9 +7,9 @@ import ServiceABI
 enum SourcesExtension {
     /// Its row: the id and the table, host-owned and never freed.
     static let row: HostExtensions.Row = {
-        let table = UnsafeMutablePointer<sh_sources>.allocate(capacity: 1)
-        table.initialize(
-            to: sh_sources(
+        return HostExtensions.Row(
+            id: SH_SOURCES_ID,
+            table: sh_sources(
                 size: UInt32(MemoryLayout<sh_sources>.size), version: SH_SOURCES_VERSION,
                 move_app: { host, move in
                     guard let functions = HostAdapter.functions(host) as? PluginSourceFunctions else {
@@ -39,7 +39,6 @@ enum SourcesExtension {
                     let bytes = Array(UnsafeRawBufferPointer(start: json, count: Int(length)))
                     return functions.setCurrentState(String(cString: name), json: bytes)
                 }))
-        return HostExtensions.Row(id: SH_SOURCES_ID, table: UnsafeRawPointer(table))
     }()
 
     /// Where a watch's readiness goes: the service's function and its context pointer.
