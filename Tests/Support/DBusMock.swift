@@ -7,21 +7,16 @@ import Foundation
 ///
 /// `dbus-daemon` and `python3-dbusmock` are Debian packages; ``installed`` installs them with
 /// apt-get when they are missing and the machine allows it (root), as ``Mosquitto`` does.
-/// dbusmock runs under `/usr/bin/python3` (the `python3` on PATH may be another interpreter).
 public final class DBusMock {
-    static let daemon = "/usr/bin/dbus-daemon"
-    static let python = "/usr/bin/python3"
-
     /// Whether the parts are there (installed now if need be), else the reason printed once.
     public static let installed: Bool = SystemPackages.ensure(
-        ["dbus-daemon", "python3-dbusmock"], providing: [daemon, python],
-        check: { (try? Command.run(python, ["-c", "import dbusmock, dbus"]).status) == 0 },
+        ["dbus-daemon", "python3-dbusmock"], providing: [PrivateBus.daemon, PrivateBus.python],
+        check: { (try? Command.run(PrivateBus.python, ["-c", "import dbusmock, dbus"]).status) == 0 },
         for: "the system-event tests")
 
+    private let bus: PrivateBus
     /// The bus's address: `unix:path=…`.
-    public let address: String
-    private var daemonProcess: Command.Running?
-    private var mockProcesses: [Command.Running] = []
+    public var address: String { bus.address }
 
     /// The environment that points a host at this bus as its system bus.
     public var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": address] }
@@ -31,18 +26,9 @@ public final class DBusMock {
     /// `delayMax` microseconds) and `upower` (UPower, on AC, its display device without a battery).
     public init(in scratch: Scratch, delayMax: UInt64 = 5_000_000, templates: [String] = ["logind"]) throws {
         guard Self.installed else { throw TestFailure("dbus-daemon and python3-dbusmock are not installed") }
-        let socket = scratch.file("bus.sock")
-        address = "unix:path=\(socket)"
-        // The session configuration: everyone may own and call anything, as on a private bus.
-        daemonProcess = try Command.start(
-            Self.daemon, ["--session", "--address=\(address)", "--nofork", "--nopidfile"])
-        guard eventually(within: 20, { FileManager.default.fileExists(atPath: socket) }) else {
-            throw TestFailure("dbus-daemon did not listen on \(socket)")
-        }
+        bus = try PrivateBus(in: scratch, socket: "bus.sock")
         for template in templates {
-            mockProcesses.append(
-                try Command.start(
-                    Self.python, ["-m", "dbusmock", "--system", "--template", template], environment: environment))
+            try bus.startMock(["--system", "--template", template], environment: environment)
         }
         if templates.contains("logind") {
             guard
@@ -63,17 +49,12 @@ public final class DBusMock {
     /// `mock` (dbusmock's control interface on it) defined; its output, trimmed.
     @discardableResult
     public func python(_ code: String) throws -> String {
-        let script = """
-            import dbus
-            bus = dbus.bus.BusConnection('\(address)')
+        try bus.python(
+            """
             obj = bus.get_object('org.freedesktop.login1', '/org/freedesktop/login1')
             manager = dbus.Interface(obj, 'org.freedesktop.login1.Manager')
             mock = dbus.Interface(obj, 'org.freedesktop.DBus.Mock')
-            \(code)
-            """
-        let result = try Command.run(Self.python, ["-c", script])
-        guard result.status == 0 else { throw TestFailure("python against the bus failed: \(result.stderr)") }
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            """, code)
     }
 
     /// Emits logind's `PrepareForSleep(sleeping)`.
@@ -118,20 +99,15 @@ public final class DBusMock {
     /// True)` and `display.Set(…)` emit `PropertiesChanged`, as UPower does.
     @discardableResult
     public func upower(_ code: String) throws -> String {
-        let script = """
-            import dbus
-            bus = dbus.bus.BusConnection('\(address)')
+        try bus.python(
+            """
             obj = bus.get_object('org.freedesktop.UPower', '/org/freedesktop/UPower')
             upower = dbus.Interface(obj, 'org.freedesktop.UPower')
             upowerProperties = dbus.Interface(obj, 'org.freedesktop.DBus.Properties')
             display = dbus.Interface(
                 bus.get_object('org.freedesktop.UPower', '/org/freedesktop/UPower/devices/DisplayDevice'),
                 'org.freedesktop.DBus.Properties')
-            \(code)
-            """
-        let result = try Command.run(Self.python, ["-c", script])
-        guard result.status == 0 else { throw TestFailure("python against the bus failed: \(result.stderr)") }
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            """, code)
     }
 
     /// Sets UPower's `OnBattery`.
@@ -152,15 +128,6 @@ public final class DBusMock {
         return text.split(separator: "\n").map(String.init)
     }
 
-    /// Stops the mock and the bus (SIGKILL: children of the test inherit its blocked SIGTERM).
-    public func stop() {
-        for process in mockProcesses + [daemonProcess].compactMap({ $0 }) {
-            process.send(SIGKILL)
-            _ = process.wait()
-        }
-        mockProcesses = []
-        daemonProcess = nil
-    }
-
-    deinit { stop() }
+    /// Stops the mocks and the bus.
+    public func stop() { bus.stop() }
 }

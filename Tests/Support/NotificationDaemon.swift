@@ -5,10 +5,9 @@ import Foundation
 /// `notification_daemon` template, which records every call (`GetMethodCalls`). A host is pointed
 /// at it with `DBUS_SESSION_BUS_ADDRESS` (``environment``). The packages are ``DBusMock``'s.
 public final class NotificationDaemon {
+    private let bus: PrivateBus
     /// The bus's address: `unix:path=…`.
-    public let address: String
-    private var daemonProcess: Command.Running?
-    private var mockProcess: Command.Running?
+    public var address: String { bus.address }
 
     /// The environment that points a host at this bus as its session bus.
     public var environment: [String: String] { ["DBUS_SESSION_BUS_ADDRESS": address] }
@@ -21,17 +20,10 @@ public final class NotificationDaemon {
     /// `GetCapabilities` with `capabilities`.
     public init(in scratch: Scratch, capabilities: [String] = desktopCapabilities) throws {
         guard DBusMock.installed else { throw TestFailure("dbus-daemon and python3-dbusmock are not installed") }
-        let socket = scratch.file("session.sock")
-        address = "unix:path=\(socket)"
-        daemonProcess = try Command.start(
-            DBusMock.daemon, ["--session", "--address=\(address)", "--nofork", "--nopidfile"])
-        guard eventually(within: 20, { FileManager.default.fileExists(atPath: socket) }) else {
-            throw TestFailure("dbus-daemon did not listen on \(socket)")
-        }
-        mockProcess = try Command.start(
-            DBusMock.python,
+        bus = try PrivateBus(in: scratch, socket: "session.sock")
+        try bus.startMock(
             [
-                "-m", "dbusmock", "--template", "notification_daemon", "--parameters",
+                "--template", "notification_daemon", "--parameters",
                 #"{"capabilities": "\#(capabilities.joined(separator: " "))"}"#,
             ], environment: environment)
         guard eventually(within: 30, { (try? self.python("print(server.GetServerInformation()[0])")) == "mock-notify" })
@@ -42,17 +34,12 @@ public final class NotificationDaemon {
     /// (dbusmock's control interface) defined; its output, trimmed.
     @discardableResult
     public func python(_ code: String) throws -> String {
-        let script = """
-            import dbus, json
-            bus = dbus.bus.BusConnection('\(address)')
+        try bus.python(
+            """
             obj = bus.get_object('org.freedesktop.Notifications', '/org/freedesktop/Notifications')
             server = dbus.Interface(obj, 'org.freedesktop.Notifications')
             mock = dbus.Interface(obj, 'org.freedesktop.DBus.Mock')
-            \(code)
-            """
-        let result = try Command.run(DBusMock.python, ["-c", script])
-        guard result.status == 0 else { throw TestFailure("python against the bus failed: \(result.stderr)") }
-        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            """, code)
     }
 
     /// From now on the server answers `GetServerInformation` only once `gate` exists (as a server
@@ -114,15 +101,6 @@ public final class NotificationDaemon {
                 + " [dbus.UInt32(\(id)), dbus.UInt32(\(reason))])")
     }
 
-    /// Stops the mock and the bus (SIGKILL: children of the test inherit its blocked SIGTERM).
-    public func stop() {
-        for process in [mockProcess, daemonProcess] {
-            process?.send(SIGKILL)
-            _ = process?.wait()
-        }
-        mockProcess = nil
-        daemonProcess = nil
-    }
-
-    deinit { stop() }
+    /// Stops the mock and the bus.
+    public func stop() { bus.stop() }
 }
