@@ -194,6 +194,48 @@ import Testing
         #expect(stopped.records.named(.sandboxIgnored).map { $0.string("service") } == ["test.a"])
     }
 
+    /// `host check` warns when the host lacks the capability a sandbox's identity or network needs
+    /// (`sandbox-needs-privilege`, naming each): the same check as root without CAP_SETUID,
+    /// CAP_SETGID and CAP_SYS_ADMIN (`setpriv` takes them out of its bounding set) and as root.
+    @Test func check_warnsWhenTheHostLacksTheCapabilitiesOfASandboxsUserOrNetwork() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        try host.probe("c", ["PROBE_ID=\"test.c\""])
+        let config = try host.file(
+            "services.json",
+            #"""
+            {"services": {"test.a": {"isolation": "process", "sandbox": {"dynamicUser": true}},
+                          "test.b": {"isolation": "process", "sandbox": {"network": false}},
+                          "test.c": {"isolation": "process", "sandbox": {"memoryMax": "64M"}}}}
+            """#)
+        func warnings(_ program: String, _ arguments: [String]) throws -> [String: String] {
+            let checked = try Command.run(
+                program, arguments + ["check", "--plugins", host.lib, "--config", config, "--json"])
+            let report = try #require(
+                try JSONSerialization.jsonObject(with: Data(checked.stdout.utf8)) as? [String: Any], "\(checked.stderr)"
+            )
+            var found: [String: String] = [:]
+            for problem in report["problems"] as? [[String: Any]] ?? []
+            where problem["code"] as? String == "sandbox-needs-privilege" {
+                found[problem["service"] as? String ?? ""] = problem["message"] as? String
+            }
+            return found
+        }
+        let binary = try Repository.product("host")
+        #expect(try warnings(binary, []).isEmpty)
+        let setpriv = "/usr/bin/setpriv"
+        try #require(FileManager.default.isExecutableFile(atPath: setpriv), "setpriv (util-linux) is missing")
+        let lacking = try warnings(setpriv, ["--bounding-set=-setuid,-setgid,-sys_admin", binary])
+        #expect(Set(lacking.keys) == ["test.a", "test.b"], "\(lacking)")
+        // The message names each setting and capability.
+        for (service, words) in [
+            ("test.a", ["dynamicUser", "CAP_SETUID", "CAP_SETGID"]), ("test.b", ["CAP_SYS_ADMIN"]),
+        ] {
+            #expect(words.allSatisfy { lacking[service]?.contains($0) == true }, "\(lacking)")
+        }
+    }
+
     /// The lines of `action` from a worker started, restarted by hand (as after a crash), and
     /// started again by a reload that replaced its file: each worker enters the same sandbox.
     private func threeWorkers(_ host: IsolatedHost, action: Int, _ defines: [String], config: String) throws

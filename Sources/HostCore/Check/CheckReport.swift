@@ -21,7 +21,9 @@ public struct CheckReport {
         /// file out), `crash-looped` (a crash loop marked the file's service failed),
         /// `answer-conflict` (an earlier service answers a request name it answers: not
         /// started), `url-claim-conflict`, `activity-claim-conflict`, `shortcut-claim-conflict`,
-        /// `sandbox-not-isolated`, `sandbox-no-cgroup` or `sandbox-no-landlock`.
+        /// `sandbox-not-isolated`, `sandbox-no-cgroup`, `sandbox-no-landlock` or
+        /// `sandbox-needs-privilege` (a worker's user, group or network needs a capability the
+        /// host lacks).
         public var code: String
         /// The file concerned, when there is one.
         public var file: String?
@@ -279,8 +281,9 @@ public struct CheckReport {
     }
 
     /// Sandboxes (issue 43): one on a service that does not run in a worker (`sandbox-not-isolated`),
-    /// and resource limits where the host has no writable cgroup (`sandbox-no-cgroup`): both
-    /// warnings, as the host starts and logs them.
+    /// `writablePaths` without Landlock (`sandbox-no-landlock`), an identity or network the host
+    /// lacks the capability for (`sandbox-needs-privilege`), and resource limits where the host has
+    /// no writable cgroup (`sandbox-no-cgroup`): warnings, as the host starts and logs them.
     private mutating func checkSandboxes(_ isolation: IsolationSettings, order: [String]) {
         for id in isolation.sandboxesIgnored {
             problem(
@@ -301,6 +304,16 @@ public struct CheckReport {
             guard let reason = WorkerSandbox.landlockUnavailable else { break }
             problem(
                 .warning, "sandbox-no-landlock", service: id, "writablePaths of \(id) would not be applied: \(reason)")
+        }
+        for id in order where isolation.isolation(for: id) == .process {
+            guard let sandbox = isolation.sandbox(for: id) else { continue }
+            let missing = SandboxPrivileges.missing(for: sandbox)
+            guard !missing.isEmpty else { continue }
+            let needs = missing.map { "\($0.setting) needs \($0.lacks.name)" }
+            problem(
+                .warning, "sandbox-needs-privilege", service: id,
+                "the worker of \(id) would fail at start: this host lacks what its sandbox asks for ("
+                    + needs.joined(separator: ", ") + "); run the host as root or grant it those capabilities")
         }
         let limited = order.filter { isolation.sandbox(for: $0)?.limitsResources == true }
         guard !limited.isEmpty, case .failure(let reason) = CgroupTree.discover() else { return }
