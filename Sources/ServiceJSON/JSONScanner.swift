@@ -193,20 +193,11 @@ struct JSONScanner {
         var value: UInt16 = 0
         for _ in 0..<4 {
             guard index < count else { throw fail("unexpected end of input in \\u escape") }
-            guard let digit = Self.hexValue(base[index]) else { throw fail("invalid \\u escape, expected a hex digit") }
+            guard let digit = Hex.value(base[index]) else { throw fail("invalid \\u escape, expected a hex digit") }
             value = value << 4 | UInt16(digit)
             index += 1
         }
         return value
-    }
-
-    @inline(__always) static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte &- UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte &- UInt8(ascii: "a") &+ 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte &- UInt8(ascii: "A") &+ 10
-        default: nil
-        }
     }
 
     /// Writes the unescaped bytes of a span `scanString` accepted to `out` (room for
@@ -255,7 +246,7 @@ struct JSONScanner {
     /// Four hex digits `scanString` already checked.
     private func hex4(at offset: Int) -> UInt32 {
         var value: UInt32 = 0
-        for i in 0..<4 { value = value << 4 | UInt32(Self.hexValue(base[offset + i]) ?? 0) }
+        for i in 0..<4 { value = value << 4 | UInt32(Hex.value(base[offset + i]) ?? 0) }
         return value
     }
 

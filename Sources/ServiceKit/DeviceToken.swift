@@ -1,4 +1,5 @@
 import ServiceABI
+import ServiceJSON
 
 /// The device token for remote notifications, the data of
 /// `didRegisterForRemoteNotifications(deviceToken:)` (a copy of `sh_device_token`).
@@ -11,8 +12,7 @@ public struct DeviceToken: Sendable, Hashable, CustomStringConvertible {
     /// Creates a token from its bytes; for tests and previews.
     public init(bytes: [UInt8]) {
         self.bytes = bytes
-        let digits = Array("0123456789abcdef".utf8)
-        hex = String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] }, as: UTF8.self)
+        hex = Hex.string(bytes)
     }
 
     /// Copies the host's `sh_device_token` (valid only during the event).

@@ -1,4 +1,5 @@
 import ServiceABI
+import ServiceJSON
 
 /// A URL the app is asked to open, the data of `open(_:)` (a copy of `sh_open_url`, with
 /// the URL split into its parts).
@@ -153,7 +154,7 @@ public struct OpenURL: Sendable, Hashable, CustomStringConvertible {
         var index = 0
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                let high = Hex.value(bytes[index + 1]), let low = Hex.value(bytes[index + 2])
             {
                 out.append(high << 4 | low)
                 index += 3
@@ -163,14 +164,5 @@ public struct OpenURL: Sendable, Hashable, CustomStringConvertible {
             }
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -388,7 +388,7 @@ struct ConfigurationReader {
             throw fail(path, "expected a key id or a public key, found \(Self.describe(value))")
         }
         // minisign prints a key id without leading zeros (`%llX`): one in 16 ids has 15 digits.
-        if (1...16).contains(text.utf8.count), text.utf8.allSatisfy({ Self.hexValue($0) != nil }) {
+        if (1...16).contains(text.utf8.count), text.utf8.allSatisfy({ Hex.value($0) != nil }) {
             return String(repeating: "0", count: 16 - text.utf8.count) + text.uppercased()
         }
         do { return try Minisign.PublicKey(base64: text).keyIDText } catch {
@@ -417,22 +417,13 @@ struct ConfigurationReader {
     }
 
     private func sha256(_ value: JSONValue, at path: String) throws(ConfigurationError) -> String {
-        guard let text = value.stringValue, text.utf8.count == 64, text.utf8.allSatisfy({ Self.hexValue($0) != nil })
+        guard let text = value.stringValue, text.utf8.count == 64, text.utf8.allSatisfy({ Hex.value($0) != nil })
         else {
             throw fail(
                 path, "expected a SHA-256 digest (64 hex digits, as sha256sum prints it), found \(Self.describe(value))"
             )
         }
         return text.lowercased()
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     // MARK: Values

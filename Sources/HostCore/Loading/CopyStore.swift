@@ -1,6 +1,7 @@
 import CSystem
 import Dispatch
 import Glibc
+import ServiceJSON
 
 /// Where the host keeps its copies of plugin files (``StoredCopy``): one store per user,
 /// `PARENT/servicehost-copies-UID`, kept across starts so a plugin is copied once per version,
@@ -238,7 +239,7 @@ struct CopyStore: Sendable {
         var count = 0
         var inode = identity.inode
         repeat {
-            buffer[count] = hexDigit(inode)
+            buffer[count] = Hex.digit(inode)
             count += 1
             inode >>= 4
         } while inode != 0
@@ -258,16 +259,10 @@ struct CopyStore: Sendable {
         let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
         var rest = value
         for index in stride(from: start + digits, to: start, by: -1) {
-            buffer[index] = hexDigit(rest)
+            buffer[index] = Hex.digit(rest)
             rest >>= 4
         }
         return start + 1 + digits
-    }
-
-    /// The lowest four bits of `value` as a lowercase hex digit.
-    private static func hexDigit(_ value: UInt64) -> UInt8 {
-        let digit = UInt8(truncatingIfNeeded: value & 15)
-        return digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") - 10 + digit
     }
 
     /// The identity a KEY directory's name stands for, in this format or the one before (dashes,

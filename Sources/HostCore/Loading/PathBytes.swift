@@ -1,3 +1,5 @@
+import ServiceJSON
+
 /// File names are bytes, not text: a plugin file may be named with bytes that are not UTF-8.
 /// The host carries every plugin path as a string that holds those bytes escaped, and turns it
 /// back into the exact bytes at each system call (`stat`, `open`, `realpath`).
@@ -25,13 +27,13 @@ enum PathBytes {
                 if scalar == "\\" {
                     text += "\\\\"
                 } else if scalar.properties.generalCategory == .control {
-                    for byte in encoded { text += "\\x" + hex(byte) }
+                    for byte in encoded { text += "\\x" + Hex.string(CollectionOfOne(byte)) }
                 } else {
                     text.unicodeScalars.append(scalar)
                 }
                 position += encoded.count
             case .error(let length):
-                for byte in bytes[position..<position + length] { text += "\\x" + hex(byte) }
+                for byte in bytes[position..<position + length] { text += "\\x" + Hex.string(CollectionOfOne(byte)) }
                 position += length
             case .emptyInput:
                 return text
@@ -91,11 +93,6 @@ enum PathBytes {
 
     /// The NUL-terminated bytes of `path` for a system call.
     static func cString(_ path: String) -> [CChar] { unescape(path).map { CChar(bitPattern: $0) } + [0] }
-
-    private static func hex(_ byte: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(digits[Int(byte >> 4)]) + String(digits[Int(byte & 15)])
-    }
 
     private static func digit(_ character: UInt8) -> UInt8? {
         switch character {

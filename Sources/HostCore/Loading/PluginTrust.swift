@@ -1,5 +1,6 @@
 import Glibc
 import Locking
+import ServiceJSON
 
 /// What the host checked of a plugin file before it was opened (issue 40): the SHA-256 its
 /// configuration pins, and the minisign signature beside it.
@@ -163,10 +164,7 @@ enum PluginTrust {
         return hex
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
-    }
+    static func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
 
     private static func library() throws(LoadFailure.Reason) -> LibCrypto {
         switch LibCrypto.shared {

@@ -1,3 +1,5 @@
+import ServiceJSON
+
 /// How a store key (any bytes but NUL) becomes a file name, and back.
 ///
 /// ASCII letters, digits, `_`, `-` and `.` stay as they are; every other byte, and a `.` at
@@ -22,8 +24,8 @@ enum StoreKey {
                 name.append(byte)
             } else {
                 name.append(UInt8(ascii: "%"))
-                name.append(hexDigits[Int(byte >> 4)])
-                name.append(hexDigits[Int(byte & 0xF)])
+                name.append(Hex.digit(byte >> 4, uppercase: true))
+                name.append(Hex.digit(byte, uppercase: true))
             }
         }
         return String(decoding: name, as: UTF8.self)
@@ -38,8 +40,8 @@ enum StoreKey {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]),
-                    let low = hexValue(bytes[index + 2])
+                guard index + 2 < bytes.count, let high = Hex.value(bytes[index + 1]),
+                    let low = Hex.value(bytes[index + 2])
                 else { return nil }
                 key.append(high << 4 | low)
                 index += 3
@@ -54,8 +56,6 @@ enum StoreKey {
         return key
     }
 
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
-
     private static func isKept(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -63,14 +63,6 @@ enum StoreKey {
             true
         default:
             false
-        }
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }
