@@ -41,7 +41,7 @@ import ServiceKit
 /// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5), and for the fleet's desired state
 /// `mqtt.fleetDownloading`, `mqtt.fleetProbation`, `mqtt.fleetApplied`, `mqtt.fleetRolledBack`,
 /// `mqtt.fleetRefused reason=`, `mqtt.fleetSkipped status=`, `mqtt.fleetWatchFailed`, and across a
-/// reload `mqtt.handedOver bytes=`, `mqtt.adopted`, `mqtt.handOverRefused reason=`,
+/// reload `mqtt.handedOver bytes= requests=`, `mqtt.adopted`, `mqtt.handOverRefused reason=`,
 /// `mqtt.handOverUnclaimed`. Some carry
 /// `key=value` fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
 /// `mqtt.protocolError error=tooLarge` (an ``MQTTError/Code``, or `unexpected`, and `packet=`
@@ -278,15 +278,16 @@ final class Bridge: Sendable {
                         nextID: session.nextID, lastPingNS: HandOverSocket.nanoseconds(session.lastPing),
                         pingOutstandingNS: session.pingOutstanding.map(HandOverSocket.nanoseconds) ?? 0,
                         held: session.held)
-                    leaving.withLock {
+                    let requests = leaving.withLock {
                         $0.handedOver = true
                         $0.socket = session.fd
                         $0.theirs = pair.new
                         $0.mine = pair.old
+                        return $0.requests
                     }
                     host.log(
                         .info,
-                        "mqtt.handedOver bytes=\(session.held.count): the connection to \(settings.broker) goes to the replacement"
+                        "mqtt.handedOver bytes=\(session.held.count) requests=\(requests): the connection to \(settings.broker) goes to the replacement"
                     )
                     // Runs once the reload (and the replacement's launch in it) is over.
                     DispatchQueue.main.async { [self] in reloadOver() }
