@@ -119,4 +119,32 @@ struct MQTTBridgeHandOverTests {
         #expect(lines.named("mqtt.handedOver").isEmpty && lines.named("mqtt.adopted").isEmpty, "\(records.text)")
         #expect(broker.count(.received, "DISCONNECT", client: "h1") == 2, "\(broker.log)")
     }
+
+    /// New connection settings (here the keep-alive): the replacement does not go on with a
+    /// connection made with others; it disconnects it (no will) and connects anew.
+    @Test func newConnectionSettings_disconnectTheHandedOverConnection_andConnectAnew() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let host = try MQTTBridgeTests.fleetHost("h1", port: broker.port)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        _ = try host.file(
+            "lib/services.json",
+            """
+            {"services": {"\(MQTTBridgeTests.bridge)": {"requests": "events", "settings":
+              {"broker": "tcp://127.0.0.1:\(broker.port)", "hostId": "h1", "keepAlive": 6}}}}
+            """)
+        #expect(try host.ctlJSON("reload").status == 0)
+        #expect(MQTTBridgeTests.subscribed(broker, "h1", times: 2))
+        try broker.publish("servicehost/h1/push", MQTTBridgeTests.push(1))
+        #expect(eventually { broker.acknowledgements(from: "h1") >= 1 })
+        #expect(try broker.retained("servicehost/h1/state")?.contains(#""status":"online""#) == true)
+        let records = host.stop().records
+        #expect(Self.connections(broker, "h1") == 2, "\(broker.log)")
+        #expect(broker.count(.received, "DISCONNECT", client: "h1") == 2, "\(broker.log)")
+        let lines = MQTTBridgeTests.bridgeLines(records)
+        #expect(lines.named("mqtt.handOverRefused").map { $0.fields["reason"] } == ["settings"], "\(records.text)")
+        #expect(lines.named("mqtt.handOverUnclaimed").isEmpty && lines.named("mqtt.adopted").isEmpty)
+        #expect(MQTTBridgeTests.deliveries(of: 1, in: records) == 1)
+    }
 }
