@@ -52,23 +52,30 @@ final class DeliveredMessages: Sendable {
 
     func contains(_ key: Key) -> Bool { recent.withLock { $0.contains(key) } }
 
+    /// The bytes to store (or hand over, ``BridgeHandOver``) for the pairs held.
+    var stored: [UInt8] { recent.withLock { Self.bytes($0) } }
+
     /// Records `key` and returns the bytes to store.
     func insert(_ key: Key) -> [UInt8] {
         recent.withLock { keys in
             keys.removeAll { $0.id == key.id }  // an id names one message at a time
             keys.append(key)
             if keys.count > Self.capacity { keys.removeFirst(keys.count - Self.capacity) }
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(keys.count * 10)
-            for key in keys {
-                bytes.append(UInt8(key.id >> 8))
-                bytes.append(UInt8(key.id & 0xFF))
-                for shift in stride(from: 56, through: 0, by: -8) {
-                    bytes.append(UInt8(truncatingIfNeeded: key.digest >> UInt64(shift)))
-                }
-            }
-            return bytes
+            return Self.bytes(keys)
         }
+    }
+
+    private static func bytes(_ keys: [Key]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(keys.count * 10)
+        for key in keys {
+            bytes.append(UInt8(key.id >> 8))
+            bytes.append(UInt8(key.id & 0xFF))
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: key.digest >> UInt64(shift)))
+            }
+        }
+        return bytes
     }
 }
 
@@ -80,6 +87,8 @@ final class AckOrder: Sendable {
         let ticket: UInt64
         let id: UInt16
         var done = false
+        /// A place held for PUBACKs sent by someone else (``hold()``): nothing is sent for it.
+        var silent = false
     }
 
     private struct State {
@@ -117,9 +126,19 @@ final class AckOrder: Sendable {
                 state.entries[index].done = true
             }
             while let first = state.entries.first, first.done {
-                send(first.id)
+                if !first.silent { send(first.id) }
                 state.entries.removeFirst()
             }
+        }
+    }
+
+    /// A place for the PUBACKs the copy this one replaced still sends (issue 42's hand-over):
+    /// every later one waits until ``complete(_:key:send:)`` is called with the ticket.
+    func hold() -> UInt64 {
+        state.withLock { state in
+            state.next += 1
+            state.entries.append(Entry(ticket: state.next, id: 0, silent: true))
+            return state.next
         }
     }
 

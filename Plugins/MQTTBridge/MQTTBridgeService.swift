@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import MQTTCodec
 import ServiceKit
 
@@ -29,13 +30,19 @@ import ServiceKit
 /// A retained push, URL or post is delivered once by its digest (``RetainedMessages``). A
 /// message over `maxPacket` is read past, acknowledged and logged, never delivered.
 ///
+/// A reload or a restart in the host's process hands the live connection to the replacement
+/// (`willReload`, ``BridgeHandOver``): no DISCONNECT, no new CONNECT, nothing lost (Fleet.md,
+/// "Across a reload").
+///
 /// Log lines start with a stable word: `mqtt.off`, `mqtt.settings`, `mqtt.connected`,
 /// `mqtt.unreachable`, `mqtt.disconnected`, `mqtt.refused`, `mqtt.protocolError`,
 /// `mqtt.subscribeRefused`, `mqtt.badMessage`, `mqtt.delivered` (debug), `mqtt.duplicate`,
 /// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`,
 /// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5), and for the fleet's desired state
 /// `mqtt.fleetDownloading`, `mqtt.fleetProbation`, `mqtt.fleetApplied`, `mqtt.fleetRolledBack`,
-/// `mqtt.fleetRefused reason=`, `mqtt.fleetSkipped status=`, `mqtt.fleetWatchFailed`. Some carry
+/// `mqtt.fleetRefused reason=`, `mqtt.fleetSkipped status=`, `mqtt.fleetWatchFailed`, and across a
+/// reload `mqtt.handedOver bytes= requests=`, `mqtt.adopted`, `mqtt.handOverRefused reason=`,
+/// `mqtt.handOverUnclaimed`. Some carry
 /// `key=value` fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
 /// `mqtt.protocolError error=tooLarge` (an ``MQTTError/Code``, or `unexpected`, and `packet=`
 /// when the packet is known), `mqtt.duplicate packet=5` (and `retained=true`),
@@ -43,7 +50,7 @@ import ServiceKit
 /// `mqtt.oversized bytes=N topic=T packet=5`, `mqtt.disconnected failures=N acknowledged=N`,
 /// `reason=NAME` beside `code=N` for MQTT 5 reason codes (``MQTTReasonCode``), `trace=ID` from
 /// a `traceId` user property, `mqtt.connected protocol=5 sessionPresent=true`.
-final class MQTTBridgeService: ApplicationService {
+final class MQTTBridgeService: ApplicationService, StateHandingOver {
     // Set once at didFinishLaunching on the main thread; read there and from the bridge.
     private var bridge: Bridge?
 
@@ -63,9 +70,14 @@ final class MQTTBridgeService: ApplicationService {
         if let bytes = try? host.store.get(DeliveredMessages.storeKey) { bridge.delivered.restore(bytes) }
         if let bytes = try? host.store.get(RetainedMessages.storeKey) { bridge.retained.restore(bytes) }
         self.bridge = bridge
-        bridge.start()
+        bridge.start(restoring: options.restoredState)
         return true
     }
+
+    /// Replaced (a reload's new version, a restart by request): the connection, its packet
+    /// ids and keep-alive, and the delivered and retained windows go to the replacement
+    /// (``BridgeHandOver``), which goes on without a new CONNECT.
+    func willReload() -> [UInt8]? { bridge?.handOver() }
 
     func didBecomeActive() { bridge?.publishState() }
     func willResignActive() { bridge?.publishState() }
@@ -106,11 +118,225 @@ final class Bridge: Sendable {
                     self?.publishState()
                     self?.fleet.connected()
                 },
+                resumed: { [weak self] in self?.resumed() },
                 log: { level, message in host.log(level, message) }))
         fleet = FleetAgent(settings: settings, host: host, client: client)
     }
 
-    func start() { client.start() }
+    /// Work left after a hand-over (issue 42): the requests still with the host, and whether
+    /// the reload is over (then the descriptors the replacement took copies of are closed).
+    private struct Leaving {
+        var handedOver = false
+        var requests = 0
+        var reloadOver = false
+        /// Still reading what the copy before this one sends (``follow(_:barrier:)``).
+        var following = false
+        /// False once a request was refused at once: in a worker process, where the host takes
+        /// none (`sh_host.control` is SH_UNSUPPORTED), nothing is handed over and the replacement
+        /// (another process) connects anew.
+        var takesRequests = true
+        var socket: Int32 = -1
+        var theirs: Int32 = -1
+        var mine: Int32 = -1
+    }
+
+    /// What the replacement writes on the channel once the connection is its (adopted, or
+    /// disconnected because it was made with other settings).
+    static let takenByte = UInt8(ascii: "A")
+
+    private let leaving = Locked(Leaving())
+
+    /// Starts; with a state the copy this one replaces handed over, goes on with its
+    /// connection (when it is still that socket in this process, and made with these
+    /// settings) and its windows.
+    func start(restoring restored: RestoredState?) {
+        guard let restored else { return client.start() }
+        let state: BridgeHandOver
+        do throws(BridgeHandOver.Problem) { state = try BridgeHandOver.parse(restored.bytes) } catch {
+            host.log(
+                .warn,
+                "mqtt.handOverRefused reason=unreadable: the state \(restored.serviceID) \(restored.version) handed over: \(error); connecting anew"
+            )
+            return client.start()
+        }
+        if !state.delivered.isEmpty { delivered.restore(state.delivered) }
+        if !state.retained.isEmpty { retained.restore(state.retained) }
+        guard let handed = state.connection else { return client.start() }
+        guard state.pid == UInt32(getpid()) else {
+            // A worker's replacement is another process: the old one's socket ended with it.
+            host.log(
+                .info,
+                "mqtt.handOverRefused reason=otherProcess: the connection was handed over in process \(state.pid); connecting anew (the broker kept the session)"
+            )
+            return client.start()
+        }
+        guard let channel = HandOverSocket.adopt(handed.channel, inode: handed.channelInode) else {
+            host.log(
+                .warn,
+                "mqtt.handOverRefused reason=descriptor: descriptor \(handed.channel) is no longer the hand-over's channel; connecting anew"
+            )
+            return client.start()
+        }
+        guard let socket = HandOverSocket.adopt(handed.socket, inode: handed.socketInode) else {
+            host.log(
+                .warn,
+                "mqtt.handOverRefused reason=descriptor: descriptor \(handed.socket) is no longer the broker connection; connecting anew"
+            )
+            follow(channel, barrier: nil)
+            return client.start()
+        }
+        guard handed.identity == settings.connectionIdentity else {
+            // Made with other settings: ended cleanly (no will), and made anew with these.
+            let bye = MQTTPacket.disconnect().encoded(version: settings.protocolVersion.codec)
+            _ = bye.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            close(socket)
+            host.log(
+                .info,
+                "mqtt.handOverRefused reason=settings: the connection handed over was made with other connection settings; disconnected it, connecting anew"
+            )
+            taken(channel)
+            follow(channel, barrier: nil)
+            return client.start()
+        }
+        taken(channel)
+        // The old copy's last ids stay its own for the replies it still publishes.
+        let next = (Int(handed.nextID) + BridgeHandOver.reservedIDs) % Int(UInt16.max)
+        follow(channel, barrier: acks.hold())
+        client.start(
+            adopting: MQTTClient.Session(
+                fd: socket, keepAlive: Double(handed.keepAliveMS) / 1000,
+                lastPing: HandOverSocket.seconds(handed.lastPingNS),
+                pingOutstanding: handed.pingOutstandingNS == 0 ? nil : HandOverSocket.seconds(handed.pingOutstandingNS),
+                nextID: UInt16(next), held: handed.held))
+    }
+
+    /// Tells the copy this one replaces that its connection was taken care of.
+    private func taken(_ channel: Int32) {
+        var byte = Self.takenByte
+        _ = Glibc.send(channel, &byte, 1, Int32(MSG_NOSIGNAL))
+    }
+
+    /// Reads what the copy this one replaced still sends (``ChannelRecord``) until it closes
+    /// its end: pairs to remember and bytes for the broker, in its order; then PUBACKs held
+    /// behind `barrier` go out.
+    private func follow(_ channel: Int32, barrier: UInt64?) {
+        leaving.withLock { $0.following = true }
+        DispatchQueue(label: "servicehost.mqtt-bridge.hand-over").async { [self] in
+            var buffer: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            reading: while true {
+                let count = chunk.withUnsafeMutableBytes { bytes in
+                    retryingOnInterrupt { Glibc.read(channel, bytes.baseAddress, bytes.count) }
+                }
+                guard count > 0 else { break }
+                buffer += chunk[..<count]
+                do throws(BridgeHandOver.Problem) {
+                    while let record = try ChannelRecord.next(from: &buffer) {
+                        switch record {
+                        case .write(let bytes): if barrier != nil { client.write(raw: bytes) }
+                        case .delivered(let id, let digest):
+                            remember(DeliveredMessages.Key(id: id, digest: digest), topic: "a message")
+                        case .retained(let digest): remember(retained: digest, topic: "a message")
+                        }
+                    }
+                } catch {
+                    host.log(.error, "mqtt.handOverRefused reason=channel: the old copy's channel: \(error)")
+                    break reading
+                }
+            }
+            close(channel)
+            if let barrier { acks.complete(barrier, key: nil, send: ack) }
+            leaving.withLock { $0.following = false }
+            endForwardingWhenDone()
+        }
+    }
+
+    /// The connection handed over was taken: this copy's state, and the fleet's retained
+    /// desired state again (a subscription sends it anew), as after a connection.
+    private func resumed() {
+        publishState()
+        fleet.connected()
+        client.subscribe([MQTTSubscription(fleet.desiredTopic, qos: 1)])
+    }
+
+    /// willReload: parks the connection and returns what the replacement goes on with. The
+    /// socket and the replacement's end of the channel stay open until the reload is over (the
+    /// replacement takes copies of its own then), this copy's end until its last request with
+    /// the host was answered; a replacement that took nothing leaves the socket closed with the
+    /// reload (the broker publishes the will) and connects anew.
+    func handOver() -> [UInt8] {
+        var state = BridgeHandOver(pid: UInt32(getpid()))
+        fleet.stop()
+        if leaving.withLock({ $0.takesRequests }), let pair = HandOverSocket.pair() {
+            if let theirs = HandOverSocket.inode(of: pair.new),
+                let session = client.park(within: 2, forwardingTo: pair.old)
+            {
+                if let inode = HandOverSocket.inode(of: session.fd) {
+                    state.connection = BridgeHandOver.Connection(
+                        socket: session.fd, socketInode: inode, channel: pair.new, channelInode: theirs,
+                        identity: settings.connectionIdentity, keepAliveMS: UInt32(session.keepAlive * 1000),
+                        nextID: session.nextID, lastPingNS: HandOverSocket.nanoseconds(session.lastPing),
+                        pingOutstandingNS: session.pingOutstanding.map(HandOverSocket.nanoseconds) ?? 0,
+                        held: session.held)
+                    let requests = leaving.withLock {
+                        $0.handedOver = true
+                        $0.socket = session.fd
+                        $0.theirs = pair.new
+                        $0.mine = pair.old
+                        return $0.requests
+                    }
+                    host.log(
+                        .info,
+                        "mqtt.handedOver bytes=\(session.held.count) requests=\(requests): the connection to \(settings.broker) goes to the replacement"
+                    )
+                    // Runs once the reload (and the replacement's launch in it) is over.
+                    DispatchQueue.main.async { [self] in reloadOver() }
+                } else {
+                    close(session.fd)
+                    client.endForwarding()
+                    close(pair.new)
+                }
+            } else {
+                close(pair.old)
+                close(pair.new)
+            }
+        }
+        state.delivered = delivered.stored
+        state.retained = retained.stored
+        return state.encoded
+    }
+
+    /// After the reload: the numbers the replacement took copies of are closed. A connection
+    /// nobody took (the replacement failed, is lazy, or has no settings) is ended as a stop
+    /// ends it, `offline` and DISCONNECT, so nothing holds it and the broker keeps no will.
+    private func reloadOver() {
+        let (socket, theirs, mine) = leaving.withLock { leaving in
+            leaving.reloadOver = true
+            return (leaving.socket, leaving.theirs, leaving.mine)
+        }
+        var byte: UInt8 = 0
+        if recv(mine, &byte, 1, Int32(MSG_DONTWAIT)) != 1 || byte != Self.takenByte {
+            let version = settings.protocolVersion.codec
+            let offline = MQTTPublish(
+                topic: "\(settings.prefix)/state", payload: Array("offline".utf8), qos: 0, retain: true)
+            for packet in [MQTTPacket.publish(offline), .disconnect()] {
+                let bytes = packet.encoded(version: version)
+                _ = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            host.log(
+                .info,
+                "mqtt.handOverUnclaimed: no replacement took the connection to \(settings.broker); disconnected it")
+        }
+        close(socket)
+        close(theirs)
+        endForwardingWhenDone()
+    }
+
+    /// Closes this copy's end of the channel once the reload is over and no request is left.
+    private func endForwardingWhenDone() {
+        let done = leaving.withLock { $0.handedOver && $0.reloadOver && $0.requests == 0 && !$0.following }
+        if done { client.endForwarding() }
+    }
 
     func stop() {
         fleet.stop()
@@ -120,16 +346,22 @@ final class Bridge: Sendable {
     }
 
     /// Publishes the retained state: the app state and, from a `list` request, the services.
+    /// Not once the connection was handed over: the replacement publishes its own.
     func publishState() {
+        guard !leaving.withLock({ $0.handedOver }) else { return }
         let submitted =
             (try? host.control(.object(["command": "list"])) { [self] reply in
                 let services = reply["services"]?.arrayValue?.compactMap { $0["id"] } ?? []
                 sendState(services: services)
             }) != nil
-        if !submitted { sendState(services: []) }
+        if !submitted {
+            leaving.withLock { $0.takesRequests = false }
+            sendState(services: [])
+        }
     }
 
     private func sendState(services: [JSONValue]) {
+        guard !leaving.withLock({ $0.handedOver }) else { return }
         let state: JSONValue = .object([
             "status": "online", "state": .string(host.appState.name), "hostId": .string(settings.hostID),
             "services": .array(services), "version": .string(host.hostVersion),
@@ -185,17 +417,9 @@ final class Bridge: Sendable {
         // The message is done with (delivered, refused or bad): remembered before the PUBACK,
         // so a redelivery or the next subscription's retained copy is recognised.
         let finish: @Sendable () -> Void = { [self, ticket] in
-            if onceRetained {
-                do { try host.store.set(RetainedMessages.storeKey, retained.insert(digest)) } catch {
-                    host.log(
-                        .warn,
-                        "mqtt.storeFailed: \(error); the retained message on \(message.topic) may be delivered again")
-                }
-            }
+            if onceRetained { remember(retained: digest, topic: message.topic) }
             guard let key else { return }
-            do { try host.store.set(DeliveredMessages.storeKey, delivered.insert(key)) } catch {
-                host.log(.warn, "mqtt.storeFailed: \(error); a redelivery of \(message.topic) may be delivered again")
-            }
+            remember(key, topic: message.topic)
             acks.complete(ticket, key: withHostKey, send: ack)
         }
         let request: JSONValue
@@ -218,6 +442,7 @@ final class Bridge: Sendable {
             request = routed
             replyTo = to
         }
+        leaving.withLock { $0.requests += 1 }
         do {
             try host.control(request) { [self] reply in
                 // A traced message is one someone follows: said at info.
@@ -225,8 +450,11 @@ final class Bridge: Sendable {
                     traceID == nil ? .debug : .info, "mqtt.delivered\(trace): \(message.topic): \(reply.serialized)")
                 if let replyTo { publishReply(replyTo, reply, traceID: traceID) }
                 finish()
+                leaving.withLock { $0.requests -= 1 }
+                endForwardingWhenDone()
             }
         } catch {
+            leaving.withLock { $0.requests -= 1 }
             // Not acknowledged: the broker keeps it for a host that takes requests.
             host.log(
                 .error, "mqtt.requestFailed: \(message.topic): the host takes no requests from this service (\(error))")
@@ -252,10 +480,27 @@ final class Bridge: Sendable {
             "mqtt.oversized bytes=\(message.size) topic=\(Self.field(message.topic))\(Self.packetField(message.id)): \(message.topic) carries \(message.size) bytes, over settings.maxPacket (\(settings.maxPacket)); read past, acknowledged, not delivered"
         )
         guard let key else { return }
-        do { try host.store.set(DeliveredMessages.storeKey, delivered.insert(key)) } catch {
-            host.log(.warn, "mqtt.storeFailed: \(error); a redelivery of \(message.topic) may be logged again")
-        }
+        remember(key, topic: message.topic)
         acknowledgeNow(message.id)
+    }
+
+    /// Remembers a message the host took, before its PUBACK: in the store, or after a
+    /// hand-over through the replacement, which keeps the store from then on.
+    private func remember(_ key: DeliveredMessages.Key, topic: String) {
+        let bytes = delivered.insert(key)
+        if client.forward(.delivered(id: key.id, digest: key.digest)) { return }
+        do { try host.store.set(DeliveredMessages.storeKey, bytes) } catch {
+            host.log(.warn, "mqtt.storeFailed: \(error); a redelivery of \(topic) may be delivered again")
+        }
+    }
+
+    /// Remembers a retained message delivered, as ``remember(_:topic:)`` does a pair.
+    private func remember(retained digest: UInt64, topic: String) {
+        let bytes = retained.insert(digest)
+        if client.forward(.retained(digest)) { return }
+        do { try host.store.set(RetainedMessages.storeKey, bytes) } catch {
+            host.log(.warn, "mqtt.storeFailed: \(error); the retained message on \(topic) may be delivered again")
+        }
     }
 
     /// Acknowledges packet `id` (if any) in its place in the order, without the host.

@@ -20,7 +20,24 @@ final class MQTTClient: Sendable {
         let skipped: @Sendable (MQTTSkippedPublish) -> Void
         /// CONNACK accepted and the subscriptions sent (connection thread).
         let connected: @Sendable () -> Void
+        /// A connection handed over by the copy this one replaces was taken over: no CONNECT,
+        /// the subscriptions in force (connection thread).
+        let resumed: @Sendable () -> Void
         let log: @Sendable (LogLevel, String) -> Void
+    }
+
+    /// A connection between two packets, as one copy of the bridge hands it to the next
+    /// (``park(within:forwardingTo:)``, ``start(adopting:)``; issue 42).
+    struct Session: Sendable {
+        var fd: Int32
+        /// The keep-alive in force, in seconds; CLOCK_MONOTONIC times of the last PINGREQ and
+        /// of the one not answered yet.
+        var keepAlive: Double
+        var lastPing: Double
+        var pingOutstanding: Double?
+        var nextID: UInt16
+        /// Bytes read that do not make a whole packet yet.
+        var held: [UInt8]
     }
 
     private struct Connection {
@@ -29,6 +46,13 @@ final class MQTTClient: Sendable {
         var nextID: UInt16 = 0
         /// PUBACKs sent on this connection: whether it did useful work (``ReconnectBackoff``).
         var acknowledged = 0
+        /// Asked to park for a hand-over; the connection thread answers with `parked` (nil: it
+        /// could not) and a signal.
+        var parking = false
+        var parked: Session?
+        /// After a hand-over: the channel to the replacement, where this copy's writes go
+        /// (``ChannelRecord``), so the socket keeps one writer.
+        var forward: Int32 = -1
     }
 
     private let settings: MQTTBridgeSettings
@@ -37,17 +61,32 @@ final class MQTTClient: Sendable {
     private let handlers: Handlers
     // The socket, shared by the connection thread (reads) and writers on any thread.
     private let connection = Locked(Connection())
+    /// Wakes the connection thread's poll for a hand-over: the pipe's read end and write end.
+    private let wake: (read: Int32, write: Int32)
+    private let parkedSignal = DispatchSemaphore(value: 0)
 
     init(settings: MQTTBridgeSettings, subscriptions: [MQTTSubscription], will: MQTTPublish, handlers: Handlers) {
         self.settings = settings
         self.subscriptions = subscriptions
         self.will = will
         self.handlers = handlers
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+        }
+        wake = (ends[0], ends[1])
     }
 
-    /// Starts the connection thread.
-    func start() {
-        DispatchQueue(label: "servicehost.mqtt-bridge.connection").async { [self] in run() }
+    deinit {
+        if wake.read >= 0 { close(wake.read) }
+        if wake.write >= 0 { close(wake.write) }
+    }
+
+    /// Starts the connection thread; with `adopted`, it goes on with that connection first
+    /// (no CONNECT), then connects as usual when it ends.
+    func start(adopting adopted: Session? = nil) {
+        DispatchQueue(label: "servicehost.mqtt-bridge.connection").async { [self] in run(adopting: adopted) }
     }
 
     /// Sends `packet` on the current connection; false when there is none (the broker will
@@ -56,9 +95,60 @@ final class MQTTClient: Sendable {
     func send(_ packet: MQTTPacket) -> Bool {
         let bytes = packet.encoded(version: version)
         return connection.withLock { connection in
-            guard connection.fd >= 0, Self.writeAll(connection.fd, bytes) else { return false }
+            guard Self.write(&connection, bytes) else { return false }
             if case .puback = packet { connection.acknowledged += 1 }
             return true
+        }
+    }
+
+    /// Writes bytes the copy this one replaced sent through its channel (whole packets).
+    @discardableResult
+    func write(raw bytes: [UInt8]) -> Bool { connection.withLock { Self.write(&$0, bytes) } }
+
+    /// Sends `record` to the replacement once the connection was handed over; false before,
+    /// or when the channel is closed (the caller does the work itself).
+    func forward(_ record: ChannelRecord) -> Bool {
+        connection.withLock { $0.fd < 0 && $0.forward >= 0 && Self.writeAll($0.forward, record.encoded) }
+    }
+
+    /// Closes the channel to the replacement: this copy has nothing more to write (the
+    /// replacement sees its end and sends its own PUBACKs from then on).
+    func endForwarding() {
+        connection.withLock { connection in
+            guard connection.forward >= 0 else { return }
+            close(connection.forward)
+            connection.forward = -1
+        }
+    }
+
+    /// Parks the connection for the copy that replaces this one (issue 42): the connection
+    /// thread stops between two reads, after the packets it read were handled, and leaves the
+    /// socket open and connected; writes go to `channel` from then on. Returns the connection,
+    /// or nil when there is none to hand over (not connected, a message over `maxPacket` being
+    /// read past, too many bytes held, or the thread did not stop within `timeout` seconds):
+    /// then this client runs on and ``stop(sending:)`` ends it as before.
+    func park(within timeout: Double, forwardingTo channel: Int32) -> Session? {
+        let asked = connection.withLock { connection in
+            guard connection.fd >= 0, !connection.stopped else { return false }
+            connection.parking = true
+            connection.parked = nil
+            connection.forward = channel
+            return true
+        }
+        guard asked else { return nil }
+        var byte: UInt8 = 1
+        _ = Glibc.write(wake.write, &byte, 1)
+        _ = parkedSignal.wait(timeout: .now() + timeout)
+        // Parked or not (then writes go to the socket again), answered under the lock: a thread
+        // that parks after the wait gave up sees `parking` cleared and goes on.
+        return connection.withLock { connection in
+            connection.parking = false
+            guard let parked = connection.parked else {
+                connection.forward = -1
+                return nil
+            }
+            connection.parked = nil
+            return parked
         }
     }
 
@@ -69,13 +159,13 @@ final class MQTTClient: Sendable {
         topic: String, _ payload: [UInt8], qos: UInt8, retain: Bool, properties: MQTTProperties = MQTTProperties()
     ) -> Bool {
         connection.withLock { connection in
-            guard connection.fd >= 0 else { return false }
+            guard connection.fd >= 0 || connection.forward >= 0 else { return false }
             var message = MQTTPublish(topic: topic, payload: payload, qos: qos, retain: retain, properties: properties)
             if qos > 0 {
                 connection.nextID = connection.nextID == UInt16.max ? 1 : connection.nextID + 1
                 message.id = connection.nextID
             }
-            return Self.writeAll(connection.fd, MQTTPacket.publish(message).encoded(version: version))
+            return Self.write(&connection, MQTTPacket.publish(message).encoded(version: version))
         }
     }
 
@@ -119,15 +209,21 @@ final class MQTTClient: Sendable {
 
     private var isStopped: Bool { connection.withLock { $0.stopped } }
 
-    private func run() {
+    private func run(adopting adopted: Session?) {
         var backoff = ReconnectBackoff()
+        var adopted = adopted
         while !isStopped {
             var ended: (acceptedAt: Double?, reason: String)?
-            switch settings.broker.connect() {
-            case .failure(let error):
-                handlers.log(backoff.failures == 0 ? .warn : .debug, "mqtt.unreachable: \(error)")
-            case .success(let fd):
-                ended = session(fd)
+            if let taken = adopted {
+                adopted = nil
+                ended = session(taken.fd, adopting: taken)
+            } else {
+                switch settings.broker.connect() {
+                case .failure(let error):
+                    handlers.log(backoff.failures == 0 ? .warn : .debug, "mqtt.unreachable: \(error)")
+                case .success(let fd):
+                    ended = session(fd)
+                }
             }
             if isStopped { break }
             let acknowledged = connection.withLock { $0.acknowledged }
@@ -149,41 +245,95 @@ final class MQTTClient: Sendable {
 
     /// One connection, until it fails or the client stops: when the broker accepted it (nil:
     /// never) and why it ended.
-    private func session(_ fd: Int32) -> (acceptedAt: Double?, reason: String) {
+    /// `adopting`: a connection the copy this one replaces handed over, already accepted.
+    private func session(_ fd: Int32, adopting adopted: Session? = nil) -> (acceptedAt: Double?, reason: String) {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)  // a stuck broker never blocks a writer for long
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var keepAlive = Double(settings.keepAlive)
+        var keepAlive = adopted?.keepAlive ?? Double(settings.keepAlive)
         var reader = MQTTFrameReader(maxPacket: settings.maxPacket, version: version)
-        var acceptedAt: Double?
+        var acceptedAt: Double? = adopted.map { _ in now() }
         var accepted: Bool { acceptedAt != nil }
         let end: String
+        // Handed to the next copy: the socket stays open.
+        var handedOver = false
         connection.withLock { $0.acknowledged = 0 }
         defer {
-            connection.withLock { $0.fd = -1 }
-            close(fd)
+            let waiting = connection.withLock { connection in
+                connection.fd = -1
+                defer { connection.parking = false }
+                return connection.parking
+            }
+            if !handedOver { close(fd) }
+            // Asked to park but ended otherwise: the asker need not wait for its timeout.
+            if waiting { parkedSignal.signal() }
+        }
+        var lastPing = now()
+        var pingOutstanding: Double?
+        if let adopted {
+            reader.append(adopted.held)
+            lastPing = min(adopted.lastPing, lastPing)
+            pingOutstanding = adopted.pingOutstanding.map { min($0, lastPing) }
+            connection.withLock {
+                $0.fd = fd
+                $0.nextID = adopted.nextID
+            }
+            handlers.log(
+                .info,
+                "mqtt.adopted protocol=\(settings.protocolVersion.rawValue): went on with the connection to \(settings.broker) as \(settings.clientID) that the copy it replaces handed over (no new CONNECT)"
+            )
+            handlers.resumed()
         }
         // MQTT 5: the session outlives a disconnection by `sessionExpiry` seconds, not for ever.
         let connect = MQTTConnect(
             clientID: settings.clientID, cleanSession: false, keepAlive: settings.keepAlive, will: will,
             username: settings.username, password: settings.password,
             properties: MQTTProperties([(0x11, .fourByte(settings.sessionExpiry))]))
-        guard Self.writeAll(fd, MQTTPacket.connect(connect).encoded(version: version)) else {
+        guard adopted != nil || Self.writeAll(fd, MQTTPacket.connect(connect).encoded(version: version)) else {
             handlers.log(
                 .warn,
                 "mqtt.disconnected: cannot send CONNECT to \(settings.broker): \(String(cString: strerror(errno)))")
             return (nil, "cannot send CONNECT")
         }
-        var lastPing = now()
-        var pingOutstanding: Double?
         var buffer = [UInt8](repeating: 0, count: 65536)
         loop: while true {
             if isStopped {
                 end = "stopped"
                 break
             }
+            // A hand-over (issue 42) is answered here, between two reads: every packet read so
+            // far was handled, what is left of one is `reader.held`, the rest is in the socket.
+            if connection.withLock({ $0.parking }) {
+                let parked = connection.withLock { connection in
+                    guard connection.parking, accepted, !reader.isReadingPast,
+                        reader.pending <= BridgeHandOver.largestHeld
+                    else { return false }
+                    connection.parking = false
+                    connection.parked = Session(
+                        fd: fd, keepAlive: keepAlive, lastPing: lastPing, pingOutstanding: pingOutstanding,
+                        nextID: connection.nextID, held: reader.held)
+                    connection.fd = -1
+                    connection.stopped = true
+                    return true
+                }
+                if parked {
+                    handedOver = true
+                    parkedSignal.signal()
+                    end = "handed over"
+                    break
+                }
+                connection.withLock { $0.parking = false }
+                parkedSignal.signal()
+            }
             let waitMS = Int32(max(1, min(keepAlive / 2, 1) * 1000))
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, waitMS)
+            var pollers = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&pollers, wake.read >= 0 ? 2 : 1, waitMS)
+            if pollers[1].revents != 0 {
+                var drained = [UInt8](repeating: 0, count: 16)
+                while Glibc.read(wake.read, &drained, drained.count) > 0 {}
+            }
             let time = now()
             if ready < 0 && errno != EINTR {
                 end = "poll: \(String(cString: strerror(errno)))"
@@ -202,7 +352,7 @@ final class MQTTClient: Sendable {
                 lastPing = time
                 if pingOutstanding == nil { pingOutstanding = time }
             }
-            guard ready > 0 else { continue }
+            guard ready > 0, pollers[0].revents != 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { bytes in
                 retryingOnInterrupt { read(fd, bytes.baseAddress, bytes.count) }
             }
@@ -319,6 +469,12 @@ final class MQTTClient: Sendable {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// Writes `bytes` on the connection, or after a hand-over to the replacement's channel.
+    private static func write(_ connection: inout Connection, _ bytes: [UInt8]) -> Bool {
+        if connection.fd >= 0 { return writeAll(connection.fd, bytes) }
+        return connection.forward >= 0 && writeAll(connection.forward, ChannelRecord.write(bytes).encoded)
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {

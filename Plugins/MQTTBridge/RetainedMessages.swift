@@ -40,20 +40,27 @@ final class RetainedMessages: Sendable {
 
     func contains(_ digest: UInt64) -> Bool { digests.withLock { $0.contains(digest) } }
 
+    /// The bytes to store (or hand over, ``BridgeHandOver``) for the digests held.
+    var stored: [UInt8] { digests.withLock { Self.bytes($0) } }
+
     /// Records `digest` (as the newest) and returns the bytes to store.
     func insert(_ digest: UInt64) -> [UInt8] {
         digests.withLock { digests in
             digests.removeAll { $0 == digest }
             digests.append(digest)
             if digests.count > Self.capacity { digests.removeFirst(digests.count - Self.capacity) }
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(digests.count * 8)
-            for digest in digests {
-                for shift in stride(from: 56, through: 0, by: -8) {
-                    bytes.append(UInt8(truncatingIfNeeded: digest >> UInt64(shift)))
-                }
-            }
-            return bytes
+            return Self.bytes(digests)
         }
+    }
+
+    private static func bytes(_ digests: [UInt64]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digests.count * 8)
+        for digest in digests {
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: digest >> UInt64(shift)))
+            }
+        }
+        return bytes
     }
 }

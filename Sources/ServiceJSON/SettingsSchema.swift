@@ -136,6 +136,63 @@ package struct SettingsSchema: Sendable, Equatable {
             && a.maxLength == b.maxLength && a.pattern == b.pattern && a.defaultValue == b.defaultValue
     }
 
+    // MARK: Showing (`host inspect`)
+
+    /// The schema as JSON with the keywords it holds (annotations left out): what `host inspect
+    /// --json` prints as a service's `settingsSchema`.
+    package var json: JSONValue {
+        var members: [String: JSONValue] = [:]
+        if let types {
+            members["type"] = types.count == 1 ? .string(types[0].rawValue) : .array(types.map { .string($0.rawValue) })
+        }
+        if !properties.isEmpty {
+            members["properties"] = .object(
+                Dictionary(uniqueKeysWithValues: properties.map { ($0.key, $0.schema.json) }))
+        }
+        if !required.isEmpty { members["required"] = .array(required.map(JSONValue.string)) }
+        if let allowed { members["enum"] = .array(allowed) }
+        if let minimum { members["minimum"] = .number(minimum) }
+        if let maximum { members["maximum"] = .number(maximum) }
+        if let maxLength { members["maxLength"] = .number(Double(maxLength)) }
+        if let pattern { members["pattern"] = .string(pattern) }
+        if let defaultValue { members["default"] = defaultValue }
+        return .object(members)
+    }
+
+    /// One line per setting for `host inspect`'s text, dotted keys for nested ones in key
+    /// order: `level: string, one of "debug", "info"; default "info"`. The whole object's own
+    /// rules come first, keyed `(settings)`, when it has any besides being an object.
+    package var lines: [String] {
+        var out: [String] = []
+        let own = rules(required: false)
+        if properties.isEmpty || !(own == "object" || own == "any value") { out.append("(settings): " + own) }
+        appendLines(prefix: "", into: &out)
+        return out
+    }
+
+    private func appendLines(prefix: String, into out: inout [String]) {
+        for (key, schema) in properties {
+            let name = prefix + key
+            out.append(name + ": " + schema.rules(required: required.contains(key)))
+            schema.appendLines(prefix: name + ".", into: &out)
+        }
+    }
+
+    /// This schema's own rules, in words and JSON values.
+    private func rules(required: Bool) -> String {
+        var parts: [String] = []
+        if let types { parts.append(types.map(\.rawValue).joined(separator: " or ")) }
+        if required { parts.append("required") }
+        if let allowed { parts.append("one of " + allowed.map(\.serialized).joined(separator: ", ")) }
+        if let minimum { parts.append("minimum \(JSONValue.number(minimum).serialized)") }
+        if let maximum { parts.append("maximum \(JSONValue.number(maximum).serialized)") }
+        if let maxLength { parts.append("at most \(maxLength) characters") }
+        if let pattern { parts.append("matching \(JSONValue.string(pattern).serialized)") }
+        var text = parts.isEmpty ? "any value" : parts.joined(separator: ", ")
+        if let defaultValue { text += "; default \(defaultValue.serialized)" }
+        return text
+    }
+
     // MARK: Checking
 
     /// Checks `settings` (nil: the configuration gives none) and returns them with the defaults

@@ -85,6 +85,34 @@ import Testing
         #expect(!plainBlock.contains("answers:") && !plainBlock.contains("activation:"), "\(text)")
     }
 
+    /// Issue 42: a service's settings schema, a line per setting in the text and the schema's
+    /// keywords in the JSON; a service without one shows no `settings` line and `null`.
+    @Test func showsASettingsSchema_inTheTextAndTheJSON() throws {
+        let scratch = try Scratch()
+        let lib = try scratch.folder("lib")
+        let typed = try Plugins.probe(lib + "/typed.so", ["PROBE_ID=\"test.typed\""] + SettingsSchemaTests.schema)
+        let plain = try Plugins.probe(lib + "/plain.so", ["PROBE_ID=\"test.plain\""])
+        let host = try Repository.product("host")
+        let json = try Command.run(host, ["inspect", "--json", typed, plain])
+        #expect(json.status == 0, "\(json.stderr)")
+        let files = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let services = files.compactMap { ($0["services"] as? [[String: Any]])?.first }
+        let schema = try #require(services.first?["settingsSchema"] as? [String: Any], "\(json.stdout)")
+        #expect(schema["type"] as? String == "object")
+        let properties = try #require(schema["properties"] as? [String: [String: Any]])
+        #expect(properties["level"]?["enum"] as? [String] == ["info", "debug"])
+        #expect(properties["level"]?["default"] as? String == "info")
+        #expect(properties["host"]?["type"] as? String == "string" && properties["host"]?["maxLength"] as? Int == 8)
+        #expect(services.last?["settingsSchema"] is NSNull, "\(json.stdout)")
+        let text = try Command.run(host, ["inspect", typed, plain]).stdout
+        #expect(
+            text.contains(
+                "\n    settings:\n      host: string, at most 8 characters\n"
+                    + "      level: one of \"info\", \"debug\"; default \"info\"\n"), "\(text)")
+        let plainBlock = try #require(text.components(separatedBy: "service test.plain\n").last)
+        #expect(!plainBlock.contains("settings:"), "\(text)")
+    }
+
     /// Issue 36 item 14: a file name or a metadata string with a newline (or another control
     /// character) cannot forge a line of `host inspect`'s text: both are shown escaped.
     @Test func controlCharactersInANameOrMetadata_doNotForgeLines() throws {

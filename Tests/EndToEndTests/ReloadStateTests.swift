@@ -56,4 +56,31 @@ import Testing
         // willReload comes before the old instance is taken down, and is in the trace.
         #expect(host.events.filter { $0.hasPrefix("willReload ") }.count == 3, "\(host.events)")
     }
+
+    /// A reload to a lazy version: the old instance's state waits (at most 1 MiB, one per
+    /// service) until an event opens the new one, whose launch then has it.
+    @Test(arguments: ["in-process", "process"])
+    func aStateForALazyReplacement_waitsUntilAnEventOpensIt(_ isolation: String) throws {
+        let host = try IsolatedHost()
+        let events =
+            "PROBE_EVENTS=(SH_EVENTS_LIFECYCLE|SH_EVENT_BIT(SH_EVENT_WILL_RELOAD)|SH_EVENT_BIT(SH_EVENT_NOTIFICATION))"
+        let defines = ["PROBE_ID=\"test.keeper\"", events, "PROBE_STATE=1", "PROBE_SUBSCRIBE=\"sync\""]
+        try host.probe("keeper", defines)
+        try host.start(["--isolation", isolation])
+        try Plugins.probe(
+            host.lib + "/.keeper.so.new", defines + ["PROBE_VERSION=\"0.2.0\"", "PROBE_FLAGS=SH_META_SERVICE_LAZY"])
+        #expect(rename(host.lib + "/.keeper.so.new", host.lib + "/keeper.so") == 0)
+        _ = try host.reply("reload")
+        #expect(try host.service("test.keeper")?["state"] as? String == "lazy (not loaded)")
+        #expect(try host.reply("post", "sync")["receivers"] as? [String] == ["test.keeper"])
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let records = result.records
+        let restored = records.filter { $0.message.contains(": restored ") }
+        #expect(
+            restored.map { [$0.source, String($0.message.split(separator: ":").last ?? "")] } == [
+                ["test.keeper", " restored gen=1 from test.keeper 0.1.0"]
+            ], "\(records.text)")
+        #expect(records.named(.reloadStateHandedOver).map { $0.string("version") } == ["0.1.0"], "\(records.text)")
+    }
 }

@@ -9,7 +9,7 @@ import Testing
 /// Replays the `bridge` fuzz target's seeds (Tests/Fuzz/Corpus/bridge) through MQTTBridge's
 /// own readers, so every committed input runs in `swift test` without libFuzzer: settings
 /// (`settings-*.json`), broker addresses (`address-*.txt`) and the delivered-pairs store
-/// (`delivered-*.bin`).
+/// (`delivered-*.bin`) and the hand-over state and its channel (`handover-*.bin`).
 @Suite struct FuzzCorpusReplayTests {
     static func seed(_ name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: Repository.root.appendingPathComponent("Tests/Fuzz/Corpus/bridge/\(name)")))
@@ -90,5 +90,18 @@ import Testing
         twice.restore(try Self.seed("delivered-id-7-twice.bin"))
         #expect(twice.contains(.init(id: 7, digest: 0xFFFF_FFFF_FFFF_FFFF)))
         #expect(twice.insert(key) == [0, 7, 0x01, 0x23, 0x45, 0x67, 0x89, 0xAB, 0xCD, 0xEF])
+    }
+
+    /// The hand-over seeds (issue 42): a full state and one with the windows alone read back as
+    /// written; the channel's records come out in order.
+    @Test func theHandOverSeeds_readBack() throws {
+        #expect(try BridgeHandOver.parse(try Self.seed("handover-full.bin")) == BridgeHandOverTests.full)
+        let windowsSeed = try Self.seed("handover-windows.bin")
+        let windows = try BridgeHandOver.parse(windowsSeed)
+        #expect(windows == BridgeHandOver(pid: 1) && windows.encoded == windowsSeed)
+        var buffer = try Self.seed("handover-channel.bin")
+        var records: [ChannelRecord] = []
+        while let record = try ChannelRecord.next(from: &buffer) { records.append(record) }
+        #expect(records == [.delivered(id: 5, digest: 77), .write([0x40, 2, 0, 5]), .retained(3)] && buffer.isEmpty)
     }
 }

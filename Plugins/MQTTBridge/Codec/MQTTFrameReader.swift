@@ -26,6 +26,14 @@ public struct MQTTFrameReader: Sendable {
     /// Bytes held that do not make a whole packet yet.
     public var pending: Int { buffer.count - start }
 
+    /// The bytes held that do not make a whole packet yet, for a reader that takes the stream
+    /// over (MQTTBridge's hand-over across a reload appends them to its new reader first).
+    public var held: [UInt8] { Array(buffer[start...]) }
+
+    /// Whether a PUBLISH over the limit is being read past (what is left of it is still to
+    /// come, and ``held`` alone cannot say so).
+    public var isReadingPast: Bool { skipping != nil }
+
     /// Adds bytes as they were read.
     public mutating func append(_ bytes: some Collection<UInt8>) {
         if start > 0 && start == buffer.count {

@@ -297,6 +297,14 @@ public enum InspectCommand {
                     list("    answers:   ", service.answers, into: &out)
                     list("    shortcuts: ", service.shortcuts.map(\.description), into: &out)
                     if service.lazy { out += "    activation: lazy\n" }
+                    if let schema = service.settingsSchema {
+                        out += "    settings:\n"
+                        for line in schema.lines {
+                            out += "      "
+                            out += shown(line)
+                            out += "\n"
+                        }
+                    }
                     if let record = failure(of: service.id, in: plugin, failures) {
                         out += "    failed:   \(record.summary); not started until this file changes\n"
                     }
@@ -369,6 +377,7 @@ public enum InspectCommand {
                                     "answers": JSONText.array(service.answers.map(JSONText.string)),
                                     "shortcuts": JSONText.array(service.shortcuts.map(\.json)),
                                     "activation": JSONText.string(service.lazy ? "lazy" : "eager"),
+                                    "settingsSchema": service.settingsSchema?.json.serialized ?? "null",
                                     "failure": failure(of: service.id, in: plugin, failures)?.json.serialized ?? "null",
                                 ])
                             }),

@@ -1,9 +1,10 @@
 // Fuzz target `bridge`: what MQTTBridge reads besides the broker's packets (those are the
 // `mqtt` target's): its `settings` object from services.json, the broker address in it, the
 // delivered-message pairs and retained digests it keeps in its store (`mqtt.delivered`,
-// `mqtt.retained`, which a crash or a hand edit can leave damaged), and a command's `replyTo`.
+// `mqtt.retained`, which a crash or a hand edit can leave damaged), a command's `replyTo`, and the
+// state one copy hands the next across a reload with the records of its channel (issue 42).
 // Compiled from the plugin's own files (Plugins/MQTTBridge/{MQTTBridgeSettings,DeliveredMessages,
-// RetainedMessages,ReplyTopic}.swift; the broker address is MQTTCodec's) by scripts/fuzz; seeds in
+// RetainedMessages,ReplyTopic,BridgeHandOver}.swift; the broker address is MQTTCodec's) by scripts/fuzz; seeds in
 // Tests/Fuzz/Corpus/bridge, replayed by MQTTBridgeParserTests.
 import MQTTCodec
 import ServiceKit
@@ -17,11 +18,31 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     BridgeChecks.retained(bytes)
     BridgeChecks.replyTopic(bytes)
     BridgeChecks.desired(bytes)
+    BridgeChecks.handOver(bytes)
     return 0
 }
 
 /// What must hold for every input; a refusal must say why, a trap is the finding.
 enum BridgeChecks {
+    /// The input as a restored state (``BridgeHandOver``) and as the channel's records: what is
+    /// read is written back to the same bytes; a refusal says why.
+    static func handOver(_ bytes: [UInt8]) {
+        do throws(BridgeHandOver.Problem) {
+            let state = try BridgeHandOver.parse(bytes)
+            guard state.encoded == bytes else { fatalError("bridge: a hand-over does not write back") }
+        } catch {
+            guard !error.description.isEmpty else { fatalError("bridge: a hand-over refused without a reason") }
+        }
+        var buffer = bytes
+        do throws(BridgeHandOver.Problem) {
+            var written: [UInt8] = []
+            while let record = try ChannelRecord.next(from: &buffer) { written += record.encoded }
+            guard written + buffer == bytes else { fatalError("bridge: channel records do not write back") }
+        } catch {
+            guard !error.description.isEmpty else { fatalError("bridge: a channel record refused without a reason") }
+        }
+    }
+
     /// The input as a fleet's `<prefix>/desired` payload, and as the stored fleet record.
     static func desired(_ bytes: [UInt8]) {
         _ = FleetRecord(stored: bytes)

@@ -85,6 +85,10 @@ extension ServiceSet {
                 slot.id, "opened (lazy) by \(trigger)", event: .serviceActivated, .string("service", slot.id),
                 .string("trigger", trigger))
         }
+        // The state the version it replaced handed over at a reload, for this first launch.
+        for slot in arrived {
+            if let state = waitingStates.removeValue(forKey: slot.id) { slot.restoredState = state }
+        }
         catchUp(arrived, to: dispatcher.appState, why: .lazy)
     }
 }

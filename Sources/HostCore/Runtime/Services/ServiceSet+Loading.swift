@@ -136,9 +136,16 @@ extension ServiceSet {
     /// Carries out a reload: what leaves is taken down (reverse start order) from the app's
     /// state, what arrives is caught up to it (start order).
     func apply(_ change: ReloadChange, lifecycle: AppLifecycle) {
-        // A service replaced (not removed) hands its state to its replacement (willReload).
-        let replaced = change.leaving.filter { slot in change.arriving.contains { $0.id == slot.id } }
+        // A service replaced (not removed) hands its state to its replacement (willReload),
+        // also to a lazy one, which finds it when an event opens it (``waitingStates``).
+        let replaced = change.leaving.filter { slot in
+            change.arriving.contains { $0.id == slot.id } || change.dormant.contains { $0.metadata.id == slot.id }
+        }
         let handed = replaced.isEmpty ? [:] : askForState(of: replaced, state: lifecycle.state)
+        let waiting = Set(change.dormant.map(\.metadata.id))
+        // A state waits for the version the reload left dormant, not an older one it replaced.
+        waitingStates = waitingStates.filter { waiting.contains($0.key) && handed[$0.key] == nil }
+        for (id, state) in handed where waiting.contains(id) { waitingStates[id] = state }
         takeDown(change.leaving, from: lifecycle)
         // Started again later from the same library, a service keeps its context (``attach``).
         for slot in change.leaving { attachedContexts[slot.descriptor] = slot.context }

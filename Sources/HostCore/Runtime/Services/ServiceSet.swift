@@ -65,6 +65,10 @@ final class ServiceSet {
     let dormant: DormantServices
     /// What opened each lazy service opened so far (`host ctl list`).
     var activatedBy: [String: String] = [:]
+    /// States handed over (willReload) by services a reload replaced with a lazy version, kept
+    /// for that version's first launch, when an event opens it; one per service, each at most
+    /// ``largestHandedOverState``, dropped when a later reload removes or replaces the service.
+    var waitingStates: [String: HandedOverState] = [:]
     /// The connected scenes, in connection order: late services are caught up to them too.
     let scenes: SceneTable
 
