@@ -190,4 +190,18 @@ extension TestCore {
     func lockSession() { AppDriver(host: host, terminate: {}).lock() }
     func unlockSession() { AppDriver(host: host, terminate: {}).unlock(becomeActive: true) }
     func significantTimeChange() { AppDriver(host: host, terminate: {}).significantTimeChange() }
+
+    /// The host answers each of `states` by request name; a built-in source's name without one,
+    /// and a name of `previous` no longer there, as while that source is off.
+    func setCurrentStates(_ states: [String: JSONValue], previous: [String]) {
+        let driver = AppDriver(host: host, terminate: {})
+        for name in SystemSources.stateRequests.union(previous).union(states.keys) {
+            if let state = states[name] {
+                driver.setCurrentState(name, state)
+            } else {
+                let source = name.split(separator: ".").first.map(String.init) ?? name
+                driver.setCurrentStateUnavailable(name, reason: "the \(source) source is off: TestHost runs no sources")
+            }
+        }
+    }
 }

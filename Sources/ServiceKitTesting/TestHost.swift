@@ -66,6 +66,7 @@ public final class TestHost<Service: ApplicationService> {
         onMain { [core] in
             core.host.answerTimeout = 30
             core.host.requestTimeout = 5
+            core.setCurrentStates([:], previous: [])
         }
     }
 
@@ -184,6 +185,40 @@ public final class TestHost<Service: ApplicationService> {
         guard service is any SignificantTimeChangeObserving else { return false }
         onMain { [core] in core.significantTimeChange() }
         return true
+    }
+
+    // MARK: - System sources (extension sources/1, and the built-in sources' current state)
+
+    /// The descriptors the service watches (`host.watch`, extension sources/1), in the order it
+    /// asked; a descriptor leaves when its watch ends.
+    public var watchedDescriptors: [Int32] {
+        recorder.state.withLock { state in state.watches.sorted { $0.key < $1.key }.map { $0.value.fd } }
+    }
+
+    /// Descriptor `fd` is readable, as the host's main loop would find it: each of the service's
+    /// watches of it calls its handler on the main thread. False when the service watches no
+    /// such descriptor (the loop does not run under a test: nothing else calls the handlers).
+    @discardableResult
+    public func descriptorReadable(_ fd: Int32) -> Bool {
+        let handlers = recorder.state.withLock { state in
+            state.watches.sorted { $0.key < $1.key }.filter { $0.value.fd == fd }.map { $0.value.readable }
+        }
+        guard !handlers.isEmpty else { return false }
+        onMain { for handler in handlers { handler(fd) } }
+        return true
+    }
+
+    /// What the host answers `network.current` and `power.current` with (the network and power
+    /// sources' current state, as in their notifications: `["online": true, "interface": "eth0"]`),
+    /// by request name, before any service, as the real host does. A built-in name without an
+    /// entry is answered as while its source is off: SH_NOT_FOUND, "the network source is off:
+    /// TestHost runs no sources". Post the notification that goes with a change yourself
+    /// (``post(_:payload:from:)``).
+    public var currentStates: [String: JSONValue] = [:] {
+        didSet {
+            let (states, previous) = (currentStates, Array(oldValue.keys))
+            onMain { [core] in core.setCurrentStates(states, previous: previous) }
+        }
     }
 
     // MARK: - Other events

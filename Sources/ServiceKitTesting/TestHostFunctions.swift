@@ -3,6 +3,7 @@ import ServiceABI
 import ServiceKit
 
 internal import protocol HostCore.HostFunctions
+internal import protocol HostCore.PluginSourceFunctions
 internal import struct HostCore.RequestReply
 internal import struct HostCore.StoreRead
 
@@ -17,6 +18,9 @@ final class TestRecorder: Sendable {
         var authorizationAnswer: AuthorizationStatus = .authorized
         /// How `host.request` is answered, by name (``TestHost/requestAnswers``).
         var requestAnswers: [String: Result<JSONValue, RequestError>] = [:]
+        /// The service's watches (extension sources/1) by id: the descriptor and the handler.
+        var watches: [UInt64: (fd: Int32, readable: @MainActor @Sendable (Int32) -> Void)] = [:]
+        var nextWatch: UInt64 = 1
     }
 
     let state = Locked(State())
@@ -143,5 +147,39 @@ final class TestHostFunctions: HostFunctions {
                 reply(.testReply(result: error.code, json: Array(body.utf8)))
             }
         }
+    }
+}
+
+/// Extension sources/1 in a TestHost: a move and a current state go to the real host (the move
+/// after the current call, the state answered by its request desk), recorded on the way; the
+/// host's main loop does not run under a test, so a watch is only recorded, and the test makes
+/// its descriptor readable (``TestHost/descriptorReadable(_:)``).
+extension TestHostFunctions: PluginSourceFunctions {
+    func moveApp(_ move: AppMove) -> Int32 {
+        record(.moveApp(move))
+        return (base as? any PluginSourceFunctions)?.moveApp(move) ?? Int32(SH_UNSUPPORTED)
+    }
+
+    func watch(_ fd: Int32, readable: @escaping @MainActor @Sendable (Int32) -> Void) -> UInt64 {
+        record(.watch(fd))
+        return recorder.state.withLock { state in
+            let id = state.nextWatch
+            state.nextWatch += 1
+            state.watches[id] = (fd, readable)
+            return id
+        }
+    }
+
+    func unwatch(_ watch: UInt64) -> Int32 {
+        guard let fd = recorder.state.withLock({ $0.watches.removeValue(forKey: watch)?.fd }) else {
+            return Int32(SH_NOT_FOUND)
+        }
+        record(.unwatch(fd))
+        return Int32(SH_OK)
+    }
+
+    func setCurrentState(_ name: String, json: [UInt8]) -> Int32 {
+        record(.currentState(name, Self.parse(json)))
+        return (base as? any PluginSourceFunctions)?.setCurrentState(name, json: json) ?? Int32(SH_UNSUPPORTED)
     }
 }

@@ -48,6 +48,15 @@ public enum Request: Sendable, Equatable {
     case request(String, payload: JSONValue?)
     /// `host.setNotificationCategories(_:)`, the categories as the JSON the host got.
     case notificationCategories(JSONValue?)
+    /// `host.moveApp(_:)` (extension sources/1).
+    case moveApp(AppMove)
+    /// `host.watch(fd)` (extension sources/1): the descriptor, watched until its watch ends.
+    case watch(Int32)
+    /// The watch of this descriptor ended (`SourceWatch.end()`).
+    case unwatch(Int32)
+    /// `host.setCurrentState(name, state)` (extension sources/1), the state as the JSON the host
+    /// got; recorded whether or not the host took it.
+    case currentState(String, JSONValue?)
 }
 
 /// The answer a service gives through a completion (`FetchCompletion`,

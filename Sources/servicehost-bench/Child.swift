@@ -9,24 +9,30 @@ struct Child {
     let pid: pid_t
     /// The read end of the captured output's pipe (the fleet row polls many at once).
     let output: Int32
+    /// The write end of the child's stdin pipe, with `input`; -1 when its stdin is the runner's.
+    private(set) var input: Int32 = -1
     private var buffer: [UInt8] = []
 
     /// Starts `path` with `arguments` and the runner's environment plus `overrides`; file
     /// descriptor `captured` (1 or 2) goes to the pipe and the other to /dev/null.
     /// With `newGroup`, the child leads a process group of its own (``finishGroup(signal:)``
-    /// signals everything it started).
+    /// signals everything it started). With `input`, its stdin is a pipe ``send(_:)`` writes to.
     init(
         _ path: String, _ arguments: [String], capture captured: Int32, environment overrides: [String: String] = [:],
-        newGroup: Bool = false
+        newGroup: Bool = false, input: Bool = false
     ) throws(BenchError) {
         var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else { throw BenchError("pipe: \(String(cString: strerror(errno)))") }
+        var inputEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0, !input || pipe(&inputEnds) == 0 else {
+            throw BenchError("pipe: \(String(cString: strerror(errno)))")
+        }
         // Close-on-exec, so later children never hold this pipe open (dup2 clears it in the child).
-        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        for end in pipeEnds + inputEnds where end >= 0 { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], captured)
+        if input { posix_spawn_file_actions_adddup2(&actions, inputEnds[0], 0) }
         posix_spawn_file_actions_addopen(&actions, captured == 1 ? 2 : 1, "/dev/null", O_WRONLY, 0)
 
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
@@ -52,12 +58,54 @@ struct Child {
         var pid: pid_t = 0
         let status = posix_spawn(&pid, path, &actions, &attributes, argv, environment)
         close(pipeEnds[1])
+        if input { close(inputEnds[0]) }
         guard status == 0 else {
             close(pipeEnds[0])
+            if input { close(inputEnds[1]) }
             throw BenchError("cannot start \(path): \(String(cString: strerror(status)))")
         }
         self.pid = pid
         output = pipeEnds[0]
+        self.input = inputEnds[1]
+    }
+
+    /// Writes `text` to the child's stdin (started with `input`).
+    func send(_ text: String) throws(BenchError) {
+        let bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                throw BenchError("writing to the child's stdin: \(String(cString: strerror(errno)))")
+            }
+            written += count
+        }
+    }
+
+    /// The next line of the captured output, without its newline, taken out of what was read;
+    /// nil when the pipe closes or `seconds` pass first.
+    mutating func nextLine(within seconds: Double = 10) -> String? {
+        let deadline = nowNanoseconds() + seconds * 1e9
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let left = deadline - nowNanoseconds()
+            guard left > 0 else { return nil }
+            var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(left / 1e6) + 1)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready >= 0 else { return nil }
+            if ready == 0 { continue }
+            let count = read(output, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
+            buffer += chunk[0..<count]
+        }
     }
 
     /// Reads the pipe until `marker` appears; false when the pipe closes first.
@@ -111,6 +159,10 @@ struct Child {
     /// returns its wait status.
     @discardableResult
     mutating func finish(signal: Int32? = SIGKILL) -> Int32 {
+        if input >= 0 {
+            close(input)
+            input = -1
+        }
         if let signal { kill(pid, signal) }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {

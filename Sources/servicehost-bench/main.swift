@@ -51,7 +51,7 @@ while let argument = argumentList.popFirst() {
     case "--json": jsonPath = argumentList.popFirst() ?? jsonPath
     case "--rows": onlyRows = Set((argumentList.popFirst() ?? "").split(separator: ",").map(String.init))
     case "--host", "--floor", "--c-plugin", "--swift-plugin", "--pingpong", "--mqtt-bridge", "--fleet-service",
-        "--lazy-c-plugin", "--deeplinks", "--logger", "--health-c-plugin",
+        "--lazy-c-plugin", "--deeplinks", "--logger", "--health-c-plugin", "--sleep-bus", "--network-c-plugin",
         "--empty-swift", "--empty-foundation", "--empty-dispatch":
         paths[argument] = argumentList.popFirst()
     default: fail("unknown argument \(argument)\n\(usage)")
@@ -213,6 +213,15 @@ if !fleet {
             var desktop = DesktopRow(host: hostPath, deepLinks: deepLinks, reps: startupReps)
             rows += try desktop.run(root: farm.root)
             raw += desktop.raw
+        }
+
+        if wants("13") {
+            progress("row 13: system events (sleep and network)")
+            var events = SystemEventsRow(
+                host: hostPath, sleepBus: paths["--sleep-bus"], networkService: paths["--network-c-plugin"],
+                reps: reps, hostEnvironment: farm.hostEnvironment)
+            rows += try events.run(services: cSet(10), root: farm.root)
+            raw += events.raw
         }
 
         if wants("11"), let lazyPath = paths["--lazy-c-plugin"] {

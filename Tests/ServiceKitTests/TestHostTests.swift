@@ -524,3 +524,104 @@ private final class Deployer: ApplicationService {}
 private final class OutcomeBox: Sendable {
     let value = Locked<DeployOutcome?>(nil)
 }
+
+@Suite struct SourcesInTestHostTests {
+    /// issue 38: a system source written as a service (extension sources/1) watches a
+    /// descriptor, sets its current state and moves the app; TestHost records each call, makes the
+    /// descriptor readable when the test says so, carries out the moves and answers the state.
+    @Test func aSourceService_watchesSetsItsStateAndMovesTheApp_recorded() throws {
+        let service = Ignition()
+        let host = TestHost(service)
+        host.launch()
+        #expect(host.watchedDescriptors == [42])
+        // A built-in source's name is the host's own.
+        #expect(service.refused == .invalid)
+        #expect(!host.descriptorReadable(7))
+        #expect(host.descriptorReadable(42))
+        #expect(host.appState == .background)
+        #expect(host.descriptorReadable(42))
+        #expect(host.appState == .active)
+        #expect(
+            host.deliveries.suffix(4) == [
+                .willResignActive, .didEnterBackground, .willEnterForeground, .didBecomeActive,
+            ])
+
+        // The host answers the state the source set, to any service that asks.
+        let asker = Asker()
+        try service.host.request("ignition.current") { asker.record("ignition.current", $0) }
+        host.advance(by: 0)
+        #expect(asker.replies["ignition.current"] == .success(["on": true]))
+
+        #expect(host.post("ignition.stop"))
+        #expect(host.watchedDescriptors.isEmpty)
+        #expect(!host.descriptorReadable(42))
+        #expect(
+            host.requests == [
+                .watch(42), .currentState("network.current", ["online": true]),
+                .currentState("ignition.current", ["on": false]), .moveApp(.enterBackground),
+                .currentState("ignition.current", ["on": true]), .moveApp(.becomeActive),
+                .request("ignition.current", payload: nil), .unwatch(42),
+            ])
+    }
+
+    /// issue 38: `network.current` and `power.current` answer with what the test set, and as
+    /// while the source is off without it.
+    @Test func networkAndPowerCurrent_answerTheTestsValues_elseAsWhileTheSourceIsOff() throws {
+        let service = Asker()
+        let host = TestHost(service)
+        host.launch()
+        func ask(_ name: String) throws -> Result<JSONValue, RequestError>? {
+            try service.host.request(name) { service.record(name, $0) }
+            host.advance(by: 0)
+            return service.replies.removeValue(forKey: name)
+        }
+        for name in ["network.current", "power.current"] {
+            let error = try ask(name)?.failure
+            #expect(error?.isNotFound == true)
+            #expect(error?.message == "the \(name.prefix { $0 != "." }) source is off: TestHost runs no sources")
+        }
+        host.currentStates = [
+            "network.current": ["online": true, "interface": "eth0"],
+            "power.current": ["onBattery": true, "low": false, "percentage": 80],
+        ]
+        #expect(try ask("network.current") == .success(["online": true, "interface": "eth0"]))
+        #expect(try ask("power.current") == .success(["onBattery": true, "low": false, "percentage": 80]))
+        host.currentStates["network.current"] = nil
+        #expect(try ask("network.current")?.failure?.isNotFound == true)
+        #expect(try ask("power.current") == .success(["onBattery": true, "low": false, "percentage": 80]))
+    }
+}
+
+extension Result where Success == JSONValue, Failure == RequestError {
+    fileprivate var failure: RequestError? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// A system source written as a service (extension sources/1): descriptor 42 is its ignition
+/// line, each time it is readable the ignition turns, its state is set and the app moves.
+private final class Ignition: NotificationReceiving, @unchecked Sendable {
+    // Main thread only: the host calls it there, and the test reads it between TestHost calls.
+    var on = true
+    var watch: SourceWatch?
+    var refused: HostError?
+
+    func didFinishLaunching(_ options: LaunchOptions) -> Bool {
+        watch = try? host.watch(42) { [unowned self] _ in turn() }
+        do throws(HostError) { try host.setCurrentState("network.current", ["online": true]) } catch {
+            refused = error
+        }
+        return true
+    }
+
+    func turn() {
+        on.toggle()
+        try? host.setCurrentState("ignition.current", ["on": .bool(on)])
+        try? host.moveApp(on ? .becomeActive : .enterBackground)
+    }
+
+    func didReceive(_ notification: ServiceNotification) {
+        if notification.name == "ignition.stop" { watch?.end() }
+    }
+}

@@ -103,6 +103,12 @@ public final class AppDriver {
         host.application.desk.setHostAnswer(name, .state(state))
     }
 
+    /// Makes the host answer request `name` with SH_NOT_FOUND and `{"error": reason}` until set
+    /// again: the source whose state it is, is off.
+    public func setCurrentStateUnavailable(_ name: String, reason: String) {
+        host.application.desk.setHostAnswer(name, .unavailable(reason))
+    }
+
     /// Terminates the host (willTerminate after the moves it implies) and ends the process.
     public func terminate() { terminateHost() }
 }

@@ -38,7 +38,7 @@ final class LockSource: SystemSource {
             _ = try Self.flag(bus, path, "LockedHint")
             return .on("logind session \(path) on the system bus")
         } catch {
-            return .off(Self.reason(error))
+            return .off(error.sourceOff(peer: Self.absent))
         }
     }
 
@@ -66,7 +66,7 @@ final class LockSource: SystemSource {
         } catch {
             bus?.close()
             bus = nil
-            return .off(Self.reason(error))
+            return .off(error.sourceOff(peer: Self.absent))
         }
     }
 
@@ -90,14 +90,8 @@ final class LockSource: SystemSource {
             != 0
     }
 
-    /// The reason a user reads in `source.off`.
-    private static func reason(_ error: SDBusError) -> String {
-        switch error.reason {
-        case .library: "libsystemd (sd-bus) is not available: \(error)"
-        case .system: "no system bus: \(error)"
-        case .peer: "the host runs in no logind session logind answers for: \(error)"
-        }
-    }
+    /// Why the source is off when logind answered with an error.
+    private static let absent = "the host runs in no logind session logind answers for"
 
     private func lock() {
         guard let driver, !locked else { return }

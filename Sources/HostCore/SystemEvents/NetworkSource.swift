@@ -25,8 +25,8 @@ final class NetworkSource: SystemSource {
     private var socket: Int32 = -1
     private var watch: MainLoop.Watch?
     private var state = ReachabilityState()
-    /// What was posted last (nil: nothing yet).
-    private var posted: ReachabilityState.Summary?
+    private var published = PublishedState<ReachabilityState.Summary>(
+        request: NetworkSource.currentRequest, notification: NetworkSource.notification)
 
     func check() -> SourceState {
         do throws(SystemError) {
@@ -53,10 +53,8 @@ final class NetworkSource: SystemSource {
             return .off("rtnetlink is not available: \(error)")
         }
         self.driver = driver
-        // The state at start is not posted: a host that starts online changes nothing for its
-        // services (the on line says what it is, and `network.current` answers it).
-        posted = state.summary
-        driver.setCurrentState(Self.currentRequest, Self.payload(state.summary))
+        // The on line says what the state at start is, and `network.current` answers it.
+        published.start(state.summary, driver: driver)
         return .on("rtnetlink (\(state.summary.description))")
     }
 
@@ -124,19 +122,7 @@ final class NetworkSource: SystemSource {
     /// Posts `network.changed` when the summary differs from the one posted last.
     private func post() {
         guard let driver else { return }
-        let summary = state.summary
-        guard summary != posted else { return }
-        posted = summary
-        driver.log.info(
-            "host", "network \(summary.description)", event: .networkChanged,
-            .string("online", summary.online ? "true" : "false"), .string("interface", summary.interface ?? ""))
-        driver.setCurrentState(Self.currentRequest, Self.payload(summary))
-        driver.post(Self.notification, payload: Self.payload(summary))
-    }
-
-    /// `{"online": Bool, "interface": name or null}`.
-    private static func payload(_ summary: ReachabilityState.Summary) -> JSONValue {
-        .object(["online": .bool(summary.online), "interface": summary.interface.map { .string($0) } ?? .null])
+        published.publish(state.summary, driver: driver)
     }
 }
 
@@ -153,10 +139,19 @@ struct ReachabilityState {
     }
 
     /// Online, and through which interface.
-    struct Summary: Equatable {
+    struct Summary: PublishedValue {
         var online: Bool
         var interface: String?
         var description: String { online ? "online via \(interface ?? "a multipath route")" : "offline" }
+
+        /// `{"online": Bool, "interface": name or null}`.
+        var json: JSONValue { .object(["online": .bool(online), "interface": interface.map { .string($0) } ?? .null]) }
+
+        func logChange(to log: Log) {
+            log.info(
+                "host", "network \(description)", event: .networkChanged, .string("online", online ? "true" : "false"),
+                .string("interface", interface ?? ""))
+        }
     }
 
     mutating func apply(_ message: RouteNetlink.Message) {

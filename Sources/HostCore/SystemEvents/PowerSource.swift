@@ -37,8 +37,8 @@ final class PowerSource: SystemSource {
     private var bus: SDBusConnection?
     private var uevents: Int32 = -1
     private var watch: MainLoop.Watch?
-    /// What was posted last (or found at start).
-    private(set) var state: PowerState?
+    private var published = PublishedState<PowerState>(
+        request: PowerSource.currentRequest, notification: PowerSource.notification)
 
     func check() -> SourceState {
         switch Self.upowerState() {
@@ -71,8 +71,7 @@ final class PowerSource: SystemSource {
             }
             self.bus = bus
             self.driver = driver
-            self.state = state
-            driver.setCurrentState(Self.currentRequest, state.json)
+            published.start(state, driver: driver)
             return .on("UPower on the system bus (\(state.description))")
         case .failure(let upowerReason):
             let root = Self.supplyRoot
@@ -90,8 +89,7 @@ final class PowerSource: SystemSource {
                 return .off("kernel uevents could not be watched: \(error)")
             }
             self.driver = driver
-            self.state = state
-            driver.setCurrentState(Self.currentRequest, state.json)
+            published.start(state, driver: driver)
             return .on("\(root) and kernel uevents (\(state.description))")
         }
     }
@@ -110,8 +108,8 @@ final class PowerSource: SystemSource {
     private static func upowerState() -> UPower {
         let bus: SDBusConnection
         do throws(SDBusError) { bus = try SDBusConnection(.system) } catch {
-            if case .library = error.reason { return .failure("libsystemd (sd-bus) is not available: \(error)") }
-            return .failure("no system bus: \(error)")
+            // Opening fails for the library or the bus, never for a peer.
+            return .failure(error.sourceOff(peer: "no system bus"))
         }
         do throws(SDBusError) {
             return .success((bus, try read(bus)))
@@ -160,19 +158,13 @@ final class PowerSource: SystemSource {
 
     /// Posts `power.changed` when `fresh` differs from what was posted last.
     private func post(_ fresh: PowerState) {
-        guard let driver, fresh != state else { return }
-        state = fresh
-        driver.log.info(
-            "host", "power \(fresh.description)", event: .powerChanged,
-            .string("onBattery", fresh.onBattery ? "true" : "false"), .string("low", fresh.low ? "true" : "false"),
-            .string("percentage", fresh.percentage.map { "\($0)" } ?? ""))
-        driver.setCurrentState(Self.currentRequest, fresh.json)
-        driver.post(Self.notification, payload: fresh.json)
+        guard let driver else { return }
+        published.publish(fresh, driver: driver)
     }
 }
 
 /// On battery or not, low or not, and the batteries' charge.
-struct PowerState: Equatable {
+struct PowerState: PublishedValue {
     var onBattery: Bool
     /// On battery and at or below ``lowPercentage`` (or the firmware or UPower says low).
     var low: Bool
@@ -190,6 +182,12 @@ struct PowerState: Equatable {
 
     var description: String {
         (onBattery ? "on battery" : "on AC") + (percentage.map { ", \($0)%" } ?? "") + (low ? ", low" : "")
+    }
+
+    func logChange(to log: Log) {
+        log.info(
+            "host", "power \(description)", event: .powerChanged, .string("onBattery", onBattery ? "true" : "false"),
+            .string("low", low ? "true" : "false"), .string("percentage", percentage.map { "\($0)" } ?? ""))
     }
 
     /// The notification's payload.

@@ -128,6 +128,17 @@ public struct SDBusError: Error, CustomStringConvertible, Sendable, Equatable {
         self.reason = reason
     }
 
+    /// Why a source on the system bus (sleep, lock, power) is off when this error stopped it:
+    /// libsystemd missing, no system bus, or `peer`, what did not answer ("logind does not answer
+    /// on the system bus").
+    func sourceOff(peer: String) -> String {
+        switch reason {
+        case .library: "libsystemd (sd-bus) is not available: \(self)"
+        case .system: "no system bus: \(self)"
+        case .peer: "\(peer): \(self)"
+        }
+    }
+
     /// The errno, when the cause is one.
     public var errno: Int32? {
         if case .system(let errno) = reason { return errno }

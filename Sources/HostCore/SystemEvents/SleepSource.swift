@@ -35,7 +35,7 @@ final class SleepSource: SystemSource {
             let delay = try Self.delayMax(bus)
             return .on("logind on the system bus (InhibitDelayMaxUSec \(delay))")
         } catch {
-            return .off(Self.reason(error))
+            return .off(error.sourceOff(peer: Self.absent))
         }
     }
 
@@ -63,7 +63,7 @@ final class SleepSource: SystemSource {
             bus?.close()
             bus = nil
             self.driver = nil
-            return .off(Self.reason(error))
+            return .off(error.sourceOff(peer: Self.absent))
         }
     }
 
@@ -82,14 +82,8 @@ final class SleepSource: SystemSource {
         }
     }
 
-    /// The reason a user reads in `source.off`.
-    private static func reason(_ error: SDBusError) -> String {
-        switch error.reason {
-        case .library: "libsystemd (sd-bus) is not available: \(error)"
-        case .system: "no system bus: \(error)"
-        case .peer: "logind does not answer on the system bus: \(error)"
-        }
-    }
+    /// Why the source is off when logind answered with an error.
+    private static let absent = "logind does not answer on the system bus"
 
     private func takeInhibitor() throws(SDBusError) {
         guard let bus, inhibitor < 0 else { return }

@@ -55,8 +55,7 @@ public final class SystemSources {
         states.append((source.name, state))
         if state.isOn { running.append(source) }
         if case .off(let reason) = state, let request = source.stateRequest {
-            driver.host.application.desk.setHostAnswer(
-                request, .unavailable("the \(source.name) source is off: \(reason)"))
+            driver.setCurrentStateUnavailable(request, reason: "the \(source.name) source is off: \(reason)")
         }
         Self.log(source.name, state, to: driver.log)
     }

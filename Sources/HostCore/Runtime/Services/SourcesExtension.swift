@@ -52,16 +52,8 @@ enum SourcesExtension {
     }
 }
 
-/// A move of the app a source asks for (sources.h's SH_APP_MOVE_*).
-enum AppMove: UInt32, Sendable {
-    case resignActive = 1
-    case enterBackground = 2
-    case enterForeground = 3
-    case becomeActive = 4
-}
-
-/// What extension sources/1 reaches: in process only (ServiceContext).
-protocol PluginSourceFunctions: AnyObject, Sendable {
+/// What extension sources/1 reaches: in process only (ServiceContext, and TestHost's functions).
+package protocol PluginSourceFunctions: AnyObject, Sendable {
     /// `move_app`: SH_OK, the move carried out on the main thread after the current call. [main-thread]
     func moveApp(_ move: AppMove) -> Int32
     /// `watch`: `readable` on the main thread whenever `fd` is; the watch's id, 0 when refused. [main-thread]
