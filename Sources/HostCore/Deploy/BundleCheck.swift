@@ -170,10 +170,10 @@ extension Host {
             guard let bytes = try? file.read(at: 0, count: file.size), bytes.count == file.size,
                 let digest = bytes.withUnsafeBytes({ crypto.sha256($0) })
             else { continue }
-            let hex = PluginTrust.hex(digest)
-            PluginTrust.cache.setSHA256(identity, hex, path: service.path)
-            digests[service.id] = hex
+            PluginTrust.cache.setSHA256(identity, digest: digest, path: service.path)
+            digests[service.id] = PluginTrust.hex(digest)
         }
+        PluginTrust.cache.save()
         return digests
     }
 }
