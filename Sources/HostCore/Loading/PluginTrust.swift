@@ -18,14 +18,20 @@ import Locking
 enum PluginTrust {
     /// A signature that verified.
     struct Signer: Sendable, Equatable {
-        /// The key id, as minisign prints it.
-        let keyID: String
+        /// The key id's 8 bytes.
+        let keyIDBytes: [UInt8]
         /// The trusted key's `name` in the configuration, if any.
         let name: String?
-        /// The signature's trusted comment.
-        let trustedComment: String
+        /// The signature's trusted comment, as bytes.
+        let trustedCommentBytes: [UInt8]
         /// Whether the signature is over the file's BLAKE2b-512 (`ED`).
         let prehashed: Bool
+
+        // Text only when asked (`host inspect`): a start checks every plugin and shows none.
+        /// The key id, as minisign prints it.
+        var keyID: String { Minisign.keyIDText(keyIDBytes) }
+        /// The signature's trusted comment.
+        var trustedComment: String { String(decoding: trustedCommentBytes, as: UTF8.self) }
     }
 
     /// Whether `configuration` checks anything at all: without pins or signatures, the
@@ -124,8 +130,8 @@ enum PluginTrust {
             !trust.isRevoked(kept.keyID), let key = trust.trusted(kept.keyID), key.key == kept.key
         {
             return Signer(
-                keyID: Minisign.keyIDText(kept.keyID), name: key.name,
-                trustedComment: String(decoding: kept.trustedComment, as: UTF8.self), prehashed: kept.prehashed)
+                keyIDBytes: kept.keyID, name: key.name, trustedCommentBytes: kept.trustedComment,
+                prehashed: kept.prehashed)
         }
         // Anything else is read and checked anew, and says its own reason.
         guard let (signature, signatureIdentity) = try readSignature(plugin.path) else {
@@ -136,7 +142,7 @@ enum PluginTrust {
         if trust.isRevoked(signature.keyID) { throw .signature(.revoked(keyID: keyID)) }
         guard let key = trust.trusted(signature.keyID) else { throw .signature(.untrusted(keyID: keyID)) }
         let signer = Signer(
-            keyID: keyID, name: key.name, trustedComment: signature.trustedCommentText,
+            keyIDBytes: signature.keyID, name: key.name, trustedCommentBytes: signature.trustedComment,
             prehashed: signature.prehashed)
         let crypto = try library()
         guard
