@@ -42,8 +42,12 @@ extension HostContext {
     /// deploy DIR --probation SECS` does: verified, switched to (unchanged services keep
     /// running), watched for `probation` (nil: the host's default, 30 s) and rolled back at the
     /// first failure in it. `completion` runs once on the main thread when the deploy has ended
-    /// (refused at once; applied or rolled back when the probation ends), but not when this
-    /// service was taken down first (the deploy or its rollback replaced it). The configuration
+    /// (refused at once; applied or rolled back when the probation ends). In the host's process
+    /// it runs also when the deploy or its rollback replaced or removed this service: after its
+    /// stop, in this version's code (host calls made then act for the service id, whose store is
+    /// the replacement's). In a worker, a worker that ended with its service never hears back; its
+    /// replacement learns the outcome from the request `{"command":"deploy","action":"status"}`
+    /// (`context.control(_:reply:)`). The configuration
     /// must grant the service `"requests": "all"`. Any thread; in process and in a worker.
     /// - Throws: ``HostError/unsupported`` when the host does not offer deploys (an older
     ///   host), ``HostError/invalid`` for a relative or empty directory or a probation over a day.

@@ -2,8 +2,9 @@ import Glibc
 
 /// Row 3's signature lines (issue 40): a start of C plugins all signed with `"signatures":
 /// "required"` against the same unsigned plugins with signatures off, per plugin on a cached
-/// start (the verdicts are kept beside each stored copy, so a start of files checked before runs
-/// no cryptography); and the cost of a first check per MiB against `minisign -V` of the file.
+/// start (the verdicts are kept in one file of the store of copies, so a start of files checked
+/// before runs no cryptography, and a signed plugin costs one `stat` of its `.minisig` more);
+/// and the cost of a first check per MiB against `minisign -V` of the file.
 @MainActor
 struct SignatureRows {
     let host: String

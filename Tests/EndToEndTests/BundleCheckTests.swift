@@ -57,4 +57,62 @@ import Testing
         let result = host.stop()
         #expect(result.status == 0, "\(result.stderr)")
     }
+
+    /// The host's peak resident memory (`VmHWM`), in KiB.
+    private func peakKiB(_ host: RunningHost) throws -> Int {
+        let pid = try #require(host.process?.pid)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+    }
+
+    @Test func aPrehashedBundle_isStreamed_aLegacyOneIsReadWhole_andABadByteIsRefused() throws {
+        guard Minisign.installed != nil else { return }
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        let key = try Minisign.generate("fleet", in: try host.scratch.folder("keys"))
+        // 48 MiB and a bit: many 1 MiB pieces and a short last one.
+        let size = (48 << 20) + 12345
+        var bytes = Data(count: size)
+        for index in stride(from: 0, to: size, by: 4096) { bytes[index] = UInt8(truncatingIfNeeded: index >> 12) }
+        let prehashed = host.scratch.file("prehashed.tar")
+        let legacy = host.scratch.file("legacy.tar")
+        let changed = host.scratch.file("changed.tar")
+        try bytes.write(to: URL(fileURLWithPath: prehashed))
+        try bytes.write(to: URL(fileURLWithPath: legacy))
+        try Minisign.sign(prehashed, with: key)
+        try Minisign.sign(legacy, with: key, legacy: true)
+        // One byte changed in the last piece, with the digest of what it is now: only the
+        // signature (over the original's BLAKE2b-512) can refuse it.
+        bytes[size - 1] ^= 1
+        try bytes.write(to: URL(fileURLWithPath: changed))
+        let configuration = try host.file("services.json", #"{"trustedKeys": ["\#(try key.publicKey)"]}"#)
+        try host.start(["--config", configuration])
+
+        let verify = { (path: String, signed: String) throws -> [String: Any] in
+            let digest = String(try Command.run("/usr/bin/sha256sum", [path]).stdout.prefix(64))
+            let request: [String: Any] = [
+                "command": "deploy", "action": "verify", "path": path, "size": size, "sha256": digest,
+                "signature": try String(contentsOfFile: signed + ".minisig", encoding: .utf8),
+            ]
+            let socket = try ControlSocket(path: host.control)
+            socket.send(try JSONSerialization.data(withJSONObject: request).map { $0 } + [0x0A])
+            return try #require(socket.readReply()?["bundle"] as? [String: Any])
+        }
+        let before = try peakKiB(host)
+        let streamed = try verify(prehashed, prehashed)
+        #expect(streamed["verified"] as? Bool == true, "\(streamed)")
+        let afterStreamed = try peakKiB(host)
+        // The 48 MiB went through a 1 MiB buffer, not into memory.
+        #expect(afterStreamed - before < 16 << 10, "peak \(before) KiB → \(afterStreamed) KiB")
+        let whole = try verify(legacy, legacy)
+        #expect(whole["verified"] as? Bool == true, "\(whole)")
+        // A legacy signature needs the bytes whole: the peak grows by the bundle (the measure works).
+        #expect(try peakKiB(host) - afterStreamed >= 24 << 10)
+        let refused = try verify(changed, prehashed)
+        #expect(
+            refused["verified"] as? Bool == false && refused["reason"] as? String == "signatureMismatch", "\(refused)")
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+    }
 }

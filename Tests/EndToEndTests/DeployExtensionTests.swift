@@ -81,6 +81,37 @@ import Testing
         #expect(host.records.named(.deployApplied).map { $0.int("generation") } == [1], "\(host.records.text)")
     }
 
+    /// A service that deploys a new version of itself in the host's process hears how it ended:
+    /// the instance that asked, replaced by the deploy, is called after its stop (its library
+    /// stays mapped), so what it kept for the deploy (ServiceKit's box) is freed.
+    @Test func aServiceThatDeploysItsOwnNewVersion_inProcess_hearsThatItWasApplied() throws {
+        let host = try IsolatedHost()
+        let written = host.scratch.file("outcome")
+        let writtenByTheNewVersion = host.scratch.file("outcome-new")
+        try Command.compileC(
+            Repository.fixture("CPlugins/deployer.c"), to: host.lib + "/deployer.so",
+            defines: [#"DEPLOYER_OUTCOME="\#(written)""#, "DEPLOYER_PROBATION_MS=1000u"])
+        // The new version writes elsewhere: what `written` gets comes from the instance that asked.
+        let set = try host.scratch.folder("set")
+        try Command.compileC(
+            Repository.fixture("CPlugins/deployer.c"), to: set + "/deployer.so",
+            defines: [#"DEPLOYER_OUTCOME="\#(writtenByTheNewVersion)""#, "DEPLOYER_PROBATION_MS=1000u"])
+        let configuration = try host.file("services.json", #"{"services": {"test.deployer": {"requests": "all"}}}"#)
+        try host.start(["--isolation", "in-process", "--config", configuration])
+
+        #expect(try host.ctl("post", "deploy.now", "\"\(set)\"").status == 0)
+        #expect(eventually(within: 20) { outcome(written) != nil }, "\(host.records.text)")
+        let applied = outcome(written)
+        #expect(applied?.code == 0 && applied?.json["outcome"] as? String == "applied", "\(applied?.json ?? [:])")
+        #expect(applied?.json["generation"] as? Int == 1)
+        #expect(try self.status(host)["current"] as? Int == 1)
+        // The set's version replaced it (launched after the first) and asked nothing.
+        #expect(host.events(of: "test.deployer").filter { $0 == "willFinishLaunching" }.count == 2)
+        #expect(!FileManager.default.fileExists(atPath: writtenByTheNewVersion))
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
     @Test func aServiceNotGrantedRequests_isRefused_andNothingChanges() throws {
         let host = try IsolatedHost()
         let written = host.scratch.file("outcome")

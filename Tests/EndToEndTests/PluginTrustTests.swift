@@ -229,6 +229,91 @@ import Testing
         set.host.stop()
     }
 
+    /// A folder of its own for the host's `TMPDIR` (on /dev/shm, where the host keeps its store of
+    /// copies and its verdict file when it can), so no other test's host shares the verdicts.
+    private final class PrivateTemporary {
+        let path: String
+        init() throws {
+            let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+            var template = Array((base + "/servicehost-test-verdicts-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed: errno \(errno)") }
+            path = String(cString: made)
+        }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+        /// The verdict file of the store the host chose there.
+        var verdicts: String { path + "/servicehost-copies-\(geteuid())/.verdicts" }
+    }
+
+    @Test func aKeptVerdict_holdsOnlyWhileThePluginItsSignatureTheKeysAndTheVerdictFileAreUnchanged() throws {
+        guard Minisign.installed != nil else { return }
+        let set = try SignedSet()
+        let temporary = try PrivateTemporary()
+        for name in ["kept", "touched", "changed", "unsigned", "resigned"] {
+            try set.signed(name, by: set.trusted, marker: false)
+        }
+        let required = try set.config("required")
+        // Without libcrypto a file checked anew is refused (`crypto-unavailable`): whatever loads
+        // then was let through by a kept verdict.
+        let withoutCrypto = ["TMPDIR": temporary.path, "SERVICEHOST_LIBCRYPTO": "libcrypto-missing.so.3"]
+        let reasons = { (config: String, environment: [String: String]) throws -> [String: String] in
+            try set.host.start(["--config", config], environment: environment)
+            defer { set.host.stop() }
+            var found: [String: String] = [:]
+            for id in try self.running(set.host) { found[String(id.dropFirst("test.".count))] = "running" }
+            for (path, entry) in try self.skipped(set.host) {
+                let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
+                found[name] = entry["reason"] as? String
+            }
+            return found
+        }
+        let all = ["kept", "touched", "changed", "unsigned", "resigned"]
+        #expect(
+            try reasons(required, ["TMPDIR": temporary.path])
+                == Dictionary(uniqueKeysWithValues: all.map { ($0, "running") }))
+        #expect(FileManager.default.fileExists(atPath: temporary.verdicts))
+
+        // The same bytes written again (a new identity), one byte changed, the signature removed,
+        // the signature replaced by a stranger's.
+        let touched = try Data(contentsOf: URL(fileURLWithPath: set.plugin("touched")))
+        try FileManager.default.removeItem(atPath: set.plugin("touched"))
+        try touched.write(to: URL(fileURLWithPath: set.plugin("touched")))
+        var changed = try Data(contentsOf: URL(fileURLWithPath: set.plugin("changed")))
+        changed[changed.count - 1] ^= 1
+        try changed.write(to: URL(fileURLWithPath: set.plugin("changed")))
+        try FileManager.default.removeItem(atPath: set.plugin("unsigned") + ".minisig")
+        try Minisign.sign(set.plugin("resigned"), with: set.stranger)
+        #expect(
+            try reasons(required, withoutCrypto) == [
+                "kept": "running", "touched": "crypto-unavailable", "changed": "crypto-unavailable",
+                "unsigned": "signature-missing", "resigned": "signature-untrusted",
+            ])
+        let checked = try reasons(required, ["TMPDIR": temporary.path])
+        #expect(checked["touched"] == "running" && checked["changed"] == "signature-mismatch", "\(checked)")
+
+        // The keys: the signer no longer trusted, then revoked.
+        let strangerOnly = try set.host.file(
+            "stranger-only.json", #"{"signatures": "required", "trustedKeys": ["\#(try set.stranger.publicKey)"]}"#)
+        #expect(try reasons(strangerOnly, withoutCrypto)["kept"] == "signature-untrusted")
+        let revoking = try set.host.file(
+            "revoking.json",
+            #"{"signatures": "required", "trustedKeys": [{"file": "keys/trusted.pub"}], "revokedKeys": ["\#(try set.trusted.keyID)"]}"#
+        )
+        #expect(try reasons(revoking, withoutCrypto)["kept"] == "signature-revoked")
+        #expect(try reasons(required, withoutCrypto)["kept"] == "running")
+
+        // A verdict file changed by anything but a host is not believed: checked anew, then written whole.
+        var verdicts = try Data(contentsOf: URL(fileURLWithPath: temporary.verdicts))
+        verdicts[verdicts.count / 2] ^= 1
+        try verdicts.write(to: URL(fileURLWithPath: temporary.verdicts))
+        let afterCorruption = try reasons(required, withoutCrypto)
+        #expect(afterCorruption["kept"] == "crypto-unavailable" && afterCorruption["touched"] == "crypto-unavailable")
+        try Data(verdicts.prefix(20)).write(to: URL(fileURLWithPath: temporary.verdicts))
+        #expect(try reasons(required, withoutCrypto)["kept"] == "crypto-unavailable")
+        #expect(try reasons(required, ["TMPDIR": temporary.path])["kept"] == "running")
+        let again = try reasons(required, withoutCrypto)
+        #expect(again["kept"] == "running" && again["touched"] == "running", "\(again)")
+    }
+
     @Test func aConfigurationWithABadKey_isAnErrorNamingTheKey() throws {
         let scratch = try Scratch()
         let bad = try scratch.write(

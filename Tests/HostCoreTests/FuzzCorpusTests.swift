@@ -56,6 +56,36 @@ import Testing
         }
     }
 
+    /// The verdict file seed (`STORE/.verdicts`) read as the host reads it; any byte changed, a
+    /// cut or a foreign file is refused with its reason (the host then checks every file anew).
+    @Test func minisign_theVerdictFileSeedIsRead_aChangedOrCutOneIsRefused() throws {
+        let file = try Self.seed("minisign", "verdicts.bin")
+        let entries = try VerdictFile.decode(file)
+        #expect(entries.count == 2)
+        let plugin = FileIdentity(
+            device: 2049, inode: 1_234_567, size: 16384, modified: 1_700_000_000_123_456_789,
+            changed: 1_700_000_000_223_456_789)
+        let entry = try #require(entries[plugin])
+        #expect(entry.sha256 == Array(0..<32))
+        #expect(entry.signature?.prehashed == true && entry.signature?.file.inode == 1_234_568)
+        #expect(entry.signature.map { Minisign.keyIDText($0.keyID) } == "CA2DBE4E3C13FEC2")
+        #expect(entry.signature?.trustedComment == Array("timestamp:1700000000\tfile:libX.so\thashed".utf8))
+        #expect(try VerdictFile.decode(VerdictFile.encode(entries)) == entries)
+        #expect(try VerdictFile.decode(records: try Self.seed("minisign", "verdict-records.bin")[...]) == entries)
+        var flipped = file
+        flipped[flipped.count / 2] ^= 1
+        #expect(throws: VerdictFile.FormatError(reason: "the checksum does not match")) {
+            try VerdictFile.decode(flipped)
+        }
+        #expect(throws: VerdictFile.FormatError.self) { try VerdictFile.decode(Array(file.dropLast())) }
+        #expect(throws: VerdictFile.FormatError.self) { try VerdictFile.decode(Array("not a verdict file".utf8)) }
+        for path in Self.corpus("minisign") {
+            let bytes = try Self.bytes(path)
+            _ = try? VerdictFile.decode(bytes)
+            _ = try? VerdictFile.decode(records: bytes[...])
+        }
+    }
+
     // MARK: state
 
     /// Each state seed as the host reads it back: a failure record or not one, a sentinel or

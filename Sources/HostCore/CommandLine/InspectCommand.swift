@@ -164,6 +164,8 @@ public enum InspectCommand {
             }
             return result
         }
+        // The verdicts found are written once for all the files.
+        PluginTrust.cache.save()
         return (
             parsed.options.json, results, FailureStore(stateDirectory: parsed.options.stateDirectory).listed(),
             signatures

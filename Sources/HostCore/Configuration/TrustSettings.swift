@@ -48,5 +48,8 @@ public struct TrustSettings: Sendable, Equatable {
     func trusted(_ keyID: [UInt8]) -> TrustedKey? { trustedKeys.first { $0.keyID == keyID } }
 
     /// Whether `keyID` is revoked.
-    func isRevoked(_ keyID: [UInt8]) -> Bool { revokedKeyIDs.contains(Minisign.keyIDText(keyID)) }
+    func isRevoked(_ keyID: [UInt8]) -> Bool {
+        // Asked for every signed plugin at every start: no text made when nothing is revoked.
+        !revokedKeyIDs.isEmpty && revokedKeyIDs.contains(Minisign.keyIDText(keyID))
+    }
 }

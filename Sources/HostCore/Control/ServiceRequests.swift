@@ -87,8 +87,8 @@ final class ServiceRequests: Sendable {
     /// A deploy `service` asked for (extension deploy/1): carried out on the main thread as
     /// `ctl deploy` is, when the configuration grants the service what that request needs
     /// (`"requests": "all"`); `done` gets the outcome once: refused at once, or when the
-    /// probation ends (``Host/deploy(from:probation:settled:)``). A service taken down before
-    /// the end (replaced or removed by the deploy or its rollback) is not called.
+    /// probation ends (``Host/deploy(from:probation:settled:)``), also when the deploy or its
+    /// rollback replaced or removed the service (deploy.h).
     func deploy(
         from service: ServiceContext, directory: String, probation: Double,
         done: @escaping @Sendable (RequestReply) -> Void
@@ -108,11 +108,11 @@ final class ServiceRequests: Sendable {
                     return refuse(
                         "service \(service.id) may not deploy (grant it in services.json: \"requests\": \"all\")")
                 }
-                host.deploy(from: directory, probation: probation) { outcome in
-                    // Its code is not the code that asked once the deploy or its rollback took it down.
-                    guard host.services.contains(where: { $0.context === service }) else { return }
-                    done(outcome)
-                }
+                // `done` is called even when the deploy or its rollback took the service down: in
+                // process its library stays mapped (the host never unloads one) and its sh_host
+                // stays valid, so the instance that asked hears how it ended and can free what it
+                // kept for it; a worker that ended with its service is not there to hear it.
+                host.deploy(from: directory, probation: probation, settled: done)
             }
         }
     }

@@ -47,8 +47,10 @@ extension Host {
     ///
     /// Up to 256 MiB is read and hashed, which takes the better part of a second: not on the
     /// main thread, which goes on serving services and the control socket meanwhile, but on a
-    /// serial queue of its own (one bundle in memory at a time). The trust settings are those
-    /// in force when the check was asked for.
+    /// serial queue of its own (one bundle at a time). A prehashed signature (`ED`, minisign's
+    /// default) has the bundle streamed through both digests in 1 MiB pieces; a legacy one (`Ed`)
+    /// reads it into memory whole, as Ed25519 over the bytes themselves needs. The trust settings
+    /// are those in force when the check was asked for.
     public func verifyBundle(
         file: String, size: Int, sha256: String, signature: String,
         done: @escaping @MainActor (BundleVerdict) -> Void
@@ -96,32 +98,57 @@ extension Host {
         guard let key = trust.trusted(parsed.keyID) else {
             return .refused("untrustedKey", "the bundle is signed by key \(keyID), which the host does not trust")
         }
-        let bytes: [UInt8]
-        do {
-            let opened = try ReadOnlyFile(path: file)
-            guard opened.status.st_mode & S_IFMT == S_IFREG else {
-                return .refused("unreadable", "\(file) is not a regular file")
-            }
-            guard opened.size == size else {
-                return .refused("sizeMismatch", "\(file) is \(opened.size) bytes, the desired state says \(size)")
-            }
-            guard size <= maxBundleSize else {
-                return .refused("sizeMismatch", "\(file) is \(size) bytes, over the limit of \(maxBundleSize)")
-            }
-            bytes = try opened.read(at: 0, count: size)
-        } catch {
-            return .refused("unreadable", "\(file): \(error)")
+        let opened: ReadOnlyFile
+        do { opened = try ReadOnlyFile(path: file) } catch { return .refused("unreadable", "\(file): \(error)") }
+        guard opened.status.st_mode & S_IFMT == S_IFREG else {
+            return .refused("unreadable", "\(file) is not a regular file")
         }
-        guard bytes.count == size else {
-            return .refused("sizeMismatch", "\(file) gave \(bytes.count) bytes, the desired state says \(size)")
+        guard opened.size == size else {
+            return .refused("sizeMismatch", "\(file) is \(opened.size) bytes, the desired state says \(size)")
+        }
+        guard size <= maxBundleSize else {
+            return .refused("sizeMismatch", "\(file) is \(size) bytes, over the limit of \(maxBundleSize)")
         }
         let crypto: LibCrypto
         switch LibCrypto.shared {
         case .success(let loaded): crypto = loaded
         case .failure(let error): return .refused("cryptoUnavailable", error.reason)
         }
-        guard let digest = bytes.withUnsafeBytes({ crypto.sha256($0) }) else {
-            return .refused("cryptoUnavailable", "EVP_Digest(SHA-256) failed")
+        // minisign's default (`ED`) signs the file's BLAKE2b-512: both digests in one streamed
+        // pass, never the bundle whole in memory. A legacy `Ed` signature is over the bytes
+        // themselves, which Ed25519 needs whole (it hashes its message twice): read into memory.
+        let digest: [UInt8]
+        let message: [UInt8]
+        if parsed.prehashed {
+            var failure: SystemError?
+            var read = 0
+            let digests = crypto.sha256AndBLAKE2b512 { give in
+                do throws(SystemError) {
+                    read = try Self.stream(opened, size: size, to: give)
+                    return true
+                } catch {
+                    failure = error
+                    return false
+                }
+            }
+            if let failure { return .refused("unreadable", "\(file): \(failure)") }
+            guard read == size else {
+                return .refused("sizeMismatch", "\(file) gave \(read) bytes, the desired state says \(size)")
+            }
+            guard let digests else { return .refused("cryptoUnavailable", "EVP_Digest(SHA-256, BLAKE2b-512) failed") }
+            (digest, message) = digests
+        } else {
+            let bytes: [UInt8]
+            do { bytes = try opened.read(at: 0, count: size) } catch {
+                return .refused("unreadable", "\(file): \(error)")
+            }
+            guard bytes.count == size else {
+                return .refused("sizeMismatch", "\(file) gave \(bytes.count) bytes, the desired state says \(size)")
+            }
+            guard let hashed = bytes.withUnsafeBytes({ crypto.sha256($0) }) else {
+                return .refused("cryptoUnavailable", "EVP_Digest(SHA-256) failed")
+            }
+            (digest, message) = (hashed, bytes)
         }
         let actual = PluginTrust.hex(digest)
         guard actual == sha256.lowercased() else {
@@ -133,15 +160,6 @@ extension Host {
         guard global else {
             return .refused("signatureMismatch", "the signature's trusted comment does not verify with key \(keyID)")
         }
-        let message: [UInt8]
-        if parsed.prehashed {
-            guard let prehash = bytes.withUnsafeBytes({ crypto.blake2b512($0) }) else {
-                return .refused("cryptoUnavailable", "EVP_Digest(BLAKE2b-512) failed")
-            }
-            message = prehash
-        } else {
-            message = bytes
-        }
         let verified = message.withUnsafeBytes {
             crypto.verifyEd25519(publicKey: key.key, signature: parsed.signature, message: $0)
         }
@@ -150,6 +168,28 @@ extension Host {
         }
         return BundleVerdict(
             verified: true, reason: nil, detail: nil, keyID: keyID, trustedComment: parsed.trustedCommentText)
+    }
+
+    /// The piece of a bundle read at a time when it is streamed.
+    nonisolated static let streamPiece = 1 << 20
+
+    /// Hands the first `size` bytes of `file` to `give`, a piece at a time; how many there were
+    /// (fewer: the file shrank).
+    nonisolated private static func stream(
+        _ file: ReadOnlyFile, size: Int, to give: (UnsafeRawBufferPointer) -> Void
+    ) throws(SystemError) -> Int {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: streamPiece, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset = 0
+        while offset < size {
+            let count = try retryingOnInterrupt("read", file.path) {
+                pread(file.descriptor.rawValue, buffer.baseAddress, min(streamPiece, size - offset), off_t(offset))
+            }
+            if count == 0 { break }
+            give(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            offset += count
+        }
+        return offset
     }
 }
 
@@ -170,10 +210,10 @@ extension Host {
             guard let bytes = try? file.read(at: 0, count: file.size), bytes.count == file.size,
                 let digest = bytes.withUnsafeBytes({ crypto.sha256($0) })
             else { continue }
-            let hex = PluginTrust.hex(digest)
-            PluginTrust.cache.setSHA256(identity, hex, path: service.path)
-            digests[service.id] = hex
+            PluginTrust.cache.setSHA256(identity, digest: digest, path: service.path)
+            digests[service.id] = PluginTrust.hex(digest)
         }
+        PluginTrust.cache.save()
         return digests
     }
 }

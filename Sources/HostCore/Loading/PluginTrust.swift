@@ -10,20 +10,29 @@ import ServiceJSON
 /// loader refuses, before any `dlopen`. The code loaded is the code checked: the loader copies a
 /// file only while it keeps the identity it was checked with (``StoredCopy``).
 ///
-/// Cached per stored copy: a verdict is kept in memory and beside the copy in the shared store
-/// (`KEY/.sha256`, `KEY/.minisig-verified`), keyed like the copy by the file's identity, so a
-/// start of files checked before reads two small files and runs no cryptography.
+/// Cached by the file's identity, as its stored copy is (``TrustCache``, one file for the store
+/// read once per start): a start of files checked before runs no cryptography and reads no file
+/// per plugin. A signature's verdict also holds the identity of the signature file that verified
+/// and the key that verified it, so a signed plugin costs one `stat` of its `.minisig` more than
+/// an unsigned one; a changed or removed signature file, a key no longer trusted (or another key
+/// under its id) or revoked, and a changed plugin are all checked anew.
 enum PluginTrust {
     /// A signature that verified.
     struct Signer: Sendable, Equatable {
-        /// The key id, as minisign prints it.
-        let keyID: String
+        /// The key id's 8 bytes.
+        let keyIDBytes: [UInt8]
         /// The trusted key's `name` in the configuration, if any.
         let name: String?
-        /// The signature's trusted comment.
-        let trustedComment: String
+        /// The signature's trusted comment, as bytes.
+        let trustedCommentBytes: [UInt8]
         /// Whether the signature is over the file's BLAKE2b-512 (`ED`).
         let prehashed: Bool
+
+        // Text only when asked (`host inspect`): a start checks every plugin and shows none.
+        /// The key id, as minisign prints it.
+        var keyID: String { Minisign.keyIDText(keyIDBytes) }
+        /// The signature's trusted comment.
+        var trustedComment: String { String(decoding: trustedCommentBytes, as: UTF8.self) }
     }
 
     /// Whether `configuration` checks anything at all: without pins or signatures, the
@@ -35,6 +44,8 @@ enum PluginTrust {
     /// Moves the plugins of `inspection` the configuration refuses to its failures.
     static func apply(_ configuration: HostConfiguration, to inspection: inout PluginLoader.Inspection) {
         guard isActive(configuration) else { return }
+        // The verdicts found are written once for the whole set.
+        defer { cache.save() }
         var kept: [PluginInspector.Inspected] = []
         kept.reserveCapacity(inspection.plugins.count)
         for plugin in inspection.plugins {
@@ -72,17 +83,20 @@ enum PluginTrust {
     /// The signature file of plugin `path`: `libX.so.minisig` beside `libX.so`.
     static func signaturePath(_ path: String) -> String { path + ".minisig" }
 
-    /// The signature of `path` parsed, nil when there is none, or why it cannot be read.
+    /// The signature of `path` parsed with the identity of the file read, nil when there is
+    /// none, or why it cannot be read.
     static func readSignature(_ path: String) throws(LoadFailure.Reason) -> (
-        bytes: [UInt8], signature: Minisign.Signature
+        signature: Minisign.Signature, identity: FileIdentity
     )? {
         let signaturePath = signaturePath(path)
         let bytes: [UInt8]
+        let identity: FileIdentity
         do {
             let file = try ReadOnlyFile(pluginPath: signaturePath)
             guard file.status.st_mode & S_IFMT == S_IFREG else {
                 throw LoadFailure.Reason.signature(.malformed("\(signaturePath) is not a regular file"))
             }
+            identity = FileIdentity(file.status)
             bytes = try file.read(at: 0, count: min(file.size, Minisign.maxFileSize) + 1)
         } catch let error as SystemError {
             if error.errno == ENOENT { return nil }
@@ -92,7 +106,7 @@ enum PluginTrust {
         } catch {
             throw .signature(.malformed("\(signaturePath): \(error)"))
         }
-        do { return (bytes, try Minisign.Signature(file: bytes)) } catch {
+        do { return (try Minisign.Signature(file: bytes), identity) } catch {
             throw .signature(.malformed("\(signaturePath): \(error.reason)"))
         }
     }
@@ -101,19 +115,36 @@ enum PluginTrust {
         _ plugin: PluginInspector.Inspected, _ trust: TrustSettings, contents: inout FileContents?
     ) throws(LoadFailure.Reason) -> Signer? {
         guard trust.signatures != .off else { return nil }
-        guard let (bytes, signature) = try readSignature(plugin.path) else {
-            if trust.signatures == .required { throw .signature(.missing(signaturePath(plugin.path))) }
+        let path = signaturePath(plugin.path)
+        // The verdict kept holds while the signature file keeps the identity whose bytes verified
+        // (one `stat`: the rule the stored copy of the plugin itself is trusted by, see
+        // ``StoredCopy``) and its key is still trusted, as the same key, and not revoked.
+        var status = stat()
+        let found = PathBytes.cString(path).withUnsafeBufferPointer { name in
+            stat(name.baseAddress!, &status) == 0 ? 0 : errno
+        }
+        if found == ENOENT {
+            if trust.signatures == .required { throw .signature(.missing(path)) }
+            return nil
+        }
+        if found == 0, let kept = cache.signature(plugin.identity), kept.file == FileIdentity(status),
+            !trust.isRevoked(kept.keyID), let key = trust.trusted(kept.keyID), key.key == kept.key
+        {
+            return Signer(
+                keyIDBytes: kept.keyID, name: key.name, trustedCommentBytes: kept.trustedComment,
+                prehashed: kept.prehashed)
+        }
+        // Anything else is read and checked anew, and says its own reason.
+        guard let (signature, signatureIdentity) = try readSignature(plugin.path) else {
+            if trust.signatures == .required { throw .signature(.missing(path)) }
             return nil
         }
         let keyID = signature.keyIDText
         if trust.isRevoked(signature.keyID) { throw .signature(.revoked(keyID: keyID)) }
         guard let key = trust.trusted(signature.keyID) else { throw .signature(.untrusted(keyID: keyID)) }
         let signer = Signer(
-            keyID: keyID, name: key.name, trustedComment: signature.trustedCommentText,
+            keyIDBytes: signature.keyID, name: key.name, trustedCommentBytes: signature.trustedComment,
             prehashed: signature.prehashed)
-        // The verdict of the same file, signature and key is kept: nothing to verify again.
-        let verdict = key.key + bytes
-        if cache.verified(plugin.identity) == verdict { return signer }
         let crypto = try library()
         guard
             signature.globalSignature.count == 64,
@@ -143,7 +174,11 @@ enum PluginTrust {
                     keyID: keyID, detail: "the file's signature does not verify (the file changed since it was signed?)"
                 ))
         }
-        cache.setVerified(plugin.identity, verdict, path: plugin.path)
+        cache.setSignature(
+            plugin.identity,
+            VerdictFile.Signature(
+                file: signatureIdentity, keyID: signature.keyID, key: key.key, prehashed: signature.prehashed,
+                trustedComment: signature.trustedComment), path: plugin.path)
         return signer
     }
 
@@ -159,9 +194,8 @@ enum PluginTrust {
         guard let digest = file.withBytes({ crypto.sha256($0) }) else {
             throw .cryptoUnavailable("EVP_Digest(SHA-256) failed")
         }
-        let hex = hex(digest)
-        cache.setSHA256(plugin.identity, hex, path: plugin.path)
-        return hex
+        cache.setSHA256(plugin.identity, digest: digest, path: plugin.path)
+        return hex(digest)
     }
 
     static func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
@@ -215,72 +249,4 @@ enum PluginTrust {
     // MARK: The cache
 
     static let cache = TrustCache()
-}
-
-/// Verdicts of ``PluginTrust`` by file identity: in memory for this process, and beside the
-/// stored copy of the same identity in the shared store (``CopyStore``), for later starts.
-final class TrustCache: Sendable {
-    private struct Entry {
-        var sha256: String?
-        var verified: [UInt8]?
-    }
-
-    // The lock guards the table; the files are written whole by rename.
-    private let memory = Locked<[FileIdentity: Entry]>([:])
-    /// The shared store of copies when it is safe (chosen as ``CopyStore`` chooses it), or nil:
-    /// verdicts are then kept in memory only.
-    private let root: String? = CopyStore.sharedRootIfSafe()
-
-    static let sha256Name = ".sha256"
-    static let verifiedName = ".minisig-verified"
-
-    func sha256(_ identity: FileIdentity) -> String? {
-        if let known = memory.withLock({ $0[identity]?.sha256 }) { return known }
-        guard let bytes = read(identity, Self.sha256Name, limit: 64), bytes.count == 64 else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
-        memory.withLock { $0[identity, default: Entry()].sha256 = text }
-        return text
-    }
-
-    func verified(_ identity: FileIdentity) -> [UInt8]? {
-        if let known = memory.withLock({ $0[identity]?.verified }) { return known }
-        guard let bytes = read(identity, Self.verifiedName, limit: 32 + Minisign.maxFileSize + 1) else { return nil }
-        memory.withLock { $0[identity, default: Entry()].verified = bytes }
-        return bytes
-    }
-
-    func setSHA256(_ identity: FileIdentity, _ hex: String, path: String) {
-        memory.withLock { $0[identity, default: Entry()].sha256 = hex }
-        write(identity, Self.sha256Name, Array(hex.utf8), path: path)
-    }
-
-    func setVerified(_ identity: FileIdentity, _ verdict: [UInt8], path: String) {
-        memory.withLock { $0[identity, default: Entry()].verified = verdict }
-        write(identity, Self.verifiedName, verdict, path: path)
-    }
-
-    private func read(_ identity: FileIdentity, _ name: String, limit: Int) -> [UInt8]? {
-        guard let root, let directory = try? DirectoryHandle.open(root + "/" + CopyStore.key(identity)) else {
-            return nil
-        }
-        return (try? directory.read(name, limit: limit)) ?? nil
-    }
-
-    /// Best effort: a verdict not written is computed again next time.
-    private func write(_ identity: FileIdentity, _ name: String, _ bytes: [UInt8], path: String) {
-        guard let root else { return }
-        let folder = root + "/" + CopyStore.key(identity)
-        if mkdir(folder, 0o700) != 0 && errno != EEXIST { return }
-        guard let directory = try? DirectoryHandle.open(folder) else { return }
-        // The folder names its source, as a copy's does, so eviction removes it with the version.
-        if (try? directory.contains(CopyStore.sourceName)) != true {
-            let source = Array(StoredCopy.absolute(path).utf8)
-            _ = source.withUnsafeBytes { bytes in
-                Result { () throws(SystemError) in try directory.replace(CopyStore.sourceName, with: bytes) }
-            }
-        }
-        _ = bytes.withUnsafeBytes { bytes in
-            Result { () throws(SystemError) in try directory.replace(name, with: bytes) }
-        }
-    }
 }

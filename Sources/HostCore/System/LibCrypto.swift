@@ -40,6 +40,10 @@ final class LibCrypto: @unchecked Sendable {
         ) -> Int32
     private typealias DigestVerify =
         @convention(c) (OpaquePointer?, UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int) -> Int32
+    private typealias DigestInit = @convention(c) (OpaquePointer?, OpaquePointer?, OpaquePointer?) -> Int32
+    private typealias DigestUpdate = @convention(c) (OpaquePointer?, UnsafeRawPointer?, Int) -> Int32
+    private typealias DigestFinal =
+        @convention(c) (OpaquePointer?, UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt32>?) -> Int32
 
     /// `EVP_PKEY_ED25519` (`NID_ED25519`).
     private static let ed25519: Int32 = 1087
@@ -53,6 +57,9 @@ final class LibCrypto: @unchecked Sendable {
     private let freeContext: FreeContext
     private let digestVerifyInit: DigestVerifyInit
     private let digestVerify: DigestVerify
+    private let digestInit: DigestInit
+    private let digestUpdate: DigestUpdate
+    private let digestFinal: DigestFinal
 
     private init(_ handle: UnsafeMutableRawPointer) throws(Unavailable) {
         func symbol<T>(_ name: String, as type: T.Type) throws(Unavailable) -> T {
@@ -72,6 +79,9 @@ final class LibCrypto: @unchecked Sendable {
         freeContext = try symbol("EVP_MD_CTX_free", as: FreeContext.self)
         digestVerifyInit = try symbol("EVP_DigestVerifyInit", as: DigestVerifyInit.self)
         digestVerify = try symbol("EVP_DigestVerify", as: DigestVerify.self)
+        digestInit = try symbol("EVP_DigestInit_ex", as: DigestInit.self)
+        digestUpdate = try symbol("EVP_DigestUpdate", as: DigestUpdate.self)
+        digestFinal = try symbol("EVP_DigestFinal_ex", as: DigestFinal.self)
     }
 
     /// Opens `name` (a test names one that does not exist, to see the host refuse without it).
@@ -102,6 +112,38 @@ final class LibCrypto: @unchecked Sendable {
                     md, nil)
             }
         }
+        return ok == 1 && Int(written) == size ? out : nil
+    }
+
+    /// SHA-256 (32 bytes) and BLAKE2b-512 (64 bytes) in one pass over the pieces `read` hands to
+    /// the function it is given, in order: what is too large to hold whole (a bundle, minisign's
+    /// prehashed form). Nil when libcrypto fails or `read` returns false (it could not read).
+    func sha256AndBLAKE2b512(_ read: ((UnsafeRawBufferPointer) -> Void) -> Bool) -> (
+        sha256: [UInt8], blake2b512: [UInt8]
+    )? {
+        let made = (newContext(), newContext())
+        defer {
+            freeContext(made.0)
+            freeContext(made.1)
+        }
+        guard let first = made.0, let second = made.1, digestInit(first, sha256(), nil) == 1,
+            digestInit(second, blake2b512(), nil) == 1
+        else { return nil }
+        var updated = true
+        let complete = read { piece in
+            guard updated, let base = piece.baseAddress, piece.count > 0 else { return }
+            updated = digestUpdate(first, base, piece.count) == 1 && digestUpdate(second, base, piece.count) == 1
+        }
+        guard complete, updated, let shaDigest = finish(first, 32), let blakeDigest = finish(second, 64) else {
+            return nil
+        }
+        return (shaDigest, blakeDigest)
+    }
+
+    private func finish(_ context: OpaquePointer, _ size: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: size)
+        var written: UInt32 = 0
+        let ok = out.withUnsafeMutableBufferPointer { digestFinal(context, $0.baseAddress, &written) }
         return ok == 1 && Int(written) == size ? out : nil
     }
 

@@ -1,5 +1,7 @@
 // Fuzz target `minisign`: bytes as a minisign signature file (libX.so.minisig beside a plugin)
-// and as a public key file and line (`trustedKeys`), through the host's minisign parser.
+// and as a public key file and line (`trustedKeys`), through the host's minisign parser; and as
+// the store's verdict file (`STORE/.verdicts`, VerdictFile): whole, and as records past a header
+// (the checksum would keep most inputs from the record reader).
 @testable import HostCore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -22,6 +24,22 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     if bytes.count <= 256, let key = try? Minisign.PublicKey(base64: String(decoding: bytes, as: UTF8.self)) {
         guard key.key.count == 32 else { fatalError("accepted a key of the wrong size") }
+    }
+    do {
+        _ = try VerdictFile.decode(bytes)
+    } catch {
+        guard !error.reason.isEmpty else { fatalError("an error without a reason") }
+    }
+    for records in [bytes[...], bytes.dropFirst(VerdictFile.magic.count + 8)] {
+        do {
+            let entries = try VerdictFile.decode(records: records)
+            // What is read is written back the same.
+            guard (try? VerdictFile.decode(VerdictFile.encode(entries))) == entries else {
+                fatalError("verdicts do not read back as they were written")
+            }
+        } catch {
+            guard !error.reason.isEmpty else { fatalError("an error without a reason") }
+        }
     }
     return 0
 }

@@ -49,9 +49,16 @@ typedef enum sh_deploy_outcome {
  *   {"outcome":"rolledBack","generation":3,"culprit":"com.example.b","reason":"signal"}
  *   {"outcome":"refused","error":"…why…"}
  * host-owned, valid only during the call; copy what you keep. context is the
- * one given to deploy, handed back untouched. Not called when the service was
- * taken down before the end (the deploy or its rollback replaced or removed
- * it, or the host stopped): its code would not be the code that asked. */
+ * one given to deploy, handed back untouched. Called also when the deploy or
+ * its rollback replaced or removed the service that asked: in the host's
+ * process, after that instance's stop, in its code (the host never unloads a
+ * library, and its sh_host stays valid; host calls made then act for its
+ * service id, whose store is the running replacement's), so it can free what
+ * it kept for the deploy. In a worker process the reply goes to that
+ * worker: a worker ended with its service hears nothing, and its memory went
+ * with it. Not called when the host stops first. A replacement learns how the
+ * deploy ended from the control request {"command":"deploy","action":"status"}
+ * (sh_host.control). */
 typedef void (*sh_deploy_done_fn)(void *context, int32_t outcome, const char *json, size_t json_len);
 
 typedef struct sh_deploy {
