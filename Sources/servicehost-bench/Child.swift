@@ -74,11 +74,15 @@ struct Child {
         let bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                throw BenchError("writing to the child's stdin: \(String(cString: strerror(errno)))")
+            let count: Int
+            do throws(SystemError) {
+                count = try retryingOnInterrupt("write", "the child's stdin") {
+                    bytes[written...].withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+                }
+            } catch {
+                throw BenchError("writing to the child's stdin: \(error)")
             }
+            guard count > 0 else { throw BenchError("writing to the child's stdin: nothing written") }
             written += count
         }
     }
@@ -97,13 +101,19 @@ struct Child {
             let left = deadline - nowNanoseconds()
             guard left > 0 else { return nil }
             var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(left / 1e6) + 1)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready >= 0 else { return nil }
+            guard
+                let ready = try? retryingOnInterrupt(
+                    "poll", "the child's output",
+                    {
+                        poll(&descriptor, 1, Int32(left / 1e6) + 1)
+                    })
+            else { return nil }
             if ready == 0 { continue }
-            let count = read(output, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
+            guard
+                let count = try? retryingOnInterrupt(
+                    "read", "the child's output", { read(output, &chunk, chunk.count) }),
+                count > 0
+            else { return nil }
             buffer += chunk[0..<count]
         }
     }
