@@ -318,6 +318,37 @@ struct FleetRolloutTests {
         #expect(open.status == 1 && open.stderr.contains(secret) && open.stderr.contains("0640"), "\(open.stderr)")
     }
 
+    /// A `.tar` signed elsewhere is published with its `.minisig` (checked, not made); one without
+    /// it, or that the hosts would refuse (a link), is refused naming the file and the reason.
+    @Test func aTarSignedElsewhere_isPublishedWithItsSignature_andABadOneIsRefused() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let set = try scratch.folder("set")
+        _ = try scratch.write("set/libA.so", Array("plugin".utf8))
+        let tar = scratch.file("bundle.tar")
+        let made = try Command.run("/usr/bin/tar", ["--format=ustar", "-cf", tar, "-C", set, "libA.so"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let unsigned = try Self.fleet(["publish", "bundle.tar"], broker, in: scratch.path)
+        #expect(unsigned.status == 1 && unsigned.stderr.contains("bundle.tar.minisig"), "\(unsigned.stderr)")
+        try Minisign.sign(tar, with: key)
+        let published = try Self.fleet(["publish", "bundle.tar"], broker, in: scratch.path)
+        #expect(published.status == 0, "\(published.stderr)")
+        let sum = try Command.run("/usr/bin/sha256sum", [tar]).stdout.prefix(64)
+        #expect(published.stdout == sum + "\n")
+        let manifest = Self.json(try broker.retained("servicehost/manifests/\(sum)") ?? "")
+        #expect(manifest["signature"] as? String == (try String(contentsOfFile: tar + ".minisig", encoding: .utf8)))
+        #expect(try broker.retained("servicehost/bundles/\(sum)") != nil)
+        _ = try Command.run("/usr/bin/ln", ["-s", "/etc/passwd", set + "/link.so"])
+        _ = try Command.run(
+            "/usr/bin/tar", ["--format=ustar", "-cf", scratch.file("linked.tar"), "-C", set, "libA.so", "link.so"])
+        try Minisign.sign(scratch.file("linked.tar"), with: key)
+        let linked = try Self.fleet(["publish", "linked.tar"], broker, in: scratch.path)
+        #expect(linked.status == 1 && linked.stderr.contains("(link)"), "\(linked.stderr)")
+        let folder = try Self.fleet(["publish", "set", "--sign", key.secretKeyFile], broker, in: scratch.path)
+        #expect(folder.status == 1 && folder.stderr.contains("link.so"), "\(folder.stderr)")
+    }
+
     /// Bad input is refused before anything is sent, naming the thing.
     @Test func badArguments_areRefusedNamingTheThing() throws {
         let host = try Repository.product("host")
