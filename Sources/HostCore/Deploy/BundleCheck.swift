@@ -11,7 +11,7 @@ import ServiceJSON
 /// only when a key the host trusts signed it.
 extension Host {
     /// What a check found: ``verified`` with the signer, or the reason (a stable word) and detail.
-    public struct BundleVerdict: Sendable, Equatable {
+    public struct BundleVerdict: Error, Sendable, Equatable {
         /// Whether the bundle may be unpacked.
         public var verified: Bool
         /// When not verified: `unreadable`, `sizeMismatch`, `digestMismatch`, `badSignature`,
@@ -80,22 +80,9 @@ extension Host {
     nonisolated static func verifyBundle(
         file: String, size: Int, sha256: String, signature: String, trust: TrustSettings
     ) -> BundleVerdict {
-        guard !trust.trustedKeys.isEmpty else {
-            return .refused(
-                "noTrustedKeys",
-                "the host trusts no key (trustedKeys in services.json): a bundle is never deployed unsigned")
-        }
-        let parsed: Minisign.Signature
-        do { parsed = try Minisign.Signature(file: Array(signature.utf8)) } catch {
-            return .refused("badSignature", "the bundle's signature: \(error.reason)")
-        }
-        let keyID = parsed.keyIDText
-        if trust.isRevoked(parsed.keyID) {
-            return .refused("revokedKey", "the bundle is signed by revoked key \(keyID)")
-        }
-        guard let key = trust.trusted(parsed.keyID) else {
-            return .refused("untrustedKey", "the bundle is signed by key \(keyID), which the host does not trust")
-        }
+        // The key first: a bundle no trusted key signed is refused before it is read.
+        let signer: BundleSigner
+        do { signer = try bundleSigner(signature, trust: trust) } catch { return error }
         let bytes: [UInt8]
         do {
             let opened = try ReadOnlyFile(path: file)
@@ -115,6 +102,48 @@ extension Host {
         guard bytes.count == size else {
             return .refused("sizeMismatch", "\(file) gave \(bytes.count) bytes, the desired state says \(size)")
         }
+        return verifyBundle(bytes, file: file, sha256: sha256, signer: signer)
+    }
+
+    /// A bundle's signature parsed, and the trusted key whose id it names.
+    struct BundleSigner {
+        let signature: Minisign.Signature
+        let key: TrustSettings.TrustedKey
+    }
+
+    /// The signature file's text parsed and its key found among `trust`'s, or the verdict
+    /// refusing it (no trusted keys, a signature that does not parse, a revoked or unknown key).
+    nonisolated static func bundleSigner(_ signature: String, trust: TrustSettings) throws(BundleVerdict)
+        -> BundleSigner
+    {
+        guard !trust.trustedKeys.isEmpty else {
+            throw .refused(
+                "noTrustedKeys",
+                "the host trusts no key (trustedKeys in services.json): a bundle is never deployed unsigned")
+        }
+        let parsed: Minisign.Signature
+        do { parsed = try Minisign.Signature(file: Array(signature.utf8)) } catch {
+            throw .refused("badSignature", "the bundle's signature: \(error.reason)")
+        }
+        let keyID = parsed.keyIDText
+        if trust.isRevoked(parsed.keyID) {
+            throw .refused("revokedKey", "the bundle is signed by revoked key \(keyID)")
+        }
+        guard let key = trust.trusted(parsed.keyID) else {
+            throw .refused("untrustedKey", "the bundle is signed by key \(keyID), which the host does not trust")
+        }
+        return BundleSigner(signature: parsed, key: key)
+    }
+
+    /// Checks the bundle's `bytes` (from `file`, named in the verdict) against `sha256` and the
+    /// signature of `signer`: `host fleet publish` checks a bundle with this before it
+    /// publishes it, as the hosts will.
+    nonisolated static func verifyBundle(_ bytes: [UInt8], file: String, sha256: String, signer: BundleSigner)
+        -> BundleVerdict
+    {
+        let parsed = signer.signature
+        let key = signer.key
+        let keyID = parsed.keyIDText
         let crypto: LibCrypto
         switch LibCrypto.shared {
         case .success(let loaded): crypto = loaded
