@@ -6,8 +6,8 @@ import ServiceKit
 /// The host's side of a fleet's desired state (issue 41): follows the retained
 /// `<prefix>/desired` (``FleetDesired``), fetches the bundle it names from the broker, has the
 /// host check its size, digest and signature (`deploy` `verify`), unpacks it (``BundleArchive``,
-/// only then), hands the folder to the host's deploy and watches its probation, and publishes
-/// the retained `<prefix>/reported`:
+/// only then), hands the folder to the host's deploy (extension deploy/1, whose `done` says how
+/// its probation ended), and publishes the retained `<prefix>/reported`:
 ///
 ///     {"hostId": "kiosk-17", "desired": "<digest>", "status": "applied",
 ///      "deploy": {"digest": …, "status": …, "reason": …, "detail": …, "culprit": …, "generation": 3},
@@ -27,6 +27,8 @@ final class FleetAgent: Sendable {
     private let host: HostContext
     private let mqtt: MQTTClient
     private let queue = DispatchQueue(label: "servicehost.mqtt-bridge.fleet")
+    /// The record's writes to the store, in order, off `queue`.
+    private let saves = DispatchQueue(label: "servicehost.mqtt-bridge.fleet-store")
 
     /// A bundle being fetched.
     private struct Download {
@@ -52,7 +54,9 @@ final class FleetAgent: Sendable {
     // Changed on `queue`; `stopped` is also set from the main thread (willTerminate).
     private let state = Locked(State())
 
-    /// How often a deploy in probation is asked about.
+    /// How often a deploy in probation is asked about when no `done` will say its end: a host
+    /// without extension deploy/1, or a probation this copy of the bridge did not start (after
+    /// a restart, or a new bridge the bundle brought).
     static let watchInterval = 0.5
 
     init(settings: MQTTBridgeSettings, host: HostContext, client: MQTTClient) {
@@ -287,6 +291,79 @@ final class FleetAgent: Sendable {
             refuse(digest: desired.digest, reason: "unpackFailed", detail: "\(error)")
             return
         }
+        deploy(desired, directory: directory, folder: folder)
+    }
+
+    /// Hands the unpacked set to the host's deploy (extension deploy/1), whose `done` says how
+    /// the probation ended the moment it ends; a `deploy` `status` request made right after
+    /// (the host carries a service's requests out in order, on its main thread) names the
+    /// generation now in probation. A host without the extension gets the `deploy` request,
+    /// and its probation is asked about every ``watchInterval`` seconds.
+    private func deploy(_ desired: FleetDesired, directory: String, folder: String) {
+        let probation = desired.probation.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
+        do throws(HostError) {
+            try host.deploy(directory, probation: probation) { [self] outcome in
+                queue.async { self.ended(outcome, digest: desired.digest, folder: folder) }
+            }
+        } catch .unsupported {
+            return requestDeploy(desired, directory: directory, folder: folder)
+        } catch {
+            Self.remove(folder)
+            return refuse(
+                digest: desired.digest, reason: "deployRefused",
+                detail: "the host did not take the deploy of \(directory) (\(error))")
+        }
+        do {
+            try host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+                queue.async { self.switched(reply, digest: desired.digest, folder: folder) }
+            }
+        } catch {
+            host.log(.warn, "mqtt.fleetWatchFailed: the host does not say which generation is in probation (\(error))")
+        }
+    }
+
+    /// The host's deploy status just after the deploy: its generation in probation is this
+    /// bundle's, unless the deploy has ended already (refused, or rolled back at once).
+    private func switched(_ reply: JSONValue, digest: String, folder: String) {
+        // The deploy copied the set into its generation: the unpacked folder is done with.
+        Self.remove(folder)
+        guard let generation = reply["deploy"]?["probation"]?["generation"]?.intValue else { return }
+        let deploying = state.withLock { state in
+            guard state.record.digest == digest, state.record.status == "verifying" else { return false }
+            state.watching = generation
+            return true
+        }
+        guard deploying else { return }
+        host.log(.info, "mqtt.fleetProbation digest=\(digest) generation=\(generation): deployed, in probation")
+        update(digest: digest, status: "probation", generation: generation)
+    }
+
+    /// The deploy's `done`: applied, rolled back (with the culprit and the reason) or refused.
+    private func ended(_ outcome: DeployOutcome, digest: String, folder: String) {
+        Self.remove(folder)
+        guard state.withLock({ $0.record.digest == digest && !$0.record.isSettled }) else { return }
+        switch outcome.result {
+        case .applied:
+            settle(digest: digest, status: "applied", generation: outcome.generation, running: true)
+        case .rolledBack:
+            let reason = outcome.reason ?? "rolledBack"
+            let generation = outcome.generation.map { "generation \($0)" } ?? "the generation"
+            settle(
+                digest: digest, status: "rolledBack", reason: reason,
+                detail: reason == "requiredFailed"
+                    ? "\(outcome.culprit ?? "a required service") did not start with \(generation)"
+                    : "\(generation) was rolled back" + (outcome.culprit.map { " (\($0): \(reason))" } ?? ""),
+                culprit: outcome.culprit, generation: outcome.generation)
+        case .refused:
+            refuse(
+                digest: digest, reason: "deployRefused",
+                detail: outcome.error ?? "the host did not deploy the bundle")
+        }
+    }
+
+    /// The deploy as a `deploy` request, for a host without extension deploy/1: its reply names
+    /// the generation, whose probation is then asked about every ``watchInterval`` seconds.
+    private func requestDeploy(_ desired: FleetDesired, directory: String, folder: String) {
         var request: [String: JSONValue] = ["command": "deploy", "directory": .string(directory)]
         if let probation = desired.probation { request["seconds"] = .number(probation) }
         submit(.object(request), folder: folder, digest: desired.digest) { [self] reply in
@@ -422,10 +499,15 @@ final class FleetAgent: Sendable {
         settle(digest: digest, status: status, generation: generation)
     }
 
+    /// Writes the record to the store on a queue of its own, in order: the write waits for the
+    /// disk (a file and a folder `fsync`), the download, the check and the report need not.
     private func save() {
         let record = state.withLock { $0.record }
-        do { try host.store.set(FleetRecord.storeKey, Array(record.json.serialized.utf8)) } catch {
-            host.log(.warn, "mqtt.storeFailed: \(error); the fleet's deploy state may be tried again after a restart")
+        saves.async { [host] in
+            do { try host.store.set(FleetRecord.storeKey, Array(record.json.serialized.utf8)) } catch {
+                host.log(
+                    .warn, "mqtt.storeFailed: \(error); the fleet's deploy state may be tried again after a restart")
+            }
         }
     }
 

@@ -361,6 +361,7 @@ final class MQTTClient: Sendable {
                 end = count == 0 ? "the broker closed the connection" : "read: \(String(cString: strerror(errno)))"
                 break
             }
+            BrokerAddress.acknowledgeNow(fd)
             reader.append(buffer[..<count])
             do {
                 while let frame = try reader.nextFrame() {

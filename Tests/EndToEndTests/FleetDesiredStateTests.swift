@@ -15,18 +15,20 @@ struct FleetDesiredStateTests {
     static let bridge = "dev.servicehost.mqtt-bridge"
 
     /// A host `id` on the broker: the bridge (granted deploys) and the probe test.probe, trusting `key`.
-    static func fleetHost(_ id: String, port: Int, key: Minisign.KeyPair, isolateB: Bool = false) throws -> RunningHost
-    {
+    static func fleetHost(
+        _ id: String, port: Int, key: Minisign.KeyPair, isolateB: Bool = false, prefix: String? = nil
+    ) throws -> RunningHost {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so", mode: 0o644)
         try host.probe("probe", ["PROBE_ID=\"test.probe\""])
+        let prefixSetting = prefix.map { #", "prefix": "\#($0)""# } ?? ""
         _ = try host.file(
             "lib/services.json",
             """
             {"trustedKeys": ["\(try key.publicKey)"],
              "services": {\(isolateB ? #""test.b": {"isolation": "process"},"# : "")
               "\(bridge)": {"requests": "all", "settings":
-              {"broker": "tcp://127.0.0.1:\(port)", "hostId": "\(id)", "keepAlive": 5}}}}
+              {"broker": "tcp://127.0.0.1:\(port)", "hostId": "\(id)", "keepAlive": 5\(prefixSetting)}}}}
             """)
         return host
     }

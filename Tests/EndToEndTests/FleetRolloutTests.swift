@@ -194,11 +194,11 @@ struct FleetRolloutTests {
         func record() -> [String: Any] {
             Self.json((try? broker.retained("servicehost/rollouts/current")) ?? "")
         }
-        func start(_ digest: String, wait: String) throws -> Command.Running {
+        func start(_ digest: String, wait: String, waves: String = "1,100%") throws -> Command.Running {
             try Command.start(
                 try Repository.product("host"),
                 [
-                    "fleet", "rollout", digest, "--file", "list", "--waves", "1,100%", "--max-failures", "1",
+                    "fleet", "rollout", digest, "--file", "list", "--waves", waves, "--max-failures", "1",
                     "--wait", wait, "--probation", "1s", "--broker", "tcp://127.0.0.1:\(broker.port)",
                 ], directory: scratch.path)
         }
@@ -232,6 +232,23 @@ struct FleetRolloutTests {
         for id in ["h1", "h2"] {
             #expect(try broker.retained("servicehost/\(id)/desired")?.contains(good) == true, "\(id)")
         }
+
+        // Cancelled in one wave where h1 and h2 applied it and ghost is silent: only ghost is put
+        // back; h1 and h2 keep the bundle their probation passed (no second deploy), and the
+        // record counts them applied.
+        let third = try published("third", "0.4.0")
+        let wave = try start(third, wait: "5m", waves: "100%")
+        for id in ["h1", "h2"] {
+            #expect(FleetDesiredStateTests.report(broker, id, third, "applied")["status"] as? String == "applied")
+        }
+        let kept = try Self.fleet(["cancel"], broker, in: scratch.path)
+        #expect(kept.status == 0 && kept.stdout.contains("applied: h1 h2"), "\(kept.stdout)\(kept.stderr)")
+        #expect(wave.wait().status == 4)
+        #expect(try broker.retained("servicehost/ghost/desired")?.contains(good) == true)
+        for id in ["h1", "h2"] {
+            #expect(try broker.retained("servicehost/\(id)/desired")?.contains(third) == true, "\(id)")
+        }
+        #expect(Set(record()["applied"] as? [String] ?? []) == ["h1", "h2"], "\(record())")
         let again = try Self.fleet(["cancel"], broker, in: scratch.path)
         #expect(again.status == 1 && again.stderr.contains("no rollout in progress"), "\(again.stderr)")
         let resume = try Self.fleet(["rollout", "--resume"], broker, in: scratch.path)
@@ -316,6 +333,151 @@ struct FleetRolloutTests {
         let open = try Self.fleet(
             ["status", "--username", "operator", "--password-file", secret], broker, in: scratch.path)
         #expect(open.status == 1 && open.stderr.contains(secret) && open.stderr.contains("0640"), "\(open.stderr)")
+    }
+
+    /// A `.tar` signed elsewhere is published with its `.minisig` once the signature verifies with
+    /// `--key` (the public key file or its line) or `--config` (the hosts' `trustedKeys`); one
+    /// without it, unchecked, signed by another key, changed after signing, or that the hosts
+    /// would refuse (a link), is refused naming the file and the reason, and nothing is published.
+    @Test func aTarSignedElsewhere_isPublishedWithItsSignature_andABadOneIsRefused() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let other = try Minisign.generate("other", in: scratch.path)
+        let set = try scratch.folder("set")
+        _ = try scratch.write("set/libA.so", Array("plugin".utf8))
+        let tar = scratch.file("bundle.tar")
+        let made = try Command.run("/usr/bin/tar", ["--format=ustar", "-cf", tar, "-C", set, "libA.so"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let sum = String(try Command.run("/usr/bin/sha256sum", [tar]).stdout.prefix(64))
+        let unsigned = try Self.fleet(["publish", "bundle.tar", "--key", key.publicKeyFile], broker, in: scratch.path)
+        #expect(unsigned.status == 1 && unsigned.stderr.contains("bundle.tar.minisig"), "\(unsigned.stderr)")
+        try Minisign.sign(tar, with: key)
+        // Not checked: refused, naming the signature file and the options that check it.
+        let unchecked = try Self.fleet(["publish", "bundle.tar"], broker, in: scratch.path)
+        #expect(
+            unchecked.status == 1 && unchecked.stderr.contains("bundle.tar.minisig")
+                && unchecked.stderr.contains("--key"), "\(unchecked.stderr)")
+        // Another key's: refused with the hosts' reason, nothing published.
+        let keyID = try key.keyID
+        let untrusted = try Self.fleet(
+            ["publish", "bundle.tar", "--key", other.publicKeyFile], broker, in: scratch.path)
+        #expect(
+            untrusted.status == 1 && untrusted.stderr.contains("bundle.tar.minisig")
+                && untrusted.stderr.contains("untrustedKey") && untrusted.stderr.contains(keyID),
+            "\(untrusted.stderr)")
+        // Nothing published: a rollout of it finds no manifest (asked this way, not with
+        // `mosquitto_sub -W`, whose timer never fires under the test runner's signal mask).
+        let none = try Self.fleet(["rollout", sum, "--hosts", "h*"], broker, in: scratch.path)
+        #expect(none.status == 1 && none.stderr.contains("no bundle published"), "\(none.stderr)")
+        let published = try Self.fleet(
+            ["publish", "bundle.tar", "--key", try key.publicKey], broker, in: scratch.path)
+        #expect(published.status == 0, "\(published.stderr)")
+        #expect(published.stdout == sum + "\n")
+        let manifest = Self.json(try broker.retained("servicehost/manifests/\(sum)") ?? "")
+        #expect(manifest["signature"] as? String == (try String(contentsOfFile: tar + ".minisig", encoding: .utf8)))
+        #expect(try broker.retained("servicehost/bundles/\(sum)") != nil)
+        // The hosts' configuration: their trusted keys.
+        _ = try scratch.write(
+            "services.json", Array(#"{"trustedKeys": ["\#(try key.publicKey)"], "services": {}}"#.utf8))
+        let configured = try Self.fleet(
+            ["publish", "bundle.tar", "--config", "services.json"], broker, in: scratch.path)
+        #expect(configured.status == 0 && configured.stdout == sum + "\n", "\(configured.stderr)")
+        // Changed after it was signed: the signature does not verify.
+        _ = try scratch.write("set/libA.so", Array("plugin, changed".utf8))
+        let changed = try Command.run("/usr/bin/tar", ["--format=ustar", "-cf", tar, "-C", set, "libA.so"])
+        try #require(changed.status == 0, "\(changed.stderr)")
+        let mismatch = try Self.fleet(["publish", "bundle.tar", "--key", key.publicKeyFile], broker, in: scratch.path)
+        #expect(
+            mismatch.status == 1 && mismatch.stderr.contains("bundle.tar.minisig")
+                && mismatch.stderr.contains("signatureMismatch"), "\(mismatch.stderr)")
+        _ = try Command.run("/usr/bin/ln", ["-s", "/etc/passwd", set + "/link.so"])
+        _ = try Command.run(
+            "/usr/bin/tar", ["--format=ustar", "-cf", scratch.file("linked.tar"), "-C", set, "libA.so", "link.so"])
+        try Minisign.sign(scratch.file("linked.tar"), with: key)
+        let linked = try Self.fleet(["publish", "linked.tar", "--key", key.publicKeyFile], broker, in: scratch.path)
+        #expect(linked.status == 1 && linked.stderr.contains("(link)"), "\(linked.stderr)")
+        let folder = try Self.fleet(["publish", "set", "--sign", key.secretKeyFile], broker, in: scratch.path)
+        #expect(folder.status == 1 && folder.stderr.contains("link.so"), "\(folder.stderr)")
+    }
+
+    /// A secret key with a password (a real `minisign -G`): `--key-password-file` gives it to
+    /// minisign (the file refused when others may read it); without it, and no terminal, the
+    /// refusal says how to give it; a wrong one is minisign's refusal. A signature made with a
+    /// key `--key` does not name is refused before anything is published.
+    @Test func aKeyWithAPassword_signsWithThePasswordFile() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let tool = try #require(Minisign.installed)
+        let made = try Command.run(
+            "/bin/sh", ["-c", "printf 's3cret\\ns3cret\\n' | \"$0\" -G -f -p locked.pub -s locked.key", tool],
+            directory: scratch.path)
+        try #require(made.status == 0, "\(made.stdout)\(made.stderr)")
+        let other = try Minisign.generate("other", in: scratch.path)
+        _ = try scratch.folder("set")
+        _ = try scratch.write("set/libA.so", Array("plugin".utf8))
+        let password = try scratch.write("password", Array("s3cret\n".utf8), mode: 0o600)
+        let wrong = try scratch.write("wrong", Array("guess\n".utf8), mode: 0o600)
+
+        let asked = try Self.fleet(["publish", "set", "--sign", "locked.key"], broker, in: scratch.path)
+        #expect(asked.status == 1 && asked.stderr.contains("--key-password-file"), "\(asked.stderr)")
+        let refused = try Self.fleet(
+            ["publish", "set", "--sign", "locked.key", "--key-password-file", wrong], broker, in: scratch.path)
+        #expect(refused.status == 1 && refused.stderr.contains("Wrong password"), "\(refused.stderr)")
+        chmod(password, 0o644)
+        let open = try Self.fleet(
+            ["publish", "set", "--sign", "locked.key", "--key-password-file", password], broker, in: scratch.path)
+        #expect(open.status == 1 && open.stderr.contains(password) && open.stderr.contains("0644"), "\(open.stderr)")
+        chmod(password, 0o600)
+        let signed = try Self.fleet(
+            ["publish", "set", "--sign", "locked.key", "--key-password-file", password, "--key", "locked.pub"],
+            broker, in: scratch.path)
+        #expect(signed.status == 0, "\(signed.stderr)")
+        let digest = signed.stdout.trimmingCharacters(in: .newlines)
+        let manifest = Self.json(try broker.retained("servicehost/manifests/\(digest)") ?? "")
+        #expect((manifest["signature"] as? String)?.hasPrefix("untrusted comment:") == true, "\(manifest)")
+        // Signed here, but the hosts trust another key: refused, nothing published.
+        _ = try scratch.write("set/libB.so", Array("another plugin".utf8))
+        let mistrusted = try Self.fleet(
+            [
+                "publish", "set", "--sign", "locked.key", "--key-password-file", password, "--key",
+                other.publicKeyFile,
+            ], broker, in: scratch.path)
+        #expect(mistrusted.status == 1 && mistrusted.stderr.contains("untrustedKey"), "\(mistrusted.stderr)")
+    }
+
+    /// Hosts whose bridges have a `prefix` of their own (`kiosks/<id>`): `--prefix kiosks` finds
+    /// them, rolls out to them and shows them; without it they are not seen.
+    @Test func hostsUnderAnotherPrefix_areFoundWithPrefix() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try FleetDesiredStateTests.fleetHost("k1", port: broker.port, key: key, prefix: "kiosks/k1")
+        try host.start()
+        #expect(eventually { (try? broker.retained("kiosks/k1/state"))?.contains("online") == true })
+        let unseen = Self.json(try Self.fleet(["status", "--json"], broker, in: scratch.path).stdout)
+        #expect((unseen["hosts"] as? [Any])?.isEmpty == true, "\(unseen)")
+        _ = try Self.bundleFolder(for: host, in: scratch, name: "bundle", version: "0.2.0", crashing: false)
+        let digest = try Self.fleet(
+            ["publish", "bundle", "--sign", key.secretKeyFile, "--key", key.publicKeyFile], broker, in: scratch.path
+        ).stdout.trimmingCharacters(in: .newlines)
+        let rollout = try Self.fleet(
+            [
+                "rollout", digest, "--hosts", "k*", "--waves", "100%", "--wait", "1m", "--probation", "1s", "--prefix",
+                "kiosks",
+            ],
+            broker, in: scratch.path)
+        #expect(
+            rollout.status == 0 && rollout.stdout.contains("1 applied, 0 failed"), "\(rollout.stdout)\(rollout.stderr)")
+        #expect(try broker.retained("kiosks/k1/desired")?.contains(digest) == true)
+        let seen = Self.json(
+            try Self.fleet(["status", "--json", "--prefix", "kiosks"], broker, in: scratch.path).stdout)
+        let rows = seen["hosts"] as? [[String: Any]] ?? []
+        #expect(rows.map { $0["host"] as? String } == ["k1"], "\(seen)")
+        #expect(rows.first?["status"] as? String == "applied" && rows.first?["online"] as? Bool == true, "\(seen)")
+        let bad = try Self.fleet(["status", "--prefix", "kiosks/+"], broker, in: scratch.path)
+        #expect(bad.status == 2 && bad.stderr.contains("kiosks/+"), "\(bad.stderr)")
+        host.stop()
     }
 
     /// Bad input is refused before anything is sent, naming the thing.

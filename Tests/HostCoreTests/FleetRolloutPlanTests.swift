@@ -66,6 +66,25 @@ import Testing
             view.failing("h1").map { [$0.service, $0.reason] } == [["test.b", "signal"], ["test.c", "degraded"]])
     }
 
+    /// `--prefix ROOT`: the hosts are `ROOT/<id>/…`; other topics, deeper ones and the default
+    /// root's are not; `servicehost/`'s own names are hosts under another root.
+    @Test func hostsUnderAnotherRoot_areReadThere() {
+        func message(_ topic: String, _ text: String) -> MQTTPublish {
+            MQTTPublish(topic: topic, payload: Array(text.utf8), retain: true)
+        }
+        let online = #"{"status":"online"}"#
+        let view = FleetView(
+            [
+                message("site/a/k1/state", online), message("site/a/bundles/state", online),
+                message("servicehost/h1/state", online), message("site/a/k2/x/state", online),
+                message("site/a//state", online), message("site/ab/k3/state", online),
+                message("site/a/k1/desired", "x"),
+            ], root: "site/a")
+        #expect(view.hosts == ["bundles", "k1"])
+        #expect(view.desired == ["k1": "x"])
+        #expect(FleetView.filters(root: "site/a").contains("site/a/+/reported"))
+    }
+
     /// The `fleet` fuzz target's seeds: the record reads (and reads back), the damaged ones are
     /// none, the report gives its failing services.
     @Test func theFuzzSeeds_readAsTheTargetReadsThem() throws {

@@ -99,6 +99,19 @@ public enum BrokerAddress: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
+extension BrokerAddress {
+    /// Acknowledges what `fd` (a connection to the broker) received at once, rather than after
+    /// the kernel's delayed-ACK timer: call it after each read. Mosquitto leaves Nagle's
+    /// algorithm on by default (`set_tcp_nodelay false`), so a small packet it writes behind
+    /// one we have not acknowledged yet (a PUBACK behind a message, one subscriber's report behind
+    /// another's) waited up to 40 ms for that timer. Linux clears the mode after a while, hence
+    /// after each read; nothing on a Unix socket (the call fails, harmlessly).
+    public static func acknowledgeNow(_ fd: Int32) {
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), Int32(TCP_QUICKACK), &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+}
+
 /// Why the broker could not be reached or the connection ended; names the address.
 public struct ConnectionError: Error, Sendable, CustomStringConvertible {
     public let description: String

@@ -11,7 +11,7 @@ import ServiceJSON
 /// only when a key the host trusts signed it.
 extension Host {
     /// What a check found: ``verified`` with the signer, or the reason (a stable word) and detail.
-    public struct BundleVerdict: Sendable, Equatable {
+    public struct BundleVerdict: Error, Sendable, Equatable {
         /// Whether the bundle may be unpacked.
         public var verified: Bool
         /// When not verified: `unreadable`, `sizeMismatch`, `digestMismatch`, `badSignature`,
@@ -82,22 +82,9 @@ extension Host {
     nonisolated static func verifyBundle(
         file: String, size: Int, sha256: String, signature: String, trust: TrustSettings
     ) -> BundleVerdict {
-        guard !trust.trustedKeys.isEmpty else {
-            return .refused(
-                "noTrustedKeys",
-                "the host trusts no key (trustedKeys in services.json): a bundle is never deployed unsigned")
-        }
-        let parsed: Minisign.Signature
-        do { parsed = try Minisign.Signature(file: Array(signature.utf8)) } catch {
-            return .refused("badSignature", "the bundle's signature: \(error.reason)")
-        }
-        let keyID = parsed.keyIDText
-        if trust.isRevoked(parsed.keyID) {
-            return .refused("revokedKey", "the bundle is signed by revoked key \(keyID)")
-        }
-        guard let key = trust.trusted(parsed.keyID) else {
-            return .refused("untrustedKey", "the bundle is signed by key \(keyID), which the host does not trust")
-        }
+        // The key first: a bundle no trusted key signed is refused before it is read.
+        let signer: BundleSigner
+        do { signer = try bundleSigner(signature, trust: trust) } catch { return error }
         let opened: ReadOnlyFile
         do { opened = try ReadOnlyFile(path: file) } catch { return .refused("unreadable", "\(file): \(error)") }
         guard opened.status.st_mode & S_IFMT == S_IFREG else {
@@ -109,35 +96,10 @@ extension Host {
         guard size <= maxBundleSize else {
             return .refused("sizeMismatch", "\(file) is \(size) bytes, over the limit of \(maxBundleSize)")
         }
-        let crypto: LibCrypto
-        switch LibCrypto.shared {
-        case .success(let loaded): crypto = loaded
-        case .failure(let error): return .refused("cryptoUnavailable", error.reason)
-        }
         // minisign's default (`ED`) signs the file's BLAKE2b-512: both digests in one streamed
         // pass, never the bundle whole in memory. A legacy `Ed` signature is over the bytes
         // themselves, which Ed25519 needs whole (it hashes its message twice): read into memory.
-        let digest: [UInt8]
-        let message: [UInt8]
-        if parsed.prehashed {
-            var failure: SystemError?
-            var read = 0
-            let digests = crypto.sha256AndBLAKE2b512 { give in
-                do throws(SystemError) {
-                    read = try Self.stream(opened, size: size, to: give)
-                    return true
-                } catch {
-                    failure = error
-                    return false
-                }
-            }
-            if let failure { return .refused("unreadable", "\(file): \(failure)") }
-            guard read == size else {
-                return .refused("sizeMismatch", "\(file) gave \(read) bytes, the desired state says \(size)")
-            }
-            guard let digests else { return .refused("cryptoUnavailable", "EVP_Digest(SHA-256, BLAKE2b-512) failed") }
-            (digest, message) = digests
-        } else {
+        guard signer.signature.prehashed else {
             let bytes: [UInt8]
             do { bytes = try opened.read(at: 0, count: size) } catch {
                 return .refused("unreadable", "\(file): \(error)")
@@ -145,23 +107,108 @@ extension Host {
             guard bytes.count == size else {
                 return .refused("sizeMismatch", "\(file) gave \(bytes.count) bytes, the desired state says \(size)")
             }
-            guard let hashed = bytes.withUnsafeBytes({ crypto.sha256($0) }) else {
-                return .refused("cryptoUnavailable", "EVP_Digest(SHA-256) failed")
-            }
-            (digest, message) = (hashed, bytes)
+            return verifyBundle(bytes, file: file, sha256: sha256, signer: signer)
         }
+        let crypto: LibCrypto
+        switch LibCrypto.shared {
+        case .success(let loaded): crypto = loaded
+        case .failure(let error): return .refused("cryptoUnavailable", error.reason)
+        }
+        var failure: SystemError?
+        var read = 0
+        let digests = crypto.sha256AndBLAKE2b512 { give in
+            do throws(SystemError) {
+                read = try Self.stream(opened, size: size, to: give)
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { return .refused("unreadable", "\(file): \(failure)") }
+        guard read == size else {
+            return .refused("sizeMismatch", "\(file) gave \(read) bytes, the desired state says \(size)")
+        }
+        guard let digests else { return .refused("cryptoUnavailable", "EVP_Digest(SHA-256, BLAKE2b-512) failed") }
+        return verdict(
+            digest: digests.0, message: digests.1, file: file, sha256: sha256, signer: signer, crypto: crypto)
+    }
+
+    /// A bundle's signature parsed, and the trusted key whose id it names.
+    struct BundleSigner {
+        let signature: Minisign.Signature
+        let key: TrustSettings.TrustedKey
+    }
+
+    /// The signature file's text parsed and its key found among `trust`'s, or the verdict
+    /// refusing it (no trusted keys, a signature that does not parse, a revoked or unknown key).
+    nonisolated static func bundleSigner(_ signature: String, trust: TrustSettings) throws(BundleVerdict)
+        -> BundleSigner
+    {
+        guard !trust.trustedKeys.isEmpty else {
+            throw .refused(
+                "noTrustedKeys",
+                "the host trusts no key (trustedKeys in services.json): a bundle is never deployed unsigned")
+        }
+        let parsed: Minisign.Signature
+        do { parsed = try Minisign.Signature(file: Array(signature.utf8)) } catch {
+            throw .refused("badSignature", "the bundle's signature: \(error.reason)")
+        }
+        let keyID = parsed.keyIDText
+        if trust.isRevoked(parsed.keyID) {
+            throw .refused("revokedKey", "the bundle is signed by revoked key \(keyID)")
+        }
+        guard let key = trust.trusted(parsed.keyID) else {
+            throw .refused("untrustedKey", "the bundle is signed by key \(keyID), which the host does not trust")
+        }
+        return BundleSigner(signature: parsed, key: key)
+    }
+
+    /// Checks the bundle's `bytes` (from `file`, named in the verdict) against `sha256` and the
+    /// signature of `signer`, in memory: `host fleet publish` checks a bundle with this before it
+    /// publishes it, as the hosts will, and a host checks a legacy (`Ed`) signature so.
+    nonisolated static func verifyBundle(_ bytes: [UInt8], file: String, sha256: String, signer: BundleSigner)
+        -> BundleVerdict
+    {
+        let crypto: LibCrypto
+        switch LibCrypto.shared {
+        case .success(let loaded): crypto = loaded
+        case .failure(let error): return .refused("cryptoUnavailable", error.reason)
+        }
+        guard let digest = bytes.withUnsafeBytes({ crypto.sha256($0) }) else {
+            return .refused("cryptoUnavailable", "EVP_Digest(SHA-256) failed")
+        }
+        let message: [UInt8]
+        if signer.signature.prehashed {
+            guard let prehash = bytes.withUnsafeBytes({ crypto.blake2b512($0) }) else {
+                return .refused("cryptoUnavailable", "EVP_Digest(BLAKE2b-512) failed")
+            }
+            message = prehash
+        } else {
+            message = bytes
+        }
+        return verdict(digest: digest, message: message, file: file, sha256: sha256, signer: signer, crypto: crypto)
+    }
+
+    /// The bundle's SHA-256 `digest` compared with `sha256`, then the signature's trusted comment
+    /// and its signature over `message` (the bundle, or its BLAKE2b-512 when prehashed) verified.
+    nonisolated private static func verdict(
+        digest: [UInt8], message: [UInt8], file: String, sha256: String, signer: BundleSigner, crypto: LibCrypto
+    ) -> BundleVerdict {
+        let parsed = signer.signature
+        let keyID = parsed.keyIDText
         let actual = PluginTrust.hex(digest)
         guard actual == sha256.lowercased() else {
             return .refused("digestMismatch", "\(file) has SHA-256 \(actual), the desired state says \(sha256)")
         }
         let global = (parsed.signature + parsed.trustedComment).withUnsafeBytes {
-            crypto.verifyEd25519(publicKey: key.key, signature: parsed.globalSignature, message: $0)
+            crypto.verifyEd25519(publicKey: signer.key.key, signature: parsed.globalSignature, message: $0)
         }
         guard global else {
             return .refused("signatureMismatch", "the signature's trusted comment does not verify with key \(keyID)")
         }
         let verified = message.withUnsafeBytes {
-            crypto.verifyEd25519(publicKey: key.key, signature: parsed.signature, message: $0)
+            crypto.verifyEd25519(publicKey: signer.key.key, signature: parsed.signature, message: $0)
         }
         guard verified else {
             return .refused("signatureMismatch", "\(file)'s signature by key \(keyID) does not verify")

@@ -12,8 +12,14 @@ public enum FleetCommand {
         /// `--username NAME`, `--password-file FILE`: as the bridge's settings.
         public var username: String?
         public var passwordFile: String?
-        /// publish: `--sign SECRET_KEY` (a minisign secret key), `--chunk BYTES`.
+        /// publish: `--sign SECRET_KEY` (a minisign secret key), `--key-password-file FILE` (its
+        /// password), `--key PUBLIC_KEY` or `--config FILE` (the keys the signature is checked
+        /// with before anything is published: a minisign public key, or a services.json's
+        /// `trustedKeys` and `revokedKeys`), `--chunk BYTES`.
         public var sign: String?
+        public var keyPasswordFile: String?
+        public var key: String?
+        public var config: String?
         public var chunk = FleetPublish.defaultChunk
         /// rollout: `--hosts GLOB` or `--file LIST`, `--waves`, `--max-failures`, `--wait`,
         /// `--probation`, `--resume`.
@@ -26,6 +32,8 @@ public enum FleetCommand {
         public var resume = false
         /// status: `--json`.
         public var json = false
+        /// `--prefix ROOT`: the hosts' topics are `ROOT/<hostId>/…` (default `servicehost`).
+        public var prefix = FleetView.defaultRoot
     }
 
     /// The actions, the first operand.
@@ -72,12 +80,39 @@ public enum FleetCommand {
             .value("--broker", "ADDR", "the broker: tcp://HOST:PORT or unix:/PATH\n(default tcp://127.0.0.1:1883)") {
                 $0.broker = $1
             },
+            .value(
+                "--prefix", "ROOT",
+                "the hosts' topics are ROOT/<hostId>/… (their bridges'\nprefix setting without the id; default servicehost)"
+            ) { options, text throws(UsageError) in
+                guard !text.isEmpty, !text.contains("+"), !text.contains("#"), !text.hasSuffix("/"),
+                    !text.utf8.contains(0)
+                else { throw UsageError("'\(text)' is not a topic without wildcards or a trailing /") }
+                options.prefix = text
+            },
             .value("--username", "NAME", "the user name the broker expects") { $0.username = $1 },
             .value("--password-file", "FILE", "the password, from a file only its owner may read") {
                 $0.passwordFile = $1
             },
             .value("--sign", "SECRET_KEY", "publish: sign the bundle with this minisign secret key") {
                 $0.sign = $1
+            },
+            .value(
+                "--key-password-file", "FILE",
+                "publish: the --sign key's password, from a file only\nits owner may read (else minisign asks on a terminal)"
+            ) {
+                $0.keyPasswordFile = $1
+            },
+            .value(
+                "--key", "PUBLIC_KEY",
+                "publish: check the signature with this minisign public\nkey (its file, or its RW… line) before publishing"
+            ) {
+                $0.key = $1
+            },
+            .value(
+                "--config", "FILE",
+                "publish: check the signature with the trustedKeys (and\nrevokedKeys) of the hosts' services.json"
+            ) {
+                $0.config = $1
             },
             .value("--chunk", "BYTES", "publish: the largest piece published (default 524288)") {
                 options, text throws(UsageError) in
@@ -110,13 +145,14 @@ public enum FleetCommand {
     /// The text of `host fleet --help`.
     public static var help: String {
         """
-        host fleet publish BUNDLE [--sign SECRET_KEY] [--chunk BYTES] [--broker ADDR]
+        host fleet publish BUNDLE [--sign SECRET_KEY [--key-password-file FILE]]
+                          [--key PUBLIC_KEY|--config FILE] [--chunk BYTES] [--broker ADDR]
         host fleet rollout DIGEST --hosts GLOB|--file LIST [--waves 1,10%,50%,100%]
                            [--max-failures N] [--wait 5m] [--probation TIME] [--resume]
         host fleet status [GLOB] [--json]
         host fleet cancel
-          publish a bundle (a folder of plugin files, packed; or a .tar with its .minisig)
-          retained on the broker and print its digest; roll it out wave by wave through each
+          publish a bundle (a folder of plugin files, packed and signed; or a .tar with its
+          .minisig, checked with --key or --config) retained on the broker and print its digest; roll it out wave by wave through each
           host's retained desired state, stopping and putting the failed wave back when more
           than N hosts fail or stay silent past --wait; show every host's reported state and
           the rollout's; cancel the rollout in progress
@@ -156,6 +192,12 @@ public enum FleetCommand {
         switch action {
         case .publish:
             guard operands.count == 1 else { throw table.error("publish: give one bundle folder or .tar file") }
+            guard options.key == nil || options.config == nil else {
+                throw table.error("publish: check the signature with --key or with --config, not both")
+            }
+            guard options.keyPasswordFile == nil || options.sign != nil else {
+                throw table.error("publish: --key-password-file is the password of the --sign key: give --sign")
+            }
         case .rollout:
             guard operands.count == 1 || (options.resume && operands.isEmpty) else {
                 throw table.error("rollout: give the bundle's digest (or --resume)")
@@ -192,7 +234,8 @@ public enum FleetCommand {
             case .status:
                 return try FleetStatus.run(invocation, connection: connection, clock: clock, print: print)
             case .cancel:
-                return try FleetRollout.cancel(connection: connection, clock: clock, print: print)
+                return try FleetRollout.cancel(
+                    connection: connection, root: invocation.options.prefix, clock: clock, print: print)
             }
         } catch {
             note("host fleet \(invocation.action.rawValue): \(error.description)")
@@ -211,19 +254,19 @@ public enum FleetCommand {
     }
 
     /// The password file's contents without a trailing newline; refused when group or others
-    /// have any access to it, as the bridge's `passwordFile` is.
-    static func password(_ path: String) throws(FleetError) -> [UInt8] {
+    /// have any access to it, as the bridge's `passwordFile` is. `option` names it in errors.
+    static func password(_ path: String, option: String = "--password-file") throws(FleetError) -> [UInt8] {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw FleetError("--password-file \(path): \(String(cString: strerror(errno)))")
+            throw FleetError("\(option) \(path): \(String(cString: strerror(errno)))")
         }
         guard info.st_mode & 0o077 == 0 else {
             throw FleetError(
-                "--password-file \(path) is readable or writable by group or others (mode 0\(String(info.st_mode & 0o777, radix: 8))): refused (chmod 600 it)"
+                "\(option) \(path) is readable or writable by group or others (mode 0\(String(info.st_mode & 0o777, radix: 8))): refused (chmod 600 it)"
             )
         }
         var bytes: [UInt8]
-        do { bytes = try InputFile.read(path, limit: 65535) } catch { throw FleetError("--password-file \(error)") }
+        do { bytes = try InputFile.read(path, limit: 65535) } catch { throw FleetError("\(option) \(error)") }
         while let last = bytes.last, last == 10 || last == 13 { bytes.removeLast() }
         return bytes
     }

@@ -16,7 +16,12 @@ final class FleetConnection {
     private var lastSent: Double
     /// The largest packet the broker takes (its CONNACK's Maximum Packet Size), when it said.
     private(set) var brokerMaxPacket: Int?
+    /// QoS 1 messages sent before their PUBACKs: at most the broker's Receive Maximum (its
+    /// CONNACK's, 65535 when it says none), and 16.
+    private(set) var inFlight = 16
     let clientID: String
+    /// This connection's own topic, read back to know the broker sent everything before it.
+    private var marker: String { "servicehost/fleet/sync/\(clientID)" }
 
     static let keepAlive: UInt16 = 30
     /// The largest packet read: states, reports and rollouts are small; a bundle is never read.
@@ -51,6 +56,7 @@ final class FleetConnection {
                 throw FleetError(.unreachable, "\(broker) refused the connection: \(why) (CONNACK code \(code))")
             }
             if case .fourByte(let limit)? = properties[0x27] { brokerMaxPacket = Int(limit) }
+            if case .twoByte(let limit)? = properties[0x21] { inFlight = max(1, min(inFlight, Int(limit))) }
             return
         }
     }
@@ -63,21 +69,35 @@ final class FleetConnection {
     /// Publishes `payload` on `topic` at QoS 1 and waits for the broker's PUBACK (10 s at most);
     /// a refusal (an MQTT 5 reason code, e.g. `packetTooLarge`, `notAuthorized`) names the topic.
     func publish(_ topic: String, _ payload: [UInt8], retain: Bool) throws(FleetError) {
-        nextID = nextID == UInt16.max ? 1 : nextID + 1
-        let id = nextID
-        try send(.publish(MQTTPublish(topic: topic, payload: payload, qos: 1, retain: retain, id: id)))
-        let deadline = clock.now() + 10
-        while true {
+        try publish([(topic, payload)], retain: retain)
+    }
+
+    /// Publishes each message in order at QoS 1, up to ``inFlight`` of them before their PUBACKs
+    /// (rather than one round trip each: a wave's hosts get their desired state together), and
+    /// waits for every PUBACK (10 s at most since the last came); a refusal names the topic.
+    func publish(_ messages: [(topic: String, payload: [UInt8])], retain: Bool) throws(FleetError) {
+        var waiting: [UInt16: String] = [:]
+        var next = messages.startIndex
+        var deadline = clock.now() + 10
+        while next < messages.endIndex || !waiting.isEmpty {
+            while next < messages.endIndex && waiting.count < inFlight {
+                nextID = nextID == UInt16.max ? 1 : nextID + 1
+                let (topic, payload) = messages[next]
+                try send(.publish(MQTTPublish(topic: topic, payload: payload, qos: 1, retain: retain, id: nextID)))
+                waiting[nextID] = topic
+                next += 1
+            }
             guard let packet = try nextPacket(until: deadline) else {
+                let topic = waiting.values.sorted().first ?? ""
                 throw FleetError(.unreachable, "\(broker) did not acknowledge \(topic) within 10 s")
             }
             if case .publish(let message) = packet { arrived.append(message) }
-            if case .puback(id, let reason) = packet {
+            if case .puback(let id, let reason) = packet, let topic = waiting.removeValue(forKey: id) {
                 guard !MQTTReasonCode.isFailure(reason) else {
                     throw FleetError(
                         .refused, "\(broker) refused \(topic): \(MQTTReasonCode.name(reason, packet: "PUBACK"))")
                 }
-                return
+                deadline = clock.now() + 10
             }
         }
     }
@@ -86,7 +106,6 @@ final class FleetConnection {
     /// come (the broker sends them before a message published after the SUBACK, here one of our
     /// own on a topic of this connection's); those messages, in order.
     func retained(_ filters: [String]) throws(FleetError) -> [MQTTPublish] {
-        let marker = "servicehost/fleet/sync/\(clientID)"
         nextID = nextID == UInt16.max ? 1 : nextID + 1
         let id = nextID
         try send(.subscribe(id: id, filters: (filters + [marker]).map { MQTTSubscription($0, qos: 0) }))
@@ -107,13 +126,22 @@ final class FleetConnection {
                 break
             }
         }
-        try publish(marker, [], retain: false)
+        return try arrivedSoFar()
+    }
+
+    /// The messages on the subscribed topics that the broker had before now, without waiting for
+    /// a silence: a message of our own on this connection's marker topic (subscribed by
+    /// ``retained(_:)``) is published and read back, and the broker delivers in order.
+    func arrivedSoFar() throws(FleetError) -> [MQTTPublish] {
+        // QoS 0: the message coming back is the answer, no PUBACK to wait for.
+        try send(.publish(MQTTPublish(topic: marker, payload: [], qos: 0, retain: false)))
+        let deadline = clock.now() + 10
         var messages: [MQTTPublish] = []
         while let message = try receive(until: deadline) {
             if message.topic == marker { return messages }
             messages.append(message)
         }
-        throw FleetError(.unreachable, "\(broker) did not send the retained messages within 10 s")
+        throw FleetError(.unreachable, "\(broker) did not send the messages on its topics within 10 s")
     }
 
     /// The next message on a subscribed topic, or nil at `deadline`.
@@ -175,6 +203,7 @@ final class FleetConnection {
             case .failure(let error): throw FleetError(.unreachable, "\(error)")
             }
             guard count > 0 else { throw FleetError(.unreachable, "\(broker) closed the connection") }
+            BrokerAddress.acknowledgeNow(fd)
             reader.append(buffer[..<count])
         }
     }

@@ -10,6 +10,11 @@ import ServiceJSON
 /// `servicehost/bundles/<sha256>` (in pieces `…/<sha256>/0…N-1` when over `--chunk`), then its
 /// manifest (the desired state a rollout sets) on `servicehost/manifests/<sha256>`. Prints the
 /// digest.
+///
+/// Before anything is published, the signature is checked as the hosts will check it
+/// (``Host/verifyBundle(_:file:sha256:signer:)``: libcrypto, no cipher of our own) with `--key`'s
+/// public key or `--config`'s `trustedKeys` and `revokedKeys`: a `.tar` signed elsewhere needs
+/// one of them, a bundle signed here is checked when one is given.
 enum FleetPublish {
     /// The largest piece by default: half the bridge's default `maxPacket` (1 MiB).
     static let defaultChunk = 512 << 10
@@ -21,8 +26,20 @@ enum FleetPublish {
         print: (String) -> Void, note: (String) -> Void
     ) throws(FleetError) -> FleetCommand.ExitStatus {
         let path = invocation.operands[0]
-        let (bundle, signature) = try pack(path, sign: invocation.options.sign)
+        let options = invocation.options
+        let trust = try trust(options)
+        var info = stat()
+        if trust == nil, options.sign == nil, stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+            throw FleetError(
+                "\(path).minisig: not checked: give --key PUBLIC_KEY or --config FILE (the hosts' trusted keys), so a signature the hosts would refuse is not published"
+            )
+        }
+        let (bundle, signature) = try pack(path, sign: options.sign, password: try password(options))
         let digest = try sha256(bundle)
+        if let trust {
+            let file = options.sign == nil ? path + ".minisig" : "the signature made with \(options.sign ?? "")"
+            try check(bundle, name: path, signature: signature, file: file, digest: digest, trust: trust)
+        }
         let broker = try FleetConnection(connection, clock: clock)
         var chunk = invocation.options.chunk
         // The broker's own limit, with room for the topic and the header.
@@ -32,10 +49,10 @@ enum FleetPublish {
         if chunks == 1 {
             try broker.publish(source, bundle, retain: true)
         } else {
-            for index in 0..<chunks {
-                let piece = Array(bundle[(index * chunk)..<min(bundle.count, (index + 1) * chunk)])
-                try broker.publish("\(source)/\(index)", piece, retain: true)
-            }
+            try broker.publish(
+                (0..<chunks).map { index in
+                    ("\(source)/\(index)", Array(bundle[(index * chunk)..<min(bundle.count, (index + 1) * chunk)]))
+                }, retain: true)
         }
         let manifest: JSONValue = .object([
             "digest": .string(digest), "size": .number(Double(bundle.count)), "signature": .string(signature),
@@ -47,8 +64,66 @@ enum FleetPublish {
         return .done
     }
 
+    /// The keys `--key` (a public key file, or its base64 line) or `--config` (a services.json's
+    /// `trustedKeys` and `revokedKeys`) give, nil when neither is given.
+    static func trust(_ options: FleetCommand.Options) throws(FleetError) -> TrustSettings? {
+        if let config = options.config {
+            let configuration: HostConfiguration
+            do { configuration = try HostConfiguration.load(path: config) } catch {
+                throw FleetError("--config \(config): \(error)")
+            }
+            guard !configuration.trust.trustedKeys.isEmpty else {
+                throw FleetError("--config \(config) trusts no key (trustedKeys): its hosts take no bundle")
+            }
+            return configuration.trust
+        }
+        guard let key = options.key else { return nil }
+        // A file, or the key's line itself (`RW…`, as `minisign -P` takes it).
+        let file = access(key, F_OK) == 0 || !key.hasPrefix("RW") ? try read(key, limit: Minisign.maxFileSize + 1) : nil
+        let parsed: Minisign.PublicKey
+        do throws(Minisign.FormatError) {
+            if let file {
+                parsed = try Minisign.PublicKey(file: file)
+            } else {
+                parsed = try Minisign.PublicKey(base64: key)
+            }
+        } catch {
+            throw FleetError("--key \(key): \(error.reason)")
+        }
+        var trust = TrustSettings()
+        trust.trustedKeys = [.init(name: nil, keyID: parsed.keyID, key: parsed.key)]
+        return trust
+    }
+
+    /// `--key-password-file`'s password, nil when not given.
+    static func password(_ options: FleetCommand.Options) throws(FleetError) -> [UInt8]? {
+        try options.keyPasswordFile.map { path throws(FleetError) in
+            try FleetCommand.password(path, option: "--key-password-file")
+        }
+    }
+
+    /// Checks `signature` over `bundle` with `trust` as a host does; refuses naming `file` and
+    /// the reason.
+    static func check(
+        _ bundle: [UInt8], name: String, signature: String, file: String, digest: String, trust: TrustSettings
+    ) throws(FleetError) {
+        let verdict: Host.BundleVerdict
+        do throws(Host.BundleVerdict) {
+            let signer = try Host.bundleSigner(signature, trust: trust)
+            verdict = Host.verifyBundle(bundle, file: name, sha256: digest, signer: signer)
+        } catch {
+            verdict = error
+        }
+        guard verdict.verified else {
+            throw FleetError(
+                "\(file): refused, the hosts would not take it (\(verdict.reason ?? "")): \(verdict.detail ?? "")")
+        }
+    }
+
     /// The bundle's bytes and its minisign signature file's text.
-    static func pack(_ path: String, sign key: String?) throws(FleetError) -> ([UInt8], String) {
+    static func pack(_ path: String, sign key: String?, password: [UInt8]? = nil) throws(FleetError) -> (
+        [UInt8], String
+    ) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw FleetError("\(path): \(String(cString: strerror(errno)))") }
         let bundle: [UInt8]
@@ -73,7 +148,7 @@ enum FleetPublish {
             }
             return (bundle, String(decoding: signature, as: UTF8.self))
         }
-        return (bundle, try self.sign(bundle, with: key))
+        return (bundle, try self.sign(bundle, with: key, password: password))
     }
 
     static let maxBundle = BundleArchive.maxBytes + (1 << 20)
@@ -119,9 +194,11 @@ enum FleetPublish {
         return files
     }
 
-    /// Signs `bundle` with `minisign -S` and the secret key `key` (a key without a password,
-    /// `minisign -G -W`: nothing is asked); the signature file's text.
-    static func sign(_ bundle: [UInt8], with key: String) throws(FleetError) -> String {
+    /// Signs `bundle` with `minisign -S` and the secret key `key`; the signature file's text.
+    /// A key with a password gets `password` on minisign's standard input; without one,
+    /// minisign asks on the terminal when there is one (a key without a password, `minisign -G
+    /// -W`, is asked nothing).
+    static func sign(_ bundle: [UInt8], with key: String, password: [UInt8]? = nil) throws(FleetError) -> String {
         guard access(key, R_OK) == 0 else { throw FleetError("--sign \(key): \(String(cString: strerror(errno)))") }
         var template = Array("\(temporaryBase())/servicehost-publish.XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
@@ -139,16 +216,23 @@ enum FleetPublish {
         let written = bundle.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)
         guard written == bundle.count else { throw FleetError("\(file): \(String(cString: strerror(errno)))") }
+        let input: ChildCommand.Input =
+            password.map { .bytes($0 + [10]) }
+            ?? (isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1 ? .terminal : .none)
         let result: ChildCommand.Result
         do {
             result = try ChildCommand.run(
-                "minisign", ["-S", "-s", key, "-m", file, "-x", file + ".minisig"], mergingErrors: true)
+                "minisign", ["-S", "-s", key, "-m", file, "-x", file + ".minisig"], mergingErrors: true, input: input)
         } catch {
             throw FleetError("--sign: cannot run minisign (install it: apt-get install minisign): \(error)")
         }
         guard result.status == 0 else {
-            throw FleetError(
-                "--sign \(key): minisign exited with status \(result.status): \(result.output.trimmingCharacters())")
+            let said = result.output.trimmingCharacters()
+            // minisign read no password: standard input was /dev/null.
+            let hint =
+                said.contains("get_password") && password == nil
+                ? " (the key has a password: run on a terminal, or give --key-password-file FILE)" : ""
+            throw FleetError("--sign \(key): minisign exited with status \(result.status): \(said)\(hint)")
         }
         return String(decoding: try read(file + ".minisig", limit: 16384), as: UTF8.self)
     }

@@ -3,7 +3,8 @@ import MQTTCodec
 import ServiceJSON
 
 /// `host fleet rollout DIGEST --hosts GLOB|--file LIST --waves 1,10%,50%,100% --max-failures N
-/// --wait 5m` (issue 41): sets each host's retained `servicehost/<id>/desired` to the bundle's
+/// --wait 5m` (issue 41): sets each host's retained `servicehost/<id>/desired` (under `--prefix`'s
+/// root instead when given) to the bundle's
 /// manifest wave by wave, and waits for every host of a wave to report (`…/reported`) the
 /// deploy of that digest `applied`, `rolledBack` or `refused`; a host silent past `--wait`
 /// counts as a failure (`noReport`), so no wave waits for ever. When the failures are more than
@@ -31,7 +32,8 @@ struct FleetRollout {
         let options = invocation.options
         let digest = invocation.operands.first
         let broker = try FleetConnection(connection, clock: clock)
-        var view = FleetView(try broker.retained(FleetView.filters(digest: digest)))
+        let root = options.prefix
+        var view = FleetView(try broker.retained(FleetView.filters(root: root, digest: digest)), root: root)
         var record: FleetRolloutRecord
         if let current = view.rollout, current.status == "running", options.resume || current.digest == digest {
             record = current
@@ -69,16 +71,15 @@ struct FleetRollout {
             let index = record.wave
             let members = record.members(index)
             // A cancel that came since the last wave ends the rollout before another is set.
-            while let message = try broker.receive(until: clock.now() + 0.1) { view.take(message) }
+            for message in try broker.arrivedSoFar() { view.take(message) }
             if let cancelled = Self.cancelled(view, record) { return cancelled }
             for host in members where record.previous[host] == nil { record.previous[host] = view.desired[host] ?? "" }
             record.status = "running"
             try save(&record, broker)
             let label = "wave \(index + 1)/\(record.waves.count)"
             print("\(label): \(members.count) host\(members.count == 1 ? "" : "s"): \(Self.list(members))")
-            for host in members {
-                try broker.publish("servicehost/\(host)/desired", Array(record.desired.utf8), retain: true)
-            }
+            try broker.publish(
+                members.map { (FleetView.topic($0, "desired", root: root), Array(record.desired.utf8)) }, retain: true)
             var outcomes: [String: FleetRolloutRecord.Outcome] = [:]
             for host in members { outcomes[host] = view.outcome(host, digest: record.digest) }
             let deadline = clock.now() + record.wait
@@ -102,10 +103,11 @@ struct FleetRollout {
             print("\(label): \(applied.count) applied, \(failed.count) failed")
             for failure in failed { print("  " + Self.text(failure)) }
             if record.failures.count > record.maxFailures {
-                for host in members {
-                    try broker.publish(
-                        "servicehost/\(host)/desired", Array((record.previous[host] ?? "").utf8), retain: true)
-                }
+                try broker.publish(
+                    members.map {
+                        (FleetView.topic($0, "desired", root: root), Array((record.previous[$0] ?? "").utf8))
+                    },
+                    retain: true)
                 record.status = "stopped"
                 try save(&record, broker)
                 print(
@@ -153,7 +155,7 @@ struct FleetRollout {
         let hosts = view.hosts.filter { fnmatch(glob, $0, 0) == 0 }
         guard !hosts.isEmpty else {
             throw FleetError(
-                "--hosts \(glob): no host on \(connection.broker) matches (\(view.hosts.count) seen on servicehost/+/state)"
+                "--hosts \(glob): no host on \(connection.broker) matches (\(view.hosts.count) seen on \(view.root)/+/state)"
             )
         }
         return hosts
@@ -199,27 +201,35 @@ struct FleetRollout {
         try broker.publish(FleetRolloutRecord.topic, Array(record.json().serialized.utf8), retain: true)
     }
 
-    /// `host fleet cancel`: the rollout in progress ends; the hosts of its wave in progress are
-    /// put back to their previous desired state (earlier waves keep theirs).
-    static func cancel(connection: FleetCommand.Connection, clock: FleetClock, print: (String) -> Void)
-        throws(FleetError) -> FleetCommand.ExitStatus
-    {
+    /// `host fleet cancel`: the rollout in progress ends. The hosts of its wave in progress that
+    /// have not reported the bundle `applied` are put back to their previous desired state (one
+    /// downloading stops; one in probation deploys the previous bundle when it ends); those that
+    /// have keep it, as earlier waves do: its probation passed, and putting them back would be a
+    /// second deploy nobody asked for (`host fleet rollout` of the previous digest does that).
+    static func cancel(
+        connection: FleetCommand.Connection, root: String, clock: FleetClock, print: (String) -> Void
+    ) throws(FleetError) -> FleetCommand.ExitStatus {
         let broker = try FleetConnection(connection, clock: clock)
-        let view = FleetView(try broker.retained([FleetRolloutRecord.topic]))
+        let view = FleetView(try broker.retained(FleetView.filters(root: root)), root: root)
         guard var record = view.rollout, record.status == "running" else {
             throw FleetError(
                 "no rollout in progress to cancel (\(FleetRolloutRecord.topic): \(view.rollout?.status ?? "none"))")
         }
         let members = record.members(record.wave)
-        for host in members {
-            try broker.publish("servicehost/\(host)/desired", Array((record.previous[host] ?? "").utf8), retain: true)
+        let applied = members.filter {
+            view.outcome($0, digest: record.digest)?.status == "applied" && !record.applied.contains($0)
         }
+        let back = members.filter { !applied.contains($0) && !record.applied.contains($0) }
+        try broker.publish(
+            back.map { (FleetView.topic($0, "desired", root: root), Array((record.previous[$0] ?? "").utf8)) },
+            retain: true)
+        record.applied += applied
         record.status = "cancelled"
         record.updatedAt = clock.wall()
         try broker.publish(FleetRolloutRecord.topic, Array(record.json().serialized.utf8), retain: true)
         print(
-            "cancelled the rollout of \(record.digest) at wave \(record.wave + 1)/\(record.waves.count); \(members.count) host\(members.count == 1 ? "" : "s") put back to their previous desired state"
-        )
+            "cancelled the rollout of \(record.digest) at wave \(record.wave + 1)/\(record.waves.count); \(back.count) host\(back.count == 1 ? "" : "s") put back to their previous desired state"
+                + (applied.isEmpty ? "" : ", \(applied.count) keep it (applied: \(list(applied)))"))
         return .done
     }
 

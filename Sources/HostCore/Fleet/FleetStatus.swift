@@ -11,7 +11,8 @@ enum FleetStatus {
         print: (String) -> Void
     ) throws(FleetError) -> FleetCommand.ExitStatus {
         let broker = try FleetConnection(connection, clock: clock)
-        let view = FleetView(try broker.retained(FleetView.filters()))
+        let root = invocation.options.prefix
+        let view = FleetView(try broker.retained(FleetView.filters(root: root)), root: root)
         let glob = invocation.operands.first ?? "*"
         let hosts = view.hosts.filter { fnmatch(glob, $0, 0) == 0 }
         if invocation.options.json {

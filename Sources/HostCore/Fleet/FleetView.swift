@@ -12,21 +12,30 @@ struct FleetView {
     var desired: [String: String] = [:]
     var manifests: [String: String] = [:]
     var rollout: FleetRolloutRecord?
+    /// Where the hosts' topics are, `<root>/<hostId>/…` (`--prefix`; the bridges' `prefix`
+    /// setting without the host id): `servicehost` by default.
+    let root: String
 
-    /// The topics read.
-    static func filters(digest: String? = nil) -> [String] {
-        [FleetRolloutRecord.topic, "servicehost/+/state", "servicehost/+/reported", "servicehost/+/desired"]
+    static let defaultRoot = "servicehost"
+
+    /// The topics read, the hosts' under `root`.
+    static func filters(root: String = defaultRoot, digest: String? = nil) -> [String] {
+        [FleetRolloutRecord.topic, "\(root)/+/state", "\(root)/+/reported", "\(root)/+/desired"]
             + (digest.map { [FleetPublish.manifestsPrefix + $0] } ?? [])
     }
 
     /// Topics under `servicehost/` that are no host's.
     static let reserved: Set<String> = ["all", "bundles", "manifests", "rollouts", "fleet"]
 
-    init(_ messages: [MQTTPublish] = []) {
+    init(_ messages: [MQTTPublish] = [], root: String = defaultRoot) {
+        self.root = root
         for message in messages { take(message) }
     }
 
-    /// The host a message is about, when it is one of `servicehost/<id>/<kind>`'s.
+    /// The topic of `host`'s `kind` (`state`, `reported`, `desired`).
+    static func topic(_ host: String, _ kind: String, root: String) -> String { "\(root)/\(host)/\(kind)" }
+
+    /// The host a message is about, when it is one of `<root>/<id>/<kind>`'s.
     mutating func take(_ message: MQTTPublish) {
         let text = String(decoding: message.payload, as: UTF8.self)
         if message.topic == FleetRolloutRecord.topic {
@@ -37,10 +46,13 @@ struct FleetView {
             manifests[String(message.topic.dropFirst(FleetPublish.manifestsPrefix.count))] = text
             return
         }
-        let parts = message.topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "servicehost", !Self.reserved.contains(String(parts[1])) else { return }
-        let host = String(parts[1])
-        switch parts[2] {
+        guard message.topic.hasPrefix(root + "/") else { return }
+        let parts = message.topic.dropFirst(root.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty else { return }
+        let host = String(parts[0])
+        // Under `servicehost/`, the fleet's own topics are no host's.
+        if root == Self.defaultRoot, Self.reserved.contains(host) { return }
+        switch parts[1] {
         case "state":
             if message.payload.isEmpty {
                 online[host] = nil

@@ -1,7 +1,8 @@
 // Fuzz target `fleet`: what `host fleet` reads from the broker, which any client of it can
 // publish (issue 41): the rollout's record retained on `servicehost/rollouts/current` (resumed
 // from, its waves sliced), and a host's retained state, report and desired state as the
-// fleet's view reads them (outcomes, failing services). scripts/fuzz builds it.
+// fleet's view reads them (outcomes, failing services), and any topic under the hosts' root
+// (`servicehost`, or `--prefix`'s). scripts/fuzz builds it.
 import Glibc
 import MQTTCodec
 import ServiceJSON
@@ -19,17 +20,22 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             fatalError("fleet: a record does not read back: \(text)")
         }
     }
-    // The same bytes as each retained message of one host, then read as the status does.
-    var view = FleetView()
-    for kind in ["state", "reported", "desired"] {
-        view.take(MQTTPublish(topic: "servicehost/h1/\(kind)", payload: bytes, retain: true))
+    // The same bytes as each retained message of one host, then read as the status does; and
+    // as a topic (any client picks its topics); under the default root and a `--prefix` one.
+    for root in [FleetView.defaultRoot, "site/a"] {
+        var view = FleetView([], root: root)
+        view.take(MQTTPublish(topic: text, payload: Array(#"{"status":"online"}"#.utf8), retain: true))
+        view.take(MQTTPublish(topic: root + "/" + text, payload: bytes, retain: true))
+        for kind in ["state", "reported", "desired"] {
+            view.take(MQTTPublish(topic: FleetView.topic("h1", kind, root: root), payload: bytes, retain: true))
+        }
+        view.take(MQTTPublish(topic: FleetRolloutRecord.topic, payload: bytes, retain: true))
+        for host in view.hosts {
+            _ = view.failing(host)
+            _ = view.outcome(host, digest: String(repeating: "a", count: 64))
+        }
+        _ = FleetStatus.json(view, hosts: view.hosts).serialized
+        _ = FleetStatus.text(view, hosts: view.hosts)
     }
-    view.take(MQTTPublish(topic: FleetRolloutRecord.topic, payload: bytes, retain: true))
-    for host in view.hosts {
-        _ = view.failing(host)
-        _ = view.outcome(host, digest: String(repeating: "a", count: 64))
-    }
-    _ = FleetStatus.json(view, hosts: view.hosts).serialized
-    _ = FleetStatus.text(view, hosts: view.hosts)
     return 0
 }
