@@ -69,6 +69,8 @@ struct MQTTBridgeTests {
         #expect(Self.deliveries(of: 1, in: two) == 0 && Self.deliveries(of: 2, in: two) == 1)
         // A clean stop leaves `offline` retained, as the will does for a dead host.
         #expect(try broker.retained("servicehost/h1/state") == "offline")
+        // A host that never ran has nothing retained (and asking returns: see Mosquitto.retained).
+        #expect(try broker.retained("servicehost/h9/state") == nil)
     }
 
     @Test func killedWhileQoS1PushesArePublished_everyPushIsDeliveredExactlyOnce() throws {

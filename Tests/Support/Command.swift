@@ -63,6 +63,9 @@ public enum Command {
         /// The process id.
         public var pid: Int32 { process.processIdentifier }
 
+        /// Whether the process has not exited yet.
+        public var isRunning: Bool { process.isRunning }
+
         /// Sends `signal` to the process.
         public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
