@@ -197,7 +197,7 @@ extension Host {
     ) -> BundleVerdict {
         let parsed = signer.signature
         let keyID = parsed.keyIDText
-        let actual = PluginTrust.hex(digest)
+        let actual = Hex.string(digest)
         guard actual == sha256.lowercased() else {
             return .refused("digestMismatch", "\(file) has SHA-256 \(actual), the desired state says \(sha256)")
         }
@@ -258,7 +258,7 @@ extension Host {
                 let digest = bytes.withUnsafeBytes({ crypto.sha256($0) })
             else { continue }
             PluginTrust.cache.setSHA256(identity, digest: digest, path: service.path)
-            digests[service.id] = PluginTrust.hex(digest)
+            digests[service.id] = Hex.string(digest)
         }
         PluginTrust.cache.save()
         return digests

@@ -249,7 +249,7 @@ enum FleetPublish {
             guard let digest = bytes.withUnsafeBytes({ crypto.sha256($0) }) else {
                 throw FleetError("cannot hash the bundle: EVP_Digest(SHA-256) failed")
             }
-            return PluginTrust.hex(digest)
+            return Hex.string(digest)
         }
     }
 

@@ -60,7 +60,7 @@ struct FleetRollout {
             var desired = (try? JSONValue(parsing: Array(manifest.utf8)))?.objectValue ?? [:]
             if let probation = options.probation { desired["probation"] = .number(probation) }
             record = FleetRolloutRecord(
-                id: PluginTrust.hex((0..<8).map { _ in UInt8.random(in: 0...255) }), digest: digest,
+                id: Hex.string((0..<8).map { _ in UInt8.random(in: 0...255) }), digest: digest,
                 desired: JSONValue.object(desired).serialized, hosts: hosts, waves: waves,
                 maxFailures: options.maxFailures, wait: options.wait, startedAt: clock.wall())
             print(

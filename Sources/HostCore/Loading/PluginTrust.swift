@@ -195,10 +195,8 @@ enum PluginTrust {
             throw .cryptoUnavailable("EVP_Digest(SHA-256) failed")
         }
         cache.setSHA256(plugin.identity, digest: digest, path: plugin.path)
-        return hex(digest)
+        return Hex.string(digest)
     }
-
-    static func hex(_ bytes: [UInt8]) -> String { Hex.string(bytes) }
 
     private static func library() throws(LoadFailure.Reason) -> LibCrypto {
         switch LibCrypto.shared {

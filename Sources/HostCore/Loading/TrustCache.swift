@@ -1,5 +1,6 @@
 import Glibc
 import Locking
+import ServiceJSON
 
 /// Verdicts of ``PluginTrust`` by plugin file identity: in memory for this process, and for
 /// later starts in one file of the shared store of copies (``CopyStore``), `STORE/.verdicts`
@@ -38,7 +39,7 @@ final class TrustCache: Sendable {
 
     /// The file's SHA-256 in hex, when known.
     func sha256(_ identity: FileIdentity) -> String? {
-        entry(identity)?.sha256.map(PluginTrust.hex)
+        entry(identity)?.sha256.map { Hex.string($0) }
     }
 
     /// The signature that verified for the file, when one did.
