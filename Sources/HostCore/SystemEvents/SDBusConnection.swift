@@ -16,7 +16,12 @@ final class SDBusConnection {
     private let library: SDBusLibrary
     private let bus: SDBusLibrary.Bus
     private var watch: MainLoop.Watch?
+    // One timer for the connection's life, moved to sd-bus's next deadline when it changes:
+    // a timer made and cancelled at every pump was a cost on every message.
     private var timer: DispatchSourceTimer?
+    // The deadline `timer` is set for (µs of CLOCK_MONOTONIC, as sd_bus_get_timeout says);
+    // UInt64.max while it is not set (never set, fired, or no deadline).
+    private var armedDeadline = UInt64.max
     // sd_bus_process may not be re-entered (a callback that makes a call pumps again): a pump
     // asked for while one runs is done by the running one's loop.
     private var pumping = false
@@ -101,19 +106,36 @@ final class SDBusConnection {
     }
 
     private func armTimeout() {
-        timer?.cancel()
-        timer = nil
         var deadline: UInt64 = 0
-        guard library.getTimeout(bus, &deadline) >= 0, deadline != UInt64.max else { return }
+        if library.getTimeout(bus, &deadline) < 0 { deadline = .max }
+        guard deadline != armedDeadline else { return }
+        armedDeadline = deadline
+        let timer = self.timer ?? makeTimer()
+        guard deadline != .max else {
+            timer.schedule(deadline: .distantFuture)
+            return
+        }
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
         let delay = deadline > nowMicroseconds ? deadline - nowMicroseconds : 0
-        let timer = DispatchSource.makeTimerSource(queue: .main)
         timer.schedule(deadline: .now() + .microseconds(Int(min(delay, UInt64(Int32.max)))))
-        timer.setEventHandler { [weak self] in MainActor.assumeIsolated { self?.pump() } }
+    }
+
+    private func makeTimer() -> DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: .main)
+        timer.setEventHandler { [weak self] in
+            MainActor.assumeIsolated {
+                // Fired: not set any more, so the pump sets it again even for the same deadline
+                // (a timer may fire a little early).
+                self?.armedDeadline = .max
+                self?.pump()
+            }
+        }
+        timer.schedule(deadline: .distantFuture)
         timer.resume()
         self.timer = timer
+        return timer
     }
 
     // MARK: Signals
