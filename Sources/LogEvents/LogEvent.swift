@@ -70,6 +70,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
     case reloadDone = "reload.done"
     case reloadFailed = "reload.failed"
     case reloadRequested = "reload.requested"
+    case reloadRestartNeeded = "reload.restartNeeded"
     case reloadStateHandedOver = "reload.stateHandedOver"
     case reloadStateRefused = "reload.stateRefused"
     case requestConflict = "request.conflict"
@@ -200,6 +201,7 @@ public enum LogEvent: String, CaseIterable, Sendable {
         case .reloadDone: ["added", "removed", "replaced", "reconfigured"]
         case .reloadFailed: []
         case .reloadRequested: []
+        case .reloadRestartNeeded: ["service", "keys"]
         case .reloadStateHandedOver: ["service", "bytes", "version"]
         case .reloadStateRefused: ["service", "bytes", "limit", "reason"]
         case .requestConflict: ["service", "name", "answerer"]

@@ -18,6 +18,9 @@ struct DispatchRow {
     /// Service calls per repetition of each mechanism.
     let callsPerRep: Int
 
+    // (a)'s target is issue 37's "done when" (≤ 2× at 1, 10 and 100 services); its table of
+    // figures said 1.5×, which the rows before carried.
+
     /// The dispatcher's target against the C floor (issue 10): 4× at 1 service, 2× at 10, 1.2× at 100.
     static func floorTarget(_ count: Int) -> Double { count <= 1 ? 4 : count <= 10 ? 2 : 1.2 }
 
@@ -79,7 +82,7 @@ struct DispatchRow {
             rows += [
                 .paired(
                     row: "1", measured: "\(label) vs (a) Swift `[any Service]` array", unit: .nanoseconds,
-                    ours: oursSamples, baseline: samples[1], target: "≤ 1.5×", maxRatio: 1.5),
+                    ours: oursSamples, baseline: samples[1], target: "≤ 2×", maxRatio: 2),
                 .paired(
                     row: "1", measured: "\(label) vs (b) `NotificationCenter.post`", unit: .nanoseconds,
                     ours: oursSamples, baseline: samples[2], target: "≤ 0.05× (20× faster)", maxRatio: 0.05),

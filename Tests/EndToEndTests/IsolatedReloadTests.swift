@@ -45,4 +45,39 @@ import Testing
         #expect(retired.count == 1 && retired.first?.int("pid") == old, "\(host.records.text)")
         #expect(retired.first?.strings("services") == ["test.b"] && retired.first?.string("path") == host.lib + "/b.so")
     }
+
+    /// The isolation keys are read at start: a reload whose configuration moves a service into a
+    /// worker, sandboxes it or changes its deadline does not apply that, and says so in its reply
+    /// (`restartNeeded`) and log (`reload.restartNeeded` with the keys); the services run where
+    /// they did. A reload with nothing of the kind changed says nothing.
+    @Test func aReloadThatChangesIsolationKeys_namesWhatNeedsARestart() throws {
+        let host = try IsolatedHost()
+        try host.probe("a", ["PROBE_ID=\"test.a\""])
+        try host.probe("b", ["PROBE_ID=\"test.b\""])
+        let config = try host.file("services.json", #"{"services": {"test.b": {"isolation": "process"}}}"#)
+        try host.start(["--config", config])
+        let worker = try #require(try host.service("test.b")?["pid"] as? Int)
+        #expect(try host.service("test.a")?["pid"] == nil, "test.a runs in the host's process")
+
+        let unchanged = try host.ctlJSON("reload")
+        #expect(unchanged.status == 0 && unchanged.reply["restartNeeded"] == nil, "\(unchanged.reply)")
+
+        _ = try host.file(
+            "services.json",
+            #"""
+            {"services": {"test.a": {"isolation": "process"},
+                          "test.b": {"isolation": "process", "eventTimeout": 3, "sandbox": {"tasksMax": 64}}}}
+            """#)
+        let reload = try host.ctlJSON("reload")
+        #expect(reload.status == 0, "\(reload.reply)")
+        #expect(reload.reply["restartNeeded"] as? [String] == ["test.a", "test.b"], "\(reload.reply)")
+        #expect(try host.service("test.a")?["pid"] == nil, "test.a was moved into a worker by a reload")
+        #expect(try host.service("test.b")?["pid"] as? Int == worker, "test.b's worker was replaced")
+
+        let result = host.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = host.records.named(.reloadRestartNeeded)
+        let keys = Dictionary(lines.map { ($0.string("service") ?? "", $0.strings("keys") ?? []) }, uniquingKeysWith: +)
+        #expect(keys == ["test.a": ["isolation"], "test.b": ["sandbox", "eventTimeout"]], "\(host.records.text)")
+    }
 }

@@ -94,7 +94,8 @@ public final class ControlHandler {
                 let report = try host.reload()
                 let reload = ControlReply.Reload(
                     added: report.added, removed: report.removed, replaced: report.replaced,
-                    failures: report.failures.map(\.description), reconfigured: report.reconfigured)
+                    failures: report.failures.map(\.description), reconfigured: report.reconfigured,
+                    restartNeeded: report.restartNeeded)
                 respond(ControlReply(.reload(reload)), .keepRunning)
             } catch {
                 refuse("reload failed, nothing changed: \(error)")

@@ -15,7 +15,7 @@ enum ControlKey: String {
     case version, path, priority, events, subscriptions, sceneRoles, lastError, retiredCopies, stuckIn, failure
     case activation, activatedBy, health
     // `reload`.
-    case added, removed, replaced, failures, reconfigured
+    case added, removed, replaced, failures, reconfigured, restartNeeded
     // Event replies.
     case handled, receivers, handledBy, answers, result, presentation, note
     // Scene replies.

@@ -46,7 +46,8 @@ extension ControlReply {
             return .reload(
                 Reload(
                     added: json.strings(.added), removed: json.strings(.removed), replaced: json.strings(.replaced),
-                    failures: json.strings(.failures), reconfigured: json.strings(.reconfigured)))
+                    failures: json.strings(.failures), reconfigured: json.strings(.reconfigured),
+                    restartNeeded: json.strings(.restartNeeded)))
         }
         if let count = json[.services]?.intValue {
             return .status(

@@ -61,6 +61,7 @@ extension ControlReply {
             if !reload.reconfigured.isEmpty { object.strings("reconfigured", reload.reconfigured, &out) }
             object.strings("removed", reload.removed, &out)
             object.strings("replaced", reload.replaced, &out)
+            if !reload.restartNeeded.isEmpty { object.strings("restartNeeded", reload.restartNeeded, &out) }
             if snapshot { object.bool("snapshot", true, &out) }
         case .moved(let state):
             if let error { object.string("error", error, &out) }

@@ -208,6 +208,9 @@ public struct ControlReply: Sendable, Equatable {
         /// The services told of changed settings by didChangeSettings, not restarted (present
         /// in the reply when not empty; those restarted with new settings are `replaced`).
         public var reconfigured: [String] = []
+        /// The services whose isolation keys changed, which the reload did not apply (present
+        /// when not empty; ``LoadReport/restartNeeded``).
+        public var restartNeeded: [String] = []
     }
 
     /// A `scene` reply: the app state after it, and the scene, the list, or what came of
@@ -298,6 +301,7 @@ extension ControlReply {
             object[.replaced] = .strings(reload.replaced)
             object[.failures] = .strings(reload.failures)
             if !reload.reconfigured.isEmpty { object[.reconfigured] = .strings(reload.reconfigured) }
+            if !reload.restartNeeded.isEmpty { object[.restartNeeded] = .strings(reload.restartNeeded) }
         case .moved(let state):
             object[.state] = .string(state)
             object[.handled] = true

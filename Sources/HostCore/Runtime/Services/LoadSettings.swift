@@ -44,4 +44,8 @@ public struct LoadReport: Sendable {
     public var replaced: [String] = []
     /// Services told of changed settings by didChangeSettings and kept running (reload).
     public var reconfigured: [String] = []
+    /// Services whose configuration now asks for another place to run or other supervision
+    /// (`isolation`, `sandbox`, `eventTimeout`, `restartResetAfter`, `trusted`), which a reload
+    /// does not apply: each keeps what it started with until the host restarts (reload).
+    public var restartNeeded: [String] = []
 }

@@ -111,8 +111,36 @@ extension ServiceSet {
         // A failed reload above changed nothing: only now does a kept slot take its new configuration.
         let live = reconfiguring.filter { item in opened.contains { $0 === item.slot } }
         report.reconfigured = live.map(\.slot.id)
+        report.restartNeeded = startOnlyChanges(in: opened)
         return ReloadChange(
             slots: opened, dormant: waiting, leaving: leaving, arriving: arriving, reconfiguring: live, report: report)
+    }
+
+    /// The services of `running` whose configuration's isolation keys now differ from what the
+    /// host started with (they are read once, at start), each logged with the keys: a reload
+    /// that seemed to move a service into a worker or sandbox it, and did not, says so.
+    private func startOnlyChanges(in running: [ServiceSlot]) -> [String] {
+        guard let started = isolation?.settings else { return [] }
+        var now = started
+        now.adopt(configuration)
+        var changed: [String] = []
+        for slot in running {
+            let id = slot.id
+            var keys: [String] = []
+            if now.isolation(for: id) != started.isolation(for: id) { keys.append("isolation") }
+            if now.sandbox(for: id) != started.sandbox(for: id) { keys.append("sandbox") }
+            if now.eventTimeout(for: id) != started.eventTimeout(for: id) { keys.append("eventTimeout") }
+            if now.restartResetAfter(for: id) != started.restartResetAfter(for: id) { keys.append("restartResetAfter") }
+            if now.policies[id]?.trusted != started.policies[id]?.trusted { keys.append("trusted") }
+            guard !keys.isEmpty else { continue }
+            changed.append(id)
+            log.warn(
+                "host",
+                "service \(id): \(keys.joined(separator: ", ")) changed in the configuration; a reload does not apply "
+                    + "\(keys.count == 1 ? "it" : "them"), the host's next start does",
+                event: .reloadRestartNeeded, .string("service", id), .strings("keys", keys))
+        }
+        return changed
     }
 
     /// Whether two configurations of one service differ in their settings only (any other key
