@@ -342,6 +342,9 @@ public enum CtlCommand {
             if let live = report?.reconfigured, !live.isEmpty {
                 lines.append("settings delivered live: \(live.joined(separator: ", "))")
             }
+            if let waiting = report?.restartNeeded, !waiting.isEmpty {
+                lines.append("restart needed (isolation keys read at start): \(waiting.joined(separator: ", "))")
+            }
             lines += (report?.failures ?? []).map { "failed: \($0)" }
             return lines.joined(separator: "\n")
         default:
