@@ -116,6 +116,11 @@ struct FleetRolloutRow {
             try write(
                 logs + "/start", Array("\(now.tv_sec).\(String(now.tv_nsec / 1_000_000 + 1000).dropFirst())\n".utf8))
         }
+        // CPU time around the first rollout: the hosts', the broker's, and the `host fleet`
+        // processes' (reaped children), against the wall time (two cores here: the bound).
+        let hostsCPU = hosts.compactMap { $0.cpuSeconds() }.reduce(0, +)
+        let brokerCPU = mosquitto.cpuSeconds() ?? 0
+        let fleetCPU = Self.childrenCPU()
         let start = nowNanoseconds()
         let digest =
             try output(host, ["fleet", "publish", root + "/set", "--sign", root + "/k.key", "--broker", broker])
@@ -128,6 +133,19 @@ struct FleetRolloutRow {
         }
         _ = try output(host, rolloutArguments(digest))
         let ours = nowNanoseconds() - start
+        let hostsUsed = hosts.map { $0.cpuSeconds() ?? 0 }
+        let cpu = (
+            hosts: hostsUsed.reduce(0, +) - hostsCPU, broker: (mosquitto.cpuSeconds() ?? 0) - brokerCPU,
+            fleet: Self.childrenCPU() - fleetCPU
+        )
+        progress(
+            "fleet rollout: wall \(Int(ours / 1e6)) ms (probation included); CPU \(Int(cpu.hosts * 1e3)) ms in the "
+                + "\(count) hosts, \(Int(cpu.broker * 1e3)) ms in mosquitto, \(Int(cpu.fleet * 1e3)) ms in `host fleet`"
+        )
+        raw += [
+            ("fleet.rollout.cpu.hosts", cpu.hosts * 1e9), ("fleet.rollout.cpu.mosquitto", cpu.broker * 1e9),
+            ("fleet.rollout.cpu.fleet", cpu.fleet * 1e9),
+        ]
         let after = try hosts.map(Self.resident)
 
         for _ in 0..<count {
@@ -201,6 +219,14 @@ struct FleetRolloutRow {
                     "fleet rollout, \(count) hosts: memory per host, a third rollout (VmRSS after it vs after the second; spread over the hosts)",
                 unit: .bytes, ours: third, baseline: second, target: "unchanged beyond the noise"),
         ]
+    }
+
+    /// The CPU time, user and system, of the runner's children reaped so far, in seconds.
+    private static func childrenCPU() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// A host's resident set size in bytes.
