@@ -46,6 +46,8 @@ final class FleetAgent: Sendable {
         /// A desired state that came while another deploy was in probation: fetched at its end.
         var pending: FleetDesired?
         var stopped = false
+        /// Whether this copy of the bridge fetched a bundle (or was asked to) since it started.
+        var fetched = false
         /// The last reported state published, and whether the refresh is running.
         var lastReported: [UInt8]?
         var refreshing = false
@@ -150,14 +152,48 @@ final class FleetAgent: Sendable {
                 return
             }
             if let download = state.withLock({ $0.download }), download.desired == desired { return }
+            let replaced = state.withLock { state in
+                defer { state.fetched = true }
+                return !state.fetched
+            }
+            if replaced, record.digest == desired.digest,
+                record.status == "downloading" || record.status == "verifying"
+            {
+                // This copy fetched nothing yet, and the store says the bundle was on its way to
+                // the deploy: the deploy may have started this copy (a bundle bringing another
+                // bridge), its probation running.
+                return follow(desired, after: record.runningGeneration)
+            }
             fetch(desired)
         }
+    }
+
+    /// A copy of the bridge started by the deploy of `desired` (the bundle brought it): the
+    /// copy it replaced cannot say how the probation ends, so this one follows it, asking the
+    /// host every ``watchInterval`` seconds. No deploy newer than `running` in probation: the
+    /// bundle never reached it (a stop cut its download or check short), and it is fetched.
+    private func follow(_ desired: FleetDesired, after running: Int?) {
+        let asked = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+            queue.async { [self] in
+                guard let generation = reply["deploy"]?["probation"]?["generation"]?.intValue,
+                    generation > running ?? 0
+                else { return fetch(desired) }
+                host.log(
+                    .info,
+                    "mqtt.fleetProbation digest=\(desired.digest) generation=\(generation): deployed, watched by the bridge it brought"
+                )
+                update(digest: desired.digest, status: "probation", generation: generation)
+                watch(generation, digest: desired.digest)
+            }
+        }
+        if asked == nil { fetch(desired) }
     }
 
     private func fetch(_ desired: FleetDesired) {
         let previous = state.withLock { state in
             let previous = state.download
             state.download = Download(desired: desired)
+            state.fetched = true
             return previous
         }
         if let previous { mqtt.unsubscribe(previous.desired.filters) }
