@@ -46,6 +46,8 @@ final class FleetAgent: Sendable {
         /// A desired state that came while another deploy was in probation: fetched at its end.
         var pending: FleetDesired?
         var stopped = false
+        /// Whether this copy of the bridge fetched a bundle (or was asked to) since it started.
+        var fetched = false
         /// The last reported state published, and whether the refresh is running.
         var lastReported: [UInt8]?
         var refreshing = false
@@ -53,6 +55,8 @@ final class FleetAgent: Sendable {
 
     // Changed on `queue`; `stopped` is also set from the main thread (willTerminate).
     private let state = Locked(State())
+    /// The record to write next, when a write is queued on `saves`.
+    private let unsaved = Locked<FleetRecord?>(nil)
 
     /// How often a deploy in probation is asked about when no `done` will say its end: a host
     /// without extension deploy/1, or a probation this copy of the bridge did not start (after
@@ -148,14 +152,48 @@ final class FleetAgent: Sendable {
                 return
             }
             if let download = state.withLock({ $0.download }), download.desired == desired { return }
+            let replaced = state.withLock { state in
+                defer { state.fetched = true }
+                return !state.fetched
+            }
+            if replaced, record.digest == desired.digest,
+                record.status == "downloading" || record.status == "verifying"
+            {
+                // This copy fetched nothing yet, and the store says the bundle was on its way to
+                // the deploy: the deploy may have started this copy (a bundle bringing another
+                // bridge), its probation running.
+                return follow(desired, after: record.runningGeneration)
+            }
             fetch(desired)
         }
+    }
+
+    /// A copy of the bridge started by the deploy of `desired` (the bundle brought it): the
+    /// copy it replaced cannot say how the probation ends, so this one follows it, asking the
+    /// host every ``watchInterval`` seconds. No deploy newer than `running` in probation: the
+    /// bundle never reached it (a stop cut its download or check short), and it is fetched.
+    private func follow(_ desired: FleetDesired, after running: Int?) {
+        let asked = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+            queue.async { [self] in
+                guard let generation = reply["deploy"]?["probation"]?["generation"]?.intValue,
+                    generation > running ?? 0
+                else { return fetch(desired) }
+                host.log(
+                    .info,
+                    "mqtt.fleetProbation digest=\(desired.digest) generation=\(generation): deployed, watched by the bridge it brought"
+                )
+                update(digest: desired.digest, status: "probation", generation: generation)
+                watch(generation, digest: desired.digest)
+            }
+        }
+        if asked == nil { fetch(desired) }
     }
 
     private func fetch(_ desired: FleetDesired) {
         let previous = state.withLock { state in
             let previous = state.download
             state.download = Download(desired: desired)
+            state.fetched = true
             return previous
         }
         if let previous { mqtt.unsubscribe(previous.desired.filters) }
@@ -243,17 +281,19 @@ final class FleetAgent: Sendable {
             refuse(digest: desired.digest, reason: "unpackFailed", detail: error.description)
             return
         }
-        let file = folder + "/bundle.tar"
-        do { try Self.write(bundle, to: file) } catch {
+        let file: (descriptor: Int32, path: String)
+        do { file = try Self.bundleFile(bundle, in: folder) } catch {
             Self.remove(folder)
             refuse(digest: desired.digest, reason: "unpackFailed", detail: error.description)
             return
         }
         let request: JSONValue = .object([
-            "command": "deploy", "action": "verify", "path": .string(file), "size": .number(Double(desired.size)),
+            "command": "deploy", "action": "verify", "path": .string(file.path), "size": .number(Double(desired.size)),
             "sha256": .string(desired.digest), "signature": .string(desired.signature),
         ])
-        submit(request, folder: folder, digest: desired.digest) { [self] reply in
+        let submitted = submit(request, folder: folder, digest: desired.digest) { [self] reply in
+            // Checked: the unpacking below works from `bundle`, still in memory.
+            close(file.descriptor)
             guard reply["ok"]?.boolValue == true, let verdict = reply["bundle"] else {
                 Self.remove(folder)
                 refuse(
@@ -270,6 +310,7 @@ final class FleetAgent: Sendable {
             }
             unpackAndDeploy(desired, bundle, folder: folder)
         }
+        if !submitted { close(file.descriptor) }
     }
 
     private func unpackAndDeploy(_ desired: FleetDesired, _ bundle: [UInt8], folder: String) {
@@ -389,17 +430,20 @@ final class FleetAgent: Sendable {
     }
 
     /// Hands `request` to the host; its reply runs on the queue. A host that takes no requests
-    /// from the bridge refuses the bundle (`"requests": "all"` is needed).
+    /// from the bridge refuses the bundle (`"requests": "all"` is needed): false, `then` never runs.
+    @discardableResult
     private func submit(
         _ request: JSONValue, folder: String, digest: String, then: @escaping @Sendable (JSONValue) -> Void
-    ) {
+    ) -> Bool {
         do {
             try host.control(request) { [self] reply in queue.async { then(reply) } }
+            return true
         } catch {
             Self.remove(folder)
             refuse(
                 digest: digest, reason: "verifyFailed",
                 detail: "the host takes no requests from the bridge (\(error)): grant it \"requests\": \"all\"")
+            return false
         }
     }
 
@@ -501,9 +545,21 @@ final class FleetAgent: Sendable {
 
     /// Writes the record to the store on a queue of its own, in order: the write waits for the
     /// disk (a file and a folder `fsync`), the download, the check and the report need not.
+    /// A record superseded before its write began is not written (the newer one is): what is
+    /// stored is always the newest record, with one write per wait rather than one per step.
     private func save() {
         let record = state.withLock { $0.record }
-        saves.async { [host] in
+        let queued = unsaved.withLock { unsaved in
+            defer { unsaved = record }
+            return unsaved != nil
+        }
+        guard !queued else { return }
+        saves.async { [host, unsaved] in
+            let next = unsaved.withLock { unsaved in
+                defer { unsaved = nil }
+                return unsaved
+            }
+            guard let record = next else { return }
             do { try host.store.set(FleetRecord.storeKey, Array(record.json.serialized.utf8)) } catch {
                 host.log(
                     .warn, "mqtt.storeFailed: \(error); the fleet's deploy state may be tried again after a restart")
@@ -574,11 +630,47 @@ final class FleetAgent: Sendable {
         return String(cString: made)
     }
 
+    /// `memfd_create(2)`, which Glibc's Swift module does not declare; nil where the C library
+    /// has none (glibc before 2.27).
+    private typealias MemfdCreate = @convention(c) (UnsafePointer<CChar>, UInt32) -> Int32
+    private static let memfdCreate: MemfdCreate? = dlsym(nil, "memfd_create").map {
+        unsafeBitCast($0, to: MemfdCreate.self)
+    }
+
+    /// The bundle in a file the host can check by its path, open (the caller closes it): in
+    /// memory (`memfd_create`, named `/proc/self/fd/N`, which the host, in this process, opens),
+    /// so its bytes are never written to a disk and never need removing from one; else, without
+    /// memfd_create or /proc, `bundle.tar` in `folder`.
+    static func bundleFile(_ bytes: [UInt8], in folder: String) throws(RouteProblem) -> (Int32, String) {
+        // 1: MFD_CLOEXEC, which Glibc's Swift module does not import either.
+        if let descriptor = memfdCreate?("servicehost-bundle", 1), descriptor >= 0 {
+            let path = "/proc/self/fd/\(descriptor)"
+            if access(path, R_OK) == 0 {
+                do throws(RouteProblem) { try write(bytes[...], to: descriptor, path: path) } catch {
+                    close(descriptor)
+                    throw error
+                }
+                return (descriptor, path)
+            }
+            close(descriptor)
+        }
+        let path = folder + "/bundle.tar"
+        try write(bytes[...], to: path)
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw RouteProblem("\(path): \(String(cString: strerror(errno)))") }
+        return (descriptor, path)
+    }
+
     /// Writes `bytes` to a new file `path` (never one that exists, never through a link).
     static func write(_ bytes: ArraySlice<UInt8>, to path: String, mode: mode_t = 0o600) throws(RouteProblem) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw RouteProblem("\(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
+        try write(bytes, to: fd, path: path)
+    }
+
+    /// Writes all of `bytes` to the open `fd`; `path` names it in errors.
+    private static func write(_ bytes: ArraySlice<UInt8>, to fd: Int32, path: String) throws(RouteProblem) {
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
             let written = bytes[offset...].withUnsafeBytes { raw in
@@ -587,10 +679,6 @@ final class FleetAgent: Sendable {
             guard written > 0 else { throw RouteProblem("\(path): \(String(cString: strerror(errno)))") }
             offset += written
         }
-    }
-
-    static func write(_ bytes: [UInt8], to path: String) throws(RouteProblem) {
-        try write(bytes[...], to: path)
     }
 
     /// Writes the archive's files into the new folder `directory` (0755, files 0644).

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -44,7 +45,7 @@ long csystem_sendfile(int out, int in, long *offset, unsigned long count) {
     return sent;
 }
 
-int csystem_syncfs(int fd) { return syncfs(fd); }
+int csystem_malloc_trim(void) { return malloc_trim(0); }
 
 int csystem_is_executable_tmpfs(const char *path) {
     struct statfs system;

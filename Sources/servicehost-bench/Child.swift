@@ -157,6 +157,20 @@ struct Child {
         return Double(String(decoding: fields[7], as: UTF8.self))
     }
 
+    /// The CPU time the child has used so far, user and system, all its threads, in seconds
+    /// (`utime` and `stime` of /proc/PID/stat).
+    func cpuSeconds() -> Double? {
+        guard let stat = try? readFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: UInt8(ascii: ")")) else {
+            return nil
+        }
+        // After "(comm)": state (field 3) … utime (14), stime (15).
+        let fields = stat[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 12, let user = Double(String(decoding: fields[11], as: UTF8.self)),
+            let system = Double(String(decoding: fields[12], as: UTF8.self))
+        else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// Sends `signal` to the child's whole process group (it must have been started with
     /// `newGroup`), then as ``finish(signal:)``.
     @discardableResult

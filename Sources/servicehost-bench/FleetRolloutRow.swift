@@ -6,7 +6,9 @@ import Glibc
 /// hosts in one wave, from the publish's start to the rollout's end (the last host reporting
 /// `applied`; its 1 s probation included, and reported apart), against N `mosquitto_sub`
 /// clients receiving every byte of a bundle of the same size published the same way (the
-/// broker's floor for moving those bytes); and each host's resident memory before and after.
+/// broker's floor for moving those bytes); and each host's resident memory before and after
+/// the first rollout and after each of four more. It prints the first rollout's CPU time (the
+/// hosts', Mosquitto's, `host fleet`'s) against its wall time.
 ///
 /// The hosts run the same stripped bridge, so the deploy keeps it running (unchanged bytes):
 /// the bridge learns the probation's end from the deploy's `done`.
@@ -18,6 +20,8 @@ struct FleetRolloutRow {
     let service: String
     var raw: [(String, Double)] = []
     static let probation = 1.0
+    /// Rollouts in all, each a new bundle, for memory per host: the first, and each after.
+    static let rollouts = 5
 
     mutating func run(count: Int) throws(BenchError) -> [Row] {
         guard access("/usr/bin/minisign", X_OK) == 0 else {
@@ -52,7 +56,9 @@ struct FleetRolloutRow {
         let blocks = { (bytes: Int) in (bytes + 511) / 512 * 512 }
         // At least a byte: the two bundles differ by it.
         let padding = max(1, (1 << 20) - 1024 - 3 * 512 - blocks(bridgeBytes.count) - blocks(serviceBytes.count))
-        for (name, byte) in [("set", UInt8(1)), ("floor", UInt8(2)), ("third", UInt8(3))] {
+        let later = (3...Self.rollouts).map { "bundle\($0)" }
+        for (index, name) in (["set", "floor"] + later).enumerated() {
+            let byte = UInt8(index + 1)
             mkdir(root + "/" + name, 0o755)
             try write(root + "/\(name)/libMQTTBridge.so", bridgeBytes, mode: 0o644)
             try write(root + "/\(name)/fleet_service.so", serviceBytes, mode: 0o644)
@@ -116,6 +122,11 @@ struct FleetRolloutRow {
             try write(
                 logs + "/start", Array("\(now.tv_sec).\(String(now.tv_nsec / 1_000_000 + 1000).dropFirst())\n".utf8))
         }
+        // CPU time around the first rollout: the hosts', the broker's, and the `host fleet`
+        // processes' (reaped children), against the wall time (two cores here: the bound).
+        let hostsCPU = hosts.compactMap { $0.cpuSeconds() }.reduce(0, +)
+        let brokerCPU = mosquitto.cpuSeconds() ?? 0
+        let fleetCPU = Self.childrenCPU()
         let start = nowNanoseconds()
         let digest =
             try output(host, ["fleet", "publish", root + "/set", "--sign", root + "/k.key", "--broker", broker])
@@ -128,6 +139,19 @@ struct FleetRolloutRow {
         }
         _ = try output(host, rolloutArguments(digest))
         let ours = nowNanoseconds() - start
+        let hostsUsed = hosts.map { $0.cpuSeconds() ?? 0 }
+        let cpu = (
+            hosts: hostsUsed.reduce(0, +) - hostsCPU, broker: (mosquitto.cpuSeconds() ?? 0) - brokerCPU,
+            fleet: Self.childrenCPU() - fleetCPU
+        )
+        progress(
+            "fleet rollout: wall \(Int(ours / 1e6)) ms (probation included); CPU \(Int(cpu.hosts * 1e3)) ms in the "
+                + "\(count) hosts, \(Int(cpu.broker * 1e3)) ms in mosquitto, \(Int(cpu.fleet * 1e3)) ms in `host fleet`"
+        )
+        raw += [
+            ("fleet.rollout.cpu.hosts", cpu.hosts * 1e9), ("fleet.rollout.cpu.mosquitto", cpu.broker * 1e9),
+            ("fleet.rollout.cpu.fleet", cpu.fleet * 1e9),
+        ]
         let after = try hosts.map(Self.resident)
 
         for _ in 0..<count {
@@ -153,15 +177,19 @@ struct FleetRolloutRow {
             throw BenchError("fleet rollout: not every mosquitto_sub received the \(size) bytes within 60 s")
         }
         // A second rollout (the floor's bundle, published already), once the first has loaded
-        // libcrypto (the bundle's check) and the allocator has grown to a bundle's buffers.
+        // libcrypto (the bundle's check) and the allocator has grown to a bundle's buffers;
+        // then more, each a new bundle, to see whether a host's memory settles (steady state).
         _ = try output(host, rolloutArguments(floorDigest))
-        let second = try hosts.map(Self.resident)
-        // And a third: a rollout once the second deploy's paths ran too (steady state).
-        let thirdDigest =
-            try output(host, ["fleet", "publish", root + "/third", "--sign", root + "/k.key", "--broker", broker])
-            .split(separator: "\n").first.map(String.init) ?? ""
-        _ = try output(host, rolloutArguments(thirdDigest))
-        let third = try hosts.map(Self.resident)
+        var resident = [after, try hosts.map(Self.resident)]
+        for name in later {
+            let digest =
+                try output(
+                    host, ["fleet", "publish", root + "/" + name, "--sign", root + "/k.key", "--broker", broker]
+                )
+                .split(separator: "\n").first.map(String.init) ?? ""
+            _ = try output(host, rolloutArguments(digest))
+            resident.append(try hosts.map(Self.resident))
+        }
         raw += [
             ("fleet.rollout.\(count).hosts", ours), ("fleet.rollout.\(count).mosquitto_sub", floor),
             ("fleet.rollout.probation", Self.probation * 1e9), ("fleet.rollout.bundle.bytes", Double(size)),
@@ -188,19 +216,25 @@ struct FleetRolloutRow {
             .paired(
                 row: "8",
                 measured:
-                    "fleet rollout, \(count) hosts: memory per host, the first rollout (VmRSS after it vs before it: libcrypto loaded for the bundle's check, and the allocator grown; spread over the hosts)",
+                    "fleet rollout, \(count) hosts: memory per host, the first rollout (VmRSS after it vs before it: libcrypto loaded for the bundle's check, and what the allocator keeps; spread over the hosts)",
                 unit: .bytes, ours: after, baseline: before, target: "—"),
-            .paired(
-                row: "8",
-                measured:
-                    "fleet rollout, \(count) hosts: memory per host, a second rollout (VmRSS after it vs after the first; spread over the hosts)",
-                unit: .bytes, ours: second, baseline: after, target: "—"),
-            .paired(
-                row: "8",
-                measured:
-                    "fleet rollout, \(count) hosts: memory per host, a third rollout (VmRSS after it vs after the second; spread over the hosts)",
-                unit: .bytes, ours: third, baseline: second, target: "unchanged beyond the noise"),
         ]
+            + (1..<Self.rollouts).map { index in
+                .paired(
+                    row: "8",
+                    measured:
+                        "fleet rollout, \(count) hosts: memory per host, rollout \(index + 1) of \(Self.rollouts) (VmRSS after it vs after rollout \(index); spread over the hosts)",
+                    unit: .bytes, ours: resident[index], baseline: resident[index - 1],
+                    target: index == Self.rollouts - 1 ? "unchanged beyond the noise" : "—")
+            }
+    }
+
+    /// The CPU time, user and system, of the runner's children reaped so far, in seconds.
+    private static func childrenCPU() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     /// A host's resident set size in bytes.

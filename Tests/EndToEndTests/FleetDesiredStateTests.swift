@@ -35,10 +35,11 @@ struct FleetDesiredStateTests {
 
     /// A bundle of `host`'s plugins plus test.b 0.2.0, and `extra` entries (name, type, target):
     /// written by Python's tarfile in ustar format (GNU tar would strip a `../`).
-    /// `crashing`: test.b crashes on didBecomeActive.
+    /// `crashing`: test.b crashes on didBecomeActive. `anotherBridge`: the bridge's file with a
+    /// byte more at its end (still loadable: other bytes, so the deploy replaces the bridge).
     static func bundle(
         for host: RunningHost, in scratch: Scratch, extra: [(String, String, String)] = [], crashing: Bool = false,
-        version: String = "0.2.0"
+        version: String = "0.2.0", anotherBridge: Bool = false
     ) throws -> String {
         let set = try scratch.folder("set-\(UUID().uuidString.prefix(8))")
         if crashing {
@@ -50,6 +51,12 @@ struct FleetDesiredStateTests {
         }
         for name in ["libMQTTBridge.so", "probe.so"] {
             try FileManager.default.copyItem(atPath: host.lib + "/" + name, toPath: set + "/" + name)
+        }
+        if anotherBridge {
+            let file = try FileHandle(forWritingTo: URL(fileURLWithPath: set + "/libMQTTBridge.so"))
+            try file.seekToEnd()
+            try file.write(contentsOf: Data([0]))
+            try file.close()
         }
         let output = set + ".tar"
         let members =
@@ -251,6 +258,34 @@ struct FleetDesiredStateTests {
         #expect(Self.services(report)["test.b"] == "0.2.0", "\(report)")
         let records = host.stop().records
         #expect(MQTTBridgeTests.bridgeLines(records).named("mqtt.fleetDownloading").count == 1, "\(records.text)")
+    }
+
+    /// A bundle that brings another bridge: the deploy's switch replaces the bridge, and the new
+    /// copy, not the one that fetched the bundle, follows the probation to its end and reports
+    /// `applied`, without fetching or deploying the bundle again.
+    @Test func aBundleBringingAnotherBridge_isFollowedToItsEndByTheNewCopy() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let bundle = try Self.bundle(for: host, in: scratch, anotherBridge: true)
+        let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"])
+        let report = Self.report(broker, "h1", digest, "applied")
+        #expect(report["status"] as? String == "applied", "\(report)")
+        #expect((report["generation"] as? [String: Any])?["number"] as? Int == 1, "\(report)")
+        #expect(try Self.current(host) == 1)
+        let records = host.stop().records
+        #expect(records.named(.reloadDone).first?.strings("replaced")?.contains(Self.bridge) == true, "\(records.text)")
+        let lines = MQTTBridgeTests.bridgeLines(records)
+        #expect(lines.named("mqtt.fleetDownloading").count == 1, "\(records.text)")
+        // The probation followed (by the copy that deployed it, and by the new one): generation 1,
+        // the one deploy.
+        let probations = lines.named("mqtt.fleetProbation").map { $0.fields["generation"] }
+        #expect(!probations.isEmpty && probations.allSatisfy { $0 == "1" }, "\(records.text)")
+        #expect(lines.named("mqtt.fleetApplied").first?.fields["generation"] == "1", "\(records.text)")
+        #expect(records.named(.deployRefused).isEmpty, "\(records.text)")
     }
 
     /// One deploy at a time: a desired state published while another is in probation is fetched

@@ -14,9 +14,9 @@ int csystem_accept4(int fd, int flags);
 /// sendfile(2): copies up to `count` bytes of `in` from `*offset` to `out`.
 long csystem_sendfile(int out, int in, long *offset, unsigned long count);
 
-/// syncfs(2): writes everything of the file system `fd` is on to the disk (a deploy's
-/// acceptance: one call, not an fsync per file). Returns 0, or -1 with errno.
-int csystem_syncfs(int fd);
+/// malloc_trim(3) with no padding, which Glibc's Swift module does not import: gives the
+/// allocator's free memory back to the system (every arena). Returns 1 when some was.
+int csystem_malloc_trim(void);
 
 /// Whether `path` is on tmpfs mounted without noexec (statfs(2) and statvfs(3), whose
 /// TMPFS_MAGIC and ST_NOEXEC Glibc's Swift module does not import): 1 yes, 0 no, -1 errno.

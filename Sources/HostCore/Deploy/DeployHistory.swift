@@ -93,6 +93,17 @@ struct DeployHistory {
         return Array(result.sorted { $0.generation > $1.generation }.prefix(limit))
     }
 
+    /// Makes the lines appended so far durable (`fsync`); nothing to do when there is no history.
+    func sync() throws(SystemError) {
+        let output: FileDescriptor
+        do { output = try FileDescriptor.open(path, O_RDONLY, mode: 0) } catch {
+            if error.errno == ENOENT { return }
+            throw error
+        }
+        if fsync(output.rawValue) != 0 { throw .current("fsync", path) }
+        try output.close(path)
+    }
+
     /// Appends `entry` as one line, synced before this returns unless `sync` is false (a line
     /// a power cut may lose: the `inProbation` one, after which a start runs the generation
     /// before either way). After a line cut short (a host killed in a write, a full disk) it

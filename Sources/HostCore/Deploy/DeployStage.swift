@@ -17,8 +17,8 @@ import Glibc
 ///
 /// Nothing is synced here: a generation has to survive a power cut only once it is accepted
 /// (until then a start runs the one before, whatever is left of this one), so the acceptance
-/// syncs its file system once (`syncfs`) before `generations/current` names it
-/// (Host+Deploy.swift). A deploy's request costs no `fsync` at all.
+/// syncs its files and folders before `generations/current` names it (Host+Deploy.swift). A
+/// deploy's request costs no `fsync` at all.
 struct DeployStage {
     /// Why a set cannot be deployed: the files refused, or what could not be staged.
     struct Refusal: Error, CustomStringConvertible, Sendable {

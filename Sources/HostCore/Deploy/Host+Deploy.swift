@@ -194,7 +194,7 @@ extension Host {
         do throws(SystemError) {
             // Staging synced nothing: the generation's files, names and history line are made
             // durable here, once, before `current` names it.
-            try Self.syncFileSystem(of: folder)
+            try Self.syncGeneration(folder, in: state)
             try Self.recordCurrent(watched.generation, in: state)
             DeployStep.halt(at: DeployStep.currentRecorded)
             try DeployHistory(stateDirectory: state).append(
@@ -217,7 +217,13 @@ extension Host {
             event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
             .string("probation", Seconds.text(watched.seconds)))
         pruneGenerations()
+        Self.releaseFreedMemory()
     }
+
+    /// A deploy's end: the buffers it freed (a fleet bundle's pieces and copies, the staged
+    /// files read to compare them) go back to the system instead of staying in the allocator's
+    /// arenas, so a host's resident memory after a deploy is what it runs. Once per deploy.
+    nonisolated static func releaseFreedMemory() { _ = csystem_malloc_trim() }
 
     /// Says a deploy's step in one `deploy.step` line; the host kills itself there when the
     /// tests' `SERVICEHOST_DEPLOY_HALT_AT` names it (``DeployStep/haltAt``).
@@ -270,6 +276,7 @@ extension Host {
                 Self.settlement(
                     SH_DEPLOY_ROLLED_BACK, generation: watched.generation, culprit: culprit, reason: reason))
         }
+        Self.releaseFreedMemory()
     }
 
     /// Returns to the generation before the current one (`ctl rollback`); returns the generation
@@ -542,12 +549,23 @@ extension Host {
         }.get()
     }
 
-    /// Writes everything of the file system of `path` to the disk (`syncfs`): a generation's
-    /// copied files, its folder's names, its rename from `staging-N` and the history's lines, in
-    /// one call instead of one `fsync` each.
-    nonisolated static func syncFileSystem(of path: String) throws(SystemError) {
-        let folder = try DirectoryHandle.open(path)
-        guard csystem_syncfs(folder.descriptor.rawValue) == 0 else { throw .current("syncfs", path) }
+    /// Makes the generation in `folder` durable: each of its files (copied, or linked to an
+    /// earlier generation's inode, which costs nothing when that is on the disk already), its
+    /// folder's names, the `generations` folder (its rename from `staging-N`) and the history
+    /// (its `inProbation` line). That is everything a deploy wrote before the acceptance, so it
+    /// is enough for `current` to name a whole generation after a power cut; unlike `syncfs`, it
+    /// does not wait for what other programs wrote to the same file system.
+    nonisolated static func syncGeneration(_ folder: String, in stateDirectory: String) throws(SystemError) {
+        let directory = try DirectoryHandle.open(folder)
+        for name in try directory.names() {
+            let file = try FileDescriptor.open(
+                name, O_RDONLY | O_NOFOLLOW, in: directory.descriptor.rawValue, path: directory.child(name))
+            if fsync(file.rawValue) != 0 { throw .current("fsync", directory.child(name)) }
+            try file.close(directory.child(name))
+        }
+        try directory.sync()
+        try DirectoryHandle.open(DeployStage.generations(in: stateDirectory)).sync()
+        try DeployHistory(stateDirectory: stateDirectory).sync()
     }
 
     /// The generation `generations/current` names, or nil when there is none (or it is unreadable).
