@@ -14,6 +14,18 @@ import Testing
 struct FleetDesiredStateTests {
     static let bridge = "dev.servicehost.mqtt-bridge"
 
+    /// A scratch folder, a broker, a release key and host `h1` trusting it, started and
+    /// subscribed: what most of these tests begin with.
+    static func startedHost() throws -> (Scratch, Mosquitto, Minisign.KeyPair, RunningHost) {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try fleetHost("h1", port: broker.port, key: key)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        return (scratch, broker, key, host)
+    }
+
     /// A host `id` on the broker: the bridge (granted deploys) and the probe test.probe, trusting `key`.
     static func fleetHost(
         _ id: String, port: Int, key: Minisign.KeyPair, isolateB: Bool = false, prefix: String? = nil
@@ -186,12 +198,7 @@ struct FleetDesiredStateTests {
     }
 
     @Test func aTamperedBundle_isRefused_withTheReason_andNotRetriedUntilTheDesiredStateChanges() throws {
-        let scratch = try Scratch()
-        let broker = try Mosquitto(in: scratch)
-        let key = try Minisign.generate("release", in: scratch.path)
-        let host = try Self.fleetHost("h1", port: broker.port, key: key)
-        try host.start()
-        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let (scratch, broker, key, host) = try Self.startedHost()
         let bundle = try Self.bundle(for: host, in: scratch)
         let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"], tamper: true)
         let report = Self.report(broker, "h1", digest, "refused")
@@ -238,12 +245,7 @@ struct FleetDesiredStateTests {
     /// A host killed (SIGKILL) while it downloads, the bundle's last piece not on the broker
     /// yet, fetches it again when it is started and the piece is there.
     @Test func aHostKilledDuringItsDownload_catchesUpWhenStartedAgain() throws {
-        let scratch = try Scratch()
-        let broker = try Mosquitto(in: scratch)
-        let key = try Minisign.generate("release", in: scratch.path)
-        let host = try Self.fleetHost("h1", port: broker.port, key: key)
-        try host.start()
-        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let (scratch, broker, key, host) = try Self.startedHost()
         let bundle = try Self.bundle(for: host, in: scratch)
         let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"], holdingBack: 1)
         #expect(Self.report(broker, "h1", digest, "downloading")["status"] as? String == "downloading")
@@ -264,12 +266,7 @@ struct FleetDesiredStateTests {
     /// copy, not the one that fetched the bundle, follows the probation to its end and reports
     /// `applied`, without fetching or deploying the bundle again.
     @Test func aBundleBringingAnotherBridge_isFollowedToItsEndByTheNewCopy() throws {
-        let scratch = try Scratch()
-        let broker = try Mosquitto(in: scratch)
-        let key = try Minisign.generate("release", in: scratch.path)
-        let host = try Self.fleetHost("h1", port: broker.port, key: key)
-        try host.start()
-        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let (scratch, broker, key, host) = try Self.startedHost()
         let bundle = try Self.bundle(for: host, in: scratch, anotherBridge: true)
         let digest = try Self.publish(bundle, signedBy: key, on: broker, to: ["h1"])
         let report = Self.report(broker, "h1", digest, "applied")
@@ -291,12 +288,7 @@ struct FleetDesiredStateTests {
     /// One deploy at a time: a desired state published while another is in probation is fetched
     /// when that probation ends, and both are applied in turn.
     @Test func aDesiredStateThatComesDuringAProbation_waitsForIt() throws {
-        let scratch = try Scratch()
-        let broker = try Mosquitto(in: scratch)
-        let key = try Minisign.generate("release", in: scratch.path)
-        let host = try Self.fleetHost("h1", port: broker.port, key: key)
-        try host.start()
-        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let (scratch, broker, key, host) = try Self.startedHost()
         let first = try Self.publish(
             try Self.bundle(for: host, in: scratch), signedBy: key, on: broker, to: ["h1"], probation: 4)
         #expect(Self.report(broker, "h1", first, "probation")["status"] as? String == "probation")
@@ -316,12 +308,7 @@ struct FleetDesiredStateTests {
     }
 
     @Test func aBundleWithAPathOutOfIt_orASymbolicLink_isRefused() throws {
-        let scratch = try Scratch()
-        let broker = try Mosquitto(in: scratch)
-        let key = try Minisign.generate("release", in: scratch.path)
-        let host = try Self.fleetHost("h1", port: broker.port, key: key)
-        try host.start()
-        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let (scratch, broker, key, host) = try Self.startedHost()
         let escape = try Self.bundle(for: host, in: scratch, extra: [("../evil.so", "file", host.lib + "/probe.so")])
         let first = try Self.publish(escape, signedBy: key, on: broker, to: ["h1"])
         let escaped = Self.report(broker, "h1", first, "refused")
