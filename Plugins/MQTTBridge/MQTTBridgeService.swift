@@ -49,7 +49,9 @@ import ServiceKit
 /// `mqtt.commandRefused reason=commandsOff` (a ``Bridge/CommandRefusal``),
 /// `mqtt.oversized bytes=N topic=T packet=5`, `mqtt.disconnected failures=N acknowledged=N`,
 /// `reason=NAME` beside `code=N` for MQTT 5 reason codes (``MQTTReasonCode``), `trace=ID` from
-/// a `traceId` user property, `mqtt.connected protocol=5 sessionPresent=true`.
+/// a `traceId` user property, `mqtt.connected protocol=5 sessionPresent=true reader=mainLoop` (and
+/// `mqtt.adopted reader=`: `mainLoop` when the host's main loop reads the socket, `thread` in a
+/// worker; ``MQTTClient/ReaderPath``).
 final class MQTTBridgeService: ApplicationService, StateHandingOver {
     // Set once at didFinishLaunching on the main thread; read there and from the bridge.
     private var bridge: Bridge?
