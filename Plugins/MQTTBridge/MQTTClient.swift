@@ -219,7 +219,9 @@ final class MQTTClient: Sendable {
             connection.stopped = true
             guard connection.fd >= 0 else { return }
             if let last { _ = Self.writeAll(connection.fd, MQTTPacket.publish(last).encoded(version: version)) }
-            _ = Self.writeAll(connection.fd, MQTTPacket.disconnect().encoded(version: version))
+            if Self.writeAll(connection.fd, MQTTPacket.disconnect().encoded(version: version)) {
+                Self.awaitBrokerClose(connection.fd, within: 0.3)
+            }
             shutdown(connection.fd, Int32(SHUT_RDWR))  // wakes the reader, which closes it
         }
         // The main loop's reader is this thread: it ends the session now.
@@ -599,6 +601,30 @@ final class MQTTClient: Sendable {
             return true
         }
         return connection.forward >= 0 && writeAll(connection.forward, ChannelRecord.write(bytes).encoded)
+    }
+
+    /// After DISCONNECT: waits until the broker closed its end (it does once it read the
+    /// DISCONNECT), at most `seconds`. A socket closed with bytes unread (a PUBACK on its way),
+    /// or left by a process that ends (a worker is killed right after willTerminate), sends a
+    /// reset, and a reset makes the broker drop what it had not read yet: `offline` and the
+    /// DISCONNECT, so it would publish the will. Called with the lock held, so the reader
+    /// cannot close the descriptor meanwhile (its ``finish(_:handedOver:)`` waits for it).
+    private static func awaitBrokerClose(_ fd: Int32, within seconds: Double) {
+        shutdown(fd, Int32(SHUT_WR))
+        // POLLRDHUP (poll.h, a GNU extension the Glibc module does not import): the peer's FIN.
+        let peerClosed = Int16(0x2000)
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        let deadline = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 + seconds
+        while true {
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            let left = deadline - (Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
+            guard left > 0 else { return }
+            var poller = pollfd(fd: fd, events: peerClosed, revents: 0)
+            let ready = poll(&poller, 1, Int32(max(1, left * 1000)))
+            if ready < 0 && errno == EINTR { continue }
+            if ready != 1 || poller.revents & (peerClosed | Int16(POLLHUP | POLLERR | POLLNVAL)) != 0 { return }
+        }
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
