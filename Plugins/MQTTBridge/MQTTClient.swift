@@ -612,19 +612,9 @@ final class MQTTClient: Sendable {
     private static func awaitBrokerClose(_ fd: Int32, within seconds: Double) {
         shutdown(fd, Int32(SHUT_WR))
         // POLLRDHUP (poll.h, a GNU extension the Glibc module does not import): the peer's FIN.
-        let peerClosed = Int16(0x2000)
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        let deadline = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 + seconds
-        while true {
-            clock_gettime(CLOCK_MONOTONIC, &time)
-            let left = deadline - (Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
-            guard left > 0 else { return }
-            var poller = pollfd(fd: fd, events: peerClosed, revents: 0)
-            let ready = poll(&poller, 1, Int32(max(1, left * 1000)))
-            if ready < 0 && errno == EINTR { continue }
-            if ready != 1 || poller.revents & (peerClosed | Int16(POLLHUP | POLLERR | POLLNVAL)) != 0 { return }
-        }
+        // A signal restarts the wait whole: at most `seconds` more each time.
+        var poller = pollfd(fd: fd, events: Int16(0x2000), revents: 0)
+        _ = retryingOnInterrupt { poll(&poller, 1, Int32(seconds * 1000)) }
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
