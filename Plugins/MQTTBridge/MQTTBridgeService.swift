@@ -49,7 +49,9 @@ import ServiceKit
 /// `mqtt.commandRefused reason=commandsOff` (a ``Bridge/CommandRefusal``),
 /// `mqtt.oversized bytes=N topic=T packet=5`, `mqtt.disconnected failures=N acknowledged=N`,
 /// `reason=NAME` beside `code=N` for MQTT 5 reason codes (``MQTTReasonCode``), `trace=ID` from
-/// a `traceId` user property, `mqtt.connected protocol=5 sessionPresent=true`.
+/// a `traceId` user property, `mqtt.connected protocol=5 sessionPresent=true reader=mainLoop` (and
+/// `mqtt.adopted reader=`: `mainLoop` when the host's main loop reads the socket, `thread` in a
+/// worker; ``MQTTClient/ReaderPath``).
 final class MQTTBridgeService: ApplicationService, StateHandingOver {
     // Set once at didFinishLaunching on the main thread; read there and from the bridge.
     private var bridge: Bridge?
@@ -148,34 +150,35 @@ final class Bridge: Sendable {
 
     /// Starts; with a state the copy this one replaces handed over, goes on with its
     /// connection (when it is still that socket in this process, and made with these
-    /// settings) and its windows.
+    /// settings) and its windows. Main thread (didFinishLaunching): the client reads the socket on the host's
+    /// main loop where the host allows it (``MQTTClient/start(adopting:watchingWith:)``).
     func start(restoring restored: RestoredState?) {
-        guard let restored else { return client.start() }
+        guard let restored else { return client.start(watchingWith: host) }
         let state: BridgeHandOver
         do throws(BridgeHandOver.Problem) { state = try BridgeHandOver.parse(restored.bytes) } catch {
             host.log(
                 .warn,
                 "mqtt.handOverRefused reason=unreadable: the state \(restored.serviceID) \(restored.version) handed over: \(error); connecting anew"
             )
-            return client.start()
+            return client.start(watchingWith: host)
         }
         if !state.delivered.isEmpty { delivered.restore(state.delivered) }
         if !state.retained.isEmpty { retained.restore(state.retained) }
-        guard let handed = state.connection else { return client.start() }
+        guard let handed = state.connection else { return client.start(watchingWith: host) }
         guard state.pid == UInt32(getpid()) else {
             // A worker's replacement is another process: the old one's socket ended with it.
             host.log(
                 .info,
                 "mqtt.handOverRefused reason=otherProcess: the connection was handed over in process \(state.pid); connecting anew (the broker kept the session)"
             )
-            return client.start()
+            return client.start(watchingWith: host)
         }
         guard let channel = HandOverSocket.adopt(handed.channel, inode: handed.channelInode) else {
             host.log(
                 .warn,
                 "mqtt.handOverRefused reason=descriptor: descriptor \(handed.channel) is no longer the hand-over's channel; connecting anew"
             )
-            return client.start()
+            return client.start(watchingWith: host)
         }
         guard let socket = HandOverSocket.adopt(handed.socket, inode: handed.socketInode) else {
             host.log(
@@ -183,7 +186,7 @@ final class Bridge: Sendable {
                 "mqtt.handOverRefused reason=descriptor: descriptor \(handed.socket) is no longer the broker connection; connecting anew"
             )
             follow(channel, barrier: nil)
-            return client.start()
+            return client.start(watchingWith: host)
         }
         guard handed.identity == settings.connectionIdentity else {
             // Made with other settings: ended cleanly (no will), and made anew with these.
@@ -196,7 +199,7 @@ final class Bridge: Sendable {
             )
             taken(channel)
             follow(channel, barrier: nil)
-            return client.start()
+            return client.start(watchingWith: host)
         }
         taken(channel)
         // The old copy's last ids stay its own for the replies it still publishes.
@@ -207,7 +210,8 @@ final class Bridge: Sendable {
                 fd: socket, keepAlive: Double(handed.keepAliveMS) / 1000,
                 lastPing: HandOverSocket.seconds(handed.lastPingNS),
                 pingOutstanding: handed.pingOutstandingNS == 0 ? nil : HandOverSocket.seconds(handed.pingOutstandingNS),
-                nextID: UInt16(next), held: handed.held))
+                nextID: UInt16(next), held: handed.held),
+            watchingWith: host)
     }
 
     /// Tells the copy this one replaces that its connection was taken care of.
@@ -369,7 +373,8 @@ final class Bridge: Sendable {
         client.publish(topic: "\(settings.prefix)/state", Array(state.serialized.utf8), qos: settings.qos, retain: true)
     }
 
-    /// A message from the broker (connection thread).
+    /// A message from the broker: on the main thread when the host's main loop reads the
+    /// socket, else on the connection thread (``MQTTClient/ReaderPath``).
     private func receive(_ message: MQTTPublish) {
         // The fleet's desired state and bundles (issue 41): retained state, not requests; they
         // are acknowledged at once (a redelivery is recognised by the fleet's record).

@@ -67,6 +67,12 @@ struct MQTTBridgeTests {
         let two = h2.stop().records
         #expect(Self.deliveries(of: 1, in: one) == 1 && Self.deliveries(of: 2, in: one) == 1)
         #expect(Self.deliveries(of: 1, in: two) == 0 && Self.deliveries(of: 2, in: two) == 1)
+        // In the host's process the host's main loop reads the broker's socket (issue 37).
+        for records in [one, two] {
+            #expect(
+                Self.bridgeLines(records).named("mqtt.connected").map { $0.fields["reader"] } == ["mainLoop"],
+                "\(records.text)")
+        }
         // A clean stop leaves `offline` retained, as the will does for a dead host.
         #expect(try broker.retained("servicehost/h1/state") == "offline")
         // A host that never ran has nothing retained (and asking returns: see Mosquitto.retained).
@@ -104,14 +110,38 @@ struct MQTTBridgeTests {
         broker.stop()
         try broker.start()
         #expect(Self.subscribed(broker, "h1", times: 2))
+        let pings = broker.count(.received, "PINGREQ", client: "h1")
         try broker.publish("servicehost/h1/push", Self.push(2))
         #expect(eventually { broker.acknowledgements(from: "h1") >= 2 })
+        // The keep-alive's timer runs for the new socket (keepAlive 5: a PINGREQ within 2.5 s).
+        #expect(eventually { broker.count(.received, "PINGREQ", client: "h1") > pings }, "\(broker.log)")
         #expect(try host.ctl("state").status == 0)
         let records = host.stop().records
         let lines = Self.bridgeLines(records)
-        #expect(lines.named("mqtt.connected").count == 2, "\(records.text)")
+        // The new socket is watched on the main loop as the first was.
+        #expect(
+            lines.named("mqtt.connected").map { $0.fields["reader"] } == ["mainLoop", "mainLoop"], "\(records.text)")
         #expect(!lines.named("mqtt.disconnected").isEmpty, "\(records.text)")
         #expect(Self.deliveries(of: 1, in: records) == 1 && Self.deliveries(of: 2, in: records) == 1)
+    }
+
+    /// In a worker process the bridge cannot watch the host's main loop (extension sources/1
+    /// answers SH_UNSUPPORTED there): its connection thread reads, and reconnects as before.
+    @Test func inAWorker_theConnectionThreadReads_andReconnectsAfterTheBrokerRestarts() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let host = try Self.fleetHost("h1", port: broker.port)
+        try host.start(["--isolation", "process"])
+        #expect(Self.subscribed(broker, "h1"))
+        broker.stop()
+        try broker.start()
+        #expect(Self.subscribed(broker, "h1", times: 2))
+        let pings = broker.count(.received, "PINGREQ", client: "h1")
+        #expect(eventually { broker.count(.received, "PINGREQ", client: "h1") > pings }, "\(broker.log)")
+        let records = host.stop().records
+        let lines = Self.bridgeLines(records)
+        #expect(lines.named("mqtt.connected").map { $0.fields["reader"] } == ["thread", "thread"], "\(records.text)")
+        #expect(!lines.named("mqtt.disconnected").isEmpty, "\(records.text)")
     }
 
     @Test func hostileBroker_clearErrors_theHostKeepsServing_andARedeliveryIsDeliveredOnce() throws {
