@@ -246,7 +246,15 @@ extension ServiceSet {
         }
         // Settings schemas: defaults filled in; a value that breaks one is refused by key and
         // rule, and the service keeps the settings in force (the schema's defaults at a start).
-        for refusal in newConfiguration.applySettingsSchemas(of: inspection.services, previous: configuration) {
+        // Only the services that declare a schema are handed over: `inspection.services` made two
+        // arrays per file at every start, for none in most plugin sets.
+        var schematic: [(service: ServiceMetadata, plugin: PluginInspector.Inspected)] = []
+        for plugin in inspection.plugins {
+            for service in plugin.metadata.services where service.settingsSchema != nil {
+                schematic.append((service, plugin))
+            }
+        }
+        for refusal in newConfiguration.applySettingsSchemas(of: schematic, previous: configuration) {
             log.error(
                 "host",
                 "service \(refusal.service): \(refusal.violation); it keeps "
