@@ -249,9 +249,11 @@ extension ServiceSet {
         // Only the services that declare a schema are handed over: `inspection.services` made two
         // arrays per file at every start, for none in most plugin sets.
         var schematic: [(service: ServiceMetadata, plugin: PluginInspector.Inspected)] = []
-        for plugin in inspection.plugins {
-            for service in plugin.metadata.services where service.settingsSchema != nil {
-                schematic.append((service, plugin))
+        // By index: `for plugin in` copied every file's inspection (a retain and release of each
+        // of its references) to look at its services.
+        for index in inspection.plugins.indices {
+            for service in inspection.plugins[index].metadata.services where service.settingsSchema != nil {
+                schematic.append((service, inspection.plugins[index]))
             }
         }
         for refusal in newConfiguration.applySettingsSchemas(of: schematic, previous: configuration) {
