@@ -45,7 +45,12 @@ public struct LoadPlanner {
             inspection = .success(checked)
         }
         if case .success(let configuration) = configuration, case .success(let inspection) = inspection {
-            let found = inspection.plugins.flatMap { $0.metadata.services.map { FoundService($0) } }
+            // Appended in one array sized once: a `flatMap` of per-file `map`s made an array per plugin.
+            var found: [FoundService] = []
+            found.reserveCapacity(inspection.plugins.count)
+            for plugin in inspection.plugins {
+                for service in plugin.metadata.services { found.append(FoundService(service)) }
+            }
             do throws(StartOrderError) {
                 let computed = try StartPlan.compute(
                     found: found, configuration: configuration, onlyConfigured: settings.onlyConfigured)
@@ -54,12 +59,15 @@ public struct LoadPlanner {
             } catch {
                 plan = .failure(error)
             }
-            for found in inspection.services {
-                guard let schema = found.service.settingsSchema,
-                    case .failure(let violation) = SettingsCheck.apply(
-                        schema, to: configuration.services[found.service.id]?.settings)
-                else { continue }
-                settingsViolations.append((found.service.id, violation))
+            // The files' services walked in place: `inspection.services` makes two arrays per file.
+            for plugin in inspection.plugins {
+                for service in plugin.metadata.services {
+                    guard let schema = service.settingsSchema,
+                        case .failure(let violation) = SettingsCheck.apply(
+                            schema, to: configuration.services[service.id]?.settings)
+                    else { continue }
+                    settingsViolations.append((service.id, violation))
+                }
             }
         }
     }

@@ -59,6 +59,9 @@ public final class FirstLaunch: Sendable {
     private let state = Locked(State())
 
     private struct State {
+        /// The host's answer, apart: every service's launch flags ask it again, and a lookup in
+        /// `answers` hashed `.host` once per service at every start.
+        var host: Bool?
         var answers: [Subject: Bool] = [:]
         var marked: Set<Subject> = []
     }
@@ -147,14 +150,15 @@ public final class FirstLaunch: Sendable {
     }
 
     private func answer(_ subject: Subject, _ state: inout State) throws(StorageError) -> Bool {
-        if let known = state.answers[subject] { return known }
+        let isHost = if case .host = subject { true } else { false }
+        if let known = isHost ? state.host : state.answers[subject] { return known }
         let first: Bool
         switch mode {
         case .always: first = true
         case .never: first = false
         case .auto: first = try !wasSeen(subject)
         }
-        state.answers[subject] = first
+        if isHost { state.host = first } else { state.answers[subject] = first }
         return first
     }
 }

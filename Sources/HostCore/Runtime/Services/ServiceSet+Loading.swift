@@ -274,7 +274,17 @@ extension ServiceSet {
         }
         // Settings schemas: defaults filled in; a value that breaks one is refused by key and
         // rule, and the service keeps the settings in force (the schema's defaults at a start).
-        for refusal in newConfiguration.applySettingsSchemas(of: inspection.services, previous: configuration) {
+        // Only the services that declare a schema are handed over: `inspection.services` made two
+        // arrays per file at every start, for none in most plugin sets.
+        var schematic: [(service: ServiceMetadata, plugin: PluginInspector.Inspected)] = []
+        // By index: `for plugin in` copied every file's inspection (a retain and release of each
+        // of its references) to look at its services.
+        for index in inspection.plugins.indices {
+            for service in inspection.plugins[index].metadata.services where service.settingsSchema != nil {
+                schematic.append((service, inspection.plugins[index]))
+            }
+        }
+        for refusal in newConfiguration.applySettingsSchemas(of: schematic, previous: configuration) {
             log.error(
                 "host",
                 "service \(refusal.service): \(refusal.violation); it keeps "
@@ -314,9 +324,10 @@ extension ServiceSet {
         let before = Dictionary(dormant.entries.map { ($0.metadata.id, $0) }, uniquingKeysWith: { a, _ in a })
         var waiting: [String: DormantServices.Entry] = [:]
         waiting.reserveCapacity(lazy.count)
-        var opened: [String: ServiceSlot] = [:]
-        // Sized once, as `waiting`: growing it re-hashed every id so far at each doubling.
-        opened.reserveCapacity(wanted.count - lazy.count)
+        // In file order: the plan's order is usually that order (equal priorities, nothing
+        // required), and then ``OpenedSlots`` hands them out without hashing an id.
+        var opened = OpenedSlots()
+        opened.slots.reserveCapacity(wanted.count - lazy.count)
         var failed = Set<String>()
         // Refused by safe mode: not failures, but a service that requires one cannot start.
         var refused = Set<String>()
@@ -359,7 +370,7 @@ extension ServiceSet {
                     }
                     var failure: LoadFailure?
                     if let slot = attach(info, cost: cost, failure: &failure) {
-                        opened[info.metadata.id] = slot
+                        opened.slots.append(slot)
                     } else if let failure {
                         record(failure, report: &report)
                         failed.insert(info.metadata.id)
@@ -386,7 +397,7 @@ extension ServiceSet {
                 failed.insert(id)
                 continue
             }
-            if let slot = (keeping.isEmpty ? nil : keeping[id]) ?? (opened.isEmpty ? nil : opened[id]) {
+            if let slot = (keeping.isEmpty ? nil : keeping[id]) ?? opened.take(id) {
                 result.append(slot)
             } else if !waiting.isEmpty, let entry = waiting[id] {
                 resting.append(entry)
@@ -398,6 +409,33 @@ extension ServiceSet {
             throw LoadError(description: "required service \(required) failed to load (policy: required)")
         }
         return (result, resting)
+    }
+
+    /// The slots a load opened, in the order opened, handed out by id in start order: while the
+    /// ids come in the order opened (a plan of equal priorities), each is the next slot, compared
+    /// and not hashed (a dictionary of the slots cost an insert and a lookup per plugin at every
+    /// start, ~1 k instructions, callgrind); at the first that does not, the slots not yet
+    /// handed out go in a dictionary.
+    @MainActor struct OpenedSlots {
+        var slots: [ServiceSlot] = []
+        private var next = 0
+        private var byID: [String: ServiceSlot]?
+
+        /// The slot opened for `id`, if any; each id is asked once.
+        mutating func take(_ id: String) -> ServiceSlot? {
+            if byID == nil {
+                if next < slots.count && slots[next].id == id {
+                    next += 1
+                    return slots[next - 1]
+                }
+                guard next < slots.count else { return nil }
+                var rest: [String: ServiceSlot] = [:]
+                rest.reserveCapacity(slots.count - next)
+                for slot in slots[next...] { rest[slot.id] = slot }
+                byID = rest
+            }
+            return byID?[id]
+        }
     }
 
     /// The services of `wanted` to leave dormant (``LazyServices``), each lazy one opened at
