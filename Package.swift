@@ -89,7 +89,7 @@ let package = Package(
             ],
             swiftSettings: hostCodegen),
         // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
-        .target(name: "CSystem"),
+        .target(name: "CSystem", dependencies: ["ServiceABI"]),
         .executableTarget(
             name: "host", dependencies: ["HostCore", "ServiceJSON"],
             exclude: ["startup-order.txt"],

@@ -4,6 +4,7 @@
 #ifndef CSYSTEM_H
 #define CSYSTEM_H
 
+
 /// pipe2(2): a pipe whose ends get `flags` (O_CLOEXEC) in the same call.
 int csystem_pipe2(int fds[2], int flags);
 
@@ -170,5 +171,7 @@ typedef struct csystem_sd_bus_error {
 /// sd_bus_message_handler_t: called by sd_bus_process on the thread processing the bus (the
 /// main thread); `message` is borrowed for the call, `userdata` is what the match was given.
 typedef int (*csystem_sd_bus_handler)(void *message, void *userdata, csystem_sd_bus_error *error);
+
+#include "dispatch.h"
 
 #endif

@@ -1,3 +1,4 @@
+import CSystem
 import Synchronization
 
 /// Which service the main thread is inside, and for which event, readable from any thread.
@@ -6,8 +7,17 @@ import Synchronization
 /// path only stores two integers per call (no locks, no allocation). The hang watchdog
 /// (issue 5) also reads a call counter, and a memory-mapped sentinel gets the same two
 /// integers with plain stores, so the next run can name the call a crash interrupted.
-public final class CallTracker: Sendable {
-    private let service = Atomic<Int>(-1)
+// Unchecked: `currentIndex` is a raw word that only C atomics touch (a releasing store on the
+// main thread, acquiring loads elsewhere: CSystem.h); every other field is an Atomic or Locked.
+public final class CallTracker: @unchecked Sendable {
+    // The service index being called (-1: none), in C-allocated memory because the dispatcher's
+    // C loop stores it too (`csystem_dispatch_forward`); C atomics (CSystem.h) on both sides.
+    // Allocated once, freed at deinit.
+    let currentIndex: UnsafeMutablePointer<Int> = {
+        let word = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        word.initialize(to: -1)
+        return word
+    }()
     private let event = Atomic<UInt32>(0)
     // Counts calls, so the hang watchdog tells one long call from two short ones. Written only
     // on the main thread, hence a load and a store rather than a locked add.
@@ -25,6 +35,8 @@ public final class CallTracker: Sendable {
 
     /// An idle tracker.
     public init() {}
+
+    deinit { currentIndex.deallocate() }
 
     /// The services' ids, in dispatch order.
     func register(ids newIDs: [String]) {
@@ -68,14 +80,14 @@ public final class CallTracker: Sendable {
         // another thread and must see `event` and `calls` as stored before it. On x86-64 a
         // release store is a plain `mov` (the disassembly of `Dispatcher.deliver` shows it);
         // on arm64 it is an `stlr`.
-        service.store(index, ordering: .releasing)
+        csystem_store_release(currentIndex, index)
         if let sentinel { Sentinel.record(sentinel, service: index) }
     }
 
     /// The main thread is back in the host.
     @inline(__always) func leave(_ sentinel: UnsafeMutableRawPointer?) {
         // Releasing, as in `enter`: another thread reads it.
-        service.store(-1, ordering: .releasing)
+        csystem_store_release(currentIndex, -1)
         if let sentinel { Sentinel.record(sentinel, service: -1) }
     }
 
@@ -87,7 +99,7 @@ public final class CallTracker: Sendable {
 
     /// The service id and event name of the call in progress, or nil between calls.
     public var current: (service: String, event: String)? {
-        let index = service.load(ordering: .acquiring)
+        let index = csystem_load_acquire(currentIndex)
         guard index >= 0 else { return nil }
         let name = EventKind(rawValue: event.load(ordering: .relaxed))?.name ?? "an event"
         return (id(at: index), name)
@@ -121,7 +133,7 @@ public final class CallTracker: Sendable {
 
     /// The call in progress as numbers: service index (-1: none), event kind and the call counter.
     func sample() -> (service: Int, event: UInt32, call: UInt64) {
-        let index = service.load(ordering: .acquiring)
+        let index = csystem_load_acquire(currentIndex)
         return (index, event.load(ordering: .relaxed), calls.load(ordering: .relaxed))
     }
 

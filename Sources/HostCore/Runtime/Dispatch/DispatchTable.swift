@@ -1,18 +1,11 @@
+import CSystem
 import Glibc
 import ServiceABI
 
 /// What one call into a service needs, and nothing else: the dispatcher reads these flat
-/// records on the hot path without touching a Swift class across the C call.
-struct DispatchEntry {
-    /// The service's `handle_event` (cached: the plugin promises it never changes).
-    let handle: @convention(c) (UnsafePointer<sh_service>?, UnsafePointer<sh_event>?) -> Int32
-    /// The service's descriptor, passed back as the call's first argument.
-    let service: UnsafePointer<sh_service>
-    /// The service's index in the dispatcher's service list (tracking, trace, failures).
-    let index: Int
-    /// The service's statistics row (``ServiceStats``); nil while statistics are off.
-    let stats: UnsafeMutablePointer<UInt64>?
-}
+/// records on the hot path without touching a Swift class across the C call. A C struct
+/// (CSystem.h), because the unobserved loop that reads them is C (`csystem_dispatch_forward`).
+typealias DispatchEntry = csystem_dispatch_entry
 
 /// The handlers of every event kind, in dispatch order, in one C-allocated block:
 /// `entries[starts[kind] ..< starts[kind + 1]]` are the services that asked for `kind`.

@@ -1,3 +1,4 @@
+import CSystem
 import Dispatch
 import ServiceABI
 
@@ -6,9 +7,10 @@ import ServiceABI
 ///
 /// Everything runs on the main thread, never two calls at once and never re-entrantly. The
 /// hot path is ``deliver(_:data:)``: its per-event state lives behind a raw pointer (plain
-/// loads and stores, no dynamic exclusivity checks) and the handlers are a flat table of
-/// C function pointers, so a lifecycle event to N services costs N indirect calls, two
-/// tracker stores each, and no allocation. Only a traced, timed or failed call takes the slow
+/// loads and stores, no dynamic exclusivity checks), the handlers are a flat table of C
+/// function pointers, and the loop over them is C (CSystem's `csystem_dispatch_forward`), so a
+/// lifecycle event to N services costs N indirect calls, a tracker store each, and no
+/// allocation. Only a traced, timed or failed call takes the slow
 /// path: with the trace, a watch client or statistics on, each call costs one more clock read
 /// (its end is the next call's start) and a few adds into the service's preallocated row.
 @MainActor
@@ -139,26 +141,28 @@ final class Dispatcher {
         let sentinel = tracker.begin(kind)
         if hot.pointee.observing {
             deliverObserved(list, kind, &event, sentinel)
-        } else if kind.isTearDown {
-            // Two loops, not one with a step: each has its own indirect call site. With one
-            // site for both directions the branch predictor mixed the two target sequences and
-            // missed most calls at 100 services (11.2 against 5.5 ns per call in `scripts/bench`
-            // row 1, the same loop over the same plugins with one site and with two).
-            // Nothing else is live across the C call (the entry, the first, the tracker, the
-            // sentinel: callee-saved registers, no spills); a failed call is handled out of line.
-            var entry = first + (list.count &- 1)
-            while true {
-                callOne(entry, kind, &event, tracker, sentinel)
-                if entry == first { break }
-                entry -= 1
-            }
         } else {
-            var entry = first
-            let end = first + list.count
-            repeat {
-                callOne(entry, kind, &event, tracker, sentinel)
-                entry += 1
-            } while entry != end
+            // The loop itself is C (CSystem's dispatch.c: why there), one function per direction;
+            // it returns at a call that did not answer OK, handled here, and goes on after it.
+            let current = tracker.currentIndex
+            let slot = sentinel.map { ($0 + Sentinel.serviceOffset).assumingMemoryBound(to: Int64.self) }
+            var result: Int32 = 0
+            if kind.isTearDown {
+                var below = list.count
+                while true {
+                    below = csystem_dispatch_backward(first, below, &event, current, slot, &result)
+                    if below < 0 { break }
+                    failed(first[below], kind, seq: event.seq, result: result, sentinel)
+                }
+            } else {
+                var from = 0
+                while true {
+                    from = csystem_dispatch_forward(first, from, list.count, &event, current, slot, &result)
+                    if from == list.count { break }
+                    failed(first[from], kind, seq: event.seq, result: result, sentinel)
+                    from += 1
+                }
+            }
         }
         tracker.leave(sentinel)
         hot.pointee.sequence = event.seq
@@ -167,21 +171,7 @@ final class Dispatcher {
         #endif
     }
 
-    /// One call of an unobserved delivery: the loop the benchmark's C floor runs, plus the
-    /// tracker's stores and the result's check.
-    @inline(__always)
-    private func callOne(
-        _ entry: UnsafePointer<DispatchEntry>, _ kind: EventKind, _ event: inout sh_event, _ tracker: CallTracker,
-        _ sentinel: UnsafeMutableRawPointer?
-    ) {
-        event.seq &+= 1
-        tracker.enter(entry.pointee.index, sentinel)
-        let result = entry.pointee.handle(entry.pointee.service, &event)
-        if result != SH_OK { failed(entry.pointee, kind, seq: event.seq, result: result, sentinel) }
-    }
-
-    /// A call of an unobserved delivery did not answer OK: out of the loop, so the loop keeps
-    /// nothing live for it.
+    /// A call of an unobserved delivery did not answer OK (the C loop returned at it).
     @inline(never)
     private func failed(
         _ entry: DispatchEntry, _ kind: EventKind, seq: UInt64, result: Int32, _ sentinel: UnsafeMutableRawPointer?
