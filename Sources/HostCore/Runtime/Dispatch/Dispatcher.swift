@@ -141,6 +141,12 @@ final class Dispatcher {
         let sentinel = tracker.begin(kind)
         if hot.pointee.observing {
             deliverObserved(list, kind, &event, sentinel)
+        } else if list.count == 1 {
+            // One handler (most notification kinds have one): the call inline, no loop to enter.
+            event.seq &+= 1
+            tracker.enter(first.pointee.index, sentinel)
+            let result = first.pointee.handle(first.pointee.service, &event)
+            if result != SH_OK { failed(first.pointee, kind, seq: event.seq, result: result, sentinel) }
         } else {
             // The loop itself is C (CSystem's dispatch.c: why there), one function per direction;
             // it returns at a call that did not answer OK, handled here, and goes on after it.
