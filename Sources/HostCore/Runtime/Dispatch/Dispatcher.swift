@@ -151,7 +151,10 @@ final class Dispatcher {
             // The loop itself is C (CSystem's dispatch.c: why there), one function per direction;
             // it returns at a call that did not answer OK, handled here, and goes on after it.
             let current = tracker.currentIndex
-            let slot = sentinel.map { ($0 + Sentinel.serviceOffset).assumingMemoryBound(to: Int64.self) }
+            // `if let`, not `Optional.map`: the closure would be main-actor isolated, and the release
+            // build checked the executor (`swift_task_isCurrentExecutor`) at every delivery with a sentinel.
+            var slot: UnsafeMutablePointer<Int64>?
+            if let sentinel { slot = (sentinel + Sentinel.serviceOffset).assumingMemoryBound(to: Int64.self) }
             var result: Int32 = 0
             if kind.isTearDown {
                 var below = list.count
