@@ -318,7 +318,9 @@ final class FleetAgent: Sendable {
             Self.remove(folder)
             return
         }
-        let directory = folder + "/bundle"
+        // Unpacked into the folder itself (0700: only the host's user opens it), which the
+        // deploy's staging then takes over.
+        let directory = folder
         do {
             try file.withContents(size: desired.size) { bytes in
                 let archive = try BundleArchive(bytes: bytes)
@@ -649,34 +651,31 @@ final class FleetAgent: Sendable {
         }
     }
 
-    /// Writes the archive's files into the new folder `directory`: the folder only the host's
-    /// user can open (0700), the files read-only (0444), so the host's deploy takes them over
-    /// (links them into its generation, on the same file system) rather than copying them.
+    /// Writes the archive's files into the empty folder `directory`, one only the host's user
+    /// can open (``temporaryFolder()``, 0700), the files read-only (0444), so the host's deploy
+    /// takes them over (links them into its generation, on the same file system) rather than
+    /// copying them.
     static func unpack(_ archive: BundleArchive, _ bytes: UnsafeRawBufferPointer, into directory: String)
         throws(RouteProblem)
     {
-        guard mkdir(directory, 0o700) == 0 else {
-            throw RouteProblem("\(directory): \(String(cString: strerror(errno)))")
-        }
         for entry in archive.entries {
             try write(
                 UnsafeRawBufferPointer(rebasing: bytes[entry.bytes]), to: directory + "/" + entry.name, mode: 0o444)
         }
     }
 
-    /// Removes `folder` and what the bridge put in it (one level of files, and `bundle/`).
+    /// Removes `folder` and the files the bridge put in it (one level: a bundle's set, or
+    /// `bundle.tar`).
     static func remove(_ folder: String) {
-        for sub in [folder + "/bundle", folder] {
-            guard let dir = opendir(sub) else { continue }
+        if let dir = opendir(folder) {
             while let entry = readdir(dir) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                     String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
                 }
-                if name != "." && name != ".." { unlink(sub + "/" + name) }
+                if name != "." && name != ".." { unlink(folder + "/" + name) }
             }
             closedir(dir)
         }
-        rmdir(folder + "/bundle")
         rmdir(folder)
     }
 }

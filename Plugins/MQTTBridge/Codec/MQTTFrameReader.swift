@@ -80,7 +80,12 @@ public struct MQTTFrameReader: Sendable {
             }
             return try startSkipping(first: buffer[start], bodyAt: index, length: length)
         }
-        guard buffer.count - index >= length else { return nil }
+        guard buffer.count - index >= length else {
+            // The rest of a long packet (a bundle's piece) is coming: room for all of it at once,
+            // not growth by doubling, each step a copy into fresh pages.
+            if length > Self.keptCapacity && buffer.capacity < index + length { buffer.reserveCapacity(index + length) }
+            return nil
+        }
         let packet = try MQTTPacket.decode(first: buffer[start], body: buffer[index..<index + length], version: version)
         start = index + length
         compact()
