@@ -30,11 +30,16 @@ final class FleetAgent: Sendable {
     /// The record's writes to the store, in order, off `queue`.
     private let saves = DispatchQueue(label: "servicehost.mqtt-bridge.fleet-store")
 
-    /// A bundle being fetched.
+    /// A bundle being fetched: its pieces are written to ``BundleFile`` in order as they come,
+    /// never assembled in memory; one that comes before its turn waits in `early`.
     private struct Download {
         var desired: FleetDesired
-        var pieces: [Int: [UInt8]] = [:]
+        var early: [Int: [UInt8]] = [:]
+        /// The piece to write next, and the bytes received (written or early).
+        var next = 0
         var bytes = 0
+        /// Made at the first piece; closed (and removed) when the download is dropped.
+        var file: BundleFile?
     }
 
     private struct State {
@@ -156,12 +161,10 @@ final class FleetAgent: Sendable {
                 defer { state.fetched = true }
                 return !state.fetched
             }
-            if replaced, record.digest == desired.digest,
-                record.status == "downloading" || record.status == "verifying"
-            {
-                // This copy fetched nothing yet, and the store says the bundle was on its way to
-                // the deploy: the deploy may have started this copy (a bundle bringing another
-                // bridge), its probation running.
+            if replaced {
+                // This copy fetched nothing yet, and the desired state is neither settled nor in
+                // probation in the store: the deploy may have started this copy (a bundle bringing
+                // another bridge), its probation running, which the host says.
                 return follow(desired, after: record.runningGeneration)
             }
             fetch(desired)
@@ -201,7 +204,11 @@ final class FleetAgent: Sendable {
             .info,
             "mqtt.fleetDownloading digest=\(desired.digest) bytes=\(desired.size) chunks=\(desired.chunks): from \(desired.source)"
         )
-        update(digest: desired.digest, status: "downloading")
+        // Reported, not stored (nor is `verifying`): a download or check cut short starts again
+        // from the retained desired state whatever the store says (the record before it is as
+        // good; a new copy of the bridge asks the host for a probation first), and each write
+        // costs a file and two `fsync`s per rollout.
+        update(digest: desired.digest, status: "downloading", store: false)
         mqtt.subscribe(desired.filters.map { MQTTSubscription($0, qos: 0) })
     }
 
@@ -210,49 +217,49 @@ final class FleetAgent: Sendable {
     /// A message on a bundle's topic.
     func piece(_ message: MQTTPublish) {
         queue.async { [self] in
-            guard !message.payload.isEmpty else { return }
-            enum Next {
-                case wait
-                case refuse(String)
-                case complete(FleetDesired, [UInt8])
-            }
-            let next: Next = state.withLock { state in
-                guard var download = state.download, let index = download.desired.chunkIndex(message.topic),
-                    download.pieces[index] == nil
-                else { return .wait }
-                let (total, overflow) = download.bytes.addingReportingOverflow(message.payload.count)
-                guard !overflow, total <= download.desired.size else {
-                    state.download = nil
-                    return .refuse(
-                        "the pieces come to more than the \(download.desired.size) bytes the desired state says")
-                }
-                download.pieces[index] = message.payload
-                download.bytes = total
-                guard download.pieces.count == download.desired.chunks else {
-                    state.download = download
-                    return .wait
-                }
-                state.download = nil
-                var bundle: [UInt8] = []
-                bundle.reserveCapacity(total)
-                for index in 0..<download.desired.chunks { bundle += download.pieces[index] ?? [] }
-                return .complete(download.desired, bundle)
-            }
-            switch next {
-            case .wait: return
-            case .refuse(let why):
+            // The download changes only on this queue: it is worked on outside the lock.
+            guard !message.payload.isEmpty, var download = state.withLock({ $0.download }),
+                let index = download.desired.chunkIndex(message.topic), index >= download.next,
+                download.early[index] == nil
+            else { return }
+            let (total, overflow) = download.bytes.addingReportingOverflow(message.payload.count)
+            guard !overflow, total <= download.desired.size else {
+                state.withLock { $0.download = nil }
                 let digest = state.withLock { $0.record.digest }
-                refuse(digest: digest, reason: "sizeMismatch", detail: why)
-            case .complete(let desired, let bundle):
-                mqtt.unsubscribe(desired.filters)
-                guard bundle.count == desired.size else {
-                    refuse(
-                        digest: desired.digest, reason: "sizeMismatch",
-                        detail: "the bundle is \(bundle.count) bytes, the desired state says \(desired.size)")
-                    return
-                }
-                verify(desired, bundle)
+                refuse(
+                    digest: digest, reason: "sizeMismatch",
+                    detail: "the pieces come to more than the \(download.desired.size) bytes the desired state says")
+                return
             }
+            download.bytes = total
+            download.early[index] = message.payload
+            do throws(RouteProblem) {
+                let file: BundleFile
+                if let made = download.file { file = made } else { file = try BundleFile() }
+                download.file = file
+                // This piece and those that came early after it, in order.
+                while let piece = download.early.removeValue(forKey: download.next) {
+                    try file.append(piece)
+                    download.next += 1
+                }
+            } catch {
+                state.withLock { $0.download = nil }
+                refuse(digest: download.desired.digest, reason: "unpackFailed", detail: error.description)
+                return
+            }
+            guard download.next == download.desired.chunks, let file = download.file else {
+                state.withLock { $0.download = download }
+                return
+            }
+            state.withLock { $0.download = nil }
+            mqtt.unsubscribe(download.desired.filters)
+            guard total == download.desired.size else {
+                refuse(
+                    digest: download.desired.digest, reason: "sizeMismatch",
+                    detail: "the bundle is \(total) bytes, the desired state says \(download.desired.size)")
+                return
+            }
+            verify(download.desired, file)
         }
     }
 
@@ -274,16 +281,10 @@ final class FleetAgent: Sendable {
 
     // MARK: Checking, unpacking, deploying
 
-    private func verify(_ desired: FleetDesired, _ bundle: [UInt8]) {
-        update(digest: desired.digest, status: "verifying")
+    private func verify(_ desired: FleetDesired, _ file: BundleFile) {
+        update(digest: desired.digest, status: "verifying", store: false)
         let folder: String
         do { folder = try Self.temporaryFolder() } catch {
-            refuse(digest: desired.digest, reason: "unpackFailed", detail: error.description)
-            return
-        }
-        let file: (descriptor: Int32, path: String)
-        do { file = try Self.bundleFile(bundle, in: folder) } catch {
-            Self.remove(folder)
             refuse(digest: desired.digest, reason: "unpackFailed", detail: error.description)
             return
         }
@@ -291,9 +292,7 @@ final class FleetAgent: Sendable {
             "command": "deploy", "action": "verify", "path": .string(file.path), "size": .number(Double(desired.size)),
             "sha256": .string(desired.digest), "signature": .string(desired.signature),
         ])
-        let submitted = submit(request, folder: folder, digest: desired.digest) { [self] reply in
-            // Checked: the unpacking below works from `bundle`, still in memory.
-            close(file.descriptor)
+        submit(request, folder: folder, digest: desired.digest) { [self] reply in
             guard reply["ok"]?.boolValue == true, let verdict = reply["bundle"] else {
                 Self.remove(folder)
                 refuse(
@@ -308,21 +307,25 @@ final class FleetAgent: Sendable {
                     detail: verdict["detail"]?.stringValue ?? "the bundle did not verify")
                 return
             }
-            unpackAndDeploy(desired, bundle, folder: folder)
+            // Checked: unpacked from the same file (nobody else can write it), then closed.
+            unpackAndDeploy(desired, file, folder: folder)
         }
-        if !submitted { close(file.descriptor) }
     }
 
-    private func unpackAndDeploy(_ desired: FleetDesired, _ bundle: [UInt8], folder: String) {
+    private func unpackAndDeploy(_ desired: FleetDesired, _ file: BundleFile, folder: String) {
         // The desired state changed while this one was checked: the new one is being fetched.
         guard state.withLock({ $0.desired }) == desired.digest else {
             Self.remove(folder)
             return
         }
-        let directory = folder + "/bundle"
+        // Unpacked into the folder itself (0700: only the host's user opens it), which the
+        // deploy's staging then takes over.
+        let directory = folder
         do {
-            let archive = try BundleArchive(bundle)
-            try Self.unpack(archive, bundle, into: directory)
+            try file.withContents(size: desired.size) { bytes in
+                let archive = try BundleArchive(bytes: bytes)
+                try Self.unpack(archive, bytes, into: directory)
+            }
         } catch let error as BundleArchiveError {
             Self.remove(folder)
             refuse(digest: desired.digest, reason: error.reason.rawValue, detail: error.detail, culprit: error.entry)
@@ -504,7 +507,7 @@ final class FleetAgent: Sendable {
     /// The deploy of `digest` reached `status`; `running`: the host now runs it.
     private func settle(
         digest: String?, status: String, reason: String? = nil, detail: String? = nil, culprit: String? = nil,
-        generation: Int? = nil, running: Bool = false
+        generation: Int? = nil, running: Bool = false, store: Bool = true
     ) {
         // Refusals are said by `refuse`; the steps on the way by their own lines.
         if status == "applied" || status == "rolledBack" {
@@ -527,7 +530,7 @@ final class FleetAgent: Sendable {
             }
             state.record = record
         }
-        save()
+        if store { save() }
         report()
         // Settled: the desired state that waited for this deploy's probation goes next.
         guard status == "applied" || status == "rolledBack" || status == "refused" else { return }
@@ -539,8 +542,8 @@ final class FleetAgent: Sendable {
         if let next { fetch(next) }
     }
 
-    private func update(digest: String, status: String, generation: Int? = nil) {
-        settle(digest: digest, status: status, generation: generation)
+    private func update(digest: String, status: String, generation: Int? = nil, store: Bool = true) {
+        settle(digest: digest, status: status, generation: generation, store: store)
     }
 
     /// Writes the record to the store on a queue of its own, in order: the write waits for the
@@ -630,39 +633,8 @@ final class FleetAgent: Sendable {
         return String(cString: made)
     }
 
-    /// `memfd_create(2)`, which Glibc's Swift module does not declare; nil where the C library
-    /// has none (glibc before 2.27).
-    private typealias MemfdCreate = @convention(c) (UnsafePointer<CChar>, UInt32) -> Int32
-    private static let memfdCreate: MemfdCreate? = dlsym(nil, "memfd_create").map {
-        unsafeBitCast($0, to: MemfdCreate.self)
-    }
-
-    /// The bundle in a file the host can check by its path, open (the caller closes it): in
-    /// memory (`memfd_create`, named `/proc/self/fd/N`, which the host, in this process, opens),
-    /// so its bytes are never written to a disk and never need removing from one; else, without
-    /// memfd_create or /proc, `bundle.tar` in `folder`.
-    static func bundleFile(_ bytes: [UInt8], in folder: String) throws(RouteProblem) -> (Int32, String) {
-        // 1: MFD_CLOEXEC, which Glibc's Swift module does not import either.
-        if let descriptor = memfdCreate?("servicehost-bundle", 1), descriptor >= 0 {
-            let path = "/proc/self/fd/\(descriptor)"
-            if access(path, R_OK) == 0 {
-                do throws(RouteProblem) { try write(bytes[...], to: descriptor, path: path) } catch {
-                    close(descriptor)
-                    throw error
-                }
-                return (descriptor, path)
-            }
-            close(descriptor)
-        }
-        let path = folder + "/bundle.tar"
-        try write(bytes[...], to: path)
-        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw RouteProblem("\(path): \(String(cString: strerror(errno)))") }
-        return (descriptor, path)
-    }
-
     /// Writes `bytes` to a new file `path` (never one that exists, never through a link).
-    static func write(_ bytes: ArraySlice<UInt8>, to path: String, mode: mode_t = 0o600) throws(RouteProblem) {
+    static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t = 0o600) throws(RouteProblem) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw RouteProblem("\(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -670,40 +642,40 @@ final class FleetAgent: Sendable {
     }
 
     /// Writes all of `bytes` to the open `fd`; `path` names it in errors.
-    private static func write(_ bytes: ArraySlice<UInt8>, to fd: Int32, path: String) throws(RouteProblem) {
-        var offset = bytes.startIndex
-        while offset < bytes.endIndex {
-            let written = bytes[offset...].withUnsafeBytes { raw in
-                retryingOnInterrupt { Glibc.write(fd, raw.baseAddress, raw.count) }
-            }
+    static func write(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(RouteProblem) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = retryingOnInterrupt { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
             guard written > 0 else { throw RouteProblem("\(path): \(String(cString: strerror(errno)))") }
             offset += written
         }
     }
 
-    /// Writes the archive's files into the new folder `directory` (0755, files 0644).
-    static func unpack(_ archive: BundleArchive, _ bytes: [UInt8], into directory: String) throws(RouteProblem) {
-        guard mkdir(directory, 0o755) == 0 else {
-            throw RouteProblem("\(directory): \(String(cString: strerror(errno)))")
-        }
+    /// Writes the archive's files into the empty folder `directory`, one only the host's user
+    /// can open (``temporaryFolder()``, 0700), the files read-only (0444), so the host's deploy
+    /// takes them over (links them into its generation, on the same file system) rather than
+    /// copying them.
+    static func unpack(_ archive: BundleArchive, _ bytes: UnsafeRawBufferPointer, into directory: String)
+        throws(RouteProblem)
+    {
         for entry in archive.entries {
-            try write(bytes[entry.bytes], to: directory + "/" + entry.name, mode: 0o644)
+            try write(
+                UnsafeRawBufferPointer(rebasing: bytes[entry.bytes]), to: directory + "/" + entry.name, mode: 0o444)
         }
     }
 
-    /// Removes `folder` and what the bridge put in it (one level of files, and `bundle/`).
+    /// Removes `folder` and the files the bridge put in it (one level: a bundle's set, or
+    /// `bundle.tar`).
     static func remove(_ folder: String) {
-        for sub in [folder + "/bundle", folder] {
-            guard let dir = opendir(sub) else { continue }
+        if let dir = opendir(folder) {
             while let entry = readdir(dir) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                     String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
                 }
-                if name != "." && name != ".." { unlink(sub + "/" + name) }
+                if name != "." && name != ".." { unlink(folder + "/" + name) }
             }
             closedir(dir)
         }
-        rmdir(folder + "/bundle")
         rmdir(folder)
     }
 }

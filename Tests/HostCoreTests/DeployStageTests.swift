@@ -75,6 +75,24 @@ import Testing
         #expect(third.linked == ["a.so"] && third.copied == ["b.so"], "\(third.linked) \(third.copied)")
     }
 
+    @Test func aHandedOverFolder_hasItsReadOnlyFilesLinked_notCopied() throws {
+        try probe("a", "test.a")
+        try probe("b", "test.b")
+        #expect(chmod(set + "/a.so", 0o444) == 0)  // b stays writable
+        // A folder others can open is not handed over: everything is copied.
+        #expect(chmod(set, 0o755) == 0)
+        let shared = try DeployStage.stage(from: set, stateDirectory: state, configurationPath: nil)
+        #expect(shared.copied == ["a.so", "b.so"] && shared.taken == [], "\(shared.copied) \(shared.taken)")
+        #expect(try inode(shared.directory + "/a.so").inode != inode(set + "/a.so").inode)
+        // Only the host's user can open it (as the MQTT bridge unpacks a bundle): the read-only
+        // file is linked, the writable one copied.
+        #expect(chmod(set, 0o700) == 0)
+        let handed = try DeployStage.stage(from: set, stateDirectory: state, configurationPath: nil)
+        #expect(handed.taken == ["a.so"] && handed.copied == ["b.so"], "\(handed.taken) \(handed.copied)")
+        #expect(try inode(handed.directory + "/a.so").inode == inode(set + "/a.so").inode)
+        #expect(try inode(handed.directory + "/a.so").mode == 0o444 && inode(handed.directory + "/b.so").mode == 0o444)
+    }
+
     @Test func aSetWithARefusedFile_isRefusedNamingIt_andLeavesNoGeneration() throws {
         let bad = try probe("a", "test.a")
         try probe("b", "test.b")

@@ -1,5 +1,6 @@
-import MQTTCodec
 import Testing
+
+@testable import MQTTCodec
 
 /// The bridge's MQTT 3.1.1 codec: every packet it sends and receives round-trips, and what a
 /// hostile broker can send is refused with a reason naming the packet.
@@ -30,6 +31,20 @@ import Testing
         .unsubscribe(id: 10, filters: ["a/b"]), .unsuback(id: 10),
         .pingreq, .pingresp, .disconnect(),
     ]
+
+    @Test func aLargePacketsBuffer_isGivenBackOnceRead() throws {
+        var reader = MQTTFrameReader(maxPacket: 1 << 20)
+        let piece = MQTTPacket.publish(
+            MQTTPublish(
+                topic: "servicehost/bundles/x/0", payload: [UInt8](repeating: 7, count: 400_000), qos: 0, retain: true))
+        reader.append(piece.encoded())
+        #expect(try reader.next() == piece)
+        #expect(reader.bufferCapacity == 0, "an emptied buffer over \(MQTTFrameReader.keptCapacity) bytes is freed")
+        // A usual packet's buffer is kept for the next.
+        reader.append(MQTTPacket.pingresp.encoded())
+        #expect(try reader.next() == .pingresp)
+        #expect(reader.bufferCapacity > 0 && reader.bufferCapacity <= MQTTFrameReader.keptCapacity)
+    }
 
     @Test func everyPacketRoundTrips() throws {
         for packet in Self.packets {

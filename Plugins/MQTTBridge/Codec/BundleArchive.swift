@@ -26,6 +26,15 @@ public struct BundleArchive: Sendable, Equatable {
 
     /// Reads the archive's table of files from `archive` (its bytes are not copied).
     public init(_ archive: [UInt8]) throws(BundleArchiveError) {
+        self = try archive.withUnsafeBytes { bytes in
+            Result { () throws(BundleArchiveError) in try BundleArchive(bytes: bytes) }
+        }.get()
+    }
+
+    /// Reads the archive's table of files from `archive`, memory the caller holds for the call
+    /// (a fleet bundle mapped from the file it was written to as it came): only the headers
+    /// are copied, one block at a time.
+    public init(bytes archive: UnsafeRawBufferPointer) throws(BundleArchiveError) {
         var entries: [Entry] = []
         var names = Set<String>()
         var total = 0
@@ -34,7 +43,7 @@ public struct BundleArchive: Sendable, Equatable {
             guard archive.count - offset >= Self.block else {
                 throw BundleArchiveError(.malformed, "the archive ends without its end blocks (at byte \(offset))")
             }
-            let header = archive[offset..<offset + Self.block]
+            let header = Array(archive[offset..<offset + Self.block])[...]
             if header.allSatisfy({ $0 == 0 }) { break }  // the end: a zero block (a second may follow)
             let name = try Self.name(header)
             try Self.checkChecksum(header, name)

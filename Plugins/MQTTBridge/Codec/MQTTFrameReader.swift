@@ -36,10 +36,7 @@ public struct MQTTFrameReader: Sendable {
 
     /// Adds bytes as they were read.
     public mutating func append(_ bytes: some Collection<UInt8>) {
-        if start > 0 && start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
-        }
+        if start > 0 && start == buffer.count { empty() }
         buffer += bytes
     }
 
@@ -83,7 +80,12 @@ public struct MQTTFrameReader: Sendable {
             }
             return try startSkipping(first: buffer[start], bodyAt: index, length: length)
         }
-        guard buffer.count - index >= length else { return nil }
+        guard buffer.count - index >= length else {
+            // The rest of a long packet (a bundle's piece) is coming: room for all of it at once,
+            // not growth by doubling, each step a copy into fresh pages.
+            if length > Self.keptCapacity && buffer.capacity < index + length { buffer.reserveCapacity(index + length) }
+            return nil
+        }
         let packet = try MQTTPacket.decode(first: buffer[start], body: buffer[index..<index + length], version: version)
         start = index + length
         compact()
@@ -132,12 +134,31 @@ public struct MQTTFrameReader: Sendable {
     /// Consumed bytes are dropped once they are most of the buffer, so it stays small.
     private mutating func compact() {
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            start = 0
+            empty()
         } else if start > 65536 && start * 2 > buffer.count {
             buffer.removeSubrange(..<start)
             start = 0
         }
+    }
+}
+
+extension MQTTFrameReader {
+    /// The capacity an emptied buffer keeps: every packet of a usual session fits in it. A
+    /// larger one (a fleet bundle's piece, up to ``maxPacket``) is given back once read, or the
+    /// bridge would hold the largest packet it ever read for its whole life (issue 41: 1 MiB
+    /// per host after the first rollout, the host's heap growth).
+    static let keptCapacity = 64 << 10
+
+    /// The buffer's capacity, for the tests.
+    var bufferCapacity: Int { buffer.capacity }
+
+    private mutating func empty() {
+        if buffer.capacity > Self.keptCapacity {
+            buffer = []
+        } else {
+            buffer.removeAll(keepingCapacity: true)
+        }
+        start = 0
     }
 }
 

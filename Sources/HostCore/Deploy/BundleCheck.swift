@@ -48,7 +48,7 @@ extension Host {
     /// Up to 256 MiB is read and hashed, which takes the better part of a second: not on the
     /// main thread, which goes on serving services and the control socket meanwhile, but on a
     /// serial queue of its own (one bundle at a time). A prehashed signature (`ED`, minisign's
-    /// default) has the bundle streamed through both digests in 1 MiB pieces; a legacy one (`Ed`)
+    /// default) has the bundle streamed through both digests in 64 KiB pieces; a legacy one (`Ed`)
     /// reads it into memory whole, as Ed25519 over the bytes themselves needs. The trust settings
     /// are those in force when the check was asked for.
     public func verifyBundle(
@@ -217,8 +217,10 @@ extension Host {
             verified: true, reason: nil, detail: nil, keyID: keyID, trustedComment: parsed.trustedCommentText)
     }
 
-    /// The piece of a bundle read at a time when it is streamed.
-    nonisolated static let streamPiece = 1 << 20
+    /// The piece of a bundle read at a time when it is streamed: under the allocator's mmap
+    /// threshold (128 KiB), so the buffer is reused from its arena rather than mapped and
+    /// faulted in anew at every check.
+    nonisolated static let streamPiece = 64 << 10
 
     /// Hands the first `size` bytes of `file` to `give`, a piece at a time; how many there were
     /// (fewer: the file shrank).

@@ -15,6 +15,11 @@ import Glibc
 /// writes through a link into another generation; a file in force that is writable (staged by
 /// an older host) is copied, never linked.
 ///
+/// A new file is linked rather than copied when the set's folder is handed over: the file is
+/// read-only and the host user's, in a folder only that user can open (0700 or less, as the
+/// MQTT bridge unpacks a fleet bundle), on the state directory's file system. Nobody else can
+/// have put it there or write it, so the copy would only write the same bytes again.
+///
 /// Nothing is synced here: a generation has to survive a power cut only once it is accepted
 /// (until then a start runs the one before, whatever is left of this one), so the acceptance
 /// syncs its files and folders before `generations/current` names it (Host+Deploy.swift). A
@@ -52,6 +57,8 @@ struct DeployStage {
     /// The files linked from the generation in force (unchanged), and those copied.
     let linked: [String]
     let copied: [String]
+    /// The new files linked from a handed-over source folder rather than copied.
+    var taken: [String] = []
 
     /// The folder of generations in `stateDirectory`.
     static func generations(in stateDirectory: String) -> String { stateDirectory + "/generations" }
@@ -92,6 +99,8 @@ struct DeployStage {
         do throws(Refusal) {
             var linked: [String] = []
             var copied: [String] = []
+            var taken: [String] = []
+            let handedOver = isHandedOver(source)
             // A generation in force that is gone or unreadable: every file is copied.
             let running = inForce.flatMap { try? DirectoryHandle.open($0) }
             for (index, name) in names.enumerated() {
@@ -101,8 +110,11 @@ struct DeployStage {
                     {
                         linked.append(name)
                     } else {
-                        try copy(source + "/" + name, to: staging, name: name)
-                        copied.append(name)
+                        if try copy(source + "/" + name, to: staging, name: name, link: handedOver) {
+                            taken.append(name)
+                        } else {
+                            copied.append(name)
+                        }
                     }
                 } catch {
                     throw refusal(source + "/" + name, "stage", "not staged: \(error)")
@@ -118,7 +130,8 @@ struct DeployStage {
             guard rename(staging, final) == 0 else {
                 throw refusal(final, "stage", "\(SystemError.current("rename", staging))")
             }
-            return DeployStage(generation: generation, directory: final, order: order, linked: linked, copied: copied)
+            return DeployStage(
+                generation: generation, directory: final, order: order, linked: linked, copied: copied, taken: taken)
         } catch {
             removeTree(staging)
             throw error
@@ -192,43 +205,93 @@ struct DeployStage {
     }
 
     /// Whether two open files of the same size hold the same bytes (false when one cannot be
-    /// read). Exact, and it needs no libcrypto: a digest would read the same bytes.
+    /// read). Exact, and it needs no libcrypto: a digest would read the same bytes. Both are read
+    /// into one buffer made once and compared with `memcmp`: a buffer per piece cost a page fault
+    /// per 4 KiB, more than the reading (issue 41's rollout profile).
     static func sameBytes(_ first: ReadOnlyFile, _ second: ReadOnlyFile) -> Bool {
         guard first.size == second.size else { return false }
-        let chunk = 1 << 20
+        let chunk = min(comparePiece, max(first.size, 1))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * chunk, alignment: 64)
+        defer { buffer.deallocate() }
+        let left = UnsafeMutableRawBufferPointer(rebasing: buffer[..<chunk])
+        let right = UnsafeMutableRawBufferPointer(rebasing: buffer[chunk...])
         var offset = 0
         while offset < first.size {
             let count = min(chunk, first.size - offset)
-            guard let left = try? first.read(at: offset, count: count),
-                let right = try? second.read(at: offset, count: count),
-                left.count == count, left == right
+            guard readFully(first, into: left, count: count, at: offset),
+                readFully(second, into: right, count: count, at: offset),
+                memcmp(left.baseAddress!, right.baseAddress!, count) == 0
             else { return false }
             offset += count
         }
         return true
     }
 
+    /// The piece of two files compared (or copied) at a time: under the allocator's mmap
+    /// threshold (128 KiB), so the buffer comes from its arena, already mapped, not from a new
+    /// mapping faulted in page by page at every deploy.
+    static let comparePiece = 64 << 10
+
+    /// Reads exactly `count` bytes of `file` at `offset` into `buffer`; false when it cannot.
+    private static func readFully(
+        _ file: ReadOnlyFile, into buffer: UnsafeMutableRawBufferPointer, count: Int, at offset: Int
+    )
+        -> Bool
+    {
+        var done = 0
+        while done < count {
+            let got = pread(file.descriptor.rawValue, buffer.baseAddress! + done, count - done, off_t(offset + done))
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { return false }
+            done += got
+        }
+        return true
+    }
+
+    /// Whether the set's folder is the host user's and only theirs to open (no access for group
+    /// or others): its read-only files may be linked into the generation, not copied.
+    private static func isHandedOver(_ folder: String) -> Bool {
+        var st = stat()
+        guard stat(folder, &st) == 0 else { return false }
+        return st.st_mode & S_IFMT == S_IFDIR && st.st_uid == geteuid() && st.st_mode & 0o077 == 0
+    }
+
     /// Copies `path` into `folder` as `name` (0444: no one writes a staged file, so a later set
     /// may link it), written under a temporary name first; not synced (the acceptance syncs).
-    private static func copy(_ path: String, to folder: String, name: String) throws(SystemError) {
+    /// `link`: the source folder is handed over, and a read-only file of the host's user is
+    /// linked instead (true) when the file system allows.
+    private static func copy(_ path: String, to folder: String, name: String, link: Bool) throws(SystemError)
+        -> Bool
+    {
         let source = try ReadOnlyFile(path: path)
         guard source.status.st_mode & S_IFMT == S_IFREG else {
             throw SystemError(operation: "open", path: path, errno: EISDIR)
         }
+        if link, source.status.st_mode & 0o222 == 0, source.status.st_uid == geteuid() {
+            // The inode checked is the one linked (through its descriptor's /proc name).
+            let proc = "/proc/self/fd/\(source.descriptor.rawValue)"
+            if linkat(AT_FDCWD, proc, AT_FDCWD, folder + "/" + name, AT_SYMLINK_FOLLOW) == 0 { return true }
+            // Another file system, no /proc, too many links: copied.
+            guard [ENOENT, EXDEV, EMLINK, EPERM, EACCES].contains(errno) else { throw .current("link", path) }
+        }
         let temporary = folder + "/.tmp-" + name
         let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444)
+        // One buffer for the whole copy (a new one per piece faulted in every page of it).
+        let chunk = min(comparePiece, max(source.size, 1))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 64)
+        defer { buffer.deallocate() }
         var offset = 0
-        let chunk = 1 << 20
         while offset < source.size {
-            let bytes = try source.read(at: offset, count: min(chunk, source.size - offset))
-            if bytes.isEmpty { break }
-            try bytes.withUnsafeBytes { buffer in
-                Result { () throws(SystemError) in try output.writeAll(buffer, path: temporary) }
-            }.get()
-            offset += bytes.count
+            let count = try retryingOnInterrupt("read", path) {
+                pread(source.descriptor.rawValue, buffer.baseAddress, min(chunk, source.size - offset), off_t(offset))
+            }
+            if count == 0 { break }
+            try output.writeAll(UnsafeRawBufferPointer(rebasing: buffer[..<count]), path: temporary)
+            offset += count
         }
         try output.close(temporary)
         guard rename(temporary, folder + "/" + name) == 0 else { throw .current("rename", temporary) }
+        return false
     }
 
     private static func refusal(_ file: String, _ code: String, _ message: String) -> Refusal {
