@@ -24,16 +24,16 @@ public enum InputFile {
     /// Everything `descriptor` holds, or nil once it passes `limit` bytes.
     private static func readAll(_ descriptor: Int32, _ name: String, limit: Int) throws(SystemError) -> [UInt8]? {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
+        // Not zero-filled: a zeroed 64 KiB chunk faulted in and wrote 16 pages for every file
+        // however small (the memory source's PSI file at every start is ~100 bytes); only the
+        // pages a read fills are touched.
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 1)
+        defer { chunk.deallocate() }
         while true {
-            let count = try chunk.withUnsafeMutableBytes { buffer in
-                Result { () throws(SystemError) in
-                    try retryingOnInterrupt("read", name) { Glibc.read(descriptor, buffer.baseAddress, buffer.count) }
-                }
-            }.get()
+            let count = try retryingOnInterrupt("read", name) { Glibc.read(descriptor, chunk.baseAddress, chunk.count) }
             if count == 0 { return bytes }
             guard bytes.count + count <= limit else { return nil }
-            bytes += chunk[..<count]
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[..<count]))
         }
     }
 }
