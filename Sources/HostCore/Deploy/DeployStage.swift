@@ -240,9 +240,10 @@ struct DeployStage {
     {
         var done = 0
         while done < count {
-            let got = pread(file.descriptor.rawValue, buffer.baseAddress! + done, count - done, off_t(offset + done))
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { return false }
+            let got = try? retryingOnInterrupt("read", "") {
+                pread(file.descriptor.rawValue, buffer.baseAddress! + done, count - done, off_t(offset + done))
+            }
+            guard let got, got > 0 else { return false }
             done += got
         }
         return true
