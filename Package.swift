@@ -88,7 +88,8 @@ let package = Package(
                 "ServiceABI", "ServiceJSON", "ServiceVocabulary", "LogEvents", "Locking", "CSystem", "MQTTCodec",
             ],
             swiftSettings: hostCodegen),
-        // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4); internal.
+        // HostCore's libc calls that need _GNU_SOURCE (pipe2, accept4) and the dispatcher's C loop
+        // (dispatch.c, over ServiceABI's types); internal.
         .target(name: "CSystem", dependencies: ["ServiceABI"]),
         .executableTarget(
             name: "host", dependencies: ["HostCore", "ServiceJSON"],
