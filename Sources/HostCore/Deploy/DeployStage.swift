@@ -190,14 +190,25 @@ struct DeployStage {
             throw SystemError(operation: "open", path: path, errno: EISDIR)
         }
         guard let existing = try? ReadOnlyFile(name, in: folder.descriptor.rawValue, path: folder.child(name)),
-            existing.status.st_mode & S_IFMT == S_IFREG, existing.status.st_mode & 0o222 == 0,
-            existing.status.st_uid == geteuid(), existing.size == source.size,
+            existing.status.st_mode & S_IFMT == S_IFREG, isHostsReadOnly(existing), existing.size == source.size,
             sameBytes(source, existing)
         else { return false }
-        // linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the descriptor's /proc name does not.
-        let proc = "/proc/self/fd/\(existing.descriptor.rawValue)"
+        return try linkOpened(existing, as: link)
+    }
+
+    /// Whether `file` is read-only (nobody may write it) and the host user's: one a generation
+    /// may share with another folder.
+    private static func isHostsReadOnly(_ file: ReadOnlyFile) -> Bool {
+        file.status.st_mode & 0o222 == 0 && file.status.st_uid == geteuid()
+    }
+
+    /// Links the open `file` as `link`: the inode checked is the one linked, through its
+    /// descriptor's /proc name (`linkat(AT_EMPTY_PATH)` needs CAP_DAC_READ_SEARCH; that name
+    /// does not), so a file put in its place meanwhile is never linked. False, linking nothing,
+    /// where it cannot be (no /proc, another file system, too many links): the caller copies.
+    private static func linkOpened(_ file: ReadOnlyFile, as link: String) throws(SystemError) -> Bool {
+        let proc = "/proc/self/fd/\(file.descriptor.rawValue)"
         guard linkat(AT_FDCWD, proc, AT_FDCWD, link, AT_SYMLINK_FOLLOW) == 0 else {
-            // No /proc, another file system, too many links: copied instead.
             if [ENOENT, EXDEV, EMLINK, EPERM, EACCES].contains(errno) { return false }
             throw .current("link", link)
         }
@@ -218,8 +229,8 @@ struct DeployStage {
         var offset = 0
         while offset < first.size {
             let count = min(chunk, first.size - offset)
-            guard readFully(first, into: left, count: count, at: offset),
-                readFully(second, into: right, count: count, at: offset),
+            guard (try? first.read(into: UnsafeMutableRawBufferPointer(rebasing: left[..<count]), at: offset)) == count,
+                (try? second.read(into: UnsafeMutableRawBufferPointer(rebasing: right[..<count]), at: offset)) == count,
                 memcmp(left.baseAddress!, right.baseAddress!, count) == 0
             else { return false }
             offset += count
@@ -231,23 +242,6 @@ struct DeployStage {
     /// threshold (128 KiB), so the buffer comes from its arena, already mapped, not from a new
     /// mapping faulted in page by page at every deploy.
     static let comparePiece = 64 << 10
-
-    /// Reads exactly `count` bytes of `file` at `offset` into `buffer`; false when it cannot.
-    private static func readFully(
-        _ file: ReadOnlyFile, into buffer: UnsafeMutableRawBufferPointer, count: Int, at offset: Int
-    )
-        -> Bool
-    {
-        var done = 0
-        while done < count {
-            let got = try? retryingOnInterrupt("read", "") {
-                pread(file.descriptor.rawValue, buffer.baseAddress! + done, count - done, off_t(offset + done))
-            }
-            guard let got, got > 0 else { return false }
-            done += got
-        }
-        return true
-    }
 
     /// Whether the set's folder is the host user's and only theirs to open (no access for group
     /// or others): its read-only files may be linked into the generation, not copied.
@@ -268,13 +262,7 @@ struct DeployStage {
         guard source.status.st_mode & S_IFMT == S_IFREG else {
             throw SystemError(operation: "open", path: path, errno: EISDIR)
         }
-        if link, source.status.st_mode & 0o222 == 0, source.status.st_uid == geteuid() {
-            // The inode checked is the one linked (through its descriptor's /proc name).
-            let proc = "/proc/self/fd/\(source.descriptor.rawValue)"
-            if linkat(AT_FDCWD, proc, AT_FDCWD, folder + "/" + name, AT_SYMLINK_FOLLOW) == 0 { return true }
-            // Another file system, no /proc, too many links: copied.
-            guard [ENOENT, EXDEV, EMLINK, EPERM, EACCES].contains(errno) else { throw .current("link", path) }
-        }
+        if link, isHostsReadOnly(source), try linkOpened(source, as: folder + "/" + name) { return true }
         let temporary = folder + "/.tmp-" + name
         let output = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o444)
         // One buffer for the whole copy (a new one per piece faulted in every page of it).
@@ -283,9 +271,8 @@ struct DeployStage {
         defer { buffer.deallocate() }
         var offset = 0
         while offset < source.size {
-            let count = try retryingOnInterrupt("read", path) {
-                pread(source.descriptor.rawValue, buffer.baseAddress, min(chunk, source.size - offset), off_t(offset))
-            }
+            let count = try source.read(
+                into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(chunk, source.size - offset)]), at: offset)
             if count == 0 { break }
             try output.writeAll(UnsafeRawBufferPointer(rebasing: buffer[..<count]), path: temporary)
             offset += count

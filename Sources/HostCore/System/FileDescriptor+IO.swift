@@ -21,28 +21,32 @@ extension FileDescriptor {
     /// `pread(2)` of `count` bytes at `offset`; fewer only at the end of the file.
     func read(at offset: Int, count: Int, path: String) throws(SystemError) -> [UInt8] {
         var failure: SystemError?
-        let descriptor = rawValue
         // Not zero-filled first: only the bytes read are kept (reading a registry of a few MiB
         // paid a memset as long as the read itself).
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var done = 0
-            while done < count {
-                let n: Int
-                do throws(SystemError) {
-                    n = try retryingOnInterrupt("read", path) {
-                        pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
-                    }
-                } catch {
-                    failure = error
-                    break
-                }
-                if n == 0 { break }
-                done += n
+            do throws(SystemError) {
+                initialized = try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset, path: path)
+            } catch {
+                failure = error
+                initialized = 0
             }
-            initialized = done
         }
         if let failure { throw failure }
         return bytes
+    }
+
+    /// `pread(2)` into all of `buffer` from `offset`; the count read, fewer only at the end of
+    /// the file.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int, path: String) throws(SystemError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = try retryingOnInterrupt("read", path) {
+                pread(rawValue, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
     }
 
     /// `write(2)` of all of `bytes`.

@@ -44,4 +44,9 @@ final class ReadOnlyFile {
     func read(at offset: Int, count: Int) throws(SystemError) -> [UInt8] {
         try descriptor.read(at: offset, count: count, path: path)
     }
+
+    /// Reads into all of `buffer` from `offset`; the count read, fewer only at the end of the file.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemError) -> Int {
+        try descriptor.read(into: buffer, at: offset, path: path)
+    }
 }
