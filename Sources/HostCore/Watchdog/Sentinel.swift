@@ -183,6 +183,12 @@ public final class Sentinel: Sendable {
         page.storeBytes(of: Int64(service), toByteOffset: serviceOffset, as: Int64.self)
     }
 
+    /// The word of `page` that names the service being called, for the dispatcher's C loop, which
+    /// stores it as `record(_:service:)` does.
+    @inline(__always) static func serviceWord(_ page: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Int64> {
+        (page + serviceOffset).assumingMemoryBound(to: Int64.self)
+    }
+
     /// The ids behind the service indexes (when services are loaded); also ends a "loading" mark.
     /// Returns where each id written ends in the list, for ``register(_:id:index:ends:)``.
     @discardableResult

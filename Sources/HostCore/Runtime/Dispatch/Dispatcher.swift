@@ -154,7 +154,7 @@ final class Dispatcher {
             // `if let`, not `Optional.map`: the closure would be main-actor isolated, and the release
             // build checked the executor (`swift_task_isCurrentExecutor`) at every delivery with a sentinel.
             var slot: UnsafeMutablePointer<Int64>?
-            if let sentinel { slot = (sentinel + Sentinel.serviceOffset).assumingMemoryBound(to: Int64.self) }
+            if let sentinel { slot = Sentinel.serviceWord(sentinel) }
             var result: Int32 = 0
             if kind.isTearDown {
                 var below = list.count
