@@ -192,6 +192,7 @@ func hostRounds(_ host: HostCore.Host, _ rounds: Int) {
 /// ServiceKit's `ApplicationService`, redeclared here: the mechanism of
 /// PluggableApplicationDelegate, where the app delegate calls each service directly.
 protocol DirectService: AnyObject {
+    init()
     func willFinishLaunching() -> Bool
     func didFinishLaunching() -> Bool
     func didBecomeActive()
@@ -211,35 +212,10 @@ extension DirectService {
     func didReceive(_ name: String) {}
 }
 
-// Four distinct classes, mixed in the array, so every call goes through a witness table
-// as it would with services from different modules.
-final class DirectServiceA: DirectService {
-    func didBecomeActive() {}
-    func willResignActive() {}
-}
-final class DirectServiceB: DirectService {
-    func didBecomeActive() {}
-    func willResignActive() {}
-}
-final class DirectServiceC: DirectService {
-    func didBecomeActive() {}
-    func willResignActive() {}
-}
-final class DirectServiceD: DirectService {
-    func didBecomeActive() {}
-    func willResignActive() {}
-}
-
 enum DirectServices {
+    /// `count` services, each of its own class up to 100 (DirectServiceTypes.swift).
     static func make(count: Int) -> [any DirectService] {
-        (0..<count).map { index -> any DirectService in
-            switch index % 4 {
-            case 0: DirectServiceA()
-            case 1: DirectServiceB()
-            case 2: DirectServiceC()
-            default: DirectServiceD()
-            }
-        }
+        (0..<count).map { directServiceTypes[$0 % directServiceTypes.count].init() }
     }
 }
 
