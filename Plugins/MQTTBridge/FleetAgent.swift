@@ -61,6 +61,8 @@ final class FleetAgent: Sendable {
         var refreshing = false
         /// Whether the record is newer than the store by an `applied` not written at once.
         var unstored = false
+        /// The services last reported, from the host's `list` and `digests`.
+        var services: [JSONValue]?
     }
 
     // Changed on `queue`; `stopped` is also set from the main thread (willTerminate).
@@ -606,10 +608,18 @@ final class FleetAgent: Sendable {
     /// Publishes the retained `<prefix>/reported`, with the services from a `list` request and
     /// their files' digests from a `deploy` `digests` one.
     /// `onlyIfChanged`: not when it is the one published last (the refresh).
+    ///
+    /// While a bundle is fetched and checked (`downloading`, `verifying`) nothing is deployed:
+    /// the services last reported are reported again rather than asked for (two requests fewer
+    /// per step); the refresh and every other status ask the host.
     func report(onlyIfChanged: Bool = false) {
-        let (record, desired, stopped) = state.withLock { ($0.record, $0.desired, $0.stopped) }
+        let (record, desired, stopped, known) = state.withLock { ($0.record, $0.desired, $0.stopped, $0.services) }
         guard !stopped else { return }
+        if !onlyIfChanged, record.status == "downloading" || record.status == "verifying", let known {
+            return publish(record, desired: desired, services: known, onlyIfChanged: false)
+        }
         let publish: @Sendable ([JSONValue]) -> Void = { [self] services in
+            state.withLock { $0.services = services }
             self.publish(record, desired: desired, services: services, onlyIfChanged: onlyIfChanged)
         }
         let submitted =
