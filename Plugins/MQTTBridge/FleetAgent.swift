@@ -19,7 +19,10 @@ import ServiceKit
 /// What it did is kept in the store (``FleetRecord``): a desired state applied, refused or
 /// rolled back is not tried again until it changes; a download or check cut short by a stop is
 /// started again from the retained messages when the host is back; a deploy in probation is
-/// watched to its end, also by a new copy of the bridge the deploy itself brought.
+/// watched to its end, also by a new copy of the bridge the deploy itself brought. An `applied`
+/// that the deploy's `done` said is not written at once: the stored `probation` stands for it
+/// until the next write or the bridge's stop, the host's deploy status saying how it ended
+/// after a crash (as it says for a `downloading` the store never held).
 ///
 /// Work runs on one serial queue; the host's replies (main thread) hop onto it.
 final class FleetAgent: Sendable {
@@ -56,6 +59,10 @@ final class FleetAgent: Sendable {
         /// The last reported state published, and whether the refresh is running.
         var lastReported: [UInt8]?
         var refreshing = false
+        /// Whether the record is newer than the store by an `applied` not written at once.
+        var unstored = false
+        /// The services last reported, from the host's `list` and `digests`.
+        var services: [JSONValue]?
     }
 
     // Changed on `queue`; `stopped` is also set from the main thread (willTerminate).
@@ -85,17 +92,34 @@ final class FleetAgent: Sendable {
     /// Whether `topic` is a bundle's (the bridge hands those here).
     static func isBundleTopic(_ topic: String) -> Bool { topic.hasPrefix(FleetDesired.bundlesPrefix) }
 
-    func stop() { state.withLock { $0.stopped = true } }
+    /// Stops the work; an `applied` not written yet is written now (after the writes queued).
+    func stop() {
+        let record = state.withLock { state in
+            defer { (state.stopped, state.unstored) = (true, false) }
+            return state.unstored ? state.record : nil
+        }
+        guard let record else { return }
+        saves.sync { [host] in Self.store(record, host) }
+    }
 
     /// Connected (again): a fetch in progress subscribes again (a new session has lost it), and
     /// a host that ever took part says where it is.
     func connected() {
         queue.async { [self] in
-            let (download, known) = state.withLock { ($0.download, $0.record.status != nil) }
+            let (download, known, record, watching) = state.withLock {
+                ($0.download, $0.record.status != nil, $0.record, $0.watching)
+            }
             if let download {
                 mqtt.subscribe(download.desired.filters.map { MQTTSubscription($0, qos: 0) })
             }
             if known { report() }
+            // A stored probation (its `applied` may not have been written) is asked about now,
+            // whether or not a desired state comes.
+            if record.status == "probation", let generation = record.generation, let digest = record.digest,
+                watching == nil
+            {
+                watch(generation, digest: digest)
+            }
             let start = state.withLock { state in
                 defer { state.refreshing = true }
                 return !state.refreshing
@@ -140,20 +164,21 @@ final class FleetAgent: Sendable {
                 report()
                 return
             }
-            if desired.digest == record.running {
-                // The host runs it already (a later bundle was refused or rolled back).
-                settle(
-                    digest: desired.digest, status: "applied", generation: record.runningGeneration, running: true)
-                return
-            }
             if record.status == "probation", let generation = record.generation, let watched = record.digest {
                 // One deploy at a time: the one in probation is followed to its end (also after a
-                // restart), and a different desired state waits for it.
+                // restart), and a different desired state waits for it. Before the check of the
+                // running bundle: what runs is known once the probation has ended.
                 let following = state.withLock { state in
                     if watched != desired.digest { state.pending = desired }
                     return state.watching == generation
                 }
                 if !following { watch(generation, digest: watched) }
+                return
+            }
+            if desired.digest == record.running {
+                // The host runs it already (a later bundle was refused or rolled back).
+                settle(
+                    digest: desired.digest, status: "applied", generation: record.runningGeneration, running: true)
                 return
             }
             if let download = state.withLock({ $0.download }), download.desired == desired { return }
@@ -388,7 +413,8 @@ final class FleetAgent: Sendable {
         guard state.withLock({ $0.record.digest == digest && !$0.record.isSettled }) else { return }
         switch outcome.result {
         case .applied:
-            settle(digest: digest, status: "applied", generation: outcome.generation, running: true)
+            // Not written at once (a file and two `fsync`s per rollout): see the type's comment.
+            settle(digest: digest, status: "applied", generation: outcome.generation, running: true, store: false)
         case .rolledBack:
             let reason = outcome.reason ?? "rolledBack"
             let generation = outcome.generation.map { "generation \($0)" } ?? "the generation"
@@ -477,7 +503,9 @@ final class FleetAgent: Sendable {
         let entry = status["generations"]?.arrayValue?.last {
             $0["generation"]?.intValue == generation && $0["outcome"]?.stringValue != "inProbation"
         }
-        switch entry?["outcome"]?.stringValue {
+        // A generation that is current was applied, when the history's last lines no longer name it.
+        let current = status["current"]?.intValue == generation ? "applied" : nil
+        switch entry?["outcome"]?.stringValue ?? current {
         case "applied":
             settle(digest: digest, status: "applied", generation: generation, running: true)
         case "rolledBack":
@@ -529,6 +557,7 @@ final class FleetAgent: Sendable {
                 record.runningGeneration = generation
             }
             state.record = record
+            if status == "applied" && !store { state.unstored = true }
         }
         if store { save() }
         report()
@@ -551,7 +580,10 @@ final class FleetAgent: Sendable {
     /// A record superseded before its write began is not written (the newer one is): what is
     /// stored is always the newest record, with one write per wait rather than one per step.
     private func save() {
-        let record = state.withLock { $0.record }
+        let record = state.withLock { state in
+            state.unstored = false
+            return state.record
+        }
         let queued = unsaved.withLock { unsaved in
             defer { unsaved = record }
             return unsaved != nil
@@ -563,20 +595,31 @@ final class FleetAgent: Sendable {
                 return unsaved
             }
             guard let record = next else { return }
-            do { try host.store.set(FleetRecord.storeKey, Array(record.json.serialized.utf8)) } catch {
-                host.log(
-                    .warn, "mqtt.storeFailed: \(error); the fleet's deploy state may be tried again after a restart")
-            }
+            Self.store(record, host)
+        }
+    }
+
+    private static func store(_ record: FleetRecord, _ host: HostContext) {
+        do { try host.store.set(FleetRecord.storeKey, Array(record.json.serialized.utf8)) } catch {
+            host.log(.warn, "mqtt.storeFailed: \(error); the fleet's deploy state may be tried again after a restart")
         }
     }
 
     /// Publishes the retained `<prefix>/reported`, with the services from a `list` request and
     /// their files' digests from a `deploy` `digests` one.
     /// `onlyIfChanged`: not when it is the one published last (the refresh).
+    ///
+    /// While a bundle is fetched and checked (`downloading`, `verifying`) nothing is deployed:
+    /// the services last reported are reported again rather than asked for (two requests fewer
+    /// per step); the refresh and every other status ask the host.
     func report(onlyIfChanged: Bool = false) {
-        let (record, desired, stopped) = state.withLock { ($0.record, $0.desired, $0.stopped) }
+        let (record, desired, stopped, known) = state.withLock { ($0.record, $0.desired, $0.stopped, $0.services) }
         guard !stopped else { return }
+        if !onlyIfChanged, record.status == "downloading" || record.status == "verifying", let known {
+            return publish(record, desired: desired, services: known, onlyIfChanged: false)
+        }
         let publish: @Sendable ([JSONValue]) -> Void = { [self] services in
+            state.withLock { $0.services = services }
             self.publish(record, desired: desired, services: services, onlyIfChanged: onlyIfChanged)
         }
         let submitted =

@@ -262,6 +262,40 @@ struct FleetDesiredStateTests {
         #expect(MQTTBridgeTests.bridgeLines(records).named("mqtt.fleetDownloading").count == 1, "\(records.text)")
     }
 
+    /// An `applied` said by the deploy's `done` is stored when the bridge stops, not at once: a
+    /// host stopped after it is not tried again (the store says `applied`), and a host killed
+    /// (SIGKILL) right after it reports it again from its deploy status (the store still says
+    /// `probation`); neither fetches nor deploys the bundle again.
+    @Test func anAppliedBundle_isNotTriedAgain_afterAStop_norAfterAKill() throws {
+        let (scratch, broker, key, host) = try Self.startedHost()
+        let first = try Self.publish(try Self.bundle(for: host, in: scratch), signedBy: key, on: broker, to: ["h1"])
+        #expect(Self.report(broker, "h1", first, "applied")["status"] as? String == "applied")
+        _ = host.stop()
+        // Cleared, so the report awaited is the restarted bridge's.
+        try broker.publish("servicehost/h1/reported", "", retain: true)
+        try host.start()
+        #expect(Self.report(broker, "h1", first, "applied")["status"] as? String == "applied")
+        var lines = MQTTBridgeTests.bridgeLines(host.stop().records)
+        #expect(lines.named("mqtt.fleetSkipped").first?.fields["status"] == "applied", "\(lines)")
+        #expect(lines.named("mqtt.fleetDownloading").isEmpty && lines.named("mqtt.fleetApplied").isEmpty, "\(lines)")
+
+        try host.start()
+        let second = try Self.publish(
+            try Self.bundle(for: host, in: scratch, version: "0.3.0"), signedBy: key, on: broker, to: ["h1"])
+        #expect(Self.report(broker, "h1", second, "applied")["status"] as? String == "applied")
+        #expect(host.signal(SIGKILL).status != 0)
+        // Cleared, so the report awaited is the restarted bridge's.
+        try broker.publish("servicehost/h1/reported", "", retain: true)
+        try host.start()
+        let report = Self.report(broker, "h1", second, "applied")
+        #expect((report["generation"] as? [String: Any])?["number"] as? Int == 2, "\(report)")
+        #expect(Self.services(report)["test.b"] == "0.3.0", "\(report)")
+        #expect(try Self.current(host) == 2)
+        lines = MQTTBridgeTests.bridgeLines(host.stop().records)
+        #expect(lines.named("mqtt.fleetApplied").first?.fields["generation"] == "2", "\(lines)")
+        #expect(lines.named("mqtt.fleetDownloading").isEmpty, "\(lines)")
+    }
+
     /// A bundle that brings another bridge: the deploy's switch replaces the bridge, and the new
     /// copy, not the one that fetched the bundle, follows the probation to its end and reports
     /// `applied`, without fetching or deploying the bundle again.

@@ -46,6 +46,29 @@ import Testing
         #expect(reader.bufferCapacity > 0 && reader.bufferCapacity <= MQTTFrameReader.keptCapacity)
     }
 
+    /// A long PUBLISH read in pieces (a bundle's piece off the socket, 64 KiB at a time, MQTT 5
+    /// properties and the next packet's start in the last read) is collected into its payload
+    /// as it comes: the buffer never holds it, and the packet is the one sent.
+    @Test func aLongPublishReadInPieces_isCollected_notBuffered() throws {
+        let properties = MQTTProperties([(0x26, .pair("trace", "t-1")), (0x02, .fourByte(60))])
+        let piece = MQTTPacket.publish(
+            MQTTPublish(
+                topic: "servicehost/bundles/x/0", payload: (0..<400_000).map { UInt8(truncatingIfNeeded: $0) },
+                qos: 1, retain: true, id: 9, properties: properties))
+        let stream = piece.encoded(version: .v5) + MQTTPacket.pingresp.encoded(version: .v5)
+        var reader = MQTTFrameReader(maxPacket: 1 << 20, version: .v5)
+        var decoded: [MQTTPacket] = []
+        var largest = 0
+        for start in stride(from: 0, to: stream.count, by: 65536) {
+            reader.append(stream[start..<min(start + 65536, stream.count)])
+            while let packet = try reader.next() { decoded.append(packet) }
+            largest = max(largest, reader.bufferCapacity)
+        }
+        #expect(decoded == [piece, .pingresp])
+        #expect(largest <= MQTTFrameReader.keptCapacity, "\(largest) bytes buffered")
+        #expect(reader.pending == 0 && !reader.isReadingPast)
+    }
+
     @Test func everyPacketRoundTrips() throws {
         for packet in Self.packets {
             var reader = MQTTFrameReader(maxPacket: 1 << 20)

@@ -2,9 +2,10 @@ import Glibc
 import ServiceJSON
 
 /// What happened to each generation, one JSON object a line in `STATE/generations/history.jsonl`
-/// (appended and synced at each step): `ctl deploy status` reads it, `ctl rollback` finds the
-/// generation to go back to in it, and a start finds a deploy that was in probation when the
-/// host died.
+/// (appended at each step and synced, but for the `inProbation` line until the acceptance and
+/// the `applied` line, which a start adds back: ``Host/resumingGeneration(_:)``): `ctl deploy
+/// status` reads it, `ctl rollback` finds the generation to go back to in it, and a start finds
+/// a deploy that was in probation when the host died.
 ///
 /// ```text
 /// {"generation":2,"previous":1,"outcome":"inProbation"}
