@@ -8,10 +8,13 @@ import ServiceJSON
 /// a deploy that was in probation when the host died.
 ///
 /// ```text
-/// {"generation":2,"previous":1,"outcome":"inProbation"}
-/// {"generation":2,"previous":1,"outcome":"rolledBack","culprit":"test.b","reason":"signal"}
+/// {"generation":2,"previous":1,"outcome":"inProbation","from":"/srv/release-7"}
+/// {"generation":2,"previous":1,"outcome":"rolledBack","culprit":"test.b","reason":"signal","from":"/srv/release-7"}
 /// ```
-/// `previous` is the generation in force before (absent: the plugin directories).
+/// `previous` is the generation in force before (absent: the plugin directories); `from` the
+/// folder the deploy was asked for (absent in lines written before it was recorded, and in
+/// those of `ctl rollback` and a start): who deployed what, e.g. MQTTBridge's fleet deploys come
+/// from a folder named after the bundle's digest.
 struct DeployHistory {
     /// One line.
     struct Entry: Sendable, Equatable {
@@ -32,6 +35,8 @@ struct DeployHistory {
         var outcome: Outcome
         var culprit: String? = nil
         var reason: String? = nil
+        /// The folder the deploy was asked for (appended to the line's members, optional).
+        var from: String? = nil
 
         var json: JSONValue {
             var object: [String: JSONValue] = [
@@ -40,6 +45,7 @@ struct DeployHistory {
             if let previous { object["previous"] = .number(Double(previous)) }
             if let culprit { object["culprit"] = .string(culprit) }
             if let reason { object["reason"] = .string(reason) }
+            if let from { object["from"] = .string(from) }
             return .object(object)
         }
 
@@ -53,14 +59,19 @@ struct DeployHistory {
             previous = value["previous"]?.intValue
             culprit = value["culprit"]?.stringValue
             reason = value["reason"]?.stringValue
+            from = value["from"]?.stringValue
         }
 
-        init(generation: Int, previous: Int?, outcome: Outcome, culprit: String? = nil, reason: String? = nil) {
+        init(
+            generation: Int, previous: Int?, outcome: Outcome, culprit: String? = nil, reason: String? = nil,
+            from: String? = nil
+        ) {
             self.generation = generation
             self.previous = previous
             self.outcome = outcome
             self.culprit = culprit
             self.reason = reason
+            self.from = from
         }
     }
 

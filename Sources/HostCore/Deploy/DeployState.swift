@@ -10,6 +10,8 @@ struct DeployState {
         /// How long it is watched, and when it started (the host clock's seconds).
         let seconds: Double
         let started: Double
+        /// The folder the deploy was asked for (`deploy status` says it: who deployed it).
+        let from: String
         let timer: ScheduledWork
         /// Told how it ends: the services that asked for it (extension deploy/1).
         var settled: [@MainActor (RequestReply) -> Void] = []

@@ -113,7 +113,8 @@ extension Host {
             // Not synced: lost in a power cut, the staged generation is discarded at the next start
             // (newer than any recorded), which runs the one before, as it would with the line.
             try history.append(
-                .init(generation: stage.generation, previous: previous, outcome: .inProbation), sync: false)
+                .init(generation: stage.generation, previous: previous, outcome: .inProbation, from: directory),
+                sync: false)
         } catch {
             // Not in the history (a full disk): as if never staged.
             DeployStage.removeTree(stage.directory)
@@ -126,7 +127,7 @@ extension Host {
             try? history.append(
                 .init(
                     generation: stage.generation, previous: previous, outcome: .rolledBack,
-                    reason: "switchFailed"))
+                    reason: "switchFailed", from: directory))
             // Nothing switched (a failed reload changes nothing): nothing returns to it either.
             removeRolledBack(stage.generation, in: state)
             throw DeployError(description: "generation \(stage.generation) not switched to: \(error)")
@@ -134,7 +135,8 @@ extension Host {
         let changed = Set(report.added + report.removed + report.replaced)
         let timer = clock.schedule(after: probation) { [weak self] in self?.acceptProbation() }
         deployment.probation = .init(
-            generation: stage.generation, previous: previous, seconds: probation, started: clock.now, timer: timer)
+            generation: stage.generation, previous: previous, seconds: probation, started: clock.now, from: directory,
+            timer: timer)
         // A required service that did not come up (not running, or its launch events failed in
         // the catch-up) fails the probation at once.
         // Only services the plan starts now: not a disabled one, nor a lazy one not opened yet.
@@ -200,7 +202,9 @@ extension Host {
             // Not synced: lost in a power cut, a start finds the current generation's
             // `inProbation` line last and adds this one (resumingGeneration), as after a kill here.
             try DeployHistory(stateDirectory: state).append(
-                .init(generation: watched.generation, previous: watched.previous, outcome: .applied), sync: false)
+                .init(
+                    generation: watched.generation, previous: watched.previous, outcome: .applied, from: watched.from),
+                sync: false)
         } catch {
             // It runs; the next start runs the previous generation. Said, not undone.
             log.error(
@@ -265,7 +269,9 @@ extension Host {
             fields.append(.string("error", error.description))
         }
         try? DeployHistory(stateDirectory: state).append(
-            .init(generation: watched.generation, previous: to, outcome: .rolledBack, culprit: culprit, reason: reason))
+            .init(
+                generation: watched.generation, previous: to, outcome: .rolledBack, culprit: culprit, reason: reason,
+                from: watched.from))
         log.write(
             .error, "host",
             "deploy rolled back: generation \(watched.generation) "
@@ -327,6 +333,7 @@ extension Host {
             object["probation"] = .object([
                 "generation": .number(Double(watched.generation)), "seconds": .number(watched.seconds),
                 "remaining": .number(max(0, watched.started + watched.seconds - clock.now)),
+                "from": .string(watched.from),
             ])
         }
         return .object(object)
