@@ -53,6 +53,10 @@ final class FleetAgent: Sendable {
         var watching: Int?
         /// A desired state that came while another deploy was in probation: fetched at its end.
         var pending: FleetDesired?
+        /// A probation the fleet did not start (a `ctl deploy` by hand): its generation, and the
+        /// desired state that waits for its end before it is fetched (one deploy at a time).
+        var foreign: Int?
+        var afterForeign: FleetDesired?
         var stopped = false
         /// Whether this copy of the bridge fetched a bundle (or was asked to) since it started.
         var fetched = false
@@ -175,6 +179,11 @@ final class FleetAgent: Sendable {
                 if !following { watch(generation, digest: watched) }
                 return
             }
+            let waiting = state.withLock { state in
+                if state.foreign != nil { state.afterForeign = desired }
+                return state.foreign != nil
+            }
+            if waiting { return report() }
             if desired.digest == record.running {
                 // The host runs it already (a later bundle was refused or rolled back).
                 settle(
@@ -190,7 +199,7 @@ final class FleetAgent: Sendable {
                 // This copy fetched nothing yet, and the desired state is neither settled nor in
                 // probation in the store: the deploy may have started this copy (a bundle bringing
                 // another bridge), its probation running, which the host says.
-                return follow(desired, after: record.runningGeneration)
+                return follow(desired)
             }
             fetch(desired)
         }
@@ -198,14 +207,19 @@ final class FleetAgent: Sendable {
 
     /// A copy of the bridge started by the deploy of `desired` (the bundle brought it): the
     /// copy it replaced cannot say how the probation ends, so this one follows it, asking the
-    /// host every ``watchInterval`` seconds. No deploy newer than `running` in probation: the
-    /// bundle never reached it (a stop cut its download or check short), and it is fetched.
-    private func follow(_ desired: FleetDesired, after running: Int?) {
+    /// host every ``watchInterval`` seconds. Only a probation deployed from a folder of this
+    /// bundle's (``isDeployed(_:from:)``) is followed; one deployed otherwise (a `ctl deploy` by
+    /// hand) is not reported as the bundle's: the bundle waits for its end (``waitForEnd(of:then:)``).
+    /// No probation: the bundle never reached the deploy (a stop cut its download or check
+    /// short), and it is fetched.
+    private func follow(_ desired: FleetDesired) {
         let asked = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
             queue.async { [self] in
-                guard let generation = reply["deploy"]?["probation"]?["generation"]?.intValue,
-                    generation > running ?? 0
+                guard let probation = reply["deploy"]?["probation"], let generation = probation["generation"]?.intValue
                 else { return fetch(desired) }
+                guard Self.isDeployed(desired.digest, from: probation["from"]?.stringValue) else {
+                    return waitForEnd(of: generation, then: desired)
+                }
                 host.log(
                     .info,
                     "mqtt.fleetProbation digest=\(desired.digest) generation=\(generation): deployed, watched by the bridge it brought"
@@ -215,6 +229,57 @@ final class FleetAgent: Sendable {
             }
         }
         if asked == nil { fetch(desired) }
+    }
+
+    /// Whether the deploy from folder `from` (`deploy status`'s) is the bridge's of bundle
+    /// `digest`: the bridge unpacks a bundle into a folder named after its digest
+    /// (``temporaryFolder(for:)``). A host that does not say `from` deployed nothing of ours as
+    /// far as the bridge knows.
+    static func isDeployed(_ digest: String, from: String?) -> Bool {
+        guard let from, let name = from.split(separator: "/").last else { return false }
+        return name.hasPrefix("\(folderPrefix)-\(digest).")
+    }
+
+    /// Generation `generation` is in probation, not deployed by the fleet: `desired` is fetched
+    /// when it ends (applied or rolled back), the host asked every ``watchInterval`` seconds;
+    /// the reported state says what the agent did and what the host runs, never that probation
+    /// as the bundle's.
+    private func waitForEnd(of generation: Int, then desired: FleetDesired) {
+        let first = state.withLock { state in
+            defer { (state.foreign, state.afterForeign) = (generation, desired) }
+            return state.foreign != generation
+        }
+        if first {
+            host.log(
+                .info,
+                "mqtt.fleetWaiting generation=\(generation) digest=\(desired.digest): generation \(generation) in probation was not deployed by the fleet; the bundle waits for its end"
+            )
+            report()
+        }
+        queue.asyncAfter(deadline: .now() + Self.watchInterval) { [self] in
+            guard !state.withLock({ $0.stopped }) else { return }
+            let asked = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+                queue.async { [self] in
+                    if reply["deploy"]?["probation"]?["generation"]?.intValue == generation {
+                        return waitForEnd(of: generation, then: state.withLock { $0.afterForeign } ?? desired)
+                    }
+                    let next = state.withLock { state in
+                        defer { (state.foreign, state.afterForeign) = (nil, nil) }
+                        let next = state.afterForeign ?? desired
+                        return state.desired == next.digest ? next : nil
+                    }
+                    if let next { fetch(next) }
+                }
+            }
+            if asked == nil {
+                host.log(
+                    .warn,
+                    "mqtt.fleetWatchFailed: generation \(generation) is not followed; \(desired.digest) is fetched"
+                )
+                state.withLock { ($0.foreign, $0.afterForeign) = (nil, nil) }
+                fetch(desired)
+            }
+        }
     }
 
     private func fetch(_ desired: FleetDesired) {
@@ -309,7 +374,7 @@ final class FleetAgent: Sendable {
     private func verify(_ desired: FleetDesired, _ file: BundleFile) {
         update(digest: desired.digest, status: "verifying", store: false)
         let folder: String
-        do { folder = try Self.temporaryFolder() } catch {
+        do { folder = try Self.temporaryFolder(for: desired.digest) } catch {
             refuse(digest: desired.digest, reason: "unpackFailed", detail: error.description)
             return
         }
@@ -396,7 +461,10 @@ final class FleetAgent: Sendable {
     private func switched(_ reply: JSONValue, digest: String, folder: String) {
         // The deploy copied the set into its generation: the unpacked folder is done with.
         Self.remove(folder)
-        guard let generation = reply["deploy"]?["probation"]?["generation"]?.intValue else { return }
+        // A probation deployed by someone else (the deploy was refused: its `done` says so).
+        guard let probation = reply["deploy"]?["probation"], let generation = probation["generation"]?.intValue,
+            Self.isDeployed(digest, from: probation["from"]?.stringValue)
+        else { return }
         let deploying = state.withLock { state in
             guard state.record.digest == digest, state.record.status == "verifying" else { return false }
             state.watching = generation
@@ -666,10 +734,16 @@ final class FleetAgent: Sendable {
 
     // MARK: Files
 
-    /// A folder of the bridge's own (0700) under `$TMPDIR` or `/tmp`.
-    static func temporaryFolder() throws(RouteProblem) -> String {
+    /// The name the bridge's folders begin with.
+    static let folderPrefix = "servicehost-bundle"
+
+    /// A folder of the bridge's own (0700) under `$TMPDIR` or `/tmp`; with `digest`, named after
+    /// it (`servicehost-bundle-<digest>.XXXXXX`): the deploy's `from`, so a new copy of the bridge
+    /// knows a probation as this bundle's (``isDeployed(_:from:)``).
+    static func temporaryFolder(for digest: String? = nil) throws(RouteProblem) -> String {
         let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array("\(base)/servicehost-bundle.XXXXXX".utf8CString)
+        let name = digest.map { "\(folderPrefix)-\($0)" } ?? folderPrefix
+        var template = Array("\(base)/\(name).XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw RouteProblem("cannot make a folder under \(base): \(String(cString: strerror(errno)))")
         }
