@@ -341,6 +341,46 @@ struct FleetDesiredStateTests {
         #expect((steps.firstIndex(of: "mqtt.fleetDownloading \(second)") ?? -1) > firstApplied, "\(steps)")
     }
 
+    /// A `ctl deploy` by hand in probation when the bridge does its first fetch (the store holds
+    /// no generation): the bridge does not take that probation for its bundle's (the deploy's
+    /// `from` is not a folder of the bundle's), reports it as nothing of the fleet's, waits for
+    /// its end, then deploys the desired bundle.
+    @Test func aProbationDeployedByHand_isNotReportedAsTheBundles_andTheBundleIsDeployedAfterIt() throws {
+        let (scratch, broker, key, host) = try Self.startedHost()
+        let byHand = String(try Self.bundle(for: host, in: scratch, version: "0.9.0").dropLast(4))
+        #expect(try host.ctlJSON("deploy", byHand, "--probation", "6").reply["generation"] as? Int == 1)
+        let digest = try Self.publish(try Self.bundle(for: host, in: scratch), signedBy: key, on: broker, to: ["h1"])
+        var during: [String: Any] = [:]
+        #expect(
+            eventually(within: 30) {
+                during = Self.reported(broker, "h1")
+                return during["desired"] as? String == digest
+            }, "\(during)")
+        // Still the hand's probation: the report says nothing of it as the bundle's.
+        let status = try host.ctlJSON("deploy", "status").reply["deploy"] as? [String: Any]
+        #expect((status?["probation"] as? [String: Any])?["generation"] as? Int == 1, "\(String(describing: status))")
+        #expect(during["status"] is NSNull && during["generation"] is NSNull, "\(during)")
+        #expect((during["deploy"] as? [String: Any])?["generation"] == nil, "\(during)")
+        #expect(Self.services(during)["test.b"] == "0.9.0", "\(during)")
+        // After its end, the bundle is deployed: generation 2.
+        let report = Self.report(broker, "h1", digest, "applied")
+        let generation = report["generation"] as? [String: Any]
+        #expect(generation?["digest"] as? String == digest && generation?["number"] as? Int == 2, "\(report)")
+        #expect((report["deploy"] as? [String: Any])?["generation"] as? Int == 2, "\(report)")
+        #expect(Self.services(report)["test.b"] == "0.2.0", "\(report)")
+        let history = try host.ctlJSON("deploy", "status").reply["deploy"] as? [String: Any]
+        let generations = history?["generations"] as? [[String: Any]] ?? []
+        #expect(history?["current"] as? Int == 2, "\(String(describing: history))")
+        #expect(
+            generations.first { $0["generation"] as? Int == 1 }?["from"] as? String == byHand
+                && generations.first { $0["generation"] as? Int == 1 }?["outcome"] as? String == "applied",
+            "\(generations)")
+        let lines = MQTTBridgeTests.bridgeLines(host.stop().records)
+        #expect(lines.named("mqtt.fleetWaiting").first?.fields["generation"] == "1", "\(lines)")
+        let probations = lines.named("mqtt.fleetProbation").map { $0.fields["generation"] }
+        #expect(probations == ["2"], "\(lines)")
+    }
+
     @Test func aBundleWithAPathOutOfIt_orASymbolicLink_isRefused() throws {
         let (scratch, broker, key, host) = try Self.startedHost()
         let escape = try Self.bundle(for: host, in: scratch, extra: [("../evil.so", "file", host.lib + "/probe.so")])
