@@ -40,7 +40,8 @@ import ServiceKit
 /// `mqtt.commandRefused`, `mqtt.oversized`, `mqtt.requestFailed`, `mqtt.storeFailed`,
 /// `mqtt.publishRefused`, `mqtt.brokerDisconnected` (MQTT 5), and for the fleet's desired state
 /// `mqtt.fleetDownloading`, `mqtt.fleetProbation`, `mqtt.fleetApplied`, `mqtt.fleetRolledBack`,
-/// `mqtt.fleetRefused reason=`, `mqtt.fleetSkipped status=`, `mqtt.fleetWatchFailed`, and across a
+/// `mqtt.fleetRefused reason=`, `mqtt.fleetSkipped status=`, `mqtt.fleetWaiting generation=`,
+/// `mqtt.fleetWatchFailed`, and across a
 /// reload `mqtt.handedOver bytes= requests=`, `mqtt.adopted`, `mqtt.handOverRefused reason=`,
 /// `mqtt.handOverUnclaimed`. Some carry
 /// `key=value` fields between the word and the colon, for scripts and tests: `mqtt.refused code=5`,
