@@ -437,7 +437,7 @@ final class FleetAgent: Sendable {
         let probation = desired.probation.map { Duration.milliseconds(Int64(($0 * 1000).rounded())) }
         do throws(HostError) {
             try host.deploy(directory, probation: probation) { [self] outcome in
-                queue.async { self.ended(outcome, digest: desired.digest, folder: folder) }
+                queue.async { self.ended(outcome, desired: desired, folder: folder) }
             }
         } catch .unsupported {
             return requestDeploy(desired, directory: directory, folder: folder)
@@ -476,7 +476,8 @@ final class FleetAgent: Sendable {
     }
 
     /// The deploy's `done`: applied, rolled back (with the culprit and the reason) or refused.
-    private func ended(_ outcome: DeployOutcome, digest: String, folder: String) {
+    private func ended(_ outcome: DeployOutcome, desired: FleetDesired, folder: String) {
+        let digest = desired.digest
         Self.remove(folder)
         guard state.withLock({ $0.record.digest == digest && !$0.record.isSettled }) else { return }
         switch outcome.result {
@@ -493,10 +494,25 @@ final class FleetAgent: Sendable {
                     : "\(generation) was rolled back" + (outcome.culprit.map { " (\($0): \(reason))" } ?? ""),
                 culprit: outcome.culprit, generation: outcome.generation)
         case .refused:
-            refuse(
-                digest: digest, reason: "deployRefused",
-                detail: outcome.error ?? "the host did not deploy the bundle")
+            refused(desired, detail: outcome.error ?? "the host did not deploy the bundle")
         }
+    }
+
+    /// The host refused the deploy of `desired`: when a probation the fleet did not start runs
+    /// (a `ctl deploy` by hand), the bundle waits for its end and is fetched again after it (one
+    /// deploy at a time); otherwise it is refused.
+    private func refused(_ desired: FleetDesired, detail: String) {
+        let asked = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+            queue.async { [self] in
+                if let probation = reply["deploy"]?["probation"], let generation = probation["generation"]?.intValue,
+                    !Self.isDeployed(desired.digest, from: probation["from"]?.stringValue)
+                {
+                    return waitForEnd(of: generation, then: desired)
+                }
+                refuse(digest: desired.digest, reason: "deployRefused", detail: detail)
+            }
+        }
+        if asked == nil { refuse(digest: desired.digest, reason: "deployRefused", detail: detail) }
     }
 
     /// The deploy as a `deploy` request, for a host without extension deploy/1: its reply names

@@ -381,6 +381,26 @@ struct FleetDesiredStateTests {
         #expect(probations == ["2"], "\(lines)")
     }
 
+    /// The same for a bridge that deployed before: a desired state that comes during a probation
+    /// by hand is not refused (the host refuses a second deploy), it waits for that probation's
+    /// end and is deployed after it.
+    @Test func aDesiredStateThatComesDuringAProbationByHand_waitsForIt() throws {
+        let (scratch, broker, key, host) = try Self.startedHost()
+        let first = try Self.publish(try Self.bundle(for: host, in: scratch), signedBy: key, on: broker, to: ["h1"])
+        #expect(Self.report(broker, "h1", first, "applied")["status"] as? String == "applied")
+        let byHand = String(try Self.bundle(for: host, in: scratch, version: "0.9.0").dropLast(4))
+        #expect(try host.ctlJSON("deploy", byHand, "--probation", "6").reply["generation"] as? Int == 2)
+        let second = try Self.publish(
+            try Self.bundle(for: host, in: scratch, version: "0.3.0"), signedBy: key, on: broker, to: ["h1"])
+        let report = Self.report(broker, "h1", second, "applied")
+        #expect((report["generation"] as? [String: Any])?["number"] as? Int == 3, "\(report)")
+        #expect(Self.services(report)["test.b"] == "0.3.0", "\(report)")
+        let lines = MQTTBridgeTests.bridgeLines(host.stop().records)
+        #expect(lines.named("mqtt.fleetWaiting").first?.fields["generation"] == "2", "\(lines)")
+        #expect(lines.named("mqtt.fleetRefused").isEmpty, "\(lines)")
+        #expect(lines.named("mqtt.fleetApplied").map { $0.fields["generation"] } == ["1", "3"], "\(lines)")
+    }
+
     @Test func aBundleWithAPathOutOfIt_orASymbolicLink_isRefused() throws {
         let (scratch, broker, key, host) = try Self.startedHost()
         let escape = try Self.bundle(for: host, in: scratch, extra: [("../evil.so", "file", host.lib + "/probe.so")])
