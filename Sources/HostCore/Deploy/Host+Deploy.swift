@@ -105,7 +105,7 @@ extension Host {
             stage = try DeployStage.stage(
                 from: directory, stateDirectory: state, configurationPath: Self.startConfiguration(base),
                 allowInsecure: base.allowInsecure, inForce: generationInForce(in: state),
-                step: { step, generation in deployStep(step, generation) })
+                registry: serviceSet.loadSettings.registry, step: { step, generation in deployStep(step, generation) })
         } catch { throw DeployError(description: error.description) }
         let previous = Self.currentGeneration(in: state)
         let history = DeployHistory(stateDirectory: state)
@@ -342,8 +342,13 @@ extension Host {
     }
 
     /// What the host loads to run `generation` (nil: the start's plugin directories).
+    /// Through the registry of the running host: the start's settings are kept before the start
+    /// makes it, and without it every switch read every file again, and so did the next start.
     private func settings(for generation: Int?, in state: String) -> LoadSettings {
-        Self.settings(for: generation, in: state, base: deployment.startSettings ?? serviceSet.loadSettings)
+        var settings = Self.settings(
+            for: generation, in: state, base: deployment.startSettings ?? serviceSet.loadSettings)
+        settings.registry = serviceSet.loadSettings.registry
+        return settings
     }
 
     /// What a host started with `base` (its `-p` directories and `--config`) loads to run

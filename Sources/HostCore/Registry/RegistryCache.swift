@@ -179,6 +179,21 @@ public final class RegistryCache: Sendable {
             .string("path", key.path))
     }
 
+    /// Records what the registry holds for `old` under each of `new` too: the same file, linked
+    /// by the host (``CarriedIdentity``). Counted neither as a lookup answered nor as a file read.
+    func carry(_ old: RegistryKey, to new: [RegistryKey]) {
+        state.withLock { state in
+            load(&state, for: old.path)
+            guard let entry = state.entries[old]?.entry else { return }
+            for key in new {
+                load(&state, for: key.path)
+                let before = state.entries.updateValue(Cached(entry: entry, used: true), forKey: key)
+                if before?.used != true { state.usedCount += 1 }
+                state.changed = true
+            }
+        }
+    }
+
     /// Records what was read from the file `key` names, replacing what an older version of it left.
     func store(_ key: RegistryKey, _ entry: RegistryEntry) {
         state.withLock { state in

@@ -1,0 +1,101 @@
+import Glibc
+
+/// What the host knows of a file it links into a new generation, carried from the file's identity
+/// before the link to its identity after: the registry entry (``RegistryCache``), the verdicts
+/// (``TrustCache``) and the stored copy (``CopyStore``).
+///
+/// Why: a link changes the inode's change time, which is part of ``FileIdentity`` (so that a file
+/// rewritten in place with its old size and modification time is not trusted). Without this,
+/// every deploy gave each unchanged plugin a new identity: at its next open a new inspection, a
+/// new stored copy and, for a signed plugin, a new hash and signature check.
+///
+/// When: only for a file the host linked itself (``DeployStage``'s unchanged file), whose device,
+/// inode, size and modification time the link kept, and whose bytes are shown unchanged across
+/// the link by the same rule every cache entry is made by: an identity read before and after a
+/// read of the bytes (the registry stores what it read only then; a stored copy is renamed into
+/// place only then).
+enum CarriedIdentity {
+    /// Links the open `file` as `link` (``DeployStage/linkOpened(_:as:)``) after its bytes were
+    /// found equal to `reference`'s (another inode: the new set's file), and carries what the caches
+    /// hold for its identity to the one the link gave it. `inForce`: the file's path (in the
+    /// generation in force, which keeps that inode and names the stored copy's source); `final`:
+    /// the link's path once the generation is renamed into place. Returns what the link returned.
+    static func link(
+        _ file: ReadOnlyFile, as link: String, sameAs reference: ReadOnlyFile, inForce: String, final: String,
+        registry: RegistryCache?
+    ) throws(SystemError) -> Bool {
+        let old = FileIdentity(file.status)
+        let opened = FileIdentity(reference.status)
+        // The comparison before read `old`'s bytes, and the reference's as opened (another inode:
+        // a file compared with itself shows nothing).
+        let comparedAsOpened =
+            identity(file) == old && identity(reference) == opened
+            && (old.device != opened.device || old.inode != opened.inode)
+        guard try DeployStage.linkOpened(file, as: link) else { return false }
+        // Why this is safe: a writer could change the file between the check above and the link
+        // (the host user, or root, after a `chmod`: the file is read-only and theirs), and that
+        // change would be hidden in the change time the link sets. So the bytes are compared with
+        // the reference's again after the link, with both identities read around it: unchanged,
+        // they are the bytes compared before the link, which were `old`'s. That is the rule the
+        // caches already trust (an identity unchanged across a read), with nothing assumed about
+        // the moments in between; a file that fails it is checked anew, as any new identity is.
+        guard comparedAsOpened, let new = identity(file), new.device == old.device, new.inode == old.inode,
+            new.size == old.size, new.modified == old.modified, new != old,
+            DeployStage.sameBytes(reference, file), identity(file) == new,
+            identity(reference) == opened
+        else { return true }
+        carry(from: old, to: new, inForce: inForce, final: final, registry: registry)
+        return true
+    }
+
+    /// The identity of `file` now (nil when `fstat` fails).
+    private static func identity(_ file: ReadOnlyFile) -> FileIdentity? {
+        var status = stat()
+        return fstat(file.descriptor.rawValue, &status) == 0 ? FileIdentity(status) : nil
+    }
+
+    private static let signatureSuffix = ".minisig"
+
+    private static func carry(
+        from old: FileIdentity, to new: FileIdentity, inForce: String, final: String, registry: RegistryCache?
+    ) {
+        let source = StoredCopy.absolute(PathBytes.escape(inForce))
+        guard !inForce.hasSuffix(signatureSuffix) else {
+            // A signature file is known only inside its plugin's verdict, by identity; its plugin
+            // (the same name less `.minisig`) was linked just before it, the names being in order.
+            var status = stat()
+            let plugin = String(inForce.dropLast(signatureSuffix.count))
+            if stat(plugin, &status) == 0 {
+                PluginTrust.cache.carrySignatureFile(of: FileIdentity(status), from: old, to: new, path: source)
+            }
+            return
+        }
+        // The copy first: the verdict file keeps a verdict only while its version has a folder.
+        carryCopies(from: old, to: new, source: source)
+        PluginTrust.cache.carry(from: old, to: new, path: source)
+        registry?.carry(
+            RegistryKey(path: PathBytes.escape(inForce), identity: old),
+            to: [
+                RegistryKey(path: PathBytes.escape(inForce), identity: new),
+                RegistryKey(path: PathBytes.escape(final), identity: new),
+            ])
+    }
+
+    /// Links the copies of version `old` in the store in use into a KEY folder of `new` naming
+    /// `source` (a path whose file has identity `new`, so eviction keeps it): the same bytes, so
+    /// the next start takes them as made (``StoredCopy``). Nothing when `old` has no copy there.
+    private static func carryCopies(from old: FileIdentity, to new: FileIdentity, source: String) {
+        guard let root = CopyStore.forWorkers.withLock({ $0 }) ?? CopyStore.sharedRootIfSafe() else { return }
+        let from = root + "/" + CopyStore.key(old)
+        let to = root + "/" + CopyStore.key(new)
+        guard let copies = try? DirectoryHandle.open(from).names().filter({ !$0.hasPrefix(".") }), !copies.isEmpty,
+            mkdir(to, 0o700) == 0 || errno == EEXIST
+        else { return }
+        for name in copies where Glibc.link(from + "/" + name, to + "/" + name) != 0 && errno != EEXIST { return }
+        // Named last: eviction leaves a folder without `.source` alone (a copy being made).
+        guard let folder = try? DirectoryHandle.open(to) else { return }
+        _ = Array(source.utf8).withUnsafeBytes { bytes in
+            Result { () throws(SystemError) in try folder.replace(CopyStore.sourceName, with: bytes) }
+        }
+    }
+}
