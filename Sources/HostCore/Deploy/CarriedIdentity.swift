@@ -66,7 +66,9 @@ enum CarriedIdentity {
             var status = stat()
             let plugin = String(inForce.dropLast(signatureSuffix.count))
             if stat(plugin, &status) == 0 {
-                PluginTrust.cache.carrySignatureFile(of: FileIdentity(status), from: old, to: new, path: source)
+                PluginTrust.cache.carrySignatureFile(
+                    of: FileIdentity(status), from: old, to: new,
+                    path: StoredCopy.absolute(PathBytes.escape(plugin)))
             }
             return
         }
@@ -96,6 +98,25 @@ enum CarriedIdentity {
         guard let folder = try? DirectoryHandle.open(to) else { return }
         _ = Array(source.utf8).withUnsafeBytes { bytes in
             Result { () throws(SystemError) in try folder.replace(CopyStore.sourceName, with: bytes) }
+        }
+    }
+
+    /// Names the files `names` of the generation renamed from `staging` to `final` in the KEY
+    /// folders the deploy's check made for their verdicts (``TrustCache``), which name the staged
+    /// path: eviction would take that folder, and the verdict with it, as soon as the rename left
+    /// that path without a file, and the next start would check the file anew.
+    static func staged(_ names: [String], from staging: String, to final: String) {
+        guard let root = CopyStore.sharedRootIfSafe() else { return }
+        for name in names where name.hasSuffix(".so") {
+            var status = stat()
+            guard stat(final + "/" + name, &status) == 0,
+                let folder = try? DirectoryHandle.open(root + "/" + CopyStore.key(FileIdentity(status))),
+                let named = (try? folder.read(CopyStore.sourceName, limit: 65536)) ?? nil,
+                String(decoding: named, as: UTF8.self) == StoredCopy.absolute(PathBytes.escape(staging + "/" + name))
+            else { continue }
+            _ = Array(StoredCopy.absolute(PathBytes.escape(final + "/" + name)).utf8).withUnsafeBytes { bytes in
+                Result { () throws(SystemError) in try folder.replace(CopyStore.sourceName, with: bytes) }
+            }
         }
     }
 }

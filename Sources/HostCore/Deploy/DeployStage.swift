@@ -133,6 +133,7 @@ struct DeployStage {
             guard rename(staging, final) == 0 else {
                 throw refusal(final, "stage", "\(SystemError.current("rename", staging))")
             }
+            CarriedIdentity.staged(names, from: staging, to: final)
             return DeployStage(
                 generation: generation, directory: final, order: order, linked: linked, copied: copied, taken: taken)
         } catch {
