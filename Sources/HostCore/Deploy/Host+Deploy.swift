@@ -122,6 +122,9 @@ extension Host {
         deployStep(.switching, stage.generation)
         let before = services.map(\.id)
         let report: LoadReport
+        // The registry is written at the acceptance, not in the request (``RegistryCache/holdSaves(_:)``).
+        serviceSet.loadSettings.registry?.holdSaves(true)
+        defer { serviceSet.loadSettings.registry?.holdSaves(false) }
         do { report = try switchTo(settings(for: stage.generation, in: state)) } catch {
             try? history.append(
                 .init(
@@ -216,6 +219,8 @@ extension Host {
             "host", "deploy applied: generation \(watched.generation) passed its probation and is current",
             event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
             .string("probation", Seconds.text(watched.seconds)))
+        // What the switch read and the deploy carried (``CarriedIdentity``), for the next start.
+        serviceSet.loadSettings.registry?.save(scanned: [])
         pruneGenerations()
         Self.releaseFreedMemory()
     }
