@@ -79,35 +79,41 @@ import Testing
         #expect(eventually { current() == "1\n" })
         host.stop()
 
-        // Generation 2, the same files: linked to generation 1's, and neither checked nor
-        // inspected nor copied again (without libcrypto a check would refuse the set).
+        // Generations 2 and 3, the same files: linked to the one in force, and neither checked
+        // nor inspected nor copied again (without libcrypto a check would refuse the set). Each
+        // runs after a restart; generation 3's acceptance prunes generation 1 (kept: the current
+        // and the previous one), whose unlinks change the shared inodes' change time too.
         try host.start(arguments, environment: withoutCrypto)
         let copies = try temporary.copies()
         #expect(copies.count >= 2, "\(copies)")
-        let (status, reply) = try host.ctlJSON("deploy", host.lib, "--probation", "0.2")
-        #expect(status == 0 && reply["generation"] as? Int == 2, "\(reply)")
-        #expect(eventually { current() == "2\n" })
-        host.stop()
-        try host.start(arguments, environment: withoutCrypto)
-        for id in ["test.a", "test.b"] {
-            let service = try host.service(id)
-            #expect(service?["state"] as? String == "running", "\(id): \(service ?? [:])")
-            let path = service?["path"] as? String ?? ""
-            #expect(path.hasPrefix(host.stateDirectory + "/generations/2/"), "\(path)")
+        for generation in [2, 3] {
+            let (status, reply) = try host.ctlJSON("deploy", host.lib, "--probation", "0.2")
+            #expect(status == 0 && reply["generation"] as? Int == generation, "\(reply)")
+            #expect(eventually { current() == "\(generation)\n" })
+            host.stop()
+            try host.start(arguments + ["--keep-generations", "0"], environment: withoutCrypto)
+            for id in ["test.a", "test.b"] {
+                let service = try host.service(id)
+                #expect(service?["state"] as? String == "running", "\(id): \(service ?? [:])")
+                let path = service?["path"] as? String ?? ""
+                #expect(path.hasPrefix(host.stateDirectory + "/generations/\(generation)/"), "\(path)")
+            }
+            // Every stored copy is one made before generation 2: its files' copies were linked.
+            let after = try temporary.copies()
+            #expect(!after.isEmpty && after.isSubset(of: copies), "before \(copies), after \(after)")
         }
-        let restart = host.stop().records.named(.registryUsed).first
-        #expect(restart?.int("cached") == 2 && restart?.int("read") == 0, "\(host.records.text)")
-        // Every stored copy is one made before generation 2: its files' copies were linked.
-        let after = try temporary.copies()
-        #expect(!after.isEmpty && after.isSubset(of: copies), "before \(copies), after \(after)")
+        let records = host.stop().records
+        #expect(records.named(.registryUsed).first?.int("cached") == 2, "\(host.records.text)")
+        #expect(records.named(.registryUsed).first?.int("read") == 0, "\(host.records.text)")
+        #expect(!FileManager.default.fileExists(atPath: host.stateDirectory + "/generations/1"))
 
         // A file rewritten in place after the deploy, with its old size and modification time, has
         // a new identity all the same: it is read and checked anew (and refused without libcrypto).
-        try changeInPlace(host.stateDirectory + "/generations/2/b.so")
+        try changeInPlace(host.stateDirectory + "/generations/3/b.so")
         try host.start(arguments, environment: withoutCrypto)
         #expect(try host.service("test.a")?["state"] as? String == "running")
         let skipped = try host.ctlJSON("list", "--all").reply["skipped"] as? [[String: Any]] ?? []
-        let refused = skipped.first { $0["path"] as? String == host.stateDirectory + "/generations/2/b.so" }
+        let refused = skipped.first { $0["path"] as? String == host.stateDirectory + "/generations/3/b.so" }
         #expect(refused?["reason"] as? String == "crypto-unavailable", "\(skipped)")
         let changed = host.stop().records.named(.registryUsed).first
         #expect(changed?.int("cached") == 1 && changed?.int("read") == 1, "\(host.records.text)")

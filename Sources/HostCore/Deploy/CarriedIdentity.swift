@@ -119,4 +119,46 @@ enum CarriedIdentity {
             }
         }
     }
+
+    /// Removes the generation's (or a staging) folder `path` as ``DeployStage/removeTree(_:)``
+    /// does, first carrying what the caches hold for each file whose inode `inForce` (the folder
+    /// of the generation in force) keeps under the same name: removing a name changes the inode's
+    /// change time too, and pruning an old generation would otherwise give every unchanged file
+    /// of the one running a new identity. The proof is the link's: the bytes read before the
+    /// unlink (the identity read around that read being the old one) equal the bytes read after
+    /// it (around that read, the new one).
+    @discardableResult
+    static func remove(_ path: String, keeping inForce: String?, registry: RegistryCache?) -> Bool {
+        var carried = false
+        if let inForce, inForce != path {
+            for name in (try? DirectoryHandle.open(path).names()) ?? []
+            where name.hasSuffix(".so") || name.hasSuffix(".so" + signatureSuffix) {
+                carried = unlinkCarrying(path + "/" + name, keptAs: inForce + "/" + name, registry: registry) || carried
+            }
+        }
+        if carried {
+            // No check follows to write them, as one follows a deploy's links.
+            PluginTrust.cache.save()
+            registry?.save(scanned: [])
+        }
+        return DeployStage.removeTree(path)
+    }
+
+    /// Unlinks `path` when `kept` is another name of its inode, carrying its caches' entries;
+    /// whether it did.
+    private static func unlinkCarrying(_ path: String, keptAs kept: String, registry: RegistryCache?) -> Bool {
+        guard let file = try? ReadOnlyFile(path: path), file.status.st_mode & S_IFMT == S_IFREG,
+            file.status.st_nlink > 1, let before = try? file.read(at: 0, count: file.size + 1),
+            before.count == file.size, identity(file) == FileIdentity(file.status)
+        else { return false }
+        let old = FileIdentity(file.status)
+        var keptStatus = stat()
+        guard stat(kept, &keptStatus) == 0, FileIdentity(keptStatus) == old, unlink(path) == 0 else { return false }
+        guard let new = identity(file), new.device == old.device, new.inode == old.inode, new.size == old.size,
+            new.modified == old.modified, new != old, let after = try? file.read(at: 0, count: file.size + 1),
+            identity(file) == new, after == before
+        else { return false }
+        carry(from: old, to: new, inForce: kept, final: kept, registry: registry)
+        return true
+    }
 }

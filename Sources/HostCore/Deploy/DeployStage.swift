@@ -137,7 +137,7 @@ struct DeployStage {
             return DeployStage(
                 generation: generation, directory: final, order: order, linked: linked, copied: copied, taken: taken)
         } catch {
-            removeTree(staging)
+            CarriedIdentity.remove(staging, keeping: inForce, registry: registry)
             throw error
         }
     }

@@ -219,9 +219,9 @@ extension Host {
             "host", "deploy applied: generation \(watched.generation) passed its probation and is current",
             event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
             .string("probation", Seconds.text(watched.seconds)))
+        pruneGenerations()
         // What the switch read and the deploy carried (``CarriedIdentity``), for the next start.
         serviceSet.loadSettings.registry?.save(scanned: [])
-        pruneGenerations()
         Self.releaseFreedMemory()
     }
 
@@ -494,7 +494,9 @@ extension Host {
             } else if more > 0 {
                 more -= 1
                 kept.append(number)
-            } else if DeployStage.removeTree(root + "/\(number)") {
+            } else if CarriedIdentity.remove(
+                root + "/\(number)", keeping: generationInForce(in: state), registry: serviceSet.loadSettings.registry)
+            {
                 removed.append(number)
             } else {
                 failed.append(root + "/\(number)")
@@ -529,7 +531,8 @@ extension Host {
     private func removeRolledBack(_ generation: Int, in state: String) {
         let root = DeployStage.generations(in: state)
         guard !generationsInUse(root).contains(generation), access(root + "/\(generation)", F_OK) == 0 else { return }
-        let removed = DeployStage.removeTree(root + "/\(generation)")
+        let removed = CarriedIdentity.remove(
+            root + "/\(generation)", keeping: generationInForce(in: state), registry: serviceSet.loadSettings.registry)
         let kept = ((try? DirectoryHandle.open(root).names()) ?? []).compactMap { Int($0) }.sorted(by: >)
         var fields: [LogField] = [
             .strings("removed", removed ? ["\(generation)"] : []), .strings("kept", kept.map(String.init)),
