@@ -1,19 +1,20 @@
 import Glibc
 
-/// What the host knows of a file it links into a new generation, carried from the file's identity
-/// before the link to its identity after: the registry entry (``RegistryCache``), the verdicts
-/// (``TrustCache``) and the stored copy (``CopyStore``).
+/// What the host knows of a file whose names it changes (a link into a new generation, the
+/// removal of an old generation's name), carried from the file's identity before the change to
+/// its identity after: the registry entry (``RegistryCache``), the verdicts (``TrustCache``) and
+/// the stored copy (``CopyStore``).
 ///
-/// Why: a link changes the inode's change time, which is part of ``FileIdentity`` (so that a file
-/// rewritten in place with its old size and modification time is not trusted). Without this,
-/// every deploy gave each unchanged plugin a new identity: at its next open a new inspection, a
-/// new stored copy and, for a signed plugin, a new hash and signature check.
+/// Why: a link or an unlink changes the inode's change time, which is part of ``FileIdentity``
+/// (so that a file rewritten in place with its old size and modification time is not trusted).
+/// Without this, every deploy gave each unchanged plugin a new identity: at its next open a new
+/// inspection, a new stored copy and, for a signed plugin, a new hash and signature check.
 ///
-/// When: only for a file the host linked itself (``DeployStage``'s unchanged file), whose device,
-/// inode, size and modification time the link kept, and whose bytes are shown unchanged across
-/// the link by the same rule every cache entry is made by: an identity read before and after a
-/// read of the bytes (the registry stores what it read only then; a stored copy is renamed into
-/// place only then).
+/// When: only for a name the host itself linked (``DeployStage``'s unchanged file) or removed
+/// (``remove(_:keeping:registry:)``), when the change kept the file's device, inode, size and
+/// modification time, and its bytes are shown unchanged across it by the same rule every cache
+/// entry is made by: an identity read before and after a read of the bytes (the registry stores
+/// what it read only then; a stored copy is renamed into place only then).
 enum CarriedIdentity {
     /// Links the open `file` as `link` (``DeployStage/linkOpened(_:as:)``) after its bytes were
     /// found equal to `reference`'s (another inode: the new set's file), and carries what the caches
