@@ -71,11 +71,12 @@ struct DeployStage {
     /// Stages the set in `source` as the next generation under `stateDirectory` and verifies it;
     /// `configurationPath` is the configuration used when the set has no `services.json` of its
     /// own (the running host's). `inForce` is the folder of the generation running, whose files
-    /// an unchanged file is linked to. Nothing running is touched. `step` is told of `staging`
+    /// an unchanged file is linked to; `registry` the running host's, whose entries of such a file
+    /// go with it (``CarriedIdentity``). Nothing running is touched. `step` is told of `staging`
     /// (with the first file staged) and `verifying` as they begin.
     static func stage(
         from source: String, stateDirectory: String, configurationPath: String?, allowInsecure: Bool = false,
-        inForce: String? = nil, step: (DeployStep, Int) -> Void = { _, _ in }
+        inForce: String? = nil, registry: RegistryCache? = nil, step: (DeployStep, Int) -> Void = { _, _ in }
     ) throws(Refusal) -> DeployStage {
         let root = generations(in: stateDirectory)
         if mkdir(root, 0o700) != 0 && errno != EEXIST {
@@ -106,7 +107,9 @@ struct DeployStage {
             for (index, name) in names.enumerated() {
                 do throws(SystemError) {
                     if let running,
-                        try linkIfUnchanged(source + "/" + name, to: name, in: running, as: staging + "/" + name)
+                        try linkIfUnchanged(
+                            source + "/" + name, to: name, in: running, as: staging + "/" + name,
+                            final: final + "/" + name, registry: registry)
                     {
                         linked.append(name)
                     } else {
@@ -130,10 +133,11 @@ struct DeployStage {
             guard rename(staging, final) == 0 else {
                 throw refusal(final, "stage", "\(SystemError.current("rename", staging))")
             }
+            CarriedIdentity.staged(names, from: staging, to: final)
             return DeployStage(
                 generation: generation, directory: final, order: order, linked: linked, copied: copied, taken: taken)
         } catch {
-            removeTree(staging)
+            CarriedIdentity.remove(staging, keeping: inForce, registry: registry)
             throw error
         }
     }
@@ -182,8 +186,11 @@ struct DeployStage {
     /// holding the same bytes as `path` (the generation in force's file, unchanged in the new
     /// set); false, linking nothing, when it is not. The inode compared is the one linked: it is
     /// linked through its open descriptor, so a file put in its place meanwhile is never linked.
+    /// What the caches know of it goes with it (``CarriedIdentity``): `final` is the link's path
+    /// once the generation is in place, `registry` the host's.
     private static func linkIfUnchanged(
-        _ path: String, to name: String, in folder: DirectoryHandle, as link: String
+        _ path: String, to name: String, in folder: DirectoryHandle, as link: String, final: String,
+        registry: RegistryCache?
     ) throws(SystemError) -> Bool {
         let source = try ReadOnlyFile(path: path)
         guard source.status.st_mode & S_IFMT == S_IFREG else {
@@ -193,7 +200,8 @@ struct DeployStage {
             existing.status.st_mode & S_IFMT == S_IFREG, isHostsReadOnly(existing), existing.size == source.size,
             sameBytes(source, existing)
         else { return false }
-        return try linkOpened(existing, as: link)
+        return try CarriedIdentity.link(
+            existing, as: link, sameAs: source, inForce: folder.child(name), final: final, registry: registry)
     }
 
     /// Whether `file` is read-only (nobody may write it) and the host user's: one a generation
@@ -206,7 +214,7 @@ struct DeployStage {
     /// descriptor's /proc name (`linkat(AT_EMPTY_PATH)` needs CAP_DAC_READ_SEARCH; that name
     /// does not), so a file put in its place meanwhile is never linked. False, linking nothing,
     /// where it cannot be (no /proc, another file system, too many links): the caller copies.
-    private static func linkOpened(_ file: ReadOnlyFile, as link: String) throws(SystemError) -> Bool {
+    static func linkOpened(_ file: ReadOnlyFile, as link: String) throws(SystemError) -> Bool {
         let proc = "/proc/self/fd/\(file.descriptor.rawValue)"
         guard linkat(AT_FDCWD, proc, AT_FDCWD, link, AT_SYMLINK_FOLLOW) == 0 else {
             if [ENOENT, EXDEV, EMLINK, EPERM, EACCES].contains(errno) { return false }

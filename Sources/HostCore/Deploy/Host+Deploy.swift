@@ -105,7 +105,7 @@ extension Host {
             stage = try DeployStage.stage(
                 from: directory, stateDirectory: state, configurationPath: Self.startConfiguration(base),
                 allowInsecure: base.allowInsecure, inForce: generationInForce(in: state),
-                step: { step, generation in deployStep(step, generation) })
+                registry: serviceSet.loadSettings.registry, step: { step, generation in deployStep(step, generation) })
         } catch { throw DeployError(description: error.description) }
         let previous = Self.currentGeneration(in: state)
         let history = DeployHistory(stateDirectory: state)
@@ -123,6 +123,9 @@ extension Host {
         deployStep(.switching, stage.generation)
         let before = services.map(\.id)
         let report: LoadReport
+        // The registry is written at the acceptance, not in the request (``RegistryCache/holdSaves(_:)``).
+        serviceSet.loadSettings.registry?.holdSaves(true)
+        defer { serviceSet.loadSettings.registry?.holdSaves(false) }
         do { report = try switchTo(settings(for: stage.generation, in: state)) } catch {
             try? history.append(
                 .init(
@@ -223,6 +226,8 @@ extension Host {
             event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
             .string("probation", Seconds.text(watched.seconds)))
         pruneGenerations()
+        // What the switch read and the deploy carried (``CarriedIdentity``), for the next start.
+        serviceSet.loadSettings.registry?.save(scanned: [])
         Self.releaseFreedMemory()
     }
 
@@ -351,8 +356,13 @@ extension Host {
     }
 
     /// What the host loads to run `generation` (nil: the start's plugin directories).
+    /// Through the registry of the running host: the start's settings are kept before the start
+    /// makes it, and without it every switch read every file again, and so did the next start.
     private func settings(for generation: Int?, in state: String) -> LoadSettings {
-        Self.settings(for: generation, in: state, base: deployment.startSettings ?? serviceSet.loadSettings)
+        var settings = Self.settings(
+            for: generation, in: state, base: deployment.startSettings ?? serviceSet.loadSettings)
+        settings.registry = serviceSet.loadSettings.registry
+        return settings
     }
 
     /// What a host started with `base` (its `-p` directories and `--config`) loads to run
@@ -493,7 +503,9 @@ extension Host {
             } else if more > 0 {
                 more -= 1
                 kept.append(number)
-            } else if DeployStage.removeTree(root + "/\(number)") {
+            } else if CarriedIdentity.remove(
+                root + "/\(number)", keeping: generationInForce(in: state), registry: serviceSet.loadSettings.registry)
+            {
                 removed.append(number)
             } else {
                 failed.append(root + "/\(number)")
@@ -528,7 +540,8 @@ extension Host {
     private func removeRolledBack(_ generation: Int, in state: String) {
         let root = DeployStage.generations(in: state)
         guard !generationsInUse(root).contains(generation), access(root + "/\(generation)", F_OK) == 0 else { return }
-        let removed = DeployStage.removeTree(root + "/\(generation)")
+        let removed = CarriedIdentity.remove(
+            root + "/\(generation)", keeping: generationInForce(in: state), registry: serviceSet.loadSettings.registry)
         let kept = ((try? DirectoryHandle.open(root).names()) ?? []).compactMap { Int($0) }.sorted(by: >)
         var fields: [LogField] = [
             .strings("removed", removed ? ["\(generation)"] : []), .strings("kept", kept.map(String.init)),

@@ -55,6 +55,22 @@ final class TrustCache: Sendable {
         set(identity, VerdictFile.Entry(signature: signature), path: path)
     }
 
+    /// Keeps the verdicts of `old` for `new` too: the same bytes under the identity a link of the
+    /// host's gave the file at `path` (``CarriedIdentity`` says when that holds).
+    func carry(from old: FileIdentity, to new: FileIdentity, path: String) {
+        guard let entry = entry(old) else { return }
+        set(new, entry, path: path)
+    }
+
+    /// Names `new` as the identity of the signature file in the verdict of `plugin`, where `old`
+    /// was: the same signature bytes, linked by the host (``CarriedIdentity``).
+    func carrySignatureFile(of plugin: FileIdentity, from old: FileIdentity, to new: FileIdentity, path: String) {
+        guard let kept = signature(plugin), kept.file == old else { return }
+        let moved = VerdictFile.Signature(
+            file: new, keyID: kept.keyID, key: kept.key, prehashed: kept.prehashed, trustedComment: kept.trustedComment)
+        set(plugin, VerdictFile.Entry(signature: moved), path: path)
+    }
+
     private func entry(_ identity: FileIdentity) -> VerdictFile.Entry? {
         state.withLock { state in
             if !state.loaded {

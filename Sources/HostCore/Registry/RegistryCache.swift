@@ -53,6 +53,8 @@ public final class RegistryCache: Sendable {
         var hits = 0, misses = 0
         /// Whether a failed save was logged (once is enough).
         var saveFailureLogged = false
+        /// Whether saves wait (``holdSaves(_:)``): what changed is written by the first save after.
+        var held = false
         /// The paths of `entries`, made at a miss and dropped when a group adds entries: a miss
         /// on one of them is a file changed since it was cached. Not kept up to date on every
         /// lookup, so a start whose files all match never hashes a path for it.
@@ -179,6 +181,21 @@ public final class RegistryCache: Sendable {
             .string("path", key.path))
     }
 
+    /// Records what the registry holds for `old` under each of `new` too: the same file, linked
+    /// by the host (``CarriedIdentity``). Counted neither as a lookup answered nor as a file read.
+    func carry(_ old: RegistryKey, to new: [RegistryKey]) {
+        state.withLock { state in
+            load(&state, for: old.path)
+            guard let entry = state.entries[old]?.entry else { return }
+            for key in new {
+                load(&state, for: key.path)
+                let before = state.entries.updateValue(Cached(entry: entry, used: true), forKey: key)
+                if before?.used != true { state.usedCount += 1 }
+                state.changed = true
+            }
+        }
+    }
+
     /// Records what was read from the file `key` names, replacing what an older version of it left.
     func store(_ key: RegistryKey, _ entry: RegistryEntry) {
         state.withLock { state in
@@ -197,6 +214,12 @@ public final class RegistryCache: Sendable {
         }
     }
 
+    /// Holds saves (true) until released (false): ``save(scanned:)`` meanwhile writes nothing and
+    /// keeps what changed for the next save. A deploy's switch holds them, and the acceptance
+    /// saves: a generation is a new folder, so its switch always changed the registry, and
+    /// writing it (two `fsync`s) was most of a deploy's request.
+    func holdSaves(_ held: Bool) { state.withLock { $0.held = held } }
+
     /// Writes the registry when it changed, dropping what is known stale: older versions of a
     /// path used, and the entries of files directly in one of `scanned` (directories read whole
     /// this time, escaped as ``PathBytes`` says) that were not used, which are gone, replaced or
@@ -208,6 +231,8 @@ public final class RegistryCache: Sendable {
     public func save(scanned: [String]) {
         let prefixes = scanned.map { PathBytes.escape($0.hasSuffix("/") ? $0 : $0 + "/") }
         let bytes: [UInt8]? = state.withLock { state in
+            // Held: the file stays open and what changed stays to be written.
+            if state.held { return nil }
             // The file is closed after each save (a host holds no descriptor for it while it
             // runs) and its header read again at the next lookup, which finds the groups this
             // process built (in `built`) already in memory. A discarded file (no reader) is not
