@@ -71,15 +71,48 @@ enum Compare {
             "| row | measured | A ratio (spread) | B ratio (spread) | B vs A |",
             "| --- | --- | ---: | ---: | ---: |",
         ]
+        let partners = partners(a, b)
         var keys = a.keys
-        for key in b.keys where a.entries[key] == nil { keys.append(key) }
+        for key in b.keys where a.entries[key] == nil && !partners.values.contains(key) { keys.append(key) }
         for key in keys {
             let parts = key.split(separator: " · ", maxSplits: 1).map(String.init)
-            let (old, new) = (a.entries[key], b.entries[key])
+            let (old, new) = (a.entries[key], b.entries[key] ?? partners[key].flatMap { b.entries[$0] })
             lines.append(
                 "| \(parts[0]) | \(parts.count > 1 ? parts[1] : "") | \(ratio(old)) | \(ratio(new)) | \(change(old, new)) |"
             )
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A's rows that B has under another label, by A's label: a label that carries its own
+    /// figures ("(429 MB/s)", "(821.1 k events/s …)") differs between runs, so a row left unpaired
+    /// is paired with the one row of the other run whose label is the same with every number in
+    /// parentheses masked, when exactly one row of each run has that masked label.
+    static func partners(_ a: Run, _ b: Run) -> [String: String] {
+        // Numbers in parentheses only: "1 KiB" and "4 KiB" stay two rows.
+        func masked(_ key: String) -> String {
+            var text = ""
+            var inNumber = false
+            var depth = 0
+            for character in key {
+                if character == "(" { depth += 1 }
+                if character == ")" { depth -= 1 }
+                if depth > 0, character.isNumber || (inNumber && (character == "." || character == ",")) {
+                    if !inNumber { text.append("#") }
+                    inNumber = true
+                } else {
+                    text.append(character)
+                    inNumber = false
+                }
+            }
+            return text
+        }
+        let onlyA = Dictionary(grouping: a.keys.filter { b.entries[$0] == nil }, by: masked)
+        let onlyB = Dictionary(grouping: b.keys.filter { a.entries[$0] == nil }, by: masked)
+        var partners: [String: String] = [:]
+        for (mask, keys) in onlyA where keys.count == 1 {
+            if let others = onlyB[mask], others.count == 1 { partners[keys[0]] = others[0] }
+        }
+        return partners
     }
 }
