@@ -145,7 +145,8 @@ import Testing
 
     /// Decision: the registry keeps a group only for a folder that exists. Each deploy's
     /// generation got a group that stayed after the generation was pruned: the file grew with
-    /// each accepted deploy (7 groups after 6 deploys), and every start read its header.
+    /// each accepted deploy (7 groups after 6 deploys), and every start read its header; so did a
+    /// generation rolled back.
     @Test func registry_afterManyDeploysWithPruning_holdsGroupsOnlyForFoldersThatExist() throws {
         let host = try IsolatedHost()
         for name in ["a", "b"] { try host.probe(name, ["PROBE_ID=\"test.\(name)\""]) }
@@ -160,6 +161,13 @@ import Testing
             #expect(status == 0 && reply["generation"] as? Int == generation, "\(reply)")
             #expect(eventually { current() == "\(generation)\n" })
         }
+        // One more, rolled back by hand in its probation: removed, and its group with it.
+        let (status, reply) = try host.ctlJSON("deploy", host.lib, "--probation", "60")
+        #expect(status == 0 && reply["generation"] as? Int == deploys + 1, "\(reply)")
+        let back = try host.reply("rollback")
+        #expect(back["generation"] as? Int == deploys + 1 && back["to"] as? Int == deploys, "\(back)")
+        let rolledBack = host.stateDirectory + "/generations/\(deploys + 1)"
+        #expect(eventually { !FileManager.default.fileExists(atPath: rolledBack) })
         host.stop()
         let registry = host.stateDirectory + "/registry.bin"
         let directories = try Self.registryDirectories(registry)
