@@ -118,4 +118,69 @@ import Testing
         let changed = host.stop().records.named(.registryUsed).first
         #expect(changed?.int("cached") == 1 && changed?.int("read") == 1, "\(host.records.text)")
     }
+
+    /// The directories `registry.bin` holds a group for, from its header (RegistryFile's layout:
+    /// magic, format, header length, host version, group count, then per group its directory).
+    static func registryDirectories(_ path: String) throws -> [String] {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        var at = 4 + 2 + 4
+        func u32() throws -> Int {
+            guard at + 4 <= bytes.count else { throw TestFailure("registry cut short at \(at)") }
+            defer { at += 4 }
+            return (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+        }
+        func blob() throws -> String {
+            let count = try u32()
+            guard at + count <= bytes.count else { throw TestFailure("registry cut short at \(at)") }
+            defer { at += count }
+            return String(decoding: bytes[at..<(at + count)], as: UTF8.self)
+        }
+        _ = try blob()
+        return try (0..<u32()).map { _ in
+            let directory = try blob()
+            at += 8 + 4
+            return directory
+        }
+    }
+
+    /// Decision: the registry keeps a group only for a folder that exists. Each deploy's
+    /// generation got a group that stayed after the generation was pruned: the file grew with
+    /// each accepted deploy (7 groups after 6 deploys), and every start read its header; so did a
+    /// generation rolled back.
+    @Test func registry_afterManyDeploysWithPruning_holdsGroupsOnlyForFoldersThatExist() throws {
+        let host = try IsolatedHost()
+        for name in ["a", "b"] { try host.probe(name, ["PROBE_ID=\"test.\(name)\""]) }
+        let temporary = try PrivateTemporary()
+        let environment = ["TMPDIR": temporary.path]
+        let arguments = ["--log-level", "debug", "--keep-generations", "0"]
+        let current = { try? String(contentsOfFile: host.stateDirectory + "/generations/current", encoding: .utf8) }
+        let deploys = 6
+        try host.start(arguments, environment: environment)
+        for generation in 1...deploys {
+            let (status, reply) = try host.ctlJSON("deploy", host.lib, "--probation", "0.2")
+            #expect(status == 0 && reply["generation"] as? Int == generation, "\(reply)")
+            #expect(eventually { current() == "\(generation)\n" })
+        }
+        // One more, rolled back by hand in its probation: removed, and its group with it.
+        let (status, reply) = try host.ctlJSON("deploy", host.lib, "--probation", "60")
+        #expect(status == 0 && reply["generation"] as? Int == deploys + 1, "\(reply)")
+        let back = try host.reply("rollback")
+        #expect(back["generation"] as? Int == deploys + 1 && back["to"] as? Int == deploys, "\(back)")
+        let rolledBack = host.stateDirectory + "/generations/\(deploys + 1)"
+        #expect(eventually { !FileManager.default.fileExists(atPath: rolledBack) })
+        host.stop()
+        let registry = host.stateDirectory + "/registry.bin"
+        let directories = try Self.registryDirectories(registry)
+        let gone = directories.filter { !FileManager.default.fileExists(atPath: $0) }
+        #expect(gone.isEmpty, "groups of gone folders: \(gone)")
+        // The current generation and the previous one (the rollback's target), and lib.
+        let generations = directories.filter { $0.hasPrefix(host.stateDirectory + "/generations/") }
+        let kept = [deploys - 1, deploys].map { host.stateDirectory + "/generations/\($0)/" }
+        #expect(Set(generations) == Set(kept), "\(directories)")
+
+        // What was dropped was no longer used: a restart reads nothing anew.
+        try host.start(arguments, environment: environment)
+        let used = host.stop().records.named(.registryUsed).first
+        #expect(used?.int("cached") == 2 && used?.int("read") == 0, "\(host.records.text)")
+    }
 }

@@ -137,12 +137,14 @@ enum CarriedIdentity {
                 carried = unlinkCarrying(path + "/" + name, keptAs: inForce + "/" + name, registry: registry) || carried
             }
         }
-        if carried {
-            // No check follows to write them, as one follows a deploy's links.
-            PluginTrust.cache.save()
-            registry?.save(scanned: [])
-        }
-        return DeployStage.removeTree(path)
+        // No check follows to write them, as one follows a deploy's links.
+        if carried { PluginTrust.cache.save() }
+        let removed = DeployStage.removeTree(path)
+        // After the removal: the save drops the folder's group with the folder (``RegistryCache``
+        // keeps groups only for folders that exist), so the file does not grow with every deploy.
+        if removed { registry?.removed(folder: path) }
+        if carried || removed { registry?.save(scanned: []) }
+        return removed
     }
 
     /// Unlinks `path` when `kept` is another name of its inode, carrying its caches' entries;

@@ -196,6 +196,16 @@ public final class RegistryCache: Sendable {
         }
     }
 
+    /// Notes that the host removed the folder `path` (a deploy's generation or staging folder):
+    /// the next save writes the registry without its group (``save(scanned:)`` drops the groups of
+    /// folders that are gone), even when this process met no plugin file since its last save.
+    func removed(folder path: String) {
+        state.withLock { state in
+            load(&state, for: PathBytes.escape(path.hasSuffix("/") ? path : path + "/"))
+            state.changed = true
+        }
+    }
+
     /// Records what was read from the file `key` names, replacing what an older version of it left.
     func store(_ key: RegistryKey, _ entry: RegistryEntry) {
         state.withLock { state in
@@ -255,16 +265,32 @@ public final class RegistryCache: Sendable {
                         && !key.path.utf8.dropFirst(prefix.utf8.count).contains(UInt8(ascii: "/"))
                 }
             }
+            // A folder that is gone (a deploy's pruned or rolled-back generation, its renamed
+            // staging folder) takes its group with it, used or not: no lookup can reach its files,
+            // and the file would otherwise keep a group for every generation ever deployed.
+            var gone: [String: Bool] = [:]
+            let isGone = { (directory: String) -> Bool in
+                if let known = gone[directory] { return known }
+                let answer = Self.isGone(directory)
+                gone[directory] = answer
+                return answer
+            }
             let before = state.entries.count
-            state.entries = state.entries.filter { keeps($0.key, $0.value) }
-            guard state.changed || state.entries.count != before else { return nil }
-            state.changed = false
+            state.entries = state.entries.filter {
+                keeps($0.key, $0.value) && !isGone(RegistryFile.split($0.key.path).directory)
+            }
+            state.usedCount = state.entries.values.reduce(0) { $0 + ($1.used ? 1 : 0) }
             // The directories not built keep their groups byte for byte (read and checked only
-            // now, to copy), except the scanned ones, whose files are all gone.
-            var kept: [RegistryFile.Group] = []
+            // now, to copy), except the scanned ones, whose files are all gone, and gone ones.
             let reader = state.reader
-            for slot in reader?.slots ?? []
-            where !state.built.contains(slot.directory) && !prefixes.contains(slot.directory) {
+            let copied = (reader?.slots ?? []).filter {
+                !state.built.contains($0.directory) && !prefixes.contains($0.directory)
+            }
+            let live = copied.filter { !isGone($0.directory) }
+            guard state.changed || live.count != copied.count || state.entries.count != before else { return nil }
+            state.changed = false
+            var kept: [RegistryFile.Group] = []
+            for slot in live {
                 do throws(RegistryFile.Problem) {
                     guard let group = try reader?.group(slot) else { continue }
                     guard group.isIntact else { throw .corrupt("checksum mismatch in the group of \(slot.directory)") }
@@ -298,5 +324,14 @@ public final class RegistryCache: Sendable {
                     .string("path", directory.child(RegistryFile.name)), .string("reason", "\(error)"))
             }
         }
+    }
+
+    /// Whether `directory` (escaped, ending in `/`) is gone: only an absolute path the system
+    /// says is missing (a relative one is another process's working directory's; any other
+    /// error, such as a permission or an unmounted disk's, may pass).
+    private static func isGone(_ directory: String) -> Bool {
+        guard directory.hasPrefix("/") else { return false }
+        var status = stat()
+        return stat(PathBytes.cString(directory), &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 }
