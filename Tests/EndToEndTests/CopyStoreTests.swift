@@ -173,7 +173,7 @@ import Testing
         let config = try host.file("services.json", #"{"services": {"test.a": {"policy": "required"}}}"#)
         // The host in a mount namespace of its own, with a 256 KiB tmpfs over its TMPDIR that
         // the other user fills first (the store's folder is made, no copy fits).
-        let script = try host.file(
+        let script = try host.scratch.script(
             "in-namespace.sh",
             """
             #!/bin/sh
@@ -182,7 +182,6 @@ import Testing
               /usr/sbin/runuser -u \(user) -- /bin/sh -c "cat /dev/zero > $0/fill" 2>/dev/null
               exec "$@"' \(host.temporary) \(try Repository.product("host")) "$@"
             """)
-        chmod(script, 0o755)
         try host.start(
             ["--config", config] + (isolated ? ["--isolation", "process"] : []), executable: script,
             environment: ["TMPDIR": host.temporary])

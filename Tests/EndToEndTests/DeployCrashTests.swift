@@ -149,7 +149,7 @@ import Testing
         try big.write(contentsOf: Data(count: 2 << 20))
         try big.close()
         // The host in a mount namespace of its own, its state directory a 1 MiB tmpfs.
-        let script = try host.file(
+        let script = try host.scratch.script(
             "in-namespace.sh",
             """
             #!/bin/sh
@@ -157,7 +157,6 @@ import Testing
               mkdir -p "$0" && mount -t tmpfs -o size=1m,mode=0700 servicehost-test "$0" || exit 97
               exec "$@"' \(host.stateDirectory) \(try Repository.product("host")) "$@"
             """)
-        chmod(script, 0o755)
         try host.start([], executable: script)
         let pid = try #require(host.process?.pid)
         // The state directory as the host sees it, through its mount namespace.

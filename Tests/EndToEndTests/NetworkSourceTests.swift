@@ -49,12 +49,12 @@ struct NetworkSourceTests {
         // Reads the current state while the app launches (didBecomeActive: before the sources start).
         try host.probe(
             "asker", ["PROBE_ID=\"test.asker\"", "PROBE_ASK_ON_KIND=3", "PROBE_ASK_NAME=\"network.current\""])
-        let wrapper = host.scratch.file("host-in-netns")
-        try """
-        #!/bin/sh
-        exec /usr/sbin/ip netns exec \(namespace.name) "\(try Repository.product("host"))" "$@"
-        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
-        chmod(wrapper, 0o755)
+        let wrapper = try host.scratch.script(
+            "host-in-netns",
+            """
+            #!/bin/sh
+            exec /usr/sbin/ip netns exec \(namespace.name) "\(try Repository.product("host"))" "$@"
+            """)
         try host.start(["--isolation", isolation], executable: wrapper)
         let posted = { host.events.filter { $0 == "notification dev.servicehost.logger" }.count }
         try host.ctl("post", "queue.enqueue", #"{"text":"hi"}"#)

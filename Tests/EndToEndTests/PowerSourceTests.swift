@@ -121,12 +121,12 @@ struct PowerSourceTests {
         let namespace = try NetworkSourceTests.Namespace()
         let host = try Self.host()
         let tree = try SupplyTree(host.scratch)
-        let wrapper = host.scratch.file("host-in-netns")
-        try """
-        #!/bin/sh
-        exec /usr/sbin/ip netns exec \(namespace.name) "\(try Repository.product("host"))" "$@"
-        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
-        chmod(wrapper, 0o755)
+        let wrapper = try host.scratch.script(
+            "host-in-netns",
+            """
+            #!/bin/sh
+            exec /usr/sbin/ip netns exec \(namespace.name) "\(try Repository.product("host"))" "$@"
+            """)
         // No system bus: the tree, not a UPower the machine may run.
         let environment = [
             "SERVICEHOST_POWER_SUPPLY_ROOT": tree.root,

@@ -58,13 +58,13 @@ struct TimeSourceTests {
         let etc = scratch.file("etc")
         #expect(try Command.run("/bin/cp", ["-a", "/etc", etc]).status == 0)
         // The host runs in its own mount namespace with the copy bound over /etc.
-        let wrapper = scratch.file("host-in-namespace")
-        try """
-        #!/bin/sh
-        exec /usr/bin/unshare --mount --propagation private /bin/sh -c \
-          'mount --bind "$1" /etc && shift && exec "$@"' sh "\(etc)" "\(try Repository.product("host"))" "$@"
-        """.write(toFile: wrapper, atomically: true, encoding: .utf8)
-        chmod(wrapper, 0o755)
+        let wrapper = try scratch.script(
+            "host-in-namespace",
+            """
+            #!/bin/sh
+            exec /usr/bin/unshare --mount --propagation private /bin/sh -c \
+              'mount --bind "$1" /etc && shift && exec "$@"' sh "\(etc)" "\(try Repository.product("host"))" "$@"
+            """)
         let host = try Self.host(executable: wrapper)
         // As timedatectl does: a new link renamed over the old one.
         try? FileManager.default.removeItem(atPath: etc + "/localtime.new")

@@ -26,18 +26,31 @@ public enum Command {
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
         directory: String? = nil
     ) throws -> Running {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return Running(process: process, out: out, err: err)
+        // A file the tests wrote is opened `O_CLOEXEC` (`Scratch.write`), but a process another
+        // test spawns holds its descriptors from fork to exec: executing the file in that
+        // window fails with ETXTBSY, which a moment later does not. Each try is a new Process.
+        var attempts = 0
+        while true {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+            let out = Pipe()
+            let err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            process.standardInput = FileHandle.nullDevice
+            do {
+                try process.run()
+                return Running(process: process, out: out, err: err)
+            } catch let error as NSError
+                where (error.userInfo[NSUnderlyingErrorKey] as? NSError)?.code == Int(ETXTBSY) && attempts < 50
+            {
+                attempts += 1
+                usleep(2_000)
+            }
+        }
     }
 
     /// A started process whose output is collected as it runs.

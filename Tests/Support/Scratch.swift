@@ -28,24 +28,15 @@ public final class Scratch {
     }
 
     /// Writes `bytes` to `name` with `mode`.
+    ///
+    /// Written through a descriptor opened `O_CLOEXEC`: tests run in parallel, and a process
+    /// another test spawns while the file is open would otherwise inherit its writable
+    /// descriptor and keep it for its whole life, so executing the file (a copied `host`, a
+    /// wrapper script) fails with ETXTBSY ("Text file busy"; `Data.write` and
+    /// `FileManager.copyItem` open without it, and CI hit it with both).
     @discardableResult
     public func write(_ name: String, _ bytes: [UInt8], mode: Int = 0o644) throws -> String {
         let target = file(name)
-        try Data(bytes).write(to: URL(fileURLWithPath: target))
-        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target)
-        return target
-    }
-
-    /// Copies `source` to `name` with `mode`.
-    ///
-    /// Written through a descriptor opened `O_CLOEXEC`: tests run in parallel, and a process
-    /// another test spawns while the copy is open would otherwise inherit its writable
-    /// descriptor and keep it for its whole life, so executing the copy (a copied `host`) fails
-    /// with ETXTBSY ("Text file busy"; `FileManager.copyItem` opens without it, and CI hit it).
-    @discardableResult
-    public func copy(_ source: String, to name: String, mode: Int = 0o755) throws -> String {
-        let target = file(name)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
         _ = unlink(target)
         let descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(mode))
         guard descriptor >= 0 else { throw TestFailure("cannot create \(target): errno \(errno)") }
@@ -63,5 +54,17 @@ public final class Scratch {
         // The mode again: the umask trimmed the one given to open.
         guard fchmod(descriptor, mode_t(mode)) == 0 else { throw TestFailure("cannot chmod \(target): errno \(errno)") }
         return target
+    }
+
+    /// An executable shell script `name` holding `text` (written as `write` writes).
+    @discardableResult
+    public func script(_ name: String, _ text: String) throws -> String {
+        try write(name, Array(text.utf8), mode: 0o755)
+    }
+
+    /// Copies `source` to `name` with `mode` (written as `write` writes).
+    @discardableResult
+    public func copy(_ source: String, to name: String, mode: Int = 0o755) throws -> String {
+        try write(name, Array(try Data(contentsOf: URL(fileURLWithPath: source))), mode: mode)
     }
 }
