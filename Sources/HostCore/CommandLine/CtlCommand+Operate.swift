@@ -159,16 +159,20 @@ extension CtlCommand {
             var lines = [
                 "current: " + (status?["current"]?.intValue.map { "generation \($0)" } ?? "plugin directories")
             ]
+            // Where each deploy came from, as the reader named it when under the working directory.
+            func from(_ object: JSONValue) -> String {
+                object["from"]?.stringValue.map { ", from " + WorkingDirectory.relative($0) } ?? ""
+            }
             if let probation = status?["probation"] {
                 lines.append(
                     "in probation: generation \(probation["generation"]?.intValue ?? 0), "
-                        + Seconds.text(probation["remaining"]?.doubleValue ?? 0) + " s left")
+                        + Seconds.text(probation["remaining"]?.doubleValue ?? 0) + " s left" + from(probation))
             }
             for entry in status?["generations"]?.arrayValue ?? [] {
                 var line = "generation \(entry["generation"]?.intValue ?? 0): \(entry["outcome"]?.stringValue ?? "?")"
                 let culprit = entry["culprit"]?.stringValue.map { "\($0): " } ?? ""
                 if let reason = entry["reason"]?.stringValue { line += " (\(culprit)\(reason))" }
-                lines.append(line)
+                lines.append(line + from(entry))
             }
             return lines.joined(separator: "\n")
         default:
