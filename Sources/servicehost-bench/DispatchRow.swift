@@ -190,8 +190,9 @@ func hostRounds(_ host: HostCore.Host, _ rounds: Int) {
 // MARK: (a) a Swift array of services
 
 /// ServiceKit's `ApplicationService`, redeclared here: the mechanism of
-/// PluggableApplicationDelegate, where the app delegate calls each service directly.
-protocol DirectService: AnyObject {
+/// PluggableApplicationDelegate, where the app delegate calls each service directly. Sendable
+/// (a marker, no witness): the global table of the classes is, and they hold nothing.
+protocol DirectService: AnyObject, Sendable {
     init()
     func willFinishLaunching() -> Bool
     func didFinishLaunching() -> Bool
