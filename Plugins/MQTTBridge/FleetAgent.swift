@@ -213,7 +213,7 @@ final class FleetAgent: Sendable {
     /// No probation: the bundle never reached the deploy (a stop cut its download or check
     /// short), and it is fetched.
     private func follow(_ desired: FleetDesired) {
-        let asked = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+        let asked: Void? = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
             queue.async { [self] in
                 guard let probation = reply["deploy"]?["probation"], let generation = probation["generation"]?.intValue
                 else { return fetch(desired) }
@@ -258,7 +258,7 @@ final class FleetAgent: Sendable {
         }
         queue.asyncAfter(deadline: .now() + Self.watchInterval) { [self] in
             guard !state.withLock({ $0.stopped }) else { return }
-            let asked = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+            let asked: Void? = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
                 queue.async { [self] in
                     if reply["deploy"]?["probation"]?["generation"]?.intValue == generation {
                         return waitForEnd(of: generation, then: state.withLock { $0.afterForeign } ?? desired)
@@ -502,7 +502,7 @@ final class FleetAgent: Sendable {
     /// (a `ctl deploy` by hand), the bundle waits for its end and is fetched again after it (one
     /// deploy at a time); otherwise it is refused.
     private func refused(_ desired: FleetDesired, detail: String) {
-        let asked = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
+        let asked: Void? = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] reply in
             queue.async { [self] in
                 if let probation = reply["deploy"]?["probation"], let generation = probation["generation"]?.intValue,
                     !Self.isDeployed(desired.digest, from: probation["from"]?.stringValue)

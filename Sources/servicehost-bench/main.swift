@@ -87,9 +87,12 @@ if fleet {
     guard let bridge = paths["--mqtt-bridge"], let service = paths["--fleet-service"] else {
         fail("--fleet needs --mqtt-bridge and --fleet-service")
     }
-    var row = FleetRow(host: hostPath, bridge: bridge, service: service, pushes: quick ? 20 : 200)
-    do { rows += try row.run(counts: quick ? [10] : [10, 50, 100]) } catch { fail(error.description) }
-    raw += row.raw
+    // SERVICEHOST_BENCH_ROLLOUT_ONLY=1: the rollout alone, e.g. under `perf record -a`.
+    if getenv("SERVICEHOST_BENCH_ROLLOUT_ONLY") == nil {
+        var row = FleetRow(host: hostPath, bridge: bridge, service: service, pushes: quick ? 20 : 200)
+        do { rows += try row.run(counts: quick ? [10] : [10, 50, 100]) } catch { fail(error.description) }
+        raw += row.raw
+    }
     // Issue 41: a bundle rolled out by `host fleet` to 50 hosts in one wave (10 with --quick).
     var rollout = FleetRolloutRow(host: hostPath, bridge: bridge, service: service)
     do { rows += try rollout.run(count: quick ? 10 : 50) } catch { fail(error.description) }
