@@ -75,6 +75,7 @@ class RunningHost {
     }
 
     /// A file in the scratch folder with `text`.
+    @discardableResult
     func file(_ name: String, _ text: String) throws -> String {
         try scratch.write(name, Array(text.utf8))
     }

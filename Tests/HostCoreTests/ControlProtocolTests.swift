@@ -36,7 +36,7 @@ import Testing
         }
         // Every command has a line above.
         #expect(Set(lines.map(\.[0])) == Set(ControlCommands.names))
-        let push = try ControlRequest.parse(
+        let push = ControlRequest.parse(
             Array(#"{"command":"push","payload":{"aps":{}},"tap":true}"#.utf8), maxPayload: 65536)
         guard case .push(_, let action) = try push.get().command else { throw TestFailure("not a push") }
         #expect(action == SH_ACTION_DEFAULT)

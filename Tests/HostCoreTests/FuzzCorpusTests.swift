@@ -444,7 +444,7 @@ import Testing
                 try Self.seed("frame", "result-configuration.bin"), forwarder: peer.forwarder, answering: answer
             ).isEmpty)
         #expect(
-            String(cString: withUnsafeBytes(of: answer.out.pointee.name) { Array($0.bindMemory(to: CChar.self)) })
+            withUnsafeBytes(of: answer.out.pointee.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
                 == "main")
         #expect(
             answer.out.pointee.settings_len == 7
