@@ -700,11 +700,23 @@ final class FleetAgent: Sendable {
         let (record, desired, stopped, known) = state.withLock { ($0.record, $0.desired, $0.stopped, $0.services) }
         guard !stopped else { return }
         if !onlyIfChanged, record.status == "downloading" || record.status == "verifying", let known {
-            return publish(record, desired: desired, services: known, onlyIfChanged: false)
+            return publish(record, desired: desired, services: known, runs: nil, onlyIfChanged: false)
         }
+        // What the host runs first: a deploy or a rollback by hand after the fleet's leaves the
+        // record naming a generation that no longer runs (reported as drift).
+        let asked: Void? = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] status in
+            reportServices(record, desired: desired, runs: HostGeneration(status["deploy"]), onlyIfChanged: onlyIfChanged)
+        }
+        if asked == nil { reportServices(record, desired: desired, runs: nil, onlyIfChanged: onlyIfChanged) }
+    }
+
+    /// The rest of ``report(onlyIfChanged:)``: the services and their digests, then the report.
+    private func reportServices(
+        _ record: FleetRecord, desired: String?, runs: HostGeneration?, onlyIfChanged: Bool
+    ) {
         let publish: @Sendable ([JSONValue]) -> Void = { [self] services in
             state.withLock { $0.services = services }
-            self.publish(record, desired: desired, services: services, onlyIfChanged: onlyIfChanged)
+            self.publish(record, desired: desired, services: services, runs: runs, onlyIfChanged: onlyIfChanged)
         }
         let submitted =
             (try? host.control(.object(["command": "deploy", "action": "digests"])) { [self] digests in
@@ -718,15 +730,25 @@ final class FleetAgent: Sendable {
         if !submitted { publish([]) }
     }
 
-    private func publish(_ record: FleetRecord, desired: String?, services: [JSONValue], onlyIfChanged: Bool) {
+    /// `runs`: what the host said it runs (nil: not asked, or it did not answer).
+    private func publish(
+        _ record: FleetRecord, desired: String?, services: [JSONValue], runs: HostGeneration?, onlyIfChanged: Bool
+    ) {
         var object: [String: JSONValue] = [
             "hostId": .string(settings.hostID), "deploy": record.json, "services": .array(services),
             "status": record.status.map(JSONValue.string) ?? .null,
             "desired": desired.map(JSONValue.string) ?? .null,
         ]
         var generation: [String: JSONValue] = [:]
-        if let running = record.running { generation["digest"] = .string(running) }
-        if let number = record.runningGeneration { generation["number"] = .number(Double(number)) }
+        if let runs, runs.drifted(from: record) {
+            // Not the fleet's bundle: the generation the host runs, where it came from, and no digest.
+            if let current = runs.current { generation["number"] = .number(Double(current)) }
+            if let from = runs.from { generation["from"] = .string(from) }
+            generation["drift"] = .bool(true)
+        } else {
+            if let running = record.running { generation["digest"] = .string(running) }
+            if let number = record.runningGeneration { generation["number"] = .number(Double(number)) }
+        }
         object["generation"] = generation.isEmpty ? .null : .object(generation)
         let payload = Array(JSONValue.object(object).serialized.utf8)
         let changed = state.withLock { state in

@@ -28,12 +28,15 @@ struct FleetDesiredStateTests {
 
     /// A host `id` on the broker: the bridge (granted deploys) and the probe test.probe, trusting `key`.
     static func fleetHost(
-        _ id: String, port: Int, key: Minisign.KeyPair, isolateB: Bool = false, prefix: String? = nil
+        _ id: String, port: Int, key: Minisign.KeyPair, isolateB: Bool = false, prefix: String? = nil,
+        reportInterval: Double? = nil
     ) throws -> RunningHost {
         let host = try RunningHost()
         try host.scratch.copy(try Repository.product("libMQTTBridge.so"), to: "lib/libMQTTBridge.so", mode: 0o644)
         try host.probe("probe", ["PROBE_ID=\"test.probe\""])
-        let prefixSetting = prefix.map { #", "prefix": "\#($0)""# } ?? ""
+        let prefixSetting =
+            (prefix.map { #", "prefix": "\#($0)""# } ?? "")
+            + (reportInterval.map { #", "reportInterval": \#($0)"# } ?? "")
         _ = try host.file(
             "lib/services.json",
             """
@@ -399,6 +402,55 @@ struct FleetDesiredStateTests {
         #expect(lines.named("mqtt.fleetWaiting").first?.fields["generation"] == "2", "\(lines)")
         #expect(lines.named("mqtt.fleetRefused").isEmpty, "\(lines)")
         #expect(lines.named("mqtt.fleetApplied").map { $0.fields["generation"] } == ["1", "3"], "\(lines)")
+    }
+
+    /// A deploy by hand after the fleet's: within a report interval the report says the host
+    /// runs another generation than the fleet applied (drift: its number, the folder it came
+    /// from, no digest), and `host fleet status` shows it; rolled back by hand to the fleet's
+    /// generation, the report names the fleet's bundle again.
+    @Test func aDeployByHandAfterTheFleets_isReportedAsDrift_untilTheFleetsGenerationRunsAgain() throws {
+        let scratch = try Scratch()
+        let broker = try Mosquitto(in: scratch)
+        let key = try Minisign.generate("release", in: scratch.path)
+        let host = try Self.fleetHost("h1", port: broker.port, key: key, reportInterval: 0.5)
+        try host.start()
+        #expect(MQTTBridgeTests.subscribed(broker, "h1"))
+        let digest = try Self.publish(try Self.bundle(for: host, in: scratch), signedBy: key, on: broker, to: ["h1"])
+        let applied = Self.report(broker, "h1", digest, "applied")
+        #expect((applied["generation"] as? [String: Any])?["number"] as? Int == 1, "\(applied)")
+        #expect((applied["generation"] as? [String: Any])?["drift"] == nil, "\(applied)")
+
+        let byHand = String(try Self.bundle(for: host, in: scratch, version: "0.9.0").dropLast(4))
+        #expect(try host.ctlJSON("deploy", byHand, "--probation", "1").reply["generation"] as? Int == 2)
+        var report: [String: Any] = [:]
+        let drifted = eventually(within: 30) {
+            report = Self.reported(broker, "h1")
+            return (report["generation"] as? [String: Any])?["drift"] as? Bool == true
+        }
+        #expect(drifted, "\(report)")
+        let generation = report["generation"] as? [String: Any] ?? [:]
+        #expect(generation["number"] as? Int == 2 && generation["from"] as? String == byHand, "\(report)")
+        #expect(generation["digest"] == nil, "\(report)")
+        // What the fleet did is unchanged: it applied its bundle.
+        #expect(report["status"] as? String == "applied", "\(report)")
+        #expect((report["deploy"] as? [String: Any])?["digest"] as? String == digest, "\(report)")
+        #expect(Self.services(report)["test.b"] == "0.9.0", "\(report)")
+        let status = try Command.run(
+            try Repository.product("host"), ["fleet", "status", "--json", "--broker", "tcp://127.0.0.1:\(broker.port)"])
+        let hosts =
+            ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["hosts"]
+            as? [[String: Any]] ?? []
+        #expect(hosts.first?["drift"] as? Bool == true && hosts.first?["generation"] as? Int == 2, "\(status.stdout)")
+
+        #expect(try host.ctlJSON("rollback").status == 0)
+        let back = eventually(within: 30) {
+            report = Self.reported(broker, "h1")
+            let generation = report["generation"] as? [String: Any]
+            return generation?["drift"] == nil && generation?["number"] as? Int == 1
+        }
+        #expect(back, "\(report)")
+        #expect((report["generation"] as? [String: Any])?["digest"] as? String == digest, "\(report)")
+        host.stop()
     }
 
     @Test func aBundleWithAPathOutOfIt_orASymbolicLink_isRefused() throws {

@@ -2,9 +2,10 @@ import Glibc
 import ServiceJSON
 
 /// `host fleet status [GLOB] [--json]` (issue 41): every host the broker retains a state or a
-/// report of (whose id matches GLOB), as a table: host, online, generation, status and failing
-/// services (a deploy's culprit with its reason, a service failed or restarting, a health check
-/// not healthy); then the rollout's record. `--json`: `{"hosts": […], "rollout": …}`.
+/// report of (whose id matches GLOB), as a table: host, online, generation (with "(drift)" when
+/// it is not the one the fleet applied), status and failing services (a deploy's culprit with
+/// its reason, a service failed or restarting, a health check not healthy); then the rollout's
+/// record. `--json`: `{"hosts": […], "rollout": …}`.
 enum FleetStatus {
     static func run(
         _ invocation: FleetCommand.Invocation, connection: FleetCommand.Connection, clock: FleetClock,
@@ -33,6 +34,7 @@ enum FleetStatus {
                         "host": .string(host), "online": view.online[host].map(JSONValue.bool) ?? .null,
                         "generation": report?["generation"]?["number"] ?? .null,
                         "digest": report?["generation"]?["digest"] ?? .null,
+                        "drift": .bool(Self.drifted(report)),
                         "desired": report?["desired"] ?? .null, "status": report?["status"] ?? .null,
                         "reason": deploy?["reason"] ?? .null, "culprit": deploy?["culprit"] ?? .null,
                         "detail": deploy?["detail"] ?? .null,
@@ -43,6 +45,10 @@ enum FleetStatus {
         ])
     }
 
+    /// Whether the host reported running another generation than the fleet applied (a deploy
+    /// or rollback by hand since; MQTTBridge's `generation.drift`).
+    static func drifted(_ report: JSONValue?) -> Bool { report?["generation"]?["drift"]?.boolValue == true }
+
     static func text(_ view: FleetView, hosts: [String]) -> String {
         var rows = [["HOST", "ONLINE", "GENERATION", "STATUS", "FAILING"]]
         for host in hosts {
@@ -52,7 +58,8 @@ enum FleetStatus {
             }
             rows.append([
                 host, view.online[host].map { $0 ? "yes" : "no" } ?? "-",
-                report?["generation"]?["number"]?.intValue.map(String.init) ?? "-",
+                (report?["generation"]?["number"]?.intValue.map(String.init) ?? "-")
+                    + (Self.drifted(report) ? " (drift)" : ""),
                 report?["status"]?.stringValue ?? "-", failing.isEmpty ? "-" : failing.joined(separator: ", "),
             ])
         }
