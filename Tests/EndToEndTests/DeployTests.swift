@@ -270,4 +270,43 @@ import Testing
         #expect(plainReport["generation"] is NSNull && plainReport["directories"] as? [String] == [host.lib])
         #expect(try Command.run(product, ["inspect", "--state-dir", empty]).status == 2)
     }
+
+    /// Issue 41 follow-up: a history an older host let grow past the bound is compacted by the
+    /// next deploy's first line, a new generation's number is still above every one used, and
+    /// `ctl rollback` still finds the generation to go back to.
+    @Test func aLongHistory_isBoundedByTheNextDeploy_andRollbackStillGoesBackToThePreviousGenerations() throws {
+        let (host, set) = try hostAndSet()
+        // 400 generations deployed and rolled back before (their folders removed): 2 lines each.
+        _ = try host.scratch.folder("state", mode: 0o700)
+        _ = try host.scratch.folder("state/generations", mode: 0o700)
+        var lines = ""
+        for generation in 1...400 {
+            let from =
+                #""from":"/srv/releases/servicehost-bundle-\#(String(repeating: String(generation % 10), count: 64))""#
+            let members = #""generation":\#(generation),"previous":\#(generation - 1)"#
+            lines += #"{\#(from),\#(members),"outcome":"inProbation"}"# + "\n"
+            lines += #"{\#(from),\#(members),"outcome":"rolledBack","culprit":"test.b","reason":"signal"}"# + "\n"
+        }
+        let path = try host.scratch.write("state/generations/history.jsonl", Array(lines.utf8), mode: 0o600)
+        let size = { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? -1 }
+        let seeded = size()
+        #expect(seeded > 64 << 10)
+        try host.start()
+        for expected in 401...403 {
+            let reply = try host.ctlJSON("deploy", set, "--probation", "0.2").reply
+            #expect(reply["generation"] as? Int == expected, "\(reply)")
+            #expect(eventually { (try? self.status(host))?["current"] as? Int == expected })
+        }
+        let bounded = size()
+        #expect(bounded < 64 << 10 && bounded < seeded, "\(seeded) -> \(bounded) bytes")
+        // Back from 403 to 402, then from 402 to 401: each applied line names its previous one.
+        var back = try host.reply("rollback")
+        #expect(back["generation"] as? Int == 403 && back["to"] as? Int == 402, "\(back)")
+        back = try host.reply("rollback")
+        #expect(back["generation"] as? Int == 402 && back["to"] as? Int == 401, "\(back)")
+        #expect(generation(host) == "401\n")
+        // The next number is above every one used, 403 included.
+        #expect(try host.ctlJSON("deploy", set, "--probation", "0.2").reply["generation"] as? Int == 404)
+        host.stop()
+    }
 }

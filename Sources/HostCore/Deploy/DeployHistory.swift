@@ -15,6 +15,9 @@ import ServiceJSON
 /// folder the deploy was asked for (absent in lines written before it was recorded, and in
 /// those of `ctl rollback` and a start): who deployed what, e.g. MQTTBridge's fleet deploys come
 /// from a folder named after the bundle's digest.
+///
+/// It is bounded: an append that leaves it past ``compactionThreshold`` rewrites it with the
+/// lines that still matter (``compact()``, DeployHistory+Compaction.swift).
 struct DeployHistory {
     /// One line.
     struct Entry: Sendable, Equatable {
@@ -75,23 +78,43 @@ struct DeployHistory {
         }
     }
 
+    /// The state directory whose history this is.
+    let stateDirectory: String
     /// The history of `stateDirectory`.
     let path: String
 
-    init(stateDirectory: String) { path = DeployStage.generations(in: stateDirectory) + "/history.jsonl" }
+    init(stateDirectory: String) {
+        self.stateDirectory = stateDirectory
+        path = DeployStage.generations(in: stateDirectory) + "/" + Self.fileName
+    }
 
-    /// The largest history read: older lines beyond it are not looked at.
-    static let maxRead = 1 << 20
+    /// The history's name in the `generations` folder.
+    static let fileName = "history.jsonl"
+
+    /// The largest history read: older lines beyond it are not looked at. Four times the bound
+    /// a compaction keeps (was 1 MiB): a history past the threshold because its compactions
+    /// failed is still read whole for a while, and one an older host let grow is read from its
+    /// last 256 KiB until its first compaction keeps what matters of them.
+    static let maxRead = 4 * compactionThreshold
 
     /// Every entry, oldest first (lines that do not parse are left out: a line cut short by a
     /// crash is the last one, and what it said did not happen as far as the host knows).
-    func entries() -> [Entry] {
-        guard let file = try? ReadOnlyFile(path: path) else { return [] }
-        let start = max(0, file.size - Self.maxRead)
-        guard let bytes = try? file.read(at: start, count: file.size - start) else { return [] }
-        return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
-            (try? JSONValue(parsing: Array(line))).flatMap(Entry.init)
+    func entries() -> [Entry] { ((try? lines())?.lines ?? []).map(\.entry) }
+
+    /// The lines of the history's last ``maxRead`` bytes that parse, oldest first, each with its
+    /// bytes (without its newline) and the history file's size; none when there is no history.
+    func lines() throws(SystemError) -> (lines: [(bytes: ArraySlice<UInt8>, entry: Entry)], size: Int) {
+        let file: ReadOnlyFile
+        do { file = try ReadOnlyFile(path: path) } catch {
+            if error.errno == ENOENT { return ([], 0) }
+            throw error
         }
+        let start = max(0, file.size - Self.maxRead)
+        let bytes = try file.read(at: start, count: file.size - start)
+        let lines = bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            (try? JSONValue(parsing: Array(line))).flatMap(Entry.init).map { (line, $0) }
+        }
+        return (lines, file.size)
     }
 
     /// The last entry of each generation, newest generation first, at most `limit`.
@@ -119,7 +142,8 @@ struct DeployHistory {
     /// Appends `entry` as one line, synced before this returns unless `sync` is false (a line
     /// a power cut may lose: the `inProbation` one, after which a start runs the generation
     /// before either way). After a line cut short (a host killed in a write, a full disk) it
-    /// starts a line of its own, so the entry still reads.
+    /// starts a line of its own, so the entry still reads. When the history is then larger than
+    /// ``compactionThreshold`` it is compacted (``compact()``).
     func append(_ entry: Entry, sync: Bool = true) throws(SystemError) {
         let output = try FileDescriptor.open(path, O_RDWR | O_CREAT | O_APPEND, mode: 0o600)
         var last: UInt8 = UInt8(ascii: "\n")
@@ -131,5 +155,14 @@ struct DeployHistory {
         }.get()
         if sync && fsync(output.rawValue) != 0 { throw .current("fsync", path) }
         try output.close(path)
+        if size + line.count > Self.compactionThreshold {
+            // Ignored, neither thrown nor logged: the line is appended (and synced when asked),
+            // which is all the caller's step needs, and a failed compaction leaves a whole
+            // history (the old one, or the new one renamed over it). The history stays longer until
+            // the next append past the threshold tries again; it is still read (its last
+            // `maxRead` bytes). What fails here (a full or read-only disk) the deploy's own
+            // writes report.
+            _ = try? compact()
+        }
     }
 }

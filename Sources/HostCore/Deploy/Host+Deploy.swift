@@ -225,7 +225,7 @@ extension Host {
             "host", "deploy applied: generation \(watched.generation) passed its probation and is current",
             event: .deployApplied, .int("generation", watched.generation), .string("directory", folder),
             .string("probation", Seconds.text(watched.seconds)))
-        pruneGenerations()
+        pruneGenerations(previous: watched.previous)
         // What the switch read and the deploy carried (``CarriedIdentity``), for the next start.
         serviceSet.loadSettings.registry?.save(scanned: [])
         Self.releaseFreedMemory()
@@ -483,15 +483,13 @@ extension Host {
     /// After an acceptance: removes the generations beyond the current one, the previous one
     /// (the rollback target), the `keepGenerations` newest others, and any a service's file
     /// comes from (running, stopped or lazy: a worker restart reads it). One `deploy.pruned`.
-    func pruneGenerations() {
+    /// `previous` is the accepted generation's (its `applied` line says the same): the history
+    /// is not read again for it.
+    func pruneGenerations(previous: Int?) {
         guard let state = stateDirectory?.path else { return }
         let root = DeployStage.generations(in: state)
         let numbers = ((try? DirectoryHandle.open(root).names()) ?? []).compactMap { Int($0) }.sorted(by: >)
         let current = Self.currentGeneration(in: state)
-        let previous = current.flatMap { current in
-            DeployHistory(stateDirectory: state).entries().last { $0.generation == current && $0.outcome == .applied }?
-                .previous
-        }
         let used = generationsInUse(root)
         var kept: [Int] = []
         var removed: [Int] = []
