@@ -705,7 +705,8 @@ final class FleetAgent: Sendable {
         // What the host runs first: a deploy or a rollback by hand after the fleet's leaves the
         // record naming a generation that no longer runs (reported as drift).
         let asked: Void? = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] status in
-            reportServices(record, desired: desired, runs: HostGeneration(status["deploy"]), onlyIfChanged: onlyIfChanged)
+            reportServices(
+                record, desired: desired, runs: HostGeneration(status["deploy"]), onlyIfChanged: onlyIfChanged)
         }
         if asked == nil { reportServices(record, desired: desired, runs: nil, onlyIfChanged: onlyIfChanged) }
     }

@@ -14,9 +14,10 @@ struct HostGeneration: Sendable, Equatable {
         guard let deploy, let current = deploy["current"] else { return nil }
         self.current = current.intValue
         inProbation = deploy["probation"].map { $0 != .null } ?? false
-        from = (deploy["generations"]?.arrayValue ?? []).first {
-            $0["generation"]?.intValue == current.intValue && $0["outcome"]?.stringValue == "applied"
-        }?["from"]?.stringValue
+        from =
+            (deploy["generations"]?.arrayValue ?? []).first {
+                $0["generation"]?.intValue == current.intValue && $0["outcome"]?.stringValue == "applied"
+            }?["from"]?.stringValue
     }
 
     init(current: Int?, from: String? = nil, inProbation: Bool = false) {

@@ -18,6 +18,7 @@ import Testing
         state = try scratch.folder("state", mode: 0o700)
     }
 
+    @discardableResult
     private func probe(_ name: String, _ id: String) throws -> String {
         try Command.compileC(
             Repository.fixture("CPlugins/probe.c"), to: set + "/\(name).so", defines: ["PROBE_ID=\"\(id)\""])
