@@ -224,7 +224,7 @@ extension Host {
 
     /// Hands the first `size` bytes of `file` to `give`, a piece at a time; how many there were
     /// (fewer: the file shrank).
-    nonisolated private static func stream(
+    nonisolated static func stream(
         _ file: ReadOnlyFile, size: Int, to give: (UnsafeRawBufferPointer) -> Void
     ) throws(SystemError) -> Int {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: streamPiece, alignment: 16)
@@ -246,6 +246,10 @@ extension Host {
     /// `deploy` `digests`: the SHA-256 of each running service's plugin file, by service id, for
     /// a fleet's reported state. Hashed once per file identity (``TrustCache``, as pins are); a
     /// file that cannot be read, or a host without libcrypto, leaves its service out.
+    ///
+    /// Streamed in ``streamPiece``s: a plugin of tens of megabytes (debug information) is never
+    /// held whole, and the digest is kept only when the file's identity is the same after the
+    /// read as at its open (a file rewritten meanwhile is hashed again at the next report).
     public func serviceDigests() -> [String: String] {
         guard case .success(let crypto) = LibCrypto.shared else { return [:] }
         var digests: [String: String] = [:]
@@ -256,9 +260,13 @@ extension Host {
                 digests[service.id] = known
                 continue
             }
-            guard let bytes = try? file.read(at: 0, count: file.size), bytes.count == file.size,
-                let digest = bytes.withUnsafeBytes({ crypto.sha256($0) })
-            else { continue }
+            var read = 0
+            let digest = crypto.sha256 { give in
+                guard let count = try? Self.stream(file, size: file.size, to: give) else { return false }
+                read = count
+                return true
+            }
+            guard let digest, read == file.size, file.currentIdentity == identity else { continue }
             PluginTrust.cache.setSHA256(identity, digest: digest, path: service.path)
             digests[service.id] = Hex.string(digest)
         }

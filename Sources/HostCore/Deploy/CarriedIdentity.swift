@@ -50,10 +50,7 @@ enum CarriedIdentity {
     }
 
     /// The identity of `file` now (nil when `fstat` fails).
-    private static func identity(_ file: ReadOnlyFile) -> FileIdentity? {
-        var status = stat()
-        return fstat(file.descriptor.rawValue, &status) == 0 ? FileIdentity(status) : nil
-    }
+    private static func identity(_ file: ReadOnlyFile) -> FileIdentity? { file.currentIdentity }
 
     private static let signatureSuffix = ".minisig"
 

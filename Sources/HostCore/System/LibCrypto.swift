@@ -115,6 +115,20 @@ final class LibCrypto: @unchecked Sendable {
         return ok == 1 && Int(written) == size ? out : nil
     }
 
+    /// SHA-256 (32 bytes) of the pieces `read` hands to the function it is given, in order: a
+    /// file streamed rather than held whole. Nil when libcrypto fails or `read` returns false.
+    func sha256(_ read: ((UnsafeRawBufferPointer) -> Void) -> Bool) -> [UInt8]? {
+        let context = newContext()
+        defer { freeContext(context) }
+        guard let context, digestInit(context, sha256(), nil) == 1 else { return nil }
+        var updated = true
+        let complete = read { piece in
+            guard updated, let base = piece.baseAddress, piece.count > 0 else { return }
+            updated = digestUpdate(context, base, piece.count) == 1
+        }
+        return complete && updated ? finish(context, 32) : nil
+    }
+
     /// SHA-256 (32 bytes) and BLAKE2b-512 (64 bytes) in one pass over the pieces `read` hands to
     /// the function it is given, in order: what is too large to hold whole (a bundle, minisign's
     /// prehashed form). Nil when libcrypto fails or `read` returns false (it could not read).

@@ -40,6 +40,13 @@ final class ReadOnlyFile {
 
     var size: Int { Int(status.st_size) }
 
+    /// The file's identity now (nil when `fstat` fails): equal to `FileIdentity(status)` when
+    /// nothing changed it since it was opened, the rule a cache entry is made by.
+    var currentIdentity: FileIdentity? {
+        var now = stat()
+        return fstat(descriptor.rawValue, &now) == 0 ? FileIdentity(now) : nil
+    }
+
     /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
     func read(at offset: Int, count: Int) throws(SystemError) -> [UInt8] {
         try descriptor.read(at: offset, count: count, path: path)
