@@ -703,7 +703,12 @@ final class FleetAgent: Sendable {
             return publish(record, desired: desired, services: known, runs: nil, onlyIfChanged: false)
         }
         // What the host runs first: a deploy or a rollback by hand after the fleet's leaves the
-        // record naming a generation that no longer runs (reported as drift).
+        // record naming a generation that no longer runs (reported as drift). Not while the
+        // fleet's own deploy is in probation: nothing drifts then (``HostGeneration/drifted(from:)``),
+        // and each rollout asks one request fewer.
+        if record.status == "probation" {
+            return reportServices(record, desired: desired, runs: nil, onlyIfChanged: onlyIfChanged)
+        }
         let asked: Void? = try? host.control(.object(["command": "deploy", "action": "status"])) { [self] status in
             reportServices(
                 record, desired: desired, runs: HostGeneration(status["deploy"]), onlyIfChanged: onlyIfChanged)

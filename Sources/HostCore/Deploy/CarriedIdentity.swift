@@ -144,6 +144,25 @@ enum CarriedIdentity {
         return removed
     }
 
+    /// Whether `file` holds exactly `bytes` now: read a piece at a time into one buffer (not a
+    /// second copy of the whole file) and compared, and nothing after them.
+    private static func holds(_ file: ReadOnlyFile, _ bytes: [UInt8]) -> Bool {
+        let piece = DeployStage.comparePiece
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: piece, alignment: 64)
+        defer { buffer.deallocate() }
+        return bytes.withUnsafeBytes { expected in
+            var offset = 0
+            while true {
+                guard let count = try? file.read(into: buffer, at: offset) else { return false }
+                if count == 0 { return offset == expected.count }
+                guard offset + count <= expected.count,
+                    memcmp(buffer.baseAddress!, expected.baseAddress! + offset, count) == 0
+                else { return false }
+                offset += count
+            }
+        }
+    }
+
     /// Unlinks `path` when `kept` is another name of its inode, carrying its caches' entries;
     /// whether it did.
     private static func unlinkCarrying(_ path: String, keptAs kept: String, registry: RegistryCache?) -> Bool {
@@ -155,8 +174,7 @@ enum CarriedIdentity {
         var keptStatus = stat()
         guard stat(kept, &keptStatus) == 0, FileIdentity(keptStatus) == old, unlink(path) == 0 else { return false }
         guard let new = identity(file), new.device == old.device, new.inode == old.inode, new.size == old.size,
-            new.modified == old.modified, new != old, let after = try? file.read(at: 0, count: file.size + 1),
-            identity(file) == new, after == before
+            new.modified == old.modified, new != old, holds(file, before), identity(file) == new
         else { return false }
         carry(from: old, to: new, inForce: kept, final: kept, registry: registry)
         return true

@@ -306,7 +306,8 @@ public final class RegistryCache: Sendable {
         // through `withUnsafeBytes` crashes the 6.3 compiler.
         let failure: SystemError? = bytes.withUnsafeBytes { raw in
             do throws(SystemError) {
-                try directory.replace(RegistryFile.name, with: raw)
+                // A cache: a file lost or torn in a power cut is read as corrupt and rebuilt.
+                try directory.replace(RegistryFile.name, with: raw, durable: false)
                 return nil
             } catch {
                 return error

@@ -161,7 +161,13 @@ final class DirectoryHandle: Sendable {
     /// `fsync`ed. After a crash at any moment, `name` holds its old or its new contents.
     /// Temporary files start with ``temporaryPrefix``; see ``removeTemporaryFiles()``.
     /// The file gets `mode` (0600 unless said: state files are the user's alone).
-    func replace(_ name: String, with bytes: UnsafeRawBufferPointer, mode: mode_t = 0o600) throws(SystemError) {
+    ///
+    /// `durable: false` (a cache, which a start computes again when the file is missing, old
+    /// or torn): written and renamed over the same way, never `fsync`ed. Two `fsync`s fewer,
+    /// each a write to the disk (a kiosk's flash), where losing the file costs only time.
+    func replace(_ name: String, with bytes: UnsafeRawBufferPointer, mode: mode_t = 0o600, durable: Bool = true)
+        throws(SystemError)
+    {
         let temporary = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
         let file = try FileDescriptor.open(
             temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: mode,
@@ -169,7 +175,7 @@ final class DirectoryHandle: Sendable {
         var failure: SystemError?
         do {
             try file.writeAll(bytes, path: child(temporary))
-            if fsync(file.rawValue) != 0 { failure = .current("fsync", child(temporary)) }
+            if durable && fsync(file.rawValue) != 0 { failure = .current("fsync", child(temporary)) }
         } catch {
             failure = error
         }
@@ -184,7 +190,7 @@ final class DirectoryHandle: Sendable {
             unlinkat(descriptor.rawValue, temporary, 0)
             throw error
         }
-        try sync()
+        if durable { try sync() }
     }
 
     /// Creates the empty file `name` (kept as it is when it exists), not yet durably: a
