@@ -463,13 +463,17 @@ extension Host {
     /// Removes what a deploy left when the host stopped before switching: `staging-N` folders
     /// (killed while staging or verifying) and generations newer than any the history names
     /// (killed between staging and the history's line; the current one counts as named, so a
-    /// history removed by hand costs no generation). Returns their numbers.
+    /// history removed by hand costs no generation). Returns their numbers. The temporary files
+    /// of a replace cut short (`current`, a compaction of `history.jsonl`: ``DirectoryHandle/temporaryPrefix``)
+    /// are removed too; only this process writes in the folder, and it has not begun to.
     private static func discardUnswitched(in state: String, recorded: Set<Int>, current: Int?) -> [Int] {
         let root = DeployStage.generations(in: state)
         let newest = max(recorded.max() ?? 0, current ?? 0)
         var discarded: [Int] = []
         for name in (try? DirectoryHandle.open(root).names()) ?? [] {
-            if name.hasPrefix("staging-"), let number = Int(name.dropFirst(8)) {
+            if name.hasPrefix(DirectoryHandle.temporaryPrefix) {
+                unlink(root + "/" + name)
+            } else if name.hasPrefix("staging-"), let number = Int(name.dropFirst(8)) {
                 if DeployStage.removeTree(root + "/" + name) { discarded.append(number) }
             } else if let number = Int(name), number > newest {
                 if DeployStage.removeTree(root + "/" + name) { discarded.append(number) }
