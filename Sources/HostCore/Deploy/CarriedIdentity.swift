@@ -30,7 +30,7 @@ enum CarriedIdentity {
         // The comparison before read `old`'s bytes, and the reference's as opened (another inode:
         // a file compared with itself shows nothing).
         let comparedAsOpened =
-            identity(file) == old && identity(reference) == opened
+            file.currentIdentity == old && reference.currentIdentity == opened
             && (old.device != opened.device || old.inode != opened.inode)
         guard try DeployStage.linkOpened(file, as: link) else { return false }
         // Why this is safe: a writer could change the file between the check above and the link
@@ -40,17 +40,14 @@ enum CarriedIdentity {
         // they are the bytes compared before the link, which were `old`'s. That is the rule the
         // caches already trust (an identity unchanged across a read), with nothing assumed about
         // the moments in between; a file that fails it is checked anew, as any new identity is.
-        guard comparedAsOpened, let new = identity(file), new.device == old.device, new.inode == old.inode,
+        guard comparedAsOpened, let new = file.currentIdentity, new.device == old.device, new.inode == old.inode,
             new.size == old.size, new.modified == old.modified, new != old,
-            DeployStage.sameBytes(reference, file), identity(file) == new,
-            identity(reference) == opened
+            DeployStage.sameBytes(reference, file), file.currentIdentity == new,
+            reference.currentIdentity == opened
         else { return true }
         carry(from: old, to: new, inForce: inForce, final: final, registry: registry)
         return true
     }
-
-    /// The identity of `file` now (nil when `fstat` fails).
-    private static func identity(_ file: ReadOnlyFile) -> FileIdentity? { file.currentIdentity }
 
     private static let signatureSuffix = ".minisig"
 
@@ -168,13 +165,13 @@ enum CarriedIdentity {
     private static func unlinkCarrying(_ path: String, keptAs kept: String, registry: RegistryCache?) -> Bool {
         guard let file = try? ReadOnlyFile(path: path), file.status.st_mode & S_IFMT == S_IFREG,
             file.status.st_nlink > 1, let before = try? file.read(at: 0, count: file.size + 1),
-            before.count == file.size, identity(file) == FileIdentity(file.status)
+            before.count == file.size, file.currentIdentity == FileIdentity(file.status)
         else { return false }
         let old = FileIdentity(file.status)
         var keptStatus = stat()
         guard stat(kept, &keptStatus) == 0, FileIdentity(keptStatus) == old, unlink(path) == 0 else { return false }
-        guard let new = identity(file), new.device == old.device, new.inode == old.inode, new.size == old.size,
-            new.modified == old.modified, new != old, holds(file, before), identity(file) == new
+        guard let new = file.currentIdentity, new.device == old.device, new.inode == old.inode, new.size == old.size,
+            new.modified == old.modified, new != old, holds(file, before), file.currentIdentity == new
         else { return false }
         carry(from: old, to: new, inForce: kept, final: kept, registry: registry)
         return true

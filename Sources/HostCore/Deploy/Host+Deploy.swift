@@ -470,10 +470,10 @@ extension Host {
         let root = DeployStage.generations(in: state)
         let newest = max(recorded.max() ?? 0, current ?? 0)
         var discarded: [Int] = []
-        for name in (try? DirectoryHandle.open(root).names()) ?? [] {
-            if name.hasPrefix(DirectoryHandle.temporaryPrefix) {
-                unlink(root + "/" + name)
-            } else if name.hasPrefix("staging-"), let number = Int(name.dropFirst(8)) {
+        let folder = try? DirectoryHandle.open(root)
+        _ = try? folder?.removeTemporaryFiles()
+        for name in (try? folder?.names()) ?? [] {
+            if name.hasPrefix("staging-"), let number = Int(name.dropFirst(8)) {
                 if DeployStage.removeTree(root + "/" + name) { discarded.append(number) }
             } else if let number = Int(name), number > newest {
                 if DeployStage.removeTree(root + "/" + name) { discarded.append(number) }

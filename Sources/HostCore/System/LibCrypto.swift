@@ -118,15 +118,7 @@ final class LibCrypto: @unchecked Sendable {
     /// SHA-256 (32 bytes) of the pieces `read` hands to the function it is given, in order: a
     /// file streamed rather than held whole. Nil when libcrypto fails or `read` returns false.
     func sha256(_ read: ((UnsafeRawBufferPointer) -> Void) -> Bool) -> [UInt8]? {
-        let context = newContext()
-        defer { freeContext(context) }
-        guard let context, digestInit(context, sha256(), nil) == 1 else { return nil }
-        var updated = true
-        let complete = read { piece in
-            guard updated, let base = piece.baseAddress, piece.count > 0 else { return }
-            updated = digestUpdate(context, base, piece.count) == 1
-        }
-        return complete && updated ? finish(context, 32) : nil
+        streamed([(sha256(), 32)], read)?.first
     }
 
     /// SHA-256 (32 bytes) and BLAKE2b-512 (64 bytes) in one pass over the pieces `read` hands to
@@ -135,23 +127,32 @@ final class LibCrypto: @unchecked Sendable {
     func sha256AndBLAKE2b512(_ read: ((UnsafeRawBufferPointer) -> Void) -> Bool) -> (
         sha256: [UInt8], blake2b512: [UInt8]
     )? {
-        let made = (newContext(), newContext())
-        defer {
-            freeContext(made.0)
-            freeContext(made.1)
+        guard let digests = streamed([(sha256(), 32), (blake2b512(), 64)], read) else { return nil }
+        return (digests[0], digests[1])
+    }
+
+    /// The digests `kinds` (each an `EVP_MD` and its size) of the pieces `read` hands over, all
+    /// in one pass; nil when libcrypto fails or `read` returns false.
+    private func streamed(
+        _ kinds: [(md: OpaquePointer?, size: Int)], _ read: ((UnsafeRawBufferPointer) -> Void) -> Bool
+    ) -> [[UInt8]]? {
+        let contexts = kinds.map { _ in newContext() }
+        defer { contexts.forEach(freeContext) }
+        for (context, kind) in zip(contexts, kinds) {
+            guard let context, digestInit(context, kind.md, nil) == 1 else { return nil }
         }
-        guard let first = made.0, let second = made.1, digestInit(first, sha256(), nil) == 1,
-            digestInit(second, blake2b512(), nil) == 1
-        else { return nil }
         var updated = true
         let complete = read { piece in
             guard updated, let base = piece.baseAddress, piece.count > 0 else { return }
-            updated = digestUpdate(first, base, piece.count) == 1 && digestUpdate(second, base, piece.count) == 1
+            updated = contexts.allSatisfy { digestUpdate($0, base, piece.count) == 1 }
         }
-        guard complete, updated, let shaDigest = finish(first, 32), let blakeDigest = finish(second, 64) else {
-            return nil
+        guard complete, updated else { return nil }
+        var digests: [[UInt8]] = []
+        for (context, kind) in zip(contexts, kinds) {
+            guard let context, let digest = finish(context, kind.size) else { return nil }
+            digests.append(digest)
         }
-        return (shaDigest, blakeDigest)
+        return digests
     }
 
     private func finish(_ context: OpaquePointer, _ size: Int) -> [UInt8]? {
